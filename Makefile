@@ -1,0 +1,57 @@
+# The two commands of README.md, and the rest. Every target installs missing Debian packages
+# first (scripts/install-deps), so a fresh Debian 12 machine needs nothing else.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+BENCH_BUILD ?= build-bench
+JOBS       ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+
+SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*')
+
+.PHONY: all deps build build-asan check test test-asan format format-check demo bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSWORN_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+format-check: deps
+	clang-format --dry-run --Werror $(SOURCES)
+
+format: deps
+	clang-format -i $(SOURCES)
+
+# Every test, in the normal build and in the ASan + UBSan build, and the format check.
+check: format-check test test-asan
+
+demo: build
+	scripts/demo $(BUILD)
+
+bench: deps
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BENCH_BUILD) -j$(JOBS)
+	scripts/bench $(BENCH_BUILD)
+
+fuzz: deps
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DSWORN_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD)

@@ -1,0 +1,39 @@
+/*
+ * testutil.h -- helpers shared by the unit tests: where the external vectors are, reading and
+ * writing files, and temporary folders. Test code only: failures abort the test with a message.
+ */
+#ifndef SWORN_TESTUTIL_H
+#define SWORN_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The folder of the external vectors (../shared/vectors beside the project). When it is absent
+ * the test cannot run: outside CI this prints why and exits 77, which ctest reports as skipped;
+ * under CI=true it prints why and exits 1, since CI must always run them.
+ */
+const char *sworn_test_vectors(void);
+
+/* Read a whole file into a fresh NUL-terminated allocation (free it). Aborts on failure. */
+char *sworn_test_read_file(const char *path, size_t *len);
+
+/* Like sworn_test_read_file, but returns NULL when the file does not exist. */
+char *sworn_test_read_file_opt(const char *path, size_t *len);
+
+/* Write len bytes to path with the given mode (creating or truncating it). Aborts on failure. */
+void sworn_test_write_file(const char *path, const void *data, size_t len, unsigned mode);
+
+/* Make a fresh folder under $TMPDIR (or /tmp); returns a static path copy to free. */
+char *sworn_test_tmpdir(const char *tag);
+
+/* Remove a folder and everything under it. */
+void sworn_test_rmtree(const char *path);
+
+/* Join a folder and a name into a fresh string (free it). */
+char *sworn_test_path(const char *dir, const char *name);
+
+/* Decode one base64 hash (44 characters) into out; aborts on bad input. */
+void sworn_test_b64_hash(const char *b64, uint8_t out[32]);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * logstore.h -- the append-only log on sqlite3: durable entries, the Merkle tree kept as tiles,
+ * proofs, and signed checkpoints.
+ *
+ * Storage (one sqlite3 database, WAL journal, synchronous=FULL; docs/formats.md gives the schema):
+ *   meta(key, value)              format version, origin, integrated tree size, tool settings
+ *   entries(idx, data)            entry idx, exactly the bytes appended (at most 65535)
+ *   tiles(level, idx, width, hashes)  the tree as C2SP tiles of height 8; `hashes` holds all eight
+ *                                 rows of the tile: row 0 (width hashes, what tlog-tiles
+ *                                 serves), then row r with floor(width / 2^r) hashes, r = 1..7
+ *   checkpoints(size, note)       every signed checkpoint note, by tree size
+ *
+ * Life of an entry: sworn_log_append() makes it durable (a committed transaction) and gives its
+ * index; sworn_log_integrate() later hashes every durable entry not yet in the tree into the
+ * tiles, in one transaction; sworn_log_checkpoint() integrates, then signs the root. So no
+ * checkpoint ever covers an entry that is not durable, and after a crash at any instant the
+ * tiles describe a prefix of the durable entries; sworn_log_open() integrates the rest.
+ *
+ * Reads (roots, proofs) take O(log n) stored hashes: every complete subtree hash is stored in
+ * some tile row, so nothing above the leaves is recomputed.
+ *
+ * Thread safety: one struct sworn_log may be shared by threads. sworn_log_append() is the group
+ * commit point: concurrent calls are gathered into one transaction (one WAL fsync) and each
+ * returns once that transaction is durable. Other calls serialise on the database.
+ * Errors: -1 with sworn_err set, as in err.h. A database that contradicts itself (a gap in the
+ * entries, a tile of the wrong size, a root that does not match) gives SWORN_ERR_CORRUPT.
+ */
+#ifndef SWORN_LOGSTORE_H
+#define SWORN_LOGSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "merkle.h"
+#include "notesign.h"
+#include "tiles.h"
+
+#define SWORN_LOG_FORMAT_VERSION 1
+#define SWORN_LOG_META_MAX 4096 /* bytes in one meta value */
+
+struct sworn_log;
+
+/*
+ * Create a new, empty log database at db_path (which must not exist) for `origin` (the
+ * checkpoint origin line: non-empty, printable, at most SWORN_CHECKPOINT_ORIGIN_MAX bytes).
+ * OUT: *out, to be closed with sworn_log_close. Returns 0 or -1.
+ */
+int sworn_log_create(const char *db_path, const char *origin, struct sworn_log **out);
+
+/*
+ * Open an existing log, check its format version and that its entries have no gap, and integrate
+ * every durable entry that is not yet in the tree (the recovery after a crash).
+ * OUT: *out. Returns 0 or -1.
+ */
+int sworn_log_open(const char *db_path, struct sworn_log **out);
+
+/* Close a log; NULL is allowed. Pending appends must have returned. */
+void sworn_log_close(struct sworn_log *log);
+
+/* The log's origin (NUL-terminated, owned by the log). */
+const char *sworn_log_origin(const struct sworn_log *log);
+
+/*
+ * Append n >= 1 entries (entry i is lens[i] <= SWORN_TILE_ENTRY_MAX bytes at entries[i]) as
+ * consecutive indices, and return only when they are durable. OUT: *first_index, the index of
+ * entries[0]. On error nothing of this call is stored and *first_index is untouched.
+ */
+int sworn_log_append(struct sworn_log *log, const uint8_t *const *entries, const size_t *lens,
+                     size_t n, uint64_t *first_index);
+
+/* The number of durable entries. */
+uint64_t sworn_log_size(struct sworn_log *log);
+
+/* The number of entries in the tree (integrated); at most sworn_log_size(). */
+uint64_t sworn_log_tree_size(struct sworn_log *log);
+
+/*
+ * Hash every durable entry not yet in the tree into the tiles, durably. OUT: *tree_size (may be
+ * NULL), the tree size afterwards. Returns 0 or -1; on error the tree is as before.
+ */
+int sworn_log_integrate(struct sworn_log *log, uint64_t *tree_size);
+
+/* The root of the tree of the first `size` entries; size <= tree size. Returns 0 or -1. */
+int sworn_log_root(struct sworn_log *log, uint64_t size, uint8_t root[SWORN_HASH_LEN]);
+
+/*
+ * The RFC 9162 inclusion proof of entry `index` in the tree of `size` entries
+ * (index < size <= tree size). out holds cap hashes. OUT: *count. Returns 0 or -1.
+ */
+int sworn_log_prove_inclusion(struct sworn_log *log, uint64_t index, uint64_t size, uint8_t *out,
+                              size_t cap, size_t *count);
+
+/*
+ * The RFC 9162 consistency proof from the tree of old_size entries to that of `size` entries
+ * (0 < old_size <= size <= tree size). out holds cap hashes. OUT: *count. Returns 0 or -1.
+ */
+int sworn_log_prove_consistency(struct sworn_log *log, uint64_t old_size, uint64_t size,
+                                uint8_t *out, size_t cap, size_t *count);
+
+/*
+ * Copy entry `index` (< sworn_log_size) into out (capacity cap). OUT: *len. Returns 0 or -1.
+ */
+int sworn_log_read_entry(struct sworn_log *log, uint64_t index, uint8_t *out, size_t cap,
+                         size_t *len);
+
+/*
+ * Copy row 0 of the hash tile (level, tile index) as it stands in the tree of `size` entries into
+ * out (at least SWORN_TILE_WIDTH * SWORN_HASH_LEN bytes). OUT: *width, its hash count.
+ * Returns 0, or -1 (SWORN_ERR_NOTFOUND when that tree has no such tile).
+ */
+int sworn_log_read_tile(struct sworn_log *log, uint64_t size, int level, uint64_t tile_index,
+                        uint8_t *out, unsigned *width);
+
+/*
+ * Integrate, then sign a checkpoint of the whole tree with the n signers (the first one is the
+ * log's key), store the note durably and write it into out (capacity cap, NUL-terminated).
+ * OUT: *len, and *size (may be NULL), the checkpoint's tree size. Returns 0 or -1.
+ */
+int sworn_log_checkpoint(struct sworn_log *log, struct sworn_note_signer *const *signers, size_t n,
+                         char *out, size_t cap, size_t *len, uint64_t *size);
+
+/*
+ * The stored checkpoint note for tree size `size`, or the newest one when size is UINT64_MAX.
+ * Written into out (capacity cap, NUL-terminated). OUT: *len, *note_size (may be NULL).
+ * Returns 0, or -1 (SWORN_ERR_NOTFOUND when there is none).
+ */
+int sworn_log_get_checkpoint(struct sworn_log *log, uint64_t size, char *out, size_t cap,
+                             size_t *len, uint64_t *note_size);
+
+/*
+ * Store a checkpoint note signed elsewhere (an imported log). Its body must name this log's
+ * origin, a size within the tree, and the root this database computes for that size; the caller
+ * has verified its signatures. Returns 0, or -1 (SWORN_ERR_VERIFY when origin or root differ).
+ */
+int sworn_log_put_checkpoint(struct sworn_log *log, const char *note, size_t len);
+
+/*
+ * Visit every stored checkpoint, oldest first: fn(arg, size, note, len) for each; a non-zero
+ * return from fn stops the walk and is returned. Returns 0, -1 on a storage error, or fn's value.
+ */
+int sworn_log_each_checkpoint(struct sworn_log *log,
+                              int (*fn)(void *arg, uint64_t size, const char *note, size_t len),
+                              void *arg);
+
+/* A text setting kept in the database (the key file of sworn-log, for instance). */
+int sworn_log_meta_set(struct sworn_log *log, const char *key, const char *value);
+/* Copy a setting into out (capacity cap). Returns 0, or -1 (SWORN_ERR_NOTFOUND when unset). */
+int sworn_log_meta_get(struct sworn_log *log, const char *key, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,397 @@
+/*
+ * tiledir.c -- export a log to a tlog-tiles folder and read one back (contract in tiledir.h).
+ */
+#include "tiledir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "checkpoint.h"
+#include "err.h"
+
+#define DIR_PATH_MAX 4096
+
+/* Join dir and a relative path. */
+static int join(const char *dir, const char *rel, char out[DIR_PATH_MAX])
+{
+    int n = snprintf(out, DIR_PATH_MAX, "%s/%s", dir, rel);
+
+    if (n < 0 || n >= DIR_PATH_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE, "path %s/%s too long", dir, rel);
+    return 0;
+}
+
+/* Create every missing folder on the way to the file at path (not the file itself). */
+static int make_parents(const char *path)
+{
+    char tmp[DIR_PATH_MAX];
+
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return sworn_err_set(SWORN_ERR_IO, "mkdir %s: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    return 0;
+}
+
+/* fsync the folder that holds path, so a rename into it is durable. */
+static int sync_parent(const char *path)
+{
+    char tmp[DIR_PATH_MAX];
+    char *slash;
+    int fd, rc;
+
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    slash = strrchr(tmp, '/');
+    if (slash == NULL)
+        snprintf(tmp, sizeof(tmp), ".");
+    else
+        *slash = '\0';
+    fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "open %s: %s", tmp, strerror(errno));
+    rc = fsync(fd);
+    close(fd);
+    if (rc != 0)
+        return sworn_err_set(SWORN_ERR_IO, "fsync %s: %s", tmp, strerror(errno));
+    return 0;
+}
+
+/*
+ * Read a whole regular file of at most max bytes into a fresh allocation (free it).
+ * Returns 0, or -1 (SWORN_ERR_NOTFOUND when absent, SWORN_ERR_RANGE when too large).
+ */
+static int read_bounded(const char *path, size_t max, uint8_t **data, size_t *len)
+{
+    struct stat st;
+    uint8_t *buf = NULL;
+    size_t got = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return sworn_err_set(errno == ENOENT ? SWORN_ERR_NOTFOUND : SWORN_ERR_IO, "%s: %s", path,
+                             strerror(errno));
+    SWORN_ENSURE(fstat(fd, &st) == 0 && S_ISREG(st.st_mode), SWORN_ERR_FORMAT,
+                 "%s: not a regular file", path);
+    SWORN_ENSURE((uint64_t)st.st_size <= max, SWORN_ERR_RANGE, "%s: %lld bytes, at most %zu",
+                 path, (long long)st.st_size, max);
+    buf = malloc((size_t)st.st_size + 1);
+    SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "%s: out of memory", path);
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        SWORN_ENSURE(n > 0, SWORN_ERR_IO, "%s: read failed", path);
+        got += (size_t)n;
+    }
+    buf[got] = 0;
+    close(fd);
+    *data = buf;
+    *len = got;
+    return 0;
+fail:
+    free(buf);
+    close(fd);
+    return -1;
+}
+
+/* Write data to path through a temporary file, fsync and rename. */
+static int write_atomic(const char *path, const void *data, size_t len)
+{
+    char tmp[DIR_PATH_MAX];
+    const uint8_t *p = data;
+    size_t done = 0;
+    int fd;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+        return sworn_err_set(SWORN_ERR_RANGE, "path %s too long", path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "create %s: %s", tmp, strerror(errno));
+    while (done < len) {
+        ssize_t n = write(fd, p + done, len - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            sworn_err_set(SWORN_ERR_IO, "write %s: %s", tmp, strerror(errno));
+            goto fail;
+        }
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "fsync %s: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    close(fd);
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "rename %s: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    return sync_parent(path);
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return -1;
+}
+
+/* Write an immutable file: when it exists it must already hold exactly these bytes. */
+static int write_immutable(const char *path, const uint8_t *data, size_t len)
+{
+    uint8_t *old = NULL;
+    size_t old_len = 0;
+
+    if (read_bounded(path, SWORN_TILE_BUNDLE_MAX, &old, &old_len) == 0) {
+        int same = old_len == len && memcmp(old, data, len) == 0;
+
+        free(old);
+        if (!same)
+            return sworn_err_set(SWORN_ERR_CORRUPT,
+                                 "%s exists with other content: refusing to publish a second tree "
+                                 "under the same name",
+                                 path);
+        return 0;
+    }
+    if (sworn_err_code() != SWORN_ERR_NOTFOUND)
+        return -1;
+    if (make_parents(path) < 0)
+        return -1;
+    return write_atomic(path, data, len);
+}
+
+static uint64_t level_size(uint64_t size, int level)
+{
+    unsigned shift = (unsigned)level * SWORN_TILE_HEIGHT;
+
+    return shift >= 64 ? 0 : size >> shift;
+}
+
+static int tile_file(const char *dir, const struct sworn_tile_id *id, char out[DIR_PATH_MAX])
+{
+    char rel[SWORN_TILE_PATH_MAX];
+
+    if (sworn_tile_path(id, rel, sizeof(rel)) < 0)
+        return -1;
+    return join(dir, rel, out);
+}
+
+/* Encode the entry bundle of tile t of a tree of `size` entries. OUT: *len. */
+static int build_bundle(struct sworn_log *log, uint64_t size, uint64_t t, uint8_t *bundle,
+                        size_t *len, unsigned *width)
+{
+    uint64_t first = t * SWORN_TILE_WIDTH;
+    unsigned w = size - first < SWORN_TILE_WIDTH ? (unsigned)(size - first) : SWORN_TILE_WIDTH;
+    size_t off = 0;
+
+    for (unsigned i = 0; i < w; i++) {
+        size_t n;
+
+        if (sworn_log_read_entry(log, first + i, bundle + off + 2, SWORN_TILE_ENTRY_MAX, &n) < 0)
+            return -1;
+        sworn_put_u16be(bundle + off, (uint16_t)n);
+        off += 2 + n;
+    }
+    *len = off;
+    *width = w;
+    return 0;
+}
+
+int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
+                         uint64_t *exported_size)
+{
+    char *note = malloc(SWORN_NOTE_MAX_LEN + 1);
+    uint8_t *buf = malloc(SWORN_TILE_BUNDLE_MAX);
+    char path[DIR_PATH_MAX];
+    size_t note_len;
+    uint64_t n;
+    int rc = -1;
+
+    SWORN_ENSURE(note != NULL && buf != NULL, SWORN_ERR_NOMEM, "export: out of memory");
+    SWORN_GUARD(sworn_log_get_checkpoint(log, size, note, SWORN_NOTE_MAX_LEN + 1, &note_len, &n));
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        sworn_err_set(SWORN_ERR_IO, "mkdir %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    for (int level = 0; level <= SWORN_TILE_MAX_LEVEL && level_size(n, level) > 0; level++) {
+        uint64_t tiles = (level_size(n, level) - 1) / SWORN_TILE_WIDTH + 1;
+
+        for (uint64_t t = 0; t < tiles; t++) {
+            struct sworn_tile_id id = {.level = level, .index = t};
+
+            SWORN_GUARD(sworn_log_read_tile(log, n, level, t, buf, &id.width));
+            SWORN_GUARD(tile_file(dir, &id, path));
+            SWORN_GUARD(write_immutable(path, buf, (size_t)id.width * SWORN_HASH_LEN));
+        }
+    }
+    for (uint64_t t = 0; n > 0 && t <= (n - 1) / SWORN_TILE_WIDTH; t++) {
+        struct sworn_tile_id id = {.level = SWORN_TILE_LEVEL_ENTRIES, .index = t};
+        size_t len;
+
+        SWORN_GUARD(build_bundle(log, n, t, buf, &len, &id.width));
+        SWORN_GUARD(tile_file(dir, &id, path));
+        SWORN_GUARD(write_immutable(path, buf, len));
+    }
+    /* Last, so that a reader who sees this checkpoint finds every tile it names. */
+    SWORN_GUARD(join(dir, "checkpoint", path));
+    SWORN_GUARD(write_atomic(path, note, note_len));
+    if (exported_size != NULL)
+        *exported_size = n;
+    rc = 0;
+fail:
+    free(note);
+    free(buf);
+    return rc;
+}
+
+/* Read, verify and parse dir/checkpoint. OUT: *note (free it), *note_len, *cp. */
+static int read_checkpoint(const char *dir, const struct sworn_note_verifier *keys, size_t nkeys,
+                           uint8_t **note, size_t *note_len, struct sworn_checkpoint *cp)
+{
+    char path[DIR_PATH_MAX];
+    struct sworn_note *parsed = malloc(sizeof(*parsed));
+    uint8_t *data = NULL;
+    size_t len;
+
+    SWORN_ENSURE(parsed != NULL, SWORN_ERR_NOMEM, "import: out of memory");
+    SWORN_GUARD(join(dir, "checkpoint", path));
+    SWORN_GUARD(read_bounded(path, SWORN_NOTE_MAX_LEN, &data, &len));
+    SWORN_GUARD(sworn_note_parse((const char *)data, len, parsed));
+    SWORN_GUARD(sworn_note_verify(parsed, keys, nkeys, NULL, NULL, NULL));
+    SWORN_GUARD(sworn_checkpoint_parse(parsed->text, parsed->text_len, cp));
+    free(parsed);
+    *note = data;
+    *note_len = len;
+    return 0;
+fail:
+    free(parsed);
+    free(data);
+    return -1;
+}
+
+/* Append the entries of every bundle of a tree of `size` entries from dir to log. */
+static int import_entries(const char *dir, uint64_t size, struct sworn_log *log)
+{
+    struct sworn_tile_entry *entries = calloc(SWORN_TILE_WIDTH, sizeof(*entries));
+    const uint8_t *ptrs[SWORN_TILE_WIDTH];
+    size_t lens[SWORN_TILE_WIDTH];
+    char path[DIR_PATH_MAX];
+    uint8_t *data = NULL;
+    int rc = -1;
+
+    SWORN_ENSURE(entries != NULL, SWORN_ERR_NOMEM, "import: out of memory");
+    for (uint64_t t = 0; size > 0 && t <= (size - 1) / SWORN_TILE_WIDTH; t++) {
+        uint64_t left = size - t * SWORN_TILE_WIDTH;
+        struct sworn_tile_id id = {.level = SWORN_TILE_LEVEL_ENTRIES,
+                                   .index = t,
+                                   .width = left < SWORN_TILE_WIDTH ? (unsigned)left
+                                                                    : SWORN_TILE_WIDTH};
+        uint64_t first;
+        size_t len;
+
+        SWORN_GUARD(tile_file(dir, &id, path));
+        SWORN_GUARD(read_bounded(path, SWORN_TILE_BUNDLE_MAX, &data, &len));
+        SWORN_GUARD(sworn_tile_bundle_parse(data, len, id.width, entries));
+        for (unsigned i = 0; i < id.width; i++) {
+            ptrs[i] = entries[i].data;
+            lens[i] = entries[i].len;
+        }
+        SWORN_GUARD(sworn_log_append(log, ptrs, lens, id.width, &first));
+        SWORN_ENSURE(first == t * SWORN_TILE_WIDTH, SWORN_ERR_CORRUPT,
+                     "import: entries landed at %llu", (unsigned long long)first);
+        free(data);
+        data = NULL;
+    }
+    rc = 0;
+fail:
+    free(data);
+    free(entries);
+    return rc;
+}
+
+/* Compare every hash tile of the tree of `size` entries in dir with the log's own. */
+static int check_tiles(const char *dir, uint64_t size, struct sworn_log *log)
+{
+    uint8_t *ours = malloc(SWORN_TILE_WIDTH * SWORN_HASH_LEN);
+    uint8_t *theirs = NULL;
+    char path[DIR_PATH_MAX];
+    int rc = -1;
+
+    SWORN_ENSURE(ours != NULL, SWORN_ERR_NOMEM, "import: out of memory");
+    for (int level = 0; level <= SWORN_TILE_MAX_LEVEL && level_size(size, level) > 0; level++) {
+        uint64_t tiles = (level_size(size, level) - 1) / SWORN_TILE_WIDTH + 1;
+
+        for (uint64_t t = 0; t < tiles; t++) {
+            struct sworn_tile_id id = {.level = level, .index = t};
+            size_t len;
+
+            SWORN_GUARD(sworn_log_read_tile(log, size, level, t, ours, &id.width));
+            SWORN_GUARD(tile_file(dir, &id, path));
+            SWORN_GUARD(read_bounded(path, SWORN_TILE_WIDTH * SWORN_HASH_LEN, &theirs, &len));
+            SWORN_GUARD(sworn_tile_hashes_check(theirs, len, id.width));
+            SWORN_ENSURE(memcmp(ours, theirs, len) == 0, SWORN_ERR_VERIFY,
+                         "%s does not match the hashes of the entries", path);
+            free(theirs);
+            theirs = NULL;
+        }
+    }
+    rc = 0;
+fail:
+    free(theirs);
+    free(ours);
+    return rc;
+}
+
+int sworn_tiledir_import(const char *dir, const struct sworn_note_verifier *keys, size_t nkeys,
+                         const char *db_path, struct sworn_log **out)
+{
+    struct sworn_checkpoint cp;
+    struct sworn_log *log = NULL;
+    uint8_t *note = NULL;
+    uint8_t root[SWORN_HASH_LEN];
+    size_t note_len;
+    uint64_t tree;
+    int created = 0;
+
+    SWORN_GUARD(read_checkpoint(dir, keys, nkeys, &note, &note_len, &cp));
+    SWORN_GUARD(sworn_log_create(db_path, cp.origin, &log));
+    created = 1;
+    SWORN_GUARD(import_entries(dir, cp.size, log));
+    SWORN_GUARD(sworn_log_integrate(log, &tree));
+    SWORN_GUARD(sworn_log_root(log, cp.size, root));
+    SWORN_ENSURE(memcmp(root, cp.root, SWORN_HASH_LEN) == 0, SWORN_ERR_VERIFY,
+                 "%s/checkpoint: the entries give another root for size %llu", dir,
+                 (unsigned long long)cp.size);
+    SWORN_GUARD(check_tiles(dir, cp.size, log));
+    SWORN_GUARD(sworn_log_put_checkpoint(log, (const char *)note, note_len));
+    free(note);
+    *out = log;
+    return 0;
+fail:
+    free(note);
+    sworn_log_close(log);
+    if (created) {
+        /* Keep the first error: cleaning up must not overwrite it. */
+        char wal[DIR_PATH_MAX], shm[DIR_PATH_MAX];
+
+        snprintf(wal, sizeof(wal), "%s-wal", db_path);
+        snprintf(shm, sizeof(shm), "%s-shm", db_path);
+        unlink(db_path);
+        unlink(wal);
+        unlink(shm);
+    }
+    return -1;
+}
