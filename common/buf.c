@@ -21,8 +21,9 @@ size_t sworn_buf_remaining(const struct sworn_buf *b)
 int sworn_buf_get_ptr(struct sworn_buf *b, size_t n, const uint8_t **ptr)
 {
     if (n > sworn_buf_remaining(b))
-        return sworn_err_set(SWORN_ERR_FORMAT, "input truncated: need %zu bytes at offset %zu, %zu left",
-                             n, b->off, sworn_buf_remaining(b));
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "input truncated: need %zu bytes at offset %zu, %zu left", n, b->off,
+                             sworn_buf_remaining(b));
     *ptr = b->p + b->off;
     b->off += n;
     return 0;

@@ -74,7 +74,8 @@ int sworn_base64_decode(const char *in, size_t in_len, uint8_t *out, size_t out_
             if (v[j] < 0)
                 return sworn_err_set(SWORN_ERR_FORMAT, "base64: invalid character at %zu", i + j);
         }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+        uint32_t w =
+            (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
         size_t n = (size_t)(3 - pad);
         /* Canonical form: the bits that padding discards must be zero. */
         if ((pad == 1 && (w & 0xff) != 0) || (pad == 2 && (w & 0xffff) != 0))

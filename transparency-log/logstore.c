@@ -124,8 +124,8 @@ static int meta_set_locked(struct sworn_log *log, const char *key, const char *v
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if (sqlite3_prepare_v2(log->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(log->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1, &st,
+                           NULL) != SQLITE_OK)
         return db_error(log, "prepare meta write");
     sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
@@ -440,8 +440,7 @@ static int add_to_level(struct sworn_log *log, int level, uint64_t start, const 
         i += k;
     }
     if (parent_count > 0)
-        SWORN_GUARD(
-            add_to_level(log, level + 1, start / SWORN_TILE_WIDTH, parents, parent_count));
+        SWORN_GUARD(add_to_level(log, level + 1, start / SWORN_TILE_WIDTH, parents, parent_count));
     rc = 0;
 fail:
     free(parents);
@@ -560,13 +559,14 @@ static int prepare_all(struct sworn_log *log)
 {
     SWORN_GUARD(prepare(log, "INSERT INTO entries(idx, data) VALUES(?, ?)", &log->st_insert_entry));
     SWORN_GUARD(prepare(log, "SELECT data FROM entries WHERE idx = ?", &log->st_get_entry));
-    SWORN_GUARD(prepare(log, "SELECT idx, data FROM entries WHERE idx >= ? AND idx < ? ORDER BY idx",
+    SWORN_GUARD(prepare(log,
+                        "SELECT idx, data FROM entries WHERE idx >= ? AND idx < ? ORDER BY idx",
                         &log->st_entry_range));
     SWORN_GUARD(prepare(log, "SELECT width, hashes FROM tiles WHERE level = ? AND idx = ?",
                         &log->st_get_tile));
-    SWORN_GUARD(prepare(log,
-                        "INSERT OR REPLACE INTO tiles(level, idx, width, hashes) VALUES(?, ?, ?, ?)",
-                        &log->st_put_tile));
+    SWORN_GUARD(
+        prepare(log, "INSERT OR REPLACE INTO tiles(level, idx, width, hashes) VALUES(?, ?, ?, ?)",
+                &log->st_put_tile));
     return 0;
 fail:
     return -1;
@@ -624,7 +624,8 @@ static int count_entries(struct sworn_log *log, uint64_t *count)
     sqlite3_stmt *st = NULL;
     int rc;
 
-    if (sqlite3_prepare_v2(log->db, "SELECT count(*), coalesce(max(idx) + 1, 0), min(idx) FROM entries", -1,
+    if (sqlite3_prepare_v2(log->db,
+                           "SELECT count(*), coalesce(max(idx) + 1, 0), min(idx) FROM entries", -1,
                            &st, NULL) != SQLITE_OK)
         return db_error(log, "prepare count");
     rc = sqlite3_step(st);

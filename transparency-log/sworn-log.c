@@ -91,15 +91,21 @@ static int parse_number(const char *text, uint64_t *v)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},      {"origin", required_argument, NULL, 'o'},
-        {"key", required_argument, NULL, 'k'},     {"key-name", required_argument, NULL, 'K'},
-        {"index", required_argument, NULL, 'i'},   {"size", required_argument, NULL, 's'},
-        {"old", required_argument, NULL, 'O'},     {"new", required_argument, NULL, 'N'},
-        {"vkey", required_argument, NULL, 'v'},    {"name", required_argument, NULL, 'n'},
-        {"out", required_argument, NULL, 'w'},     {"checkpoint", required_argument, NULL, 'c'},
-        {"entry", required_argument, NULL, 'e'},   {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"db", required_argument, NULL, 'd'},
+                                             {"origin", required_argument, NULL, 'o'},
+                                             {"key", required_argument, NULL, 'k'},
+                                             {"key-name", required_argument, NULL, 'K'},
+                                             {"index", required_argument, NULL, 'i'},
+                                             {"size", required_argument, NULL, 's'},
+                                             {"old", required_argument, NULL, 'O'},
+                                             {"new", required_argument, NULL, 'N'},
+                                             {"vkey", required_argument, NULL, 'v'},
+                                             {"name", required_argument, NULL, 'n'},
+                                             {"out", required_argument, NULL, 'w'},
+                                             {"checkpoint", required_argument, NULL, 'c'},
+                                             {"entry", required_argument, NULL, 'e'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int c;
 
     memset(o, 0, sizeof(*o));
@@ -570,7 +576,8 @@ static int cmd_verify_consistency(struct opts *o)
     }
     if (sworn_merkle_verify_consistency(old_cp.size, new_cp.size, old_cp.root, new_cp.root, proof,
                                         count) < 0) {
-        fprintf(stderr, "sworn-log: %s: the tree of size %llu does not extend that of size %llu: %s\n",
+        fprintf(stderr,
+                "sworn-log: %s: the tree of size %llu does not extend that of size %llu: %s\n",
                 command, (unsigned long long)new_cp.size, (unsigned long long)old_cp.size,
                 sworn_err_msg());
         return EXIT_VERIFY;

@@ -84,8 +84,8 @@ static int read_bounded(const char *path, size_t max, uint8_t **data, size_t *le
                              strerror(errno));
     SWORN_ENSURE(fstat(fd, &st) == 0 && S_ISREG(st.st_mode), SWORN_ERR_FORMAT,
                  "%s: not a regular file", path);
-    SWORN_ENSURE((uint64_t)st.st_size <= max, SWORN_ERR_RANGE, "%s: %lld bytes, at most %zu",
-                 path, (long long)st.st_size, max);
+    SWORN_ENSURE((uint64_t)st.st_size <= max, SWORN_ERR_RANGE, "%s: %lld bytes, at most %zu", path,
+                 (long long)st.st_size, max);
     buf = malloc((size_t)st.st_size + 1);
     SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "%s: out of memory", path);
     while (got < (size_t)st.st_size) {
@@ -297,8 +297,8 @@ static int import_entries(const char *dir, uint64_t size, struct sworn_log *log)
         uint64_t left = size - t * SWORN_TILE_WIDTH;
         struct sworn_tile_id id = {.level = SWORN_TILE_LEVEL_ENTRIES,
                                    .index = t,
-                                   .width = left < SWORN_TILE_WIDTH ? (unsigned)left
-                                                                    : SWORN_TILE_WIDTH};
+                                   .width =
+                                       left < SWORN_TILE_WIDTH ? (unsigned)left : SWORN_TILE_WIDTH};
         uint64_t first;
         size_t len;
 

@@ -37,8 +37,8 @@ long sworn_tile_path(const struct sworn_tile_id *id, char *out, size_t cap)
     if (id->width < 1 || id->width > SWORN_TILE_WIDTH ||
         (id->level != SWORN_TILE_LEVEL_ENTRIES &&
          (id->level < 0 || id->level > SWORN_TILE_MAX_LEVEL)))
-        return sworn_err_set(SWORN_ERR_ARG, "tile id out of range (level %d, width %u)",
-                             id->level, id->width);
+        return sworn_err_set(SWORN_ERR_ARG, "tile id out of range (level %d, width %u)", id->level,
+                             id->width);
     if (id->level == SWORN_TILE_LEVEL_ENTRIES)
         w = snprintf(out, cap, "tile/entries/");
     else

@@ -31,7 +31,7 @@
 
 #define SWORN_TILE_HEIGHT 8
 #define SWORN_TILE_WIDTH 256
-#define SWORN_TILE_ENTRY_MAX 65535u /* bytes in one entry: bundles use uint16 lengths */
+#define SWORN_TILE_ENTRY_MAX 65535u   /* bytes in one entry: bundles use uint16 lengths */
 #define SWORN_TILE_LEVEL_ENTRIES (-1) /* the `level` that names entry bundles */
 #define SWORN_TILE_MAX_LEVEL 63
 #define SWORN_TILE_PATH_MAX 96 /* "tile/entries/" + 7 groups of "x999/" + ".p/255" + NUL */

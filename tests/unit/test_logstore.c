@@ -1,0 +1,327 @@
+/*
+ * test_logstore.c -- the sqlite3 log: roots and proofs against a from-scratch recomputation, tiles
+ * across level boundaries, group commit under concurrent appenders, and refusals (oversized
+ * entries, out-of-range requests, a damaged database). The external vectors are in
+ * test_log_vectors.c, so that these run where ../shared/vectors is absent.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "encoding.h"
+#include "err.h"
+#include "logstore.h"
+#include "merkle.h"
+#include "testutil.h"
+
+/* A fresh log in a fresh folder. */
+struct fixture {
+    char *dir;
+    char *db;
+    struct sworn_log *log;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    f->dir = sworn_test_tmpdir("logstore");
+    f->db = sworn_test_path(f->dir, "log.db");
+    if (sworn_log_create(f->db, "test.sworn.example/log", &f->log) != 0) {
+        fprintf(stderr, "create: %s\n", sworn_err_msg());
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    sworn_log_close(f->log);
+    sworn_test_rmtree(f->dir);
+    free(f->db);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static void append_one(struct sworn_log *log, const void *data, size_t len, uint64_t want_index)
+{
+    const uint8_t *p = data;
+    uint64_t index = UINT64_MAX;
+
+    if (sworn_log_append(log, &p, &len, 1, &index) != 0)
+        fail_msg("append: %s", sworn_err_msg());
+    assert_int_equal(index, want_index);
+}
+
+/* Deterministic entry content of a given index, of varying length (some empty). */
+static size_t make_entry(uint64_t i, uint8_t *out)
+{
+    size_t len = (size_t)((i * 7919) % 97);
+
+    for (size_t k = 0; k < len; k++)
+        out[k] = (uint8_t)(i * 31 + k * 17);
+    return len;
+}
+
+/*
+ * A tree that crosses the level-1 and level-2 tile boundaries (256 and 65536 leaves), built in
+ * batches of awkward sizes: every root equals a from-scratch recomputation, and every proof
+ * checked verifies.
+ */
+static void test_large_tree_against_recomputation(void **state)
+{
+    struct fixture *f = *state;
+    const uint64_t total = 66000;
+    const size_t batches[] = {1, 255, 1, 256, 3000, 61953, 534};
+    uint8_t *leaves = malloc(total * SWORN_HASH_LEN);
+    uint8_t *data = malloc(total * 100);
+    const uint8_t **ptrs = malloc(total * sizeof(*ptrs));
+    size_t *lens = malloc(total * sizeof(*lens));
+    uint64_t next = 0;
+    uint8_t root[SWORN_HASH_LEN], want[SWORN_HASH_LEN];
+    uint8_t proof[SWORN_MERKLE_MAX_PROOF * SWORN_HASH_LEN];
+    size_t count;
+
+    for (uint64_t i = 0; i < total; i++) {
+        ptrs[i] = data + i * 100;
+        lens[i] = make_entry(i, data + i * 100);
+        sworn_merkle_leaf_hash(ptrs[i], lens[i], leaves + i * SWORN_HASH_LEN);
+    }
+    for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+        uint64_t first;
+
+        assert_int_equal(sworn_log_append(f->log, ptrs + next, lens + next, batches[b], &first), 0);
+        assert_int_equal(first, next);
+        next += batches[b];
+        assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
+        assert_int_equal(sworn_log_tree_size(f->log), next);
+        assert_int_equal(sworn_log_root(f->log, next, root), 0);
+        sworn_merkle_root_of_leaves(leaves, next, want);
+        assert_memory_equal(root, want, SWORN_HASH_LEN);
+    }
+    assert_int_equal(next, total);
+    /* Old tree sizes stay provable: their roots come from the same stored tiles. */
+    const uint64_t sizes[] = {1, 2, 255, 256, 257, 511, 512, 65535, 65536, 65537, total};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        uint64_t size = sizes[s];
+
+        assert_int_equal(sworn_log_root(f->log, size, root), 0);
+        sworn_merkle_root_of_leaves(leaves, size, want);
+        assert_memory_equal(root, want, SWORN_HASH_LEN);
+        for (uint64_t idx = 0; idx < size; idx += 1 + size / 7) {
+            assert_int_equal(
+                sworn_log_prove_inclusion(f->log, idx, size, proof, SWORN_MERKLE_MAX_PROOF, &count),
+                0);
+            assert_int_equal(sworn_merkle_verify_inclusion(idx, size, leaves + idx * SWORN_HASH_LEN,
+                                                           proof, count, root),
+                             0);
+        }
+        for (size_t o = 0; o < s; o++) {
+            uint8_t old_root[SWORN_HASH_LEN];
+
+            assert_int_equal(sworn_log_root(f->log, sizes[o], old_root), 0);
+            assert_int_equal(sworn_log_prove_consistency(f->log, sizes[o], size, proof,
+                                                         SWORN_MERKLE_MAX_PROOF, &count),
+                             0);
+            assert_int_equal(
+                sworn_merkle_verify_consistency(sizes[o], size, old_root, root, proof, count), 0);
+        }
+    }
+    /* Reopening reads the same tree back. */
+    sworn_log_close(f->log);
+    assert_int_equal(sworn_log_open(f->db, &f->log), 0);
+    assert_int_equal(sworn_log_tree_size(f->log), total);
+    assert_int_equal(sworn_log_root(f->log, total, root), 0);
+    sworn_merkle_root_of_leaves(leaves, total, want);
+    assert_memory_equal(root, want, SWORN_HASH_LEN);
+    free(leaves);
+    free(data);
+    free(ptrs);
+    free(lens);
+}
+
+struct appender {
+    struct sworn_log *log;
+    int id;
+    uint64_t first[200];
+    int failed;
+};
+
+static void *append_thread(void *arg)
+{
+    struct appender *a = arg;
+
+    for (int i = 0; i < 200; i++) {
+        char text[64];
+        const uint8_t *p = (const uint8_t *)text;
+        size_t len = (size_t)snprintf(text, sizeof(text), "thread-%d-entry-%d", a->id, i);
+
+        if (sworn_log_append(a->log, &p, &len, 1, &a->first[i]) != 0)
+            a->failed = 1;
+    }
+    return NULL;
+}
+
+/* Eight threads append at once: every entry lands exactly once, at the index it was given. */
+static void test_group_commit_concurrent(void **state)
+{
+    struct fixture *f = *state;
+    struct appender a[8];
+    pthread_t t[8];
+    uint8_t seen[1600] = {0};
+
+    for (int i = 0; i < 8; i++) {
+        a[i] = (struct appender){.log = f->log, .id = i};
+        assert_int_equal(pthread_create(&t[i], NULL, append_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    assert_int_equal(sworn_log_size(f->log), 1600);
+    for (int i = 0; i < 8; i++) {
+        assert_false(a[i].failed);
+        for (int k = 0; k < 200; k++) {
+            char want[64], got[64];
+            size_t len;
+            uint64_t idx = a[i].first[k];
+
+            assert_true(idx < 1600);
+            assert_int_equal(seen[idx], 0);
+            seen[idx] = 1;
+            snprintf(want, sizeof(want), "thread-%d-entry-%d", i, k);
+            assert_int_equal(sworn_log_read_entry(f->log, idx, (uint8_t *)got, sizeof(got), &len),
+                             0);
+            assert_int_equal(len, strlen(want));
+            assert_memory_equal(got, want, len);
+        }
+    }
+    assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
+    assert_int_equal(sworn_log_tree_size(f->log), 1600);
+}
+
+/* Entries of 65535 bytes are accepted; 65536 bytes is refused and stores nothing of the call. */
+static void test_entry_size_limit(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t *big = calloc(1, 65536);
+    const uint8_t *ptrs[2] = {big, big};
+    size_t lens[2] = {10, 65536};
+    uint64_t first = 12345;
+
+    assert_int_equal(sworn_log_append(f->log, ptrs, lens, 2, &first), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_int_equal(first, 12345);
+    assert_int_equal(sworn_log_size(f->log), 0);
+    lens[1] = 65535;
+    assert_int_equal(sworn_log_append(f->log, ptrs, lens, 2, &first), 0);
+    assert_int_equal(first, 0);
+    append_one(f->log, "", 0, 2);
+    assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
+    assert_int_equal(sworn_log_append(f->log, ptrs, lens, 0, &first), -1);
+    free(big);
+}
+
+/* Proof and root requests outside the tree are refused with SWORN_ERR_RANGE, never answered. */
+static void test_out_of_range_requests(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t proof[SWORN_MERKLE_MAX_PROOF * SWORN_HASH_LEN], root[SWORN_HASH_LEN];
+    size_t count;
+
+    for (int i = 0; i < 5; i++)
+        append_one(f->log, "x", 1, (uint64_t)i);
+    /* Durable but not yet integrated: not part of any provable tree. */
+    assert_int_equal(sworn_log_root(f->log, 5, root), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
+    assert_int_equal(sworn_log_prove_inclusion(f->log, 5, 5, proof, SWORN_MERKLE_MAX_PROOF, &count),
+                     -1);
+    assert_int_equal(sworn_log_prove_inclusion(f->log, 0, 6, proof, SWORN_MERKLE_MAX_PROOF, &count),
+                     -1);
+    assert_int_equal(
+        sworn_log_prove_consistency(f->log, 0, 5, proof, SWORN_MERKLE_MAX_PROOF, &count), -1);
+    assert_int_equal(
+        sworn_log_prove_consistency(f->log, 4, 3, proof, SWORN_MERKLE_MAX_PROOF, &count), -1);
+    assert_int_equal(
+        sworn_log_prove_consistency(f->log, 5, 5, proof, SWORN_MERKLE_MAX_PROOF, &count), 0);
+    assert_int_equal(count, 0);
+    /* A proof that does not fit the caller's buffer is an error, not a truncated proof. */
+    assert_int_equal(sworn_log_prove_inclusion(f->log, 0, 5, proof, 1, &count), -1);
+}
+
+static void damage(const char *db, const char *sql)
+{
+    sqlite3 *h;
+
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+}
+
+/* A database with a gap in its entries, or a tile of the wrong size, is reported as corrupt. */
+static void test_damaged_database_refused(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_log *again = NULL;
+    uint8_t root[SWORN_HASH_LEN];
+
+    for (int i = 0; i < 300; i++)
+        append_one(f->log, "entry", 5, (uint64_t)i);
+    assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
+    sworn_log_close(f->log);
+    f->log = NULL;
+
+    damage(f->db, "UPDATE tiles SET hashes = substr(hashes, 1, 64) WHERE level = 0 AND idx = 1");
+    assert_int_equal(sworn_log_open(f->db, &again), 0);
+    assert_int_equal(sworn_log_root(again, 300, root), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_CORRUPT);
+    sworn_log_close(again);
+
+    damage(f->db, "DELETE FROM entries WHERE idx = 17");
+    assert_int_equal(sworn_log_open(f->db, &again), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_CORRUPT);
+
+    damage(f->db, "UPDATE meta SET value = '99' WHERE key = 'format'");
+    assert_int_equal(sworn_log_open(f->db, &again), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+}
+
+/* Creating over an existing file is refused; opening a file that is not a log is refused. */
+static void test_create_and_open_refusals(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_log *other = NULL;
+    char *junk = sworn_test_path(f->dir, "junk.db");
+
+    assert_int_equal(sworn_log_create(f->db, "again", &other), -1);
+    assert_int_equal(sworn_log_create(junk, "", &other), -1);
+    assert_int_equal(sworn_log_create(junk, "bad\norigin", &other), -1);
+    sworn_test_write_file(junk, "not a database at all, just text", 32, 0600);
+    assert_int_equal(sworn_log_open(junk, &other), -1);
+    free(junk);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_large_tree_against_recomputation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_size_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_range_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_database_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_and_open_refusals, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
