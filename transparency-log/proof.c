@@ -62,8 +62,9 @@ long sworn_proof_format(const uint8_t *hashes, size_t count, char *out, size_t c
 
     /* Check the whole size first so that nothing is written when it does not fit; the bound on
      * count keeps count * line from overflowing and the result within a long. */
-    SWORN_ENSURE(count <= (size_t)(LONG_MAX - 1) / line, SWORN_ERR_RANGE,
-                 "proof: %zu hashes are too many to format", count);
+    /* The same bound the parser enforces: never write a proof that could not be read back. */
+    SWORN_ENSURE(count <= SWORN_MERKLE_MAX_PROOF, SWORN_ERR_RANGE,
+                 "proof: %zu hashes are more than %d", count, SWORN_MERKLE_MAX_PROOF);
     total = count * line;
     SWORN_ENSURE(total < cap, SWORN_ERR_RANGE, "proof: %zu hashes do not fit in %zu bytes", count,
                  cap);

@@ -30,8 +30,9 @@ int sworn_proof_parse(const char *text, size_t text_len, uint8_t *out, size_t ma
                       size_t *count);
 
 /*
- * Write the text form of count hashes into out (capacity cap, NUL-terminated).
- * Returns the text length, or -1 (SWORN_ERR_RANGE) when cap is too small.
+ * Write the text form of count (at most SWORN_MERKLE_MAX_PROOF) hashes into out (capacity cap,
+ * NUL-terminated).
+ * Returns the text length, or -1 (SWORN_ERR_RANGE) when count is too big or cap too small.
  */
 long sworn_proof_format(const uint8_t *hashes, size_t count, char *out, size_t cap);
 

@@ -234,10 +234,22 @@ static void test_bad_base64(void **state)
 static void test_too_many_lines(void **state)
 {
     static uint8_t hashes[(SWORN_MERKLE_MAX_PROOF + 1) * SWORN_HASH_LEN];
-    char *text = text_of(SWORN_MERKLE_MAX_PROOF + 1, 3, hashes);
-    size_t len = strlen(text);
+    char *limit = text_of(SWORN_MERKLE_MAX_PROOF, 3, hashes);
+    size_t len = strlen(limit) + LINE_LEN;
+    char *text = malloc(len + 1);
+    char small[8];
 
     (void)state;
+    /* The formatter refuses what the parser would refuse: more than the limit. */
+    assert_int_equal(sworn_proof_format(hashes, SWORN_MERKLE_MAX_PROOF + 1, small, sizeof(small)),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    /* One line past the limit: the limit's text and its first line once more. */
+    assert_non_null(text);
+    memcpy(text, limit, len - LINE_LEN);
+    memcpy(text + len - LINE_LEN, limit, LINE_LEN);
+    text[len] = '\0';
+    free(limit);
     /* More than max_count lines. */
     expect_parse_error(text, 3 * LINE_LEN, 2, SWORN_ERR_RANGE);
     expect_parse_error(text, LINE_LEN, 0, SWORN_ERR_RANGE);

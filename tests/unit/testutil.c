@@ -46,7 +46,7 @@ char *sworn_test_read_file_opt(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *data;
-    long size;
+    long size = 0;
 
     if (f == NULL) {
         if (errno == ENOENT)
