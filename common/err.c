@@ -5,19 +5,26 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local enum sworn_err_code last_code;
 static _Thread_local char last_msg[SWORN_ERR_MSG_MAX];
 
 int sworn_err_set(enum sworn_err_code code, const char *fmt, ...)
 {
+    char msg[SWORN_ERR_MSG_MAX];
     va_list ap;
 
-    last_code = code;
+    /*
+     * Format into a scratch buffer first: callers add context to an error with
+     * sworn_err_set(code, "...: %s", sworn_err_msg()), whose argument is the slot itself.
+     * Truncation is acceptable: the message is for humans, the code is for programs.
+     */
     va_start(ap, fmt);
-    /* Truncation is acceptable here: the message is for humans, the code is for programs. */
-    (void)vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    memcpy(last_msg, msg, sizeof(msg));
+    last_code = code;
     return -1;
 }
 

@@ -34,7 +34,8 @@ enum sworn_err_code {
 
 /*
  * Record an error in this thread's slot. The message is formatted like printf and truncated to
- * SWORN_ERR_MSG_MAX - 1 bytes. Always returns -1 so that `return sworn_err_set(...)` reads well.
+ * SWORN_ERR_MSG_MAX - 1 bytes; it may include sworn_err_msg() itself, to add context to an error.
+ * Always returns -1 so that `return sworn_err_set(...)` reads well.
  */
 int sworn_err_set(enum sworn_err_code code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
