@@ -28,7 +28,9 @@
 
 /*
  * Check that p[0..len) is valid UTF-8 (RFC 3629: no overlong forms, surrogates or values above
- * U+10FFFF) without control bytes. '\n' counts as one: callers pass single lines.
+ * U+10FFFF) without control bytes. '\n' counts as one: callers pass single lines. This is a copy
+ * of note.c's check on purpose: a checkpoint body is also parsed where no note was (the log's
+ * own storage), and the two modules should not depend on each other.
  */
 static int check_line(const uint8_t *p, size_t len, const char *what)
 {
@@ -96,8 +98,8 @@ int sworn_checkpoint_parse(const char *text, size_t len, struct sworn_checkpoint
     memcpy(c.origin, line, line_len);
     c.origin[line_len] = '\0';
 
-    SWORN_ENSURE(sworn_buf_get_line(&b, SIZE_DIGITS_MAX, &line, &line_len) == 0,
-                 SWORN_ERR_FORMAT, "checkpoint: tree size line missing or too long");
+    SWORN_ENSURE(sworn_buf_get_line(&b, SIZE_DIGITS_MAX, &line, &line_len) == 0, SWORN_ERR_FORMAT,
+                 "checkpoint: tree size line missing or too long");
     if (sworn_parse_u64((const char *)line, line_len, &c.size) < 0) {
         /* Keep the decoder's code: RANGE for overflow, FORMAT for anything else. */
         sworn_err_set(sworn_err_code(), "checkpoint: tree size is not a canonical decimal u64");

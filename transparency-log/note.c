@@ -116,9 +116,9 @@ static int is_control(uint32_t cp)
 /* The Unicode White_Space property, which is what Go's unicode.IsSpace (and so C2SP) uses. */
 static int is_unicode_space(uint32_t cp)
 {
-    return (cp >= 0x09 && cp <= 0x0d) || cp == 0x20 || cp == 0x85 || cp == 0xa0 ||
-           cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 ||
-           cp == 0x202f || cp == 0x205f || cp == 0x3000;
+    return (cp >= 0x09 && cp <= 0x0d) || cp == 0x20 || cp == 0x85 || cp == 0xa0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 || cp == 0x202f ||
+           cp == 0x205f || cp == 0x3000;
 }
 
 /*
@@ -176,8 +176,7 @@ int sworn_note_text_check(const char *text, size_t len)
         return sworn_err_set(SWORN_ERR_FORMAT, "note: text starts with an empty line");
     for (size_t i = 1; i < len; i++)
         if (text[i] == '\n' && text[i - 1] == '\n')
-            return sworn_err_set(SWORN_ERR_FORMAT, "note: text has an empty line at offset %zu",
-                                 i);
+            return sworn_err_set(SWORN_ERR_FORMAT, "note: text has an empty line at offset %zu", i);
     return check_chars(text, len, "note text");
 }
 
@@ -454,11 +453,8 @@ static int ed25519_verify(const uint8_t key[ED25519_KEY_LEN], const uint8_t *sig
     int r = -1;
 
     if (pkey == NULL || ctx == NULL) {
-        /* OpenSSL refuses some 32-byte strings as points: such a key verifies nothing. */
-        if (pkey == NULL && ctx != NULL)
-            r = 0;
-        else
-            sworn_err_set(SWORN_ERR_NOMEM, "note: cannot allocate an Ed25519 context");
+        /* Any 32 bytes make a raw Ed25519 public key, so only allocation can fail here. */
+        sworn_err_set(SWORN_ERR_NOMEM, "note: cannot allocate an Ed25519 key or context");
         goto done;
     }
     if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pkey) != 1) {
@@ -561,8 +557,7 @@ static int verify_one(const struct sworn_note *note, const struct sworn_note_sig
                            note->text_len);
     case SWORN_NOTE_ALG_COSIGNATURE_V1:
         if (k->key_len != ED25519_KEY_LEN)
-            return sworn_err_set(SWORN_ERR_FORMAT, "note: cosigner key of %zu bytes",
-                                 k->key_len);
+            return sworn_err_set(SWORN_ERR_FORMAT, "note: cosigner key of %zu bytes", k->key_len);
         return cosig_verify(k->key, sig, sig_len, note->text, note->text_len, ts);
     default:
         return sworn_err_set(SWORN_ERR_ARG, "note: verifier %s has unsupported type 0x%02x",
@@ -623,8 +618,7 @@ int sworn_note_verify(const struct sworn_note *note, const struct sworn_note_ver
                      (int)s->name_len, s->name, s->key_id);
         /* A repeated line by the same key must verify too, but is one signer, counted once. */
         for (size_t j = 0; j < i && !repeat; j++)
-            repeat = note->sigs[j].key_id == s->key_id &&
-                     note->sigs[j].name_len == s->name_len &&
+            repeat = note->sigs[j].key_id == s->key_id && note->sigs[j].name_len == s->name_len &&
                      memcmp(note->sigs[j].name, s->name, s->name_len) == 0;
         if (!repeat)
             count++;

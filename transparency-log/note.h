@@ -33,9 +33,9 @@
 
 #define SWORN_NOTE_MAX_LEN (1u << 20) /* a whole note, text and signatures */
 #define SWORN_NOTE_MAX_SIGS 100
-#define SWORN_NOTE_NAME_MAX 255      /* bytes in a key name */
-#define SWORN_NOTE_KEY_MAX 256       /* bytes in a verifier key after its type byte */
-#define SWORN_NOTE_SIG_MAX 512       /* bytes in one decoded signature after its key id */
+#define SWORN_NOTE_NAME_MAX 255 /* bytes in a key name */
+#define SWORN_NOTE_KEY_MAX 256  /* bytes in a verifier key after its type byte */
+#define SWORN_NOTE_SIG_MAX 512  /* bytes in one decoded signature after its key id */
 #define SWORN_NOTE_VKEY_MAX (SWORN_NOTE_NAME_MAX + 10 + 4 * (SWORN_NOTE_KEY_MAX + 3) / 3 + 4)
 
 enum sworn_note_alg {

@@ -131,8 +131,7 @@ static int read_key_file(const char *path, uint8_t *buf, size_t cap, size_t *len
     fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ELOOP)
-            return sworn_err_set(SWORN_ERR_IO, "key file %s is a symbolic link; refusing it",
-                                 path);
+            return sworn_err_set(SWORN_ERR_IO, "key file %s is a symbolic link; refusing it", path);
         return sworn_err_set(SWORN_ERR_IO, "cannot open key file %s: %s", path, strerror(errno));
     }
     SWORN_ENSURE(fstat(fd, &st) == 0, SWORN_ERR_IO, "cannot stat key file %s: %s", path,
@@ -211,11 +210,10 @@ static int open_ed25519(const uint8_t *data, size_t len, const char *path, const
     SWORN_ENSURE(*p == '+', SWORN_ERR_FORMAT, "key file %s: key id is not 8 hex digits", path);
     b64_len = sworn_buf_remaining(&b);
     SWORN_GUARD(sworn_buf_get_ptr(&b, b64_len, &b64));
-    SWORN_ENSURE(sworn_base64_decode((const char *)b64, b64_len, seed, sizeof(seed), &seed_len) ==
-                         0 &&
-                     seed_len == 1 + ED25519_KEY_LEN && seed[0] == SWORN_NOTE_ALG_ED25519,
-                 SWORN_ERR_FORMAT, "key file %s: key is not base64 of 0x01 and a 32-byte seed",
-                 path);
+    SWORN_ENSURE(
+        sworn_base64_decode((const char *)b64, b64_len, seed, sizeof(seed), &seed_len) == 0 &&
+            seed_len == 1 + ED25519_KEY_LEN && seed[0] == SWORN_NOTE_ALG_ED25519,
+        SWORN_ERR_FORMAT, "key file %s: key is not base64 of 0x01 and a 32-byte seed", path);
     SWORN_ENSURE(want_name == NULL ||
                      (strlen(want_name) == name_len && memcmp(want_name, name, name_len) == 0),
                  SWORN_ERR_ARG, "key file %s: key is named %.*s, not %s", path, (int)name_len,
@@ -285,10 +283,9 @@ static int open_p256(const uint8_t *data, size_t len, const char *path, const ch
     bio = BIO_new_mem_buf(data, (int)len);
     SWORN_ENSURE(bio != NULL, SWORN_ERR_NOMEM, "no memory for a BIO");
     pkey = PEM_read_bio_PrivateKey(bio, NULL, no_password, NULL);
-    SWORN_ENSURE(pkey != NULL, SWORN_ERR_FORMAT,
-                 "key file %s: not an unencrypted PEM private key", path);
-    SWORN_ENSURE(is_p256(pkey), SWORN_ERR_FORMAT, "key file %s: PEM key is not ECDSA P-256",
+    SWORN_ENSURE(pkey != NULL, SWORN_ERR_FORMAT, "key file %s: not an unencrypted PEM private key",
                  path);
+    SWORN_ENSURE(is_p256(pkey), SWORN_ERR_FORMAT, "key file %s: PEM key is not ECDSA P-256", path);
     /* Verifier keys carry the uncompressed point, as Go's x509.MarshalPKIXPublicKey writes it. */
     SWORN_ENSURE(EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
                                                 "uncompressed") == 1,
@@ -301,8 +298,7 @@ static int open_p256(const uint8_t *data, size_t len, const char *path, const ch
     pub.alg = SWORN_NOTE_ALG_ECDSA_P256;
     pub.key_len = (size_t)der_len;
     memcpy(pub.key, der, pub.key_len);
-    SWORN_GUARD(
-        sworn_note_key_id(pub.name, name_len, pub.alg, pub.key, pub.key_len, &pub.key_id));
+    SWORN_GUARD(sworn_note_key_id(pub.name, name_len, pub.alg, pub.key, pub.key_len, &pub.key_id));
     ctx = calloc(1, sizeof(*ctx));
     SWORN_ENSURE(ctx != NULL, SWORN_ERR_NOMEM, "no memory for a signer");
     ctx->pkey = pkey;
@@ -382,8 +378,8 @@ int sworn_note_sign(const char *text, size_t text_len, struct sworn_note_signer 
 
     SWORN_ENSURE(out != NULL && cap > 0 && out_len != NULL && (signers != NULL || n == 0),
                  SWORN_ERR_ARG, "sign: NULL argument");
-    SWORN_ENSURE(n >= 1 && n <= SWORN_NOTE_MAX_SIGS, SWORN_ERR_ARG,
-                 "sign: %zu signers, need 1..%d", n, SWORN_NOTE_MAX_SIGS);
+    SWORN_ENSURE(n >= 1 && n <= SWORN_NOTE_MAX_SIGS, SWORN_ERR_ARG, "sign: %zu signers, need 1..%d",
+                 n, SWORN_NOTE_MAX_SIGS);
     SWORN_GUARD(sworn_note_text_check(text, text_len));
     SWORN_GUARD(put(out, cap, &off, text, text_len));
     SWORN_GUARD(put(out, cap, &off, "\n", 1));
@@ -427,8 +423,10 @@ int sworn_note_sign(const char *text, size_t text_len, struct sworn_note_signer 
 
             /* Copy first: sworn_err_set must not format from its own message buffer. */
             snprintf(why, sizeof(why), "%s", sworn_err_msg());
-            sworn_err_set(SWORN_ERR_CRYPTO, "sign: signer %zu (%s) made a signature that does "
-                          "not verify: %s", i, s->ops->kind, why);
+            sworn_err_set(SWORN_ERR_CRYPTO,
+                          "sign: signer %zu (%s) made a signature that does "
+                          "not verify: %s",
+                          i, s->ops->kind, why);
             goto fail;
         }
     }
@@ -492,8 +490,7 @@ int sworn_note_keygen_ed25519(const char *name, const char *path, char *vkey, si
         SWORN_ENSURE(w > 0, SWORN_ERR_IO, "keygen: cannot write %s: %s", path, strerror(errno));
         done += (size_t)w;
     }
-    SWORN_ENSURE(fsync(fd) == 0, SWORN_ERR_IO, "keygen: cannot sync %s: %s", path,
-                 strerror(errno));
+    SWORN_ENSURE(fsync(fd) == 0, SWORN_ERR_IO, "keygen: cannot sync %s: %s", path, strerror(errno));
     SWORN_ENSURE(close(fd) == 0, SWORN_ERR_IO, "keygen: cannot close %s: %s", path,
                  strerror(errno));
     fd = -1;

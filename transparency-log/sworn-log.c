@@ -521,6 +521,9 @@ static int read_proof(const struct opts *o, uint8_t *proof, size_t *count)
         return -1;
     rc = sworn_proof_parse(text, len, proof, SWORN_MERKLE_MAX_PROOF, count);
     free(text);
+    if (rc < 0)
+        sworn_err_set(sworn_err_code(), "proof %s: %s", o->argc == 1 ? o->argv[0] : "on stdin",
+                      sworn_err_msg());
     return rc;
 }
 
@@ -541,8 +544,9 @@ static int cmd_verify_inclusion(struct opts *o)
 
     if (o->argc > 1 || o->checkpoint == NULL || o->entry == NULL || !o->have_index)
         return fail_usage("needs --vkey, --checkpoint, --index, --entry and at most one PROOFFILE");
+    /* The entry is read last: every other input is checked before anything needs freeing. */
     if (load_vkeys(o, keys) < 0 || load_checkpoint(o->checkpoint, keys, o->nvkeys, &cp) < 0 ||
-        slurp(o->entry, SWORN_TILE_ENTRY_MAX, &entry, &len) < 0 || read_proof(o, proof, &count) < 0)
+        read_proof(o, proof, &count) < 0 || slurp(o->entry, SWORN_TILE_ENTRY_MAX, &entry, &len) < 0)
         return fail_input();
     sworn_merkle_leaf_hash((const uint8_t *)entry, len, leaf);
     free(entry);
