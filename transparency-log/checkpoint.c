@@ -22,62 +22,15 @@
 #include "buf.h"
 #include "encoding.h"
 #include "err.h"
+#include "utf8.h"
 
 #define ROOT_B64_LEN SWORN_BASE64_LEN(SWORN_HASH_LEN)
 #define SIZE_DIGITS_MAX 20 /* "18446744073709551615" */
 
-/*
- * Check that p[0..len) is valid UTF-8 (RFC 3629: no overlong forms, surrogates or values above
- * U+10FFFF) without control bytes. '\n' counts as one: callers pass single lines. This is a copy
- * of note.c's check on purpose: a checkpoint body is also parsed where no note was (the log's
- * own storage), and the two modules should not depend on each other.
- */
+/* A line of a checkpoint: valid UTF-8 without control bytes (the '\n' is already removed). */
 static int check_line(const uint8_t *p, size_t len, const char *what)
 {
-    struct sworn_buf b = sworn_buf_init(p, len);
-
-    while (sworn_buf_remaining(&b) > 0) {
-        size_t at = b.off;
-        uint8_t c = 0, cc = 0;
-        uint32_t v, min = 0;
-        int more = 0;
-
-        SWORN_GUARD(sworn_buf_get_u8(&b, &c));
-        if (c < 0x20 || c == 0x7f)
-            return sworn_err_set(SWORN_ERR_FORMAT, "checkpoint: control byte in %s at %zu", what,
-                                 at);
-        v = c;
-        if (c >= 0x80) {
-            if ((c & 0xe0) == 0xc0) {
-                more = 1;
-                v = c & 0x1fu;
-                min = 0x80;
-            } else if ((c & 0xf0) == 0xe0) {
-                more = 2;
-                v = c & 0x0fu;
-                min = 0x800;
-            } else if ((c & 0xf8) == 0xf0) {
-                more = 3;
-                v = c & 0x07u;
-                min = 0x10000;
-            } else {
-                goto bad;
-            }
-            while (more-- > 0) {
-                if (sworn_buf_get_u8(&b, &cc) < 0 || (cc & 0xc0) != 0x80)
-                    goto bad;
-                v = v << 6 | (cc & 0x3fu);
-            }
-            if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-                goto bad;
-        }
-        continue;
-    bad:
-        return sworn_err_set(SWORN_ERR_FORMAT, "checkpoint: invalid UTF-8 in %s at %zu", what, at);
-    }
-    return 0;
-fail:
-    return -1;
+    return sworn_utf8_check(p, len, 0, what);
 }
 
 int sworn_checkpoint_parse(const char *text, size_t len, struct sworn_checkpoint *out)

@@ -334,6 +334,16 @@ static int subtree_hash(struct sworn_log *log, uint64_t start, uint64_t end,
     return 0;
 }
 
+/* Append one hash to a proof of *count hashes in out (capacity cap hashes). */
+static int push_hash(const uint8_t h[SWORN_HASH_LEN], uint8_t *out, size_t cap, size_t *count)
+{
+    if (*count >= cap)
+        return sworn_err_set(SWORN_ERR_RANGE, "proof longer than %zu hashes", cap);
+    memcpy(out + *count * SWORN_HASH_LEN, h, SWORN_HASH_LEN);
+    (*count)++;
+    return 0;
+}
+
 /* PATH(m, D[start:end]) of RFC 9162 2.1.3.1, appended to out at *count. */
 static int inclusion_path(struct sworn_log *log, uint64_t m, uint64_t start, uint64_t end,
                           uint8_t *out, size_t cap, size_t *count)
@@ -353,11 +363,7 @@ static int inclusion_path(struct sworn_log *log, uint64_t m, uint64_t start, uin
             subtree_hash(log, start, start + k, h) < 0)
             return -1;
     }
-    if (*count >= cap)
-        return sworn_err_set(SWORN_ERR_RANGE, "proof longer than %zu hashes", cap);
-    memcpy(out + *count * SWORN_HASH_LEN, h, SWORN_HASH_LEN);
-    (*count)++;
-    return 0;
+    return push_hash(h, out, cap, count);
 }
 
 /* SUBPROOF(m, D[start:end], b) of RFC 9162 2.1.4.1, appended to out at *count. */
@@ -384,11 +390,7 @@ static int consistency_subproof(struct sworn_log *log, uint64_t m, uint64_t star
                 return -1;
         }
     }
-    if (*count >= cap)
-        return sworn_err_set(SWORN_ERR_RANGE, "proof longer than %zu hashes", cap);
-    memcpy(out + *count * SWORN_HASH_LEN, h, SWORN_HASH_LEN);
-    (*count)++;
-    return 0;
+    return push_hash(h, out, cap, count);
 }
 
 /*

@@ -49,6 +49,7 @@
 #include "buf.h"
 #include "encoding.h"
 #include "err.h"
+#include "utf8.h"
 
 #define EM_DASH "\xe2\x80\x94"
 #define EM_DASH_LEN 3
@@ -65,81 +66,12 @@
 /* The prefix of a cosigned message: header, the timestamp (at most 19 digits), '\n'. */
 #define COSIG_PREFIX_MAX (sizeof(COSIG_HEADER) - 1 + 20 + 1)
 
-/*
- * Read one UTF-8 code point from b. Rejects what RFC 3629 forbids: stray continuation bytes,
- * truncated sequences, overlong forms, surrogates and values above U+10FFFF.
- */
-static int utf8_get(struct sworn_buf *b, uint32_t *cp)
-{
-    uint8_t c = 0, cc = 0;
-    uint32_t v, min;
-    int more;
-
-    if (sworn_buf_get_u8(b, &c) < 0)
-        return -1;
-    if (c < 0x80) {
-        *cp = c;
-        return 0;
-    }
-    if ((c & 0xe0) == 0xc0) {
-        more = 1;
-        v = c & 0x1fu;
-        min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-        more = 2;
-        v = c & 0x0fu;
-        min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-        more = 3;
-        v = c & 0x07u;
-        min = 0x10000;
-    } else {
-        return -1;
-    }
-    while (more-- > 0) {
-        if (sworn_buf_get_u8(b, &cc) < 0 || (cc & 0xc0) != 0x80)
-            return -1;
-        v = v << 6 | (cc & 0x3fu);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return -1;
-    *cp = v;
-    return 0;
-}
-
-/* C0 controls and DEL. Newline is handled by the callers, which allow it in some places only. */
-static int is_control(uint32_t cp)
-{
-    return cp < 0x20 || cp == 0x7f;
-}
-
 /* The Unicode White_Space property, which is what Go's unicode.IsSpace (and so C2SP) uses. */
 static int is_unicode_space(uint32_t cp)
 {
     return (cp >= 0x09 && cp <= 0x0d) || cp == 0x20 || cp == 0x85 || cp == 0xa0 || cp == 0x1680 ||
            (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 || cp == 0x202f ||
            cp == 0x205f || cp == 0x3000;
-}
-
-/*
- * Check that p[0..len) is valid UTF-8 whose only control byte is '\n'. The error names the
- * offset so that a rejected note can be diagnosed by hand.
- */
-static int check_chars(const char *p, size_t len, const char *what)
-{
-    struct sworn_buf b = sworn_buf_init(p, len);
-
-    while (sworn_buf_remaining(&b) > 0) {
-        size_t at = b.off;
-        uint32_t cp = 0;
-
-        if (utf8_get(&b, &cp) < 0)
-            return sworn_err_set(SWORN_ERR_FORMAT, "%s: invalid UTF-8 at offset %zu", what, at);
-        if (is_control(cp) && cp != '\n')
-            return sworn_err_set(SWORN_ERR_FORMAT, "%s: control byte 0x%02x at offset %zu", what,
-                                 (unsigned)cp, at);
-    }
-    return 0;
 }
 
 int sworn_note_name_check(const char *name, size_t len)
@@ -154,9 +86,9 @@ int sworn_note_name_check(const char *name, size_t len)
     while (sworn_buf_remaining(&b) > 0) {
         uint32_t cp = 0;
 
-        if (utf8_get(&b, &cp) < 0)
+        if (sworn_utf8_next(&b, &cp) < 0)
             return sworn_err_set(SWORN_ERR_FORMAT, "note: key name is not valid UTF-8");
-        if (cp == '+' || is_control(cp) || is_unicode_space(cp))
+        if (cp == '+' || sworn_utf8_is_control(cp) || is_unicode_space(cp))
             return sworn_err_set(SWORN_ERR_FORMAT,
                                  "note: key name contains '+', white space or a control byte");
     }
@@ -177,7 +109,7 @@ int sworn_note_text_check(const char *text, size_t len)
     for (size_t i = 1; i < len; i++)
         if (text[i] == '\n' && text[i - 1] == '\n')
             return sworn_err_set(SWORN_ERR_FORMAT, "note: text has an empty line at offset %zu", i);
-    return check_chars(text, len, "note text");
+    return sworn_utf8_check(text, len, 1, "note text");
 }
 
 int sworn_note_key_id(const char *name, size_t name_len, uint8_t alg, const uint8_t *key,
@@ -404,7 +336,7 @@ int sworn_note_parse(const char *msg, size_t len, struct sworn_note *out)
     if (len > SWORN_NOTE_MAX_LEN)
         return sworn_err_set(SWORN_ERR_RANGE, "note: %zu bytes, more than %u", len,
                              (unsigned)SWORN_NOTE_MAX_LEN);
-    if (check_chars(msg, len, "note") < 0)
+    if (sworn_utf8_check(msg, len, 1, "note") < 0)
         return -1;
     /* The separator is the last "\n\n": signature lines never hold an empty line. */
     for (size_t i = len; i >= 2; i--) {

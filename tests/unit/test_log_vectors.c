@@ -55,16 +55,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void append_one(struct sworn_log *log, const void *data, size_t len, uint64_t want_index)
-{
-    const uint8_t *p = data;
-    uint64_t index = UINT64_MAX;
-
-    if (sworn_log_append(log, &p, &len, 1, &index) != 0)
-        fail_msg("append: %s", sworn_err_msg());
-    assert_int_equal(index, want_index);
-}
-
 /* The eight leaves of leaves-and-roots.txt, and the root of every prefix. */
 struct reference {
     uint8_t data[8][64];
@@ -196,7 +186,7 @@ static void test_vectors_roots_and_proofs(void **state)
     load_reference(&ref);
     assert_int_equal(sworn_log_create(f->db, "test.sworn.example/log", &f->log), 0);
     for (uint64_t i = 0; i < 8; i++) {
-        append_one(f->log, ref.data[i], ref.len[i], i);
+        sworn_test_append(f->log, ref.data[i], ref.len[i], i);
         /* Integrate after every append, so each prefix tree is built incrementally. */
         assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
         assert_int_equal(sworn_log_root(f->log, i + 1, root), 0);
@@ -274,7 +264,7 @@ static void test_tessera_byte_identical(void **state)
         uint64_t size;
 
         if (n > 0)
-            append_one(f->log, tessera_words[n - 1], strlen(tessera_words[n - 1]), n - 1);
+            sworn_test_append(f->log, tessera_words[n - 1], strlen(tessera_words[n - 1]), n - 1);
         if (sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &note_len, &size) != 0)
             fail_msg("checkpoint %llu: %s", (unsigned long long)n, sworn_err_msg());
         assert_int_equal(size, n);

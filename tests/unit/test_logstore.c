@@ -55,16 +55,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static void append_one(struct sworn_log *log, const void *data, size_t len, uint64_t want_index)
-{
-    const uint8_t *p = data;
-    uint64_t index = UINT64_MAX;
-
-    if (sworn_log_append(log, &p, &len, 1, &index) != 0)
-        fail_msg("append: %s", sworn_err_msg());
-    assert_int_equal(index, want_index);
-}
-
 /* Deterministic entry content of a given index, of varying length (some empty). */
 static size_t make_entry(uint64_t i, uint8_t *out)
 {
@@ -226,7 +216,7 @@ static void test_entry_size_limit(void **state)
     lens[1] = 65535;
     assert_int_equal(sworn_log_append(f->log, ptrs, lens, 2, &first), 0);
     assert_int_equal(first, 0);
-    append_one(f->log, "", 0, 2);
+    sworn_test_append(f->log, "", 0, 2);
     assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
     assert_int_equal(sworn_log_append(f->log, ptrs, lens, 0, &first), -1);
     free(big);
@@ -240,7 +230,7 @@ static void test_out_of_range_requests(void **state)
     size_t count;
 
     for (int i = 0; i < 5; i++)
-        append_one(f->log, "x", 1, (uint64_t)i);
+        sworn_test_append(f->log, "x", 1, (uint64_t)i);
     /* Durable but not yet integrated: not part of any provable tree. */
     assert_int_equal(sworn_log_root(f->log, 5, root), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
@@ -277,7 +267,7 @@ static void test_damaged_database_refused(void **state)
     uint8_t root[SWORN_HASH_LEN];
 
     for (int i = 0; i < 300; i++)
-        append_one(f->log, "entry", 5, (uint64_t)i);
+        sworn_test_append(f->log, "entry", 5, (uint64_t)i);
     assert_int_equal(sworn_log_integrate(f->log, NULL), 0);
     sworn_log_close(f->log);
     f->log = NULL;

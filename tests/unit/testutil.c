@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "encoding.h"
+#include "err.h"
+#include "logstore.h"
 
 static void die(const char *what, const char *path)
 {
@@ -131,6 +133,22 @@ void sworn_test_b64_hash(const char *b64, uint8_t out[32])
 
     if (sworn_base64_decode(b64, strlen(b64), out, 32, &n) != 0 || n != 32) {
         fprintf(stderr, "test setup failed: bad base64 hash %s\n", b64);
+        abort();
+    }
+}
+
+void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index)
+{
+    const uint8_t *p = data;
+    uint64_t index = UINT64_MAX;
+
+    if (sworn_log_append(log, &p, &len, 1, &index) != 0) {
+        fprintf(stderr, "append failed: %s\n", sworn_err_msg());
+        abort();
+    }
+    if (index != want_index) {
+        fprintf(stderr, "append: got index %llu, expected %llu\n", (unsigned long long)index,
+                (unsigned long long)want_index);
         abort();
     }
 }

@@ -36,4 +36,8 @@ char *sworn_test_path(const char *dir, const char *name);
 /* Decode one base64 hash (44 characters) into out; aborts on bad input. */
 void sworn_test_b64_hash(const char *b64, uint8_t out[32]);
 
+/* Append one entry to log and check that it got index want_index; fails the test otherwise. */
+struct sworn_log;
+void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index);
+
 #endif
