@@ -72,6 +72,7 @@ struct sworn_log {
     sqlite3_stmt *st_entry_range;
     sqlite3_stmt *st_get_tile;
     sqlite3_stmt *st_put_tile;
+    sqlite3_stmt *st_set_integrated;
 
     struct tile_slot cache[TILE_CACHE_SLOTS];
 };
@@ -480,37 +481,57 @@ static int hash_entries(struct sworn_log *log, uint64_t from, uint64_t to, uint8
     return 0;
 }
 
-static int integrate_locked(struct sworn_log *log)
+/* Record the integrated tree size, inside the caller's transaction. */
+static int set_integrated(struct sworn_log *log, uint64_t size)
 {
-    uint64_t from = log->tree_size, to = log->next_index;
-    uint8_t *leaves = NULL;
-    char size_text[24];
-    int in_txn = 0;
+    char text[24];
 
-    if (from == to)
-        return 0;
-    leaves = malloc((size_t)INTEGRATE_CHUNK * SWORN_HASH_LEN);
+    snprintf(text, sizeof(text), "%llu", (unsigned long long)size);
+    sqlite3_bind_text(log->st_set_integrated, 1, text, -1, SQLITE_TRANSIENT);
+    return step_done(log, log->st_set_integrated, "write integrated size");
+}
+
+/*
+ * Hash the stored entries [tree_size, to) into the tiles, inside the caller's transaction. Only
+ * recovery needs this: appends integrate their own entries as they commit them.
+ */
+static int integrate_stored(struct sworn_log *log, uint64_t to)
+{
+    uint8_t *leaves = malloc((size_t)INTEGRATE_CHUNK * SWORN_HASH_LEN);
+    int rc = -1;
+
     SWORN_ENSURE(leaves != NULL, SWORN_ERR_NOMEM, "integrate: out of memory");
-    SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
-    in_txn = 1;
-    for (uint64_t pos = from; pos < to;) {
+    for (uint64_t pos = log->tree_size; pos < to;) {
         uint64_t n = to - pos < INTEGRATE_CHUNK ? to - pos : INTEGRATE_CHUNK;
 
         SWORN_GUARD(hash_entries(log, pos, pos + n, leaves));
         SWORN_GUARD(add_to_level(log, 0, pos, leaves, n));
         pos += n;
     }
-    snprintf(size_text, sizeof(size_text), "%llu", (unsigned long long)to);
-    SWORN_GUARD(meta_set_locked(log, "integrated", size_text));
+    rc = 0;
+fail:
+    free(leaves);
+    return rc;
+}
+
+static int integrate_locked(struct sworn_log *log)
+{
+    uint64_t to = log->next_index;
+    int in_txn = 0;
+
+    if (log->tree_size == to)
+        return 0;
+    SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
+    in_txn = 1;
+    SWORN_GUARD(integrate_stored(log, to));
+    SWORN_GUARD(set_integrated(log, to));
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     log->tree_size = to;
-    free(leaves);
     return 0;
 fail:
     if (in_txn)
         (void)sqlite3_exec(log->db, "ROLLBACK", NULL, NULL, NULL);
     cache_clear(log);
-    free(leaves);
     return -1;
 }
 
@@ -569,6 +590,8 @@ static int prepare_all(struct sworn_log *log)
     SWORN_GUARD(
         prepare(log, "INSERT OR REPLACE INTO tiles(level, idx, width, hashes) VALUES(?, ?, ?, ?)",
                 &log->st_put_tile));
+    SWORN_GUARD(prepare(log, "INSERT OR REPLACE INTO meta(key, value) VALUES('integrated', ?)",
+                        &log->st_set_integrated));
     return 0;
 fail:
     return -1;
@@ -684,6 +707,7 @@ void sworn_log_close(struct sworn_log *log)
     sqlite3_finalize(log->st_entry_range);
     sqlite3_finalize(log->st_get_tile);
     sqlite3_finalize(log->st_put_tile);
+    sqlite3_finalize(log->st_set_integrated);
     if (log->db != NULL)
         sqlite3_close(log->db);
     pthread_mutex_destroy(&log->db_lock);
@@ -697,14 +721,26 @@ const char *sworn_log_origin(const struct sworn_log *log)
     return log->origin;
 }
 
-/* Write every entry of a batch of requests in one transaction. Caller holds db_lock. */
+/*
+ * Write every entry of a batch of requests, and hash them into the tree, in one transaction: one
+ * WAL fsync makes the entries and their tiles durable together, so the tree always describes
+ * exactly the durable entries. Caller holds db_lock.
+ */
 static int commit_batch(struct sworn_log *log, struct append_req *batch)
 {
-    uint64_t next = log->next_index;
+    uint64_t first = log->next_index, next = first, total = 0;
+    uint8_t *leaves = NULL;
     int in_txn = 0;
 
+    for (struct append_req *r = batch; r != NULL; r = r->next)
+        total += r->n;
+    leaves = malloc((size_t)total * SWORN_HASH_LEN);
+    SWORN_ENSURE(leaves != NULL, SWORN_ERR_NOMEM, "append: out of memory");
     SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
     in_txn = 1;
+    /* Entries left unintegrated by an earlier failure join the tree first, in order. */
+    if (log->tree_size < first)
+        SWORN_GUARD(integrate_stored(log, first));
     for (struct append_req *r = batch; r != NULL; r = r->next) {
         r->first_index = next;
         for (size_t i = 0; i < r->n; i++) {
@@ -715,15 +751,23 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
             sqlite3_bind_blob(st, 2, r->lens[i] ? (const void *)r->entries[i] : (const void *)"",
                               (int)r->lens[i], SQLITE_STATIC);
             SWORN_GUARD(step_done(log, st, "insert entry"));
+            sworn_merkle_leaf_hash(r->entries[i], r->lens[i],
+                                   leaves + (next - first) * SWORN_HASH_LEN);
             next++;
         }
     }
+    SWORN_GUARD(add_to_level(log, 0, first, leaves, total));
+    SWORN_GUARD(set_integrated(log, next));
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     log->next_index = next;
+    log->tree_size = next;
+    free(leaves);
     return 0;
 fail:
     if (in_txn)
         (void)sqlite3_exec(log->db, "ROLLBACK", NULL, NULL, NULL);
+    cache_clear(log);
+    free(leaves);
     return -1;
 }
 

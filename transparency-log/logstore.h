@@ -10,11 +10,12 @@
  *                                 serves), then row r with floor(width / 2^r) hashes, r = 1..7
  *   checkpoints(size, note)       every signed checkpoint note, by tree size
  *
- * Life of an entry: sworn_log_append() makes it durable (a committed transaction) and gives its
- * index; sworn_log_integrate() later hashes every durable entry not yet in the tree into the
- * tiles, in one transaction; sworn_log_checkpoint() integrates, then signs the root. So no
- * checkpoint ever covers an entry that is not durable, and after a crash at any instant the
- * tiles describe a prefix of the durable entries; sworn_log_open() integrates the rest.
+ * Life of an entry: sworn_log_append() inserts it and hashes it into the tiles in one transaction,
+ * and returns its index once that transaction is durable (one WAL fsync for both). So the tree
+ * always describes exactly the durable entries, and sworn_log_checkpoint() signs a root of durable
+ * entries only. sworn_log_integrate() is the repair path: should a database ever hold entries
+ * that are not in its tree (written by an interrupted older writer), it hashes them in, and
+ * sworn_log_open() runs it before anything else.
  *
  * Reads (roots, proofs) take O(log n) stored hashes: every complete subtree hash is stored in
  * some tile row, so nothing above the leaves is recomputed.
@@ -71,12 +72,13 @@ int sworn_log_append(struct sworn_log *log, const uint8_t *const *entries, const
 /* The number of durable entries. */
 uint64_t sworn_log_size(struct sworn_log *log);
 
-/* The number of entries in the tree (integrated); at most sworn_log_size(). */
+/* The number of entries in the tree; equal to sworn_log_size() after a successful append. */
 uint64_t sworn_log_tree_size(struct sworn_log *log);
 
 /*
- * Hash every durable entry not yet in the tree into the tiles, durably. OUT: *tree_size (may be
- * NULL), the tree size afterwards. Returns 0 or -1; on error the tree is as before.
+ * Hash every durable entry not yet in the tree into the tiles, durably (a no-op when appends
+ * integrated everything, as they do). OUT: *tree_size (may be NULL), the tree size afterwards.
+ * Returns 0 or -1; on error the tree is as before.
  */
 int sworn_log_integrate(struct sworn_log *log, uint64_t *tree_size);
 
