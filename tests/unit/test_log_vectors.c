@@ -27,34 +27,6 @@
 #include "tiledir.h"
 #include "testutil.h"
 
-struct fixture {
-    char *dir;
-    char *db;
-    struct sworn_log *log;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof(*f));
-
-    f->dir = sworn_test_tmpdir("logvec");
-    f->db = sworn_test_path(f->dir, "log.db");
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sworn_log_close(f->log);
-    sworn_test_rmtree(f->dir);
-    free(f->db);
-    free(f->dir);
-    free(f);
-    return 0;
-}
-
 /* The eight leaves of leaves-and-roots.txt, and the root of every prefix. */
 struct reference {
     uint8_t data[8][64];
@@ -177,7 +149,7 @@ static int compare_vectors_in(struct sworn_log *log, const char *dir, int consis
 /* The 8 reference leaves give the reference roots, and our proofs equal the vectors' proofs. */
 static void test_vectors_roots_and_proofs(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct reference ref;
     uint8_t root[SWORN_HASH_LEN];
     char *dir;
@@ -246,7 +218,7 @@ static void assert_same_file(const char *ours_dir, const char *theirs_dir, const
 
 static void test_tessera_byte_identical(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct sworn_note_signer signer = {0};
     struct sworn_note_signer *signers[1] = {&signer};
     char *vectors = tessera_dir();
@@ -324,7 +296,7 @@ static void load_tessera_vkey(struct sworn_note_verifier *v)
 /* tessera's folder, read back with its published key: 15 entries, the words, the same root. */
 static void test_tessera_import(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct sworn_note_verifier v;
     char *vectors = tessera_dir();
 
@@ -387,7 +359,7 @@ static void flip_byte(const char *dir, const char *rel, size_t at)
     free(path);
 }
 
-static void expect_import_fails(struct fixture *f, const char *dir,
+static void expect_import_fails(struct sworn_test_log *f, const char *dir,
                                 const struct sworn_note_verifier *v, enum sworn_err_code code,
                                 const char *what)
 {
@@ -406,7 +378,7 @@ static void expect_import_fails(struct fixture *f, const char *dir,
 
 static void test_tessera_tampered_copies_refused(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct sworn_note_verifier v, wrong;
     char *dir;
 
@@ -454,10 +426,14 @@ static void test_tessera_tampered_copies_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_vectors_roots_and_proofs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tessera_byte_identical, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tessera_import, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tessera_tampered_copies_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vectors_roots_and_proofs, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_tessera_byte_identical, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_tessera_import, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_tessera_tampered_copies_refused,
+                                        sworn_test_log_setup_empty, sworn_test_log_teardown),
     };
 
     /* Resolve the vectors first, so that a missing folder skips (or, under CI, fails) cleanly. */

@@ -22,39 +22,6 @@
 #include "merkle.h"
 #include "testutil.h"
 
-/* A fresh log in a fresh folder. */
-struct fixture {
-    char *dir;
-    char *db;
-    struct sworn_log *log;
-};
-
-static int setup(void **state)
-{
-    struct fixture *f = calloc(1, sizeof(*f));
-
-    f->dir = sworn_test_tmpdir("logstore");
-    f->db = sworn_test_path(f->dir, "log.db");
-    if (sworn_log_create(f->db, "test.sworn.example/log", &f->log) != 0) {
-        fprintf(stderr, "create: %s\n", sworn_err_msg());
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    sworn_log_close(f->log);
-    sworn_test_rmtree(f->dir);
-    free(f->db);
-    free(f->dir);
-    free(f);
-    return 0;
-}
-
 /* Deterministic entry content of a given index, of varying length (some empty). */
 static size_t make_entry(uint64_t i, uint8_t *out)
 {
@@ -72,7 +39,7 @@ static size_t make_entry(uint64_t i, uint8_t *out)
  */
 static void test_large_tree_against_recomputation(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     const uint64_t total = 66000;
     const size_t batches[] = {1, 255, 1, 256, 3000, 61953, 534};
     uint8_t *leaves = malloc(total * SWORN_HASH_LEN);
@@ -167,7 +134,7 @@ static void *append_thread(void *arg)
 /* Eight threads append at once: every entry lands exactly once, at the index it was given. */
 static void test_group_commit_concurrent(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct appender a[8];
     pthread_t t[8];
     uint8_t seen[1600] = {0};
@@ -203,7 +170,7 @@ static void test_group_commit_concurrent(void **state)
 /* Entries of 65535 bytes are accepted; 65536 bytes is refused and stores nothing of the call. */
 static void test_entry_size_limit(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     uint8_t *big = calloc(1, 65536);
     const uint8_t *ptrs[2] = {big, big};
     size_t lens[2] = {10, 65536};
@@ -225,7 +192,7 @@ static void test_entry_size_limit(void **state)
 /* Proof and root requests outside the tree are refused with SWORN_ERR_RANGE, never answered. */
 static void test_out_of_range_requests(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     uint8_t proof[SWORN_MERKLE_MAX_PROOF * SWORN_HASH_LEN], root[SWORN_HASH_LEN];
     size_t count;
 
@@ -263,7 +230,7 @@ static void damage(const char *db, const char *sql)
 /* A database with a gap in its entries, or a tile of the wrong size, is reported as corrupt. */
 static void test_damaged_database_refused(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct sworn_log *again = NULL;
     uint8_t root[SWORN_HASH_LEN];
 
@@ -291,7 +258,7 @@ static void test_damaged_database_refused(void **state)
 /* Creating over an existing file is refused; opening a file that is not a log is refused. */
 static void test_create_and_open_refusals(void **state)
 {
-    struct fixture *f = *state;
+    struct sworn_test_log *f = *state;
     struct sworn_log *other = NULL;
     char *junk = sworn_test_path(f->dir, "junk.db");
 
@@ -306,12 +273,18 @@ static void test_create_and_open_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_large_tree_against_recomputation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_group_commit_concurrent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_entry_size_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_out_of_range_requests, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_database_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_create_and_open_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_tree_against_recomputation, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_concurrent, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_entry_size_limit, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_range_requests, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_database_refused, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_create_and_open_refusals, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

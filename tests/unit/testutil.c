@@ -152,3 +152,41 @@ void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint
         abort();
     }
 }
+
+int sworn_test_log_setup_empty(void **state)
+{
+    struct sworn_test_log *f = calloc(1, sizeof(*f));
+
+    if (f == NULL)
+        return -1;
+    f->dir = sworn_test_tmpdir("log");
+    f->db = sworn_test_path(f->dir, "log.db");
+    *state = f;
+    return 0;
+}
+
+int sworn_test_log_setup(void **state)
+{
+    struct sworn_test_log *f;
+
+    if (sworn_test_log_setup_empty(state) != 0)
+        return -1;
+    f = *state;
+    if (sworn_log_create(f->db, "test.sworn.example/log", &f->log) != 0) {
+        fprintf(stderr, "create %s: %s\n", f->db, sworn_err_msg());
+        return -1;
+    }
+    return 0;
+}
+
+int sworn_test_log_teardown(void **state)
+{
+    struct sworn_test_log *f = *state;
+
+    sworn_log_close(f->log);
+    sworn_test_rmtree(f->dir);
+    free(f->db);
+    free(f->dir);
+    free(f);
+    return 0;
+}

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sworn_log;
+
 /*
  * The folder of the external vectors (../shared/vectors beside the project). When it is absent
  * the test cannot run: outside CI this prints why and exits 77, which ctest reports as skipped;
@@ -36,8 +38,21 @@ char *sworn_test_path(const char *dir, const char *name);
 /* Decode one base64 hash (44 characters) into out; aborts on bad input. */
 void sworn_test_b64_hash(const char *b64, uint8_t out[32]);
 
+/* A temporary folder with a log database path in it, for cmocka setup and teardown. */
+struct sworn_test_log {
+    char *dir;             /* the folder, removed by the teardown */
+    char *db;              /* <dir>/log.db */
+    struct sworn_log *log; /* closed by the teardown when not NULL */
+};
+
+/* cmocka setup: a new folder, and a new log at db with origin test.sworn.example/log. */
+int sworn_test_log_setup(void **state);
+/* cmocka setup: a new folder and the db path, but no log (the test creates or imports one). */
+int sworn_test_log_setup_empty(void **state);
+/* cmocka teardown for both setups. */
+int sworn_test_log_teardown(void **state);
+
 /* Append one entry to log and check that it got index want_index; fails the test otherwise. */
-struct sworn_log;
 void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index);
 
 #endif
