@@ -41,6 +41,7 @@
 #include "buf.h"
 #include "encoding.h"
 #include "err.h"
+#include "secretfile.h"
 #include "wipe.h"
 
 #define KEYFILE_MAX (16 * 1024) /* far more than any key file we accept */
@@ -115,54 +116,6 @@ static const struct sworn_note_signer_ops p256_pem_ops = {
     .sign = pkey_sign,
     .close = pkey_close,
 };
-
-/*
- * Read a key file into buf (capacity cap) after checking that it is a regular file, not a
- * symbolic link, at most cap - 1 bytes, and closed to group and others. OUT: *len.
- * The caller wipes buf whatever happens.
- */
-static int read_key_file(const char *path, uint8_t *buf, size_t cap, size_t *len)
-{
-    struct stat st;
-    size_t n = 0;
-    int fd;
-
-    /* O_NONBLOCK so that a FIFO planted at path cannot hang us before fstat refuses it. */
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ELOOP)
-            return sworn_err_set(SWORN_ERR_IO, "key file %s is a symbolic link; refusing it", path);
-        return sworn_err_set(SWORN_ERR_IO, "cannot open key file %s: %s", path, strerror(errno));
-    }
-    SWORN_ENSURE(fstat(fd, &st) == 0, SWORN_ERR_IO, "cannot stat key file %s: %s", path,
-                 strerror(errno));
-    SWORN_ENSURE(S_ISREG(st.st_mode), SWORN_ERR_IO, "key file %s is not a regular file", path);
-    SWORN_ENSURE((st.st_mode & 077) == 0, SWORN_ERR_IO,
-                 "key file %s has mode %04o, which lets group or others in; it must be 0600 or "
-                 "stricter (chmod 600 %s)",
-                 path, (unsigned)(st.st_mode & 07777), path);
-    SWORN_ENSURE(st.st_size >= 0 && (uintmax_t)st.st_size < cap, SWORN_ERR_FORMAT,
-                 "key file %s is larger than %zu bytes", path, cap - 1);
-    for (;;) {
-        ssize_t got = read(fd, buf + n, cap - n);
-
-        if (got < 0 && errno == EINTR)
-            continue;
-        SWORN_ENSURE(got >= 0, SWORN_ERR_IO, "cannot read key file %s: %s", path, strerror(errno));
-        if (got == 0)
-            break;
-        n += (size_t)got;
-        /* The file grew after fstat: refuse rather than read a key that is still changing. */
-        SWORN_ENSURE(n < cap, SWORN_ERR_FORMAT, "key file %s is larger than %zu bytes", path,
-                     cap - 1);
-    }
-    close(fd);
-    *len = n;
-    return 0;
-fail:
-    close(fd);
-    return -1;
-}
 
 /* Fill pub for an Ed25519 key: name, type 0x01, the raw public key and its key id. */
 static int ed25519_pub(EVP_PKEY *pkey, const char *name, size_t name_len,
@@ -327,7 +280,7 @@ int sworn_note_signer_open_file(const char *path, const char *name, struct sworn
     memset(&s, 0, sizeof(s));
     if (path == NULL || out == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "signer: NULL path or output");
-    SWORN_GUARD(read_key_file(path, data, sizeof(data), &len));
+    SWORN_GUARD(sworn_secretfile_read(path, "key file", data, sizeof(data), &len));
     if (len >= sizeof(SKEY_PREFIX) - 1 && memcmp(data, SKEY_PREFIX, sizeof(SKEY_PREFIX) - 1) == 0) {
         /* One trailing newline is tolerated: editors and `echo` add it. */
         if (len > 0 && data[len - 1] == '\n')
