@@ -1,0 +1,126 @@
+/*
+ * signer.h -- one interface over every key that signs for sworn: PKCS#11 HSM keys, TPM keys, and
+ * (for development only) PEM key files.
+ *
+ * A signer is opened from a URI:
+ *     pkcs11:token=<label>;id=<%xx..>;object=<label>    RFC 7512; module and PIN file in the config
+ *     tpm:handle=0x81xxxxxx                               a persistent TPM signing key
+ *     file:/absolute/path/key.pem                         development only: marked software-held
+ *
+ * Purposes and what a signature covers. Every signature names its purpose, and the bytes it
+ * covers (the "to-be-signed" bytes, TBS) make a signature of one purpose useless for another:
+ *     SWORN_PURPOSE_CHECKPOINT  msg is a C2SP checkpoint body (checkpoint.h), checked before
+ *                               signing; TBS = msg. This keeps HSM and TPM checkpoint signatures
+ *                               standard C2SP note signatures (type 0x02: ECDSA-SHA256 over the
+ *                               note text).
+ *     SWORN_PURPOSE_RECEIPT     msg is a 32-byte digest; TBS = "\xffsworn/v1 receipt\0" || msg
+ *     SWORN_PURPOSE_KEY_EVENT   msg is a 32-byte digest; TBS = "\xffsworn/v1 key-event\0" || msg
+ * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
+ * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
+ *
+ * Signature encodings: ECDSA P-256 with SHA-256 over the TBS, DER-encoded (what note type 0x02
+ * and openssl use); Ed25519 over the TBS, 64 bytes; RSA-PSS with SHA-256, MGF1-SHA-256 and a
+ * 32-byte salt over the TBS.
+ *
+ * Keys are identified by their key id: SHA-256 of their DER SubjectPublicKeyInfo. PKCS#11 and TPM
+ * keys must be pinned: the config names the SPKI the key must have, and open refuses any other.
+ *
+ * Secrets: the PIN is read from a file (mode 0600 or stricter, refused otherwise), a single
+ * trailing newline stripped, and wiped after login. It never comes from argv, the environment or
+ * the URI (a pin-value attribute is refused).
+ *
+ * Thread safety: one struct sworn_signer is used by one thread at a time. No signer may be used
+ * across fork(): open a new one in the child.
+ * Errors: -1 with sworn_err set (err.h): SWORN_ERR_ARG for a bad config, SWORN_ERR_VERIFY for a
+ * pinned-key mismatch, SWORN_ERR_IO for a device failure (the caller denies; the signer rebuilds
+ * its device context on the next call).
+ */
+#ifndef SWORN_SIGNER_H
+#define SWORN_SIGNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SWORN_KEY_ID_LEN 32        /* SHA-256 of the DER SubjectPublicKeyInfo */
+#define SWORN_SIGNER_SPKI_MAX 1024 /* RSA-4096 SPKIs are about 550 bytes */
+#define SWORN_SIGNER_SIG_MAX 512   /* RSA-4096 signatures; DER ECDSA P-256 is at most 72 */
+#define SWORN_SIGNER_MSG_MAX 4096  /* the largest msg of any purpose (a checkpoint body) */
+#define SWORN_SIGNER_TBS_MAX (SWORN_SIGNER_MSG_MAX + 32)
+#define SWORN_SIGNER_TIMEOUT_MS 5000 /* default watchdog for one device call */
+
+enum sworn_sign_purpose {
+    SWORN_PURPOSE_CHECKPOINT = 1,
+    SWORN_PURPOSE_RECEIPT = 2,
+    SWORN_PURPOSE_KEY_EVENT = 3
+};
+
+enum sworn_sig_alg {
+    SWORN_SIG_ECDSA_P256_SHA256 = 1,
+    SWORN_SIG_ED25519 = 2,
+    SWORN_SIG_RSA_PSS_SHA256 = 3
+};
+
+struct sworn_signer_config {
+    const char *uri;         /* pkcs11:..., tpm:..., file:... (required) */
+    const char *module_path; /* pkcs11: the PKCS#11 module to load */
+    const char *pin_file;    /* pkcs11: the user PIN file */
+    const char *tcti; /* tpm: the TCTI configuration, e.g. "swtpm:host=127.0.0.1,port=2321" */
+    const uint8_t *pinned_spki; /* pkcs11:, tpm: the DER SPKI the key must have (required) */
+    size_t pinned_spki_len;
+    unsigned timeout_ms; /* watchdog for one device call; 0 means SWORN_SIGNER_TIMEOUT_MS */
+};
+
+struct sworn_signer;
+
+/*
+ * Open the key named by cfg->uri. For pkcs11: and tpm: exactly one key must match, it must be a
+ * private signing key that is sensitive and not extractable (PKCS#11) or fixed to its TPM
+ * (fixedTPM, fixedParent, sensitiveDataOrigin), and its public key must equal the pinned SPKI.
+ * OUT: *out. Returns 0 or -1; nothing is left open after an error.
+ */
+int sworn_signer_open(const struct sworn_signer_config *cfg, struct sworn_signer **out);
+
+/* Close a signer and wipe what it holds; NULL is allowed. */
+void sworn_signer_close(struct sworn_signer *s);
+
+/* The signer's DER SPKI (owned by the signer). */
+const uint8_t *sworn_signer_spki(const struct sworn_signer *s, size_t *len);
+
+/* The key id: SHA-256 of the SPKI. */
+void sworn_signer_key_id(const struct sworn_signer *s, uint8_t out[SWORN_KEY_ID_LEN]);
+
+enum sworn_sig_alg sworn_signer_alg(const struct sworn_signer *s);
+
+/* 1 for keys held in software (file:), which verifiers and conformance must treat as such. */
+int sworn_signer_software_held(const struct sworn_signer *s);
+
+/* The backend's scheme: "pkcs11", "tpm" or "file". */
+const char *sworn_signer_scheme(const struct sworn_signer *s);
+
+/*
+ * Sign msg[0..len) for a purpose (rules above). Writes the signature into sig (capacity cap).
+ * OUT: *sig_len. Returns 0 or -1; a device failure marks the context for a rebuild, which the
+ * next call attempts (with backoff) before signing.
+ */
+int sworn_signer_sign(struct sworn_signer *s, enum sworn_sign_purpose purpose, const uint8_t *msg,
+                      size_t len, uint8_t *sig, size_t cap, size_t *sig_len);
+
+/* Sign a fixed message and verify the signature with the public key. Returns 0 or -1. */
+int sworn_signer_health(struct sworn_signer *s);
+
+/*
+ * The TBS bytes of a purpose for msg (rules above), into out (capacity SWORN_SIGNER_TBS_MAX).
+ * OUT: *out_len. Returns 0, or -1 (SWORN_ERR_FORMAT: msg is not of its purpose's form).
+ */
+int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t len, uint8_t *out,
+                     size_t *out_len);
+
+/*
+ * Verify a signature made by sworn_signer_sign with the key of the DER SPKI (its algorithm is
+ * taken from the key: EC P-256 is ECDSA-SHA256, Ed25519, RSA is RSA-PSS-SHA256).
+ * Returns 0 when it verifies; -1 otherwise (SWORN_ERR_VERIFY, SWORN_ERR_FORMAT).
+ */
+int sworn_signature_verify(const uint8_t *spki, size_t spki_len, enum sworn_sign_purpose purpose,
+                           const uint8_t *msg, size_t len, const uint8_t *sig, size_t sig_len);
+
+#endif
