@@ -79,8 +79,10 @@ void sworn_p11_unload(struct sworn_p11_module *m)
 {
     if (m->f != NULL && m->initialized)
         (void)m->f->C_Finalize(NULL);
-    if (m->dl != NULL)
-        dlclose(m->dl);
+    /*
+     * The module stays mapped (no dlclose): a call abandoned by the watchdog may still be running
+     * inside it, and unmapping code under a thread is fatal. Loading it again reuses the mapping.
+     */
     memset(m, 0, sizeof(*m));
 }
 

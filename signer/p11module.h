@@ -30,7 +30,7 @@ struct sworn_p11_module {
  */
 int sworn_p11_load(const char *path, struct sworn_p11_module *m);
 
-/* C_Finalize (if ours) and dlclose; safe on a zeroed or partly loaded handle. */
+/* C_Finalize (if ours), keeping the module mapped; safe on a zeroed or partly loaded handle. */
 void sworn_p11_unload(struct sworn_p11_module *m);
 
 /*

@@ -1,0 +1,428 @@
+/*
+ * test_signer_pkcs11.c -- the PKCS#11 signer against a real SoftHSMv2 token made by the real
+ * sworn-hsm, checked by independent tools: openssl verifies every signature, pkcs11-tool shows
+ * the key attributes. Then the refusals (pin mismatch, PIN file too open, wrong PIN without
+ * retry loops, extractable keys, ambiguous URIs) and the faults (sessions closed behind the
+ * library's back, a module call that hangs).
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+
+#include "err.h"
+#include "p11module.h"
+#include "signer.h"
+#include "softhsm_fixture.h"
+#include "testutil.h"
+
+static const char checkpoint_body[] =
+    "test.sworn.example/log\n42\nrKbDipCvhuX1GZ7g5BBe8sA6BbJ7ja/1nk427v383cs=\n";
+
+struct fx {
+    struct softhsm *h;
+    char *p256_uri, *ed_uri;
+    uint8_t p256_spki[SWORN_SIGNER_SPKI_MAX], ed_spki[SWORN_SIGNER_SPKI_MAX];
+    size_t p256_spki_len, ed_spki_len;
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+
+    f->h = softhsm_start();
+    /* The module reads its configuration at C_Initialize, in this process. */
+    setenv("SOFTHSM2_CONF", f->h->conf, 1);
+    f->p256_uri =
+        softhsm_keygen(f->h, "checkpoint", "p256", "20261129", f->p256_spki, &f->p256_spki_len);
+    f->ed_uri = softhsm_keygen(f->h, "receipt", "ed25519", "20261129", f->ed_spki, &f->ed_spki_len);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+
+    softhsm_stop(f->h);
+    free(f->p256_uri);
+    free(f->ed_uri);
+    free(f);
+    return 0;
+}
+
+static struct sworn_signer_config config(struct fx *f, const char *uri, const uint8_t *spki,
+                                         size_t spki_len)
+{
+    struct sworn_signer_config c = {
+        .uri = uri,
+        .module_path = SOFTHSM_MODULE_PATH,
+        .pin_file = f->h->pin_file,
+        .pinned_spki = spki,
+        .pinned_spki_len = spki_len,
+        .timeout_ms = 2000,
+    };
+    return c;
+}
+
+static struct sworn_signer *open_ok(struct sworn_signer_config c)
+{
+    struct sworn_signer *s = NULL;
+
+    if (sworn_signer_open(&c, &s) != 0)
+        fail_msg("open %s: %s", c.uri, sworn_err_msg());
+    return s;
+}
+
+static void write_pem(const char *path, const uint8_t *spki, size_t len)
+{
+    const unsigned char *p = spki;
+    EVP_PKEY *k = d2i_PUBKEY(NULL, &p, (long)len);
+    FILE *out = fopen(path, "w");
+
+    assert_non_null(k);
+    assert_non_null(out);
+    assert_int_equal(PEM_write_PUBKEY(out, k), 1);
+    fclose(out);
+    EVP_PKEY_free(k);
+}
+
+/* Sign msg for a purpose, verify with our verifier and with the openssl command line. */
+static void sign_and_cross_check(struct fx *f, struct sworn_signer *s, const uint8_t *spki,
+                                 size_t spki_len, enum sworn_sign_purpose purpose,
+                                 const uint8_t *msg, size_t len)
+{
+    uint8_t sig[SWORN_SIGNER_SIG_MAX], tbs[SWORN_SIGNER_TBS_MAX];
+    size_t sig_len, tbs_len;
+    char *pem = sworn_test_path(f->h->dir, "check.pem"),
+         *tbs_path = sworn_test_path(f->h->dir, "tbs.bin");
+    char *sig_path = sworn_test_path(f->h->dir, "sig.bin"), *cmd;
+
+    if (sworn_signer_sign(s, purpose, msg, len, sig, sizeof(sig), &sig_len) != 0)
+        fail_msg("sign: %s", sworn_err_msg());
+    assert_int_equal(sworn_signature_verify(spki, spki_len, purpose, msg, len, sig, sig_len), 0);
+    assert_int_equal(sworn_signer_tbs(purpose, msg, len, tbs, &tbs_len), 0);
+    write_pem(pem, spki, spki_len);
+    sworn_test_write_file(tbs_path, tbs, tbs_len, 0600);
+    sworn_test_write_file(sig_path, sig, sig_len, 0600);
+    if (sworn_signer_alg(s) == SWORN_SIG_ED25519)
+        assert_true(asprintf(&cmd, "openssl pkeyutl -verify -pubin -inkey check.pem -rawin -in "
+                                   "tbs.bin -sigfile sig.bin") > 0);
+    else
+        assert_true(asprintf(&cmd, "openssl dgst -sha256 -verify check.pem -signature sig.bin "
+                                   "tbs.bin") > 0);
+    if (softhsm_sh(f->h, cmd, NULL) != 0)
+        fail_msg("openssl does not verify the %s signature",
+                 sworn_signer_alg(s) == SWORN_SIG_ED25519 ? "Ed25519" : "ECDSA");
+    /* A changed byte of the TBS: openssl must reject it too, or the check proves nothing. */
+    tbs[tbs_len - 1] ^= 1;
+    sworn_test_write_file(tbs_path, tbs, tbs_len, 0600);
+    assert_int_not_equal(softhsm_sh(f->h, cmd, NULL), 0);
+    free(cmd);
+    free(pem);
+    free(tbs_path);
+    free(sig_path);
+}
+
+static void test_sign_every_purpose_p256_and_ed25519(void **state)
+{
+    struct fx *f = *state;
+    uint8_t digest[32];
+    struct sworn_signer *s;
+
+    SHA256((const uint8_t *)"a request", 9, digest);
+    s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
+    assert_string_equal(sworn_signer_scheme(s), "pkcs11");
+    assert_int_equal(sworn_signer_software_held(s), 0);
+    assert_int_equal(sworn_signer_alg(s), SWORN_SIG_ECDSA_P256_SHA256);
+    sign_and_cross_check(f, s, f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_CHECKPOINT,
+                         (const uint8_t *)checkpoint_body, strlen(checkpoint_body));
+    sign_and_cross_check(f, s, f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_RECEIPT, digest, 32);
+    sign_and_cross_check(f, s, f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_KEY_EVENT, digest, 32);
+    assert_int_equal(sworn_signer_health(s), 0);
+    sworn_signer_close(s);
+
+    s = open_ok(config(f, f->ed_uri, f->ed_spki, f->ed_spki_len));
+    assert_int_equal(sworn_signer_alg(s), SWORN_SIG_ED25519);
+    sign_and_cross_check(f, s, f->ed_spki, f->ed_spki_len, SWORN_PURPOSE_RECEIPT, digest, 32);
+    sign_and_cross_check(f, s, f->ed_spki, f->ed_spki_len, SWORN_PURPOSE_CHECKPOINT,
+                         (const uint8_t *)checkpoint_body, strlen(checkpoint_body));
+    sworn_signer_close(s);
+}
+
+/* A signature made for one purpose never verifies for another. */
+static void test_purposes_are_separated(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer *s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len;
+
+    SHA256((const uint8_t *)checkpoint_body, strlen(checkpoint_body), digest);
+    assert_int_equal(
+        sworn_signer_sign(s, SWORN_PURPOSE_RECEIPT, digest, 32, sig, sizeof(sig), &sig_len), 0);
+    assert_int_equal(sworn_signature_verify(f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_KEY_EVENT,
+                                            digest, 32, sig, sig_len),
+                     -1);
+    /* Nor as a checkpoint signature over a text whose hash is the digest it signed. */
+    assert_int_equal(sworn_signature_verify(
+                         f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_CHECKPOINT,
+                         (const uint8_t *)checkpoint_body, strlen(checkpoint_body), sig, sig_len),
+                     -1);
+    /* And a checkpoint purpose takes only checkpoint bodies. */
+    assert_int_equal(
+        sworn_signer_sign(s, SWORN_PURPOSE_CHECKPOINT, digest, 32, sig, sizeof(sig), &sig_len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_int_equal(
+        sworn_signer_sign(s, (enum sworn_sign_purpose)9, digest, 32, sig, sizeof(sig), &sig_len),
+        -1);
+    sworn_signer_close(s);
+}
+
+/* pkcs11-tool, which no one here wrote, sees the generated keys as sign-only and locked in. */
+static void test_pkcs11_tool_sees_locked_keys(void **state)
+{
+    struct fx *f = *state;
+    char *out = sworn_test_path(f->h->dir, "list.out"), *text;
+
+    /* pkcs11-tool reads the PIN from a terminal: give it one, fed from the PIN file. */
+    assert_int_equal(softhsm_sh(f->h,
+                                "(sleep 0.3; cat user.pin) | script -qec \"pkcs11-tool --module "
+                                "/usr/lib/softhsm/libsofthsm2.so --token-label sworn-test --login "
+                                "--list-objects --type privkey\" /dev/null",
+                                out),
+                     0);
+    text = sworn_test_read_file(out, NULL);
+    assert_non_null(strstr(text, "sworn/checkpoint/20261129"));
+    assert_non_null(strstr(text, "sworn/receipt/20261129"));
+    /* Both keys: usage sign only, and sensitive, always sensitive, never extractable. */
+    for (const char *p = text; (p = strstr(p, "Private Key Object")) != NULL; p++) {
+        const char *usage = strstr(p, "Usage:"), *access = strstr(p, "Access:");
+
+        assert_non_null(usage);
+        assert_non_null(access);
+        /* "sign" and nothing else (the terminal ends lines with \r\n). */
+        assert_true(strncmp(usage, "Usage:      sign", 16) == 0 &&
+                    (usage[16] == '\r' || usage[16] == '\n'));
+        assert_true(
+            strncmp(access, "Access:     sensitive, always sensitive, never extractable", 57) == 0);
+    }
+    free(text);
+    free(out);
+}
+
+static void expect_open_fails(struct sworn_signer_config c, enum sworn_err_code code,
+                              const char *needle)
+{
+    struct sworn_signer *s = NULL;
+
+    if (sworn_signer_open(&c, &s) == 0) {
+        sworn_signer_close(s);
+        fail_msg("open of %s succeeded; expected a refusal containing \"%s\"", c.uri, needle);
+    }
+    if (sworn_err_code() != code || strstr(sworn_err_msg(), needle) == NULL)
+        fail_msg("open refused with %s: %s; expected %s containing \"%s\"",
+                 sworn_err_name(sworn_err_code()), sworn_err_msg(), sworn_err_name(code), needle);
+}
+
+static void test_refusals(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer_config c;
+    char *bad_pin = sworn_test_path(f->h->dir, "bad.pin");
+
+    /* The token's key is not the pinned key. */
+    expect_open_fails(config(f, f->p256_uri, f->ed_spki, f->ed_spki_len), SWORN_ERR_VERIFY,
+                      "not the pinned key");
+    /* No pin at all. */
+    expect_open_fails(config(f, f->p256_uri, NULL, 0), SWORN_ERR_ARG, "pinned public key");
+    /* A PIN file others can read. */
+    c = config(f, f->p256_uri, f->p256_spki, f->p256_spki_len);
+    sworn_test_write_file(bad_pin, "4711", 4, 0644);
+    c.pin_file = bad_pin;
+    expect_open_fails(c, SWORN_ERR_IO, "mode 0644");
+    /* A wrong PIN: refused, clearly. */
+    sworn_test_write_file(bad_pin, "0000", 4, 0600);
+    expect_open_fails(c, SWORN_ERR_ARG, "refused the PIN");
+    /* URIs that name no key, or a key that does not exist, or ask for the PIN in the URI. */
+    expect_open_fails(config(f, "pkcs11:token=sworn-test", f->p256_spki, f->p256_spki_len),
+                      SWORN_ERR_FORMAT, "name the key");
+    expect_open_fails(
+        config(f, "pkcs11:token=sworn-test;object=nothing", f->p256_spki, f->p256_spki_len),
+        SWORN_ERR_ARG, "no private key");
+    expect_open_fails(config(f, "pkcs11:token=sworn-test;object=x?pin-value=4711", f->p256_spki,
+                             f->p256_spki_len),
+                      SWORN_ERR_FORMAT, "query attributes");
+    expect_open_fails(
+        config(f, "pkcs11:token=no-such-token;object=x", f->p256_spki, f->p256_spki_len),
+        SWORN_ERR_IO, "no token");
+    free(bad_pin);
+}
+
+/* Generate a key pair on the token with chosen attributes, as a careless operator might. */
+static void raw_keygen(struct fx *f, const char *label, CK_BBOOL extractable)
+{
+    static const uint8_t p256_oid[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
+    struct sworn_p11_module m;
+    struct sworn_pkcs11_uri uri;
+    uint8_t pin[SWORN_P11_PIN_MAX];
+    size_t pin_len;
+    CK_SLOT_ID slot;
+    CK_SESSION_HANDLE s;
+    CK_OBJECT_HANDLE pub, priv;
+    CK_BBOOL yes = CK_TRUE;
+    CK_MECHANISM mech = {CKM_EC_KEY_PAIR_GEN, NULL, 0};
+    CK_ATTRIBUTE pub_t[] = {{CKA_TOKEN, &yes, 1},
+                            {CKA_VERIFY, &yes, 1},
+                            {CKA_EC_PARAMS, (void *)p256_oid, sizeof(p256_oid)},
+                            {CKA_LABEL, (void *)label, strlen(label)},
+                            {CKA_ID, (void *)label, strlen(label)}};
+    CK_ATTRIBUTE priv_t[] = {{CKA_TOKEN, &yes, 1},
+                             {CKA_PRIVATE, &yes, 1},
+                             {CKA_SENSITIVE, &yes, 1},
+                             {CKA_EXTRACTABLE, &extractable, 1},
+                             {CKA_SIGN, &yes, 1},
+                             {CKA_LABEL, (void *)label, strlen(label)},
+                             {CKA_ID, (void *)label, strlen(label)}};
+
+    memset(&uri, 0, sizeof(uri));
+    strcpy(uri.token, SOFTHSM_TOKEN);
+    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, &m), 0);
+    assert_int_equal(sworn_p11_find_slot(&m, &uri, &slot), 0);
+    assert_int_equal(m.f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s),
+                     CKR_OK);
+    assert_int_equal(sworn_p11_read_pin(f->h->pin_file, pin, &pin_len), 0);
+    assert_int_equal(m.f->C_Login(s, CKU_USER, pin, (CK_ULONG)pin_len), CKR_OK);
+    assert_int_equal(m.f->C_GenerateKeyPair(s, &mech, pub_t, 5, priv_t, 7, &pub, &priv), CKR_OK);
+    sworn_p11_unload(&m);
+}
+
+static void test_refuses_extractable_and_ambiguous_keys(void **state)
+{
+    struct fx *f = *state;
+
+    raw_keygen(f, "careless", CK_TRUE);
+    expect_open_fails(
+        config(f, "pkcs11:token=sworn-test;object=careless", f->p256_spki, f->p256_spki_len),
+        SWORN_ERR_ARG, "extractable");
+    raw_keygen(f, "twice", CK_FALSE);
+    raw_keygen(f, "twice", CK_FALSE);
+    expect_open_fails(
+        config(f, "pkcs11:token=sworn-test;object=twice", f->p256_spki, f->p256_spki_len),
+        SWORN_ERR_ARG, "more than one");
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* Close every session of the token from outside the signer, as a device reset would. */
+static void close_sessions_behind_its_back(void)
+{
+    struct sworn_p11_module m;
+    struct sworn_pkcs11_uri uri;
+    CK_SLOT_ID slot;
+
+    memset(&uri, 0, sizeof(uri));
+    strcpy(uri.token, SOFTHSM_TOKEN);
+    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, &m), 0);
+    assert_int_equal(sworn_p11_find_slot(&m, &uri, &slot), 0);
+    assert_int_equal(m.f->C_CloseAllSessions(slot), CKR_OK);
+    sworn_p11_unload(&m);
+}
+
+static int try_sign(struct sworn_signer *s)
+{
+    uint8_t digest[32] = {1}, sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len;
+
+    return sworn_signer_sign(s, SWORN_PURPOSE_RECEIPT, digest, 32, sig, sizeof(sig), &sig_len);
+}
+
+static void test_sessions_closed_behind_its_back(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer *s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
+    int recovered = 0;
+
+    assert_int_equal(try_sign(s), 0);
+    close_sessions_behind_its_back();
+    /* The next sign fails (the caller denies), then the signer rebuilds and works again. */
+    assert_int_equal(try_sign(s), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    for (int i = 0; i < 50 && !recovered; i++) {
+        recovered = try_sign(s) == 0;
+        if (!recovered)
+            sleep_ms(50);
+    }
+    if (!recovered)
+        fail_msg("the signer did not recover: %s", sworn_err_msg());
+    assert_int_equal(sworn_signer_health(s), 0);
+    sworn_signer_close(s);
+}
+
+/* A PIN that the token refuses is offered once, never again, until the PIN file changes. */
+static void test_wrong_pin_is_not_retried(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer_config c = config(f, f->p256_uri, f->p256_spki, f->p256_spki_len);
+    char *pin = sworn_test_path(f->h->dir, "changing.pin");
+    struct sworn_signer *s;
+    int recovered = 0, refused = 0;
+
+    sworn_test_write_file(pin, "4711", 4, 0600);
+    c.pin_file = pin;
+    s = open_ok(c);
+    /* The PIN file now holds a wrong PIN, and the device needs a new login. */
+    sworn_test_write_file(pin, "9999", 4, 0600);
+    close_sessions_behind_its_back();
+    /* Every attempt fails; once a rebuild has offered the PIN and been refused, the signer says
+     * it will not offer that PIN again, however often it is asked. */
+    for (int i = 0; i < 100 && !refused; i++) {
+        assert_int_equal(try_sign(s), -1);
+        refused = strstr(sworn_err_msg(), "not offering it again") != NULL;
+        if (!refused)
+            sleep_ms(50);
+    }
+    if (!refused)
+        fail_msg("the wrong PIN was never reported as withheld: %s", sworn_err_msg());
+    /* The token is not locked: the right PIN in the file brings the signer back. */
+    sworn_test_write_file(pin, "4711\n", 5, 0600);
+    for (int i = 0; i < 120 && !recovered; i++) {
+        recovered = try_sign(s) == 0;
+        if (!recovered)
+            sleep_ms(50);
+    }
+    if (!recovered)
+        fail_msg("no recovery after the PIN was fixed: %s", sworn_err_msg());
+    sworn_signer_close(s);
+    free(pin);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sign_every_purpose_p256_and_ed25519, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_purposes_are_separated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pkcs11_tool_sees_locked_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refuses_extractable_and_ambiguous_keys, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sessions_closed_behind_its_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_pin_is_not_retried, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
