@@ -66,6 +66,15 @@ struct p11 {
     size_t spki_len;
     enum sworn_sig_alg alg;
 
+    /*
+     * The one call in flight: its input and output live here, not on the caller's stack, because a
+     * call abandoned by the watchdog may return long after its caller has, and must find them.
+     */
+    uint8_t call_data[SWORN_SIGNER_TBS_MAX];
+    size_t call_len;
+    uint8_t call_sig[SWORN_SIGNER_SIG_MAX];
+    size_t call_sig_len;
+
     /* SHA-256 of a PIN the token refused: never offered again until the PIN file changes. */
     uint8_t refused_pin[32];
     int have_refused_pin;
@@ -321,19 +330,9 @@ fail:
     return -1;
 }
 
-struct sign_call {
-    struct p11 *p;
-    const uint8_t *data;
-    size_t len;
-    uint8_t *sig;
-    size_t cap;
-    size_t *sig_len;
-};
-
 static int sign_on_device(void *arg)
 {
-    struct sign_call *c = arg;
-    struct p11 *p = c->p;
+    struct p11 *p = arg;
     CK_MECHANISM mech = {p->alg == SWORN_SIG_ED25519 ? CKM_EDDSA : CKM_ECDSA, NULL, 0};
     uint8_t raw[SWORN_SIGNER_SIG_MAX];
     CK_ULONG raw_len = sizeof(raw);
@@ -342,33 +341,43 @@ static int sign_on_device(void *arg)
     rv = p->f->C_SignInit(p->session, &mech, p->key);
     if (rv != CKR_OK)
         return sworn_p11_error("C_SignInit", rv);
-    rv = p->f->C_Sign(p->session, (CK_BYTE_PTR)c->data, (CK_ULONG)c->len, raw, &raw_len);
+    rv = p->f->C_Sign(p->session, p->call_data, (CK_ULONG)p->call_len, raw, &raw_len);
     if (rv != CKR_OK)
         return sworn_p11_error("C_Sign", rv);
     if (p->alg == SWORN_SIG_ED25519) {
-        if (raw_len != 64 || c->cap < 64)
+        if (raw_len != 64)
             return sworn_err_set(SWORN_ERR_CRYPTO, "pkcs11: Ed25519 signature of %lu bytes",
                                  (unsigned long)raw_len);
-        memcpy(c->sig, raw, 64);
-        *c->sig_len = 64;
+        memcpy(p->call_sig, raw, 64);
+        p->call_sig_len = 64;
         return 0;
     }
     /* CKM_ECDSA gives r || s, each as long as the order: 64 bytes for P-256. */
     if (raw_len != 64)
         return sworn_err_set(SWORN_ERR_CRYPTO, "pkcs11: ECDSA signature of %lu bytes",
                              (unsigned long)raw_len);
-    return sworn_ecdsa_rs_to_der(raw, 32, raw + 32, 32, c->sig, c->cap, c->sig_len);
+    return sworn_ecdsa_rs_to_der(raw, 32, raw + 32, 32, p->call_sig, sizeof(p->call_sig),
+                                 &p->call_sig_len);
 }
 
 static int p11_sign(void *ctx, const uint8_t *data, size_t len, uint8_t *sig, size_t cap,
                     size_t *sig_len)
 {
     struct p11 *p = ctx;
-    struct sign_call c = {p, data, len, sig, cap, sig_len};
 
     if (p->f == NULL)
         return sworn_err_set(SWORN_ERR_IO, "pkcs11: no device context (rebuild pending)");
-    return sworn_watchdog_run(p->wd, sign_on_device, &c, p->timeout_ms);
+    if (len > sizeof(p->call_data))
+        return sworn_err_set(SWORN_ERR_RANGE, "pkcs11: %zu bytes to sign is too many", len);
+    memcpy(p->call_data, data, len);
+    p->call_len = len;
+    if (sworn_watchdog_run(p->wd, sign_on_device, p, p->timeout_ms) < 0)
+        return -1;
+    if (p->call_sig_len > cap)
+        return sworn_err_set(SWORN_ERR_RANGE, "pkcs11: signature does not fit");
+    memcpy(sig, p->call_sig, p->call_sig_len);
+    *sig_len = p->call_sig_len;
+    return 0;
 }
 
 /* Rebuild from nothing, and check that the key found is the key found at open. */

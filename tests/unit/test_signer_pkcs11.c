@@ -412,6 +412,51 @@ static void test_wrong_pin_is_not_retried(void **state)
     free(pin);
 }
 
+/* A module call that hangs becomes an error within the deadline, and the signer recovers. */
+static void test_hung_call_becomes_an_error(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer_config c = config(f, f->p256_uri, f->p256_spki, f->p256_spki_len);
+    char *flag = sworn_test_path(f->h->dir, "hang");
+    struct sworn_signer *s;
+    struct timespec t0, t1;
+    int recovered = 0;
+    double waited;
+
+    c.module_path = getenv("SWORN_HANG_MODULE");
+    assert_non_null(c.module_path);
+    c.timeout_ms = 300;
+    setenv("SWORN_HANG_FILE", flag, 1);
+    s = open_ok(c);
+    assert_int_equal(try_sign(s), 0);
+    sworn_test_write_file(flag, "", 0, 0600);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(try_sign(s), -1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    if (waited > 2.0)
+        fail_msg("the hung call took %.2f s to become an error (deadline 0.3 s)", waited);
+    /* While the call is still stuck inside the module, the signer answers at once: no. */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(try_sign(s), -1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(t1.tv_sec - t0.tv_sec < 2);
+    /* The device answers again: the stuck call returns, and the signer rebuilds and signs. */
+    assert_int_equal(remove(flag), 0);
+    for (int i = 0; i < 100 && !recovered; i++) {
+        recovered = try_sign(s) == 0;
+        if (!recovered)
+            sleep_ms(50);
+    }
+    if (!recovered)
+        fail_msg("no recovery after the device answered again: %s", sworn_err_msg());
+    assert_int_equal(sworn_signer_health(s), 0);
+    sworn_signer_close(s);
+    unsetenv("SWORN_HANG_FILE");
+    free(flag);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +468,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sessions_closed_behind_its_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrong_pin_is_not_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hung_call_becomes_an_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
