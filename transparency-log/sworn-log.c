@@ -17,6 +17,8 @@
 #include "logstore.h"
 #include "note.h"
 #include "notesign.h"
+#include "notesigner.h"
+#include "signer.h"
 #include "proof.h"
 #include "tiledir.h"
 
@@ -34,6 +36,11 @@ static const char usage_text[] =
     "  init --db PATH --origin ORIGIN --key KEYFILE [--key-name NAME]\n"
     "        create a log; KEYFILE (mode 0600) is a PRIVATE+KEY+ Ed25519 key or an ECDSA P-256\n"
     "        PEM key, whose note name is NAME (default: the origin)\n"
+    "  init --db PATH --origin ORIGIN --key pkcs11:URI --module SO --pin-file F\n"
+    "       --pinned-spki DERFILE [--key-name NAME]\n"
+    "  init --db PATH --origin ORIGIN --key tpm:handle=0x81.. --tcti TCTI --pinned-spki DERFILE\n"
+    "        create a log whose checkpoints an HSM or TPM key signs (ECDSA P-256: note type\n"
+    "        0x02); the key must have the pinned public key\n"
     "  append --db PATH [FILE]\n"
     "        append one entry per line of FILE (default stdin), without its newline; prints\n"
     "        each index once the entry is durable\n"
@@ -59,7 +66,7 @@ static const char usage_text[] =
 
 struct opts {
     const char *db, *origin, *key, *key_name, *name, *out, *checkpoint, *entry, *old_note,
-        *new_note;
+        *new_note, *module, *pin_file, *tcti, *pinned_spki;
     const char *vkeys[MAX_VKEYS];
     size_t nvkeys;
     uint64_t index, old, size;
@@ -95,6 +102,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                              {"origin", required_argument, NULL, 'o'},
                                              {"key", required_argument, NULL, 'k'},
                                              {"key-name", required_argument, NULL, 'K'},
+                                             {"module", required_argument, NULL, 'm'},
+                                             {"pin-file", required_argument, NULL, 'p'},
+                                             {"tcti", required_argument, NULL, 't'},
+                                             {"pinned-spki", required_argument, NULL, 'S'},
                                              {"index", required_argument, NULL, 'i'},
                                              {"size", required_argument, NULL, 's'},
                                              {"old", required_argument, NULL, 'O'},
@@ -121,6 +132,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             break;
         case 'k':
             o->key = optarg;
+            break;
+        case 'm':
+            o->module = optarg;
+            break;
+        case 'p':
+            o->pin_file = optarg;
+            break;
+        case 't':
+            o->tcti = optarg;
+            break;
+        case 'S':
+            o->pinned_spki = optarg;
             break;
         case 'K':
             o->key_name = optarg;
@@ -179,19 +202,117 @@ static int open_log(const char *db, struct sworn_log **log)
     return sworn_log_open(db, log);
 }
 
-/* Open the signer named by the log's settings. */
-static int open_log_signer(struct sworn_log *log, struct sworn_note_signer *signer)
-{
-    char path[SWORN_LOG_META_MAX], name[SWORN_LOG_META_MAX];
-    const char *name_arg = NULL;
+/* The log's checkpoint key: a key file, or a hardware key behind a sworn_signer. */
+struct log_key {
+    struct sworn_note_signer note;
+    struct sworn_signer *hw; /* NULL for key files */
+};
 
+static void close_log_key(struct log_key *k)
+{
+    sworn_note_signer_close(&k->note);
+    sworn_signer_close(k->hw);
+    k->hw = NULL;
+}
+
+/* Is this --key a signer URI (pkcs11:, tpm:) rather than a key file? */
+static int is_signer_uri(const char *key)
+{
+    return strncmp(key, "pkcs11:", 7) == 0 || strncmp(key, "tpm:", 4) == 0;
+}
+
+/* Optional text setting: empty when unset. */
+static int meta_opt(struct sworn_log *log, const char *key, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (sworn_log_meta_get(log, key, out, cap) == 0 || sworn_err_code() == SWORN_ERR_NOTFOUND)
+        return 0;
+    return -1;
+}
+
+/* Open a hardware key with the pinned public key, and wrap it as the note signer `name`. */
+static int open_hw_key(const struct sworn_signer_config *cfg, const char *name, struct log_key *k)
+{
+    if (sworn_signer_open(cfg, &k->hw) < 0)
+        return -1;
+    if (sworn_signer_as_note_signer(k->hw, name, &k->note) < 0) {
+        sworn_signer_close(k->hw);
+        k->hw = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Open the signer named by the log's settings. */
+static int open_log_key(struct sworn_log *log, struct log_key *k)
+{
+    char path[SWORN_LOG_META_MAX], name[SWORN_LOG_META_MAX], uri[SWORN_LOG_META_MAX],
+        module[SWORN_LOG_META_MAX], pin[SWORN_LOG_META_MAX], tcti[SWORN_LOG_META_MAX],
+        spki_hex[SWORN_LOG_META_MAX];
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+
+    memset(k, 0, sizeof(*k));
+    if (meta_opt(log, "key_name", name, sizeof(name)) < 0 ||
+        meta_opt(log, "signer_uri", uri, sizeof(uri)) < 0)
+        return -1;
+    if (uri[0] != '\0') {
+        struct sworn_signer_config cfg = {.uri = uri};
+        size_t n;
+
+        if (meta_opt(log, "signer_module", module, sizeof(module)) < 0 ||
+            meta_opt(log, "signer_pin_file", pin, sizeof(pin)) < 0 ||
+            meta_opt(log, "signer_tcti", tcti, sizeof(tcti)) < 0 ||
+            meta_opt(log, "signer_spki", spki_hex, sizeof(spki_hex)) < 0)
+            return -1;
+        n = strlen(spki_hex) / 2;
+        if (n == 0 || n > sizeof(spki) || sworn_hex_decode(spki_hex, strlen(spki_hex), spki, n) < 0)
+            return sworn_err_set(SWORN_ERR_CORRUPT, "the log's pinned signer key is unreadable");
+        cfg.module_path = module[0] ? module : NULL;
+        cfg.pin_file = pin[0] ? pin : NULL;
+        cfg.tcti = tcti[0] ? tcti : NULL;
+        cfg.pinned_spki = spki;
+        cfg.pinned_spki_len = n;
+        return open_hw_key(&cfg, name[0] ? name : sworn_log_origin(log), k);
+    }
     if (sworn_log_meta_get(log, "key_path", path, sizeof(path)) < 0)
         return sworn_err_set(SWORN_ERR_ARG, "the log has no signing key configured");
-    if (sworn_log_meta_get(log, "key_name", name, sizeof(name)) == 0)
-        name_arg = name;
-    else if (sworn_err_code() != SWORN_ERR_NOTFOUND)
+    return sworn_note_signer_open_file(path, name[0] ? name : NULL, &k->note);
+}
+
+/* init with a hardware key: pin its public key, store the settings. */
+static int init_hw_key(struct opts *o, struct log_key *k, struct sworn_log **log)
+{
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    char hex[2 * SWORN_SIGNER_SPKI_MAX + 1], abs_pin[PATH_MAX] = "";
+    struct sworn_signer_config cfg = {.uri = o->key, .module_path = o->module, .tcti = o->tcti};
+    FILE *f;
+    size_t n;
+
+    if (o->pinned_spki == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "a hardware key needs --pinned-spki DERFILE (from "
+                                            "sworn-hsm pubkey --der)");
+    f = fopen(o->pinned_spki, "rb");
+    if (f == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "cannot read %s", o->pinned_spki);
+    n = fread(spki, 1, sizeof(spki), f);
+    fclose(f);
+    if (o->pin_file != NULL && realpath(o->pin_file, abs_pin) == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "--pin-file: cannot resolve %s", o->pin_file);
+    cfg.pin_file = abs_pin[0] ? abs_pin : NULL;
+    cfg.pinned_spki = spki;
+    cfg.pinned_spki_len = n;
+    if (open_hw_key(&cfg, o->key_name ? o->key_name : o->origin, k) < 0)
         return -1;
-    return sworn_note_signer_open_file(path, name_arg, signer);
+    if (sworn_hex_encode(spki, n, hex, sizeof(hex)) < 0 ||
+        sworn_log_create(o->db, o->origin, log) < 0 ||
+        sworn_log_meta_set(*log, "signer_uri", o->key) < 0 ||
+        sworn_log_meta_set(*log, "signer_spki", hex) < 0 ||
+        sworn_log_meta_set(*log, "key_name", k->note.pub.name) < 0 ||
+        (o->module && sworn_log_meta_set(*log, "signer_module", o->module) < 0) ||
+        (cfg.pin_file && sworn_log_meta_set(*log, "signer_pin_file", cfg.pin_file) < 0) ||
+        (o->tcti && sworn_log_meta_set(*log, "signer_tcti", o->tcti) < 0))
+        return -1;
+    return 0;
 }
 
 /* Does the key file start like a Go/C2SP note key? (Its full checks happen when it is opened.) */
@@ -211,37 +332,37 @@ static int key_file_is_ed25519(const char *path)
 
 static int cmd_init(struct opts *o)
 {
-    struct sworn_note_signer signer = {0};
+    struct log_key k;
     struct sworn_log *log = NULL;
-    char abs_key[PATH_MAX];
-    const char *name;
-    int is_ed25519_file;
+    char abs_key[PATH_MAX], vkey[SWORN_NOTE_VKEY_MAX + 1];
+    int is_ed25519_file, rc = 0;
 
+    memset(&k, 0, sizeof(k));
     if (o->db == NULL || o->origin == NULL || o->key == NULL || o->argc != 0)
-        return fail_usage("needs --db PATH --origin ORIGIN --key KEYFILE");
-    if (realpath(o->key, abs_key) == NULL)
-        return fail_usage("--key: cannot resolve the key file path");
-    /* A PRIVATE+KEY+ file names itself; a PEM key takes --key-name or the origin. */
-    is_ed25519_file = key_file_is_ed25519(abs_key);
-    name = is_ed25519_file ? o->key_name : (o->key_name ? o->key_name : o->origin);
-    if (sworn_note_signer_open_file(abs_key, name, &signer) < 0)
-        return fail_err();
-    if (sworn_log_create(o->db, o->origin, &log) < 0 ||
-        sworn_log_meta_set(log, "key_path", abs_key) < 0 ||
-        (!is_ed25519_file && sworn_log_meta_set(log, "key_name", signer.pub.name) < 0)) {
-        sworn_note_signer_close(&signer);
-        sworn_log_close(log);
-        return fail_err();
-    }
-    {
-        char vkey[SWORN_NOTE_VKEY_MAX + 1];
+        return fail_usage("needs --db PATH --origin ORIGIN --key KEYFILE|URI");
+    if (is_signer_uri(o->key)) {
+        if (init_hw_key(o, &k, &log) < 0)
+            rc = fail_err();
+    } else {
+        const char *name;
 
-        if (sworn_note_verifier_format(&signer.pub, vkey, sizeof(vkey)) >= 0)
-            printf("%s\n", vkey);
+        if (realpath(o->key, abs_key) == NULL)
+            return fail_usage("--key: cannot resolve the key file path");
+        /* A PRIVATE+KEY+ file names itself; a PEM key takes --key-name or the origin. */
+        is_ed25519_file = key_file_is_ed25519(abs_key);
+        name = is_ed25519_file ? o->key_name : (o->key_name ? o->key_name : o->origin);
+        if (sworn_note_signer_open_file(abs_key, name, &k.note) < 0)
+            return fail_err();
+        if (sworn_log_create(o->db, o->origin, &log) < 0 ||
+            sworn_log_meta_set(log, "key_path", abs_key) < 0 ||
+            (!is_ed25519_file && sworn_log_meta_set(log, "key_name", k.note.pub.name) < 0))
+            rc = fail_err();
     }
-    sworn_note_signer_close(&signer);
+    if (rc == 0 && sworn_note_verifier_format(&k.note.pub, vkey, sizeof(vkey)) >= 0)
+        printf("%s\n", vkey);
+    close_log_key(&k);
     sworn_log_close(log);
-    return 0;
+    return rc;
 }
 
 /* Append collected lines; prints their indices. */
@@ -334,8 +455,8 @@ done:
 
 static int cmd_checkpoint(struct opts *o)
 {
-    struct sworn_note_signer signer = {0};
-    struct sworn_note_signer *signers[1] = {&signer};
+    struct log_key k = {0};
+    struct sworn_note_signer *signers[1] = {&k.note};
     struct sworn_log *log = NULL;
     char *note = malloc(SWORN_NOTE_MAX_LEN + 1);
     size_t len;
@@ -345,14 +466,14 @@ static int cmd_checkpoint(struct opts *o)
         free(note);
         return fail_usage("takes no positional arguments");
     }
-    if (note == NULL || open_log(o->db, &log) < 0 || open_log_signer(log, &signer) < 0 ||
+    if (note == NULL || open_log(o->db, &log) < 0 || open_log_key(log, &k) < 0 ||
         sworn_log_checkpoint(log, signers, 1, note, SWORN_NOTE_MAX_LEN + 1, &len, NULL) < 0) {
         rc = fail_err();
     } else {
         fwrite(note, 1, len, stdout);
         rc = 0;
     }
-    sworn_note_signer_close(&signer);
+    close_log_key(&k);
     sworn_log_close(log);
     free(note);
     return rc;
@@ -641,7 +762,7 @@ static int cmd_keygen(struct opts *o)
 
 static int cmd_vkey(struct opts *o)
 {
-    struct sworn_note_signer signer = {0};
+    struct log_key k = {0};
     struct sworn_log *log = NULL;
     char vkey[SWORN_NOTE_VKEY_MAX + 1];
     int ok;
@@ -650,9 +771,9 @@ static int cmd_vkey(struct opts *o)
         return fail_usage("takes no positional arguments");
     if (open_log(o->db, &log) < 0)
         return fail_err();
-    ok = open_log_signer(log, &signer) == 0 &&
-         sworn_note_verifier_format(&signer.pub, vkey, sizeof(vkey)) >= 0;
-    sworn_note_signer_close(&signer);
+    ok = open_log_key(log, &k) == 0 &&
+         sworn_note_verifier_format(&k.note.pub, vkey, sizeof(vkey)) >= 0;
+    close_log_key(&k);
     sworn_log_close(log);
     if (!ok)
         return fail_err();

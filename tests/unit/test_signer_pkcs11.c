@@ -22,6 +22,9 @@
 #include <openssl/x509.h>
 
 #include "err.h"
+#include "logstore.h"
+#include "note.h"
+#include "notesigner.h"
 #include "p11module.h"
 #include "signer.h"
 #include "softhsm_fixture.h"
@@ -457,6 +460,40 @@ static void test_hung_call_becomes_an_error(void **state)
     free(flag);
 }
 
+/* The log signs its checkpoints with the HSM key: a standard C2SP note, verifiable by anyone. */
+static void test_log_checkpoint_signed_by_hsm(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer *s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
+    struct sworn_note_signer ns;
+    struct sworn_note_signer *signers[1] = {&ns};
+    struct sworn_log *log = NULL;
+    char *db = sworn_test_path(f->h->dir, "log.db"), vkey[SWORN_NOTE_VKEY_MAX + 1], text[4096];
+    struct sworn_note_verifier v;
+    struct sworn_note *note = malloc(sizeof(*note));
+    size_t len;
+
+    assert_int_equal(sworn_signer_as_note_signer(s, "test.sworn.example/log", &ns), 0);
+    assert_int_equal(ns.pub.alg, SWORN_NOTE_ALG_ECDSA_P256);
+    assert_int_equal(sworn_log_create(db, "test.sworn.example/log", &log), 0);
+    for (int i = 0; i < 3; i++)
+        sworn_test_append(log, "decision", 8, (uint64_t)i);
+    if (sworn_log_checkpoint(log, signers, 1, text, sizeof(text), &len, NULL) != 0)
+        fail_msg("checkpoint: %s", sworn_err_msg());
+    assert_true(sworn_note_verifier_format(&ns.pub, vkey, sizeof(vkey)) > 0);
+    assert_int_equal(sworn_note_verifier_parse(vkey, strlen(vkey), &v), 0);
+    assert_int_equal(sworn_note_parse(text, len, note), 0);
+    assert_int_equal(sworn_note_verify(note, &v, 1, NULL, NULL, NULL), 0);
+    text[strlen("test.sworn.example/log\n")] ^= 1; /* the size line */
+    assert_int_equal(sworn_note_parse(text, len, note), 0);
+    assert_int_equal(sworn_note_verify(note, &v, 1, NULL, NULL, NULL), -1);
+    sworn_note_signer_close(&ns);
+    sworn_log_close(log);
+    sworn_signer_close(s);
+    free(note);
+    free(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sessions_closed_behind_its_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrong_pin_is_not_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_call_becomes_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_checkpoint_signed_by_hsm, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

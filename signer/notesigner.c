@@ -1,0 +1,74 @@
+/*
+ * notesigner.c -- see notesigner.h.
+ */
+#include "notesigner.h"
+
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "err.h"
+
+static int checkpoint_sign(void *ctx, const uint8_t *msg, size_t len, uint8_t *sig, size_t cap,
+                           size_t *sig_len)
+{
+    return sworn_signer_sign(ctx, SWORN_PURPOSE_CHECKPOINT, msg, len, sig, cap, sig_len);
+}
+
+/* The signer belongs to its owner: closing the note signer leaves it open. */
+static void checkpoint_close(void *ctx)
+{
+    (void)ctx;
+}
+
+static const struct sworn_note_signer_ops signer_ops = {
+    .kind = "sworn-signer",
+    .sign = checkpoint_sign,
+    .close = checkpoint_close,
+};
+
+int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
+                                struct sworn_note_signer *out)
+{
+    struct sworn_note_signer n;
+    size_t spki_len, name_len = strlen(name);
+    const uint8_t *spki = sworn_signer_spki(s, &spki_len);
+
+    memset(&n, 0, sizeof(n));
+    if (name_len == 0 || name_len > SWORN_NOTE_NAME_MAX)
+        return sworn_err_set(SWORN_ERR_ARG, "note signer: bad key name");
+    memcpy(n.pub.name, name, name_len);
+    switch (sworn_signer_alg(s)) {
+    case SWORN_SIG_ECDSA_P256_SHA256:
+        if (spki_len > sizeof(n.pub.key))
+            return sworn_err_set(SWORN_ERR_RANGE, "note signer: public key too long");
+        n.pub.alg = SWORN_NOTE_ALG_ECDSA_P256;
+        memcpy(n.pub.key, spki, spki_len);
+        n.pub.key_len = spki_len;
+        break;
+    case SWORN_SIG_ED25519: {
+        const unsigned char *p = spki;
+        EVP_PKEY *k = d2i_PUBKEY(NULL, &p, (long)spki_len);
+        size_t raw_len = sizeof(n.pub.key);
+        int ok = k != NULL && EVP_PKEY_get_raw_public_key(k, n.pub.key, &raw_len) == 1;
+
+        EVP_PKEY_free(k);
+        if (!ok || raw_len != 32)
+            return sworn_err_set(SWORN_ERR_CRYPTO, "note signer: cannot read the Ed25519 key");
+        n.pub.alg = SWORN_NOTE_ALG_ED25519;
+        n.pub.key_len = raw_len;
+        break;
+    }
+    default:
+        return sworn_err_set(SWORN_ERR_ARG, "note signer: only ECDSA P-256 and Ed25519 keys sign "
+                                            "checkpoints");
+    }
+    if (sworn_note_key_id(n.pub.name, name_len, n.pub.alg, n.pub.key, n.pub.key_len,
+                          &n.pub.key_id) < 0)
+        return -1;
+    n.ops = &signer_ops;
+    n.ctx = s;
+    *out = n;
+    return 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * notesigner.h -- a sworn_signer (an HSM, TPM or file key) as the log's checkpoint note signer
+ * (transparency-log/notesign.h), so that hardware keys sign checkpoints without the log knowing.
+ *
+ * ECDSA P-256 keys sign as note type 0x02 (key id = SHA-256(SPKI)[:4], DER signature over the
+ * note text); Ed25519 keys as type 0x01. Every signature is made for SWORN_PURPOSE_CHECKPOINT, so
+ * the signer checks that what it signs is a checkpoint body. RSA keys cannot sign notes.
+ */
+#ifndef SWORN_NOTESIGNER_H
+#define SWORN_NOTESIGNER_H
+
+#include "notesign.h"
+#include "signer.h"
+
+/*
+ * Wrap signer s (which must outlive the note signer) as a note signer named `name`.
+ * OUT: *out, to be closed with sworn_note_signer_close (which does not close s).
+ * Returns 0 or -1.
+ */
+int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
+                                struct sworn_note_signer *out);
+
+#endif

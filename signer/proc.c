@@ -1,0 +1,764 @@
+/*
+ * proc.c -- the signer process (contract in proc.h): the parent side (start, requests with
+ * deadlines, kill-and-reap, lazy restart with backoff) and the child side (descriptor and signal
+ * hygiene, no core dumps, open the key, drop privileges, serve requests).
+ */
+#define _GNU_SOURCE
+#include "proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "ipc.h"
+
+#define CHILD_FD 3           /* the child's socket end, after setup_fds */
+#define REAP_WAIT_MS 200     /* how long a failing call waits for a killed child to exit */
+#define BACKOFF_FIRST_MS 100 /* after a failed start; doubles up to BACKOFF_MAX_MS */
+#define BACKOFF_MAX_MS 5000
+#define UNREAPED_MAX 8 /* killed children still to reap (stuck in a driver) */
+
+/* The child's exit statuses; they only show up in wait statuses and process listings. */
+enum child_exit {
+    CHILD_EXIT_EOF = 0,      /* the parent closed the socket */
+    CHILD_EXIT_OPEN = 1,     /* opening the key or dropping privileges failed (told in INFO_RESP) */
+    CHILD_EXIT_PROTOCOL = 2, /* a malformed or unexpected frame, or the socket failed */
+    CHILD_EXIT_DEVICE = 3,   /* a device call failed; a fresh child must open the device again */
+    CHILD_EXIT_SETUP = 4     /* descriptors, signals or limits could not be set up */
+};
+
+struct sworn_signer_proc {
+    pthread_mutex_t lock; /* held by every call but spki/alg/software_held and stop */
+    /* The config, deep-copied: every (re)started child opens the key from it. */
+    struct sworn_signer_config cfg;
+    char *uri, *module_path, *pin_file, *tcti;
+    uint8_t *pinned_spki;
+    /* The options with defaults filled in; drop is set when the child must switch users. */
+    int drop;
+    uid_t uid;
+    gid_t gid;
+    char *chroot_dir;
+    unsigned timeout_ms, start_timeout_ms;
+    /* The key as the first child reported it; every later child must report the same. */
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    size_t spki_len;
+    enum sworn_sig_alg alg;
+    int software_held;
+    /* The current child: pid -1, fd -1 and pidfd -1 when there is none. */
+    pid_t pid;
+    int fd;
+    int pidfd; /* -1 also when the kernel has no pidfd_open; kill(2) is used then */
+    uint32_t last_id;
+    /* After a failed start: no new attempt before retry_at (CLOCK_MONOTONIC ms). */
+    unsigned backoff_ms;
+    int64_t retry_at;
+    enum sworn_err_code start_code;
+    char start_msg[SWORN_ERR_MSG_MAX];
+    /* Children that were killed but had not exited within REAP_WAIT_MS. */
+    pid_t unreaped[UNREAPED_MAX];
+    size_t n_unreaped;
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * The child.
+ */
+
+/*
+ * Leave the child with stdin and stdout on /dev/null, stderr as inherited (unless it is missing or
+ * one of the socket's ends), the socket on CHILD_FD, and nothing else open. The socket is first
+ * copied above CHILD_FD, so no dup2 below can close it whatever numbers the parent's fds had.
+ */
+static int setup_fds(int sock, int other)
+{
+    int keep, nul, max_fd;
+    struct rlimit rl;
+
+    keep = fcntl(sock, F_DUPFD, CHILD_FD + 1);
+    if (keep < 0)
+        return -1;
+    nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (nul < 0)
+        return -1;
+    if (dup2(nul, STDIN_FILENO) < 0 || dup2(nul, STDOUT_FILENO) < 0)
+        return -1;
+    if ((sock == STDERR_FILENO || other == STDERR_FILENO || fcntl(STDERR_FILENO, F_GETFD) < 0) &&
+        dup2(nul, STDERR_FILENO) < 0)
+        return -1;
+    if (dup2(keep, CHILD_FD) < 0)
+        return -1;
+    if (close_range(CHILD_FD + 1, ~0U, 0) == 0)
+        return 0;
+    /* close_range is missing (kernels before 5.9) or filtered: close them one by one. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return -1;
+    max_fd = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX ? INT_MAX : (int)rl.rlim_cur;
+    for (int fd = CHILD_FD + 1; fd < max_fd; fd++)
+        (void)close(fd); /* EBADF for the many that are not open is expected */
+    return 0;
+}
+
+/*
+ * Default dispositions for every signal, none blocked, and SIGPIPE ignored. The parent's handlers
+ * act on the parent's state and must not run here. SIGPIPE is ignored because a PKCS#11 module
+ * may write to a network socket without MSG_NOSIGNAL; our own writes never raise it.
+ */
+static int setup_signals(void)
+{
+    struct sigaction sa;
+    sigset_t none;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    if (sigemptyset(&sa.sa_mask) != 0)
+        return -1;
+    /* Errors are expected and harmless here: SIGKILL, SIGSTOP and the C library's internal
+     * real-time signals cannot be changed. */
+    for (int sig = 1; sig < NSIG; sig++)
+        (void)sigaction(sig, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    if (sigaction(SIGPIPE, &sa, NULL) != 0)
+        return -1;
+    if (sigemptyset(&none) != 0 || sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+/* No core file, and no ptrace or /proc/<pid>/mem by processes of the same uid. */
+static int no_dumps(void)
+{
+    struct rlimit zero = {.rlim_cur = 0, .rlim_max = 0};
+
+    if (setrlimit(RLIMIT_CORE, &zero) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "cannot set RLIMIT_CORE to 0: %s", strerror(errno));
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "cannot clear the dumpable flag: %s", strerror(errno));
+    return 0;
+}
+
+/* Switch to p->uid and p->gid for good (chrooting first when asked), and check that it held. */
+static int drop_privileges(const struct sworn_signer_proc *p)
+{
+    uid_t ru, eu, su;
+    gid_t rg, eg, sg;
+
+    if (p->chroot_dir != NULL && (chroot(p->chroot_dir) != 0 || chdir("/") != 0))
+        return sworn_err_set(SWORN_ERR_IO, "cannot chroot to %s: %s", p->chroot_dir,
+                             strerror(errno));
+    if (setgroups(0, NULL) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "setgroups: %s", strerror(errno));
+    if (setresgid(p->gid, p->gid, p->gid) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "setresgid(%lu): %s", (unsigned long)p->gid,
+                             strerror(errno));
+    if (setresuid(p->uid, p->uid, p->uid) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "setresuid(%lu): %s", (unsigned long)p->uid,
+                             strerror(errno));
+    /* Trust nothing: read every id back, and make sure root cannot be regained. */
+    if (getresgid(&rg, &eg, &sg) != 0 || rg != p->gid || eg != p->gid || sg != p->gid)
+        return sworn_err_set(SWORN_ERR_IO, "the group ids did not change to %lu",
+                             (unsigned long)p->gid);
+    if (getresuid(&ru, &eu, &su) != 0 || ru != p->uid || eu != p->uid || su != p->uid)
+        return sworn_err_set(SWORN_ERR_IO, "the user ids did not change to %lu",
+                             (unsigned long)p->uid);
+    if (getgroups(0, NULL) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "supplementary groups remain after setgroups");
+    if (setuid(0) == 0)
+        return sworn_err_set(SWORN_ERR_IO, "root could be regained after dropping privileges");
+    return 0;
+}
+
+/* Fill a reply's status and error message from this thread's error slot. */
+static void reply_error(struct sworn_ipc_msg *resp, char msg[SWORN_IPC_ERRMSG_MAX + 1])
+{
+    /* A failure that forgot to set the slot is still a failure; IO makes the parent start over. */
+    resp->status = sworn_err_code() == SWORN_OK ? SWORN_ERR_IO : sworn_err_code();
+    resp->data_len = sworn_ipc_errmsg_clean(sworn_err_msg(), msg);
+    resp->data = (const uint8_t *)msg;
+}
+
+static _Noreturn void child_exit(struct sworn_signer *s, int status)
+{
+    sworn_signer_close(s);
+    /* _exit, not exit: the parent's atexit handlers and stdio buffers are not ours to run. */
+    _exit(status);
+}
+
+/*
+ * Serve requests on fd until the parent closes it. s is the open key, or NULL when opening failed
+ * with (code, msg), which the first INFO_RESP reports before the child exits.
+ */
+static _Noreturn void serve(int fd, struct sworn_signer *s, enum sworn_err_code code,
+                            const char *msg)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    uint8_t sig[SWORN_SIGNER_SIG_MAX];
+    char err[SWORN_IPC_ERRMSG_MAX + 1];
+    int first = 1;
+
+    for (;;) {
+        struct sworn_ipc_msg req, resp;
+        size_t len = 0;
+        int rc;
+
+        rc = sworn_ipc_recv(fd, frame, &req, SWORN_IPC_FOREVER);
+        if (rc == 1)
+            child_exit(s, CHILD_EXIT_EOF);
+        /* The parent always opens with INFO_REQ; anything else there is as fatal as garbage. */
+        if (rc < 0 || (first && req.type != SWORN_IPC_INFO_REQ))
+            child_exit(s, CHILD_EXIT_PROTOCOL);
+        first = 0;
+        memset(&resp, 0, sizeof(resp));
+        resp.id = req.id;
+        sworn_err_clear();
+        switch (req.type) {
+        case SWORN_IPC_INFO_REQ:
+            resp.type = SWORN_IPC_INFO_RESP;
+            if (s == NULL) {
+                resp.status = code;
+                resp.data_len = sworn_ipc_errmsg_clean(msg, err);
+                resp.data = (const uint8_t *)err;
+            } else {
+                resp.alg = sworn_signer_alg(s);
+                resp.software_held = sworn_signer_software_held(s) ? 1 : 0;
+                resp.data = sworn_signer_spki(s, &resp.data_len);
+            }
+            break;
+        case SWORN_IPC_SIGN_REQ:
+            resp.type = SWORN_IPC_SIGN_RESP;
+            /* sworn_signer_sign checks the purpose and the message's form once more. */
+            if (sworn_signer_sign(s, req.purpose, req.data, req.data_len, sig, sizeof(sig), &len) ==
+                0) {
+                resp.data = sig;
+                resp.data_len = len;
+            } else {
+                reply_error(&resp, err);
+            }
+            break;
+        case SWORN_IPC_HEALTH_REQ:
+            resp.type = SWORN_IPC_HEALTH_RESP;
+            if (sworn_signer_health(s) < 0)
+                reply_error(&resp, err);
+            break;
+        case SWORN_IPC_SIGN_RESP:
+        case SWORN_IPC_INFO_RESP:
+        case SWORN_IPC_HEALTH_RESP:
+        default:
+            child_exit(s, CHILD_EXIT_PROTOCOL);
+        }
+        /* No deadline: the reply fits the socket buffer, and a parent that stops reading
+         * kills us anyway. */
+        if (sworn_ipc_send(fd, &resp, SWORN_IPC_FOREVER) < 0)
+            child_exit(s, CHILD_EXIT_PROTOCOL);
+        if (s == NULL)
+            child_exit(s, CHILD_EXIT_OPEN);
+        /* The device context is suspect. Rebuilding it here would need the PIN file and the
+         * device, which this unprivileged process may no longer open; a fresh child can. */
+        if (resp.status == SWORN_ERR_IO)
+            child_exit(s, CHILD_EXIT_DEVICE);
+    }
+}
+
+/* The child's whole life, in the order proc.h gives. Never returns. */
+static _Noreturn void child_main(struct sworn_signer_proc *p, int sock, int other)
+{
+    struct sworn_signer *s = NULL;
+    enum sworn_err_code code = SWORN_OK;
+    char msg[SWORN_IPC_ERRMSG_MAX + 1] = "";
+
+    if (setup_fds(sock, other) < 0 || setup_signals() < 0 || no_dumps() < 0)
+        _exit(CHILD_EXIT_SETUP);
+    if (sworn_signer_open(&p->cfg, &s) < 0) {
+        code = sworn_err_code();
+        sworn_ipc_errmsg_clean(sworn_err_msg(), msg);
+    }
+    /* Drop even when the open failed: nothing from the parent is read with privilege. */
+    if (p->drop && drop_privileges(p) < 0) {
+        if (code == SWORN_OK) {
+            code = sworn_err_code();
+            snprintf(msg, sizeof(msg), "cannot drop privileges: %.200s", sworn_err_msg());
+        }
+        sworn_signer_close(s);
+        s = NULL;
+    }
+    /* Changing credentials set the dumpable flag back to fs.suid_dumpable. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        child_exit(s, CHILD_EXIT_SETUP);
+    serve(CHILD_FD, s, code, msg);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The parent.
+ */
+
+/* Kill the child that pidfd refers to (safe against pid reuse), or pid when there is no pidfd. */
+static void kill_child(pid_t pid, int pidfd)
+{
+    if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0)
+        return;
+    /* ESRCH: it is gone already. Anything else cannot happen for our own child; the wait that
+     * follows is bounded either way. */
+    if (pidfd < 0)
+        (void)kill(pid, SIGKILL);
+}
+
+/*
+ * Reap pid, waiting up to wait_ms (< 0: as long as it takes). Returns 1 when it is gone (ECHILD
+ * counts: someone else reaped it), 0 when it is still running.
+ */
+static int reap(pid_t pid, int wait_ms)
+{
+    int64_t deadline = sworn_ipc_deadline(wait_ms);
+
+    for (;;) {
+        struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000L};
+        int status;
+        pid_t r = waitpid(pid, &status, deadline == SWORN_IPC_FOREVER ? 0 : WNOHANG);
+
+        if (r == pid || (r < 0 && errno == ECHILD))
+            return 1;
+        if (r < 0 && errno != EINTR)
+            return 1; /* EINVAL cannot happen with these flags; do not spin on it */
+        if (deadline != SWORN_IPC_FOREVER && sworn_ipc_deadline(0) >= deadline)
+            return 0;
+        if (r == 0)
+            (void)nanosleep(&ms, NULL); /* EINTR only shortens one step of the poll */
+    }
+}
+
+/* Reap what earlier calls had to leave behind, without waiting. */
+static void reap_leftovers(struct sworn_signer_proc *p)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < p->n_unreaped; i++)
+        if (!reap(p->unreaped[i], 0))
+            p->unreaped[kept++] = p->unreaped[i];
+    p->n_unreaped = kept;
+}
+
+/*
+ * Retire the current child: close the socket, SIGKILL it, reap it within REAP_WAIT_MS or
+ * remember it for later. Afterwards there is no current child.
+ */
+static void retire(struct sworn_signer_proc *p)
+{
+    if (p->fd >= 0) {
+        (void)close(p->fd); /* the descriptor is gone even when close reports an error */
+        p->fd = -1;
+    }
+    if (p->pid > 0) {
+        kill_child(p->pid, p->pidfd);
+        if (!reap(p->pid, REAP_WAIT_MS)) {
+            /* A full list means children stuck in the kernel for good; wait for the oldest
+             * rather than leak zombies without bound. */
+            if (p->n_unreaped == UNREAPED_MAX) {
+                (void)reap(p->unreaped[0], -1);
+                memmove(p->unreaped, p->unreaped + 1, (UNREAPED_MAX - 1) * sizeof(pid_t));
+                p->n_unreaped--;
+            }
+            p->unreaped[p->n_unreaped++] = p->pid;
+        }
+        p->pid = -1;
+    }
+    if (p->pidfd >= 0) {
+        (void)close(p->pidfd);
+        p->pidfd = -1;
+    }
+}
+
+/*
+ * Write out[0..out_len) to the child and read its reply before deadline. want is the reply type
+ * expected with id (0: any valid frame, id unchecked, for sworn_signer_proc_send_raw).
+ * OUT: *resp, pointing into frame. On any failure the child is retired and -1 returned with
+ * SWORN_ERR_IO.
+ */
+static int transact(struct sworn_signer_proc *p, const uint8_t *out, size_t out_len,
+                    enum sworn_ipc_type want, uint32_t id, uint8_t frame[SWORN_IPC_FRAME_MAX],
+                    struct sworn_ipc_msg *resp, int64_t deadline)
+{
+    char why[SWORN_ERR_MSG_MAX];
+    pid_t pid = p->pid;
+    int rc;
+
+    if (sworn_ipc_write_all(p->fd, out, out_len, deadline) < 0)
+        goto dead;
+    rc = sworn_ipc_recv(p->fd, frame, resp, deadline);
+    if (rc == 1)
+        sworn_err_set(SWORN_ERR_IO, "it closed the socket");
+    if (rc != 0)
+        goto dead;
+    if (want != 0 && (resp->type != want || resp->id != id)) {
+        sworn_err_set(SWORN_ERR_IO, "unexpected reply (type %d, id %lu; wanted type %d, id %lu)",
+                      (int)resp->type, (unsigned long)resp->id, (int)want, (unsigned long)id);
+        goto dead;
+    }
+    return 0;
+dead:
+    snprintf(why, sizeof(why), "%s", sworn_err_msg());
+    retire(p);
+    return sworn_err_set(SWORN_ERR_IO, "signer process stalled/died (pid %ld, killed): %s",
+                         (long)pid, why);
+}
+
+/* Send one request message and read the reply of type want. As transact. */
+static int request(struct sworn_signer_proc *p, struct sworn_ipc_msg *req, enum sworn_ipc_type want,
+                   uint8_t frame[SWORN_IPC_FRAME_MAX], struct sworn_ipc_msg *resp, int64_t deadline)
+{
+    uint8_t out[SWORN_IPC_FRAME_MAX];
+    long n;
+
+    /* Ids only need to differ between consecutive requests on one socket; 0 is skipped so that
+     * a zeroed frame never matches. */
+    if (++p->last_id == 0)
+        p->last_id = 1;
+    req->id = p->last_id;
+    n = sworn_ipc_encode(req, out, sizeof(out));
+    if (n < 0)
+        return -1;
+    return transact(p, out, (size_t)n, want, req->id, frame, resp, deadline);
+}
+
+/*
+ * Turn a reply's non-zero status into this thread's error (the child's code and message). A
+ * device failure also retires the child, which exits by itself anyway. Returns 0 for status 0.
+ */
+static int child_error(struct sworn_signer_proc *p, const struct sworn_ipc_msg *resp)
+{
+    if (resp->status == SWORN_OK)
+        return 0;
+    sworn_err_set(resp->status, "signer process: %.*s", (int)resp->data_len,
+                  (const char *)resp->data);
+    if (resp->status == SWORN_ERR_IO) {
+        char why[SWORN_ERR_MSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", sworn_err_msg());
+        retire(p);
+        sworn_err_set(SWORN_ERR_IO, "%s", why);
+    }
+    return -1;
+}
+
+/*
+ * Fork a new child and wait for its INFO_RESP. On success it is the current child; on failure
+ * nothing is left running and -1 is returned with sworn_err set.
+ */
+static int spawn(struct sworn_signer_proc *p)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    struct sworn_ipc_msg req = {.type = SWORN_IPC_INFO_REQ}, resp;
+    int sv[2];
+    pid_t pid;
+
+    /* SOCK_CLOEXEC keeps the parent's end out of any program decisiond may exec later. */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "signer process: socketpair: %s", strerror(errno));
+    pid = fork();
+    if (pid < 0) {
+        sworn_err_set(SWORN_ERR_IO, "signer process: fork: %s", strerror(errno));
+        (void)close(sv[0]);
+        (void)close(sv[1]);
+        return -1;
+    }
+    if (pid == 0)
+        child_main(p, sv[1], sv[0]);
+    (void)close(sv[1]);
+    p->pid = pid;
+    p->fd = sv[0];
+    /* ENOSYS on kernels before 5.3, ESRCH if it was already reaped behind our back: both leave
+     * kill(2), and the exchange below finds out whether the child lives. */
+    p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (request(p, &req, SWORN_IPC_INFO_RESP, frame, &resp,
+                sworn_ipc_deadline((int)p->start_timeout_ms)) < 0)
+        return -1;
+    if (child_error(p, &resp) < 0) {
+        retire(p);
+        return -1;
+    }
+    if (p->spki_len == 0) {
+        memcpy(p->spki, resp.data, resp.data_len);
+        p->spki_len = resp.data_len;
+        p->alg = resp.alg;
+        p->software_held = resp.software_held;
+    } else if (resp.data_len != p->spki_len || memcmp(resp.data, p->spki, p->spki_len) != 0 ||
+               resp.alg != p->alg || resp.software_held != p->software_held) {
+        retire(p);
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "signer process: the restarted child holds a different key than the "
+                             "first one");
+    }
+    return 0;
+}
+
+/*
+ * Make sure there is a live child: replace one that died while idle, and start one after a
+ * failure, unless the backoff of a failed start says not yet.
+ */
+static int ensure_child(struct sworn_signer_proc *p)
+{
+    int64_t now;
+
+    reap_leftovers(p);
+    if (p->fd >= 0) {
+        struct pollfd pfd = {.fd = p->fd, .events = POLLIN, .revents = 0};
+
+        /* An idle child never writes: readable means it closed the socket (it died) or sent
+         * something unasked, and either way it is done. */
+        int r = poll(&pfd, 1, 0);
+
+        if (r > 0 || (r < 0 && errno != EINTR))
+            retire(p);
+    }
+    if (p->pid > 0)
+        return 0;
+    now = sworn_ipc_deadline(0);
+    if (p->backoff_ms > 0 && now < p->retry_at)
+        return sworn_err_set(p->start_code,
+                             "signer process: not restarted yet (next attempt in %ld ms): %s",
+                             (long)(p->retry_at - now), p->start_msg);
+    if (spawn(p) < 0) {
+        p->backoff_ms = p->backoff_ms == 0 ? BACKOFF_FIRST_MS : p->backoff_ms * 2;
+        if (p->backoff_ms > BACKOFF_MAX_MS)
+            p->backoff_ms = BACKOFF_MAX_MS;
+        p->retry_at = now + p->backoff_ms;
+        p->start_code = sworn_err_code();
+        snprintf(p->start_msg, sizeof(p->start_msg), "%s", sworn_err_msg());
+        return -1;
+    }
+    p->backoff_ms = 0;
+    return 0;
+}
+
+static int lock(struct sworn_signer_proc *p)
+{
+    int rc = pthread_mutex_lock(&p->lock);
+
+    if (rc != 0)
+        return sworn_err_set(SWORN_ERR_IO, "signer process: lock: %s", strerror(rc));
+    return 0;
+}
+
+static void unlock(struct sworn_signer_proc *p)
+{
+    /* Unlocking a mutex this thread holds cannot fail. */
+    (void)pthread_mutex_unlock(&p->lock);
+}
+
+/* Copy a string that may be NULL. Returns 0, or -1 (SWORN_ERR_NOMEM). */
+static int dup_opt(const char *s, char **out)
+{
+    *out = NULL;
+    if (s == NULL)
+        return 0;
+    *out = strdup(s);
+    if (*out == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "signer process: out of memory");
+    return 0;
+}
+
+static void free_proc(struct sworn_signer_proc *p)
+{
+    free(p->uri);
+    free(p->module_path);
+    free(p->pin_file);
+    free(p->tcti);
+    free(p->pinned_spki);
+    free(p->chroot_dir);
+    free(p);
+}
+
+int sworn_signer_proc_start(const struct sworn_signer_config *cfg,
+                            const struct sworn_signer_proc_opts *opts,
+                            struct sworn_signer_proc **out)
+{
+    static const struct sworn_signer_proc_opts defaults = {0};
+    struct sworn_signer_proc *p = NULL;
+    int locked = 0;
+
+    if (opts == NULL)
+        opts = &defaults;
+    SWORN_ENSURE(cfg != NULL && cfg->uri != NULL, SWORN_ERR_ARG, "signer process: no key URI");
+    SWORN_ENSURE(opts->uid == 0 || opts->gid != 0, SWORN_ERR_ARG,
+                 "signer process: a uid to switch to needs a non-root gid too");
+    SWORN_ENSURE(opts->chroot_dir == NULL || (opts->uid != 0 && opts->chroot_dir[0] == '/'),
+                 SWORN_ERR_ARG, "signer process: chroot_dir must be absolute and needs a uid");
+    SWORN_ENSURE(opts->timeout_ms <= INT_MAX && opts->start_timeout_ms <= INT_MAX, SWORN_ERR_ARG,
+                 "signer process: timeout out of range");
+    p = calloc(1, sizeof(*p));
+    SWORN_ENSURE(p != NULL, SWORN_ERR_NOMEM, "signer process: out of memory");
+    p->pid = -1;
+    p->fd = -1;
+    p->pidfd = -1;
+    SWORN_GUARD(dup_opt(cfg->uri, &p->uri));
+    SWORN_GUARD(dup_opt(cfg->module_path, &p->module_path));
+    SWORN_GUARD(dup_opt(cfg->pin_file, &p->pin_file));
+    SWORN_GUARD(dup_opt(cfg->tcti, &p->tcti));
+    SWORN_GUARD(dup_opt(opts->chroot_dir, &p->chroot_dir));
+    if (cfg->pinned_spki != NULL && cfg->pinned_spki_len > 0) {
+        p->pinned_spki = malloc(cfg->pinned_spki_len);
+        SWORN_ENSURE(p->pinned_spki != NULL, SWORN_ERR_NOMEM, "signer process: out of memory");
+        memcpy(p->pinned_spki, cfg->pinned_spki, cfg->pinned_spki_len);
+    }
+    p->cfg.uri = p->uri;
+    p->cfg.module_path = p->module_path;
+    p->cfg.pin_file = p->pin_file;
+    p->cfg.tcti = p->tcti;
+    p->cfg.pinned_spki = p->pinned_spki;
+    p->cfg.pinned_spki_len = p->pinned_spki != NULL ? cfg->pinned_spki_len : 0;
+    p->cfg.timeout_ms = cfg->timeout_ms;
+    p->drop = geteuid() == 0 && opts->uid != 0;
+    p->uid = opts->uid;
+    p->gid = opts->gid;
+    p->timeout_ms = opts->timeout_ms != 0 ? opts->timeout_ms : SWORN_SIGNER_PROC_TIMEOUT_MS;
+    p->start_timeout_ms =
+        opts->start_timeout_ms != 0 ? opts->start_timeout_ms : SWORN_SIGNER_PROC_START_TIMEOUT_MS;
+    SWORN_ENSURE(pthread_mutex_init(&p->lock, NULL) == 0, SWORN_ERR_NOMEM,
+                 "signer process: cannot create its mutex");
+    locked = 1;
+    SWORN_GUARD(spawn(p));
+    *out = p;
+    return 0;
+fail:
+    if (p != NULL) {
+        retire(p);
+        for (size_t i = 0; i < p->n_unreaped; i++)
+            (void)reap(p->unreaped[i], -1);
+        if (locked)
+            (void)pthread_mutex_destroy(&p->lock);
+        free_proc(p);
+    }
+    return -1;
+}
+
+int sworn_signer_proc_sign(struct sworn_signer_proc *p, enum sworn_sign_purpose purpose,
+                           const uint8_t *msg, size_t len, uint8_t *sig, size_t cap,
+                           size_t *sig_len)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    struct sworn_ipc_msg req = {.type = SWORN_IPC_SIGN_REQ}, resp;
+    int rc = -1;
+
+    switch (purpose) {
+    case SWORN_PURPOSE_CHECKPOINT:
+    case SWORN_PURPOSE_RECEIPT:
+    case SWORN_PURPOSE_KEY_EVENT:
+        break;
+    default:
+        return sworn_err_set(SWORN_ERR_ARG, "signer process: unknown purpose %d", (int)purpose);
+    }
+    if (msg == NULL || len == 0 || len > SWORN_SIGNER_MSG_MAX)
+        return sworn_err_set(SWORN_ERR_ARG, "signer process: message of %zu bytes (1..%d)", len,
+                             SWORN_SIGNER_MSG_MAX);
+    req.purpose = purpose;
+    req.data = msg;
+    req.data_len = len;
+    if (lock(p) < 0)
+        return -1;
+    if (ensure_child(p) < 0 ||
+        request(p, &req, SWORN_IPC_SIGN_RESP, frame, &resp,
+                sworn_ipc_deadline((int)p->timeout_ms)) < 0 ||
+        child_error(p, &resp) < 0)
+        goto out;
+    if (resp.data_len > cap) {
+        sworn_err_set(SWORN_ERR_RANGE, "signer process: a %zu-byte signature for %zu bytes of room",
+                      resp.data_len, cap);
+        goto out;
+    }
+    memcpy(sig, resp.data, resp.data_len);
+    *sig_len = resp.data_len;
+    rc = 0;
+out:
+    unlock(p);
+    return rc;
+}
+
+int sworn_signer_proc_health(struct sworn_signer_proc *p)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    struct sworn_ipc_msg req = {.type = SWORN_IPC_HEALTH_REQ}, resp;
+    int rc = -1;
+
+    if (lock(p) < 0)
+        return -1;
+    if (ensure_child(p) == 0 &&
+        request(p, &req, SWORN_IPC_HEALTH_RESP, frame, &resp,
+                sworn_ipc_deadline((int)p->timeout_ms)) == 0 &&
+        child_error(p, &resp) == 0)
+        rc = 0;
+    unlock(p);
+    return rc;
+}
+
+int sworn_signer_proc_send_raw(struct sworn_signer_proc *p, const uint8_t *bytes, size_t len)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    struct sworn_ipc_msg resp;
+    int rc = -1;
+
+    if (lock(p) < 0)
+        return -1;
+    if (ensure_child(p) == 0 &&
+        transact(p, bytes, len, 0, 0, frame, &resp, sworn_ipc_deadline((int)p->timeout_ms)) == 0)
+        rc = 0;
+    unlock(p);
+    return rc;
+}
+
+const uint8_t *sworn_signer_proc_spki(const struct sworn_signer_proc *p, size_t *len)
+{
+    *len = p->spki_len;
+    return p->spki;
+}
+
+enum sworn_sig_alg sworn_signer_proc_alg(const struct sworn_signer_proc *p)
+{
+    return p->alg;
+}
+
+int sworn_signer_proc_software_held(const struct sworn_signer_proc *p)
+{
+    return p->software_held;
+}
+
+pid_t sworn_signer_proc_pid(struct sworn_signer_proc *p)
+{
+    pid_t pid;
+
+    if (lock(p) < 0)
+        return -1;
+    pid = p->pid;
+    unlock(p);
+    return pid;
+}
+
+void sworn_signer_proc_stop(struct sworn_signer_proc *p)
+{
+    if (p == NULL)
+        return;
+    if (p->fd >= 0) {
+        /* EOF lets the child close its session and log out of the HSM before it exits. */
+        (void)close(p->fd);
+        p->fd = -1;
+        if (p->pid > 0 && reap(p->pid, (int)p->timeout_ms)) {
+            p->pid = -1;
+        }
+    }
+    retire(p);
+    for (size_t i = 0; i < p->n_unreaped; i++)
+        (void)reap(p->unreaped[i], -1);
+    (void)pthread_mutex_destroy(&p->lock);
+    free_proc(p);
+}

@@ -1,0 +1,1131 @@
+/*
+ * test_signer_proc.c -- unit tests of the signer process (proc.c) and its wire format (ipc.c).
+ *
+ * The codec: every message type round-trips; hostile frames (truncated headers, huge or wrong
+ * lengths, unknown types, flags, purposes and statuses, bad error text, trailing bytes, every
+ * truncation of a valid frame) are refused; the encoder refuses what the decoder would. The I/O
+ * helpers: split writes, clean and unclean end of stream, deadlines.
+ *
+ * The process, with a file: key (an EC P-256 PEM written 0600 into a temporary folder): start and
+ * key info, signatures of every purpose that verify, health, the purpose and form rules; a child
+ * killed while idle (replaced transparently by the next request), stopped mid-request (error
+ * after the deadline, killed and reaped, next request on a new child), killed mid-request (error
+ * at once); hostile bytes sent to the real child; restarts that fail (backoff) or present another
+ * key (refused); several threads at once; the child's descriptors and core limit; and, when run
+ * as root, the switch to nobody with a root-only key file, and the chroot. Every test ends with
+ * no child of this process left, running or zombie.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+#include <openssl/x509.h>
+
+#include "checkpoint.h"
+#include "err.h"
+#include "ipc.h"
+#include "proc.h"
+#include "signer.h"
+#include "testutil.h"
+#include "utf8.h"
+
+#define NOBODY 65534
+
+/* ---------------------------------------------------------------------------------------------
+ * Helpers.
+ */
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+    nanosleep(&t, NULL);
+}
+
+/* A fresh P-256 key written as PEM to path (mode 0600); its DER SPKI into spki. */
+static void make_key(const char *path, uint8_t *spki, size_t *spki_len)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    BIO *bio = BIO_new(BIO_s_mem());
+    char *pem = NULL;
+    long pem_len;
+    unsigned char *p = spki;
+    int n;
+
+    assert_non_null(key);
+    assert_non_null(bio);
+    assert_int_equal(PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL), 1);
+    pem_len = BIO_get_mem_data(bio, &pem);
+    assert_true(pem_len > 0);
+    sworn_test_write_file(path, pem, (size_t)pem_len, 0600);
+    if (spki != NULL) {
+        n = i2d_PUBKEY(key, NULL);
+        assert_true(n > 0 && n <= SWORN_SIGNER_SPKI_MAX);
+        assert_int_equal(i2d_PUBKEY(key, &p), n);
+        *spki_len = (size_t)n;
+    }
+    BIO_free(bio);
+    EVP_PKEY_free(key);
+}
+
+/* Read /proc/<pid>/<name> into a static buffer (NUL-terminated). */
+static const char *proc_file(pid_t pid, const char *name)
+{
+    static char text[16384];
+    char path[64];
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+    f = fopen(path, "r");
+    if (f == NULL)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* The process state letter from /proc/<pid>/stat ('Z' for a zombie), or 0 if it is gone. */
+static char proc_state(pid_t pid)
+{
+    char path[64], text[512];
+    const char *paren;
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    paren = strrchr(text, ')');
+    return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Wait until pid is a zombie (its socket end is closed by then). */
+static void wait_zombie(pid_t pid)
+{
+    for (int i = 0; i < 2000 && proc_state(pid) != 'Z'; i++)
+        sleep_ms(1);
+    assert_int_equal(proc_state(pid), 'Z');
+}
+
+/* pid no longer exists at all: killed and reaped, no zombie. */
+static void assert_gone(pid_t pid)
+{
+    int status;
+
+    assert_int_equal(kill(pid, 0), -1);
+    assert_int_equal(errno, ESRCH);
+    assert_int_equal(waitpid(pid, &status, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+/* This process has no child at all, running or zombie. */
+static void assert_no_children(void)
+{
+    int status;
+
+    assert_int_equal(waitpid(-1, &status, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+static void digest_of(const char *text, uint8_t out[32])
+{
+    SHA256((const uint8_t *)text, strlen(text), out);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The codec.
+ */
+
+static size_t encode(const struct sworn_ipc_msg *m, uint8_t *out)
+{
+    long n = sworn_ipc_encode(m, out, SWORN_IPC_FRAME_MAX);
+
+    if (n < 0)
+        fail_msg("encode failed: %s", sworn_err_msg());
+    return (size_t)n;
+}
+
+/* Encode m, decode it, compare every field, and check that re-encoding gives the same bytes. */
+static void round_trip(const struct sworn_ipc_msg *m)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX], again[SWORN_IPC_FRAME_MAX];
+    struct sworn_ipc_msg d;
+    size_t n = encode(m, frame);
+
+    assert_int_equal(sworn_ipc_decode(frame, n, &d), 0);
+    assert_int_equal(d.type, m->type);
+    assert_int_equal(d.id, m->id);
+    assert_int_equal(d.purpose, m->purpose);
+    assert_int_equal(d.status, m->status);
+    assert_int_equal(d.alg, m->alg);
+    assert_int_equal(d.software_held, m->software_held);
+    assert_int_equal(d.data_len, m->data_len);
+    if (m->data_len > 0)
+        assert_memory_equal(d.data, m->data, m->data_len);
+    assert_int_equal(encode(&d, again), n);
+    assert_memory_equal(again, frame, n);
+    /* Every proper prefix of a valid frame is refused. */
+    for (size_t cut = 0; cut < n; cut++) {
+        assert_int_equal(sworn_ipc_decode(frame, cut, &d), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    }
+}
+
+static void test_ipc_round_trip(void **state)
+{
+    uint8_t big[SWORN_SIGNER_MSG_MAX], sig[SWORN_SIGNER_SIG_MAX], spki[SWORN_SIGNER_SPKI_MAX];
+    const char *err = "file signer: key file /k.pem has mode 0644 \xe2\x80\x94 fix it";
+    struct sworn_ipc_msg m;
+
+    (void)state;
+    memset(big, 'x', sizeof(big));
+    memset(sig, 0x30, sizeof(sig));
+    memset(spki, 0x30, sizeof(spki));
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_SIGN_REQ,
+                                       .id = 1,
+                                       .purpose = SWORN_PURPOSE_RECEIPT,
+                                       .data = big,
+                                       .data_len = 32});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_SIGN_REQ,
+                                       .id = UINT32_MAX,
+                                       .purpose = SWORN_PURPOSE_CHECKPOINT,
+                                       .data = big,
+                                       .data_len = sizeof(big)});
+    round_trip(&(struct sworn_ipc_msg){
+        .type = SWORN_IPC_SIGN_RESP, .id = 7, .data = sig, .data_len = sizeof(sig)});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_SIGN_RESP,
+                                       .id = 7,
+                                       .status = SWORN_ERR_FORMAT,
+                                       .data = (const uint8_t *)err,
+                                       .data_len = strlen(err)});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_INFO_REQ, .id = 2});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_INFO_RESP,
+                                       .id = 2,
+                                       .alg = SWORN_SIG_RSA_PSS_SHA256,
+                                       .software_held = 1,
+                                       .data = spki,
+                                       .data_len = sizeof(spki)});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_INFO_RESP,
+                                       .id = 2,
+                                       .status = SWORN_ERR_NOTFOUND,
+                                       .data = (const uint8_t *)"no such key",
+                                       .data_len = 11});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_HEALTH_REQ, .id = 3});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_HEALTH_RESP, .id = 3});
+    round_trip(&(struct sworn_ipc_msg){.type = SWORN_IPC_HEALTH_RESP,
+                                       .id = 3,
+                                       .status = SWORN_ERR_VERIFY,
+                                       .data = (const uint8_t *)"x",
+                                       .data_len = 1});
+
+    /* The exact bytes of one frame, as ipc.h specifies them. */
+    {
+        static const uint8_t want[] = {0x00, 0x01, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x00, 0x00,
+                                       0x00, 0x07, 0x02, 0x00, 0x00, 0x00, 0x02, 0xab, 0xcd};
+        uint8_t frame[SWORN_IPC_FRAME_MAX];
+
+        m = (struct sworn_ipc_msg){.type = SWORN_IPC_SIGN_REQ,
+                                   .id = 0x01020304,
+                                   .purpose = SWORN_PURPOSE_RECEIPT,
+                                   .data = (const uint8_t *)"\xab\xcd",
+                                   .data_len = 2};
+        assert_int_equal(encode(&m, frame), sizeof(want));
+        assert_memory_equal(frame, want, sizeof(want));
+    }
+}
+
+/* Decode raw bytes and expect SWORN_ERR_FORMAT, with the output untouched. */
+static void refuse(const uint8_t *frame, size_t len, const char *why)
+{
+    struct sworn_ipc_msg m = {.id = 0xdeadbeef};
+
+    if (sworn_ipc_decode(frame, len, &m) != -1)
+        fail_msg("decoded a frame that should be refused: %s", why);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_int_equal(m.id, 0xdeadbeef); /* untouched */
+}
+
+/* A header for type with body length len, into out. */
+static void hdr(uint8_t out[SWORN_IPC_HDR_LEN], uint16_t type, uint32_t len)
+{
+    sworn_put_u16be(out, type);
+    sworn_put_u16be(out + 2, 0);
+    sworn_put_u32be(out + 4, 9);
+    sworn_put_u32be(out + 8, len);
+}
+
+static void test_ipc_hostile(void **state)
+{
+    uint8_t f[SWORN_IPC_FRAME_MAX + 16];
+    enum sworn_ipc_type type;
+    uint32_t id, len;
+
+    (void)state;
+    memset(f, 0, sizeof(f));
+    /* Truncated headers. */
+    for (size_t n = 0; n < SWORN_IPC_HDR_LEN; n++)
+        refuse(f, n, "truncated header");
+    /* Unknown types, with otherwise empty bodies. */
+    hdr(f, 0, 0);
+    refuse(f, SWORN_IPC_HDR_LEN, "type 0");
+    hdr(f, 7, 0);
+    refuse(f, SWORN_IPC_HDR_LEN, "type 7");
+    hdr(f, 0xffff, 0);
+    refuse(f, SWORN_IPC_HDR_LEN, "type 0xffff");
+    /* Flags must be 0. */
+    hdr(f, SWORN_IPC_INFO_REQ, 0);
+    f[3] = 1;
+    refuse(f, SWORN_IPC_HDR_LEN, "flags");
+    /* Huge lengths are refused by the header check alone, before any body is needed. */
+    hdr(f, SWORN_IPC_SIGN_REQ, 0xffffffff);
+    assert_int_equal(sworn_ipc_hdr_decode(f, &type, &id, &len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    hdr(f, SWORN_IPC_SIGN_REQ, SWORN_IPC_SIGN_REQ_MAX + 1);
+    assert_int_equal(sworn_ipc_hdr_decode(f, &type, &id, &len), -1);
+    hdr(f, SWORN_IPC_SIGN_REQ, SWORN_IPC_SIGN_REQ_MAX);
+    assert_int_equal(sworn_ipc_hdr_decode(f, &type, &id, &len), 0);
+    assert_int_equal(len, SWORN_IPC_SIGN_REQ_MAX);
+    hdr(f, SWORN_IPC_SIGN_RESP, SWORN_IPC_SIGN_RESP_MAX + 1);
+    assert_int_equal(sworn_ipc_hdr_decode(f, &type, &id, &len), -1);
+    /* Requests without bodies have exactly none. */
+    hdr(f, SWORN_IPC_INFO_REQ, 1);
+    refuse(f, SWORN_IPC_HDR_LEN + 1, "INFO_REQ with a body");
+    hdr(f, SWORN_IPC_HEALTH_REQ, 0);
+    refuse(f, SWORN_IPC_HDR_LEN + 1, "HEALTH_REQ with a trailing byte");
+    /* The frame must be as long as its header says. */
+    hdr(f, SWORN_IPC_SIGN_REQ, 5 + 32);
+    f[12] = SWORN_PURPOSE_RECEIPT;
+    sworn_put_u32be(f + 13, 32);
+    {
+        struct sworn_ipc_msg m;
+
+        assert_int_equal(sworn_ipc_decode(f, SWORN_IPC_HDR_LEN + 37, &m), 0);
+    }
+    refuse(f, SWORN_IPC_HDR_LEN + 38, "trailing byte after the body");
+    refuse(f, SWORN_IPC_HDR_LEN + 36, "body shorter than the header says");
+    /* SIGN_REQ: msg_len must match the body, and purposes must be known. */
+    sworn_put_u32be(f + 13, 31);
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "msg_len one short of the body");
+    sworn_put_u32be(f + 13, 33);
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "msg_len one past the body");
+    sworn_put_u32be(f + 13, 0xffffffff);
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "msg_len huge");
+    sworn_put_u32be(f + 13, 32);
+    f[12] = 0;
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 0");
+    f[12] = 4;
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 4");
+    hdr(f, SWORN_IPC_SIGN_REQ, 5);
+    f[12] = SWORN_PURPOSE_CHECKPOINT;
+    sworn_put_u32be(f + 13, 0);
+    refuse(f, SWORN_IPC_HDR_LEN + 5, "empty message");
+    /* SIGN_RESP: status range, signature sizes, error text. */
+    hdr(f, SWORN_IPC_SIGN_RESP, 3);
+    f[12] = 0;
+    sworn_put_u16be(f + 13, 0);
+    refuse(f, SWORN_IPC_HDR_LEN + 3, "success with an empty signature");
+    hdr(f, SWORN_IPC_SIGN_RESP, 4);
+    f[12] = SWORN_ERR_NOTFOUND + 1;
+    sworn_put_u16be(f + 13, 1);
+    f[15] = 'x';
+    refuse(f, SWORN_IPC_HDR_LEN + 4, "unknown status");
+    f[12] = SWORN_ERR_IO;
+    f[15] = '\n';
+    refuse(f, SWORN_IPC_HDR_LEN + 4, "control byte in the error message");
+    f[15] = 0xff;
+    refuse(f, SWORN_IPC_HDR_LEN + 4, "invalid UTF-8 in the error message");
+    f[15] = 0;
+    refuse(f, SWORN_IPC_HDR_LEN + 4, "NUL in the error message");
+    sworn_put_u16be(f + 13, 2);
+    refuse(f, SWORN_IPC_HDR_LEN + 4, "data_len past the body");
+    hdr(f, SWORN_IPC_SIGN_RESP, 3);
+    f[12] = SWORN_ERR_IO;
+    sworn_put_u16be(f + 13, 0);
+    refuse(f, SWORN_IPC_HDR_LEN + 3, "error without a message");
+    hdr(f, SWORN_IPC_SIGN_RESP, 3 + SWORN_IPC_ERRMSG_MAX + 1);
+    sworn_put_u16be(f + 13, SWORN_IPC_ERRMSG_MAX + 1);
+    memset(f + 15, 'a', SWORN_IPC_ERRMSG_MAX + 1);
+    refuse(f, SWORN_IPC_HDR_LEN + 3 + SWORN_IPC_ERRMSG_MAX + 1, "error message too long");
+    /* INFO_RESP: algorithm and flag ranges, and their absence on error. */
+    hdr(f, SWORN_IPC_INFO_RESP, 6);
+    f[12] = 0;
+    f[13] = 4;
+    f[14] = 0;
+    sworn_put_u16be(f + 15, 1);
+    f[17] = 0x30;
+    refuse(f, SWORN_IPC_HDR_LEN + 6, "unknown algorithm");
+    f[13] = SWORN_SIG_ECDSA_P256_SHA256;
+    f[14] = 2;
+    refuse(f, SWORN_IPC_HDR_LEN + 6, "software-held flag 2");
+    f[12] = SWORN_ERR_IO;
+    f[14] = 0;
+    f[17] = 'x';
+    refuse(f, SWORN_IPC_HDR_LEN + 6, "error with an algorithm");
+    hdr(f, SWORN_IPC_INFO_RESP, 5 + SWORN_SIGNER_SPKI_MAX + 1);
+    assert_int_equal(sworn_ipc_hdr_decode(f, &type, &id, &len), -1);
+    /* HEALTH_RESP: success carries no data. */
+    hdr(f, SWORN_IPC_HEALTH_RESP, 4);
+    f[12] = 0;
+    sworn_put_u16be(f + 13, 1);
+    f[15] = 'x';
+    refuse(f, SWORN_IPC_HDR_LEN + 4, "health success with data");
+}
+
+/* Every single-bit flip of a valid frame is either refused or decodes to a valid message. */
+static void test_ipc_bit_flips(void **state)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX], again[SWORN_IPC_FRAME_MAX];
+    uint8_t digest[32];
+    struct sworn_ipc_msg m = {.type = SWORN_IPC_SIGN_REQ,
+                              .id = 5,
+                              .purpose = SWORN_PURPOSE_KEY_EVENT,
+                              .data = digest,
+                              .data_len = sizeof(digest)};
+    size_t n;
+    int accepted = 0;
+
+    (void)state;
+    memset(digest, 0x42, sizeof(digest));
+    n = encode(&m, frame);
+    for (size_t bit = 0; bit < n * 8; bit++) {
+        struct sworn_ipc_msg d;
+
+        frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        if (sworn_ipc_decode(frame, n, &d) == 0) {
+            accepted++;
+            assert_int_equal(encode(&d, again), n);
+            assert_memory_equal(again, frame, n);
+        } else {
+            assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        }
+        frame[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    /* Flips in the id and the digest stay valid; flips in type, flags, lengths mostly do not. */
+    assert_true(accepted >= 32 + 256);
+    assert_true((size_t)accepted < n * 8);
+}
+
+static void test_ipc_encode_refuses(void **state)
+{
+    uint8_t out[SWORN_IPC_FRAME_MAX], big[SWORN_SIGNER_MSG_MAX + 1];
+    struct sworn_ipc_msg m;
+
+    (void)state;
+    memset(big, 1, sizeof(big));
+    m = (struct sworn_ipc_msg){.type = SWORN_IPC_SIGN_REQ,
+                               .purpose = SWORN_PURPOSE_CHECKPOINT,
+                               .data = big,
+                               .data_len = sizeof(big)};
+    assert_int_equal(sworn_ipc_encode(&m, out, sizeof(out)), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+    m.data_len = 10;
+    m.purpose = (enum sworn_sign_purpose)9;
+    assert_int_equal(sworn_ipc_encode(&m, out, sizeof(out)), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+    m.purpose = (enum sworn_sign_purpose)(256 + SWORN_PURPOSE_RECEIPT); /* would truncate to 2 */
+    assert_int_equal(sworn_ipc_encode(&m, out, sizeof(out)), -1);
+    m.purpose = SWORN_PURPOSE_RECEIPT;
+    assert_int_equal(sworn_ipc_encode(&m, out, 12 + 5 + 9), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_int_equal(sworn_ipc_encode(&m, out, 12 + 5 + 10), 12 + 5 + 10);
+    m = (struct sworn_ipc_msg){
+        .type = SWORN_IPC_INFO_REQ, .data = (const uint8_t *)"x", .data_len = 1};
+    assert_int_equal(sworn_ipc_encode(&m, out, sizeof(out)), -1);
+    m = (struct sworn_ipc_msg){.type = SWORN_IPC_SIGN_RESP,
+                               .status = SWORN_ERR_IO,
+                               .data = (const uint8_t *)"bad\ntext",
+                               .data_len = 8};
+    assert_int_equal(sworn_ipc_encode(&m, out, sizeof(out)), -1);
+    m = (struct sworn_ipc_msg){.type = (enum sworn_ipc_type)0};
+    assert_int_equal(sworn_ipc_encode(&m, out, sizeof(out)), -1);
+}
+
+static void test_ipc_errmsg_clean(void **state)
+{
+    char out[SWORN_IPC_ERRMSG_MAX + 1], longer[600];
+
+    (void)state;
+    assert_int_equal(sworn_ipc_errmsg_clean("plain \xe2\x80\x94 text", out), 14);
+    assert_string_equal(out, "plain \xe2\x80\x94 text");
+    assert_int_equal(sworn_ipc_errmsg_clean("a\nb\x01\xff", out), 5);
+    assert_string_equal(out, "a?b??");
+    assert_int_equal(sworn_ipc_errmsg_clean("", out), strlen("unknown error"));
+    memset(longer, 'z', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    assert_int_equal(sworn_ipc_errmsg_clean(longer, out), SWORN_IPC_ERRMSG_MAX);
+    /* A character cut by the limit does not leave invalid UTF-8 behind. */
+    memset(longer, 0, sizeof(longer));
+    memset(longer, 'z', SWORN_IPC_ERRMSG_MAX - 1);
+    memcpy(longer + SWORN_IPC_ERRMSG_MAX - 1, "\xe2\x80\x94", 3);
+    assert_int_equal(sworn_utf8_check(out, sworn_ipc_errmsg_clean(longer, out), 0, "msg"), 0);
+    /* It may clean this thread's own error slot, and leaves it as it was. */
+    sworn_err_set(SWORN_ERR_VERIFY, "bad \x80 byte");
+    assert_int_equal(sworn_ipc_errmsg_clean(sworn_err_msg(), out), 10);
+    assert_string_equal(out, "bad ? byte");
+    assert_int_equal(sworn_err_code(), SWORN_ERR_VERIFY);
+    assert_string_equal(sworn_err_msg(), "bad \x80 byte");
+}
+
+static void test_ipc_io(void **state)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX], out[SWORN_IPC_FRAME_MAX], digest[32];
+    struct sworn_ipc_msg m = {.type = SWORN_IPC_SIGN_REQ,
+                              .id = 77,
+                              .purpose = SWORN_PURPOSE_RECEIPT,
+                              .data = digest,
+                              .data_len = sizeof(digest)},
+                         d;
+    int sv[2];
+    size_t n, got;
+    int64_t t0;
+
+    (void)state;
+    memset(digest, 0x11, sizeof(digest));
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    /* A frame written in three pieces reads back whole. */
+    n = encode(&m, out);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, 5, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out + 5, 10, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out + 15, n - 15, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_recv(sv[1], frame, &d, sworn_ipc_deadline(1000)), 0);
+    assert_int_equal(d.id, 77);
+    assert_memory_equal(d.data, digest, sizeof(digest));
+    /* Nothing to read: the deadline ends the wait. */
+    t0 = now_ms();
+    assert_int_equal(sworn_ipc_recv(sv[1], frame, &d, sworn_ipc_deadline(100)), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_true(now_ms() - t0 >= 95 && now_ms() - t0 < 1000);
+    /* A huge length is refused at the header, without waiting for a body that never comes. */
+    hdr(out, SWORN_IPC_SIGN_REQ, 0x7fffffff);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, SWORN_IPC_HDR_LEN, SWORN_IPC_FOREVER), 0);
+    t0 = now_ms();
+    assert_int_equal(sworn_ipc_recv(sv[1], frame, &d, sworn_ipc_deadline(5000)), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_true(now_ms() - t0 < 500);
+    /* End of stream inside a header is an error; at a frame boundary it is a clean end. */
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, 3, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(shutdown(sv[0], SHUT_WR), 0);
+    assert_int_equal(sworn_ipc_recv(sv[1], frame, &d, SWORN_IPC_FOREVER), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_int_equal(sworn_ipc_recv(sv[1], frame, &d, SWORN_IPC_FOREVER), 1);
+    assert_int_equal(sworn_ipc_read_all(sv[1], frame, 4, SWORN_IPC_FOREVER, &got), 1);
+    assert_int_equal(got, 0);
+    /* Writing to a closed peer is EPIPE, not a SIGPIPE that would kill this test. */
+    close(sv[1]);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, 3, SWORN_IPC_FOREVER), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    close(sv[0]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The process.
+ */
+
+struct fixture {
+    char *dir;
+    char *key; /* <dir>/key.pem, 0600 */
+    char *uri; /* file:<key> */
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    size_t spki_len;
+    struct sworn_signer_config cfg;
+    struct sworn_signer_proc *p;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    f->dir = sworn_test_tmpdir("signer-proc");
+    f->key = sworn_test_path(f->dir, "key.pem");
+    make_key(f->key, f->spki, &f->spki_len);
+    if (asprintf(&f->uri, "file:%s", f->key) < 0)
+        abort();
+    f->cfg.uri = f->uri;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    sworn_signer_proc_stop(f->p);
+    assert_no_children();
+    sworn_test_rmtree(f->dir);
+    free(f->dir);
+    free(f->key);
+    free(f->uri);
+    free(f);
+    return 0;
+}
+
+static void start(struct fixture *f, const struct sworn_signer_proc_opts *opts)
+{
+    if (sworn_signer_proc_start(&f->cfg, opts, &f->p) != 0)
+        fail_msg("start failed: %s", sworn_err_msg());
+}
+
+/* Sign msg through the process and check the signature with the fixture's key. */
+static void sign_ok(struct fixture *f, enum sworn_sign_purpose purpose, const uint8_t *msg,
+                    size_t len)
+{
+    uint8_t sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    if (sworn_signer_proc_sign(f->p, purpose, msg, len, sig, sizeof(sig), &sig_len) != 0)
+        fail_msg("sign failed: %s", sworn_err_msg());
+    assert_int_equal(sworn_signature_verify(f->spki, f->spki_len, purpose, msg, len, sig, sig_len),
+                     0);
+}
+
+static void sign_receipt_ok(struct fixture *f)
+{
+    uint8_t digest[32];
+
+    digest_of("a receipt", digest);
+    sign_ok(f, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest));
+}
+
+static void test_start_and_info(void **state)
+{
+    struct fixture *f = *state;
+    const uint8_t *spki;
+    size_t len = 0;
+    pid_t pid;
+
+    start(f, NULL);
+    spki = sworn_signer_proc_spki(f->p, &len);
+    assert_int_equal(len, f->spki_len);
+    assert_memory_equal(spki, f->spki, len);
+    assert_int_equal(sworn_signer_proc_alg(f->p), SWORN_SIG_ECDSA_P256_SHA256);
+    assert_int_equal(sworn_signer_proc_software_held(f->p), 1);
+    pid = sworn_signer_proc_pid(f->p);
+    assert_true(pid > 0 && pid != getpid());
+    assert_int_equal(sworn_signer_proc_health(f->p), 0);
+    /* A graceful stop: the child sees end of stream, exits 0 and is reaped. */
+    sworn_signer_proc_stop(f->p);
+    f->p = NULL;
+    assert_gone(pid);
+}
+
+static void test_sign_purposes(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t root[SWORN_HASH_LEN], digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    char body[SWORN_CHECKPOINT_BODY_MAX + 1];
+    size_t sig_len = 0;
+    long body_len;
+    pid_t pid;
+
+    start(f, NULL);
+    pid = sworn_signer_proc_pid(f->p);
+    memset(root, 0x5a, sizeof(root));
+    body_len = sworn_checkpoint_format("test.sworn.example/log", 42, root, body, sizeof(body));
+    assert_true(body_len > 0);
+    sign_ok(f, SWORN_PURPOSE_CHECKPOINT, (const uint8_t *)body, (size_t)body_len);
+    digest_of("receipt", digest);
+    sign_ok(f, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest));
+    digest_of("key event", digest);
+    sign_ok(f, SWORN_PURPOSE_KEY_EVENT, digest, sizeof(digest));
+
+    /* A receipt signature does not verify as a key event over the same digest. */
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     0);
+    assert_int_equal(sworn_signature_verify(f->spki, f->spki_len, SWORN_PURPOSE_KEY_EVENT, digest,
+                                            sizeof(digest), sig, sig_len),
+                     -1);
+
+    /* Refused in the parent, before the child sees anything. */
+    assert_int_equal(sworn_signer_proc_sign(f->p, (enum sworn_sign_purpose)4, digest,
+                                            sizeof(digest), sig, sizeof(sig), &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+    assert_int_equal(sworn_signer_proc_sign(f->p, (enum sworn_sign_purpose)0, digest,
+                                            sizeof(digest), sig, sizeof(sig), &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+    assert_int_equal(
+        sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, 0, sig, sizeof(sig), &sig_len),
+        -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+
+    /* Refused by the child, which stays up: the error comes back with its code and message. */
+    assert_int_equal(
+        sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, 31, sig, sizeof(sig), &sig_len),
+        -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_non_null(strstr(sworn_err_msg(), "signer process: "));
+    assert_non_null(strstr(sworn_err_msg(), "32-byte digest"));
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_CHECKPOINT,
+                                            (const uint8_t *)"not a checkpoint\n", 17, sig,
+                                            sizeof(sig), &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    /* Too little room for the signature. */
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, 8, &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_int_equal(sworn_signer_proc_pid(f->p), pid);
+    sign_receipt_ok(f);
+}
+
+static void test_killed_while_idle(void **state)
+{
+    struct fixture *f = *state;
+    pid_t old, now;
+    int64_t t0;
+
+    start(f, NULL);
+    sign_receipt_ok(f);
+    old = sworn_signer_proc_pid(f->p);
+    assert_int_equal(kill(old, SIGKILL), 0);
+    wait_zombie(old);
+    /* The death is seen before the request is sent, so the request goes to a new child. */
+    t0 = now_ms();
+    sign_receipt_ok(f);
+    print_message("    idle child killed: next sign on a new child in %lld ms\n",
+                  (long long)(now_ms() - t0));
+    now = sworn_signer_proc_pid(f->p);
+    assert_true(now > 0 && now != old);
+    assert_gone(old);
+    sign_receipt_ok(f);
+}
+
+static void test_stalled_mid_request(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_proc_opts opts = {.timeout_ms = 300};
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+    int64_t t0, took;
+    pid_t old;
+
+    start(f, &opts);
+    sign_receipt_ok(f);
+    old = sworn_signer_proc_pid(f->p);
+    assert_int_equal(kill(old, SIGSTOP), 0);
+    digest_of("stalled", digest);
+    t0 = now_ms();
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     -1);
+    took = now_ms() - t0;
+    print_message("    stopped child: error after %lld ms (deadline 300 ms)\n", (long long)took);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_non_null(strstr(sworn_err_msg(), "stalled/died"));
+    assert_true(took >= 290 && took < 600);
+    /* Killed and reaped by the failing call itself; no new child yet. */
+    assert_gone(old);
+    assert_int_equal(sworn_signer_proc_pid(f->p), -1);
+    sign_receipt_ok(f);
+    assert_true(sworn_signer_proc_pid(f->p) != old);
+}
+
+struct killer {
+    pid_t pid;
+    long after_ms;
+};
+
+static void *kill_later(void *arg)
+{
+    struct killer *k = arg;
+
+    sleep_ms(k->after_ms);
+    kill(k->pid, SIGKILL);
+    return NULL;
+}
+
+static void test_killed_mid_request(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_proc_opts opts = {.timeout_ms = 5000};
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+    struct killer k;
+    pthread_t t;
+    int64_t t0, took;
+
+    start(f, &opts);
+    k.pid = sworn_signer_proc_pid(f->p);
+    k.after_ms = 100;
+    /* Stopped, the child cannot answer; killed 100 ms into the request, it closes the socket. */
+    assert_int_equal(kill(k.pid, SIGSTOP), 0);
+    assert_int_equal(pthread_create(&t, NULL, kill_later, &k), 0);
+    digest_of("killed", digest);
+    t0 = now_ms();
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     -1);
+    took = now_ms() - t0;
+    assert_int_equal(pthread_join(t, NULL), 0);
+    print_message("    child killed mid-request: error after %lld ms (deadline 5000 ms)\n",
+                  (long long)took);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_true(took >= 90 && took < 1000);
+    assert_gone(k.pid);
+    sign_receipt_ok(f);
+}
+
+static void test_hostile_bytes_to_child(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_proc_opts opts = {.timeout_ms = 2000};
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    struct {
+        const char *what;
+        uint8_t bytes[SWORN_IPC_HDR_LEN + 8];
+        size_t len;
+    } cases[] = {
+        {"unknown type", {0x00, 0x09, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, 12},
+        {"flags set", {0x00, 0x03, 0x80, 0, 0, 0, 0, 1, 0, 0, 0, 0}, 12},
+        {"huge length", {0x00, 0x01, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff}, 12},
+        {"INFO_REQ with a body", {0x00, 0x03, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0}, 13},
+        {"a reply sent to the child", {0x00, 0x06, 0, 0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0}, 15},
+        {"SIGN_REQ for purpose 9",
+         {0x00, 0x01, 0, 0, 0, 0, 0, 1, 0, 0, 0, 6, 9, 0, 0, 0, 1, 0xaa},
+         18},
+    };
+    pid_t old;
+    int64_t t0, took;
+
+    start(f, &opts);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        old = sworn_signer_proc_pid(f->p);
+        t0 = now_ms();
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, cases[i].bytes, cases[i].len), -1);
+        took = now_ms() - t0;
+        /* The child closed the socket at once; it was not the deadline that ended the wait. */
+        if (sworn_err_code() != SWORN_ERR_IO || took > 1000)
+            fail_msg("%s: %s after %lld ms", cases[i].what, sworn_err_msg(), (long long)took);
+        /* Closed with our bytes unread, the socket may report a reset instead of an end. */
+        assert_true(strstr(sworn_err_msg(), "closed the socket") != NULL ||
+                    strstr(sworn_err_msg(), "reset the connection") != NULL);
+        assert_gone(old);
+        sign_receipt_ok(f);
+    }
+    /* A valid request through the same path is answered. */
+    {
+        struct sworn_ipc_msg m = {.type = SWORN_IPC_HEALTH_REQ, .id = 1234};
+        size_t n = encode(&m, frame);
+
+        old = sworn_signer_proc_pid(f->p);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n), 0);
+        assert_int_equal(sworn_signer_proc_pid(f->p), old);
+    }
+    /* A header promising a body that never comes: the child waits, the deadline kills it. */
+    {
+        struct sworn_signer_proc *p2 = NULL;
+        struct sworn_signer_proc_opts quick = {.timeout_ms = 200};
+        uint8_t h[SWORN_IPC_HDR_LEN];
+
+        assert_int_equal(sworn_signer_proc_start(&f->cfg, &quick, &p2), 0);
+        old = sworn_signer_proc_pid(p2);
+        hdr(h, SWORN_IPC_SIGN_REQ, 37);
+        t0 = now_ms();
+        assert_int_equal(sworn_signer_proc_send_raw(p2, h, sizeof(h)), -1);
+        took = now_ms() - t0;
+        assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+        assert_true(took >= 190 && took < 600);
+        assert_gone(old);
+        sworn_signer_proc_stop(p2);
+    }
+}
+
+static void test_open_fails(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_config cfg = {0};
+    uint8_t wrong[SWORN_SIGNER_SPKI_MAX];
+    size_t wrong_len = 0;
+    char *other = sworn_test_path(f->dir, "other.pem");
+
+    /* No such key file: the child's open error is the start's error. */
+    cfg.uri = "file:/nonexistent/sworn/key.pem";
+    assert_int_equal(sworn_signer_proc_start(&cfg, NULL, &f->p), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_non_null(strstr(sworn_err_msg(), "signer process: "));
+    assert_non_null(strstr(sworn_err_msg(), "cannot open key file"));
+    assert_null(f->p);
+    assert_no_children();
+    /* A key file others may read. */
+    assert_int_equal(chmod(f->key, 0644), 0);
+    assert_int_equal(sworn_signer_proc_start(&f->cfg, NULL, &f->p), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_non_null(strstr(sworn_err_msg(), "0600"));
+    assert_int_equal(chmod(f->key, 0600), 0);
+    /* A pinned key that is not the file's key. */
+    make_key(other, wrong, &wrong_len);
+    cfg = f->cfg;
+    cfg.pinned_spki = wrong;
+    cfg.pinned_spki_len = wrong_len;
+    assert_int_equal(sworn_signer_proc_start(&cfg, NULL, &f->p), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_VERIFY);
+    /* Options checked before any fork. */
+    cfg = f->cfg;
+    assert_int_equal(
+        sworn_signer_proc_start(&cfg, &(struct sworn_signer_proc_opts){.uid = NOBODY}, &f->p), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+    cfg.uri = NULL;
+    assert_int_equal(sworn_signer_proc_start(&cfg, NULL, &f->p), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+    assert_null(f->p);
+    assert_no_children();
+    free(other);
+}
+
+static void test_restart_backoff_and_key_change(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+    int64_t t0;
+
+    start(f, NULL);
+    digest_of("restart", digest);
+    /* The key file becomes unusable and the child dies: the restart fails with the open error. */
+    assert_int_equal(chmod(f->key, 0644), 0);
+    assert_int_equal(kill(sworn_signer_proc_pid(f->p), SIGKILL), 0);
+    wait_zombie(sworn_signer_proc_pid(f->p));
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    assert_non_null(strstr(sworn_err_msg(), "0600"));
+    /* Within the backoff the next call fails at once, without forking. */
+    t0 = now_ms();
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     -1);
+    assert_true(now_ms() - t0 < 50);
+    assert_non_null(strstr(sworn_err_msg(), "not restarted yet"));
+    assert_int_equal(sworn_signer_proc_pid(f->p), -1);
+    assert_no_children();
+    /* Fixed, and after the backoff, it works again. */
+    assert_int_equal(chmod(f->key, 0600), 0);
+    sleep_ms(150);
+    sign_receipt_ok(f);
+
+    /* The key file is replaced by another key: a restarted child with it is refused. */
+    make_key(f->key, NULL, NULL);
+    assert_int_equal(kill(sworn_signer_proc_pid(f->p), SIGKILL), 0);
+    wait_zombie(sworn_signer_proc_pid(f->p));
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_VERIFY);
+    assert_non_null(strstr(sworn_err_msg(), "different key"));
+    assert_int_equal(sworn_signer_proc_pid(f->p), -1);
+}
+
+#define THREADS 4
+#define PER_THREAD 25
+
+struct worker {
+    struct fixture *f;
+    int ok;
+};
+
+static void *sign_many(void *arg)
+{
+    struct worker *w = arg;
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    for (int i = 0; i < PER_THREAD; i++) {
+        memset(digest, i, sizeof(digest));
+        digest[0] = (uint8_t)(uintptr_t)w;
+        if (sworn_signer_proc_sign(w->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
+                                   sizeof(sig), &sig_len) != 0 ||
+            sworn_signature_verify(w->f->spki, w->f->spki_len, SWORN_PURPOSE_RECEIPT, digest,
+                                   sizeof(digest), sig, sig_len) != 0)
+            return NULL;
+        w->ok++;
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    struct fixture *f = *state;
+    struct worker w[THREADS];
+    pthread_t t[THREADS];
+    int64_t t0;
+    pid_t pid;
+
+    start(f, NULL);
+    pid = sworn_signer_proc_pid(f->p);
+    t0 = now_ms();
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){.f = f, .ok = 0};
+        assert_int_equal(pthread_create(&t[i], NULL, sign_many, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(w[i].ok, PER_THREAD);
+    }
+    print_message("    %d signatures from %d threads in %lld ms\n", THREADS * PER_THREAD, THREADS,
+                  (long long)(now_ms() - t0));
+    assert_int_equal(sworn_signer_proc_pid(f->p), pid);
+}
+
+static void test_child_hygiene(void **state)
+{
+    struct fixture *f = *state;
+    char path[64], link[128];
+    int stray = open("/dev/null", O_RDONLY); /* no O_CLOEXEC: fork would pass it on */
+    struct dirent *e;
+    int fds = 0;
+    pid_t pid;
+    DIR *d;
+
+    assert_true(stray >= 0);
+    start(f, NULL);
+    pid = sworn_signer_proc_pid(f->p);
+    assert_non_null(strstr(proc_file(pid, "limits"), "Max core file size        0"));
+    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+    d = opendir(path);
+    if (geteuid() != 0) {
+        /* Not dumpable: even its own uid may not look at its descriptors. */
+        assert_null(d);
+        assert_int_equal(errno, EACCES);
+        close(stray);
+        return;
+    }
+    /* Only 0, 1, 2 and the socket on 3. */
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        assert_true(atoi(e->d_name) >= 0 && atoi(e->d_name) <= 3);
+        fds++;
+    }
+    closedir(d);
+    assert_int_equal(fds, 4);
+    snprintf(path, sizeof(path), "/proc/%ld/fd/3", (long)pid);
+    assert_true(readlink(path, link, sizeof(link)) > 0);
+    assert_memory_equal(link, "socket:", 7);
+    close(stray);
+}
+
+/* As root: the child runs as nobody (with a root-only key file), in a chroot when asked. */
+static void test_privilege_drop(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_proc_opts opts = {.uid = NOBODY, .gid = NOBODY};
+    char *jail = sworn_test_path(f->dir, "empty");
+    char path[64], root[256];
+    const char *status, *groups;
+    struct stat st;
+    pid_t pid, old;
+    ssize_t n;
+
+    if (geteuid() != 0) {
+        print_message("    not root: the privilege drop is not tested\n");
+        free(jail);
+        skip();
+    }
+    assert_int_equal(stat(f->key, &st), 0);
+    assert_int_equal(st.st_uid, 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    start(f, &opts);
+    pid = sworn_signer_proc_pid(f->p);
+    status = proc_file(pid, "status");
+    assert_non_null(strstr(status, "\nUid:\t65534\t65534\t65534\t65534\n"));
+    assert_non_null(strstr(status, "\nGid:\t65534\t65534\t65534\t65534\n"));
+    groups = strstr(status, "\nGroups:");
+    assert_non_null(groups);
+    assert_true(strcspn(groups + 8, "\n") == strspn(groups + 8, " \t")); /* no group listed */
+    /* Not dumpable: the kernel then gives the process's /proc files to root, not to its uid. */
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 0);
+    assert_non_null(strstr(proc_file(pid, "limits"), "Max core file size        0"));
+    sign_receipt_ok(f);
+    assert_int_equal(sworn_signer_proc_health(f->p), 0);
+    /* The restarted child opens the root-only key again with privilege, then drops. */
+    old = pid;
+    assert_int_equal(kill(old, SIGKILL), 0);
+    wait_zombie(old);
+    sign_receipt_ok(f);
+    pid = sworn_signer_proc_pid(f->p);
+    assert_true(pid != old);
+    assert_non_null(strstr(proc_file(pid, "status"), "\nUid:\t65534\t65534\t65534\t65534\n"));
+    sworn_signer_proc_stop(f->p);
+    f->p = NULL;
+
+    /* With a chroot to an empty folder. */
+    assert_int_equal(mkdir(jail, 0755), 0);
+    opts.chroot_dir = jail;
+    start(f, &opts);
+    pid = sworn_signer_proc_pid(f->p);
+    snprintf(path, sizeof(path), "/proc/%ld/root", (long)pid);
+    n = readlink(path, root, sizeof(root) - 1);
+    assert_true(n > 0);
+    root[n] = '\0';
+    assert_string_equal(root, jail);
+    sign_receipt_ok(f);
+    free(jail);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ipc_round_trip),
+        cmocka_unit_test(test_ipc_hostile),
+        cmocka_unit_test(test_ipc_bit_flips),
+        cmocka_unit_test(test_ipc_encode_refuses),
+        cmocka_unit_test(test_ipc_errmsg_clean),
+        cmocka_unit_test(test_ipc_io),
+        cmocka_unit_test_setup_teardown(test_start_and_info, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sign_purposes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_while_idle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stalled_mid_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_mid_request, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_bytes_to_child, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_backoff_and_key_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_child_hygiene, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_privilege_drop, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
