@@ -41,7 +41,8 @@ struct sworn_signer_backend {
      * Tear the device context down completely and build it again (new library context, new
      * session, new login, the key found again and its SPKI checked against the one found at
      * open). Returns 0, or -1 with sworn_err set (the context stays torn down; reset may be
-     * called again later).
+     * called again later). While a call abandoned by the watchdog is still inside the device
+     * library, reset fails at once with SWORN_ERR_IO rather than tear down under it.
      */
     int (*reset)(void *ctx);
     /* Release everything and wipe secrets. ctx may be NULL. */

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,14 +85,29 @@ static struct worker *worker_start(void)
     pthread_attr_t attr;
     pthread_t t;
 
+    pthread_condattr_t ca;
+    sigset_t all, old;
+    int rc;
+
     if (w == NULL)
         return NULL;
     pthread_mutex_init(&w->m, NULL);
-    pthread_cond_init(&w->cv, NULL);
+    /* Deadlines on the monotonic clock: a change of the wall clock must not stretch a timeout. */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
     w->refs = 2;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, worker_main, w) != 0) {
+    /* The worker is born with every signal blocked, so that signals meant for the process (and a
+     * SIGPIPE from a device socket) are handled by the caller's threads, never inside a device
+     * library. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&t, &attr, worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         pthread_attr_destroy(&attr);
         pthread_mutex_destroy(&w->m);
         pthread_cond_destroy(&w->cv);
@@ -132,7 +148,7 @@ int sworn_watchdog_run(struct sworn_watchdog *wd, int (*fn)(void *arg), void *ar
     if (wd->w == NULL && (wd->w = worker_start()) == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "watchdog: cannot start a worker thread");
     w = wd->w;
-    clock_gettime(CLOCK_REALTIME, &deadline);
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += timeout_ms / 1000;
     deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
     if (deadline.tv_nsec >= 1000000000L) {
