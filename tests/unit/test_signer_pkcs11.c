@@ -494,6 +494,40 @@ static void test_log_checkpoint_signed_by_hsm(void **state)
     free(db);
 }
 
+/* The real sworn-log, initialised with the HSM key, signs checkpoints that verify-note accepts. */
+static void test_sworn_log_with_hsm_key(void **state)
+{
+    struct fx *f = *state;
+    char *cmd;
+    const char *log = getenv("SWORN_LOG_BIN");
+    const char *hsm = getenv("SWORN_HSM_BIN");
+
+    assert_non_null(log);
+    assert_true(asprintf(&cmd, "'%s' pubkey --module %s --uri '%s' --der --out cp.der", hsm,
+                         SOFTHSM_MODULE_PATH, f->p256_uri) > 0);
+    assert_int_equal(softhsm_sh(f->h, cmd, NULL), 0);
+    free(cmd);
+    assert_true(asprintf(&cmd,
+                         "'%s' init --db hw.db --origin test.sworn.example/hw --key '%s' --module "
+                         "%s --pin-file user.pin --pinned-spki cp.der > hw.vkey && printf "
+                         "'a\\nb\\n' | '%s' append --db hw.db && '%s' checkpoint --db hw.db "
+                         "> hw.cp && '%s' verify-note --vkey \"$(cat hw.vkey)\" hw.cp",
+                         log, f->p256_uri, SOFTHSM_MODULE_PATH, log, log, log) > 0);
+    assert_int_equal(softhsm_sh(f->h, cmd, NULL), 0);
+    free(cmd);
+    /* Pinned to another key (the Ed25519 one): init refuses, and no database is left behind. */
+    assert_true(asprintf(&cmd, "'%s' pubkey --module %s --uri '%s' --der --out ed.der", hsm,
+                         SOFTHSM_MODULE_PATH, f->ed_uri) > 0);
+    assert_int_equal(softhsm_sh(f->h, cmd, NULL), 0);
+    free(cmd);
+    assert_true(asprintf(&cmd,
+                         "'%s' init --db other.db --origin o --key '%s' --module %s --pin-file "
+                         "user.pin --pinned-spki ed.der; test ! -e other.db",
+                         log, f->p256_uri, SOFTHSM_MODULE_PATH) > 0);
+    assert_int_equal(softhsm_sh(f->h, cmd, NULL), 0);
+    free(cmd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,6 +541,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wrong_pin_is_not_retried, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_call_becomes_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_checkpoint_signed_by_hsm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sworn_log_with_hsm_key, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
