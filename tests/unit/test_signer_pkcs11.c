@@ -347,6 +347,21 @@ static void close_sessions_behind_its_back(void)
     sworn_p11_unload(&m);
 }
 
+/* Like close_sessions_behind_its_back, but the token may be gone already. */
+static void close_sessions_behind_its_back_ok_if_gone(void)
+{
+    struct sworn_p11_module m;
+    struct sworn_pkcs11_uri uri;
+    CK_SLOT_ID slot;
+
+    memset(&uri, 0, sizeof(uri));
+    strcpy(uri.token, SOFTHSM_TOKEN);
+    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, &m), 0);
+    if (sworn_p11_find_slot(&m, &uri, &slot) == 0)
+        (void)m.f->C_CloseAllSessions(slot);
+    sworn_p11_unload(&m);
+}
+
 static int try_sign(struct sworn_signer *s)
 {
     uint8_t digest[32] = {1}, sig[SWORN_SIGNER_SIG_MAX];
@@ -528,6 +543,40 @@ static void test_sworn_log_with_hsm_key(void **state)
     free(cmd);
 }
 
+/*
+ * The token's folder disappears (a storage failure, an operator's mistake) and comes back: signing
+ * fails cleanly, never hangs, and works again once the folder is back.
+ */
+static void test_token_folder_removed_and_restored(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_signer *s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
+    char *moved = sworn_test_path(f->h->dir, "tokens.away");
+    int failed = 0, recovered = 0;
+
+    assert_int_equal(try_sign(s), 0);
+    assert_int_equal(rename(f->h->tokens, moved), 0);
+    /* Close the sessions too, as a device reset would: the signer must rebuild, and cannot. */
+    close_sessions_behind_its_back_ok_if_gone();
+    for (int i = 0; i < 20 && !failed; i++) {
+        failed = try_sign(s) != 0;
+        if (!failed)
+            sleep_ms(50);
+    }
+    if (!failed)
+        fail_msg("signing went on with the token folder gone");
+    assert_int_equal(rename(moved, f->h->tokens), 0);
+    for (int i = 0; i < 200 && !recovered; i++) {
+        recovered = try_sign(s) == 0;
+        if (!recovered)
+            sleep_ms(50);
+    }
+    if (!recovered)
+        fail_msg("no recovery after the token folder came back: %s", sworn_err_msg());
+    sworn_signer_close(s);
+    free(moved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +591,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hung_call_becomes_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_log_checkpoint_signed_by_hsm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sworn_log_with_hsm_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_folder_removed_and_restored, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
