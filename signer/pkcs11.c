@@ -6,7 +6,8 @@
  * an Ed25519 key, (b) can wait forever inside C_OpenSession, (c) does not expose CKA_SENSITIVE,
  * CKA_EXTRACTABLE or CKA_NEVER_EXTRACTABLE, which we must check, and (d) keeps a session pool
  * that must not cross fork. Speaking PKCS#11 directly also gives one code path for ECDSA P-256
- * (CKM_ECDSA over our SHA-256: SoftHSM has no CKM_ECDSA_SHA256) and Ed25519 (CKM_EDDSA).
+ * (CKM_ECDSA over our SHA-256: SoftHSM has no CKM_ECDSA_SHA256), Ed25519 (CKM_EDDSA) and, where
+ * the token offers CKM_RSA_PKCS_PSS, RSA-PSS (SHA-256, MGF1-SHA-256, 32-byte salt).
  *
  * The key must be: exactly one private key object matching the URI, with CKA_SIGN, CKA_SENSITIVE,
  * CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE true and CKA_EXTRACTABLE false (a key that was
@@ -28,7 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/param_build.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <p11-kit/pkcs11.h>
@@ -41,6 +45,7 @@
 #include "wipe.h"
 
 #define EC_POINT_MAX 80
+#define RSA_MODULUS_MAX 512 /* 4096 bits */
 /* DER of the P-256 OID, as CKA_EC_PARAMS holds it: OBJECT IDENTIFIER 1.2.840.10045.3.1.7. */
 static const uint8_t p256_params[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
 /* CKA_EC_PARAMS of Ed25519: the OID 1.3.101.112 or the PrintableString "edwards25519". */
@@ -57,6 +62,7 @@ struct p11 {
 
     struct sworn_p11_module mod;
     CK_FUNCTION_LIST_PTR f; /* mod.f, while the module is loaded; NULL otherwise */
+    CK_SLOT_ID slot;
     CK_SESSION_HANDLE session;
     int have_session;
     CK_OBJECT_HANDLE key;
@@ -164,6 +170,52 @@ static int unwrap_point(const uint8_t *der, size_t len, const uint8_t **point, s
     return sworn_err_set(SWORN_ERR_FORMAT, "pkcs11: CKA_EC_POINT is not an encoded point");
 }
 
+/* Build the SPKI of an RSA public key object from its modulus and public exponent. */
+static int read_rsa_public_key(struct p11 *p, CK_OBJECT_HANDLE pub)
+{
+    uint8_t n[RSA_MODULUS_MAX], e[16];
+    CK_ATTRIBUTE a[2] = {{CKA_MODULUS, n, sizeof(n)}, {CKA_PUBLIC_EXPONENT, e, sizeof(e)}};
+    OSSL_PARAM_BLD *bld = NULL;
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *ctx = NULL;
+    EVP_PKEY *key = NULL;
+    BIGNUM *bn_n = NULL, *bn_e = NULL;
+    unsigned char *o = p->spki;
+    int len, rc = -1;
+    CK_RV rv = p->f->C_GetAttributeValue(p->session, pub, a, 2);
+
+    if (rv != CKR_OK)
+        return sworn_p11_error("C_GetAttributeValue(MODULUS, PUBLIC_EXPONENT)", rv);
+    SWORN_ENSURE(a[0].ulValueLen * 8 >= 2048, SWORN_ERR_ARG,
+                 "pkcs11: RSA keys must have at least 2048 bits");
+    bn_n = BN_bin2bn(n, (int)a[0].ulValueLen, NULL);
+    bn_e = BN_bin2bn(e, (int)a[1].ulValueLen, NULL);
+    bld = OSSL_PARAM_BLD_new();
+    ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+    SWORN_ENSURE(bn_n != NULL && bn_e != NULL && bld != NULL && ctx != NULL &&
+                     OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn_n) == 1 &&
+                     OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, bn_e) == 1 &&
+                     (params = OSSL_PARAM_BLD_to_param(bld)) != NULL &&
+                     EVP_PKEY_fromdata_init(ctx) == 1 &&
+                     EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_PUBLIC_KEY, params) == 1,
+                 SWORN_ERR_CRYPTO, "pkcs11: cannot build the RSA public key");
+    len = i2d_PUBKEY(key, NULL);
+    SWORN_ENSURE(len > 0 && (size_t)len <= sizeof(p->spki), SWORN_ERR_RANGE,
+                 "pkcs11: RSA public key too large");
+    len = i2d_PUBKEY(key, &o);
+    p->spki_len = (size_t)len;
+    p->alg = SWORN_SIG_RSA_PSS_SHA256;
+    rc = 0;
+fail:
+    EVP_PKEY_free(key);
+    EVP_PKEY_CTX_free(ctx);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    BN_free(bn_n);
+    BN_free(bn_e);
+    return rc;
+}
+
 /* Build the SPKI from the public key object with the private key's CKA_ID. */
 static int read_public_key(struct p11 *p, const uint8_t *id, size_t id_len)
 {
@@ -180,6 +232,8 @@ static int read_public_key(struct p11 *p, const uint8_t *id, size_t id_len)
     SWORN_ENSURE(count == 1, SWORN_ERR_ARG,
                  "pkcs11: the key needs exactly one public key object with its CKA_ID (found %lu)",
                  (unsigned long)count);
+    if (p->key_type == CKK_RSA)
+        return read_rsa_public_key(p, pub[0]);
     rv = p->f->C_GetAttributeValue(p->session, pub[0], a, 2);
     if (rv != CKR_OK)
         return sworn_p11_error("C_GetAttributeValue(EC_PARAMS, EC_POINT)", rv);
@@ -241,9 +295,19 @@ static int find_key(struct p11 *p)
     rv = p->f->C_GetAttributeValue(p->session, p->key, a, 2);
     if (rv != CKR_OK)
         return sworn_p11_error("C_GetAttributeValue(KEY_TYPE, ID)", rv);
-    SWORN_ENSURE(p->key_type == CKK_EC || p->key_type == CKK_EC_EDWARDS, SWORN_ERR_ARG,
-                 "pkcs11: only ECDSA P-256 and Ed25519 keys are supported (key type 0x%lx)",
+    SWORN_ENSURE(p->key_type == CKK_EC || p->key_type == CKK_EC_EDWARDS || p->key_type == CKK_RSA,
+                 SWORN_ERR_ARG,
+                 "pkcs11: only ECDSA P-256, Ed25519 and RSA-PSS keys are supported (key type "
+                 "0x%lx)",
                  (unsigned long)p->key_type);
+    if (p->key_type == CKK_RSA) {
+        /* RSA only where the token itself offers PSS: never fall back to PKCS#1 v1.5. */
+        CK_MECHANISM_INFO info;
+
+        rv = p->f->C_GetMechanismInfo(p->slot, CKM_RSA_PKCS_PSS, &info);
+        SWORN_ENSURE(rv == CKR_OK && (info.flags & CKF_SIGN), SWORN_ERR_ARG,
+                     "pkcs11: the token does not offer RSA-PSS signing for this RSA key");
+    }
     return read_public_key(p, id, a[1].ulValueLen);
 fail:
     return -1;
@@ -269,6 +333,7 @@ static int build(void *arg)
     SWORN_GUARD(sworn_p11_load(p->module_path, &p->mod));
     p->f = p->mod.f;
     SWORN_GUARD(sworn_p11_find_slot(&p->mod, &p->uri, &slot));
+    p->slot = slot;
     rv = p->f->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &p->session);
     if (rv != CKR_OK)
         return sworn_p11_error("C_OpenSession", rv);
@@ -333,17 +398,29 @@ fail:
 static int sign_on_device(void *arg)
 {
     struct p11 *p = arg;
+    /* RSA-PSS with SHA-256, MGF1-SHA-256 and a 32-byte salt, over our SHA-256 digest. */
+    CK_RSA_PKCS_PSS_PARAMS pss = {CKM_SHA256, CKG_MGF1_SHA256, 32};
     CK_MECHANISM mech = {p->alg == SWORN_SIG_ED25519 ? CKM_EDDSA : CKM_ECDSA, NULL, 0};
     uint8_t raw[SWORN_SIGNER_SIG_MAX];
     CK_ULONG raw_len = sizeof(raw);
     CK_RV rv;
 
+    if (p->alg == SWORN_SIG_RSA_PSS_SHA256) {
+        mech.mechanism = CKM_RSA_PKCS_PSS;
+        mech.pParameter = &pss;
+        mech.ulParameterLen = sizeof(pss);
+    }
     rv = p->f->C_SignInit(p->session, &mech, p->key);
     if (rv != CKR_OK)
         return sworn_p11_error("C_SignInit", rv);
     rv = p->f->C_Sign(p->session, p->call_data, (CK_ULONG)p->call_len, raw, &raw_len);
     if (rv != CKR_OK)
         return sworn_p11_error("C_Sign", rv);
+    if (p->alg == SWORN_SIG_RSA_PSS_SHA256) {
+        memcpy(p->call_sig, raw, raw_len);
+        p->call_sig_len = raw_len;
+        return 0;
+    }
     if (p->alg == SWORN_SIG_ED25519) {
         if (raw_len != 64)
             return sworn_err_set(SWORN_ERR_CRYPTO, "pkcs11: Ed25519 signature of %lu bytes",

@@ -6,6 +6,8 @@
  * library's back, a module call that hangs).
  */
 #define _GNU_SOURCE
+/* RSA_new and friends: the plainest way to assemble the test's independent RSA SPKI. */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +18,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <openssl/bn.h>
 #include <openssl/evp.h>
+#include <openssl/rsa.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
@@ -133,6 +137,35 @@ static void sign_and_cross_check(struct fx *f, struct sworn_signer *s, const uin
     sworn_test_write_file(tbs_path, tbs, tbs_len, 0600);
     assert_int_not_equal(softhsm_sh(f->h, cmd, NULL), 0);
     free(cmd);
+    free(pem);
+    free(tbs_path);
+    free(sig_path);
+}
+
+/* openssl's own RSA-PSS check (SHA-256, MGF1-SHA-256, salt 32) of a receipt signature. */
+static void sign_and_cross_check_rsa(struct fx *f, struct sworn_signer *s, const uint8_t *spki,
+                                     size_t spki_len, const uint8_t digest[32])
+{
+    uint8_t sig[SWORN_SIGNER_SIG_MAX], tbs[SWORN_SIGNER_TBS_MAX];
+    size_t sig_len, tbs_len;
+    char *pem = sworn_test_path(f->h->dir, "rsa.pem"),
+         *tbs_path = sworn_test_path(f->h->dir, "tbs.bin");
+    char *sig_path = sworn_test_path(f->h->dir, "sig.bin");
+    const char *cmd = "openssl dgst -sha256 -sigopt rsa_padding_mode:pss -sigopt "
+                      "rsa_pss_saltlen:32 -sigopt rsa_mgf1_md:sha256 -verify rsa.pem -signature "
+                      "sig.bin tbs.bin";
+
+    assert_int_equal(
+        sworn_signer_sign(s, SWORN_PURPOSE_RECEIPT, digest, 32, sig, sizeof(sig), &sig_len), 0);
+    assert_int_equal(sworn_signer_tbs(SWORN_PURPOSE_RECEIPT, digest, 32, tbs, &tbs_len), 0);
+    write_pem(pem, spki, spki_len);
+    sworn_test_write_file(tbs_path, tbs, tbs_len, 0600);
+    sworn_test_write_file(sig_path, sig, sig_len, 0600);
+    if (softhsm_sh(f->h, cmd, NULL) != 0)
+        fail_msg("openssl does not verify the RSA-PSS signature");
+    tbs[0] ^= 1;
+    sworn_test_write_file(tbs_path, tbs, tbs_len, 0600);
+    assert_int_not_equal(softhsm_sh(f->h, cmd, NULL), 0);
     free(pem);
     free(tbs_path);
     free(sig_path);
@@ -577,6 +610,69 @@ static void test_token_folder_removed_and_restored(void **state)
     free(moved);
 }
 
+/* An RSA-3072 key on the token: signed with RSA-PSS (the token offers it), checked by openssl. */
+static void test_rsa_pss_where_offered(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_p11_module m;
+    struct sworn_pkcs11_uri uri;
+    uint8_t pin[SWORN_P11_PIN_MAX], n[512], e[16], spki[SWORN_SIGNER_SPKI_MAX], digest[32] = {7};
+    uint8_t sig[SWORN_SIGNER_SIG_MAX];
+    size_t pin_len, sig_len;
+    CK_SLOT_ID slot;
+    CK_SESSION_HANDLE s;
+    CK_OBJECT_HANDLE pub, priv;
+    CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+    CK_ULONG bits = 3072;
+    CK_MECHANISM mech = {CKM_RSA_PKCS_KEY_PAIR_GEN, NULL, 0};
+    CK_ATTRIBUTE pub_t[] = {{CKA_TOKEN, &yes, 1},
+                            {CKA_VERIFY, &yes, 1},
+                            {CKA_MODULUS_BITS, &bits, sizeof(bits)},
+                            {CKA_LABEL, "rsa", 3},
+                            {CKA_ID, "rsa", 3}};
+    CK_ATTRIBUTE priv_t[] = {{CKA_TOKEN, &yes, 1},     {CKA_PRIVATE, &yes, 1},
+                             {CKA_SENSITIVE, &yes, 1}, {CKA_EXTRACTABLE, &no, 1},
+                             {CKA_SIGN, &yes, 1},      {CKA_LABEL, "rsa", 3},
+                             {CKA_ID, "rsa", 3}};
+    CK_ATTRIBUTE get[2] = {{CKA_MODULUS, n, sizeof(n)}, {CKA_PUBLIC_EXPONENT, e, sizeof(e)}};
+    BIGNUM *bn_n, *bn_e;
+    RSA *rsa = RSA_new();
+    EVP_PKEY *key = EVP_PKEY_new();
+    unsigned char *o = spki;
+    size_t spki_len;
+    struct sworn_signer *signer;
+
+    memset(&uri, 0, sizeof(uri));
+    strcpy(uri.token, SOFTHSM_TOKEN);
+    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, &m), 0);
+    assert_int_equal(sworn_p11_find_slot(&m, &uri, &slot), 0);
+    assert_int_equal(m.f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s),
+                     CKR_OK);
+    assert_int_equal(sworn_p11_read_pin(f->h->pin_file, pin, &pin_len), 0);
+    assert_int_equal(m.f->C_Login(s, CKU_USER, pin, (CK_ULONG)pin_len), CKR_OK);
+    assert_int_equal(m.f->C_GenerateKeyPair(s, &mech, pub_t, 5, priv_t, 7, &pub, &priv), CKR_OK);
+    assert_int_equal(m.f->C_GetAttributeValue(s, pub, get, 2), CKR_OK);
+    sworn_p11_unload(&m);
+    /* The SPKI the operator pins, built here independently of the backend's own code. */
+    bn_n = BN_bin2bn(n, (int)get[0].ulValueLen, NULL);
+    bn_e = BN_bin2bn(e, (int)get[1].ulValueLen, NULL);
+    assert_int_equal(RSA_set0_key(rsa, bn_n, bn_e, NULL), 1);
+    assert_int_equal(EVP_PKEY_assign_RSA(key, rsa), 1);
+    spki_len = (size_t)i2d_PUBKEY(key, &o);
+    EVP_PKEY_free(key);
+
+    signer = open_ok(config(f, "pkcs11:token=sworn-test;object=rsa", spki, spki_len));
+    assert_int_equal(sworn_signer_alg(signer), SWORN_SIG_RSA_PSS_SHA256);
+    assert_int_equal(
+        sworn_signer_sign(signer, SWORN_PURPOSE_RECEIPT, digest, 32, sig, sizeof(sig), &sig_len),
+        0);
+    assert_int_equal(sig_len, 384);
+    assert_int_equal(
+        sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, digest, 32, sig, sig_len), 0);
+    sign_and_cross_check_rsa(f, signer, spki, spki_len, digest);
+    sworn_signer_close(signer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +688,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_log_checkpoint_signed_by_hsm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sworn_log_with_hsm_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_folder_removed_and_restored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rsa_pss_where_offered, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
