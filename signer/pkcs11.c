@@ -383,6 +383,7 @@ static int p11_open(const struct sworn_signer_config *cfg, void **ctx, uint8_t *
     strcpy(p->pin_file, cfg->pin_file);
     p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : SWORN_SIGNER_TIMEOUT_MS;
     SWORN_GUARD(sworn_watchdog_new(&p->wd));
+    sworn_watchdog_set_inline(p->wd, cfg->inline_device_calls);
     if (sworn_watchdog_run(p->wd, build, p, p->timeout_ms) < 0)
         goto fail;
     memcpy(spki, p->spki, p->spki_len);

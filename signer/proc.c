@@ -281,6 +281,9 @@ static _Noreturn void child_main(struct sworn_signer_proc *p, int sock, int othe
 
     if (setup_fds(sock, other) < 0 || setup_signals() < 0 || no_dumps() < 0)
         _exit(CHILD_EXIT_SETUP);
+    /* The parent's per-request deadline bounds a hung device call here (it kills this child), so
+     * device calls run inline, without the watchdog's thread handoff. */
+    p->cfg.inline_device_calls = 1;
     if (sworn_signer_open(&p->cfg, &s) < 0) {
         code = sworn_err_code();
         sworn_ipc_errmsg_clean(sworn_err_msg(), msg);

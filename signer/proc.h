@@ -44,8 +44,9 @@
  * (SIGKILL), reaps it, and returns -1 with SWORN_ERR_IO ("signer process stalled/died: ...") at
  * once; the caller denies. The call does not wait for a new child. The next call starts one
  * (lazily), and a reply carrying SWORN_ERR_IO likewise retires the child, as the device context
- * is suspect (a hung device call that the child's own watchdog, cfg->timeout_ms, gave up on comes
- * back this way; the abandoned worker thread dies with the child). A child that died while idle
+ * is suspect. The child makes its device calls inline (cfg->inline_device_calls is set in the
+ * child): a hung device call is bounded by this deadline, whose SIGKILL ends the call with the
+ * child, and no watchdog thread handoff slows every signature. A child that died while idle
  * (seen before a request is sent) is replaced transparently by that request. When starting a new
  * child fails, further calls fail at once with that error until a backoff passes (100 ms, doubling
  * to 5 s, reset by a success). A new child must present the same SPKI as the first one, or it is

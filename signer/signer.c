@@ -204,7 +204,7 @@ int sworn_signer_sign(struct sworn_signer *s, enum sworn_sign_purpose purpose, c
 {
     uint8_t tbs[SWORN_SIGNER_TBS_MAX];
     uint8_t digest[DIGEST_LEN];
-    size_t tbs_len;
+    size_t tbs_len = 0;
     int rc;
 
     if (sworn_signer_tbs(purpose, msg, len, tbs, &tbs_len) < 0)

@@ -68,6 +68,11 @@ struct sworn_signer_config {
     const uint8_t *pinned_spki; /* pkcs11:, tpm: the DER SPKI the key must have (required) */
     size_t pinned_spki_len;
     unsigned timeout_ms; /* watchdog for one device call; 0 means SWORN_SIGNER_TIMEOUT_MS */
+    /*
+     * 1: make device calls in the caller's thread, without the watchdog. Only where something else
+     * bounds a hung call: the signer process sets it, since its parent kills a stalled child.
+     */
+    int inline_device_calls;
 };
 
 struct sworn_signer;

@@ -423,6 +423,7 @@ static int tpm_open(const struct sworn_signer_config *cfg, void **ctx, uint8_t *
     memcpy(k->dev->tcti_conf, cfg->tcti, strlen(cfg->tcti) + 1);
     k->timeout_ms = cfg->timeout_ms != 0 ? cfg->timeout_ms : SWORN_SIGNER_TIMEOUT_MS;
     SWORN_GUARD(sworn_watchdog_new(&k->wd));
+    sworn_watchdog_set_inline(k->wd, cfg->inline_device_calls);
     SWORN_GUARD(connect_key(k, k->spki, &k->spki_len));
     p = k->spki;
     k->pub = d2i_PUBKEY(NULL, &p, (long)k->spki_len);

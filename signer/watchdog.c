@@ -33,6 +33,7 @@ struct worker {
 };
 
 struct sworn_watchdog {
+    int inline_calls;         /* run calls in the caller's thread (sworn_watchdog_set_inline) */
     struct worker *w;         /* the current worker, or NULL */
     struct worker *abandoned; /* the last worker left inside a call, or NULL */
 };
@@ -70,9 +71,12 @@ static void *worker_main(void *arg)
         w->code = sworn_err_code();
         snprintf(w->msg, sizeof(w->msg), "%s", sworn_err_msg());
         w->done = 1;
-        pthread_cond_broadcast(&w->cv);
         if (w->quit)
             break;
+        /* Wake the caller after unlocking, so that it does not wake only to block on the mutex. */
+        pthread_mutex_unlock(&w->m);
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_lock(&w->m);
     }
     pthread_mutex_unlock(&w->m);
     worker_unref(w);
@@ -145,6 +149,8 @@ int sworn_watchdog_run(struct sworn_watchdog *wd, int (*fn)(void *arg), void *ar
     struct timespec deadline;
     int rc = 0;
 
+    if (wd->inline_calls)
+        return fn(arg);
     if (wd->w == NULL && (wd->w = worker_start()) == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "watchdog: cannot start a worker thread");
     w = wd->w;
@@ -160,7 +166,9 @@ int sworn_watchdog_run(struct sworn_watchdog *wd, int (*fn)(void *arg), void *ar
     w->arg = arg;
     w->done = 0;
     w->queued = 1;
+    pthread_mutex_unlock(&w->m);
     pthread_cond_broadcast(&w->cv);
+    pthread_mutex_lock(&w->m);
     while (!w->done && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&w->cv, &w->m, &deadline);
     if (w->done) {
@@ -183,6 +191,11 @@ int sworn_watchdog_run(struct sworn_watchdog *wd, int (*fn)(void *arg), void *ar
     wd->w = NULL;
     return sworn_err_set(SWORN_ERR_IO, "device call did not return within %u ms (abandoned)",
                          timeout_ms);
+}
+
+void sworn_watchdog_set_inline(struct sworn_watchdog *wd, int on)
+{
+    wd->inline_calls = on;
 }
 
 int sworn_watchdog_busy(struct sworn_watchdog *wd)
