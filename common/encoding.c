@@ -107,7 +107,7 @@ int sworn_hex_encode(const uint8_t *in, size_t in_len, char *out, size_t out_cap
     return 0;
 }
 
-static int hex_value(unsigned char c)
+int sworn_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -124,8 +124,8 @@ int sworn_hex_decode(const char *in, size_t in_len, uint8_t *out, size_t out_len
         return sworn_err_set(SWORN_ERR_FORMAT, "hex: expected %zu digits, got %zu", 2 * out_len,
                              in_len);
     for (size_t i = 0; i < out_len; i++) {
-        int hi = hex_value((unsigned char)in[2 * i]);
-        int lo = hex_value((unsigned char)in[2 * i + 1]);
+        int hi = sworn_hex_digit(in[2 * i]);
+        int lo = sworn_hex_digit(in[2 * i + 1]);
 
         if (hi < 0 || lo < 0)
             return sworn_err_set(SWORN_ERR_FORMAT, "hex: invalid digit near position %zu", 2 * i);

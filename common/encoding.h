@@ -38,6 +38,9 @@ int sworn_base64_decode(const char *in, size_t in_len, uint8_t *out, size_t out_
 /* Encode bytes as lower-case hex, NUL-terminated; out_cap >= 2 * in_len + 1. Returns 0 or -1. */
 int sworn_hex_encode(const uint8_t *in, size_t in_len, char *out, size_t out_cap);
 
+/* The value of one hex digit (either case), or -1 when c is not one. */
+int sworn_hex_digit(char c);
+
 /* Decode exactly 2 * out_len hex digits (either case) into out. Returns 0 or -1. */
 int sworn_hex_decode(const char *in, size_t in_len, uint8_t *out, size_t out_len);
 

@@ -5,18 +5,8 @@
 
 #include <string.h>
 
+#include "encoding.h"
 #include "err.h"
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* RFC 3986 unreserved characters and the sub-delims and ':' '@' that RFC 7512 allows in values. */
 static int is_plain(char c)
@@ -42,9 +32,9 @@ static int decode(const char *name, const char *v, size_t len, uint8_t *out, siz
         if (v[i] == '%') {
             if (len - i < 3)
                 return sworn_err_set(SWORN_ERR_FORMAT, "pkcs11 URI: %s has a cut %%-escape", name);
-            if (hex_digit(v[i + 1]) < 0 || hex_digit(v[i + 2]) < 0)
+            if (sworn_hex_digit(v[i + 1]) < 0 || sworn_hex_digit(v[i + 2]) < 0)
                 return sworn_err_set(SWORN_ERR_FORMAT, "pkcs11 URI: %s has a bad %%-escape", name);
-            byte = (uint8_t)(hex_digit(v[i + 1]) << 4 | hex_digit(v[i + 2]));
+            byte = (uint8_t)(sworn_hex_digit(v[i + 1]) << 4 | sworn_hex_digit(v[i + 2]));
             i += 2;
         } else if (is_plain(v[i])) {
             byte = (uint8_t)v[i];

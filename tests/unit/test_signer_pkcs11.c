@@ -306,15 +306,29 @@ static void test_refusals(void **state)
     free(bad_pin);
 }
 
+/* A logged-in read-write session on the test token, for making keys the way others might. */
+static void open_user_session(struct fx *f, struct sworn_p11_module *m, CK_SESSION_HANDLE *s)
+{
+    struct sworn_pkcs11_uri uri;
+    uint8_t pin[SWORN_P11_PIN_MAX];
+    size_t pin_len;
+    CK_SLOT_ID slot;
+
+    memset(&uri, 0, sizeof(uri));
+    strcpy(uri.token, SOFTHSM_TOKEN);
+    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, m), 0);
+    assert_int_equal(sworn_p11_find_slot(m, &uri, &slot), 0);
+    assert_int_equal(m->f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, s),
+                     CKR_OK);
+    assert_int_equal(sworn_p11_read_pin(f->h->pin_file, pin, &pin_len), 0);
+    assert_int_equal(m->f->C_Login(*s, CKU_USER, pin, (CK_ULONG)pin_len), CKR_OK);
+}
+
 /* Generate a key pair on the token with chosen attributes, as a careless operator might. */
 static void raw_keygen(struct fx *f, const char *label, CK_BBOOL extractable)
 {
     static const uint8_t p256_oid[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
     struct sworn_p11_module m;
-    struct sworn_pkcs11_uri uri;
-    uint8_t pin[SWORN_P11_PIN_MAX];
-    size_t pin_len;
-    CK_SLOT_ID slot;
     CK_SESSION_HANDLE s;
     CK_OBJECT_HANDLE pub, priv;
     CK_BBOOL yes = CK_TRUE;
@@ -332,14 +346,7 @@ static void raw_keygen(struct fx *f, const char *label, CK_BBOOL extractable)
                              {CKA_LABEL, (void *)label, strlen(label)},
                              {CKA_ID, (void *)label, strlen(label)}};
 
-    memset(&uri, 0, sizeof(uri));
-    strcpy(uri.token, SOFTHSM_TOKEN);
-    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, &m), 0);
-    assert_int_equal(sworn_p11_find_slot(&m, &uri, &slot), 0);
-    assert_int_equal(m.f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s),
-                     CKR_OK);
-    assert_int_equal(sworn_p11_read_pin(f->h->pin_file, pin, &pin_len), 0);
-    assert_int_equal(m.f->C_Login(s, CKU_USER, pin, (CK_ULONG)pin_len), CKR_OK);
+    open_user_session(f, &m, &s);
     assert_int_equal(m.f->C_GenerateKeyPair(s, &mech, pub_t, 5, priv_t, 7, &pub, &priv), CKR_OK);
     sworn_p11_unload(&m);
 }
@@ -615,11 +622,9 @@ static void test_rsa_pss_where_offered(void **state)
 {
     struct fx *f = *state;
     struct sworn_p11_module m;
-    struct sworn_pkcs11_uri uri;
-    uint8_t pin[SWORN_P11_PIN_MAX], n[512], e[16], spki[SWORN_SIGNER_SPKI_MAX], digest[32] = {7};
+    uint8_t n[512], e[16], spki[SWORN_SIGNER_SPKI_MAX], digest[32] = {7};
     uint8_t sig[SWORN_SIGNER_SIG_MAX];
-    size_t pin_len, sig_len;
-    CK_SLOT_ID slot;
+    size_t sig_len;
     CK_SESSION_HANDLE s;
     CK_OBJECT_HANDLE pub, priv;
     CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
@@ -642,14 +647,7 @@ static void test_rsa_pss_where_offered(void **state)
     size_t spki_len;
     struct sworn_signer *signer;
 
-    memset(&uri, 0, sizeof(uri));
-    strcpy(uri.token, SOFTHSM_TOKEN);
-    assert_int_equal(sworn_p11_load(SOFTHSM_MODULE_PATH, &m), 0);
-    assert_int_equal(sworn_p11_find_slot(&m, &uri, &slot), 0);
-    assert_int_equal(m.f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s),
-                     CKR_OK);
-    assert_int_equal(sworn_p11_read_pin(f->h->pin_file, pin, &pin_len), 0);
-    assert_int_equal(m.f->C_Login(s, CKU_USER, pin, (CK_ULONG)pin_len), CKR_OK);
+    open_user_session(f, &m, &s);
     assert_int_equal(m.f->C_GenerateKeyPair(s, &mech, pub_t, 5, priv_t, 7, &pub, &priv), CKR_OK);
     assert_int_equal(m.f->C_GetAttributeValue(s, pub, get, 2), CKR_OK);
     sworn_p11_unload(&m);
