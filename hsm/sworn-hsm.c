@@ -13,11 +13,46 @@
  *   pubkey --module M --uri URI [--der] [--out FILE]
  *       the public key of the key the URI names (PEM by default), read without login
  *
+ * The keyring (formats and rules in keyring.h, keyevent.h and docs/keys.md):
+ *   keyring init --out FILE --threshold T --root-vkey VKEY... [--root-key KEYFILE...]
+ *       version 1 with these offline roots and no keys; signed when root keys are given
+ *   keyring add --in FILE --out FILE --spki DERFILE --purpose P [--valid-from TIME]
+ *       the next version (unsigned), with the key added as active
+ *   keyring set-roots --in FILE --out FILE --threshold T --root-vkey VKEY...
+ *       the next version (unsigned), with new roots and threshold
+ *   keyring sign --in FILE --out FILE --root-key KEYFILE... [--prev FILE]
+ *       add root signatures, keeping those already there; for version 2 or later --prev names
+ *       the version before, and the change is checked and shown before anything is signed
+ *   keyring verify [--root-vkey VKEY...] KEYRING_V1 [KEYRING_V2 ...]
+ *       verify the chain (with --root-vkey, version 1's roots must be exactly these) and print
+ *       the newest version's keys
+ * Key events (each writes a statement and the next keyring version, unsigned, for the roots):
+ *   rotate --token L --pin-file F --keyring FILE --old-uri URI --purpose P [--key-id HEX]
+ *          [--alg p256|ed25519] [--date YYYYMMDD] [--effective-from TIME] --out STATEMENT
+ *          --keyring-out FILE
+ *       a new key (as keygen), its proof of possession, the statement signed by the old key; the
+ *       old key retired and the new one active as of effective-from; prints the new key's URI
+ *   retire --pin-file F --keyring FILE --uri URI [--key-id HEX] [--effective-from TIME]
+ *          --out STATEMENT --keyring-out FILE
+ *       the key signs its own retirement
+ *   revoke --keyring FILE (--key-id HEX | --uri URI) [--effective-from TIME] --out STATEMENT
+ *          --keyring-out FILE [--uri URI --pin-file F]
+ *       no signature by the key is needed (it may be compromised); with --pin-file it adds one
+ *   verify-event --statement FILE KEYRING_V1 [KEYRING_V2 ...]
+ *       verify the keyring chain, then the statement against its newest version
+ * TIME is RFC 3339 UTC, YYYY-MM-DDTHH:MM:SSZ; the default is now. Signing keys are always opened
+ * pinned to the SPKI in the keyring. Root key files are PRIVATE+KEY+ (sworn-log keygen) or PEM
+ * P-256, mode 0600. --module defaults to SoftHSM's.
+ *
  * PINs come only from files (mode 0600 or stricter), never from argv or the environment.
- * Exit status: 0 success, 1 a refusal about the key or token, 2 bad usage or input.
+ * Exit status: 0 success, 1 a refusal about the key or token or a failed verification, 2 bad
+ * usage or input.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +70,10 @@
 #include "backend.h"
 #include "encoding.h"
 #include "err.h"
+#include "keyevent.h"
+#include "keyring.h"
+#include "note.h"
+#include "notesign.h"
 #include "p11module.h"
 #include "pkcs11uri.h"
 #include "signer.h"
@@ -45,6 +84,7 @@
 #define SOFTHSM_MODULE "/usr/lib/softhsm/libsofthsm2.so"
 #define CKA_ID_LEN 16
 #define LABEL_MAX 64
+#define URI_MAX 1024
 
 static const char *command = "";
 
@@ -55,11 +95,34 @@ static const char usage_text[] =
     "         [--alg p256|ed25519] [--date YYYYMMDD]\n"
     "  list --module M --token LABEL --pin-file F\n"
     "  pubkey --module M --uri URI [--der] [--out FILE]\n"
-    "PINs are read from files of mode 0600 or stricter. Exit: 0 ok, 1 refused, 2 usage.\n";
+    "  keyring init --out FILE --threshold T --root-vkey VKEY... [--root-key KEYFILE...]\n"
+    "  keyring add --in FILE --out FILE --spki DERFILE --purpose P [--valid-from TIME]\n"
+    "  keyring set-roots --in FILE --out FILE --threshold T --root-vkey VKEY...\n"
+    "  keyring sign --in FILE --out FILE --root-key KEYFILE... [--prev FILE]\n"
+    "  keyring verify [--root-vkey VKEY...] KEYRING_V1 [KEYRING_V2 ...]\n"
+    "  rotate --module M --token L --pin-file F --keyring FILE --old-uri URI --purpose P\n"
+    "         [--key-id HEX] [--alg p256|ed25519] [--date YYYYMMDD] [--effective-from TIME]\n"
+    "         --out STATEMENT --keyring-out FILE\n"
+    "  retire --module M --pin-file F --keyring FILE --uri URI [--key-id HEX]\n"
+    "         [--effective-from TIME] --out STATEMENT --keyring-out FILE\n"
+    "  revoke --keyring FILE (--key-id HEX | --uri URI) [--effective-from TIME]\n"
+    "         --out STATEMENT --keyring-out FILE [--module M --uri URI --pin-file F]\n"
+    "  verify-event --statement FILE KEYRING_V1 [KEYRING_V2 ...]\n"
+    "TIME is YYYY-MM-DDTHH:MM:SSZ (UTC). PINs are read from files of mode 0600 or stricter.\n"
+    "Exit: 0 ok, 1 refused or not verified, 2 usage or input.\n";
 
 struct opts {
     const char *dir, *label, *so_pin_file, *pin_file, *module, *token, *purpose, *alg, *date, *uri,
         *out;
+    /* keyring and key events */
+    const char *in, *prev, *keyring, *keyring_out, *old_uri, *spki, *valid_from, *effective_from,
+        *key_id, *threshold, *statement;
+    const char *root_vkeys[SWORN_KEYRING_MAX_ROOTS + 1];
+    size_t n_root_vkeys;
+    const char *root_keys[SWORN_KEYRING_MAX_ROOTS];
+    size_t n_root_keys;
+    char **args; /* positional arguments (keyring verify, verify-event) */
+    int nargs;
     int der;
 };
 
@@ -75,8 +138,11 @@ static int fail(void)
     enum sworn_err_code c = sworn_err_code();
 
     fprintf(stderr, "sworn-hsm: %s: %s\n", command, sworn_err_msg());
-    return c == SWORN_ERR_ARG || c == SWORN_ERR_FORMAT || c == SWORN_ERR_NOTFOUND ? EXIT_USAGE
-                                                                                  : EXIT_REFUSED;
+    /* Bad input (malformed, too large, naming nothing) is a usage error; the rest a refusal. */
+    return c == SWORN_ERR_ARG || c == SWORN_ERR_FORMAT || c == SWORN_ERR_RANGE ||
+                   c == SWORN_ERR_NOTFOUND
+               ? EXIT_USAGE
+               : EXIT_REFUSED;
 }
 
 /* Open a read-write session on the token labelled `label` and log in as the user. */
@@ -242,7 +308,11 @@ static int public_spki(struct sworn_p11_module *m, CK_SESSION_HANDLE s, CK_OBJEC
                          (unsigned long)a[1].ulValueLen);
 }
 
-static int cmd_keygen(const struct opts *o)
+/*
+ * Make a key pair on the token as `keygen` describes. OUT: uri (capacity URI_MAX), spki
+ * (SWORN_SIGNER_SPKI_MAX bytes), *spki_len. Returns 0 or an exit status (messages printed).
+ */
+static int generate_key(const struct opts *o, char *uri, uint8_t *spki, size_t *spki_len)
 {
     static const uint8_t p256_oid[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
     static const uint8_t ed25519_oid[] = {0x06, 0x03, 0x2b, 0x65, 0x70};
@@ -252,10 +322,9 @@ static int cmd_keygen(const struct opts *o)
     CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
     CK_KEY_TYPE kt;
     CK_MECHANISM mech = {CKM_EC_KEY_PAIR_GEN, NULL, 0};
-    char label[LABEL_MAX], date[9], uri[1024], esc_token[128], esc_label[3 * LABEL_MAX + 1],
+    char label[LABEL_MAX], date[9], esc_token[128], esc_label[3 * LABEL_MAX + 1],
         esc_id[3 * CKA_ID_LEN + 1], hex[2 * SWORN_KEY_ID_LEN + 1];
-    uint8_t tmp_id[CKA_ID_LEN], key_id[SWORN_KEY_ID_LEN], spki[SWORN_SIGNER_SPKI_MAX];
-    size_t spki_len = 0;
+    uint8_t tmp_id[CKA_ID_LEN], key_id[SWORN_KEY_ID_LEN];
     int ed25519;
     CK_RV rv;
     int rc = EXIT_USAGE;
@@ -286,9 +355,9 @@ static int cmd_keygen(const struct opts *o)
     }
     if (label_taken(&m, s, label)) {
         fprintf(stderr,
-                "sworn-hsm: keygen: the label %s exists already; labels are never reused "
+                "sworn-hsm: %s: the label %s exists already; labels are never reused "
                 "(use --date for a second key on one day)\n",
-                label);
+                command, label);
         rc = EXIT_REFUSED;
         goto done;
     }
@@ -330,11 +399,11 @@ static int cmd_keygen(const struct opts *o)
         rc = fail();
         goto done;
     }
-    if (public_spki(&m, s, pub, spki, &spki_len) < 0) {
+    if (public_spki(&m, s, pub, spki, spki_len) < 0) {
         rc = fail();
         goto done;
     }
-    SHA256(spki, spki_len, key_id);
+    SHA256(spki, *spki_len, key_id);
     {
         CK_ATTRIBUTE id = {CKA_ID, key_id, CKA_ID_LEN};
 
@@ -350,14 +419,25 @@ static int cmd_keygen(const struct opts *o)
     uri_escape((const uint8_t *)o->token, strlen(o->token), 0, esc_token);
     uri_escape((const uint8_t *)label, strlen(label), 0, esc_label);
     uri_escape(key_id, CKA_ID_LEN, 1, esc_id);
-    snprintf(uri, sizeof(uri), "pkcs11:token=%s;id=%s;object=%s", esc_token, esc_id, esc_label);
+    snprintf(uri, URI_MAX, "pkcs11:token=%s;id=%s;object=%s", esc_token, esc_id, esc_label);
     sworn_hex_encode(key_id, sizeof(key_id), hex, sizeof(hex));
-    printf("%s\n", uri);
-    fprintf(stderr, "sworn-hsm: keygen: %s key %s, key id %s\n", ed25519 ? "Ed25519" : "P-256",
+    fprintf(stderr, "sworn-hsm: %s: %s key %s, key id %s\n", command, ed25519 ? "Ed25519" : "P-256",
             label, hex);
     rc = 0;
 done:
     sworn_p11_unload(&m);
+    return rc;
+}
+
+static int cmd_keygen(const struct opts *o)
+{
+    char uri[URI_MAX];
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    size_t spki_len = 0;
+    int rc = generate_key(o, uri, spki, &spki_len);
+
+    if (rc == 0)
+        printf("%s\n", uri);
     return rc;
 }
 
@@ -505,6 +585,953 @@ done:
     return rc;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The keyring and key events: keyring init|add|set-roots|sign|verify, rotate, retire, revoke,
+ * verify-event. Formats and rules are in keyring.h and keyevent.h (and docs/keys.md).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Read a public input file of at most max bytes into a fresh NUL-terminated allocation. */
+static int read_input(const char *path, size_t max, char **data, size_t *len)
+{
+    FILE *f = NULL;
+    char *buf = NULL;
+    size_t n = 0;
+
+    *data = NULL;
+    *len = 0;
+    SWORN_ENSURE(path != NULL, SWORN_ERR_ARG, "an input file is missing");
+    f = fopen(path, "rb");
+    SWORN_ENSURE(f != NULL, SWORN_ERR_ARG, "cannot open %s: %s", path, strerror(errno));
+    buf = malloc(max + 2);
+    SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "no memory to read %s", path);
+    n = fread(buf, 1, max + 1, f);
+    SWORN_ENSURE(!ferror(f), SWORN_ERR_ARG, "cannot read %s", path);
+    SWORN_ENSURE(n <= max, SWORN_ERR_RANGE, "%s is larger than %zu bytes", path, max);
+    fclose(f);
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return 0;
+fail:
+    if (f != NULL)
+        fclose(f);
+    free(buf);
+    return -1;
+}
+
+/* Refuse an output file that exists (checked before anything irreversible, such as a keygen). */
+static int output_is_free(const char *path, const char *what)
+{
+    struct stat st;
+
+    if (path == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "needs %s", what);
+    if (lstat(path, &st) == 0)
+        return sworn_err_set(SWORN_ERR_ARG, "%s %s exists already; outputs are never overwritten",
+                             what, path);
+    return 0;
+}
+
+/* Write all of data to fd, fsync and close it. */
+static int write_fd(int fd, const char *path, const void *data, size_t len)
+{
+    const char *p = data;
+
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(fd, p + done, len - done);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return sworn_err_set(SWORN_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        }
+        done += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        close(fd);
+        return sworn_err_set(SWORN_ERR_IO, "cannot sync %s: %s", path, strerror(errno));
+    }
+    if (close(fd) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "cannot close %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/*
+ * Write an output file (public data, mode 0644). A new file is created exclusively, so that a
+ * statement or keyring version is never silently replaced; with replace set (keyring sign, whose
+ * output may be its input) it is written beside the target and renamed over it, so a crash
+ * leaves either the old or the new file.
+ */
+static int write_output(const char *path, const void *data, size_t len, int replace)
+{
+    char tmp[PATH_MAX];
+    int fd;
+
+    if (!replace) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return sworn_err_set(errno == EEXIST ? SWORN_ERR_ARG : SWORN_ERR_IO,
+                                 "cannot create %s: %s", path, strerror(errno));
+        if (write_fd(fd, path, data, len) < 0) {
+            unlink(path);
+            return -1;
+        }
+        return 0;
+    }
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+        return sworn_err_set(SWORN_ERR_ARG, "output path too long");
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+    if (write_fd(fd, tmp, data, len) < 0 || rename(tmp, path) != 0) {
+        int e = errno;
+
+        unlink(tmp);
+        return sworn_err_set(SWORN_ERR_IO, "cannot replace %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+/* A keyring file read and parsed: the bytes, the keyring, and its note when it is signed. */
+struct kfile {
+    char *data;
+    size_t len;
+    struct sworn_keyring *kr;
+    struct sworn_note note;
+    int is_signed;
+};
+
+static void kfile_free(struct kfile *k)
+{
+    free(k->data);
+    sworn_keyring_free(k->kr);
+    memset(k, 0, sizeof(*k));
+}
+
+static int kfile_load(const char *path, struct kfile *k)
+{
+    memset(k, 0, sizeof(*k));
+    SWORN_ENSURE(path != NULL, SWORN_ERR_ARG, "a keyring file is required");
+    SWORN_GUARD(read_input(path, SWORN_NOTE_MAX_LEN, &k->data, &k->len));
+    SWORN_ENSURE((k->kr = sworn_keyring_new()) != NULL, SWORN_ERR_NOMEM, "no memory");
+    if (sworn_keyring_load(k->data, k->len, k->kr, &k->note, &k->is_signed) < 0) {
+        char why[SWORN_ERR_MSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", sworn_err_msg());
+        sworn_err_set(sworn_err_code(), "%s: %s", path, why);
+        goto fail;
+    }
+    return 0;
+fail:
+    kfile_free(k);
+    return -1;
+}
+
+/* A copy of kr as the next version, to be changed and written unsigned. NULL on failure. */
+static struct sworn_keyring *next_version(const struct sworn_keyring *kr)
+{
+    struct sworn_keyring *next = sworn_keyring_new();
+
+    if (next == NULL)
+        return NULL;
+    memcpy(next, kr, sizeof(*next));
+    next->version = kr->version + 1;
+    return next;
+}
+
+/*
+ * Check the new version against the old one with the rules the roots will apply, format it and
+ * write it (unsigned) to path.
+ */
+static int write_next_version(const struct sworn_keyring *prev, const struct sworn_keyring *next,
+                              const char *path)
+{
+    char *text = malloc(SWORN_KEYRING_TEXT_MAX + 1);
+    long n;
+    int rc = -1;
+
+    SWORN_ENSURE(text != NULL, SWORN_ERR_NOMEM, "no memory");
+    if (prev != NULL)
+        SWORN_GUARD(sworn_keyring_check_transition(prev, next));
+    n = sworn_keyring_format(next, text, SWORN_KEYRING_TEXT_MAX + 1);
+    SWORN_GUARD(n);
+    SWORN_GUARD(write_output(path, text, (size_t)n, 0));
+    fprintf(stderr,
+            "sworn-hsm: %s: wrote keyring version %" PRIu64 " to %s, unsigned: %zu of its roots "
+            "must sign it (sworn-hsm keyring sign --prev <version %" PRIu64 ">)\n",
+            command, next->version, path, next->threshold, next->version - 1);
+    rc = 0;
+fail:
+    free(text);
+    return rc;
+}
+
+/* A time option: RFC 3339 UTC, or now (to the second) when absent. */
+static int time_option(const char *s, const char *what, int64_t *t)
+{
+    time_t now;
+
+    if (s != NULL) {
+        if (sworn_keyring_time_parse(s, strlen(s), t) < 0)
+            return sworn_err_set(SWORN_ERR_ARG, "%s must be YYYY-MM-DDTHH:MM:SSZ (UTC)", what);
+        return 0;
+    }
+    now = time(NULL);
+    if (now < 0 || (int64_t)now > SWORN_KEYRING_TIME_MAX)
+        return sworn_err_set(SWORN_ERR_ARG, "the clock is out of range; give %s", what);
+    *t = (int64_t)now;
+    return 0;
+}
+
+static int purpose_option(const char *s, enum sworn_sign_purpose *p)
+{
+    if (s == NULL || sworn_keyring_purpose_parse(s, strlen(s), p) < 0)
+        return sworn_err_set(SWORN_ERR_ARG, "--purpose must be checkpoint, receipt or key-event");
+    return 0;
+}
+
+static void hex_id(const uint8_t id[SWORN_KEY_ID_LEN], char out[SWORN_KEY_ID_HEX_LEN + 1])
+{
+    sworn_hex_encode(id, SWORN_KEY_ID_LEN, out, SWORN_KEY_ID_HEX_LEN + 1);
+}
+
+/*
+ * Choose the key an operation is about: by --key-id (64 hex digits); else by the CKA_ID of the
+ * pkcs11: URI (keygen sets it to the first 16 bytes of the key id); else, when a purpose is given,
+ * the one active key of that purpose. Ambiguity is an error, never a guess.
+ */
+static const struct sworn_keyring_key *pick_key(const struct sworn_keyring *kr,
+                                                const char *key_id_hex, const char *uri_text,
+                                                const enum sworn_sign_purpose *purpose)
+{
+    const struct sworn_keyring_key *found = NULL;
+    uint8_t id[SWORN_KEY_ID_LEN];
+    struct sworn_pkcs11_uri uri;
+    size_t matches = 0;
+
+    if (key_id_hex != NULL) {
+        if (strlen(key_id_hex) != SWORN_KEY_ID_HEX_LEN ||
+            sworn_hex_decode(key_id_hex, SWORN_KEY_ID_HEX_LEN, id, sizeof(id)) < 0) {
+            sworn_err_set(SWORN_ERR_ARG, "--key-id must be 64 hex digits");
+            return NULL;
+        }
+        found = sworn_keyring_find(kr, id);
+        matches = found != NULL;
+    } else if (uri_text != NULL) {
+        if (sworn_pkcs11_uri_parse(uri_text, strlen(uri_text), &uri) < 0)
+            return NULL;
+        if (!uri.has_id || uri.id_len < 8 || uri.id_len > SWORN_KEY_ID_LEN) {
+            sworn_err_set(SWORN_ERR_ARG, "the URI has no id= of 8..32 bytes to find the key in the "
+                                         "keyring by; give --key-id");
+            return NULL;
+        }
+        for (size_t i = 0; i < kr->key_count; i++) {
+            if (memcmp(kr->keys[i].key_id, uri.id, uri.id_len) == 0) {
+                found = &kr->keys[i];
+                matches++;
+            }
+        }
+    } else if (purpose != NULL) {
+        for (size_t i = 0; i < kr->key_count; i++) {
+            if (kr->keys[i].purpose == *purpose && kr->keys[i].status == SWORN_KEY_ACTIVE) {
+                found = &kr->keys[i];
+                matches++;
+            }
+        }
+    } else {
+        sworn_err_set(SWORN_ERR_ARG, "name the key with --key-id or --uri");
+        return NULL;
+    }
+    if (matches != 1) {
+        sworn_err_set(matches ? SWORN_ERR_ARG : SWORN_ERR_NOTFOUND,
+                      "%s key in the keyring matches; give --key-id",
+                      matches ? "more than one" : "no");
+        return NULL;
+    }
+    if (purpose != NULL && found->purpose != *purpose) {
+        sworn_err_set(SWORN_ERR_ARG, "the key is a %s key, not a %s key",
+                      sworn_keyring_purpose_name(found->purpose),
+                      sworn_keyring_purpose_name(*purpose));
+        return NULL;
+    }
+    return found;
+}
+
+/* Open the HSM key at uri, pinned to spki (the keyring's, never the token's word). */
+static int open_key(const struct opts *o, const char *uri, const uint8_t *spki, size_t spki_len,
+                    struct sworn_signer **s)
+{
+    struct sworn_signer_config cfg;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.uri = uri;
+    cfg.module_path = o->module;
+    cfg.pin_file = o->pin_file;
+    cfg.pinned_spki = spki;
+    cfg.pinned_spki_len = spki_len;
+    SWORN_ENSURE(uri != NULL && o->pin_file != NULL, SWORN_ERR_ARG,
+                 "needs the key's URI and --pin-file");
+    return sworn_signer_open(&cfg, s);
+fail:
+    return -1;
+}
+
+/* Sign a 32-byte digest for SWORN_PURPOSE_KEY_EVENT with the HSM key at uri (pinned to spki). */
+static int sign_digest(const struct opts *o, const char *uri, const uint8_t *spki, size_t spki_len,
+                       const uint8_t digest[32], uint8_t *sig, size_t *sig_len)
+{
+    struct sworn_signer *s = NULL;
+    int rc = -1;
+
+    SWORN_GUARD(open_key(o, uri, spki, spki_len, &s));
+    SWORN_GUARD(sworn_signer_sign(s, SWORN_PURPOSE_KEY_EVENT, digest, 32, sig, SWORN_SIGNER_SIG_MAX,
+                                  sig_len));
+    rc = 0;
+fail:
+    sworn_signer_close(s);
+    return rc;
+}
+
+/*
+ * Write a key event: check it against the keyring version that records it (the same check a
+ * verifier makes), then write the statement.
+ */
+static int write_event(const struct sworn_keyevent *ev, const struct sworn_keyring *next,
+                       const char *path)
+{
+    char text[SWORN_KEYEVENT_MAX + 1];
+    long n;
+
+    if (sworn_keyevent_verify(ev, next) < 0) {
+        char why[SWORN_ERR_MSG_MAX];
+
+        snprintf(why, sizeof(why), "%s", sworn_err_msg());
+        return sworn_err_set(SWORN_ERR_CRYPTO, "the new statement does not verify: %s", why);
+    }
+    n = sworn_keyevent_format(ev, text, sizeof(text));
+    if (n < 0)
+        return -1;
+    return write_output(path, text, (size_t)n, 0);
+}
+
+/* Parse every --root-vkey into roots[]. */
+static int parse_root_vkeys(const struct opts *o, struct sworn_note_verifier *roots)
+{
+    SWORN_ENSURE(o->n_root_vkeys >= 1, SWORN_ERR_ARG, "needs at least one --root-vkey");
+    for (size_t i = 0; i < o->n_root_vkeys; i++)
+        SWORN_ENSURE(
+            sworn_note_verifier_parse(o->root_vkeys[i], strlen(o->root_vkeys[i]), &roots[i]) == 0,
+            SWORN_ERR_ARG, "--root-vkey %s: %s", o->root_vkeys[i], sworn_err_msg());
+    return 0;
+fail:
+    return -1;
+}
+
+static int threshold_option(const struct opts *o, size_t *t)
+{
+    uint64_t v = 0;
+
+    if (o->threshold == NULL || sworn_parse_u64(o->threshold, strlen(o->threshold), &v) < 0 ||
+        v < 1 || v > o->n_root_vkeys)
+        return sworn_err_set(SWORN_ERR_ARG, "--threshold must be 1..%zu (the number of roots)",
+                             o->n_root_vkeys);
+    *t = (size_t)v;
+    return 0;
+}
+
+/* Is root r one of kr's roots (same name, id, type and key)? */
+static const struct sworn_note_verifier *root_of(const struct sworn_keyring *kr,
+                                                 const struct sworn_note_verifier *r)
+{
+    for (size_t i = 0; kr != NULL && i < kr->root_count; i++) {
+        const struct sworn_note_verifier *k = &kr->roots[i];
+
+        if (k->alg == r->alg && k->key_len == r->key_len &&
+            memcmp(k->key, r->key, r->key_len) == 0 &&
+            (r->alg == SWORN_NOTE_ALG_ECDSA_P256 || strcmp(k->name, r->name) == 0))
+            return k;
+    }
+    return NULL;
+}
+
+/*
+ * Open an offline root key file (a PRIVATE+KEY+ Ed25519 file or a PEM P-256 key, mode 0600) and
+ * match it to a root of kr or of prev. A PEM key carries no name, so it takes the name of the
+ * root whose SPKI it has (type 0x02 key ids do not depend on the name).
+ */
+static int open_root_key(const char *path, const struct sworn_keyring *kr,
+                         const struct sworn_keyring *prev, struct sworn_note_signer *s)
+{
+    const struct sworn_note_verifier *r;
+
+    if (sworn_note_signer_open_file(path, NULL, s) < 0) {
+        if (sworn_err_code() != SWORN_ERR_ARG)
+            return -1;
+        /* A PEM key: any name for now, the root's name below. */
+        if (sworn_note_signer_open_file(path, "sworn-root", s) < 0)
+            return -1;
+    }
+    r = root_of(kr, &s->pub);
+    if (r == NULL)
+        r = root_of(prev, &s->pub);
+    if (r == NULL) {
+        sworn_note_signer_close(s);
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "%s is not a root key of this keyring version%s: its signature would "
+                             "not count",
+                             path, prev != NULL ? " or of the previous one" : "");
+    }
+    memcpy(s->pub.name, r->name, sizeof(s->pub.name));
+    return 0;
+}
+
+/* Has the note a signature line by this signer already? */
+static int already_signed(const struct kfile *k, const struct sworn_note_verifier *pub)
+{
+    for (size_t i = 0; k->is_signed && i < k->note.sig_count; i++)
+        if (k->note.sigs[i].key_id == pub->key_id &&
+            k->note.sigs[i].name_len == strlen(pub->name) &&
+            memcmp(k->note.sigs[i].name, pub->name, k->note.sigs[i].name_len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Say how far a signed version is from its thresholds (what the next root holder needs). */
+static void report_signatures(const struct sworn_keyring *kr, const struct sworn_keyring *prev,
+                              const char *data, size_t len)
+{
+    struct sworn_note note;
+    size_t own = 0, old = 0;
+
+    if (sworn_note_parse(data, len, &note) < 0 ||
+        sworn_keyring_count_signers(kr, &note, &own) < 0 ||
+        (prev != NULL && sworn_keyring_count_signers(prev, &note, &old) < 0)) {
+        fprintf(stderr, "sworn-hsm: %s: the signatures do not verify: %s\n", command,
+                sworn_err_msg());
+        return;
+    }
+    fprintf(stderr,
+            "sworn-hsm: %s: version %" PRIu64 " has %zu of the %zu signatures its roots "
+            "must give",
+            command, kr->version, own, kr->threshold);
+    if (prev != NULL)
+        fprintf(stderr, ", and %zu of the %zu of version %" PRIu64 "'s roots", old, prev->threshold,
+                prev->version);
+    fputs("\n", stderr);
+}
+
+/*
+ * Sign the text of k with every --root-key (skipping roots that signed already) and write the
+ * signed note to path: the existing signature lines are kept, the new ones appended.
+ */
+static int sign_keyring(const struct opts *o, const struct kfile *k,
+                        const struct sworn_keyring *prev, const char *path, int replace)
+{
+    struct sworn_note_signer keys[SWORN_KEYRING_MAX_ROOTS], *signers[SWORN_KEYRING_MAX_ROOTS];
+    const char *text = k->is_signed ? k->note.text : k->data;
+    size_t text_len = k->is_signed ? k->note.text_len : k->len, n = 0, out_len = 0;
+    size_t head = k->is_signed ? k->len : k->len + 1; /* text (and old signatures) plus "\n" */
+    char *signed_note = malloc(SWORN_NOTE_MAX_LEN + 1), *out = malloc(SWORN_NOTE_MAX_LEN + 1);
+    int rc = -1;
+
+    memset(keys, 0, sizeof(keys));
+    SWORN_ENSURE(signed_note != NULL && out != NULL, SWORN_ERR_NOMEM, "no memory");
+    SWORN_ENSURE(o->n_root_keys >= 1, SWORN_ERR_ARG, "needs at least one --root-key");
+    for (size_t i = 0; i < o->n_root_keys; i++) {
+        SWORN_GUARD(open_root_key(o->root_keys[i], k->kr, prev, &keys[n]));
+        if (already_signed(k, &keys[n].pub)) {
+            fprintf(stderr, "sworn-hsm: %s: %s has signed already; not signing twice\n", command,
+                    keys[n].pub.name);
+            sworn_note_signer_close(&keys[n]);
+            continue;
+        }
+        for (size_t j = 0; j < n; j++)
+            SWORN_ENSURE(keys[j].pub.key_id != keys[n].pub.key_id ||
+                             strcmp(keys[j].pub.name, keys[n].pub.name) != 0,
+                         SWORN_ERR_ARG, "%s is given twice", o->root_keys[i]);
+        signers[n] = &keys[n];
+        n++;
+    }
+    if (n == 0) {
+        /* Nothing to add: the file is already as signed as these keys can make it. */
+        SWORN_ENSURE(k->is_signed, SWORN_ERR_ARG, "no key to sign with");
+        memcpy(out, k->data, k->len);
+        out_len = k->len;
+    } else {
+        size_t new_len = 0;
+
+        SWORN_ENSURE((k->is_signed ? k->note.sig_count : 0) + n <= SWORN_NOTE_MAX_SIGS,
+                     SWORN_ERR_RANGE, "a note carries at most %d signature lines",
+                     SWORN_NOTE_MAX_SIGS);
+        SWORN_GUARD(sworn_note_sign(text, text_len, signers, n, signed_note, SWORN_NOTE_MAX_LEN + 1,
+                                    &new_len));
+        /* signed_note = text "\n" new-lines; keep the old lines between the two. */
+        SWORN_ENSURE(head + (new_len - text_len - 1) <= SWORN_NOTE_MAX_LEN, SWORN_ERR_RANGE,
+                     "the signed keyring would exceed %u bytes", (unsigned)SWORN_NOTE_MAX_LEN);
+        memcpy(out, k->data, k->len);
+        if (!k->is_signed)
+            out[k->len] = '\n';
+        memcpy(out + head, signed_note + text_len + 1, new_len - text_len - 1);
+        out_len = head + (new_len - text_len - 1);
+    }
+    SWORN_GUARD(write_output(path, out, out_len, replace));
+    for (size_t j = 0; j < n; j++)
+        fprintf(stderr, "sworn-hsm: %s: signed version %" PRIu64 " as root %s\n", command,
+                k->kr->version, keys[j].pub.name);
+    report_signatures(k->kr, prev, out, out_len);
+    rc = 0;
+fail:
+    for (size_t j = 0; j < SWORN_KEYRING_MAX_ROOTS; j++)
+        sworn_note_signer_close(&keys[j]);
+    free(signed_note);
+    free(out);
+    return rc;
+}
+
+static int cmd_keyring_init(const struct opts *o)
+{
+    struct sworn_note_verifier roots[SWORN_KEYRING_MAX_ROOTS];
+    struct kfile k;
+    size_t threshold = 0;
+    long n;
+
+    memset(&k, 0, sizeof(k));
+    if (o->n_root_vkeys > SWORN_KEYRING_MAX_ROOTS)
+        return usage("too many --root-vkey");
+    if (output_is_free(o->out, "--out") < 0 || parse_root_vkeys(o, roots) < 0 ||
+        threshold_option(o, &threshold) < 0)
+        return fail();
+    if ((k.kr = sworn_keyring_new()) == NULL ||
+        (k.data = malloc(SWORN_KEYRING_TEXT_MAX + 1)) == NULL) {
+        sworn_err_set(SWORN_ERR_NOMEM, "no memory");
+        goto fail;
+    }
+    k.kr->version = 1;
+    k.kr->threshold = threshold;
+    k.kr->root_count = o->n_root_vkeys;
+    memcpy(k.kr->roots, roots, o->n_root_vkeys * sizeof(roots[0]));
+    n = sworn_keyring_format(k.kr, k.data, SWORN_KEYRING_TEXT_MAX + 1);
+    if (n < 0)
+        goto fail;
+    k.len = (size_t)n;
+    if (o->n_root_keys == 0 ? write_output(o->out, k.data, k.len, 0) < 0
+                            : sign_keyring(o, &k, NULL, o->out, 0) < 0)
+        goto fail;
+    fprintf(stderr, "sworn-hsm: keyring init: version 1, %zu of %zu roots, in %s\n", threshold,
+            o->n_root_vkeys, o->out);
+    kfile_free(&k);
+    return 0;
+fail:
+    kfile_free(&k);
+    return fail();
+}
+
+static int cmd_keyring_add(const struct opts *o)
+{
+    enum sworn_sign_purpose purpose;
+    struct sworn_keyring *next = NULL;
+    struct kfile k;
+    char *spki = NULL;
+    size_t spki_len = 0;
+    int64_t from = 0;
+    int rc;
+
+    memset(&k, 0, sizeof(k));
+    if (o->spki == NULL)
+        return usage("needs --in FILE --out FILE --spki DERFILE --purpose P");
+    if (output_is_free(o->out, "--out") < 0 || purpose_option(o->purpose, &purpose) < 0 ||
+        time_option(o->valid_from, "--valid-from", &from) < 0 || kfile_load(o->in, &k) < 0 ||
+        read_input(o->spki, SWORN_SIGNER_SPKI_MAX, &spki, &spki_len) < 0 ||
+        (next = next_version(k.kr)) == NULL ||
+        sworn_keyring_add_key(next, (const uint8_t *)spki, spki_len, purpose, from) < 0 ||
+        write_next_version(k.kr, next, o->out) < 0) {
+        rc = fail();
+        goto done;
+    }
+    rc = 0;
+done:
+    free(spki);
+    sworn_keyring_free(next);
+    kfile_free(&k);
+    return rc;
+}
+
+static int cmd_keyring_set_roots(const struct opts *o)
+{
+    struct sworn_note_verifier roots[SWORN_KEYRING_MAX_ROOTS];
+    struct sworn_keyring *next = NULL;
+    struct kfile k;
+    size_t threshold = 0;
+    int rc;
+
+    memset(&k, 0, sizeof(k));
+    if (o->n_root_vkeys > SWORN_KEYRING_MAX_ROOTS)
+        return usage("too many --root-vkey");
+    if (output_is_free(o->out, "--out") < 0 || parse_root_vkeys(o, roots) < 0 ||
+        threshold_option(o, &threshold) < 0 || kfile_load(o->in, &k) < 0 ||
+        (next = next_version(k.kr)) == NULL) {
+        rc = fail();
+        goto done;
+    }
+    next->threshold = threshold;
+    next->root_count = o->n_root_vkeys;
+    memcpy(next->roots, roots, o->n_root_vkeys * sizeof(roots[0]));
+    rc = write_next_version(k.kr, next, o->out) < 0 ? fail() : 0;
+done:
+    sworn_keyring_free(next);
+    kfile_free(&k);
+    return rc;
+}
+
+/* Show a root holder what changed from prev to next before signing. */
+static void describe_changes(const struct sworn_keyring *prev, const struct sworn_keyring *next)
+{
+    char hex[SWORN_KEY_ID_HEX_LEN + 1], a[SWORN_KEYRING_TIME_LEN + 1],
+        b[SWORN_KEYRING_TIME_LEN + 1];
+    char vkey[SWORN_NOTE_VKEY_MAX + 1];
+
+    fprintf(stderr, "sworn-hsm: %s: version %" PRIu64 " -> %" PRIu64 "\n", command, prev->version,
+            next->version);
+    if (prev->threshold != next->threshold)
+        fprintf(stderr, "  threshold %zu -> %zu\n", prev->threshold, next->threshold);
+    for (size_t i = 0; i < next->root_count; i++)
+        if (root_of(prev, &next->roots[i]) == NULL &&
+            sworn_note_verifier_format(&next->roots[i], vkey, sizeof(vkey)) >= 0)
+            fprintf(stderr, "  new root %s\n", vkey);
+    for (size_t i = 0; i < prev->root_count; i++)
+        if (root_of(next, &prev->roots[i]) == NULL &&
+            sworn_note_verifier_format(&prev->roots[i], vkey, sizeof(vkey)) >= 0)
+            fprintf(stderr, "  root removed %s\n", vkey);
+    for (size_t i = 0; i < next->key_count; i++) {
+        const struct sworn_keyring_key *k = &next->keys[i],
+                                       *old = sworn_keyring_find(prev, k->key_id);
+
+        hex_id(k->key_id, hex);
+        (void)sworn_keyring_time_format(k->valid_from, a);
+        strcpy(b, "-");
+        if (k->valid_until != SWORN_KEYRING_NO_TIME)
+            (void)sworn_keyring_time_format(k->valid_until, b);
+        if (old == NULL)
+            fprintf(stderr, "  new key %s %s %s from %s until %s\n", hex,
+                    sworn_keyring_purpose_name(k->purpose), sworn_keyring_status_name(k->status), a,
+                    b);
+        else if (old->status != k->status || old->valid_until != k->valid_until)
+            fprintf(stderr, "  key %s %s: %s -> %s until %s\n", hex,
+                    sworn_keyring_purpose_name(k->purpose), sworn_keyring_status_name(old->status),
+                    sworn_keyring_status_name(k->status), b);
+    }
+}
+
+static int cmd_keyring_sign(const struct opts *o)
+{
+    struct kfile k, prev;
+    int rc;
+
+    memset(&prev, 0, sizeof(prev));
+    if (o->in == NULL || o->out == NULL)
+        return usage("needs --in FILE --out FILE --root-key KEYFILE... [--prev FILE]");
+    {
+        struct stat in_st, out_st;
+
+        /* Signing writes over its input, and only over its input: never over another version. */
+        if (lstat(o->out, &out_st) == 0 &&
+            (stat(o->in, &in_st) != 0 || in_st.st_dev != out_st.st_dev ||
+             in_st.st_ino != out_st.st_ino))
+            return usage("--out exists and is not the --in file; outputs are never overwritten");
+    }
+    if (kfile_load(o->in, &k) < 0)
+        return fail();
+    if (k.kr->version > 1 && o->prev == NULL) {
+        kfile_free(&k);
+        return usage("signing version 2 or later needs --prev FILE (the version before it), so "
+                     "that the change is checked before it is signed");
+    }
+    if (o->prev != NULL) {
+        if (kfile_load(o->prev, &prev) < 0 || sworn_keyring_check_transition(prev.kr, k.kr) < 0) {
+            rc = fail();
+            goto done;
+        }
+        describe_changes(prev.kr, k.kr);
+    }
+    rc = sign_keyring(o, &k, prev.kr, o->out, 1) < 0 ? fail() : 0;
+done:
+    kfile_free(&prev);
+    kfile_free(&k);
+    return rc;
+}
+
+/* Read the keyring chain named by the positional arguments and verify it. OUT: *last. */
+static int verify_chain_args(char *const *paths, size_t n, struct sworn_keyring *last)
+{
+    const char **files = calloc(n ? n : 1, sizeof(*files));
+    size_t *lens = calloc(n ? n : 1, sizeof(*lens));
+    int rc = -1;
+
+    SWORN_ENSURE(files != NULL && lens != NULL, SWORN_ERR_NOMEM, "no memory");
+    SWORN_ENSURE(n >= 1, SWORN_ERR_ARG, "needs the keyring files, version 1 first");
+    for (size_t i = 0; i < n; i++) {
+        char *data = NULL;
+
+        SWORN_GUARD(read_input(paths[i], SWORN_NOTE_MAX_LEN, &data, &lens[i]));
+        files[i] = data;
+    }
+    SWORN_GUARD(sworn_keyring_verify_chain(files, lens, n, last));
+    rc = 0;
+fail:
+    for (size_t i = 0; files != NULL && i < n; i++)
+        free((void *)files[i]);
+    free(files);
+    free(lens);
+    return rc;
+}
+
+/* Is r, name included, among set[0..n)? */
+static int same_root(const struct sworn_note_verifier *set, size_t n,
+                     const struct sworn_note_verifier *r)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].alg == r->alg && set[i].key_id == r->key_id && set[i].key_len == r->key_len &&
+            memcmp(set[i].key, r->key, r->key_len) == 0 && strcmp(set[i].name, r->name) == 0)
+            return 1;
+    return 0;
+}
+
+static int cmd_keyring_verify(const struct opts *o)
+{
+    struct sworn_note_verifier roots[SWORN_KEYRING_MAX_ROOTS];
+    struct sworn_keyring *last = NULL;
+    char hex[SWORN_KEY_ID_HEX_LEN + 1], a[SWORN_KEYRING_TIME_LEN + 1],
+        b[SWORN_KEYRING_TIME_LEN + 1];
+    int rc;
+
+    if (o->nargs < 1)
+        return usage("needs KEYRING_V1 [KEYRING_V2 ...]");
+    if ((last = sworn_keyring_new()) == NULL ||
+        verify_chain_args(o->args, (size_t)o->nargs, last) < 0) {
+        rc = fail();
+        goto done;
+    }
+    /* Version 1's roots are trusted out of band: compare them with the operator's list. */
+    if (o->n_root_vkeys > 0) {
+        struct kfile k;
+        int same;
+
+        if (o->n_root_vkeys > SWORN_KEYRING_MAX_ROOTS || parse_root_vkeys(o, roots) < 0 ||
+            kfile_load(o->args[0], &k) < 0) {
+            rc = fail();
+            goto done;
+        }
+        /* The same set both ways, names included: a repeated --root-vkey pins nothing more. */
+        same = 1;
+        for (size_t i = 0; same && i < o->n_root_vkeys; i++)
+            same = same_root(k.kr->roots, k.kr->root_count, &roots[i]);
+        for (size_t i = 0; same && i < k.kr->root_count; i++)
+            same = same_root(roots, o->n_root_vkeys, &k.kr->roots[i]);
+        kfile_free(&k);
+        if (!same) {
+            sworn_err_set(SWORN_ERR_VERIFY,
+                          "the roots of version 1 are not exactly the --root-vkey keys given");
+            rc = fail();
+            goto done;
+        }
+    }
+    printf("keyring verified: versions 1..%" PRIu64 ", version %" PRIu64 " needs %zu of %zu "
+           "roots, %zu keys\n",
+           last->version, last->version, last->threshold, last->root_count, last->key_count);
+    for (size_t i = 0; i < last->key_count; i++) {
+        const struct sworn_keyring_key *k = &last->keys[i];
+
+        hex_id(k->key_id, hex);
+        (void)sworn_keyring_time_format(k->valid_from, a);
+        strcpy(b, "-");
+        if (k->valid_until != SWORN_KEYRING_NO_TIME)
+            (void)sworn_keyring_time_format(k->valid_until, b);
+        printf("key %s %s %s %s %s\n", hex, sworn_keyring_purpose_name(k->purpose),
+               sworn_keyring_status_name(k->status), a, b);
+    }
+    rc = 0;
+done:
+    sworn_keyring_free(last);
+    return rc;
+}
+
+static int cmd_rotate(const struct opts *o)
+{
+    enum sworn_sign_purpose purpose;
+    struct sworn_keyring *next = NULL;
+    const struct sworn_keyring_key *old;
+    struct sworn_keyevent ev;
+    struct sworn_signer *probe = NULL;
+    struct kfile k;
+    char new_uri[URI_MAX], hex[SWORN_KEY_ID_HEX_LEN + 1];
+    uint8_t d[32];
+    int64_t eff = 0;
+    int rc = EXIT_USAGE;
+
+    memset(&k, 0, sizeof(k));
+    memset(&ev, 0, sizeof(ev));
+    if (o->old_uri == NULL || o->token == NULL || o->pin_file == NULL)
+        return usage("needs --token L --pin-file F --keyring FILE --old-uri URI --purpose P "
+                     "--out STATEMENT --keyring-out FILE");
+    if (purpose_option(o->purpose, &purpose) < 0 || output_is_free(o->out, "--out") < 0 ||
+        output_is_free(o->keyring_out, "--keyring-out") < 0 ||
+        time_option(o->effective_from, "--effective-from", &eff) < 0 ||
+        kfile_load(o->keyring, &k) < 0 ||
+        (old = pick_key(k.kr, o->key_id, o->old_uri, &purpose)) == NULL)
+        goto failed;
+    if (old->status != SWORN_KEY_ACTIVE || eff <= old->valid_from) {
+        sworn_err_set(SWORN_ERR_ARG, "the old key must be active and effective-from after its "
+                                     "valid-from");
+        goto failed;
+    }
+    /* Prove that the old key (pinned to the keyring's SPKI) and the PIN work before keygen. */
+    if (open_key(o, o->old_uri, old->spki, old->spki_len, &probe) < 0 ||
+        sworn_signer_health(probe) < 0)
+        goto failed;
+    sworn_signer_close(probe);
+    probe = NULL;
+
+    ev.kind = SWORN_KEYEVENT_ROTATE;
+    ev.purpose = purpose;
+    memcpy(ev.old_id, old->key_id, SWORN_KEY_ID_LEN);
+    ev.effective_from = eff;
+    if ((rc = generate_key(o, new_uri, ev.new_spki, &ev.new_spki_len)) != 0)
+        goto done;
+    SHA256(ev.new_spki, ev.new_spki_len, ev.new_id);
+    /* The new key proves possession; then the old key hands over to it. */
+    if (sworn_keyevent_pop_digest(&ev, d) < 0 ||
+        sign_digest(o, new_uri, ev.new_spki, ev.new_spki_len, d, ev.new_sig, &ev.new_sig_len) < 0 ||
+        sworn_keyevent_digest(&ev, d) < 0 ||
+        sign_digest(o, o->old_uri, old->spki, old->spki_len, d, ev.old_sig, &ev.old_sig_len) < 0)
+        goto failed;
+    if ((next = next_version(k.kr)) == NULL ||
+        sworn_keyring_set_status(next, ev.old_id, SWORN_KEY_RETIRED, eff) < 0 ||
+        sworn_keyring_add_key(next, ev.new_spki, ev.new_spki_len, purpose, eff) < 0 ||
+        write_event(&ev, next, o->out) < 0 || write_next_version(k.kr, next, o->keyring_out) < 0)
+        goto failed;
+    hex_id(ev.new_id, hex);
+    fprintf(stderr, "sworn-hsm: rotate: statement in %s; new %s key %s\n", o->out,
+            sworn_keyring_purpose_name(purpose), hex);
+    printf("%s\n", new_uri);
+    rc = 0;
+    goto done;
+failed:
+    rc = fail();
+done:
+    sworn_signer_close(probe);
+    sworn_keyring_free(next);
+    kfile_free(&k);
+    return rc;
+}
+
+/* retire and revoke: one key, its status changed as of effective-from. */
+static int retire_or_revoke(const struct opts *o, enum sworn_keyevent_kind kind)
+{
+    struct sworn_keyring *next = NULL;
+    const struct sworn_keyring_key *key;
+    struct sworn_keyevent ev;
+    struct kfile k;
+    uint8_t d[32];
+    int64_t eff = 0;
+    int sign = kind == SWORN_KEYEVENT_RETIRE || o->pin_file != NULL;
+
+    memset(&k, 0, sizeof(k));
+    memset(&ev, 0, sizeof(ev));
+    if (output_is_free(o->out, "--out") < 0 ||
+        output_is_free(o->keyring_out, "--keyring-out") < 0 ||
+        time_option(o->effective_from, "--effective-from", &eff) < 0 ||
+        kfile_load(o->keyring, &k) < 0 || (key = pick_key(k.kr, o->key_id, o->uri, NULL)) == NULL)
+        goto fail;
+    if (kind == SWORN_KEYEVENT_RETIRE) {
+        SWORN_ENSURE(key->status == SWORN_KEY_ACTIVE && eff > key->valid_from, SWORN_ERR_ARG,
+                     "only an active key can be retired, and after its valid-from");
+    } else {
+        SWORN_ENSURE(key->status != SWORN_KEY_REVOKED, SWORN_ERR_ARG, "the key is revoked already");
+        if (key->status == SWORN_KEY_RETIRED && eff > key->valid_until) {
+            /* Nothing the key signed after its retirement counts anyway. */
+            eff = key->valid_until;
+            fprintf(stderr, "sworn-hsm: revoke: the key retired earlier; revoking as of its "
+                            "retirement\n");
+        }
+        SWORN_ENSURE(eff >= key->valid_from, SWORN_ERR_ARG,
+                     "the revocation time is before the key's valid-from");
+    }
+    ev.kind = kind;
+    ev.purpose = key->purpose;
+    memcpy(ev.old_id, key->key_id, SWORN_KEY_ID_LEN);
+    ev.effective_from = eff;
+    if (sign) {
+        SWORN_ENSURE(o->uri != NULL, SWORN_ERR_ARG, "needs --uri URI to sign with the key");
+        SWORN_GUARD(sworn_keyevent_digest(&ev, d));
+        SWORN_GUARD(
+            sign_digest(o, o->uri, key->spki, key->spki_len, d, ev.old_sig, &ev.old_sig_len));
+    }
+    SWORN_ENSURE((next = next_version(k.kr)) != NULL, SWORN_ERR_NOMEM, "no memory");
+    SWORN_GUARD(sworn_keyring_set_status(
+        next, ev.old_id, kind == SWORN_KEYEVENT_RETIRE ? SWORN_KEY_RETIRED : SWORN_KEY_REVOKED,
+        eff));
+    SWORN_GUARD(write_event(&ev, next, o->out));
+    SWORN_GUARD(write_next_version(k.kr, next, o->keyring_out));
+    sworn_keyring_free(next);
+    kfile_free(&k);
+    return 0;
+fail:
+    sworn_keyring_free(next);
+    kfile_free(&k);
+    return fail();
+}
+
+static int cmd_verify_event(const struct opts *o)
+{
+    struct sworn_keyring *last = sworn_keyring_new();
+    struct sworn_keyevent ev;
+    char *data = NULL, old_hex[SWORN_KEY_ID_HEX_LEN + 1], when[SWORN_KEYRING_TIME_LEN + 1];
+    size_t len = 0;
+    int rc;
+
+    if (o->statement == NULL || o->nargs < 1) {
+        sworn_keyring_free(last);
+        return usage("needs --statement FILE KEYRING_V1 [KEYRING_V2 ...]");
+    }
+    if (last == NULL || read_input(o->statement, SWORN_KEYEVENT_MAX, &data, &len) < 0 ||
+        sworn_keyevent_parse(data, len, &ev) < 0 ||
+        verify_chain_args(o->args, (size_t)o->nargs, last) < 0 ||
+        sworn_keyevent_verify(&ev, last) < 0) {
+        rc = fail();
+        goto done;
+    }
+    hex_id(ev.old_id, old_hex);
+    (void)sworn_keyring_time_format(ev.effective_from, when);
+    printf("key-event verified: %s %s key %s, effective from %s\n",
+           sworn_keyevent_kind_name(ev.kind), sworn_keyring_purpose_name(ev.purpose), old_hex,
+           when);
+    if (ev.kind == SWORN_KEYEVENT_ROTATE) {
+        hex_id(ev.new_id, old_hex);
+        printf("new key %s (proof of possession verified)\n", old_hex);
+    }
+    rc = 0;
+done:
+    free(data);
+    sworn_keyring_free(last);
+    return rc;
+}
+
+static int cmd_keyring(const struct opts *o, const char *sub)
+{
+    if (strcmp(sub, "init") == 0)
+        return cmd_keyring_init(o);
+    if (strcmp(sub, "add") == 0)
+        return cmd_keyring_add(o);
+    if (strcmp(sub, "set-roots") == 0)
+        return cmd_keyring_set_roots(o);
+    if (strcmp(sub, "sign") == 0)
+        return cmd_keyring_sign(o);
+    if (strcmp(sub, "verify") == 0)
+        return cmd_keyring_verify(o);
+    return usage("unknown keyring command (init, add, set-roots, sign, verify)");
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"dir", required_argument, NULL, 'D'},
@@ -519,8 +1546,23 @@ int main(int argc, char **argv)
                                              {"uri", required_argument, NULL, 'u'},
                                              {"out", required_argument, NULL, 'o'},
                                              {"der", no_argument, NULL, 'r'},
+                                             {"in", required_argument, NULL, 'i'},
+                                             {"prev", required_argument, NULL, 'p'},
+                                             {"keyring", required_argument, NULL, 'k'},
+                                             {"keyring-out", required_argument, NULL, 'K'},
+                                             {"old-uri", required_argument, NULL, 'O'},
+                                             {"spki", required_argument, NULL, 's'},
+                                             {"valid-from", required_argument, NULL, 'f'},
+                                             {"effective-from", required_argument, NULL, 'e'},
+                                             {"key-id", required_argument, NULL, 'I'},
+                                             {"threshold", required_argument, NULL, 't'},
+                                             {"root-vkey", required_argument, NULL, 'V'},
+                                             {"root-key", required_argument, NULL, 'R'},
+                                             {"statement", required_argument, NULL, 'E'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
+    static char keyring_command[64];
+    const char *sub = NULL;
     struct opts o;
     int c;
 
@@ -533,6 +1575,14 @@ int main(int argc, char **argv)
     }
     command = argv[1];
     optind = 2;
+    if (strcmp(command, "keyring") == 0) {
+        if (argc < 3 || argv[2][0] == '-')
+            return usage("needs a keyring command (init, add, set-roots, sign, verify)");
+        sub = argv[2];
+        snprintf(keyring_command, sizeof(keyring_command), "keyring %s", sub);
+        command = keyring_command;
+        optind = 3;
+    }
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -572,6 +1622,49 @@ int main(int argc, char **argv)
         case 'r':
             o.der = 1;
             break;
+        case 'i':
+            o.in = optarg;
+            break;
+        case 'p':
+            o.prev = optarg;
+            break;
+        case 'k':
+            o.keyring = optarg;
+            break;
+        case 'K':
+            o.keyring_out = optarg;
+            break;
+        case 'O':
+            o.old_uri = optarg;
+            break;
+        case 's':
+            o.spki = optarg;
+            break;
+        case 'f':
+            o.valid_from = optarg;
+            break;
+        case 'e':
+            o.effective_from = optarg;
+            break;
+        case 'I':
+            o.key_id = optarg;
+            break;
+        case 't':
+            o.threshold = optarg;
+            break;
+        case 'V':
+            if (o.n_root_vkeys > SWORN_KEYRING_MAX_ROOTS)
+                return usage("too many --root-vkey");
+            o.root_vkeys[o.n_root_vkeys++] = optarg;
+            break;
+        case 'R':
+            if (o.n_root_keys == SWORN_KEYRING_MAX_ROOTS)
+                return usage("too many --root-key");
+            o.root_keys[o.n_root_keys++] = optarg;
+            break;
+        case 'E':
+            o.statement = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -579,10 +1672,19 @@ int main(int argc, char **argv)
             return usage("unknown or incomplete option");
         }
     }
-    if (optind != argc)
-        return usage("unexpected argument");
+    o.args = argv + optind;
+    o.nargs = argc - optind;
     if (o.module == NULL)
         o.module = SOFTHSM_MODULE;
+    /* Only the verifying commands take positional arguments (the keyring chain). */
+    if (sub != NULL && strcmp(sub, "verify") == 0)
+        return cmd_keyring(&o, sub);
+    if (strcmp(command, "verify-event") == 0)
+        return cmd_verify_event(&o);
+    if (o.nargs != 0)
+        return usage("unexpected argument");
+    if (sub != NULL)
+        return cmd_keyring(&o, sub);
     if (strcmp(command, "init-dev-token") == 0)
         return cmd_init_dev_token(&o);
     if (strcmp(command, "keygen") == 0)
@@ -591,6 +1693,12 @@ int main(int argc, char **argv)
         return cmd_list(&o);
     if (strcmp(command, "pubkey") == 0)
         return cmd_pubkey(&o);
+    if (strcmp(command, "rotate") == 0)
+        return cmd_rotate(&o);
+    if (strcmp(command, "retire") == 0)
+        return retire_or_revoke(&o, SWORN_KEYEVENT_RETIRE);
+    if (strcmp(command, "revoke") == 0)
+        return retire_or_revoke(&o, SWORN_KEYEVENT_REVOKE);
     command = "";
     return usage("unknown command");
 }
