@@ -77,12 +77,17 @@ struct sworn_log {
     struct tile_slot cache[TILE_CACHE_SLOTS];
 };
 
+/* Quotes came after format 1 was first written: open adds the table to a database without it. */
+#define QUOTES_TABLE_SQL                                                                           \
+    "CREATE TABLE IF NOT EXISTS quotes(size INTEGER PRIMARY KEY, attest BLOB NOT NULL,"            \
+    " signature BLOB NOT NULL);"
+
 static const char schema_sql[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE entries(idx INTEGER PRIMARY KEY, data BLOB NOT NULL);"
     "CREATE TABLE tiles(level INTEGER NOT NULL, idx INTEGER NOT NULL, width INTEGER NOT NULL,"
     " hashes BLOB NOT NULL, PRIMARY KEY(level, idx)) WITHOUT ROWID;"
-    "CREATE TABLE checkpoints(size INTEGER PRIMARY KEY, note TEXT NOT NULL);";
+    "CREATE TABLE checkpoints(size INTEGER PRIMARY KEY, note TEXT NOT NULL);" QUOTES_TABLE_SQL;
 
 static int db_error(struct sworn_log *log, const char *what)
 {
@@ -688,6 +693,7 @@ int sworn_log_open(const char *db_path, struct sworn_log **out)
     SWORN_ENSURE(log->tree_size <= log->next_index, SWORN_ERR_CORRUPT,
                  "log database: tree of %llu entries but only %llu stored",
                  (unsigned long long)log->tree_size, (unsigned long long)log->next_index);
+    SWORN_GUARD(exec_sql(log, QUOTES_TABLE_SQL));
     SWORN_GUARD(prepare_all(log));
     /* Recovery: entries made durable before a crash but not yet integrated join the tree now. */
     SWORN_GUARD(integrate_locked(log));
@@ -1096,63 +1102,163 @@ done:
     return ret;
 }
 
-int sworn_log_each_checkpoint(struct sworn_log *log,
-                              int (*fn)(void *arg, uint64_t size, const char *note, size_t len),
-                              void *arg)
+/* One row of a walk, copied out of the database: a tree size and one or two byte columns. */
+struct row_copy {
+    uint64_t size;
+    uint8_t *col[2];
+    size_t len[2];
+};
+
+/*
+ * Copy every row of sql (size, column[, column]) out of the database, then call visit for each
+ * with the database lock released, so that visit may call back into the log. A non-zero return
+ * from visit stops the walk and is returned.
+ */
+static int walk_rows(struct sworn_log *log, const char *sql, int ncols,
+                     int (*visit)(void *ctx, const struct row_copy *row), void *ctx)
 {
     sqlite3_stmt *st = NULL;
+    struct row_copy *all = NULL;
+    size_t count = 0, cap = 0;
     int rc, ret = 0;
 
-    /* The notes are copied out first so that fn runs without the database lock held. */
-    struct copy {
-        uint64_t size;
-        char *note;
-        size_t len;
-    } *all = NULL;
-    size_t count = 0, cap = 0;
-
     pthread_mutex_lock(&log->db_lock);
-    if (sqlite3_prepare_v2(log->db, "SELECT size, note FROM checkpoints ORDER BY size", -1, &st,
-                           NULL) != SQLITE_OK) {
-        ret = db_error(log, "prepare checkpoint walk");
+    if (sqlite3_prepare_v2(log->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        ret = db_error(log, "prepare walk");
         goto unlock;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t n = (size_t)sqlite3_column_bytes(st, 1);
-        const unsigned char *note = sqlite3_column_text(st, 1);
-
         if (count == cap) {
-            struct copy *grown = realloc(all, (cap ? cap * 2 : 16) * sizeof(*all));
+            struct row_copy *grown = realloc(all, (cap ? cap * 2 : 16) * sizeof(*all));
             if (grown == NULL) {
-                ret = sworn_err_set(SWORN_ERR_NOMEM, "checkpoint walk: out of memory");
+                ret = sworn_err_set(SWORN_ERR_NOMEM, "walk: out of memory");
                 goto unlock;
             }
             all = grown;
             cap = cap ? cap * 2 : 16;
         }
-        all[count].note = malloc(n + 1);
-        if (all[count].note == NULL) {
-            ret = sworn_err_set(SWORN_ERR_NOMEM, "checkpoint walk: out of memory");
-            goto unlock;
-        }
-        memcpy(all[count].note, note ? (const char *)note : "", n);
-        all[count].note[n] = '\0';
-        all[count].len = n;
+        memset(&all[count], 0, sizeof(all[count]));
         all[count].size = (uint64_t)sqlite3_column_int64(st, 0);
         count++;
+        for (int c = 0; c < ncols; c++) {
+            size_t n = (size_t)sqlite3_column_bytes(st, 1 + c);
+            const void *v = sqlite3_column_blob(st, 1 + c);
+            uint8_t *copy = malloc(n + 1);
+
+            if (copy == NULL) {
+                ret = sworn_err_set(SWORN_ERR_NOMEM, "walk: out of memory");
+                goto unlock;
+            }
+            if (n > 0)
+                memcpy(copy, v, n);
+            copy[n] = '\0'; /* text columns come out NUL-terminated */
+            all[count - 1].col[c] = copy;
+            all[count - 1].len[c] = n;
+        }
     }
     if (rc != SQLITE_DONE)
-        ret = db_error(log, "checkpoint walk");
+        ret = db_error(log, "walk");
 unlock:
     sqlite3_finalize(st);
     pthread_mutex_unlock(&log->db_lock);
     for (size_t i = 0; i < count; i++) {
         if (ret == 0)
-            ret = fn(arg, all[i].size, all[i].note, all[i].len);
-        free(all[i].note);
+            ret = visit(ctx, &all[i]);
+        free(all[i].col[0]);
+        free(all[i].col[1]);
     }
     free(all);
     return ret;
+}
+
+struct checkpoint_visit {
+    int (*fn)(void *arg, uint64_t size, const char *note, size_t len);
+    void *arg;
+};
+
+static int visit_checkpoint(void *ctx, const struct row_copy *row)
+{
+    const struct checkpoint_visit *v = ctx;
+
+    return v->fn(v->arg, row->size, (const char *)row->col[0], row->len[0]);
+}
+
+int sworn_log_each_checkpoint(struct sworn_log *log,
+                              int (*fn)(void *arg, uint64_t size, const char *note, size_t len),
+                              void *arg)
+{
+    struct checkpoint_visit v = {fn, arg};
+
+    return walk_rows(log, "SELECT size, note FROM checkpoints ORDER BY size", 1, visit_checkpoint,
+                     &v);
+}
+
+int sworn_log_put_quote(struct sworn_log *log, uint64_t size, const uint8_t *attest,
+                        size_t attest_len, const uint8_t *sig, size_t sig_len)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+
+    if (attest_len == 0 || attest_len > SWORN_LOG_QUOTE_MAX || sig_len == 0 ||
+        sig_len > SWORN_LOG_QUOTE_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE, "quote: attest and signature must be 1..%d bytes",
+                             SWORN_LOG_QUOTE_MAX);
+    pthread_mutex_lock(&log->db_lock);
+    if (sqlite3_prepare_v2(log->db, "SELECT 1 FROM checkpoints WHERE size = ?", -1, &st, NULL) !=
+        SQLITE_OK) {
+        db_error(log, "prepare quote check");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sworn_err_set(SWORN_ERR_NOTFOUND, "quote: no checkpoint for tree size %llu",
+                      (unsigned long long)size);
+        goto done;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(log->db,
+                           "INSERT OR REPLACE INTO quotes(size, attest, signature) VALUES(?, ?, ?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        db_error(log, "prepare quote write");
+        goto done;
+    }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)size);
+    sqlite3_bind_blob(st, 2, attest, (int)attest_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, sig, (int)sig_len, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        db_error(log, "write quote");
+        goto done;
+    }
+    rc = 0;
+done:
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&log->db_lock);
+    return rc;
+}
+
+struct quote_visit {
+    int (*fn)(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+              const uint8_t *sig, size_t sig_len);
+    void *arg;
+};
+
+static int visit_quote(void *ctx, const struct row_copy *row)
+{
+    const struct quote_visit *v = ctx;
+
+    return v->fn(v->arg, row->size, row->col[0], row->len[0], row->col[1], row->len[1]);
+}
+
+int sworn_log_each_quote(struct sworn_log *log,
+                         int (*fn)(void *arg, uint64_t size, const uint8_t *attest,
+                                   size_t attest_len, const uint8_t *sig, size_t sig_len),
+                         void *arg)
+{
+    struct quote_visit v = {fn, arg};
+
+    return walk_rows(log, "SELECT size, attest, signature FROM quotes ORDER BY size", 2,
+                     visit_quote, &v);
 }
 
 int sworn_log_meta_set(struct sworn_log *log, const char *key, const char *value)

@@ -9,6 +9,8 @@
  *                                 rows of the tile: row 0 (width hashes, what tlog-tiles
  *                                 serves), then row r with floor(width / 2^r) hashes, r = 1..7
  *   checkpoints(size, note)       every signed checkpoint note, by tree size
+ *   quotes(size, attest, signature)  the TPM quote of the checkpoint of that size: raw TPMS_ATTEST
+ *                                 and TPMT_SIGNATURE, stored as the TPM gave them
  *
  * Life of an entry: sworn_log_append() inserts it and hashes it into the tiles in one transaction,
  * and returns its index once that transaction is durable (one WAL fsync for both). So the tree
@@ -143,6 +145,23 @@ int sworn_log_put_checkpoint(struct sworn_log *log, const char *note, size_t len
 int sworn_log_each_checkpoint(struct sworn_log *log,
                               int (*fn)(void *arg, uint64_t size, const char *note, size_t len),
                               void *arg);
+
+#define SWORN_LOG_QUOTE_MAX 4096 /* bytes in a stored TPMS_ATTEST or TPMT_SIGNATURE */
+
+/*
+ * Store the TPM quote of the checkpoint of tree size `size` (which must be stored): the raw
+ * TPMS_ATTEST and TPMT_SIGNATURE bytes, 1..SWORN_LOG_QUOTE_MAX each, replacing an older quote of
+ * that checkpoint. The log does not check the quote: the verifier does, with the AK it trusts.
+ * Returns 0, or -1 (SWORN_ERR_NOTFOUND when there is no such checkpoint).
+ */
+int sworn_log_put_quote(struct sworn_log *log, uint64_t size, const uint8_t *attest,
+                        size_t attest_len, const uint8_t *sig, size_t sig_len);
+
+/* Visit every stored quote, oldest checkpoint first (as sworn_log_each_checkpoint). */
+int sworn_log_each_quote(struct sworn_log *log,
+                         int (*fn)(void *arg, uint64_t size, const uint8_t *attest,
+                                   size_t attest_len, const uint8_t *sig, size_t sig_len),
+                         void *arg);
 
 /* A text setting kept in the database (the key file of sworn-log, for instance). */
 int sworn_log_meta_set(struct sworn_log *log, const char *key, const char *value);

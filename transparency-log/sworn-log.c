@@ -57,6 +57,9 @@ static const char usage_text[] =
     "        write the C2SP tlog-tiles folder of the newest (or size N) checkpoint\n"
     "  import-tiles --db PATH --vkey VKEY [--vkey ...] DIR\n"
     "        read a tlog-tiles folder into a new database, verifying everything\n"
+    "  add-quote --db PATH --size N --attest FILE --sig FILE\n"
+    "        store the TPM quote (raw TPMS_ATTEST and TPMT_SIGNATURE, as sworn-tpm quote\n"
+    "        writes them) of the checkpoint of tree size N\n"
     "  keygen --name NAME --out KEYFILE\n"
     "        make an Ed25519 note key (mode 0600); prints its verifier key\n"
     "  vkey --db PATH\n"
@@ -66,7 +69,7 @@ static const char usage_text[] =
 
 struct opts {
     const char *db, *origin, *key, *key_name, *name, *out, *checkpoint, *entry, *old_note,
-        *new_note, *module, *pin_file, *tcti, *pinned_spki;
+        *new_note, *module, *pin_file, *tcti, *pinned_spki, *attest, *sig;
     const char *vkeys[MAX_VKEYS];
     size_t nvkeys;
     uint64_t index, old, size;
@@ -144,6 +147,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             break;
         case 'S':
             o->pinned_spki = optarg;
+            break;
+        case 'a':
+            o->attest = optarg;
+            break;
+        case 'g':
+            o->sig = optarg;
             break;
         case 'K':
             o->key_name = optarg;
@@ -748,6 +757,42 @@ static int cmd_import(struct opts *o)
     return 0;
 }
 
+/* Read a whole binary file of at most max bytes into a fresh buffer. */
+static int slurp_binary(const char *path, size_t max, uint8_t **data, size_t *len)
+{
+    char *text = NULL;
+
+    if (slurp(path, max, &text, len) < 0)
+        return -1;
+    *data = (uint8_t *)text;
+    return 0;
+}
+
+static int cmd_add_quote(struct opts *o)
+{
+    struct sworn_log *log = NULL;
+    uint8_t *attest = NULL, *sig = NULL;
+    size_t attest_len = 0, sig_len = 0;
+    int ok;
+
+    if (o->argc != 0 || !o->have_size || o->attest == NULL || o->sig == NULL)
+        return fail_usage("needs --db PATH --size N --attest FILE --sig FILE");
+    if (slurp_binary(o->attest, SWORN_LOG_QUOTE_MAX, &attest, &attest_len) < 0 ||
+        slurp_binary(o->sig, SWORN_LOG_QUOTE_MAX, &sig, &sig_len) < 0) {
+        free(attest);
+        return fail_input();
+    }
+    ok = open_log(o->db, &log) == 0 &&
+         sworn_log_put_quote(log, o->size, attest, attest_len, sig, sig_len) == 0;
+    sworn_log_close(log);
+    free(attest);
+    free(sig);
+    if (!ok)
+        return fail_err();
+    printf("stored the quote of the checkpoint of size %llu\n", (unsigned long long)o->size);
+    return 0;
+}
+
 static int cmd_keygen(struct opts *o)
 {
     char vkey[SWORN_NOTE_VKEY_MAX + 1];
@@ -795,6 +840,7 @@ int main(int argc, char **argv)
         {"verify-consistency", cmd_verify_consistency},
         {"export-tiles", cmd_export},
         {"import-tiles", cmd_import},
+        {"add-quote", cmd_add_quote},
         {"keygen", cmd_keygen},
         {"vkey", cmd_vkey},
     };

@@ -210,6 +210,62 @@ static int build_bundle(struct sworn_log *log, uint64_t size, uint64_t t, uint8_
     return 0;
 }
 
+/* Where the walks below write, and up to which tree size. */
+struct history_out {
+    const char *dir;
+    uint64_t max_size;
+};
+
+/* Write one file of the sworn/ history beside the tiles (replaceable, like `checkpoint`). */
+static int write_history_file(const struct history_out *h, const char *rel, const void *data,
+                              size_t len)
+{
+    char path[DIR_PATH_MAX];
+
+    if (join(h->dir, rel, path) < 0 || make_parents(path) < 0)
+        return -1;
+    return write_atomic(path, data, len);
+}
+
+static int export_checkpoint(void *arg, uint64_t size, const char *note, size_t len)
+{
+    const struct history_out *h = arg;
+    char rel[64];
+
+    if (size > h->max_size)
+        return 0;
+    snprintf(rel, sizeof(rel), "sworn/checkpoint/%llu", (unsigned long long)size);
+    return write_history_file(h, rel, note, len);
+}
+
+static int export_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                        const uint8_t *sig, size_t sig_len)
+{
+    const struct history_out *h = arg;
+    char rel[64];
+
+    if (size > h->max_size)
+        return 0;
+    snprintf(rel, sizeof(rel), "sworn/quote/%llu.attest", (unsigned long long)size);
+    if (write_history_file(h, rel, attest, attest_len) < 0)
+        return -1;
+    snprintf(rel, sizeof(rel), "sworn/quote/%llu.sig", (unsigned long long)size);
+    return write_history_file(h, rel, sig, sig_len);
+}
+
+/*
+ * Every stored checkpoint and quote of a tree no larger than n, under sworn/ (docs/formats.md):
+ * what an auditor needs to check consistency between successive checkpoints and each quote.
+ */
+static int export_history(struct sworn_log *log, uint64_t n, const char *dir)
+{
+    struct history_out h = {dir, n};
+
+    if (sworn_log_each_checkpoint(log, export_checkpoint, &h) != 0)
+        return -1;
+    return sworn_log_each_quote(log, export_quote, &h) != 0 ? -1 : 0;
+}
+
 int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
                          uint64_t *exported_size)
 {
@@ -245,6 +301,7 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
         SWORN_GUARD(tile_file(dir, &id, path));
         SWORN_GUARD(write_immutable(path, buf, len));
     }
+    SWORN_GUARD(export_history(log, n, dir));
     /* Last, so that a reader who sees this checkpoint finds every tile it names. */
     SWORN_GUARD(join(dir, "checkpoint", path));
     SWORN_GUARD(write_atomic(path, note, note_len));

@@ -2,14 +2,17 @@
  * tiledir.h -- a log as a static C2SP tlog-tiles folder: export from the database, and read back.
  *
  * The folder holds `checkpoint` (the signed note of the tree it describes) and the tiles and
- * entry bundles of tiles.h for exactly that tree. Any web server, CDN or object store can serve
- * it as it is.
+ * entry bundles of tiles.h for exactly that tree, and beside them the log's history under sworn/:
+ * sworn/checkpoint/<size> for every stored checkpoint up to that tree, and
+ * sworn/quote/<size>.attest and .sig for every stored TPM quote of one. Any web server, CDN or
+ * object store can serve it as it is.
  *
  * Export writes each file to a temporary name, fsyncs it and renames it into place, then fsyncs
  * the folder, so a reader never sees a half-written file. Tiles are immutable: a file that already
  * exists must hold exactly the bytes that would be written, otherwise export stops with
- * SWORN_ERR_CORRUPT (two different trees under one name would be a fork). `checkpoint` is the only
- * file that is replaced, and it is written last, after every tile it needs.
+ * SWORN_ERR_CORRUPT (two different trees under one name would be a fork). `checkpoint` and the
+ * sworn/ history files are replaced (a checkpoint of one size may be signed again); `checkpoint`
+ * is written last, after every tile it needs.
  *
  * Reading back verifies everything before it trusts anything: the checkpoint's signatures, then
  * every entry bundle, then the recomputed root against the checkpoint, then every hash tile the

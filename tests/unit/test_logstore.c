@@ -20,6 +20,8 @@
 #include "err.h"
 #include "logstore.h"
 #include "merkle.h"
+#include "notesign.h"
+#include "tiledir.h"
 #include "testutil.h"
 
 /* Deterministic entry content of a given index, of varying length (some empty). */
@@ -270,6 +272,68 @@ static void test_create_and_open_refusals(void **state)
     free(junk);
 }
 
+static int count_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                       const uint8_t *sig, size_t sig_len)
+{
+    int *seen = arg;
+
+    assert_int_equal(size, 3);
+    assert_int_equal(attest_len, 5);
+    assert_memory_equal(attest, "ATTST", 5);
+    assert_int_equal(sig_len, 3);
+    assert_memory_equal(sig, "SIG", 3);
+    (*seen)++;
+    return 0;
+}
+
+/*
+ * Quotes are stored beside their checkpoints, survive a reopen, and are exported under sworn/
+ * with every checkpoint; a quote of a checkpoint that does not exist is refused.
+ */
+static void test_quotes_beside_checkpoints(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    struct sworn_note_signer *signers[1] = {&signer};
+    char *key = sworn_test_path(f->dir, "log.key"), *tiles = sworn_test_path(f->dir, "tiles");
+    char vkey[SWORN_NOTE_VKEY_MAX + 1], note[4096], *path, *data;
+    size_t len;
+    int seen = 0;
+
+    assert_int_equal(sworn_note_keygen_ed25519("test.sworn.example/log", key, vkey, sizeof(vkey)),
+                     0);
+    assert_int_equal(sworn_note_signer_open_file(key, NULL, &signer), 0);
+    for (int i = 0; i < 3; i++)
+        sworn_test_append(f->log, "e", 1, (uint64_t)i);
+    assert_int_equal(
+        sworn_log_put_quote(f->log, 3, (const uint8_t *)"ATTST", 5, (const uint8_t *)"SIG", 3), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_NOTFOUND);
+    assert_int_equal(sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &len, NULL), 0);
+    assert_int_equal(
+        sworn_log_put_quote(f->log, 3, (const uint8_t *)"ATTST", 5, (const uint8_t *)"SIG", 3), 0);
+    assert_int_equal(
+        sworn_log_put_quote(f->log, 3, (const uint8_t *)"", 0, (const uint8_t *)"SIG", 3), -1);
+    sworn_log_close(f->log);
+    assert_int_equal(sworn_log_open(f->db, &f->log), 0);
+    assert_int_equal(sworn_log_each_quote(f->log, count_quote, &seen), 0);
+    assert_int_equal(seen, 1);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), 0);
+    path = sworn_test_path(tiles, "sworn/quote/3.attest");
+    data = sworn_test_read_file(path, &len);
+    assert_int_equal(len, 5);
+    assert_memory_equal(data, "ATTST", 5);
+    free(data);
+    free(path);
+    path = sworn_test_path(tiles, "sworn/checkpoint/3");
+    data = sworn_test_read_file(path, &len);
+    assert_memory_equal(data, note, len);
+    free(data);
+    free(path);
+    sworn_note_signer_close(&signer);
+    free(key);
+    free(tiles);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +348,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_database_refused, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_create_and_open_refusals, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_quotes_beside_checkpoints, sworn_test_log_setup,
                                         sworn_test_log_teardown),
     };
 
