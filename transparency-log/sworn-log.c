@@ -109,6 +109,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                              {"pin-file", required_argument, NULL, 'p'},
                                              {"tcti", required_argument, NULL, 't'},
                                              {"pinned-spki", required_argument, NULL, 'S'},
+                                             {"attest", required_argument, NULL, 'a'},
+                                             {"sig", required_argument, NULL, 'g'},
                                              {"index", required_argument, NULL, 'i'},
                                              {"size", required_argument, NULL, 's'},
                                              {"old", required_argument, NULL, 'O'},
