@@ -29,6 +29,7 @@
 #include <openssl/sha.h>
 
 #include "swtpm_fixture.h"
+#include "quote.h"
 #include "testutil.h"
 
 #define CMD_MAX 4096
@@ -355,6 +356,46 @@ static void test_quote_checked_by_tpm2_checkquote(void **state)
         assert_memory_equal(v[i].extra, qual, 32);
     }
     assert_true(v[1].clock >= v[0].clock);
+
+    /* The auditor's own checker (verifier/quote.c, no code shared with sworn-tpm) agrees. */
+    {
+        char *p = sworn_test_path(t->dir, "p/ak.pub"), *sp = sworn_test_path(t->dir, "q0.sig");
+        size_t ak_len, sig_len;
+        char *ak = sworn_test_read_file(p, &ak_len), *sig = sworn_test_read_file(sp, &sig_len);
+        struct sv_quote_policy policy;
+        struct sv_quote_result res;
+        uint8_t other[32];
+        char why[256];
+
+        memset(&policy, 0, sizeof(policy));
+        policy.pcr_mask = 1u << 23;
+        /* The expected PCR 23, replayed: the fresh TPM's zeros extended with the note's hash. */
+        {
+            size_t note_len;
+            char *note_bytes = sworn_test_read_file(note, &note_len);
+            uint8_t chain[64];
+
+            memset(chain, 0, 32);
+            SHA256((const uint8_t *)note_bytes, note_len, chain + 32);
+            SHA256(chain, sizeof(chain), policy.pcr_values[23]);
+            free(note_bytes);
+        }
+        if (sv_quote_check(&policy, (const uint8_t *)ak, ak_len, (const uint8_t *)attest[0],
+                           attest_len[0], (const uint8_t *)sig, sig_len, qual, &res, why,
+                           sizeof(why)) != SV_QUOTE_OK)
+            fail_msg("our quote checker refuses sworn-tpm's quote: %s", why);
+        memcpy(other, qual, 32);
+        other[0] ^= 1;
+        assert_int_not_equal(sv_quote_check(&policy, (const uint8_t *)ak, ak_len,
+                                            (const uint8_t *)attest[0], attest_len[0],
+                                            (const uint8_t *)sig, sig_len, other, &res, why,
+                                            sizeof(why)),
+                             SV_QUOTE_OK);
+        free(ak);
+        free(sig);
+        free(p);
+        free(sp);
+    }
 
     for (int i = 0; i < 2; i++)
         free(attest[i]);
