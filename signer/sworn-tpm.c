@@ -17,6 +17,17 @@
  *       qualifying data SHA-256 of the checkpoint note's signed text (the note up to and
  *       including the '\n' before its last blank line); writes the raw TPMS_ATTEST and
  *       TPMT_SIGNATURE and prints the qualifying data in hex
+ *   ek-pub --tcti T --out FILE
+ *       create the RSA-2048 EK (TCG template L-1) and write its public (marshalled TPM2B_PUBLIC,
+ *       the same bytes as tpm2_createek -G rsa -u) for an auditor
+ *   make-credential --ek-pub FILE --ak-name FILE --secret FILE --out FILE
+ *       auditor side, offline (no TPM): TPM2_MakeCredential in software, protecting the secret
+ *       (1..32 bytes) for the object with that (binary) name under that EK; writes the credential
+ *       in tpm2-tools' layout (tpm2_activatecredential reads it; see tpmattest.h)
+ *   activate-credential --tcti T --in FILE --out SECRET
+ *       TPM side: re-create the EK and the AK, and have the TPM open the credential; it does
+ *       only when the credential was made for this TPM's EK and this AK's name, so an auditor
+ *       who gets the secret back knows the AK lives in the TPM that EK belongs to
  *
  * Replaying the event log: PCR 23 is reset to 32 zero bytes at TPM reset (power on), and every
  * measure line is one extend, PCR_new = SHA-256(PCR_old || digest). A verifier starts from
@@ -44,6 +55,7 @@
 #include "err.h"
 #include "note.h"
 #include "tpmattest.h"
+#include "wipe.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
@@ -61,6 +73,12 @@ static const char usage_text[] =
     "      print the final PCR 23\n"
     "  quote --tcti T --checkpoint NOTE --out-attest F --out-sig F [--pcrs N[,N...]]\n"
     "      quote PCR 23 (and the listed PCRs) with qualifying data SHA-256(note text)\n"
+    "  ek-pub --tcti T --out FILE\n"
+    "      write the RSA EK's public (TPM2B_PUBLIC, as tpm2_createek -u) for an auditor\n"
+    "  make-credential --ek-pub FILE --ak-name FILE --secret FILE --out FILE\n"
+    "      offline, no TPM: protect a 1..32-byte secret for that AK name under that EK\n"
+    "  activate-credential --tcti T --in FILE --out SECRET\n"
+    "      have the TPM recover the secret with its EK and the AK\n"
     "T is a TCTI configuration, e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.\n"
     "Exit: 0 ok, 1 TPM or file system failure, 2 usage or input.\n";
 
@@ -74,6 +92,11 @@ struct opts {
     const char *out_attest;
     const char *out_sig;
     const char *pcrs;
+    const char *out;
+    const char *in;
+    const char *ek_pub;
+    const char *ak_name;
+    const char *secret;
     char **args;
     int nargs;
 };
@@ -387,6 +410,98 @@ fail:
     return ret;
 }
 
+static int cmd_ek_pub(const struct opts *o)
+{
+    struct sworn_tpm *t = NULL;
+    uint8_t pub[SWORN_TPM_PUBLIC_MAX];
+    size_t pub_len = 0;
+    uint32_t ek = 0;
+    int ret = EXIT_REFUSED, have_ek = 0;
+
+    if (o->tcti == NULL || o->out == NULL || o->nargs != 0)
+        return usage("needs --tcti T --out FILE");
+    SWORN_GUARD(sworn_tpm_open(o->tcti, &t));
+    SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
+    have_ek = 1;
+    SWORN_GUARD(write_file(o->out, pub, pub_len));
+    ret = 0;
+fail:
+    if (ret != 0)
+        ret = fail();
+    if (have_ek)
+        sworn_tpm_flush(t, &ek);
+    sworn_tpm_close(t);
+    return ret;
+}
+
+/* Input files of make-credential are small; this bounds them well above their sizes. */
+#define CRED_INPUT_MAX 4096
+
+static int cmd_make_credential(const struct opts *o)
+{
+    char *ek = NULL, *name = NULL, *secret = NULL;
+    size_t ek_len = 0, name_len = 0, secret_len = 0, out_len = 0;
+    uint8_t *out = NULL;
+    int ret = EXIT_REFUSED;
+
+    if (o->ek_pub == NULL || o->ak_name == NULL || o->secret == NULL || o->out == NULL ||
+        o->tcti != NULL || o->nargs != 0)
+        return usage("needs --ek-pub FILE --ak-name FILE --secret FILE --out FILE (no TPM)");
+    SWORN_GUARD(read_small_file(o->ek_pub, CRED_INPUT_MAX, &ek, &ek_len));
+    SWORN_GUARD(read_small_file(o->ak_name, CRED_INPUT_MAX, &name, &name_len));
+    SWORN_GUARD(read_small_file(o->secret, CRED_INPUT_MAX, &secret, &secret_len));
+    SWORN_GUARD(sworn_tpm_make_credential((const uint8_t *)ek, ek_len, (const uint8_t *)name,
+                                          name_len, (const uint8_t *)secret, secret_len, &out,
+                                          &out_len));
+    SWORN_GUARD(write_file(o->out, out, out_len));
+    ret = 0;
+fail:
+    if (ret != 0)
+        ret = fail();
+    if (secret != NULL)
+        sworn_memzero(secret, secret_len);
+    free(secret);
+    free(name);
+    free(ek);
+    free(out);
+    return ret;
+}
+
+static int cmd_activate_credential(const struct opts *o)
+{
+    struct sworn_tpm *t = NULL;
+    struct sworn_tpm_ak ak;
+    uint8_t pub[SWORN_TPM_PUBLIC_MAX], secret[SWORN_TPM_CREDENTIAL_MAX];
+    char *cred = NULL;
+    size_t pub_len = 0, cred_len = 0, secret_len = 0;
+    uint32_t ek = 0;
+    int ret = EXIT_REFUSED, have_ak = 0, have_ek = 0;
+
+    if (o->tcti == NULL || o->in == NULL || o->out == NULL || o->nargs != 0)
+        return usage("needs --tcti T --in FILE --out SECRET");
+    SWORN_GUARD(read_small_file(o->in, CRED_INPUT_MAX, &cred, &cred_len));
+    SWORN_GUARD(sworn_tpm_open(o->tcti, &t));
+    SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
+    have_ek = 1;
+    SWORN_GUARD(sworn_tpm_ak_create(t, &ak));
+    have_ak = 1;
+    SWORN_GUARD(sworn_tpm_activate_credential(t, &ak, ek, (const uint8_t *)cred, cred_len, secret,
+                                              &secret_len));
+    SWORN_GUARD(write_file(o->out, secret, secret_len));
+    ret = 0;
+fail:
+    if (ret != 0)
+        ret = fail();
+    sworn_memzero(secret, sizeof(secret));
+    free(cred);
+    if (have_ak)
+        sworn_tpm_ak_flush(t, &ak);
+    if (have_ek)
+        sworn_tpm_flush(t, &ek);
+    sworn_tpm_close(t);
+    return ret;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {{"tcti", required_argument, NULL, 't'},
@@ -396,6 +511,11 @@ int main(int argc, char **argv)
                                              {"out-attest", required_argument, NULL, 'a'},
                                              {"out-sig", required_argument, NULL, 's'},
                                              {"pcrs", required_argument, NULL, 'p'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"in", required_argument, NULL, 'i'},
+                                             {"ek-pub", required_argument, NULL, 'E'},
+                                             {"ak-name", required_argument, NULL, 'n'},
+                                             {"secret", required_argument, NULL, 'S'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct opts o;
@@ -436,6 +556,21 @@ int main(int argc, char **argv)
         case 'p':
             o.pcrs = optarg;
             break;
+        case 'o':
+            o.out = optarg;
+            break;
+        case 'i':
+            o.in = optarg;
+            break;
+        case 'E':
+            o.ek_pub = optarg;
+            break;
+        case 'n':
+            o.ak_name = optarg;
+            break;
+        case 'S':
+            o.secret = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -451,6 +586,13 @@ int main(int argc, char **argv)
         return cmd_measure(&o);
     if (strcmp(command, "quote") == 0)
         return cmd_quote(&o);
+    if (strcmp(command, "ek-pub") == 0)
+        return cmd_ek_pub(&o);
+    if (strcmp(command, "make-credential") == 0)
+        return cmd_make_credential(&o);
+    if (strcmp(command, "activate-credential") == 0)
+        return cmd_activate_credential(&o);
     command = "";
-    return usage("unknown command (provision, measure, quote)");
+    return usage("unknown command (provision, measure, quote, ek-pub, make-credential, "
+                 "activate-credential)");
 }

@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/param_build.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
@@ -20,6 +25,7 @@
 
 #include "backend.h"
 #include "err.h"
+#include "wipe.h"
 
 #define P256_COORD_LEN 32
 #define P256_POINT_LEN (1 + 2 * P256_COORD_LEN)
@@ -36,6 +42,25 @@
 #define AK_ATTRS                                                                                   \
     (TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT | TPMA_OBJECT_FIXEDTPM |                    \
      TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH)
+
+/* The TCG EK Credential Profile RSA template L-1: attributes, and PolicySecret(TPM_RH_ENDORSEMENT)
+ * as its authPolicy (so only whoever knows the endorsement password may use it). */
+#define EK_ATTRS                                                                                   \
+    (TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |            \
+     TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT)
+#define EK_RSA_BITS 2048u
+#define EK_RSA_BYTES (EK_RSA_BITS / 8)
+#define EK_SYM_BITS 128u
+#define EK_SYM_BYTES (EK_SYM_BITS / 8)
+#define RSA_DEFAULT_EXPONENT 65537u
+static const uint8_t ek_policy[SWORN_TPM_DIGEST_LEN] = {
+    0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, 0x8d, 0x46, 0xa5, 0xd7, 0x24,
+    0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, 0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa};
+/* The credential file header: magic and version, u32 each. */
+#define CRED_HEADER_LEN 8u
+/* KDFa's fixed input around the label and contexts: counter i and L, u32 each, and the NUL. */
+#define KDFA_FIXED_LEN 9u
+#define KDFA_INPUT_MAX 128u
 
 struct sworn_tpm {
     TSS2_TCTI_CONTEXT *tcti;
@@ -401,4 +426,347 @@ int sworn_tpm_read_ek_cert(struct sworn_tpm *t, uint8_t **der, size_t *der_len)
     Esys_Free(cap);
     return sworn_err_set(SWORN_ERR_NOTFOUND, "tpm: no EK certificate in NV (0x01c0000a, "
                                              "0x01c00014, 0x01c00016, 0x01c00002)");
+}
+
+int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len)
+{
+    const TPM2B_SENSITIVE_CREATE sensitive = {0};
+    const TPM2B_DATA outside = {0};
+    const TPML_PCR_SELECTION creation_pcrs = {0};
+    /* Template L-1 has a unique of 256 zero bytes: part of the template, so part of the key. */
+    TPM2B_PUBLIC tmpl = {
+        .publicArea = {.type = TPM2_ALG_RSA,
+                       .nameAlg = TPM2_ALG_SHA256,
+                       .objectAttributes = EK_ATTRS,
+                       .authPolicy.size = SWORN_TPM_DIGEST_LEN,
+                       .parameters.rsaDetail = {.symmetric = {.algorithm = TPM2_ALG_AES,
+                                                              .keyBits.aes = EK_SYM_BITS,
+                                                              .mode.aes = TPM2_ALG_CFB},
+                                                .scheme.scheme = TPM2_ALG_NULL,
+                                                .keyBits = EK_RSA_BITS,
+                                                .exponent = 0},
+                       .unique.rsa.size = EK_RSA_BYTES}};
+    TPM2B_PUBLIC *out = NULL;
+    ESYS_TR key = ESYS_TR_NONE;
+    size_t off = 0;
+    TSS2_RC rc;
+
+    *handle = ESYS_TR_NONE;
+    *pub_len = 0;
+    memcpy(tmpl.publicArea.authPolicy.buffer, ek_policy, sizeof(ek_policy));
+    rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+                            ESYS_TR_NONE, &sensitive, &tmpl, &outside, &creation_pcrs, &key, &out,
+                            NULL, NULL, NULL);
+    if (rc != TSS2_RC_SUCCESS)
+        return tss_error(rc, "Esys_CreatePrimary (EK)");
+    rc = Tss2_MU_TPM2B_PUBLIC_Marshal(out, pub, SWORN_TPM_PUBLIC_MAX, &off);
+    Esys_Free(out);
+    if (rc != TSS2_RC_SUCCESS) {
+        sworn_tpm_flush(t, &key);
+        return tss_error(rc, "Tss2_MU_TPM2B_PUBLIC_Marshal");
+    }
+    *handle = key;
+    *pub_len = off;
+    return 0;
+}
+
+void sworn_tpm_flush(struct sworn_tpm *t, uint32_t *handle)
+{
+    if (t == NULL || t->esys == NULL || *handle == ESYS_TR_NONE)
+        return;
+    (void)Esys_FlushContext(t->esys, *handle);
+    *handle = ESYS_TR_NONE;
+}
+
+static void put_be16(uint8_t *p, size_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/*
+ * KDFa with HMAC-SHA256 (TPM 2.0 Part 1, 11.4.10.2; SP 800-108 counter mode): block i is
+ * HMAC(key, i || label || 0x00 || context_u || context_v || bits), all integers u32 BE, and the
+ * output is the first bits/8 bytes of the blocks. label is a C string (its NUL is the 0x00).
+ */
+static int kdfa_sha256(const uint8_t *key, size_t key_len, const char *label,
+                       const uint8_t *context_u, size_t u_len, uint32_t bits, uint8_t *out)
+{
+    uint8_t in[KDFA_INPUT_MAX], block[SWORN_TPM_DIGEST_LEN];
+    size_t label_len = strlen(label) + 1, in_len = KDFA_FIXED_LEN - 1 + label_len + u_len;
+    size_t want = bits / 8, done = 0;
+    unsigned int len = 0;
+    int ret = -1;
+
+    if (in_len > sizeof(in) || bits % 8 != 0)
+        return sworn_err_set(SWORN_ERR_RANGE, "tpm: KDFa input too long");
+    memcpy(in + 4, label, label_len);
+    if (u_len > 0)
+        memcpy(in + 4 + label_len, context_u, u_len);
+    put_be32(in + in_len - 4, bits);
+    for (uint32_t i = 1; done < want; i++) {
+        size_t n = want - done < sizeof(block) ? want - done : sizeof(block);
+
+        put_be32(in, i);
+        SWORN_ENSURE(HMAC(EVP_sha256(), key, (int)key_len, in, in_len, block, &len) != NULL &&
+                         len == sizeof(block),
+                     SWORN_ERR_CRYPTO, "tpm: HMAC-SHA256 failed");
+        memcpy(out + done, block, n);
+        done += n;
+    }
+    ret = 0;
+fail:
+    sworn_memzero(block, sizeof(block));
+    return ret;
+}
+
+/* An OpenSSL RSA public key from the EK's public area, after checking it is an EK we handle. */
+static int ek_rsa_key(const TPMT_PUBLIC *p, EVP_PKEY **key)
+{
+    const TPMS_RSA_PARMS *rsa = &p->parameters.rsaDetail;
+    uint32_t exponent = rsa->exponent != 0 ? rsa->exponent : RSA_DEFAULT_EXPONENT;
+    EVP_PKEY_CTX *ctx = NULL;
+    OSSL_PARAM_BLD *bld = NULL;
+    OSSL_PARAM *params = NULL;
+    BIGNUM *n = NULL, *e = NULL;
+    int ret = -1;
+
+    *key = NULL;
+    /* The seed's size, the symmetric key and the HMAC all follow from these: refuse the rest. */
+    SWORN_ENSURE(
+        p->type == TPM2_ALG_RSA && p->nameAlg == TPM2_ALG_SHA256 &&
+            (p->objectAttributes & (TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT)) ==
+                (TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT) &&
+            rsa->keyBits == EK_RSA_BITS && p->unique.rsa.size == EK_RSA_BYTES &&
+            rsa->symmetric.algorithm == TPM2_ALG_AES && rsa->symmetric.keyBits.aes == EK_SYM_BITS &&
+            rsa->symmetric.mode.aes == TPM2_ALG_CFB,
+        SWORN_ERR_FORMAT, "tpm: the EK is not an RSA-2048 / SHA-256 / AES-128-CFB storage key");
+    n = BN_bin2bn(p->unique.rsa.buffer, p->unique.rsa.size, NULL);
+    e = BN_new();
+    bld = OSSL_PARAM_BLD_new();
+    ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+    SWORN_ENSURE(
+        n != NULL && e != NULL && bld != NULL && ctx != NULL && BN_set_word(e, exponent) == 1 &&
+            OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) == 1 &&
+            OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) == 1 &&
+            (params = OSSL_PARAM_BLD_to_param(bld)) != NULL && EVP_PKEY_fromdata_init(ctx) == 1 &&
+            EVP_PKEY_fromdata(ctx, key, EVP_PKEY_PUBLIC_KEY, params) == 1,
+        SWORN_ERR_CRYPTO, "tpm: cannot build the EK's RSA key");
+    ret = 0;
+fail:
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    EVP_PKEY_CTX_free(ctx);
+    BN_free(n);
+    BN_free(e);
+    return ret;
+}
+
+/* RSA-OAEP(SHA-256) of the seed under the EK, with the label "IDENTITY" and its NUL (Part 1,
+ * 24.4: the label says what the seed is for, so a duplication seed cannot be passed off). */
+static int oaep_encrypt_seed(EVP_PKEY *key, const uint8_t *seed, size_t seed_len,
+                             TPM2B_ENCRYPTED_SECRET *out)
+{
+    static const char label[] = "IDENTITY";
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
+    unsigned char *l = OPENSSL_memdup(label, sizeof(label));
+    size_t len = sizeof(out->secret);
+    int ret = -1;
+
+    SWORN_ENSURE(ctx != NULL && l != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");
+    SWORN_ENSURE(EVP_PKEY_encrypt_init(ctx) == 1 &&
+                     EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) == 1 &&
+                     EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha256()) == 1 &&
+                     EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) == 1,
+                 SWORN_ERR_CRYPTO, "tpm: cannot set up RSA-OAEP");
+    /* set0 takes ownership of the label on success only. */
+    SWORN_ENSURE(EVP_PKEY_CTX_set0_rsa_oaep_label(ctx, l, (int)sizeof(label)) == 1,
+                 SWORN_ERR_CRYPTO, "tpm: cannot set the OAEP label");
+    l = NULL;
+    SWORN_ENSURE(EVP_PKEY_encrypt(ctx, out->secret, &len, seed, seed_len) == 1 &&
+                     len == EK_RSA_BYTES,
+                 SWORN_ERR_CRYPTO, "tpm: RSA-OAEP encryption failed");
+    out->size = (UINT16)len;
+    ret = 0;
+fail:
+    OPENSSL_free(l);
+    EVP_PKEY_CTX_free(ctx);
+    return ret;
+}
+
+static int aes128_cfb(const uint8_t key[EK_SYM_BYTES], int encrypt, const uint8_t *in, size_t len,
+                      uint8_t *out)
+{
+    const uint8_t iv[16] = {0}; /* Part 1, 24.4: the key is fresh per credential, so IV 0 */
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    int n1 = 0, n2 = 0, ret = -1;
+
+    SWORN_ENSURE(ctx != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");
+    SWORN_ENSURE(EVP_CipherInit_ex(ctx, EVP_aes_128_cfb128(), NULL, key, iv, encrypt) == 1 &&
+                     EVP_CipherUpdate(ctx, out, &n1, in, (int)len) == 1 &&
+                     EVP_CipherFinal_ex(ctx, out + n1, &n2) == 1 && (size_t)(n1 + n2) == len,
+                 SWORN_ERR_CRYPTO, "tpm: AES-128-CFB failed");
+    ret = 0;
+fail:
+    EVP_CIPHER_CTX_free(ctx);
+    return ret;
+}
+
+int sworn_tpm_make_credential(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name,
+                              size_t name_len, const uint8_t *secret, size_t secret_len,
+                              uint8_t **out, size_t *out_len)
+{
+    TPM2B_PUBLIC ek;
+    TPM2B_ENCRYPTED_SECRET enc_seed = {0};
+    TPM2B_ID_OBJECT blob = {0};
+    EVP_PKEY *key = NULL;
+    uint8_t seed[SWORN_TPM_DIGEST_LEN], sym[EK_SYM_BYTES], hmac_key[SWORN_TPM_DIGEST_LEN];
+    uint8_t plain[2 + SWORN_TPM_CREDENTIAL_MAX],
+        mac_in[2 + SWORN_TPM_CREDENTIAL_MAX + SWORN_TPM_NAME_LEN];
+    uint8_t *enc_identity, *buf = NULL;
+    size_t off = 0, cap = CRED_HEADER_LEN + sizeof(TPM2B_ID_OBJECT) + sizeof(enc_seed);
+    unsigned int len = 0;
+    TSS2_RC rc;
+    int ret = -1;
+
+    *out = NULL;
+    *out_len = 0;
+    memset(&ek, 0, sizeof(ek));
+    SWORN_ENSURE(secret_len >= 1 && secret_len <= SWORN_TPM_CREDENTIAL_MAX, SWORN_ERR_RANGE,
+                 "tpm: a credential secret is 1..%d bytes", SWORN_TPM_CREDENTIAL_MAX);
+    /* Only a SHA-256 name: the HMAC and the KDF context take it as it is, and the TPM compares. */
+    SWORN_ENSURE(name_len == SWORN_TPM_NAME_LEN && name[0] == (TPM2_ALG_SHA256 >> 8) &&
+                     name[1] == (TPM2_ALG_SHA256 & 0xFF),
+                 SWORN_ERR_FORMAT, "tpm: the AK name is not a SHA-256 TPM name (34 bytes)");
+    rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(ek_pub, ek_pub_len, &off, &ek);
+    SWORN_ENSURE(rc == TSS2_RC_SUCCESS && off == ek_pub_len, SWORN_ERR_FORMAT,
+                 "tpm: the EK public is not a marshalled TPM2B_PUBLIC");
+    SWORN_GUARD(ek_rsa_key(&ek.publicArea, &key));
+
+    SWORN_ENSURE(RAND_bytes(seed, sizeof(seed)) == 1, SWORN_ERR_CRYPTO,
+                 "tpm: no random bytes for the seed");
+    SWORN_GUARD(oaep_encrypt_seed(key, seed, sizeof(seed), &enc_seed));
+    SWORN_GUARD(kdfa_sha256(seed, sizeof(seed), "STORAGE", name, name_len, EK_SYM_BITS, sym));
+    SWORN_GUARD(
+        kdfa_sha256(seed, sizeof(seed), "INTEGRITY", NULL, 0, 8 * SWORN_TPM_DIGEST_LEN, hmac_key));
+
+    /* credentialBlob = TPM2B(integrityHMAC = TPM2B_DIGEST(hmac) || encIdentity). */
+    put_be16(plain, secret_len);
+    memcpy(plain + 2, secret, secret_len);
+    enc_identity = blob.credential + 2 + SWORN_TPM_DIGEST_LEN;
+    SWORN_GUARD(aes128_cfb(sym, 1, plain, 2 + secret_len, enc_identity));
+    memcpy(mac_in, enc_identity, 2 + secret_len);
+    memcpy(mac_in + 2 + secret_len, name, name_len);
+    put_be16(blob.credential, SWORN_TPM_DIGEST_LEN);
+    SWORN_ENSURE(HMAC(EVP_sha256(), hmac_key, sizeof(hmac_key), mac_in, 2 + secret_len + name_len,
+                      blob.credential + 2, &len) != NULL &&
+                     len == SWORN_TPM_DIGEST_LEN,
+                 SWORN_ERR_CRYPTO, "tpm: HMAC-SHA256 failed");
+    blob.size = (UINT16)(2 + SWORN_TPM_DIGEST_LEN + 2 + secret_len);
+
+    buf = malloc(cap);
+    SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");
+    put_be32(buf, SWORN_TPM_CRED_MAGIC);
+    put_be32(buf + 4, SWORN_TPM_CRED_VERSION);
+    off = CRED_HEADER_LEN;
+    rc = Tss2_MU_TPM2B_ID_OBJECT_Marshal(&blob, buf, cap, &off);
+    if (rc == TSS2_RC_SUCCESS)
+        rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Marshal(&enc_seed, buf, cap, &off);
+    if (rc != TSS2_RC_SUCCESS) {
+        tss_error(rc, "Tss2_MU marshal (credential)");
+        goto fail;
+    }
+    *out = buf;
+    *out_len = off;
+    buf = NULL;
+    ret = 0;
+fail:
+    /* Whoever has the seed can open the credential: it, and all derived from it, go. */
+    sworn_memzero(seed, sizeof(seed));
+    sworn_memzero(sym, sizeof(sym));
+    sworn_memzero(hmac_key, sizeof(hmac_key));
+    sworn_memzero(plain, sizeof(plain));
+    free(buf);
+    EVP_PKEY_free(key);
+    return ret;
+}
+
+int sworn_tpm_activate_credential(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, uint32_t ek,
+                                  const uint8_t *cred, size_t cred_len,
+                                  uint8_t secret[SWORN_TPM_CREDENTIAL_MAX], size_t *secret_len)
+{
+    const TPMT_SYM_DEF no_sym = {.algorithm = TPM2_ALG_NULL};
+    const TPM2B_NONCE empty_nonce = {0};
+    const TPM2B_DIGEST empty_digest = {0};
+    TPM2B_ID_OBJECT blob;
+    TPM2B_ENCRYPTED_SECRET enc_seed;
+    TPM2B_DIGEST *cert_info = NULL;
+    ESYS_TR session = ESYS_TR_NONE;
+    size_t off = CRED_HEADER_LEN;
+    TSS2_RC rc;
+    int ret = -1;
+
+    *secret_len = 0;
+    memset(&blob, 0, sizeof(blob));
+    memset(&enc_seed, 0, sizeof(enc_seed));
+    SWORN_ENSURE(ak->handle != ESYS_TR_NONE && ek != ESYS_TR_NONE, SWORN_ERR_ARG,
+                 "tpm: activation needs a loaded AK and EK");
+    SWORN_ENSURE(cred_len > CRED_HEADER_LEN &&
+                     ((uint32_t)cred[0] << 24 | (uint32_t)cred[1] << 16 | (uint32_t)cred[2] << 8 |
+                      cred[3]) == SWORN_TPM_CRED_MAGIC &&
+                     ((uint32_t)cred[4] << 24 | (uint32_t)cred[5] << 16 | (uint32_t)cred[6] << 8 |
+                      cred[7]) == SWORN_TPM_CRED_VERSION,
+                 SWORN_ERR_FORMAT, "tpm: not a credential file (magic 0xBADCC0DE, version 1)");
+    rc = Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(cred, cred_len, &off, &blob);
+    if (rc == TSS2_RC_SUCCESS)
+        rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(cred, cred_len, &off, &enc_seed);
+    SWORN_ENSURE(rc == TSS2_RC_SUCCESS && off == cred_len, SWORN_ERR_FORMAT,
+                 "tpm: the credential file is malformed");
+
+    /* The EK's policy is PolicySecret(TPM_RH_ENDORSEMENT): prove the (empty) endorsement
+     * password in a fresh policy session, used once for the EK's authorization. */
+    rc = Esys_StartAuthSession(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                               ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &no_sym, TPM2_ALG_SHA256,
+                               &session);
+    if (rc != TSS2_RC_SUCCESS) {
+        tss_error(rc, "Esys_StartAuthSession (policy)");
+        goto fail;
+    }
+    rc = Esys_PolicySecret(t->esys, ESYS_TR_RH_ENDORSEMENT, session, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+                           ESYS_TR_NONE, &empty_nonce, &empty_digest, &empty_nonce, 0, NULL, NULL);
+    if (rc != TSS2_RC_SUCCESS) {
+        tss_error(rc, "Esys_PolicySecret (endorsement)");
+        goto fail;
+    }
+    /* The AK needs its admin role, which a password gives (no adminWithPolicy in its template). */
+    rc = Esys_ActivateCredential(t->esys, ak->handle, ek, ESYS_TR_PASSWORD, session, ESYS_TR_NONE,
+                                 &blob, &enc_seed, &cert_info);
+    if (rc != TSS2_RC_SUCCESS) {
+        tss_error(rc, "Esys_ActivateCredential");
+        goto fail;
+    }
+    SWORN_ENSURE(cert_info->size >= 1 && cert_info->size <= SWORN_TPM_CREDENTIAL_MAX,
+                 SWORN_ERR_FORMAT, "tpm: the TPM returned a %u-byte credential",
+                 (unsigned)cert_info->size);
+    memcpy(secret, cert_info->buffer, cert_info->size);
+    *secret_len = cert_info->size;
+    ret = 0;
+fail:
+    if (cert_info != NULL) {
+        sworn_memzero(cert_info, sizeof(*cert_info));
+        Esys_Free(cert_info);
+    }
+    /* ESYS starts sessions with continueSession set: flush it, or it holds one of the TPM's
+     * few session slots (errors ignored: the context may be dead already). */
+    if (session != ESYS_TR_NONE)
+        (void)Esys_FlushContext(t->esys, session);
+    return ret;
 }

@@ -17,6 +17,13 @@
  * one-shot operator and start-up steps (sworn-tpm), where a hung TPM hangs the command, which
  * the operator sees. The signer backend (tpm2.c) is the one that must survive a hung TPM.
  *
+ * Credential activation (TPM 2.0 Part 1, section 24, "Credential Protection") lets an auditor
+ * bind the AK to the EK without trusting the operator: the auditor, offline, encrypts a secret
+ * to the EK's public key bound to the AK's name (sworn_tpm_make_credential); only the TPM that
+ * holds that EK's private key AND has a loaded object with that name recovers the secret
+ * (sworn_tpm_activate_credential). The EK is the RSA-2048 one of the TCG EK Credential Profile
+ * (template L-1), the key swtpm_setup --createek and most TPMs certify.
+ *
  * Errors: -1 with sworn_err set; TSS failures carry the decoded response code. Not thread-safe
  * per context; separate contexts are independent.
  */
@@ -35,6 +42,15 @@
 #define SWORN_TPM_SPKI_MAX 128
 /* PCR 23: the application PCR that decisiond extends at start (resettable, debug locality 0). */
 #define SWORN_TPM_MEASURE_PCR 23u
+/* A credential is a TPM2B_DIGEST no longer than the EK's nameAlg digest (SHA-256). */
+#define SWORN_TPM_CREDENTIAL_MAX SWORN_TPM_DIGEST_LEN
+/*
+ * The credential file, the layout tpm2_makecredential writes and tpm2_activatecredential reads
+ * (tpm2-tools 5): u32 BE magic 0xBADCC0DE, u32 BE version 1, the marshalled TPM2B_ID_OBJECT
+ * (credentialBlob), the marshalled TPM2B_ENCRYPTED_SECRET (the seed under the EK).
+ */
+#define SWORN_TPM_CRED_MAGIC 0xBADCC0DEu
+#define SWORN_TPM_CRED_VERSION 1u
 
 struct sworn_tpm; /* an open TCTI and ESYS context */
 
@@ -93,5 +109,38 @@ int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const ui
  * --create-ek-cert, some firmware TPMs that fetch certificates online).
  */
 int sworn_tpm_read_ek_cert(struct sworn_tpm *t, uint8_t **der, size_t *der_len);
+
+/*
+ * Create the RSA-2048 EK primary from the TCG standard template L-1 (endorsement hierarchy,
+ * empty endorsement password). OUT: *handle (an ESYS_TR, one transient slot until
+ * sworn_tpm_flush) and pub: the marshalled TPM2B_PUBLIC (tpm2_createek -u form), *pub_len bytes
+ * (pub holds SWORN_TPM_PUBLIC_MAX). Same TPM, same key.
+ */
+int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len);
+
+/* Flush a transient object handle (errors ignored); *handle becomes ESYS_TR_NONE. */
+void sworn_tpm_flush(struct sworn_tpm *t, uint32_t *handle);
+
+/*
+ * TPM2_MakeCredential in software, needing no TPM: protect secret (1..SWORN_TPM_CREDENTIAL_MAX
+ * bytes) for the object named name (a SHA-256 TPM name, SWORN_TPM_NAME_LEN bytes) under the EK
+ * whose marshalled TPM2B_PUBLIC is ek_pub (RSA-2048, nameAlg SHA-256, AES-128-CFB, restricted
+ * decrypt). OUT: *out (malloc, the credential file of SWORN_TPM_CRED_MAGIC, *out_len bytes).
+ * Errors: SWORN_ERR_FORMAT / SWORN_ERR_RANGE for an EK or name or secret we do not handle.
+ */
+int sworn_tpm_make_credential(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name,
+                              size_t name_len, const uint8_t *secret, size_t secret_len,
+                              uint8_t **out, size_t *out_len);
+
+/*
+ * TPM2_ActivateCredential: recover the secret of a credential file (as sworn_tpm_make_credential
+ * writes) with the loaded AK (password authorization) and the EK ek (sworn_tpm_ek_create; its
+ * policy, PolicySecret(endorsement), is satisfied here). OUT: secret (holds
+ * SWORN_TPM_CREDENTIAL_MAX), *secret_len. Errors: SWORN_ERR_FORMAT for a malformed file;
+ * SWORN_ERR_CRYPTO when the TPM refuses (another EK, another AK name, a tampered blob).
+ */
+int sworn_tpm_activate_credential(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, uint32_t ek,
+                                  const uint8_t *cred, size_t cred_len,
+                                  uint8_t secret[SWORN_TPM_CREDENTIAL_MAX], size_t *secret_len);
 
 #endif
