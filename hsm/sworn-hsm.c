@@ -70,6 +70,7 @@
 #include "backend.h"
 #include "encoding.h"
 #include "err.h"
+#include "fileio.h"
 #include "keyevent.h"
 #include "keyring.h"
 #include "note.h"
@@ -593,30 +594,11 @@ done:
 /* Read a public input file of at most max bytes into a fresh NUL-terminated allocation. */
 static int read_input(const char *path, size_t max, char **data, size_t *len)
 {
-    FILE *f = NULL;
-    char *buf = NULL;
-    size_t n = 0;
-
     *data = NULL;
     *len = 0;
-    SWORN_ENSURE(path != NULL, SWORN_ERR_ARG, "an input file is missing");
-    f = fopen(path, "rb");
-    SWORN_ENSURE(f != NULL, SWORN_ERR_ARG, "cannot open %s: %s", path, strerror(errno));
-    buf = malloc(max + 2);
-    SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "no memory to read %s", path);
-    n = fread(buf, 1, max + 1, f);
-    SWORN_ENSURE(!ferror(f), SWORN_ERR_ARG, "cannot read %s", path);
-    SWORN_ENSURE(n <= max, SWORN_ERR_RANGE, "%s is larger than %zu bytes", path, max);
-    fclose(f);
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return 0;
-fail:
-    if (f != NULL)
-        fclose(f);
-    free(buf);
-    return -1;
+    if (path == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "an input file is missing");
+    return sworn_file_read(path, max, data, len);
 }
 
 /* Refuse an output file that exists (checked before anything irreversible, such as a keygen). */
@@ -632,31 +614,6 @@ static int output_is_free(const char *path, const char *what)
     return 0;
 }
 
-/* Write all of data to fd, fsync and close it. */
-static int write_fd(int fd, const char *path, const void *data, size_t len)
-{
-    const char *p = data;
-
-    for (size_t done = 0; done < len;) {
-        ssize_t w = write(fd, p + done, len - done);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            return sworn_err_set(SWORN_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        }
-        done += (size_t)w;
-    }
-    if (fsync(fd) != 0) {
-        close(fd);
-        return sworn_err_set(SWORN_ERR_IO, "cannot sync %s: %s", path, strerror(errno));
-    }
-    if (close(fd) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "cannot close %s: %s", path, strerror(errno));
-    return 0;
-}
-
 /*
  * Write an output file (public data, mode 0644). A new file is created exclusively, so that a
  * statement or keyring version is never silently replaced; with replace set (keyring sign, whose
@@ -665,32 +622,8 @@ static int write_fd(int fd, const char *path, const void *data, size_t len)
  */
 static int write_output(const char *path, const void *data, size_t len, int replace)
 {
-    char tmp[PATH_MAX];
-    int fd;
-
-    if (!replace) {
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return sworn_err_set(errno == EEXIST ? SWORN_ERR_ARG : SWORN_ERR_IO,
-                                 "cannot create %s: %s", path, strerror(errno));
-        if (write_fd(fd, path, data, len) < 0) {
-            unlink(path);
-            return -1;
-        }
-        return 0;
-    }
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-        return sworn_err_set(SWORN_ERR_ARG, "output path too long");
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-    if (write_fd(fd, tmp, data, len) < 0 || rename(tmp, path) != 0) {
-        int e = errno;
-
-        unlink(tmp);
-        return sworn_err_set(SWORN_ERR_IO, "cannot replace %s: %s", path, strerror(e));
-    }
-    return 0;
+    return replace ? sworn_file_replace(path, data, len, 0644)
+                   : sworn_file_create(path, data, len, 0644);
 }
 
 /* A keyring file read and parsed: the bytes, the keyring, and its note when it is signed. */

@@ -53,6 +53,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
+#include "fileio.h"
 #include "note.h"
 #include "tpmattest.h"
 #include "wipe.h"
@@ -147,31 +148,10 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-/* Write a whole file durably: a temporary beside it, fsync, rename (readers never see half). */
-static int write_file(const char *path, const void *data, size_t len)
+/* Outputs of sworn-tpm are public (keys' public parts, quotes): replaced atomically, mode 0644. */
+static int write_public(const char *path, const void *data, size_t len)
 {
-    char tmp[PATH_MAX_LEN];
-    int fd;
-
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-        return sworn_err_set(SWORN_ERR_RANGE, "path too long: %s", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-        int e = errno;
-
-        close(fd);
-        unlink(tmp);
-        return sworn_err_set(SWORN_ERR_IO, "cannot write %s: %s", tmp, strerror(e));
-    }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        int e = errno;
-
-        unlink(tmp);
-        return sworn_err_set(SWORN_ERR_IO, "cannot write %s: %s", path, strerror(e));
-    }
-    return 0;
+    return sworn_file_replace(path, data, len, 0644);
 }
 
 static int write_in_dir(const char *dir, const char *name, const void *data, size_t len)
@@ -180,7 +160,7 @@ static int write_in_dir(const char *dir, const char *name, const void *data, siz
 
     if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
         return sworn_err_set(SWORN_ERR_RANGE, "path too long: %s/%s", dir, name);
-    return write_file(path, data, len);
+    return sworn_file_replace(path, data, len, 0644);
 }
 
 /* SHA-256 of a file's bytes, read in chunks (measured binaries may be large). */
@@ -214,37 +194,6 @@ fail:
     if (fd >= 0)
         close(fd);
     return ret;
-}
-
-/* Read a whole file of at most max bytes into a fresh buffer. */
-static int read_small_file(const char *path, size_t max, char **out, size_t *out_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n;
-
-    *out = NULL;
-    if (f == NULL)
-        return sworn_err_set(SWORN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    buf = malloc(max + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
-    }
-    n = fread(buf, 1, max + 1, f);
-    if (ferror(f)) {
-        fclose(f);
-        free(buf);
-        return sworn_err_set(SWORN_ERR_IO, "cannot read %s", path);
-    }
-    fclose(f);
-    if (n > max) {
-        free(buf);
-        return sworn_err_set(SWORN_ERR_RANGE, "%s is larger than %zu bytes", path, max);
-    }
-    *out = buf;
-    *out_len = n;
-    return 0;
 }
 
 static int cmd_provision(const struct opts *o)
@@ -383,7 +332,7 @@ static int cmd_quote(const struct opts *o)
         return usage("needs --tcti T --checkpoint NOTE --out-attest F --out-sig F");
     if (o->pcrs != NULL && parse_pcrs(o->pcrs, &mask) < 0)
         return usage("--pcrs must be a comma-separated list of PCR numbers 0..23");
-    SWORN_GUARD(read_small_file(o->checkpoint, SWORN_NOTE_MAX_LEN, &msg, &msg_len));
+    SWORN_GUARD(sworn_file_read(o->checkpoint, SWORN_NOTE_MAX_LEN, &msg, &msg_len));
     /* The same split as every note verifier: the signed text is what the quote binds. */
     SWORN_GUARD(sworn_note_parse(msg, msg_len, &note));
     SWORN_ENSURE(EVP_Digest(note.text, note.text_len, qual, &len, EVP_sha256(), NULL) == 1 &&
@@ -393,8 +342,8 @@ static int cmd_quote(const struct opts *o)
     SWORN_GUARD(sworn_tpm_ak_create(t, &ak));
     have_ak = 1;
     SWORN_GUARD(sworn_tpm_quote(t, &ak, qual, mask, &attest, &attest_len, &sig, &sig_len));
-    SWORN_GUARD(write_file(o->out_attest, attest, attest_len));
-    SWORN_GUARD(write_file(o->out_sig, sig, sig_len));
+    SWORN_GUARD(write_public(o->out_attest, attest, attest_len));
+    SWORN_GUARD(write_public(o->out_sig, sig, sig_len));
     hex(qual, sizeof(qual), qual_hex);
     printf("%s\n", qual_hex);
     ret = 0;
@@ -423,7 +372,7 @@ static int cmd_ek_pub(const struct opts *o)
     SWORN_GUARD(sworn_tpm_open(o->tcti, &t));
     SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
     have_ek = 1;
-    SWORN_GUARD(write_file(o->out, pub, pub_len));
+    SWORN_GUARD(write_public(o->out, pub, pub_len));
     ret = 0;
 fail:
     if (ret != 0)
@@ -447,13 +396,13 @@ static int cmd_make_credential(const struct opts *o)
     if (o->ek_pub == NULL || o->ak_name == NULL || o->secret == NULL || o->out == NULL ||
         o->tcti != NULL || o->nargs != 0)
         return usage("needs --ek-pub FILE --ak-name FILE --secret FILE --out FILE (no TPM)");
-    SWORN_GUARD(read_small_file(o->ek_pub, CRED_INPUT_MAX, &ek, &ek_len));
-    SWORN_GUARD(read_small_file(o->ak_name, CRED_INPUT_MAX, &name, &name_len));
-    SWORN_GUARD(read_small_file(o->secret, CRED_INPUT_MAX, &secret, &secret_len));
+    SWORN_GUARD(sworn_file_read(o->ek_pub, CRED_INPUT_MAX, &ek, &ek_len));
+    SWORN_GUARD(sworn_file_read(o->ak_name, CRED_INPUT_MAX, &name, &name_len));
+    SWORN_GUARD(sworn_file_read(o->secret, CRED_INPUT_MAX, &secret, &secret_len));
     SWORN_GUARD(sworn_tpm_make_credential((const uint8_t *)ek, ek_len, (const uint8_t *)name,
                                           name_len, (const uint8_t *)secret, secret_len, &out,
                                           &out_len));
-    SWORN_GUARD(write_file(o->out, out, out_len));
+    SWORN_GUARD(write_public(o->out, out, out_len));
     ret = 0;
 fail:
     if (ret != 0)
@@ -479,7 +428,7 @@ static int cmd_activate_credential(const struct opts *o)
 
     if (o->tcti == NULL || o->in == NULL || o->out == NULL || o->nargs != 0)
         return usage("needs --tcti T --in FILE --out SECRET");
-    SWORN_GUARD(read_small_file(o->in, CRED_INPUT_MAX, &cred, &cred_len));
+    SWORN_GUARD(sworn_file_read(o->in, CRED_INPUT_MAX, &cred, &cred_len));
     SWORN_GUARD(sworn_tpm_open(o->tcti, &t));
     SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
     have_ek = 1;
@@ -487,7 +436,7 @@ static int cmd_activate_credential(const struct opts *o)
     have_ak = 1;
     SWORN_GUARD(sworn_tpm_activate_credential(t, &ak, ek, (const uint8_t *)cred, cred_len, secret,
                                               &secret_len));
-    SWORN_GUARD(write_file(o->out, secret, secret_len));
+    SWORN_GUARD(write_public(o->out, secret, secret_len));
     ret = 0;
 fail:
     if (ret != 0)

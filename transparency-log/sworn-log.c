@@ -14,6 +14,7 @@
 #include "checkpoint.h"
 #include "encoding.h"
 #include "err.h"
+#include "fileio.h"
 #include "logstore.h"
 #include "note.h"
 #include "notesign.h"
@@ -558,32 +559,6 @@ static int load_vkeys(const struct opts *o, struct sworn_note_verifier *keys)
     return 0;
 }
 
-/* Read a whole file of at most max bytes ("-" is stdin) into a fresh buffer. */
-static int slurp(const char *path, size_t max, char **data, size_t *len)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    char *buf = malloc(max + 2);
-    size_t n;
-
-    if (f == NULL || buf == NULL) {
-        free(buf);
-        if (f != NULL && f != stdin)
-            fclose(f);
-        return sworn_err_set(SWORN_ERR_IO, "cannot read %s", path);
-    }
-    n = fread(buf, 1, max + 1, f);
-    if (f != stdin)
-        fclose(f);
-    if (n > max) {
-        free(buf);
-        return sworn_err_set(SWORN_ERR_RANGE, "%s is larger than %zu bytes", path, max);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return 0;
-}
-
 /*
  * Read, verify and parse a signed checkpoint file. OUT: *cp (whose extensions point into a
  * buffer freed here, so they are cleared).
@@ -597,7 +572,7 @@ static int load_checkpoint(const char *path, const struct sworn_note_verifier *k
     int rc = -1;
 
     SWORN_ENSURE(note != NULL, SWORN_ERR_NOMEM, "out of memory");
-    SWORN_GUARD(slurp(path, SWORN_NOTE_MAX_LEN, &data, &len));
+    SWORN_GUARD(sworn_file_read(path, SWORN_NOTE_MAX_LEN, &data, &len));
     SWORN_GUARD(sworn_note_parse(data, len, note));
     SWORN_GUARD(sworn_note_verify(note, keys, nkeys, NULL, NULL, NULL));
     SWORN_GUARD(sworn_checkpoint_parse(note->text, note->text_len, cp));
@@ -625,7 +600,7 @@ static int cmd_verify_note(struct opts *o)
         return fail_usage("needs exactly one NOTEFILE");
     }
     if (note == NULL || load_vkeys(o, keys) < 0 ||
-        slurp(o->argv[0], SWORN_NOTE_MAX_LEN, &data, &len) < 0 ||
+        sworn_file_read(o->argv[0], SWORN_NOTE_MAX_LEN, &data, &len) < 0 ||
         sworn_note_parse(data, len, note) < 0) {
         rc = EXIT_USAGE;
         fprintf(stderr, "sworn-log: %s: %s\n", command, sworn_err_msg());
@@ -648,8 +623,8 @@ static int read_proof(const struct opts *o, uint8_t *proof, size_t *count)
     size_t len;
     int rc;
 
-    if (slurp(o->argc == 1 ? o->argv[0] : "-", SWORN_PROOF_TEXT_LEN(SWORN_MERKLE_MAX_PROOF), &text,
-              &len) < 0)
+    if (sworn_file_read(o->argc == 1 ? o->argv[0] : "-",
+                        SWORN_PROOF_TEXT_LEN(SWORN_MERKLE_MAX_PROOF), &text, &len) < 0)
         return -1;
     rc = sworn_proof_parse(text, len, proof, SWORN_MERKLE_MAX_PROOF, count);
     free(text);
@@ -678,7 +653,8 @@ static int cmd_verify_inclusion(struct opts *o)
         return fail_usage("needs --vkey, --checkpoint, --index, --entry and at most one PROOFFILE");
     /* The entry is read last: every other input is checked before anything needs freeing. */
     if (load_vkeys(o, keys) < 0 || load_checkpoint(o->checkpoint, keys, o->nvkeys, &cp) < 0 ||
-        read_proof(o, proof, &count) < 0 || slurp(o->entry, SWORN_TILE_ENTRY_MAX, &entry, &len) < 0)
+        read_proof(o, proof, &count) < 0 ||
+        sworn_file_read(o->entry, SWORN_TILE_ENTRY_MAX, &entry, &len) < 0)
         return fail_input();
     sworn_merkle_leaf_hash((const uint8_t *)entry, len, leaf);
     free(entry);
@@ -759,17 +735,6 @@ static int cmd_import(struct opts *o)
     return 0;
 }
 
-/* Read a whole binary file of at most max bytes into a fresh buffer. */
-static int slurp_binary(const char *path, size_t max, uint8_t **data, size_t *len)
-{
-    char *text = NULL;
-
-    if (slurp(path, max, &text, len) < 0)
-        return -1;
-    *data = (uint8_t *)text;
-    return 0;
-}
-
 static int cmd_add_quote(struct opts *o)
 {
     struct sworn_log *log = NULL;
@@ -779,8 +744,8 @@ static int cmd_add_quote(struct opts *o)
 
     if (o->argc != 0 || !o->have_size || o->attest == NULL || o->sig == NULL)
         return fail_usage("needs --db PATH --size N --attest FILE --sig FILE");
-    if (slurp_binary(o->attest, SWORN_LOG_QUOTE_MAX, &attest, &attest_len) < 0 ||
-        slurp_binary(o->sig, SWORN_LOG_QUOTE_MAX, &sig, &sig_len) < 0) {
+    if (sworn_file_read(o->attest, SWORN_LOG_QUOTE_MAX, (char **)&attest, &attest_len) < 0 ||
+        sworn_file_read(o->sig, SWORN_LOG_QUOTE_MAX, (char **)&sig, &sig_len) < 0) {
         free(attest);
         return fail_input();
     }

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "checkpoint.h"
 #include "err.h"
+#include "fileio.h"
 
 #define DIR_PATH_MAX 4096
 
@@ -45,117 +46,13 @@ static int make_parents(const char *path)
     return 0;
 }
 
-/* fsync the folder that holds path, so a rename into it is durable. */
-static int sync_parent(const char *path)
-{
-    char tmp[DIR_PATH_MAX];
-    char *slash;
-    int fd, rc;
-
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    slash = strrchr(tmp, '/');
-    if (slash == NULL)
-        snprintf(tmp, sizeof(tmp), ".");
-    else
-        *slash = '\0';
-    fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "open %s: %s", tmp, strerror(errno));
-    rc = fsync(fd);
-    close(fd);
-    if (rc != 0)
-        return sworn_err_set(SWORN_ERR_IO, "fsync %s: %s", tmp, strerror(errno));
-    return 0;
-}
-
-/*
- * Read a whole regular file of at most max bytes into a fresh allocation (free it).
- * Returns 0, or -1 (SWORN_ERR_NOTFOUND when absent, SWORN_ERR_RANGE when too large).
- */
-static int read_bounded(const char *path, size_t max, uint8_t **data, size_t *len)
-{
-    struct stat st;
-    uint8_t *buf = NULL;
-    size_t got = 0;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-    if (fd < 0)
-        return sworn_err_set(errno == ENOENT ? SWORN_ERR_NOTFOUND : SWORN_ERR_IO, "%s: %s", path,
-                             strerror(errno));
-    SWORN_ENSURE(fstat(fd, &st) == 0 && S_ISREG(st.st_mode), SWORN_ERR_FORMAT,
-                 "%s: not a regular file", path);
-    SWORN_ENSURE((uint64_t)st.st_size <= max, SWORN_ERR_RANGE, "%s: %lld bytes, at most %zu", path,
-                 (long long)st.st_size, max);
-    buf = malloc((size_t)st.st_size + 1);
-    SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "%s: out of memory", path);
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        SWORN_ENSURE(n > 0, SWORN_ERR_IO, "%s: read failed", path);
-        got += (size_t)n;
-    }
-    buf[got] = 0;
-    close(fd);
-    *data = buf;
-    *len = got;
-    return 0;
-fail:
-    free(buf);
-    close(fd);
-    return -1;
-}
-
-/* Write data to path through a temporary file, fsync and rename. */
-static int write_atomic(const char *path, const void *data, size_t len)
-{
-    char tmp[DIR_PATH_MAX];
-    const uint8_t *p = data;
-    size_t done = 0;
-    int fd;
-
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
-        return sworn_err_set(SWORN_ERR_RANGE, "path %s too long", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "create %s: %s", tmp, strerror(errno));
-    while (done < len) {
-        ssize_t n = write(fd, p + done, len - done);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            sworn_err_set(SWORN_ERR_IO, "write %s: %s", tmp, strerror(errno));
-            goto fail;
-        }
-        done += (size_t)n;
-    }
-    if (fsync(fd) != 0) {
-        sworn_err_set(SWORN_ERR_IO, "fsync %s: %s", tmp, strerror(errno));
-        goto fail;
-    }
-    close(fd);
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        sworn_err_set(SWORN_ERR_IO, "rename %s: %s", tmp, strerror(errno));
-        goto fail;
-    }
-    return sync_parent(path);
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    return -1;
-}
-
 /* Write an immutable file: when it exists it must already hold exactly these bytes. */
 static int write_immutable(const char *path, const uint8_t *data, size_t len)
 {
     uint8_t *old = NULL;
     size_t old_len = 0;
 
-    if (read_bounded(path, SWORN_TILE_BUNDLE_MAX, &old, &old_len) == 0) {
+    if (sworn_file_read(path, SWORN_TILE_BUNDLE_MAX, (char **)&old, &old_len) == 0) {
         int same = old_len == len && memcmp(old, data, len) == 0;
 
         free(old);
@@ -170,7 +67,7 @@ static int write_immutable(const char *path, const uint8_t *data, size_t len)
         return -1;
     if (make_parents(path) < 0)
         return -1;
-    return write_atomic(path, data, len);
+    return sworn_file_replace(path, data, len, 0644);
 }
 
 static uint64_t level_size(uint64_t size, int level)
@@ -224,7 +121,7 @@ static int write_history_file(const struct history_out *h, const char *rel, cons
 
     if (join(h->dir, rel, path) < 0 || make_parents(path) < 0)
         return -1;
-    return write_atomic(path, data, len);
+    return sworn_file_replace(path, data, len, 0644);
 }
 
 static int export_checkpoint(void *arg, uint64_t size, const char *note, size_t len)
@@ -304,7 +201,7 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
     SWORN_GUARD(export_history(log, n, dir));
     /* Last, so that a reader who sees this checkpoint finds every tile it names. */
     SWORN_GUARD(join(dir, "checkpoint", path));
-    SWORN_GUARD(write_atomic(path, note, note_len));
+    SWORN_GUARD(sworn_file_replace(path, note, note_len, 0644));
     if (exported_size != NULL)
         *exported_size = n;
     rc = 0;
@@ -325,7 +222,7 @@ static int read_checkpoint(const char *dir, const struct sworn_note_verifier *ke
 
     SWORN_ENSURE(parsed != NULL, SWORN_ERR_NOMEM, "import: out of memory");
     SWORN_GUARD(join(dir, "checkpoint", path));
-    SWORN_GUARD(read_bounded(path, SWORN_NOTE_MAX_LEN, &data, &len));
+    SWORN_GUARD(sworn_file_read(path, SWORN_NOTE_MAX_LEN, (char **)&data, &len));
     SWORN_GUARD(sworn_note_parse((const char *)data, len, parsed));
     SWORN_GUARD(sworn_note_verify(parsed, keys, nkeys, NULL, NULL, NULL));
     SWORN_GUARD(sworn_checkpoint_parse(parsed->text, parsed->text_len, cp));
@@ -360,7 +257,7 @@ static int import_entries(const char *dir, uint64_t size, struct sworn_log *log)
         size_t len;
 
         SWORN_GUARD(tile_file(dir, &id, path));
-        SWORN_GUARD(read_bounded(path, SWORN_TILE_BUNDLE_MAX, &data, &len));
+        SWORN_GUARD(sworn_file_read(path, SWORN_TILE_BUNDLE_MAX, (char **)&data, &len));
         SWORN_GUARD(sworn_tile_bundle_parse(data, len, id.width, entries));
         for (unsigned i = 0; i < id.width; i++) {
             ptrs[i] = entries[i].data;
@@ -397,7 +294,8 @@ static int check_tiles(const char *dir, uint64_t size, struct sworn_log *log)
 
             SWORN_GUARD(sworn_log_read_tile(log, size, level, t, ours, &id.width));
             SWORN_GUARD(tile_file(dir, &id, path));
-            SWORN_GUARD(read_bounded(path, SWORN_TILE_WIDTH * SWORN_HASH_LEN, &theirs, &len));
+            SWORN_GUARD(
+                sworn_file_read(path, SWORN_TILE_WIDTH * SWORN_HASH_LEN, (char **)&theirs, &len));
             SWORN_GUARD(sworn_tile_hashes_check(theirs, len, id.width));
             SWORN_ENSURE(memcmp(ours, theirs, len) == 0, SWORN_ERR_VERIFY,
                          "%s does not match the hashes of the entries", path);
