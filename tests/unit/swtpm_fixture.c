@@ -252,6 +252,22 @@ int sworn_test_swtpm_sh(struct sworn_test_swtpm *t, const char *cmd)
     return WEXITSTATUS(status);
 }
 
+int sworn_test_swtpm_shf(struct sworn_test_swtpm *t, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= (int)sizeof(cmd)) {
+        fprintf(stderr, "swtpm fixture: command line longer than %zu bytes\n", sizeof(cmd));
+        abort();
+    }
+    return sworn_test_swtpm_sh(t, cmd);
+}
+
 /*
  * Start swtpm on t->port and t->port + 1 and wait until both accept connections, or until it
  * exits (its ports were taken) or wait_ms passes. Returns 0, or -1 (t->pid is 0 then).

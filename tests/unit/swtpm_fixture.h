@@ -70,4 +70,8 @@ int sworn_test_swtpm_evict(struct sworn_test_swtpm *t, uint32_t handle);
  */
 int sworn_test_swtpm_sh(struct sworn_test_swtpm *t, const char *cmd);
 
+/* sworn_test_swtpm_sh with a printf-style command line (at most 8 KiB). */
+int sworn_test_swtpm_shf(struct sworn_test_swtpm *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif

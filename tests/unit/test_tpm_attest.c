@@ -43,40 +43,6 @@ static const char note_text[] = "test.sworn.example/log\n"
 /* A signature line of the right form (the quote binds only the text, not the signatures). */
 static const char note_sigs[] = "\n\xe2\x80\x94 test.sworn.example/log AAAAAAAAAAAAAAAA\n";
 
-static const char *tool(void)
-{
-    const char *bin = getenv("SWORN_TPM_BIN");
-
-    if (bin == NULL) {
-        fprintf(stderr, "SWORN_TPM_BIN is not set (run the test through ctest)\n");
-        abort();
-    }
-    return bin;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-    out[2 * n] = '\0';
-}
-
-/* Run a shell command line with TPM2TOOLS_TCTI set; returns its exit status. */
-static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
-{
-    char cmd[CMD_MAX];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && n < (int)sizeof(cmd));
-    return sworn_test_swtpm_sh(t, cmd);
-}
-
 /* The first line of a file, without its newline (the tools print one hex value a line). */
 static char *first_line(const char *path)
 {
@@ -113,8 +79,9 @@ static void provision(struct sworn_test_swtpm *t, const char *name)
 {
     char *dir = sworn_test_path(t->dir, name);
 
-    assert_int_equal(sh(t, "mkdir -p '%s' && '%s' provision --tcti '%s' --out-dir '%s' > '%s.out'",
-                        dir, tool(), t->tcti, dir, dir),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t, "mkdir -p '%s' && '%s' provision --tcti '%s' --out-dir '%s' > '%s.out'",
+                         dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti, dir, dir),
                      0);
     free(dir);
 }
@@ -160,7 +127,7 @@ static void test_provision_is_stable(void **state)
     want[1] = 0x0b;
     SHA256((const uint8_t *)pub[0] + 2, pub_len[0] - 2, want + 2);
     assert_memory_equal(name[0], want, sizeof(want));
-    hex(want, sizeof(want), want_hex);
+    sworn_test_hex(want, sizeof(want), want_hex);
     path = sworn_test_path(t->dir, "p1.out");
     out = first_line(path);
     assert_string_equal(out, want_hex);
@@ -169,10 +136,11 @@ static void test_provision_is_stable(void **state)
 
     /* The SPKI is the one tpm2-tools would derive from ak.pub. */
     assert_int_equal(
-        sh(t,
-           "cd '%s' && openssl pkey -pubin -inform der -in p1/ak.spki.der -outform der "
-           "-out p1/reencoded.der && cmp p1/ak.spki.der p1/reencoded.der",
-           t->dir),
+        sworn_test_swtpm_shf(
+            t,
+            "cd '%s' && openssl pkey -pubin -inform der -in p1/ak.spki.der -outform der "
+            "-out p1/reencoded.der && cmp p1/ak.spki.der p1/reencoded.der",
+            t->dir),
         0);
     for (int i = 0; i < 2; i++) {
         free(p[i]);
@@ -197,9 +165,10 @@ static void test_measure_replays_from_zeros(void **state)
 
     sworn_test_write_file(f1, "binary bytes\x00\x01\x02", 15, 0644);
     sworn_test_write_file(f2, "allow read\n", 11, 0644);
-    assert_int_equal(sh(t, "'%s' measure --tcti '%s' --event-log '%s' '%s' '%s' > '%s'", tool(),
-                        t->tcti, log, f1, f2, outp),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t, "'%s' measure --tcti '%s' --event-log '%s' '%s' '%s' > '%s'",
+                             sworn_test_bin("SWORN_TPM_BIN"), t->tcti, log, f1, f2, outp),
+        0);
 
     /* Replay the event log from the reset value, checking each digest against the file. */
     text = sworn_test_read_file(log, NULL);
@@ -213,7 +182,7 @@ static void test_measure_replays_from_zeros(void **state)
         content = sworn_test_read_file(path, &len);
         SHA256((const uint8_t *)content, len, digest);
         free(content);
-        hex(digest, sizeof(digest), digest_hex);
+        sworn_test_hex(digest, sizeof(digest), digest_hex);
         assert_int_equal(strncmp(line + 7, digest_hex, 64), 0);
         assert_string_equal(line + 7 + 64 + 1, path);
         memcpy(buf, pcr, 32);
@@ -222,22 +191,23 @@ static void test_measure_replays_from_zeros(void **state)
         lines++;
     }
     assert_int_equal(lines, 2);
-    hex(pcr, sizeof(pcr), pcr_hex);
+    sworn_test_hex(pcr, sizeof(pcr), pcr_hex);
     out = first_line(outp);
     assert_string_equal(out, pcr_hex);
 
     /* And an independent tool reads the same value from the TPM. */
-    assert_int_equal(sh(t, "tpm2_pcrread sha256:23 -o '%s'", pcrp), 0);
+    assert_int_equal(sworn_test_swtpm_shf(t, "tpm2_pcrread sha256:23 -o '%s'", pcrp), 0);
     tpm_pcr = sworn_test_read_file(pcrp, &tpm_pcr_len);
     assert_int_equal(tpm_pcr_len, 32);
     assert_memory_equal(tpm_pcr, pcr, 32);
 
     /* A missing file measures nothing: the log and the PCR stay as they were. */
-    assert_int_equal(sh(t, "'%s' measure --tcti '%s' --event-log '%s' '%s/absent' > /dev/null",
-                        tool(), t->tcti, log, t->dir),
-                     1);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t, "'%s' measure --tcti '%s' --event-log '%s' '%s/absent' > /dev/null",
+                             sworn_test_bin("SWORN_TPM_BIN"), t->tcti, log, t->dir),
+        1);
     free(tpm_pcr);
-    assert_int_equal(sh(t, "tpm2_pcrread sha256:23 -o '%s'", pcrp), 0);
+    assert_int_equal(sworn_test_swtpm_shf(t, "tpm2_pcrread sha256:23 -o '%s'", pcrp), 0);
     tpm_pcr = sworn_test_read_file(pcrp, &tpm_pcr_len);
     assert_memory_equal(tpm_pcr, pcr, 32);
 
@@ -304,43 +274,51 @@ static void test_quote_checked_by_tpm2_checkquote(void **state)
     sworn_test_write_file(note, full, text_len + sigs_len, 0644);
     free(full);
     SHA256((const uint8_t *)note_text, text_len, qual);
-    hex(qual, sizeof(qual), qual_hex);
+    sworn_test_hex(qual, sizeof(qual), qual_hex);
 
     provision(t, "p");
     /* Something in PCR 23, so the quoted digest is not the all-zero PCR's. */
-    assert_int_equal(sh(t, "'%s' measure --tcti '%s' --event-log '%s/ev' '%s' > /dev/null", tool(),
-                        t->tcti, t->dir, note),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t, "'%s' measure --tcti '%s' --event-log '%s/ev' '%s' > /dev/null",
+                             sworn_test_bin("SWORN_TPM_BIN"), t->tcti, t->dir, note),
+        0);
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(sh(t,
-                            "cd '%s' && '%s' quote --tcti '%s' --checkpoint '%s' --out-attest "
-                            "q%d.attest --out-sig q%d.sig > q%d.out",
-                            t->dir, tool(), t->tcti, note, i, i, i),
-                         0);
+        assert_int_equal(
+            sworn_test_swtpm_shf(t,
+                                 "cd '%s' && '%s' quote --tcti '%s' --checkpoint '%s' --out-attest "
+                                 "q%d.attest --out-sig q%d.sig > q%d.out",
+                                 t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti, note, i, i, i),
+            0);
     }
     outp = sworn_test_path(t->dir, "q0.out");
     out = first_line(outp);
     assert_string_equal(out, qual_hex);
 
     /* tpm2_checkquote: with the TPM2B_PUBLIC, and with the PEM of our SPKI. */
-    assert_int_equal(sh(t, "cd '%s' && tpm2_pcrread sha256:23 -F serialized -o pcrs", t->dir), 0);
-    assert_int_equal(sh(t,
-                        "cd '%s' && tpm2_checkquote -u p/ak.pub -m q0.attest -s q0.sig -f pcrs "
-                        "-g sha256 -q %s",
-                        t->dir, qual_hex),
+    assert_int_equal(
+        sworn_test_swtpm_shf(t, "cd '%s' && tpm2_pcrread sha256:23 -F serialized -o pcrs", t->dir),
+        0);
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && tpm2_checkquote -u p/ak.pub -m q0.attest -s q0.sig -f pcrs "
+                         "-g sha256 -q %s",
+                         t->dir, qual_hex),
                      0);
-    assert_int_equal(sh(t,
-                        "cd '%s' && openssl pkey -pubin -inform der -in p/ak.spki.der -out ak.pem "
-                        "&& tpm2_checkquote -u ak.pem -m q1.attest -s q1.sig -f pcrs -g sha256 "
-                        "-q %s",
-                        t->dir, qual_hex),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && openssl pkey -pubin -inform der -in p/ak.spki.der -out ak.pem "
+                         "&& tpm2_checkquote -u ak.pem -m q1.attest -s q1.sig -f pcrs -g sha256 "
+                         "-q %s",
+                         t->dir, qual_hex),
                      0);
     /* Other qualifying data (the hash of the note with its signatures) must be refused. */
-    assert_int_not_equal(sh(t,
-                            "cd '%s' && tpm2_checkquote -u p/ak.pub -m q0.attest -s q0.sig -f pcrs "
-                            "-g sha256 -q $(sha256sum checkpoint | cut -c1-64)",
-                            t->dir),
-                         0);
+    assert_int_not_equal(
+        sworn_test_swtpm_shf(
+            t,
+            "cd '%s' && tpm2_checkquote -u p/ak.pub -m q0.attest -s q0.sig -f pcrs "
+            "-g sha256 -q $(sha256sum checkpoint | cut -c1-64)",
+            t->dir),
+        0);
 
     for (int i = 0; i < 2; i++) {
         char name[16];
@@ -413,46 +391,58 @@ static void test_provision_copies_ek_cert(void **state)
     struct sworn_test_swtpm *t = *state;
 
     assert_int_equal(sworn_test_swtpm_kill(t), 0);
-    assert_int_equal(sh(t,
-                        "swtpm_setup --tpm2 --tpmstate '%s' --overwrite --ecc --create-ek-cert "
-                        "> '%s/setup.log' 2>&1",
-                        t->state, t->dir),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "swtpm_setup --tpm2 --tpmstate '%s' --overwrite --ecc --create-ek-cert "
+                         "> '%s/setup.log' 2>&1",
+                         t->state, t->dir),
                      0);
     assert_int_equal(sworn_test_swtpm_restart(t), 0);
     provision(t, "pe");
-    assert_int_equal(sh(t,
-                        "cd '%s' && tpm2_nvread 0x01c00016 -C o -o ek.nv && cmp ek.nv "
-                        "pe/ek.cert.der && openssl x509 -inform der -in pe/ek.cert.der -noout",
-                        t->dir),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && tpm2_nvread 0x01c00016 -C o -o ek.nv && cmp ek.nv "
+                             "pe/ek.cert.der && openssl x509 -inform der -in pe/ek.cert.der -noout",
+                             t->dir),
+        0);
 }
 
 static void test_usage_and_dead_tcti(void **state)
 {
     struct sworn_test_swtpm *t = *state;
 
-    assert_int_equal(sh(t, "'%s' --help > /dev/null", tool()), 0);
-    assert_int_equal(sh(t, "'%s'", tool()), 2);
-    assert_int_equal(sh(t, "'%s' frobnicate", tool()), 2);
-    assert_int_equal(sh(t, "'%s' provision --tcti '%s'", tool(), t->tcti), 2);
-    assert_int_equal(sh(t, "'%s' measure --tcti '%s' --event-log x", tool(), t->tcti), 2);
-    assert_int_equal(sh(t,
-                        "'%s' quote --tcti '%s' --checkpoint x --out-attest a --out-sig s "
-                        "--pcrs 24",
-                        tool(), t->tcti),
+    assert_int_equal(
+        sworn_test_swtpm_shf(t, "'%s' --help > /dev/null", sworn_test_bin("SWORN_TPM_BIN")), 0);
+    assert_int_equal(sworn_test_swtpm_shf(t, "'%s'", sworn_test_bin("SWORN_TPM_BIN")), 2);
+    assert_int_equal(sworn_test_swtpm_shf(t, "'%s' frobnicate", sworn_test_bin("SWORN_TPM_BIN")),
                      2);
+    assert_int_equal(sworn_test_swtpm_shf(t, "'%s' provision --tcti '%s'",
+                                          sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+                     2);
+    assert_int_equal(sworn_test_swtpm_shf(t, "'%s' measure --tcti '%s' --event-log x",
+                                          sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+                     2);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "'%s' quote --tcti '%s' --checkpoint x --out-attest a --out-sig s "
+                             "--pcrs 24",
+                             sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+        2);
     /* A checkpoint that is not a signed note is bad input. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && printf 'no signatures\\n' > bad.note && '%s' quote --tcti '%s' "
-                        "--checkpoint bad.note --out-attest a --out-sig s",
-                        t->dir, tool(), t->tcti),
-                     2);
+    assert_int_equal(
+        sworn_test_swtpm_shf(
+            t,
+            "cd '%s' && printf 'no signatures\\n' > bad.note && '%s' quote --tcti '%s' "
+            "--checkpoint bad.note --out-attest a --out-sig s",
+            t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+        2);
     /* Port 1 on loopback: nothing listens there. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' provision --tcti swtpm:host=127.0.0.1,port=1 "
-                        "--out-dir .",
-                        t->dir, tool()),
-                     1);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' provision --tcti swtpm:host=127.0.0.1,port=1 "
+                             "--out-dir .",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN")),
+        1);
 }
 
 int main(void)

@@ -40,40 +40,6 @@
 #define ID_OBJECT_LEN (2 + 32 + 2 + SECRET_LEN)
 #define CRED_LEN (8 + 2 + ID_OBJECT_LEN + 2 + 256)
 
-static const char *tool(void)
-{
-    const char *bin = getenv("SWORN_TPM_BIN");
-
-    if (bin == NULL) {
-        fprintf(stderr, "SWORN_TPM_BIN is not set (run the test through ctest)\n");
-        abort();
-    }
-    return bin;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-    out[2 * n] = '\0';
-}
-
-/* Run a shell command line with TPM2TOOLS_TCTI set; returns its exit status. */
-static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
-{
-    char cmd[CMD_MAX];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && n < (int)sizeof(cmd));
-    return sworn_test_swtpm_sh(t, cmd);
-}
-
 static uint32_t be32(const uint8_t *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -132,13 +98,15 @@ static void assert_file_is(struct sworn_test_swtpm *t, const char *name, const u
 /* The TPM side: ek-pub and provision (AK name) into <dir>/ek.pub and <dir>/p/. */
 static void tpm_side(struct sworn_test_swtpm *t)
 {
-    assert_int_equal(
-        sh(t, "cd '%s' && '%s' ek-pub --tcti '%s' --out ek.pub", t->dir, tool(), t->tcti), 0);
-    assert_int_equal(sh(t,
-                        "cd '%s' && mkdir -p p && '%s' provision --tcti '%s' --out-dir p "
-                        "> p.out",
-                        t->dir, tool(), t->tcti),
+    assert_int_equal(sworn_test_swtpm_shf(t, "cd '%s' && '%s' ek-pub --tcti '%s' --out ek.pub",
+                                          t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
                      0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && mkdir -p p && '%s' provision --tcti '%s' --out-dir p "
+                             "> p.out",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+        0);
 }
 
 static void test_roundtrip(void **state)
@@ -151,19 +119,21 @@ static void test_roundtrip(void **state)
 
     tpm_side(t);
     /* Our EK is the standard one: the same public as tpm2-tools derives. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && tpm2_createek -c ek.ctx -G rsa -u ek.tools.pub && "
-                        "tpm2_flushcontext -t && cmp ek.pub ek.tools.pub",
-                        t->dir),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && tpm2_createek -c ek.ctx -G rsa -u ek.tools.pub && "
+                             "tpm2_flushcontext -t && cmp ek.pub ek.tools.pub",
+                             t->dir),
+        0);
     make_secret(t, "secret", secret);
     /* Offline: no TCTI, and the TPM stopped, so nothing can reach it. */
     assert_int_equal(sworn_test_swtpm_kill(t), 0);
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name p/ak.name "
-                        "--secret secret --out cred",
-                        t->dir, tool()),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name p/ak.name "
+                             "--secret secret --out cred",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN")),
+        0);
     assert_int_equal(sworn_test_swtpm_restart(t), 0);
 
     /* The tpm2-tools layout, parsed here. */
@@ -181,20 +151,23 @@ static void test_roundtrip(void **state)
     free(cred);
     free(path);
 
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' activate-credential --tcti '%s' --in cred --out "
-                        "secret.out",
-                        t->dir, tool(), t->tcti),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' activate-credential --tcti '%s' --in cred --out "
+                             "secret.out",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+        0);
     assert_file_is(t, "secret.out", secret, SECRET_LEN);
 
     /* A short secret works as well (a TPM2B_DIGEST of any size up to 32). */
-    assert_int_equal(sh(t,
-                        "cd '%s' && printf 'hi' > short && '%s' make-credential --ek-pub ek.pub "
-                        "--ak-name p/ak.name --secret short --out cred.short && '%s' "
-                        "activate-credential --tcti '%s' --in cred.short --out short.out && cmp "
-                        "short short.out",
-                        t->dir, tool(), tool(), t->tcti),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && printf 'hi' > short && '%s' make-credential --ek-pub ek.pub "
+                         "--ak-name p/ak.name --secret short --out cred.short && '%s' "
+                         "activate-credential --tcti '%s' --in cred.short --out short.out && cmp "
+                         "short short.out",
+                         t->dir, sworn_test_bin("SWORN_TPM_BIN"), sworn_test_bin("SWORN_TPM_BIN"),
+                         t->tcti),
                      0);
 }
 
@@ -211,38 +184,42 @@ static void test_tpm2_tools_both_ways(void **state)
     nb = sworn_test_read_file(path, &len);
     assert_int_equal(len, NAME_LEN);
     memcpy(name, nb, NAME_LEN);
-    hex(name, NAME_LEN, name_hex);
+    sworn_test_hex(name, NAME_LEN, name_hex);
     free(nb);
     free(path);
 
     /* tpm2_makecredential (offline) -> our activate-credential. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && tpm2_makecredential --tcti none -u ek.pub -s secret -n %s "
-                        "-o cred.tools && '%s' activate-credential --tcti '%s' --in cred.tools "
-                        "--out secret.a",
-                        t->dir, name_hex, tool(), t->tcti),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && tpm2_makecredential --tcti none -u ek.pub -s secret -n %s "
+                         "-o cred.tools && '%s' activate-credential --tcti '%s' --in cred.tools "
+                         "--out secret.a",
+                         t->dir, name_hex, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
                      0);
     assert_file_is(t, "secret.a", secret, SECRET_LEN);
 
     /* Our make-credential -> tpm2_activatecredential, with an AK tpm2-tools made (a child of
      * the EK, nothing of ours on the TPM side). swtpm has no resource manager: flush between. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && tpm2_createek -c ek.ctx -G rsa -u ek.tools.pub && "
-                        "tpm2_createak -C ek.ctx -c ak.ctx -G ecc -g sha256 -s ecdsa -n "
-                        "ak.tools.name && tpm2_flushcontext -t",
-                        t->dir),
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && tpm2_createek -c ek.ctx -G rsa -u ek.tools.pub && "
+                             "tpm2_createak -C ek.ctx -c ak.ctx -G ecc -g sha256 -s ecdsa -n "
+                             "ak.tools.name && tpm2_flushcontext -t",
+                             t->dir),
+        0);
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name ak.tools.name "
+                         "--secret secret --out cred.ours",
+                         t->dir, sworn_test_bin("SWORN_TPM_BIN")),
                      0);
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name ak.tools.name "
-                        "--secret secret --out cred.ours",
-                        t->dir, tool()),
-                     0);
-    assert_int_equal(sh(t,
-                        "cd '%s' && tpm2_startauthsession --policy-session -S sess.ctx && "
-                        "tpm2_policysecret -S sess.ctx -c e && tpm2_activatecredential -c ak.ctx "
-                        "-C ek.ctx -i cred.ours -o secret.b -P session:sess.ctx; r=$?; "
-                        "tpm2_flushcontext sess.ctx; tpm2_flushcontext -t; exit $r",
-                        t->dir),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && tpm2_startauthsession --policy-session -S sess.ctx && "
+                         "tpm2_policysecret -S sess.ctx -c e && tpm2_activatecredential -c ak.ctx "
+                         "-C ek.ctx -i cred.ours -o secret.b -P session:sess.ctx; r=$?; "
+                         "tpm2_flushcontext sess.ctx; tpm2_flushcontext -t; exit $r",
+                         t->dir),
                      0);
     assert_file_is(t, "secret.b", secret, SECRET_LEN);
 }
@@ -265,12 +242,13 @@ static void flip(struct sworn_test_swtpm *t, const char *from, const char *to, s
 /* activate-credential on t with <dir>/cred must exit 1 and write no secret. */
 static void assert_refused(struct sworn_test_swtpm *t, const char *cred)
 {
-    assert_int_equal(sh(t,
-                        "cd '%s' && rm -f refused.out && '%s' activate-credential --tcti '%s' "
-                        "--in %s --out refused.out",
-                        t->dir, tool(), t->tcti, cred),
-                     1);
-    assert_int_equal(sh(t, "test ! -e '%s/refused.out'", t->dir), 0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && rm -f refused.out && '%s' activate-credential --tcti '%s' "
+                             "--in %s --out refused.out",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti, cred),
+        1);
+    assert_int_equal(sworn_test_swtpm_shf(t, "test ! -e '%s/refused.out'", t->dir), 0);
 }
 
 static void test_tpm_refuses(void **state)
@@ -281,19 +259,21 @@ static void test_tpm_refuses(void **state)
 
     tpm_side(t);
     make_secret(t, "secret", secret);
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name p/ak.name "
-                        "--secret secret --out cred",
-                        t->dir, tool()),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name p/ak.name "
+                             "--secret secret --out cred",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN")),
+        0);
 
     /* Another AK's name (the last byte flipped): the TPM's integrity check fails. */
     flip(t, "p/ak.name", "other.name", NAME_LEN - 1);
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name other.name "
-                        "--secret secret --out cred.name",
-                        t->dir, tool()),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' make-credential --ek-pub ek.pub --ak-name other.name "
+                             "--secret secret --out cred.name",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN")),
+        0);
     assert_refused(t, "cred.name");
     /* A flipped bit in the HMAC, in the encrypted identity, in the encrypted seed. */
     flip(t, "cred", "cred.hmac", 12);
@@ -306,24 +286,27 @@ static void test_tpm_refuses(void **state)
     /* A second TPM: a credential for its EK (and our AK's name) does not open here. */
     memset(&other, 0, sizeof(other));
     assert_int_equal(sworn_test_swtpm_start(&other), 0);
-    assert_int_equal(sh(&other, "cd '%s' && '%s' ek-pub --tcti '%s' --out ek.pub", other.dir,
-                        tool(), other.tcti),
+    assert_int_equal(sworn_test_swtpm_shf(&other, "cd '%s' && '%s' ek-pub --tcti '%s' --out ek.pub",
+                                          other.dir, sworn_test_bin("SWORN_TPM_BIN"), other.tcti),
                      0);
-    assert_int_equal(sh(t, "cmp -s '%s/ek.pub' '%s/ek.pub'", t->dir, other.dir), 1);
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub '%s/ek.pub' --ak-name "
-                        "p/ak.name --secret secret --out cred.other",
-                        t->dir, tool(), other.dir),
-                     0);
+    assert_int_equal(sworn_test_swtpm_shf(t, "cmp -s '%s/ek.pub' '%s/ek.pub'", t->dir, other.dir),
+                     1);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' make-credential --ek-pub '%s/ek.pub' --ak-name "
+                             "p/ak.name --secret secret --out cred.other",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN"), other.dir),
+        0);
     assert_refused(t, "cred.other");
     sworn_test_swtpm_stop(&other);
 
     /* And the untouched credential still opens: the refusals were about the changes. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' activate-credential --tcti '%s' --in cred --out "
-                        "secret.out",
-                        t->dir, tool(), t->tcti),
-                     0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' activate-credential --tcti '%s' --in cred --out "
+                             "secret.out",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+        0);
     assert_file_is(t, "secret.out", secret, SECRET_LEN);
 }
 
@@ -334,41 +317,51 @@ static void test_usage_and_bad_input(void **state)
 
     tpm_side(t);
     make_secret(t, "secret", secret);
-    assert_int_equal(sh(t, "'%s' ek-pub --tcti '%s'", tool(), t->tcti), 2);
-    assert_int_equal(sh(t, "'%s' activate-credential --tcti '%s' --in x", tool(), t->tcti), 2);
+    assert_int_equal(sworn_test_swtpm_shf(t, "'%s' ek-pub --tcti '%s'",
+                                          sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+                     2);
+    assert_int_equal(sworn_test_swtpm_shf(t, "'%s' activate-credential --tcti '%s' --in x",
+                                          sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
+                     2);
     /* The auditor side never talks to a TPM. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --tcti '%s' --ek-pub ek.pub --ak-name "
-                        "p/ak.name --secret secret --out c",
-                        t->dir, tool(), t->tcti),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && '%s' make-credential --tcti '%s' --ek-pub ek.pub --ak-name "
+                         "p/ak.name --secret secret --out c",
+                         t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
                      2);
     /* 33 bytes: longer than the EK's nameAlg digest, which the TPM would refuse. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && head -c 33 /dev/zero > long && '%s' make-credential --ek-pub "
-                        "ek.pub --ak-name p/ak.name --secret long --out c",
-                        t->dir, tool()),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && head -c 33 /dev/zero > long && '%s' make-credential --ek-pub "
+                         "ek.pub --ak-name p/ak.name --secret long --out c",
+                         t->dir, sworn_test_bin("SWORN_TPM_BIN")),
                      2);
-    assert_int_equal(sh(t,
-                        "cd '%s' && head -c 33 p/ak.name > long.name && '%s' make-credential "
-                        "--ek-pub ek.pub --ak-name long.name --secret secret --out c",
-                        t->dir, tool()),
-                     2);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && head -c 33 p/ak.name > long.name && '%s' make-credential "
+                             "--ek-pub ek.pub --ak-name long.name --secret secret --out c",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN")),
+        2);
     /* The AK's public is a valid TPM2B_PUBLIC but no RSA EK. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub p/ak.pub --ak-name p/ak.name "
-                        "--secret secret --out c",
-                        t->dir, tool()),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && '%s' make-credential --ek-pub p/ak.pub --ak-name p/ak.name "
+                         "--secret secret --out c",
+                         t->dir, sworn_test_bin("SWORN_TPM_BIN")),
                      2);
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' make-credential --ek-pub secret --ak-name p/ak.name "
-                        "--secret secret --out c",
-                        t->dir, tool()),
-                     2);
-    assert_int_equal(sh(t, "cd '%s' && test ! -e c", t->dir), 0);
+    assert_int_equal(
+        sworn_test_swtpm_shf(t,
+                             "cd '%s' && '%s' make-credential --ek-pub secret --ak-name p/ak.name "
+                             "--secret secret --out c",
+                             t->dir, sworn_test_bin("SWORN_TPM_BIN")),
+        2);
+    assert_int_equal(sworn_test_swtpm_shf(t, "cd '%s' && test ! -e c", t->dir), 0);
     /* Not a credential file: refused before the TPM is asked. */
-    assert_int_equal(sh(t,
-                        "cd '%s' && '%s' activate-credential --tcti '%s' --in secret --out s.out",
-                        t->dir, tool(), t->tcti),
+    assert_int_equal(sworn_test_swtpm_shf(
+                         t,
+                         "cd '%s' && '%s' activate-credential --tcti '%s' --in secret --out s.out",
+                         t->dir, sworn_test_bin("SWORN_TPM_BIN"), t->tcti),
                      2);
 }
 

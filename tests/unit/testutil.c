@@ -190,3 +190,20 @@ int sworn_test_log_teardown(void **state)
     free(f);
     return 0;
 }
+
+const char *sworn_test_bin(const char *env)
+{
+    const char *bin = getenv(env);
+
+    if (bin == NULL) {
+        fprintf(stderr, "%s is not set (run the test through ctest)\n", env);
+        abort();
+    }
+    return bin;
+}
+
+void sworn_test_hex(const uint8_t *b, size_t n, char *out)
+{
+    if (sworn_hex_encode(b, n, out, 2 * n + 1) != 0)
+        abort();
+}

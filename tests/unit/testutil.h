@@ -52,6 +52,12 @@ int sworn_test_log_setup_empty(void **state);
 /* cmocka teardown for both setups. */
 int sworn_test_log_teardown(void **state);
 
+/* The path of a program under test, from the environment variable ctest sets; aborts if unset. */
+const char *sworn_test_bin(const char *env);
+
+/* Lower-case hex of n bytes into out (2n + 1 bytes), NUL-terminated. */
+void sworn_test_hex(const uint8_t *b, size_t n, char *out);
+
 /* Append one entry to log and check that it got index want_index; fails the test otherwise. */
 void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index);
 
