@@ -1,0 +1,522 @@
+/*
+ * frame.c -- framing of the decision and admin sockets and strict decoding of sworn.proto's
+ * messages. frame.h gives the byte layout and the validity rules; encoder and decoder are both
+ * here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "err.h"
+#include "frame.h"
+#include "utf8.h"
+
+void sworn_frame_dec_init(struct sworn_frame_dec *d)
+{
+    memset(d, 0, sizeof(*d));
+}
+
+void sworn_frame_dec_free(struct sworn_frame_dec *d)
+{
+    free(d->body);
+    memset(d, 0, sizeof(*d));
+}
+
+int sworn_frame_dec_idle(const struct sworn_frame_dec *d)
+{
+    return !d->failed && (d->hdr_have == 0 || d->done);
+}
+
+/* Forget the frame handed out by the previous call, so the decoder is at a boundary. */
+static void next_frame(struct sworn_frame_dec *d)
+{
+    free(d->body);
+    d->body = NULL;
+    d->hdr_have = 0;
+    d->body_len = 0;
+    d->body_have = 0;
+    d->done = 0;
+}
+
+long sworn_frame_dec_feed(struct sworn_frame_dec *d, const uint8_t *p, size_t len,
+                          const uint8_t **body, size_t *body_len)
+{
+    size_t used = 0, n;
+
+    *body = NULL;
+    *body_len = 0;
+    if (d->failed)
+        return sworn_err_set(SWORN_ERR_RANGE, "frame stream is out of step after a refused frame");
+    if (p == NULL && len > 0)
+        return sworn_err_set(SWORN_ERR_ARG, "frame: NULL input");
+    if (d->done)
+        next_frame(d);
+    if (d->hdr_have < SWORN_FRAME_HDR_LEN) {
+        n = SWORN_FRAME_HDR_LEN - d->hdr_have;
+        if (n > len)
+            n = len;
+        memcpy(d->hdr + d->hdr_have, p, n);
+        d->hdr_have += n;
+        used += n;
+        if (d->hdr_have < SWORN_FRAME_HDR_LEN)
+            return (long)used;
+        {
+            struct sworn_buf b = sworn_buf_init(d->hdr, sizeof(d->hdr));
+            uint32_t l = 0;
+
+            (void)sworn_buf_get_u32be(&b, &l); /* cannot fail: 4 bytes are there */
+            if (l == 0 || l > SWORN_FRAME_MAX) {
+                d->failed = 1;
+                return sworn_err_set(SWORN_ERR_RANGE, "frame length %lu is outside 1..%u: refused",
+                                     (unsigned long)l, SWORN_FRAME_MAX);
+            }
+            d->body_len = l;
+        }
+        d->body = malloc(d->body_len);
+        if (d->body == NULL) {
+            d->failed = 1;
+            return sworn_err_set(SWORN_ERR_NOMEM, "frame: no memory for %lu-byte body",
+                                 (unsigned long)d->body_len);
+        }
+        d->body_have = 0;
+    }
+    n = d->body_len - d->body_have;
+    if (n > len - used)
+        n = len - used;
+    if (n > 0)
+        memcpy(d->body + d->body_have, p + used, n);
+    d->body_have += n;
+    used += n;
+    if (d->body_have == d->body_len) {
+        d->done = 1;
+        *body = d->body;
+        *body_len = d->body_len;
+    }
+    return (long)used;
+}
+
+long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size_t out_len)
+{
+    if (body_len == 0 || body_len > SWORN_FRAME_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE, "frame body of %zu bytes is outside 1..%u", body_len,
+                             SWORN_FRAME_MAX);
+    if (body == NULL || out == NULL || out_len < SWORN_FRAME_HDR_LEN + body_len)
+        return sworn_err_set(SWORN_ERR_ARG, "frame: output buffer too small");
+    sworn_put_u32be(out, (uint32_t)body_len);
+    memcpy(out + SWORN_FRAME_HDR_LEN, body, body_len);
+    return (long)(SWORN_FRAME_HDR_LEN + body_len);
+}
+
+/* --- shape rules -------------------------------------------------------------------------- */
+
+/* A string: at most max bytes, UTF-8 without control characters, non-empty when required. */
+static int check_str(const char *s, size_t max, int required, const char *what)
+{
+    size_t n = s == NULL ? 0 : strlen(s);
+
+    if (n == 0 && required)
+        return sworn_err_set(SWORN_ERR_FORMAT, "%s is missing", what);
+    if (n > max)
+        return sworn_err_set(SWORN_ERR_RANGE, "%s is %zu bytes, more than %zu", what, n, max);
+    if (n > 0 && sworn_utf8_check(s, n, 0, what) != 0)
+        return -1;
+    return 0;
+}
+
+/* A hash: exactly SWORN_FRAME_HASH_LEN bytes, or empty when optional. */
+static int check_hash(ProtobufCBinaryData h, int required, const char *what)
+{
+    if (h.len == 0 && !required)
+        return 0;
+    if (h.len != SWORN_FRAME_HASH_LEN)
+        return sworn_err_set(SWORN_ERR_FORMAT, "%s is %zu bytes, not %u", what, h.len,
+                             SWORN_FRAME_HASH_LEN);
+    return 0;
+}
+
+static int check_count(size_t n, size_t max, const char *what)
+{
+    if (n > max)
+        return sworn_err_set(SWORN_ERR_RANGE, "%s has %zu items, more than %zu", what, n, max);
+    return 0;
+}
+
+static int check_request_id(const char *id)
+{
+    return check_str(id, SWORN_FRAME_ID_MAX, 1, "request_id");
+}
+
+/* ALLOW, DENY or ESCALATE (allow_escalate), never UNSPECIFIED or an unknown value. */
+static int check_effect(Sworn__V1__Effect e, int allow_escalate)
+{
+    if (e == SWORN__V1__EFFECT__EFFECT_ALLOW || e == SWORN__V1__EFFECT__EFFECT_DENY ||
+        (allow_escalate && e == SWORN__V1__EFFECT__EFFECT_ESCALATE))
+        return 0;
+    return sworn_err_set(SWORN_ERR_FORMAT, "effect %d is not valid here", (int)e);
+}
+
+static int check_context(const Sworn__V1__Context *c)
+{
+    size_t i;
+
+    SWORN_GUARD(check_str(c->method, 32, 0, "context.method"));
+    SWORN_GUARD(check_count(c->n_header_names, SWORN_FRAME_HEADERS_MAX, "context.header_names"));
+    for (i = 0; i < c->n_header_names; i++)
+        SWORN_GUARD(check_str(c->header_names[i], 256, 1, "context.header_names[]"));
+    SWORN_GUARD(check_hash(c->body_sha256, 0, "context.body_sha256"));
+    SWORN_GUARD(check_count(c->n_covered, SWORN_FRAME_COVERED_MAX, "context.covered"));
+    for (i = 0; i < c->n_covered; i++) {
+        SWORN_ENSURE(c->covered[i] != NULL, SWORN_ERR_ARG, "context.covered[%zu] is NULL", i);
+        SWORN_GUARD(check_str(c->covered[i]->name, 256, 1, "context.covered[].name"));
+        SWORN_GUARD(check_hash(c->covered[i]->value_sha256, 1, "context.covered[].value_sha256"));
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int check_delegation(const Sworn__V1__Delegation *g)
+{
+    size_t i;
+
+    SWORN_GUARD(check_str(g->subject, SWORN_FRAME_STRING_MAX, 1, "delegation.subject"));
+    SWORN_GUARD(check_str(g->issuer, SWORN_FRAME_STRING_MAX, 0, "delegation.issuer"));
+    SWORN_GUARD(check_count(g->n_actors, SWORN_FRAME_ACTORS_MAX, "delegation.actors"));
+    for (i = 0; i < g->n_actors; i++) {
+        SWORN_ENSURE(g->actors[i] != NULL, SWORN_ERR_ARG, "delegation.actors[%zu] is NULL", i);
+        SWORN_GUARD(check_str(g->actors[i]->subject, SWORN_FRAME_STRING_MAX, 1,
+                              "delegation.actors[].subject"));
+        SWORN_GUARD(check_str(g->actors[i]->issuer, SWORN_FRAME_STRING_MAX, 0,
+                              "delegation.actors[].issuer"));
+    }
+    if (g->may_act != NULL)
+        SWORN_ENSURE(g->may_act->result >= SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN &&
+                         g->may_act->result <= SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT,
+                     SWORN_ERR_FORMAT, "delegation.may_act.result %d is unknown",
+                     (int)g->may_act->result);
+    SWORN_GUARD(check_count(g->n_token_sha256, SWORN_FRAME_TOKENS_MAX, "delegation.token_sha256"));
+    for (i = 0; i < g->n_token_sha256; i++)
+        SWORN_GUARD(check_hash(g->token_sha256[i], 1, "delegation.token_sha256[]"));
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "AuthorizationRequest is NULL");
+    SWORN_GUARD(check_request_id(m->request_id));
+    SWORN_ENSURE(m->principal != NULL, SWORN_ERR_FORMAT, "principal is missing");
+    SWORN_GUARD(check_str(m->principal->id, SWORN_FRAME_STRING_MAX, 1, "principal.id"));
+    SWORN_GUARD(check_str(m->principal->sandbox, SWORN_FRAME_STRING_MAX, 0, "principal.sandbox"));
+    SWORN_GUARD(check_str(m->operation, 64, 1, "operation"));
+    SWORN_ENSURE(m->resource != NULL, SWORN_ERR_FORMAT, "resource is missing");
+    SWORN_GUARD(check_str(m->resource->scheme, 16, 1, "resource.scheme"));
+    SWORN_GUARD(check_str(m->resource->host, 255, 1, "resource.host"));
+    SWORN_ENSURE(m->resource->port >= 1 && m->resource->port <= 65535, SWORN_ERR_RANGE,
+                 "resource.port %u is outside 1..65535", (unsigned)m->resource->port);
+    SWORN_GUARD(check_str(m->resource->path, SWORN_FRAME_STRING_MAX, 0, "resource.path"));
+    SWORN_GUARD(check_str(m->resource->tool, 256, 0, "resource.tool"));
+    if (m->context != NULL)
+        SWORN_GUARD(check_context(m->context));
+    if (m->delegation != NULL)
+        SWORN_GUARD(check_delegation(m->delegation));
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_decision(const Sworn__V1__Decision *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "Decision is NULL");
+    SWORN_GUARD(check_request_id(m->request_id));
+    SWORN_GUARD(check_effect(m->effect, 1));
+    SWORN_GUARD(check_str(m->rule_id, SWORN_FRAME_ID_MAX, 0, "rule_id"));
+    SWORN_GUARD(check_str(m->reason, SWORN_FRAME_TEXT_MAX, 0, "reason"));
+    SWORN_GUARD(check_hash(m->entry_hash, 1, "entry_hash"));
+    if (m->receipt != NULL) {
+        SWORN_ENSURE(m->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,
+                     "a receipt in a decision that is not an allow");
+        SWORN_GUARD(check_hash(m->receipt->key_id, 1, "receipt.key_id"));
+        SWORN_ENSURE(m->receipt->signature.len >= 1 &&
+                         m->receipt->signature.len <= SWORN_FRAME_SIG_MAX,
+                     SWORN_ERR_RANGE, "receipt.signature is %zu bytes, not 1..%u",
+                     m->receipt->signature.len, SWORN_FRAME_SIG_MAX);
+        SWORN_ENSURE(m->receipt->alg == 1 || m->receipt->alg == 2, SWORN_ERR_FORMAT,
+                     "receipt.alg %u is unknown", (unsigned)m->receipt->alg);
+    }
+    if (m->credential != NULL) {
+        SWORN_ENSURE(m->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,
+                     "a credential in a decision that is not an allow");
+        SWORN_GUARD(check_str(m->credential->id, SWORN_FRAME_ID_MAX, 1, "credential.id"));
+        SWORN_GUARD(check_str(m->credential->header_name, 256, 1, "credential.header_name"));
+        SWORN_ENSURE(m->credential->value.len >= 1 &&
+                         m->credential->value.len <= SWORN_FRAME_CRED_MAX,
+                     SWORN_ERR_RANGE, "credential.value is %zu bytes, not 1..%u",
+                     m->credential->value.len, SWORN_FRAME_CRED_MAX);
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_error(const Sworn__V1__ErrorFrame *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "ErrorFrame is NULL");
+    SWORN_ENSURE(m->code != 0, SWORN_ERR_FORMAT, "error code 0");
+    SWORN_GUARD(check_str(m->message, SWORN_ERR_MSG_MAX, 0, "error.message"));
+    SWORN_GUARD(check_str(m->request_id, SWORN_FRAME_ID_MAX, 0, "error.request_id"));
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "DecisionReply is NULL");
+    switch (m->body_case) {
+    case SWORN__V1__DECISION_REPLY__BODY_DECISION:
+        return sworn_frame_check_decision(m->decision);
+    case SWORN__V1__DECISION_REPLY__BODY_ERROR:
+        return sworn_frame_check_error(m->error);
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "DecisionReply holds neither decision nor error");
+    }
+fail:
+    return -1;
+}
+
+static int check_record(const Sworn__V1__DecisionRecord *r)
+{
+    int has_cred = r->credential_id != NULL && r->credential_id[0] != '\0';
+
+    SWORN_ENSURE(r->request != NULL, SWORN_ERR_FORMAT, "decision.request is missing");
+    SWORN_GUARD(sworn_frame_check_request(r->request));
+    SWORN_GUARD(check_effect(r->effect, 1));
+    SWORN_GUARD(check_str(r->rule_id, SWORN_FRAME_ID_MAX, 0, "decision.rule_id"));
+    SWORN_GUARD(check_str(r->reason, SWORN_FRAME_TEXT_MAX, 0, "decision.reason"));
+    SWORN_GUARD(check_hash(r->policy_digest, 1, "decision.policy_digest"));
+    SWORN_GUARD(check_str(r->credential_id, SWORN_FRAME_ID_MAX, 0, "decision.credential_id"));
+    SWORN_GUARD(check_hash(r->credential_sha256, 0, "decision.credential_sha256"));
+    SWORN_ENSURE(has_cred == (r->credential_sha256.len != 0), SWORN_ERR_FORMAT,
+                 "decision.credential_id and credential_sha256 disagree");
+    SWORN_ENSURE(!has_cred || r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,
+                 "a credential released by a decision that is not an allow");
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_entry(const Sworn__V1__Entry *m)
+{
+    size_t i;
+
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "Entry is NULL");
+    switch (m->kind_case) {
+    case SWORN__V1__ENTRY__KIND_DECISION:
+        SWORN_ENSURE(m->decision != NULL, SWORN_ERR_ARG, "entry.decision is NULL");
+        return check_record(m->decision);
+    case SWORN__V1__ENTRY__KIND_POLICY_LOADED:
+        SWORN_ENSURE(m->policy_loaded != NULL, SWORN_ERR_ARG, "entry.policy_loaded is NULL");
+        SWORN_GUARD(check_hash(m->policy_loaded->digest, 1, "policy_loaded.digest"));
+        return check_str(m->policy_loaded->source, SWORN_FRAME_STRING_MAX, 1,
+                         "policy_loaded.source");
+    case SWORN__V1__ENTRY__KIND_KEY_EVENT:
+        SWORN_ENSURE(m->key_event != NULL, SWORN_ERR_ARG, "entry.key_event is NULL");
+        SWORN_ENSURE(m->key_event->statement.len > 0, SWORN_ERR_FORMAT,
+                     "key_event.statement is missing");
+        return 0;
+    case SWORN__V1__ENTRY__KIND_STARTUP:
+        SWORN_ENSURE(m->startup != NULL, SWORN_ERR_ARG, "entry.startup is NULL");
+        SWORN_GUARD(check_count(m->startup->n_files, SWORN_FRAME_FILES_MAX, "startup.files"));
+        for (i = 0; i < m->startup->n_files; i++) {
+            SWORN_ENSURE(m->startup->files[i] != NULL, SWORN_ERR_ARG, "startup.files[] is NULL");
+            SWORN_GUARD(check_str(m->startup->files[i]->path, SWORN_FRAME_STRING_MAX, 1,
+                                  "startup.files[].path"));
+            SWORN_GUARD(check_hash(m->startup->files[i]->sha256, 1, "startup.files[].sha256"));
+        }
+        return check_hash(m->startup->pcr23, 0, "startup.pcr23");
+    case SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED:
+        SWORN_ENSURE(m->escalation_resolved != NULL, SWORN_ERR_ARG,
+                     "entry.escalation_resolved is NULL");
+        SWORN_GUARD(check_request_id(m->escalation_resolved->request_id));
+        SWORN_GUARD(check_effect(m->escalation_resolved->effect, 0));
+        SWORN_GUARD(
+            check_str(m->escalation_resolved->operator_, 256, 1, "escalation_resolved.operator"));
+        return check_str(m->escalation_resolved->reason, SWORN_FRAME_TEXT_MAX, 0,
+                         "escalation_resolved.reason");
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
+    }
+fail:
+    return -1;
+}
+
+/* --- packing and unpacking ---------------------------------------------------------------- */
+
+/* Pack m (already checked) into a new buffer, after a frame header when framed. */
+static int pack(const ProtobufCMessage *m, int framed, uint8_t **out, size_t *out_len)
+{
+    size_t n = protobuf_c_message_get_packed_size(m), hdr = framed ? SWORN_FRAME_HDR_LEN : 0;
+    size_t max = framed ? SWORN_FRAME_MAX : SWORN_FRAME_ENTRY_MAX;
+    uint8_t *b;
+
+    *out = NULL;
+    *out_len = 0;
+    if (n == 0 || n > max)
+        return sworn_err_set(SWORN_ERR_RANGE, "%s packs to %zu bytes, outside 1..%zu",
+                             m->descriptor->short_name, n, max);
+    b = malloc(hdr + n);
+    if (b == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "no memory to pack %s", m->descriptor->short_name);
+    if (framed)
+        sworn_put_u32be(b, (uint32_t)n);
+    if (protobuf_c_message_pack(m, b + hdr) != n) {
+        free(b);
+        return sworn_err_set(SWORN_ERR_CORRUPT, "protobuf-c packed %s to an unexpected size",
+                             m->descriptor->short_name);
+    }
+    *out = b;
+    *out_len = hdr + n;
+    return 0;
+}
+
+/*
+ * Does m or any message inside it hold unknown fields? protobuf-c keeps them and re-packs them,
+ * so the canonical check alone would let them through. depth bounds the recursion (protobuf-c
+ * itself bounds the nesting it unpacks; sworn.proto nests at most 4 deep).
+ */
+static int has_unknown(const ProtobufCMessage *m, unsigned depth)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    unsigned i;
+
+    if (m->n_unknown_fields > 0 || depth > 16)
+        return 1;
+    for (i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const char *base = (const char *)m;
+
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(const void *)(base + f->quantifier_offset), k;
+            ProtobufCMessage *const *arr =
+                *(ProtobufCMessage *const *const *)(const void *)(base + f->offset);
+
+            for (k = 0; k < n; k++)
+                if (arr[k] != NULL && has_unknown(arr[k], depth + 1))
+                    return 1;
+        } else {
+            const ProtobufCMessage *sub =
+                *(const ProtobufCMessage *const *)(const void *)(base + f->offset);
+
+            if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                *(const uint32_t *)(const void *)(base + f->quantifier_offset) != f->id)
+                continue;
+            if (sub != NULL && has_unknown(sub, depth + 1))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Unpack p[0..len) as a message of descriptor d and require that it re-packs to the same bytes.
+ * Returns the message, or NULL with sworn_err set.
+ */
+static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len)
+{
+    ProtobufCMessage *m = NULL;
+    uint8_t *again = NULL;
+
+    SWORN_ENSURE(p != NULL || len == 0, SWORN_ERR_ARG, "%s: NULL input", d->short_name);
+    SWORN_ENSURE(len >= 1 && len <= SWORN_FRAME_MAX, SWORN_ERR_RANGE,
+                 "%s of %zu bytes is outside 1..%u", d->short_name, len, SWORN_FRAME_MAX);
+    m = protobuf_c_message_unpack(d, NULL, len, p);
+    SWORN_ENSURE(m != NULL, SWORN_ERR_FORMAT, "%s does not decode as protobuf", d->short_name);
+    SWORN_ENSURE(!has_unknown(m, 0), SWORN_ERR_FORMAT, "%s holds unknown fields", d->short_name);
+    SWORN_ENSURE(protobuf_c_message_get_packed_size(m) == len, SWORN_ERR_FORMAT,
+                 "%s is not canonically encoded (size differs)", d->short_name);
+    again = malloc(len);
+    SWORN_ENSURE(again != NULL, SWORN_ERR_NOMEM, "no memory to check %s", d->short_name);
+    SWORN_ENSURE(protobuf_c_message_pack(m, again) == len && memcmp(again, p, len) == 0,
+                 SWORN_ERR_FORMAT, "%s is not canonically encoded", d->short_name);
+    free(again);
+    return m;
+fail:
+    free(again);
+    if (m != NULL)
+        protobuf_c_message_free_unpacked(m, NULL);
+    return NULL;
+}
+
+int sworn_frame_pack_request(const Sworn__V1__AuthorizationRequest *m, uint8_t **out,
+                             size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_request(m) != 0)
+        return -1;
+    return pack(&m->base, 1, out, out_len);
+}
+
+int sworn_frame_pack_reply(const Sworn__V1__DecisionReply *m, uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_reply(m) != 0)
+        return -1;
+    return pack(&m->base, 1, out, out_len);
+}
+
+int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_entry(m) != 0)
+        return -1;
+    return pack(&m->base, 0, out, out_len);
+}
+
+Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, size_t len)
+{
+    Sworn__V1__AuthorizationRequest *m = (Sworn__V1__AuthorizationRequest *)unpack(
+        &sworn__v1__authorization_request__descriptor, p, len);
+
+    if (m != NULL && sworn_frame_check_request(m) != 0) {
+        sworn__v1__authorization_request__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
+}
+
+Sworn__V1__DecisionReply *sworn_frame_unpack_reply(const uint8_t *p, size_t len)
+{
+    Sworn__V1__DecisionReply *m =
+        (Sworn__V1__DecisionReply *)unpack(&sworn__v1__decision_reply__descriptor, p, len);
+
+    if (m != NULL && sworn_frame_check_reply(m) != 0) {
+        sworn__v1__decision_reply__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
+}
+
+Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len)
+{
+    Sworn__V1__Entry *m;
+
+    if (len > SWORN_FRAME_ENTRY_MAX) {
+        sworn_err_set(SWORN_ERR_RANGE, "Entry of %zu bytes is longer than %u", len,
+                      SWORN_FRAME_ENTRY_MAX);
+        return NULL;
+    }
+    m = (Sworn__V1__Entry *)unpack(&sworn__v1__entry__descriptor, p, len);
+
+    if (m != NULL && sworn_frame_check_entry(m) != 0) {
+        sworn__v1__entry__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
+}

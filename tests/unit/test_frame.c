@@ -1,0 +1,707 @@
+/*
+ * test_frame.c -- unit tests of decisiond/frame.c: the socket framing and the strict decoding of
+ * sworn.proto's AuthorizationRequest, DecisionReply and Entry.
+ *
+ * Evidence:
+ *   1. Round trips: each message packs, frames, goes through the incremental decoder one byte
+ *      at a time and in one piece, unpacks, and re-packs to the same bytes.
+ *   2. Hostile frames: length 0, SWORN_FRAME_MAX + 1 and 0xffffffff are refused after the
+ *      4 header bytes; truncated headers and bodies yield no frame; garbage bodies, a wrong hash
+ *      length, invalid UTF-8, an embedded NUL, unknown fields, an explicit default, missing
+ *      required fields, a credential in a deny and over-long repeated fields are all refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "frame.h"
+
+static uint8_t hash_a[64], hash_b[64]; /* 64: room for the over-long hash tests */
+
+static ProtobufCBinaryData bin(const uint8_t *p, size_t n)
+{
+    ProtobufCBinaryData b;
+
+    b.data = (uint8_t *)p;
+    b.len = n;
+    return b;
+}
+
+/* A full request built on the caller's stack: every sub-message present. */
+struct req_parts {
+    Sworn__V1__AuthorizationRequest r;
+    Sworn__V1__Principal principal;
+    Sworn__V1__Resource resource;
+    Sworn__V1__Context context;
+    Sworn__V1__CoveredComponent cov;
+    Sworn__V1__CoveredComponent *covp[1];
+    char *headers[2];
+    Sworn__V1__Delegation del;
+    Sworn__V1__Actor actor;
+    Sworn__V1__Actor *actorp[1];
+    Sworn__V1__MayAct may;
+    ProtobufCBinaryData tokens[1];
+};
+
+static void build_request(struct req_parts *q)
+{
+    Sworn__V1__AuthorizationRequest r = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
+    Sworn__V1__Principal pr = SWORN__V1__PRINCIPAL__INIT;
+    Sworn__V1__Resource rs = SWORN__V1__RESOURCE__INIT;
+    Sworn__V1__Context cx = SWORN__V1__CONTEXT__INIT;
+    Sworn__V1__CoveredComponent cv = SWORN__V1__COVERED_COMPONENT__INIT;
+    Sworn__V1__Delegation dl = SWORN__V1__DELEGATION__INIT;
+    Sworn__V1__Actor ac = SWORN__V1__ACTOR__INIT;
+    Sworn__V1__MayAct ma = SWORN__V1__MAY_ACT__INIT;
+
+    memset(hash_a, 0xa5, sizeof(hash_a));
+    memset(hash_b, 0x5a, sizeof(hash_b));
+    q->r = r;
+    q->principal = pr;
+    q->resource = rs;
+    q->context = cx;
+    q->cov = cv;
+    q->del = dl;
+    q->actor = ac;
+    q->may = ma;
+
+    q->r.request_id = "req-0001";
+    q->principal.id = "agent-1";
+    q->principal.sandbox = "sb-7";
+    q->principal.uid = 100123;
+    q->r.principal = &q->principal;
+    q->r.operation = "http.request";
+    q->resource.scheme = "https";
+    q->resource.host = "api.example.com";
+    q->resource.port = 443;
+    q->resource.path = "/v1/charges?x=\xc3\xa9";
+    q->r.resource = &q->resource;
+    q->context.method = "POST";
+    q->headers[0] = "content-type";
+    q->headers[1] = "authorization";
+    q->context.header_names = q->headers;
+    q->context.n_header_names = 2;
+    q->context.body_sha256 = bin(hash_a, 32);
+    q->cov.name = "@method";
+    q->cov.value_sha256 = bin(hash_b, 32);
+    q->covp[0] = &q->cov;
+    q->context.covered = q->covp;
+    q->context.n_covered = 1;
+    q->context.body_length = 1234;
+    q->r.context = &q->context;
+    q->del.subject = "user@example.com";
+    q->del.issuer = "https://idp.example.com";
+    q->actor.subject = "agent-1";
+    q->actorp[0] = &q->actor;
+    q->del.actors = q->actorp;
+    q->del.n_actors = 1;
+    q->may.result = SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED;
+    q->del.may_act = &q->may;
+    q->tokens[0] = bin(hash_a, 32);
+    q->del.token_sha256 = q->tokens;
+    q->del.n_token_sha256 = 1;
+    q->r.delegation = &q->del;
+    q->r.time_unix_ms = 1700000000123ull;
+}
+
+/* Feed a whole stream through a decoder, chunk bytes at a time; return the frames' count. */
+static int feed_all(const uint8_t *p, size_t len, size_t chunk, const uint8_t *want, size_t wlen)
+{
+    struct sworn_frame_dec d;
+    size_t off = 0;
+    int frames = 0;
+
+    sworn_frame_dec_init(&d);
+    while (off < len) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        const uint8_t *body;
+        size_t blen;
+        long used = sworn_frame_dec_feed(&d, p + off, n, &body, &blen);
+
+        if (used < 0) {
+            sworn_frame_dec_free(&d);
+            return -1;
+        }
+        assert_true(used > 0);
+        off += (size_t)used;
+        if (body != NULL) {
+            if (want != NULL) {
+                assert_int_equal(blen, wlen);
+                assert_memory_equal(body, want, wlen);
+            }
+            frames++;
+        }
+    }
+    assert_true(sworn_frame_dec_idle(&d) || frames == 0);
+    sworn_frame_dec_free(&d);
+    return frames;
+}
+
+static void test_request_round_trip(void **state)
+{
+    struct req_parts q;
+    uint8_t *f, *again;
+    size_t flen, alen;
+    Sworn__V1__AuthorizationRequest *m;
+
+    (void)state;
+    build_request(&q);
+    assert_int_equal(sworn_frame_pack_request(&q.r, &f, &flen), 0);
+    assert_true(flen > SWORN_FRAME_HDR_LEN);
+    assert_int_equal(f[0], 0);
+    assert_int_equal((size_t)f[2] << 8 | f[3], flen - SWORN_FRAME_HDR_LEN);
+    assert_int_equal(feed_all(f, flen, 1, f + 4, flen - 4), 1);
+    assert_int_equal(feed_all(f, flen, flen, f + 4, flen - 4), 1);
+
+    m = sworn_frame_unpack_request(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_string_equal(m->request_id, "req-0001");
+    assert_string_equal(m->principal->id, "agent-1");
+    assert_int_equal(m->resource->port, 443);
+    assert_int_equal(m->context->n_covered, 1);
+    assert_memory_equal(m->context->covered[0]->value_sha256.data, hash_b, 32);
+    assert_int_equal(m->delegation->may_act->result, SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED);
+    assert_int_equal(m->time_unix_ms, 1700000000123ull);
+    assert_int_equal(sworn_frame_pack_request(m, &again, &alen), 0);
+    assert_int_equal(alen, flen);
+    assert_memory_equal(again, f, flen);
+    sworn__v1__authorization_request__free_unpacked(m, NULL);
+    free(again);
+    free(f);
+}
+
+static void test_reply_round_trip(void **state)
+{
+    Sworn__V1__Decision d = SWORN__V1__DECISION__INIT;
+    Sworn__V1__Receipt rc = SWORN__V1__RECEIPT__INIT;
+    Sworn__V1__Credential cr = SWORN__V1__CREDENTIAL__INIT;
+    Sworn__V1__ErrorFrame e = SWORN__V1__ERROR_FRAME__INIT;
+    Sworn__V1__DecisionReply r = SWORN__V1__DECISION_REPLY__INIT;
+    uint8_t sig[71], *f;
+    size_t flen;
+    Sworn__V1__DecisionReply *m;
+
+    (void)state;
+    memset(sig, 0x30, sizeof(sig));
+    memset(hash_a, 0xa5, sizeof(hash_a));
+    d.request_id = "req-1";
+    d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    d.rule_id = "allow-stripe";
+    d.reason = "matched";
+    d.log_index = 42;
+    d.entry_hash = bin(hash_a, 32);
+    rc.key_id = bin(hash_a, 32);
+    rc.signature = bin(sig, sizeof(sig));
+    rc.alg = 1;
+    d.receipt = &rc;
+    cr.id = "stripe-live";
+    cr.header_name = "authorization";
+    cr.value = bin((const uint8_t *)"Bearer sk_live_x", 16);
+    d.credential = &cr;
+    r.body_case = SWORN__V1__DECISION_REPLY__BODY_DECISION;
+    r.decision = &d;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), 0);
+    assert_int_equal(feed_all(f, flen, 3, f + 4, flen - 4), 1);
+    m = sworn_frame_unpack_reply(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_int_equal(m->body_case, SWORN__V1__DECISION_REPLY__BODY_DECISION);
+    assert_int_equal(m->decision->log_index, 42);
+    assert_int_equal(m->decision->credential->value.len, 16);
+    sworn__v1__decision_reply__free_unpacked(m, NULL);
+    free(f);
+
+    /* A credential or receipt in a deny is refused when packing. */
+    d.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    assert_null(f);
+    d.credential = NULL;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    d.receipt = NULL;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), 0);
+    free(f);
+    /* EFFECT_UNSPECIFIED and unknown effects are refused. */
+    d.effect = SWORN__V1__EFFECT__EFFECT_UNSPECIFIED;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    d.effect = (Sworn__V1__Effect)9;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+
+    /* An error reply. */
+    e.code = SWORN_ERR_RANGE;
+    e.message = "frame length 0 is outside 1..1048576: refused";
+    r.body_case = SWORN__V1__DECISION_REPLY__BODY_ERROR;
+    r.error = &e;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), 0);
+    m = sworn_frame_unpack_reply(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_int_equal(m->error->code, SWORN_ERR_RANGE);
+    sworn__v1__decision_reply__free_unpacked(m, NULL);
+    free(f);
+    e.code = 0;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    /* Neither. */
+    r.body_case = SWORN__V1__DECISION_REPLY__BODY__NOT_SET;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+}
+
+static void entry_round_trip(const Sworn__V1__Entry *e)
+{
+    uint8_t *b, *again;
+    size_t blen, alen;
+    Sworn__V1__Entry *m;
+
+    assert_int_equal(sworn_frame_pack_entry(e, &b, &blen), 0);
+    m = sworn_frame_unpack_entry(b, blen);
+    assert_non_null(m);
+    assert_int_equal(m->kind_case, e->kind_case);
+    assert_int_equal(sworn_frame_pack_entry(m, &again, &alen), 0);
+    assert_int_equal(alen, blen);
+    assert_memory_equal(again, b, blen);
+    sworn__v1__entry__free_unpacked(m, NULL);
+    free(again);
+    free(b);
+}
+
+static void test_entry_round_trips(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__DecisionRecord dr = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+    Sworn__V1__KeyEvent ke = SWORN__V1__KEY_EVENT__INIT;
+    Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
+    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT, *mfp[1] = {&mf};
+    Sworn__V1__EscalationResolved er = SWORN__V1__ESCALATION_RESOLVED__INIT;
+    uint8_t *b;
+    size_t blen;
+
+    (void)state;
+    build_request(&q);
+    dr.request = &q.r;
+    dr.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    dr.rule_id = "r1";
+    dr.policy_digest = bin(hash_a, 32);
+    dr.time_unix_ms = 5;
+    dr.credential_id = "stripe-live";
+    dr.credential_sha256 = bin(hash_b, 32);
+    e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    e.decision = &dr;
+    entry_round_trip(&e);
+    /* A credential recorded for a deny, a credential id without its hash, a short digest. */
+    dr.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    dr.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    dr.credential_sha256 = bin(hash_b, 0);
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    dr.credential_sha256 = bin(hash_b, 32);
+    dr.policy_digest = bin(hash_a, 31);
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    dr.policy_digest = bin(hash_a, 32);
+
+    pl.digest = bin(hash_a, 32);
+    pl.source = "/etc/sworn/policy.toml";
+    pl.version = 3;
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &pl;
+    entry_round_trip(&e);
+
+    ke.statement = bin((const uint8_t *)"sworn key event\n", 16);
+    e.kind_case = SWORN__V1__ENTRY__KIND_KEY_EVENT;
+    e.key_event = &ke;
+    entry_round_trip(&e);
+
+    mf.path = "/usr/bin/sworn-decisiond";
+    mf.sha256 = bin(hash_b, 32);
+    sm.files = mfp;
+    sm.n_files = 1;
+    sm.pcr23 = bin(hash_a, 32);
+    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
+    e.startup = &sm;
+    entry_round_trip(&e);
+
+    er.request_id = "req-0001";
+    er.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    er.operator_ = "alice";
+    e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
+    e.escalation_resolved = &er;
+    entry_round_trip(&e);
+    er.effect = SWORN__V1__EFFECT__EFFECT_ESCALATE;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+
+    e.kind_case = SWORN__V1__ENTRY__KIND__NOT_SET;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    /* An Entry above the log's 65535-byte limit is refused both ways. */
+    {
+        uint8_t *big = calloc(1, SWORN_FRAME_ENTRY_MAX + 1);
+
+        assert_non_null(big);
+        ke.statement = bin(big, SWORN_FRAME_ENTRY_MAX);
+        e.kind_case = SWORN__V1__ENTRY__KIND_KEY_EVENT;
+        e.key_event = &ke;
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+        assert_null(sworn_frame_unpack_entry(big, SWORN_FRAME_ENTRY_MAX + 1));
+        assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+        free(big);
+    }
+    /* An empty Entry (zero bytes) is refused when unpacking. */
+    assert_null(sworn_frame_unpack_entry((const uint8_t *)"", 0));
+}
+
+static void test_hostile_headers(void **state)
+{
+    static const uint8_t zero[] = {0, 0, 0, 0, 0x0a};
+    static const uint8_t over[] = {0x00, 0x10, 0x00, 0x01}; /* 1 MiB + 1 */
+    static const uint8_t huge[] = {0xff, 0xff, 0xff, 0xff};
+    static const uint8_t max[] = {0x00, 0x10, 0x00, 0x00}; /* exactly 1 MiB: accepted */
+    struct sworn_frame_dec d;
+    const uint8_t *body;
+    size_t blen;
+
+    (void)state;
+    sworn_frame_dec_init(&d);
+    assert_int_equal(sworn_frame_dec_feed(&d, zero, sizeof(zero), &body, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_null(body);
+    /* The stream stays refused. */
+    assert_int_equal(sworn_frame_dec_feed(&d, max, sizeof(max), &body, &blen), -1);
+    assert_false(sworn_frame_dec_idle(&d));
+    sworn_frame_dec_free(&d);
+
+    assert_int_equal(feed_all(over, sizeof(over), 4, NULL, 0), -1);
+    assert_int_equal(feed_all(huge, sizeof(huge), 1, NULL, 0), -1);
+
+    /* 1 MiB is accepted as a length: the decoder waits for the body. */
+    sworn_frame_dec_init(&d);
+    assert_int_equal(sworn_frame_dec_feed(&d, max, sizeof(max), &body, &blen), 4);
+    assert_null(body);
+    assert_false(sworn_frame_dec_idle(&d));
+    sworn_frame_dec_free(&d);
+
+    /* Truncated header and truncated body: no frame, not idle. */
+    sworn_frame_dec_init(&d);
+    assert_int_equal(sworn_frame_dec_feed(&d, max, 3, &body, &blen), 3);
+    assert_null(body);
+    assert_false(sworn_frame_dec_idle(&d));
+    sworn_frame_dec_free(&d);
+    sworn_frame_dec_init(&d);
+    assert_int_equal(sworn_frame_dec_feed(&d,
+                                          (const uint8_t *)"\0\0\0\x05"
+                                                           "abc",
+                                          7, &body, &blen),
+                     7);
+    assert_null(body);
+    assert_false(sworn_frame_dec_idle(&d));
+    sworn_frame_dec_free(&d);
+}
+
+static void test_encode_limits(void **state)
+{
+    uint8_t out[16], *big;
+
+    (void)state;
+    assert_int_equal(sworn_frame_encode((const uint8_t *)"x", 0, out, sizeof(out)), -1);
+    assert_int_equal(sworn_frame_encode((const uint8_t *)"abc", 3, out, 6), -1);
+    assert_int_equal(sworn_frame_encode((const uint8_t *)"abc", 3, out, 7), 7);
+    assert_memory_equal(out,
+                        "\0\0\0\x03"
+                        "abc",
+                        7);
+    big = calloc(1, SWORN_FRAME_MAX + 1 + SWORN_FRAME_HDR_LEN);
+    assert_non_null(big);
+    assert_int_equal(sworn_frame_encode(big, SWORN_FRAME_MAX + 1, big, SWORN_FRAME_MAX + 5), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    free(big);
+}
+
+static void test_two_frames_in_one_buffer(void **state)
+{
+    uint8_t stream[32];
+    long n1, n2;
+
+    (void)state;
+    n1 = sworn_frame_encode((const uint8_t *)"ab", 2, stream, sizeof(stream));
+    n2 = sworn_frame_encode((const uint8_t *)"cde", 3, stream + n1, sizeof(stream) - (size_t)n1);
+    assert_int_equal(feed_all(stream, (size_t)(n1 + n2), sizeof(stream), NULL, 0), 2);
+    assert_int_equal(feed_all(stream, (size_t)(n1 + n2), 1, NULL, 0), 2);
+}
+
+/* Pack a request into a bare body (no header) without the shape check. */
+static uint8_t *raw_pack(const ProtobufCMessage *m, size_t *len)
+{
+    uint8_t *b;
+
+    *len = protobuf_c_message_get_packed_size(m);
+    b = malloc(*len + 1);
+    assert_non_null(b);
+    assert_int_equal(protobuf_c_message_pack(m, b), *len);
+    return b;
+}
+
+static void test_hostile_bodies(void **state)
+{
+    struct req_parts q;
+    uint8_t *b, *b2;
+    size_t blen, i;
+    char *names[SWORN_FRAME_HEADERS_MAX + 1];
+    static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+    (void)state;
+    assert_null(sworn_frame_unpack_request(garbage, sizeof(garbage)));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_null(sworn_frame_unpack_request((const uint8_t *)"\x0a\x05"
+                                                            "ab",
+                                           4)); /* truncated */
+    assert_null(sworn_frame_unpack_request(NULL, 0));
+
+    /* Wrong hash lengths, each found on the wire, not only when packing. */
+    build_request(&q);
+    q.context.body_sha256 = bin(hash_a, 31);
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    free(b);
+    build_request(&q);
+    q.tokens[0] = bin(hash_a, 33);
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    free(b);
+
+    /* Missing required fields. */
+    build_request(&q);
+    q.r.request_id = "";
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    free(b);
+    build_request(&q);
+    q.r.principal = NULL;
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    free(b);
+    build_request(&q);
+    q.resource.port = 70000;
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    free(b);
+
+    /* A request id of 129 bytes. */
+    {
+        char id[SWORN_FRAME_ID_MAX + 2];
+
+        memset(id, 'a', sizeof(id) - 1);
+        id[sizeof(id) - 1] = '\0';
+        build_request(&q);
+        q.r.request_id = id;
+        b = raw_pack(&q.r.base, &blen);
+        assert_null(sworn_frame_unpack_request(b, blen));
+        free(b);
+        id[SWORN_FRAME_ID_MAX] = '\0';
+        b = raw_pack(&q.r.base, &blen);
+        b2 = NULL;
+        {
+            Sworn__V1__AuthorizationRequest *m = sworn_frame_unpack_request(b, blen);
+            assert_non_null(m);
+            sworn__v1__authorization_request__free_unpacked(m, NULL);
+        }
+        free(b);
+    }
+
+    /* Invalid UTF-8 and a control character. */
+    build_request(&q);
+    q.resource.path = "/\xc3\x28";
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    free(b);
+    build_request(&q);
+    q.principal.id = "a\x01"
+                     "b";
+    b = raw_pack(&q.r.base, &blen);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    free(b);
+
+    /* An embedded NUL: field 1 (request_id) = "ab\0cd" at the front of an otherwise good body. */
+    build_request(&q);
+    q.r.request_id = "abXcd";
+    b = raw_pack(&q.r.base, &blen);
+    assert_int_equal(b[0], 0x0a);
+    assert_int_equal(b[1], 5);
+    b[4] = 0;
+    assert_null(sworn_frame_unpack_request(b, blen));
+    free(b);
+
+    /* An unknown field appended (field 15, varint 1), also one inside a sub-message. */
+    build_request(&q);
+    b = raw_pack(&q.r.base, &blen);
+    b2 = malloc(blen + 2);
+    assert_non_null(b2);
+    memcpy(b2, b, blen);
+    b2[blen] = 0x78;
+    b2[blen + 1] = 0x01;
+    assert_non_null(b2);
+    assert_null(sworn_frame_unpack_request(b2, blen + 2));
+    /* The same field 7 (time) twice: the last wins in protobuf, we refuse it. */
+    b2[blen] = 0x38;
+    b2[blen + 1] = 0x01;
+    assert_null(sworn_frame_unpack_request(b2, blen + 2));
+    free(b2);
+    free(b);
+    /* An explicit default: time_unix_ms (field 7, the last) = 0 written out. */
+    build_request(&q);
+    q.r.time_unix_ms = 0;
+    b = raw_pack(&q.r.base, &blen);
+    b2 = malloc(blen + 2);
+    assert_non_null(b2);
+    memcpy(b2, b, blen);
+    b2[blen] = 0x38;
+    b2[blen + 1] = 0x00;
+    assert_null(sworn_frame_unpack_request(b2, blen + 2));
+    free(b2);
+    free(b);
+    /* An unknown field inside Resource: append field 15 to a packed Resource, wrap it. */
+    {
+        Sworn__V1__AuthorizationRequest *m;
+        uint8_t res[64], body[96];
+        size_t rl = protobuf_c_message_get_packed_size(&q.resource.base), k = 0;
+
+        build_request(&q);
+        assert_true(rl + 2 <= sizeof(res));
+        protobuf_c_message_pack(&q.resource.base, res);
+        res[rl] = 0x78;
+        res[rl + 1] = 0x01;
+        /* request_id, principal.id, operation, then the resource with the extra field. */
+        body[k++] = 0x0a;
+        body[k++] = 1;
+        body[k++] = 'r';
+        body[k++] = 0x12;
+        body[k++] = 3;
+        body[k++] = 0x0a;
+        body[k++] = 1;
+        body[k++] = 'p';
+        body[k++] = 0x1a;
+        body[k++] = 1;
+        body[k++] = 'o';
+        body[k++] = 0x22;
+        body[k++] = (uint8_t)(rl + 2);
+        memcpy(body + k, res, rl + 2);
+        k += rl + 2;
+        assert_null(sworn_frame_unpack_request(body, k));
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        /* Without the extra field it is a good request. */
+        body[12] = (uint8_t)rl;
+        m = sworn_frame_unpack_request(body, k - 2);
+        assert_non_null(m);
+        sworn__v1__authorization_request__free_unpacked(m, NULL);
+    }
+
+    /* Huge repeated fields inside the 1 MiB cap: refused by count, not by size. */
+    build_request(&q);
+    for (i = 0; i < SWORN_FRAME_HEADERS_MAX + 1; i++)
+        names[i] = "x-h";
+    q.context.header_names = names;
+    q.context.n_header_names = SWORN_FRAME_HEADERS_MAX + 1;
+    b = raw_pack(&q.r.base, &blen);
+    assert_true(blen < SWORN_FRAME_MAX);
+    assert_null(sworn_frame_unpack_request(b, blen));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    free(b);
+    q.context.n_header_names = SWORN_FRAME_HEADERS_MAX;
+    b = raw_pack(&q.r.base, &blen);
+    {
+        Sworn__V1__AuthorizationRequest *m = sworn_frame_unpack_request(b, blen);
+        assert_non_null(m);
+        sworn__v1__authorization_request__free_unpacked(m, NULL);
+    }
+    free(b);
+
+    /* About 250,000 empty repeated entries (field 2 of Context, length 0) in one 1 MiB body. */
+    {
+        size_t n = SWORN_FRAME_MAX - 16, k = 0;
+        uint8_t *big = malloc(n), *ctx;
+
+        assert_non_null(big);
+        ctx = big;
+        /* AuthorizationRequest.context (field 5, length-delimited) wrapping repeated "a". */
+        big[k++] = 0x2a;
+        big[k++] = 0x80 | 0x7f; /* length as a 3-byte varint, filled below */
+        big[k++] = 0xff;
+        big[k++] = 0x3f;
+        while (k + 3 <= n) {
+            big[k++] = 0x12;
+            big[k++] = 1;
+            big[k++] = 'a';
+        }
+        {
+            size_t inner = k - 4;
+            ctx[1] = (uint8_t)(0x80 | (inner & 0x7f));
+            ctx[2] = (uint8_t)(0x80 | ((inner >> 7) & 0x7f));
+            ctx[3] = (uint8_t)(inner >> 14);
+        }
+        assert_null(sworn_frame_unpack_request(big, k));
+        free(big);
+    }
+}
+
+static void test_hostile_entries(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+    Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
+    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT, *mfp[1] = {&mf};
+    uint8_t *b;
+    size_t blen;
+
+    (void)state;
+    build_request(&q);
+    pl.digest = bin(hash_a, 16);
+    pl.source = "p";
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &pl;
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    free(b);
+
+    mf.path = "/x";
+    mf.sha256 = bin(hash_a, 0);
+    sm.files = mfp;
+    sm.n_files = 1;
+    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
+    e.startup = &sm;
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    free(b);
+
+    /* A decision record whose embedded request is bad is refused too. */
+    {
+        Sworn__V1__DecisionRecord dr = SWORN__V1__DECISION_RECORD__INIT;
+
+        q.r.operation = "";
+        dr.request = &q.r;
+        dr.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        dr.policy_digest = bin(hash_a, 32);
+        e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+        e.decision = &dr;
+        b = raw_pack(&e.base, &blen);
+        assert_null(sworn_frame_unpack_entry(b, blen));
+        free(b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_reply_round_trip),
+        cmocka_unit_test(test_entry_round_trips),  cmocka_unit_test(test_hostile_headers),
+        cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
+        cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
