@@ -63,6 +63,8 @@ static void hex(const uint8_t *b, size_t n, char *out)
 }
 
 static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
 {
     char *cmd, *full;
     va_list ap;
@@ -78,6 +80,8 @@ static int sh(struct sworn_test_swtpm *t, const char *fmt, ...)
     return st;
 }
 
+static void sh_ok(struct sworn_test_swtpm *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void sh_ok(struct sworn_test_swtpm *t, const char *fmt, ...)
 {
     char *cmd;
