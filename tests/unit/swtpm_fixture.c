@@ -462,3 +462,24 @@ int sworn_test_swtpm_evict(struct sworn_test_swtpm *t, uint32_t handle)
     snprintf(h, sizeof(h), "0x%08x", (unsigned)handle);
     return run(t, evict);
 }
+
+int sworn_test_swtpm_setup(void **state)
+{
+    struct sworn_test_swtpm *t = calloc(1, sizeof(*t));
+
+    if (t == NULL || sworn_test_swtpm_start(t) < 0) {
+        free(t);
+        return -1;
+    }
+    *state = t;
+    return 0;
+}
+
+int sworn_test_swtpm_teardown(void **state)
+{
+    struct sworn_test_swtpm *t = *state;
+
+    sworn_test_swtpm_stop(t);
+    free(t);
+    return 0;
+}

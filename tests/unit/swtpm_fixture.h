@@ -70,6 +70,10 @@ int sworn_test_swtpm_evict(struct sworn_test_swtpm *t, uint32_t handle);
  */
 int sworn_test_swtpm_sh(struct sworn_test_swtpm *t, const char *cmd);
 
+/* cmocka setup: a fresh swtpm (struct sworn_test_swtpm in *state); teardown stops and frees it. */
+int sworn_test_swtpm_setup(void **state);
+int sworn_test_swtpm_teardown(void **state);
+
 /* sworn_test_swtpm_sh with a printf-style command line (at most 8 KiB). */
 int sworn_test_swtpm_shf(struct sworn_test_swtpm *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -410,23 +410,28 @@ static int try_sign(struct sworn_signer *s)
     return sworn_signer_sign(s, SWORN_PURPOSE_RECEIPT, digest, 32, sig, sizeof(sig), &sig_len);
 }
 
+/* Sign every 50 ms, at most `tries` times, until it works; 1 when it did (the signer recovered). */
+static int signs_again(struct sworn_signer *s, int tries)
+{
+    for (int i = 0; i < tries; i++) {
+        if (try_sign(s) == 0)
+            return 1;
+        sleep_ms(50);
+    }
+    return 0;
+}
+
 static void test_sessions_closed_behind_its_back(void **state)
 {
     struct fx *f = *state;
     struct sworn_signer *s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
-    int recovered = 0;
 
     assert_int_equal(try_sign(s), 0);
     close_sessions_behind_its_back();
     /* The next sign fails (the caller denies), then the signer rebuilds and works again. */
     assert_int_equal(try_sign(s), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
-    for (int i = 0; i < 50 && !recovered; i++) {
-        recovered = try_sign(s) == 0;
-        if (!recovered)
-            sleep_ms(50);
-    }
-    if (!recovered)
+    if (!signs_again(s, 50))
         fail_msg("the signer did not recover: %s", sworn_err_msg());
     assert_int_equal(sworn_signer_health(s), 0);
     sworn_signer_close(s);
@@ -439,7 +444,7 @@ static void test_wrong_pin_is_not_retried(void **state)
     struct sworn_signer_config c = config(f, f->p256_uri, f->p256_spki, f->p256_spki_len);
     char *pin = sworn_test_path(f->h->dir, "changing.pin");
     struct sworn_signer *s;
-    int recovered = 0, refused = 0;
+    int refused = 0;
 
     sworn_test_write_file(pin, "4711", 4, 0600);
     c.pin_file = pin;
@@ -459,12 +464,7 @@ static void test_wrong_pin_is_not_retried(void **state)
         fail_msg("the wrong PIN was never reported as withheld: %s", sworn_err_msg());
     /* The token is not locked: the right PIN in the file brings the signer back. */
     sworn_test_write_file(pin, "4711\n", 5, 0600);
-    for (int i = 0; i < 120 && !recovered; i++) {
-        recovered = try_sign(s) == 0;
-        if (!recovered)
-            sleep_ms(50);
-    }
-    if (!recovered)
+    if (!signs_again(s, 120))
         fail_msg("no recovery after the PIN was fixed: %s", sworn_err_msg());
     sworn_signer_close(s);
     free(pin);
@@ -478,7 +478,6 @@ static void test_hung_call_becomes_an_error(void **state)
     char *flag = sworn_test_path(f->h->dir, "hang");
     struct sworn_signer *s;
     struct timespec t0, t1;
-    int recovered = 0;
     double waited;
 
     c.module_path = getenv("SWORN_HANG_MODULE");
@@ -502,12 +501,7 @@ static void test_hung_call_becomes_an_error(void **state)
     assert_true(t1.tv_sec - t0.tv_sec < 2);
     /* The device answers again: the stuck call returns, and the signer rebuilds and signs. */
     assert_int_equal(remove(flag), 0);
-    for (int i = 0; i < 100 && !recovered; i++) {
-        recovered = try_sign(s) == 0;
-        if (!recovered)
-            sleep_ms(50);
-    }
-    if (!recovered)
+    if (!signs_again(s, 100))
         fail_msg("no recovery after the device answered again: %s", sworn_err_msg());
     assert_int_equal(sworn_signer_health(s), 0);
     sworn_signer_close(s);
@@ -592,7 +586,7 @@ static void test_token_folder_removed_and_restored(void **state)
     struct fx *f = *state;
     struct sworn_signer *s = open_ok(config(f, f->p256_uri, f->p256_spki, f->p256_spki_len));
     char *moved = sworn_test_path(f->h->dir, "tokens.away");
-    int failed = 0, recovered = 0;
+    int failed = 0;
 
     assert_int_equal(try_sign(s), 0);
     assert_int_equal(rename(f->h->tokens, moved), 0);
@@ -606,12 +600,7 @@ static void test_token_folder_removed_and_restored(void **state)
     if (!failed)
         fail_msg("signing went on with the token folder gone");
     assert_int_equal(rename(moved, f->h->tokens), 0);
-    for (int i = 0; i < 200 && !recovered; i++) {
-        recovered = try_sign(s) == 0;
-        if (!recovered)
-            sleep_ms(50);
-    }
-    if (!recovered)
+    if (!signs_again(s, 200))
         fail_msg("no recovery after the token folder came back: %s", sworn_err_msg());
     sworn_signer_close(s);
     free(moved);

@@ -54,27 +54,6 @@ static char *first_line(const char *path)
     return s;
 }
 
-static int setup(void **state)
-{
-    struct sworn_test_swtpm *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || sworn_test_swtpm_start(t) < 0) {
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct sworn_test_swtpm *t = *state;
-
-    sworn_test_swtpm_stop(t);
-    free(t);
-    return 0;
-}
-
 static void provision(struct sworn_test_swtpm *t, const char *name)
 {
     char *dir = sworn_test_path(t->dir, name);
@@ -448,11 +427,16 @@ static void test_usage_and_dead_tcti(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_provision_is_stable, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_measure_replays_from_zeros, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_quote_checked_by_tpm2_checkquote, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_provision_copies_ek_cert, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_usage_and_dead_tcti, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_provision_is_stable, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_measure_replays_from_zeros, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_quote_checked_by_tpm2_checkquote,
+                                        sworn_test_swtpm_setup, sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_provision_copies_ek_cert, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_usage_and_dead_tcti, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,27 +50,6 @@ static size_t be16(const uint8_t *p)
     return (size_t)p[0] << 8 | p[1];
 }
 
-static int setup(void **state)
-{
-    struct sworn_test_swtpm *t = calloc(1, sizeof(*t));
-
-    if (t == NULL || sworn_test_swtpm_start(t) < 0) {
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct sworn_test_swtpm *t = *state;
-
-    sworn_test_swtpm_stop(t);
-    free(t);
-    return 0;
-}
-
 /* A fresh random secret in <dir>/name; its bytes in out. */
 static void make_secret(struct sworn_test_swtpm *t, const char *name, uint8_t out[SECRET_LEN])
 {
@@ -368,10 +347,14 @@ static void test_usage_and_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tpm2_tools_both_ways, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tpm_refuses, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_usage_and_bad_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_roundtrip, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_tpm2_tools_both_ways, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_tpm_refuses, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_usage_and_bad_input, sworn_test_swtpm_setup,
+                                        sworn_test_swtpm_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
