@@ -155,6 +155,41 @@ static int check_effect(Sworn__V1__Effect e, int allow_escalate)
     return sworn_err_set(SWORN_ERR_FORMAT, "effect %d is not valid here", (int)e);
 }
 
+/* RFC 8259 section 6: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and nothing else. */
+int sworn_frame_json_number_ok(const char *s)
+{
+    const char *p = s;
+
+    if (p == NULL)
+        return 0;
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return 0;
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
 static int check_context(const Sworn__V1__Context *c)
 {
     size_t i;
@@ -170,6 +205,19 @@ static int check_context(const Sworn__V1__Context *c)
         SWORN_GUARD(check_str(c->covered[i]->name, 256, 1, "context.covered[].name"));
         SWORN_GUARD(check_hash(c->covered[i]->value_sha256, 1, "context.covered[].value_sha256"));
     }
+    SWORN_GUARD(check_count(c->n_json_numbers, SWORN_FRAME_NUMBERS_MAX, "context.json_numbers"));
+    for (i = 0; i < c->n_json_numbers; i++) {
+        const Sworn__V1__JsonNumber *j = c->json_numbers[i];
+
+        SWORN_ENSURE(j != NULL, SWORN_ERR_ARG, "context.json_numbers[%zu] is NULL", i);
+        SWORN_GUARD(check_str(j->pointer, 256, 1, "context.json_numbers[].pointer"));
+        SWORN_ENSURE(j->pointer[0] == '/', SWORN_ERR_FORMAT,
+                     "context.json_numbers[].pointer does not start with '/'");
+        SWORN_GUARD(check_str(j->value, 64, 1, "context.json_numbers[].value"));
+        SWORN_ENSURE(sworn_frame_json_number_ok(j->value), SWORN_ERR_FORMAT,
+                     "context.json_numbers[].value is not a JSON number");
+    }
+    SWORN_GUARD(check_hash(c->credential_token_sha256, 0, "context.credential_token_sha256"));
     return 0;
 fail:
     return -1;
@@ -249,7 +297,11 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m)
         SWORN_ENSURE(m->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,
                      "a credential in a decision that is not an allow");
         SWORN_GUARD(check_str(m->credential->id, SWORN_FRAME_ID_MAX, 1, "credential.id"));
-        SWORN_GUARD(check_str(m->credential->header_name, 256, 1, "credential.header_name"));
+        SWORN_GUARD(check_str(m->credential->header_name, 256, 0, "credential.header_name"));
+        SWORN_GUARD(check_str(m->credential->query_name, 256, 0, "credential.query_name"));
+        SWORN_ENSURE((m->credential->header_name[0] != '\0') !=
+                         (m->credential->query_name[0] != '\0'),
+                     SWORN_ERR_FORMAT, "credential needs exactly one of header_name, query_name");
         SWORN_ENSURE(m->credential->value.len >= 1 &&
                          m->credential->value.len <= SWORN_FRAME_CRED_MAX,
                      SWORN_ERR_RANGE, "credential.value is %zu bytes, not 1..%u",
@@ -345,8 +397,85 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
             check_str(m->escalation_resolved->operator_, 256, 1, "escalation_resolved.operator"));
         return check_str(m->escalation_resolved->reason, SWORN_FRAME_TEXT_MAX, 0,
                          "escalation_resolved.reason");
+    case SWORN__V1__ENTRY__KIND_REFUSED:
+        SWORN_ENSURE(m->refused != NULL, SWORN_ERR_ARG, "entry.refused is NULL");
+        SWORN_ENSURE(m->refused->channel != NULL && (strcmp(m->refused->channel, "decision") == 0 ||
+                                                     strcmp(m->refused->channel, "admin") == 0),
+                     SWORN_ERR_FORMAT, "refused.channel is neither decision nor admin");
+        SWORN_ENSURE(m->refused->code != 0, SWORN_ERR_FORMAT, "refused.code is 0");
+        SWORN_GUARD(check_str(m->refused->message, SWORN_ERR_MSG_MAX, 0, "refused.message"));
+        SWORN_GUARD(check_str(m->refused->request_id, SWORN_FRAME_ID_MAX, 0, "refused.request_id"));
+        return check_hash(m->refused->frame_sha256, 0, "refused.frame_sha256");
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
+    }
+fail:
+    return -1;
+}
+
+int sworn_frame_check_admin_request(const Sworn__V1__AdminRequest *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "AdminRequest is NULL");
+    switch (m->body_case) {
+    case SWORN__V1__ADMIN_REQUEST__BODY_STATUS:
+    case SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS:
+    case SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY:
+    case SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW:
+    case SWORN__V1__ADMIN_REQUEST__BODY_METRICS:
+        return 0;
+    case SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE:
+        SWORN_ENSURE(m->resolve != NULL, SWORN_ERR_ARG, "resolve is NULL");
+        SWORN_GUARD(check_request_id(m->resolve->request_id));
+        return check_str(m->resolve->reason, SWORN_FRAME_TEXT_MAX, 0, "resolve.reason");
+    case SWORN__V1__ADMIN_REQUEST__BODY_TAIL:
+        SWORN_ENSURE(m->tail != NULL, SWORN_ERR_ARG, "tail is NULL");
+        SWORN_ENSURE(m->tail->count >= 1 && m->tail->count <= SWORN_FRAME_TAIL_MAX, SWORN_ERR_RANGE,
+                     "tail.count %u is outside 1..%u", (unsigned)m->tail->count,
+                     SWORN_FRAME_TAIL_MAX);
+        return 0;
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "AdminRequest holds no known request");
+    }
+fail:
+    return -1;
+}
+
+int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m)
+{
+    size_t i;
+
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "AdminResponse is NULL");
+    switch (m->body_case) {
+    case SWORN__V1__ADMIN_RESPONSE__BODY_ERROR:
+        return sworn_frame_check_error(m->error);
+    case SWORN__V1__ADMIN_RESPONSE__BODY_STATUS:
+        SWORN_ENSURE(m->status != NULL, SWORN_ERR_ARG, "status is NULL");
+        return check_hash(m->status->policy_digest, 0, "status.policy_digest");
+    case SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS:
+        SWORN_ENSURE(m->list_escalations != NULL, SWORN_ERR_ARG, "list_escalations is NULL");
+        for (i = 0; i < m->list_escalations->n_pending; i++) {
+            const Sworn__V1__PendingEscalation *e = m->list_escalations->pending[i];
+
+            SWORN_ENSURE(e != NULL && e->request != NULL, SWORN_ERR_FORMAT,
+                         "list_escalations.pending[%zu] has no request", i);
+            SWORN_GUARD(sworn_frame_check_request(e->request));
+        }
+        return 0;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE:
+    case SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW:
+    case SWORN__V1__ADMIN_RESPONSE__BODY_METRICS:
+        return 0;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY:
+        SWORN_ENSURE(m->reload_policy != NULL, SWORN_ERR_ARG, "reload_policy is NULL");
+        return check_hash(m->reload_policy->digest, 1, "reload_policy.digest");
+    case SWORN__V1__ADMIN_RESPONSE__BODY_TAIL:
+        SWORN_ENSURE(m->tail != NULL, SWORN_ERR_ARG, "tail is NULL");
+        SWORN_GUARD(check_count(m->tail->n_entries, SWORN_FRAME_TAIL_MAX, "tail.entries"));
+        for (i = 0; i < m->tail->n_entries; i++)
+            SWORN_GUARD(sworn_frame_check_entry(m->tail->entries[i]));
+        return 0;
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "AdminResponse holds no known result");
     }
 fail:
     return -1;
@@ -477,6 +606,49 @@ int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out
     if (sworn_frame_check_entry(m) != 0)
         return -1;
     return pack(&m->base, 0, out, out_len);
+}
+
+int sworn_frame_pack_admin_request(const Sworn__V1__AdminRequest *m, uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_admin_request(m) != 0)
+        return -1;
+    return pack(&m->base, 1, out, out_len);
+}
+
+int sworn_frame_pack_admin_response(const Sworn__V1__AdminResponse *m, uint8_t **out,
+                                    size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_admin_response(m) != 0)
+        return -1;
+    return pack(&m->base, 1, out, out_len);
+}
+
+Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len)
+{
+    Sworn__V1__AdminRequest *m =
+        (Sworn__V1__AdminRequest *)unpack(&sworn__v1__admin_request__descriptor, p, len);
+
+    if (m != NULL && sworn_frame_check_admin_request(m) != 0) {
+        sworn__v1__admin_request__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
+}
+
+Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len)
+{
+    Sworn__V1__AdminResponse *m =
+        (Sworn__V1__AdminResponse *)unpack(&sworn__v1__admin_response__descriptor, p, len);
+
+    if (m != NULL && sworn_frame_check_admin_response(m) != 0) {
+        sworn__v1__admin_response__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
 }
 
 Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, size_t len)

@@ -45,6 +45,8 @@
 #define SWORN_FRAME_FILES_MAX 256u      /* StartupMeasurement.files */
 #define SWORN_FRAME_SIG_MAX 512u        /* Receipt.signature */
 #define SWORN_FRAME_CRED_MAX 16384u     /* Credential.value */
+#define SWORN_FRAME_NUMBERS_MAX 64u     /* Context.json_numbers */
+#define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
 
 /*
  * A bounded incremental decoder for one byte stream. Fields are private. It owns at most one
@@ -95,6 +97,11 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m);
 int sworn_frame_check_error(const Sworn__V1__ErrorFrame *m);
 int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m);
 int sworn_frame_check_entry(const Sworn__V1__Entry *m);
+int sworn_frame_check_admin_request(const Sworn__V1__AdminRequest *m);
+int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m);
+
+/* Is s the text of one RFC 8259 number (section 6), and nothing else? Returns 1 or 0. */
+int sworn_frame_json_number_ok(const char *s);
 
 /*
  * Check m's shape, then pack it as one frame into a new buffer. OUT: *out (free() it) and
@@ -105,6 +112,10 @@ int sworn_frame_pack_request(const Sworn__V1__AuthorizationRequest *m, uint8_t *
                              size_t *out_len);
 int sworn_frame_pack_reply(const Sworn__V1__DecisionReply *m, uint8_t **out, size_t *out_len);
 int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out_len);
+int sworn_frame_pack_admin_request(const Sworn__V1__AdminRequest *m, uint8_t **out,
+                                   size_t *out_len);
+int sworn_frame_pack_admin_response(const Sworn__V1__AdminResponse *m, uint8_t **out,
+                                    size_t *out_len);
 
 /*
  * Decode one frame body (or, for an Entry, the stored bytes, at most SWORN_FRAME_ENTRY_MAX),
@@ -114,5 +125,7 @@ int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out
 Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, size_t len);
 Sworn__V1__DecisionReply *sworn_frame_unpack_reply(const uint8_t *p, size_t len);
 Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len);
+Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len);
+Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len);
 
 #endif
