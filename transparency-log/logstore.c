@@ -46,6 +46,8 @@ struct tile_slot {
 struct append_req {
     const uint8_t *const *entries;
     const size_t *lens;
+    const uint8_t *const *receipts; /* NULL, or per entry NULL / receipt_lens[i] == 0 for none */
+    const size_t *receipt_lens;
     size_t n;
     uint64_t first_index;
     int done;
@@ -68,6 +70,8 @@ struct sworn_log {
     int committing;
 
     sqlite3_stmt *st_insert_entry;
+    sqlite3_stmt *st_insert_receipt;
+    sqlite3_stmt *st_get_receipt;
     sqlite3_stmt *st_get_entry;
     sqlite3_stmt *st_entry_range;
     sqlite3_stmt *st_get_tile;
@@ -77,10 +81,14 @@ struct sworn_log {
     struct tile_slot cache[TILE_CACHE_SLOTS];
 };
 
-/* Quotes came after format 1 was first written: open adds the table to a database without it. */
+/*
+ * Quotes and receipts came after format 1 was first written: open adds their tables to a
+ * database without them.
+ */
 #define QUOTES_TABLE_SQL                                                                           \
     "CREATE TABLE IF NOT EXISTS quotes(size INTEGER PRIMARY KEY, attest BLOB NOT NULL,"            \
-    " signature BLOB NOT NULL);"
+    " signature BLOB NOT NULL);"                                                                   \
+    "CREATE TABLE IF NOT EXISTS receipts(idx INTEGER PRIMARY KEY, data BLOB NOT NULL);"
 
 static const char schema_sql[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -587,6 +595,9 @@ static int prepare_all(struct sworn_log *log)
 {
     SWORN_GUARD(prepare(log, "INSERT INTO entries(idx, data) VALUES(?, ?)", &log->st_insert_entry));
     SWORN_GUARD(prepare(log, "SELECT data FROM entries WHERE idx = ?", &log->st_get_entry));
+    SWORN_GUARD(
+        prepare(log, "INSERT INTO receipts(idx, data) VALUES(?, ?)", &log->st_insert_receipt));
+    SWORN_GUARD(prepare(log, "SELECT data FROM receipts WHERE idx = ?", &log->st_get_receipt));
     SWORN_GUARD(prepare(log,
                         "SELECT idx, data FROM entries WHERE idx >= ? AND idx < ? ORDER BY idx",
                         &log->st_entry_range));
@@ -710,6 +721,8 @@ void sworn_log_close(struct sworn_log *log)
         return;
     sqlite3_finalize(log->st_insert_entry);
     sqlite3_finalize(log->st_get_entry);
+    sqlite3_finalize(log->st_insert_receipt);
+    sqlite3_finalize(log->st_get_receipt);
     sqlite3_finalize(log->st_entry_range);
     sqlite3_finalize(log->st_get_tile);
     sqlite3_finalize(log->st_put_tile);
@@ -757,6 +770,12 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
             sqlite3_bind_blob(st, 2, r->lens[i] ? (const void *)r->entries[i] : (const void *)"",
                               (int)r->lens[i], SQLITE_STATIC);
             SWORN_GUARD(step_done(log, st, "insert entry"));
+            if (r->receipts != NULL && r->receipts[i] != NULL && r->receipt_lens[i] > 0) {
+                st = log->st_insert_receipt;
+                sqlite3_bind_int64(st, 1, (sqlite3_int64)next);
+                sqlite3_bind_blob(st, 2, r->receipts[i], (int)r->receipt_lens[i], SQLITE_STATIC);
+                SWORN_GUARD(step_done(log, st, "insert receipt"));
+            }
             sworn_merkle_leaf_hash(r->entries[i], r->lens[i],
                                    leaves + (next - first) * SWORN_HASH_LEN);
             next++;
@@ -780,15 +799,31 @@ fail:
 int sworn_log_append(struct sworn_log *log, const uint8_t *const *entries, const size_t *lens,
                      size_t n, uint64_t *first_index)
 {
-    struct append_req req = {.entries = entries, .lens = lens, .n = n};
+    return sworn_log_append_receipts(log, entries, lens, NULL, NULL, n, first_index);
+}
+
+int sworn_log_append_receipts(struct sworn_log *log, const uint8_t *const *entries,
+                              const size_t *lens, const uint8_t *const *receipts,
+                              const size_t *receipt_lens, size_t n, uint64_t *first_index)
+{
+    struct append_req req = {.entries = entries,
+                             .lens = lens,
+                             .receipts = receipts,
+                             .receipt_lens = receipt_lens,
+                             .n = n};
 
     if (n == 0)
         return sworn_err_set(SWORN_ERR_ARG, "append: no entries");
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (lens[i] > SWORN_TILE_ENTRY_MAX)
             return sworn_err_set(SWORN_ERR_RANGE,
                                  "append: entry %zu has %zu bytes; entries hold at most %u", i,
                                  lens[i], SWORN_TILE_ENTRY_MAX);
+        if (receipts != NULL && receipts[i] != NULL && receipt_lens[i] > SWORN_LOG_RECEIPT_MAX)
+            return sworn_err_set(SWORN_ERR_RANGE,
+                                 "append: receipt %zu has %zu bytes; receipts hold at most %u", i,
+                                 receipt_lens[i], SWORN_LOG_RECEIPT_MAX);
+    }
 
     pthread_mutex_lock(&log->q_lock);
     if (log->q_tail)
@@ -956,6 +991,38 @@ int sworn_log_read_entry(struct sworn_log *log, uint64_t index, uint8_t *out, si
         sworn_err_set(SWORN_ERR_NOTFOUND, "no entry %llu", (unsigned long long)index);
     } else {
         db_error(log, "read entry");
+    }
+    sqlite3_reset(st);
+    pthread_mutex_unlock(&log->db_lock);
+    return ret;
+}
+
+int sworn_log_read_receipt(struct sworn_log *log, uint64_t index, uint8_t *out, size_t cap,
+                           size_t *len)
+{
+    sqlite3_stmt *st = log->st_get_receipt;
+    int rc, ret = -1;
+
+    pthread_mutex_lock(&log->db_lock);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)index);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        size_t n = (size_t)sqlite3_column_bytes(st, 0);
+        const void *data = sqlite3_column_blob(st, 0);
+
+        if (n > cap) {
+            sworn_err_set(SWORN_ERR_RANGE, "receipt %llu has %zu bytes, buffer holds %zu",
+                          (unsigned long long)index, n, cap);
+        } else {
+            if (n > 0)
+                memcpy(out, data, n);
+            *len = n;
+            ret = 0;
+        }
+    } else if (rc == SQLITE_DONE) {
+        sworn_err_set(SWORN_ERR_NOTFOUND, "no receipt for entry %llu", (unsigned long long)index);
+    } else {
+        db_error(log, "read receipt");
     }
     sqlite3_reset(st);
     pthread_mutex_unlock(&log->db_lock);

@@ -11,6 +11,8 @@
  *   checkpoints(size, note)       every signed checkpoint note, by tree size
  *   quotes(size, attest, signature)  the TPM quote of the checkpoint of that size: raw TPMS_ATTEST
  *                                 and TPMT_SIGNATURE, stored as the TPM gave them
+ *   receipts(idx, data)           the receipt of entry idx, when it has one: opaque bytes
+ * (decisiond stores a protobuf sworn.v1.Receipt), written in the same transaction as the entry
  *
  * Life of an entry: sworn_log_append() inserts it and hashes it into the tiles in one transaction,
  * and returns its index once that transaction is durable (one WAL fsync for both). So the tree
@@ -39,7 +41,8 @@
 #include "tiles.h"
 
 #define SWORN_LOG_FORMAT_VERSION 1
-#define SWORN_LOG_META_MAX 4096 /* bytes in one meta value */
+#define SWORN_LOG_META_MAX 4096    /* bytes in one meta value */
+#define SWORN_LOG_RECEIPT_MAX 1024 /* bytes in one receipt */
 
 struct sworn_log;
 
@@ -70,6 +73,23 @@ const char *sworn_log_origin(const struct sworn_log *log);
  */
 int sworn_log_append(struct sworn_log *log, const uint8_t *const *entries, const size_t *lens,
                      size_t n, uint64_t *first_index);
+
+/*
+ * As sworn_log_append, and store a receipt with each entry that has one, in the same transaction:
+ * receipts may be NULL (no receipts), else receipts[i] == NULL or receipt_lens[i] == 0 means
+ * entry i has none; otherwise receipt_lens[i] <= SWORN_LOG_RECEIPT_MAX bytes. The log does not
+ * interpret receipts (the verifier checks them against the entries).
+ */
+int sworn_log_append_receipts(struct sworn_log *log, const uint8_t *const *entries,
+                              const size_t *lens, const uint8_t *const *receipts,
+                              const size_t *receipt_lens, size_t n, uint64_t *first_index);
+
+/*
+ * Copy the receipt of entry `index` into out (cap bytes). OUT: *len. Returns 0, or -1 with
+ * SWORN_ERR_NOTFOUND when the entry has no receipt, SWORN_ERR_RANGE when cap is too small.
+ */
+int sworn_log_read_receipt(struct sworn_log *log, uint64_t index, uint8_t *out, size_t cap,
+                           size_t *len);
 
 /* The number of durable entries. */
 uint64_t sworn_log_size(struct sworn_log *log);

@@ -107,6 +107,44 @@ static int build_bundle(struct sworn_log *log, uint64_t size, uint64_t t, uint8_
     return 0;
 }
 
+/*
+ * Encode the receipts bundle that goes beside entry bundle t: for each entry of the bundle, a u16
+ * big-endian length and that many bytes of its receipt (length 0: no receipt). OUT: *len.
+ */
+static int build_receipts(struct sworn_log *log, uint64_t t, unsigned w, uint8_t *out, size_t *len)
+{
+    uint64_t first = t * SWORN_TILE_WIDTH;
+    size_t off = 0;
+
+    for (unsigned i = 0; i < w; i++) {
+        size_t n = 0;
+
+        if (sworn_log_read_receipt(log, first + i, out + off + 2, SWORN_LOG_RECEIPT_MAX, &n) < 0) {
+            if (sworn_err_code() != SWORN_ERR_NOTFOUND)
+                return -1;
+            n = 0;
+        }
+        sworn_put_u16be(out + off, (uint16_t)n);
+        off += 2 + n;
+    }
+    *len = off;
+    return 0;
+}
+
+/* "sworn/receipts/<N>[.p/<W>]": the entry bundle's path with "tile/entries/" replaced. */
+static int receipts_file(const char *dir, const struct sworn_tile_id *id, char out[DIR_PATH_MAX])
+{
+    static const char entries_prefix[] = "tile/entries/";
+    char rel[SWORN_TILE_PATH_MAX], rrel[SWORN_TILE_PATH_MAX + 8];
+
+    if (sworn_tile_path(id, rel, sizeof(rel)) < 0)
+        return -1;
+    if (strncmp(rel, entries_prefix, sizeof(entries_prefix) - 1) != 0)
+        return sworn_err_set(SWORN_ERR_ARG, "receipts: %s is not an entry bundle path", rel);
+    snprintf(rrel, sizeof(rrel), "sworn/receipts/%s", rel + sizeof(entries_prefix) - 1);
+    return join(dir, rrel, out);
+}
+
 /* Where the walks below write, and up to which tree size. */
 struct history_out {
     const char *dir;
@@ -196,6 +234,10 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
 
         SWORN_GUARD(build_bundle(log, n, t, buf, &len, &id.width));
         SWORN_GUARD(tile_file(dir, &id, path));
+        SWORN_GUARD(write_immutable(path, buf, len));
+        /* Receipts are written with their entries (one transaction), so this is final too. */
+        SWORN_GUARD(build_receipts(log, t, id.width, buf, &len));
+        SWORN_GUARD(receipts_file(dir, &id, path));
         SWORN_GUARD(write_immutable(path, buf, len));
     }
     SWORN_GUARD(export_history(log, n, dir));

@@ -334,6 +334,61 @@ static void test_quotes_beside_checkpoints(void **state)
     free(tiles);
 }
 
+/*
+ * Receipts are stored with their entries in one transaction, survive a reopen, are refused when
+ * too large (and then nothing of the batch is stored), and are exported as receipts bundles
+ * beside the entry bundles: a u16 length per entry, 0 for an entry without a receipt.
+ */
+static void test_receipts_beside_entries(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    struct sworn_note_signer *signers[1] = {&signer};
+    char *key = sworn_test_path(f->dir, "log.key"), *tiles = sworn_test_path(f->dir, "tiles");
+    char vkey[SWORN_NOTE_VKEY_MAX + 1], note[4096], *path, *data;
+    const uint8_t *entries[3] = {(const uint8_t *)"a", (const uint8_t *)"b", (const uint8_t *)"c"};
+    size_t lens[3] = {1, 1, 1}, rlens[3] = {4, 0, 2}, len;
+    const uint8_t *receipts[3] = {(const uint8_t *)"RCPT", NULL, (const uint8_t *)"R2"};
+    static uint8_t big[SWORN_LOG_RECEIPT_MAX + 1];
+    const uint8_t *big_receipts[1] = {big};
+    size_t big_lens[1] = {sizeof(big)};
+    uint8_t out[SWORN_LOG_RECEIPT_MAX];
+    uint64_t first = 99;
+    static const uint8_t want[] = {0, 4, 'R', 'C', 'P', 'T', 0, 0, 0, 2, 'R', '2'};
+
+    assert_int_equal(
+        sworn_log_append_receipts(f->log, entries, lens, big_receipts, big_lens, 1, &first), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_int_equal(sworn_log_size(f->log), 0);
+    assert_int_equal(sworn_log_append_receipts(f->log, entries, lens, receipts, rlens, 3, &first),
+                     0);
+    assert_int_equal(first, 0);
+    sworn_log_close(f->log);
+    assert_int_equal(sworn_log_open(f->db, &f->log), 0);
+    assert_int_equal(sworn_log_read_receipt(f->log, 0, out, sizeof(out), &len), 0);
+    assert_int_equal(len, 4);
+    assert_memory_equal(out, "RCPT", 4);
+    assert_int_equal(sworn_log_read_receipt(f->log, 1, out, sizeof(out), &len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_NOTFOUND);
+    assert_int_equal(sworn_log_read_receipt(f->log, 2, out, 1, &len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+
+    assert_int_equal(sworn_note_keygen_ed25519("test.sworn.example/log", key, vkey, sizeof(vkey)),
+                     0);
+    assert_int_equal(sworn_note_signer_open_file(key, NULL, &signer), 0);
+    assert_int_equal(sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &len, NULL), 0);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), 0);
+    path = sworn_test_path(tiles, "sworn/receipts/000.p/3");
+    data = sworn_test_read_file(path, &len);
+    assert_int_equal(len, sizeof(want));
+    assert_memory_equal(data, want, sizeof(want));
+    free(data);
+    free(path);
+    sworn_note_signer_close(&signer);
+    free(key);
+    free(tiles);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +403,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_database_refused, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_create_and_open_refusals, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_receipts_beside_entries, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_quotes_beside_checkpoints, sworn_test_log_setup,
                                         sworn_test_log_teardown),
