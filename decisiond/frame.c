@@ -371,6 +371,8 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
     case SWORN__V1__ENTRY__KIND_POLICY_LOADED:
         SWORN_ENSURE(m->policy_loaded != NULL, SWORN_ERR_ARG, "entry.policy_loaded is NULL");
         SWORN_GUARD(check_hash(m->policy_loaded->digest, 1, "policy_loaded.digest"));
+        SWORN_GUARD(
+            check_str(m->policy_loaded->error, SWORN_FRAME_TEXT_MAX, 0, "policy_loaded.error"));
         return check_str(m->policy_loaded->source, SWORN_FRAME_STRING_MAX, 1,
                          "policy_loaded.source");
     case SWORN__V1__ENTRY__KIND_KEY_EVENT:
@@ -387,6 +389,9 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
                                   "startup.files[].path"));
             SWORN_GUARD(check_hash(m->startup->files[i]->sha256, 1, "startup.files[].sha256"));
         }
+        SWORN_GUARD(check_hash(m->startup->pcr23_before, 0, "startup.pcr23_before"));
+        SWORN_ENSURE((m->startup->pcr23.len == 0) == (m->startup->pcr23_before.len == 0),
+                     SWORN_ERR_FORMAT, "startup.pcr23 and pcr23_before must both be set or empty");
         return check_hash(m->startup->pcr23, 0, "startup.pcr23");
     case SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED:
         SWORN_ENSURE(m->escalation_resolved != NULL, SWORN_ERR_ARG,

@@ -323,6 +323,9 @@ static void test_entry_round_trips(void **state)
     sm.pcr23 = bin(hash_a, 32);
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
+    /* PCR 23 after extending without the value before it cannot be replayed: refused. */
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    sm.pcr23_before = bin(hash_b, 32);
     entry_round_trip(&e);
 
     er.request_id = "req-0001";
