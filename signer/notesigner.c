@@ -28,18 +28,30 @@ static const struct sworn_note_signer_ops signer_ops = {
     .close = checkpoint_close,
 };
 
-int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
-                                struct sworn_note_signer *out)
+static int proc_checkpoint_sign(void *ctx, const uint8_t *msg, size_t len, uint8_t *sig, size_t cap,
+                                size_t *sig_len)
+{
+    return sworn_signer_proc_sign(ctx, SWORN_PURPOSE_CHECKPOINT, msg, len, sig, cap, sig_len);
+}
+
+static const struct sworn_note_signer_ops proc_ops = {
+    .kind = "sworn-signer-process",
+    .sign = proc_checkpoint_sign,
+    .close = checkpoint_close,
+};
+
+/* Fill n's public half (name, type, key, key id) from a key's DER SPKI and algorithm. */
+static int note_pub_from_spki(const char *name, const uint8_t *spki, size_t spki_len,
+                              enum sworn_sig_alg alg, struct sworn_note_signer *out)
 {
     struct sworn_note_signer n;
-    size_t spki_len, name_len = strlen(name);
-    const uint8_t *spki = sworn_signer_spki(s, &spki_len);
+    size_t name_len = strlen(name);
 
     memset(&n, 0, sizeof(n));
     if (name_len == 0 || name_len > SWORN_NOTE_NAME_MAX)
         return sworn_err_set(SWORN_ERR_ARG, "note signer: bad key name");
     memcpy(n.pub.name, name, name_len);
-    switch (sworn_signer_alg(s)) {
+    switch (alg) {
     case SWORN_SIG_ECDSA_P256_SHA256:
         if (spki_len > sizeof(n.pub.key))
             return sworn_err_set(SWORN_ERR_RANGE, "note signer: public key too long");
@@ -67,8 +79,32 @@ int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
     if (sworn_note_key_id(n.pub.name, name_len, n.pub.alg, n.pub.key, n.pub.key_len,
                           &n.pub.key_id) < 0)
         return -1;
-    n.ops = &signer_ops;
-    n.ctx = s;
     *out = n;
+    return 0;
+}
+
+int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
+                                struct sworn_note_signer *out)
+{
+    size_t spki_len;
+    const uint8_t *spki = sworn_signer_spki(s, &spki_len);
+
+    if (note_pub_from_spki(name, spki, spki_len, sworn_signer_alg(s), out) < 0)
+        return -1;
+    out->ops = &signer_ops;
+    out->ctx = s;
+    return 0;
+}
+
+int sworn_signer_proc_as_note_signer(struct sworn_signer_proc *p, const char *name,
+                                     struct sworn_note_signer *out)
+{
+    size_t spki_len;
+    const uint8_t *spki = sworn_signer_proc_spki(p, &spki_len);
+
+    if (note_pub_from_spki(name, spki, spki_len, sworn_signer_proc_alg(p), out) < 0)
+        return -1;
+    out->ops = &proc_ops;
+    out->ctx = p;
     return 0;
 }

@@ -10,6 +10,7 @@
 #define SWORN_NOTESIGNER_H
 
 #include "notesign.h"
+#include "proc.h"
 #include "signer.h"
 
 /*
@@ -19,5 +20,9 @@
  */
 int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
                                 struct sworn_note_signer *out);
+
+/* The same for a key held by a signer process (proc.h), which must outlive the note signer. */
+int sworn_signer_proc_as_note_signer(struct sworn_signer_proc *p, const char *name,
+                                     struct sworn_note_signer *out);
 
 #endif

@@ -26,6 +26,7 @@
 
 #include "err.h"
 #include "ipc.h"
+#include "privdrop.h"
 
 #define CHILD_FD 3           /* the child's socket end, after setup_fds */
 #define REAP_WAIT_MS 200     /* how long a failing call waits for a killed child to exit */
@@ -138,49 +139,6 @@ static int setup_signals(void)
     return 0;
 }
 
-/* No core file, and no ptrace or /proc/<pid>/mem by processes of the same uid. */
-static int no_dumps(void)
-{
-    struct rlimit zero = {.rlim_cur = 0, .rlim_max = 0};
-
-    if (setrlimit(RLIMIT_CORE, &zero) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "cannot set RLIMIT_CORE to 0: %s", strerror(errno));
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "cannot clear the dumpable flag: %s", strerror(errno));
-    return 0;
-}
-
-/* Switch to p->uid and p->gid for good (chrooting first when asked), and check that it held. */
-static int drop_privileges(const struct sworn_signer_proc *p)
-{
-    uid_t ru, eu, su;
-    gid_t rg, eg, sg;
-
-    if (p->chroot_dir != NULL && (chroot(p->chroot_dir) != 0 || chdir("/") != 0))
-        return sworn_err_set(SWORN_ERR_IO, "cannot chroot to %s: %s", p->chroot_dir,
-                             strerror(errno));
-    if (setgroups(0, NULL) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "setgroups: %s", strerror(errno));
-    if (setresgid(p->gid, p->gid, p->gid) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "setresgid(%lu): %s", (unsigned long)p->gid,
-                             strerror(errno));
-    if (setresuid(p->uid, p->uid, p->uid) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "setresuid(%lu): %s", (unsigned long)p->uid,
-                             strerror(errno));
-    /* Trust nothing: read every id back, and make sure root cannot be regained. */
-    if (getresgid(&rg, &eg, &sg) != 0 || rg != p->gid || eg != p->gid || sg != p->gid)
-        return sworn_err_set(SWORN_ERR_IO, "the group ids did not change to %lu",
-                             (unsigned long)p->gid);
-    if (getresuid(&ru, &eu, &su) != 0 || ru != p->uid || eu != p->uid || su != p->uid)
-        return sworn_err_set(SWORN_ERR_IO, "the user ids did not change to %lu",
-                             (unsigned long)p->uid);
-    if (getgroups(0, NULL) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "supplementary groups remain after setgroups");
-    if (setuid(0) == 0)
-        return sworn_err_set(SWORN_ERR_IO, "root could be regained after dropping privileges");
-    return 0;
-}
-
 /* Fill a reply's status and error message from this thread's error slot. */
 static void reply_error(struct sworn_ipc_msg *resp, char msg[SWORN_IPC_ERRMSG_MAX + 1])
 {
@@ -279,7 +237,7 @@ static _Noreturn void child_main(struct sworn_signer_proc *p, int sock, int othe
     enum sworn_err_code code = SWORN_OK;
     char msg[SWORN_IPC_ERRMSG_MAX + 1] = "";
 
-    if (setup_fds(sock, other) < 0 || setup_signals() < 0 || no_dumps() < 0)
+    if (setup_fds(sock, other) < 0 || setup_signals() < 0 || sworn_no_dumps() < 0)
         _exit(CHILD_EXIT_SETUP);
     /* The parent's per-request deadline bounds a hung device call here (it kills this child), so
      * device calls run inline, without the watchdog's thread handoff. */
@@ -289,7 +247,7 @@ static _Noreturn void child_main(struct sworn_signer_proc *p, int sock, int othe
         sworn_ipc_errmsg_clean(sworn_err_msg(), msg);
     }
     /* Drop even when the open failed: nothing from the parent is read with privilege. */
-    if (p->drop && drop_privileges(p) < 0) {
+    if (p->drop && sworn_drop_privileges(p->uid, p->gid, p->chroot_dir) < 0) {
         if (code == SWORN_OK) {
             code = sworn_err_code();
             snprintf(msg, sizeof(msg), "cannot drop privileges: %.200s", sworn_err_msg());

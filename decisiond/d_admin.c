@@ -1,0 +1,397 @@
+/*
+ * d_admin.c -- the admin socket's calls (d_daemon.h, docs/protocol.md section 4).
+ *
+ * Only operator uids reach this code (d_server.c). Every call that changes state records it:
+ * a resolution is an EscalationResolved entry, a policy reload a PolicyLoaded entry (also when
+ * it fails: the old policy stays and the refusal is in the record).
+ */
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/sha.h>
+
+#include "d_daemon.h"
+#include "d_jlog.h"
+#include "err.h"
+#include "fileio.h"
+
+/* Replies larger than this are cut (tail): the frame limit is 1 MiB. */
+#define ADMIN_TAIL_BYTES (768u * 1024u)
+
+static void send_response(struct d_conn *c, Sworn__V1__AdminResponse *r)
+{
+    uint8_t *frame = NULL;
+    size_t len = 0;
+
+    if (sworn_frame_pack_admin_response(r, &frame, &len) < 0) {
+        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+        return;
+    }
+    d_conn_reply(c, frame, len);
+    free(frame);
+}
+
+static void do_status(struct d_daemon *d, struct d_conn *c)
+{
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__StatusResponse s = SWORN__V1__STATUS_RESPONSE__INIT;
+
+    s.tree_size = sworn_log_size(d->log);
+    s.checkpoint_size = atomic_load(&d->metrics.checkpoint_size);
+    s.policy_digest.data = d->policy_digest;
+    s.policy_digest.len = 32;
+    s.pending_escalations = d_escalations_pending(d->esc);
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_STATUS;
+    r.status = &s;
+    send_response(c, &r);
+}
+
+static void do_list(struct d_daemon *d, struct d_conn *c)
+{
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__ListEscalationsResponse l;
+
+    if (d_escalations_list(d->esc, &l) < 0) {
+        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+        return;
+    }
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS;
+    r.list_escalations = &l;
+    send_response(c, &r);
+    d_escalations_list_free(&l);
+}
+
+struct admin_wait {
+    struct d_daemon *d;
+    struct d_conn *c;
+};
+
+static void resolved(void *arg, int ok, uint64_t index)
+{
+    struct admin_wait *w = arg;
+
+    if (!ok) {
+        d_conn_reply_error(w->c, SWORN_ERR_IO, "the resolution could not be recorded", NULL, 0);
+    } else {
+        Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+        Sworn__V1__ResolveResponse rr = SWORN__V1__RESOLVE_RESPONSE__INIT;
+
+        rr.log_index = index;
+        r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE;
+        r.resolve = &rr;
+        send_response(w->c, &r);
+    }
+    d_conn_release(w->c);
+    free(w);
+}
+
+/* The operator's name for the record: the user name of the admin peer's uid. */
+static void operator_name(uid_t uid, char *out, size_t cap)
+{
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+
+    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res != NULL)
+        snprintf(out, cap, "%s", res->pw_name);
+    else
+        snprintf(out, cap, "uid:%u", (unsigned)uid);
+}
+
+static void do_resolve(struct d_daemon *d, struct d_conn *c, const Sworn__V1__ResolveRequest *rq)
+{
+    struct d_held *h = d_escalation_take(d->esc, rq->request_id);
+    struct admin_wait *w;
+    char who[256];
+
+    if (h == NULL) {
+        d_conn_reply_error(c, SWORN_ERR_NOTFOUND, "no such pending escalation", rq->request_id, 0);
+        return;
+    }
+    w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        d_decide_resolve(d, h, 0, "decisiond", "denied: out of memory", NULL, NULL);
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", rq->request_id, 0);
+        return;
+    }
+    w->d = d;
+    w->c = c;
+    d_conn_hold(c);
+    operator_name(d_conn_uid(c), who, sizeof(who));
+    d_decide_resolve(d, h, rq->approve, who, rq->reason, resolved, w);
+}
+
+static void reloaded(void *arg, int ok, uint64_t index, const char *error)
+{
+    struct admin_wait *w = arg;
+
+    if (!ok) {
+        d_conn_reply_error(w->c, SWORN_ERR_FORMAT, error, NULL, 0);
+    } else {
+        Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+        Sworn__V1__ReloadPolicyResponse rr = SWORN__V1__RELOAD_POLICY_RESPONSE__INIT;
+
+        rr.digest.data = w->d->policy_digest;
+        rr.digest.len = 32;
+        rr.log_index = index;
+        r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY;
+        r.reload_policy = &rr;
+        send_response(w->c, &r);
+    }
+    d_conn_release(w->c);
+    free(w);
+}
+
+static void do_reload(struct d_daemon *d, struct d_conn *c)
+{
+    struct admin_wait *w = calloc(1, sizeof(*w));
+
+    if (w == NULL) {
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
+        return;
+    }
+    w->d = d;
+    w->c = c;
+    d_conn_hold(c);
+    if (d_policy_reload(d, reloaded, w) < 0) {
+        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+        d_conn_release(c);
+        free(w);
+    }
+}
+
+static void do_checkpoint(struct d_daemon *d, struct d_conn *c)
+{
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__CheckpointNowResponse cr = SWORN__V1__CHECKPOINT_NOW_RESPONSE__INIT;
+
+    /* The checkpoint thread signs the tree as it is when it wakes: at least this size. */
+    cr.tree_size = sworn_log_size(d->log);
+    d_checkpointer_kick(d);
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW;
+    r.checkpoint_now = &cr;
+    send_response(c, &r);
+}
+
+static void do_tail(struct d_daemon *d, struct d_conn *c, uint32_t count)
+{
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__TailResponse t = SWORN__V1__TAIL_RESPONSE__INIT;
+    uint64_t size = sworn_log_size(d->log), first = size > count ? size - count : 0;
+    uint8_t *buf = malloc(SWORN_FRAME_ENTRY_MAX);
+    size_t total = 0;
+
+    t.entries = calloc(count, sizeof(*t.entries));
+    if (buf == NULL || t.entries == NULL) {
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
+        goto out;
+    }
+    /* Walk back from the newest entry while the reply stays under ADMIN_TAIL_BYTES, so that a
+     * cut drops the oldest of the requested entries, never the newest. */
+    for (uint64_t i = size; i > first; i--) {
+        size_t len;
+
+        if (sworn_log_read_entry(d->log, i - 1, buf, SWORN_FRAME_ENTRY_MAX, &len) < 0) {
+            d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+            goto out;
+        }
+        if (total + len > ADMIN_TAIL_BYTES) {
+            first = i;
+            break;
+        }
+        total += len;
+    }
+    for (uint64_t i = first; i < size; i++) {
+        size_t len;
+
+        if (sworn_log_read_entry(d->log, i, buf, SWORN_FRAME_ENTRY_MAX, &len) < 0 ||
+            (t.entries[t.n_entries] = sworn_frame_unpack_entry(buf, len)) == NULL) {
+            d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+            goto out;
+        }
+        t.n_entries++;
+    }
+    t.first_index = first;
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_TAIL;
+    r.tail = &t;
+    send_response(c, &r);
+out:
+    for (size_t i = 0; i < t.n_entries; i++)
+        sworn__v1__entry__free_unpacked(t.entries[i], NULL);
+    free(t.entries);
+    free(buf);
+}
+
+static void do_metrics(struct d_daemon *d, struct d_conn *c)
+{
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__MetricsResponse m = SWORN__V1__METRICS_RESPONSE__INIT;
+    char *text;
+    size_t len;
+
+    atomic_store(&d->metrics.log_entries, sworn_log_size(d->log));
+    if (d_metrics_render(&d->metrics, d_now_unix_ms(), &text, &len) < 0) {
+        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+        return;
+    }
+    m.text.data = (uint8_t *)text;
+    m.text.len = len;
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_METRICS;
+    r.metrics = &m;
+    send_response(c, &r);
+    free(text);
+}
+
+void d_admin_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
+{
+    Sworn__V1__AdminRequest *rq = sworn_frame_unpack_admin_request(body, len);
+
+    if (rq == NULL) {
+        char msg[SWORN_ERR_MSG_MAX];
+        int code = sworn_err_code();
+
+        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
+        d_record_refused(d, D_CHANNEL_ADMIN, d_conn_uid(c), d_conn_pid(c), code, msg, NULL, body,
+                         len);
+        d_conn_reply_error(c, code, msg, NULL, 0);
+        return;
+    }
+    switch (rq->body_case) {
+    case SWORN__V1__ADMIN_REQUEST__BODY_STATUS:
+        do_status(d, c);
+        break;
+    case SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS:
+        do_list(d, c);
+        break;
+    case SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE:
+        do_resolve(d, c, rq->resolve);
+        break;
+    case SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY:
+        do_reload(d, c);
+        break;
+    case SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW:
+        do_checkpoint(d, c);
+        break;
+    case SWORN__V1__ADMIN_REQUEST__BODY_TAIL:
+        do_tail(d, c, rq->tail->count);
+        break;
+    case SWORN__V1__ADMIN_REQUEST__BODY_METRICS:
+        do_metrics(d, c);
+        break;
+    default:
+        d_conn_reply_error(c, SWORN_ERR_FORMAT, "unknown admin request", NULL, 0);
+        break;
+    }
+    sworn__v1__admin_request__free_unpacked(rq, NULL);
+}
+
+/* --- policy reload ------------------------------------------------------------------------ */
+
+struct reload_job {
+    struct d_daemon *d;
+    struct sworn_policy *policy; /* NULL when the new file was refused */
+    uint8_t digest[32];
+    char error[SWORN_POLICY_REASON_MAX + 1];
+    uint8_t *entry;
+    size_t len;
+    int rc;
+    uint64_t index;
+    void (*on_done)(void *arg, int ok, uint64_t index, const char *error);
+    void *arg;
+};
+
+static void reload_work(void *arg)
+{
+    struct reload_job *j = arg;
+
+    j->rc = d_record_append(j->d, j->entry, j->len, NULL, 0, &j->index);
+    if (j->rc < 0 && j->error[0] == '\0')
+        snprintf(j->error, sizeof(j->error), "policy entry not recorded: %s", sworn_err_msg());
+}
+
+static void reload_done(void *arg)
+{
+    struct reload_job *j = arg;
+    struct d_daemon *d = j->d;
+    json_object *f = json_object_new_object();
+    int ok = j->rc == 0 && j->policy != NULL;
+
+    if (ok) {
+        /* The PolicyLoaded entry is durable: decisions from now on carry the new digest. */
+        sworn_policy_free(d->policy);
+        d->policy = j->policy;
+        j->policy = NULL;
+        memcpy(d->policy_digest, j->digest, 32);
+        atomic_fetch_add(&d->metrics.reloads_ok, 1);
+    } else {
+        atomic_fetch_add(&d->metrics.reloads_failed, 1);
+    }
+    if (f != NULL) {
+        json_object_object_add(f, "ok", json_object_new_boolean(ok));
+        json_object_object_add(f, "path", json_object_new_string(d->cfg->policy_path));
+        if (!ok)
+            json_object_object_add(f, "error", json_object_new_string(j->error));
+    }
+    d_log(ok ? D_LOG_INFO : D_LOG_WARN, "policy_reload", f);
+    if (j->on_done != NULL)
+        j->on_done(j->arg, ok, j->index, j->error);
+    sworn_policy_free(j->policy);
+    free(j->entry);
+    free(j);
+}
+
+int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t version,
+                   const char *error, uint8_t **out, size_t *len)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__PolicyLoaded p = SWORN__V1__POLICY_LOADED__INIT;
+    char clean[SWORN_POLICY_REASON_MAX + 1];
+
+    snprintf(clean, sizeof(clean), "%s", error != NULL ? error : "");
+    for (char *q = clean; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+    p.digest.data = (uint8_t *)digest;
+    p.digest.len = 32;
+    p.source = (char *)source;
+    p.time_unix_ms = d_now_unix_ms();
+    p.version = version;
+    p.error = clean;
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &p;
+    return d_entry_pack(&e, out, len);
+}
+
+int d_policy_reload(struct d_daemon *d,
+                    void (*on_done)(void *arg, int ok, uint64_t index, const char *error),
+                    void *arg)
+{
+    struct reload_job *j = calloc(1, sizeof(*j));
+    char *bytes = NULL;
+    size_t n = 0;
+
+    if (j == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "reload: out of memory");
+    j->d = d;
+    j->on_done = on_done;
+    j->arg = arg;
+    if (sworn_policy_load_file(d->cfg->policy_path, &j->policy) == 0) {
+        sworn_policy_digest(j->policy, j->digest);
+    } else {
+        snprintf(j->error, sizeof(j->error), "%s", sworn_err_msg());
+        /* The refused file's digest, so the record names what was refused. */
+        if (sworn_file_read(d->cfg->policy_path, 4u * 1024u * 1024u, &bytes, &n) == 0)
+            SHA256((const uint8_t *)bytes, n, j->digest);
+        free(bytes);
+    }
+    if (d_policy_entry(d->cfg->policy_path, j->digest,
+                       j->policy != NULL ? sworn_policy_version(j->policy) : 0, j->error, &j->entry,
+                       &j->len) < 0 ||
+        d_workq_submit(d->workq, reload_work, reload_done, j) < 0) {
+        sworn_policy_free(j->policy);
+        free(j->entry);
+        free(j);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,241 @@
+/*
+ * d_checkpoint.c -- the checkpoint thread (d_daemon.h; DESIGN section 3 step 7).
+ *
+ * Every log.checkpoint_interval (and when kicked by `swornctl checkpoint`, and at shutdown), if
+ * the log grew: sign a checkpoint with the signer process's key (C2SP note, type 0x02 for ECDSA
+ * P-256), store it, then have the TPM quote it (qualifying data = SHA-256 of the note text
+ * without signatures; PCRs = tpm.pcrs, always including 23), store the quote beside it, and
+ * refresh the tiles folder when log.export_dir is set.
+ *
+ * This thread is the only user of the TPM once the daemon runs, and nothing on the decision path
+ * waits for it: decisions go on while it signs and quotes. When the TPM fails, checkpoints go on
+ * unquoted (counted in sworn_checkpoints_unquoted_total and logged), tpm_ok drops to 0 (which
+ * makes decisions deny when tpm.required is set), and the next round opens the TPM again.
+ * Quotes are never made more often than tpm.quote_min_interval (TPM-Fail: every ECDSA quote is a
+ * timing sample of the AK; firmware-notes/README.md): a checkpoint inside that interval stays
+ * unquoted, and the next checkpoint after it is quoted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/sha.h>
+
+#include "d_daemon.h"
+#include "d_jlog.h"
+#include "err.h"
+#include "note.h"
+#include "tiledir.h"
+
+struct d_checkpointer {
+    struct d_daemon *d;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int kick, stop;
+    struct sworn_tpm_ak ak;
+    int have_ak;
+    uint64_t last_size;
+    int have_last;
+    uint64_t last_quote_mono_ms;
+    int have_quote;
+};
+
+static uint64_t mono_ms(void)
+{
+    return d_now_mono_us() / 1000u;
+}
+
+static void tpm_down(struct d_checkpointer *cp, const char *why)
+{
+    struct d_daemon *d = cp->d;
+
+    d_log_msg(D_LOG_ERROR, "tpm_down", why);
+    if (cp->have_ak && d->tpm != NULL)
+        sworn_tpm_ak_flush(d->tpm, &cp->ak);
+    cp->have_ak = 0;
+    sworn_tpm_close(d->tpm);
+    d->tpm = NULL;
+    atomic_store(&d->tpm_ok, 0);
+    atomic_store(&d->metrics.tpm_up, 0);
+}
+
+/* Quote the checkpoint note of tree size `size` and store the quote. 0 or -1. */
+static int quote(struct d_checkpointer *cp, const char *note_text, size_t note_len, uint64_t size)
+{
+    struct d_daemon *d = cp->d;
+    struct sworn_note note;
+    uint8_t qual[32], *attest = NULL, *sig = NULL;
+    size_t attest_len = 0, sig_len = 0;
+    int rc = -1;
+
+    if (d->tpm == NULL && sworn_tpm_open(d->cfg->tpm_tcti, &d->tpm) < 0)
+        return -1;
+    if (!cp->have_ak) {
+        if (sworn_tpm_ak_create(d->tpm, &cp->ak) < 0)
+            return -1;
+        cp->have_ak = 1;
+    }
+    if (sworn_note_parse(note_text, note_len, &note) < 0)
+        return -1;
+    SHA256((const uint8_t *)note.text, note.text_len, qual);
+    if (sworn_tpm_quote(d->tpm, &cp->ak, qual, d->cfg->tpm_pcrs | (1u << 23), &attest, &attest_len,
+                        &sig, &sig_len) < 0)
+        goto out;
+    if (sworn_log_put_quote(d->log, size, attest, attest_len, sig, sig_len) < 0)
+        goto out;
+    rc = 0;
+out:
+    free(attest);
+    free(sig);
+    return rc;
+}
+
+/* One round: checkpoint when the log grew (or force), quote, export. */
+static void round_once(struct d_checkpointer *cp, int force)
+{
+    struct d_daemon *d = cp->d;
+    struct sworn_note_signer *signers[1] = {&d->note_signer};
+    char *note = NULL;
+    size_t len = 0;
+    uint64_t size = 0, now = mono_ms();
+    int quoted = 0;
+    json_object *f;
+
+    if (cp->have_last && sworn_log_size(d->log) == cp->last_size && !force)
+        return;
+    note = malloc(SWORN_NOTE_MAX_LEN + 1);
+    if (note == NULL)
+        return;
+    if (sworn_log_checkpoint(d->log, signers, 1, note, SWORN_NOTE_MAX_LEN + 1, &len, &size) < 0) {
+        atomic_store(&d->metrics.signer_up, 0);
+        d_log_msg(D_LOG_ERROR, "checkpoint_failed", sworn_err_msg());
+        free(note);
+        return;
+    }
+    atomic_store(&d->metrics.signer_up, 1);
+    cp->last_size = size;
+    cp->have_last = 1;
+    atomic_fetch_add(&d->metrics.checkpoints, 1);
+    atomic_store(&d->metrics.checkpoint_size, size);
+    atomic_store(&d->metrics.checkpoint_unix_ms, d_now_unix_ms());
+    if (d->cfg->tpm_tcti != NULL) {
+        if (cp->have_quote && now - cp->last_quote_mono_ms < d->cfg->quote_min_interval_ms) {
+            d_log_msg(D_LOG_DEBUG, "quote_deferred", "inside tpm.quote_min_interval");
+        } else if (quote(cp, note, len, size) == 0) {
+            quoted = 1;
+            cp->have_quote = 1;
+            cp->last_quote_mono_ms = now;
+            atomic_fetch_add(&d->metrics.quotes, 1);
+            atomic_store(&d->tpm_ok, 1);
+            atomic_store(&d->metrics.tpm_up, 1);
+        } else {
+            tpm_down(cp, sworn_err_msg());
+        }
+    }
+    if (!quoted)
+        atomic_fetch_add(&d->metrics.checkpoints_unquoted, 1);
+    if (d->cfg->export_dir != NULL &&
+        sworn_tiledir_export(d->log, size, d->cfg->export_dir, NULL) < 0)
+        d_log_msg(D_LOG_ERROR, "export_failed", sworn_err_msg());
+    f = json_object_new_object();
+    if (f != NULL) {
+        json_object_object_add(f, "size", json_object_new_int64((int64_t)size));
+        json_object_object_add(f, "quoted", json_object_new_boolean(quoted));
+    }
+    d_log(D_LOG_INFO, "checkpoint", f);
+    free(note);
+}
+
+static void *checkpoint_thread(void *arg)
+{
+    struct d_checkpointer *cp = arg;
+    uint64_t interval = cp->d->cfg->checkpoint_interval_ms;
+
+    pthread_mutex_lock(&cp->lock);
+    for (;;) {
+        struct timespec until;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += (time_t)(interval / 1000);
+        until.tv_nsec += (long)(interval % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!cp->kick && !cp->stop)
+            if (pthread_cond_timedwait(&cp->cond, &cp->lock, &until) == ETIMEDOUT)
+                break;
+        if (cp->stop)
+            break; /* the final round is d_checkpointer_stop's */
+        cp->kick = 0;
+        pthread_mutex_unlock(&cp->lock);
+        round_once(cp, 0);
+        pthread_mutex_lock(&cp->lock);
+    }
+    pthread_mutex_unlock(&cp->lock);
+    return NULL;
+}
+
+int d_checkpointer_start(struct d_daemon *d)
+{
+    struct d_checkpointer *cp = calloc(1, sizeof(*cp));
+    pthread_condattr_t ca;
+
+    if (cp == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "checkpointer: out of memory");
+    cp->d = d;
+    pthread_mutex_init(&cp->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&cp->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_store(&d->tpm_ok, d->tpm != NULL);
+    atomic_store(&d->metrics.tpm_up, d->tpm != NULL);
+    /* The first checkpoint covers the startup entries, before any decision is served. */
+    round_once(cp, 1);
+    if (pthread_create(&cp->thread, NULL, checkpoint_thread, cp) != 0) {
+        free(cp);
+        return sworn_err_set(SWORN_ERR_IO, "checkpointer: cannot start its thread");
+    }
+    cp->started = 1;
+    d->cp = cp;
+    return 0;
+}
+
+void d_checkpointer_kick(struct d_daemon *d)
+{
+    struct d_checkpointer *cp = d->cp;
+
+    if (cp == NULL)
+        return;
+    pthread_mutex_lock(&cp->lock);
+    cp->kick = 1;
+    pthread_cond_signal(&cp->cond);
+    pthread_mutex_unlock(&cp->lock);
+}
+
+void d_checkpointer_stop(struct d_daemon *d)
+{
+    struct d_checkpointer *cp = d->cp;
+
+    if (cp == NULL)
+        return;
+    pthread_mutex_lock(&cp->lock);
+    cp->stop = 1;
+    pthread_cond_signal(&cp->cond);
+    pthread_mutex_unlock(&cp->lock);
+    if (cp->started)
+        pthread_join(cp->thread, NULL);
+    /* The final checkpoint: quoted even inside the minimum interval, as the last word. */
+    cp->have_quote = 0;
+    round_once(cp, 0);
+    if (cp->have_ak && d->tpm != NULL)
+        sworn_tpm_ak_flush(d->tpm, &cp->ak);
+    pthread_mutex_destroy(&cp->lock);
+    pthread_cond_destroy(&cp->cond);
+    free(cp);
+    d->cp = NULL;
+}

@@ -1,0 +1,50 @@
+/*
+ * d_harden.c -- decisiond's process hardening (d_daemon.h; docs/decisiond.md "Hardening").
+ *
+ * Early (before any secret is read): no core dumps and not dumpable (privdrop.h), and, when run
+ * as root, all memory locked so that vault credentials and PINs are never swapped out. Root has
+ * CAP_IPC_LOCK, so the lock has no size limit there; an unprivileged daemon cannot lock all its
+ * memory under the default RLIMIT_MEMLOCK, and instead relies on the vault locking each value.
+ *
+ * After the sockets are open and the signer child started: drop to run_as (privdrop.h), so
+ * nothing after start-up runs as root.
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "d_daemon.h"
+#include "d_jlog.h"
+#include "err.h"
+#include "privdrop.h"
+
+int d_harden_early(void)
+{
+    if (sworn_no_dumps() < 0)
+        return -1;
+    if (geteuid() == 0 && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+        d_log_msg(D_LOG_WARN, "mlockall_failed", strerror(errno));
+    return 0;
+}
+
+int d_harden_drop(const struct sworn_dconfig *cfg)
+{
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+
+    if (cfg->run_as_user == NULL)
+        return 0;
+    if (geteuid() != 0)
+        return sworn_err_set(SWORN_ERR_ARG, "run_as %s needs decisiond to start as root",
+                             cfg->run_as_user);
+    if (getpwnam_r(cfg->run_as_user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "run_as: no user %s", cfg->run_as_user);
+    if (pw.pw_uid == 0)
+        return sworn_err_set(SWORN_ERR_ARG, "run_as: %s is root", cfg->run_as_user);
+    if (sworn_drop_privileges(pw.pw_uid, pw.pw_gid, NULL) < 0)
+        return -1;
+    /* A credential change resets the dumpable flag to fs.suid_dumpable: clear it again. */
+    return sworn_no_dumps();
+}

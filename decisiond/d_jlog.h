@@ -1,0 +1,31 @@
+/*
+ * d_jlog.h -- decisiond's structured log lines: one JSON object per line on stderr, which
+ * journald (and any log shipper) stores as it comes.
+ *
+ * Each line has "ts" (RFC 3339 UTC with milliseconds), "level" ("debug", "info", "warn",
+ * "error"), "event" (a fixed, greppable name such as "decision" or "checkpoint"), and the
+ * event's own fields. Only the fields given are written: callers never pass credential values,
+ * PINs or request bodies, and the logger has no way to print a secret it was not handed.
+ *
+ * Thread safety: lines from several threads never interleave (one write(2) per line).
+ */
+#ifndef SWORN_D_JLOG_H
+#define SWORN_D_JLOG_H
+
+#include <json-c/json.h>
+
+enum d_log_level { D_LOG_DEBUG = 0, D_LOG_INFO, D_LOG_WARN, D_LOG_ERROR };
+
+/* Lines below this level are dropped (default D_LOG_INFO). */
+void d_log_set_level(enum d_log_level level);
+
+/*
+ * Write one line. fields is a JSON object whose members are added to the line (NULL for none);
+ * it is consumed (put) in every case.
+ */
+void d_log(enum d_log_level level, const char *event, json_object *fields);
+
+/* A shorthand for a line with one "msg" field. */
+void d_log_msg(enum d_log_level level, const char *event, const char *msg);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * d_metrics.h -- decisiond's counters and gauges, rendered in the Prometheus text exposition
+ * format (version 0.0.4) for the admin socket's metrics call (`swornctl metrics`).
+ *
+ * Every counter is an atomic, so any thread may count without a lock; rendering reads each value
+ * once (a scrape is a consistent-enough snapshot, never a torn number).
+ *
+ * Metrics (all prefixed sworn_):
+ *   decisions_total{effect="allow|deny|escalate"}   answers sent (escalations count when held)
+ *   decision_errors_total                            requests answered with an ErrorFrame
+ *   refused_total{channel="decision|admin"}          frames or peers refused
+ *   decision_latency_seconds (histogram)             frame in to answer out, escalations excluded
+ *   log_entries                                      durable entries
+ *   checkpoint_size, checkpoint_age_seconds          newest checkpoint
+ *   checkpoints_total, checkpoints_unquoted_total    checkpoints signed; those without a quote
+ *   quotes_total                                     quotes stored
+ *   signer_up, tpm_up                                1 when the last call succeeded
+ *   escalations_pending                              held requests
+ *   policy_reloads_total{result="ok|failed"}
+ */
+#ifndef SWORN_D_METRICS_H
+#define SWORN_D_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define D_METRICS_BUCKETS 12
+
+struct d_metrics {
+    atomic_uint_fast64_t decisions[3]; /* allow, deny, escalate */
+    atomic_uint_fast64_t decision_errors;
+    atomic_uint_fast64_t refused[2];                            /* decision, admin */
+    atomic_uint_fast64_t latency_bucket[D_METRICS_BUCKETS + 1]; /* last: +Inf */
+    atomic_uint_fast64_t latency_count;
+    atomic_uint_fast64_t latency_sum_us;
+    atomic_uint_fast64_t log_entries;
+    atomic_uint_fast64_t checkpoint_size;
+    atomic_uint_fast64_t checkpoint_unix_ms;
+    atomic_uint_fast64_t checkpoints;
+    atomic_uint_fast64_t checkpoints_unquoted;
+    atomic_uint_fast64_t quotes;
+    atomic_int signer_up;
+    atomic_int tpm_up;
+    atomic_uint_fast64_t escalations_pending;
+    atomic_uint_fast64_t reloads_ok;
+    atomic_uint_fast64_t reloads_failed;
+};
+
+/* Zero every metric. */
+void d_metrics_init(struct d_metrics *m);
+
+/* Count one answered decision (effect 1..3 as in sworn.proto) and its latency. */
+void d_metrics_decision(struct d_metrics *m, int effect, uint64_t latency_us);
+
+/*
+ * Render the metrics as Prometheus text into a new buffer. OUT: *out (free it), *len.
+ * now_unix_ms gives the checkpoint age. Returns 0 or -1 (SWORN_ERR_NOMEM).
+ */
+int d_metrics_render(struct d_metrics *m, uint64_t now_unix_ms, char **out, size_t *len);
+
+#endif

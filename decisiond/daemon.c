@@ -1,0 +1,322 @@
+/*
+ * daemon.c -- sworn-decisiond: start-up, the event loop, and an orderly stop
+ * (docs/decisiond.md; the parts are described in d_daemon.h).
+ *
+ *   sworn-decisiond --config FILE [--log-level LEVEL]
+ *   sworn-decisiond --config FILE --check-config
+ *
+ * Start-up order, and why:
+ *   1. no core dumps, memory locked (before any secret is read);
+ *   2. configuration, policy and vault loaded and checked: any error stops the start;
+ *   3. the signer child started: it opens the HSM/TPM key with the privileges we start with,
+ *      then drops to signer.user; it is forked before any thread exists (proc.h);
+ *   4. the log opened (created on first start, its origin checked on every later one);
+ *   5. measured start into PCR 23, the Startup and PolicyLoaded entries, budgets replayed;
+ *   6. sockets opened, then privileges dropped to run_as;
+ *   7. the worker threads and the checkpoint thread started; the first checkpoint is signed
+ *      (and quoted) before the first request is read.
+ * Stop (SIGTERM, SIGINT): stop accepting, deny held escalations (recorded), finish every
+ * in-flight decision, sign and quote a final checkpoint, close. SIGHUP reloads the policy.
+ *
+ * Exit status: 0 after an orderly stop or a good --check-config, 1 when the start failed or the
+ * configuration is bad, 2 on bad usage.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/thread.h>
+#include <openssl/sha.h>
+#include <pwd.h>
+
+#include "d_daemon.h"
+#include "d_jlog.h"
+#include "encoding.h"
+#include "err.h"
+#include "notesigner.h"
+
+static int usage(const char *why)
+{
+    fprintf(stderr,
+            "sworn-decisiond: %s\n"
+            "usage: sworn-decisiond --config FILE [--log-level debug|info|warn|error]\n"
+            "       sworn-decisiond --config FILE --check-config\n",
+            why);
+    return 2;
+}
+
+static int fail(const char *what)
+{
+    json_object *f = json_object_new_object();
+
+    if (f != NULL) {
+        json_object_object_add(f, "what", json_object_new_string(what));
+        json_object_object_add(f, "msg", json_object_new_string(sworn_err_msg()));
+    }
+    d_log(D_LOG_ERROR, "start_failed", f);
+    return 1;
+}
+
+/* Start the signer child for the configured key. */
+static int start_signer(struct d_daemon *d)
+{
+    const struct sworn_dconfig *c = d->cfg;
+    struct sworn_signer_config sc = {0};
+    struct sworn_signer_proc_opts opts = {0};
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    size_t spki_len = 0;
+    const uint8_t *got;
+    size_t got_len;
+
+    sc.uri = c->signer_key;
+    sc.module_path = c->signer_module;
+    sc.pin_file = c->signer_pin_file;
+    sc.tcti = c->signer_tcti;
+    if (c->signer_spki_hex != NULL) {
+        size_t hex_len = strlen(c->signer_spki_hex);
+
+        spki_len = hex_len / 2;
+        if (hex_len % 2 != 0 || spki_len > sizeof(spki) ||
+            sworn_hex_decode(c->signer_spki_hex, hex_len, spki, spki_len) < 0)
+            return sworn_err_set(SWORN_ERR_FORMAT, "signer.pinned_spki is not a DER SPKI in hex");
+        sc.pinned_spki = spki;
+        sc.pinned_spki_len = spki_len;
+    }
+    sc.timeout_ms = (unsigned)c->signer_timeout_ms;
+    opts.timeout_ms = (unsigned)c->signer_timeout_ms;
+    if (c->signer_user != NULL && geteuid() == 0) {
+        struct passwd pw, *res = NULL;
+        char buf[1024];
+
+        if (getpwnam_r(c->signer_user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
+            return sworn_err_set(SWORN_ERR_ARG, "signer.user: no user %s", c->signer_user);
+        opts.uid = pw.pw_uid;
+        opts.gid = pw.pw_gid;
+    }
+    if (sworn_signer_proc_start(&sc, &opts, &d->signer) < 0)
+        return -1;
+    got = sworn_signer_proc_spki(d->signer, &got_len);
+    SHA256(got, got_len, d->key_id);
+    if (sworn_signer_proc_software_held(d->signer))
+        d_log_msg(D_LOG_WARN, "software_key",
+                  "the signing key is a file: development only, not an Accountable deployment");
+    atomic_store(&d->metrics.signer_up, 1);
+    return sworn_signer_proc_as_note_signer(d->signer, c->origin, &d->note_signer);
+}
+
+static int open_log(struct d_daemon *d)
+{
+    if (access(d->cfg->log_db, F_OK) != 0)
+        return sworn_log_create(d->cfg->log_db, d->cfg->origin, &d->log);
+    if (sworn_log_open(d->cfg->log_db, &d->log) < 0)
+        return -1;
+    if (strcmp(sworn_log_origin(d->log), d->cfg->origin) != 0)
+        return sworn_err_set(SWORN_ERR_ARG, "log %s has origin \"%s\", the config says \"%s\"",
+                             d->cfg->log_db, sworn_log_origin(d->log), d->cfg->origin);
+    atomic_store(&d->metrics.log_entries, sworn_log_size(d->log));
+    return 0;
+}
+
+/* --- stopping ----------------------------------------------------------------------------- */
+
+static struct event *drain_timer;
+
+static void on_drain(evutil_socket_t fd, short what, void *arg)
+{
+    struct d_daemon *d = arg;
+    static int quiet_ticks;
+    struct timeval tick = {0, 50000};
+
+    (void)fd;
+    (void)what;
+    /* Two quiet ticks in a row: every answer is recorded and written out. */
+    if (d_workq_busy(d->workq) == 0 && ++quiet_ticks >= 2) {
+        event_base_loopexit(d->base, NULL);
+        return;
+    }
+    if (d_workq_busy(d->workq) != 0)
+        quiet_ticks = 0;
+    evtimer_add(drain_timer, &tick);
+}
+
+static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct d_daemon *d = arg;
+    struct timeval now = {0, 0};
+
+    (void)what;
+    if (d->stopping)
+        return;
+    d->stopping = 1;
+    d_log_msg(D_LOG_INFO, "stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    d_server_close_listeners(d);
+    d_escalations_deny_all(d, "denied: decisiond is stopping");
+    drain_timer = evtimer_new(d->base, on_drain, d);
+    if (drain_timer == NULL || evtimer_add(drain_timer, &now) != 0)
+        event_base_loopexit(d->base, NULL);
+}
+
+static void on_hup(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    if (d_policy_reload(arg, NULL, NULL) < 0)
+        d_log_msg(D_LOG_ERROR, "policy_reload", sworn_err_msg());
+}
+
+/* --- main --------------------------------------------------------------------------------- */
+
+static void shutdown_all(struct d_daemon *d)
+{
+    if (d->sig_term != NULL)
+        event_free(d->sig_term);
+    if (d->sig_int != NULL)
+        event_free(d->sig_int);
+    if (d->sig_hup != NULL)
+        event_free(d->sig_hup);
+    d_server_close_listeners(d);
+    d_workq_stop(d->workq);
+    d->workq = NULL;
+    if (d->esc != NULL)
+        d_escalations_free(d->esc);
+    d_server_drop_all(d);
+    d_checkpointer_stop(d); /* the final checkpoint, quoted */
+    if (drain_timer != NULL)
+        event_free(drain_timer);
+    sworn_tpm_close(d->tpm);
+    sworn_note_signer_close(&d->note_signer);
+    sworn_log_close(d->log);
+    sworn_signer_proc_stop(d->signer);
+    sworn_vault_free(d->vault);
+    sworn_budgets_free(d->budgets);
+    sworn_policy_free(d->policy);
+    if (d->base != NULL)
+        event_base_free(d->base);
+    sworn_dconfig_free(d->cfg);
+}
+
+int main(int argc, char **argv)
+{
+    static struct d_daemon daemon_state;
+    struct d_daemon *d = &daemon_state;
+    const char *config = NULL;
+    int check_only = 0, rc = 1;
+    char self[PATH_MAX];
+
+    if (d_harden_early() < 0)
+        return fail("hardening");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            config = argv[++i];
+        } else if (strcmp(argv[i], "--check-config") == 0) {
+            check_only = 1;
+        } else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
+            const char *l = argv[++i];
+
+            if (strcmp(l, "debug") == 0)
+                d_log_set_level(D_LOG_DEBUG);
+            else if (strcmp(l, "info") == 0)
+                d_log_set_level(D_LOG_INFO);
+            else if (strcmp(l, "warn") == 0)
+                d_log_set_level(D_LOG_WARN);
+            else if (strcmp(l, "error") == 0)
+                d_log_set_level(D_LOG_ERROR);
+            else
+                return usage("--log-level must be debug, info, warn or error");
+        } else {
+            return usage("unknown argument");
+        }
+    }
+    if (config == NULL)
+        return usage("--config FILE is required");
+    d_metrics_init(&d->metrics);
+    if (sworn_dconfig_load(config, &d->cfg) < 0 || sworn_dconfig_check(d->cfg) < 0) {
+        fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
+        sworn_dconfig_free(d->cfg);
+        return 1;
+    }
+    if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0 ||
+        (d->cfg->vault_path != NULL && sworn_vault_load(d->cfg->vault_path, &d->vault) < 0)) {
+        fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
+        goto out;
+    }
+    sworn_policy_digest(d->policy, d->policy_digest);
+    if (check_only) {
+        printf("configuration ok: %s\npolicy ok: %s (%zu rules)\n", d->cfg->path,
+               d->cfg->policy_path, sworn_policy_rule_count(d->policy));
+        rc = 0;
+        goto out;
+    }
+    if (realpath("/proc/self/exe", self) == NULL) {
+        fail("/proc/self/exe");
+        goto out;
+    }
+    d->self_exe = self;
+    signal(SIGPIPE, SIG_IGN);
+    if (sworn_budgets_new(&d->budgets) < 0) {
+        fail("budgets");
+        goto out;
+    }
+    if (start_signer(d) < 0) {
+        fail("signer");
+        goto out;
+    }
+    if (open_log(d) < 0) {
+        fail("log");
+        goto out;
+    }
+    if (evthread_use_pthreads() != 0 || (d->base = event_base_new()) == NULL) {
+        sworn_err_set(SWORN_ERR_IO, "libevent could not start");
+        fail("event loop");
+        goto out;
+    }
+    if (d_startup_record(d) < 0) {
+        fail("measured start");
+        goto out;
+    }
+    if (d_escalations_new(d, &d->esc) < 0 || d_server_listen(d) < 0) {
+        fail("sockets");
+        goto out;
+    }
+    if (d_harden_drop(d->cfg) < 0) {
+        fail("privilege drop");
+        goto out;
+    }
+    if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 || d_checkpointer_start(d) < 0) {
+        fail("threads");
+        goto out;
+    }
+    d->sig_term = evsignal_new(d->base, SIGTERM, on_stop_signal, d);
+    d->sig_int = evsignal_new(d->base, SIGINT, on_stop_signal, d);
+    d->sig_hup = evsignal_new(d->base, SIGHUP, on_hup, d);
+    if (d->sig_term == NULL || d->sig_int == NULL || d->sig_hup == NULL ||
+        evsignal_add(d->sig_term, NULL) != 0 || evsignal_add(d->sig_int, NULL) != 0 ||
+        evsignal_add(d->sig_hup, NULL) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "cannot install signal handlers");
+        fail("signals");
+        goto out;
+    }
+    {
+        json_object *f = json_object_new_object();
+
+        if (f != NULL) {
+            json_object_object_add(f, "decision_socket",
+                                   json_object_new_string(d->cfg->decision_socket));
+            json_object_object_add(f, "admin_socket", json_object_new_string(d->cfg->admin_socket));
+            json_object_object_add(f, "log_size",
+                                   json_object_new_int64((int64_t)sworn_log_size(d->log)));
+            json_object_object_add(f, "pid", json_object_new_int64((int64_t)getpid()));
+        }
+        d_log(D_LOG_INFO, "ready", f);
+    }
+    event_base_dispatch(d->base);
+    rc = 0;
+out:
+    shutdown_all(d);
+    if (rc == 0 && !check_only)
+        d_log_msg(D_LOG_INFO, "stopped", "orderly stop");
+    return rc;
+}

@@ -1,0 +1,532 @@
+/*
+ * swornctl -- the operator's tool for a running sworn-decisiond (docs/decisiond.md "swornctl").
+ *
+ *   swornctl [--config FILE | --admin SOCKET] status
+ *   swornctl ... escalations
+ *   swornctl ... approve REQUEST_ID [--reason TEXT]
+ *   swornctl ... deny REQUEST_ID [--reason TEXT]
+ *   swornctl ... reload
+ *   swornctl ... checkpoint
+ *   swornctl ... tail [COUNT]
+ *   swornctl ... metrics
+ *   swornctl [--config FILE | --decision SOCKET] decide REQUEST.json
+ *
+ * Every command but `decide` talks to the admin socket (only operator uids are served there);
+ * `decide` sends one AuthorizationRequest (JSON as `sworn-policy eval` reads it, docs/policy.md)
+ * to the decision socket, which serves only the proxy uids: it is for development stacks where the
+ * operator is also configured as a proxy uid. Socket paths come from --admin/--decision or from
+ * the sockets: section of the decisiond configuration (--config, default
+ * /etc/sworn/decisiond.yaml).
+ *
+ * Output is JSON, one object per line (tail: one per entry). A credential value in a decide
+ * answer is never printed, only its id and SHA-256.
+ * Exit status: 0 success (decide: ALLOW), 1 failure or a refusal (decide: DENY or an error frame),
+ * 2 usage, 3 decide: ESCALATE.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/sha.h>
+
+#include "config.h"
+#include "encoding.h"
+#include "err.h"
+#include "fileio.h"
+#include "frame.h"
+#include "reqjson.h"
+#include "wipe.h"
+
+#define CTL_TIMEOUT_MS 30000
+#define DEFAULT_CONFIG "/etc/sworn/decisiond.yaml"
+
+static int usage(const char *why)
+{
+    fprintf(stderr,
+            "swornctl: %s\n"
+            "usage: swornctl [--config FILE] [--admin SOCKET] [--decision SOCKET] COMMAND\n"
+            "commands: status | escalations | approve ID [--reason R] | deny ID [--reason R] |\n"
+            "          reload | checkpoint | tail [COUNT] | metrics | decide REQUEST.json\n",
+            why);
+    return 2;
+}
+
+static int die(const char *what)
+{
+    fprintf(stderr, "swornctl: %s: %s\n", what, sworn_err_msg());
+    return 1;
+}
+
+static int connect_unix(const char *path)
+{
+    struct sockaddr_un sun;
+    int fd;
+
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(sun.sun_path))
+        return sworn_err_set(SWORN_ERR_ARG, "socket path %s is too long", path);
+    memcpy(sun.sun_path, path, strlen(path));
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "connect %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return sworn_err_set(SWORN_ERR_IO, "send: %s", strerror(errno));
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Send one frame and read one answer frame. OUT: *body (free it), *len. */
+static int round_trip(const char *path, const uint8_t *frame, size_t frame_len, uint8_t **body,
+                      size_t *len)
+{
+    struct sworn_frame_dec dec;
+    uint8_t buf[65536];
+    int fd = connect_unix(path), rc = -1;
+
+    *body = NULL;
+    if (fd < 0)
+        return -1;
+    sworn_frame_dec_init(&dec);
+    if (write_all(fd, frame, frame_len) < 0)
+        goto out;
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ssize_t n;
+        size_t off = 0;
+
+        if (poll(&pfd, 1, CTL_TIMEOUT_MS) <= 0) {
+            sworn_err_set(SWORN_ERR_IO, "no answer from %s within %d s", path,
+                          CTL_TIMEOUT_MS / 1000);
+            goto out;
+        }
+        n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) {
+            sworn_err_set(SWORN_ERR_IO, "%s closed the connection", path);
+            goto out;
+        }
+        while (off < (size_t)n) {
+            const uint8_t *b = NULL;
+            size_t blen = 0;
+            long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
+
+            if (used < 0)
+                goto out;
+            off += (size_t)used;
+            if (b != NULL) {
+                *body = malloc(blen);
+                if (*body == NULL) {
+                    sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                memcpy(*body, b, blen);
+                *len = blen;
+                rc = 0;
+                goto out;
+            }
+        }
+    }
+out:
+    sworn_memzero(buf, sizeof(buf));
+    sworn_frame_dec_free(&dec);
+    close(fd);
+    return rc;
+}
+
+static void print_json(json_object *o)
+{
+    printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+}
+
+static json_object *hex_json(const uint8_t *p, size_t n)
+{
+    char hex[2 * 64 + 1];
+
+    if (n > 64 || sworn_hex_encode(p, n, hex, sizeof(hex)) < 0)
+        return json_object_new_string("");
+    return json_object_new_string(hex);
+}
+
+static int print_error(const Sworn__V1__ErrorFrame *e)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "error", json_object_new_int((int)e->code));
+    json_object_object_add(o, "message", json_object_new_string(e->message));
+    if (e->request_id[0] != '\0')
+        json_object_object_add(o, "request_id", json_object_new_string(e->request_id));
+    print_json(o);
+    return 1;
+}
+
+static const char *effect_name(Sworn__V1__Effect e)
+{
+    switch (e) {
+    case SWORN__V1__EFFECT__EFFECT_ALLOW:
+        return "allow";
+    case SWORN__V1__EFFECT__EFFECT_DENY:
+        return "deny";
+    case SWORN__V1__EFFECT__EFFECT_ESCALATE:
+        return "escalate";
+    default:
+        return "unspecified";
+    }
+}
+
+/* One log entry as JSON (tail). */
+static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
+{
+    json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "index", json_object_new_int64((int64_t)index));
+    switch (e->kind_case) {
+    case SWORN__V1__ENTRY__KIND_DECISION: {
+        const Sworn__V1__DecisionRecord *r = e->decision;
+        char *req = sworn_reqjson_print_request(r->request);
+
+        json_object_object_add(o, "kind", json_object_new_string("decision"));
+        json_object_object_add(o, "effect", json_object_new_string(effect_name(r->effect)));
+        json_object_object_add(o, "rule", json_object_new_string(r->rule_id));
+        json_object_object_add(o, "reason", json_object_new_string(r->reason));
+        json_object_object_add(o, "policy_digest",
+                               hex_json(r->policy_digest.data, r->policy_digest.len));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)r->time_unix_ms));
+        if (r->credential_id[0] != '\0')
+            json_object_object_add(o, "credential_id", json_object_new_string(r->credential_id));
+        if (req != NULL)
+            json_object_object_add(o, "request", json_tokener_parse(req));
+        free(req);
+        break;
+    }
+    case SWORN__V1__ENTRY__KIND_POLICY_LOADED:
+        json_object_object_add(o, "kind", json_object_new_string("policy_loaded"));
+        json_object_object_add(
+            o, "digest", hex_json(e->policy_loaded->digest.data, e->policy_loaded->digest.len));
+        json_object_object_add(o, "source", json_object_new_string(e->policy_loaded->source));
+        if (e->policy_loaded->error[0] != '\0')
+            json_object_object_add(o, "error", json_object_new_string(e->policy_loaded->error));
+        break;
+    case SWORN__V1__ENTRY__KIND_KEY_EVENT:
+        json_object_object_add(o, "kind", json_object_new_string("key_event"));
+        break;
+    case SWORN__V1__ENTRY__KIND_STARTUP: {
+        json_object *files = json_object_new_array();
+
+        json_object_object_add(o, "kind", json_object_new_string("startup"));
+        for (size_t i = 0; i < e->startup->n_files; i++) {
+            json_object *f = json_object_new_object();
+
+            json_object_object_add(f, "path", json_object_new_string(e->startup->files[i]->path));
+            json_object_object_add(
+                f, "sha256",
+                hex_json(e->startup->files[i]->sha256.data, e->startup->files[i]->sha256.len));
+            json_object_array_add(files, f);
+        }
+        json_object_object_add(o, "files", files);
+        json_object_object_add(o, "pcr23", hex_json(e->startup->pcr23.data, e->startup->pcr23.len));
+        break;
+    }
+    case SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED:
+        json_object_object_add(o, "kind", json_object_new_string("escalation_resolved"));
+        json_object_object_add(o, "request_id",
+                               json_object_new_string(e->escalation_resolved->request_id));
+        json_object_object_add(o, "effect",
+                               json_object_new_string(effect_name(e->escalation_resolved->effect)));
+        json_object_object_add(o, "operator",
+                               json_object_new_string(e->escalation_resolved->operator_));
+        json_object_object_add(o, "reason", json_object_new_string(e->escalation_resolved->reason));
+        break;
+    case SWORN__V1__ENTRY__KIND_REFUSED:
+        json_object_object_add(o, "kind", json_object_new_string("refused"));
+        json_object_object_add(o, "channel", json_object_new_string(e->refused->channel));
+        json_object_object_add(o, "peer_uid", json_object_new_int64(e->refused->peer_uid));
+        json_object_object_add(o, "message", json_object_new_string(e->refused->message));
+        break;
+    default:
+        json_object_object_add(o, "kind", json_object_new_string("unknown"));
+        break;
+    }
+    return o;
+}
+
+static int admin_call(const char *sock, Sworn__V1__AdminRequest *rq, Sworn__V1__AdminResponse **out)
+{
+    uint8_t *frame = NULL, *body = NULL;
+    size_t frame_len = 0, len = 0;
+
+    if (sworn_frame_pack_admin_request(rq, &frame, &frame_len) < 0)
+        return -1;
+    if (round_trip(sock, frame, frame_len, &body, &len) < 0) {
+        free(frame);
+        return -1;
+    }
+    free(frame);
+    *out = sworn_frame_unpack_admin_response(body, len);
+    free(body);
+    return *out == NULL ? -1 : 0;
+}
+
+static int cmd_admin(const char *sock, int argc, char **argv)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__StatusRequest st = SWORN__V1__STATUS_REQUEST__INIT;
+    Sworn__V1__ListEscalationsRequest le = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    Sworn__V1__ResolveRequest rs = SWORN__V1__RESOLVE_REQUEST__INIT;
+    Sworn__V1__ReloadPolicyRequest rl = SWORN__V1__RELOAD_POLICY_REQUEST__INIT;
+    Sworn__V1__CheckpointNowRequest cn = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
+    Sworn__V1__TailRequest tl = SWORN__V1__TAIL_REQUEST__INIT;
+    Sworn__V1__MetricsRequest mt = SWORN__V1__METRICS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r = NULL;
+    const char *cmd = argv[0];
+    json_object *o;
+    int rc = 0;
+
+    if (strcmp(cmd, "status") == 0 && argc == 1) {
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_STATUS;
+        rq.status = &st;
+    } else if (strcmp(cmd, "escalations") == 0 && argc == 1) {
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+        rq.list_escalations = &le;
+    } else if ((strcmp(cmd, "approve") == 0 || strcmp(cmd, "deny") == 0) &&
+               (argc == 2 || (argc == 4 && strcmp(argv[2], "--reason") == 0))) {
+        rs.request_id = argv[1];
+        rs.approve = strcmp(cmd, "approve") == 0;
+        rs.reason = argc == 4 ? argv[3] : "";
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+        rq.resolve = &rs;
+    } else if (strcmp(cmd, "reload") == 0 && argc == 1) {
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY;
+        rq.reload_policy = &rl;
+    } else if (strcmp(cmd, "checkpoint") == 0 && argc == 1) {
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
+        rq.checkpoint_now = &cn;
+    } else if (strcmp(cmd, "tail") == 0 && argc <= 2) {
+        uint64_t n = 10;
+
+        if (argc == 2 && (sworn_parse_u64(argv[1], strlen(argv[1]), &n) < 0 || n < 1 ||
+                          n > SWORN_FRAME_TAIL_MAX))
+            return usage("tail COUNT must be 1..1000");
+        tl.count = (uint32_t)n;
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
+        rq.tail = &tl;
+    } else if (strcmp(cmd, "metrics") == 0 && argc == 1) {
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_METRICS;
+        rq.metrics = &mt;
+    } else {
+        return usage("unknown command or wrong arguments");
+    }
+    if (admin_call(sock, &rq, &r) < 0)
+        return die(cmd);
+    o = json_object_new_object();
+    switch (r->body_case) {
+    case SWORN__V1__ADMIN_RESPONSE__BODY_ERROR:
+        json_object_put(o);
+        rc = print_error(r->error);
+        o = NULL;
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_STATUS:
+        json_object_object_add(o, "tree_size",
+                               json_object_new_int64((int64_t)r->status->tree_size));
+        json_object_object_add(o, "checkpoint_size",
+                               json_object_new_int64((int64_t)r->status->checkpoint_size));
+        json_object_object_add(
+            o, "policy_digest",
+            hex_json(r->status->policy_digest.data, r->status->policy_digest.len));
+        json_object_object_add(o, "pending_escalations",
+                               json_object_new_int64(r->status->pending_escalations));
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS: {
+        json_object *arr = json_object_new_array();
+
+        for (size_t i = 0; i < r->list_escalations->n_pending; i++) {
+            const Sworn__V1__PendingEscalation *p = r->list_escalations->pending[i];
+            json_object *e = json_object_new_object();
+            char *req = sworn_reqjson_print_request(p->request);
+
+            json_object_object_add(e, "request_id", json_object_new_string(p->request->request_id));
+            json_object_object_add(e, "since_unix_ms",
+                                   json_object_new_int64((int64_t)p->since_unix_ms));
+            json_object_object_add(e, "deadline_unix_ms",
+                                   json_object_new_int64((int64_t)p->deadline_unix_ms));
+            if (req != NULL)
+                json_object_object_add(e, "request", json_tokener_parse(req));
+            free(req);
+            json_object_array_add(arr, e);
+        }
+        json_object_object_add(o, "pending", arr);
+        break;
+    }
+    case SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE:
+        json_object_object_add(o, "log_index",
+                               json_object_new_int64((int64_t)r->resolve->log_index));
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY:
+        json_object_object_add(
+            o, "digest", hex_json(r->reload_policy->digest.data, r->reload_policy->digest.len));
+        json_object_object_add(o, "log_index",
+                               json_object_new_int64((int64_t)r->reload_policy->log_index));
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW:
+        json_object_object_add(o, "tree_size",
+                               json_object_new_int64((int64_t)r->checkpoint_now->tree_size));
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_TAIL:
+        json_object_put(o);
+        o = NULL;
+        for (size_t i = 0; i < r->tail->n_entries; i++)
+            print_json(entry_json(r->tail->first_index + i, r->tail->entries[i]));
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_METRICS:
+        json_object_put(o);
+        o = NULL;
+        fwrite(r->metrics->text.data, 1, r->metrics->text.len, stdout);
+        break;
+    default:
+        json_object_put(o);
+        o = NULL;
+        rc = 1;
+        break;
+    }
+    if (o != NULL)
+        print_json(o);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return rc;
+}
+
+static int cmd_decide(const char *sock, const char *file)
+{
+    char *text = NULL;
+    size_t text_len = 0, frame_len = 0, len = 0;
+    Sworn__V1__AuthorizationRequest *req = NULL;
+    Sworn__V1__DecisionReply *reply = NULL;
+    uint8_t *frame = NULL, *body = NULL;
+    int rc = 1;
+
+    if (sworn_file_read(file, SWORN_REQJSON_MAX, &text, &text_len) < 0 ||
+        sworn_reqjson_parse(text, text_len, &req) < 0 ||
+        sworn_frame_pack_request(req, &frame, &frame_len) < 0 ||
+        round_trip(sock, frame, frame_len, &body, &len) < 0 ||
+        (reply = sworn_frame_unpack_reply(body, len)) == NULL) {
+        rc = die("decide");
+        goto out;
+    }
+    if (reply->body_case == SWORN__V1__DECISION_REPLY__BODY_ERROR) {
+        rc = print_error(reply->error);
+    } else {
+        const Sworn__V1__Decision *dec = reply->decision;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "request_id", json_object_new_string(dec->request_id));
+        json_object_object_add(o, "effect", json_object_new_string(effect_name(dec->effect)));
+        json_object_object_add(o, "rule", json_object_new_string(dec->rule_id));
+        json_object_object_add(o, "reason", json_object_new_string(dec->reason));
+        json_object_object_add(o, "log_index", json_object_new_int64((int64_t)dec->log_index));
+        json_object_object_add(o, "entry_hash",
+                               hex_json(dec->entry_hash.data, dec->entry_hash.len));
+        if (dec->receipt != NULL) {
+            json_object *rc_o = json_object_new_object();
+            char sig[2 * 512 + 1];
+
+            json_object_object_add(rc_o, "key_id",
+                                   hex_json(dec->receipt->key_id.data, dec->receipt->key_id.len));
+            if (sworn_hex_encode(dec->receipt->signature.data, dec->receipt->signature.len, sig,
+                                 sizeof(sig)) == 0)
+                json_object_object_add(rc_o, "signature", json_object_new_string(sig));
+            json_object_object_add(rc_o, "alg", json_object_new_int((int)dec->receipt->alg));
+            json_object_object_add(o, "receipt", rc_o);
+        }
+        if (dec->credential != NULL) {
+            /* The value itself is never printed: its id and hash say which one was released. */
+            uint8_t h[32];
+            json_object *c = json_object_new_object();
+
+            SHA256(dec->credential->value.data, dec->credential->value.len, h);
+            json_object_object_add(c, "id", json_object_new_string(dec->credential->id));
+            json_object_object_add(c, "value_sha256", hex_json(h, 32));
+            json_object_object_add(o, "credential", c);
+        }
+        print_json(o);
+        rc = dec->effect == SWORN__V1__EFFECT__EFFECT_ALLOW      ? 0
+             : dec->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE ? 3
+                                                                 : 1;
+    }
+out:
+    if (reply != NULL) {
+        if (reply->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
+            reply->decision->credential != NULL)
+            sworn_memzero(reply->decision->credential->value.data,
+                          reply->decision->credential->value.len);
+        sworn__v1__decision_reply__free_unpacked(reply, NULL);
+    }
+    if (body != NULL) {
+        sworn_memzero(body, len);
+        free(body);
+    }
+    if (req != NULL)
+        sworn__v1__authorization_request__free_unpacked(req, NULL);
+    free(frame);
+    free(text);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *admin = NULL, *decision = NULL;
+    struct sworn_dconfig *cfg = NULL;
+    int i = 1, rc;
+
+    while (i < argc && strncmp(argv[i], "--", 2) == 0) {
+        if (i + 1 >= argc)
+            return usage("option without a value");
+        if (strcmp(argv[i], "--config") == 0)
+            config = argv[i + 1];
+        else if (strcmp(argv[i], "--admin") == 0)
+            admin = argv[i + 1];
+        else if (strcmp(argv[i], "--decision") == 0)
+            decision = argv[i + 1];
+        else
+            return usage("unknown option");
+        i += 2;
+    }
+    if (i >= argc)
+        return usage("no command");
+    if ((strcmp(argv[i], "decide") == 0 ? decision : admin) == NULL) {
+        if (sworn_dconfig_load(config != NULL ? config : DEFAULT_CONFIG, &cfg) < 0)
+            return die("--config");
+        if (admin == NULL)
+            admin = cfg->admin_socket;
+        if (decision == NULL)
+            decision = cfg->decision_socket;
+    }
+    if (strcmp(argv[i], "decide") == 0)
+        rc = argc - i == 2 ? cmd_decide(decision, argv[i + 1]) : usage("decide REQUEST.json");
+    else
+        rc = cmd_admin(admin, argc - i, argv + i);
+    sworn_dconfig_free(cfg);
+    return rc;
+}
