@@ -1,0 +1,80 @@
+/*
+ * stack_fixture.h -- a whole control plane for a test: scripts/dev-stack starts swtpm, a SoftHSM
+ * token with a generated key and sworn-decisiond inside a fresh temporary folder, and the test
+ * talks to the real sockets as the proxy and the operator would. Test code only: failures abort
+ * the test with a message.
+ */
+#ifndef SWORN_STACK_FIXTURE_H
+#define SWORN_STACK_FIXTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sworn.pb-c.h"
+
+struct sworn_stack {
+    char *dir;           /* the stack's folder, removed by sworn_stack_down */
+    char config[512];    /* DIR/decisiond.yaml */
+    char decision[512];  /* the decision socket */
+    char admin[512];     /* the admin socket */
+    char log_db[512];    /* the log database */
+    char tiles[512];     /* the exported tiles folder */
+    char tcti[128];      /* swtpm's TCTI, or "" with --no-tpm */
+    char spki_der[512];  /* the SoftHSM key's DER SPKI file, or "" with --file-key */
+    pid_t decisiond_pid; /* the current daemon */
+    pid_t swtpm_pid;     /* 0 with --no-tpm */
+};
+
+/*
+ * `scripts/dev-stack up DIR --build <build> <options>` in a new temporary folder (options as in
+ * the script, space-separated, may be ""), then read DIR/stack.env into s. Returns 0, or -1 when
+ * the stack did not come up (its log is printed).
+ */
+int sworn_stack_up(struct sworn_stack *s, const char *options);
+
+/* `scripts/dev-stack start DIR`: start decisiond again (after a kill); re-reads its pid. */
+int sworn_stack_start(struct sworn_stack *s);
+
+/* SIGTERM the daemon and wait for it; returns its exit status (or -1 when it would not stop). */
+int sworn_stack_stop_daemon(struct sworn_stack *s);
+
+/* SIGKILL the daemon and reap it (a crash). */
+void sworn_stack_kill_daemon(struct sworn_stack *s);
+
+/* `scripts/dev-stack down DIR`, then remove the folder. */
+void sworn_stack_down(struct sworn_stack *s);
+
+/* Connect to a Unix socket; returns the fd or -1. */
+int sworn_stack_connect(const char *path);
+
+/*
+ * Write len raw bytes on fd and read one answer frame (up to timeout_ms). OUT: *body (free it) and
+ * *len_out. Returns 0, 1 when the peer closed the connection without a frame, -1 on a timeout or
+ * an error.
+ */
+int sworn_stack_exchange(int fd, const uint8_t *bytes, size_t len, int timeout_ms, uint8_t **body,
+                         size_t *len_out);
+
+/* A request with the given id, principal and path (GET http://127.0.0.1:8080<path>). */
+struct sworn_stack_req {
+    Sworn__V1__AuthorizationRequest req;
+    Sworn__V1__Principal principal;
+    Sworn__V1__Resource resource;
+    Sworn__V1__Context context;
+    char id[129], principal_id[129], path[512];
+};
+void sworn_stack_req_init(struct sworn_stack_req *r, const char *id, const char *principal,
+                          const char *path);
+
+/* Send one request on a new connection to the decision socket; returns the reply (free it). */
+Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn_stack_req *r);
+
+/* Send one admin request; returns the response (free it). */
+Sworn__V1__AdminResponse *sworn_stack_admin(struct sworn_stack *s, Sworn__V1__AdminRequest *rq);
+
+/* Run a shell command with the stack's environment (stack.env sourced); returns its exit status. */
+int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,681 @@
+/*
+ * test_decisiond.c -- sworn-decisiond driven as the proxy and the operator drive it: a real stack
+ * (scripts/dev-stack: swtpm, a SoftHSM token, the daemon), real sockets, and the record checked
+ * afterwards with the log's own reader and with openssl.
+ *
+ * What is asserted: record before effect (every acknowledged decision is in the log at the index
+ * it names, with that leaf hash; every allow carries a receipt that openssl verifies over the
+ * documented TBS with the exported public key, and that is stored beside the entry), credentials
+ * released only inside an allow and never written to the log, checkpoints quoted by the TPM,
+ * protocol refusals (garbage, oversized and zero lengths, unknown fields, the admin protocol on
+ * the decision socket, a peer of the wrong uid) answered and recorded, escalations approved,
+ * denied and timed out, policy reloads (a broken file keeps the old policy and is recorded), and
+ * budgets that survive a crash of the daemon.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "frame.h"
+#include "logstore.h"
+#include "merkle.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+static Sworn__V1__Decision *expect_decision(Sworn__V1__DecisionReply *r, Sworn__V1__Effect effect)
+{
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
+        fail_msg("expected a decision, got error %u: %s", r->error->code, r->error->message);
+    assert_int_equal(r->decision->effect, effect);
+    assert_int_equal(r->decision->entry_hash.len, 32);
+    return r->decision;
+}
+
+static Sworn__V1__DecisionReply *decide(struct sworn_stack *s, const char *id, const char *path)
+{
+    struct sworn_stack_req r;
+
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    return sworn_stack_decide(s, &r);
+}
+
+/* Verify a receipt with openssl over TBS = FF "sworn/v1 receipt" 00 || leaf. 0 = verified. */
+static int openssl_verify_receipt(const char *dir, const char *spki_der, const uint8_t leaf[32],
+                                  const uint8_t *sig, size_t sig_len)
+{
+    static const char prefix[] = "\xffsworn/v1 receipt";
+    uint8_t tbs[sizeof(prefix) + 32];
+    char *tbs_path = sworn_test_path(dir, "receipt.tbs"),
+         *sig_path = sworn_test_path(dir, "receipt.sig");
+    char cmd[2048];
+    int rc;
+
+    memcpy(tbs, prefix, sizeof(prefix)); /* includes the NUL that ends the prefix */
+    memcpy(tbs + sizeof(prefix), leaf, 32);
+    sworn_test_write_file(tbs_path, tbs, sizeof(tbs), 0600);
+    sworn_test_write_file(sig_path, sig, sig_len, 0600);
+    snprintf(cmd, sizeof(cmd),
+             "openssl pkey -pubin -inform DER -in %s -out %s/pub.pem 2>/dev/null && "
+             "openssl dgst -sha256 -verify %s/pub.pem -signature %s %s >/dev/null 2>&1",
+             spki_der, dir, dir, sig_path, tbs_path);
+    rc = system(cmd);
+    free(tbs_path);
+    free(sig_path);
+    return rc == 0 ? 0 : -1;
+}
+
+/* The vault's demo credential value, as dev-stack wrote it. */
+static char *demo_credential_value(struct sworn_stack *s)
+{
+    char *path = sworn_test_path(s->dir, "vault.json"), *text = sworn_test_read_file(path, NULL);
+    char *v = strstr(text, "\"value\": \""), *end, *out;
+
+    assert_non_null(v);
+    v += strlen("\"value\": \"");
+    end = strchr(v, '"');
+    out = strndup(v, (size_t)(end - v));
+    free(text);
+    free(path);
+    return out;
+}
+
+static int count_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                       const uint8_t *sig, size_t sig_len)
+{
+    (void)size;
+    (void)attest;
+    (void)attest_len;
+    (void)sig;
+    (void)sig_len;
+    (*(int *)arg)++;
+    return 0;
+}
+
+/*
+ * Record before effect, receipts, credentials, checkpoints and quotes, on SoftHSM and swtpm.
+ */
+static void test_recorded_before_effect(void **state)
+{
+    struct sworn_stack s;
+    static const struct {
+        const char *id, *path;
+        Sworn__V1__Effect effect;
+    } cases[] = {
+        {"t-allow", "/allowed/a", SWORN__V1__EFFECT__EFFECT_ALLOW},
+        {"t-deny", "/denied/a", SWORN__V1__EFFECT__EFFECT_DENY},
+        {"t-default", "/nowhere", SWORN__V1__EFFECT__EFFECT_DENY},
+        {"t-cred", "/with-credential/a", SWORN__V1__EFFECT__EFFECT_ALLOW},
+        {"t-allow2", "/allowed/b", SWORN__V1__EFFECT__EFFECT_ALLOW},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    Sworn__V1__DecisionReply *replies[N];
+    struct sworn_log *log;
+    char *cred_value;
+    int quotes = 0;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, ""), 0);
+    cred_value = demo_credential_value(&s);
+    for (int i = 0; i < N; i++) {
+        Sworn__V1__Decision *d;
+
+        replies[i] = decide(&s, cases[i].id, cases[i].path);
+        d = expect_decision(replies[i], cases[i].effect);
+        assert_string_equal(d->request_id, cases[i].id);
+        if (cases[i].effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
+            assert_non_null(d->receipt);
+            assert_int_equal(d->receipt->alg, 1);
+        } else {
+            assert_null(d->receipt);
+            assert_null(d->credential);
+        }
+        if (strcmp(cases[i].id, "t-cred") == 0) {
+            /* The credential comes only inside the allow, for its destination. */
+            assert_non_null(d->credential);
+            assert_string_equal(d->credential->id, "demo");
+            assert_string_equal(d->credential->header_name, "authorization");
+            assert_int_equal(d->credential->value.len, strlen(cred_value));
+            assert_memory_equal(d->credential->value.data, cred_value, strlen(cred_value));
+        } else {
+            assert_null(d->credential);
+        }
+    }
+    /* An orderly stop signs and quotes a final checkpoint. */
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    for (int i = 0; i < N; i++) {
+        const Sworn__V1__Decision *d = replies[i]->decision;
+        uint8_t entry[SWORN_FRAME_ENTRY_MAX], leaf[32], rbuf[SWORN_LOG_RECEIPT_MAX];
+        size_t len, rlen;
+        Sworn__V1__Entry *e;
+
+        assert_int_equal(sworn_log_read_entry(log, d->log_index, entry, sizeof(entry), &len), 0);
+        sworn_merkle_leaf_hash(entry, len, leaf);
+        assert_memory_equal(leaf, d->entry_hash.data, 32);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+        assert_string_equal(e->decision->request->request_id, cases[i].id);
+        assert_int_equal(e->decision->effect, cases[i].effect);
+        assert_int_equal(e->decision->policy_digest.len, 32);
+        if (d->receipt != NULL) {
+            Sworn__V1__Receipt *stored;
+
+            /* The receipt is stored beside the entry, and openssl verifies it. */
+            assert_int_equal(sworn_log_read_receipt(log, d->log_index, rbuf, sizeof(rbuf), &rlen),
+                             0);
+            stored = sworn__v1__receipt__unpack(NULL, rlen, rbuf);
+            assert_non_null(stored);
+            assert_int_equal(stored->signature.len, d->receipt->signature.len);
+            assert_memory_equal(stored->signature.data, d->receipt->signature.data,
+                                stored->signature.len);
+            sworn__v1__receipt__free_unpacked(stored, NULL);
+            assert_int_equal(openssl_verify_receipt(s.dir, s.spki_der, leaf,
+                                                    d->receipt->signature.data,
+                                                    d->receipt->signature.len),
+                             0);
+            /* ... and not for another entry's hash. */
+            leaf[0] ^= 1;
+            assert_int_equal(openssl_verify_receipt(s.dir, s.spki_der, leaf,
+                                                    d->receipt->signature.data,
+                                                    d->receipt->signature.len),
+                             -1);
+        } else {
+            assert_int_equal(sworn_log_read_receipt(log, d->log_index, rbuf, sizeof(rbuf), &rlen),
+                             -1);
+        }
+        if (strcmp(cases[i].id, "t-cred") == 0) {
+            assert_string_equal(e->decision->credential_id, "demo");
+            assert_int_equal(e->decision->credential_sha256.len, 32);
+        }
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    /* The credential value is nowhere in the log. */
+    for (uint64_t i = 0; i < sworn_log_size(log); i++) {
+        uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+        size_t len;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, sizeof(entry), &len), 0);
+        assert_null(memmem(entry, len, cred_value, strlen(cred_value)));
+    }
+    /* The first entries are the measured start and the policy; the final checkpoint covers all,
+     * and the TPM quoted checkpoints. */
+    {
+        uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+        size_t len;
+        Sworn__V1__Entry *e;
+
+        assert_int_equal(sworn_log_read_entry(log, 0, entry, sizeof(entry), &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_STARTUP);
+        assert_true(e->startup->n_files >= 3);
+        assert_int_equal(e->startup->pcr23.len, 32);
+        sworn__v1__entry__free_unpacked(e, NULL);
+        assert_int_equal(sworn_log_read_entry(log, 1, entry, sizeof(entry), &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_POLICY_LOADED);
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    {
+        char note[4096];
+        size_t len;
+        uint64_t size;
+
+        assert_int_equal(sworn_log_get_checkpoint(log, UINT64_MAX, note, sizeof(note), &len, &size),
+                         0);
+        assert_int_equal(size, sworn_log_size(log));
+    }
+    assert_int_equal(sworn_log_each_quote(log, count_quote, &quotes), 0);
+    assert_true(quotes >= 1);
+    sworn_log_close(log);
+    for (int i = 0; i < N; i++)
+        sworn__v1__decision_reply__free_unpacked(replies[i], NULL);
+    free(cred_value);
+    sworn_stack_down(&s);
+}
+
+static uint32_t error_code(const uint8_t *body, size_t len)
+{
+    Sworn__V1__DecisionReply *r = sworn_frame_unpack_reply(body, len);
+    uint32_t code;
+
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__DECISION_REPLY__BODY_ERROR);
+    code = r->error->code;
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    return code;
+}
+
+static int count_refused(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__TailRequest t = SWORN__V1__TAIL_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    int n = 0;
+
+    t.count = 100;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
+    rq.tail = &t;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
+    for (size_t i = 0; i < r->tail->n_entries; i++)
+        if (r->tail->entries[i]->kind_case == SWORN__V1__ENTRY__KIND_REFUSED)
+            n++;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return n;
+}
+
+/* Hostile frames are answered with an error frame, recorded, and cost nothing else. */
+static void test_protocol_refusals(void **state)
+{
+    struct sworn_stack s;
+    struct sworn_stack_req r;
+    uint8_t *frame, *body, bad[64];
+    size_t frame_len, len;
+    int fd, refused_before, expected = 0;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    refused_before = count_refused(&s);
+
+    /* A body that is not protobuf: an error frame, and the connection goes on working. */
+    fd = sworn_stack_connect(s.decision);
+    assert_true(fd >= 0);
+    memcpy(bad, "\x00\x00\x00\x05\xff\xff\xff\xff\xff", 9);
+    assert_int_equal(sworn_stack_exchange(fd, bad, 9, 10000, &body, &len), 0);
+    assert_int_equal(error_code(body, len), SWORN_ERR_FORMAT);
+    free(body);
+    expected++;
+    sworn_stack_req_init(&r, "after-garbage", "agent-1", "/allowed/x");
+    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(sworn_stack_exchange(fd, frame, frame_len, 10000, &body, &len), 0);
+    {
+        Sworn__V1__DecisionReply *rep = sworn_frame_unpack_reply(body, len);
+
+        expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn__v1__decision_reply__free_unpacked(rep, NULL);
+    }
+    free(body);
+
+    /* An unknown field appended to a valid request: refused, never ignored. */
+    {
+        uint8_t *u = malloc(frame_len + 3);
+
+        memcpy(u, frame, frame_len);
+        u[frame_len] = 0x98; /* field 99, varint */
+        u[frame_len + 1] = 0x06;
+        u[frame_len + 2] = 0x01;
+        u[0] = 0;
+        u[1] = 0;
+        u[2] = (uint8_t)((frame_len + 3 - 4) >> 8);
+        u[3] = (uint8_t)(frame_len + 3 - 4);
+        assert_int_equal(sworn_stack_exchange(fd, u, frame_len + 3, 10000, &body, &len), 0);
+        assert_int_equal(error_code(body, len), SWORN_ERR_FORMAT);
+        free(body);
+        free(u);
+        expected++;
+    }
+    free(frame);
+
+    /* The admin protocol on the decision socket does not decode as a request. */
+    {
+        Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+        Sworn__V1__StatusRequest st = SWORN__V1__STATUS_REQUEST__INIT;
+
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_STATUS;
+        rq.status = &st;
+        assert_int_equal(sworn_frame_pack_admin_request(&rq, &frame, &frame_len), 0);
+        assert_int_equal(sworn_stack_exchange(fd, frame, frame_len, 10000, &body, &len), 0);
+        assert_int_equal(error_code(body, len), SWORN_ERR_FORMAT);
+        free(body);
+        free(frame);
+        expected++;
+    }
+
+    /* An oversized length: an error frame, then the connection is closed. */
+    memcpy(bad, "\x7f\xff\xff\xff", 4);
+    assert_int_equal(sworn_stack_exchange(fd, bad, 4, 10000, &body, &len), 0);
+    assert_int_equal(error_code(body, len), SWORN_ERR_RANGE);
+    free(body);
+    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 10000, &body, &len), 1);
+    close(fd);
+    expected++;
+
+    /* A zero length likewise. */
+    fd = sworn_stack_connect(s.decision);
+    memset(bad, 0, 4);
+    assert_int_equal(sworn_stack_exchange(fd, bad, 4, 10000, &body, &len), 0);
+    assert_int_equal(error_code(body, len), SWORN_ERR_RANGE);
+    free(body);
+    close(fd);
+    expected++;
+
+    /* A peer of another uid is closed before anything is read (needs root to be another uid). */
+    if (geteuid() == 0) {
+        pid_t pid;
+
+        /* Let the other uid reach the socket through the folder: then only SO_PEERCRED stops it. */
+        assert_int_equal(chmod(s.dir, 0711), 0);
+        pid = fork();
+
+        if (pid == 0) {
+            int cfd, rc;
+
+            if (setgid(65534) != 0 || setuid(65534) != 0)
+                _exit(3);
+            cfd = sworn_stack_connect(s.decision);
+            if (cfd < 0)
+                _exit(4);
+            sworn_stack_req_init(&r, "wrong-uid", "agent-1", "/allowed/x");
+            if (sworn_frame_pack_request(&r.req, &frame, &frame_len) < 0)
+                _exit(5);
+            rc = sworn_stack_exchange(cfd, frame, frame_len, 10000, &body, &len);
+            _exit(rc == 1 ? 0 : 6); /* closed without an answer */
+        }
+        int status;
+
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        expected++;
+    } else {
+        print_message("not root: the wrong-uid peer case is not run\n");
+    }
+    /* Every refusal is in the record (appended off the loop: give it a moment). */
+    for (int i = 0; i < 50 && count_refused(&s) - refused_before < expected; i++)
+        sleep_ms(100);
+    assert_int_equal(count_refused(&s) - refused_before, expected);
+    sworn_stack_down(&s);
+}
+
+static Sworn__V1__AdminResponse *resolve(struct sworn_stack *s, const char *id, int approve)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+
+    rr.request_id = (char *)id;
+    rr.approve = approve;
+    rr.reason = approve ? "checked by the test" : "";
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+    rq.resolve = &rr;
+    return sworn_stack_admin(s, &rq);
+}
+
+static unsigned pending(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    unsigned n;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    rq.list_escalations = &l;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
+    n = (unsigned)r->list_escalations->n_pending;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return n;
+}
+
+/* Send a request without waiting for the answer; returns the connection. */
+static int send_only(struct sworn_stack *s, const char *id, const char *path)
+{
+    struct sworn_stack_req r;
+    uint8_t *frame;
+    size_t frame_len;
+    int fd = sworn_stack_connect(s->decision);
+
+    assert_true(fd >= 0);
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
+    free(frame);
+    return fd;
+}
+
+static Sworn__V1__DecisionReply *read_reply(int fd)
+{
+    uint8_t *body;
+    size_t len;
+    Sworn__V1__DecisionReply *r;
+
+    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 30000, &body, &len), 0);
+    r = sworn_frame_unpack_reply(body, len);
+    free(body);
+    close(fd);
+    return r;
+}
+
+/* Escalations: held, then approved (with a receipt), denied by the operator, or timed out. */
+static void test_escalations(void **state)
+{
+    struct sworn_stack s;
+    char *policy_path;
+    char policy[1024];
+    int fa, fb, fc;
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Decision *d;
+
+    (void)state;
+    /* The sample policy, with a 1 s escalation deadline. */
+    policy_path = sworn_test_tmpdir("escpolicy");
+    snprintf(policy, sizeof(policy),
+             "version: 7\nrules:\n  - id: esc\n    effect: escalate\n    resource:\n"
+             "      paths: [\"/escalate/**\"]\n    escalation_timeout: %s\n",
+             "1s");
+    {
+        char *p = sworn_test_path(policy_path, "policy.yaml"), opts[600];
+
+        sworn_test_write_file(p, policy, strlen(policy), 0644);
+        snprintf(opts, sizeof(opts), "--no-tpm --file-key --policy %s", p);
+        assert_int_equal(sworn_stack_up(&s, opts), 0);
+        free(p);
+    }
+    fa = send_only(&s, "esc-a", "/escalate/a");
+    fb = send_only(&s, "esc-b", "/escalate/b");
+    for (int i = 0; i < 50 && pending(&s) < 2; i++)
+        sleep_ms(20);
+    assert_int_equal(pending(&s), 2);
+    /* Approve a: the resolution is recorded, then a gets its allow with a receipt. */
+    ar = resolve(&s, "esc-a", 1);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    r = read_reply(fa);
+    d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_int_equal(d->log_index, ar->resolve->log_index);
+    assert_non_null(d->receipt);
+    assert_string_equal(d->reason, "checked by the test");
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    /* Deny b. */
+    ar = resolve(&s, "esc-b", 0);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    r = read_reply(fb);
+    d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_null(d->receipt);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    /* Resolving it again: no such pending escalation. */
+    ar = resolve(&s, "esc-b", 1);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_int_equal(ar->error->code, SWORN_ERR_NOTFOUND);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    /* c times out into a deny after its 1 s deadline. */
+    fc = send_only(&s, "esc-c", "/escalate/c");
+    r = read_reply(fc);
+    d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_non_null(strstr(d->reason, "deadline"));
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(pending(&s), 0);
+    sworn_stack_down(&s);
+    sworn_test_rmtree(policy_path);
+    free(policy_path);
+}
+
+static Sworn__V1__AdminResponse *reload(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ReloadPolicyRequest rl = SWORN__V1__RELOAD_POLICY_REQUEST__INIT;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY;
+    rq.reload_policy = &rl;
+    return sworn_stack_admin(s, &rq);
+}
+
+/* A broken policy file keeps the old policy, and the failed reload is recorded; a good one
+ * takes effect, and decisions carry its digest from then on. */
+static void test_policy_reload(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    char *path, *orig;
+    size_t orig_len;
+    uint8_t old_digest[32];
+    struct sworn_log *log;
+    uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+    size_t len;
+    Sworn__V1__Entry *e;
+    uint64_t failed_index = 0, allow_index;
+    static const char broken[] = "version: 1\nrules:\n  - id: x\n    effect: perhaps\n";
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    path = sworn_test_path(s.dir, "policy.yaml");
+    orig = sworn_test_read_file(path, &orig_len);
+    r = decide(&s, "before", "/allowed/a");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+
+    sworn_test_write_file(path, broken, strlen(broken), 0644);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_non_null(strstr(ar->error->message, "policy.yaml:4:"));
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    /* Still the old policy. */
+    r = decide(&s, "during", "/allowed/a");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+
+    /* A good policy that denies everything. */
+    sworn_test_write_file(path, "version: 2\nrules:\n  - id: none\n    effect: deny\n", 48, 0644);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+    r = decide(&s, "after", "/allowed/a");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    allow_index = r->decision->log_index;
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* The record: the first policy, the refused reload with its error, the new policy, and the
+     * last decision carries the new policy's digest. */
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    assert_int_equal(sworn_log_read_entry(log, 1, entry, sizeof(entry), &len), 0);
+    e = sworn_frame_unpack_entry(entry, len);
+    assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_POLICY_LOADED);
+    memcpy(old_digest, e->policy_loaded->digest.data, 32);
+    sworn__v1__entry__free_unpacked(e, NULL);
+    for (uint64_t i = 2; i < sworn_log_size(log); i++) {
+        assert_int_equal(sworn_log_read_entry(log, i, entry, sizeof(entry), &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_POLICY_LOADED) {
+            if (failed_index == 0) {
+                failed_index = i;
+                assert_non_null(strstr(e->policy_loaded->error, "effect"));
+            } else {
+                assert_string_equal(e->policy_loaded->error, "");
+                assert_memory_not_equal(e->policy_loaded->digest.data, old_digest, 32);
+                memcpy(old_digest, e->policy_loaded->digest.data, 32);
+            }
+        }
+        if (i == allow_index) {
+            assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+            assert_memory_equal(e->decision->policy_digest.data, old_digest, 32);
+        }
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    assert_true(failed_index > 0);
+    sworn_log_close(log);
+    sworn_test_write_file(path, orig, orig_len, 0644);
+    free(orig);
+    free(path);
+    sworn_stack_down(&s);
+}
+
+/* A budget spent before a crash stays spent after the restart (rebuilt from the log). */
+static void test_budget_survives_crash(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    char id[32];
+    time_t now = time(NULL);
+
+    (void)state;
+    /* The sample budget is 3 per minute, windows aligned to the minute: start early in one. */
+    if (now % 60 > 40)
+        sleep((unsigned)(61 - now % 60));
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof(id), "budget-%d", i);
+        r = decide(&s, id, "/budget/x");
+        expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    r = decide(&s, "budget-3", "/budget/x");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_kill_daemon(&s);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = decide(&s, "budget-4", "/budget/x");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_down(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recorded_before_effect),
+        cmocka_unit_test(test_protocol_refusals),
+        cmocka_unit_test(test_escalations),
+        cmocka_unit_test(test_policy_reload),
+        cmocka_unit_test(test_budget_survives_crash),
+    };
+
+    if (getenv("SWORN_DECISIOND_BIN") == NULL) {
+        fprintf(stderr, "test_decisiond: sworn-decisiond is not built\n");
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
