@@ -108,3 +108,40 @@ int sworn_signer_proc_as_note_signer(struct sworn_signer_proc *p, const char *na
     out->ctx = p;
     return 0;
 }
+
+int sworn_note_verifier_from_spki(const char *name, const uint8_t *spki, size_t spki_len,
+                                  struct sworn_note_verifier *out)
+{
+    const unsigned char *p = spki;
+    EVP_PKEY *k = d2i_PUBKEY(NULL, &p, (long)spki_len);
+    struct sworn_note_signer n;
+    enum sworn_sig_alg alg;
+    int rc;
+
+    if (k == NULL || p != spki + spki_len) {
+        EVP_PKEY_free(k);
+        return sworn_err_set(SWORN_ERR_FORMAT, "note verifier: not a DER SubjectPublicKeyInfo");
+    }
+    if (EVP_PKEY_is_a(k, "ED25519")) {
+        alg = SWORN_SIG_ED25519;
+    } else if (EVP_PKEY_is_a(k, "EC")) {
+        char group[32] = "";
+        size_t glen = 0;
+
+        if (EVP_PKEY_get_utf8_string_param(k, "group", group, sizeof(group), &glen) != 1 ||
+            strcmp(group, "prime256v1") != 0) {
+            EVP_PKEY_free(k);
+            return sworn_err_set(SWORN_ERR_ARG, "note verifier: EC keys must be P-256");
+        }
+        alg = SWORN_SIG_ECDSA_P256_SHA256;
+    } else {
+        EVP_PKEY_free(k);
+        return sworn_err_set(SWORN_ERR_ARG,
+                             "note verifier: only P-256 and Ed25519 keys sign notes");
+    }
+    EVP_PKEY_free(k);
+    rc = note_pub_from_spki(name, spki, spki_len, alg, &n);
+    if (rc == 0)
+        *out = n.pub;
+    return rc;
+}

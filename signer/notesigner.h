@@ -25,4 +25,12 @@ int sworn_signer_as_note_signer(struct sworn_signer *s, const char *name,
 int sworn_signer_proc_as_note_signer(struct sworn_signer_proc *p, const char *name,
                                      struct sworn_note_signer *out);
 
+/*
+ * The note verifier (name, type, key id, key) of a P-256 (type 0x02) or Ed25519 (type 0x01)
+ * public key given as a DER SPKI: what an auditor needs to check checkpoints signed by an HSM or
+ * TPM key whose public key was obtained out of band. Returns 0 or -1.
+ */
+int sworn_note_verifier_from_spki(const char *name, const uint8_t *spki, size_t spki_len,
+                                  struct sworn_note_verifier *out);
+
 #endif

@@ -65,6 +65,9 @@ static const char usage_text[] =
     "        make an Ed25519 note key (mode 0600); prints its verifier key\n"
     "  vkey --db PATH\n"
     "        print the verifier key of the log's signing key\n"
+    "  vkey --name NAME --spki DERFILE\n"
+    "        print the note verifier key of a P-256 or Ed25519 public key (DER SPKI), e.g.\n"
+    "        an HSM key's from `sworn-hsm pubkey --der`\n"
     "\n"
     "Exit status: 0 success, 1 verification failed, 2 bad usage or input.\n";
 
@@ -110,6 +113,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                              {"pin-file", required_argument, NULL, 'p'},
                                              {"tcti", required_argument, NULL, 't'},
                                              {"pinned-spki", required_argument, NULL, 'S'},
+                                             {"spki", required_argument, NULL, 'S'},
                                              {"attest", required_argument, NULL, 'a'},
                                              {"sig", required_argument, NULL, 'g'},
                                              {"index", required_argument, NULL, 'i'},
@@ -781,6 +785,23 @@ static int cmd_vkey(struct opts *o)
 
     if (o->argc != 0)
         return fail_usage("takes no positional arguments");
+    if (o->pinned_spki != NULL || o->name != NULL) {
+        /* From a public key obtained out of band: no database, no private key. */
+        struct sworn_note_verifier v;
+        char *der = NULL;
+        size_t der_len = 0;
+
+        if (o->pinned_spki == NULL || o->name == NULL || o->db != NULL)
+            return fail_usage("vkey takes --db PATH, or --name NAME --spki DERFILE");
+        ok = sworn_file_read(o->pinned_spki, SWORN_SIGNER_SPKI_MAX, &der, &der_len) == 0 &&
+             sworn_note_verifier_from_spki(o->name, (const uint8_t *)der, der_len, &v) == 0 &&
+             sworn_note_verifier_format(&v, vkey, sizeof(vkey)) >= 0;
+        free(der);
+        if (!ok)
+            return fail_err();
+        printf("%s\n", vkey);
+        return 0;
+    }
     if (open_log(o->db, &log) < 0)
         return fail_err();
     ok = open_log_key(log, &k) == 0 &&
