@@ -21,6 +21,8 @@
  * Exit status: 0 after an orderly stop or a good --check-config, 1 when the start failed or the
  * configuration is bad, 2 on bad usage.
  */
+#define _XOPEN_SOURCE 700 /* realpath (XSI) */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>

@@ -136,15 +136,24 @@ void sworn_stack_kill_daemon(struct sworn_stack *s)
         (void)wait_gone(s->decisiond_pid, 10000);
 }
 
-void sworn_stack_down(struct sworn_stack *s)
+int sworn_stack_down(struct sworn_stack *s)
 {
+    int rc;
+
     if (s->dir == NULL)
-        return;
+        return 0;
     run_script("%s/scripts/dev-stack down %s >/dev/null 2>&1", SWORN_SOURCE_DIR, s->dir);
+    /* grep exits 0 when it finds a report: then show it, and fail. */
+    rc = run_script("grep -E -A30 'ERROR: (Address|Leak)Sanitizer|runtime error:' %s/decisiond.log "
+                    ">&2",
+                    s->dir) == 0
+             ? -1
+             : 0;
     if (getenv("SWORN_KEEP_STACK") == NULL)
         sworn_test_rmtree(s->dir);
     free(s->dir);
     s->dir = NULL;
+    return rc;
 }
 
 int sworn_stack_connect(const char *path)

@@ -42,8 +42,12 @@ int sworn_stack_stop_daemon(struct sworn_stack *s);
 /* SIGKILL the daemon and reap it (a crash). */
 void sworn_stack_kill_daemon(struct sworn_stack *s);
 
-/* `scripts/dev-stack down DIR`, then remove the folder. */
-void sworn_stack_down(struct sworn_stack *s);
+/*
+ * `scripts/dev-stack down DIR`, then remove the folder (kept when SWORN_KEEP_STACK is set).
+ * Returns 0, or -1 when the daemon's log holds a sanitizer report (printed): in the sanitizer
+ * build a leak or undefined behaviour in the daemon fails the test that drove it.
+ */
+int sworn_stack_down(struct sworn_stack *s);
 
 /* Connect to a Unix socket; returns the fd or -1. */
 int sworn_stack_connect(const char *path);

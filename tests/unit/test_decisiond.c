@@ -254,7 +254,7 @@ static void test_recorded_before_effect(void **state)
     for (int i = 0; i < N; i++)
         sworn__v1__decision_reply__free_unpacked(replies[i], NULL);
     free(cred_value);
-    sworn_stack_down(&s);
+    assert_int_equal(sworn_stack_down(&s), 0);
 }
 
 static uint32_t error_code(const uint8_t *body, size_t len)
@@ -409,7 +409,7 @@ static void test_protocol_refusals(void **state)
     for (int i = 0; i < 50 && count_refused(&s) - refused_before < expected; i++)
         sleep_ms(100);
     assert_int_equal(count_refused(&s) - refused_before, expected);
-    sworn_stack_down(&s);
+    assert_int_equal(sworn_stack_down(&s), 0);
 }
 
 static Sworn__V1__AdminResponse *resolve(struct sworn_stack *s, const char *id, int approve)
@@ -535,7 +535,7 @@ static void test_escalations(void **state)
     assert_non_null(strstr(d->reason, "deadline"));
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     assert_int_equal(pending(&s), 0);
-    sworn_stack_down(&s);
+    assert_int_equal(sworn_stack_down(&s), 0);
     sworn_test_rmtree(policy_path);
     free(policy_path);
 }
@@ -591,6 +591,7 @@ static void test_policy_reload(void **state)
     ar = reload(&s);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
     r = decide(&s, "after", "/allowed/a");
     expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     allow_index = r->decision->log_index;
@@ -630,7 +631,7 @@ static void test_policy_reload(void **state)
     sworn_test_write_file(path, orig, orig_len, 0644);
     free(orig);
     free(path);
-    sworn_stack_down(&s);
+    assert_int_equal(sworn_stack_down(&s), 0);
 }
 
 /* A budget spent before a crash stays spent after the restart (rebuilt from the log). */
@@ -660,7 +661,7 @@ static void test_budget_survives_crash(void **state)
     r = decide(&s, "budget-4", "/budget/x");
     expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
-    sworn_stack_down(&s);
+    assert_int_equal(sworn_stack_down(&s), 0);
 }
 
 int main(void)
