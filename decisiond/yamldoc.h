@@ -5,18 +5,26 @@
  *
  * What is accepted (a deliberate subset of YAML 1.1; anything else is refused, never guessed):
  *   - exactly one document, whose root is a mapping;
- *   - mappings whose keys are plain scalars, each key at most once per mapping (a duplicate key
- *     is an error: YAML 1.1 parsers disagree on which one wins, and a policy must mean one thing);
+ *   - mappings whose keys are scalars (plain or quoted; a sequence or mapping as a key is refused),
+ *     each key at most once per mapping (a duplicate key is an error, reported at its second
+ *     occurrence: YAML 1.1 parsers disagree on which one wins, and a policy must mean one thing);
  *   - sequences and scalars (plain, single- or double-quoted, literal or folded);
  *   - no anchors, aliases or merge keys ("billion laughs" and action at a distance), no tags
- *     other than none;
+ *     (not even "!"), no %YAML or %TAG directives;
+ *   - UTF-8 input only (a UTF-16 byte order mark is not honoured), and no NUL byte anywhere;
  *   - bounds: the file at most SWORN_YAML_MAX_BYTES, nesting at most SWORN_YAML_MAX_DEPTH,
  *     at most SWORN_YAML_MAX_NODES nodes, each scalar at most SWORN_YAML_MAX_SCALAR bytes, and
  *     every scalar valid UTF-8 without NUL.
  *
  * Scalars are kept as their text; the typed getters below convert and check them, naming the
  * node's position on failure. Errors are values: -1/NULL with sworn_err set (common/err.h), the
- * message starting "<file>:<line>:<col>: " (line and column are 1-based, as editors show them).
+ * message starting "<file>:<line>:<col>: " (line and column are 1-based, as editors show them),
+ * code SWORN_ERR_FORMAT. Errors about the file as a whole name only the file: it cannot be read
+ * (SWORN_ERR_NOTFOUND, SWORN_ERR_IO, fileio.h's messages) or is larger than SWORN_YAML_MAX_BYTES
+ * (SWORN_ERR_RANGE); a typed getter given NULL (an absent key) fails with SWORN_ERR_ARG.
+ *
+ * The accessors are total: given NULL or a node of another kind they return 0/NULL (kind 0,
+ * length 0, text NULL, item NULL) rather than crash, so a caller may chain them and check once.
  *
  * Ownership: a document owns all its nodes and strings; nothing a getter returns outlives
  * sworn_yaml_free. Thread safety: a document is immutable once loaded and may be read by many
@@ -38,7 +46,11 @@ enum sworn_yaml_kind { SWORN_YAML_SCALAR = 1, SWORN_YAML_SEQ, SWORN_YAML_MAP };
 struct sworn_yaml_doc;
 struct sworn_yaml_node;
 
-/* Load and check a document from a file (path) or from memory (name is used in messages). */
+/*
+ * Load and check a document from a file (path, also used as the name in messages; read with
+ * fileio.h's bounded reader) or from memory (name is used in messages; p is not kept).
+ * OUT: *out, to free with sworn_yaml_free; untouched on failure.
+ */
 int sworn_yaml_load_file(const char *path, struct sworn_yaml_doc **out);
 int sworn_yaml_load_mem(const char *name, const uint8_t *p, size_t len,
                         struct sworn_yaml_doc **out);

@@ -822,6 +822,18 @@ static void test_ecdsa(void **state)
     if (r.out_len != strlen(vkey) + 1 || strncmp(r.out, vkey, strlen(vkey)) != 0)
         fail_msg("vkey --db printed\n%s\nnot the verifier key init printed\n%s", r.out, vkey);
     result_free(&r);
+    /* An auditor derives the same verifier key from the public key alone. */
+    sworn(f, &r, NULL, "vkey", "--name", "ecdsa.example", "--spki", P(f, "pub.der"), NULL);
+    expect_status(&r, 0, "vkey --name --spki");
+    if (r.out_len != strlen(vkey) + 1 || strncmp(r.out, vkey, strlen(vkey)) != 0)
+        fail_msg("vkey --spki printed\n%s\nnot the verifier key init printed\n%s", r.out, vkey);
+    result_free(&r);
+    sworn(f, &r, NULL, "vkey", "--name", "ecdsa.example", "--spki", P(f, "k.pem"), NULL);
+    expect_status(&r, 2, "vkey --spki of a file that is not a DER SPKI");
+    result_free(&r);
+    sworn(f, &r, NULL, "vkey", "--spki", P(f, "pub.der"), NULL);
+    expect_status(&r, 2, "vkey --spki without --name");
+    result_free(&r);
 
     write_text(P(f, "in.txt"), "alpha\nbeta\ngamma\n");
     sworn(f, &r, NULL, "append", "--db", P(f, "log.db"), P(f, "in.txt"), NULL);

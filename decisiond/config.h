@@ -1,0 +1,113 @@
+/*
+ * config.h -- sworn-decisiond's configuration file: YAML (read through yamldoc.h), its shape,
+ * defaults and bounds, and the checks of what it names against the file system.
+ *
+ * docs/configuration.md is the operator's reference: every key, its default, its bounds and every
+ * refusal. In short:
+ *
+ *     log:    { database: PATH, origin: TEXT, checkpoint_interval: 1s, export_dir: PATH }
+ *     signer: { key: URI-or-PATH, module: PATH, pin_file: PATH, tcti: TEXT, pinned_spki:
+ * HEX-or-PATH, user: NAME, timeout: 2s } keyring: PATH tpm:    { tcti: TEXT, required: false, pcrs:
+ * [23, 0, 7], quote_min_interval: 1s, measure: [PATH, ...] } policy: PATH vault: PATH escalation: {
+ * timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin: PATH } peers:  { proxy_uids:
+ * [1001], operator_uids: [0] } run_as: NAME workers: 4
+ *
+ * Loading (sworn_dconfig_load) is syntax and shape only, plus what must be resolved once at start:
+ * unknown keys anywhere are errors (a misspelt key must never be silently ignored), values are
+ * checked against their bounds, relative paths are made absolute against the folder of the
+ * configuration file (lexically: "." and ".." segments are removed, symbolic links are not
+ * followed), user names are resolved with getpwnam, and `pinned_spki:` is read (from a file when
+ * it names one) and checked to be a DER SubjectPublicKeyInfo. Every load error reads
+ * "<file>:<line>:<col>: <message>".
+ *
+ * Checking (sworn_dconfig_check) looks at the file system: the files named exist, the folders of
+ * the database and of the sockets exist, the PIN file and the key file are secret files (0600 or
+ * stricter, common/secretfile.h), the vault is a regular file, 0600 or stricter, owned by the
+ * effective uid. It reports the first problem. `sworn-decisiond --check-config FILE` runs both.
+ *
+ * Ownership: a struct sworn_dconfig owns every string and array in it; sworn_dconfig_free frees
+ * them. Nothing in it is secret (the PIN stays in its file; the vault is read by vault.h).
+ * Thread safety: a loaded configuration is immutable and may be read by many threads; load and
+ * check use getpwnam, which is not thread-safe, so call them before starting threads.
+ */
+#ifndef SWORN_DCONFIG_H
+#define SWORN_DCONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SWORN_DCONFIG_ORIGIN_MAX 255  /* as SWORN_CHECKPOINT_ORIGIN_MAX (checkpoint.h) */
+#define SWORN_DCONFIG_SPKI_MAX 1024   /* as SWORN_SIGNER_SPKI_MAX (signer.h) */
+#define SWORN_DCONFIG_PATH_MAX 4096   /* a resolved path, with its NUL */
+#define SWORN_DCONFIG_MAX_MEASURE 250 /* StartupMeasurement holds <= 256 files in all */
+#define SWORN_DCONFIG_MAX_UIDS 64     /* per peers list */
+#define SWORN_DCONFIG_PCR_ALWAYS 23   /* the PCR sworn measures into; always quoted */
+
+struct sworn_dconfig {
+    char *path;         /* the file it was read from (as given) */
+    uint8_t digest[32]; /* SHA-256 of the file's bytes: measured into PCR 23 */
+    /* log: */
+    char *log_db;                    /* sqlite database path; required */
+    char *origin;                    /* checkpoint origin line; required; 1..255 bytes of UTF-8,
+                                        no control characters (C2SP tlog-checkpoint) */
+    uint64_t checkpoint_interval_ms; /* default 1000; 10..86400000 */
+    char *export_dir; /* tlog-tiles folder refreshed after each checkpoint; NULL = none */
+    /* signer (one key; signs checkpoints and receipts, domain-separated by purpose): */
+    char *signer_key;           /* "pkcs11:..." URI, "tpm:..." (see signer/signer.h for the accepted
+                                   forms), or "file:/absolute/path" (development only): a key given as
+                                   a bare path or as file:PATH is stored as file: + the absolute path */
+    char *signer_module;        /* PKCS#11 module path; required for pkcs11:, refused otherwise */
+    char *signer_pin_file;      /* PIN file (must be 0600, checked by sworn_dconfig_check); required
+                                   for pkcs11:, refused otherwise */
+    char *signer_tcti;          /* TCTI for a tpm: key (default: tpm.tcti); refused otherwise */
+    char *signer_spki_hex;      /* pinned DER SPKI in lower-case hex, from `pinned_spki:` which is
+                                   either a hex string or a path to a file holding the hex or DER;
+                                   required for pkcs11:/tpm: keys (pinning is mandatory for hardware
+                                   keys) */
+    char *signer_user;          /* user the signer child drops to; NULL = stay */
+    uint64_t signer_timeout_ms; /* default 2000; 100..60000 */
+    char *keyring;              /* keyring file (hsm/keyring.h); NULL = none */
+    /* tpm (quotes and measured start): */
+    char *tpm_tcti;                 /* NULL = no TPM */
+    int tpm_required;               /* 1: decisions deny while the TPM cannot quote */
+    uint32_t tpm_pcrs;              /* bitmap of sha256 PCRs to quote; bit 23 always set */
+    uint64_t quote_min_interval_ms; /* default 1000 (10..86400000): at most one quote per
+                                       interval (TPM-Fail, firmware-notes) */
+    char **measure;
+    size_t n_measure; /* extra files measured at start besides the daemon binary, this config file
+                         and the policy; at most SWORN_DCONFIG_MAX_MEASURE */
+    /* policy and vault: */
+    char *policy_path;                /* required */
+    char *vault_path;                 /* NULL = no credentials */
+    uint64_t escalation_timeout_ms;   /* default 300000; 1000..604800000 (1s..7d) */
+    uint32_t max_pending_escalations; /* default 1000; 1..100000 */
+    /* sockets and peers: */
+    char *decision_socket; /* Unix socket path; required */
+    char *admin_socket;    /* Unix socket path; required; must differ from decision_socket */
+    uid_t *proxy_uids;
+    size_t n_proxy_uids; /* required, >= 1 */
+    uid_t *operator_uids;
+    size_t n_operator_uids; /* required, >= 1 */
+    char *run_as_user;      /* drop to this user after opening sockets; NULL = stay */
+    uint32_t workers;       /* recording threads, default 4, 1..64 */
+};
+
+/*
+ * Read and check the configuration file at path (at most SWORN_YAML_MAX_BYTES). OUT: *out, a new
+ * configuration to free with sworn_dconfig_free. Returns 0, or -1 with sworn_err set (the message
+ * "<path>:<line>:<col>: ..." for anything wrong in the file; SWORN_ERR_NOTFOUND/IO when the file
+ * itself cannot be read) and *out untouched.
+ */
+int sworn_dconfig_load(const char *path, struct sworn_dconfig **out);
+
+/*
+ * Check a loaded configuration against the file system (see the top of this file). Returns 0, or
+ * -1 with sworn_err set to the first problem found, naming the key ("policy: /etc/...: ...").
+ */
+int sworn_dconfig_check(const struct sworn_dconfig *c);
+
+/* Free c and everything in it; NULL is a no-op. */
+void sworn_dconfig_free(struct sworn_dconfig *c);
+
+#endif

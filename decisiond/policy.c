@@ -1,0 +1,1141 @@
+/*
+ * policy.c -- loading a policy file into rules, and evaluating a request against them (see
+ * policy.h for the contract and docs/policy.md for every key and the exact semantics).
+ *
+ * Loading reads the bounded YAML tree of yamldoc.c and checks everything a rule says before any
+ * request is seen: unknown keys, wrong types, empty lists, bad globs, host patterns, hours and
+ * amounts, duplicate ids, budgets, credentials or timeouts on rules of the wrong effect. Every
+ * refusal names the offending node as "<file>:<line>:<col>: ". A policy is built completely in
+ * a fresh allocation and handed out only when all of it loaded, so a broken file never leaves
+ * anything half-loaded behind (the daemon keeps its old policy).
+ *
+ * Evaluation is a pure function of the policy, the request, the time and the budget counters;
+ * it reads no clock and no environment.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err.h"
+#include "frame.h"
+#include "policy_int.h"
+#include "utf8.h"
+#include "yamldoc.h"
+
+#define WINDOW_MIN_MS 1000ull
+#define WINDOW_MAX_MS (366ull * 86400000ull)
+#define TIMEOUT_MAX_MS (7ull * 86400000ull)
+#define COUNT_MAX 1000000000ull
+#define POINTER_MAX 256u
+#define SCHEME_MAX 16u
+#define METHOD_MAX 32u
+#define DEPTH_MAX 32ull
+
+typedef const struct sworn_yaml_doc ydoc;
+typedef const struct sworn_yaml_node ynode;
+
+/* --- Freeing --- */
+
+static void free_globs(struct pglob *g, size_t n)
+{
+    for (size_t i = 0; i < n && g != NULL; i++)
+        pglob_free(&g[i]);
+    free(g);
+}
+
+static void free_strs(char **s, size_t n)
+{
+    for (size_t i = 0; i < n && s != NULL; i++)
+        free(s[i]);
+    free(s);
+}
+
+static void free_rule(struct prule *r)
+{
+    free(r->reason);
+    free_globs(r->principals, r->n_principals);
+    free_globs(r->operations, r->n_operations);
+    free_globs(r->paths, r->n_paths);
+    free_globs(r->tools, r->n_tools);
+    free_globs(r->req_actors, r->n_req_actors);
+    free_globs(r->forbid_actors, r->n_forbid_actors);
+    free_strs(r->schemes, r->n_schemes);
+    free_strs(r->methods, r->n_methods);
+    for (size_t i = 0; i < r->n_hosts && r->hosts != NULL; i++)
+        phost_free(&r->hosts[i]);
+    free(r->hosts);
+    free(r->ports);
+    free(r->count.pointer);
+    free(r->count.window_text);
+    free(r->sum.pointer);
+    free(r->sum.window_text);
+}
+
+void sworn_policy_free(struct sworn_policy *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->nrules && p->rules != NULL; i++)
+        free_rule(&p->rules[i]);
+    free(p->rules);
+    free(p);
+}
+
+/* --- Loading helpers --- */
+
+static int oom(void)
+{
+    return sworn_err_set(SWORN_ERR_NOMEM, "out of memory loading the policy");
+}
+
+/* A mapping; an empty one is refused (it would say nothing, and is likely a mistake). */
+static int need_map(ydoc *d, ynode *n, const char *what)
+{
+    if (sworn_yaml_kind(n) != SWORN_YAML_MAP)
+        return sworn_yaml_error(d, n, "%s must be a mapping", what);
+    if (sworn_yaml_len(n) == 0)
+        return sworn_yaml_error(d, n, "%s is an empty mapping", what);
+    return 0;
+}
+
+/* A non-empty sequence of scalars, at most SWORN_POLICY_LIST_MAX. */
+static int need_list(ydoc *d, ynode *n, const char *what)
+{
+    size_t i;
+
+    if (sworn_yaml_kind(n) != SWORN_YAML_SEQ)
+        return sworn_yaml_error(d, n, "%s must be a list", what);
+    if (sworn_yaml_len(n) == 0)
+        return sworn_yaml_error(d, n, "%s is an empty list (leave the key out to match any)", what);
+    if (sworn_yaml_len(n) > SWORN_POLICY_LIST_MAX)
+        return sworn_yaml_error(d, n, "%s has more than %u items", what, SWORN_POLICY_LIST_MAX);
+    for (i = 0; i < sworn_yaml_len(n); i++)
+        if (sworn_yaml_kind(sworn_yaml_item(n, i)) != SWORN_YAML_SCALAR)
+            return sworn_yaml_error(d, sworn_yaml_item(n, i), "items of %s must be strings", what);
+    return 0;
+}
+
+/*
+ * Is s text the decision socket accepts (UTF-8 without control characters, as frame.c checks
+ * Decision.reason)? A reason that passed here can never make a Decision unsendable.
+ */
+static int text_ok(const char *s)
+{
+    return sworn_utf8_check(s, strlen(s), 0, "text") == 0;
+}
+
+/* An id: [A-Za-z0-9._-], 1..128 bytes. */
+static int id_ok(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s != '\0'; s++, n++) {
+        unsigned char c = (unsigned char)*s;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return n >= 1 && n <= SWORN_POLICY_ID_MAX;
+}
+
+/* The list at key (or nothing when absent) compiled as globs. */
+static int load_globs(ydoc *d, ynode *map, const char *key, int path, struct pglob **out,
+                      size_t *nout)
+{
+    ynode *n = sworn_yaml_get(map, key);
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, n, key));
+    len = sworn_yaml_len(n);
+    *out = calloc(len, sizeof(**out));
+    if (*out == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(n, i);
+        const char *s = sworn_yaml_text(it, NULL), *why = NULL;
+
+        if (path && s[0] != '/')
+            return sworn_yaml_error(d, it, "path pattern \"%.64s\" does not start with '/'", s);
+        if (pglob_compile(s, path, &(*out)[i], &why) != 0)
+            return sworn_yaml_error(d, it, "bad pattern in %s: %s", key, why);
+        *nout = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_schemes(ydoc *d, ynode *res, struct prule *r)
+{
+    ynode *n = sworn_yaml_get(res, "schemes");
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, n, "schemes"));
+    len = sworn_yaml_len(n);
+    r->schemes = calloc(len, sizeof(char *));
+    if (r->schemes == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(n, i);
+        const char *s = sworn_yaml_text(it, NULL);
+        size_t k, sl = strlen(s);
+
+        if (sl == 0 || sl > SCHEME_MAX)
+            return sworn_yaml_error(d, it, "a scheme is 1..%u characters", SCHEME_MAX);
+        for (k = 0; k < sl; k++) {
+            char c = s[k];
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                  (k > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-'))))
+                return sworn_yaml_error(d, it, "\"%.16s\" is not a URI scheme", s);
+        }
+        if ((r->schemes[i] = strdup(s)) == NULL)
+            return oom();
+        for (k = 0; k < sl; k++)
+            if (r->schemes[i][k] >= 'A' && r->schemes[i][k] <= 'Z')
+                r->schemes[i][k] = (char)(r->schemes[i][k] + 32);
+        r->n_schemes = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* RFC 9110 token characters, upper case only (methods are case-sensitive; "get" is a typo). */
+static int method_ok(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s != '\0'; s++, n++) {
+        unsigned char c = (unsigned char)*s;
+        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c)))
+            return 0;
+    }
+    return n >= 1 && n <= METHOD_MAX;
+}
+
+static int load_methods(ydoc *d, ynode *rule, struct prule *r)
+{
+    ynode *n = sworn_yaml_get(rule, "methods");
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, n, "methods"));
+    len = sworn_yaml_len(n);
+    r->methods = calloc(len, sizeof(char *));
+    if (r->methods == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(n, i);
+        const char *s = sworn_yaml_text(it, NULL);
+
+        if (!method_ok(s))
+            return sworn_yaml_error(d, it,
+                                    "\"%.32s\" is not an HTTP method in upper case (methods are "
+                                    "compared exactly: write GET, not get)",
+                                    s);
+        if ((r->methods[i] = strdup(s)) == NULL)
+            return oom();
+        r->n_methods = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_hosts(ydoc *d, ynode *res, struct prule *r)
+{
+    ynode *n = sworn_yaml_get(res, "hosts");
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, n, "hosts"));
+    len = sworn_yaml_len(n);
+    r->hosts = calloc(len, sizeof(*r->hosts));
+    if (r->hosts == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(n, i);
+        const char *why = NULL;
+
+        if (phost_compile(sworn_yaml_text(it, NULL), &r->hosts[i], &why) != 0)
+            return sworn_yaml_error(d, it, "bad host pattern: %s", why);
+        r->n_hosts = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_ports(ydoc *d, ynode *res, struct prule *r)
+{
+    ynode *n = sworn_yaml_get(res, "ports");
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, n, "ports"));
+    len = sworn_yaml_len(n);
+    r->ports = calloc(len, sizeof(*r->ports));
+    if (r->ports == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        uint64_t v;
+
+        SWORN_GUARD(sworn_yaml_u64(d, sworn_yaml_item(n, i), 1, 65535, &v));
+        r->ports[i] = (uint32_t)v;
+        r->n_ports = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_resource(ydoc *d, ynode *rule, struct prule *r)
+{
+    static const char *const keys[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
+    ynode *res = sworn_yaml_get(rule, "resource");
+
+    if (res == NULL)
+        return 0;
+    SWORN_GUARD(need_map(d, res, "resource"));
+    SWORN_GUARD(sworn_yaml_only_keys(d, res, keys));
+    SWORN_GUARD(load_schemes(d, res, r));
+    SWORN_GUARD(load_hosts(d, res, r));
+    SWORN_GUARD(load_ports(d, res, r));
+    SWORN_GUARD(load_globs(d, res, "paths", 1, &r->paths, &r->n_paths));
+    SWORN_GUARD(load_globs(d, res, "tools", 0, &r->tools, &r->n_tools));
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_delegation(ydoc *d, ynode *rule, struct prule *r)
+{
+    static const char *const keys[] = {"required",      "max_depth", "require_actors",
+                                       "forbid_actors", "may_act",   NULL};
+    static const struct {
+        const char *name;
+        int v;
+    } may[] = {{"unknown", SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN},
+               {"allowed", SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED},
+               {"denied", SWORN__V1__MAY_ACT__RESULT__RESULT_DENIED},
+               {"not_present", SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT}};
+    ynode *g = sworn_yaml_get(rule, "delegation"), *n;
+    size_t i;
+
+    r->deleg_required = -1;
+    r->may_act = -1;
+    if (g == NULL)
+        return 0;
+    SWORN_GUARD(need_map(d, g, "delegation"));
+    SWORN_GUARD(sworn_yaml_only_keys(d, g, keys));
+    if ((n = sworn_yaml_get(g, "required")) != NULL) {
+        SWORN_GUARD(sworn_yaml_bool(d, n, &r->deleg_required));
+        if (r->deleg_required == 0 && sworn_yaml_len(g) > 1)
+            return sworn_yaml_error(d, n,
+                                    "required: false (no delegation) cannot be combined with "
+                                    "other delegation conditions");
+    }
+    if ((n = sworn_yaml_get(g, "max_depth")) != NULL) {
+        SWORN_GUARD(sworn_yaml_u64(d, n, 0, DEPTH_MAX, &r->max_depth));
+        r->has_max_depth = 1;
+    }
+    SWORN_GUARD(load_globs(d, g, "require_actors", 0, &r->req_actors, &r->n_req_actors));
+    SWORN_GUARD(load_globs(d, g, "forbid_actors", 0, &r->forbid_actors, &r->n_forbid_actors));
+    if ((n = sworn_yaml_get(g, "may_act")) != NULL) {
+        const char *s;
+
+        SWORN_GUARD(sworn_yaml_str(d, n, &s));
+        for (i = 0; i < sizeof(may) / sizeof(may[0]); i++)
+            if (strcmp(s, may[i].name) == 0)
+                r->may_act = may[i].v;
+        if (r->may_act < 0)
+            return sworn_yaml_error(d, n,
+                                    "may_act must be one of allowed, denied, not_present, unknown");
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* "HH:MM" at s (5 bytes) into minutes; end allows 24:00. 0 or -1. */
+static int hhmm(const char *s, int end, unsigned *out)
+{
+    unsigned h, m;
+
+    if (!(s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] == ':' && s[3] >= '0' &&
+          s[3] <= '9' && s[4] >= '0' && s[4] <= '9'))
+        return -1;
+    h = (unsigned)(s[0] - '0') * 10 + (unsigned)(s[1] - '0');
+    m = (unsigned)(s[3] - '0') * 10 + (unsigned)(s[4] - '0');
+    if (m > 59 || h > 24 || (h == 24 && (m != 0 || !end)))
+        return -1;
+    *out = h * 60 + m;
+    return 0;
+}
+
+static int load_time(ydoc *d, ynode *rule, struct prule *r)
+{
+    static const char *const keys[] = {"days", "hours", NULL};
+    static const char *const names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+    ynode *t = sworn_yaml_get(rule, "time"), *n;
+    size_t i, k;
+
+    r->days = 0x7f;
+    r->start_min = 0;
+    r->end_min = 1440;
+    if (t == NULL)
+        return 0;
+    r->has_time = 1;
+    SWORN_GUARD(need_map(d, t, "time"));
+    SWORN_GUARD(sworn_yaml_only_keys(d, t, keys));
+    if ((n = sworn_yaml_get(t, "days")) != NULL) {
+        SWORN_GUARD(need_list(d, n, "days"));
+        r->days = 0;
+        for (i = 0; i < sworn_yaml_len(n); i++) {
+            ynode *it = sworn_yaml_item(n, i);
+            const char *s = sworn_yaml_text(it, NULL);
+
+            for (k = 0; k < 7 && strcmp(s, names[k]) != 0; k++)
+                ;
+            if (k == 7)
+                return sworn_yaml_error(d, it,
+                                        "a day is one of mon, tue, wed, thu, fri, sat, "
+                                        "sun (lower case)");
+            if (r->days & (1u << k))
+                return sworn_yaml_error(d, it, "day %s is listed twice", s);
+            r->days |= 1u << k;
+        }
+    }
+    if ((n = sworn_yaml_get(t, "hours")) != NULL) {
+        const char *s;
+
+        SWORN_GUARD(sworn_yaml_str(d, n, &s));
+        if (strlen(s) != 11 || s[5] != '-' || hhmm(s, 0, &r->start_min) != 0 ||
+            hhmm(s + 6, 1, &r->end_min) != 0)
+            return sworn_yaml_error(d, n, "hours must be \"HH:MM-HH:MM\" (UTC, 00:00..24:00)");
+        if (r->start_min >= r->end_min)
+            return sworn_yaml_error(d, n,
+                                    "hours must start before they end (a range across midnight "
+                                    "is two rules)");
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* RFC 6901: '/'-separated reference tokens, '~' only as "~0" or "~1". */
+static int pointer_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n < 1 || n > POINTER_MAX || s[0] != '/' || !text_ok(s))
+        return 0;
+    for (; *s != '\0'; s++)
+        if (*s == '~' && s[1] != '0' && s[1] != '1')
+            return 0;
+    return 1;
+}
+
+static int load_per(ydoc *d, ynode *map, struct pbudget *bg)
+{
+    ynode *n = sworn_yaml_get(map, "per");
+    const char *s;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(sworn_yaml_str(d, n, &s));
+    if (strcmp(s, "global") == 0)
+        bg->global = 1;
+    else if (strcmp(s, "principal") != 0)
+        return sworn_yaml_error(d, n, "per must be principal or global");
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_window(ydoc *d, ynode *map, struct pbudget *bg, const char *what)
+{
+    ynode *n = sworn_yaml_get(map, "window");
+
+    if (n == NULL)
+        return sworn_yaml_error(d, map, "%s needs a window", what);
+    SWORN_GUARD(sworn_yaml_duration_ms(d, n, &bg->window_ms));
+    if (bg->window_ms < WINDOW_MIN_MS || bg->window_ms > WINDOW_MAX_MS)
+        return sworn_yaml_error(d, n, "a window is 1s..366d");
+    if ((bg->window_text = strdup(sworn_yaml_text(n, NULL))) == NULL)
+        return oom();
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_budgets(ydoc *d, ynode *rule, struct prule *r, ynode *effect_node)
+{
+    static const char *const ckeys[] = {"count", "window", "per", NULL};
+    static const char *const skeys[] = {"pointer", "max", "window", "per", NULL};
+    ynode *c = sworn_yaml_get(rule, "budget"), *s = sworn_yaml_get(rule, "sum"), *n;
+
+    if ((c != NULL || s != NULL) && r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
+        return sworn_yaml_error(d, c != NULL ? c : s,
+                                "budgets are only for allow rules (this rule's effect is at "
+                                "%u:%u)",
+                                sworn_yaml_line(effect_node), sworn_yaml_col(effect_node));
+    if (c != NULL) {
+        SWORN_GUARD(need_map(d, c, "budget"));
+        SWORN_GUARD(sworn_yaml_only_keys(d, c, ckeys));
+        if ((n = sworn_yaml_get(c, "count")) == NULL)
+            return sworn_yaml_error(d, c, "budget needs a count");
+        SWORN_GUARD(sworn_yaml_u64(d, n, 1, COUNT_MAX, &r->count.limit));
+        SWORN_GUARD(load_window(d, c, &r->count, "budget"));
+        SWORN_GUARD(load_per(d, c, &r->count));
+        r->count.on = 1;
+    }
+    if (s != NULL) {
+        const char *txt, *why = NULL;
+
+        SWORN_GUARD(need_map(d, s, "sum"));
+        SWORN_GUARD(sworn_yaml_only_keys(d, s, skeys));
+        if ((n = sworn_yaml_get(s, "pointer")) == NULL)
+            return sworn_yaml_error(d, s, "sum needs a pointer");
+        SWORN_GUARD(sworn_yaml_str(d, n, &txt));
+        if (!pointer_ok(txt))
+            return sworn_yaml_error(d, n,
+                                    "pointer must be an RFC 6901 JSON pointer (\"/amount\"), "
+                                    "1..256 bytes");
+        if ((r->sum.pointer = strdup(txt)) == NULL)
+            return oom();
+        if ((n = sworn_yaml_get(s, "max")) == NULL)
+            return sworn_yaml_error(d, s, "sum needs a max");
+        SWORN_GUARD(sworn_yaml_str(d, n, &txt));
+        if (pdec_parse_max(txt, &r->sum.limit, &why) != 0)
+            return sworn_yaml_error(d, n, "max: %s", why);
+        SWORN_GUARD(load_window(d, s, &r->sum, "sum"));
+        SWORN_GUARD(load_per(d, s, &r->sum));
+        r->sum.on = 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_rule(ydoc *d, ynode *rn, struct prule *r)
+{
+    static const char *const keys[] = {"id",
+                                       "effect",
+                                       "reason",
+                                       "principals",
+                                       "operations",
+                                       "resource",
+                                       "methods",
+                                       "delegation",
+                                       "time",
+                                       "budget",
+                                       "sum",
+                                       "credential",
+                                       "escalation_timeout",
+                                       NULL};
+    ynode *n, *en;
+    const char *s;
+
+    if (sworn_yaml_kind(rn) != SWORN_YAML_MAP)
+        return sworn_yaml_error(d, rn, "a rule must be a mapping");
+    SWORN_GUARD(sworn_yaml_only_keys(d, rn, keys));
+    if ((n = sworn_yaml_get(rn, "id")) == NULL)
+        return sworn_yaml_error(d, rn, "a rule needs an id");
+    SWORN_GUARD(sworn_yaml_str(d, n, &s));
+    if (!id_ok(s))
+        return sworn_yaml_error(d, n, "a rule id is 1..128 characters of A-Z a-z 0-9 . _ -");
+    memcpy(r->id, s, strlen(s) + 1);
+    if ((en = sworn_yaml_get(rn, "effect")) == NULL)
+        return sworn_yaml_error(d, rn, "rule %s needs an effect", r->id);
+    SWORN_GUARD(sworn_yaml_str(d, en, &s));
+    if (strcmp(s, "allow") == 0)
+        r->effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    else if (strcmp(s, "deny") == 0)
+        r->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    else if (strcmp(s, "escalate") == 0)
+        r->effect = SWORN__V1__EFFECT__EFFECT_ESCALATE;
+    else
+        return sworn_yaml_error(d, en, "effect must be allow, deny or escalate");
+    if ((n = sworn_yaml_get(rn, "reason")) != NULL) {
+        SWORN_GUARD(sworn_yaml_str(d, n, &s));
+        if (s[0] == '\0' || strlen(s) > SWORN_POLICY_REASON_MAX || !text_ok(s))
+            return sworn_yaml_error(d, n,
+                                    "a reason is 1..1024 bytes on one line (no control "
+                                    "characters)");
+        if ((r->reason = strdup(s)) == NULL)
+            return oom();
+    }
+    SWORN_GUARD(load_globs(d, rn, "principals", 0, &r->principals, &r->n_principals));
+    SWORN_GUARD(load_globs(d, rn, "operations", 0, &r->operations, &r->n_operations));
+    SWORN_GUARD(load_resource(d, rn, r));
+    SWORN_GUARD(load_methods(d, rn, r));
+    SWORN_GUARD(load_delegation(d, rn, r));
+    SWORN_GUARD(load_time(d, rn, r));
+    SWORN_GUARD(load_budgets(d, rn, r, en));
+    if ((n = sworn_yaml_get(rn, "credential")) != NULL) {
+        if (r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
+            return sworn_yaml_error(d, n, "a credential is only for allow rules");
+        SWORN_GUARD(sworn_yaml_str(d, n, &s));
+        if (!id_ok(s))
+            return sworn_yaml_error(d, n,
+                                    "a credential id is 1..128 characters of A-Z a-z 0-9 . _ -");
+        memcpy(r->credential, s, strlen(s) + 1);
+    }
+    if ((n = sworn_yaml_get(rn, "escalation_timeout")) != NULL) {
+        if (r->effect != SWORN__V1__EFFECT__EFFECT_ESCALATE)
+            return sworn_yaml_error(d, n, "escalation_timeout is only for escalate rules");
+        SWORN_GUARD(sworn_yaml_duration_ms(d, n, &r->escalation_timeout_ms));
+        if (r->escalation_timeout_ms < 1000 || r->escalation_timeout_ms > TIMEOUT_MAX_MS)
+            return sworn_yaml_error(d, n, "escalation_timeout is 1s..7d");
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+struct id_at {
+    const char *id;
+    size_t at;
+};
+
+static int cmp_id_at(const void *a, const void *b)
+{
+    const struct id_at *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+
+    if (c != 0)
+        return c;
+    return x->at < y->at ? -1 : 1;
+}
+
+/* Refuse two rules with one id; names the later one. O(n log n). */
+static int check_unique(ydoc *d, ynode *rules, struct sworn_policy *p)
+{
+    struct id_at *idx = calloc(p->nrules, sizeof(*idx));
+    size_t i;
+    int rc = 0;
+
+    if (idx == NULL)
+        return oom();
+    for (i = 0; i < p->nrules; i++) {
+        idx[i].id = p->rules[i].id;
+        idx[i].at = i;
+    }
+    qsort(idx, p->nrules, sizeof(*idx), cmp_id_at);
+    for (i = 1; i < p->nrules; i++) {
+        if (strcmp(idx[i - 1].id, idx[i].id) != 0)
+            continue;
+        rc = sworn_yaml_error(d, sworn_yaml_get(sworn_yaml_item(rules, idx[i].at), "id"),
+                              "duplicate rule id \"%s\" (first used by rule %zu of the list)",
+                              idx[i].id, idx[i - 1].at + 1);
+        break;
+    }
+    free(idx);
+    return rc;
+}
+
+static int load_doc(ydoc *d, struct sworn_policy **out)
+{
+    static const char *const keys[] = {"version", "rules", NULL};
+    ynode *root = sworn_yaml_root(d), *n, *rules;
+    struct sworn_policy *p = calloc(1, sizeof(*p));
+    size_t i;
+
+    if (p == NULL)
+        return oom();
+    sworn_yaml_digest(d, p->digest);
+    SWORN_GUARD(sworn_yaml_only_keys(d, root, keys));
+    if ((n = sworn_yaml_get(root, "version")) != NULL)
+        SWORN_GUARD(sworn_yaml_u64(d, n, 0, UINT64_MAX, &p->version));
+    if ((rules = sworn_yaml_get(root, "rules")) == NULL) {
+        sworn_yaml_error(d, root, "the policy needs a rules list");
+        goto fail;
+    }
+    if (sworn_yaml_kind(rules) != SWORN_YAML_SEQ || sworn_yaml_len(rules) == 0) {
+        sworn_yaml_error(d, rules, "rules must be a non-empty list");
+        goto fail;
+    }
+    if (sworn_yaml_len(rules) > SWORN_POLICY_RULES_MAX) {
+        sworn_yaml_error(d, rules, "more than %u rules", SWORN_POLICY_RULES_MAX);
+        goto fail;
+    }
+    p->rules = calloc(sworn_yaml_len(rules), sizeof(*p->rules));
+    SWORN_ENSURE(p->rules != NULL, SWORN_ERR_NOMEM, "out of memory loading the policy");
+    for (i = 0; i < sworn_yaml_len(rules); i++) {
+        struct prule *r = &p->rules[i];
+
+        p->nrules = i + 1;
+        SWORN_GUARD(load_rule(d, sworn_yaml_item(rules, i), r));
+        if (r->count.on && r->count.window_ms > p->max_window_ms)
+            p->max_window_ms = r->count.window_ms;
+        if (r->sum.on && r->sum.window_ms > p->max_window_ms)
+            p->max_window_ms = r->sum.window_ms;
+    }
+    SWORN_GUARD(check_unique(d, rules, p));
+    *out = p;
+    return 0;
+fail:
+    sworn_policy_free(p);
+    return -1;
+}
+
+int sworn_policy_load_mem(const char *name, const uint8_t *p, size_t len, struct sworn_policy **out)
+{
+    struct sworn_yaml_doc *d = NULL;
+    int rc;
+
+    if (name == NULL || (p == NULL && len > 0) || out == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_load_mem: bad arguments");
+    if (sworn_yaml_load_mem(name, p, len, &d) != 0)
+        return -1;
+    rc = load_doc(d, out);
+    sworn_yaml_free(d);
+    return rc;
+}
+
+int sworn_policy_load_file(const char *path, struct sworn_policy **out)
+{
+    struct sworn_yaml_doc *d = NULL;
+    int rc;
+
+    if (path == NULL || out == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_load_file: bad arguments");
+    if (sworn_yaml_load_file(path, &d) != 0)
+        return -1;
+    rc = load_doc(d, out);
+    sworn_yaml_free(d);
+    return rc;
+}
+
+void sworn_policy_digest(const struct sworn_policy *p, uint8_t out[32])
+{
+    memcpy(out, p->digest, 32);
+}
+
+uint64_t sworn_policy_version(const struct sworn_policy *p)
+{
+    return p->version;
+}
+
+size_t sworn_policy_rule_count(const struct sworn_policy *p)
+{
+    return p->nrules;
+}
+
+uint64_t sworn_policy_max_window_ms(const struct sworn_policy *p)
+{
+    return p->max_window_ms;
+}
+
+const struct prule *policy_find_rule(const struct sworn_policy *p, const char *id)
+{
+    for (size_t i = 0; i < p->nrules; i++)
+        if (strcmp(p->rules[i].id, id) == 0)
+            return &p->rules[i];
+    return NULL;
+}
+
+const char *sworn_policy_effect_name(Sworn__V1__Effect e)
+{
+    switch (e) {
+    case SWORN__V1__EFFECT__EFFECT_ALLOW:
+        return "allow";
+    case SWORN__V1__EFFECT__EFFECT_DENY:
+        return "deny";
+    case SWORN__V1__EFFECT__EFFECT_ESCALATE:
+        return "escalate";
+    default:
+        return "unspecified";
+    }
+}
+
+/* --- Evaluation --- */
+
+static int any_glob(const struct pglob *g, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+
+    for (size_t i = 0; i < n; i++)
+        if (pglob_match(&g[i], s, len))
+            return 1;
+    return 0;
+}
+
+static int match_delegation(const struct prule *r, const Sworn__V1__Delegation *g)
+{
+    size_t i, k;
+
+    if (r->deleg_required == 1 && g == NULL)
+        return 0;
+    if (r->deleg_required == 0 && g != NULL)
+        return 0;
+    if (r->has_max_depth && g != NULL && g->n_actors > r->max_depth)
+        return 0;
+    for (k = 0; k < r->n_req_actors; k++) {
+        int found = 0;
+
+        for (i = 0; g != NULL && i < g->n_actors && !found; i++)
+            found = pglob_match(&r->req_actors[k], g->actors[i]->subject,
+                                strlen(g->actors[i]->subject));
+        if (!found)
+            return 0;
+    }
+    for (i = 0; g != NULL && i < g->n_actors; i++)
+        if (any_glob(r->forbid_actors, r->n_forbid_actors, g->actors[i]->subject))
+            return 0;
+    if (r->may_act >= 0) {
+        int got = SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN;
+
+        if (g == NULL)
+            return 0;
+        if (g->may_act != NULL)
+            got = (int)g->may_act->result;
+        if (got != r->may_act)
+            return 0;
+    }
+    return 1;
+}
+
+static int match_time(const struct prule *r, uint64_t now_ms)
+{
+    uint64_t days = now_ms / 86400000u;
+    unsigned wday = (unsigned)((days + 4) % 7); /* 1970-01-01 was a Thursday; 0 = Sunday */
+    unsigned minute = (unsigned)(now_ms % 86400000u / 60000u);
+
+    if (!r->has_time)
+        return 1;
+    return (r->days & (1u << wday)) != 0 && minute >= r->start_min && minute < r->end_min;
+}
+
+static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationRequest *q,
+                        uint64_t now_ms)
+{
+    const Sworn__V1__Resource *res = q->resource;
+    /* Optional strings may be NULL in a message built by hand (unpacked ones never are). */
+    const char *method = q->context != NULL && q->context->method != NULL ? q->context->method : "";
+    const char *path = res->path != NULL ? res->path : "",
+               *tool = res->tool != NULL ? res->tool : "";
+    size_t i, plen;
+    int ok;
+
+    if (r->n_principals > 0 && !any_glob(r->principals, r->n_principals, q->principal->id))
+        return 0;
+    if (r->n_operations > 0 && !any_glob(r->operations, r->n_operations, q->operation))
+        return 0;
+    if (r->n_schemes > 0) {
+        for (ok = 0, i = 0; i < r->n_schemes && !ok; i++)
+            ok = strcasecmp(r->schemes[i], res->scheme) == 0;
+        if (!ok)
+            return 0;
+    }
+    if (r->n_hosts > 0) {
+        for (ok = 0, i = 0; i < r->n_hosts && !ok; i++)
+            ok = phost_match(&r->hosts[i], res->host);
+        if (!ok)
+            return 0;
+    }
+    if (r->n_ports > 0) {
+        for (ok = 0, i = 0; i < r->n_ports && !ok; i++)
+            ok = r->ports[i] == res->port;
+        if (!ok)
+            return 0;
+    }
+    if (r->n_paths > 0) {
+        /* The path only: the query (from the first '?') is not matched. */
+        plen = strcspn(path, "?");
+        if (plen == 0)
+            return 0;
+        for (ok = 0, i = 0; i < r->n_paths && !ok; i++)
+            ok = pglob_match(&r->paths[i], path, plen);
+        if (!ok)
+            return 0;
+    }
+    if (r->n_tools > 0 && (tool[0] == '\0' || !any_glob(r->tools, r->n_tools, tool)))
+        return 0;
+    if (r->n_methods > 0) {
+        for (ok = 0, i = 0; i < r->n_methods && !ok; i++)
+            ok = strcmp(r->methods[i], method) == 0;
+        if (!ok)
+            return 0;
+    }
+    if (!match_delegation(r, q->delegation))
+        return 0;
+    return match_time(r, now_ms);
+}
+
+static void set_reason(struct sworn_policy_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_reason(struct sworn_policy_result *out, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(out->reason, sizeof(out->reason), fmt, ap);
+    va_end(ap);
+}
+
+static void decide(struct sworn_policy_result *out, const struct prule *r, Sworn__V1__Effect e,
+                   const char *verb)
+{
+    out->effect = e;
+    memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+    if (r->reason != NULL)
+        set_reason(out, "%s", r->reason);
+    else
+        set_reason(out, "%s by rule %s", verb, r->id);
+}
+
+/* Format ms since the epoch as RFC 3339 UTC into buf (>= 96 bytes). */
+static void rfc3339(uint64_t ms, char *buf, size_t cap)
+{
+    /* Civil-from-days (H. Hinnant), valid for every uint64 day count we can meet. */
+    uint64_t secs = ms / 1000, days = secs / 86400, sod = secs % 86400;
+    int64_t z = (int64_t)days + 719468, era = z / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100),
+            mp = (5 * doy + 2) / 153;
+    int64_t dd = doy - (153 * mp + 2) / 5 + 1, mm = mp < 10 ? mp + 3 : mp - 9;
+
+    if (mm <= 2)
+        y++;
+    snprintf(buf, cap, "%04lld-%02lld-%02lldT%02u:%02u:%02uZ", (long long)y, (long long)mm,
+             (long long)dd, (unsigned)(sod / 3600), (unsigned)(sod / 60 % 60),
+             (unsigned)(sod % 60));
+}
+
+/* Find the one JSON number at pointer; 0 found, 1 none, 2 more than one. */
+static int find_number(const Sworn__V1__AuthorizationRequest *q, const char *pointer,
+                       const char **value)
+{
+    int found = 0;
+
+    if (q->context == NULL)
+        return 1;
+    for (size_t i = 0; i < q->context->n_json_numbers; i++) {
+        const Sworn__V1__JsonNumber *jn = q->context->json_numbers[i];
+
+        if (jn != NULL && strcmp(jn->pointer, pointer) == 0) {
+            if (found)
+                return 2;
+            found = 1;
+            *value = jn->value;
+        }
+    }
+    return found ? 0 : 1;
+}
+
+/* The charges of allow rule r for q at now. 0, 1 with out set to a deny, -1 internal error. */
+static int build_charges(const struct prule *r, const Sworn__V1__AuthorizationRequest *q,
+                         uint64_t now, struct sworn_policy_charge *c, uint64_t *limits, size_t *n,
+                         struct sworn_policy_result *out)
+{
+    *n = 0;
+    if (r->count.on) {
+        if (budget_key(r, &r->count, 0, q->principal->id, now, &c[*n]) != 0)
+            return -1;
+        c[*n].amount = 1;
+        limits[(*n)++] = r->count.limit;
+    }
+    if (r->sum.on) {
+        const char *value = NULL, *why = NULL;
+        int f = find_number(q, r->sum.pointer, &value);
+
+        if (f != 0 || pdec_parse_json(value, &c[*n].amount, &why) != 0) {
+            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+        }
+        if (f == 1) {
+            set_reason(out, "sum budget of rule %s: the request has no number at %s", r->id,
+                       r->sum.pointer);
+            return 1;
+        }
+        if (f == 2) {
+            set_reason(out, "sum budget of rule %s: the request has more than one number at %s",
+                       r->id, r->sum.pointer);
+            return 1;
+        }
+        if (why != NULL) {
+            set_reason(out, "sum budget of rule %s: the number at %s is %s", r->id, r->sum.pointer,
+                       why);
+            return 1;
+        }
+        if (budget_key(r, &r->sum, 1, q->principal->id, now, &c[*n]) != 0)
+            return -1;
+        limits[(*n)++] = r->sum.limit;
+    }
+    return 0;
+}
+
+static int allow(const struct prule *r, struct sworn_budgets *b,
+                 const Sworn__V1__AuthorizationRequest *q, uint64_t now,
+                 struct sworn_policy_result *out)
+{
+    struct sworn_policy_charge c[SWORN_POLICY_CHARGES];
+    uint64_t limits[SWORN_POLICY_CHARGES], used = 0;
+    size_t n = 0, which = 0;
+    int rc;
+
+    memset(c, 0, sizeof(c));
+    rc = build_charges(r, q, now, c, limits, &n, out);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    if (n > 0) {
+        if (b == NULL) {
+            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+            set_reason(out, "rule %s has a budget but no budget state was given", r->id);
+            return 0;
+        }
+        rc = budget_charge(b, c, limits, n, now, 0, &which, &used);
+        if (rc < 0)
+            return -1;
+        if (rc == 1) {
+            /* The count is charge 0 when the rule has one; the sum is the last. */
+            const struct pbudget *bg = r->count.on && which == 0 ? &r->count : &r->sum;
+            char start[96], a[40], u[40], m[40];
+            uint64_t ws = now - now % bg->window_ms;
+
+            rfc3339(ws, start, sizeof(start));
+            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+            if (bg == &r->count) {
+                set_reason(out,
+                           "budget exhausted: rule %s allows %llu requests per %s %s; %llu "
+                           "already allowed in the window that began %s",
+                           r->id, (unsigned long long)bg->limit, bg->window_text,
+                           bg->global ? "for all principals together" : "per principal",
+                           (unsigned long long)used, start);
+            } else {
+                pdec_format(bg->limit, m, sizeof(m));
+                pdec_format(used, u, sizeof(u));
+                pdec_format(c[which].amount, a, sizeof(a));
+                set_reason(out,
+                           "budget exhausted: rule %s allows a sum of %s at %s per %s %s; "
+                           "%s already used in the window that began %s, this request asks %s",
+                           r->id, m, bg->pointer, bg->window_text,
+                           bg->global ? "for all principals together" : "per principal", u, start,
+                           a);
+            }
+            return 0;
+        }
+        if (rc == 2) {
+            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+            set_reason(out,
+                       "budget state full: too many budget counters are tracked (too many "
+                       "principals or windows); rule %s cannot allow until windows end",
+                       r->id);
+            return 0;
+        }
+        memcpy(out->charges, c, sizeof(c));
+    }
+    decide(out, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "allowed");
+    memcpy(out->credential_id, r->credential, strlen(r->credential) + 1);
+    return 0;
+}
+
+int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
+                      const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
+                      struct sworn_policy_result *out)
+{
+    const struct prule *deny = NULL, *esc = NULL, *alw = NULL;
+
+    if (out == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no result");
+    memset(out, 0, sizeof(*out));
+    out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    set_reason(out, "internal error (denied)");
+    if (p == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no policy");
+    if (sworn_frame_check_request(req) != 0)
+        return -1;
+    if (!ppath_normalised(req->resource->path != NULL ? req->resource->path : "")) {
+        set_reason(out, "the path has a \".\" or \"..\" segment (not normalised); denied before "
+                        "any rule");
+        return 0;
+    }
+    for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
+        const struct prule *r = &p->rules[i];
+
+        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL) ||
+            (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL))
+            continue;
+        if (!rule_matches(r, req, now_unix_ms))
+            continue;
+        if (r->effect == SWORN__V1__EFFECT__EFFECT_DENY)
+            deny = r;
+        else if (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE)
+            esc = r;
+        else
+            alw = r;
+    }
+    if (deny != NULL) {
+        decide(out, deny, SWORN__V1__EFFECT__EFFECT_DENY, "denied");
+    } else if (esc != NULL) {
+        decide(out, esc, SWORN__V1__EFFECT__EFFECT_ESCALATE, "escalated");
+        out->escalation_timeout_ms = esc->escalation_timeout_ms;
+    } else if (alw != NULL) {
+        if (allow(alw, b, req, now_unix_ms, out) != 0) {
+            memset(out, 0, sizeof(*out));
+            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+            set_reason(out, "internal error (denied)");
+            return -1;
+        }
+    } else {
+        set_reason(out, "no rule matched (default deny)");
+    }
+    return 0;
+}
+
+int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
+                         const Sworn__V1__DecisionRecord *rec)
+{
+    struct sworn_policy_charge c[SWORN_POLICY_CHARGES];
+    uint64_t limits[SWORN_POLICY_CHARGES], used;
+    const struct prule *r;
+    const char *principal, *value = NULL, *why = NULL;
+    size_t n = 0, which;
+    int rc;
+
+    if (b == NULL || p == NULL || rec == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_budgets_replay: bad arguments");
+    if (rec->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || rec->rule_id == NULL ||
+        rec->request == NULL || rec->request->principal == NULL ||
+        rec->request->principal->id == NULL)
+        return 0;
+    r = policy_find_rule(p, rec->rule_id);
+    if (r == NULL || r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || (!r->count.on && !r->sum.on))
+        return 0;
+    principal = rec->request->principal->id;
+    memset(c, 0, sizeof(c));
+    if (r->count.on) {
+        if (budget_key(r, &r->count, 0, principal, rec->time_unix_ms, &c[n]) != 0)
+            return -1;
+        c[n].amount = 1;
+        limits[n++] = r->count.limit;
+    }
+    if (r->sum.on && find_number(rec->request, r->sum.pointer, &value) == 0 &&
+        pdec_parse_json(value, &c[n].amount, &why) == 0) {
+        if (budget_key(r, &r->sum, 1, principal, rec->time_unix_ms, &c[n]) != 0)
+            return -1;
+        limits[n++] = r->sum.limit;
+    }
+    if (n == 0)
+        return 0;
+    rc = budget_charge(b, c, limits, n, rec->time_unix_ms, 1, &which, &used);
+    if (rc == 2)
+        return sworn_err_set(SWORN_ERR_RANGE, "budget state full while replaying rule %s", r->id);
+    return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,126 @@
+/*
+ * policy.h -- sworn-decisiond's policy engine: a YAML policy file (docs/policy.md gives every key
+ * and the exact semantics), evaluated deterministically against one AuthorizationRequest, with
+ * count and sum budgets kept apart from the policy so that a reload keeps them.
+ *
+ * Decision procedure (docs/policy.md section "Evaluation"), in short:
+ *   1. a request whose path is not normalised (a "." or ".." segment, also percent-encoded) is
+ *      denied with rule_id "" before any rule is looked at;
+ *   2. every rule whose matchers all hold is a matching rule;
+ *   3. a matching deny rule wins (the first in file order); else a matching escalate rule (the
+ *      first); else the first matching allow rule decides: ALLOW when its budgets have room
+ *      (charging them at once), else DENY naming it with a reason starting "budget exhausted";
+ *   4. no matching rule: DENY with rule_id "" (default deny).
+ *
+ * Matching never backtracks: globs run as a state-set simulation, O(len(text) * len(pattern)),
+ * with patterns of at most SWORN_POLICY_GLOB_MAX bytes.
+ *
+ * Ownership and threads: a loaded struct sworn_policy is immutable and may be evaluated by many
+ * threads at once. struct sworn_budgets has an internal mutex: eval, refund and replay may be
+ * called from many threads on the same budgets. Errors: -1 with sworn_err set (common/err.h);
+ * load errors read "<file>:<line>:<col>: <message>" (SWORN_ERR_FORMAT).
+ */
+#ifndef SWORN_POLICY_H
+#define SWORN_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sworn.pb-c.h"
+
+#define SWORN_POLICY_ID_MAX 128u      /* rule ids and credential ids: 1..128 bytes */
+#define SWORN_POLICY_REASON_MAX 1024u /* reasons, as Decision.reason allows */
+#define SWORN_POLICY_GLOB_MAX 512u    /* one glob or host pattern */
+#define SWORN_POLICY_RULES_MAX 10000u /* rules in one file */
+#define SWORN_POLICY_LIST_MAX 1000u   /* items in one list (principals, hosts, ...) */
+#define SWORN_POLICY_CHARGES 2u       /* budgets one decision can charge (count and sum) */
+/* Budget counters tracked at once (all rules, principals and windows together). */
+#define SWORN_BUDGETS_DEFAULT_CAP 65536u
+
+struct sworn_policy;
+struct sworn_budgets;
+
+/* One budget charge of a decision (private to policy and budgets; do not interpret). */
+struct sworn_policy_charge {
+    uint8_t key[32];        /* SHA-256 naming the counter */
+    uint64_t amount;        /* 1 for a count, micro-units for a sum */
+    uint64_t window_end_ms; /* when the counter's window ends */
+    int used;
+};
+
+/*
+ * The outcome of one evaluation. Every string is NUL-terminated, UTF-8 without control
+ * characters, and fits the Decision's bounds.
+ */
+struct sworn_policy_result {
+    Sworn__V1__Effect effect;       /* ALLOW, DENY or ESCALATE; never UNSPECIFIED */
+    char rule_id[129];              /* "" when no rule matched (default deny) */
+    char reason[1025];              /* always non-empty, human readable, no secrets */
+    char credential_id[129];        /* for ALLOW: the vault credential the rule injects, or "" */
+    uint64_t escalation_timeout_ms; /* for ESCALATE: the rule's timeout, or 0 = daemon default */
+    /* private: what this decision charged to budgets, so it can be refunded */
+    struct sworn_policy_charge charges[SWORN_POLICY_CHARGES];
+};
+
+/*
+ * Load and check a policy. OUT: *out (free with sworn_policy_free). On error nothing is
+ * allocated, *out is untouched, and sworn_err says "<file>:<line>:<col>: <message>".
+ */
+int sworn_policy_load_file(const char *path, struct sworn_policy **out);
+int sworn_policy_load_mem(const char *name, const uint8_t *p, size_t len,
+                          struct sworn_policy **out);
+void sworn_policy_free(struct sworn_policy *p);
+
+/* SHA-256 of the exact bytes loaded. */
+void sworn_policy_digest(const struct sworn_policy *p, uint8_t out[32]);
+/* The file's `version:`, or 0 when it has none. */
+uint64_t sworn_policy_version(const struct sworn_policy *p);
+/* The number of rules. */
+size_t sworn_policy_rule_count(const struct sworn_policy *p);
+/* The longest budget window of p in milliseconds (how far back to replay); 0 when none. */
+uint64_t sworn_policy_max_window_ms(const struct sworn_policy *p);
+
+/*
+ * Budget counters. sworn_budgets_new uses SWORN_BUDGETS_DEFAULT_CAP counters at most;
+ * sworn_budgets_new_cap takes another cap (>= 1, for tests and small deployments). When a new
+ * counter is needed and the cap is reached even after dropping the counters whose window has
+ * ended, the decision is a DENY whose reason starts "budget state full".
+ */
+int sworn_budgets_new(struct sworn_budgets **out);
+int sworn_budgets_new_cap(size_t cap, struct sworn_budgets **out);
+void sworn_budgets_free(struct sworn_budgets *b);
+/* Counters currently held (for metrics and tests). */
+size_t sworn_budgets_count(struct sworn_budgets *b);
+
+/*
+ * Evaluate req at now_unix_ms (Unix milliseconds, UTC) against p, with budgets b (which may be
+ * NULL only when p has no budgets; a budget rule then denies). Returns 0 with *out filled (a
+ * deny is a result, not an error), or -1 only on an internal failure (an out-of-memory or a
+ * request that breaks sworn_frame_check_request); the caller then denies. An ALLOW that passes a
+ * budget charges it at once (a reservation; see sworn_budgets_refund). Deterministic: the same
+ * policy, budget state, request and time give the same result and the same budget state.
+ */
+int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
+                      const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
+                      struct sworn_policy_result *out);
+
+/*
+ * Undo what r charged (when the decision could not be recorded and became a deny). Call it at
+ * most once per result. A counter whose window has ended and been dropped is left alone.
+ */
+void sworn_budgets_refund(struct sworn_budgets *b, const struct sworn_policy_result *r);
+
+/*
+ * Rebuild after a restart: charge the budgets of rule rec->rule_id of p for one ALLOW decision
+ * already in the log, as if evaluated at rec->time_unix_ms (no limit is checked: the decision
+ * was taken). Records that are not ALLOW, whose rule no longer exists or has no budget, or whose
+ * summed number is missing or unreadable (for that sum only) are ignored. Replay in log order.
+ * Returns 0, or -1 (out of memory, or the cap is reached).
+ */
+int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
+                         const Sworn__V1__DecisionRecord *rec);
+
+/* The name of an effect for JSON and logs: "allow", "deny", "escalate" or "unspecified". */
+const char *sworn_policy_effect_name(Sworn__V1__Effect e);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * policy_int.h -- what policy.c (loading and evaluation), policy_match.c (the matchers) and
+ * budget.c (the counters) share. Not a public interface: only these files include it.
+ */
+#ifndef SWORN_POLICY_INT_H
+#define SWORN_POLICY_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+/* --- Globs (policy_match.c) --- */
+
+/* Token values of a compiled glob: a byte 0..255 is itself; these are the wildcards. */
+#define PGLOB_ONE (-1)  /* ?  : exactly one character (not '/' in a path glob) */
+#define PGLOB_STAR (-2) /* *  : any run (without '/' in a path glob) */
+#define PGLOB_ALL (-3)  /* ** : any run, '/' included (path globs only) */
+
+struct pglob {
+    char *text;    /* the pattern as written */
+    int16_t *toks; /* compiled tokens */
+    size_t ntok;
+    int literal;   /* no wildcard: compared with memcmp */
+    int path;      /* compiled as a path glob */
+    size_t prefix; /* leading literal tokens: a text must start with text[0..prefix) */
+};
+
+/*
+ * Compile pattern into g. path: '*' and '?' stop at '/', and "**" crosses it; otherwise '*'
+ * matches anything and "**" is refused. Returns 0, or -1 with a plain message in *why (static).
+ */
+int pglob_compile(const char *pattern, int path, struct pglob *g, const char **why);
+void pglob_free(struct pglob *g);
+/* Does g match all of text (len bytes)? Linear in len times the pattern's tokens. */
+int pglob_match(const struct pglob *g, const char *text, size_t len);
+
+/* Host patterns: exact names, "*" labels, a leading "**." and IP literals. */
+struct phost {
+    char *text;       /* as written */
+    char *norm;       /* lower-case, without "**." and the trailing dot */
+    int ip;           /* 0, 4 or 6 */
+    uint8_t addr[16]; /* the address when ip != 0 */
+    int multi;        /* began with "**.": one or more labels before norm */
+    size_t nlabels;   /* labels in norm */
+};
+int phost_compile(const char *pattern, struct phost *h, const char **why);
+void phost_free(struct phost *h);
+int phost_match(const struct phost *h, const char *host);
+
+/*
+ * Exact decimals in micro-units (10^-6). parse_max reads a policy amount ("500", "0.25"; at most
+ * 6 decimals, no sign or exponent). parse_json reads an RFC 8259 number's text exactly; it
+ * refuses negatives other than zero, more than 6 significant decimals and values above
+ * UINT64_MAX micro-units. Both return 0, or -1 with a plain message in *why.
+ */
+int pdec_parse_max(const char *s, uint64_t *out, const char **why);
+int pdec_parse_json(const char *s, uint64_t *out, const char **why);
+/* Write micro-units as a decimal ("12.5", "3") into buf (>= 32 bytes). */
+void pdec_format(uint64_t micros, char *buf, size_t cap);
+
+/* Is path normalised (no "." or ".." segment, also as %2e)? The query is not examined. */
+int ppath_normalised(const char *path);
+
+/* --- Rules (policy.c) --- */
+
+struct pbudget {
+    int on;
+    int global;         /* per: global (else per principal) */
+    uint64_t window_ms; /* fixed windows aligned to the Unix epoch */
+    uint64_t limit;     /* count: allows; sum: micro-units */
+    char *pointer;      /* sum only: RFC 6901 pointer */
+    char *window_text;  /* the window as written, for reasons */
+};
+
+struct prule {
+    char id[SWORN_POLICY_ID_MAX + 1];
+    Sworn__V1__Effect effect;
+    char *reason; /* NULL: a generated one */
+    struct pglob *principals, *operations, *paths, *tools, *req_actors, *forbid_actors;
+    size_t n_principals, n_operations, n_paths, n_tools, n_req_actors, n_forbid_actors;
+    char **schemes, **methods;
+    size_t n_schemes, n_methods;
+    struct phost *hosts;
+    size_t n_hosts;
+    uint32_t *ports;
+    size_t n_ports;
+    int deleg_required; /* -1 absent, 0 must not be present, 1 must be present */
+    int has_max_depth;
+    uint64_t max_depth;
+    int may_act; /* -1 absent, else a Sworn__V1__MayAct__Result */
+    int has_time;
+    unsigned days;      /* bit d set: day d allowed (0 = Sunday); 0x7f when absent */
+    unsigned start_min; /* minute of day, inclusive */
+    unsigned end_min;   /* minute of day, exclusive; 1440 = midnight */
+    struct pbudget count, sum;
+    char credential[SWORN_POLICY_ID_MAX + 1];
+    uint64_t escalation_timeout_ms;
+};
+
+struct sworn_policy {
+    uint8_t digest[32];
+    uint64_t version;
+    struct prule *rules;
+    size_t nrules;
+    uint64_t max_window_ms;
+};
+
+/* The rule with id, or NULL. */
+const struct prule *policy_find_rule(const struct sworn_policy *p, const char *id);
+
+/* --- Budgets (budget.c) --- */
+
+/*
+ * The counter key of budget bg of rule r for principal (ignored when global) at time now:
+ * SHA-256 over the kind, the rule id, the scope, the principal, the window length and start.
+ * Fills c (key, window_end_ms; amount is the caller's). 0, or -1 when the hash fails.
+ */
+int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, const char *principal,
+               uint64_t now_ms, struct sworn_policy_charge *c);
+
+/*
+ * Check and charge the charges of one allow atomically: when each counter plus its amount stays
+ * within its limit (limits[i]), all are charged and 0 returned. Otherwise nothing is charged and
+ * 1 is returned with *which the index that did not fit (and *used its current value), or 2 when
+ * the counter table is full. -1 on out of memory. force: charge without checking (replay).
+ */
+int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const uint64_t *limits,
+                  size_t n, uint64_t now_ms, int force, size_t *which, uint64_t *used);
+
+#endif

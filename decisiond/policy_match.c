@@ -1,0 +1,523 @@
+/*
+ * policy_match.c -- the matchers of the policy engine: globs, host patterns, exact decimals and
+ * the path normalisation check. docs/policy.md gives their semantics; the comments here say how.
+ *
+ * Globs are compiled into tokens and run as a set of states (a Thompson-style simulation of the
+ * pattern's automaton): each text character advances every live state once, so matching costs
+ * O(len(text) * tokens) whatever the pattern, and a hostile pattern such as "*a*a*a*a*b" cannot
+ * make it backtrack. The state sets live on the stack (tokens <= SWORN_POLICY_GLOB_MAX).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_int.h"
+
+/* --- Globs --- */
+
+int pglob_compile(const char *pattern, int path, struct pglob *g, const char **why)
+{
+    size_t len = strlen(pattern), i, n = 0;
+    int wild = 0;
+
+    memset(g, 0, sizeof(*g));
+    if (len == 0) {
+        *why = "an empty pattern";
+        return -1;
+    }
+    if (len > SWORN_POLICY_GLOB_MAX) {
+        *why = "a pattern longer than 512 bytes";
+        return -1;
+    }
+    for (i = 0; i < len; i++) {
+        if ((unsigned char)pattern[i] < 0x20 || pattern[i] == 0x7f) {
+            *why = "a control character in a pattern";
+            return -1;
+        }
+        if (pattern[i] == '*' && i + 2 < len && pattern[i + 1] == '*' && pattern[i + 2] == '*') {
+            *why = "\"***\" in a pattern (use * or **)";
+            return -1;
+        }
+        if (!path && pattern[i] == '*' && pattern[i + 1] == '*') {
+            *why = "\"**\" outside a path pattern (* already matches any run)";
+            return -1;
+        }
+    }
+    g->toks = malloc(len * sizeof(*g->toks));
+    g->text = strdup(pattern);
+    if (g->toks == NULL || g->text == NULL) {
+        pglob_free(g);
+        *why = "out of memory";
+        return -1;
+    }
+    for (i = 0; i < len; i++) {
+        if (pattern[i] == '?') {
+            g->toks[n++] = PGLOB_ONE;
+            wild = 1;
+        } else if (pattern[i] == '*' && pattern[i + 1] == '*') {
+            g->toks[n++] = PGLOB_ALL;
+            wild = 1;
+            i++;
+        } else if (pattern[i] == '*') {
+            g->toks[n++] = PGLOB_STAR;
+            wild = 1;
+        } else {
+            g->toks[n++] = (int16_t)(unsigned char)pattern[i];
+        }
+    }
+    g->ntok = n;
+    g->literal = !wild;
+    while (g->prefix < n && g->toks[g->prefix] >= 0)
+        g->prefix++;
+    g->path = path;
+    return 0;
+}
+
+void pglob_free(struct pglob *g)
+{
+    if (g == NULL)
+        return;
+    free(g->text);
+    free(g->toks);
+    memset(g, 0, sizeof(*g));
+}
+
+/* Let every live state skip the star tokens it stands on (they may match nothing). */
+static void closure(const struct pglob *g, unsigned char *s)
+{
+    for (size_t i = 0; i < g->ntok; i++)
+        if (s[i] && (g->toks[i] == PGLOB_STAR || g->toks[i] == PGLOB_ALL))
+            s[i + 1] = 1;
+}
+
+int pglob_match(const struct pglob *g, const char *text, size_t len)
+{
+    unsigned char a[SWORN_POLICY_GLOB_MAX + 1], b[SWORN_POLICY_GLOB_MAX + 1];
+    unsigned char *cur = a, *nxt = b, *t;
+    size_t m = g->ntok, i, k;
+
+    if (g->literal)
+        return len == m && memcmp(g->text, text, len) == 0;
+    /* The literal prefix is the pattern's first bytes, one token each: a cheap early refusal. */
+    if (len < g->prefix || memcmp(g->text, text, g->prefix) != 0)
+        return 0;
+    memset(cur, 0, m + 1);
+    cur[0] = 1;
+    closure(g, cur);
+    for (k = 0; k < len; k++) {
+        unsigned char c = (unsigned char)text[k];
+        int live = 0, slash = g->path && c == '/';
+
+        memset(nxt, 0, m + 1);
+        for (i = 0; i < m; i++) {
+            int16_t tk = g->toks[i];
+
+            if (!cur[i])
+                continue;
+            if (tk >= 0) {
+                if (c == (unsigned char)tk)
+                    nxt[i + 1] = live = 1;
+            } else if (tk == PGLOB_ONE) {
+                if (!slash)
+                    nxt[i + 1] = live = 1;
+            } else if (tk == PGLOB_STAR) {
+                if (!slash)
+                    nxt[i] = live = 1;
+            } else {
+                nxt[i] = live = 1;
+            }
+        }
+        if (!live)
+            return 0;
+        closure(g, nxt);
+        t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    return cur[m];
+}
+
+/* --- Hosts --- */
+
+#define HOST_MAX 253u
+
+static int is_label_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* Lower-case s into out (cap bytes), strip [brackets] and one trailing dot. 0, or -1 too long. */
+static int host_norm(const char *s, char *out, size_t cap)
+{
+    size_t len = strlen(s), i;
+
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        s++;
+        len -= 2;
+    }
+    if (len > 0 && s[len - 1] == '.')
+        len--;
+    if (len >= cap)
+        return -1;
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    out[len] = '\0';
+    return 0;
+}
+
+/* Parse an IP literal: 4 or 6 with addr filled, or 0. */
+static int host_ip(const char *s, uint8_t addr[16])
+{
+    memset(addr, 0, 16);
+    if (inet_pton(AF_INET, s, addr) == 1)
+        return 4;
+    if (strchr(s, ':') != NULL && inet_pton(AF_INET6, s, addr) == 1)
+        return 6;
+    return 0;
+}
+
+int phost_compile(const char *pattern, struct phost *h, const char **why)
+{
+    char buf[HOST_MAX + 8];
+    const char *rest = buf, *p;
+    size_t labels = 0, lab = 0;
+
+    memset(h, 0, sizeof(*h));
+    if (pattern[0] == '\0') {
+        *why = "an empty host pattern";
+        return -1;
+    }
+    for (p = pattern; *p != '\0'; p++)
+        if ((unsigned char)*p >= 0x80) {
+            *why = "a non-ASCII host pattern (write internationalised names as A-labels, xn--...)";
+            return -1;
+        }
+    if (host_norm(pattern, buf, sizeof(buf)) != 0 || strlen(buf) > HOST_MAX + 3) {
+        *why = "a host pattern longer than 253 bytes";
+        return -1;
+    }
+    h->ip = host_ip(buf, h->addr);
+    if (h->ip == 0 && strchr(buf, ':') != NULL) {
+        *why = "a host pattern with ':' that is not an IPv6 address (ports go in ports:)";
+        return -1;
+    }
+    if (h->ip == 0) {
+        if (strncmp(buf, "**.", 3) == 0) {
+            h->multi = 1;
+            rest = buf + 3;
+        }
+        if (*rest == '\0') {
+            *why = "a host pattern with no labels";
+            return -1;
+        }
+        if (strlen(rest) > HOST_MAX) {
+            *why = "a host pattern longer than 253 bytes";
+            return -1;
+        }
+        for (p = rest;; p++) {
+            if (*p == '.' || *p == '\0') {
+                if (lab == 0) {
+                    *why = "an empty label in a host pattern";
+                    return -1;
+                }
+                if (lab > 63) {
+                    *why = "a label longer than 63 bytes in a host pattern";
+                    return -1;
+                }
+                labels++;
+                lab = 0;
+                if (*p == '\0')
+                    break;
+                continue;
+            }
+            if (*p == '*') {
+                if ((p != rest && p[-1] != '.') || (p[1] != '.' && p[1] != '\0')) {
+                    *why = "'*' that is not a whole label in a host pattern (\"**.\" only as "
+                           "the first label)";
+                    return -1;
+                }
+            } else if (!is_label_char((unsigned char)*p)) {
+                *why = "a character other than a-z, 0-9, '-', '_', '.' and '*' in a host pattern";
+                return -1;
+            }
+            lab++;
+        }
+        h->nlabels = labels;
+    }
+    h->text = strdup(pattern);
+    h->norm = strdup(h->ip ? buf : rest);
+    if (h->text == NULL || h->norm == NULL) {
+        phost_free(h);
+        *why = "out of memory";
+        return -1;
+    }
+    return 0;
+}
+
+void phost_free(struct phost *h)
+{
+    if (h == NULL)
+        return;
+    free(h->text);
+    free(h->norm);
+    memset(h, 0, sizeof(*h));
+}
+
+/*
+ * Match host against h. The host is normalised like the pattern (lower case, no brackets, one
+ * trailing dot dropped); a host with an empty label or a byte other than a-z 0-9 - _ never
+ * matches a name pattern. Labels are
+ * compared from the right: the pattern's last label with the host's last, and so on.
+ */
+int phost_match(const struct phost *h, const char *host)
+{
+    char buf[HOST_MAX + 8];
+    uint8_t addr[16];
+    int ip;
+    size_t hn = 1, i;
+    const char *pe, *he;
+
+    if (host_norm(host, buf, sizeof(buf)) != 0 || buf[0] == '\0' || strlen(buf) > HOST_MAX)
+        return 0;
+    ip = host_ip(buf, addr);
+    if (ip != 0 || h->ip != 0)
+        return ip == h->ip && memcmp(addr, h->addr, 16) == 0;
+    for (i = 0; buf[i] != '\0'; i++) {
+        /* Only LDH names (and '_'): a U-label or any odd byte matches no name pattern. */
+        if (buf[i] != '.' && !is_label_char((unsigned char)buf[i]))
+            return 0;
+        if (buf[i] != '.')
+            continue;
+        if (i == 0 || buf[i + 1] == '.' || buf[i + 1] == '\0')
+            return 0;
+        hn++;
+    }
+    if (h->multi ? hn < h->nlabels + 1 : hn != h->nlabels)
+        return 0;
+    pe = h->norm + strlen(h->norm);
+    he = buf + strlen(buf);
+    for (i = 0; i < h->nlabels; i++) {
+        const char *ps = pe, *hs = he;
+        size_t pl, hl;
+
+        while (ps > h->norm && ps[-1] != '.')
+            ps--;
+        while (hs > buf && hs[-1] != '.')
+            hs--;
+        pl = (size_t)(pe - ps);
+        hl = (size_t)(he - hs);
+        if (!(pl == 1 && ps[0] == '*') && (pl != hl || memcmp(ps, hs, pl) != 0))
+            return 0;
+        pe = ps > h->norm ? ps - 1 : ps;
+        he = hs > buf ? hs - 1 : hs;
+    }
+    return 1;
+}
+
+/* --- Decimals --- */
+
+#define MICRO_DIGITS 6
+
+/* v = v * 10 + d without overflow; 0 or -1. */
+static int mul10_add(uint64_t *v, unsigned d)
+{
+    if (*v > (UINT64_MAX - d) / 10)
+        return -1;
+    *v = *v * 10 + d;
+    return 0;
+}
+
+int pdec_parse_max(const char *s, uint64_t *out, const char **why)
+{
+    uint64_t v = 0;
+    size_t nint = 0, nfrac = 0;
+    const char *p = s;
+
+    while (*p >= '0' && *p <= '9') {
+        if (mul10_add(&v, (unsigned)(*p - '0')) != 0)
+            goto big;
+        p++;
+        nint++;
+    }
+    if (nint == 0)
+        goto bad;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            if (++nfrac > MICRO_DIGITS) {
+                *why = "more than 6 decimal places";
+                return -1;
+            }
+            if (mul10_add(&v, (unsigned)(*p - '0')) != 0)
+                goto big;
+            p++;
+        }
+        if (nfrac == 0)
+            goto bad;
+    }
+    if (*p != '\0')
+        goto bad;
+    for (; nfrac < MICRO_DIGITS; nfrac++)
+        if (mul10_add(&v, 0) != 0)
+            goto big;
+    *out = v;
+    return 0;
+big:
+    *why = "an amount too large (at most 18446744073709.551615)";
+    return -1;
+bad:
+    *why = "not a decimal amount (digits, optionally '.' and at most 6 decimals)";
+    return -1;
+}
+
+int pdec_parse_json(const char *s, uint64_t *out, const char **why)
+{
+    const char *p = s, *digits, *frac = NULL, *end;
+    int neg = 0, eneg = 0, nonzero = 0;
+    long exp = 0, shift;
+    size_t nd = 0, nfrac = 0, i, keep;
+    char d[160];
+    uint64_t v = 0;
+
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    digits = p;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        goto bad;
+    end = p;
+    if (*p == '.') {
+        frac = ++p;
+        if (!(*p >= '0' && *p <= '9'))
+            goto bad;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        nfrac = (size_t)(p - frac);
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            eneg = *p++ == '-';
+        if (!(*p >= '0' && *p <= '9'))
+            goto bad;
+        while (*p >= '0' && *p <= '9') {
+            /* Saturate: any exponent beyond 100000 is out of range anyway. */
+            if (exp < 100000)
+                exp = exp * 10 + (*p - '0');
+            p++;
+        }
+    }
+    if (*p != '\0')
+        goto bad;
+    /* All digits, integer then fraction, as one integer D; value = D * 10^(exp - nfrac). */
+    for (i = 0; digits + i < end; i++) {
+        if (nd >= sizeof(d))
+            goto big;
+        d[nd++] = digits[i];
+    }
+    for (i = 0; i < nfrac; i++) {
+        if (nd >= sizeof(d))
+            goto big;
+        d[nd++] = frac[i];
+    }
+    for (i = 0; i < nd; i++)
+        if (d[i] != '0')
+            nonzero = 1;
+    if (!nonzero) {
+        *out = 0;
+        return 0;
+    }
+    if (neg) {
+        *why = "a negative amount";
+        return -1;
+    }
+    shift = (eneg ? -exp : exp) - (long)nfrac + MICRO_DIGITS;
+    keep = nd;
+    if (shift < 0) {
+        /* The digits dropped must all be zero, or the value has more than 6 decimals. */
+        size_t drop = (size_t)-shift;
+
+        for (i = 0; i < drop && i < nd; i++)
+            if (d[nd - 1 - i] != '0') {
+                *why = "more than 6 decimal places";
+                return -1;
+            }
+        keep = drop >= nd ? 0 : nd - drop;
+        shift = 0;
+    }
+    for (i = 0; i < keep; i++)
+        if (mul10_add(&v, (unsigned)(d[i] - '0')) != 0)
+            goto big;
+    for (; shift > 0 && v != 0; shift--)
+        if (mul10_add(&v, 0) != 0)
+            goto big;
+    *out = v;
+    return 0;
+big:
+    *why = "an amount too large";
+    return -1;
+bad:
+    *why = "not a JSON number";
+    return -1;
+}
+
+void pdec_format(uint64_t micros, char *buf, size_t cap)
+{
+    char frac[8];
+    int n = MICRO_DIGITS;
+    uint64_t f = micros % 1000000u;
+
+    for (int i = MICRO_DIGITS - 1; i >= 0; i--) {
+        frac[i] = (char)('0' + f % 10);
+        f /= 10;
+    }
+    while (n > 0 && frac[n - 1] == '0')
+        n--;
+    frac[n] = '\0';
+    if (n == 0)
+        snprintf(buf, cap, "%llu", (unsigned long long)(micros / 1000000u));
+    else
+        snprintf(buf, cap, "%llu.%s", (unsigned long long)(micros / 1000000u), frac);
+}
+
+/* --- Paths --- */
+
+int ppath_normalised(const char *path)
+{
+    const char *seg = path, *p;
+
+    for (p = path;; p++) {
+        if (*p == '/' || *p == '?' || *p == '\0') {
+            size_t dots = 0;
+            int only = 1;
+            const char *q = seg;
+
+            while (q < p) {
+                if (*q == '.') {
+                    dots++;
+                    q++;
+                } else if (*q == '%' && p - q >= 3 && q[1] == '2' && (q[2] == 'e' || q[2] == 'E')) {
+                    dots++;
+                    q += 3;
+                } else {
+                    only = 0;
+                    break;
+                }
+            }
+            if (only && (dots == 1 || dots == 2))
+                return 0;
+            if (*p != '/')
+                return 1;
+            seg = p + 1;
+        }
+    }
+}

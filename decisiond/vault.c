@@ -1,0 +1,1013 @@
+/*
+ * vault.c -- the credential vault (see vault.h for the file format, the matching rules and the
+ * handling of secrets).
+ *
+ * Loading reads the file through one descriptor (open without following links, then fstat, so the
+ * checks of kind, mode, owner and size apply to the very file read), parses it with json-c in
+ * strict mode, and copies every field into fixed or locked storage; the JSON tree and the file's
+ * bytes are wiped and freed before returning. Minting writes the whole vault back from memory
+ * (the file is never edited in place) through sworn_file_replace.
+ */
+#include "vault.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "buf.h"
+#include "encoding.h"
+#include "err.h"
+#include "fileio.h"
+#include "utf8.h"
+#include "wipe.h"
+
+#define JSON_DEPTH 8
+#define MAX_PRINCIPALS 64u
+#define MAX_DESTINATIONS 64u
+#define PRINCIPAL_MAX 128u
+#define HOST_MAX 253u
+#define PATH_PREFIX_MAX 1024u
+
+struct dest {
+    char scheme[8];
+    char host[HOST_MAX + 3]; /* "*." + host, or "[v6]" */
+    unsigned port;
+    char *path_prefix; /* NULL: any path */
+    int wildcard;      /* host is "*." + parent */
+};
+
+struct cred {
+    char id[SWORN_VAULT_ID_MAX + 1];
+    char symbolic[SWORN_VAULT_SYMBOLIC_MAX + 1];
+    uint8_t symbolic_sha256[32];
+    char header[SWORN_VAULT_NAME_MAX + 1];
+    char query[SWORN_VAULT_NAME_MAX + 1];
+    uint8_t *value; /* locked; value_len bytes */
+    size_t value_len;
+    uint8_t value_sha256[32];
+    char **principals;
+    size_t n_principals;
+    struct dest *dests;
+    size_t n_dests;
+};
+
+struct sworn_vault {
+    pthread_mutex_t lock;
+    char *path;
+    struct cred *creds;
+    size_t n;
+};
+
+/* --- locked memory ------------------------------------------------------------------------------
+ */
+
+static size_t page_round(size_t n)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t p = pg > 0 ? (size_t)pg : 4096;
+
+    return (n + p - 1) / p * p;
+}
+
+/*
+ * A secret buffer on pages of its own (so that unlocking it never unlocks a neighbour's secret),
+ * locked when RLIMIT_MEMLOCK allows; a failed mlock is not an error.
+ */
+static uint8_t *secret_alloc(size_t n)
+{
+    size_t sz = page_round(n ? n : 1);
+    void *p = NULL;
+    long pg = sysconf(_SC_PAGESIZE);
+
+    if (posix_memalign(&p, pg > 0 ? (size_t)pg : 4096, sz) != 0)
+        return NULL;
+    (void)mlock(p, sz);
+    return p;
+}
+
+static void secret_free(uint8_t *p, size_t n)
+{
+    size_t sz;
+
+    if (p == NULL)
+        return;
+    sz = page_round(n ? n : 1);
+    sworn_memzero(p, sz);
+    (void)munlock(p, sz);
+    free(p);
+}
+
+static void cred_clear(struct cred *c)
+{
+    secret_free(c->value, c->value_len);
+    for (size_t i = 0; i < c->n_principals; i++)
+        free(c->principals[i]);
+    free(c->principals);
+    for (size_t i = 0; i < c->n_dests; i++)
+        free(c->dests[i].path_prefix);
+    free(c->dests);
+    sworn_memzero(c, sizeof(*c));
+}
+
+static void sha256(const void *p, size_t n, uint8_t out[32])
+{
+    unsigned int len = 32;
+
+    if (EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) != 1)
+        abort(); /* SHA-256 of memory cannot fail short of a broken library */
+}
+
+/* --- field rules --------------------------------------------------------------------------------
+ */
+
+static int is_id_char(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+static int id_ok(const char *s, size_t n)
+{
+    if (n < 1 || n > SWORN_VAULT_ID_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_id_char(s[i]))
+            return 0;
+    return 1;
+}
+
+static int symbolic_ok(const char *s, size_t n)
+{
+    if (n < SWORN_VAULT_SYMBOLIC_MIN || n > SWORN_VAULT_SYMBOLIC_MAX || strncmp(s, "sym_", 4))
+        return 0;
+    for (size_t i = 4; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* A value: 1..16384 bytes of UTF-8, no control characters but tab. Never says where. */
+static int value_ok(const uint8_t *p, size_t n)
+{
+    struct sworn_buf b = sworn_buf_init(p, n);
+    uint32_t cp;
+
+    if (n < 1 || n > SWORN_VAULT_VALUE_MAX)
+        return 0;
+    while (sworn_buf_remaining(&b) > 0) {
+        if (sworn_utf8_next(&b, &cp) < 0)
+            return 0;
+        if (cp != '\t' && (sworn_utf8_is_control(cp) || (cp >= 0x80 && cp <= 0x9f)))
+            return 0;
+    }
+    return 1;
+}
+
+/* RFC 9110 tchar. */
+static int is_tchar(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+static int is_unreserved(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '~' || ch == '-';
+}
+
+static int principal_ok(const char *s, size_t n)
+{
+    if (n < 1 || n > PRINCIPAL_MAX)
+        return 0;
+    return sworn_utf8_check(s, n, 0, "principal") == 0;
+}
+
+/* A host name: labels of [a-z0-9-], 1..63 bytes, dot-separated. OUT: *labels. */
+static int hostname_ok(const char *s, size_t n, size_t *labels)
+{
+    size_t run = 0;
+
+    *labels = 0;
+    if (n < 1 || n > HOST_MAX)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (run == 0 || run > 63)
+                return 0;
+            (*labels)++;
+            run = 0;
+            continue;
+        }
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return 0;
+        run++;
+    }
+    return 1;
+}
+
+static int ipv6_ok(const char *s, size_t n)
+{
+    if (n < 4 || n > 47 || s[0] != '[' || s[n - 1] != ']')
+        return 0;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == ':' ||
+              s[i] == '.'))
+            return 0;
+    return 1;
+}
+
+/* --- loading
+ * -------------------------------------------------------------------------------------- */
+
+/*
+ * Read the file at path: regular, not a link, 0600 or stricter, ours, small enough. OUT: *data
+ * (a secret allocation of *cap bytes, NUL-terminated; free with secret_free(*data, *cap)), *len.
+ */
+static int read_vault_file(const char *path, char **data, size_t *len, size_t *cap_out)
+{
+    struct stat st;
+    char *buf = NULL;
+    size_t got = 0, want = 0, cap = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return sworn_err_set(SWORN_ERR_IO, "vault %s is a symbolic link; refusing it", path);
+        return sworn_err_set(errno == ENOENT ? SWORN_ERR_NOTFOUND : SWORN_ERR_IO,
+                             "cannot open vault %s: %s", path, strerror(errno));
+    }
+    SWORN_ENSURE(fstat(fd, &st) == 0, SWORN_ERR_IO, "cannot stat vault %s: %s", path,
+                 strerror(errno));
+    SWORN_ENSURE(S_ISREG(st.st_mode), SWORN_ERR_IO, "vault %s is not a regular file", path);
+    SWORN_ENSURE((st.st_mode & 077) == 0, SWORN_ERR_IO,
+                 "vault %s has mode %04o, which lets group or others in; it must be 0600 or "
+                 "stricter (chmod 600 %s)",
+                 path, (unsigned)(st.st_mode & 07777), path);
+    SWORN_ENSURE(st.st_uid == geteuid(), SWORN_ERR_IO,
+                 "vault %s is owned by uid %lu; it must be owned by uid %lu, which runs decisiond",
+                 path, (unsigned long)st.st_uid, (unsigned long)geteuid());
+    SWORN_ENSURE(st.st_size >= 0 && (uintmax_t)st.st_size <= SWORN_VAULT_FILE_MAX, SWORN_ERR_RANGE,
+                 "vault %s is larger than %u bytes", path, SWORN_VAULT_FILE_MAX);
+    /* Room for one byte more than fstat said, to notice a file that grows while being read. */
+    want = (size_t)st.st_size;
+    cap = want + 2;
+    buf = (char *)secret_alloc(cap);
+    SWORN_ENSURE(buf != NULL, SWORN_ERR_NOMEM, "no memory to read vault %s", path);
+    for (;;) {
+        ssize_t n = read(fd, buf + got, want + 1 - got);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        SWORN_ENSURE(n >= 0, SWORN_ERR_IO, "cannot read vault %s: %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        got += (size_t)n;
+        SWORN_ENSURE(got <= want, SWORN_ERR_IO, "vault %s changed while it was read", path);
+    }
+    buf[got] = '\0';
+    close(fd);
+    *data = buf;
+    *len = got;
+    *cap_out = cap;
+    return 0;
+fail:
+    secret_free((uint8_t *)buf, cap);
+    close(fd);
+    return -1;
+}
+
+/* Refuse any key of obj that is not in allowed (NULL-terminated). */
+static int only_keys(const char *path, const char *where, json_object *obj,
+                     const char *const *allowed)
+{
+    json_object_object_foreach(obj, key, val)
+    {
+        size_t i = 0;
+
+        (void)val;
+        while (allowed[i] != NULL && strcmp(allowed[i], key) != 0)
+            i++;
+        if (allowed[i] == NULL)
+            return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: unknown key \"%.40s\"", path,
+                                 where, key);
+    }
+    return 0;
+}
+
+/* A string member. OUT: *s, *n (json-c's storage). Absent: 0 with *s NULL, unless required. */
+static int get_string(const char *path, const char *where, json_object *obj, const char *key,
+                      int required, const char **s, size_t *n)
+{
+    json_object *v;
+
+    *s = NULL;
+    *n = 0;
+    if (!json_object_object_get_ex(obj, key, &v)) {
+        if (required)
+            return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: missing \"%s\"", path, where,
+                                 key);
+        return 0;
+    }
+    if (!json_object_is_type(v, json_type_string))
+        return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: \"%s\" must be a string", path, where,
+                             key);
+    *s = json_object_get_string(v);
+    *n = (size_t)json_object_get_string_len(v);
+    if (memchr(*s, 0, *n) != NULL)
+        return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: \"%s\" contains NUL", path, where,
+                             key);
+    return 0;
+}
+
+static int parse_dest(const char *path, const char *where, json_object *o, struct dest *d)
+{
+    static const char *const keys[] = {"scheme", "host", "port", "path_prefix", NULL};
+    const char *s;
+    size_t n, labels;
+    json_object *pv;
+
+    if (!json_object_is_type(o, json_type_object))
+        return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: a destination must be an object",
+                             path, where);
+    SWORN_GUARD(only_keys(path, where, o, keys));
+    SWORN_GUARD(get_string(path, where, o, "scheme", 1, &s, &n));
+    if (strcmp(s, "http") != 0 && strcmp(s, "https") != 0 && strcmp(s, "ws") != 0 &&
+        strcmp(s, "wss") != 0)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: scheme must be http, https, ws or wss", path, where);
+    memcpy(d->scheme, s, n + 1);
+
+    SWORN_GUARD(get_string(path, where, o, "host", 1, &s, &n));
+    if (n > HOST_MAX + 2)
+        return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: host too long", path, where);
+    for (size_t i = 0; i < n; i++)
+        d->host[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
+    d->host[n] = '\0';
+    if (n >= 2 && d->host[0] == '*' && d->host[1] == '.') {
+        d->wildcard = 1;
+        if (!hostname_ok(d->host + 2, n - 2, &labels) || labels < 2)
+            return sworn_err_set(SWORN_ERR_FORMAT,
+                                 "vault %s: %s: a wildcard host is \"*.\" followed by a host "
+                                 "name of at least two labels (\"*.example.com\")",
+                                 path, where);
+    } else if (!hostname_ok(d->host, n, &labels) && !ipv6_ok(d->host, n)) {
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: host must be a host name, an IP literal or "
+                             "\"*.\" + a host name",
+                             path, where);
+    }
+
+    if (json_object_object_get_ex(o, "port", &pv)) {
+        int64_t port;
+
+        if (!json_object_is_type(pv, json_type_int))
+            return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: port must be an integer", path,
+                                 where);
+        port = json_object_get_int64(pv);
+        if (port < 1 || port > 65535)
+            return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: port must be in 1..65535", path,
+                                 where);
+        d->port = (unsigned)port;
+    } else {
+        d->port = (strcmp(d->scheme, "https") == 0 || strcmp(d->scheme, "wss") == 0) ? 443 : 80;
+    }
+
+    SWORN_GUARD(get_string(path, where, o, "path_prefix", 0, &s, &n));
+    if (s != NULL) {
+        if (n < 1 || s[0] != '/' || n > PATH_PREFIX_MAX ||
+            sworn_utf8_check(s, n, 0, "path_prefix") < 0 || memchr(s, '?', n) != NULL)
+            return sworn_err_set(SWORN_ERR_FORMAT,
+                                 "vault %s: %s: path_prefix must start with \"/\", be printable, "
+                                 "hold no '?' and be at most %u bytes",
+                                 path, where, PATH_PREFIX_MAX);
+        d->path_prefix = strdup(s);
+        if (d->path_prefix == NULL)
+            return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int parse_cred(const char *path, size_t index, json_object *o, struct cred *c)
+{
+    static const char *const keys[] = {"id",    "symbolic",   "value",        "header",
+                                       "query", "principals", "destinations", NULL};
+    char where[180];
+    const char *s, *h, *q;
+    size_t n, hn, qn;
+    json_object *arr;
+
+    snprintf(where, sizeof(where), "credentials[%zu]", index);
+    if (!json_object_is_type(o, json_type_object))
+        return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s must be an object", path, where);
+    SWORN_GUARD(get_string(path, where, o, "id", 1, &s, &n));
+    if (!id_ok(s, n))
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: id must be 1..128 characters of [A-Za-z0-9._-]", path,
+                             where);
+    memcpy(c->id, s, n + 1);
+    snprintf(where, sizeof(where), "credential \"%s\"", c->id);
+    SWORN_GUARD(only_keys(path, where, o, keys));
+
+    SWORN_GUARD(get_string(path, where, o, "symbolic", 1, &s, &n));
+    if (!symbolic_ok(s, n))
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: symbolic must be \"sym_\" and 32..251 characters of "
+                             "[A-Za-z0-9_-]",
+                             path, where);
+    memcpy(c->symbolic, s, n + 1);
+    sha256(c->symbolic, n, c->symbolic_sha256);
+
+    SWORN_GUARD(get_string(path, where, o, "value", 1, &s, &n));
+    if (!value_ok((const uint8_t *)s, n))
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: value must be 1..%u bytes of UTF-8 without control "
+                             "characters",
+                             path, where, SWORN_VAULT_VALUE_MAX);
+    c->value = secret_alloc(n);
+    if (c->value == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    memcpy(c->value, s, n);
+    c->value_len = n;
+    sha256(c->value, n, c->value_sha256);
+
+    SWORN_GUARD(get_string(path, where, o, "header", 0, &h, &hn));
+    SWORN_GUARD(get_string(path, where, o, "query", 0, &q, &qn));
+    if ((h == NULL) == (q == NULL))
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: exactly one of \"header\" and \"query\"", path, where);
+    if (h != NULL) {
+        if (hn < 1 || hn > SWORN_VAULT_NAME_MAX)
+            goto bad_header;
+        for (size_t i = 0; i < hn; i++) {
+            if (!is_tchar(h[i]))
+                goto bad_header;
+            c->header[i] = (h[i] >= 'A' && h[i] <= 'Z') ? (char)(h[i] - 'A' + 'a') : h[i];
+        }
+    } else {
+        if (qn < 1 || qn > SWORN_VAULT_NAME_MAX)
+            goto bad_query;
+        for (size_t i = 0; i < qn; i++)
+            if (!is_unreserved(q[i]))
+                goto bad_query;
+        memcpy(c->query, q, qn + 1);
+    }
+
+    if (!json_object_object_get_ex(o, "principals", &arr) ||
+        !json_object_is_type(arr, json_type_array) || json_object_array_length(arr) < 1 ||
+        json_object_array_length(arr) > MAX_PRINCIPALS)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: principals must be an array of 1..%u names", path,
+                             where, MAX_PRINCIPALS);
+    c->principals = calloc(json_object_array_length(arr), sizeof(*c->principals));
+    if (c->principals == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *p = json_object_array_get_idx(arr, i);
+
+        if (!json_object_is_type(p, json_type_string) ||
+            !principal_ok(json_object_get_string(p), (size_t)json_object_get_string_len(p)) ||
+            memchr(json_object_get_string(p), 0, (size_t)json_object_get_string_len(p)))
+            return sworn_err_set(SWORN_ERR_FORMAT,
+                                 "vault %s: %s: principals[%zu] must be \"*\" or a name of "
+                                 "1..128 printable bytes",
+                                 path, where, i);
+        c->principals[i] = strdup(json_object_get_string(p));
+        if (c->principals[i] == NULL)
+            return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+        c->n_principals++;
+    }
+
+    if (!json_object_object_get_ex(o, "destinations", &arr) ||
+        !json_object_is_type(arr, json_type_array) || json_object_array_length(arr) < 1 ||
+        json_object_array_length(arr) > MAX_DESTINATIONS)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: destinations must be an array of 1..%u objects", path,
+                             where, MAX_DESTINATIONS);
+    c->dests = calloc(json_object_array_length(arr), sizeof(*c->dests));
+    if (c->dests == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        char dw[240];
+
+        snprintf(dw, sizeof(dw), "%s: destinations[%zu]", where, i);
+        c->n_dests++;
+        SWORN_GUARD(parse_dest(path, dw, json_object_array_get_idx(arr, i), &c->dests[i]));
+    }
+    return 0;
+bad_header:
+    return sworn_err_set(SWORN_ERR_FORMAT,
+                         "vault %s: %s: header must be an HTTP field name of 1..%u characters",
+                         path, where, SWORN_VAULT_NAME_MAX);
+bad_query:
+    return sworn_err_set(SWORN_ERR_FORMAT,
+                         "vault %s: %s: query must be 1..%u characters of [A-Za-z0-9._~-]", path,
+                         where, SWORN_VAULT_NAME_MAX);
+fail:
+    return -1;
+}
+
+/* Overwrite every string json-c holds for the credentials' values (best effort; see vault.h). */
+static void wipe_json_values(json_object *root)
+{
+    json_object *arr, *v;
+
+    if (root == NULL || !json_object_is_type(root, json_type_object) ||
+        !json_object_object_get_ex(root, "credentials", &arr) ||
+        !json_object_is_type(arr, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *c = json_object_array_get_idx(arr, i);
+
+        if (json_object_is_type(c, json_type_object) && json_object_object_get_ex(c, "value", &v) &&
+            json_object_is_type(v, json_type_string))
+            sworn_memzero((char *)json_object_get_string(v), (size_t)json_object_get_string_len(v));
+    }
+}
+
+static int parse_vault(struct sworn_vault *v, const char *text, size_t len)
+{
+    static const char *const keys[] = {"version", "credentials", NULL};
+    json_tokener *tok = json_tokener_new_ex(JSON_DEPTH);
+    json_object *root = NULL, *ver, *arr;
+    size_t n;
+
+    SWORN_ENSURE(tok != NULL, SWORN_ERR_NOMEM, "out of memory");
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    root = json_tokener_parse_ex(tok, text, (int)len);
+    SWORN_ENSURE(
+        root != NULL && json_tokener_get_error(tok) == json_tokener_success &&
+            json_tokener_get_parse_end(tok) == len,
+        SWORN_ERR_FORMAT, "vault %s: not one valid JSON document (%s, at byte %zu)", v->path,
+        root == NULL ? json_tokener_error_desc(json_tokener_get_error(tok)) : "trailing bytes",
+        json_tokener_get_parse_end(tok));
+    SWORN_ENSURE(json_object_is_type(root, json_type_object), SWORN_ERR_FORMAT,
+                 "vault %s: the top level must be an object", v->path);
+    SWORN_GUARD(only_keys(v->path, "top level", root, keys));
+    SWORN_ENSURE(json_object_object_get_ex(root, "version", &ver) &&
+                     json_object_is_type(ver, json_type_int) && json_object_get_int64(ver) == 1,
+                 SWORN_ERR_FORMAT, "vault %s: \"version\" must be 1", v->path);
+    SWORN_ENSURE(json_object_object_get_ex(root, "credentials", &arr) &&
+                     json_object_is_type(arr, json_type_array),
+                 SWORN_ERR_FORMAT, "vault %s: \"credentials\" must be an array", v->path);
+    n = json_object_array_length(arr);
+    SWORN_ENSURE(n <= SWORN_VAULT_MAX_CREDENTIALS, SWORN_ERR_FORMAT,
+                 "vault %s: more than %u credentials", v->path, SWORN_VAULT_MAX_CREDENTIALS);
+    v->creds = calloc(n ? n : 1, sizeof(*v->creds));
+    SWORN_ENSURE(v->creds != NULL, SWORN_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        v->n++;
+        SWORN_GUARD(parse_cred(v->path, i, json_object_array_get_idx(arr, i), &v->creds[i]));
+        for (size_t j = 0; j < i; j++) {
+            SWORN_ENSURE(strcmp(v->creds[j].id, v->creds[i].id) != 0, SWORN_ERR_FORMAT,
+                         "vault %s: credential id \"%s\" is used twice", v->path, v->creds[i].id);
+            SWORN_ENSURE(strcmp(v->creds[j].symbolic, v->creds[i].symbolic) != 0, SWORN_ERR_FORMAT,
+                         "vault %s: credentials \"%s\" and \"%s\" share a symbolic token", v->path,
+                         v->creds[j].id, v->creds[i].id);
+        }
+    }
+    wipe_json_values(root);
+    json_object_put(root);
+    json_tokener_free(tok);
+    return 0;
+fail:
+    wipe_json_values(root);
+    json_object_put(root);
+    if (tok != NULL)
+        json_tokener_free(tok);
+    return -1;
+}
+
+int sworn_vault_load(const char *path, struct sworn_vault **out)
+{
+    struct sworn_vault *v = NULL;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+
+    if (path == NULL || out == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "vault: NULL argument");
+    if (read_vault_file(path, &text, &len, &cap) < 0)
+        return -1;
+    v = calloc(1, sizeof(*v));
+    if (v == NULL || (v->path = strdup(path)) == NULL) {
+        free(v);
+        secret_free((uint8_t *)text, cap);
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    }
+    if (pthread_mutex_init(&v->lock, NULL) != 0) {
+        free(v->path);
+        free(v);
+        secret_free((uint8_t *)text, cap);
+        return sworn_err_set(SWORN_ERR_NOMEM, "vault: cannot create a mutex");
+    }
+    rc = parse_vault(v, text, len);
+    secret_free((uint8_t *)text, cap);
+    if (rc < 0) {
+        sworn_vault_free(v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+void sworn_vault_free(struct sworn_vault *v)
+{
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < v->n; i++)
+        cred_clear(&v->creds[i]);
+    free(v->creds);
+    free(v->path);
+    pthread_mutex_destroy(&v->lock);
+    free(v);
+}
+
+/* --- matching
+ * ------------------------------------------------------------------------------------- */
+
+static int host_matches(const struct dest *d, const char *host)
+{
+    size_t hl = strlen(host), pl, labels;
+    const char *parent;
+
+    if (!d->wildcard)
+        return strcmp(d->host, host) == 0;
+    parent = d->host + 1; /* ".example.com" */
+    pl = strlen(parent);
+    if (hl <= pl || strcmp(host + hl - pl, parent) != 0)
+        return 0;
+    /* One or more non-empty labels before the parent: the whole host is a valid host name. */
+    return hostname_ok(host, hl, &labels);
+}
+
+/* Does the path (before '?') hold anything that makes prefix matching ambiguous? */
+static int path_ambiguous(const char *p, size_t n)
+{
+    size_t seg = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\\')
+            return 1;
+        if (p[i] == '%' && i + 2 < n) {
+            char a = p[i + 1], b = (char)(p[i + 2] | 0x20);
+            if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c'))
+                return 1;
+        }
+    }
+    /* Dot segments. */
+    for (size_t i = 0; i <= n; i++) {
+        if (i == n || p[i] == '/') {
+            size_t len = i - seg;
+            if ((len == 1 && p[seg] == '.') || (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
+                return 1;
+            seg = i + 1;
+        }
+    }
+    return 0;
+}
+
+static int path_matches(const char *prefix, const char *path)
+{
+    size_t pl = strlen(prefix), n;
+    const char *q;
+
+    if (path == NULL || path[0] == '\0')
+        path = "/";
+    q = strchr(path, '?');
+    n = q ? (size_t)(q - path) : strlen(path);
+    if (path_ambiguous(path, n))
+        return 0;
+    if (n < pl || memcmp(path, prefix, pl) != 0)
+        return 0;
+    if (prefix[pl - 1] == '/' || n == pl)
+        return 1;
+    return path[pl] == '/';
+}
+
+static int dest_matches(const struct dest *d, const Sworn__V1__Resource *r)
+{
+    if (r->scheme == NULL || r->host == NULL || strcmp(d->scheme, r->scheme) != 0 ||
+        d->port != r->port || !host_matches(d, r->host))
+        return 0;
+    return d->path_prefix == NULL || path_matches(d->path_prefix, r->path);
+}
+
+static const struct cred *find(const struct sworn_vault *v, const char *id)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (strcmp(v->creds[i].id, id) == 0)
+            return &v->creds[i];
+    return NULL;
+}
+
+int sworn_vault_release(const struct sworn_vault *v, const char *id,
+                        const Sworn__V1__AuthorizationRequest *req, struct sworn_vault_release *out,
+                        const char **why)
+{
+    struct sworn_vault *mv = (struct sworn_vault *)v; /* the mutex only */
+    const struct cred *c;
+    const char *reason = NULL;
+    uint8_t *val = NULL;
+    int ok = 0;
+
+    if (v == NULL || id == NULL || req == NULL || out == NULL || why == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "vault: NULL argument");
+    if (req->principal == NULL || req->principal->id == NULL || req->resource == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "vault: request without principal or resource");
+    pthread_mutex_lock(&mv->lock);
+    c = find(v, id);
+    if (c == NULL) {
+        reason = "no such credential in the vault";
+        goto done;
+    }
+    for (size_t i = 0; i < c->n_principals && !ok; i++)
+        ok =
+            strcmp(c->principals[i], "*") == 0 || strcmp(c->principals[i], req->principal->id) == 0;
+    if (!ok) {
+        reason = "the principal may not use this credential";
+        goto done;
+    }
+    ok = 0;
+    for (size_t i = 0; i < c->n_dests && !ok; i++)
+        ok = dest_matches(&c->dests[i], req->resource);
+    if (!ok) {
+        reason = "the destination is outside the credential's scope";
+        goto done;
+    }
+    if (req->context != NULL && req->context->credential_token_sha256.len != 0 &&
+        (req->context->credential_token_sha256.len != 32 ||
+         sworn_memequal_ct(req->context->credential_token_sha256.data, c->symbolic_sha256, 32) !=
+             0)) {
+        reason = "the presented token is not this credential's symbolic token";
+        goto done;
+    }
+    val = secret_alloc(c->value_len);
+    if (val == NULL) {
+        pthread_mutex_unlock(&mv->lock);
+        return sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+    }
+    memcpy(val, c->value, c->value_len);
+    memset(out, 0, sizeof(*out));
+    memcpy(out->id, c->id, sizeof(out->id));
+    memcpy(out->header_name, c->header, sizeof(out->header_name));
+    memcpy(out->query_name, c->query, sizeof(out->query_name));
+    out->value = val;
+    out->value_len = c->value_len;
+    memcpy(out->value_sha256, c->value_sha256, 32);
+done:
+    pthread_mutex_unlock(&mv->lock);
+    if (reason != NULL) {
+        *why = reason;
+        return 1;
+    }
+    return 0;
+}
+
+void sworn_vault_release_wipe(struct sworn_vault_release *r)
+{
+    if (r == NULL)
+        return;
+    secret_free(r->value, r->value_len);
+    sworn_memzero(r, sizeof(*r));
+}
+
+int sworn_vault_lookup_token(const struct sworn_vault *v, const uint8_t token_sha256[32],
+                             char id_out[129])
+{
+    struct sworn_vault *mv = (struct sworn_vault *)v;
+    size_t found = SIZE_MAX;
+
+    if (v == NULL || token_sha256 == NULL || id_out == NULL)
+        return 1;
+    pthread_mutex_lock(&mv->lock);
+    /* Compare with every credential, so the time says nothing about which one matched. */
+    for (size_t i = 0; i < v->n; i++)
+        if (sworn_memequal_ct(v->creds[i].symbolic_sha256, token_sha256, 32) == 0 &&
+            found == SIZE_MAX)
+            found = i;
+    if (found != SIZE_MAX)
+        memcpy(id_out, v->creds[found].id, SWORN_VAULT_ID_MAX + 1);
+    pthread_mutex_unlock(&mv->lock);
+    return found == SIZE_MAX ? 1 : 0;
+}
+
+/* --- writing back
+ * ---------------------------------------------------------------------------------- */
+
+static json_object *dest_json(const struct dest *d)
+{
+    json_object *o = json_object_new_object();
+
+    if (o == NULL)
+        return NULL;
+    json_object_object_add(o, "scheme", json_object_new_string(d->scheme));
+    json_object_object_add(o, "host", json_object_new_string(d->host));
+    json_object_object_add(o, "port", json_object_new_int((int)d->port));
+    if (d->path_prefix != NULL)
+        json_object_object_add(o, "path_prefix", json_object_new_string(d->path_prefix));
+    return o;
+}
+
+static json_object *cred_json(const struct cred *c)
+{
+    json_object *o = json_object_new_object(), *p = json_object_new_array(),
+                *d = json_object_new_array();
+
+    if (o == NULL || p == NULL || d == NULL) {
+        json_object_put(o);
+        json_object_put(p);
+        json_object_put(d);
+        return NULL;
+    }
+    json_object_object_add(o, "id", json_object_new_string(c->id));
+    json_object_object_add(o, "symbolic", json_object_new_string(c->symbolic));
+    json_object_object_add(o, "value",
+                           json_object_new_string_len((const char *)c->value, (int)c->value_len));
+    if (c->header[0] != '\0')
+        json_object_object_add(o, "header", json_object_new_string(c->header));
+    else
+        json_object_object_add(o, "query", json_object_new_string(c->query));
+    for (size_t i = 0; i < c->n_principals; i++)
+        json_object_array_add(p, json_object_new_string(c->principals[i]));
+    json_object_object_add(o, "principals", p);
+    for (size_t i = 0; i < c->n_dests; i++)
+        json_object_array_add(d, dest_json(&c->dests[i]));
+    json_object_object_add(o, "destinations", d);
+    return o;
+}
+
+/* Write creds[0..n) to path (0600, atomically). The JSON text and tree are wiped after. */
+static int write_vault(const char *path, const struct cred *creds, size_t n)
+{
+    json_object *root = json_object_new_object(), *arr = json_object_new_array();
+    const char *text;
+    size_t len;
+    int rc = -1;
+
+    if (root == NULL || arr == NULL) {
+        json_object_put(root);
+        json_object_put(arr);
+        return sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+    }
+    json_object_object_add(root, "version", json_object_new_int(1));
+    json_object_object_add(root, "credentials", arr);
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = cred_json(&creds[i]);
+
+        if (c == NULL) {
+            sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+            goto out;
+        }
+        json_object_array_add(arr, c);
+    }
+    text = json_object_to_json_string_ext(root,
+                                          JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (text == NULL) {
+        sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+        goto out;
+    }
+    len = strlen(text);
+    if (len > SWORN_VAULT_FILE_MAX) {
+        sworn_memzero((char *)text, len);
+        sworn_err_set(SWORN_ERR_RANGE, "vault %s: would grow beyond %u bytes", path,
+                      SWORN_VAULT_FILE_MAX);
+        goto out;
+    }
+    rc = sworn_file_replace(path, text, len, 0600);
+    sworn_memzero((char *)text, len);
+out:
+    wipe_json_values(root);
+    json_object_put(root);
+    return rc;
+}
+
+/* "sym_" + 43 base64url characters of 32 random bytes. */
+static int mint_symbolic(char out[SWORN_VAULT_MINTED_LEN + 1])
+{
+    uint8_t rnd[32];
+    char b64[SWORN_BASE64_LEN(32) + 1];
+
+    if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+        return sworn_err_set(SWORN_ERR_CRYPTO, "vault: RAND_bytes failed");
+    if (sworn_base64_encode(rnd, sizeof(rnd), b64, sizeof(b64)) != 44)
+        return sworn_err_set(SWORN_ERR_CRYPTO, "vault: base64 failed");
+    sworn_memzero(rnd, sizeof(rnd));
+    memcpy(out, "sym_", 4);
+    for (size_t i = 0; i < 43; i++)
+        out[4 + i] = b64[i] == '+' ? '-' : (b64[i] == '/' ? '_' : b64[i]);
+    out[SWORN_VAULT_MINTED_LEN] = '\0';
+    return 0;
+}
+
+/* Deep-copy the scope of from into c. */
+static int copy_scope(const struct cred *from, struct cred *c)
+{
+    memcpy(c->header, from->header, sizeof(c->header));
+    memcpy(c->query, from->query, sizeof(c->query));
+    c->principals = calloc(from->n_principals, sizeof(*c->principals));
+    c->dests = calloc(from->n_dests, sizeof(*c->dests));
+    if (c->principals == NULL || c->dests == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+    for (size_t i = 0; i < from->n_principals; i++) {
+        c->principals[i] = strdup(from->principals[i]);
+        if (c->principals[i] == NULL)
+            return sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+        c->n_principals++;
+    }
+    for (size_t i = 0; i < from->n_dests; i++) {
+        c->dests[i] = from->dests[i];
+        c->dests[i].path_prefix = NULL;
+        c->n_dests++;
+        if (from->dests[i].path_prefix != NULL) {
+            c->dests[i].path_prefix = strdup(from->dests[i].path_prefix);
+            if (c->dests[i].path_prefix == NULL)
+                return sworn_err_set(SWORN_ERR_NOMEM, "vault: out of memory");
+        }
+    }
+    return 0;
+}
+
+int sworn_vault_mint(struct sworn_vault *v, const char *from_id, const uint8_t *real,
+                     size_t real_len, char new_id[129], char symbolic[64])
+{
+    struct cred c;
+    const struct cred *from;
+    struct cred *grown;
+    int locked = 0;
+
+    memset(&c, 0, sizeof(c));
+    SWORN_ENSURE(v != NULL && from_id != NULL && real != NULL && new_id != NULL && symbolic != NULL,
+                 SWORN_ERR_ARG, "vault: NULL argument");
+    SWORN_ENSURE(value_ok(real, real_len), SWORN_ERR_FORMAT,
+                 "vault: the token to store must be 1..%u bytes of UTF-8 without control "
+                 "characters",
+                 SWORN_VAULT_VALUE_MAX);
+    pthread_mutex_lock(&v->lock);
+    locked = 1;
+    from = find(v, from_id);
+    SWORN_ENSURE(from != NULL, SWORN_ERR_NOTFOUND, "vault: no credential \"%.128s\"", from_id);
+    SWORN_ENSURE(v->n < SWORN_VAULT_MAX_CREDENTIALS, SWORN_ERR_RANGE,
+                 "vault: already %u credentials", SWORN_VAULT_MAX_CREDENTIALS);
+    for (unsigned long k = 1;; k++) {
+        int n = snprintf(c.id, sizeof(c.id), "%s.oauth.%lu", from->id, k);
+
+        SWORN_ENSURE(n > 0 && (size_t)n <= SWORN_VAULT_ID_MAX, SWORN_ERR_RANGE,
+                     "vault: id \"%s.oauth.%lu\" would be longer than %u bytes", from->id, k,
+                     SWORN_VAULT_ID_MAX);
+        if (find(v, c.id) == NULL)
+            break;
+    }
+    for (;;) {
+        size_t i = 0;
+
+        SWORN_GUARD(mint_symbolic(c.symbolic));
+        /* A collision of 256 random bits does not happen; checking costs nothing. */
+        while (i < v->n && strcmp(v->creds[i].symbolic, c.symbolic) != 0)
+            i++;
+        if (i == v->n)
+            break;
+    }
+    sha256(c.symbolic, strlen(c.symbolic), c.symbolic_sha256);
+    c.value = secret_alloc(real_len);
+    SWORN_ENSURE(c.value != NULL, SWORN_ERR_NOMEM, "vault: out of memory");
+    memcpy(c.value, real, real_len);
+    c.value_len = real_len;
+    sha256(c.value, real_len, c.value_sha256);
+    SWORN_GUARD(copy_scope(from, &c));
+
+    /* Make room first, so that nothing can fail after the file is rewritten. */
+    grown = realloc(v->creds, (v->n + 1) * sizeof(*v->creds));
+    SWORN_ENSURE(grown != NULL, SWORN_ERR_NOMEM, "vault: out of memory");
+    v->creds = grown;
+    v->creds[v->n] = c;
+    if (write_vault(v->path, v->creds, v->n + 1) < 0) {
+        sworn_memzero(&v->creds[v->n], sizeof(c));
+        goto fail;
+    }
+    v->n++;
+    memcpy(new_id, c.id, sizeof(c.id));
+    memcpy(symbolic, c.symbolic, SWORN_VAULT_MINTED_LEN + 1);
+    pthread_mutex_unlock(&v->lock);
+    return 0;
+fail:
+    if (locked)
+        pthread_mutex_unlock(&v->lock);
+    cred_clear(&c);
+    return -1;
+}

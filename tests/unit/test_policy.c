@@ -1,0 +1,1326 @@
+/*
+ * test_policy.c -- unit tests of the policy engine (decisiond/policy.c, policy_match.c,
+ * budget.c) and of the request JSON form (policy_reqjson.c).
+ *
+ * Every policy is a real file written to a temporary folder and loaded with
+ * sworn_policy_load_file; requests are written as JSON and read with sworn_reqjson_parse, so
+ * the tests go through the same path as `sworn-policy eval`. Covered: each matcher positive and
+ * negative, host wildcard edges, path globs (hostile ones included), path normalisation,
+ * deny-overrides and escalate combining, time windows at their edges, count and sum budgets
+ * across windows and scopes, exact decimals and overflow, refund, replay, the counter cap,
+ * atomic check-and-charge under threads, delegation conditions, every load-time refusal with its
+ * line:col, reload semantics, and the JSON form's round trip and refusals.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include <openssl/sha.h>
+
+#include "err.h"
+#include "frame.h"
+#include "policy.h"
+#include "reqjson.h"
+#include "testutil.h"
+
+static char *dir;
+
+/* 2026-03-02 is a Monday; T0 is that day at 00:00:00Z, in Unix milliseconds. */
+#define T0 1772409600000ull
+#define MIN 60000ull
+#define HOUR 3600000ull
+#define DAY 86400000ull
+
+static int group_setup(void **state)
+{
+    (void)state;
+    dir = sworn_test_tmpdir("policy");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    sworn_test_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+/* Write text to <dir>/policy.yaml and load it; fails the test on an error. */
+static struct sworn_policy *load(const char *text)
+{
+    char *path = sworn_test_path(dir, "policy.yaml");
+    struct sworn_policy *p = NULL;
+
+    sworn_test_write_file(path, text, strlen(text), 0600);
+    if (sworn_policy_load_file(path, &p) != 0)
+        fail_msg("policy refused: %s\n%s", sworn_err_msg(), text);
+    free(path);
+    return p;
+}
+
+/* The policy must be refused with a message containing "policy.yaml:<want>". */
+static void refused(const char *text, const char *want)
+{
+    char *path = sworn_test_path(dir, "policy.yaml");
+    struct sworn_policy *p = (struct sworn_policy *)&p; /* a sentinel: must stay untouched */
+    char expect[300];
+
+    sworn_test_write_file(path, text, strlen(text), 0600);
+    if (sworn_policy_load_file(path, &p) == 0)
+        fail_msg("policy accepted, expected \"%s\":\n%s", want, text);
+    assert_ptr_equal(p, (struct sworn_policy *)&p);
+    snprintf(expect, sizeof(expect), "policy.yaml:%s", want);
+    if (strstr(sworn_err_msg(), expect) == NULL)
+        fail_msg("error \"%s\" lacks \"%s\"", sworn_err_msg(), expect);
+    free(path);
+}
+
+/* A request from JSON text built like printf. */
+static Sworn__V1__AuthorizationRequest *rq(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static Sworn__V1__AuthorizationRequest *rq(const char *fmt, ...)
+{
+    char buf[8192];
+    Sworn__V1__AuthorizationRequest *r = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (sworn_reqjson_parse(buf, strlen(buf), &r) != 0)
+        fail_msg("request refused: %s\n%s", sworn_err_msg(), buf);
+    return r;
+}
+
+/* An http.request with the given parts; extra is appended inside the top object. */
+static Sworn__V1__AuthorizationRequest *http(const char *principal, const char *scheme,
+                                             const char *host, unsigned port, const char *path,
+                                             const char *method, const char *extra)
+{
+    return rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"%s\"},\"operation\":\"http.request\","
+              "\"resource\":{\"scheme\":\"%s\",\"host\":\"%s\",\"port\":%u,\"path\":\"%s\"},"
+              "\"context\":{\"method\":\"%s\"}%s}",
+              principal, scheme, host, port, path, method, extra);
+}
+
+static void rfree(Sworn__V1__AuthorizationRequest *r)
+{
+    sworn__v1__authorization_request__free_unpacked(r, NULL);
+}
+
+/* Evaluate and return the result (the call must succeed). */
+static struct sworn_policy_result ev(const struct sworn_policy *p, struct sworn_budgets *b,
+                                     Sworn__V1__AuthorizationRequest *r, uint64_t now)
+{
+    struct sworn_policy_result res;
+
+    if (sworn_policy_eval(p, b, r, now, &res) != 0)
+        fail_msg("eval failed: %s", sworn_err_msg());
+    assert_true(res.reason[0] != '\0');
+    assert_true(res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW ||
+                res.effect == SWORN__V1__EFFECT__EFFECT_DENY ||
+                res.effect == SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    return res;
+}
+
+/* Evaluate a request, free it, and check effect and rule id. */
+static void expect(const struct sworn_policy *p, struct sworn_budgets *b,
+                   Sworn__V1__AuthorizationRequest *r, uint64_t now, Sworn__V1__Effect effect,
+                   const char *rule)
+{
+    struct sworn_policy_result res = ev(p, b, r, now);
+
+    if (res.effect != effect || strcmp(res.rule_id, rule) != 0)
+        fail_msg("got %s/%s (%s), expected %s/%s", sworn_policy_effect_name(res.effect),
+                 res.rule_id, res.reason, sworn_policy_effect_name(effect), rule);
+    rfree(r);
+}
+
+#define ALLOW SWORN__V1__EFFECT__EFFECT_ALLOW
+#define DENY SWORN__V1__EFFECT__EFFECT_DENY
+#define ESCALATE SWORN__V1__EFFECT__EFFECT_ESCALATE
+
+/* Allow only when the host matches one pattern. */
+static int host_allowed(const char *pattern, const char *host)
+{
+    char text[512];
+    struct sworn_policy *p;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    snprintf(text, sizeof(text),
+             "rules:\n  - id: h\n    effect: allow\n    resource:\n"
+             "      hosts: [\"%s\"]\n",
+             pattern);
+    p = load(text);
+    r = http("a", "https", host, 443, "/", "GET", "");
+    res = ev(p, NULL, r, T0);
+    rfree(r);
+    sworn_policy_free(p);
+    return res.effect == ALLOW;
+}
+
+static int path_allowed(const char *pattern, const char *path)
+{
+    char text[2048];
+    struct sworn_policy *p;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    snprintf(text, sizeof(text),
+             "rules:\n  - id: p\n    effect: allow\n    resource:\n"
+             "      paths: [\"%s\"]\n",
+             pattern);
+    p = load(text);
+    r = http("a", "https", "h.example", 443, path, "GET", "");
+    res = ev(p, NULL, r, T0);
+    rfree(r);
+    sworn_policy_free(p);
+    return res.effect == ALLOW;
+}
+
+static void test_sample_policy(void **state)
+{
+    /* The sample the demo uses, found from this file's path (tests/unit/ -> repo root). */
+    char path[1024];
+    const char *src = __FILE__, *cut = strstr(src, "tests/unit/test_policy.c");
+    struct sworn_policy *p = NULL;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    if (cut == NULL || src[0] != '/')
+        skip();
+    snprintf(path, sizeof(path), "%.*sdecisiond/examples/policy.yaml", (int)(cut - src), src);
+    if (sworn_policy_load_file(path, &p) != 0)
+        fail_msg("%s", sworn_err_msg());
+    assert_int_equal(sworn_policy_rule_count(p), 5);
+    assert_int_equal(sworn_policy_max_window_ms(p), MIN);
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    expect(p, b, http("a", "http", "127.0.0.1", 8080, "/allowed/x?y=1", "GET", ""), T0, ALLOW,
+           "demo-allowed");
+    expect(p, b, http("a", "http", "localhost", 8080, "/allowed/x", "POST", ""), T0, DENY, "");
+    expect(p, b, http("a", "http", "localhost", 8080, "/denied/x", "GET", ""), T0, DENY,
+           "demo-denied");
+    r = http("a", "http", "127.0.0.1", 8080, "/escalate/x", "GET", "");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ESCALATE);
+    assert_int_equal(res.escalation_timeout_ms, 2 * MIN);
+    rfree(r);
+    r = http("a", "http", "127.0.0.1", 8080, "/with-credential/x", "GET", "");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.credential_id, "demo");
+    rfree(r);
+    for (int i = 0; i < 3; i++)
+        expect(p, b, http("a", "http", "127.0.0.1", 8080, "/budget/x", "GET", ""), T0 + 59999,
+               ALLOW, "demo-budget");
+    expect(p, b, http("a", "http", "127.0.0.1", 8080, "/budget/x", "GET", ""), T0 + 59999, DENY,
+           "demo-budget");
+    expect(p, b, http("a", "http", "127.0.0.1", 8080, "/budget/x", "GET", ""), T0 + MIN, ALLOW,
+           "demo-budget");
+    expect(p, b, http("a", "https", "127.0.0.1", 443, "/other", "GET", ""), T0, DENY, "");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+static void test_principal_operation(void **state)
+{
+    struct sworn_policy *p;
+
+    (void)state;
+    p = load("version: 7\n"
+             "rules:\n"
+             "  - id: agents\n"
+             "    effect: allow\n"
+             "    principals: [\"agent-*\", \"bot-?\"]\n"
+             "    operations: [\"http.*\", \"mcp.tools/call\"]\n");
+    assert_int_equal(sworn_policy_version(p), 7);
+    assert_int_equal(sworn_policy_max_window_ms(p), 0);
+    expect(p, NULL, http("agent-1", "https", "x.example", 443, "/", "GET", ""), T0, ALLOW,
+           "agents");
+    expect(p, NULL, http("agent-", "https", "x.example", 443, "/", "GET", ""), T0, ALLOW, "agents");
+    expect(p, NULL, http("bot-1", "https", "x.example", 443, "/", "GET", ""), T0, ALLOW, "agents");
+    expect(p, NULL, http("bot-12", "https", "x.example", 443, "/", "GET", ""), T0, DENY, "");
+    expect(p, NULL, http("Agent-1", "https", "x.example", 443, "/", "GET", ""), T0, DENY, "");
+    expect(p, NULL, http("xagent-1", "https", "x.example", 443, "/", "GET", ""), T0, DENY, "");
+    expect(p, NULL,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"agent-1\"},\"operation\":\"ws."
+              "upgrade\",\"resource\":{\"scheme\":\"wss\",\"host\":\"x\",\"port\":443}}"),
+           T0, DENY, "");
+    expect(p, NULL,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"agent-1\"},\"operation\":\"mcp."
+              "tools/call\",\"resource\":{\"scheme\":\"https\",\"host\":\"x\",\"port\":443,"
+              "\"tool\":\"t\"}}"),
+           T0, ALLOW, "agents");
+    sworn_policy_free(p);
+}
+
+static void test_scheme_port_method_tool(void **state)
+{
+    struct sworn_policy *p;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: web\n"
+             "    effect: allow\n"
+             "    resource:\n"
+             "      schemes: [HTTPS, wss]\n"
+             "      ports: [443, 8443]\n"
+             "    methods: [GET, HEAD]\n"
+             "  - id: tools\n"
+             "    effect: allow\n"
+             "    operations: [\"mcp.tools/call\"]\n"
+             "    resource:\n"
+             "      tools: [\"search_*\", \"read\"]\n");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "web");
+    expect(p, NULL, http("a", "HTTPS", "x", 8443, "/", "HEAD", ""), T0, ALLOW, "web");
+    expect(p, NULL, http("a", "http", "x", 443, "/", "GET", ""), T0, DENY, "");
+    expect(p, NULL, http("a", "https", "x", 80, "/", "GET", ""), T0, DENY, "");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "POST", ""), T0, DENY, "");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "get", ""), T0, DENY, "");
+    /* No context: no method, so a methods list does not match. */
+    expect(p, NULL,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"ws.upgrade\","
+              "\"resource\":{\"scheme\":\"wss\",\"host\":\"x\",\"port\":443}}"),
+           T0, DENY, "");
+    expect(p, NULL,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"mcp.tools/"
+              "call\",\"resource\":{\"scheme\":\"http\",\"host\":\"x\",\"port\":80,"
+              "\"tool\":\"search_code\"}}"),
+           T0, ALLOW, "tools");
+    expect(p, NULL,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"mcp.tools/"
+              "call\",\"resource\":{\"scheme\":\"http\",\"host\":\"x\",\"port\":80,"
+              "\"tool\":\"reader\"}}"),
+           T0, DENY, "");
+    /* An empty tool never matches a tools list, not even "*". */
+    expect(p, NULL,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"mcp.tools/"
+              "call\",\"resource\":{\"scheme\":\"http\",\"host\":\"x\",\"port\":80}}"),
+           T0, DENY, "");
+    sworn_policy_free(p);
+}
+
+static void test_hosts(void **state)
+{
+    (void)state;
+    assert_true(host_allowed("api.github.com", "api.github.com"));
+    assert_true(host_allowed("API.GitHub.com", "api.github.com"));
+    assert_true(host_allowed("api.github.com", "API.GITHUB.COM"));
+    assert_true(host_allowed("api.github.com", "api.github.com."));
+    assert_true(host_allowed("api.github.com.", "api.github.com"));
+    assert_false(host_allowed("api.github.com", "github.com"));
+    assert_false(host_allowed("api.github.com", "xapi.github.com"));
+    assert_false(host_allowed("api.github.com", "api.github.com.evil"));
+    /* "*" is exactly one label: not the bare parent, not two labels. */
+    assert_true(host_allowed("*.githubusercontent.com", "raw.githubusercontent.com"));
+    assert_false(host_allowed("*.githubusercontent.com", "githubusercontent.com"));
+    assert_false(host_allowed("*.githubusercontent.com", "a.b.githubusercontent.com"));
+    assert_false(host_allowed("*.githubusercontent.com", ".githubusercontent.com"));
+    assert_false(host_allowed("*.githubusercontent.com", "evilgithubusercontent.com"));
+    assert_true(host_allowed("api.*.example.com", "api.eu.example.com"));
+    assert_false(host_allowed("api.*.example.com", "api.example.com"));
+    assert_true(host_allowed("*", "localhost"));
+    assert_false(host_allowed("*", "a.b"));
+    /* "**." is one or more labels, never none. */
+    assert_true(host_allowed("**.example.com", "a.example.com"));
+    assert_true(host_allowed("**.example.com", "a.b.c.example.com"));
+    assert_false(host_allowed("**.example.com", "example.com"));
+    assert_false(host_allowed("**.example.com", "a..example.com"));
+    assert_false(host_allowed("**.example.com", "badexample.com"));
+    /* IP literals match exactly (as addresses), and wildcards never match them. */
+    assert_true(host_allowed("127.0.0.1", "127.0.0.1"));
+    assert_false(host_allowed("127.0.0.1", "127.0.0.2"));
+    assert_false(host_allowed("*.0.0.1", "127.0.0.1"));
+    assert_false(host_allowed("**.1", "127.0.0.1"));
+    assert_true(host_allowed("::1", "::1"));
+    assert_true(host_allowed("[::1]", "0:0:0:0:0:0:0:1"));
+    assert_true(host_allowed("2001:DB8::1", "[2001:db8::1]"));
+    assert_false(host_allowed("::1", "::2"));
+    assert_false(host_allowed("127.0.0.1", "localhost"));
+    /* Internationalised names are compared as A-labels; a U-label host never matches. */
+    assert_true(host_allowed("xn--bcher-kva.example", "XN--BCHER-KVA.example"));
+    assert_false(host_allowed("xn--bcher-kva.example", "b\u00fccher.example"));
+    assert_false(host_allowed("*.example", "b\u00fccher.example"));
+}
+
+static void test_paths(void **state)
+{
+    char pat[600], path[4200];
+
+    (void)state;
+    assert_true(path_allowed("/repos/**", "/repos/a/b/c"));
+    assert_true(path_allowed("/repos/**", "/repos/"));
+    assert_false(path_allowed("/repos/**", "/repos"));
+    assert_false(path_allowed("/repos/**", "/reposx/a"));
+    assert_true(path_allowed("/repos/*/issues", "/repos/x/issues"));
+    assert_false(path_allowed("/repos/*/issues", "/repos/x/y/issues"));
+    assert_true(path_allowed("/repos/*/issues", "/repos//issues"));
+    assert_true(path_allowed("/a/**/z", "/a/b/c/z"));
+    assert_true(path_allowed("/a/**/z", "/a//z"));
+    assert_false(path_allowed("/a/**/z", "/a/z"));
+    assert_true(path_allowed("/v?/x", "/v1/x"));
+    assert_false(path_allowed("/v?/x", "/v/x"));
+    assert_false(path_allowed("/v?/x", "/v//x"));
+    assert_true(path_allowed("/exact", "/exact"));
+    assert_false(path_allowed("/exact", "/exact/"));
+    assert_false(path_allowed("/Exact", "/exact"));
+    /* The query is not matched: it is cut at the first '?'. */
+    assert_true(path_allowed("/exact", "/exact?a=b/c"));
+    assert_false(path_allowed("/exact?a=b", "/exact?a=b"));
+    assert_true(path_allowed("/**", "/"));
+    assert_false(path_allowed("/**", ""));
+    /* Hostile patterns: no backtracking, a long text with no match returns at once. */
+    snprintf(pat, sizeof(pat), "/%s", "**a**a**a**a**a**a**a**a**a**a**a**a**a**a**a**b");
+    path[0] = '/';
+    for (size_t i = 1; i < 4100; i++)
+        path[i] = i % 50 == 0 ? '/' : 'a';
+    path[4100] = '\0';
+    assert_false(path_allowed(pat, path));
+    path[4099] = 'b';
+    assert_true(path_allowed(pat, path));
+    snprintf(pat, sizeof(pat), "/%s", "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b");
+    memset(path + 1, 'a', 4000);
+    path[4001] = '\0';
+    assert_false(path_allowed(pat, path));
+}
+
+static void test_path_normalisation(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+    static const char *const bad[] = {"/allowed/../denied/x", "/allowed/./x",  "/allowed/..",
+                                      "/allowed/%2e%2E/x",    "/allowed/.%2e", "/allowed/%2E",
+                                      "/allowed/..?x"};
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: all\n"
+             "    effect: allow\n");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = http("a", "https", "x", 443, bad[i], "GET", "");
+        res = ev(p, NULL, r, T0);
+        assert_int_equal(res.effect, DENY);
+        assert_string_equal(res.rule_id, "");
+        assert_non_null(strstr(res.reason, "not normalised"));
+        rfree(r);
+    }
+    /* Dots inside a segment, and a dot-segment only in the query, are fine. */
+    expect(p, NULL, http("a", "https", "x", 443, "/a/...x/.b/c..", "GET", ""), T0, ALLOW, "all");
+    expect(p, NULL, http("a", "https", "x", 443, "/a/...", "GET", ""), T0, ALLOW, "all");
+    expect(p, NULL, http("a", "https", "x", 443, "/a?p=/../x", "GET", ""), T0, ALLOW, "all");
+    sworn_policy_free(p);
+}
+
+static void test_combining(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: allow-all\n"
+             "    effect: allow\n"
+             "  - id: allow-second\n"
+             "    effect: allow\n"
+             "    credential: never-used\n"
+             "  - id: esc-admin\n"
+             "    effect: escalate\n"
+             "    resource: {paths: [\"/admin/**\"]}\n"
+             "  - id: esc-admin-2\n"
+             "    effect: escalate\n"
+             "    resource: {paths: [\"/admin/**\"]}\n"
+             "    escalation_timeout: 30s\n"
+             "  - id: deny-secret\n"
+             "    effect: deny\n"
+             "    reason: \"no secrets\"\n"
+             "    resource: {paths: [\"/secret/**\", \"/admin/secret/**\"]}\n");
+    /* The first matching allow decides; a later one is not consulted. */
+    r = http("a", "https", "x", 443, "/public", "GET", "");
+    res = ev(p, NULL, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.rule_id, "allow-all");
+    assert_string_equal(res.reason, "allowed by rule allow-all");
+    assert_string_equal(res.credential_id, "");
+    rfree(r);
+    /* Escalate beats allow, and the first matching escalate rule is named. */
+    r = http("a", "https", "x", 443, "/admin/x", "GET", "");
+    res = ev(p, NULL, r, T0);
+    assert_int_equal(res.effect, ESCALATE);
+    assert_string_equal(res.rule_id, "esc-admin");
+    assert_string_equal(res.reason, "escalated by rule esc-admin");
+    assert_int_equal(res.escalation_timeout_ms, 0);
+    rfree(r);
+    /* Deny beats both, wherever it is in the file. */
+    r = http("a", "https", "x", 443, "/admin/secret/k", "GET", "");
+    res = ev(p, NULL, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "deny-secret");
+    assert_string_equal(res.reason, "no secrets");
+    rfree(r);
+    expect(p, NULL, http("a", "https", "x", 443, "/secret/k", "GET", ""), T0, DENY, "deny-secret");
+    sworn_policy_free(p);
+
+    p = load("rules:\n"
+             "  - id: only-deny\n"
+             "    effect: deny\n"
+             "    principals: [\"bad\"]\n");
+    r = http("good", "https", "x", 443, "/", "GET", "");
+    res = ev(p, NULL, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "");
+    assert_string_equal(res.reason, "no rule matched (default deny)");
+    rfree(r);
+    sworn_policy_free(p);
+}
+
+static void test_time(void **state)
+{
+    struct sworn_policy *p;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: office\n"
+             "    effect: allow\n"
+             "    time:\n"
+             "      days: [mon, tue, wed, thu, fri]\n"
+             "      hours: \"09:00-17:30\"\n"
+             "  - id: sunday-all-day\n"
+             "    effect: allow\n"
+             "    time: {days: [sun]}\n"
+             "  - id: late\n"
+             "    effect: allow\n"
+             "    principals: [late]\n"
+             "    time: {hours: \"23:59-24:00\"}\n");
+#define AT(t, eff, rule) expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), t, eff, rule)
+    AT(T0 + 9 * HOUR, ALLOW, "office");                 /* Monday 09:00:00.000 */
+    AT(T0 + 9 * HOUR - 1, DENY, "");                    /* Monday 08:59:59.999 */
+    AT(T0 + 17 * HOUR + 30 * MIN - 1, ALLOW, "office"); /* 17:29:59.999 */
+    AT(T0 + 17 * HOUR + 30 * MIN, DENY, "");            /* 17:30 is outside */
+    AT(T0 + 4 * DAY + 12 * HOUR, ALLOW, "office");      /* Friday noon */
+    AT(T0 + 5 * DAY + 12 * HOUR, DENY, "");             /* Saturday noon */
+    AT(T0 + 6 * DAY, ALLOW, "sunday-all-day");          /* Sunday 00:00 */
+    AT(T0 + 7 * DAY - 1, ALLOW, "sunday-all-day");      /* Sunday 23:59:59.999 */
+    AT(T0 - 1, ALLOW, "sunday-all-day");                /* the Sunday before */
+    AT(T0 + 7 * DAY + 9 * HOUR, ALLOW, "office");       /* next Monday */
+    AT(0, DENY, "");                                    /* 1970-01-01 was a Thursday, 00:00 */
+    AT(9 * HOUR, ALLOW, "office");
+    AT(3 * DAY, ALLOW, "sunday-all-day"); /* 1970-01-04 was a Sunday */
+#undef AT
+    expect(p, NULL, http("late", "https", "x", 443, "/", "GET", ""), T0 + DAY - 1, ALLOW, "late");
+    expect(p, NULL, http("late", "https", "x", 443, "/", "GET", ""), T0 + DAY - MIN - 1, DENY, "");
+    sworn_policy_free(p);
+}
+
+static void test_count_budget(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: per-principal\n"
+             "    effect: allow\n"
+             "    resource: {paths: [\"/p/**\"]}\n"
+             "    budget: {count: 2, window: 1h}\n"
+             "  - id: shared\n"
+             "    effect: allow\n"
+             "    resource: {paths: [\"/g/**\"]}\n"
+             "    budget: {count: 3, window: 10m, per: global}\n");
+    assert_int_equal(sworn_policy_max_window_ms(p), HOUR);
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* Per principal: each has its own 2 per hour; windows are aligned to the epoch. */
+    expect(p, b, http("a", "https", "x", 443, "/p/1", "GET", ""), T0 + HOUR - 2, ALLOW,
+           "per-principal");
+    expect(p, b, http("a", "https", "x", 443, "/p/1", "GET", ""), T0 + HOUR - 2, ALLOW,
+           "per-principal");
+    r = http("a", "https", "x", 443, "/p/1", "GET", "");
+    res = ev(p, b, r, T0 + HOUR - 1);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "per-principal");
+    assert_string_equal(res.reason, "budget exhausted: rule per-principal allows 2 requests per "
+                                    "1h per principal; 2 already allowed in the window that "
+                                    "began 2026-03-02T00:00:00Z");
+    assert_false(res.charges[0].used);
+    rfree(r);
+    expect(p, b, http("b", "https", "x", 443, "/p/1", "GET", ""), T0 + HOUR - 1, ALLOW,
+           "per-principal");
+    /* The next window starts empty. */
+    expect(p, b, http("a", "https", "x", 443, "/p/1", "GET", ""), T0 + HOUR, ALLOW,
+           "per-principal");
+    /* Global: all principals share 3 per 10 minutes. */
+    expect(p, b, http("a", "https", "x", 443, "/g", "GET", ""), T0, DENY, "");
+    expect(p, b, http("a", "https", "x", 443, "/g/1", "GET", ""), T0, ALLOW, "shared");
+    expect(p, b, http("b", "https", "x", 443, "/g/1", "GET", ""), T0 + 1, ALLOW, "shared");
+    expect(p, b, http("c", "https", "x", 443, "/g/1", "GET", ""), T0 + 10 * MIN - 1, ALLOW,
+           "shared");
+    r = http("d", "https", "x", 443, "/g/1", "GET", "");
+    res = ev(p, b, r, T0 + 10 * MIN - 1);
+    assert_int_equal(res.effect, DENY);
+    assert_non_null(strstr(res.reason, "budget exhausted: rule shared allows 3 requests per 10m "
+                                       "for all principals together"));
+    rfree(r);
+    expect(p, b, http("d", "https", "x", 443, "/g/1", "GET", ""), T0 + 10 * MIN, ALLOW, "shared");
+    /* Without budget state a budget rule cannot allow. */
+    expect(p, NULL, http("z", "https", "x", 443, "/g/1", "GET", ""), T0, DENY, "shared");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+static Sworn__V1__AuthorizationRequest *pay(const char *principal, const char *numbers)
+{
+    return rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"%s\"},\"operation\":\"http."
+              "request\",\"resource\":{\"scheme\":\"https\",\"host\":\"pay.example\","
+              "\"port\":443,\"path\":\"/pay\"},\"context\":{\"method\":\"POST\","
+              "\"json_numbers\":[%s]}}",
+              principal, numbers);
+}
+
+#define AMT(v) "{\"pointer\":\"/amount\",\"value\":\"" v "\"}"
+
+static void test_sum_budget(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: payments\n"
+             "    effect: allow\n"
+             "    resource: {paths: [/pay]}\n"
+             "    sum:\n"
+             "      pointer: /amount\n"
+             "      max: \"1.00\"\n"
+             "      window: 24h\n"
+             "      per: principal\n");
+    assert_int_equal(sworn_policy_max_window_ms(p), DAY);
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* 0.1 + 0.2 + 0.7 is exactly 1.00 in fixed point (not in binary floating point). */
+    expect(p, b, pay("a", AMT("0.1")), T0, ALLOW, "payments");
+    expect(p, b, pay("a", AMT("0.2")), T0, ALLOW, "payments");
+    expect(p, b, pay("a", AMT("0.7")), T0, ALLOW, "payments");
+    r = pay("a", AMT("0.000001"));
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.reason,
+                        "budget exhausted: rule payments allows a sum of 1 at /amount per 24h "
+                        "per principal; 1 already used in the window that began "
+                        "2026-03-02T00:00:00Z, this request asks 0.000001");
+    rfree(r);
+    expect(p, b, pay("a", AMT("0")), T0, ALLOW, "payments");
+    expect(p, b, pay("a", AMT("-0.0")), T0, ALLOW, "payments");
+    expect(p, b, pay("b", AMT("1e0")), T0, ALLOW, "payments");
+    expect(p, b, pay("c", AMT("10e-1")), T0, ALLOW, "payments");
+    expect(p, b, pay("d", AMT("0.5000000000")), T0, ALLOW, "payments");
+    expect(p, b, pay("d", AMT("5E-1")), T0, ALLOW, "payments");
+    expect(p, b, pay("d", AMT("0.000001")), T0, DENY, "payments");
+    /* The refusals: each a deny naming the rule, never a partial charge. */
+    static const struct {
+        const char *numbers, *why;
+    } bad[] = {
+        {"", "has no number at /amount"},
+        {"{\"pointer\":\"/other\",\"value\":\"1\"}", "has no number at /amount"},
+        {AMT("0.1") "," AMT("0.1"), "more than one number at /amount"},
+        {AMT("-0.5"), "a negative amount"},
+        {AMT("0.0000001"), "more than 6 decimal places"},
+        {AMT("1e-7"), "more than 6 decimal places"},
+        {AMT("18446744073709.551616"), "too large"},
+        {AMT("1e30"), "too large"},
+        {AMT("1e99999999999999999999"), "too large"},
+        {AMT("1.5"), "budget exhausted"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = pay("e", bad[i].numbers);
+        res = ev(p, b, r, T0);
+        assert_int_equal(res.effect, DENY);
+        assert_string_equal(res.rule_id, "payments");
+        if (strstr(res.reason, bad[i].why) == NULL)
+            fail_msg("case %zu: reason \"%s\" lacks \"%s\"", i, res.reason, bad[i].why);
+        rfree(r);
+    }
+    /* A huge exact zero is zero; and e's budget is still whole after the refusals. */
+    expect(p, b, pay("e", AMT("0e999999999")), T0, ALLOW, "payments");
+    expect(p, b, pay("e", AMT("1.000000")), T0, ALLOW, "payments");
+    /* The next day's window is empty again. */
+    expect(p, b, pay("a", AMT("1")), T0 + DAY, ALLOW, "payments");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+
+    /* The largest max, and a sum that would overflow 64 bits, which denies. */
+    p = load("rules:\n"
+             "  - id: big\n"
+             "    effect: allow\n"
+             "    budget: {count: 5, window: 1m}\n"
+             "    sum: {pointer: \"/a~1b\", max: 18446744073709.551615, window: 1m}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    expect(p, b,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+              "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+              "\"json_numbers\":[{\"pointer\":\"/a~1b\",\"value\":\"18446744073709.551615\"}]}}"),
+           T0, ALLOW, "big");
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+           "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+           "\"json_numbers\":[{\"pointer\":\"/a~1b\",\"value\":\"0.000001\"}]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_non_null(strstr(res.reason, "budget exhausted"));
+    rfree(r);
+    /* The count was not charged by the denied request: 4 more allows of 0 fit. */
+    for (int i = 0; i < 4; i++)
+        expect(p, b,
+               rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+                  "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+                  "\"json_numbers\":[{\"pointer\":\"/a~1b\",\"value\":\"0\"}]}}"),
+               T0, ALLOW, "big");
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+           "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+           "\"json_numbers\":[{\"pointer\":\"/a~1b\",\"value\":\"0\"}]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_non_null(strstr(res.reason, "allows 5 requests per 1m"));
+    rfree(r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+static void test_refund_and_reload(void **state)
+{
+    struct sworn_policy *p, *p2;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res, res2;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: one\n"
+             "    effect: allow\n"
+             "    budget: {count: 1, window: 1m}\n"
+             "    sum: {pointer: /n, max: 5, window: 1m}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+           "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+           "\"json_numbers\":[{\"pointer\":\"/n\",\"value\":\"5\"}]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_int_equal(sworn_budgets_count(b), 2);
+    res2 = ev(p, b, r, T0);
+    assert_int_equal(res2.effect, DENY);
+    /* Refund: the same request fits again, and the counters are gone. */
+    sworn_budgets_refund(b, &res);
+    assert_int_equal(sworn_budgets_count(b), 0);
+    sworn_budgets_refund(b, &res2); /* charged nothing: a no-op */
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    /* Same inputs, same state: the same result, deterministically. */
+    res2 = ev(p, b, r, T0);
+    assert_int_equal(res2.effect, DENY);
+    assert_string_equal(res2.rule_id, "one");
+
+    /* A broken reload leaves nothing behind; a good one keeps the counters of rule "one". */
+    p2 = (struct sworn_policy *)&p2;
+    {
+        static const char broken[] = "rules:\n  - id: one\n    effect: allow\n    bogus: 1\n";
+        char *path = sworn_test_path(dir, "policy.yaml");
+
+        sworn_test_write_file(path, broken, strlen(broken), 0600);
+        assert_int_equal(sworn_policy_load_file(path, &p2), -1);
+        assert_ptr_equal(p2, (struct sworn_policy *)&p2);
+        free(path);
+    }
+    p2 = load("version: 2\n"
+              "rules:\n"
+              "  - id: one\n"
+              "    effect: allow\n"
+              "    reason: reloaded\n"
+              "    budget: {count: 1, window: 1m}\n"
+              "    sum: {pointer: /n, max: 5, window: 1m}\n");
+    res2 = ev(p2, b, r, T0 + 1);
+    assert_int_equal(res2.effect, DENY);
+    assert_non_null(strstr(res2.reason, "budget exhausted"));
+    res2 = ev(p2, b, r, T0 + MIN);
+    assert_int_equal(res2.effect, ALLOW);
+    assert_string_equal(res2.reason, "reloaded");
+    rfree(r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p2);
+    sworn_policy_free(p);
+}
+
+static void test_replay(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    Sworn__V1__DecisionRecord rec = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: counted\n"
+             "    effect: allow\n"
+             "    budget: {count: 2, window: 1h}\n"
+             "    sum: {pointer: /n, max: 10, window: 1h}\n"
+             "  - id: free\n"
+             "    effect: allow\n"
+             "    principals: [nobody]\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+           "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+           "\"json_numbers\":[{\"pointer\":\"/n\",\"value\":\"4\"}]}}");
+    rec.request = r;
+    rec.effect = ALLOW;
+    rec.rule_id = (char *)"counted";
+    rec.time_unix_ms = T0 + 10 * MIN;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    /* Ignored: not an allow; unknown rule; a rule without budget; an earlier window. */
+    rec.effect = DENY;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    rec.effect = ESCALATE;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    rec.effect = ALLOW;
+    rec.rule_id = (char *)"gone";
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    rec.rule_id = (char *)"free";
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2);
+    rec.rule_id = (char *)"counted";
+    rec.time_unix_ms = T0 - 1;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 4);
+    /* One allow (4 of 10) is replayed in this hour: one more of 4 fits, then the sum is 8. */
+    expect(p, b,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+              "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+              "\"json_numbers\":[{\"pointer\":\"/n\",\"value\":\"4\"}]}}"),
+           T0 + 30 * MIN, ALLOW, "counted");
+    expect(p, b,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+              "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+              "\"json_numbers\":[{\"pointer\":\"/n\",\"value\":\"1\"}]}}"),
+           T0 + 30 * MIN, DENY, "counted");
+    rfree(r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+static void test_budget_cap(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: c\n"
+             "    effect: allow\n"
+             "    budget: {count: 10, window: 1m}\n");
+    assert_int_equal(sworn_budgets_new_cap(2, &b), 0);
+    expect(p, b, http("a", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "c");
+    expect(p, b, http("b", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "c");
+    expect(p, b, http("a", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "c");
+    r = http("c", "https", "x", 443, "/", "GET", "");
+    res = ev(p, b, r, T0 + 1);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "c");
+    assert_non_null(strstr(res.reason, "budget state full"));
+    rfree(r);
+    assert_int_equal(sworn_budgets_count(b), 2);
+    /* Once the window has ended its counters are dropped and there is room again. */
+    expect(p, b, http("c", "https", "x", 443, "/", "GET", ""), T0 + MIN, ALLOW, "c");
+    assert_int_equal(sworn_budgets_count(b), 1);
+    sworn_budgets_free(b);
+    /* Many principals with the default cap: memory grows with the counters, and stays sane. */
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    for (int i = 0; i < 3000; i++) {
+        char who[32];
+
+        snprintf(who, sizeof(who), "agent-%d", i);
+        expect(p, b, http(who, "https", "x", 443, "/", "GET", ""), T0, ALLOW, "c");
+    }
+    assert_int_equal(sworn_budgets_count(b), 3000);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+struct racer {
+    const struct sworn_policy *p;
+    struct sworn_budgets *b;
+    Sworn__V1__AuthorizationRequest *r;
+    int allowed, failed;
+};
+
+static void *race(void *arg)
+{
+    struct racer *x = arg;
+    struct sworn_policy_result res;
+
+    for (int i = 0; i < 500; i++) {
+        if (sworn_policy_eval(x->p, x->b, x->r, T0, &res) != 0)
+            x->failed++;
+        else if (res.effect == ALLOW)
+            x->allowed++;
+    }
+    return NULL;
+}
+
+/* Many threads on one global budget: check-and-charge is atomic, so exactly the limit passes. */
+static void test_budget_threads(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct racer x[4];
+    pthread_t th[4];
+    int total = 0;
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: shared\n"
+             "    effect: allow\n"
+             "    budget: {count: 1000, window: 1h, per: global}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    for (int i = 0; i < 4; i++) {
+        char who[16];
+
+        snprintf(who, sizeof(who), "t%d", i);
+        x[i].p = p;
+        x[i].b = b;
+        x[i].r = http(who, "https", "x", 443, "/", "GET", "");
+        x[i].allowed = x[i].failed = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, race, &x[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(x[i].failed, 0);
+        total += x[i].allowed;
+        rfree(x[i].r);
+    }
+    assert_int_equal(total, 1000);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+static void test_delegation(void **state)
+{
+    struct sworn_policy *p;
+    static const char *const d0 = "";
+    static const char *const d1 = ",\"delegation\":{\"subject\":\"user\",\"actors\":[{"
+                                  "\"subject\":\"svc-a\"}],\"may_act\":\"allowed\"}";
+    static const char *const d3 =
+        ",\"delegation\":{\"subject\":\"user\",\"actors\":[{\"subject\":\"svc-c\"},{\"subject\":"
+        "\"svc-b\"},{\"subject\":\"svc-a\"}],\"may_act\":\"denied\"}";
+    static const char *const dbad =
+        ",\"delegation\":{\"subject\":\"user\",\"actors\":[{\"subject\":\"svc-a\"},{\"subject\":"
+        "\"untrusted-x\"}]}";
+
+    (void)state;
+    p = load("rules:\n"
+             "  - id: direct-only\n"
+             "    effect: allow\n"
+             "    principals: [direct]\n"
+             "    delegation: {required: false}\n"
+             "  - id: chain\n"
+             "    effect: allow\n"
+             "    principals: [chain]\n"
+             "    delegation:\n"
+             "      required: true\n"
+             "      max_depth: 2\n"
+             "      require_actors: [\"svc-a\"]\n"
+             "      forbid_actors: [\"untrusted-*\"]\n"
+             "      may_act: allowed\n"
+             "  - id: depth\n"
+             "    effect: allow\n"
+             "    principals: [depth]\n"
+             "    delegation: {max_depth: 1}\n"
+             "  - id: no-untrusted\n"
+             "    effect: deny\n"
+             "    delegation: {require_actors: [\"untrusted-*\"]}\n"
+             "    principals: [forbid]\n"
+             "  - id: forbid-fallback\n"
+             "    effect: allow\n"
+             "    principals: [forbid]\n");
+#define D(who, extra, eff, rule)                                                                   \
+    expect(p, NULL, http(who, "https", "x", 443, "/", "GET", extra), T0, eff, rule)
+    D("direct", d0, ALLOW, "direct-only");
+    D("direct", d1, DENY, "");
+    D("chain", d0, DENY, "");
+    D("chain", d1, ALLOW, "chain");
+    D("chain", d3, DENY, ""); /* depth 3 > 2, and may_act denied */
+    D("chain", dbad, DENY, "");
+    D("depth", d0, ALLOW, "depth"); /* no delegation: depth 0 */
+    D("depth", d1, ALLOW, "depth");
+    D("depth", d3, DENY, "");
+    /* require_actors in a deny rule: only a chain with such an actor is denied. */
+    D("forbid", d0, ALLOW, "forbid-fallback");
+    D("forbid", d1, ALLOW, "forbid-fallback");
+    D("forbid", dbad, DENY, "no-untrusted");
+#undef D
+    sworn_policy_free(p);
+    p = load("rules:\n"
+             "  - id: may\n"
+             "    effect: allow\n"
+             "    delegation: {may_act: not_present, require_actors: [\"svc-?\"]}\n");
+    expect(p, NULL,
+           http("a", "https", "x", 443, "/", "GET",
+                ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\"}],"
+                "\"may_act\":\"not_present\"}"),
+           T0, ALLOW, "may");
+    /* may_act absent in the request counts as unknown. */
+    expect(p, NULL,
+           http("a", "https", "x", 443, "/", "GET",
+                ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\"}]}"),
+           T0, DENY, "");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), T0, DENY, "");
+    sworn_policy_free(p);
+}
+
+static void test_load_refusals(void **state)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"rules: []\n", "1:8: rules must be a non-empty list"},
+        {"version: 1\n", "1:1: the policy needs a rules list"},
+        {"rulez: []\n", "1:1: unknown key \"rulez\""},
+        {"version: -1\nrules:\n  - {id: a, effect: deny}\n", "1:10:"},
+        {"rules:\n  - id: a\n    effect: allow\n    colour: red\n", "4:5: unknown key \"colour\""},
+        {"rules:\n  - id: a\n    effect: permit\n", "3:13: effect must be allow, deny or escalate"},
+        {"rules:\n  - effect: deny\n", "2:5: a rule needs an id"},
+        {"rules:\n  - id: a\n", "2:5: rule a needs an effect"},
+        {"rules:\n  - id: \"a b\"\n    effect: deny\n", "2:9: a rule id is 1..128"},
+        {"rules:\n  - id: a\n    effect: deny\n  - id: a\n    effect: allow\n",
+         "4:9: duplicate rule id \"a\""},
+        {"rules:\n  - id: a\n    effect: deny\n    principals: []\n",
+         "4:17: principals is an empty"},
+        {"rules:\n  - id: a\n    effect: deny\n    principals: agent\n",
+         "4:17: principals must be a list"},
+        {"rules:\n  - id: a\n    effect: deny\n    principals: [[x]]\n",
+         "4:18: items of principals must be strings"},
+        {"rules:\n  - id: a\n    effect: deny\n    principals: [\"a**\"]\n",
+         "4:18: bad pattern in principals: \"**\" outside a path pattern"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {paths: [\"/a/***\"]}\n",
+         "4:24: bad pattern in paths: \"***\""},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {paths: [\"a/*\"]}\n",
+         "4:24: path pattern \"a/*\" does not start with '/'"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"a*.example\"]}\n",
+         "4:24: bad host pattern: '*' that is not a whole label"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"a.**.example\"]}\n",
+         "4:24: bad host pattern"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"a..example\"]}\n",
+         "4:24: bad host pattern: an empty label"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"b\u00fccher.example\"]}\n",
+         "4:24: bad host pattern: a non-ASCII host pattern"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"x.example:443\"]}\n",
+         "4:24: bad host pattern: a host pattern with ':'"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"**.\"]}\n",
+         "4:24: bad host pattern"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {ports: [0]}\n", "4:24: 0 is outside"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {ports: [65536]}\n", "4:24:"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {schemes: [\"ht tp\"]}\n",
+         "4:26: \"ht tp\" is not a URI scheme"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {}\n", "4:15: resource is an empty"},
+        {"rules:\n  - id: a\n    effect: deny\n    resource: {port: [1]}\n",
+         "4:16: unknown key \"port\""},
+        {"rules:\n  - id: a\n    effect: deny\n    methods: [get]\n",
+         "4:15: \"get\" is not an HTTP method in upper case"},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {hours: \"9:00-17:00\"}\n",
+         "4:19: hours must be \"HH:MM-HH:MM\""},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {hours: \"17:00-09:00\"}\n",
+         "4:19: hours must start before they end"},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {hours: \"09:00-24:01\"}\n", "4:19:"},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {hours: \"24:00-24:00\"}\n", "4:19:"},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {hours: \"09:60-10:00\"}\n", "4:19:"},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {days: [monday]}\n",
+         "4:19: a day is one of"},
+        {"rules:\n  - id: a\n    effect: deny\n    time: {days: [mon, mon]}\n",
+         "4:24: day mon is listed twice"},
+        {"rules:\n  - id: a\n    effect: deny\n    budget: {count: 1, window: 1m}\n",
+         "4:13: budgets are only for allow rules"},
+        {"rules:\n  - id: a\n    effect: escalate\n    sum: {pointer: /a, max: 1, window: 1m}\n",
+         "4:10: budgets are only for allow rules"},
+        {"rules:\n  - id: a\n    effect: deny\n    credential: gh\n",
+         "4:17: a credential is only for allow rules"},
+        {"rules:\n  - id: a\n    effect: allow\n    credential: \"g h\"\n",
+         "4:17: a credential id"},
+        {"rules:\n  - id: a\n    effect: allow\n    escalation_timeout: 1m\n",
+         "4:25: escalation_timeout is only for escalate rules"},
+        {"rules:\n  - id: a\n    effect: escalate\n    escalation_timeout: 8d\n",
+         "4:25: escalation_timeout is 1s..7d"},
+        {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 0, window: 1m}\n",
+         "4:21: 0 is outside"},
+        {"rules:\n  - id: a\n    effect: allow\n    budget: {window: 1m}\n",
+         "4:13: budget needs a count"},
+        {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1}\n",
+         "4:13: budget needs a window"},
+        {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1, window: 500ms}\n",
+         "4:32: a window is 1s..366d"},
+        {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1, window: 1m, per: user}\n",
+         "4:41: per must be principal or global"},
+        {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1, window: soon}\n", "4:32:"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: amount, max: 1, window: 1m}\n",
+         "4:20: pointer must be an RFC 6901 JSON pointer"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: \"/a~2\", max: 1, window: 1m}\n",
+         "4:20: pointer must be"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: /a, max: \"1.0000001\", window: "
+         "1m}\n",
+         "4:29: max: more than 6 decimal places"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: /a, max: -1, window: 1m}\n",
+         "4:29: max: not a decimal amount"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: /a, max: 1e3, window: 1m}\n",
+         "4:29: max: not a decimal amount"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: /a, max: 18446744073709.551616, "
+         "window: 1m}\n",
+         "4:29: max: an amount too large"},
+        {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: /a, window: 1m}\n",
+         "4:10: sum needs a max"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {required: false, max_depth: 1}\n",
+         "4:28: required: false (no delegation) cannot be combined"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {required: yes}\n",
+         "4:28: expected true or false"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {max_depth: 33}\n",
+         "4:29: 33 is outside [0, 32]"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {may_act: maybe}\n",
+         "4:27: may_act must be one of"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: []}\n",
+         "4:33: forbid_actors is an empty list"},
+        {"rules:\n  - id: a\n    effect: allow\n    reason: \"\"\n", "4:13: a reason is 1..1024"},
+        {"rules:\n  - id: a\n    effect: allow\n    reason: \"two\\nlines\"\n",
+         "4:13: a reason is 1..1024"},
+        {"rules:\n  - id: a\n    effect: deny\n  - id: a\n    effect: deny\n    id: b\n", "6:5:"},
+        {"rules:\n  - just-a-string\n", "2:5: a rule must be a mapping"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        refused(cases[i].text, cases[i].want);
+}
+
+static void test_digest_and_mem(void **state)
+{
+    static const char text[] = "version: 18446744073709551615\nrules:\n  - {id: x, effect: deny}\n";
+    struct sworn_policy *p = NULL, *q;
+    uint8_t d[32], want[32];
+
+    (void)state;
+    q = load(text);
+    assert_int_equal(sworn_policy_load_mem("mem", (const uint8_t *)text, strlen(text), &p), 0);
+    SHA256((const unsigned char *)text, strlen(text), want);
+    sworn_policy_digest(p, d);
+    assert_memory_equal(d, want, 32);
+    sworn_policy_digest(q, d);
+    assert_memory_equal(d, want, 32);
+    assert_int_equal(sworn_policy_version(p), UINT64_MAX);
+    sworn_policy_free(p);
+    sworn_policy_free(q);
+    assert_int_equal(sworn_policy_load_mem("mem", (const uint8_t *)"rules: [", 8, &p), -1);
+    assert_non_null(strstr(sworn_err_msg(), "mem:"));
+    assert_int_equal(sworn_policy_load_file("/nonexistent/policy.yaml", &p), -1);
+}
+
+static void test_eval_refuses_bad_request(void **state)
+{
+    struct sworn_policy *p = load("rules:\n  - {id: x, effect: allow}\n");
+    Sworn__V1__AuthorizationRequest *r = http("a", "https", "x", 443, "/", "GET", "");
+    struct sworn_policy_result res;
+    char *saved = r->principal->id;
+
+    (void)state;
+    r->principal->id = (char *)"";
+    assert_int_equal(sworn_policy_eval(p, NULL, r, T0, &res), -1);
+    assert_int_equal(res.effect, DENY);
+    assert_true(res.reason[0] != '\0');
+    r->principal->id = saved;
+    assert_int_equal(sworn_policy_eval(p, NULL, r, T0, &res), 0);
+    assert_int_equal(res.effect, ALLOW);
+    rfree(r);
+    sworn_policy_free(p);
+}
+
+static void test_reqjson(void **state)
+{
+    static const char full[] =
+        "{\"request_id\":\"r-1\",\"principal\":{\"id\":\"agent-1\",\"sandbox\":\"sb\",\"uid\":"
+        "1000},\"operation\":\"http.request\",\"resource\":{\"scheme\":\"https\",\"host\":\"api."
+        "github.com\",\"port\":443,\"path\":\"/repos/x?page=2\",\"tool\":\"\"},\"context\":{"
+        "\"method\":\"POST\",\"header_names\":[\"accept\",\"content-type\"],\"body_sha256\":"
+        "\"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\",\"covered\":[{"
+        "\"name\":\"@method\",\"value_sha256\":"
+        "\"ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"}],\"body_length\":"
+        "12,\"json_numbers\":[{\"pointer\":\"/amount\",\"value\":\"12.50\"}],"
+        "\"credential_token_sha256\":"
+        "\"aa0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"},\"delegation\":{"
+        "\"subject\":\"user\",\"issuer\":\"idp\",\"actors\":[{\"subject\":\"svc-a\",\"issuer\":"
+        "\"\"}],\"may_act\":\"allowed\",\"token_sha256\":["
+        "\"bb0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"]},\"time_unix_ms\":"
+        "18446744073709551615}";
+    static const char *const bad[] = {
+        "",
+        "[]",
+        "{\"request_id\":\"r\"",
+        "{} {}",
+        "{\"request_id\":\"r\",\"extra\":1}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\",\"role\":\"x\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":-1}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1.5}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":70000}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":\"1\"}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\",\"uid\":4294967296},\"operation\":"
+        "\"o\",\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\"}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\\u0000b\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\\nb\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"context\":{\"body_sha256\":"
+        "\"00\"}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"context\":{\"body_sha256\":"
+        "\"000102030405060708090A0B0C0D0E0F101112131415161718191a1b1c1d1e1f\"}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"context\":{"
+        "\"json_numbers\":[{\"pointer\":\"/a\",\"value\":12}]}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"context\":{"
+        "\"json_numbers\":[{\"pointer\":\"/a\",\"value\":\"1.\"}]}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"delegation\":{"
+        "\"subject\":\"u\",\"may_act\":\"sometimes\"}}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"delegation\":{"
+        "\"subject\":\"u\",\"token_sha256\":[\"\"]}}",
+        "{'request_id':'r'}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"time_unix_ms\":"
+        "18446744073709551616}",
+        "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"o\","
+        "\"resource\":{\"scheme\":\"s\",\"host\":\"h\",\"port\":1},\"time_unix_ms\":"
+        "-99999999999999999999}",
+        "{\"a\":[[[[[[[[[[[[1]]]]]]]]]]]]}",
+    };
+    Sworn__V1__AuthorizationRequest *r, *r2;
+    uint8_t *b1, *b2;
+    size_t l1, l2;
+    char *out;
+
+    (void)state;
+    assert_int_equal(sworn_reqjson_parse(full, strlen(full), &r), 0);
+    assert_string_equal(r->principal->sandbox, "sb");
+    assert_int_equal(r->principal->uid, 1000);
+    assert_int_equal(r->time_unix_ms, UINT64_MAX);
+    assert_int_equal(r->context->body_sha256.len, 32);
+    assert_int_equal(r->context->body_sha256.data[31], 0x1f);
+    assert_int_equal(r->delegation->may_act->result, SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED);
+    out = sworn_reqjson_print_request(r);
+    assert_non_null(out);
+    assert_string_equal(out, full);
+    assert_int_equal(sworn_reqjson_parse(out, strlen(out), &r2), 0);
+    assert_int_equal(sworn_frame_pack_request(r, &b1, &l1), 0);
+    assert_int_equal(sworn_frame_pack_request(r2, &b2, &l2), 0);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(b1, b2, l1);
+    free(b1);
+    free(b2);
+    free(out);
+    rfree(r);
+    rfree(r2);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = (Sworn__V1__AuthorizationRequest *)&r;
+        if (sworn_reqjson_parse(bad[i], strlen(bad[i]), &r) == 0)
+            fail_msg("accepted: %s", bad[i]);
+        assert_ptr_equal(r, (Sworn__V1__AuthorizationRequest *)&r);
+        assert_true(sworn_err_code() == SWORN_ERR_FORMAT || sworn_err_code() == SWORN_ERR_RANGE);
+    }
+}
+
+static void test_print_result_and_decision(void **state)
+{
+    struct sworn_policy_result res;
+    Sworn__V1__Decision d = SWORN__V1__DECISION__INIT;
+    Sworn__V1__Credential c = SWORN__V1__CREDENTIAL__INIT;
+    uint8_t hash[32], secret[] = "Bearer s3cr3t-value";
+    char *out;
+
+    (void)state;
+    memset(&res, 0, sizeof(res));
+    res.effect = ESCALATE;
+    strcpy(res.rule_id, "r\"1");
+    strcpy(res.reason, "needs \"approval\"");
+    res.escalation_timeout_ms = 5000;
+    out = sworn_reqjson_print_result(&res);
+    assert_string_equal(out, "{\"effect\":\"escalate\",\"rule_id\":\"r\\\"1\",\"reason\":\"needs "
+                             "\\\"approval\\\"\",\"credential_id\":\"\","
+                             "\"escalation_timeout_ms\":5000}");
+    free(out);
+    memset(hash, 0xab, sizeof(hash));
+    d.request_id = (char *)"q";
+    d.effect = ALLOW;
+    d.rule_id = (char *)"r";
+    d.reason = (char *)"ok";
+    d.log_index = 7;
+    d.entry_hash.data = hash;
+    d.entry_hash.len = 32;
+    c.id = (char *)"gh";
+    c.header_name = (char *)"authorization";
+    c.value.data = secret;
+    c.value.len = sizeof(secret) - 1;
+    d.credential = &c;
+    out = sworn_reqjson_print_decision(&d);
+    assert_non_null(out);
+    assert_null(strstr(out, "s3cr3t"));
+    assert_non_null(strstr(out, "\"credential\":{\"id\":\"gh\",\"header_name\":\"authorization\""));
+    assert_non_null(strstr(out, "\"log_index\":7"));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sample_policy),
+        cmocka_unit_test(test_principal_operation),
+        cmocka_unit_test(test_scheme_port_method_tool),
+        cmocka_unit_test(test_hosts),
+        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_path_normalisation),
+        cmocka_unit_test(test_combining),
+        cmocka_unit_test(test_time),
+        cmocka_unit_test(test_count_budget),
+        cmocka_unit_test(test_sum_budget),
+        cmocka_unit_test(test_refund_and_reload),
+        cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_budget_cap),
+        cmocka_unit_test(test_budget_threads),
+        cmocka_unit_test(test_delegation),
+        cmocka_unit_test(test_load_refusals),
+        cmocka_unit_test(test_digest_and_mem),
+        cmocka_unit_test(test_eval_refuses_bad_request),
+        cmocka_unit_test(test_reqjson),
+        cmocka_unit_test(test_print_result_and_decision),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

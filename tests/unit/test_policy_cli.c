@@ -1,0 +1,311 @@
+/*
+ * test_policy_cli.c -- end-to-end tests of the real `sworn-policy` binary (its path in
+ * $SWORN_POLICY_BIN, which ctest sets): each case writes a policy and requests into a fresh
+ * temporary folder, runs the program with stdout and stderr captured to files, and checks the
+ * exit status and what was printed. Exit statuses (policy-cli.c, docs/policy.md): 0 ok or allow,
+ * 1 bad policy (check) or deny (eval), 2 usage, 3 escalate, 4 eval could not run.
+ *
+ * Under the sanitizer build the binary is instrumented too: a sanitizer report fails the case.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <openssl/sha.h>
+
+#include "testutil.h"
+
+#define MAX_ARGS 16
+#define OUT_MAX 65536
+
+static const char *bin;
+static char *dir;
+
+struct run {
+    int status;
+    char out[OUT_MAX], err[OUT_MAX];
+};
+
+static int group_setup(void **state)
+{
+    (void)state;
+    bin = sworn_test_bin("SWORN_POLICY_BIN");
+    dir = sworn_test_tmpdir("policy-cli");
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    sworn_test_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+/* Write text to <dir>/name; returns the path (free it). */
+static char *put(const char *name, const char *text)
+{
+    char *path = sworn_test_path(dir, name);
+
+    sworn_test_write_file(path, text, strlen(text), 0600);
+    return path;
+}
+
+static void slurp(const char *path, char *buf)
+{
+    size_t len;
+    char *s = sworn_test_read_file(path, &len);
+
+    assert_true(len < OUT_MAX);
+    memcpy(buf, s, len + 1);
+    free(s);
+}
+
+/* Run sworn-policy with the arguments (NULL-terminated); fills r. */
+static void run(struct run *r, ...)
+{
+    const char *argv[MAX_ARGS];
+    char *out_path = sworn_test_path(dir, ".stdout"), *err_path = sworn_test_path(dir, ".stderr");
+    size_t n = 0;
+    int status = 0;
+    va_list ap;
+    pid_t pid;
+
+    argv[n++] = bin;
+    va_start(ap, r);
+    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
+        n++;
+        assert_true(n < MAX_ARGS);
+    }
+    va_end(ap);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        assert_int_equal(errno, EINTR);
+    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r->status == 126 || r->status == 127)
+        fail_msg("cannot run %s (status %d)", bin, r->status);
+    slurp(out_path, r->out);
+    slurp(err_path, r->err);
+    free(out_path);
+    free(err_path);
+    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
+        fail_msg("a sanitizer report:\n%s", r->err);
+}
+
+static const char policy[] = "version: 4\n"
+                             "rules:\n"
+                             "  - id: read\n"
+                             "    effect: allow\n"
+                             "    resource: {hosts: [api.example], paths: [\"/r/**\"]}\n"
+                             "    methods: [GET]\n"
+                             "    credential: api-token\n"
+                             "  - id: office\n"
+                             "    effect: allow\n"
+                             "    resource: {paths: [\"/office\"]}\n"
+                             "    time: {days: [mon], hours: \"09:00-10:00\"}\n"
+                             "  - id: twice\n"
+                             "    effect: allow\n"
+                             "    resource: {paths: [\"/twice\"]}\n"
+                             "    budget: {count: 2, window: 1h}\n"
+                             "  - id: ask\n"
+                             "    effect: escalate\n"
+                             "    resource: {paths: [\"/ask\"]}\n"
+                             "    escalation_timeout: 90s\n"
+                             "  - id: never\n"
+                             "    effect: deny\n"
+                             "    reason: \"never /r/secret\"\n"
+                             "    resource: {paths: [\"/r/secret\"]}\n";
+
+static char *request(const char *name, const char *path, const char *method)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"request_id\":\"%s\",\"principal\":{\"id\":\"agent-1\"},"
+             "\"operation\":\"http.request\",\"resource\":{\"scheme\":\"https\","
+             "\"host\":\"api.example\",\"port\":443,\"path\":\"%s\"},"
+             "\"context\":{\"method\":\"%s\"}}\n",
+             name, path, method);
+    return put(name, text);
+}
+
+static void test_check(void **state)
+{
+    char *good = put("good.yaml", policy), *bad, hex[65], want[512];
+    uint8_t digest[32];
+    struct run r;
+
+    (void)state;
+    SHA256((const unsigned char *)policy, strlen(policy), digest);
+    sworn_test_hex(digest, 32, hex);
+    run(&r, "check", good, NULL);
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof(want), "%s: ok, 5 rules, version 4, sha256 %s\n", good, hex);
+    assert_string_equal(r.out, want);
+    assert_string_equal(r.err, "");
+
+    bad = put("bad.yaml", "rules:\n  - id: x\n    effect: allow\n    colour: red\n");
+    run(&r, "check", bad, NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "");
+    snprintf(want, sizeof(want), "%s:4:5: unknown key \"colour\"\n", bad);
+    assert_string_equal(r.err, want);
+    free(bad);
+
+    bad = put("bad2.yaml", "rules:\n  - id: x\n    effect: deny\n    credential: c\n");
+    run(&r, "check", bad, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "bad2.yaml:4:17: a credential is only for allow rules"));
+    free(bad);
+
+    run(&r, "check", "/nonexistent/policy.yaml", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(r.err[0] != '\0');
+    free(good);
+}
+
+static void test_usage(void **state)
+{
+    char *good = put("good.yaml", policy), *req = request("u.json", "/r/x", "GET");
+    struct run r;
+
+    (void)state;
+    run(&r, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "usage:"));
+    run(&r, "check", NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "check", good, good, NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "lint", good, NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "eval", good, NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "eval", good, req, "--at", NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "eval", good, req, "--at", "yesterday", NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "eval", good, req, "--at", "2026-03-02T09:00:00", NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "eval", good, req, "--at", "2026-02-29T09:00:00Z", NULL);
+    assert_int_equal(r.status, 2);
+    run(&r, "eval", good, req, "--at", "1", "--at", "2", NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    free(good);
+    free(req);
+}
+
+static void test_eval(void **state)
+{
+    char *good = put("good.yaml", policy);
+    char *allow = request("a.json", "/r/x?y=1", "GET"), *post = request("p.json", "/r/x", "POST");
+    char *secret = request("s.json", "/r/secret", "GET"), *ask = request("e.json", "/ask", "GET");
+    char *office = request("o.json", "/office", "GET"), *twice = request("t.json", "/twice", "GET");
+    char *junk = put("junk.json", "{\"request_id\":\"r\",\"colour\":1}");
+    char *badpol = put("badpol.yaml", "rules: []\n");
+    struct run r;
+
+    (void)state;
+    run(&r, "eval", good, allow, "--at", "1772409600000", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "{\"effect\":\"allow\",\"rule_id\":\"read\",\"reason\":\"allowed by "
+                               "rule read\",\"credential_id\":\"api-token\","
+                               "\"escalation_timeout_ms\":0}\n");
+    run(&r, "eval", good, post, NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.out, "{\"effect\":\"deny\",\"rule_id\":\"\",\"reason\":\"no rule matched "
+                               "(default deny)\",\"credential_id\":\"\","
+                               "\"escalation_timeout_ms\":0}\n");
+    run(&r, "eval", good, secret, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "\"rule_id\":\"never\",\"reason\":\"never /r/secret\""));
+    run(&r, "eval", good, ask, NULL);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.out, "\"effect\":\"escalate\",\"rule_id\":\"ask\""));
+    assert_non_null(strstr(r.out, "\"escalation_timeout_ms\":90000"));
+
+    /* --at: 2026-03-02 is a Monday; offsets are applied; milliseconds are kept. */
+    run(&r, "eval", good, office, "--at", "2026-03-02T09:00:00Z", NULL);
+    assert_int_equal(r.status, 0);
+    run(&r, "eval", good, office, "--at", "2026-03-02t09:59:59.999z", NULL);
+    assert_int_equal(r.status, 0);
+    run(&r, "eval", good, office, "--at", "2026-03-02T10:00:00Z", NULL);
+    assert_int_equal(r.status, 1);
+    run(&r, "eval", good, office, "--at", "2026-03-02T11:30:00+02:00", NULL);
+    assert_int_equal(r.status, 0);
+    run(&r, "eval", good, office, "--at", "2026-03-02T04:30:00-05:00", NULL);
+    assert_int_equal(r.status, 0);
+    run(&r, "eval", good, office, "--at", "2026-03-03T09:30:00Z", NULL);
+    assert_int_equal(r.status, 1);
+    run(&r, "eval", good, office, "--at", "1772442000000", NULL); /* Monday 09:00Z */
+    assert_int_equal(r.status, 0);
+
+    /* Budgets start empty and are shared by the requests of one run. */
+    run(&r, "eval", good, twice, twice, twice, "--at", "2026-03-02T09:00:00Z", NULL);
+    assert_int_equal(r.status, 1);
+    {
+        const char *third = strchr(strchr(r.out, '\n') + 1, '\n') + 1;
+
+        assert_int_equal(strncmp(r.out, "{\"effect\":\"allow\",\"rule_id\":\"twice\"", 35), 0);
+        assert_non_null(strstr(third, "\"effect\":\"deny\",\"rule_id\":\"twice\",\"reason\":"
+                                      "\"budget exhausted: rule twice allows 2 requests per 1h"));
+    }
+    run(&r, "eval", good, twice, "--at", "2026-03-02T09:00:00Z", NULL);
+    assert_int_equal(r.status, 0);
+
+    /* Could not run: a bad request, a missing one, a bad policy. */
+    run(&r, "eval", good, junk, NULL);
+    assert_int_equal(r.status, 4);
+    assert_non_null(strstr(r.err, "unknown key \"colour\""));
+    run(&r, "eval", good, "/nonexistent.json", NULL);
+    assert_int_equal(r.status, 4);
+    run(&r, "eval", badpol, allow, NULL);
+    assert_int_equal(r.status, 4);
+    assert_non_null(strstr(r.err, "badpol.yaml:1:8: rules must be a non-empty list"));
+    assert_string_equal(r.out, "");
+    free(good);
+    free(allow);
+    free(post);
+    free(secret);
+    free(ask);
+    free(office);
+    free(twice);
+    free(junk);
+    free(badpol);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_eval),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
