@@ -34,34 +34,28 @@
  * Exit status: 0, or 1 when a library or system call fails (its message is printed).
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "benchutil.h"
 #include "err.h"
 #include "logstore.h"
 #include "note.h"
 #include "notesign.h"
 #include "tpmattest.h"
 
-#define PATH_MAX_LEN 4096
+#define PATH_MAX_LEN BENCH_PATH_MAX
 #define ORIGIN "bench.sworn.example/quote"
 #define KEY_NAME "bench.sworn.example/quote-key"
 #define NOTE_CAP 4096
@@ -82,258 +76,6 @@
 #define ENTRY_LEN 64
 #define SYNC_BLOCK 4096
 #define SYNC_FILE_BLOCKS 1024 /* the fdatasync baseline cycles over a 4 MiB file */
-
-#define TPM_START_ATTEMPTS 5 /* fresh port pairs to try when another process takes ours */
-#define TPM_READY_MS 5000    /* how long swtpm may take to accept connections */
-#define POLL_MS 10
-#define FD_SCAN_MAX 4096 /* descriptors to close in a child when close_range is missing */
-
-/* ---------------------------------------------------------------------------------------------
- * Failing: print the reason and exit 1 (the atexit handler kills swtpm).
- */
-
-static _Noreturn void die_lib(const char *what)
-{
-    fprintf(stderr, "bench_quote: %s: %s\n", what, sworn_err_msg());
-    exit(1);
-}
-
-static _Noreturn void die_sys(const char *what)
-{
-    fprintf(stderr, "bench_quote: %s: %s\n", what, strerror(errno));
-    exit(1);
-}
-
-static _Noreturn void die_msg(const char *what)
-{
-    fprintf(stderr, "bench_quote: %s\n", what);
-    exit(1);
-}
-
-/* pthread calls return their error instead of setting errno. */
-static void check_pt(int rc, const char *what)
-{
-    if (rc != 0) {
-        errno = rc;
-        die_sys(what);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        die_sys("clock_gettime");
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static void join_path(char out[PATH_MAX_LEN], const char *dir, const char *name)
-{
-    int n = snprintf(out, PATH_MAX_LEN, "%s/%s", dir, name);
-
-    if (n < 0 || n >= PATH_MAX_LEN)
-        die_msg("path too long");
-}
-
-/* Print a tool's log to stderr, so that a failing command explains itself. */
-static void dump_log(const char *path)
-{
-    char text[8192];
-    FILE *f = fopen(path, "r");
-    size_t n;
-
-    if (f == NULL)
-        return;
-    n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, text);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * swtpm: the start and stop code of bench_signer (a standalone program), without tpm2-tools. The
- * tools are forked before any thread starts, so the child may call anything before exec.
- */
-
-static pid_t main_pid;
-static pid_t swtpm_pid; /* the running swtpm, or 0 */
-
-/* Start argv with stdout and stderr to log_path (truncated); the child dies with the bench. */
-static pid_t spawn(char *const argv[], const char *log_path)
-{
-    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    pid_t pid;
-
-    if (log < 0)
-        die_sys(log_path);
-    pid = fork();
-    if (pid == 0) {
-        /* Die with the bench: a killed bench must not leave a swtpm holding its ports. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != main_pid)
-            _exit(126);
-        if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0)
-            _exit(126);
-        if (close_range(STDERR_FILENO + 1, ~0u, 0) != 0)
-            for (int fd = STDERR_FILENO + 1; fd < FD_SCAN_MAX; fd++)
-                close(fd);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (pid < 0)
-        die_sys("fork");
-    close(log);
-    return pid;
-}
-
-/* Run a tool that must succeed; its output goes to <dir>/cmd.log, printed if it fails. */
-static void run(const char *dir, char *const argv[])
-{
-    char log[PATH_MAX_LEN];
-    pid_t pid;
-    int status = 0;
-
-    join_path(log, dir, "cmd.log");
-    pid = spawn(argv, log);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            die_sys("waitpid");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return;
-    fprintf(stderr, "bench_quote: %s failed (status 0x%x%s)\n", argv[0], (unsigned)status,
-            WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": not installed?" : "");
-    dump_log(log);
-    exit(1);
-}
-
-/* atexit: kill swtpm, whatever path the bench leaves by (exit from any thread included). */
-static void stop_swtpm(void)
-{
-    if (swtpm_pid > 0 && getpid() == main_pid) {
-        kill(swtpm_pid, SIGKILL);
-        while (waitpid(swtpm_pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        swtpm_pid = 0;
-    }
-}
-
-/* Bind a loopback TCP socket to port (0: any). Returns it, or -1. OUT: *bound. */
-static int bind_loopback(int port, int *bound)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0)
-        return -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        close(fd);
-        return -1;
-    }
-    *bound = ntohs(a.sin_port);
-    return fd;
-}
-
-/* A port P with P and P + 1 free now (swtpm's command and control ports). Another process may
- * still take them first: the caller then tries a new pair. */
-static int free_port_pair(void)
-{
-    for (int i = 0; i < 100; i++) {
-        int p = 0, q = 0, a = bind_loopback(0, &p), b = -1;
-
-        if (a >= 0 && p < 65535)
-            b = bind_loopback(p + 1, &q);
-        if (a >= 0)
-            close(a);
-        if (b >= 0) {
-            close(b);
-            return p;
-        }
-    }
-    die_msg("no free pair of loopback ports for swtpm");
-}
-
-static int port_open(int port)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0)
-        die_sys("socket");
-    ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    close(fd);
-    return ok;
-}
-
-/* Make a fresh TPM state in <dir>/tpm and start swtpm on free loopback ports. OUT: tcti. */
-static void start_swtpm(const char *dir, char *tcti, size_t tcti_cap)
-{
-    char tdir[PATH_MAX_LEN], state[PATH_MAX_LEN], state_arg[PATH_MAX_LEN + 8], log[PATH_MAX_LEN],
-        server[64], ctrl[64];
-    char *setup[] = {"swtpm_setup", "--tpm2", "--tpmstate", state, NULL};
-    char *swtpm[] = {"swtpm",
-                     "socket",
-                     "--tpm2",
-                     "--tpmstate",
-                     state_arg,
-                     "--server",
-                     server,
-                     "--ctrl",
-                     ctrl,
-                     "--flags",
-                     "not-need-init,startup-clear",
-                     NULL};
-    int port = 0;
-
-    join_path(tdir, dir, "tpm");
-    join_path(state, tdir, "state");
-    join_path(log, tdir, "swtpm.log");
-    if (mkdir(tdir, 0700) != 0 || mkdir(state, 0700) != 0)
-        die_sys("mkdir tpm");
-    snprintf(state_arg, sizeof(state_arg), "dir=%s", state);
-    /* A manufactured TPM 2.0 state: the AK is a primary of its endorsement seed. */
-    run(tdir, setup);
-    for (int attempt = 0; attempt < TPM_START_ATTEMPTS && swtpm_pid == 0; attempt++) {
-        port = free_port_pair();
-        snprintf(server, sizeof(server), "type=tcp,port=%d,bindaddr=127.0.0.1", port);
-        snprintf(ctrl, sizeof(ctrl), "type=tcp,port=%d,bindaddr=127.0.0.1", port + 1);
-        swtpm_pid = spawn(swtpm, log);
-        for (long waited = 0; swtpm_pid > 0; waited += POLL_MS) {
-            int status;
-            pid_t r = waitpid(swtpm_pid, &status, WNOHANG);
-
-            if (r == swtpm_pid) { /* its ports were taken: try another pair */
-                swtpm_pid = 0;
-                break;
-            }
-            if (r < 0)
-                die_sys("waitpid swtpm");
-            if (port_open(port) && port_open(port + 1))
-                break;
-            if (waited > TPM_READY_MS) {
-                dump_log(log);
-                die_msg("swtpm does not accept connections");
-            }
-            sleep_ms(POLL_MS);
-        }
-    }
-    if (swtpm_pid == 0) {
-        dump_log(log);
-        die_msg("swtpm did not start");
-    }
-    snprintf(tcti, tcti_cap, "swtpm:host=127.0.0.1,port=%d", port);
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Statistics and the table.
@@ -419,7 +161,7 @@ static void sha256(const void *data, size_t len, uint8_t out[32])
 
     if (c == NULL || EVP_DigestInit_ex(c, sha256_md, NULL) != 1 ||
         EVP_DigestUpdate(c, data, len) != 1 || EVP_DigestFinal_ex(c, out, &n) != 1 || n != 32)
-        die_msg("SHA-256 failed");
+        bench_die_msg("SHA-256 failed");
     EVP_MD_CTX_free(c);
 }
 
@@ -430,15 +172,15 @@ static double base_sha256(const char *text, size_t len)
     uint8_t out[32];
     unsigned n = 0;
     unsigned long i = 0;
-    double t0 = now(), t = t0;
+    double t0 = bench_now(), t = t0;
 
     if (c == NULL)
-        die_msg("EVP_MD_CTX_new failed");
-    while (i < BASE_CAP && (t = now()) - t0 < BASE_SECONDS)
+        bench_die_msg("EVP_MD_CTX_new failed");
+    while (i < BASE_CAP && (t = bench_now()) - t0 < BASE_SECONDS)
         for (int k = 0; k < 64; k++, i++)
             if (EVP_DigestInit_ex(c, sha256_md, NULL) != 1 || EVP_DigestUpdate(c, text, len) != 1 ||
                 EVP_DigestFinal_ex(c, out, &n) != 1)
-                die_msg("SHA-256 failed");
+                bench_die_msg("SHA-256 failed");
     EVP_MD_CTX_free(c);
     return (double)i / (t - t0);
 }
@@ -450,17 +192,17 @@ static double base_ed25519(const char *text, size_t len)
     EVP_MD_CTX *c = EVP_MD_CTX_new();
     uint8_t sig[64];
     unsigned long i = 0;
-    double t0 = now(), t = t0;
+    double t0 = bench_now(), t = t0;
 
     if (key == NULL || c == NULL)
-        die_msg("Ed25519 key failed");
-    while (i < BASE_CAP && (t = now()) - t0 < BASE_SECONDS)
+        bench_die_msg("Ed25519 key failed");
+    while (i < BASE_CAP && (t = bench_now()) - t0 < BASE_SECONDS)
         for (int k = 0; k < 8; k++, i++) {
             size_t sl = sizeof(sig);
 
             if (EVP_DigestSignInit(c, NULL, NULL, NULL, key) != 1 ||
                 EVP_DigestSign(c, sig, &sl, (const uint8_t *)text, len) != 1)
-                die_msg("Ed25519 sign failed");
+                bench_die_msg("Ed25519 sign failed");
         }
     EVP_MD_CTX_free(c);
     EVP_PKEY_free(key);
@@ -476,24 +218,24 @@ static double base_fdatasync(const char *dir)
     double t0, t;
     int fd;
 
-    join_path(path, dir, "sync.bin");
+    bench_join_path(path, dir, "sync.bin");
     fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        die_sys(path);
+        bench_die_sys(path);
     memset(block, 0x5a, sizeof(block));
     /* Preallocate and sync once, so that the timed syncs do not also write the inode. */
     for (int b = 0; b < SYNC_FILE_BLOCKS; b++)
         if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
-            die_sys("write");
+            bench_die_sys("write");
     if (fsync(fd) != 0)
-        die_sys("fsync");
-    t0 = t = now();
-    while (i < BASE_CAP && (t = now()) - t0 < BASE_SECONDS) {
+        bench_die_sys("fsync");
+    t0 = t = bench_now();
+    while (i < BASE_CAP && (t = bench_now()) - t0 < BASE_SECONDS) {
         block[0] = (uint8_t)i;
         if (pwrite(fd, block, sizeof(block), (off_t)(i % SYNC_FILE_BLOCKS) * SYNC_BLOCK) !=
                 (ssize_t)sizeof(block) ||
             fdatasync(fd) != 0)
-            die_sys("pwrite + fdatasync");
+            bench_die_sys("pwrite + fdatasync");
         i++;
     }
     close(fd);
@@ -522,10 +264,10 @@ static void quote(const struct quoter *q, const uint8_t qual[32], int check)
     size_t attest_len = 0, sig_len = 0;
 
     if (sworn_tpm_quote(q->tpm, q->ak, qual, PCR_MASK, &attest, &attest_len, &sig, &sig_len) != 0)
-        die_lib("sworn_tpm_quote");
+        bench_die_lib("sworn_tpm_quote");
     if (check &&
         (attest_len < ATTEST_EXTRA_OFF + 32 || memcmp(attest + ATTEST_EXTRA_OFF, qual, 32) != 0))
-        die_msg("the quote does not carry the qualifying data");
+        bench_die_msg("the quote does not carry the qualifying data");
     free(attest);
     free(sig);
 }
@@ -539,14 +281,14 @@ static void quoted_checkpoint(struct sworn_log *log, struct sworn_note_signer *s
     struct sworn_note parsed;
     uint8_t digest[32];
     size_t len = 0;
-    double t0 = now();
+    double t0 = bench_now();
 
     if (sworn_log_checkpoint(log, &signer, 1, note, sizeof(note), &len, NULL) != 0)
-        die_lib("sworn_log_checkpoint");
+        bench_die_lib("sworn_log_checkpoint");
     if (t_ckpt != NULL)
-        *t_ckpt = now() - t0;
+        *t_ckpt = bench_now() - t0;
     if (sworn_note_parse(note, len, &parsed) != 0)
-        die_lib("sworn_note_parse");
+        bench_die_lib("sworn_note_parse");
     sha256(parsed.text, parsed.text_len, digest);
     quote(q, digest, check);
 }
@@ -588,11 +330,11 @@ static void *appender_main(void *arg)
         double t0;
 
         snprintf((char *)entry, sizeof(entry), "decision %d %lu", a->id, a->seq++);
-        t0 = now();
+        t0 = bench_now();
         if (sworn_log_append(a->log, entries, lens, 1, &idx) != 0)
-            die_lib("sworn_log_append");
+            bench_die_lib("sworn_log_append");
         if (*n < LAT_CAP)
-            lat_store[a->mode][a->id][(*n)++] = now() - t0;
+            lat_store[a->mode][a->id][(*n)++] = bench_now() - t0;
         a->count++;
     }
     return NULL;
@@ -610,7 +352,7 @@ struct checkpointer {
 static void *checkpointer_main(void *arg)
 {
     struct checkpointer *c = arg;
-    double next = now();
+    double next = bench_now();
 
     c->count = 0;
     while (!atomic_load(c->stop)) {
@@ -621,9 +363,9 @@ static void *checkpointer_main(void *arg)
             double wait;
 
             next += INTERVAL_MS / 1e3;
-            wait = next - now();
+            wait = next - bench_now();
             if (wait > 0)
-                sleep_ms((long)(wait * 1e3 + 0.5));
+                bench_sleep_ms((long)(wait * 1e3 + 0.5));
         }
     }
     return NULL;
@@ -651,25 +393,25 @@ static void decision_slice(struct sworn_log *log, struct sworn_note_signer *sign
 
     /* The checkpointer starts first, so that the whole slice of appends runs beside it. */
     if (m != OFF)
-        check_pt(pthread_create(&ct, NULL, checkpointer_main, &c), "pthread_create");
-    t0 = now();
+        bench_check_pt(pthread_create(&ct, NULL, checkpointer_main, &c), "pthread_create");
+    t0 = bench_now();
     for (int i = 0; i < APPENDERS; i++) {
         ap[i].log = log;
         ap[i].stop = &stop_app;
         ap[i].mode = m;
         ap[i].id = i;
-        check_pt(pthread_create(&at[i], NULL, appender_main, &ap[i]), "pthread_create");
+        bench_check_pt(pthread_create(&at[i], NULL, appender_main, &ap[i]), "pthread_create");
     }
-    sleep_ms((long)(SLICE_SECONDS * 1e3));
+    bench_sleep_ms((long)(SLICE_SECONDS * 1e3));
     atomic_store(&stop_app, 1);
     for (int i = 0; i < APPENDERS; i++) {
-        check_pt(pthread_join(at[i], NULL), "pthread_join");
+        bench_check_pt(pthread_join(at[i], NULL), "pthread_join");
         n += ap[i].count;
     }
-    t = now() - t0;
+    t = bench_now() - t0;
     if (m != OFF) {
         atomic_store(&stop_ckpt, 1);
-        check_pt(pthread_join(ct, NULL), "pthread_join");
+        bench_check_pt(pthread_join(ct, NULL), "pthread_join");
         r->quotes += c.count;
     }
     rate = (double)n / t;
@@ -712,7 +454,7 @@ static void append_batch(struct sworn_log *log, unsigned long *seq)
         lens[i] = ENTRY_LEN;
     }
     if (sworn_log_append(log, entries, lens, CKPT_BATCH, &idx) != 0)
-        die_lib("sworn_log_append");
+        bench_die_lib("sworn_log_append");
 }
 
 static double ckpt_lat[CKPTS], ckpt_quoted_lat[CKPTS], quote_lat[QUOTES];
@@ -733,7 +475,7 @@ int main(int argc, char **argv)
     uint8_t digest[32];
     unsigned long seq = 0;
     size_t note_len = 0, nq = 0, nc = 0;
-    double t0 = now(), t, sha_rate, ed_rate, sync_rate, sha_ms, ed_ms, sync_ms;
+    double t0 = bench_now(), t, sha_rate, ed_rate, sync_rate, sha_ms, ed_ms, sync_ms;
     const char *dir;
 
     if (argc != 2 || argv[1][0] != '/') {
@@ -741,53 +483,51 @@ int main(int argc, char **argv)
         return 1;
     }
     dir = argv[1];
-    main_pid = getpid();
-    if (atexit(stop_swtpm) != 0)
-        die_msg("atexit failed");
+    bench_init("bench_quote");
     /* Lines appear as they are measured, also through scripts/bench's pipe. */
     if (setvbuf(stdout, NULL, _IOLBF, 0) != 0)
-        die_msg("setvbuf failed");
+        bench_die_msg("setvbuf failed");
     sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
     if (sha256_md == NULL)
-        die_msg("EVP_MD_fetch SHA256 failed");
+        bench_die_msg("EVP_MD_fetch SHA256 failed");
 
     /* Setup, before any thread starts (swtpm_setup and swtpm are forked). */
-    start_swtpm(dir, tcti, sizeof(tcti));
+    bench_swtpm_start(dir, tcti, sizeof(tcti));
     if (sworn_tpm_open(tcti, &tpm) != 0)
-        die_lib("sworn_tpm_open");
+        bench_die_lib("sworn_tpm_open");
     memset(&ak, 0, sizeof(ak));
     if (sworn_tpm_ak_create(tpm, &ak) != 0)
-        die_lib("sworn_tpm_ak_create");
+        bench_die_lib("sworn_tpm_ak_create");
     /* PCR 23 as decisiond leaves it after its measured start, so the quote covers a value. */
     if (RAND_bytes(digest, sizeof(digest)) != 1)
-        die_msg("RAND_bytes failed");
+        bench_die_msg("RAND_bytes failed");
     if (sworn_tpm_pcr_extend(tpm, SWORN_TPM_MEASURE_PCR, digest) != 0)
-        die_lib("sworn_tpm_pcr_extend");
+        bench_die_lib("sworn_tpm_pcr_extend");
     q.tpm = tpm;
     q.ak = &ak;
 
-    join_path(db, dir, "log.db");
-    join_path(key_path, dir, "note.key");
+    bench_join_path(db, dir, "log.db");
+    bench_join_path(key_path, dir, "note.key");
     if (sworn_note_keygen_ed25519(KEY_NAME, key_path, vkey, sizeof(vkey)) != 0)
-        die_lib("sworn_note_keygen_ed25519");
+        bench_die_lib("sworn_note_keygen_ed25519");
     memset(&signer, 0, sizeof(signer));
     if (sworn_note_signer_open_file(key_path, NULL, &signer) != 0)
-        die_lib("sworn_note_signer_open_file");
+        bench_die_lib("sworn_note_signer_open_file");
     if (sworn_log_create(db, ORIGIN, &log) != 0)
-        die_lib("sworn_log_create");
+        bench_die_lib("sworn_log_create");
     /* One checkpoint now: its text is what the hash and sign baselines work on. */
     append_batch(log, &seq);
     {
         struct sworn_note_signer *s = &signer;
 
         if (sworn_log_checkpoint(log, &s, 1, note, sizeof(note), &note_len, NULL) != 0)
-            die_lib("sworn_log_checkpoint");
+            bench_die_lib("sworn_log_checkpoint");
     }
     if (sworn_note_parse(note, note_len, &parsed) != 0)
-        die_lib("sworn_note_parse");
+        bench_die_lib("sworn_note_parse");
     printf("setup: swtpm (fresh state), the endorsement-hierarchy AK, PCR 23 extended once, a log "
            "with an Ed25519 note key: %.1f s; %ld CPUs online\n",
-           now() - t0, sysconf(_SC_NPROCESSORS_ONLN));
+           bench_now() - t0, sysconf(_SC_NPROCESSORS_ONLN));
     printf("\n  %-46s %10s  %-10s %s\n", "figure", "value", "unit",
            "ratio / notes (baselines measured in this run)");
 
@@ -808,16 +548,16 @@ int main(int argc, char **argv)
 
     /* Quote latency: the TPM's part alone. */
     header("Quote of PCR 23, random 32-byte qualifying data (swtpm over loopback TCP)");
-    t = now();
-    for (; nq < QUOTES && now() - t < QUOTE_SECONDS; nq++) {
+    t = bench_now();
+    for (; nq < QUOTES && bench_now() - t < QUOTE_SECONDS; nq++) {
         uint8_t qual[32];
         double s;
 
         if (RAND_bytes(qual, sizeof(qual)) != 1)
-            die_msg("RAND_bytes failed");
-        s = now();
+            bench_die_msg("RAND_bytes failed");
+        s = bench_now();
         quote(&q, qual, nq == 0);
-        quote_lat[nq] = now() - s;
+        quote_lat[nq] = bench_now() - s;
     }
     qs = stats_of(quote_lat, nq);
     latency_rows("quote", &qs, ed_ms, "raw Ed25519 sign");
@@ -825,14 +565,14 @@ int main(int argc, char **argv)
     /* Checkpoint, then quoted checkpoint: what a checkpointer adds to the time until a
      * checkpoint can be published with its quote. */
     header("Checkpoint -> quoted checkpoint (append 16, checkpoint, SHA-256 of its text, quote)");
-    t = now();
-    for (; nc < CKPTS && now() - t < CKPT_SECONDS; nc++) {
+    t = bench_now();
+    for (; nc < CKPTS && bench_now() - t < CKPT_SECONDS; nc++) {
         double s, c = 0;
 
         append_batch(log, &seq);
-        s = now();
+        s = bench_now();
         quoted_checkpoint(log, &signer, &q, nc == 0, &c);
-        ckpt_quoted_lat[nc] = now() - s;
+        ckpt_quoted_lat[nc] = bench_now() - s;
         ckpt_lat[nc] = c;
     }
     cs = stats_of(ckpt_lat, nc);
@@ -900,13 +640,13 @@ int main(int argc, char **argv)
     printf("  the appenders never call the TPM; what the checkpointer takes from them is its own\n"
            "  durable checkpoint commit (same WAL, same fsyncs) and CPU (%ld CPUs here).\n",
            sysconf(_SC_NPROCESSORS_ONLN));
-    printf("  whole run: %.1f s\n", now() - t0);
+    printf("  whole run: %.1f s\n", bench_now() - t0);
 
     sworn_log_close(log);
     sworn_note_signer_close(&signer);
     sworn_tpm_ak_flush(tpm, &ak);
     sworn_tpm_close(tpm);
     EVP_MD_free(sha256_md);
-    stop_swtpm();
+    bench_swtpm_stop();
     return 0;
 }

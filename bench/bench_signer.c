@@ -72,11 +72,12 @@
 #include <openssl/pem.h>
 #include <p11-kit/pkcs11.h>
 
+#include "benchutil.h"
 #include "err.h"
 #include "proc.h"
 #include "signer.h"
 
-#define PATH_MAX_LEN 4096
+#define PATH_MAX_LEN BENCH_PATH_MAX
 #define FIGURE_SECONDS 1.5  /* per figure */
 #define MICRO_SECONDS 0.5   /* per handoff / round-trip baseline */
 #define COUNT_CAP 500000UL  /* signatures per thread per figure, whatever the time */
@@ -101,66 +102,6 @@
 #define TPM_HANDLE "0x81000001"
 #define TPM_ALG "ecc256:ecdsa-sha256:null" /* tpm2-tools -G: ECDSA-SHA256 on P-256 */
 #define TPM_ATTRS "sign|fixedtpm|fixedparent|sensitivedataorigin|userwithauth"
-#define TPM_START_ATTEMPTS 5 /* fresh port pairs to try when another process takes ours */
-#define TPM_READY_MS 5000    /* how long swtpm may take to accept connections */
-#define POLL_MS 10
-#define FD_SCAN_MAX 4096 /* descriptors to close in a child when close_range is missing */
-
-/* ---------------------------------------------------------------------------------------------
- * Failing: print the reason and exit 1 (the atexit handler kills swtpm).
- */
-
-static _Noreturn void die_lib(const char *what)
-{
-    fprintf(stderr, "bench_signer: %s: %s\n", what, sworn_err_msg());
-    exit(1);
-}
-
-static _Noreturn void die_sys(const char *what)
-{
-    fprintf(stderr, "bench_signer: %s: %s\n", what, strerror(errno));
-    exit(1);
-}
-
-static _Noreturn void die_msg(const char *what)
-{
-    fprintf(stderr, "bench_signer: %s\n", what);
-    exit(1);
-}
-
-/* pthread calls return their error instead of setting errno. */
-static void check_pt(int rc, const char *what)
-{
-    if (rc != 0) {
-        errno = rc;
-        die_sys(what);
-    }
-}
-
-static double now(void)
-{
-    struct timespec ts;
-
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-        die_sys("clock_gettime");
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static void join_path(char out[PATH_MAX_LEN], const char *dir, const char *name)
-{
-    int n = snprintf(out, PATH_MAX_LEN, "%s/%s", dir, name);
-
-    if (n < 0 || n >= PATH_MAX_LEN)
-        die_msg("path too long");
-}
 
 /* A new file with mode 0600: PIN files and keys must not be readable by others. */
 static void write_secret(const char *path, const char *text)
@@ -169,174 +110,9 @@ static void write_secret(const char *path, const char *text)
     size_t len = strlen(text);
 
     if (fd < 0)
-        die_sys(path);
+        bench_die_sys(path);
     if (write(fd, text, len) != (ssize_t)len || close(fd) != 0)
-        die_sys(path);
-}
-
-/* Read a small file whole. OUT: *len. The buffer is NUL-terminated (cap includes the NUL). */
-static void read_small(const char *path, uint8_t *buf, size_t cap, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    size_t n = 0;
-
-    if (fd < 0)
-        die_sys(path);
-    for (;;) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            die_sys(path);
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (n == cap - 1)
-            die_msg("a file the tools wrote is larger than expected");
-    }
-    close(fd);
-    buf[n] = '\0';
-    *len = n;
-}
-
-/* Print a tool's log to stderr, so that a failing command explains itself. */
-static void dump_log(const char *path)
-{
-    char text[8192];
-    size_t len;
-
-    if (access(path, R_OK) != 0)
-        return;
-    read_small(path, (uint8_t *)text, sizeof(text), &len);
-    fprintf(stderr, "---- %s ----\n%s---- end ----\n", path, text);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * External tools: sworn-hsm, swtpm, tpm2-tools. They are started with fork + execvp while the
- * bench runs no other thread (setup comes first), so the child may call anything before exec.
- */
-
-static pid_t main_pid;
-static pid_t swtpm_pid; /* the running swtpm, or 0 */
-
-/*
- * Start argv with stdout to out_path (NULL: to log_path) and stderr to log_path (truncated).
- * The child dies with the bench. Returns its pid.
- */
-static pid_t spawn(char *const argv[], const char *log_path, const char *out_path)
-{
-    int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int out = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : log;
-    pid_t pid;
-
-    if (log < 0 || out < 0)
-        die_sys(log < 0 ? log_path : out_path);
-    pid = fork();
-    if (pid == 0) {
-        /* Die with the bench: a killed bench must not leave a swtpm holding its ports. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != main_pid)
-            _exit(126);
-        if (dup2(out, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0)
-            _exit(126);
-        /* Nothing of ours (a TSS socket to swtpm above all) may stay open in a tool. */
-        if (close_range(STDERR_FILENO + 1, ~0u, 0) != 0)
-            for (int fd = STDERR_FILENO + 1; fd < FD_SCAN_MAX; fd++)
-                close(fd);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (pid < 0)
-        die_sys("fork");
-    close(log);
-    if (out != log)
-        close(out);
-    return pid;
-}
-
-/* Run a tool that must succeed; its stderr goes to <dir>/cmd.log, printed if it fails. */
-static void run(const char *dir, char *const argv[], const char *out_path)
-{
-    char log[PATH_MAX_LEN];
-    pid_t pid;
-    int status;
-
-    join_path(log, dir, "cmd.log");
-    pid = spawn(argv, log, out_path);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            die_sys("waitpid");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return;
-    fprintf(stderr, "bench_signer: %s failed (status 0x%x%s)\n", argv[0], (unsigned)status,
-            WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": not installed?" : "");
-    dump_log(log);
-    if (out_path != NULL)
-        dump_log(out_path);
-    exit(1);
-}
-
-/* atexit: kill swtpm, whatever path the bench leaves by. Only the bench itself, never a child
- * (the signer process leaves with _exit, but a child must not kill the parent's swtpm anyway). */
-static void stop_swtpm(void)
-{
-    if (swtpm_pid > 0 && getpid() == main_pid) {
-        kill(swtpm_pid, SIGKILL);
-        while (waitpid(swtpm_pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        swtpm_pid = 0;
-    }
-}
-
-/* Bind a loopback TCP socket to port (0: any). Returns it, or -1. OUT: *bound. */
-static int bind_loopback(int port, int *bound)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0)
-        return -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        close(fd);
-        return -1;
-    }
-    *bound = ntohs(a.sin_port);
-    return fd;
-}
-
-/* A port P with P and P + 1 free now (swtpm's command and control ports). Another process may
- * still take them first: the caller then tries a new pair. */
-static int free_port_pair(void)
-{
-    for (int i = 0; i < 100; i++) {
-        int p = 0, q = 0, a = bind_loopback(0, &p), b = -1;
-
-        if (a >= 0 && p < 65535)
-            b = bind_loopback(p + 1, &q);
-        if (a >= 0)
-            close(a);
-        if (b >= 0) {
-            close(b);
-            return p;
-        }
-    }
-    die_msg("no free pair of loopback ports for swtpm");
-}
-
-static int port_open(int port)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0)
-        die_sys("socket");
-    ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    close(fd);
-    return ok;
+        bench_die_sys(path);
 }
 
 /*
@@ -346,21 +122,7 @@ static int port_open(int port)
 static void start_swtpm(const char *dir, char *tcti, size_t tcti_cap, uint8_t *spki,
                         size_t *spki_len)
 {
-    char tdir[PATH_MAX_LEN], state[PATH_MAX_LEN], state_arg[PATH_MAX_LEN + 8], log[PATH_MAX_LEN],
-        ctx[PATH_MAX_LEN], der[PATH_MAX_LEN], server[64], ctrl[64];
-    char *setup[] = {"swtpm_setup", "--tpm2", "--tpmstate", state, NULL};
-    char *swtpm[] = {"swtpm",
-                     "socket",
-                     "--tpm2",
-                     "--tpmstate",
-                     state_arg,
-                     "--server",
-                     server,
-                     "--ctrl",
-                     ctrl,
-                     "--flags",
-                     "not-need-init,startup-clear",
-                     NULL};
+    char tdir[PATH_MAX_LEN], ctx[PATH_MAX_LEN], der[PATH_MAX_LEN];
     /* No resource manager: flush transient objects before and after, or the slots run out. */
     char *flush[] = {"tpm2_flushcontext", "-t", NULL};
     char *create[] = {"tpm2_createprimary",
@@ -379,58 +141,22 @@ static void start_swtpm(const char *dir, char *tcti, size_t tcti_cap, uint8_t *s
     char *evict[] = {"tpm2_evictcontrol", "-Q", "-C", "o", "-c", ctx, TPM_HANDLE, NULL};
     char *readpub[] = {"tpm2_readpublic", "-Q", "-c", TPM_HANDLE, "-f", "der", "-o", der, NULL};
     uint8_t buf[SWORN_SIGNER_SPKI_MAX + 1];
-    int port = 0;
 
-    join_path(tdir, dir, "tpm");
-    join_path(state, tdir, "state");
-    join_path(log, tdir, "swtpm.log");
-    join_path(ctx, tdir, "key.ctx");
-    join_path(der, tdir, "key.der");
-    if (mkdir(tdir, 0700) != 0 || mkdir(state, 0700) != 0)
-        die_sys("mkdir tpm");
-    snprintf(state_arg, sizeof(state_arg), "dir=%s", state);
-    /* A manufactured TPM 2.0 state; no EK or certificates, which nothing here needs. */
-    run(tdir, setup, NULL);
-    for (int attempt = 0; attempt < TPM_START_ATTEMPTS && swtpm_pid == 0; attempt++) {
-        port = free_port_pair();
-        snprintf(server, sizeof(server), "type=tcp,port=%d,bindaddr=127.0.0.1", port);
-        snprintf(ctrl, sizeof(ctrl), "type=tcp,port=%d,bindaddr=127.0.0.1", port + 1);
-        swtpm_pid = spawn(swtpm, log, NULL);
-        for (long waited = 0; swtpm_pid > 0; waited += POLL_MS) {
-            int status;
-            pid_t r = waitpid(swtpm_pid, &status, WNOHANG);
-
-            if (r == swtpm_pid) { /* its ports were taken: try another pair */
-                swtpm_pid = 0;
-                break;
-            }
-            if (r < 0)
-                die_sys("waitpid swtpm");
-            if (port_open(port) && port_open(port + 1))
-                break;
-            if (waited > TPM_READY_MS) {
-                dump_log(log);
-                die_msg("swtpm does not accept connections");
-            }
-            sleep_ms(POLL_MS);
-        }
-    }
-    if (swtpm_pid == 0) {
-        dump_log(log);
-        die_msg("swtpm did not start");
-    }
-    snprintf(tcti, tcti_cap, "swtpm:host=127.0.0.1,port=%d", port);
+    bench_swtpm_start(dir, tcti, tcti_cap);
+    bench_join_path(tdir, dir, "tpm");
+    bench_join_path(ctx, tdir, "key.ctx");
+    bench_join_path(der, tdir, "key.der");
     /* tpm2-tools find the TPM through this variable; the bench runs no other thread yet. */
     if (setenv("TPM2TOOLS_TCTI", tcti, 1) != 0)
-        die_sys("setenv");
-    run(tdir, flush, NULL);
-    run(tdir, create, NULL);
-    run(tdir, evict, NULL);
-    run(tdir, flush, NULL);
-    run(tdir, readpub, NULL);
-    read_small(der, buf, sizeof(buf), spki_len);
+        bench_die_sys("setenv");
+    bench_run(tdir, flush, NULL);
+    bench_run(tdir, create, NULL);
+    bench_run(tdir, evict, NULL);
+    bench_run(tdir, flush, NULL);
+    bench_run(tdir, readpub, NULL);
+    bench_read_small(der, buf, sizeof(buf), spki_len);
     if (*spki_len == 0)
-        die_msg("tpm2_readpublic wrote no SPKI");
+        bench_die_msg("tpm2_readpublic wrote no SPKI");
     memcpy(spki, buf, *spki_len);
 }
 
@@ -444,17 +170,17 @@ static void make_token(const char *dir, const char *hsm, char *pin_file)
     char *init[] = {(char *)hsm,     "init-dev-token", "--dir",      tok,      "--label", TOKEN,
                     "--so-pin-file", so_pin,           "--pin-file", pin_file, NULL};
 
-    join_path(tok, dir, "tok");
-    join_path(so_pin, dir, "so.pin");
-    join_path(pin_file, dir, "user.pin");
-    join_path(conf, tok, "softhsm2.conf");
+    bench_join_path(tok, dir, "tok");
+    bench_join_path(so_pin, dir, "so.pin");
+    bench_join_path(pin_file, dir, "user.pin");
+    bench_join_path(conf, tok, "softhsm2.conf");
     write_secret(pin_file, USER_PIN "\n"); /* a trailing newline, as an operator's editor adds */
     write_secret(so_pin, SO_PIN);
-    run(dir, init, NULL);
+    bench_run(dir, init, NULL);
     /* SoftHSM finds its token folder through this variable, in the tools, in this process and
      * in the signer processes it forks. */
     if (setenv("SOFTHSM2_CONF", conf, 1) != 0)
-        die_sys("setenv");
+        bench_die_sys("setenv");
 }
 
 /* Make a key on the token with `sworn-hsm keygen`; OUT: uri (PATH_MAX_LEN), spki, *spki_len. */
@@ -471,14 +197,14 @@ static void make_hsm_key(const char *dir, const char *hsm, const char *pin_file,
     size_t len;
 
     snprintf(name, sizeof(name), "%s.uri", alg);
-    join_path(out, dir, name);
+    bench_join_path(out, dir, name);
     snprintf(name, sizeof(name), "%s.der", alg);
-    join_path(der, dir, name);
-    run(dir, keygen, out);
-    read_small(out, (uint8_t *)uri, PATH_MAX_LEN, &len);
+    bench_join_path(der, dir, name);
+    bench_run(dir, keygen, out);
+    bench_read_small(out, (uint8_t *)uri, PATH_MAX_LEN, &len);
     uri[strcspn(uri, "\n")] = '\0';
-    run(dir, pubkey, NULL);
-    read_small(der, buf, sizeof(buf), spki_len);
+    bench_run(dir, pubkey, NULL);
+    bench_read_small(der, buf, sizeof(buf), spki_len);
     memcpy(spki, buf, *spki_len);
 }
 
@@ -493,19 +219,19 @@ static EVP_PKEY *make_file_key(const char *dir, const char *name, int ed25519, c
     int fd;
 
     if (k == NULL)
-        die_msg("OpenSSL key generation failed");
-    join_path(path, dir, name);
+        bench_die_msg("OpenSSL key generation failed");
+    bench_join_path(path, dir, name);
     fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0 || (f = fdopen(fd, "w")) == NULL)
-        die_sys(path);
+        bench_die_sys(path);
     if (PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL) != 1) {
         fclose(f);
-        die_msg("PEM_write_PrivateKey failed");
+        bench_die_msg("PEM_write_PrivateKey failed");
     }
     if (fclose(f) != 0)
-        die_sys(path);
+        bench_die_sys(path);
     if (strlen(path) + sizeof("file:") > PATH_MAX_LEN)
-        die_msg("path too long");
+        bench_die_msg("path too long");
     memcpy(uri, "file:", strlen("file:"));
     memcpy(uri + strlen("file:"), path, strlen(path) + 1);
     return k;
@@ -530,7 +256,7 @@ static void tbs_init(struct tbs_buf *t)
     uint8_t zero[DIGEST_LEN] = {0};
 
     if (sworn_signer_tbs(SWORN_PURPOSE_RECEIPT, zero, sizeof(zero), t->b, &t->len) < 0)
-        die_lib("sworn_signer_tbs");
+        bench_die_lib("sworn_signer_tbs");
 }
 
 static void tbs_set(struct tbs_buf *t, const uint8_t digest[DIGEST_LEN])
@@ -694,7 +420,7 @@ static void *worker_main(void *arg)
     }
     if (w->failed)
         return NULL;
-    t0 = now();
+    t0 = bench_now();
     while (t < w->seconds && n < w->cap) {
         for (int i = 0; i < CHECK_EVERY; i++, n++) {
             next_digest(digest, w->id, WARMUP + n);
@@ -703,7 +429,7 @@ static void *worker_main(void *arg)
                 return NULL;
             }
         }
-        t = now() - t0;
+        t = bench_now() - t0;
     }
     w->count = n;
     w->took = t;
@@ -728,7 +454,8 @@ static void run_slice(struct figure *f, double seconds, int verify)
     double longest = 0, rate;
     int rc;
 
-    check_pt(pthread_barrier_init(&go, NULL, (unsigned)f->threads + 1), "pthread_barrier_init");
+    bench_check_pt(pthread_barrier_init(&go, NULL, (unsigned)f->threads + 1),
+                   "pthread_barrier_init");
     for (int i = 0; i < f->threads; i++) {
         w[i] = (struct worker){.f = f,
                                .ctx = f->ctx[i],
@@ -737,18 +464,18 @@ static void run_slice(struct figure *f, double seconds, int verify)
                                .seconds = seconds,
                                .cap = COUNT_CAP / ROUNDS,
                                .go = &go};
-        check_pt(pthread_create(&t[i], NULL, worker_main, &w[i]), "pthread_create");
+        bench_check_pt(pthread_create(&t[i], NULL, worker_main, &w[i]), "pthread_create");
     }
     rc = pthread_barrier_wait(&go);
     if (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)
-        check_pt(rc, "pthread_barrier_wait");
+        bench_check_pt(rc, "pthread_barrier_wait");
     if (getrusage(RUSAGE_SELF, &r0) != 0)
-        die_sys("getrusage");
+        bench_die_sys("getrusage");
     for (int i = 0; i < f->threads; i++)
-        check_pt(pthread_join(t[i], NULL), "pthread_join");
+        bench_check_pt(pthread_join(t[i], NULL), "pthread_join");
     if (getrusage(RUSAGE_SELF, &r1) != 0)
-        die_sys("getrusage");
-    check_pt(pthread_barrier_destroy(&go), "pthread_barrier_destroy");
+        bench_die_sys("getrusage");
+    bench_check_pt(pthread_barrier_destroy(&go), "pthread_barrier_destroy");
     for (int i = 0; i < f->threads; i++) {
         if (w[i].failed) {
             fprintf(stderr, "bench_signer: %s, thread %d: %s\n", f->name, i, w[i].err);
@@ -759,7 +486,7 @@ static void run_slice(struct figure *f, double seconds, int verify)
             longest = w[i].took;
     }
     if (total == 0 || longest <= 0)
-        die_msg("a slice measured nothing");
+        bench_die_msg("a slice measured nothing");
     rate = (double)total / longest;
     if (f->count == 0 || rate < f->min_rate)
         f->min_rate = rate;
@@ -836,7 +563,7 @@ static int n_checks;
 static void add_check(const char *tag, const char *what, double ratio)
 {
     if (n_checks == CHECKS_MAX)
-        die_msg("too many checks");
+        bench_die_msg("too many checks");
     snprintf(checks[n_checks].what, sizeof(checks[n_checks].what), "%s: %s", tag, what);
     checks[n_checks++].ratio = ratio;
 }
@@ -858,17 +585,17 @@ static void *handoff_worker(void *arg)
 {
     struct handoff *h = arg;
 
-    check_pt(pthread_mutex_lock(&h->m), "pthread_mutex_lock");
+    bench_check_pt(pthread_mutex_lock(&h->m), "pthread_mutex_lock");
     for (;;) {
         while (!h->queued && !h->quit)
-            check_pt(pthread_cond_wait(&h->cv, &h->m), "pthread_cond_wait");
+            bench_check_pt(pthread_cond_wait(&h->cv, &h->m), "pthread_cond_wait");
         if (!h->queued)
             break;
         h->queued = 0;
         h->done = 1;
-        check_pt(pthread_cond_broadcast(&h->cv), "pthread_cond_broadcast");
+        bench_check_pt(pthread_cond_broadcast(&h->cv), "pthread_cond_broadcast");
     }
-    check_pt(pthread_mutex_unlock(&h->m), "pthread_mutex_unlock");
+    bench_check_pt(pthread_mutex_unlock(&h->m), "pthread_mutex_unlock");
     return NULL;
 }
 
@@ -882,34 +609,34 @@ static double bench_handoff(void)
     double t0, t = 0;
     pthread_t th;
 
-    check_pt(pthread_mutex_init(&h.m, NULL), "pthread_mutex_init");
-    check_pt(pthread_cond_init(&h.cv, NULL), "pthread_cond_init");
-    check_pt(pthread_create(&th, NULL, handoff_worker, &h), "pthread_create");
+    bench_check_pt(pthread_mutex_init(&h.m, NULL), "pthread_mutex_init");
+    bench_check_pt(pthread_cond_init(&h.cv, NULL), "pthread_cond_init");
+    bench_check_pt(pthread_create(&th, NULL, handoff_worker, &h), "pthread_create");
     if (clock_gettime(CLOCK_REALTIME, &far) != 0)
-        die_sys("clock_gettime");
+        bench_die_sys("clock_gettime");
     far.tv_sec += 60;
-    t0 = now();
+    t0 = bench_now();
     while (t < MICRO_SECONDS && n < MICRO_CAP) {
         for (int i = 0; i < CHECK_EVERY; i++, n++) {
-            check_pt(pthread_mutex_lock(&h.m), "pthread_mutex_lock");
+            bench_check_pt(pthread_mutex_lock(&h.m), "pthread_mutex_lock");
             h.done = 0;
             h.queued = 1;
-            check_pt(pthread_cond_broadcast(&h.cv), "pthread_cond_broadcast");
+            bench_check_pt(pthread_cond_broadcast(&h.cv), "pthread_cond_broadcast");
             while (!h.done) {
                 int rc = pthread_cond_timedwait(&h.cv, &h.m, &far);
 
                 if (rc != 0)
-                    check_pt(rc, "pthread_cond_timedwait");
+                    bench_check_pt(rc, "pthread_cond_timedwait");
             }
-            check_pt(pthread_mutex_unlock(&h.m), "pthread_mutex_unlock");
+            bench_check_pt(pthread_mutex_unlock(&h.m), "pthread_mutex_unlock");
         }
-        t = now() - t0;
+        t = bench_now() - t0;
     }
-    check_pt(pthread_mutex_lock(&h.m), "pthread_mutex_lock");
+    bench_check_pt(pthread_mutex_lock(&h.m), "pthread_mutex_lock");
     h.quit = 1;
-    check_pt(pthread_cond_broadcast(&h.cv), "pthread_cond_broadcast");
-    check_pt(pthread_mutex_unlock(&h.m), "pthread_mutex_unlock");
-    check_pt(pthread_join(th, NULL), "pthread_join");
+    bench_check_pt(pthread_cond_broadcast(&h.cv), "pthread_cond_broadcast");
+    bench_check_pt(pthread_mutex_unlock(&h.m), "pthread_mutex_unlock");
+    bench_check_pt(pthread_join(th, NULL), "pthread_join");
     pthread_cond_destroy(&h.cv);
     pthread_mutex_destroy(&h.m);
     return (double)n / t;
@@ -943,7 +670,7 @@ static double bench_socket_rt(void)
     pid_t pid;
 
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-        die_sys("socketpair");
+        bench_die_sys("socketpair");
     pid = fork();
     if (pid == 0) {
         close(sv[0]);
@@ -954,26 +681,26 @@ static double bench_socket_rt(void)
         _exit(0);
     }
     if (pid < 0)
-        die_sys("fork");
+        bench_die_sys("fork");
     close(sv[1]);
     memset(buf, 0x42, sizeof(buf));
-    t0 = now();
+    t0 = bench_now();
     while (t < MICRO_SECONDS && n < MICRO_CAP) {
         for (int i = 0; i < CHECK_EVERY; i++, n++) {
             if (write(sv[0], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
-                die_sys("echo write");
+                bench_die_sys("echo write");
             if (read_full(sv[0], buf, sizeof(buf)) < 0)
-                die_msg("the echo child went away");
+                bench_die_msg("the echo child went away");
             sink ^= buf[0];
         }
-        t = now() - t0;
+        t = bench_now() - t0;
     }
     close(sv[0]);
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
-            die_sys("waitpid");
+            bench_die_sys("waitpid");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        die_msg("the echo child failed");
+        bench_die_msg("the echo child failed");
     return (double)n / t;
 }
 
@@ -1000,10 +727,10 @@ static void raw_p11_load(struct raw_p11 *m)
     CK_RV rv;
 
     if (dl == NULL)
-        die_msg("cannot dlopen the SoftHSM module");
+        bench_die_msg("cannot dlopen the SoftHSM module");
     *(void **)&get_list = dlsym(dl, "C_GetFunctionList");
     if (get_list == NULL || get_list(&m->f) != CKR_OK)
-        die_msg("C_GetFunctionList failed");
+        bench_die_msg("C_GetFunctionList failed");
     memset(&args, 0, sizeof(args));
     args.flags = CKF_OS_LOCKING_OK; /* two threads call it, as the signer's watchdogs do */
     rv = m->f->C_Initialize(&args);
@@ -1081,14 +808,14 @@ static void raw_openssl_init(struct raw_openssl *r, EVP_PKEY *key, int ed25519, 
             r->ed[i].key = key;
             r->ed[i].md = EVP_MD_CTX_new();
             if (r->ed[i].md == NULL)
-                die_msg("EVP_MD_CTX_new failed");
+                bench_die_msg("EVP_MD_CTX_new failed");
             tbs_init(&r->ed[i].tbs);
             ctx[i] = &r->ed[i];
         } else {
             r->pc[i] = EVP_PKEY_CTX_new(key, NULL);
             if (r->pc[i] == NULL || EVP_PKEY_sign_init(r->pc[i]) != 1 ||
                 EVP_PKEY_CTX_set_signature_md(r->pc[i], EVP_sha256()) != 1)
-                die_msg("EVP_PKEY_sign_init failed");
+                bench_die_msg("EVP_PKEY_sign_init failed");
             ctx[i] = r->pc[i];
         }
     }
@@ -1123,13 +850,13 @@ struct group {
 static void open_signer(const struct sworn_signer_config *cfg, struct sworn_signer **s)
 {
     if (sworn_signer_open(cfg, s) < 0)
-        die_lib("sworn_signer_open");
+        bench_die_lib("sworn_signer_open");
 }
 
 static void start_proc(const struct sworn_signer_config *cfg, struct sworn_signer_proc **p)
 {
     if (sworn_signer_proc_start(cfg, NULL, p) < 0)
-        die_lib("sworn_signer_proc_start");
+        bench_die_lib("sworn_signer_proc_start");
 }
 
 /* The time a call takes more than its baseline's (each of threads callers waits its own). */
@@ -1300,7 +1027,7 @@ static void spki_of(EVP_PKEY *key, uint8_t *spki, size_t *len)
     int n = i2d_PUBKEY(key, NULL);
 
     if (n <= 0 || n > SWORN_SIGNER_SPKI_MAX || i2d_PUBKEY(key, &q) != n)
-        die_msg("i2d_PUBKEY failed");
+        bench_die_msg("i2d_PUBKEY failed");
     *len = (size_t)n;
 }
 
@@ -1317,7 +1044,7 @@ int main(int argc, char **argv)
     struct raw_p11 m;
     EVP_PKEY *p256_key, *ed_key;
     const char *dir, *hsm;
-    double handoff, socket_rt, t0 = now();
+    double handoff, socket_rt, t0 = bench_now();
     int misses = 0;
 
     if (argc < 2 || argc > 3 || argv[1][0] != '/') {
@@ -1328,13 +1055,11 @@ int main(int argc, char **argv)
     dir = argv[1];
     hsm = argc == 3 ? argv[2] : getenv("SWORN_HSM_BIN");
     if (hsm == NULL || hsm[0] == '\0')
-        die_msg("no sworn-hsm binary: pass it as the second argument or set SWORN_HSM_BIN");
-    main_pid = getpid();
-    if (atexit(stop_swtpm) != 0)
-        die_msg("atexit failed");
+        bench_die_msg("no sworn-hsm binary: pass it as the second argument or set SWORN_HSM_BIN");
+    bench_init("bench_signer");
     /* Lines appear as they are measured, also through scripts/bench's pipe. */
     if (setvbuf(stdout, NULL, _IOLBF, 0) != 0)
-        die_msg("setvbuf failed");
+        bench_die_msg("setvbuf failed");
 
     /* Setup, while this process runs no other thread (it forks tools). */
     p256_key = make_file_key(dir, "p256.pem", 0, file_p256_uri);
@@ -1404,7 +1129,7 @@ int main(int argc, char **argv)
                 start_proc(&all[i].cfg, &all[i].proc[k]);
         printf("setup: 2 PEM keys, a SoftHSM token with 2 keys (sworn-hsm), swtpm with a P-256 "
                "key, %zu signer processes: %.1f s\n",
-               n * MAX_THREADS, now() - t0);
+               n * MAX_THREADS, bench_now() - t0);
         printf("each figure: %d slices of %.2f s taking turns with the other figures of its key, "
                "after %d untimed signatures per thread\n",
                ROUNDS, FIGURE_SECONDS / ROUNDS, WARMUP);
@@ -1437,9 +1162,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < MAX_THREADS; k++)
             if (m.f->C_CloseSession(sess[0][k].s) != CKR_OK ||
                 m.f->C_CloseSession(sess[1][k].s) != CKR_OK)
-                die_msg("C_CloseSession failed");
+                bench_die_msg("C_CloseSession failed");
         if (m.f->C_Finalize(NULL) != CKR_OK)
-            die_msg("C_Finalize failed");
+            bench_die_msg("C_Finalize failed");
         raw_openssl_free(&raw_p256);
         raw_openssl_free(&raw_ed);
         for (size_t i = 0; i < n; i++)
@@ -1448,7 +1173,7 @@ int main(int argc, char **argv)
 
         bench_tpm(&tpm_cfg, tpm_spki, tpm_len);
     }
-    stop_swtpm();
+    bench_swtpm_stop();
     EVP_PKEY_free(p256_key);
     EVP_PKEY_free(ed_key);
 

@@ -39,8 +39,8 @@ struct d_checkpointer {
     int have_ak;
     uint64_t last_size;
     int have_last;
-    uint64_t last_quote_mono_ms;
-    int have_quote;
+    struct sworn_quote_limiter limiter; /* tpm.quote_min_interval */
+    uint64_t exported;                  /* the tree size export_dir holds (0: none yet) */
 };
 
 static uint64_t mono_ms(void)
@@ -122,12 +122,10 @@ static void round_once(struct d_checkpointer *cp, int force)
     atomic_store(&d->metrics.checkpoint_size, size);
     atomic_store(&d->metrics.checkpoint_unix_ms, d_now_unix_ms());
     if (d->cfg->tpm_tcti != NULL) {
-        if (cp->have_quote && now - cp->last_quote_mono_ms < d->cfg->quote_min_interval_ms) {
+        if (!sworn_quote_limiter_take(&cp->limiter, now)) {
             d_log_msg(D_LOG_DEBUG, "quote_deferred", "inside tpm.quote_min_interval");
         } else if (quote(cp, note, len, size) == 0) {
             quoted = 1;
-            cp->have_quote = 1;
-            cp->last_quote_mono_ms = now;
             atomic_fetch_add(&d->metrics.quotes, 1);
             atomic_store(&d->tpm_ok, 1);
             atomic_store(&d->metrics.tpm_up, 1);
@@ -187,6 +185,7 @@ int d_checkpointer_start(struct d_daemon *d)
     if (cp == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "checkpointer: out of memory");
     cp->d = d;
+    cp->limiter.min_interval_ms = d->cfg->quote_min_interval_ms;
     pthread_mutex_init(&cp->lock, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -230,7 +229,7 @@ void d_checkpointer_stop(struct d_daemon *d)
     if (cp->started)
         pthread_join(cp->thread, NULL);
     /* The final checkpoint: quoted even inside the minimum interval, as the last word. */
-    cp->have_quote = 0;
+    cp->limiter.have_last = 0;
     round_once(cp, 0);
     if (cp->have_ak && d->tpm != NULL)
         sworn_tpm_ak_flush(d->tpm, &cp->ak);

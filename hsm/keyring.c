@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "encoding.h"
 #include "err.h"
+#include "roca.h"
 #include "utf8.h"
 
 #define MAGIC "sworn keyring v1"
@@ -287,6 +288,22 @@ static int rsa_spki_ok(const uint8_t *spki, size_t len)
     return ok;
 }
 
+/* A ROCA modulus (CVE-2017-15361) is factorable from the public key alone: refuse it. */
+static int rsa_not_roca(const uint8_t *spki, size_t len)
+{
+    const unsigned char *p = spki;
+    EVP_PKEY *k = d2i_PUBKEY(NULL, &p, (long)len);
+    int rc;
+
+    if (k == NULL) {
+        ERR_clear_error();
+        return sworn_err_set(SWORN_ERR_FORMAT, "keyring: the RSA SPKI does not decode");
+    }
+    rc = sworn_roca_refuse_pkey(k, "keyring");
+    EVP_PKEY_free(k);
+    return rc;
+}
+
 int sworn_keyring_spki_check(const uint8_t *spki, size_t len)
 {
     if (spki == NULL || len == 0 || len > SWORN_SIGNER_SPKI_MAX)
@@ -305,7 +322,7 @@ int sworn_keyring_spki_check(const uint8_t *spki, size_t len)
         return sworn_err_set(SWORN_ERR_FORMAT,
                              "keyring: the SPKI is not the canonical DER of a P-256 (uncompressed "
                              "point), Ed25519 or RSA key");
-    return 0;
+    return rsa_not_roca(spki, len);
 }
 
 /* Check one root: a type sworn accepts, and a verifier key that survives formatting. */

@@ -40,6 +40,7 @@
 #include "err.h"
 #include "p11module.h"
 #include "pkcs11uri.h"
+#include "roca.h"
 #include "secretfile.h"
 #include "watchdog.h"
 #include "wipe.h"
@@ -199,6 +200,8 @@ static int read_rsa_public_key(struct p11 *p, CK_OBJECT_HANDLE pub)
                      EVP_PKEY_fromdata_init(ctx) == 1 &&
                      EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_PUBLIC_KEY, params) == 1,
                  SWORN_ERR_CRYPTO, "pkcs11: cannot build the RSA public key");
+    /* A ROCA modulus (CVE-2017-15361) is factorable from this public key: refuse to sign. */
+    SWORN_GUARD(sworn_roca_refuse_pkey(key, "pkcs11"));
     len = i2d_PUBKEY(key, NULL);
     SWORN_ENSURE(len > 0 && (size_t)len <= sizeof(p->spki), SWORN_ERR_RANGE,
                  "pkcs11: RSA public key too large");

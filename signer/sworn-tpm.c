@@ -6,8 +6,9 @@
  *       create the attestation key (a primary in the endorsement hierarchy: the same key at every
  *       start, nothing persisted) and write D/ak.pub (marshalled TPM2B_PUBLIC, as tpm2-tools'
  *       -u files), D/ak.name (the binary TPM name, 0x000b || SHA-256(TPMT_PUBLIC)),
- *       D/ak.spki.der, and D/ek.cert.der when the TPM holds an EK certificate in NV; prints the
- *       AK name in hex
+ *       D/ak.spki.der, D/tpm.info (the TPM's self-reported manufacturer and firmware version,
+ *       for the operator's record and the verifier's firmware floor), and D/ek.cert.der when the
+ *       TPM holds an EK certificate in NV; prints the AK name in hex
  *   measure --tcti T --event-log FILE FILE...
  *       for each FILE in the order given: append "sha256 <hex SHA-256 of its bytes> <path>\n" to
  *       the event log (flushed to disk), then extend PCR 23 with that digest; prints the final
@@ -17,17 +18,25 @@
  *       qualifying data SHA-256 of the checkpoint note's signed text (the note up to and
  *       including the '\n' before its last blank line); writes the raw TPMS_ATTEST and
  *       TPMT_SIGNATURE and prints the qualifying data in hex
- *   ek-pub --tcti T --out FILE
- *       create the RSA-2048 EK (TCG template L-1) and write its public (marshalled TPM2B_PUBLIC,
- *       the same bytes as tpm2_createek -G rsa -u) for an auditor
+ *   ek-pub --tcti T --out FILE [--ek-alg rsa|ecc]
+ *       create the RSA-2048 EK (TCG template L-1, the default) or the ECC P-256 EK (template L-2)
+ *       and write its public (marshalled TPM2B_PUBLIC, the same bytes as tpm2_createek -G rsa|ecc
+ *       -u) for an auditor
  *   make-credential --ek-pub FILE --ak-name FILE --secret FILE --out FILE
+ *                   [--ek-cert FILE --ca FILE [--ca FILE...]]
  *       auditor side, offline (no TPM): TPM2_MakeCredential in software, protecting the secret
- *       (1..32 bytes) for the object with that (binary) name under that EK; writes the credential
- *       in tpm2-tools' layout (tpm2_activatecredential reads it; see tpmattest.h)
+ *       (1..32 bytes) for the object with that (binary) name under that EK (RSA-2048, refused
+ *       when it has the ROCA fingerprint, or ECC P-256); writes the credential in tpm2-tools'
+ *       layout (tpm2_activatecredential reads it; see tpmattest.h). With --ek-cert, first checks
+ *       that the EK certificate chains to the CAs and certifies exactly that EK public
+ *   verify-ek-cert --ek-cert FILE --ca FILE [--ca FILE...] [--ek-pub FILE]
+ *       offline: check that the EK certificate (DER or PEM) chains to the CAs (the vendor's root
+ *       and intermediates) and, with --ek-pub, that it certifies that EK public; prints "ok"
  *   activate-credential --tcti T --in FILE --out SECRET
- *       TPM side: re-create the EK and the AK, and have the TPM open the credential; it does
- *       only when the credential was made for this TPM's EK and this AK's name, so an auditor
- *       who gets the secret back knows the AK lives in the TPM that EK belongs to
+ *       TPM side: re-create the EK the credential was made for (RSA or ECC, told by its seed)
+ *       and the AK, and have the TPM open the credential; it does only when the credential was
+ *       made for this TPM's EK and this AK's name, so an auditor who gets the secret back knows
+ *       the AK lives in the TPM that EK belongs to
  *
  * Replaying the event log: PCR 23 is reset to 32 zero bytes at TPM reset (power on), and every
  * measure line is one extend, PCR_new = SHA-256(PCR_old || digest). A verifier starts from
@@ -63,21 +72,29 @@
 #define READ_CHUNK 65536
 #define PATH_MAX_LEN 4096
 #define HEX_DIGEST_LEN (2 * SWORN_TPM_DIGEST_LEN)
+#define MAX_CA 16            /* --ca files: a root and its intermediates */
+#define CERT_INPUT_MAX 65536 /* an EK certificate is a few KiB at most */
+#define INFO_MAX 256
 
 static const char usage_text[] =
     "usage: sworn-tpm COMMAND [OPTIONS]\n"
     "  provision --tcti T --out-dir D\n"
     "      create the attestation key; write D/ak.pub, D/ak.name, D/ak.spki.der\n"
-    "      (and D/ek.cert.der when the TPM has an EK certificate); print the AK name\n"
+    "      D/tpm.info (manufacturer, firmware version) and D/ek.cert.der when the TPM\n"
+    "      has an EK certificate; print the AK name\n"
     "  measure --tcti T --event-log FILE FILE...\n"
     "      extend PCR 23 with each file's SHA-256, logging 'sha256 <hex> <path>' lines;\n"
     "      print the final PCR 23\n"
     "  quote --tcti T --checkpoint NOTE --out-attest F --out-sig F [--pcrs N[,N...]]\n"
     "      quote PCR 23 (and the listed PCRs) with qualifying data SHA-256(note text)\n"
-    "  ek-pub --tcti T --out FILE\n"
-    "      write the RSA EK's public (TPM2B_PUBLIC, as tpm2_createek -u) for an auditor\n"
+    "  ek-pub --tcti T --out FILE [--ek-alg rsa|ecc]\n"
+    "      write the EK's public (TPM2B_PUBLIC, as tpm2_createek -u) for an auditor\n"
     "  make-credential --ek-pub FILE --ak-name FILE --secret FILE --out FILE\n"
+    "                  [--ek-cert FILE --ca FILE [--ca FILE...]]\n"
     "      offline, no TPM: protect a 1..32-byte secret for that AK name under that EK\n"
+    "      (after checking the EK certificate, when given)\n"
+    "  verify-ek-cert --ek-cert FILE --ca FILE [--ca FILE...] [--ek-pub FILE]\n"
+    "      offline: check the EK certificate's chain (and that it certifies that EK)\n"
     "  activate-credential --tcti T --in FILE --out SECRET\n"
     "      have the TPM recover the secret with its EK and the AK\n"
     "T is a TCTI configuration, e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.\n"
@@ -98,6 +115,10 @@ struct opts {
     const char *ek_pub;
     const char *ak_name;
     const char *secret;
+    const char *ek_alg;
+    const char *ek_cert;
+    const char *ca[MAX_CA];
+    size_t n_ca;
     char **args;
     int nargs;
 };
@@ -200,10 +221,11 @@ static int cmd_provision(const struct opts *o)
 {
     struct sworn_tpm *t = NULL;
     struct sworn_tpm_ak ak;
+    struct sworn_tpm_info info;
     uint8_t *ek = NULL;
     size_t ek_len = 0;
-    char name_hex[2 * SWORN_TPM_NAME_LEN + 1];
-    int ret = EXIT_REFUSED, have_ak = 0, rc;
+    char name_hex[2 * SWORN_TPM_NAME_LEN + 1], info_text[INFO_MAX];
+    int ret = EXIT_REFUSED, have_ak = 0, rc, info_len;
 
     if (o->tcti == NULL || o->out_dir == NULL || o->nargs != 0)
         return usage("needs --tcti T --out-dir D");
@@ -213,6 +235,15 @@ static int cmd_provision(const struct opts *o)
     SWORN_GUARD(write_in_dir(o->out_dir, "ak.pub", ak.pub, ak.pub_len));
     SWORN_GUARD(write_in_dir(o->out_dir, "ak.name", ak.name, sizeof(ak.name)));
     SWORN_GUARD(write_in_dir(o->out_dir, "ak.spki.der", ak.spki, ak.spki_len));
+    SWORN_GUARD(sworn_tpm_get_info(t, &info));
+    /* firmware_version is the number quotes carry (and a verifier's floor compares). */
+    info_len = snprintf(info_text, sizeof(info_text),
+                        "manufacturer %s\nmanufacturer_id 0x%08x\nfirmware_version 0x%016llx\n",
+                        info.manufacturer_text, (unsigned)info.manufacturer,
+                        (unsigned long long)info.firmware_version);
+    SWORN_ENSURE(info_len > 0 && (size_t)info_len < sizeof(info_text), SWORN_ERR_RANGE,
+                 "tpm.info too long");
+    SWORN_GUARD(write_in_dir(o->out_dir, "tpm.info", info_text, (size_t)info_len));
     rc = sworn_tpm_read_ek_cert(t, &ek, &ek_len);
     if (rc == 0) {
         SWORN_GUARD(write_in_dir(o->out_dir, "ek.cert.der", ek, ek_len));
@@ -368,9 +399,14 @@ static int cmd_ek_pub(const struct opts *o)
     int ret = EXIT_REFUSED, have_ek = 0;
 
     if (o->tcti == NULL || o->out == NULL || o->nargs != 0)
-        return usage("needs --tcti T --out FILE");
+        return usage("needs --tcti T --out FILE [--ek-alg rsa|ecc]");
+    if (o->ek_alg != NULL && strcmp(o->ek_alg, "rsa") != 0 && strcmp(o->ek_alg, "ecc") != 0)
+        return usage("--ek-alg is rsa or ecc");
     SWORN_GUARD(sworn_tpm_open(o->tcti, &t));
-    SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
+    if (o->ek_alg != NULL && strcmp(o->ek_alg, "ecc") == 0)
+        SWORN_GUARD(sworn_tpm_ek_create_ecc(t, &ek, pub, &pub_len));
+    else
+        SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
     have_ek = 1;
     SWORN_GUARD(write_public(o->out, pub, pub_len));
     ret = 0;
@@ -386,6 +422,42 @@ fail:
 /* Input files of make-credential are small; this bounds them well above their sizes. */
 #define CRED_INPUT_MAX 4096
 
+/* The EK certificate of o against o's CAs, and (ek_pub not NULL) against that EK public. */
+static int check_ek_cert(const struct opts *o, const uint8_t *ek_pub, size_t ek_pub_len)
+{
+    char *cert = NULL;
+    size_t cert_len = 0;
+    int ret = -1;
+
+    SWORN_GUARD(sworn_file_read(o->ek_cert, CERT_INPUT_MAX, &cert, &cert_len));
+    SWORN_GUARD(sworn_tpm_ek_cert_verify((const uint8_t *)cert, cert_len, o->ca, o->n_ca, ek_pub,
+                                         ek_pub_len));
+    ret = 0;
+fail:
+    free(cert);
+    return ret;
+}
+
+static int cmd_verify_ek_cert(const struct opts *o)
+{
+    char *ek = NULL;
+    size_t ek_len = 0;
+    int ret = EXIT_REFUSED;
+
+    if (o->ek_cert == NULL || o->n_ca == 0 || o->tcti != NULL || o->nargs != 0)
+        return usage("needs --ek-cert FILE --ca FILE [--ca FILE...] [--ek-pub FILE] (no TPM)");
+    if (o->ek_pub != NULL)
+        SWORN_GUARD(sworn_file_read(o->ek_pub, CRED_INPUT_MAX, &ek, &ek_len));
+    SWORN_GUARD(check_ek_cert(o, (const uint8_t *)ek, ek_len));
+    printf("ok\n");
+    ret = 0;
+fail:
+    if (ret != 0)
+        ret = fail();
+    free(ek);
+    return ret;
+}
+
 static int cmd_make_credential(const struct opts *o)
 {
     char *ek = NULL, *name = NULL, *secret = NULL;
@@ -394,9 +466,14 @@ static int cmd_make_credential(const struct opts *o)
     int ret = EXIT_REFUSED;
 
     if (o->ek_pub == NULL || o->ak_name == NULL || o->secret == NULL || o->out == NULL ||
-        o->tcti != NULL || o->nargs != 0)
+        o->tcti != NULL || o->nargs != 0 || o->ek_alg != NULL)
         return usage("needs --ek-pub FILE --ak-name FILE --secret FILE --out FILE (no TPM)");
+    if ((o->ek_cert != NULL) != (o->n_ca > 0))
+        return usage("--ek-cert and --ca go together");
     SWORN_GUARD(sworn_file_read(o->ek_pub, CRED_INPUT_MAX, &ek, &ek_len));
+    /* The certificate first: no credential for an EK that no trusted CA vouches for. */
+    if (o->ek_cert != NULL)
+        SWORN_GUARD(check_ek_cert(o, (const uint8_t *)ek, ek_len));
     SWORN_GUARD(sworn_file_read(o->ak_name, CRED_INPUT_MAX, &name, &name_len));
     SWORN_GUARD(sworn_file_read(o->secret, CRED_INPUT_MAX, &secret, &secret_len));
     SWORN_GUARD(sworn_tpm_make_credential((const uint8_t *)ek, ek_len, (const uint8_t *)name,
@@ -424,13 +501,20 @@ static int cmd_activate_credential(const struct opts *o)
     char *cred = NULL;
     size_t pub_len = 0, cred_len = 0, secret_len = 0;
     uint32_t ek = 0;
-    int ret = EXIT_REFUSED, have_ak = 0, have_ek = 0;
+    int ret = EXIT_REFUSED, have_ak = 0, have_ek = 0, alg;
 
-    if (o->tcti == NULL || o->in == NULL || o->out == NULL || o->nargs != 0)
+    /* The credential itself says which EK it was made for: --ek-alg would only contradict it. */
+    if (o->tcti == NULL || o->in == NULL || o->out == NULL || o->nargs != 0 || o->ek_alg != NULL)
         return usage("needs --tcti T --in FILE --out SECRET");
     SWORN_GUARD(sworn_file_read(o->in, CRED_INPUT_MAX, &cred, &cred_len));
+    /* The seed's form tells which EK the credential was made for; refused before the TPM. */
+    alg = sworn_tpm_credential_ek_alg((const uint8_t *)cred, cred_len);
+    SWORN_GUARD(alg);
     SWORN_GUARD(sworn_tpm_open(o->tcti, &t));
-    SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
+    if (alg == SWORN_TPM_EK_ECC)
+        SWORN_GUARD(sworn_tpm_ek_create_ecc(t, &ek, pub, &pub_len));
+    else
+        SWORN_GUARD(sworn_tpm_ek_create(t, &ek, pub, &pub_len));
     have_ek = 1;
     SWORN_GUARD(sworn_tpm_ak_create(t, &ak));
     have_ak = 1;
@@ -465,6 +549,9 @@ int main(int argc, char **argv)
                                              {"ek-pub", required_argument, NULL, 'E'},
                                              {"ak-name", required_argument, NULL, 'n'},
                                              {"secret", required_argument, NULL, 'S'},
+                                             {"ek-alg", required_argument, NULL, 'G'},
+                                             {"ek-cert", required_argument, NULL, 'C'},
+                                             {"ca", required_argument, NULL, 'A'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     struct opts o;
@@ -520,6 +607,17 @@ int main(int argc, char **argv)
         case 'S':
             o.secret = optarg;
             break;
+        case 'G':
+            o.ek_alg = optarg;
+            break;
+        case 'C':
+            o.ek_cert = optarg;
+            break;
+        case 'A':
+            if (o.n_ca == MAX_CA)
+                return usage("too many --ca files");
+            o.ca[o.n_ca++] = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -541,7 +639,9 @@ int main(int argc, char **argv)
         return cmd_make_credential(&o);
     if (strcmp(command, "activate-credential") == 0)
         return cmd_activate_credential(&o);
+    if (strcmp(command, "verify-ek-cert") == 0)
+        return cmd_verify_ek_cert(&o);
     command = "";
     return usage("unknown command (provision, measure, quote, ek-pub, make-credential, "
-                 "activate-credential)");
+                 "verify-ek-cert, activate-credential)");
 }

@@ -13,9 +13,15 @@
 #include <string.h>
 
 #include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/param_build.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <tss2/tss2_esys.h>
@@ -25,6 +31,8 @@
 
 #include "backend.h"
 #include "err.h"
+#include "fileio.h"
+#include "roca.h"
 #include "wipe.h"
 
 #define P256_COORD_LEN 32
@@ -428,24 +436,13 @@ int sworn_tpm_read_ek_cert(struct sworn_tpm *t, uint8_t **der, size_t *der_len)
                                              "0x01c00014, 0x01c00016, 0x01c00002)");
 }
 
-int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len)
+/* Create a primary in the endorsement hierarchy from an EK template and marshal its public. */
+static int ek_create(struct sworn_tpm *t, TPM2B_PUBLIC *tmpl, uint32_t *handle, uint8_t *pub,
+                     size_t *pub_len)
 {
     const TPM2B_SENSITIVE_CREATE sensitive = {0};
     const TPM2B_DATA outside = {0};
     const TPML_PCR_SELECTION creation_pcrs = {0};
-    /* Template L-1 has a unique of 256 zero bytes: part of the template, so part of the key. */
-    TPM2B_PUBLIC tmpl = {
-        .publicArea = {.type = TPM2_ALG_RSA,
-                       .nameAlg = TPM2_ALG_SHA256,
-                       .objectAttributes = EK_ATTRS,
-                       .authPolicy.size = SWORN_TPM_DIGEST_LEN,
-                       .parameters.rsaDetail = {.symmetric = {.algorithm = TPM2_ALG_AES,
-                                                              .keyBits.aes = EK_SYM_BITS,
-                                                              .mode.aes = TPM2_ALG_CFB},
-                                                .scheme.scheme = TPM2_ALG_NULL,
-                                                .keyBits = EK_RSA_BITS,
-                                                .exponent = 0},
-                       .unique.rsa.size = EK_RSA_BYTES}};
     TPM2B_PUBLIC *out = NULL;
     ESYS_TR key = ESYS_TR_NONE;
     size_t off = 0;
@@ -453,9 +450,12 @@ int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, siz
 
     *handle = ESYS_TR_NONE;
     *pub_len = 0;
-    memcpy(tmpl.publicArea.authPolicy.buffer, ek_policy, sizeof(ek_policy));
+    tmpl->publicArea.nameAlg = TPM2_ALG_SHA256;
+    tmpl->publicArea.objectAttributes = EK_ATTRS;
+    tmpl->publicArea.authPolicy.size = SWORN_TPM_DIGEST_LEN;
+    memcpy(tmpl->publicArea.authPolicy.buffer, ek_policy, sizeof(ek_policy));
     rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-                            ESYS_TR_NONE, &sensitive, &tmpl, &outside, &creation_pcrs, &key, &out,
+                            ESYS_TR_NONE, &sensitive, tmpl, &outside, &creation_pcrs, &key, &out,
                             NULL, NULL, NULL);
     if (rc != TSS2_RC_SUCCESS)
         return tss_error(rc, "Esys_CreatePrimary (EK)");
@@ -468,6 +468,38 @@ int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, siz
     *handle = key;
     *pub_len = off;
     return 0;
+}
+
+int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len)
+{
+    /* Template L-1 has a unique of 256 zero bytes: part of the template, so part of the key. */
+    TPM2B_PUBLIC tmpl = {
+        .publicArea = {.type = TPM2_ALG_RSA,
+                       .parameters.rsaDetail = {.symmetric = {.algorithm = TPM2_ALG_AES,
+                                                              .keyBits.aes = EK_SYM_BITS,
+                                                              .mode.aes = TPM2_ALG_CFB},
+                                                .scheme.scheme = TPM2_ALG_NULL,
+                                                .keyBits = EK_RSA_BITS,
+                                                .exponent = 0},
+                       .unique.rsa.size = EK_RSA_BYTES}};
+
+    return ek_create(t, &tmpl, handle, pub, pub_len);
+}
+
+int sworn_tpm_ek_create_ecc(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len)
+{
+    /* Template L-2: P-256, no scheme, no KDF, and a unique of two 32-byte zero coordinates. */
+    TPM2B_PUBLIC tmpl = {
+        .publicArea = {.type = TPM2_ALG_ECC,
+                       .parameters.eccDetail = {.symmetric = {.algorithm = TPM2_ALG_AES,
+                                                              .keyBits.aes = EK_SYM_BITS,
+                                                              .mode.aes = TPM2_ALG_CFB},
+                                                .scheme.scheme = TPM2_ALG_NULL,
+                                                .curveID = TPM2_ECC_NIST_P256,
+                                                .kdf.scheme = TPM2_ALG_NULL},
+                       .unique.ecc = {.x.size = P256_COORD_LEN, .y.size = P256_COORD_LEN}}};
+
+    return ek_create(t, &tmpl, handle, pub, pub_len);
 }
 
 void sworn_tpm_flush(struct sworn_tpm *t, uint32_t *handle)
@@ -602,6 +634,137 @@ fail:
     return ret;
 }
 
+/*
+ * KDFe with SHA-256 (TPM 2.0 Part 1, 11.4.10.3; SP 800-56A concatenation KDF): block i is
+ * SHA-256(i || Z || label || 0x00 || party_u || party_v), i a u32 BE, and the output is the
+ * first bits/8 bytes of the blocks. label is a C string (its NUL is the 0x00).
+ */
+static int kdfe_sha256(const uint8_t *z, size_t z_len, const char *label, const uint8_t *party_u,
+                       size_t u_len, const uint8_t *party_v, size_t v_len, uint32_t bits,
+                       uint8_t *out)
+{
+    uint8_t counter[4], block[SWORN_TPM_DIGEST_LEN];
+    size_t want = bits / 8, done = 0;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned int len = 0;
+    int ret = -1;
+
+    SWORN_ENSURE(md != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");
+    for (uint32_t i = 1; done < want; i++) {
+        size_t n = want - done < sizeof(block) ? want - done : sizeof(block);
+
+        put_be32(counter, i);
+        SWORN_ENSURE(EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+                         EVP_DigestUpdate(md, counter, sizeof(counter)) == 1 &&
+                         EVP_DigestUpdate(md, z, z_len) == 1 &&
+                         EVP_DigestUpdate(md, label, strlen(label) + 1) == 1 &&
+                         EVP_DigestUpdate(md, party_u, u_len) == 1 &&
+                         EVP_DigestUpdate(md, party_v, v_len) == 1 &&
+                         EVP_DigestFinal_ex(md, block, &len) == 1 && len == sizeof(block),
+                     SWORN_ERR_CRYPTO, "tpm: SHA-256 failed");
+        memcpy(out + done, block, n);
+        done += n;
+    }
+    ret = 0;
+fail:
+    sworn_memzero(block, sizeof(block));
+    EVP_MD_CTX_free(md);
+    return ret;
+}
+
+/* An OpenSSL P-256 public key from the EK's public area, after checking it is an EK we handle.
+ * EVP_PKEY_fromdata decodes the point with EC_POINT_oct2point, which refuses points off the
+ * curve (an invalid-curve point would leak the ephemeral key's bits to whoever chose it). */
+static int ek_ecc_key(const TPMT_PUBLIC *p, EVP_PKEY **key)
+{
+    const TPMS_ECC_PARMS *ecc = &p->parameters.eccDetail;
+    uint8_t point[P256_POINT_LEN] = {0x04};
+    EVP_PKEY_CTX *ctx = NULL;
+    OSSL_PARAM params[3];
+    char group[] = "prime256v1";
+    int ret = -1;
+
+    *key = NULL;
+    SWORN_ENSURE(
+        p->type == TPM2_ALG_ECC && p->nameAlg == TPM2_ALG_SHA256 &&
+            (p->objectAttributes & (TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT)) ==
+                (TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT) &&
+            ecc->curveID == TPM2_ECC_NIST_P256 && ecc->kdf.scheme == TPM2_ALG_NULL &&
+            ecc->symmetric.algorithm == TPM2_ALG_AES && ecc->symmetric.keyBits.aes == EK_SYM_BITS &&
+            ecc->symmetric.mode.aes == TPM2_ALG_CFB && p->unique.ecc.x.size >= 1 &&
+            p->unique.ecc.x.size <= P256_COORD_LEN && p->unique.ecc.y.size >= 1 &&
+            p->unique.ecc.y.size <= P256_COORD_LEN,
+        SWORN_ERR_FORMAT, "tpm: the EK is not an ECC P-256 / SHA-256 / AES-128-CFB storage key");
+    memcpy(point + 1 + P256_COORD_LEN - p->unique.ecc.x.size, p->unique.ecc.x.buffer,
+           p->unique.ecc.x.size);
+    memcpy(point + 1 + 2 * P256_COORD_LEN - p->unique.ecc.y.size, p->unique.ecc.y.buffer,
+           p->unique.ecc.y.size);
+    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, group, 0);
+    params[1] = OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, point, sizeof(point));
+    params[2] = OSSL_PARAM_construct_end();
+    ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    SWORN_ENSURE(ctx != NULL && EVP_PKEY_fromdata_init(ctx) == 1 &&
+                     EVP_PKEY_fromdata(ctx, key, EVP_PKEY_PUBLIC_KEY, params) == 1,
+                 SWORN_ERR_FORMAT, "tpm: the EK's point is not on the P-256 curve");
+    ret = 0;
+fail:
+    EVP_PKEY_CTX_free(ctx);
+    return ret;
+}
+
+/*
+ * The seed for an ECC EK (TPM 2.0 Part 1, Annex C.6.4, "ECDH" secret sharing): an ephemeral
+ * P-256 key e, Z = x(e * EK), seed = KDFe(SHA-256, Z, "IDENTITY", x(e.pub), x(EK), 256), and the
+ * "encrypted" seed is e's public point as a marshalled TPMS_ECC_POINT. The TPM recomputes Z with
+ * its private EK; e is forgotten here.
+ */
+static int ecc_seed(const TPMT_PUBLIC *p, uint8_t seed[SWORN_TPM_DIGEST_LEN],
+                    TPM2B_ENCRYPTED_SECRET *out)
+{
+    TPMS_ECC_POINT ephemeral_point;
+    EVP_PKEY *ek = NULL, *eph = NULL;
+    EVP_PKEY_CTX *ctx = NULL;
+    uint8_t z[P256_COORD_LEN], pub[P256_POINT_LEN];
+    size_t z_len = sizeof(z), pub_len = 0, off = 0;
+    TSS2_RC rc;
+    int ret = -1;
+
+    memset(&ephemeral_point, 0, sizeof(ephemeral_point));
+    SWORN_GUARD(ek_ecc_key(p, &ek));
+    eph = EVP_EC_gen("P-256");
+    SWORN_ENSURE(eph != NULL, SWORN_ERR_CRYPTO, "tpm: cannot make an ephemeral P-256 key");
+    SWORN_ENSURE(EVP_PKEY_get_octet_string_param(eph, OSSL_PKEY_PARAM_PUB_KEY, pub, sizeof(pub),
+                                                 &pub_len) == 1 &&
+                     pub_len == sizeof(pub) && pub[0] == 0x04,
+                 SWORN_ERR_CRYPTO, "tpm: cannot read the ephemeral public point");
+    ctx = EVP_PKEY_CTX_new_from_pkey(NULL, eph, NULL);
+    SWORN_ENSURE(ctx != NULL && EVP_PKEY_derive_init(ctx) == 1 &&
+                     EVP_PKEY_derive_set_peer(ctx, ek) == 1 &&
+                     EVP_PKEY_derive(ctx, z, &z_len) == 1 && z_len == sizeof(z),
+                 SWORN_ERR_CRYPTO, "tpm: ECDH with the EK failed");
+    /* The TPM takes both x coordinates as they are sent: ours as 32 bytes, the EK's as in its
+     * public area. */
+    SWORN_GUARD(kdfe_sha256(z, z_len, "IDENTITY", pub + 1, P256_COORD_LEN, p->unique.ecc.x.buffer,
+                            p->unique.ecc.x.size, 8 * SWORN_TPM_DIGEST_LEN, seed));
+    ephemeral_point.x.size = P256_COORD_LEN;
+    memcpy(ephemeral_point.x.buffer, pub + 1, P256_COORD_LEN);
+    ephemeral_point.y.size = P256_COORD_LEN;
+    memcpy(ephemeral_point.y.buffer, pub + 1 + P256_COORD_LEN, P256_COORD_LEN);
+    rc = Tss2_MU_TPMS_ECC_POINT_Marshal(&ephemeral_point, out->secret, sizeof(out->secret), &off);
+    if (rc != TSS2_RC_SUCCESS) {
+        tss_error(rc, "Tss2_MU_TPMS_ECC_POINT_Marshal");
+        goto fail;
+    }
+    out->size = (UINT16)off;
+    ret = 0;
+fail:
+    sworn_memzero(z, sizeof(z));
+    EVP_PKEY_CTX_free(ctx);
+    EVP_PKEY_free(eph);
+    EVP_PKEY_free(ek);
+    return ret;
+}
+
 static int aes128_cfb(const uint8_t key[EK_SYM_BYTES], int encrypt, const uint8_t *in, size_t len,
                       uint8_t *out)
 {
@@ -649,11 +812,17 @@ int sworn_tpm_make_credential(const uint8_t *ek_pub, size_t ek_pub_len, const ui
     rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(ek_pub, ek_pub_len, &off, &ek);
     SWORN_ENSURE(rc == TSS2_RC_SUCCESS && off == ek_pub_len, SWORN_ERR_FORMAT,
                  "tpm: the EK public is not a marshalled TPM2B_PUBLIC");
-    SWORN_GUARD(ek_rsa_key(&ek.publicArea, &key));
-
-    SWORN_ENSURE(RAND_bytes(seed, sizeof(seed)) == 1, SWORN_ERR_CRYPTO,
-                 "tpm: no random bytes for the seed");
-    SWORN_GUARD(oaep_encrypt_seed(key, seed, sizeof(seed), &enc_seed));
+    if (ek.publicArea.type == TPM2_ALG_ECC) {
+        SWORN_GUARD(ecc_seed(&ek.publicArea, seed, &enc_seed));
+    } else {
+        SWORN_GUARD(ek_rsa_key(&ek.publicArea, &key));
+        /* A ROCA EK is factorable from its public key: whoever factors it activates a
+         * credential for an AK of their choice, in software. */
+        SWORN_GUARD(sworn_roca_refuse_pkey(key, "tpm: the RSA EK"));
+        SWORN_ENSURE(RAND_bytes(seed, sizeof(seed)) == 1, SWORN_ERR_CRYPTO,
+                     "tpm: no random bytes for the seed");
+        SWORN_GUARD(oaep_encrypt_seed(key, seed, sizeof(seed), &enc_seed));
+    }
     SWORN_GUARD(kdfa_sha256(seed, sizeof(seed), "STORAGE", name, name_len, EK_SYM_BITS, sym));
     SWORN_GUARD(
         kdfa_sha256(seed, sizeof(seed), "INTEGRITY", NULL, 0, 8 * SWORN_TPM_DIGEST_LEN, hmac_key));
@@ -699,6 +868,54 @@ fail:
     return ret;
 }
 
+/* Split a credential file (SWORN_TPM_CRED_MAGIC layout) into its two parts, strictly. */
+static int parse_credential(const uint8_t *cred, size_t cred_len, TPM2B_ID_OBJECT *blob,
+                            TPM2B_ENCRYPTED_SECRET *enc_seed)
+{
+    size_t off = CRED_HEADER_LEN;
+    TSS2_RC rc;
+
+    if (cred == NULL || cred_len <= CRED_HEADER_LEN ||
+        ((uint32_t)cred[0] << 24 | (uint32_t)cred[1] << 16 | (uint32_t)cred[2] << 8 | cred[3]) !=
+            SWORN_TPM_CRED_MAGIC ||
+        ((uint32_t)cred[4] << 24 | (uint32_t)cred[5] << 16 | (uint32_t)cred[6] << 8 | cred[7]) !=
+            SWORN_TPM_CRED_VERSION)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "tpm: not a credential file (magic 0xBADCC0DE, version 1)");
+    rc = Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(cred, cred_len, &off, blob);
+    if (rc == TSS2_RC_SUCCESS)
+        rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(cred, cred_len, &off, enc_seed);
+    if (rc != TSS2_RC_SUCCESS || off != cred_len)
+        return sworn_err_set(SWORN_ERR_FORMAT, "tpm: the credential file is malformed");
+    return 0;
+}
+
+int sworn_tpm_credential_ek_alg(const uint8_t *cred, size_t cred_len)
+{
+    TPM2B_ID_OBJECT blob;
+    TPM2B_ENCRYPTED_SECRET enc_seed;
+    TPMS_ECC_POINT point;
+    size_t off = 0;
+
+    memset(&blob, 0, sizeof(blob));
+    memset(&enc_seed, 0, sizeof(enc_seed));
+    memset(&point, 0, sizeof(point));
+    if (parse_credential(cred, cred_len, &blob, &enc_seed) < 0)
+        return -1;
+    if (enc_seed.size == EK_RSA_BYTES)
+        return SWORN_TPM_EK_RSA;
+    /* An ECC seed is the ephemeral point, a marshalled TPMS_ECC_POINT and nothing else. */
+    if (Tss2_MU_TPMS_ECC_POINT_Unmarshal(enc_seed.secret, enc_seed.size, &off, &point) ==
+            TSS2_RC_SUCCESS &&
+        off == enc_seed.size && point.x.size >= 1 && point.x.size <= P256_COORD_LEN &&
+        point.y.size >= 1 && point.y.size <= P256_COORD_LEN)
+        return SWORN_TPM_EK_ECC;
+    return sworn_err_set(SWORN_ERR_FORMAT,
+                         "tpm: the credential's seed (%u bytes) is neither for an RSA-2048 EK nor "
+                         "a P-256 point",
+                         (unsigned)enc_seed.size);
+}
+
 int sworn_tpm_activate_credential(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, uint32_t ek,
                                   const uint8_t *cred, size_t cred_len,
                                   uint8_t secret[SWORN_TPM_CREDENTIAL_MAX], size_t *secret_len)
@@ -710,7 +927,6 @@ int sworn_tpm_activate_credential(struct sworn_tpm *t, const struct sworn_tpm_ak
     TPM2B_ENCRYPTED_SECRET enc_seed;
     TPM2B_DIGEST *cert_info = NULL;
     ESYS_TR session = ESYS_TR_NONE;
-    size_t off = CRED_HEADER_LEN;
     TSS2_RC rc;
     int ret = -1;
 
@@ -719,17 +935,7 @@ int sworn_tpm_activate_credential(struct sworn_tpm *t, const struct sworn_tpm_ak
     memset(&enc_seed, 0, sizeof(enc_seed));
     SWORN_ENSURE(ak->handle != ESYS_TR_NONE && ek != ESYS_TR_NONE, SWORN_ERR_ARG,
                  "tpm: activation needs a loaded AK and EK");
-    SWORN_ENSURE(cred_len > CRED_HEADER_LEN &&
-                     ((uint32_t)cred[0] << 24 | (uint32_t)cred[1] << 16 | (uint32_t)cred[2] << 8 |
-                      cred[3]) == SWORN_TPM_CRED_MAGIC &&
-                     ((uint32_t)cred[4] << 24 | (uint32_t)cred[5] << 16 | (uint32_t)cred[6] << 8 |
-                      cred[7]) == SWORN_TPM_CRED_VERSION,
-                 SWORN_ERR_FORMAT, "tpm: not a credential file (magic 0xBADCC0DE, version 1)");
-    rc = Tss2_MU_TPM2B_ID_OBJECT_Unmarshal(cred, cred_len, &off, &blob);
-    if (rc == TSS2_RC_SUCCESS)
-        rc = Tss2_MU_TPM2B_ENCRYPTED_SECRET_Unmarshal(cred, cred_len, &off, &enc_seed);
-    SWORN_ENSURE(rc == TSS2_RC_SUCCESS && off == cred_len, SWORN_ERR_FORMAT,
-                 "tpm: the credential file is malformed");
+    SWORN_GUARD(parse_credential(cred, cred_len, &blob, &enc_seed));
 
     /* The EK's policy is PolicySecret(TPM_RH_ENDORSEMENT): prove the (empty) endorsement
      * password in a fresh policy session, used once for the EK's authorization. */
@@ -769,4 +975,224 @@ fail:
     if (session != ESYS_TR_NONE)
         (void)Esys_FlushContext(t->esys, session);
     return ret;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * EK certificate chain
+ */
+
+/* Certificates are a few KiB; a CA bundle a few dozen of them. */
+#define CA_FILE_MAX (1024 * 1024)
+#define OID_SUBJECT_ALT_NAME "2.5.29.17"
+#define OID_SUBJECT_DIRECTORY_ATTRIBUTES "2.5.29.9"
+
+/* One certificate, DER or PEM. NULL on error (sworn_err set). */
+static X509 *cert_parse(const uint8_t *b, size_t len, const char *what)
+{
+    const unsigned char *p = b;
+    X509 *x = NULL;
+    BIO *bio;
+
+    if (len > 0 && len < (size_t)INT32_MAX) {
+        x = d2i_X509(NULL, &p, (long)len);
+        if (x != NULL && p != b + len) {
+            X509_free(x);
+            x = NULL;
+        }
+        if (x == NULL && (bio = BIO_new_mem_buf(b, (int)len)) != NULL) {
+            x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
+            BIO_free(bio);
+        }
+    }
+    ERR_clear_error();
+    if (x == NULL)
+        sworn_err_set(SWORN_ERR_FORMAT, "tpm: %s is not a DER or PEM X.509 certificate", what);
+    return x;
+}
+
+/* Add every certificate of a CA file (PEM, or one DER certificate) to store. */
+static int store_add_file(X509_STORE *store, const char *path)
+{
+    char *b = NULL;
+    size_t len = 0;
+    BIO *bio = NULL;
+    X509 *x;
+    int n = 0, ret = -1;
+
+    SWORN_GUARD(sworn_file_read(path, CA_FILE_MAX, &b, &len));
+    bio = BIO_new_mem_buf(b, (int)len);
+    SWORN_ENSURE(bio != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");
+    while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        int ok = X509_STORE_add_cert(store, x);
+
+        X509_free(x);
+        SWORN_ENSURE(ok == 1, SWORN_ERR_CRYPTO, "tpm: cannot add a CA of %s", path);
+        n++;
+    }
+    ERR_clear_error();
+    if (n == 0) {
+        x = cert_parse((const uint8_t *)b, len, path);
+        SWORN_ENSURE(x != NULL, SWORN_ERR_FORMAT, "tpm: %s holds no CA certificate", path);
+        n = X509_STORE_add_cert(store, x);
+        X509_free(x);
+        SWORN_ENSURE(n == 1, SWORN_ERR_CRYPTO, "tpm: cannot add the CA of %s", path);
+    }
+    ret = 0;
+fail:
+    BIO_free(bio);
+    free(b);
+    return ret;
+}
+
+/* 1 when every critical extension of x that OpenSSL does not handle is one the TCG EK profile
+ * uses (see tpmattest.h), else 0. */
+static int only_tcg_critical(X509 *x)
+{
+    for (int i = 0; i < X509_get_ext_count(x); i++) {
+        X509_EXTENSION *ext = X509_get_ext(x, i);
+        char oid[64];
+
+        if (!X509_EXTENSION_get_critical(ext) || X509_supported_extension(ext))
+            continue;
+        if (OBJ_obj2txt(oid, sizeof(oid), X509_EXTENSION_get_object(ext), 1) <= 0)
+            return 0;
+        if (strcmp(oid, OID_SUBJECT_ALT_NAME) != 0 &&
+            strcmp(oid, OID_SUBJECT_DIRECTORY_ATTRIBUTES) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int ek_verify_cb(int ok, X509_STORE_CTX *ctx)
+{
+    if (!ok && X509_STORE_CTX_get_error(ctx) == X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION &&
+        X509_STORE_CTX_get_error_depth(ctx) == 0 &&
+        only_tcg_critical(X509_STORE_CTX_get_current_cert(ctx)))
+        return 1;
+    return ok;
+}
+
+/* The OpenSSL key of an EK public area we handle (RSA-2048 or ECC P-256). */
+static int ek_pkey(const uint8_t *ek_pub, size_t ek_pub_len, EVP_PKEY **key)
+{
+    TPM2B_PUBLIC ek;
+    size_t off = 0;
+
+    *key = NULL;
+    memset(&ek, 0, sizeof(ek));
+    if (Tss2_MU_TPM2B_PUBLIC_Unmarshal(ek_pub, ek_pub_len, &off, &ek) != TSS2_RC_SUCCESS ||
+        off != ek_pub_len)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "tpm: the EK public is not a marshalled TPM2B_PUBLIC");
+    if (ek.publicArea.type == TPM2_ALG_ECC)
+        return ek_ecc_key(&ek.publicArea, key);
+    return ek_rsa_key(&ek.publicArea, key);
+}
+
+int sworn_tpm_ek_cert_verify(const uint8_t *cert, size_t cert_len, const char *const *ca_files,
+                             size_t n_ca, const uint8_t *ek_pub, size_t ek_pub_len)
+{
+    X509_STORE *store = NULL;
+    X509_STORE_CTX *ctx = NULL;
+    X509 *x = NULL;
+    EVP_PKEY *ek = NULL, *cert_key;
+    int ret = -1;
+
+    SWORN_ENSURE(cert != NULL && ca_files != NULL && n_ca >= 1, SWORN_ERR_ARG,
+                 "tpm: an EK certificate check needs the certificate and at least one CA");
+    x = cert_parse(cert, cert_len, "the EK certificate");
+    if (x == NULL)
+        goto fail;
+    store = X509_STORE_new();
+    ctx = X509_STORE_CTX_new();
+    SWORN_ENSURE(store != NULL && ctx != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");
+    for (size_t i = 0; i < n_ca; i++)
+        SWORN_GUARD(store_add_file(store, ca_files[i]));
+    X509_STORE_set_verify_cb(store, ek_verify_cb);
+    SWORN_ENSURE(X509_STORE_CTX_init(ctx, store, x, NULL) == 1, SWORN_ERR_CRYPTO,
+                 "tpm: cannot set up certificate verification");
+    if (X509_verify_cert(ctx) != 1) {
+        int e = X509_STORE_CTX_get_error(ctx);
+
+        sworn_err_set(SWORN_ERR_VERIFY,
+                      "tpm: the EK certificate does not chain to the given CAs: %s (depth %d)",
+                      X509_verify_cert_error_string(e), X509_STORE_CTX_get_error_depth(ctx));
+        goto fail;
+    }
+    cert_key = X509_get0_pubkey(x);
+    SWORN_ENSURE(cert_key != NULL, SWORN_ERR_FORMAT,
+                 "tpm: the EK certificate's public key cannot be read");
+    SWORN_GUARD(sworn_roca_refuse_pkey(cert_key, "tpm: the EK certificate's RSA key"));
+    if (ek_pub != NULL) {
+        SWORN_GUARD(ek_pkey(ek_pub, ek_pub_len, &ek));
+        SWORN_ENSURE(EVP_PKEY_eq(cert_key, ek) == 1, SWORN_ERR_VERIFY,
+                     "tpm: the EK certificate is for another key than the EK public given");
+    }
+    ret = 0;
+fail:
+    ERR_clear_error();
+    EVP_PKEY_free(ek);
+    X509_STORE_CTX_free(ctx);
+    X509_STORE_free(store);
+    X509_free(x);
+    return ret;
+}
+
+int sworn_tpm_get_info(struct sworn_tpm *t, struct sworn_tpm_info *info)
+{
+    TPMS_CAPABILITY_DATA *cap = NULL;
+    TPMI_YES_NO more = TPM2_NO;
+    int have = 0, ret = -1;
+    TSS2_RC rc;
+
+    memset(info, 0, sizeof(*info));
+    /* The three properties lie in the fixed group, from TPM_PT_MANUFACTURER (0x105) up. */
+    rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                            TPM2_CAP_TPM_PROPERTIES, TPM2_PT_MANUFACTURER,
+                            TPM2_PT_FIRMWARE_VERSION_2 - TPM2_PT_MANUFACTURER + 1, &more, &cap);
+    if (rc != TSS2_RC_SUCCESS)
+        return tss_error(rc, "Esys_GetCapability (TPM properties)");
+    for (UINT32 i = 0; i < cap->data.tpmProperties.count && i < TPM2_MAX_TPM_PROPERTIES; i++) {
+        const TPMS_TAGGED_PROPERTY *p = &cap->data.tpmProperties.tpmProperty[i];
+
+        if (p->property == TPM2_PT_MANUFACTURER) {
+            info->manufacturer = p->value;
+            have |= 1;
+        } else if (p->property == TPM2_PT_FIRMWARE_VERSION_1) {
+            info->firmware_version_1 = p->value;
+            have |= 2;
+        } else if (p->property == TPM2_PT_FIRMWARE_VERSION_2) {
+            info->firmware_version_2 = p->value;
+            have |= 4;
+        }
+    }
+    SWORN_ENSURE(have == 7, SWORN_ERR_FORMAT,
+                 "tpm: the TPM did not report its manufacturer and firmware version");
+    /* Vendors pad short ids with NULs ("IBM\0") or spaces ("IFX "): the text stops at a NUL. */
+    for (int i = 0; i < 4; i++) {
+        char c = (char)(info->manufacturer >> (24 - 8 * i));
+
+        if (c == '\0')
+            break;
+        info->manufacturer_text[i] = c >= 0x20 && c < 0x7f ? c : '?';
+    }
+    info->firmware_version =
+        (uint64_t)info->firmware_version_1 << 32 | (uint64_t)info->firmware_version_2;
+    ret = 0;
+fail:
+    Esys_Free(cap);
+    return ret;
+}
+
+int sworn_quote_limiter_take(struct sworn_quote_limiter *l, uint64_t now_monotonic_ms)
+{
+    if (l->have_last) {
+        if (now_monotonic_ms < l->last_ms)
+            return 0;
+        if (now_monotonic_ms - l->last_ms < l->min_interval_ms)
+            return 0;
+    }
+    l->last_ms = now_monotonic_ms;
+    l->have_last = 1;
+    return 1;
 }

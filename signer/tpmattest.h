@@ -21,8 +21,11 @@
  * bind the AK to the EK without trusting the operator: the auditor, offline, encrypts a secret
  * to the EK's public key bound to the AK's name (sworn_tpm_make_credential); only the TPM that
  * holds that EK's private key AND has a loaded object with that name recovers the secret
- * (sworn_tpm_activate_credential). The EK is the RSA-2048 one of the TCG EK Credential Profile
- * (template L-1), the key swtpm_setup --createek and most TPMs certify.
+ * (sworn_tpm_activate_credential). The EK is either the RSA-2048 one of the TCG EK Credential
+ * Profile (template L-1) or its ECC NIST P-256 one (template L-2), the keys swtpm_setup
+ * --createek and most TPMs certify. An RSA EK with the ROCA fingerprint (CVE-2017-15361,
+ * common/roca.h) is refused: it is factorable from its public key, so a credential made for it
+ * proves nothing.
  *
  * Errors: -1 with sworn_err set; TSS failures carry the decoded response code. Not thread-safe
  * per context; separate contexts are independent.
@@ -53,6 +56,12 @@
 #define SWORN_TPM_CRED_VERSION 1u
 
 struct sworn_tpm; /* an open TCTI and ESYS context */
+
+/* The two EK kinds of credential activation. */
+enum sworn_tpm_ek_alg {
+    SWORN_TPM_EK_RSA = 1, /* RSA-2048, template L-1: the seed is RSA-OAEP encrypted */
+    SWORN_TPM_EK_ECC = 2, /* NIST P-256, template L-2: the seed is agreed by ECDH (KDFe) */
+};
 
 /* The attestation key: a transient handle while the context is open, and its public forms. */
 struct sworn_tpm_ak {
@@ -118,15 +127,23 @@ int sworn_tpm_read_ek_cert(struct sworn_tpm *t, uint8_t **der, size_t *der_len);
  */
 int sworn_tpm_ek_create(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len);
 
+/* The same for the ECC P-256 EK of template L-2 (tpm2_createek -G ecc -u form). */
+int sworn_tpm_ek_create_ecc(struct sworn_tpm *t, uint32_t *handle, uint8_t *pub, size_t *pub_len);
+
 /* Flush a transient object handle (errors ignored); *handle becomes ESYS_TR_NONE. */
 void sworn_tpm_flush(struct sworn_tpm *t, uint32_t *handle);
 
 /*
  * TPM2_MakeCredential in software, needing no TPM: protect secret (1..SWORN_TPM_CREDENTIAL_MAX
  * bytes) for the object named name (a SHA-256 TPM name, SWORN_TPM_NAME_LEN bytes) under the EK
- * whose marshalled TPM2B_PUBLIC is ek_pub (RSA-2048, nameAlg SHA-256, AES-128-CFB, restricted
- * decrypt). OUT: *out (malloc, the credential file of SWORN_TPM_CRED_MAGIC, *out_len bytes).
- * Errors: SWORN_ERR_FORMAT / SWORN_ERR_RANGE for an EK or name or secret we do not handle.
+ * whose marshalled TPM2B_PUBLIC is ek_pub (RSA-2048 or ECC P-256 with the point on the curve;
+ * nameAlg SHA-256, AES-128-CFB, restricted decrypt). The seed is RSA-OAEP(SHA-256, "IDENTITY")
+ * encrypted for an RSA EK, and for an ECC EK agreed by one-pass ECDH with a fresh ephemeral key
+ * (TPM 2.0 Part 1, Annex C.6.4): seed = KDFe(SHA-256, Z, "IDENTITY", x(ephemeral), x(EK)), the
+ * encrypted seed being the ephemeral point (TPMS_ECC_POINT). OUT: *out (malloc, the credential
+ * file of SWORN_TPM_CRED_MAGIC, *out_len bytes). Errors: SWORN_ERR_FORMAT / SWORN_ERR_RANGE for
+ * an EK or name or secret we do not handle; SWORN_ERR_VERIFY for an RSA EK with the ROCA
+ * fingerprint.
  */
 int sworn_tpm_make_credential(const uint8_t *ek_pub, size_t ek_pub_len, const uint8_t *name,
                               size_t name_len, const uint8_t *secret, size_t secret_len,
@@ -142,5 +159,64 @@ int sworn_tpm_make_credential(const uint8_t *ek_pub, size_t ek_pub_len, const ui
 int sworn_tpm_activate_credential(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, uint32_t ek,
                                   const uint8_t *cred, size_t cred_len,
                                   uint8_t secret[SWORN_TPM_CREDENTIAL_MAX], size_t *secret_len);
+
+/*
+ * Which EK a credential file was made for: SWORN_TPM_EK_RSA when its encrypted seed is 256
+ * bytes, SWORN_TPM_EK_ECC when it is a marshalled P-256 TPMS_ECC_POINT; -1 (SWORN_ERR_FORMAT)
+ * for a malformed file or another seed. Parses only, no crypto.
+ */
+int sworn_tpm_credential_ek_alg(const uint8_t *cred, size_t cred_len);
+
+/*
+ * Check an endorsement key certificate (DER, as the TPM's NV holds it, or PEM) against trust
+ * anchors: ca_files (n_ca >= 1 files of PEM certificates, or one DER certificate each) are all
+ * trusted, so give the vendor's root and its intermediate CAs. The chain must verify with
+ * OpenSSL's X509_verify_cert at the current time, with one narrow exception: a critical
+ * extension OpenSSL does not handle is accepted on the EK certificate itself (never on a CA)
+ * only when it is the TCG's subjectAltName (2.5.29.17) or subjectDirectoryAttributes (2.5.29.9),
+ * which the TCG EK Credential Profile puts there (with the TPM's manufacturer, model and
+ * version) and which OpenSSL versions differ in handling. An RSA certificate key with the ROCA
+ * fingerprint is refused. When ek_pub is not NULL (a marshalled TPM2B_PUBLIC of an EK we handle,
+ * RSA-2048 or ECC P-256), the certificate's public key must be that key.
+ * Errors: SWORN_ERR_FORMAT / _IO for unreadable inputs; SWORN_ERR_VERIFY when the chain does
+ * not verify, the key differs or has the ROCA fingerprint.
+ */
+int sworn_tpm_ek_cert_verify(const uint8_t *cert, size_t cert_len, const char *const *ca_files,
+                             size_t n_ca, const uint8_t *ek_pub, size_t ek_pub_len);
+
+/* What a TPM says about itself (TPM2_GetCapability, TPM_CAP_TPM_PROPERTIES). Self-reported: a
+ * record for the operator, not evidence (the quote's signed firmwareVersion is). */
+struct sworn_tpm_info {
+    uint32_t manufacturer;       /* TPM_PT_MANUFACTURER: 4 ASCII bytes, e.g. "IBM ", "IFX " */
+    char manufacturer_text[5];   /* the same up to a NUL, as a C string; other non-printable
+                                    bytes as '?' */
+    uint32_t firmware_version_1; /* TPM_PT_FIRMWARE_VERSION_1 (high 32 bits) */
+    uint32_t firmware_version_2; /* TPM_PT_FIRMWARE_VERSION_2 (low 32 bits) */
+    uint64_t firmware_version;   /* (v1 << 32) | v2: the value quotes carry as firmwareVersion */
+};
+
+/* Read the properties above. Errors: SWORN_ERR_IO / _CRYPTO from the TPM, _FORMAT when the TPM
+ * leaves one of them out. */
+int sworn_tpm_get_info(struct sworn_tpm *t, struct sworn_tpm_info *info);
+
+/*
+ * Quote rate limit (TPM-Fail, CVE-2019-11090 / CVE-2019-16863; firmware-notes section 4): every
+ * ECDSA signature the TPM makes is one timing sample for a lattice attack on the AK, so decisiond
+ * quotes at most once per min_interval_ms, never per request. Zero-initialise, then set
+ * min_interval_ms (0: no limit). Not thread-safe: one owner (decisiond's checkpoint timer).
+ */
+struct sworn_quote_limiter {
+    uint64_t min_interval_ms; /* the least time between two quotes */
+    uint64_t last_ms;         /* when the last allowed quote was taken (valid when have_last) */
+    int have_last;            /* 0 until the first quote */
+};
+
+/*
+ * Returns 1 when a quote may be made at now_monotonic_ms (CLOCK_MONOTONIC, in ms) and records
+ * it; 0 when it must wait (less than min_interval_ms since the last one, or a clock that went
+ * back before the last one, which a monotonic clock never does: refusing is the safe side). l
+ * must not be NULL.
+ */
+int sworn_quote_limiter_take(struct sworn_quote_limiter *l, uint64_t now_monotonic_ms);
 
 #endif

@@ -1181,7 +1181,7 @@ struct row_copy {
  * with the database lock released, so that visit may call back into the log. A non-zero return
  * from visit stops the walk and is returned.
  */
-static int walk_rows(struct sworn_log *log, const char *sql, int ncols,
+static int walk_rows(struct sworn_log *log, const char *sql, uint64_t min_size, int ncols,
                      int (*visit)(void *ctx, const struct row_copy *row), void *ctx)
 {
     sqlite3_stmt *st = NULL;
@@ -1194,6 +1194,7 @@ static int walk_rows(struct sworn_log *log, const char *sql, int ncols,
         ret = db_error(log, "prepare walk");
         goto unlock;
     }
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)(min_size > INT64_MAX ? INT64_MAX : min_size));
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (count == cap) {
             struct row_copy *grown = realloc(all, (cap ? cap * 2 : 16) * sizeof(*all));
@@ -1254,10 +1255,18 @@ int sworn_log_each_checkpoint(struct sworn_log *log,
                               int (*fn)(void *arg, uint64_t size, const char *note, size_t len),
                               void *arg)
 {
+    return sworn_log_each_checkpoint_from(log, 0, fn, arg);
+}
+
+int sworn_log_each_checkpoint_from(struct sworn_log *log, uint64_t min_size,
+                                   int (*fn)(void *arg, uint64_t size, const char *note,
+                                             size_t len),
+                                   void *arg)
+{
     struct checkpoint_visit v = {fn, arg};
 
-    return walk_rows(log, "SELECT size, note FROM checkpoints ORDER BY size", 1, visit_checkpoint,
-                     &v);
+    return walk_rows(log, "SELECT size, note FROM checkpoints WHERE size >= ?1 ORDER BY size",
+                     min_size, 1, visit_checkpoint, &v);
 }
 
 int sworn_log_put_quote(struct sworn_log *log, uint64_t size, const uint8_t *attest,
@@ -1322,10 +1331,19 @@ int sworn_log_each_quote(struct sworn_log *log,
                                    size_t attest_len, const uint8_t *sig, size_t sig_len),
                          void *arg)
 {
+    return sworn_log_each_quote_from(log, 0, fn, arg);
+}
+
+int sworn_log_each_quote_from(struct sworn_log *log, uint64_t min_size,
+                              int (*fn)(void *arg, uint64_t size, const uint8_t *attest,
+                                        size_t attest_len, const uint8_t *sig, size_t sig_len),
+                              void *arg)
+{
     struct quote_visit v = {fn, arg};
 
-    return walk_rows(log, "SELECT size, attest, signature FROM quotes ORDER BY size", 2,
-                     visit_quote, &v);
+    return walk_rows(log,
+                     "SELECT size, attest, signature FROM quotes WHERE size >= ?1 ORDER BY size",
+                     min_size, 2, visit_quote, &v);
 }
 
 int sworn_log_meta_set(struct sworn_log *log, const char *key, const char *value)

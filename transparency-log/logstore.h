@@ -166,6 +166,12 @@ int sworn_log_each_checkpoint(struct sworn_log *log,
                               int (*fn)(void *arg, uint64_t size, const char *note, size_t len),
                               void *arg);
 
+/* The same for the checkpoints of tree size >= min_size only (an incremental export). */
+int sworn_log_each_checkpoint_from(struct sworn_log *log, uint64_t min_size,
+                                   int (*fn)(void *arg, uint64_t size, const char *note,
+                                             size_t len),
+                                   void *arg);
+
 #define SWORN_LOG_QUOTE_MAX 4096 /* bytes in a stored TPMS_ATTEST or TPMT_SIGNATURE */
 
 /*
@@ -182,6 +188,12 @@ int sworn_log_each_quote(struct sworn_log *log,
                          int (*fn)(void *arg, uint64_t size, const uint8_t *attest,
                                    size_t attest_len, const uint8_t *sig, size_t sig_len),
                          void *arg);
+
+/* The same for the quotes of checkpoints of tree size >= min_size only. */
+int sworn_log_each_quote_from(struct sworn_log *log, uint64_t min_size,
+                              int (*fn)(void *arg, uint64_t size, const uint8_t *attest,
+                                        size_t attest_len, const uint8_t *sig, size_t sig_len),
+                              void *arg);
 
 /* A text setting kept in the database (the key file of sworn-log, for instance). */
 int sworn_log_meta_set(struct sworn_log *log, const char *key, const char *value);

@@ -192,17 +192,23 @@ static int export_quote(void *arg, uint64_t size, const uint8_t *attest, size_t 
  * Every stored checkpoint and quote of a tree no larger than n, under sworn/ (docs/formats.md):
  * what an auditor needs to check consistency between successive checkpoints and each quote.
  */
-static int export_history(struct sworn_log *log, uint64_t n, const char *dir)
+static int export_history(struct sworn_log *log, uint64_t n, uint64_t min_size, const char *dir)
 {
     struct history_out h = {dir, n};
 
-    if (sworn_log_each_checkpoint(log, export_checkpoint, &h) != 0)
+    if (sworn_log_each_checkpoint_from(log, min_size, export_checkpoint, &h) != 0)
         return -1;
-    return sworn_log_each_quote(log, export_quote, &h) != 0 ? -1 : 0;
+    return sworn_log_each_quote_from(log, min_size, export_quote, &h) != 0 ? -1 : 0;
 }
 
 int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
                          uint64_t *exported_size)
+{
+    return sworn_tiledir_export_since(log, size, dir, 0, exported_size);
+}
+
+int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char *dir,
+                               uint64_t since, uint64_t *exported_size)
 {
     char *note = malloc(SWORN_NOTE_MAX_LEN + 1);
     uint8_t *buf = malloc(SWORN_TILE_BUNDLE_MAX);
@@ -213,6 +219,8 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
 
     SWORN_ENSURE(note != NULL && buf != NULL, SWORN_ERR_NOMEM, "export: out of memory");
     SWORN_GUARD(sworn_log_get_checkpoint(log, size, note, SWORN_NOTE_MAX_LEN + 1, &note_len, &n));
+    SWORN_ENSURE(since <= n, SWORN_ERR_ARG, "export: since %llu is beyond the checkpoint's %llu",
+                 (unsigned long long)since, (unsigned long long)n);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         sworn_err_set(SWORN_ERR_IO, "mkdir %s: %s", dir, strerror(errno));
         goto fail;
@@ -220,7 +228,8 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
     for (int level = 0; level <= SWORN_TILE_MAX_LEVEL && level_size(n, level) > 0; level++) {
         uint64_t tiles = (level_size(n, level) - 1) / SWORN_TILE_WIDTH + 1;
 
-        for (uint64_t t = 0; t < tiles; t++) {
+        /* Tiles wholly inside the tree of `since` entries are already there, unchanged. */
+        for (uint64_t t = level_size(since, level) / SWORN_TILE_WIDTH; t < tiles; t++) {
             struct sworn_tile_id id = {.level = level, .index = t};
 
             SWORN_GUARD(sworn_log_read_tile(log, n, level, t, buf, &id.width));
@@ -228,7 +237,7 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
             SWORN_GUARD(write_immutable(path, buf, (size_t)id.width * SWORN_HASH_LEN));
         }
     }
-    for (uint64_t t = 0; n > 0 && t <= (n - 1) / SWORN_TILE_WIDTH; t++) {
+    for (uint64_t t = since / SWORN_TILE_WIDTH; n > 0 && t <= (n - 1) / SWORN_TILE_WIDTH; t++) {
         struct sworn_tile_id id = {.level = SWORN_TILE_LEVEL_ENTRIES, .index = t};
         size_t len;
 
@@ -240,7 +249,7 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
         SWORN_GUARD(receipts_file(dir, &id, path));
         SWORN_GUARD(write_immutable(path, buf, len));
     }
-    SWORN_GUARD(export_history(log, n, dir));
+    SWORN_GUARD(export_history(log, n, since == 0 ? 0 : since + 1, dir));
     /* Last, so that a reader who sees this checkpoint finds every tile it names. */
     SWORN_GUARD(join(dir, "checkpoint", path));
     SWORN_GUARD(sworn_file_replace(path, note, note_len, 0644));

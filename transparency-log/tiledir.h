@@ -36,6 +36,18 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
                          uint64_t *exported_size);
 
 /*
+ * The same, writing only what a tree grown from `since` entries to the checkpoint's size adds:
+ * the hash tiles and entry and receipts bundles from the one that held entry `since` on (at every
+ * level), the checkpoints and quotes of tree sizes above `since`, and the checkpoint file. A
+ * folder already exported at size `since` ends up as a full export would leave it, plus the
+ * partial tiles of the earlier exports (readers of earlier checkpoints still need them), at a
+ * cost that depends on the growth, not on the log's size (decisiond exports after every
+ * checkpoint). since = 0 is a full export. since must not exceed the checkpoint's size.
+ */
+int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char *dir,
+                               uint64_t since, uint64_t *exported_size);
+
+/*
  * Read the tiles folder dir: verify its checkpoint with the nkeys verifiers (note.h rules),
  * create a new log database at db_path (which must not exist) holding its entries, and check that
  * the root and every hash tile match. On success *out is the open log (close it), holding the

@@ -171,6 +171,8 @@ const char *sv_quote_reason_name(enum sv_quote_reason r)
         return "signature-invalid";
     case SV_QUOTE_INTERNAL:
         return "internal";
+    case SV_QUOTE_FIRMWARE:
+        return "firmware-version";
     }
     return "unknown";
 }
@@ -542,6 +544,12 @@ enum sv_quote_reason sv_quote_check(const struct sv_quote_policy *policy, const 
                           "signature does not verify with the AK over SHA-256(attest)");
         }
     }
+    /* Only a signed firmwareVersion is worth judging (see quote.h). */
+    if (rc == SV_QUOTE_OK && res.firmware_version < policy->min_firmware_version)
+        rc = fail(SV_QUOTE_FIRMWARE, why, why_cap,
+                  "TPM firmwareVersion 0x%016llx is below the policy's floor 0x%016llx",
+                  (unsigned long long)res.firmware_version,
+                  (unsigned long long)policy->min_firmware_version);
     EVP_MD_CTX_free(md);
     OPENSSL_free(der);
     EVP_PKEY_free(pkey);

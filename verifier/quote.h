@@ -25,7 +25,10 @@
  *     pcrDigest == SHA-256(expected values of the selected PCRs in index order), no trailing
  *     bytes;
  *   - sig is ECDSA with SHA-256, r and s 1..32 bytes, no trailing bytes, and verifies with the
- *     AK over SHA-256(attest).
+ *     AK over SHA-256(attest);
+ *   - when the policy sets min_firmware_version, the attest's firmwareVersion is at least that
+ *     (checked after the signature, so SV_QUOTE_FIRMWARE is a verdict on a genuine quote of an
+ *     old TPM firmware, never on a forged number).
  * The signature is checked last so that each wrong input gets its own reason; nothing read from
  * attest is trusted (out is filled) unless the whole check returns SV_QUOTE_OK.
  *
@@ -63,11 +66,16 @@ enum sv_quote_reason {
     SV_QUOTE_SIG_ALG,      /* not ECDSA with SHA-256 */
     SV_QUOTE_SIG_INVALID,  /* the signature does not verify with the AK */
     SV_QUOTE_INTERNAL,     /* OpenSSL failed (allocation); not a verdict on the input */
+    SV_QUOTE_FIRMWARE,     /* a genuine quote, but the TPM's firmwareVersion is below the
+                              policy's floor (known firmware flaws, firmware-notes) */
 };
 
 struct sv_quote_policy {
     uint32_t pcr_mask; /* bit i set: PCR i of the sha256 bank must be selected (i < 24) */
     uint8_t pcr_values[SV_QUOTE_PCR_COUNT][32]; /* expected value of each selected PCR */
+    /* Lowest acceptable TPMS_ATTEST.firmwareVersion (the vendor's 64-bit value, compared as an
+     * unsigned integer); 0: no floor, so a zero-initialised policy keeps the checks above. */
+    uint64_t min_firmware_version;
 };
 
 /* The clock of one quote (TPMS_CLOCK_INFO), what sv_quote_time_order compares. */

@@ -11,7 +11,9 @@
  *   - an accepted quote has an AK that sv_quote_ak_name accepts with the same names;
  *   - an accepted quote's clockInfo is the bytes of the attest header it came from;
  *   - the accepted attest really carries TPM_GENERATED_VALUE and TPM_ST_ATTEST_QUOTE;
- *   - a reason always has a name and a message.
+ *   - a reason always has a name and a message;
+ *   - an accepted quote passes a firmware floor equal to its firmwareVersion and is refused
+ *     (SV_QUOTE_FIRMWARE) with a floor one above it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,6 +79,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             res.clock.restart_count != be(att + 88, 4) || res.clock.safe != att[92] ||
             res.firmware_version != be(att + 93, 8))
             abort();
+        /* The firmware floor: the quote's own version passes, one above it does not. */
+        {
+            struct sv_quote_result again;
+            uint64_t fw = res.firmware_version;
+
+            policy.min_firmware_version = fw;
+            if (sv_quote_check(&policy, ak, ak_len, att, att_len, sig, sig_len, extra, &again, why,
+                               sizeof(why)) != SV_QUOTE_OK)
+                abort();
+            if (fw != UINT64_MAX) {
+                policy.min_firmware_version = fw + 1;
+                if (sv_quote_check(&policy, ak, ak_len, att, att_len, sig, sig_len, extra, &again,
+                                   why, sizeof(why)) != SV_QUOTE_FIRMWARE)
+                    abort();
+            }
+            policy.min_firmware_version = 0;
+        }
     }
     /* the AK parser alone, on the whole input as well */
     (void)sv_quote_ak_name(data, size, name, qn, why, sizeof(why));

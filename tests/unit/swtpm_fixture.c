@@ -327,18 +327,81 @@ static int launch(struct sworn_test_swtpm *t, long wait_ms, int quiet)
     return -1;
 }
 
-int sworn_test_swtpm_start(struct sworn_test_swtpm *t)
+/* Write a file that must be written (test fixture: failures are reported, not survived). */
+static int put_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    if (f == NULL)
+        return fail("cannot create %s: %s", path, strerror(errno));
+    if (fputs(text, f) == EOF || fclose(f) != 0)
+        return fail("cannot write %s", path);
+    return 0;
+}
+
+/*
+ * The configuration that makes swtpm_setup's certificate tool (swtpm_localca) keep its CA in
+ * <dir>/ca rather than the system's /var/lib/swtpm-localca: a private CA per test.
+ */
+static int write_localca_config(struct sworn_test_swtpm *t, char **setup_conf)
+{
+    char *ca = sworn_test_path(t->dir, SWORN_TEST_SWTPM_CA_DIR);
+    char *localca = sworn_test_path(ca, "swtpm-localca.conf");
+    char *options = sworn_test_path(ca, "swtpm-localca.options");
+    char text[4096];
+    int rc = -1;
+
+    *setup_conf = sworn_test_path(ca, "swtpm_setup.conf");
+    if (mkdir(ca, 0700) != 0) {
+        fail("mkdir %s: %s", ca, strerror(errno));
+        goto out;
+    }
+    snprintf(text, sizeof(text),
+             "statedir = %s\nsigningkey = %s/signkey.pem\nissuercert = %s/issuercert.pem\n"
+             "certserial = %s/certserial\n",
+             ca, ca, ca, ca);
+    if (put_text(localca, text) < 0 || put_text(options, "") < 0)
+        goto out;
+    snprintf(text, sizeof(text),
+             "create_certs_tool = swtpm_localca\ncreate_certs_tool_config = %s\n"
+             "create_certs_tool_options = %s\nactive_pcr_banks = sha256\n",
+             localca, options);
+    if (put_text(*setup_conf, text) < 0)
+        goto out;
+    rc = 0;
+out:
+    free(ca);
+    free(localca);
+    free(options);
+    return rc;
+}
+
+static int start(struct sworn_test_swtpm *t, int ek_certs)
 {
     memset(t, 0, sizeof(*t));
     t->dir = sworn_test_tmpdir("swtpm");
     t->state = sworn_test_path(t->dir, "state");
     if (mkdir(t->state, 0700) != 0)
         return fail("mkdir %s: %s", t->state, strerror(errno));
-    /* A manufactured TPM 2.0 state; no EK or certificates, which nothing here needs. */
-    {
+    if (!ek_certs) {
+        /* A manufactured TPM 2.0 state; no EK or certificates, which most tests do not need. */
         char *argv[] = {"swtpm_setup", "--tpm2", "--tpmstate", t->state, NULL};
 
         if (run(t, argv) < 0)
+            return -1;
+    } else {
+        char *conf = NULL;
+        int rc = write_localca_config(t, &conf);
+
+        if (rc == 0) {
+            char *argv[] = {"swtpm_setup", "--tpm2", "--tpmstate",       t->state,
+                            "--config",    conf,     "--create-ek-cert", "--write-ek-cert-files",
+                            t->dir,        NULL};
+
+            rc = run(t, argv);
+        }
+        free(conf);
+        if (rc < 0)
             return -1;
     }
     for (int i = 0; i < START_ATTEMPTS; i++) {
@@ -349,6 +412,16 @@ int sworn_test_swtpm_start(struct sworn_test_swtpm *t)
             return 0;
     }
     return -1;
+}
+
+int sworn_test_swtpm_start(struct sworn_test_swtpm *t)
+{
+    return start(t, 0);
+}
+
+int sworn_test_swtpm_start_ek(struct sworn_test_swtpm *t)
+{
+    return start(t, 1);
 }
 
 void sworn_test_swtpm_stop(struct sworn_test_swtpm *t)
@@ -481,5 +554,20 @@ int sworn_test_swtpm_teardown(void **state)
 
     sworn_test_swtpm_stop(t);
     free(t);
+    return 0;
+}
+
+int sworn_test_swtpm_setup_ek(void **state)
+{
+    struct sworn_test_swtpm *t = calloc(1, sizeof(*t));
+
+    if (t == NULL)
+        return -1;
+    if (sworn_test_swtpm_start_ek(t) < 0) {
+        sworn_test_swtpm_stop(t);
+        free(t);
+        return -1;
+    }
+    *state = t;
     return 0;
 }

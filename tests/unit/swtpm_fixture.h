@@ -36,6 +36,20 @@ struct sworn_test_swtpm {
 /* Make a fresh TPM state and start swtpm on free ports; waits until it accepts connections. */
 int sworn_test_swtpm_start(struct sworn_test_swtpm *t);
 
+/*
+ * As sworn_test_swtpm_start, but the TPM is manufactured with EK certificates (swtpm_setup
+ * --create-ek-cert): an RSA-2048 EK certificate in NV 0x01c00002 and an ECC (P-384, swtpm 0.7)
+ * one in NV 0x01c00016, copies in <dir>/ek-rsa2048.crt and <dir>/ek-secp384r1.crt (DER), issued
+ * by a private swtpm_localca CA made in <dir>/ca (never the system's /var/lib/swtpm-localca):
+ * its root is <dir>/SWORN_TEST_SWTPM_CA_ROOT and the issuing intermediate
+ * <dir>/SWORN_TEST_SWTPM_CA_ISSUER (PEM).
+ */
+int sworn_test_swtpm_start_ek(struct sworn_test_swtpm *t);
+
+#define SWORN_TEST_SWTPM_CA_DIR "ca"
+#define SWORN_TEST_SWTPM_CA_ROOT "ca/swtpm-localca-rootca-cert.pem"
+#define SWORN_TEST_SWTPM_CA_ISSUER "ca/issuercert.pem"
+
 /* Kill swtpm (if running) and remove the folder. Safe on a zeroed or half-started fixture. */
 void sworn_test_swtpm_stop(struct sworn_test_swtpm *t);
 
@@ -73,6 +87,8 @@ int sworn_test_swtpm_sh(struct sworn_test_swtpm *t, const char *cmd);
 /* cmocka setup: a fresh swtpm (struct sworn_test_swtpm in *state); teardown stops and frees it. */
 int sworn_test_swtpm_setup(void **state);
 int sworn_test_swtpm_teardown(void **state);
+/* The same with sworn_test_swtpm_start_ek (teardown: sworn_test_swtpm_teardown). */
+int sworn_test_swtpm_setup_ek(void **state);
 
 /* sworn_test_swtpm_sh with a printf-style command line (at most 8 KiB). */
 int sworn_test_swtpm_shf(struct sworn_test_swtpm *t, const char *fmt, ...)

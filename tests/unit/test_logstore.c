@@ -389,6 +389,73 @@ static void test_receipts_beside_entries(void **state)
     free(tiles);
 }
 
+/*
+ * An incremental export (what decisiond does after each checkpoint) leaves the folder as a full
+ * export of the same checkpoint does (tiles, partial tiles, entry and receipts bundles, every
+ * checkpoint and quote), plus the partial tiles of the earlier exports. Compared with diff -r.
+ */
+static void test_incremental_export(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    struct sworn_note_signer *signers[1] = {&signer};
+    char *key = sworn_test_path(f->dir, "log.key"), *inc = sworn_test_path(f->dir, "inc");
+    char *full = sworn_test_path(f->dir, "full"), vkey[SWORN_NOTE_VKEY_MAX + 1], note[4096];
+    char cmd[1024];
+    size_t len;
+    uint64_t size, exported = 0, steps[] = {300, 512, 513, 70000};
+    uint64_t next = 0;
+
+    assert_int_equal(sworn_note_keygen_ed25519("test.sworn.example/log", key, vkey, sizeof(vkey)),
+                     0);
+    assert_int_equal(sworn_note_signer_open_file(key, NULL, &signer), 0);
+    for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+        /* One transaction per step: the steps, not the fsyncs, are what this test is about. */
+        size_t n = (size_t)(steps[k] - next);
+        const uint8_t **ep = calloc(n, sizeof(*ep)), **rp = calloc(n, sizeof(*rp));
+        size_t *el = calloc(n, sizeof(*el)), *rl = calloc(n, sizeof(*rl));
+        char(*text)[32] = calloc(n, sizeof(*text));
+        uint64_t first;
+
+        assert_true(ep != NULL && rp != NULL && el != NULL && rl != NULL && text != NULL);
+        for (size_t i = 0; i < n; i++, next++) {
+            el[i] =
+                (size_t)snprintf(text[i], sizeof(text[i]), "entry %llu", (unsigned long long)next);
+            ep[i] = (const uint8_t *)text[i];
+            rp[i] = (const uint8_t *)"RCPT!";
+            rl[i] = next % 3 == 0 ? 5u : 0u;
+        }
+        assert_int_equal(sworn_log_append_receipts(f->log, ep, el, rp, rl, n, &first), 0);
+        free(ep);
+        free(rp);
+        free(el);
+        free(rl);
+        free(text);
+        assert_int_equal(sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &len, &size),
+                         0);
+        assert_int_equal(sworn_log_put_quote(f->log, size, (const uint8_t *)"ATTEST", 6,
+                                             (const uint8_t *)"SIG", 3),
+                         0);
+        assert_int_equal(sworn_tiledir_export_since(f->log, size, inc, exported, &exported), 0);
+        assert_int_equal(exported, steps[k]);
+    }
+    /* since beyond the checkpoint is refused. */
+    assert_int_equal(sworn_tiledir_export_since(f->log, size, inc, size + 1, NULL), -1);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, full, NULL), 0);
+    /* Every file of the full export is in the incremental one with the same bytes; the only
+     * extra files are the partial tiles and bundles of the earlier, smaller trees (readers of
+     * the earlier checkpoints still fetch them). */
+    snprintf(cmd, sizeof(cmd),
+             "diff -r %s %s > %s/diff.txt; test $? -le 1 && "
+             "! grep -v '^Only in %s.*: [0-9][0-9][0-9]\\.p$' %s/diff.txt",
+             inc, full, f->dir, inc, f->dir);
+    assert_int_equal(system(cmd), 0);
+    sworn_note_signer_close(&signer);
+    free(key);
+    free(inc);
+    free(full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +470,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_database_refused, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_create_and_open_refusals, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_incremental_export, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_receipts_beside_entries, sworn_test_log_setup,
                                         sworn_test_log_teardown),

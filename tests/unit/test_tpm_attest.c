@@ -14,6 +14,10 @@
  *      extraData; a second quote's clock is not behind the first's.
  *   4. With EK certificates in NV, provision writes the ECC one, equal to tpm2_nvread's bytes.
  *   5. Usage errors exit 2; a TCTI with nothing behind it exits 1.
+ *   6. Firmware floor: provision's tpm.info records the manufacturer (IBM for swtpm) and the
+ *      firmware version, which equals the firmwareVersion of the signed quote; the verifier
+ *      accepts the quote with that floor and refuses it (SV_QUOTE_FIRMWARE) one above.
+ *   7. The quote rate limiter allows one quote per interval and never a clock going back.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -31,6 +35,7 @@
 #include "swtpm_fixture.h"
 #include "quote.h"
 #include "testutil.h"
+#include "tpmattest.h"
 
 #define CMD_MAX 4096
 #define HEX_MAX 129
@@ -341,6 +346,49 @@ static void test_quote_checked_by_tpm2_checkquote(void **state)
                            attest_len[0], (const uint8_t *)sig, sig_len, qual, &res, why,
                            sizeof(why)) != SV_QUOTE_OK)
             fail_msg("our quote checker refuses sworn-tpm's quote: %s", why);
+        /* The firmware version provision recorded (TPM_PT_FIRMWARE_VERSION_1 and _2, asked
+         * with GetCapability) is the one the quote carries, signed; a floor at it passes, one
+         * above it refuses the genuine quote with its own reason. */
+        {
+            char *ip = sworn_test_path(t->dir, "p/tpm.info");
+            char *info = sworn_test_read_file(ip, NULL);
+            const char *fw_line = strstr(info, "\nfirmware_version 0x");
+            struct sv_quote_result floor_res;
+            unsigned long long fw;
+
+            assert_non_null(fw_line);
+            assert_int_equal(sscanf(fw_line, "\nfirmware_version 0x%llx", &fw), 1);
+            assert_true(fw == res.firmware_version);
+            assert_true(fw != 0);
+            /* swtpm says it is IBM's (libtpms): "IBM\0" as TPM_PT_MANUFACTURER. */
+            assert_non_null(strstr(info, "manufacturer IBM\nmanufacturer_id 0x49424d00\n"));
+            policy.min_firmware_version = fw;
+            assert_int_equal(sv_quote_check(&policy, (const uint8_t *)ak, ak_len,
+                                            (const uint8_t *)attest[0], attest_len[0],
+                                            (const uint8_t *)sig, sig_len, qual, &floor_res, why,
+                                            sizeof(why)),
+                             SV_QUOTE_OK);
+            policy.min_firmware_version = fw + 1;
+            assert_int_equal(sv_quote_check(&policy, (const uint8_t *)ak, ak_len,
+                                            (const uint8_t *)attest[0], attest_len[0],
+                                            (const uint8_t *)sig, sig_len, qual, &floor_res, why,
+                                            sizeof(why)),
+                             SV_QUOTE_FIRMWARE);
+            assert_string_equal(sv_quote_reason_name(SV_QUOTE_FIRMWARE), "firmware-version");
+            assert_non_null(strstr(why, "below the policy's floor"));
+            /* A forged quote is still refused for what it is, not for its firmware number. */
+            policy.min_firmware_version = UINT64_MAX;
+            memcpy(other, qual, 32);
+            other[0] ^= 1;
+            assert_int_equal(sv_quote_check(&policy, (const uint8_t *)ak, ak_len,
+                                            (const uint8_t *)attest[0], attest_len[0],
+                                            (const uint8_t *)sig, sig_len, other, &floor_res, why,
+                                            sizeof(why)),
+                             SV_QUOTE_EXTRA);
+            policy.min_firmware_version = 0;
+            free(info);
+            free(ip);
+        }
         memcpy(other, qual, 32);
         other[0] ^= 1;
         assert_int_not_equal(sv_quote_check(&policy, (const uint8_t *)ak, ak_len,
@@ -362,21 +410,14 @@ static void test_quote_checked_by_tpm2_checkquote(void **state)
 }
 
 /*
- * With EK certificates in NV (swtpm_setup --create-ek-cert, signed by swtpm's local CA),
+ * With EK certificates in NV (swtpm_setup --create-ek-cert, signed by a private local CA),
  * provision copies the ECC one, byte for byte what tpm2_nvread reads, and it parses as X.509.
  */
 static void test_provision_copies_ek_cert(void **state)
 {
     struct sworn_test_swtpm *t = *state;
 
-    assert_int_equal(sworn_test_swtpm_kill(t), 0);
-    assert_int_equal(sworn_test_swtpm_shf(
-                         t,
-                         "swtpm_setup --tpm2 --tpmstate '%s' --overwrite --ecc --create-ek-cert "
-                         "> '%s/setup.log' 2>&1",
-                         t->state, t->dir),
-                     0);
-    assert_int_equal(sworn_test_swtpm_restart(t), 0);
+    /* The fixture's TPM has EK certificates from a CA of its own (sworn_test_swtpm_setup_ek). */
     provision(t, "pe");
     assert_int_equal(
         sworn_test_swtpm_shf(t,
@@ -384,6 +425,35 @@ static void test_provision_copies_ek_cert(void **state)
                              "pe/ek.cert.der && openssl x509 -inform der -in pe/ek.cert.der -noout",
                              t->dir),
         0);
+}
+
+/* The quote rate limit decisiond applies (tpmattest.h; TPM-Fail, firmware-notes 4). */
+static void test_quote_limiter(void **state)
+{
+    struct sworn_quote_limiter l;
+
+    (void)state;
+    memset(&l, 0, sizeof(l));
+    l.min_interval_ms = 1000;
+    /* The first quote is always allowed, at any clock value (even 0). */
+    assert_int_equal(sworn_quote_limiter_take(&l, 0), 1);
+    assert_int_equal(sworn_quote_limiter_take(&l, 0), 0);
+    assert_int_equal(sworn_quote_limiter_take(&l, 999), 0);
+    /* Exactly the interval later: allowed, and the interval restarts from there. */
+    assert_int_equal(sworn_quote_limiter_take(&l, 1000), 1);
+    assert_int_equal(sworn_quote_limiter_take(&l, 1999), 0);
+    /* Refused attempts do not push the next allowed time back. */
+    assert_int_equal(sworn_quote_limiter_take(&l, 2000), 1);
+    /* A clock behind the last quote (never on CLOCK_MONOTONIC): wait, do not quote. */
+    assert_int_equal(sworn_quote_limiter_take(&l, 1500), 0);
+    assert_true(l.last_ms == 2000);
+    /* Far apart, near the top of the range: no overflow. */
+    assert_int_equal(sworn_quote_limiter_take(&l, UINT64_MAX - 5), 1);
+    assert_int_equal(sworn_quote_limiter_take(&l, UINT64_MAX), 0);
+    /* No limit configured: every call may quote. */
+    memset(&l, 0, sizeof(l));
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(sworn_quote_limiter_take(&l, 42), 1);
 }
 
 static void test_usage_and_dead_tcti(void **state)
@@ -433,8 +503,9 @@ int main(void)
                                         sworn_test_swtpm_teardown),
         cmocka_unit_test_setup_teardown(test_quote_checked_by_tpm2_checkquote,
                                         sworn_test_swtpm_setup, sworn_test_swtpm_teardown),
-        cmocka_unit_test_setup_teardown(test_provision_copies_ek_cert, sworn_test_swtpm_setup,
+        cmocka_unit_test_setup_teardown(test_provision_copies_ek_cert, sworn_test_swtpm_setup_ek,
                                         sworn_test_swtpm_teardown),
+        cmocka_unit_test(test_quote_limiter),
         cmocka_unit_test_setup_teardown(test_usage_and_dead_tcti, sworn_test_swtpm_setup,
                                         sworn_test_swtpm_teardown),
     };
