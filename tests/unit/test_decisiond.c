@@ -28,10 +28,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "err.h"
 #include "frame.h"
 #include "logstore.h"
 #include "merkle.h"
+#include "note.h"
+#include "quote.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 
@@ -664,6 +668,167 @@ static void test_budget_survives_crash(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+struct quote_walk {
+    struct sworn_log *log;
+    const uint8_t *ak;
+    size_t ak_len;
+    const uint8_t *pcr23_first, *pcr23_second; /* PCR 23 after each measured start */
+    uint64_t second_start;                     /* index of the second Startup entry */
+    struct sv_quote_clock prev;
+    int count;
+};
+
+/* Each stored quote verifies with the independent checker against its checkpoint and the PCR 23
+ * value of the measured start, and TPM time goes forward from one to the next. */
+static int check_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                       const uint8_t *sig, size_t sig_len)
+{
+    struct quote_walk *w = arg;
+    struct sv_quote_policy policy;
+    struct sv_quote_result res;
+    struct sworn_note note;
+    char text[4096], why[256];
+    size_t len;
+    uint64_t got;
+    uint8_t extra[32];
+    enum sv_quote_reason r;
+
+    memset(&policy, 0, sizeof(policy));
+    policy.pcr_mask = 1u << 23;
+    /* A checkpoint that includes the second Startup entry was quoted after the second start. */
+    memcpy(policy.pcr_values[23], size > w->second_start ? w->pcr23_second : w->pcr23_first, 32);
+    assert_int_equal(sworn_log_get_checkpoint(w->log, size, text, sizeof(text), &len, &got), 0);
+    assert_int_equal(sworn_note_parse(text, len, &note), 0);
+    EVP_Digest(note.text, note.text_len, extra, NULL, EVP_sha256(), NULL);
+    r = sv_quote_check(&policy, w->ak, w->ak_len, attest, attest_len, sig, sig_len, extra, &res,
+                       why, sizeof(why));
+    if (r != SV_QUOTE_OK)
+        fail_msg("quote of checkpoint %llu: %s: %s", (unsigned long long)size,
+                 sv_quote_reason_name(r), why);
+    if (w->count > 0)
+        assert_int_equal(sv_quote_time_order(&w->prev, &res.clock, NULL), SV_ORDER_OK);
+    w->prev = res.clock;
+    w->count++;
+    return 0;
+}
+
+static Sworn__V1__Entry *read_entry(struct sworn_log *log, uint64_t index)
+{
+    uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+    size_t len;
+
+    assert_int_equal(sworn_log_read_entry(log, index, entry, sizeof(entry), &len), 0);
+    return sworn_frame_unpack_entry(entry, len);
+}
+
+/*
+ * Issue 4 through the daemon: the Startup entry lists what was measured, its digests are those of
+ * the files, replaying them onto PCR 23 before gives PCR 23 after, and every quote of every
+ * checkpoint verifies (our own checker: AK, magic, type, signer, extraData = SHA-256 of the
+ * checkpoint text, PCR 23 = the measured value, signature) in TPM time order. A restart measures
+ * again, starting from the value the previous start left.
+ */
+static void test_measured_start_and_quotes(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Entry *first, *second = NULL;
+    struct sworn_log *log;
+    struct quote_walk w;
+    char *ak_dir, *ak_path;
+    uint8_t *ak;
+    size_t ak_len;
+    uint64_t second_index = 0;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--file-key"), 0);
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "m-%d", i);
+        r = decide(&s, id, "/allowed/m");
+        expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        sleep_ms(1100); /* a checkpoint (and a quote, one per second at most) in between */
+    }
+    /* A second start on the same TPM measures again. */
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = decide(&s, "m-after", "/allowed/m");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* The auditor's AK, from the same TPM (swtpm is still running). */
+    ak_dir = sworn_test_path(s.dir, "ak");
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "mkdir -p ak && \"%s\" provision --tcti \"$TCTI\" "
+                                    "--out-dir ak >/dev/null 2>&1",
+                                    sworn_test_bin("SWORN_TPM_BIN")),
+                     0);
+    ak_path = sworn_test_path(ak_dir, "ak.pub");
+    ak = (uint8_t *)sworn_test_read_file(ak_path, &ak_len);
+
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    first = read_entry(log, 0);
+    assert_non_null(first);
+    assert_int_equal(first->kind_case, SWORN__V1__ENTRY__KIND_STARTUP);
+    assert_int_equal(first->startup->n_files, 3);
+    {
+        /* The digests are the files' own, and they replay onto PCR 23. */
+        uint8_t pcr[32], cat[64];
+
+        memcpy(pcr, first->startup->pcr23_before.data, 32);
+        for (size_t i = 0; i < first->startup->n_files; i++) {
+            const Sworn__V1__MeasuredFile *mf = first->startup->files[i];
+            size_t flen;
+            char *data = sworn_test_read_file(mf->path, &flen);
+            uint8_t h[32];
+
+            assert_true(mf->path[0] == '/');
+            EVP_Digest(data, flen, h, NULL, EVP_sha256(), NULL);
+            assert_memory_equal(h, mf->sha256.data, 32);
+            free(data);
+            memcpy(cat, pcr, 32);
+            memcpy(cat + 32, mf->sha256.data, 32);
+            EVP_Digest(cat, 64, pcr, NULL, EVP_sha256(), NULL);
+        }
+        assert_memory_equal(pcr, first->startup->pcr23.data, 32);
+    }
+    for (uint64_t i = 1; i < sworn_log_size(log) && second == NULL; i++) {
+        Sworn__V1__Entry *e = read_entry(log, i);
+
+        assert_non_null(e);
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_STARTUP) {
+            second = e;
+            second_index = i;
+        } else {
+            sworn__v1__entry__free_unpacked(e, NULL);
+        }
+    }
+    assert_non_null(second);
+    /* The second start began where the first left PCR 23. */
+    assert_memory_equal(second->startup->pcr23_before.data, first->startup->pcr23.data, 32);
+
+    /* Quotes of the first run show the first start's PCR 23; of the second run, the second's. */
+    memset(&w, 0, sizeof(w));
+    w.log = log;
+    w.ak = ak;
+    w.ak_len = ak_len;
+    w.pcr23_first = first->startup->pcr23.data;
+    w.pcr23_second = second->startup->pcr23.data;
+    w.second_start = second_index;
+    assert_int_equal(sworn_log_each_quote(log, check_quote, &w), 0);
+    assert_true(w.count >= 3);
+    sworn_log_close(log);
+    sworn__v1__entry__free_unpacked(first, NULL);
+    sworn__v1__entry__free_unpacked(second, NULL);
+    free(ak);
+    free(ak_path);
+    free(ak_dir);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -672,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_escalations),
         cmocka_unit_test(test_policy_reload),
         cmocka_unit_test(test_budget_survives_crash),
+        cmocka_unit_test(test_measured_start_and_quotes),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {
