@@ -1,7 +1,8 @@
 /*
  * fuzz_frame.c -- libFuzzer target for decisiond/frame.c: the input is read as a byte stream of
  * frames by the incremental decoder (fed in chunks of varying size), and every complete body,
- * and the whole input itself, is decoded as an AuthorizationRequest, a DecisionReply and an Entry.
+ * and the whole input itself, is decoded as an AuthorizationRequest, a DecisionReply, an Entry,
+ * an AdminRequest and an AdminResponse.
  *
  * Besides not crashing, it checks properties that a lax decoder would break:
  *   - the decoder never hands out a body longer than SWORN_FRAME_MAX or of the wrong length, and
@@ -31,6 +32,32 @@ static void same(const uint8_t *want, size_t want_len, uint8_t *got, size_t got_
     if (got == NULL || got_len != want_len + hdr || memcmp(got + hdr, want, want_len) != 0)
         abort();
     free(got);
+}
+
+/* The admin socket's two message types, with the same properties. */
+static void check_admin(const uint8_t *p, size_t len)
+{
+    Sworn__V1__AdminRequest *q = sworn_frame_unpack_admin_request(p, len);
+    Sworn__V1__AdminResponse *a = sworn_frame_unpack_admin_response(p, len);
+    uint8_t *out;
+    size_t out_len;
+
+    if (q == NULL) {
+        refused();
+    } else {
+        if (sworn_frame_pack_admin_request(q, &out, &out_len) != 0)
+            abort();
+        same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
+        sworn__v1__admin_request__free_unpacked(q, NULL);
+    }
+    if (a == NULL) {
+        refused();
+    } else {
+        if (sworn_frame_pack_admin_response(a, &out, &out_len) != 0)
+            abort();
+        same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
+        sworn__v1__admin_response__free_unpacked(a, NULL);
+    }
 }
 
 static void check_body(const uint8_t *p, size_t len)
@@ -65,6 +92,7 @@ static void check_body(const uint8_t *p, size_t len)
         same(p, len, out, out_len, 0);
         sworn__v1__entry__free_unpacked(e, NULL);
     }
+    check_admin(p, len);
 }
 
 /* Run the stream through a decoder in chunks of `chunk` bytes; return the number of frames. */
