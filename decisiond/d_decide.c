@@ -31,6 +31,8 @@ struct decide_job {
     struct sworn_vault_release cred;
     int has_cred;
     uint64_t time_ms;
+    uint8_t policy_digest[32]; /* of the policy that decided, copied when it decided: a reload
+                                  may switch d->policy_digest before the worker packs the entry */
 
     /* Escalation resolution (held != NULL): the entry is an EscalationResolved. */
     struct d_held *held;
@@ -86,7 +88,7 @@ static int pack_entry(struct decide_job *j, uint8_t **out, size_t *len)
     r.effect = j->res.effect;
     r.rule_id = j->res.rule_id;
     r.reason = j->res.reason;
-    r.policy_digest.data = j->d->policy_digest;
+    r.policy_digest.data = j->policy_digest;
     r.policy_digest.len = 32;
     r.time_unix_ms = j->time_ms;
     if (j->has_cred && j->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
@@ -327,6 +329,7 @@ void d_decide_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, s
     j->conn = c;
     j->req = req;
     j->time_ms = d_now_unix_ms();
+    memcpy(j->policy_digest, d->policy_digest, 32);
     d_conn_hold(c);
     if (d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
         j->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;

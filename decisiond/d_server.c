@@ -37,6 +37,7 @@ struct d_conn {
     int busy;        /* a request is in flight: reading paused */
     int gone;        /* the peer hung up or we closed: answers are dropped */
     int close_after; /* close once the output is written */
+    int in_read;     /* on_read is running: it goes on with buffered frames itself */
     unsigned refs;   /* 1 for the connection itself + 1 per job holding it */
     uint64_t req_start_us;
     struct d_conn *prev, *next; /* the daemon's list of live connections */
@@ -119,8 +120,10 @@ void d_conn_reply(struct d_conn *c, const uint8_t *frame, size_t len)
     if (c->close_after)
         return;
     bufferevent_enable(c->bev, EV_READ);
-    /* Requests the peer pipelined are already buffered: no new event will announce them. */
-    if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+    /* Requests the peer pipelined are already buffered: no new event will announce them. An
+     * answer given from inside on_read (a refused frame) leaves them to on_read's own loop, so a
+     * burst of bad frames never becomes a deep recursion. */
+    if (!c->in_read && evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
         on_read(c->bev, c);
 }
 
@@ -171,6 +174,8 @@ static void on_read(struct bufferevent *bev, void *arg)
     struct d_conn *c = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
 
+    d_conn_hold(c); /* a handler may drop the connection: keep its memory until we are done */
+    c->in_read = 1;
     while (!c->busy && !c->gone && !c->close_after && evbuffer_get_length(in) > 0) {
         size_t avail = evbuffer_get_contiguous_space(in);
         const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)avail);
@@ -186,12 +191,13 @@ static void on_read(struct bufferevent *bev, void *arg)
             d_record_refused(c->d, c->ch, c->uid, c->pid, code, msg, NULL, NULL, 0);
             bufferevent_disable(bev, EV_READ);
             d_conn_reply_error(c, code, msg, NULL, 1);
-            return;
+            break;
         }
         evbuffer_drain(in, (size_t)used);
         if (body == NULL)
             continue;
-        /* One request in flight per connection: pause reading until it is answered. */
+        /* One request in flight per connection: pause reading until it is answered. A handler
+         * that answers at once (a refusal) clears busy, and the loop goes on. */
         c->busy = 1;
         c->req_start_us = d_now_mono_us();
         bufferevent_disable(bev, EV_READ);
@@ -199,19 +205,19 @@ static void on_read(struct bufferevent *bev, void *arg)
             d_decide_frame(c->d, c, body, body_len);
         else
             d_admin_frame(c->d, c, body, body_len);
-        /* c may be gone now only if it had no other holder: the handlers hold it while busy. */
-        return;
     }
-    if (c->gone)
-        return;
+    c->in_read = 0;
     /* A frame started but not finished must finish within D_FRAME_STALL_S seconds. */
-    if (!sworn_frame_dec_idle(&c->dec)) {
-        struct timeval tv = {D_FRAME_STALL_S, 0};
+    if (!c->gone && c->bev != NULL) {
+        if (!sworn_frame_dec_idle(&c->dec)) {
+            struct timeval tv = {D_FRAME_STALL_S, 0};
 
-        bufferevent_set_timeouts(bev, &tv, NULL);
-    } else {
-        bufferevent_set_timeouts(bev, NULL, NULL);
+            bufferevent_set_timeouts(bev, &tv, NULL);
+        } else {
+            bufferevent_set_timeouts(bev, NULL, NULL);
+        }
     }
+    d_conn_release(c);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)

@@ -19,7 +19,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,6 +415,57 @@ static void test_protocol_refusals(void **state)
     for (int i = 0; i < 50 && count_refused(&s) - refused_before < expected; i++)
         sleep_ms(100);
     assert_int_equal(count_refused(&s) - refused_before, expected);
+
+    /* A burst of bad frames in one write: each gets its error frame, in order, the daemon stays
+     * up (no recursion per pipelined frame), and the record takes at most 100 per second. */
+    {
+        enum { BURST = 20000 };
+        uint8_t *burst = malloc(BURST * 5), buf[65536];
+        struct sworn_frame_dec dec;
+        size_t got = 0, sent = 0;
+        Sworn__V1__DecisionReply *rep;
+
+        for (int i = 0; i < BURST; i++)
+            memcpy(burst + 5 * i, "\x00\x00\x00\x01\xff", 5);
+        fd = sworn_stack_connect(s.decision);
+        assert_true(fd >= 0);
+        sworn_frame_dec_init(&dec);
+        while (got < BURST) {
+            struct pollfd pfd = {fd, POLLIN | (sent < BURST * 5 ? POLLOUT : 0), 0};
+
+            assert_true(poll(&pfd, 1, 30000) > 0);
+            if ((pfd.revents & POLLOUT) && sent < BURST * 5) {
+                ssize_t w = send(fd, burst + sent, BURST * 5 - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+                assert_true(w > 0);
+                sent += (size_t)w;
+            }
+            if (pfd.revents & POLLIN) {
+                ssize_t n = recv(fd, buf, sizeof(buf), 0);
+                size_t off = 0;
+
+                assert_true(n > 0);
+                while (off < (size_t)n) {
+                    const uint8_t *b = NULL;
+                    size_t blen = 0;
+                    long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
+
+                    assert_true(used > 0);
+                    off += (size_t)used;
+                    if (b != NULL) {
+                        assert_int_equal(error_code(b, blen), SWORN_ERR_FORMAT);
+                        got++;
+                    }
+                }
+            }
+        }
+        sworn_frame_dec_free(&dec);
+        close(fd);
+        free(burst);
+        rep = decide(&s, "after-burst", "/allowed/x");
+        expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn__v1__decision_reply__free_unpacked(rep, NULL);
+    }
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
