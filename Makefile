@@ -4,12 +4,13 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 BENCH_BUILD ?= build-bench
+VERIFIER_BUILD ?= build-verifier
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*')
 
-.PHONY: all deps build build-asan check test test-asan format format-check demo bench fuzz clean
+.PHONY: all deps build build-asan build-verifier check test test-asan format format-check demo bench fuzz clean
 
 all: build
 
@@ -23,6 +24,11 @@ build: deps
 build-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSWORN_SANITIZE=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+# The auditor's verifier on its own (verifier/ links only OpenSSL and protobuf-c).
+build-verifier: deps
+	cmake -S verifier -B $(VERIFIER_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(VERIFIER_BUILD) -j$(JOBS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -38,8 +44,9 @@ format-check: deps
 format: deps
 	clang-format -i $(SOURCES)
 
-# Every test, in the normal build and in the ASan + UBSan build, and the format check.
-check: format-check test test-asan
+# Every test, in the normal build and in the ASan + UBSan build, the format check, and the
+# verifier built standalone.
+check: format-check build-verifier test test-asan
 
 demo: build
 	scripts/demo $(BUILD)
@@ -55,4 +62,4 @@ fuzz: deps
 	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD) $(VERIFIER_BUILD)

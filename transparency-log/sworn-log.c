@@ -22,6 +22,7 @@
 #include "signer.h"
 #include "proof.h"
 #include "tiledir.h"
+#include "bundle.h"
 
 #define EXIT_VERIFY 1
 #define EXIT_USAGE 2
@@ -56,6 +57,9 @@ static const char usage_text[] =
     "        verify against signed checkpoints; the proof is read from PROOFFILE or stdin\n"
     "  export-tiles --db PATH [--size N] DIR\n"
     "        write the C2SP tlog-tiles folder of the newest (or size N) checkpoint\n"
+    "  export-bundle --db PATH [--size N] --start S --count C FILE\n"
+    "        write entries S..S+C-1 with the checkpoint of size N (default the newest), the\n"
+    "        hashes that tie them to it, their receipts and its quote, as one file (C <= 65536)\n"
     "  import-tiles --db PATH --vkey VKEY [--vkey ...] DIR\n"
     "        read a tlog-tiles folder into a new database, verifying everything\n"
     "  add-quote --db PATH --size N --attest FILE --sig FILE\n"
@@ -76,8 +80,8 @@ struct opts {
         *new_note, *module, *pin_file, *tcti, *pinned_spki, *attest, *sig;
     const char *vkeys[MAX_VKEYS];
     size_t nvkeys;
-    uint64_t index, old, size;
-    int have_index, have_old, have_size;
+    uint64_t index, old, size, start, count;
+    int have_index, have_old, have_size, have_start, have_count;
     int argc;
     char **argv; /* positional arguments */
 };
@@ -118,6 +122,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                              {"sig", required_argument, NULL, 'g'},
                                              {"index", required_argument, NULL, 'i'},
                                              {"size", required_argument, NULL, 's'},
+                                             {"start", required_argument, NULL, 'B'},
+                                             {"count", required_argument, NULL, 'C'},
                                              {"old", required_argument, NULL, 'O'},
                                              {"new", required_argument, NULL, 'N'},
                                              {"vkey", required_argument, NULL, 'v'},
@@ -188,6 +194,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (parse_number(optarg, &o->size) < 0)
                 return fail_usage("--size needs a non-negative decimal number");
             o->have_size = 1;
+            break;
+        case 'B':
+            if (parse_number(optarg, &o->start) < 0)
+                return fail_usage("--start needs a non-negative decimal number");
+            o->have_start = 1;
+            break;
+        case 'C':
+            if (parse_number(optarg, &o->count) < 0)
+                return fail_usage("--count needs a non-negative decimal number");
+            o->have_count = 1;
             break;
         case 'O':
             /* --old is a number for prove-consistency and a file for verify-consistency. */
@@ -721,6 +737,25 @@ static int cmd_export(struct opts *o)
     return 0;
 }
 
+static int cmd_export_bundle(struct opts *o)
+{
+    struct sworn_log *log = NULL;
+    int ok;
+
+    if (o->argc != 1 || !o->have_start || !o->have_count)
+        return fail_usage("needs --db PATH --start S --count C and exactly one FILE");
+    if (open_log(o->db, &log) < 0)
+        return fail_err();
+    ok = sworn_bundle_export(log, o->have_size ? o->size : UINT64_MAX, o->start, o->count,
+                             o->argv[0]) == 0;
+    sworn_log_close(log);
+    if (!ok)
+        return fail_err();
+    printf("exported entries %llu..%llu to %s\n", (unsigned long long)o->start,
+           (unsigned long long)(o->start + o->count - 1), o->argv[0]);
+    return 0;
+}
+
 static int cmd_import(struct opts *o)
 {
     struct sworn_note_verifier keys[MAX_VKEYS];
@@ -827,6 +862,7 @@ int main(int argc, char **argv)
         {"verify-inclusion", cmd_verify_inclusion},
         {"verify-consistency", cmd_verify_consistency},
         {"export-tiles", cmd_export},
+        {"export-bundle", cmd_export_bundle},
         {"import-tiles", cmd_import},
         {"add-quote", cmd_add_quote},
         {"keygen", cmd_keygen},

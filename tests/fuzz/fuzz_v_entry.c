@@ -1,0 +1,42 @@
+/*
+ * fuzz_v_entry.c -- libFuzzer target for the verifier's Entry and Receipt checks (verifier/
+ * sv_entry.c, sv_receipt.c): the input as a sworn.v1.Entry, and as a Receipt checked against a
+ * fixed receipt key and leaf hash. An entry that is accepted must be 1..65535 bytes and of a
+ * known kind; a receipt is never accepted (its signature cannot verify over a fixed leaf
+ * without the private key, short of a forgery).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv_entry.h"
+#include "sv_policy.h"
+#include "sv_receipt.h"
+
+static const char policy[] =
+    "origin fuzz.example/log\n"
+    "log example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx\n"
+    "receipt-key MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct sv_policy p;
+    static struct sv_receipt_keys *keys;
+    struct sv_entry_info info;
+    char why[SV_WHY], code[32];
+    uint8_t leaf[SV_HASH] = {1, 2, 3};
+
+    if (keys == NULL) {
+        if (sv_policy_parse(policy, sizeof(policy) - 1, NULL, &p, why) != 0)
+            abort();
+        keys = sv_receipt_keys_new(&p, NULL);
+        if (keys == NULL)
+            abort();
+    }
+    if (sv_entry_check(data, size, &info, code, why) == 0 &&
+        (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION || info.kind > SV_ENTRY_REFUSED))
+        abort();
+    if (sv_receipt_verify(keys, data, size, leaf, 0, code, why) == 0)
+        abort();
+    return 0;
+}

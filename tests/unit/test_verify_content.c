@@ -1,0 +1,765 @@
+/*
+ * test_verify_content.c -- the verifier on records whose entries are sworn.v1.Entry messages:
+ * entry content, policy digests, receipts, and keys (keyring chain, key events, checkpoint keys
+ * valid when they signed). Records are made by the real stack: `sworn-log init`, the log
+ * library's sworn_log_append_receipts (what decisiond calls), `sworn-log checkpoint` and
+ * `export-tiles`; keyrings by the real `sworn-hsm keyring` and `revoke` commands. Entries are
+ * packed with the recording side's generated code (tests may use it; the verifier does not).
+ * Each mutation is detected with its own check and reason in `sworn-verify --json`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include "logstore.h"
+#include "sv_util.h"
+#include "sworn.pb-c.h"
+#include "testutil.h"
+
+#define ORIGIN "content.sworn.example/log"
+#define KEY_NAME "content.sworn.example"
+#define MAX_ARGS 32
+#define MAX_ENTRIES 16
+
+static const char *log_bin, *verify_bin, *hsm_bin;
+
+struct fx {
+    char *dir;
+    EVP_PKEY *receipt_key; /* Ed25519 */
+    uint8_t receipt_spki[44];
+    uint8_t receipt_id[32];
+    char receipt_spki_b64[64];
+    uint8_t digest[32]; /* the policy loaded */
+};
+
+struct run {
+    int status;
+    char *out, *err;
+};
+
+static char *P(const struct fx *f, const char *name)
+{
+    return sworn_test_path(f->dir, name);
+}
+
+static void run_free(struct run *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof(*r));
+}
+
+static void runv(const struct fx *f, struct run *r, const char *prog, ...)
+{
+    const char *argv[MAX_ARGS];
+    char *out_path = P(f, ".stdout"), *err_path = P(f, ".stderr");
+    size_t n = 0;
+    int status = 0;
+    va_list ap;
+    pid_t pid;
+
+    argv[n++] = prog;
+    va_start(ap, prog);
+    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
+        n++;
+        assert_true(n < MAX_ARGS);
+    }
+    va_end(ap);
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+            _exit(126);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        assert_int_equal(errno, EINTR);
+    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r->out = sworn_test_read_file(out_path, NULL);
+    r->err = sworn_test_read_file(err_path, NULL);
+    free(out_path);
+    free(err_path);
+    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
+        fail_msg("%s: a sanitizer report:\n%s", prog, r->err);
+}
+
+static void must(const struct run *r, const char *what)
+{
+    if (r->status != 0)
+        fail_msg("%s: status %d\n%s%s", what, r->status, r->out, r->err);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Entries */
+
+struct built {
+    uint8_t *e[MAX_ENTRIES];
+    size_t len[MAX_ENTRIES];
+    uint8_t *r[MAX_ENTRIES];
+    size_t rlen[MAX_ENTRIES];
+    size_t n;
+};
+
+static void built_free(struct built *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->e[i]);
+        free(b->r[i]);
+    }
+    memset(b, 0, sizeof(*b));
+}
+
+static void add_entry(struct built *b, const Sworn__V1__Entry *m)
+{
+    size_t n = sworn__v1__entry__get_packed_size(m);
+
+    assert_true(b->n < MAX_ENTRIES);
+    b->e[b->n] = malloc(n);
+    sworn__v1__entry__pack(m, b->e[b->n]);
+    b->len[b->n] = n;
+    b->n++;
+}
+
+static void add_raw(struct built *b, const void *data, size_t n)
+{
+    b->e[b->n] = malloc(n);
+    memcpy(b->e[b->n], data, n);
+    b->len[b->n] = n;
+    b->n++;
+}
+
+/* A receipt for entry i (by its leaf hash) with the fixture's key, or for another leaf. */
+static void add_receipt(const struct fx *f, struct built *b, size_t i, size_t for_entry)
+{
+    uint8_t tbs[18 + 32], sig[64], leaf_in[1 + 65536];
+    size_t siglen = sizeof(sig);
+    Sworn__V1__Receipt r = SWORN__V1__RECEIPT__INIT;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+    leaf_in[0] = 0;
+    memcpy(leaf_in + 1, b->e[for_entry], b->len[for_entry]);
+    memcpy(tbs, "\xffsworn/v1 receipt", 17);
+    tbs[17] = 0;
+    sv_sha256(leaf_in, 1 + b->len[for_entry], tbs + 18);
+    assert_int_equal(EVP_DigestSignInit(c, NULL, NULL, NULL, f->receipt_key), 1);
+    assert_int_equal(EVP_DigestSign(c, sig, &siglen, tbs, sizeof(tbs)), 1);
+    EVP_MD_CTX_free(c);
+    r.key_id.data = (uint8_t *)f->receipt_id;
+    r.key_id.len = 32;
+    r.signature.data = sig;
+    r.signature.len = siglen;
+    r.alg = 2;
+    b->rlen[i] = sworn__v1__receipt__get_packed_size(&r);
+    b->r[i] = malloc(b->rlen[i]);
+    sworn__v1__receipt__pack(&r, b->r[i]);
+}
+
+static void policy_loaded(const struct fx *f, struct built *b, const uint8_t *digest, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+
+    (void)f;
+    pl.digest.data = (uint8_t *)digest;
+    pl.digest.len = 32;
+    pl.source = "/etc/sworn/policy.yaml";
+    pl.time_unix_ms = t_ms;
+    pl.version = 3;
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &pl;
+    add_entry(b, &e);
+}
+
+/* A decision; omit: 1 drops the reason, 2 drops the principal. */
+static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
+                     const uint8_t *digest, uint64_t t_ms, int omit)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__DecisionRecord d = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__AuthorizationRequest rq = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
+    Sworn__V1__Principal pr = SWORN__V1__PRINCIPAL__INIT;
+    Sworn__V1__Resource rs = SWORN__V1__RESOURCE__INIT;
+    Sworn__V1__Context cx = SWORN__V1__CONTEXT__INIT;
+    Sworn__V1__Delegation dg = SWORN__V1__DELEGATION__INIT;
+    Sworn__V1__Actor ac = SWORN__V1__ACTOR__INIT, *acs[1] = {&ac};
+    char *headers[2] = {"content-type", "accept"};
+
+    pr.id = "agent-1";
+    pr.sandbox = "sb-7";
+    pr.uid = 1001;
+    rs.scheme = "https";
+    rs.host = "api.example.com";
+    rs.port = 443;
+    rs.path = "/v1/charges";
+    cx.method = "POST";
+    cx.n_header_names = 2;
+    cx.header_names = headers;
+    dg.subject = "user@example.com";
+    dg.issuer = "https://idp.example.com";
+    ac.subject = "agent-1";
+    dg.n_actors = 1;
+    dg.actors = acs;
+    rq.request_id = (char *)id;
+    rq.principal = omit == 2 ? NULL : &pr;
+    rq.operation = "http.request";
+    rq.resource = &rs;
+    rq.context = &cx;
+    rq.delegation = &dg;
+    rq.time_unix_ms = t_ms;
+    d.request = &rq;
+    d.effect = effect;
+    d.rule_id = "charges";
+    d.reason = omit == 1 ? "" : "rule charges matched";
+    d.policy_digest.data = (uint8_t *)digest;
+    d.policy_digest.len = 32;
+    d.time_unix_ms = t_ms;
+    e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    e.decision = &d;
+    add_entry(b, &e);
+}
+
+static void escalation(struct built *b, const char *id, Sworn__V1__Effect effect)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__EscalationResolved r = SWORN__V1__ESCALATION_RESOLVED__INIT;
+
+    r.request_id = (char *)id;
+    r.effect = effect;
+    r.operator_ = "alice";
+    r.reason = "approved on the phone";
+    e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
+    e.escalation_resolved = &r;
+    add_entry(b, &e);
+}
+
+static void key_event(struct built *b, const char *statement, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__KeyEvent k = SWORN__V1__KEY_EVENT__INIT;
+
+    k.statement.data = (uint8_t *)statement;
+    k.statement.len = strlen(statement);
+    k.time_unix_ms = t_ms;
+    e.kind_case = SWORN__V1__ENTRY__KIND_KEY_EVENT;
+    e.key_event = &k;
+    add_entry(b, &e);
+}
+
+#define T2023 1685577600000ull /* 2023-06-01 */
+#define T2024 1706745600000ull /* 2024-02-01 */
+
+/* The good sequence: a policy load, an allow with receipt, a deny, an escalation allowed. */
+static void good_entries(const struct fx *f, struct built *b)
+{
+    policy_loaded(f, b, f->digest, T2023);
+    decision(b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+    add_receipt(f, b, 1, 1);
+    decision(b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 0);
+    decision(b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    escalation(b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    add_receipt(f, b, 4, 4);
+}
+
+/* Make a record "name" from built entries: a log with key (PEM path or NULL for Ed25519). */
+static void make_record(const struct fx *f, const char *name, const struct built *b,
+                        const char *pem_key)
+{
+    char dbn[128], keyn[128], *db, *key, *out;
+    struct sworn_log *log;
+    struct run r;
+    uint64_t first;
+
+    snprintf(dbn, sizeof(dbn), "%s.db", name);
+    snprintf(keyn, sizeof(keyn), "%s.key", name);
+    db = P(f, dbn);
+    key = pem_key != NULL ? strdup(pem_key) : P(f, keyn);
+    out = P(f, name);
+    if (pem_key == NULL) {
+        runv(f, &r, log_bin, "keygen", "--name", KEY_NAME, "--out", key, NULL);
+        must(&r, "keygen");
+        run_free(&r);
+    }
+    runv(f, &r, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key, "--key-name",
+         KEY_NAME, NULL);
+    must(&r, "init");
+    run_free(&r);
+    if (sworn_log_open(db, &log) != 0)
+        fail_msg("open %s", db);
+    if (sworn_log_append_receipts(log, (const uint8_t *const *)b->e, b->len,
+                                  (const uint8_t *const *)b->r, b->rlen, b->n, &first) != 0)
+        fail_msg("append_receipts failed");
+    sworn_log_close(log);
+    runv(f, &r, log_bin, "checkpoint", "--db", db, NULL);
+    must(&r, "checkpoint");
+    run_free(&r);
+    runv(f, &r, log_bin, "export-tiles", "--db", db, out, NULL);
+    must(&r, "export-tiles");
+    run_free(&r);
+    /* The policy for it. */
+    runv(f, &r, log_bin, "vkey", "--db", db, NULL);
+    must(&r, "vkey");
+    {
+        char pn[128], *pp, text[2048];
+
+        r.out[strcspn(r.out, "\n")] = '\0';
+        snprintf(pn, sizeof(pn), "%s.policy", name);
+        pp = P(f, pn);
+        snprintf(text, sizeof(text),
+                 "origin %s\nlog %s\nentries sworn\nreceipt-key %s\nquotes ignore\n", ORIGIN, r.out,
+                 f->receipt_spki_b64);
+        sworn_test_write_file(pp, text, strlen(text), 0600);
+        free(pp);
+    }
+    run_free(&r);
+    free(db);
+    free(key);
+    free(out);
+}
+
+static json_object *verify_json(const struct fx *f, const char *name, const char *policy_name,
+                                int want)
+{
+    char pn[128], *pol, *rec;
+    struct run r;
+    json_object *o;
+
+    snprintf(pn, sizeof(pn), "%s.policy", policy_name ? policy_name : name);
+    pol = P(f, pn);
+    rec = P(f, name);
+    runv(f, &r, verify_bin, "verify", "--json", "--policy", pol, rec, NULL);
+    if (r.status != want)
+        fail_msg("verify %s: status %d, want %d\n%s%s", name, r.status, want, r.out, r.err);
+    o = json_tokener_parse(r.out);
+    assert_non_null(o);
+    run_free(&r);
+    free(pol);
+    free(rec);
+    return o;
+}
+
+static json_object *get(json_object *o, const char *k)
+{
+    json_object *v = NULL;
+
+    if (!json_object_object_get_ex(o, k, &v))
+        fail_msg("no '%s' in %s", k, json_object_to_json_string(o));
+    return v;
+}
+
+static json_object *check_of(json_object *rep, const char *name)
+{
+    json_object *checks = get(rep, "checks");
+
+    for (size_t i = 0; i < json_object_array_length(checks); i++) {
+        json_object *c = json_object_array_get_idx(checks, i);
+
+        if (strcmp(json_object_get_string(get(c, "name")), name) == 0)
+            return c;
+    }
+    fail_msg("no check %s", name);
+    return NULL;
+}
+
+static void expect_fail(json_object *rep, const char *name, const char *reason, const char *item)
+{
+    json_object *c = check_of(rep, name), *ff;
+
+    if (strcmp(json_object_get_string(get(c, "result")), "fail") != 0)
+        fail_msg("check %s did not fail: %s", name, json_object_to_json_string(rep));
+    ff = get(c, "first_failure");
+    if (strcmp(json_object_get_string(get(ff, "reason")), reason) != 0 ||
+        (item != NULL && strcmp(json_object_get_string(get(ff, "item")), item) != 0))
+        fail_msg("check %s: %s, want %s at %s", name, json_object_to_json_string(c), reason,
+                 item ? item : "-");
+}
+
+static void expect_pass(json_object *rep, const char *name)
+{
+    json_object *c = check_of(rep, name);
+
+    if (strcmp(json_object_get_string(get(c, "result")), "pass") != 0)
+        fail_msg("check %s did not pass: %s", name, json_object_to_json_string(c));
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+    uint8_t *p;
+
+    f->dir = sworn_test_tmpdir("vcontent");
+    assert_int_equal(EVP_PKEY_keygen_init(kc), 1);
+    assert_int_equal(EVP_PKEY_keygen(kc, &f->receipt_key), 1);
+    EVP_PKEY_CTX_free(kc);
+    p = f->receipt_spki;
+    assert_int_equal(i2d_PUBKEY(f->receipt_key, &p), 44);
+    sv_sha256(f->receipt_spki, 44, f->receipt_id);
+    sv_b64_encode(f->receipt_spki, 44, f->receipt_spki_b64, sizeof(f->receipt_spki_b64));
+    sv_sha256("policy: allow charges", 21, f->digest);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+
+    sworn_test_rmtree(f->dir);
+    free(f->dir);
+    EVP_PKEY_free(f->receipt_key);
+    free(f);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_good_content(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+
+    good_entries(f, &b);
+    make_record(f, "good", &b, NULL);
+    rep = verify_json(f, "good", NULL, 0);
+    expect_pass(rep, "entries");
+    expect_pass(rep, "policy-digests");
+    expect_pass(rep, "receipts");
+    assert_int_equal(json_object_get_int64(get(check_of(rep, "entries"), "count")), 5);
+    assert_int_equal(json_object_get_int64(get(check_of(rep, "receipts"), "count")), 2);
+    json_object_put(rep);
+    built_free(&b);
+}
+
+static void test_receipt_of_another_entry(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+
+    good_entries(f, &b);
+    /* Entry 4's receipt replaced by entry 1's (a valid signature, for another leaf). */
+    free(b.r[4]);
+    b.r[4] = NULL;
+    add_receipt(f, &b, 4, 1);
+    make_record(f, "other", &b, NULL);
+    rep = verify_json(f, "other", NULL, 1);
+    expect_fail(rep, "receipts", "receipt-invalid", "entry 4");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* An allow without a receipt, and a receipt by a key the auditor does not trust. */
+    good_entries(f, &b);
+    free(b.r[1]);
+    b.r[1] = NULL;
+    b.rlen[1] = 0;
+    make_record(f, "missing", &b, NULL);
+    rep = verify_json(f, "missing", NULL, 1);
+    expect_fail(rep, "receipts", "receipt-missing", "entry 1");
+    json_object_put(rep);
+    built_free(&b);
+    {
+        struct fx other = *f;
+        EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+        uint8_t *p = other.receipt_spki;
+
+        assert_int_equal(EVP_PKEY_keygen_init(kc), 1);
+        other.receipt_key = NULL;
+        assert_int_equal(EVP_PKEY_keygen(kc, &other.receipt_key), 1);
+        EVP_PKEY_CTX_free(kc);
+        assert_int_equal(i2d_PUBKEY(other.receipt_key, &p), 44);
+        sv_sha256(other.receipt_spki, 44, other.receipt_id);
+        good_entries(&other, &b);
+        make_record(f, "foreignkey", &b, NULL); /* the policy names f's receipt key */
+        rep = verify_json(f, "foreignkey", NULL, 1);
+        expect_fail(rep, "receipts", "receipt-key-unknown", "entry 1");
+        json_object_put(rep);
+        built_free(&b);
+        EVP_PKEY_free(other.receipt_key);
+    }
+}
+
+static void test_entry_content(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+    uint8_t other[32];
+
+    /* A decision without its reason, then one without a principal. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 1);
+    decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 2);
+    make_record(f, "nofield", &b, NULL);
+    rep = verify_json(f, "nofield", NULL, 1);
+    expect_fail(rep, "entries", "missing-field", "entry 1");
+    assert_int_equal(json_object_get_int64(get(check_of(rep, "entries"), "failures")), 2);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* A policy digest no PolicyLoaded entry announced. */
+    sv_sha256("another policy", 14, other);
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
+    make_record(f, "nopolicy", &b, NULL);
+    rep = verify_json(f, "nopolicy", NULL, 1);
+    expect_fail(rep, "policy-digests", "unknown-policy", "entry 1");
+    expect_pass(rep, "entries");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* A policy loaded only after the decision that names it does not count. */
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 0);
+    policy_loaded(f, &b, f->digest, T2023);
+    make_record(f, "late", &b, NULL);
+    rep = verify_json(f, "late", NULL, 1);
+    expect_fail(rep, "policy-digests", "unknown-policy", "entry 0");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Not canonical: a valid entry with an unknown field appended; a varint padded; not
+     * protobuf at all. */
+    policy_loaded(f, &b, f->digest, T2023);
+    {
+        uint8_t buf[512];
+
+        memcpy(buf, b.e[0], b.len[0]);
+        buf[b.len[0]] = 0x78; /* field 15, varint */
+        buf[b.len[0] + 1] = 0x01;
+        add_raw(&b, buf, b.len[0] + 2);
+        /* PolicyLoaded.version = 3 written as a two-byte varint (0x83 0x00). */
+        memcpy(buf, b.e[0], b.len[0]);
+        assert_int_equal(buf[b.len[0] - 1], 3);
+        assert_int_equal(buf[b.len[0] - 2], 0x20);
+        buf[b.len[0] - 1] = 0x83;
+        buf[b.len[0]] = 0x00;
+        buf[1] += 1; /* the embedded message's length */
+        add_raw(&b, buf, b.len[0] + 1);
+        add_raw(&b, "\xff\xff\xff", 3);
+    }
+    make_record(f, "noncanon", &b, NULL);
+    rep = verify_json(f, "noncanon", NULL, 1);
+    expect_fail(rep, "entries", "unknown-field", "entry 1");
+    assert_int_equal(json_object_get_int64(get(check_of(rep, "entries"), "failures")), 3);
+    json_object_put(rep);
+    built_free(&b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Keys: a keyring made with sworn-hsm, the log signing with a P-256 key it lists. */
+
+static char *spki_der_of_pem(const struct fx *f, const char *pem, const char *out_name)
+{
+    char *out = P(f, out_name);
+    struct run r;
+
+    runv(f, &r, "openssl", "pkey", "-in", pem, "-pubout", "-outform", "DER", "-out", out, NULL);
+    must(&r, "openssl pkey");
+    run_free(&r);
+    return out;
+}
+
+static char *new_pem(const struct fx *f, const char *name)
+{
+    char *pem = P(f, name);
+    struct run r;
+
+    runv(f, &r, "openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-out", pem, NULL);
+    must(&r, "openssl genpkey");
+    run_free(&r);
+    chmod(pem, 0600);
+    return pem;
+}
+
+static void test_keys(void **state)
+{
+    struct fx *f = *state;
+    char *root = P(f, "root.key"), *v1 = P(f, "v1"), *v2 = P(f, "v2"), *v3 = P(f, "v3"),
+         *v2x = P(f, "v2x"), *ev = P(f, "revoke.event");
+    char *pem = new_pem(f, "cp.pem"), *pem2 = new_pem(f, "cp2.pem");
+    char *der = spki_der_of_pem(f, pem, "cp.der"), *der2 = spki_der_of_pem(f, pem2, "cp2.der");
+    char rootv[256], keyid[65], text[4096];
+    struct built b = {0};
+    struct run r;
+    json_object *rep;
+    uint8_t spki[200], id[32];
+    size_t spki_len;
+    char *statement, *pp, *basepol;
+
+    runv(f, &r, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
+    must(&r, "keygen root");
+    snprintf(rootv, sizeof(rootv), "%.*s", (int)strcspn(r.out, "\n"), r.out);
+    run_free(&r);
+    runv(f, &r, hsm_bin, "keyring", "init", "--out", v1, "--threshold", "1", "--root-vkey", rootv,
+         "--root-key", root, NULL);
+    must(&r, "keyring init");
+    run_free(&r);
+    runv(f, &r, hsm_bin, "keyring", "add", "--in", v1, "--out", v2, "--spki", der, "--purpose",
+         "checkpoint", "--valid-from", "2020-01-01T00:00:00Z", NULL);
+    must(&r, "keyring add");
+    run_free(&r);
+    runv(f, &r, hsm_bin, "keyring", "sign", "--in", v2, "--out", v2, "--prev", v1, "--root-key",
+         root, NULL);
+    must(&r, "keyring sign");
+    run_free(&r);
+    /* v2x lists only the other key. */
+    runv(f, &r, hsm_bin, "keyring", "add", "--in", v1, "--out", v2x, "--spki", der2, "--purpose",
+         "checkpoint", "--valid-from", "2020-01-01T00:00:00Z", NULL);
+    must(&r, "keyring add x");
+    run_free(&r);
+    runv(f, &r, hsm_bin, "keyring", "sign", "--in", v2x, "--out", v2x, "--prev", v1, "--root-key",
+         root, NULL);
+    must(&r, "keyring sign x");
+    run_free(&r);
+    /* v3 revokes the checkpoint key from 2024-01-01. */
+    {
+        size_t n;
+        char *d = sworn_test_read_file(der, &n);
+
+        memcpy(spki, d, n);
+        spki_len = n;
+        free(d);
+        sv_sha256(spki, spki_len, id);
+        sv_hex(id, 32, keyid);
+    }
+    runv(f, &r, hsm_bin, "revoke", "--keyring", v2, "--key-id", keyid, "--effective-from",
+         "2024-01-01T00:00:00Z", "--out", ev, "--keyring-out", v3, NULL);
+    must(&r, "revoke");
+    run_free(&r);
+    runv(f, &r, hsm_bin, "keyring", "sign", "--in", v3, "--out", v3, "--prev", v2, "--root-key",
+         root, NULL);
+    must(&r, "keyring sign v3");
+    run_free(&r);
+    statement = sworn_test_read_file(ev, NULL);
+
+    /* 1. Entries of 2023, the key listed and active then: keys pass (chain v1, v2, v3; the
+     *    revocation event is in the log and recorded by v3). */
+    good_entries(f, &b);
+    key_event(&b, statement, T2023 + 5000);
+    make_record(f, "k", &b, pem);
+    pp = P(f, "k.policy");
+    basepol = sworn_test_read_file(pp, NULL);
+    snprintf(text, sizeof(text),
+             "%skeyring-root %s\nkeyring-threshold 1\nkeyring v1\nkeyring "
+             "v2\nkeyring v3\n",
+             basepol, rootv);
+    sworn_test_write_file(pp, text, strlen(text), 0600);
+    rep = verify_json(f, "k", NULL, 0);
+    expect_pass(rep, "keys");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* 2. A decision of 2024-02-01, after the revocation, under a checkpoint by that key. */
+    good_entries(f, &b);
+    key_event(&b, statement, T2023 + 5000);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2024, 0);
+    make_record(f, "revoked", &b, pem);
+    pp = (free(pp), P(f, "revoked.policy"));
+    free(basepol);
+    basepol = sworn_test_read_file(pp, NULL);
+    snprintf(text, sizeof(text),
+             "%skeyring-root %s\nkeyring-threshold 1\nkeyring v1\nkeyring "
+             "v2\nkeyring v3\n",
+             basepol, rootv);
+    sworn_test_write_file(pp, text, strlen(text), 0600);
+    rep = verify_json(f, "revoked", NULL, 1);
+    expect_fail(rep, "keys", "checkpoint-key", "checkpoint 7");
+    assert_non_null(strstr(json_object_to_json_string(check_of(rep, "keys")), "revoked"));
+    json_object_put(rep);
+
+    /* 3. A keyring that does not list the log's key (a log without key events). */
+    built_free(&b);
+    good_entries(f, &b);
+    make_record(f, "plain", &b, pem);
+    {
+        char *pp2 = P(f, "plain.policy");
+
+        snprintf(text, sizeof(text),
+                 "%skeyring-root %s\nkeyring-threshold 1\nkeyring v1\n"
+                 "keyring v2x\n",
+                 basepol, rootv);
+        sworn_test_write_file(pp2, text, strlen(text), 0600);
+        free(pp2);
+    }
+    rep = verify_json(f, "plain", NULL, 1);
+    expect_fail(rep, "keys", "checkpoint-key", "checkpoint 5");
+    assert_non_null(
+        strstr(json_object_to_json_string(check_of(rep, "keys")), "not in the keyring"));
+    json_object_put(rep);
+
+    /* 4. A keyring version the roots did not sign (v2 unsigned copy), and one out of order. */
+    {
+        char *v2u = P(f, "v2u");
+
+        runv(f, &r, hsm_bin, "keyring", "add", "--in", v1, "--out", v2u, "--spki", der, "--purpose",
+             "checkpoint", NULL);
+        must(&r, "keyring add unsigned");
+        run_free(&r);
+        snprintf(text, sizeof(text),
+                 "%skeyring-root %s\nkeyring-threshold 1\nkeyring v1\n"
+                 "keyring v2u\n",
+                 basepol, rootv);
+        sworn_test_write_file(pp, text, strlen(text), 0600);
+        rep = verify_json(f, "revoked", NULL, 1);
+        expect_fail(rep, "keys", "keyring", "keyring");
+        json_object_put(rep);
+        snprintf(text, sizeof(text), "%skeyring-root %s\nkeyring-threshold 1\nkeyring v2\n",
+                 basepol, rootv);
+        sworn_test_write_file(pp, text, strlen(text), 0600);
+        rep = verify_json(f, "revoked", NULL, 1);
+        expect_fail(rep, "keys", "keyring", "keyring");
+        json_object_put(rep);
+        free(v2u);
+    }
+    built_free(&b);
+    free(basepol);
+    free(pp);
+    free(statement);
+    free(root);
+    free(v1);
+    free(v2);
+    free(v3);
+    free(v2x);
+    free(ev);
+    free(pem);
+    free(pem2);
+    free(der);
+    free(der2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_good_content, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_receipt_of_another_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_content, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+    };
+
+    log_bin = sworn_test_bin("SWORN_LOG_BIN");
+    verify_bin = sworn_test_bin("SWORN_VERIFY_BIN");
+    hsm_bin = sworn_test_bin("SWORN_HSM_BIN");
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

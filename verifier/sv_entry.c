@@ -1,0 +1,270 @@
+/*
+ * sv_entry.c -- see sv_entry.h.
+ */
+#include "sv_entry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sv_sworn.pb-c.h"
+
+#define STRING_MAX 8192
+#define REASON_MAX 1024
+
+/* A failure with a fixed message naming one field. */
+static int fail_code(char *code, const char *c, char *why, const char *what, const char *name)
+{
+    snprintf(code, 32, "%s", c);
+    return sv_fail(why, "%s: %s", name, what);
+}
+
+/* Generic walk: unknown fields and clean strings at every depth. */
+static int walk(const ProtobufCMessage *m, int depth, char *code, char *why)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+
+    if (depth > 16)
+        return fail_code(code, "nesting", why, "nested too deeply", d->name);
+    if (m->n_unknown_fields != 0)
+        return fail_code(code, "unknown-field", why, "has an unknown field", d->name);
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const char *base = (const char *)m + f->offset;
+        size_t count = 1;
+
+        if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+            uint32_t which = *(const uint32_t *)((const char *)m + f->quantifier_offset);
+
+            if (which != f->id)
+                continue;
+        }
+        if (f->label == PROTOBUF_C_LABEL_REPEATED)
+            count = *(const size_t *)((const char *)m + f->quantifier_offset);
+        for (size_t j = 0; j < count; j++) {
+            if (f->type == PROTOBUF_C_TYPE_STRING) {
+                const char *s = f->label == PROTOBUF_C_LABEL_REPEATED
+                                    ? (*(char *const *const *)base)[j]
+                                    : *(char *const *)base;
+                size_t n = s == NULL ? 0 : strlen(s);
+
+                if (n > STRING_MAX || !sv_text_clean((const uint8_t *)s, n))
+                    return fail_code(code, "bad-string", why,
+                                     "not UTF-8 without control characters, or too long", f->name);
+            } else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                const ProtobufCMessage *sub = f->label == PROTOBUF_C_LABEL_REPEATED
+                                                  ? (*(ProtobufCMessage *const *const *)base)[j]
+                                                  : *(ProtobufCMessage *const *)base;
+
+                if (sub != NULL && walk(sub, depth + 1, code, why) != 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int d32(const ProtobufCBinaryData *b, int may_be_empty)
+{
+    return b->len == 32 || (may_be_empty && b->len == 0);
+}
+
+static int req_id_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    return n >= 1 && n <= 128;
+}
+
+#define BAD(c, ...)                                                                                \
+    do {                                                                                           \
+        snprintf(code, 32, "%s", c);                                                               \
+        return sv_fail(why, __VA_ARGS__);                                                          \
+    } while (0)
+
+static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, char *why)
+{
+    if (r == NULL)
+        BAD("missing-field", "decision: no request");
+    if (!req_id_ok(r->request_id))
+        BAD("missing-field", "decision: request_id must be 1..128 bytes");
+    if (r->principal == NULL || r->principal->id[0] == '\0')
+        BAD("missing-field", "decision: no principal id");
+    if (r->operation[0] == '\0')
+        BAD("missing-field", "decision: no operation");
+    if (r->resource == NULL || r->resource->scheme[0] == '\0' || r->resource->host[0] == '\0')
+        BAD("missing-field", "decision: no resource scheme or host");
+    if (r->resource->port < 1 || r->resource->port > 65535)
+        BAD("bad-field", "decision: resource port %u out of 1..65535", r->resource->port);
+    if (r->context != NULL) {
+        const Svpb__V1__Context *c = r->context;
+
+        if (c->n_header_names > 256)
+            BAD("bad-field", "decision: more than 256 header names");
+        for (size_t i = 0; i < c->n_header_names; i++)
+            if (strlen(c->header_names[i]) < 1 || strlen(c->header_names[i]) > 256)
+                BAD("bad-field", "decision: header name %zu not 1..256 bytes", i);
+        if (!d32(&c->body_sha256, 1) || !d32(&c->credential_token_sha256, 1))
+            BAD("bad-field", "decision: a context digest is not 32 bytes");
+        if (c->n_covered > 64)
+            BAD("bad-field", "decision: more than 64 covered components");
+        for (size_t i = 0; i < c->n_covered; i++)
+            if (c->covered[i]->name[0] == '\0' || !d32(&c->covered[i]->value_sha256, 0))
+                BAD("bad-field", "decision: covered component %zu malformed", i);
+        if (c->n_json_numbers > 64)
+            BAD("bad-field", "decision: more than 64 JSON numbers");
+        for (size_t i = 0; i < c->n_json_numbers; i++) {
+            const Svpb__V1__JsonNumber *j = c->json_numbers[i];
+            size_t pl = strlen(j->pointer), vl = strlen(j->value);
+
+            if (pl < 1 || pl > 256 || j->pointer[0] != '/' || vl < 1 || vl > 64)
+                BAD("bad-field", "decision: JSON number %zu malformed", i);
+        }
+    }
+    if (r->delegation != NULL) {
+        const Svpb__V1__Delegation *g = r->delegation;
+
+        if (g->subject[0] == '\0')
+            BAD("missing-field", "decision: delegation without subject");
+        if (g->n_actors > 32 || g->n_token_sha256 > 16)
+            BAD("bad-field", "decision: delegation chain too long");
+        for (size_t i = 0; i < g->n_actors; i++)
+            if (g->actors[i]->subject[0] == '\0')
+                BAD("missing-field", "decision: delegation actor %zu without subject", i);
+        for (size_t i = 0; i < g->n_token_sha256; i++)
+            if (!d32(&g->token_sha256[i], 0))
+                BAD("bad-field", "decision: delegation token hash %zu is not 32 bytes", i);
+        if (g->may_act != NULL && g->may_act->result > 3)
+            BAD("bad-field", "decision: unknown may_act result");
+    }
+    return 0;
+}
+
+static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char *code, char *why)
+{
+    switch (e->kind_case) {
+    case SVPB__V1__ENTRY__KIND_DECISION: {
+        const Svpb__V1__DecisionRecord *d = e->decision;
+
+        if (check_request(d->request, code, why) != 0)
+            return -1;
+        if (d->effect < 1 || d->effect > 3)
+            BAD("bad-field", "decision: effect %d is not ALLOW, DENY or ESCALATE", d->effect);
+        if (d->reason[0] == '\0')
+            BAD("missing-field", "decision: no reason");
+        if (strlen(d->reason) > REASON_MAX)
+            BAD("bad-field", "decision: reason longer than %d bytes", REASON_MAX);
+        if (!d32(&d->policy_digest, 0))
+            BAD("missing-field", "decision: policy_digest is not 32 bytes");
+        if ((d->credential_id[0] != '\0') != (d->credential_sha256.len != 0))
+            BAD("bad-field", "decision: credential_id and credential_sha256 not both present");
+        if (!d32(&d->credential_sha256, 1))
+            BAD("bad-field", "decision: credential_sha256 is not 32 bytes");
+        if (d->credential_id[0] != '\0' && d->effect != 1)
+            BAD("bad-field", "decision: a credential released by a non-ALLOW decision");
+        info->effect = d->effect;
+        memcpy(info->digest, d->policy_digest.data, SV_HASH);
+        info->time_unix_ms = d->time_unix_ms;
+        snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_POLICY_LOADED:
+        if (!d32(&e->policy_loaded->digest, 0))
+            BAD("missing-field", "policy_loaded: digest is not 32 bytes");
+        if (e->policy_loaded->source[0] == '\0')
+            BAD("missing-field", "policy_loaded: no source");
+        memcpy(info->digest, e->policy_loaded->digest.data, SV_HASH);
+        info->time_unix_ms = e->policy_loaded->time_unix_ms;
+        return 0;
+    case SVPB__V1__ENTRY__KIND_KEY_EVENT:
+        if (e->key_event->statement.len == 0 ||
+            e->key_event->statement.len > sizeof(info->statement))
+            BAD("missing-field", "key_event: statement empty or over 4096 bytes");
+        memcpy(info->statement, e->key_event->statement.data, e->key_event->statement.len);
+        info->statement_len = e->key_event->statement.len;
+        info->time_unix_ms = e->key_event->time_unix_ms;
+        return 0;
+    case SVPB__V1__ENTRY__KIND_STARTUP:
+        if (e->startup->n_files > 256)
+            BAD("bad-field", "startup: more than 256 files");
+        for (size_t i = 0; i < e->startup->n_files; i++)
+            if (e->startup->files[i]->path[0] == '\0' || !d32(&e->startup->files[i]->sha256, 0))
+                BAD("bad-field", "startup: file %zu malformed", i);
+        if (!d32(&e->startup->pcr23, 1))
+            BAD("bad-field", "startup: pcr23 is not 32 bytes");
+        info->time_unix_ms = e->startup->time_unix_ms;
+        return 0;
+    case SVPB__V1__ENTRY__KIND_ESCALATION_RESOLVED: {
+        const Svpb__V1__EscalationResolved *r = e->escalation_resolved;
+
+        if (!req_id_ok(r->request_id))
+            BAD("missing-field", "escalation_resolved: request_id must be 1..128 bytes");
+        if (r->effect != 1 && r->effect != 2)
+            BAD("bad-field", "escalation_resolved: effect %d is not ALLOW or DENY", r->effect);
+        if (r->operator_[0] == '\0')
+            BAD("missing-field", "escalation_resolved: no operator");
+        if (strlen(r->reason) > REASON_MAX)
+            BAD("bad-field", "escalation_resolved: reason longer than %d bytes", REASON_MAX);
+        info->effect = r->effect;
+        snprintf(info->request_id, sizeof(info->request_id), "%s", r->request_id);
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_REFUSED: {
+        const Svpb__V1__Refused *r = e->refused;
+
+        if (strcmp(r->channel, "decision") != 0 && strcmp(r->channel, "admin") != 0)
+            BAD("bad-field", "refused: channel must be decision or admin");
+        if (r->code == 0)
+            BAD("missing-field", "refused: code 0");
+        if (strlen(r->message) > 256 || strlen(r->request_id) > 128)
+            BAD("bad-field", "refused: message or request_id too long");
+        if (!d32(&r->frame_sha256, 1))
+            BAD("bad-field", "refused: frame_sha256 is not 32 bytes");
+        info->time_unix_ms = r->time_unix_ms;
+        return 0;
+    }
+    default:
+        BAD("missing-field", "entry: no kind set");
+    }
+}
+
+int sv_entry_check(const uint8_t *e, size_t len, struct sv_entry_info *info, char *code, char *why)
+{
+    Svpb__V1__Entry *m;
+    uint8_t *re = NULL;
+    size_t n;
+    int r = -1;
+
+    memset(info, 0, sizeof(*info));
+    if (len < 1 || len > 65535)
+        BAD("bad-length", "entry of %zu bytes (1..65535)", len);
+    m = svpb__v1__entry__unpack(NULL, len, e);
+    if (m == NULL)
+        BAD("not-protobuf", "entry does not unpack as sworn.v1.Entry");
+    if (walk(&m->base, 0, code, why) != 0)
+        goto out;
+    n = svpb__v1__entry__get_packed_size(m);
+    if (n != len) {
+        snprintf(code, 32, "not-canonical");
+        sv_fail(why, "entry is not in canonical encoding (re-encodes to %zu bytes)", n);
+        goto out;
+    }
+    re = malloc(n);
+    if (re == NULL) {
+        snprintf(code, 32, "internal");
+        sv_fail(why, "out of memory");
+        goto out;
+    }
+    svpb__v1__entry__pack(m, re);
+    if (memcmp(re, e, len) != 0) {
+        snprintf(code, 32, "not-canonical");
+        sv_fail(why, "entry is not in canonical encoding");
+        goto out;
+    }
+    info->kind = (enum sv_entry_kind)m->kind_case;
+    r = check_kind(m, info, code, why);
+out:
+    free(re);
+    svpb__v1__entry__free_unpacked(m, NULL);
+    return r;
+}

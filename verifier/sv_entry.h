@@ -1,0 +1,45 @@
+/*
+ * sv_entry.h -- the verifier's own check of a log entry as a sworn.v1.Entry (docs/protocol.md
+ * section 3), with protobuf-c code generated in the verifier's build from the contract
+ * decisiond/sworn.proto under a package of its own (svpb.v1), so it shares no object code with
+ * the recording side's decoders.
+ *
+ * sv_entry_check accepts an entry only when: protobuf-c unpacks it; no message at any depth has
+ * unknown fields; packing it again gives exactly the same bytes (canonical: no field out of
+ * order, no scalar twice, no explicit default, no non-minimal varint, no NUL in a string);
+ * every string is UTF-8 without control characters and at most 8192 bytes; and the shape rules
+ * of sworn.proto hold (required fields, 32-byte digests, bounds on repeated fields, effects).
+ * For a DecisionRecord the reason must be present (1..1024 bytes). Otherwise it returns -1 with
+ * a short stable reason code in code and a message in why. Thread-safe.
+ */
+#ifndef SV_ENTRY_H
+#define SV_ENTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sv_util.h"
+
+enum sv_entry_kind {
+    SV_ENTRY_DECISION = 1,
+    SV_ENTRY_POLICY_LOADED = 2,
+    SV_ENTRY_KEY_EVENT = 3,
+    SV_ENTRY_STARTUP = 4,
+    SV_ENTRY_ESCALATION_RESOLVED = 5,
+    SV_ENTRY_REFUSED = 6,
+};
+
+struct sv_entry_info {
+    enum sv_entry_kind kind;
+    int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
+    uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
+    uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused */
+    char request_id[129];    /* decision / escalation_resolved */
+    uint8_t statement[4096]; /* key_event: the statement */
+    size_t statement_len;
+};
+
+/* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */
+int sv_entry_check(const uint8_t *e, size_t len, struct sv_entry_info *info, char *code, char *why);
+
+#endif

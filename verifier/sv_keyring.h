@@ -1,0 +1,56 @@
+/*
+ * sv_keyring.h -- the verifier's own reading of the sworn keyring and key events (docs/keys.md
+ * sections 3 and 4), written from that document (no code shared with hsm/keyring.c).
+ *
+ * sv_keyring_load reads the policy's `keyring` files (versions 1..N in order), checks that each
+ * is a signed note in the keyring text format, that version 1 is signed by at least the
+ * policy's `keyring-threshold` of its `keyring-root` keys and by its own threshold of its own
+ * roots, that each version N+1 is signed by T(N) roots of N and T(N+1) roots of N+1, and the
+ * content rules (no key dropped or altered; statuses move only forward; valid-until never
+ * later, earlier only on revocation). The newest version then answers which key was valid for
+ * which purpose at which time (valid-from <= t, and t < valid-until unless active).
+ *
+ * Key events (the statement of a key_event entry) are checked against the newest version: the
+ * old key exists with the statement's purpose; for rotate and retire it was valid in the second
+ * before effective-from and its signature verifies; a revocation's signature, when present,
+ * verifies; a rotation's proof of possession verifies with new-spki; and the keyring records
+ * the event (the old key retired or revoked from at most effective-from).
+ *
+ * Keys are P-256 or Ed25519 (RSA keys are read but their signatures are reported as not
+ * checkable). Thread-safe once loaded (read-only).
+ */
+#ifndef SV_KEYRING_H
+#define SV_KEYRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sv_policy.h"
+#include "sv_util.h"
+
+struct sv_keyring_state;
+struct evp_pkey_st;
+
+int sv_keyring_load(const struct sv_policy *p, struct sv_keyring_state **out, char *why);
+void sv_keyring_free(struct sv_keyring_state *k);
+
+/* Parse and check one keyring version's text (for tests and fuzzing): 0 or -1 with why. */
+int sv_keyring_parse_text(const char *text, size_t len, char *why);
+
+int sv_keyring_has_purpose(const struct sv_keyring_state *k, const char *purpose);
+int sv_keyring_knows(const struct sv_keyring_state *k, const uint8_t id[SV_HASH]);
+
+/* The key with this id if it may sign for purpose at time t (seconds): its public key (owned
+ * by k) and *ed = 1 for Ed25519. NULL with why otherwise. t = 0 means the time is unknown (a
+ * log without entry times): then any key of the purpose counts except a revoked one. */
+struct evp_pkey_st *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
+                                   const char *purpose, uint64_t t, int *ed, char *why);
+
+/* Check a key-event statement found at log index. 0 or -1 with why. */
+int sv_keyring_event(struct sv_keyring_state *k, const uint8_t *st, size_t len, uint64_t index,
+                     char *why);
+
+/* Parse "YYYY-MM-DDTHH:MM:SSZ" (1970..9999) into seconds. 0 or -1. */
+int sv_parse_time(const char *s, size_t len, uint64_t *out);
+
+#endif

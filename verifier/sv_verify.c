@@ -1,0 +1,1353 @@
+/*
+ * sv_verify.c -- see sv_verify.h and docs/verifier.md.
+ */
+#include "sv_verify.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/evp.h>
+
+#include "quote.h"
+#include "sv_entry.h"
+#include "sv_keyring.h"
+#include "sv_merkle.h"
+#include "sv_receipt.h"
+#include "sv_tiles.h"
+
+#define CHECKPOINTS_MAX (1u << 22)
+#define LEVELS 8 /* 256^8 = 2^64 leaves */
+
+static const char *const check_names[SV_CHECK_COUNT] = {
+    "checkpoint-signatures",
+    "witness-quorum",
+    "entry-bundles",
+    "tiles",
+    "roots",
+    "state",
+    "quotes",
+    "entries",
+    "policy-digests",
+    "receipts",
+    "keys",
+};
+
+const char *sv_check_name(enum sv_check_id id)
+{
+    return id < SV_CHECK_COUNT ? check_names[id] : "?";
+}
+
+/* Copy a string, cut to fit (messages and items are bounded in the report). */
+static void copy_cut(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void sv_report_fail(struct sv_report *r, enum sv_check_id id, const char *item, const char *code,
+                    const char *why)
+{
+    struct sv_check *c = &r->checks[id];
+
+    if (c->status != SV_FAIL) {
+        c->status = SV_FAIL;
+        copy_cut(c->item, sizeof(c->item), item);
+        copy_cut(c->code, sizeof(c->code), code);
+        copy_cut(c->why, sizeof(c->why), why);
+    }
+    c->failures++;
+}
+
+static void pass(struct sv_report *r, enum sv_check_id id)
+{
+    if (r->checks[id].status == SV_SKIP)
+        r->checks[id].status = SV_PASS;
+    r->checks[id].count++;
+}
+
+int sv_report_failed(const struct sv_report *r)
+{
+    for (int i = 0; i < SV_CHECK_COUNT; i++)
+        if (r->checks[i].status == SV_FAIL)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checkpoints */
+
+struct cp_rec {
+    uint64_t size;
+    uint8_t root[SV_HASH];
+    uint8_t text_hash[SV_HASH]; /* SHA-256 of the note text: a quote's qualifying data */
+    uint64_t signers;           /* bit i: policy log key i signed it */
+    uint64_t time_ms;           /* the newest entry time in its tree (sworn entries) */
+    int newest;                 /* read from `checkpoint` */
+};
+
+int sv_verify_checkpoint_note(const struct sv_policy *p, const char *note, size_t len,
+                              struct sv_checkpoint *cp, uint64_t *signers, enum sv_check_id *failed,
+                              char *code, char *why)
+{
+    struct sv_note n;
+    struct sv_note_result res;
+    int witness_ok[SV_POLICY_KEYS] = {0}, logs = 0;
+    char w[SV_WHY];
+
+    *failed = SV_CHECK_CHECKPOINTS;
+    if (sv_note_parse(note, len, &n, w) != 0) {
+        snprintf(code, 32, "note-malformed");
+        return sv_fail(why, "%s", w);
+    }
+    if (sv_checkpoint_parse(n.text, n.text_len, cp, w) != 0) {
+        snprintf(code, 32, "checkpoint-malformed");
+        return sv_fail(why, "%s", w);
+    }
+    if (strcmp(cp->origin, p->origin) != 0) {
+        snprintf(code, 32, "origin-mismatch");
+        return sv_fail(why, "origin '%s' is not the policy's '%s'", cp->origin, p->origin);
+    }
+    if (sv_note_verify(&n, p->logs, p->nlogs, &res, w) != 0) {
+        snprintf(code, 32, "bad-signature");
+        return sv_fail(why, "%s", w);
+    }
+    if (signers != NULL)
+        *signers = 0;
+    for (size_t i = 0; i < p->nlogs; i++) {
+        logs += res.verified[i] > 0;
+        if (res.verified[i] > 0 && signers != NULL)
+            *signers |= (uint64_t)1 << i;
+    }
+    if (logs == 0) {
+        snprintf(code, 32, "no-log-signature");
+        return sv_fail(why, "no valid signature by a log key of the policy");
+    }
+    if (p->nwitnesses > 0) {
+        if (sv_note_verify(&n, p->witnesses, p->nwitnesses, &res, w) != 0) {
+            *failed = SV_CHECK_WITNESSES;
+            snprintf(code, 32, "bad-cosignature");
+            return sv_fail(why, "%s", w);
+        }
+        for (size_t i = 0; i < p->nwitnesses; i++)
+            witness_ok[i] = res.verified[i] > 0;
+        if (!sv_policy_quorum_met(p, witness_ok)) {
+            *failed = SV_CHECK_WITNESSES;
+            snprintf(code, 32, "quorum-not-met");
+            return sv_fail(why, "the witness cosignatures do not meet the policy's quorum");
+        }
+    }
+    return 0;
+}
+
+/* Check a note and record it; failures go to the report. 0 accepted, -1 refused. */
+static int take_checkpoint(const struct sv_policy *p, struct sv_report *rep, const char *item,
+                           const uint8_t *data, size_t len, struct cp_rec *out)
+{
+    struct sv_checkpoint cp;
+    struct sv_note n;
+    enum sv_check_id failed;
+    char code[32], why[SV_WHY];
+
+    memset(out, 0, sizeof(*out));
+    if (sv_verify_checkpoint_note(p, (const char *)data, len, &cp, &out->signers, &failed, code,
+                                  why) != 0) {
+        sv_report_fail(rep, failed, item, code, why);
+        return -1;
+    }
+    pass(rep, SV_CHECK_CHECKPOINTS);
+    if (p->nwitnesses > 0)
+        pass(rep, SV_CHECK_WITNESSES);
+    (void)sv_note_parse((const char *)data, len, &n, why);
+    out->size = cp.size;
+    memcpy(out->root, cp.root, SV_HASH);
+    sv_sha256(n.text, n.text_len, out->text_hash);
+    return 0;
+}
+
+static int cmp_cp(const void *a, const void *b)
+{
+    const struct cp_rec *x = a, *y = b;
+
+    return x->size < y->size ? -1 : x->size > y->size;
+}
+
+static char *join(const char *dir, const char *rel)
+{
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *s = malloc(n);
+
+    if (s != NULL)
+        snprintf(s, n, "%s/%s", dir, rel);
+    return s;
+}
+
+/* Every checkpoint of the record: `checkpoint` and sworn/checkpoint/<size>. */
+static int load_checkpoints(const struct sv_policy *p, struct sv_report *rep, const char *dir,
+                            struct cp_rec **out, size_t *nout)
+{
+    struct cp_rec *cps = NULL;
+    size_t n = 0, cap = 0;
+    char *path = join(dir, "checkpoint"), *hdir;
+    uint8_t *data;
+    size_t len;
+    char why[SV_WHY];
+    DIR *d;
+    struct dirent *e;
+
+    if (path == NULL)
+        return -1;
+    if (sv_read_file(path, SV_NOTE_MAX, &data, &len, NULL, why) != 0) {
+        free(path);
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
+        return -1;
+    }
+    free(path);
+    cap = 16;
+    cps = calloc(cap, sizeof(*cps));
+    if (cps == NULL) {
+        free(data);
+        return -1;
+    }
+    if (take_checkpoint(p, rep, "checkpoint", data, len, &cps[0]) == 0) {
+        cps[0].newest = 1;
+        n = 1;
+    }
+    free(data);
+    hdir = join(dir, "sworn/checkpoint");
+    d = hdir == NULL ? NULL : opendir(hdir);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        uint64_t size;
+        char item[300];
+        struct cp_rec rec;
+        char *f;
+
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(item, sizeof(item), "sworn/checkpoint/%.200s", e->d_name);
+        if (strstr(e->d_name, ".tmp.") != NULL)
+            continue; /* an interrupted export's temporary file */
+        if (sv_parse_u64(e->d_name, strlen(e->d_name), &size) != 0) {
+            sv_report_fail(rep, SV_CHECK_CHECKPOINTS, item, "bad-name",
+                           "not a canonical decimal tree size");
+            continue;
+        }
+        f = join(hdir, e->d_name);
+        if (f == NULL || sv_read_file(f, SV_NOTE_MAX, &data, &len, NULL, why) != 0) {
+            sv_report_fail(rep, SV_CHECK_CHECKPOINTS, item, "unreadable", why);
+            free(f);
+            continue;
+        }
+        free(f);
+        if (take_checkpoint(p, rep, item, data, len, &rec) == 0) {
+            if (rec.size != size) {
+                snprintf(why, sizeof(why), "holds a checkpoint of size %llu",
+                         (unsigned long long)rec.size);
+                sv_report_fail(rep, SV_CHECK_CHECKPOINTS, item, "size-mismatch", why);
+            } else if (n >= CHECKPOINTS_MAX) {
+                sv_report_fail(rep, SV_CHECK_CHECKPOINTS, item, "too-many",
+                               "more checkpoints than this verifier holds");
+            } else {
+                if (n == cap) {
+                    struct cp_rec *nc = realloc(cps, 2 * cap * sizeof(*cps));
+
+                    if (nc == NULL) {
+                        free(data);
+                        break;
+                    }
+                    cps = nc;
+                    cap *= 2;
+                }
+                cps[n++] = rec;
+            }
+        }
+        free(data);
+    }
+    if (d != NULL)
+        closedir(d);
+    free(hdir);
+    qsort(cps, n, sizeof(*cps), cmp_cp);
+    *out = cps;
+    *nout = n;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Streaming the entries */
+
+/* One receipt signature to check; a bundle's are checked on several threads. */
+struct rjob {
+    uint64_t index;
+    uint8_t leaf[SV_HASH];
+    const uint8_t *r;
+    size_t rlen;
+    uint64_t time_ms;
+    int rc;
+    char code[32];
+    char why[SV_WHY];
+};
+
+struct stream {
+    const struct sv_verify_opts *o;
+    struct rjob *jobs; /* SV_TILE_WIDTH of them */
+    unsigned njobs;
+    struct sv_report *rep;
+    struct sv_range range;
+    uint8_t (*level)[SV_TILE_WIDTH][SV_HASH]; /* LEVELS tiles being filled */
+    unsigned fill[LEVELS];
+    uint64_t tile_index[LEVELS];
+    /* the sizes whose root must be checked, ascending */
+    struct cp_rec *cps;
+    size_t ncps, next_cp;
+    int use_state; /* a saved state of at most the record's size is to be checked */
+    uint64_t state_size;
+    uint8_t state_root[SV_HASH];
+    int state_checked;
+    /* policy digests seen in PolicyLoaded entries */
+    uint8_t (*digests)[SV_HASH];
+    size_t ndigests, cap_digests;
+    struct sv_keyring_state *keys;
+    struct sv_receipt_keys *rkeys;
+    uint64_t last_time_ms;
+    int partial;              /* a bundle file: entries before the range are not seen */
+    uint64_t unseen_policies; /* decisions naming a policy loaded before the range */
+};
+
+static int digest_known(const struct stream *s, const uint8_t d[SV_HASH])
+{
+    for (size_t i = s->ndigests; i-- > 0;)
+        if (memcmp(s->digests[i], d, SV_HASH) == 0)
+            return 1;
+    return 0;
+}
+
+static void digest_add(struct stream *s, const uint8_t d[SV_HASH])
+{
+    if (digest_known(s, d))
+        return;
+    if (s->ndigests == s->cap_digests) {
+        size_t nc = s->cap_digests ? 2 * s->cap_digests : 16;
+        uint8_t(*nd)[SV_HASH] = realloc(s->digests, nc * SV_HASH);
+
+        if (nd == NULL)
+            return;
+        s->digests = nd;
+        s->cap_digests = nc;
+    }
+    memcpy(s->digests[s->ndigests++], d, SV_HASH);
+}
+
+static int cmp_hash(const void *a, const void *b)
+{
+    return memcmp(a, b, SV_HASH);
+}
+
+/* Compare a recomputed tile with the record's file. */
+static void check_tile(struct stream *s, unsigned level, uint64_t index, unsigned width)
+{
+    char rel[128], prefix[16], item[160], why[SV_WHY];
+    uint8_t *data;
+    size_t len;
+    char *path;
+    int missing;
+
+    snprintf(prefix, sizeof(prefix), "tile/%u", level);
+    sv_tile_path(prefix, index, width, rel, sizeof(rel));
+    snprintf(item, sizeof(item), "%s", rel);
+    path = join(s->o->record, rel);
+    if (path == NULL)
+        return;
+    if (sv_read_file(path, (size_t)SV_TILE_WIDTH * SV_HASH, &data, &len, &missing, why) != 0) {
+        sv_report_fail(s->rep, SV_CHECK_TILES, item, missing ? "tile-missing" : "unreadable", why);
+        free(path);
+        return;
+    }
+    free(path);
+    if (len != (size_t)width * SV_HASH) {
+        snprintf(why, sizeof(why), "%zu bytes, %u hashes expected", len, width);
+        sv_report_fail(s->rep, SV_CHECK_TILES, item, "tile-size", why);
+    } else if (memcmp(data, s->level[level], len) != 0) {
+        unsigned i = 0, ndiff = 0;
+        const char *code = "tile-mismatch";
+
+        while (i < width && memcmp(data + (size_t)i * SV_HASH, s->level[level][i], SV_HASH) == 0)
+            i++;
+        for (unsigned j = i; j < width; j++)
+            ndiff += memcmp(data + (size_t)j * SV_HASH, s->level[level][j], SV_HASH) != 0;
+        if (level == 0) {
+            /* Name what happened to the entries: the same leaves in another order (swapped or
+             * reordered entries), or entries whose bytes changed. */
+            uint8_t(*a)[SV_HASH] = malloc(len), (*b)[SV_HASH] = malloc(len);
+
+            if (a != NULL && b != NULL) {
+                memcpy(a, data, len);
+                memcpy(b, s->level[0], len);
+                qsort(a, width, SV_HASH, cmp_hash);
+                qsort(b, width, SV_HASH, cmp_hash);
+                code = memcmp(a, b, len) == 0 ? "entries-reordered" : "entry-altered";
+            }
+            free(a);
+            free(b);
+            snprintf(item, sizeof(item), "entry %llu (%s)",
+                     (unsigned long long)(index * SV_TILE_WIDTH + i), rel);
+            snprintf(why, sizeof(why),
+                     "the leaf hash of entry %llu differs from the record's tile/0 (%u leaf "
+                     "hash(es) of the tile differ)%s",
+                     (unsigned long long)(index * SV_TILE_WIDTH + i), ndiff,
+                     strcmp(code, "entries-reordered") == 0 ? ": the same entries in another order"
+                                                            : "");
+        } else {
+            snprintf(why, sizeof(why),
+                     "hash %u of the tile differs from the one recomputed from the entries", i);
+        }
+        sv_report_fail(s->rep, SV_CHECK_TILES, item, code, why);
+    } else {
+        pass(s->rep, SV_CHECK_TILES);
+    }
+    free(data);
+}
+
+/* A hash at level L enters its tile; a full tile is checked and its root moves up. */
+static void push_level(struct stream *s, unsigned level, const uint8_t h[SV_HASH])
+{
+    uint8_t root[SV_HASH];
+
+    if (level >= LEVELS)
+        return;
+    memcpy(s->level[level][s->fill[level]++], h, SV_HASH);
+    if (s->fill[level] < SV_TILE_WIDTH)
+        return;
+    check_tile(s, level, s->tile_index[level], SV_TILE_WIDTH);
+    sv_mth((const uint8_t(*)[SV_HASH])s->level[level], SV_TILE_WIDTH, root);
+    s->fill[level] = 0;
+    s->tile_index[level]++;
+    push_level(s, level + 1, root);
+}
+
+/* After a leaf: check the roots due at this size. */
+static void check_roots(struct stream *s)
+{
+    uint64_t size = s->range.size;
+    uint8_t root[SV_HASH];
+    int have = 0;
+
+    while (s->next_cp < s->ncps && s->cps[s->next_cp].size == size) {
+        struct cp_rec *c = &s->cps[s->next_cp++];
+        char item[64];
+
+        c->time_ms = s->last_time_ms;
+        if (!have) {
+            sv_range_root(&s->range, root);
+            have = 1;
+        }
+        snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)size);
+        if (memcmp(root, c->root, SV_HASH) != 0)
+            sv_report_fail(s->rep, SV_CHECK_ROOTS, item, "root-mismatch",
+                           "the entries do not hash to this signed checkpoint's root");
+        else
+            pass(s->rep, SV_CHECK_ROOTS);
+    }
+    if (s->use_state && s->state_size == size && !s->state_checked) {
+        char item[64];
+
+        if (!have)
+            sv_range_root(&s->range, root);
+        s->state_checked = 1;
+        snprintf(item, sizeof(item), "state (size %llu)", (unsigned long long)size);
+        if (memcmp(root, s->state_root, SV_HASH) != 0)
+            sv_report_fail(s->rep, SV_CHECK_STATE, item, "fork",
+                           "the record's tree at the saved size has another root than the "
+                           "checkpoint accepted before: the log forked");
+        else
+            pass(s->rep, SV_CHECK_STATE);
+    }
+}
+
+static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
+                        const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
+                        int have_receipts)
+{
+    struct sv_entry_info info;
+    char item[64], code[32], why[SV_WHY];
+    int wants_receipt = 0;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (sv_entry_check(e, len, &info, code, why) != 0) {
+        sv_report_fail(s->rep, SV_CHECK_ENTRIES, item, code, why);
+        return;
+    }
+    pass(s->rep, SV_CHECK_ENTRIES);
+    if (info.time_unix_ms > s->last_time_ms)
+        s->last_time_ms = info.time_unix_ms;
+    switch (info.kind) {
+    case SV_ENTRY_POLICY_LOADED:
+        digest_add(s, info.digest);
+        break;
+    case SV_ENTRY_DECISION:
+        if (!digest_known(s, info.digest) && s->partial)
+            s->unseen_policies++; /* may have been loaded before the bundle's range */
+        else if (!digest_known(s, info.digest))
+            sv_report_fail(s->rep, SV_CHECK_POLICY, item, "unknown-policy",
+                           "the decision's policy digest matches no earlier PolicyLoaded entry");
+        else
+            pass(s->rep, SV_CHECK_POLICY);
+        wants_receipt = info.effect == 1;
+        break;
+    case SV_ENTRY_ESCALATION_RESOLVED:
+        wants_receipt = info.effect == 1;
+        break;
+    case SV_ENTRY_KEY_EVENT:
+        if (s->keys != NULL &&
+            sv_keyring_event(s->keys, info.statement, info.statement_len, index, why) != 0)
+            sv_report_fail(s->rep, SV_CHECK_KEYS, item, "key-event", why);
+        else if (s->keys != NULL)
+            pass(s->rep, SV_CHECK_KEYS);
+        break;
+    default:
+        break;
+    }
+    if (!have_receipts)
+        return;
+    if (!wants_receipt) {
+        if (rlen != 0)
+            sv_report_fail(s->rep, SV_CHECK_RECEIPTS, item, "unexpected-receipt",
+                           "a receipt for an entry that is not an allow");
+        return;
+    }
+    if (rlen == 0) {
+        sv_report_fail(s->rep, SV_CHECK_RECEIPTS, item, "receipt-missing",
+                       "an allow without a receipt");
+        return;
+    }
+    if (s->rkeys == NULL || s->jobs == NULL)
+        return;
+    {
+        struct rjob *j = &s->jobs[s->njobs++];
+
+        j->index = index;
+        memcpy(j->leaf, leaf, SV_HASH);
+        j->r = receipt;
+        j->rlen = rlen;
+        j->time_ms = info.time_unix_ms;
+    }
+}
+
+struct worker {
+    struct stream *s;
+    unsigned first, step;
+};
+
+static void *run_jobs(void *arg)
+{
+    struct worker *w = arg;
+
+    for (unsigned i = w->first; i < w->s->njobs; i += w->step) {
+        struct rjob *j = &w->s->jobs[i];
+
+        j->rc = sv_receipt_verify(w->s->rkeys, j->r, j->rlen, j->leaf, j->time_ms, j->code, j->why);
+    }
+    return NULL;
+}
+
+/* Check the bundle's receipt signatures on the configured number of threads, then report them
+ * in log order (so the first failure is the same whatever the scheduling). */
+static void finish_receipts(struct stream *s)
+{
+    unsigned nt = s->o->threads > 0 ? (unsigned)s->o->threads : 2;
+    pthread_t th[8];
+    struct worker w[8];
+    unsigned started = 0;
+
+    if (s->njobs == 0)
+        return;
+    if (nt > 8)
+        nt = 8;
+    if (nt > s->njobs)
+        nt = s->njobs;
+    for (unsigned t = 0; t < nt; t++) {
+        w[t].s = s;
+        w[t].first = t;
+        w[t].step = nt;
+    }
+    for (unsigned t = 1; t < nt; t++)
+        if (pthread_create(&th[t], NULL, run_jobs, &w[t]) == 0)
+            started = t;
+        else
+            break;
+    if (started + 1 < nt) {
+        /* Could not start them all: the main thread does every job not yet covered. */
+        for (unsigned t = 1; t <= started; t++)
+            pthread_join(th[t], NULL);
+        w[0].step = 1;
+        started = 0;
+    }
+    run_jobs(&w[0]);
+    for (unsigned t = 1; t <= started; t++)
+        pthread_join(th[t], NULL);
+    for (unsigned i = 0; i < s->njobs; i++) {
+        char item[64];
+
+        snprintf(item, sizeof(item), "entry %llu", (unsigned long long)s->jobs[i].index);
+        if (s->jobs[i].rc != 0)
+            sv_report_fail(s->rep, SV_CHECK_RECEIPTS, item, s->jobs[i].code, s->jobs[i].why);
+        else
+            pass(s->rep, SV_CHECK_RECEIPTS);
+    }
+    s->njobs = 0;
+}
+
+/* One entry bundle (and its receipts) of width w. */
+static int stream_bundle(struct stream *s, uint64_t b, unsigned w)
+{
+    char rel[128], item[160], why[SV_WHY];
+    uint8_t *data = NULL, *rdata = NULL;
+    size_t len = 0, rlen = 0;
+    struct sv_bundle bundle, receipts;
+    int missing, have_receipts = 0;
+    char *path;
+    const struct sv_policy *p = s->o->policy;
+
+    sv_tile_path("tile/entries", b, w, rel, sizeof(rel));
+    snprintf(item, sizeof(item), "%s", rel);
+    path = join(s->o->record, rel);
+    if (path == NULL)
+        return -1;
+    if (sv_read_file(path, SV_BUNDLE_MAX, &data, &len, &missing, why) != 0) {
+        free(path);
+        sv_report_fail(s->rep, SV_CHECK_BUNDLES, item, missing ? "bundle-missing" : "unreadable",
+                       why);
+        return -1;
+    }
+    free(path);
+    {
+        int r = sv_bundle_parse(data, len, w, &bundle, why);
+
+        if (r != 0) {
+            free(data);
+            sv_report_fail(s->rep, SV_CHECK_BUNDLES, item,
+                           r == -2   ? "entry-extra"
+                           : r == -3 ? "bundle-malformed"
+                                     : "entry-missing",
+                           why);
+            return -1;
+        }
+    }
+    pass(s->rep, SV_CHECK_BUNDLES);
+    if (p->sworn_entries) {
+        sv_tile_path("sworn/receipts", b, w, rel, sizeof(rel));
+        path = join(s->o->record, rel);
+        if (path != NULL && sv_read_file(path, SV_BUNDLE_MAX, &rdata, &rlen, &missing, why) == 0) {
+            if (sv_bundle_parse(rdata, rlen, w, &receipts, why) != 0)
+                sv_report_fail(s->rep, SV_CHECK_RECEIPTS, rel, "receipts-malformed", why);
+            else
+                have_receipts = 1;
+        } else if (!missing) {
+            sv_report_fail(s->rep, SV_CHECK_RECEIPTS, rel, "unreadable", why);
+        } else {
+            /* No receipt file: every allow in the bundle is a missing receipt. */
+            have_receipts = 1;
+            memset(&receipts, 0, sizeof(receipts));
+        }
+        free(path);
+    }
+    for (unsigned i = 0; i < w; i++) {
+        uint8_t leaf[SV_HASH];
+        uint64_t index = b * SV_TILE_WIDTH + i;
+
+        sv_leaf_hash(bundle.data[i], bundle.len[i], leaf);
+        if (p->sworn_entries)
+            check_entry(s, index, bundle.data[i], bundle.len[i], leaf,
+                        have_receipts ? receipts.data[i] : NULL,
+                        have_receipts ? receipts.len[i] : 0, have_receipts);
+        sv_range_push(&s->range, leaf);
+        push_level(s, 0, leaf);
+        check_roots(s);
+    }
+    finish_receipts(s);
+    free(data);
+    free(rdata);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Quotes */
+
+static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const char *dir,
+                         const struct cp_rec *cps, size_t n)
+{
+    struct sv_quote_policy qp;
+    struct sv_quote_clock prev;
+    int have_prev = 0;
+
+    if (p->quotes == 0 || p->ak_public == NULL)
+        return;
+    memset(&qp, 0, sizeof(qp));
+    qp.pcr_mask = p->pcr_mask;
+    memcpy(qp.pcr_values, p->pcr_values, sizeof(qp.pcr_values));
+    qp.min_firmware_version = p->min_firmware_version;
+    for (size_t i = 0; i < n; i++) {
+        char rel[64], item[64], why[SV_WHY], w2[SV_WHY];
+        uint8_t *att = NULL, *sig = NULL;
+        size_t alen, slen;
+        int missing = 0;
+        char *pa, *ps;
+        struct sv_quote_result res;
+        enum sv_quote_reason r;
+
+        if (i > 0 && cps[i].size == cps[i - 1].size)
+            continue; /* `checkpoint` and its sworn/checkpoint copy share one quote */
+        snprintf(item, sizeof(item), "sworn/quote/%llu", (unsigned long long)cps[i].size);
+        snprintf(rel, sizeof(rel), "sworn/quote/%llu.attest", (unsigned long long)cps[i].size);
+        pa = join(dir, rel);
+        snprintf(rel, sizeof(rel), "sworn/quote/%llu.sig", (unsigned long long)cps[i].size);
+        ps = join(dir, rel);
+        if (pa == NULL || ps == NULL || sv_read_file(pa, 4096, &att, &alen, &missing, why) != 0) {
+            if (missing && p->quotes == 2)
+                sv_report_fail(rep, SV_CHECK_QUOTES, item, "quote-missing",
+                               "the policy requires a quote for every checkpoint");
+            else if (!missing)
+                sv_report_fail(rep, SV_CHECK_QUOTES, item, "unreadable", why);
+            free(pa);
+            free(ps);
+            continue;
+        }
+        if (sv_read_file(ps, 4096, &sig, &slen, NULL, why) != 0) {
+            sv_report_fail(rep, SV_CHECK_QUOTES, item, "unreadable", why);
+            free(att);
+            free(pa);
+            free(ps);
+            continue;
+        }
+        r = sv_quote_check(&qp, p->ak_public, p->ak_public_len, att, alen, sig, slen,
+                           cps[i].text_hash, &res, w2, sizeof(w2));
+        if (r != SV_QUOTE_OK) {
+            char code[32];
+
+            snprintf(code, sizeof(code), "quote-%s", sv_quote_reason_name(r));
+            sv_report_fail(rep, SV_CHECK_QUOTES, item, code, w2);
+        } else {
+            int gap = 0;
+            enum sv_quote_order ord =
+                have_prev ? sv_quote_time_order(&prev, &res.clock, &gap) : SV_ORDER_OK;
+
+            if (ord == SV_ORDER_ROLLBACK || ord == SV_ORDER_REPLAY) {
+                snprintf(why, sizeof(why),
+                         "TPM time went %s against the previous quote (reset %u clock %llu, "
+                         "then reset %u clock %llu)",
+                         ord == SV_ORDER_REPLAY ? "nowhere (a replayed quote)" : "back",
+                         prev.reset_count, (unsigned long long)prev.clock, res.clock.reset_count,
+                         (unsigned long long)res.clock.clock);
+                sv_report_fail(rep, SV_CHECK_QUOTES, item,
+                               ord == SV_ORDER_REPLAY ? "quote-replay" : "quote-time-rollback",
+                               why);
+            } else {
+                pass(rep, SV_CHECK_QUOTES);
+                if (gap && rep->checks[SV_CHECK_QUOTES].note[0] == '\0')
+                    snprintf(rep->checks[SV_CHECK_QUOTES].note,
+                             sizeof(rep->checks[SV_CHECK_QUOTES].note),
+                             "possible gap (disorderly restart) before %s", item);
+            }
+            prev = res.clock;
+            have_prev = 1;
+        }
+        free(att);
+        free(sig);
+        free(pa);
+        free(ps);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static int load_state(const struct sv_policy *p, const char *path, struct sv_checkpoint *st,
+                      int *have, char *why)
+{
+    uint8_t *data;
+    size_t len;
+    int missing;
+    enum sv_check_id failed;
+    char code[32], w[SV_WHY];
+
+    *have = 0;
+    if (sv_read_file(path, SV_NOTE_MAX, &data, &len, &missing, w) != 0) {
+        if (missing)
+            return 0; /* the first run: no state yet */
+        return sv_fail(why, "state: %s", w);
+    }
+    if (sv_verify_checkpoint_note(p, (const char *)data, len, st, NULL, &failed, code, w) != 0) {
+        free(data);
+        return sv_fail(why, "state file is not a checkpoint this policy accepts: %s", w);
+    }
+    free(data);
+    *have = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A bundle file (sworn-log export-bundle; docs/verifier.md section 9) */
+
+#define BUNDLE_FILE_MAX ((size_t)256 << 20)
+
+struct lines {
+    const char *p, *end;
+    uint64_t no;
+};
+
+/* The next line, which must start with tag; its rest in *rest (len *rlen). 0, or -1. */
+static int next_line(struct lines *l, const char *tag, const char **rest, size_t *rlen)
+{
+    const char *nl;
+    size_t tl = strlen(tag);
+
+    if (l->p >= l->end)
+        return -1;
+    nl = memchr(l->p, '\n', (size_t)(l->end - l->p));
+    if (nl == NULL || (size_t)(nl - l->p) < tl || memcmp(l->p, tag, tl) != 0)
+        return -1;
+    *rest = l->p + tl;
+    *rlen = (size_t)(nl - l->p) - tl;
+    l->p = nl + 1;
+    l->no++;
+    return 0;
+}
+
+static int peek_tag(const struct lines *l, const char *tag)
+{
+    size_t tl = strlen(tag);
+
+    return (size_t)(l->end - l->p) >= tl && memcmp(l->p, tag, tl) == 0;
+}
+
+/* Decode base64 of n characters into a fresh allocation. */
+static uint8_t *b64_alloc(const char *s, size_t n, size_t *out_len)
+{
+    uint8_t *b = malloc(n / 4 * 3 + 1);
+    long r;
+
+    if (b == NULL)
+        return NULL;
+    r = n == 0 ? 0 : sv_b64_decode(s, n, b, n / 4 * 3 + 1);
+    if (r < 0) {
+        free(b);
+        return NULL;
+    }
+    *out_len = (size_t)r;
+    return b;
+}
+
+static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *rep,
+                              const struct sv_checkpoint *st, int have_state)
+{
+    const struct sv_policy *p = o->policy;
+    struct stream s;
+    struct lines l;
+    uint8_t *data = NULL, *note = NULL, **entries = NULL, **receipts = NULL;
+    size_t len, note_len = 0, *elen = NULL, *rlen = NULL, proof_n = 0;
+    uint8_t(*proof)[SV_HASH] = NULL, text_hash[SV_HASH], root_m[SV_HASH];
+    struct cp_rec cp;
+    uint64_t start = 0, count = 0, end;
+    const char *rest;
+    size_t rl;
+    char why[SV_WHY], item[64];
+    int rc = 2, have_receipts = 0, state_ok = !have_state;
+    const char *bad = NULL;
+
+    memset(&s, 0, sizeof(s));
+    if (sv_read_file(o->record, BUNDLE_FILE_MAX, &data, &len, NULL, why) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
+        return 2;
+    }
+    l.p = (const char *)data;
+    l.end = (const char *)data + len;
+    l.no = 0;
+    if (next_line(&l, "sworn bundle v1", &rest, &rl) != 0 || rl != 0 ||
+        next_line(&l, "checkpoint ", &rest, &rl) != 0 ||
+        (note = b64_alloc(rest, rl, &note_len)) == NULL ||
+        next_line(&l, "start ", &rest, &rl) != 0 || sv_parse_u64(rest, rl, &start) != 0 ||
+        next_line(&l, "count ", &rest, &rl) != 0 || sv_parse_u64(rest, rl, &count) != 0 ||
+        count == 0 || count > 65536) {
+        bad = "the header (sworn bundle v1, checkpoint, start, count 1..65536) is malformed";
+        goto malformed;
+    }
+    if (take_checkpoint(p, rep, "bundle checkpoint", note, note_len, &cp) != 0) {
+        rc = 1;
+        goto out;
+    }
+    {
+        struct sv_note n;
+
+        (void)sv_note_parse((const char *)note, note_len, &n, why);
+        sv_sha256(n.text, n.text_len, text_hash);
+    }
+    rep->size = cp.size;
+    memcpy(rep->root, cp.root, SV_HASH);
+    rep->checkpoints = 1;
+    if (start >= cp.size || count > cp.size - start) {
+        bad = "the range is not inside the checkpoint's tree";
+        goto malformed;
+    }
+    end = start + count;
+    /* The compact range of [0, start): its roots, largest first, one per set bit. */
+    sv_range_init(&s.range);
+    for (int k = 63; k >= 0; k--) {
+        if (!(start >> k & 1))
+            continue;
+        if (next_line(&l, "left ", &rest, &rl) != 0 || rl != 44 ||
+            sv_b64_decode(rest, 44, s.range.roots[s.range.n], SV_HASH) != SV_HASH) {
+            bad = "a 'left' hash is missing or malformed";
+            goto malformed;
+        }
+        s.range.heights[s.range.n++] = (uint8_t)k;
+    }
+    s.range.size = start;
+    entries = calloc(count, sizeof(*entries));
+    receipts = calloc(count, sizeof(*receipts));
+    elen = calloc(count, sizeof(*elen));
+    rlen = calloc(count, sizeof(*rlen));
+    proof = calloc(SV_PROOF_MAX, SV_HASH);
+    if (entries == NULL || receipts == NULL || elen == NULL || rlen == NULL || proof == NULL)
+        goto out;
+    for (uint64_t i = 0; i < count; i++)
+        if (next_line(&l, "entry ", &rest, &rl) != 0 ||
+            (entries[i] = b64_alloc(rest, rl, &elen[i])) == NULL || elen[i] > 65535) {
+            bad = "an 'entry' line is missing or malformed";
+            goto malformed;
+        }
+    if (peek_tag(&l, "receipt ")) {
+        have_receipts = 1;
+        for (uint64_t i = 0; i < count; i++) {
+            if (next_line(&l, "receipt ", &rest, &rl) != 0) {
+                bad = "fewer 'receipt' lines than entries";
+                goto malformed;
+            }
+            if (rl == 1 && rest[0] == '-')
+                continue;
+            if ((receipts[i] = b64_alloc(rest, rl, &rlen[i])) == NULL || rlen[i] == 0) {
+                bad = "a 'receipt' line is malformed";
+                goto malformed;
+            }
+        }
+    }
+    while (peek_tag(&l, "proof ")) {
+        if (proof_n == SV_PROOF_MAX || next_line(&l, "proof ", &rest, &rl) != 0 || rl != 44 ||
+            sv_b64_decode(rest, 44, proof[proof_n], SV_HASH) != SV_HASH) {
+            bad = "a 'proof' line is malformed, or more than 128";
+            goto malformed;
+        }
+        proof_n++;
+    }
+    /* Entries: content, receipts, leaves. */
+    s.o = o;
+    s.rep = rep;
+    s.partial = start > 0;
+    if (p->sworn_entries) {
+        s.rkeys = sv_receipt_keys_new(p, NULL);
+        if (s.rkeys != NULL)
+            s.jobs = calloc(SV_TILE_WIDTH, sizeof(*s.jobs));
+    }
+    pass(rep, SV_CHECK_BUNDLES);
+    for (uint64_t i = 0; i < count; i++) {
+        uint8_t leaf[SV_HASH];
+
+        sv_leaf_hash(entries[i], elen[i], leaf);
+        if (p->sworn_entries)
+            check_entry(&s, start + i, entries[i], elen[i], leaf, receipts[i], rlen[i],
+                        have_receipts);
+        sv_range_push(&s.range, leaf);
+        if (s.njobs == SV_TILE_WIDTH || i + 1 == count)
+            finish_receipts(&s);
+        if (o->progress != NULL && ((i + 1) % 256 == 0 || i + 1 == count))
+            o->progress(i + 1, count, o->progress_arg);
+    }
+    if (p->sworn_entries && !have_receipts)
+        snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
+                 "the bundle carries no receipts");
+    if (s.unseen_policies > 0)
+        snprintf(rep->checks[SV_CHECK_POLICY].note, sizeof(rep->checks[0].note),
+                 "%llu decision(s) name a policy loaded before this range: verify the whole log "
+                 "to check them",
+                 (unsigned long long)s.unseen_policies);
+    /* The root of the first `end` leaves, then the checkpoint's root from it and the proof. */
+    sv_range_root(&s.range, root_m);
+    snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cp.size);
+    if (end == cp.size ? memcmp(root_m, cp.root, SV_HASH) != 0 || proof_n != 0
+                       : sv_verify_consistency(end, cp.size, root_m, cp.root,
+                                               (const uint8_t(*)[SV_HASH])proof, proof_n, why) != 0)
+        sv_report_fail(rep, SV_CHECK_ROOTS, item, "root-mismatch",
+                       "the entries, left hashes and proof do not lead to this signed "
+                       "checkpoint's root");
+    else
+        pass(rep, SV_CHECK_ROOTS);
+    /* State: what can be checked against one checkpoint and one prefix. */
+    if (have_state) {
+        if (st->size > cp.size) {
+            sv_report_fail(rep, SV_CHECK_STATE, "state", "rollback",
+                           "the bundle's checkpoint is older than the one accepted before");
+        } else if (st->size == cp.size || st->size == end) {
+            const uint8_t *r = st->size == cp.size ? cp.root : root_m;
+
+            if (memcmp(r, st->root, SV_HASH) != 0)
+                sv_report_fail(rep, SV_CHECK_STATE, "state", "fork",
+                               "the tree at the saved size has another root: the log forked");
+            else {
+                pass(rep, SV_CHECK_STATE);
+                state_ok = 1;
+            }
+        } else {
+            snprintf(rep->checks[SV_CHECK_STATE].note, sizeof(rep->checks[0].note),
+                     "a bundle cannot be checked against a state of size %llu (it covers sizes "
+                     "%llu and %llu); the state is kept",
+                     (unsigned long long)st->size, (unsigned long long)end,
+                     (unsigned long long)cp.size);
+        }
+    }
+    /* The quote, when there is one. */
+    if (peek_tag(&l, "quote ")) {
+        const char *sp;
+        uint8_t *att = NULL, *sig = NULL;
+        size_t alen = 0, slen = 0;
+
+        if (next_line(&l, "quote ", &rest, &rl) != 0 || (sp = memchr(rest, ' ', rl)) == NULL ||
+            (att = b64_alloc(rest, (size_t)(sp - rest), &alen)) == NULL ||
+            (sig = b64_alloc(sp + 1, rl - (size_t)(sp - rest) - 1, &slen)) == NULL) {
+            free(att);
+            bad = "the 'quote' line is malformed";
+            goto malformed;
+        }
+        if (p->quotes > 0 && p->ak_public != NULL) {
+            struct sv_quote_policy qp;
+            struct sv_quote_result res;
+            enum sv_quote_reason r;
+
+            memset(&qp, 0, sizeof(qp));
+            qp.pcr_mask = p->pcr_mask;
+            memcpy(qp.pcr_values, p->pcr_values, sizeof(qp.pcr_values));
+            qp.min_firmware_version = p->min_firmware_version;
+            r = sv_quote_check(&qp, p->ak_public, p->ak_public_len, att, alen, sig, slen, text_hash,
+                               &res, why, sizeof(why));
+            if (r != SV_QUOTE_OK) {
+                char code[32];
+
+                snprintf(code, sizeof(code), "quote-%s", sv_quote_reason_name(r));
+                sv_report_fail(rep, SV_CHECK_QUOTES, "bundle quote", code, why);
+            } else {
+                pass(rep, SV_CHECK_QUOTES);
+            }
+        }
+        free(att);
+        free(sig);
+    } else if (p->quotes == 2) {
+        sv_report_fail(rep, SV_CHECK_QUOTES, "bundle quote", "quote-missing",
+                       "the policy requires a quote and the bundle has none");
+    }
+    if (l.p != l.end) {
+        bad = "unexpected lines after the bundle's last section";
+        goto malformed;
+    }
+    rc = sv_report_failed(rep) ? 1 : 0;
+    if (rc == 0 && o->state_path != NULL && state_ok) {
+        if (sv_write_file_atomic(o->state_path, note, note_len, why) == 0)
+            rep->state_updated = 1;
+        else {
+            rep->unreadable = 1;
+            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
+            rc = 2;
+        }
+    }
+    goto out;
+malformed:
+    snprintf(why, sizeof(why), "line %llu: %s", (unsigned long long)l.no + 1, bad);
+    sv_report_fail(rep, SV_CHECK_BUNDLES, o->record, "bundle-malformed", why);
+    rc = 1;
+out:
+    for (uint64_t i = 0; entries != NULL && i < count; i++)
+        free(entries[i]);
+    for (uint64_t i = 0; receipts != NULL && i < count; i++)
+        free(receipts[i]);
+    free(entries);
+    free(receipts);
+    free(elen);
+    free(rlen);
+    free(proof);
+    free(s.jobs);
+    sv_receipt_keys_free(s.rkeys);
+    free(s.digests);
+    free(note);
+    free(data);
+    return rc;
+}
+
+int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
+{
+    const struct sv_policy *p = o->policy;
+    struct stream s;
+    struct cp_rec *cps = NULL;
+    size_t ncps = 0;
+    struct sv_checkpoint st;
+    int have_state = 0;
+    uint64_t size;
+    char why[SV_WHY];
+    int rc;
+
+    memset(rep, 0, sizeof(*rep));
+    memset(&s, 0, sizeof(s));
+    copy_cut(rep->record, sizeof(rep->record), o->record);
+    snprintf(rep->origin, sizeof(rep->origin), "%s", p->origin);
+    if (o->state_path != NULL && load_state(p, o->state_path, &st, &have_state, why) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
+        return 2;
+    }
+    {
+        struct stat sb;
+
+        if (stat(o->record, &sb) == 0 && S_ISREG(sb.st_mode))
+            return verify_bundle_file(o, rep, &st, have_state);
+    }
+    if (load_checkpoints(p, rep, o->record, &cps, &ncps) != 0) {
+        if (!rep->unreadable) {
+            rep->unreadable = 1;
+            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "out of memory");
+        }
+        return 2;
+    }
+    if (ncps == 0) {
+        free(cps);
+        return 1; /* no checkpoint verified: the failures say why */
+    }
+    /* The tree to verify is the largest verified checkpoint; `checkpoint` should be it. */
+    size = cps[ncps - 1].size;
+    if (!cps[ncps - 1].newest) {
+        int newest_ok = 0;
+
+        for (size_t i = 0; i < ncps; i++)
+            if (cps[i].newest && cps[i].size == size)
+                newest_ok = 1;
+        if (!newest_ok)
+            sv_report_fail(rep, SV_CHECK_CHECKPOINTS, "checkpoint", "stale-checkpoint",
+                           "the record's history holds a larger checkpoint than its newest");
+    }
+    rep->size = size;
+    memcpy(rep->root, cps[ncps - 1].root, SV_HASH);
+    rep->checkpoints = ncps;
+    if (have_state) {
+        rep->state_size = st.size;
+        if (st.size > size) {
+            snprintf(why, sizeof(why),
+                     "the record's newest checkpoint (size %llu) is older than the one accepted "
+                     "before (size %llu): the record was rolled back or truncated",
+                     (unsigned long long)size, (unsigned long long)st.size);
+            sv_report_fail(rep, SV_CHECK_STATE, "state", "rollback", why);
+        } else {
+            s.use_state = 1;
+            s.state_size = st.size;
+            memcpy(s.state_root, st.root, SV_HASH);
+        }
+    }
+    s.o = o;
+    s.rep = rep;
+    s.cps = cps;
+    s.ncps = ncps;
+    sv_range_init(&s.range);
+    s.level = calloc(LEVELS, sizeof(*s.level));
+    if (s.level == NULL) {
+        free(cps);
+        return 2;
+    }
+    if (p->nkeyring_files > 0) {
+        if (sv_keyring_load(p, &s.keys, why) != 0) {
+            sv_report_fail(rep, SV_CHECK_KEYS, "keyring", "keyring", why);
+            s.keys = NULL;
+        } else {
+            pass(rep, SV_CHECK_KEYS);
+        }
+    }
+    if (p->sworn_entries) {
+        s.rkeys = sv_receipt_keys_new(p, s.keys);
+        if (s.rkeys != NULL)
+            s.jobs = calloc(SV_TILE_WIDTH, sizeof(*s.jobs));
+    }
+    check_roots(&s); /* checkpoints (and a state) of size 0 */
+    for (uint64_t b = 0; b * SV_TILE_WIDTH < size; b++) {
+        uint64_t left = size - b * SV_TILE_WIDTH;
+        unsigned w = left >= SV_TILE_WIDTH ? SV_TILE_WIDTH : (unsigned)left;
+
+        if (stream_bundle(&s, b, w) != 0)
+            break; /* the tree cannot be recomputed past a missing or broken bundle */
+        if (o->progress != NULL)
+            o->progress(s.range.size, size, o->progress_arg);
+    }
+    if (s.range.size == size) {
+        /* The rightmost partial tiles of every level. */
+        for (unsigned l = 0; l < LEVELS; l++)
+            if (s.fill[l] > 0)
+                check_tile(&s, l, s.tile_index[l], s.fill[l]);
+    } else {
+        snprintf(why, sizeof(why), "only %llu of the %llu entries could be read",
+                 (unsigned long long)s.range.size, (unsigned long long)size);
+        sv_report_fail(rep, SV_CHECK_ROOTS, "log", "truncated", why);
+    }
+    /* Keys: every checkpoint's signing key valid when it signed. */
+    if (s.keys != NULL) {
+        for (size_t i = 0; i < ncps; i++) {
+            char item[64];
+
+            snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cps[i].size);
+            for (size_t k = 0; k < p->nlogs; k++) {
+                char w[SV_WHY];
+                int ed;
+
+                if (!(cps[i].signers >> k & 1))
+                    continue;
+                if (sv_keyring_key(s.keys, p->logs[k].spki_hash, "checkpoint",
+                                   cps[i].time_ms / 1000, &ed, w) == NULL) {
+                    snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
+                    sv_report_fail(rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
+                } else {
+                    pass(rep, SV_CHECK_KEYS);
+                }
+            }
+        }
+    }
+    if (p->sworn_entries && s.rkeys == NULL && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL)
+        snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
+                 "no receipt keys in the policy: receipt signatures not checked");
+    check_quotes(p, rep, o->record, cps, ncps);
+    rc = sv_report_failed(rep) ? 1 : 0;
+    if (rc == 0 && o->state_path != NULL) {
+        /* Accept the newest checkpoint: store its note as the new state. */
+        char *path = join(o->record, "checkpoint");
+        uint8_t *data;
+        size_t len;
+
+        if (path != NULL && sv_read_file(path, SV_NOTE_MAX, &data, &len, NULL, why) == 0) {
+            if (sv_write_file_atomic(o->state_path, data, len, why) == 0)
+                rep->state_updated = 1;
+            else {
+                rep->unreadable = 1;
+                snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
+                rc = 2;
+            }
+            free(data);
+        }
+        free(path);
+    }
+    free(s.jobs);
+    sv_receipt_keys_free(s.rkeys);
+    sv_keyring_free(s.keys);
+    free(s.digests);
+    free(s.level);
+    free(cps);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Reports */
+
+void sv_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20 || c == 0x7F)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static const char *status_name(enum sv_status s)
+{
+    return s == SV_PASS ? "pass" : s == SV_FAIL ? "fail" : "skipped";
+}
+
+void sv_report_print_json(const struct sv_report *r, FILE *out)
+{
+    char root[64];
+
+    sv_b64_encode(r->root, SV_HASH, root, sizeof(root));
+    fprintf(out, "{\"tool\":\"sworn-verify\",\"report_version\":1,\"record\":");
+    sv_json_string(out, r->record);
+    fprintf(out, ",\"origin\":");
+    sv_json_string(out, r->origin);
+    fprintf(out, ",\"result\":\"%s\"",
+            r->unreadable         ? "unreadable"
+            : sv_report_failed(r) ? "fail"
+                                  : "pass");
+    if (r->unreadable) {
+        fprintf(out, ",\"error\":");
+        sv_json_string(out, r->unreadable_why);
+    }
+    fprintf(out, ",\"tree_size\":%llu,\"root\":\"%s\",\"checkpoints\":%llu",
+            (unsigned long long)r->size, root, (unsigned long long)r->checkpoints);
+    fprintf(out, ",\"state_size\":%llu,\"state_updated\":%s", (unsigned long long)r->state_size,
+            r->state_updated ? "true" : "false");
+    fprintf(out, ",\"checks\":[");
+    for (int i = 0; i < SV_CHECK_COUNT; i++) {
+        const struct sv_check *c = &r->checks[i];
+
+        fprintf(out, "%s{\"name\":\"%s\",\"result\":\"%s\",\"count\":%llu,\"failures\":%llu",
+                i ? "," : "", check_names[i], status_name(c->status), (unsigned long long)c->count,
+                (unsigned long long)c->failures);
+        if (c->status == SV_FAIL) {
+            fprintf(out, ",\"first_failure\":{\"item\":");
+            sv_json_string(out, c->item);
+            fprintf(out, ",\"reason\":");
+            sv_json_string(out, c->code);
+            fprintf(out, ",\"message\":");
+            sv_json_string(out, c->why);
+            fprintf(out, "}");
+        }
+        if (c->note[0] != '\0') {
+            fprintf(out, ",\"note\":");
+            sv_json_string(out, c->note);
+        }
+        fprintf(out, "}");
+    }
+    fprintf(out, "]}\n");
+}
+
+void sv_report_print_text(const struct sv_report *r, FILE *out)
+{
+    char root[64];
+
+    if (r->unreadable) {
+        fprintf(out, "UNREADABLE %s: %s\n", r->record, r->unreadable_why);
+        return;
+    }
+    sv_b64_encode(r->root, SV_HASH, root, sizeof(root));
+    fprintf(out, "record  %s\norigin  %s\ntree    %llu entries, root %s, %llu checkpoint(s)\n",
+            r->record, r->origin, (unsigned long long)r->size, root,
+            (unsigned long long)r->checkpoints);
+    for (int i = 0; i < SV_CHECK_COUNT; i++) {
+        const struct sv_check *c = &r->checks[i];
+
+        fprintf(out, "  %-7s %-22s %llu checked",
+                c->status == SV_PASS   ? "ok"
+                : c->status == SV_FAIL ? "FAILED"
+                                       : "-",
+                check_names[i], (unsigned long long)c->count);
+        if (c->status == SV_FAIL)
+            fprintf(out, ", %llu failed; first: %s: %s (%s)", (unsigned long long)c->failures,
+                    c->item, c->why, c->code);
+        fputc('\n', out);
+        if (c->note[0] != '\0')
+            fprintf(out, "          note: %s\n", c->note);
+    }
+    if (r->state_size > 0 || r->state_updated)
+        fprintf(out, "state   previously accepted size %llu%s\n", (unsigned long long)r->state_size,
+                r->state_updated ? "; updated to this record's newest checkpoint" : "");
+    fprintf(out, "%s\n", sv_report_failed(r) ? "VERIFICATION FAILED" : "all checks passed");
+}

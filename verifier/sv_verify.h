@@ -1,0 +1,106 @@
+/*
+ * sv_verify.h -- the verification of one record (a tlog-tiles folder, docs/formats.md section
+ * 7) against a trust policy, and the report it produces (docs/verifier.md).
+ *
+ * sv_verify_record reads the newest checkpoint and every checkpoint under sworn/checkpoint/,
+ * checks each one's signatures and witness quorum, then streams the entry bundles once, from the
+ * first entry to the newest checkpoint's size, recomputing every leaf hash, every hash tile
+ * (compared byte for byte with the record's) and the root at every checkpoint's size (so all
+ * checkpoints are consistent with one another by construction), the root at the saved state's
+ * size (a fork against what this auditor accepted before), and, per the policy, each entry's
+ * content, its receipt, the policy digests, quotes and key events. Memory is bounded by a few
+ * tiles plus one small record per checkpoint; nothing the record claims about a hash is
+ * trusted before it is recomputed.
+ *
+ * Results: every check gets a status, a count and its first failure (item, stable reason code,
+ * message). Thread-safe for distinct reports; the policy is only read.
+ */
+#ifndef SV_VERIFY_H
+#define SV_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sv_note.h"
+#include "sv_policy.h"
+#include "sv_util.h"
+
+enum sv_check_id {
+    SV_CHECK_CHECKPOINTS, /* log signatures and origin of every checkpoint */
+    SV_CHECK_WITNESSES,   /* witness cosignature quorum of every checkpoint */
+    SV_CHECK_BUNDLES,     /* every entry bundle present and well formed */
+    SV_CHECK_TILES,       /* every hash tile equals the one recomputed from the entries */
+    SV_CHECK_ROOTS,       /* every checkpoint's root recomputed (hence their consistency) */
+    SV_CHECK_STATE,       /* no rollback and no fork against the saved state */
+    SV_CHECK_QUOTES,      /* TPM quotes of checkpoints, and their time order */
+    SV_CHECK_ENTRIES,     /* content of every entry (sworn.v1.Entry) */
+    SV_CHECK_POLICY,      /* decision policy digests match an earlier PolicyLoaded entry */
+    SV_CHECK_RECEIPTS,    /* every allow carries a valid receipt over its own leaf hash */
+    SV_CHECK_KEYS,        /* keyring chain, key events, checkpoint keys valid at their time */
+    SV_CHECK_COUNT
+};
+
+enum sv_status { SV_SKIP = 0, SV_PASS = 1, SV_FAIL = 2 };
+
+struct sv_check {
+    enum sv_status status;
+    uint64_t count;    /* items checked */
+    uint64_t failures; /* items that failed */
+    char item[160];    /* the first failing item ("entry 17", "tile/0/000", ...) */
+    char code[32];     /* its stable reason code ("root-mismatch", ...) */
+    char why[SV_WHY];  /* its message */
+    char note[256];    /* a warning that is not a failure (e.g. a possible gap) */
+};
+
+struct sv_report {
+    char record[1024];
+    char origin[SV_ORIGIN_MAX + 1];
+    uint64_t size; /* the newest checkpoint's tree size */
+    uint8_t root[SV_HASH];
+    uint64_t checkpoints; /* how many checkpoints were verified */
+    uint64_t state_size;  /* the saved state's size (0 if none) */
+    int state_updated;
+    int unreadable; /* the record could not be read at all (exit 2) */
+    char unreadable_why[SV_WHY];
+    struct sv_check checks[SV_CHECK_COUNT];
+};
+
+const char *sv_check_name(enum sv_check_id id);
+
+/* Progress callback: done of total entries. */
+typedef void (*sv_progress_fn)(uint64_t done, uint64_t total, void *arg);
+
+struct sv_verify_opts {
+    const struct sv_policy *policy;
+    const char *record;     /* folder */
+    const char *state_path; /* NULL: no state */
+    sv_progress_fn progress;
+    void *progress_arg;
+    int threads; /* signature-checking threads (1 or more; 0 means 2) */
+};
+
+/* Verify a record. Returns 0 all passed, 1 a check failed, 2 unreadable input (rep says why). */
+int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep);
+
+/* Verify one checkpoint note against the policy (signatures, origin, quorum); *signers (may
+ * be NULL) gets bit i set when log key i signed. On failure returns -1 with which check failed in
+ * *failed_check, a code and why. */
+int sv_verify_checkpoint_note(const struct sv_policy *p, const char *note, size_t len,
+                              struct sv_checkpoint *cp, uint64_t *signers,
+                              enum sv_check_id *failed_check, char *code, char *why);
+
+/* Print the report: human text or JSON. */
+void sv_report_print_text(const struct sv_report *r, FILE *out);
+void sv_report_print_json(const struct sv_report *r, FILE *out);
+/* 1 when any check failed. */
+int sv_report_failed(const struct sv_report *r);
+
+/* Record a failure of check id (first failure kept). */
+void sv_report_fail(struct sv_report *r, enum sv_check_id id, const char *item, const char *code,
+                    const char *why);
+
+/* Print a JSON string literal. */
+void sv_json_string(FILE *out, const char *s);
+
+#endif
