@@ -13,15 +13,27 @@
 
 #include "err.h"
 
-int sworn_no_dumps(void)
+int sworn_no_core_files(void)
 {
     struct rlimit zero = {.rlim_cur = 0, .rlim_max = 0};
 
     if (setrlimit(RLIMIT_CORE, &zero) != 0)
         return sworn_err_set(SWORN_ERR_IO, "cannot set RLIMIT_CORE to 0: %s", strerror(errno));
+    return 0;
+}
+
+int sworn_not_dumpable(void)
+{
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
         return sworn_err_set(SWORN_ERR_IO, "cannot clear the dumpable flag: %s", strerror(errno));
     return 0;
+}
+
+int sworn_no_dumps(void)
+{
+    if (sworn_no_core_files() < 0)
+        return -1;
+    return sworn_not_dumpable();
 }
 
 int sworn_drop_privileges(uid_t uid, gid_t gid, const char *chroot_dir)

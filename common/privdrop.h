@@ -19,6 +19,9 @@
 #include <sys/types.h>
 
 int sworn_no_dumps(void);
+/* Its two halves: RLIMIT_CORE 0, and PR_SET_DUMPABLE 0. */
+int sworn_no_core_files(void);
+int sworn_not_dumpable(void);
 int sworn_drop_privileges(uid_t uid, gid_t gid, const char *chroot_dir);
 
 #endif

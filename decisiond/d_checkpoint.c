@@ -41,6 +41,8 @@ struct d_checkpointer {
     int have_last;
     struct sworn_quote_limiter limiter; /* tpm.quote_min_interval */
     uint64_t exported;                  /* the tree size export_dir holds (0: none yet) */
+    uint64_t last_health_ms;            /* the signer's last health check (monotonic) */
+    int have_health;
 };
 
 static uint64_t mono_ms(void)
@@ -110,7 +112,8 @@ static void round_once(struct d_checkpointer *cp, int force)
     if (note == NULL)
         return;
     if (sworn_log_checkpoint(d->log, signers, 1, note, SWORN_NOTE_MAX_LEN + 1, &len, &size) < 0) {
-        atomic_store(&d->metrics.signer_up, 0);
+        /* The signer or the log: the message says which; sworn_signer_up follows the health
+         * check, so a full disk is not blamed on the HSM. */
         d_log_msg(D_LOG_ERROR, "checkpoint_failed", sworn_err_msg());
         free(note);
         return;
@@ -147,6 +150,30 @@ static void round_once(struct d_checkpointer *cp, int force)
     free(note);
 }
 
+/*
+ * The signer's health check (DESIGN section 5): sign a fixed digest and verify it, at most every
+ * D_HEALTH_INTERVAL_MS, so that a key that failed while idle shows in sworn_signer_up before
+ * traffic finds it. One signature per interval adds nothing that matters to the key's exposure
+ * (TPM-Fail needs thousands of samples; firmware-notes/README.md).
+ */
+#define D_HEALTH_INTERVAL_MS 10000u
+
+static void health(struct d_checkpointer *cp)
+{
+    uint64_t now = mono_ms();
+
+    if (cp->have_health && now - cp->last_health_ms < D_HEALTH_INTERVAL_MS)
+        return;
+    cp->have_health = 1;
+    cp->last_health_ms = now;
+    if (sworn_signer_proc_health(cp->d->signer) == 0) {
+        atomic_store(&cp->d->metrics.signer_up, 1);
+    } else {
+        atomic_store(&cp->d->metrics.signer_up, 0);
+        d_log_msg(D_LOG_ERROR, "signer_unhealthy", sworn_err_msg());
+    }
+}
+
 static void *checkpoint_thread(void *arg)
 {
     struct d_checkpointer *cp = arg;
@@ -171,6 +198,7 @@ static void *checkpoint_thread(void *arg)
         cp->kick = 0;
         pthread_mutex_unlock(&cp->lock);
         round_once(cp, 0);
+        health(cp);
         pthread_mutex_lock(&cp->lock);
     }
     pthread_mutex_unlock(&cp->lock);

@@ -14,7 +14,6 @@
  * max-window (the policy's longest budget window) are replayed from the log into the budget
  * counters before any request is served.
  */
-#define _XOPEN_SOURCE 700 /* realpath (XSI) */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
 #include <stdio.h>

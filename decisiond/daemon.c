@@ -21,7 +21,6 @@
  * Exit status: 0 after an orderly stop or a good --check-config, 1 when the start failed or the
  * configuration is bad, 2 on bad usage.
  */
-#define _XOPEN_SOURCE 700 /* realpath (XSI) */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
 #include <signal.h>
@@ -258,6 +257,9 @@ int main(int argc, char **argv)
     }
     d->self_exe = self;
     signal(SIGPIPE, SIG_IGN);
+    /* A write past RLIMIT_FSIZE (a file size limit set by the service manager or an operator)
+     * must fail as an I/O error, which the log turns into a refused request, not kill us. */
+    signal(SIGXFSZ, SIG_IGN);
     if (sworn_budgets_new(&d->budgets) < 0) {
         fail("budgets");
         goto out;

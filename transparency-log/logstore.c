@@ -1084,22 +1084,32 @@ int sworn_log_checkpoint(struct sworn_log *log, struct sworn_note_signer *const 
     char body[SWORN_CHECKPOINT_BODY_MAX + 1];
     uint8_t root[SWORN_HASH_LEN];
     size_t note_len = 0;
+    uint64_t tree_size;
     long body_len;
-    int rc = -1;
+    int rc = -1, locked = 1;
 
+    /* The root under the lock; the signature (an HSM or TPM round trip, possibly queued behind
+     * other signatures) without it, so that appends are not held up while the key signs. The
+     * tree is append-only: the root of tree_size stays what it is. */
     pthread_mutex_lock(&log->db_lock);
     SWORN_GUARD(integrate_locked(log));
-    SWORN_GUARD(root_locked(log, log->tree_size, root));
-    body_len = sworn_checkpoint_format(log->origin, log->tree_size, root, body, sizeof(body));
+    tree_size = log->tree_size;
+    SWORN_GUARD(root_locked(log, tree_size, root));
+    pthread_mutex_unlock(&log->db_lock);
+    locked = 0;
+    body_len = sworn_checkpoint_format(log->origin, tree_size, root, body, sizeof(body));
     SWORN_GUARD(body_len < 0 ? -1 : 0);
     SWORN_GUARD(sworn_note_sign(body, (size_t)body_len, signers, n, out, cap, &note_len));
-    SWORN_GUARD(store_checkpoint_locked(log, log->tree_size, out, note_len));
+    pthread_mutex_lock(&log->db_lock);
+    locked = 1;
+    SWORN_GUARD(store_checkpoint_locked(log, tree_size, out, note_len));
     *len = note_len;
     if (size != NULL)
-        *size = log->tree_size;
+        *size = tree_size;
     rc = 0;
 fail:
-    pthread_mutex_unlock(&log->db_lock);
+    if (locked)
+        pthread_mutex_unlock(&log->db_lock);
     return rc;
 }
 

@@ -144,7 +144,8 @@ int sworn_stack_down(struct sworn_stack *s)
         return 0;
     run_script("%s/scripts/dev-stack down %s >/dev/null 2>&1", SWORN_SOURCE_DIR, s->dir);
     /* grep exits 0 when it finds a report: then show it, and fail. */
-    rc = run_script("grep -E -A30 'ERROR: (Address|Leak)Sanitizer|runtime error:' %s/decisiond.log "
+    rc = run_script("grep -E -A30 'ERROR: (Address|Leak)Sanitizer|Sanitizer has "
+                    "encountered|runtime error:' %s/decisiond.log "
                     ">&2",
                     s->dir) == 0
              ? -1
@@ -159,13 +160,16 @@ int sworn_stack_down(struct sworn_stack *s)
 int sworn_stack_connect(const char *path)
 {
     struct sockaddr_un sun;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd;
 
+    if (strlen(path) >= sizeof(sun.sun_path))
+        return -1;
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     memset(&sun, 0, sizeof(sun));
     sun.sun_family = AF_UNIX;
-    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    memcpy(sun.sun_path, path, strlen(path));
     if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
         close(fd);
         return -1;

@@ -1,0 +1,1339 @@
+/*
+ * test_decisiond_faults.c -- sworn-decisiond under the faults of DESIGN section 5, each on a real
+ * stack (scripts/dev-stack: SoftHSM or a PEM key, swtpm, the daemon), driven through the real
+ * sockets as the proxy and the operator drive it, with the record checked afterwards with the
+ * log's own reader.
+ *
+ *   signer child killed         answers are a recorded deny or an ErrorFrame, never an allow
+ *                               without a receipt; later allows carry receipts that verify
+ *   HSM stalls (C_Sign hangs)   allows become recorded denies naming the signer; recovery
+ *   HSM token gone              likewise, through the signer's restart backoff
+ *   TPM stopped                 checkpoints go on unquoted (metrics, no stored quote); with
+ *                               tpm.required allows are denies naming the TPM; a restart meanwhile
+ *                               is unmeasured, or refused with tpm.required; quoting resumes when
+ *                               swtpm is back on its state and ports
+ *   log writes fail             (RLIMIT_FSIZE 0 on the running daemon) ErrorFrames, nothing
+ *                               acknowledged or stored, the daemon stays up; service resumes when
+ *                               the limit is lifted
+ *   log database locked         (another process holds BEGIN EXCLUSIVE) ErrorFrames after the
+ *                               busy timeout; service resumes after the release
+ *   crash under load            SIGKILL at random moments, 20 times (and 5 times while starting):
+ *                               every acknowledged decision is in the log at its index with its
+ *                               leaf hash, every checkpoint's root is recomputed from the stored
+ *                               entries and is consistent with the newest
+ *
+ * Invariants checked on every answer, in every test (check_reply): a Decision names a 32-byte
+ * entry hash; an allow carries a receipt, a deny none. And at the end of every test, with the
+ * daemon stopped (check_log): every acknowledged decision is at its index with that leaf hash,
+ * request id and effect; every acknowledged allow's receipt is stored beside it and verifies
+ * with the signer's public key; every stored checkpoint matches the stored entries; the exported
+ * tiles folder reads back (sworn_tiledir_import, verified with the signer's key) and holds them.
+ *
+ * A failed test leaves nothing running: the stack lives at file scope and the teardown takes it
+ * down. SWORN_TEST_FILTER=NAME (a glob) runs one test; SWORN_KEEP_STACK=1 keeps the folders.
+ *
+ * Assertions never depend on timing: where a fault may be seen earlier or later (a signer killed
+ * while idle is replaced before it is missed), the test accepts every answer the contract allows
+ * and asserts the contract, and drives the fault until the behaviour under test shows.
+ */
+#define _GNU_SOURCE /* prlimit */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <sqlite3.h>
+
+#include "checkpoint.h"
+#include "err.h"
+#include "frame.h"
+#include "logstore.h"
+#include "merkle.h"
+#include "note.h"
+#include "notesigner.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+#include "tiledir.h"
+
+#define ALLOW SWORN__V1__EFFECT__EFFECT_ALLOW
+#define DENY SWORN__V1__EFFECT__EFFECT_DENY
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* --- acknowledged decisions ---------------------------------------------------------------- */
+
+struct ack {
+    char id[64];
+    uint64_t index;
+    uint8_t hash[32];
+    int allow;
+    uint8_t sig[512];
+    size_t sig_len;
+};
+
+/* Every answer of a test, shared by its client threads. */
+struct acks {
+    pthread_mutex_t lock;
+    struct ack *v;
+    size_t n, cap;
+    unsigned allows, denies, errors, unanswered;
+    unsigned violations;
+    char violation[512]; /* the first broken invariant */
+};
+
+enum outcome { OUT_NONE, OUT_ERROR, OUT_ALLOW, OUT_DENY };
+
+static void acks_init(struct acks *a)
+{
+    memset(a, 0, sizeof(*a));
+    pthread_mutex_init(&a->lock, NULL);
+}
+
+static void acks_free(struct acks *a)
+{
+    free(a->v);
+    pthread_mutex_destroy(&a->lock);
+}
+
+static void violation(struct acks *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void violation(struct acks *a, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (a->violations++ == 0) {
+        va_start(ap, fmt);
+        vsnprintf(a->violation, sizeof(a->violation), fmt, ap);
+        va_end(ap);
+    }
+}
+
+/*
+ * Classify one answer and keep every Decision (any thread; never asserts, so that client threads
+ * may call it: violations are counted and asserted by the test's main thread).
+ */
+static enum outcome check_reply(struct acks *a, const char *id, const Sworn__V1__DecisionReply *r)
+{
+    enum outcome o;
+
+    pthread_mutex_lock(&a->lock);
+    if (r == NULL) {
+        /* No answer (the daemon is gone, or did not answer): the proxy denies. */
+        a->unanswered++;
+        o = OUT_NONE;
+    } else if (r->body_case == SWORN__V1__DECISION_REPLY__BODY_ERROR) {
+        a->errors++;
+        o = OUT_ERROR;
+    } else {
+        const Sworn__V1__Decision *d = r->decision;
+        struct ack *k;
+
+        o = d->effect == ALLOW ? OUT_ALLOW : OUT_DENY;
+        if (strcmp(d->request_id, id) != 0)
+            violation(a, "%s: answered as %s", id, d->request_id);
+        if (d->entry_hash.len != 32)
+            violation(a, "%s: entry hash of %zu bytes", id, d->entry_hash.len);
+        if (o == OUT_ALLOW &&
+            (d->receipt == NULL || d->receipt->signature.len == 0 ||
+             d->receipt->signature.len > sizeof(k->sig) || d->receipt->key_id.len != 32))
+            violation(a, "%s: an allow without a proper receipt", id);
+        if (o == OUT_DENY && (d->receipt != NULL || d->credential != NULL))
+            violation(a, "%s: a deny with a receipt or credential", id);
+        if (a->n == a->cap) {
+            a->cap = a->cap ? a->cap * 2 : 256;
+            a->v = realloc(a->v, a->cap * sizeof(*a->v));
+        }
+        k = &a->v[a->n++];
+        memset(k, 0, sizeof(*k));
+        snprintf(k->id, sizeof(k->id), "%s", id);
+        k->index = d->log_index;
+        if (d->entry_hash.len == 32)
+            memcpy(k->hash, d->entry_hash.data, 32);
+        k->allow = o == OUT_ALLOW;
+        if (k->allow && d->receipt != NULL && d->receipt->signature.len <= sizeof(k->sig)) {
+            memcpy(k->sig, d->receipt->signature.data, d->receipt->signature.len);
+            k->sig_len = d->receipt->signature.len;
+        }
+        if (k->allow)
+            a->allows++;
+        else
+            a->denies++;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return o;
+}
+
+static void assert_no_violation(struct acks *a)
+{
+    if (a->violations != 0)
+        fail_msg("%u broken invariants; the first: %s", a->violations, a->violation);
+}
+
+/*
+ * One request, answered and checked. OUT: *reason (may be NULL), the Decision's reason.
+ */
+static enum outcome ask(struct sworn_stack *s, struct acks *a, const char *id, const char *path,
+                        char *reason, size_t cap)
+{
+    struct sworn_stack_req r;
+    Sworn__V1__DecisionReply *reply;
+    enum outcome o;
+
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    reply = sworn_stack_decide(s, &r);
+    o = check_reply(a, id, reply);
+    if (reason != NULL) {
+        reason[0] = '\0';
+        if (o == OUT_ALLOW || o == OUT_DENY)
+            snprintf(reason, cap, "%s", reply->decision->reason);
+        else if (o == OUT_ERROR)
+            snprintf(reason, cap, "%s", reply->error->message);
+    }
+    if (reply != NULL)
+        sworn__v1__decision_reply__free_unpacked(reply, NULL);
+    return o;
+}
+
+/* Ask for allows until one comes back with a receipt (recovery); fails the test otherwise. */
+static void expect_recovery(struct sworn_stack *s, struct acks *a, const char *tag, int tries)
+{
+    char id[64], reason[1100];
+
+    for (int i = 0; i < tries; i++) {
+        snprintf(id, sizeof(id), "%s-%d", tag, i);
+        if (ask(s, a, id, "/allowed/recovered", reason, sizeof(reason)) == OUT_ALLOW)
+            return;
+        sleep_ms(100);
+    }
+    fail_msg("%s: no allow came back after the fault ended (last: %s)", tag, reason);
+}
+
+/* --- the signer's public key, receipts ------------------------------------------------------ */
+
+static EVP_PKEY *stack_pubkey(struct sworn_stack *s)
+{
+    EVP_PKEY *k = NULL;
+
+    if (s->spki_der[0] != '\0') {
+        size_t len;
+        char *der = sworn_test_read_file(s->spki_der, &len);
+        const unsigned char *p = (const unsigned char *)der;
+
+        k = d2i_PUBKEY(NULL, &p, (long)len);
+        free(der);
+    } else {
+        char *path = sworn_test_path(s->dir, "signer.pem");
+        FILE *f = fopen(path, "r");
+
+        assert_non_null(f);
+        k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+        fclose(f);
+        free(path);
+    }
+    assert_non_null(k);
+    return k;
+}
+
+/* A receipt signs TBS = FF "sworn/v1 receipt" 00 || leaf (docs/formats.md). 0 = verified. */
+static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const uint8_t *sig, size_t len)
+{
+    static const char prefix[] = "\xffsworn/v1 receipt";
+    uint8_t tbs[sizeof(prefix) + 32];
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int ok;
+
+    memcpy(tbs, prefix, sizeof(prefix)); /* with the NUL that ends the prefix */
+    memcpy(tbs + sizeof(prefix), leaf, 32);
+    ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) == 1 &&
+         EVP_DigestVerify(ctx, sig, len, tbs, sizeof(tbs)) == 1;
+    EVP_MD_CTX_free(ctx);
+    return ok ? 0 : -1;
+}
+
+/* --- the record, checked with the daemon stopped -------------------------------------------- */
+
+struct cp_list {
+    size_t n;
+    uint64_t size[4096];
+    uint8_t root[4096][32];
+    int bad;
+    char why[256];
+};
+
+static int collect_checkpoint(void *arg, uint64_t size, const char *text, size_t len)
+{
+    struct cp_list *l = arg;
+    struct sworn_note *note = malloc(sizeof(*note));
+    struct sworn_checkpoint cp;
+
+    if (note == NULL || sworn_note_parse(text, len, note) < 0 ||
+        sworn_checkpoint_parse(note->text, note->text_len, &cp) < 0) {
+        l->bad = 1;
+        snprintf(l->why, sizeof(l->why), "checkpoint %llu does not parse: %s",
+                 (unsigned long long)size, sworn_err_msg());
+    } else if (cp.size != size) {
+        l->bad = 1;
+        snprintf(l->why, sizeof(l->why), "checkpoint stored as %llu names size %llu",
+                 (unsigned long long)size, (unsigned long long)cp.size);
+    } else if (l->n < sizeof(l->size) / sizeof(l->size[0])) {
+        l->size[l->n] = size;
+        memcpy(l->root[l->n], cp.root, 32);
+        l->n++;
+    }
+    free(note);
+    return 0;
+}
+
+/*
+ * Every stored checkpoint: its root equals the root recomputed from the stored entries (all
+ * leaves hashed again, the tiles not trusted), and it is consistent with the newest one by the
+ * log's own proof.
+ */
+static void check_checkpoints(struct sworn_log *log, size_t *count)
+{
+    uint64_t n = sworn_log_size(log);
+    uint8_t *leaves = malloc((size_t)(n ? n : 1) * 32), *entry = malloc(SWORN_FRAME_ENTRY_MAX);
+    struct cp_list *l = calloc(1, sizeof(*l));
+    uint8_t root[32], proof[SWORN_MERKLE_MAX_PROOF * 32];
+
+    assert_non_null(leaves);
+    assert_non_null(entry);
+    assert_non_null(l);
+    assert_int_equal(sworn_log_tree_size(log), n);
+    for (uint64_t i = 0; i < n; i++) {
+        size_t len;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, SWORN_FRAME_ENTRY_MAX, &len), 0);
+        sworn_merkle_leaf_hash(entry, len, leaves + i * 32);
+    }
+    assert_int_equal(sworn_log_each_checkpoint(log, collect_checkpoint, l), 0);
+    if (l->bad)
+        fail_msg("%s", l->why);
+    assert_true(l->n >= 1);
+    for (size_t c = 0; c < l->n; c++) {
+        size_t pc = 0;
+
+        if (l->size[c] > n)
+            fail_msg("checkpoint of size %llu, but the log holds %llu entries",
+                     (unsigned long long)l->size[c], (unsigned long long)n);
+        sworn_merkle_root_of_leaves(leaves, l->size[c], root);
+        if (memcmp(root, l->root[c], 32) != 0)
+            fail_msg("checkpoint %llu: its root is not the root of the stored entries",
+                     (unsigned long long)l->size[c]);
+        if (l->size[c] == 0 || l->size[c] == l->size[l->n - 1])
+            continue;
+        assert_int_equal(sworn_log_prove_consistency(log, l->size[c], l->size[l->n - 1], proof,
+                                                     SWORN_MERKLE_MAX_PROOF, &pc),
+                         0);
+        if (sworn_merkle_verify_consistency(l->size[c], l->size[l->n - 1], l->root[c],
+                                            l->root[l->n - 1], proof, pc) != 0)
+            fail_msg("checkpoint %llu is not consistent with checkpoint %llu: %s",
+                     (unsigned long long)l->size[c], (unsigned long long)l->size[l->n - 1],
+                     sworn_err_msg());
+    }
+    if (count != NULL)
+        *count = l->n;
+    free(l);
+    free(entry);
+    free(leaves);
+}
+
+static void check_tiles(struct sworn_stack *s, struct acks *a);
+
+/*
+ * With the daemon stopped: every acknowledged decision is in the log at its index, with its leaf
+ * hash, request id and effect; every acknowledged allow has its receipt stored beside it, equal to
+ * the one answered, verifying with the signer's key; the checkpoints hold (check_checkpoints); the
+ * exported tiles folder holds them too (check_tiles).
+ */
+static void check_log(struct sworn_stack *s, struct acks *a)
+{
+    struct sworn_log *log;
+    EVP_PKEY *k = stack_pubkey(s);
+    uint8_t *entry = malloc(SWORN_FRAME_ENTRY_MAX), rbuf[SWORN_LOG_RECEIPT_MAX], leaf[32];
+
+    assert_non_null(entry);
+    assert_no_violation(a);
+    if (sworn_log_open(s->log_db, &log) != 0)
+        fail_msg("the log does not open: %s", sworn_err_msg());
+    for (size_t i = 0; i < a->n; i++) {
+        const struct ack *x = &a->v[i];
+        size_t len, rlen;
+        Sworn__V1__Entry *e;
+
+        if (x->index >= sworn_log_size(log))
+            fail_msg("%s was acknowledged at index %llu, but the log holds %llu entries", x->id,
+                     (unsigned long long)x->index, (unsigned long long)sworn_log_size(log));
+        assert_int_equal(sworn_log_read_entry(log, x->index, entry, SWORN_FRAME_ENTRY_MAX, &len),
+                         0);
+        sworn_merkle_leaf_hash(entry, len, leaf);
+        if (memcmp(leaf, x->hash, 32) != 0)
+            fail_msg("%s: the entry at index %llu is not the one acknowledged", x->id,
+                     (unsigned long long)x->index);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+        assert_string_equal(e->decision->request->request_id, x->id);
+        assert_int_equal(e->decision->effect, x->allow ? ALLOW : DENY);
+        sworn__v1__entry__free_unpacked(e, NULL);
+        if (x->allow) {
+            Sworn__V1__Receipt *r;
+
+            assert_int_equal(sworn_log_read_receipt(log, x->index, rbuf, sizeof(rbuf), &rlen), 0);
+            r = sworn__v1__receipt__unpack(NULL, rlen, rbuf);
+            assert_non_null(r);
+            assert_int_equal(r->signature.len, x->sig_len);
+            assert_memory_equal(r->signature.data, x->sig, x->sig_len);
+            sworn__v1__receipt__free_unpacked(r, NULL);
+            if (receipt_verifies(k, leaf, x->sig, x->sig_len) != 0)
+                fail_msg("%s: its receipt does not verify with the signer's key", x->id);
+        } else {
+            assert_int_equal(sworn_log_read_receipt(log, x->index, rbuf, sizeof(rbuf), &rlen), -1);
+        }
+    }
+    check_checkpoints(log, NULL);
+    sworn_log_close(log);
+    EVP_PKEY_free(k);
+    free(entry);
+    /* The export caught up with the log after the fault: the folder reads back whole. */
+    check_tiles(s, a);
+}
+
+/*
+ * With the daemon stopped: the exported tiles folder (what auditors fetch) reads back, verified
+ * against the signer's key, as the whole log, and holds every acknowledged decision.
+ */
+static void check_tiles(struct sworn_stack *s, struct acks *a)
+{
+    EVP_PKEY *k = stack_pubkey(s);
+    unsigned char *spki = NULL;
+    int spki_len = i2d_PUBKEY(k, &spki);
+    char *db = sworn_test_path(s->dir, "imported.db");
+    uint8_t *entry = malloc(SWORN_FRAME_ENTRY_MAX), leaf[32];
+    struct sworn_note_verifier v;
+    struct sworn_log *log, *pub;
+
+    assert_non_null(entry);
+    assert_true(spki_len > 0);
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    assert_int_equal(
+        sworn_note_verifier_from_spki(sworn_log_origin(log), spki, (size_t)spki_len, &v), 0);
+    if (sworn_tiledir_import(s->tiles, &v, 1, db, &pub) != 0)
+        fail_msg("the exported tiles do not read back: %s", sworn_err_msg());
+    assert_int_equal(sworn_log_size(pub), sworn_log_size(log));
+    for (size_t i = 0; i < a->n; i++) {
+        size_t len;
+
+        assert_int_equal(
+            sworn_log_read_entry(pub, a->v[i].index, entry, SWORN_FRAME_ENTRY_MAX, &len), 0);
+        sworn_merkle_leaf_hash(entry, len, leaf);
+        if (memcmp(leaf, a->v[i].hash, 32) != 0)
+            fail_msg("%s: the exported entry %llu is not the one acknowledged", a->v[i].id,
+                     (unsigned long long)a->v[i].index);
+    }
+    sworn_log_close(pub);
+    sworn_log_close(log);
+    free(entry);
+    free(db);
+    OPENSSL_free(spki);
+    EVP_PKEY_free(k);
+}
+
+/* With the daemon stopped: whether a decision for request id is anywhere in the log. */
+static int log_has_request(struct sworn_stack *s, const char *id)
+{
+    struct sworn_log *log;
+    uint8_t *entry = malloc(SWORN_FRAME_ENTRY_MAX);
+    int found = 0;
+
+    assert_non_null(entry);
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    for (uint64_t i = 0; i < sworn_log_size(log) && !found; i++) {
+        size_t len;
+        Sworn__V1__Entry *e;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, SWORN_FRAME_ENTRY_MAX, &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        found = e->kind_case == SWORN__V1__ENTRY__KIND_DECISION &&
+                strcmp(e->decision->request->request_id, id) == 0;
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    sworn_log_close(log);
+    free(entry);
+    return found;
+}
+
+/* --- the admin socket ---------------------------------------------------------------------- */
+
+/* One scrape of the metrics call (Prometheus text; free it). */
+static char *scrape(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__MetricsRequest m = SWORN__V1__METRICS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    char *text;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_METRICS;
+    rq.metrics = &m;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_METRICS);
+    text = strndup((const char *)r->metrics->text.data, r->metrics->text.len);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    assert_non_null(text);
+    return text;
+}
+
+/* The value on the line "NAME VALUE" of a scrape; fails the test when absent. */
+static double metric_in(const char *text, const char *name)
+{
+    size_t nlen = strlen(name);
+
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, name, nlen) == 0 && p[nlen] == ' ')
+            return strtod(p + nlen + 1, NULL);
+    fail_msg("no metric %s", name);
+    return 0;
+}
+
+static double metric(struct sworn_stack *s, const char *name)
+{
+    char *text = scrape(s);
+    double v = metric_in(text, name);
+
+    free(text);
+    return v;
+}
+
+static void checkpoint_now(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__CheckpointNowRequest c = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
+    rq.checkpoint_now = &c;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+}
+
+/*
+ * The stack of the running test: at file scope, so that the teardown takes it down also when the
+ * test failed half-way (cmocka leaves the test function by longjmp).
+ */
+static struct sworn_stack the_stack;
+
+static int stack_teardown(void **state)
+{
+    (void)state;
+    sworn_stack_down(&the_stack); /* nothing when the test took it down itself */
+    unsetenv("SWORN_HANG_FILE");
+    return 0;
+}
+
+/* --- processes ----------------------------------------------------------------------------- */
+
+/* Read a /proc file (whose size stat does not tell) into buf. Returns 0, or -1 when absent. */
+static int read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(fd);
+    return 0;
+}
+
+/* Whether pid is gone (or only a zombie waiting for its reaper). */
+static int pid_gone(pid_t pid)
+{
+    char path[64], stat[1024], *rp;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (read_proc(path, stat, sizeof(stat)) < 0)
+        return 1;
+    rp = strrchr(stat, ')');
+    return rp != NULL && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+static void wait_pid_gone(pid_t pid)
+{
+    for (int i = 0; i < 500; i++) {
+        if (pid_gone(pid))
+            return;
+        sleep_ms(20);
+    }
+    fail_msg("process %ld did not go away", (long)pid);
+}
+
+/* The daemon's child (the signer), found in /proc/PID/task/ * /children; -1 when none. */
+static pid_t signer_child(pid_t daemon)
+{
+    char path[320];
+    DIR *dir;
+    struct dirent *de;
+    pid_t child = -1;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
+    dir = opendir(path);
+    if (dir == NULL)
+        return -1;
+    while (child < 0 && (de = readdir(dir)) != NULL) {
+        char kids[256];
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
+        if (read_proc(path, kids, sizeof(kids)) == 0 && kids[0] >= '1' && kids[0] <= '9')
+            child = (pid_t)atol(kids);
+    }
+    closedir(dir);
+    return child;
+}
+
+/* Wait until the daemon has a signer child (it is started lazily after a death); -1 if never. */
+static pid_t wait_signer_child(pid_t daemon)
+{
+    for (int i = 0; i < 250; i++) {
+        pid_t c = signer_child(daemon);
+
+        if (c > 0 && !pid_gone(c))
+            return c;
+        sleep_ms(20);
+    }
+    return -1;
+}
+
+/*
+ * Stop the daemon, point the stack's signer at the PKCS#11 hang shim (tests/pkcs11-hang: SoftHSM,
+ * except that C_Sign blocks while the file SWORN_HANG_FILE names exists) with the given signer
+ * deadline, and start it again. The shim reads SWORN_HANG_FILE in the signer child, which
+ * inherits it from this process through dev-stack and the daemon.
+ */
+static void use_hang_module(struct sworn_stack *s, const char *flag, const char *timeout)
+{
+    const char *shim = getenv("SWORN_HANG_MODULE");
+    static const char real[] = "  module: /usr/lib/softhsm/libsofthsm2.so\n";
+    char *conf, *at, *out;
+    size_t len;
+
+    assert_non_null(shim);
+    assert_int_equal(sworn_stack_stop_daemon(s), 0);
+    conf = sworn_test_read_file(s->config, &len);
+    at = strstr(conf, real);
+    assert_non_null(at);
+    assert_true(asprintf(&out, "%.*s  module: %s\n  timeout: %s\n%s", (int)(at - conf), conf, shim,
+                         timeout, at + strlen(real)) > 0);
+    sworn_test_write_file(s->config, out, strlen(out), 0600);
+    free(out);
+    free(conf);
+    setenv("SWORN_HANG_FILE", flag, 1);
+    assert_int_equal(sworn_stack_start(s), 0);
+}
+
+/* --- 1. the signer child killed ------------------------------------------------------------ */
+
+struct load {
+    struct sworn_stack *s;
+    struct acks *a;
+    const char *tag;
+    int thread;
+    volatile int stop;
+    int stop_on_silence; /* stop at the first request without an answer (the daemon died) */
+    unsigned sent;
+};
+
+/* A client thread: allows and denies, one connection each, until told to stop. */
+static void *load_thread(void *arg)
+{
+    struct load *l = arg;
+    char id[64];
+
+    while (!l->stop) {
+        enum outcome o;
+
+        snprintf(id, sizeof(id), "%s-%d-%u", l->tag, l->thread, l->sent);
+        o = ask(l->s, l->a, id, l->sent % 3 == 2 ? "/denied/x" : "/allowed/x", NULL, 0);
+        l->sent++;
+        if (o == OUT_NONE && l->stop_on_silence)
+            break;
+    }
+    return NULL;
+}
+
+struct one_request {
+    struct sworn_stack *s;
+    struct acks *a;
+    const char *id, *path;
+    enum outcome o;
+    char reason[1100];
+};
+
+static void *one_request_thread(void *arg)
+{
+    struct one_request *r = arg;
+
+    r->o = ask(r->s, r->a, r->id, r->path, r->reason, sizeof(r->reason));
+    return NULL;
+}
+
+/*
+ * The signer child is SIGKILLed, repeatedly, under load: every answer is an allow with a receipt,
+ * a recorded deny or an ErrorFrame. Then once with a request certainly in flight (C_Sign held by
+ * the shim): that request is a recorded deny naming the signer. Allows come back, with receipts
+ * from a new child that verify.
+ */
+static void test_signer_child_killed(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    struct load loads[2];
+    pthread_t th[2];
+    pid_t killed = -1, now;
+    char *flag;
+    struct one_request inflight;
+    pthread_t ith;
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 200ms"), 0);
+    flag = sworn_test_path(sp->dir, "hang");
+    /* A deadline well above the test's pauses: the in-flight request is ended by the kill. */
+    use_hang_module(sp, flag, "3s");
+
+    for (int t = 0; t < 2; t++) {
+        loads[t] = (struct load){.s = sp, .a = &a, .tag = "load", .thread = t};
+        assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
+    }
+    for (int k = 0; k < 5; k++) {
+        sleep_ms(150 + 70 * k);
+        killed = wait_signer_child(sp->decisiond_pid);
+        assert_true(killed > 0);
+        assert_int_equal(kill(killed, SIGKILL), 0);
+    }
+    sleep_ms(300);
+    for (int t = 0; t < 2; t++) {
+        loads[t].stop = 1;
+        pthread_join(th[t], NULL);
+    }
+    assert_no_violation(&a);
+    assert_int_equal(a.unanswered, 0);
+
+    /* A request whose signature is certainly in flight when the child dies. */
+    sworn_test_write_file(flag, "", 0, 0600);
+    inflight = (struct one_request){.s = sp, .a = &a, .id = "inflight", .path = "/allowed/f"};
+    assert_int_equal(pthread_create(&ith, NULL, one_request_thread, &inflight), 0);
+    sleep_ms(300);
+    killed = wait_signer_child(sp->decisiond_pid);
+    assert_true(killed > 0);
+    assert_int_equal(kill(killed, SIGKILL), 0);
+    pthread_join(ith, NULL);
+    assert_int_equal(remove(flag), 0);
+    /* Killed in C_Sign, or (had the request been slower than the pause) its successor stalled in
+     * C_Sign until the deadline: either way the allow did not happen, and the deny is recorded. */
+    if (inflight.o != OUT_DENY)
+        fail_msg("the request in flight was answered %d (%s), not a recorded deny", inflight.o,
+                 inflight.reason);
+    assert_non_null(strstr(inflight.reason, "signer"));
+
+    /* A new child signs again. */
+    expect_recovery(sp, &a, "recovered", 50);
+    now = wait_signer_child(sp->decisiond_pid);
+    assert_true(now > 0);
+    assert_int_not_equal(now, killed);
+    assert_true(metric(sp, "sworn_signer_up") == 1.0);
+    assert_no_violation(&a);
+    assert_true(a.allows > 0);
+
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    unsetenv("SWORN_HANG_FILE");
+    free(flag);
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+/* --- 2. the HSM fails ---------------------------------------------------------------------- */
+
+/*
+ * The HSM stops answering (C_Sign blocks): every allow becomes a recorded deny naming the signer
+ * within the signer deadline, denies go on as before, sworn_signer_up drops to 0; when the device
+ * answers again, allows come back with receipts and sworn_signer_up is 1.
+ */
+static void test_hsm_stalls(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    char *flag, reason[1100], id[32];
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm"), 0);
+    flag = sworn_test_path(sp->dir, "hang");
+    use_hang_module(sp, flag, "500ms");
+    assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+
+    sworn_test_write_file(flag, "", 0, 0600);
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof(id), "stalled-%d", i);
+        assert_int_equal(ask(sp, &a, id, "/allowed/a", reason, sizeof(reason)), OUT_DENY);
+        if (strstr(reason, "signer") == NULL)
+            fail_msg("the deny does not name the signer: %s", reason);
+    }
+    assert_int_equal(ask(sp, &a, "stalled-deny", "/denied/a", NULL, 0), OUT_DENY);
+    assert_true(metric(sp, "sworn_signer_up") == 0.0);
+
+    assert_int_equal(remove(flag), 0);
+    expect_recovery(sp, &a, "recovered", 50);
+    assert_true(metric(sp, "sworn_signer_up") == 1.0);
+
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    unsetenv("SWORN_HANG_FILE");
+    free(flag);
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+/*
+ * The token goes away (its folder is moved) and the session with it (the signer child is killed,
+ * as a device reset would end it): a new child cannot open the key, so allows are recorded denies
+ * naming the signer (through the restart backoff); when the folder is back, allows come back.
+ */
+static void test_hsm_token_gone(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    char *tokens, *away, reason[1100], id[32];
+    pid_t child;
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm"), 0);
+    assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+    tokens = sworn_test_path(sp->dir, "token/tokens");
+    away = sworn_test_path(sp->dir, "token/tokens.away");
+
+    assert_int_equal(rename(tokens, away), 0);
+    child = wait_signer_child(sp->decisiond_pid);
+    assert_true(child > 0);
+    assert_int_equal(kill(child, SIGKILL), 0);
+    wait_pid_gone(child);
+    for (int i = 0; i < 5; i++) {
+        snprintf(id, sizeof(id), "gone-%d", i);
+        assert_int_equal(ask(sp, &a, id, "/allowed/a", reason, sizeof(reason)), OUT_DENY);
+        if (strstr(reason, "signer") == NULL)
+            fail_msg("the deny does not name the signer: %s", reason);
+        sleep_ms(100);
+    }
+    assert_true(metric(sp, "sworn_signer_up") == 0.0);
+
+    assert_int_equal(rename(away, tokens), 0);
+    expect_recovery(sp, &a, "recovered", 100); /* the backoff is at most 5 s */
+    assert_true(metric(sp, "sworn_signer_up") == 1.0);
+
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    free(tokens);
+    free(away);
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+/* --- 3. the TPM stops ---------------------------------------------------------------------- */
+
+/* swtpm again, on the same state folder and ports as dev-stack started it. */
+static void restart_swtpm(struct sworn_stack *s)
+{
+    const char *p = strstr(s->tcti, "port=");
+    char *pidfile = sworn_test_path(s->dir, "swtpm.pid"), *pid;
+    int port, rc = -1;
+
+    assert_non_null(p);
+    port = atoi(p + 5);
+    assert_true(port > 0);
+    for (int i = 0; i < 20 && rc != 0; i++) {
+        (void)remove(pidfile);
+        rc = sworn_stack_sh(s,
+                            "swtpm socket --tpm2 --tpmstate dir=\"$PWD/tpm\" "
+                            "--server type=tcp,port=%d,bindaddr=127.0.0.1 "
+                            "--ctrl type=tcp,port=%d,bindaddr=127.0.0.1 "
+                            "--flags not-need-init,startup-clear --pid file=\"$PWD/swtpm.pid\" "
+                            "--log file=\"$PWD/swtpm.log\" --daemon",
+                            port, port + 1);
+        if (rc != 0)
+            sleep_ms(250); /* the port may still be held by the old process's socket */
+    }
+    assert_int_equal(rc, 0);
+    for (int i = 0; i < 100; i++) {
+        pid = sworn_test_read_file_opt(pidfile, NULL);
+        if (pid != NULL && atol(pid) > 0)
+            break;
+        free(pid);
+        pid = NULL;
+        sleep_ms(50);
+    }
+    assert_non_null(pid);
+    s->swtpm_pid = (pid_t)atol(pid);
+    assert_true(s->swtpm_pid > 0);
+    free(pid);
+    free(pidfile);
+}
+
+struct quote_sizes {
+    size_t n;
+    uint64_t size[4096];
+};
+
+static int collect_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                         const uint8_t *sig, size_t sig_len)
+{
+    struct quote_sizes *q = arg;
+
+    (void)attest;
+    (void)attest_len;
+    (void)sig;
+    (void)sig_len;
+    if (q->n < sizeof(q->size) / sizeof(q->size[0]))
+        q->size[q->n++] = size;
+    return 0;
+}
+
+static int collect_size(void *arg, uint64_t size, const char *note, size_t len)
+{
+    struct quote_sizes *q = arg;
+
+    (void)note;
+    (void)len;
+    if (q->n < sizeof(q->size) / sizeof(q->size[0]))
+        q->size[q->n++] = size;
+    return 0;
+}
+
+/* With the daemon stopped: the Startup entries without PCR 23 (starts the TPM did not measure). */
+static int unmeasured_starts(struct sworn_stack *s)
+{
+    struct sworn_log *log;
+    uint8_t *entry = malloc(SWORN_FRAME_ENTRY_MAX);
+    int starts = 0, unmeasured = 0;
+
+    assert_non_null(entry);
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    for (uint64_t i = 0; i < sworn_log_size(log); i++) {
+        size_t len;
+        Sworn__V1__Entry *e;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, SWORN_FRAME_ENTRY_MAX, &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_STARTUP) {
+            starts++;
+            if (e->startup->pcr23.len == 0)
+                unmeasured++;
+            else
+                assert_int_equal(e->startup->pcr23.len, 32);
+        }
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    sworn_log_close(log);
+    free(entry);
+    assert_true(starts >= 2);
+    return unmeasured;
+}
+
+/* Grow the log (a deny) and ask for a checkpoint. */
+static void tick(struct sworn_stack *s, struct acks *a, const char *tag, int i)
+{
+    char id[48];
+
+    snprintf(id, sizeof(id), "%s-%d", tag, i);
+    assert_int_equal(ask(s, a, id, "/denied/tick", NULL, 0), OUT_DENY);
+    checkpoint_now(s);
+}
+
+/*
+ * swtpm is killed: checkpoints go on, unquoted (sworn_checkpoints_unquoted_total grows with
+ * sworn_checkpoints_total, sworn_quotes_total stands still, sworn_tpm_up is 0, and the stored
+ * checkpoints of the outage have no quote); with tpm.required every allow is a recorded deny
+ * naming the TPM, otherwise allows go on. swtpm comes back on the same state and ports: quotes
+ * resume, and with tpm.required allows come back.
+ */
+static void tpm_outage(int required)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    double q0, u0, c0, c1;
+    char reason[1100], id[32], *text;
+    int i;
+    struct sworn_log *log;
+    struct quote_sizes *quotes = calloc(1, sizeof(*quotes)), *cps = calloc(1, sizeof(*cps));
+    uint64_t outage_from, outage_to;
+    int unquoted_in_outage = 0;
+
+    assert_non_null(quotes);
+    assert_non_null(cps);
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, required ? "--tpm-required" : ""), 0);
+    assert_true(sp->swtpm_pid > 0);
+    assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+    assert_true(metric(sp, "sworn_quotes_total") >= 1.0); /* the start's checkpoint */
+    assert_true(metric(sp, "sworn_tpm_up") == 1.0);
+
+    assert_int_equal(kill(sp->swtpm_pid, SIGKILL), 0);
+    wait_pid_gone(sp->swtpm_pid);
+    /* The checkpoint thread finds out at its next quote. */
+    for (i = 0; i < 60 && metric(sp, "sworn_tpm_up") != 0.0; i++) {
+        tick(sp, &a, "notice", i);
+        sleep_ms(200);
+    }
+    assert_true(metric(sp, "sworn_tpm_up") == 0.0);
+    text = scrape(sp);
+    q0 = metric_in(text, "sworn_quotes_total");
+    u0 = metric_in(text, "sworn_checkpoints_unquoted_total");
+    c0 = metric_in(text, "sworn_checkpoints_total");
+    outage_from = (uint64_t)metric_in(text, "sworn_log_entries");
+    free(text);
+    for (i = 0; i < 3; i++) {
+        enum outcome o;
+
+        snprintf(id, sizeof(id), "during-%d", i);
+        o = ask(sp, &a, id, "/allowed/a", reason, sizeof(reason));
+        if (required) {
+            assert_int_equal(o, OUT_DENY);
+            if (strstr(reason, "TPM") == NULL)
+                fail_msg("the deny does not name the TPM: %s", reason);
+        } else {
+            assert_int_equal(o, OUT_ALLOW);
+        }
+        checkpoint_now(sp);
+        sleep_ms(1100); /* past tpm.quote_min_interval: every checkpoint tries to quote */
+    }
+    for (i = 0; i < 50 && metric(sp, "sworn_checkpoints_total") < c0 + 2; i++)
+        sleep_ms(100);
+    text = scrape(sp);
+    c1 = metric_in(text, "sworn_checkpoints_total");
+    assert_true(c1 >= c0 + 2);
+    /* Every checkpoint of the outage is unquoted, and none was quoted. */
+    assert_true(metric_in(text, "sworn_quotes_total") == q0);
+    assert_true(metric_in(text, "sworn_checkpoints_unquoted_total") - u0 == c1 - c0);
+    outage_to = (uint64_t)metric_in(text, "sworn_checkpoint_size");
+    free(text);
+
+    /* A restart while the TPM is away: with tpm.required the daemon refuses to start; without,
+     * it starts unmeasured (its Startup entry has no PCR 23) and serves. */
+    sworn_stack_kill_daemon(sp);
+    if (required) {
+        assert_int_equal(sworn_stack_sh(sp, "\"$BUILD/decisiond/sworn-decisiond\" --config "
+                                            "\"$CONFIG\" </dev/null >/dev/null 2>start.err"),
+                         1);
+        assert_int_equal(sworn_stack_sh(sp, "grep -q 'tpm.required' start.err"), 0);
+    } else {
+        assert_int_equal(sworn_stack_start(sp), 0);
+        assert_int_equal(ask(sp, &a, "restarted", "/allowed/a", NULL, 0), OUT_ALLOW);
+    }
+
+    restart_swtpm(sp);
+    if (required)
+        assert_int_equal(sworn_stack_start(sp), 0);
+    for (i = 0; i < 60; i++) {
+        tick(sp, &a, "back", i);
+        sleep_ms(300);
+        if (metric(sp, "sworn_quotes_total") > q0 && metric(sp, "sworn_tpm_up") == 1.0)
+            break;
+    }
+    assert_true(metric(sp, "sworn_quotes_total") > q0);
+    assert_true(metric(sp, "sworn_tpm_up") == 1.0);
+    assert_int_equal(ask(sp, &a, "after", "/allowed/a", NULL, 0), OUT_ALLOW);
+
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    /* The checkpoints of the outage are stored, without quotes. */
+    assert_int_equal(sworn_log_open(sp->log_db, &log), 0);
+    assert_int_equal(sworn_log_each_quote(log, collect_quote, quotes), 0);
+    assert_int_equal(sworn_log_each_checkpoint(log, collect_size, cps), 0);
+    sworn_log_close(log);
+    for (size_t c = 0; c < cps->n; c++) {
+        int quoted = 0;
+
+        if (cps->size[c] <= outage_from || cps->size[c] > outage_to)
+            continue;
+        for (size_t q = 0; q < quotes->n; q++)
+            quoted |= quotes->size[q] == cps->size[c];
+        assert_false(quoted);
+        unquoted_in_outage++;
+    }
+    assert_true(unquoted_in_outage >= 2);
+    /* Measured starts: every one but the start during the outage (none with tpm.required). */
+    assert_int_equal(unmeasured_starts(sp), required ? 0 : 1);
+    free(quotes);
+    free(cps);
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+static void test_tpm_stopped(void **state)
+{
+    (void)state;
+    tpm_outage(0);
+}
+
+static void test_tpm_stopped_required(void **state)
+{
+    (void)state;
+    tpm_outage(1);
+}
+
+/* --- 4. log writes fail -------------------------------------------------------------------- */
+
+/*
+ * The daemon may not write a byte to any file (RLIMIT_FSIZE 0, set on the running daemon with
+ * prlimit): every request, allow or deny, is answered with an ErrorFrame (the proxy denies), none
+ * is acknowledged, none is in the log afterwards; the daemon stays up. Once the limit is lifted,
+ * allows come back, and the log holds every acknowledged decision and consistent checkpoints.
+ */
+static void test_log_write_fails(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    struct rlimit old, none;
+    char reason[1100], id[32];
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key --checkpoint-interval 200ms"), 0);
+    assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+
+    assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, NULL, &old), 0);
+    none = old;
+    none.rlim_cur = 0; /* the soft limit only: raising it back needs no privilege */
+    assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, &none, NULL), 0);
+    for (int i = 0; i < 6; i++) {
+        enum outcome o;
+
+        snprintf(id, sizeof(id), "full-%d", i);
+        o = ask(sp, &a, id, i % 2 ? "/denied/a" : "/allowed/a", reason, sizeof(reason));
+        if (o != OUT_ERROR)
+            fail_msg("%s: answered %d (%s) while the log cannot be written", id, o, reason);
+    }
+    checkpoint_now(sp); /* a checkpoint that cannot be stored either */
+    sleep_ms(300);
+    assert_int_equal(kill(sp->decisiond_pid, 0), 0);
+    assert_true(metric(sp, "sworn_decision_errors_total") >= 6.0);
+
+    assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, &old, NULL), 0);
+    expect_recovery(sp, &a, "recovered", 20);
+    assert_int_equal(ask(sp, &a, "after-deny", "/denied/a", NULL, 0), OUT_DENY);
+    checkpoint_now(sp);
+
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    for (int i = 0; i < 6; i++) {
+        snprintf(id, sizeof(id), "full-%d", i);
+        assert_false(log_has_request(sp, id));
+    }
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+/* --- 5. the log database locked ------------------------------------------------------------ */
+
+/*
+ * Another process holds an exclusive lock on the log database (BEGIN EXCLUSIVE) for longer than
+ * the log's busy timeout: requests sent meanwhile are answered while the lock is still held, so
+ * they can only be ErrorFrames (a Decision would acknowledge what is not durable). After the
+ * release, allows come back.
+ */
+static void test_log_locked(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    sqlite3 *db = NULL;
+    static const char *ids[2] = {"locked-allow", "locked-deny"};
+    static const char *paths[2] = {"/allowed/a", "/denied/a"};
+    int fds[2];
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key"), 0);
+    assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+
+    assert_int_equal(sqlite3_open_v2(sp->log_db, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(db, 30000);
+    assert_int_equal(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    /* Both requests in flight together, then both answers read, the lock held throughout. */
+    for (int i = 0; i < 2; i++) {
+        struct sworn_stack_req r;
+        uint8_t *frame;
+        size_t len;
+
+        sworn_stack_req_init(&r, ids[i], "agent-1", paths[i]);
+        fds[i] = sworn_stack_connect(sp->decision);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &len), 0);
+        assert_int_equal(send(fds[i], frame, len, MSG_NOSIGNAL), (ssize_t)len);
+        free(frame);
+    }
+    for (int i = 0; i < 2; i++) {
+        uint8_t *body = NULL;
+        size_t len = 0;
+        Sworn__V1__DecisionReply *r = NULL;
+
+        /* The log waits up to its busy timeout (10 s), perhaps twice (a checkpoint first). */
+        if (sworn_stack_exchange(fds[i], NULL, 0, 90000, &body, &len) == 0)
+            r = sworn_frame_unpack_reply(body, len);
+        if (check_reply(&a, ids[i], r) != OUT_ERROR)
+            fail_msg("%s was not answered with an error while the log was locked", ids[i]);
+        if (r != NULL)
+            sworn__v1__decision_reply__free_unpacked(r, NULL);
+        free(body);
+        close(fds[i]);
+    }
+    assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+
+    expect_recovery(sp, &a, "recovered", 20);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    assert_false(log_has_request(sp, "locked-allow"));
+    assert_false(log_has_request(sp, "locked-deny"));
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+/* --- 6. crashes under load ------------------------------------------------------------------ */
+
+/* Start the daemon and SIGKILL it after ms milliseconds, ready or not (a crash during the
+ * measured start, the first entries, the budget replay or the first checkpoint). */
+static void crash_while_starting(struct sworn_stack *s, long ms)
+{
+    char *path = sworn_test_path(s->dir, "early.pid"), *pid = NULL;
+
+    assert_int_equal(sworn_stack_sh(s, "{ setsid \"$BUILD/decisiond/sworn-decisiond\" --config "
+                                       "\"$CONFIG\" </dev/null >/dev/null 2>>decisiond.log & }; "
+                                       "echo $! > early.pid"),
+                     0);
+    sleep_ms(ms);
+    pid = sworn_test_read_file(path, NULL);
+    assert_true(atol(pid) > 0);
+    (void)kill((pid_t)atol(pid), SIGKILL); /* it may have failed on its own: that is checked by
+                                            * the next start, which must succeed */
+    wait_pid_gone((pid_t)atol(pid));
+    free(pid);
+    free(path);
+}
+
+#define CRASH_ITERATIONS 20
+#define CRASH_THREADS 3
+
+/*
+ * Client threads send allows and denies without pause; the daemon is SIGKILLed at a random
+ * moment, and started again, CRASH_ITERATIONS times (every fourth time it is also killed once
+ * while it starts). Then every acknowledged decision must be in
+ * the log at its index with its leaf hash (and every allow's receipt beside it), the tree must be
+ * rebuilt from the stored entries, and every checkpoint must be consistent with the newest.
+ */
+static void test_crash_under_load(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    char tag[CRASH_ITERATIONS][16];
+    size_t checkpoints = 0;
+    struct sworn_log *log;
+
+    (void)state;
+    printf("test_crash_under_load: seed %u\n", seed);
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 100ms"), 0);
+    for (int it = 0; it < CRASH_ITERATIONS; it++) {
+        struct load loads[CRASH_THREADS];
+        pthread_t th[CRASH_THREADS];
+
+        snprintf(tag[it], sizeof(tag[it]), "c%d", it);
+        for (int t = 0; t < CRASH_THREADS; t++) {
+            loads[t] =
+                (struct load){.s = sp, .a = &a, .tag = tag[it], .thread = t, .stop_on_silence = 1};
+            assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
+        }
+        sleep_ms((long)(rand_r(&seed) % 600));
+        sworn_stack_kill_daemon(sp);
+        for (int t = 0; t < CRASH_THREADS; t++) {
+            loads[t].stop = 1;
+            pthread_join(th[t], NULL);
+        }
+        assert_no_violation(&a);
+        if (it % 4 == 3)
+            crash_while_starting(sp, (long)(rand_r(&seed) % 200));
+        if (sworn_stack_start(sp) != 0)
+            fail_msg("the daemon did not start again after crash %d", it);
+    }
+    assert_true(a.allows > 0);
+    assert_true(a.denies > 0);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    check_log(sp, &a);
+    /* No export met a tile that differs from what it would write (a fork in the published
+     * folder) or failed otherwise, in any of the lives of the daemon; and the folder reads back. */
+    assert_int_equal(sworn_stack_sh(sp, "! grep -q '\"event\":\"export_failed\"' decisiond.log"),
+                     0);
+    assert_int_equal(sworn_log_open(sp->log_db, &log), 0);
+    check_checkpoints(log, &checkpoints);
+    sworn_log_close(log);
+    printf("test_crash_under_load: %d crashes, %zu decisions acknowledged (%u allows, %u denies, "
+           "%u errors, %u unanswered), %zu checkpoints checked\n",
+           CRASH_ITERATIONS, a.n, a.allows, a.denies, a.errors, a.unanswered, checkpoints);
+    acks_free(&a);
+    sworn_stack_down(sp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_signer_child_killed, stack_teardown),
+        cmocka_unit_test_teardown(test_hsm_stalls, stack_teardown),
+        cmocka_unit_test_teardown(test_hsm_token_gone, stack_teardown),
+        cmocka_unit_test_teardown(test_tpm_stopped, stack_teardown),
+        cmocka_unit_test_teardown(test_tpm_stopped_required, stack_teardown),
+        cmocka_unit_test_teardown(test_log_write_fails, stack_teardown),
+        cmocka_unit_test_teardown(test_log_locked, stack_teardown),
+        cmocka_unit_test_teardown(test_crash_under_load, stack_teardown),
+    };
+
+    if (getenv("SWORN_DECISIOND_BIN") == NULL) {
+        fprintf(stderr, "test_decisiond_faults: sworn-decisiond is not built\n");
+        return 1;
+    }
+    /* One test by name (a glob), for a quick rerun: SWORN_TEST_FILTER=test_log_locked. */
+    if (getenv("SWORN_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("SWORN_TEST_FILTER"));
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
