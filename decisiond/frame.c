@@ -274,6 +274,49 @@ fail:
     return -1;
 }
 
+int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m)
+{
+    size_t i;
+
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "TokenExchange is NULL");
+    SWORN_GUARD(check_request_id(m->request_id));
+    SWORN_GUARD(check_str(m->allow_request_id, SWORN_FRAME_ID_MAX, 1, "allow_request_id"));
+    SWORN_GUARD(check_str(m->credential_id, SWORN_FRAME_ID_MAX, 1, "credential_id"));
+    SWORN_ENSURE(m->n_tokens >= 1 && m->n_tokens <= SWORN_FRAME_EXCHANGE_MAX, SWORN_ERR_RANGE,
+                 "tokens: %zu, not 1..%u", m->n_tokens, SWORN_FRAME_EXCHANGE_MAX);
+    for (i = 0; i < m->n_tokens; i++) {
+        SWORN_ENSURE(m->tokens[i] != NULL, SWORN_ERR_ARG, "tokens[%zu] is NULL", i);
+        SWORN_GUARD(check_str(m->tokens[i]->field, 64, 1, "tokens[].field"));
+        SWORN_ENSURE(m->tokens[i]->value.len >= 1 &&
+                         m->tokens[i]->value.len <= SWORN_FRAME_CRED_MAX,
+                     SWORN_ERR_RANGE, "tokens[].value is %zu bytes, not 1..%u",
+                     m->tokens[i]->value.len, SWORN_FRAME_CRED_MAX);
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int check_exchange_result(const Sworn__V1__TokenExchangeResult *m)
+{
+    size_t i;
+
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "TokenExchangeResult is NULL");
+    SWORN_GUARD(check_request_id(m->request_id));
+    SWORN_ENSURE(m->n_tokens >= 1 && m->n_tokens <= SWORN_FRAME_EXCHANGE_MAX, SWORN_ERR_RANGE,
+                 "token_exchange.tokens: %zu, not 1..%u", m->n_tokens, SWORN_FRAME_EXCHANGE_MAX);
+    for (i = 0; i < m->n_tokens; i++) {
+        SWORN_ENSURE(m->tokens[i] != NULL, SWORN_ERR_ARG, "token_exchange.tokens[%zu] is NULL", i);
+        SWORN_GUARD(check_str(m->tokens[i]->field, 64, 1, "token_exchange.tokens[].field"));
+        SWORN_GUARD(check_str(m->tokens[i]->symbolic, 64, 1, "token_exchange.tokens[].symbolic"));
+        SWORN_GUARD(check_str(m->tokens[i]->credential_id, SWORN_FRAME_ID_MAX, 1,
+                              "token_exchange.tokens[].credential_id"));
+    }
+    return check_hash(m->entry_hash, 1, "token_exchange.entry_hash");
+fail:
+    return -1;
+}
+
 int sworn_frame_check_decision(const Sworn__V1__Decision *m)
 {
     SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "Decision is NULL");
@@ -331,8 +374,10 @@ int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m)
         return sworn_frame_check_decision(m->decision);
     case SWORN__V1__DECISION_REPLY__BODY_ERROR:
         return sworn_frame_check_error(m->error);
+    case SWORN__V1__DECISION_REPLY__BODY_TOKEN_EXCHANGE:
+        return check_exchange_result(m->token_exchange);
     default:
-        return sworn_err_set(SWORN_ERR_FORMAT, "DecisionReply holds neither decision nor error");
+        return sworn_err_set(SWORN_ERR_FORMAT, "DecisionReply holds no known answer");
     }
 fail:
     return -1;
@@ -402,6 +447,28 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
             check_str(m->escalation_resolved->operator_, 256, 1, "escalation_resolved.operator"));
         return check_str(m->escalation_resolved->reason, SWORN_FRAME_TEXT_MAX, 0,
                          "escalation_resolved.reason");
+    case SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED: {
+        const Sworn__V1__CredentialsMinted *c = m->credentials_minted;
+
+        SWORN_ENSURE(c != NULL, SWORN_ERR_ARG, "entry.credentials_minted is NULL");
+        SWORN_GUARD(check_request_id(c->request_id));
+        SWORN_GUARD(check_str(c->allow_request_id, SWORN_FRAME_ID_MAX, 1,
+                              "credentials_minted.allow_request_id"));
+        SWORN_GUARD(check_str(c->from_credential_id, SWORN_FRAME_ID_MAX, 1,
+                              "credentials_minted.from_credential_id"));
+        SWORN_ENSURE(c->n_minted >= 1 && c->n_minted <= SWORN_FRAME_EXCHANGE_MAX, SWORN_ERR_RANGE,
+                     "credentials_minted.minted: %zu, not 1..%u", c->n_minted,
+                     SWORN_FRAME_EXCHANGE_MAX);
+        for (i = 0; i < c->n_minted; i++) {
+            SWORN_ENSURE(c->minted[i] != NULL, SWORN_ERR_ARG, "minted[%zu] is NULL", i);
+            SWORN_GUARD(check_str(c->minted[i]->field, 64, 1, "minted[].field"));
+            SWORN_GUARD(check_str(c->minted[i]->credential_id, SWORN_FRAME_ID_MAX, 1,
+                                  "minted[].credential_id"));
+            SWORN_GUARD(check_hash(c->minted[i]->value_sha256, 1, "minted[].value_sha256"));
+            SWORN_GUARD(check_hash(c->minted[i]->symbolic_sha256, 1, "minted[].symbolic_sha256"));
+        }
+        return 0;
+    }
     case SWORN__V1__ENTRY__KIND_REFUSED:
         SWORN_ENSURE(m->refused != NULL, SWORN_ERR_ARG, "entry.refused is NULL");
         SWORN_ENSURE(m->refused->channel != NULL && (strcmp(m->refused->channel, "decision") == 0 ||
@@ -663,6 +730,27 @@ Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, si
 
     if (m != NULL && sworn_frame_check_request(m) != 0) {
         sworn__v1__authorization_request__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
+}
+
+int sworn_frame_pack_exchange(const Sworn__V1__TokenExchange *m, uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_exchange(m) != 0)
+        return -1;
+    return pack(&m->base, 1, out, out_len);
+}
+
+Sworn__V1__TokenExchange *sworn_frame_unpack_exchange(const uint8_t *p, size_t len)
+{
+    Sworn__V1__TokenExchange *m =
+        (Sworn__V1__TokenExchange *)unpack(&sworn__v1__token_exchange__descriptor, p, len);
+
+    if (m != NULL && sworn_frame_check_exchange(m) != 0) {
+        sworn__v1__token_exchange__free_unpacked(m, NULL);
         return NULL;
     }
     return m;

@@ -47,6 +47,7 @@
 #define SWORN_FRAME_CRED_MAX 16384u     /* Credential.value */
 #define SWORN_FRAME_NUMBERS_MAX 64u     /* Context.json_numbers */
 #define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
+#define SWORN_FRAME_EXCHANGE_MAX 8u     /* TokenExchange.tokens */
 
 /*
  * A bounded incremental decoder for one byte stream. Fields are private. It owns at most one
@@ -93,6 +94,7 @@ long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size
  * a message naming the field.
  */
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
+int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);
 int sworn_frame_check_decision(const Sworn__V1__Decision *m);
 int sworn_frame_check_error(const Sworn__V1__ErrorFrame *m);
 int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m);
@@ -111,6 +113,7 @@ int sworn_frame_json_number_ok(const char *s);
 int sworn_frame_pack_request(const Sworn__V1__AuthorizationRequest *m, uint8_t **out,
                              size_t *out_len);
 int sworn_frame_pack_reply(const Sworn__V1__DecisionReply *m, uint8_t **out, size_t *out_len);
+int sworn_frame_pack_exchange(const Sworn__V1__TokenExchange *m, uint8_t **out, size_t *out_len);
 int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out_len);
 int sworn_frame_pack_admin_request(const Sworn__V1__AdminRequest *m, uint8_t **out,
                                    size_t *out_len);
@@ -124,6 +127,9 @@ int sworn_frame_pack_admin_response(const Sworn__V1__AdminResponse *m, uint8_t *
  */
 Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, size_t len);
 Sworn__V1__DecisionReply *sworn_frame_unpack_reply(const uint8_t *p, size_t len);
+/* The decision socket's second request type (OAuth token interception); its field numbers are
+ * disjoint from AuthorizationRequest's, so a body decodes as at most one of the two. */
+Sworn__V1__TokenExchange *sworn_frame_unpack_exchange(const uint8_t *p, size_t len);
 Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len);
 Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len);
 Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len);

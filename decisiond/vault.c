@@ -716,6 +716,29 @@ static const struct cred *find(const struct sworn_vault *v, const char *id)
     return NULL;
 }
 
+/*
+ * The credential a rule naming `id` releases when the agent presents the symbolic token whose
+ * SHA-256 is token_sha256: `id` itself, or a credential minted from it by an OAuth exchange
+ * ("<id>.oauth.<n>", sworn_vault_mint) whose symbolic token that is. The minted one has the
+ * same scope, checked as usual. NULL when there is no such credential.
+ */
+static const struct cred *find_for_token(const struct sworn_vault *v, const char *id,
+                                         const uint8_t *token_sha256)
+{
+    size_t id_len = strlen(id);
+    const struct cred *c = find(v, id);
+
+    if (c == NULL || token_sha256 == NULL ||
+        sworn_memequal_ct(token_sha256, c->symbolic_sha256, 32) == 0)
+        return c;
+    for (size_t i = 0; i < v->n; i++)
+        if (strncmp(v->creds[i].id, id, id_len) == 0 &&
+            strncmp(v->creds[i].id + id_len, ".oauth.", 7) == 0 &&
+            sworn_memequal_ct(token_sha256, v->creds[i].symbolic_sha256, 32) == 0)
+            return &v->creds[i];
+    return c; /* the mismatch is reported below */
+}
+
 int sworn_vault_release(const struct sworn_vault *v, const char *id,
                         const Sworn__V1__AuthorizationRequest *req, struct sworn_vault_release *out,
                         const char **why)
@@ -731,7 +754,10 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
     if (req->principal == NULL || req->principal->id == NULL || req->resource == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "vault: request without principal or resource");
     pthread_mutex_lock(&mv->lock);
-    c = find(v, id);
+    c = find_for_token(v, id,
+                       req->context != NULL && req->context->credential_token_sha256.len == 32
+                           ? req->context->credential_token_sha256.data
+                           : NULL);
     if (c == NULL) {
         reason = "no such credential in the vault";
         goto done;

@@ -97,7 +97,9 @@ void sworn_vault_free(struct sworn_vault *v);
  * Release credential `id` for req: returns 0 and fills out when the credential exists,
  * req->principal->id is allowed, the destination (scheme, host, port, path) is in one of its
  * destinations, and -- when req->context->credential_token_sha256 is set (non-empty) -- that hash
- * equals SHA-256 of this credential's symbolic token (compared in constant time). Returns 1 (not
+ * equals SHA-256 of this credential's symbolic token (compared in constant time). When the token
+ * is instead that of a credential minted from `id` (sworn_vault_mint: "<id>.oauth.<n>", the same
+ * scope), that credential is the one released, after the same checks. Returns 1 (not
  * an error; out untouched, *why set to a static reason string) when any of those does not hold;
  * -1 on error (req without principal or resource, out of memory), out untouched.
  * OUT: out->value is a fresh locked allocation: the caller must call sworn_vault_release_wipe.

@@ -192,6 +192,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
                 BAD("bad-field", "startup: file %zu malformed", i);
         if (!d32(&e->startup->pcr23, 1))
             BAD("bad-field", "startup: pcr23 is not 32 bytes");
+        if (!d32(&e->startup->pcr23_before, 1))
+            BAD("bad-field", "startup: pcr23_before is not 32 bytes");
         info->time_unix_ms = e->startup->time_unix_ms;
         return 0;
     case SVPB__V1__ENTRY__KIND_ESCALATION_RESOLVED: {
@@ -221,6 +223,27 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         if (!d32(&r->frame_sha256, 1))
             BAD("bad-field", "refused: frame_sha256 is not 32 bytes");
         info->time_unix_ms = r->time_unix_ms;
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_CREDENTIALS_MINTED: {
+        /* Real tokens stored after an OAuth exchange: only hashes may be here. */
+        const Svpb__V1__CredentialsMinted *c = e->credentials_minted;
+
+        if (!req_id_ok(c->request_id) || !req_id_ok(c->allow_request_id))
+            BAD("missing-field", "credentials_minted: request ids must be 1..128 bytes");
+        if (!req_id_ok(c->from_credential_id))
+            BAD("missing-field", "credentials_minted: no from_credential_id");
+        if (c->n_minted < 1 || c->n_minted > 8)
+            BAD("bad-field", "credentials_minted: %zu tokens, not 1..8", c->n_minted);
+        for (size_t i = 0; i < c->n_minted; i++) {
+            const Svpb__V1__MintedCredential *m = c->minted[i];
+
+            if (m->field[0] == '\0' || strlen(m->field) > 64 || !req_id_ok(m->credential_id))
+                BAD("missing-field", "credentials_minted: token %zu without field or id", i);
+            if (!d32(&m->value_sha256, 0) || !d32(&m->symbolic_sha256, 0))
+                BAD("bad-field", "credentials_minted: token %zu hash is not 32 bytes", i);
+        }
+        info->time_unix_ms = c->time_unix_ms;
         return 0;
     }
     default:
@@ -267,4 +290,50 @@ out:
     free(re);
     svpb__v1__entry__free_unpacked(m, NULL);
     return r;
+}
+
+int sv_entry_startup(const uint8_t *e, size_t len, struct sv_startup *out, char *why)
+{
+    Svpb__V1__Entry *m;
+    const Svpb__V1__StartupMeasurement *st;
+    int r = 0;
+
+    memset(out, 0, sizeof(*out));
+    m = svpb__v1__entry__unpack(NULL, len, e);
+    if (m == NULL || m->kind_case != SVPB__V1__ENTRY__KIND_STARTUP || m->startup->n_files > 256) {
+        if (m != NULL)
+            svpb__v1__entry__free_unpacked(m, NULL);
+        return sv_fail(why, "not a Startup entry");
+    }
+    st = m->startup;
+    out->measured = st->pcr23.len == SV_HASH && st->pcr23_before.len == SV_HASH;
+    if (out->measured) {
+        memcpy(out->pcr23_before, st->pcr23_before.data, SV_HASH);
+        memcpy(out->pcr23, st->pcr23.data, SV_HASH);
+    }
+    for (size_t i = 0; i < st->n_files; i++) {
+        const Svpb__V1__MeasuredFile *f = st->files[i];
+
+        if (f->sha256.len != SV_HASH) {
+            r = sv_fail(why, "startup: file %zu has no SHA-256", i);
+            break;
+        }
+        memcpy(out->sha256[i], f->sha256.data, SV_HASH);
+        out->path[i] = malloc(strlen(f->path) + 1);
+        if (out->path[i] == NULL) {
+            r = sv_fail(why, "out of memory");
+            break;
+        }
+        memcpy(out->path[i], f->path, strlen(f->path) + 1);
+        out->nfiles = i + 1;
+    }
+    svpb__v1__entry__free_unpacked(m, NULL);
+    return r;
+}
+
+void sv_startup_free(struct sv_startup *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++)
+        free(s->path[i]);
+    s->nfiles = 0;
 }

@@ -42,4 +42,25 @@ struct sv_entry_info {
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */
 int sv_entry_check(const uint8_t *e, size_t len, struct sv_entry_info *info, char *code, char *why);
 
+#define SV_STARTUP_FILES 256 /* sworn.proto: at most 256 measured files */
+
+/* What a Startup entry says about the measured start (docs/verifier.md section 2,
+ * `measured-start record`). */
+struct sv_startup {
+    int measured; /* 1: pcr23_before and pcr23 are both 32 bytes (a TPM measured) */
+    uint8_t pcr23_before[SV_HASH];
+    uint8_t pcr23[SV_HASH];
+    size_t nfiles;
+    uint8_t sha256[SV_STARTUP_FILES][SV_HASH]; /* in extend order */
+    char *path[SV_STARTUP_FILES];              /* owned; freed by sv_startup_free */
+};
+
+/*
+ * Read the measured start of an entry that sv_entry_check accepted as a Startup entry. OUT: *out
+ * (free it with sv_startup_free, also after a failure). 0, or -1 with why when the entry is not a
+ * Startup entry or memory runs out.
+ */
+int sv_entry_startup(const uint8_t *e, size_t len, struct sv_startup *out, char *why);
+void sv_startup_free(struct sv_startup *s);
+
 #endif

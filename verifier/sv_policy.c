@@ -216,7 +216,7 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
         int r;
 
         if (nf != 2 || p->have_event_log || (p->pcr_mask >> 23 & 1))
-            return sv_fail(why, "event-log: once, and not with 'pcr 23'");
+            return sv_fail(why, "event-log: once, and not with 'pcr 23' or 'measured-start'");
         file = resolve(path, f[1]);
         if (file == NULL)
             return sv_fail(why, "out of memory");
@@ -226,6 +226,40 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
             return sv_fail(why, "%s", w);
         p->pcr_mask |= 1u << 23;
         p->have_event_log = 1;
+    } else if (strcmp(d, "measured-start") == 0) {
+        /* measured-start record: the expected PCR 23 is not a fixed value but what the record's
+         * own Startup entries replay to, checked start by start (sv_verify.c). */
+        if (nf != 2 || strcmp(f[1], "record") != 0 || p->measured_start || (p->pcr_mask >> 23 & 1))
+            return sv_fail(why, "measured-start: 'measured-start record', once, and not with "
+                                "'pcr 23' or 'event-log'");
+        p->measured_start = 1;
+        p->pcr_mask |= 1u << 23;
+    } else if (strcmp(d, "measured-file") == 0) {
+        /* measured-file <64 hex> [<absolute path>]: a digest the auditor approved. */
+        struct sv_measured_file *m;
+
+        if (nf < 2 || nf > 3 || p->nmeasured_files == SV_MEASURED_FILES)
+            return sv_fail(why,
+                           "measured-file: 'measured-file <64 lower-case hex> [<path>]', at "
+                           "most %d lines",
+                           SV_MEASURED_FILES);
+        if (p->measured_files == NULL) {
+            p->measured_files = calloc(SV_MEASURED_FILES, sizeof(*p->measured_files));
+            if (p->measured_files == NULL)
+                return sv_fail(why, "out of memory");
+        }
+        m = &p->measured_files[p->nmeasured_files];
+        if (sv_unhex(f[1], strlen(f[1]), m->sha256, SV_HASH) != 0)
+            return sv_fail(why, "measured-file: the digest must be 64 lower-case hex digits");
+        if (nf == 3) {
+            if (f[2][0] != '/' || strlen(f[2]) > 4096)
+                return sv_fail(why, "measured-file: the path must be absolute (as decisiond "
+                                    "records it), at most 4096 bytes");
+            m->path = strdup(f[2]);
+            if (m->path == NULL)
+                return sv_fail(why, "out of memory");
+        }
+        p->nmeasured_files++;
     } else if (strcmp(d, "tpm-firmware-min") == 0) {
         /* tpm-firmware-min 0x<16 hex>: the lowest TPM firmwareVersion accepted in a quote. */
         uint8_t b[8];
@@ -360,6 +394,16 @@ int sv_policy_parse(const char *text, size_t len, const char *path, struct sv_po
         return sv_fail(why, "keyring: 'keyring-root' keys, a 'keyring-threshold' of at most "
                             "their number and 'keyring' files go together");
     }
+    if (out->measured_start != (out->nmeasured_files > 0)) {
+        sv_policy_free(out);
+        return sv_fail(why, "'measured-start record' and 'measured-file' lines go together (the "
+                            "files a start may measure)");
+    }
+    if (out->measured_start && !out->sworn_entries) {
+        sv_policy_free(out);
+        return sv_fail(why, "'measured-start record' reads the Startup entries: it needs "
+                            "'entries sworn'");
+    }
     if (out->quotes > 0 && (out->ak_public != NULL) != (out->pcr_mask != 0)) {
         sv_policy_free(out);
         return sv_fail(why, "quotes: 'ak-public' and the expected PCRs ('pcr' or 'event-log') "
@@ -398,6 +442,11 @@ void sv_policy_free(struct sv_policy *p)
         sv_vkey_free(&p->receipt_keys[i]);
     for (size_t i = 0; i < p->nkeyring_files; i++)
         free(p->keyring_files[i]);
+    for (size_t i = 0; i < p->nmeasured_files; i++)
+        free(p->measured_files[i].path);
+    free(p->measured_files);
+    p->measured_files = NULL;
+    p->nmeasured_files = 0;
     free(p->ak_public);
     p->nlogs = p->nwitnesses = p->nroots = p->nreceipt_keys = p->nkeyring_files = 0;
     p->ak_public = NULL;

@@ -6,10 +6,10 @@
  * line, blank lines are ignored). The log and witness lines are those of C2SP tlog-policy
  * (sigsum's policy format): `log <vkey>`, `witness <name> <vkey>`, `group <name> <all|any|k>
  * <member>...`, `quorum <name>|none`. sworn adds `origin`, `entries`, `ak-public`, `pcr`,
- * `event-log`, `quotes`, `tpm-firmware-min`, `keyring-root`, `keyring-threshold`, `keyring`,
- * `receipt-key`. Paths are relative to the policy file's folder. Every unknown directive, repeated
- * singleton, bad key, unknown group member, group cycle or out-of-range number is refused with its
- * line number.
+ * `event-log`, `measured-start`, `measured-file`, `quotes`, `tpm-firmware-min`, `keyring-root`,
+ * `keyring-threshold`, `keyring`, `receipt-key`. Paths are relative to the policy file's folder.
+ * Every unknown directive, repeated singleton, bad key, unknown group member, group cycle or
+ * out-of-range number is refused with its line number.
  *
  * sv_policy_load reads the files the policy names (AK public area, event log) too, so a policy
  * that loads is complete. Free with sv_policy_free. Not thread-safe while loading; read-only
@@ -29,6 +29,13 @@
 #define SV_POLICY_GROUPS 32
 #define SV_GROUP_MEMBERS 32
 #define SV_KEYRING_FILES 64
+#define SV_MEASURED_FILES 1024 /* measured-file lines */
+
+/* A file digest the auditor approved for a measured start (`measured-file`). */
+struct sv_measured_file {
+    uint8_t sha256[SV_HASH];
+    char *path; /* NULL: any path; else only a Startup file of exactly this path */
+};
 
 struct sv_group {
     char name[SV_NAME_MAX + 1];
@@ -56,6 +63,11 @@ struct sv_policy {
     uint32_t pcr_mask;
     uint8_t pcr_values[24][32];
     int have_event_log;
+    /* measured-start record: PCR 23 of each quote is the pcr23 of the newest Startup entry in
+     * its checkpoint's tree, each start replays, chains, and measured only approved files */
+    int measured_start;
+    struct sv_measured_file *measured_files;
+    size_t nmeasured_files;
     uint64_t min_firmware_version; /* tpm-firmware-min; 0: no floor */
     /* keyring */
     struct sv_vkey roots[SV_POLICY_KEYS];

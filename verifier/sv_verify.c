@@ -33,6 +33,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "policy-digests",
     "receipts",
     "keys",
+    "measured-start",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -282,6 +283,15 @@ static int load_checkpoints(const struct sv_policy *p, struct sv_report *rep, co
 /* ------------------------------------------------------------------------------------------ */
 /* Streaming the entries */
 
+/* One Startup entry, and what the quotes of the checkpoints it is in force for showed. */
+struct start_rec {
+    uint64_t index;
+    int measured; /* both PCR values present */
+    uint8_t before[SV_HASH], after[SV_HASH];
+    int have_quote;                   /* a verified quote with this start in force */
+    uint32_t first_reset, last_reset; /* resetCount of the first and last such quote */
+};
+
 /* One receipt signature to check; a bundle's are checked on several threads. */
 struct rjob {
     uint64_t index;
@@ -318,7 +328,139 @@ struct stream {
     uint64_t last_time_ms;
     int partial;              /* a bundle file: entries before the range are not seen */
     uint64_t unseen_policies; /* decisions naming a policy loaded before the range */
+    /* Startup entries, in log order (policy measured-start record) */
+    struct start_rec *starts;
+    size_t nstarts, cap_starts;
 };
+
+static int file_approved(const struct sv_policy *p, const uint8_t d[SV_HASH], const char *path)
+{
+    for (size_t i = 0; i < p->nmeasured_files; i++)
+        if (memcmp(p->measured_files[i].sha256, d, SV_HASH) == 0 &&
+            (p->measured_files[i].path == NULL || strcmp(p->measured_files[i].path, path) == 0))
+            return 1;
+    return 0;
+}
+
+/*
+ * A Startup entry under `measured-start record`: it must carry both PCR values, its files must
+ * replay from pcr23_before to pcr23 (PCR_new = SHA-256(PCR_old || digest), in order), and every
+ * file digest must be one the auditor approved. It is kept for the quotes (the PCR 23 they must
+ * show) and for the chain check after them.
+ */
+static void check_startup(struct stream *s, uint64_t index, const uint8_t *e, size_t len)
+{
+    const struct sv_policy *p = s->o->policy;
+    struct sv_startup st;
+    struct start_rec rec;
+    char item[96], why[SV_WHY];
+    uint8_t pcr[SV_HASH], cat[2 * SV_HASH];
+    int ok = 1;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (sv_entry_startup(e, len, &st, why) != 0) {
+        sv_startup_free(&st);
+        sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "internal", why);
+        return;
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.index = index;
+    rec.measured = st.measured;
+    if (!st.measured) {
+        sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-start-unmeasured",
+                       "a start recorded without PCR 23 values: the TPM did not measure it");
+        ok = 0;
+    } else {
+        memcpy(rec.before, st.pcr23_before, SV_HASH);
+        memcpy(rec.after, st.pcr23, SV_HASH);
+        memcpy(pcr, st.pcr23_before, SV_HASH);
+        for (size_t i = 0; i < st.nfiles; i++) {
+            memcpy(cat, pcr, SV_HASH);
+            memcpy(cat + SV_HASH, st.sha256[i], SV_HASH);
+            sv_sha256(cat, sizeof(cat), pcr);
+        }
+        if (memcmp(pcr, st.pcr23, SV_HASH) != 0) {
+            sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-start-replay",
+                           "the measured files do not replay from pcr23_before to pcr23");
+            ok = 0;
+        }
+    }
+    for (size_t i = 0; i < st.nfiles; i++) {
+        char hex[2 * SV_HASH + 1];
+
+        if (file_approved(p, st.sha256[i], st.path[i]))
+            continue;
+        sv_hex(st.sha256[i], SV_HASH, hex);
+        snprintf(item, sizeof(item), "entry %llu file %zu", (unsigned long long)index, i);
+        snprintf(why, sizeof(why),
+                 "%.200s measured as sha256 %s: no measured-file line approves it", st.path[i],
+                 hex);
+        sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-file-unknown", why);
+        ok = 0;
+    }
+    sv_startup_free(&st);
+    if (ok)
+        pass(s->rep, SV_CHECK_MEASURED);
+    if (s->nstarts == s->cap_starts) {
+        size_t nc = s->cap_starts ? 2 * s->cap_starts : 8;
+        struct start_rec *ns = realloc(s->starts, nc * sizeof(*ns));
+
+        if (ns == NULL) {
+            sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "internal", "out of memory");
+            return;
+        }
+        s->starts = ns;
+        s->cap_starts = nc;
+    }
+    s->starts[s->nstarts++] = rec;
+}
+
+/*
+ * After the quotes: consecutive measured starts chain (a start's pcr23_before is the previous
+ * start's pcr23), unless the quotes show a TPM Reset between them: the first verified quote with
+ * the later start in force has a higher resetCount than the last verified quote before it, and
+ * the later start began from PCR 23 = 0 (what a TPM Reset leaves). Anything else means PCR 23 was
+ * extended by something that is not in the record.
+ */
+static void check_start_chain(struct stream *s)
+{
+    static const uint8_t zero[SV_HASH];
+    const struct start_rec *prev = NULL;
+    int have_q = 0;
+    uint32_t q_reset = 0;
+
+    for (size_t k = 0; k < s->nstarts; k++) {
+        const struct start_rec *c = &s->starts[k];
+        char item[64], why[SV_WHY];
+
+        if (c->measured && prev != NULL) {
+            snprintf(item, sizeof(item), "entry %llu", (unsigned long long)c->index);
+            if (memcmp(c->before, prev->after, SV_HASH) == 0) {
+                pass(s->rep, SV_CHECK_MEASURED);
+            } else if (have_q && c->have_quote && c->first_reset > q_reset &&
+                       memcmp(c->before, zero, SV_HASH) == 0) {
+                pass(s->rep, SV_CHECK_MEASURED);
+                if (s->rep->checks[SV_CHECK_MEASURED].note[0] == '\0')
+                    snprintf(s->rep->checks[SV_CHECK_MEASURED].note, sizeof(s->rep->checks[0].note),
+                             "the TPM was reset (resetCount %u to %u) before the start at %s",
+                             q_reset, c->first_reset, item);
+            } else {
+                snprintf(why, sizeof(why),
+                         "pcr23_before is not the pcr23 of the previous start (entry %llu), nor "
+                         "zero after a TPM reset that the quotes show: PCR 23 was extended by "
+                         "something the record does not show",
+                         (unsigned long long)prev->index);
+                sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-start-chain", why);
+            }
+        }
+        if (c->measured)
+            prev = c;
+        if (c->have_quote) {
+            have_q = 1;
+            q_reset = c->last_reset;
+        }
+    }
+}
 
 static int digest_known(const struct stream *s, const uint8_t d[SV_HASH])
 {
@@ -503,6 +645,10 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     case SV_ENTRY_ESCALATION_RESOLVED:
         wants_receipt = info.effect == 1;
         break;
+    case SV_ENTRY_STARTUP:
+        if (s->o->policy->measured_start)
+            check_startup(s, index, e, len);
+        break;
     case SV_ENTRY_KEY_EVENT:
         if (s->keys != NULL &&
             sv_keyring_event(s->keys, info.statement, info.statement_len, index, why) != 0)
@@ -680,11 +826,13 @@ static int stream_bundle(struct stream *s, uint64_t b, unsigned w)
 /* Quotes */
 
 static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const char *dir,
-                         const struct cp_rec *cps, size_t n)
+                         const struct cp_rec *cps, size_t n, struct start_rec *starts,
+                         size_t nstarts)
 {
     struct sv_quote_policy qp;
     struct sv_quote_clock prev;
     int have_prev = 0;
+    size_t k = 0; /* starts[0..k) are inside the current checkpoint's tree */
 
     if (p->quotes == 0 || p->ak_public == NULL)
         return;
@@ -725,6 +873,24 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
             free(ps);
             continue;
         }
+        if (p->measured_start) {
+            /* PCR 23 must be the pcr23 of the newest start inside this checkpoint's tree. */
+            while (k < nstarts && starts[k].index < cps[i].size)
+                k++;
+            if (k == 0 || !starts[k - 1].measured) {
+                if (k == 0)
+                    sv_report_fail(rep, SV_CHECK_MEASURED, item, "measured-start-missing",
+                                   "no Startup entry precedes this quoted checkpoint: there is no "
+                                   "PCR 23 value to expect");
+                /* an unmeasured start failed already; its quotes cannot be checked */
+                free(att);
+                free(sig);
+                free(pa);
+                free(ps);
+                continue;
+            }
+            memcpy(qp.pcr_values[23], starts[k - 1].after, 32);
+        }
         r = sv_quote_check(&qp, p->ak_public, p->ak_public_len, att, alen, sig, slen,
                            cps[i].text_hash, &res, w2, sizeof(w2));
         if (r != SV_QUOTE_OK) {
@@ -749,6 +915,14 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
                                why);
             } else {
                 pass(rep, SV_CHECK_QUOTES);
+                if (p->measured_start) {
+                    struct start_rec *st = &starts[k - 1];
+
+                    if (!st->have_quote)
+                        st->first_reset = res.clock.reset_count;
+                    st->last_reset = res.clock.reset_count;
+                    st->have_quote = 1;
+                }
                 if (gap && rep->checks[SV_CHECK_QUOTES].note[0] == '\0')
                     snprintf(rep->checks[SV_CHECK_QUOTES].note,
                              sizeof(rep->checks[SV_CHECK_QUOTES].note),
@@ -1022,7 +1196,19 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
             bad = "the 'quote' line is malformed";
             goto malformed;
         }
-        if (p->quotes > 0 && p->ak_public != NULL) {
+        int in_force = -1; /* measured-start: the start whose pcr23 the quote must show */
+
+        if (p->measured_start) {
+            /* Only when the bundle reaches its checkpoint is its newest start the one in force. */
+            if (end == cp.size && s.nstarts > 0 && s.starts[s.nstarts - 1].measured)
+                in_force = (int)(s.nstarts - 1);
+            else
+                snprintf(rep->checks[SV_CHECK_QUOTES].note, sizeof(rep->checks[0].note),
+                         "the bundle does not show the start in force at its checkpoint (no "
+                         "measured Startup entry up to size %llu): its quote is not checked",
+                         (unsigned long long)cp.size);
+        }
+        if (p->quotes > 0 && p->ak_public != NULL && (!p->measured_start || in_force >= 0)) {
             struct sv_quote_policy qp;
             struct sv_quote_result res;
             enum sv_quote_reason r;
@@ -1030,6 +1216,8 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
             memset(&qp, 0, sizeof(qp));
             qp.pcr_mask = p->pcr_mask;
             memcpy(qp.pcr_values, p->pcr_values, sizeof(qp.pcr_values));
+            if (in_force >= 0)
+                memcpy(qp.pcr_values[23], s.starts[in_force].after, 32);
             qp.min_firmware_version = p->min_firmware_version;
             r = sv_quote_check(&qp, p->ak_public, p->ak_public_len, att, alen, sig, slen, text_hash,
                                &res, why, sizeof(why));
@@ -1052,6 +1240,11 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
         bad = "unexpected lines after the bundle's last section";
         goto malformed;
     }
+    if (p->measured_start && s.nstarts > 1)
+        snprintf(rep->checks[SV_CHECK_MEASURED].note, sizeof(rep->checks[0].note),
+                 "the chain of the bundle's %zu starts is not checked: a TPM reset between them "
+                 "shows only in the whole record's quotes",
+                 s.nstarts);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL && state_ok) {
         if (sv_write_file_atomic(o->state_path, note, note_len, why) == 0)
@@ -1080,6 +1273,7 @@ out:
     free(s.jobs);
     sv_receipt_keys_free(s.rkeys);
     free(s.digests);
+    free(s.starts);
     free(note);
     free(data);
     return rc;
@@ -1220,7 +1414,14 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     if (p->sworn_entries && s.rkeys == NULL && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
                  "no receipt keys in the policy: receipt signatures not checked");
-    check_quotes(p, rep, o->record, cps, ncps);
+    check_quotes(p, rep, o->record, cps, ncps, s.starts, s.nstarts);
+    if (p->measured_start) {
+        if (s.nstarts == 0)
+            sv_report_fail(rep, SV_CHECK_MEASURED, "log", "measured-start-missing",
+                           "the policy expects measured starts and the record holds no Startup "
+                           "entry");
+        check_start_chain(&s);
+    }
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
         /* Accept the newest checkpoint: store its note as the new state. */
@@ -1244,6 +1445,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     sv_receipt_keys_free(s.rkeys);
     sv_keyring_free(s.keys);
     free(s.digests);
+    free(s.starts);
     free(s.level);
     free(cps);
     return rc;

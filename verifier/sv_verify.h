@@ -38,6 +38,7 @@ enum sv_check_id {
     SV_CHECK_POLICY,      /* decision policy digests match an earlier PolicyLoaded entry */
     SV_CHECK_RECEIPTS,    /* every allow carries a valid receipt over its own leaf hash */
     SV_CHECK_KEYS,        /* keyring chain, key events, checkpoint keys valid at their time */
+    SV_CHECK_MEASURED,    /* measured starts: replay, approved files, chain (measured-start) */
     SV_CHECK_COUNT
 };
 

@@ -1,8 +1,8 @@
 /*
  * fuzz_frame.c -- libFuzzer target for decisiond/frame.c: the input is read as a byte stream of
  * frames by the incremental decoder (fed in chunks of varying size), and every complete body,
- * and the whole input itself, is decoded as an AuthorizationRequest, a DecisionReply, an Entry,
- * an AdminRequest and an AdminResponse.
+ * and the whole input itself, is decoded as an AuthorizationRequest, a TokenExchange, a
+ * DecisionReply, an Entry, an AdminRequest and an AdminResponse.
  *
  * Besides not crashing, it checks properties that a lax decoder would break:
  *   - the decoder never hands out a body longer than SWORN_FRAME_MAX or of the wrong length, and
@@ -37,11 +37,25 @@ static void same(const uint8_t *want, size_t want_len, uint8_t *got, size_t got_
 /* The admin socket's two message types, with the same properties. */
 static void check_admin(const uint8_t *p, size_t len)
 {
+    Sworn__V1__TokenExchange *x = sworn_frame_unpack_exchange(p, len);
     Sworn__V1__AdminRequest *q = sworn_frame_unpack_admin_request(p, len);
     Sworn__V1__AdminResponse *a = sworn_frame_unpack_admin_response(p, len);
     uint8_t *out;
     size_t out_len;
 
+    if (x == NULL) {
+        refused();
+    } else {
+        /* The decision socket's two request types never both decode one body. */
+        Sworn__V1__AuthorizationRequest *r = sworn_frame_unpack_request(p, len);
+
+        if (r != NULL)
+            abort();
+        if (sworn_frame_pack_exchange(x, &out, &out_len) != 0)
+            abort();
+        same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
+        sworn__v1__token_exchange__free_unpacked(x, NULL);
+    }
     if (q == NULL) {
         refused();
     } else {

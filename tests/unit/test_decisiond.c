@@ -882,6 +882,146 @@ static void test_measured_start_and_quotes(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/* Send one TokenExchange on a new connection; returns the reply. */
+static Sworn__V1__DecisionReply *exchange(struct sworn_stack *s, const char *id,
+                                          const char *allow_id, const char *cred_id)
+{
+    Sworn__V1__TokenExchange ex = SWORN__V1__TOKEN_EXCHANGE__INIT;
+    Sworn__V1__TokenValue at = SWORN__V1__TOKEN_VALUE__INIT, rt = SWORN__V1__TOKEN_VALUE__INIT;
+    Sworn__V1__TokenValue *tv[2] = {&at, &rt};
+    uint8_t *frame, *body;
+    size_t frame_len, len;
+    Sworn__V1__DecisionReply *r;
+    int fd = sworn_stack_connect(s->decision);
+
+    assert_true(fd >= 0);
+    at.field = "access_token";
+    at.value.data = (uint8_t *)"Bearer real-access-9f2c";
+    at.value.len = strlen("Bearer real-access-9f2c");
+    rt.field = "refresh_token";
+    rt.value.data = (uint8_t *)"real-refresh-77aa";
+    rt.value.len = strlen("real-refresh-77aa");
+    ex.request_id = (char *)id;
+    ex.allow_request_id = (char *)allow_id;
+    ex.credential_id = (char *)cred_id;
+    ex.tokens = tv;
+    ex.n_tokens = 2;
+    assert_int_equal(sworn_frame_pack_exchange(&ex, &frame, &frame_len), 0);
+    assert_int_equal(sworn_stack_exchange(fd, frame, frame_len, 30000, &body, &len), 0);
+    r = sworn_frame_unpack_reply(body, len);
+    assert_non_null(r);
+    free(frame);
+    free(body);
+    close(fd);
+    return r;
+}
+
+/*
+ * OAuth token interception: after an allow released the demo credential, the proxy hands the
+ * real tokens of the token endpoint's response to decisiond, which stores them under the demo
+ * credential's scope and answers symbolic tokens; presenting one later releases the stored real
+ * value (and only inside that scope). The record holds hashes, never the values; an exchange not
+ * backed by a recent allow of that credential is refused and recorded.
+ */
+static void test_token_exchange(void **state)
+{
+    struct sworn_stack s;
+    struct sworn_stack_req r;
+    Sworn__V1__DecisionReply *rep, *ex;
+    Sworn__V1__Decision *d;
+    struct sworn_log *log;
+    uint8_t token_hash[32];
+    const Sworn__V1__TokenExchangeResult *res;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    /* Not backed by an allow: refused. */
+    ex = exchange(&s, "x-0", "never-allowed", "demo");
+    assert_int_equal(ex->body_case, SWORN__V1__DECISION_REPLY__BODY_ERROR);
+    sworn__v1__decision_reply__free_unpacked(ex, NULL);
+
+    rep = decide(&s, "oauth-1", "/with-credential/oauth/token");
+    expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_non_null(rep->decision->credential);
+    sworn__v1__decision_reply__free_unpacked(rep, NULL);
+    /* Another credential than the one that allow released: refused. */
+    ex = exchange(&s, "x-1", "oauth-1", "other");
+    assert_int_equal(ex->body_case, SWORN__V1__DECISION_REPLY__BODY_ERROR);
+    sworn__v1__decision_reply__free_unpacked(ex, NULL);
+
+    ex = exchange(&s, "x-2", "oauth-1", "demo");
+    assert_int_equal(ex->body_case, SWORN__V1__DECISION_REPLY__BODY_TOKEN_EXCHANGE);
+    res = ex->token_exchange;
+    assert_int_equal(res->n_tokens, 2);
+    assert_string_equal(res->tokens[0]->field, "access_token");
+    assert_true(strncmp(res->tokens[0]->symbolic, "sym_", 4) == 0);
+    assert_true(strncmp(res->tokens[0]->credential_id, "demo.oauth.", 11) == 0);
+    assert_string_not_equal(res->tokens[0]->symbolic, res->tokens[1]->symbolic);
+
+    /* The agent presents the minted symbolic access token: the real one is released. */
+    sworn_stack_req_init(&r, "oauth-2", "agent-1", "/with-credential/api/me");
+    EVP_Digest(res->tokens[0]->symbolic, strlen(res->tokens[0]->symbolic), token_hash, NULL,
+               EVP_sha256(), NULL);
+    r.context.credential_token_sha256.data = token_hash;
+    r.context.credential_token_sha256.len = 32;
+    rep = sworn_stack_decide(&s, &r);
+    d = expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_non_null(d->credential);
+    assert_string_equal(d->credential->id, res->tokens[0]->credential_id);
+    assert_int_equal(d->credential->value.len, strlen("Bearer real-access-9f2c"));
+    assert_memory_equal(d->credential->value.data, "Bearer real-access-9f2c",
+                        d->credential->value.len);
+    sworn__v1__decision_reply__free_unpacked(rep, NULL);
+    /* Outside the scope (another path) the minted credential is not released: a deny. */
+    sworn_stack_req_init(&r, "oauth-3", "agent-1", "/allowed/x");
+    r.context.credential_token_sha256.data = token_hash;
+    r.context.credential_token_sha256.len = 32;
+    rep = sworn_stack_decide(&s, &r);
+    expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW); /* the rule injects nothing there */
+    assert_null(rep->decision->credential);
+    sworn__v1__decision_reply__free_unpacked(rep, NULL);
+
+    /* The record: a CredentialsMinted entry with hashes, and no real value anywhere. */
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    {
+        Sworn__V1__Entry *e = read_entry(log, res->log_index);
+        uint8_t h[32];
+
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED);
+        assert_int_equal(e->credentials_minted->n_minted, 2);
+        assert_string_equal(e->credentials_minted->from_credential_id, "demo");
+        EVP_Digest("Bearer real-access-9f2c", strlen("Bearer real-access-9f2c"), h, NULL,
+                   EVP_sha256(), NULL);
+        assert_memory_equal(e->credentials_minted->minted[0]->value_sha256.data, h, 32);
+        assert_memory_equal(e->credentials_minted->minted[0]->symbolic_sha256.data, token_hash, 32);
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    for (uint64_t i = 0; i < sworn_log_size(log); i++) {
+        uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+        size_t len;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, sizeof(entry), &len), 0);
+        assert_null(memmem(entry, len, "real-access-9f2c", 16));
+        assert_null(memmem(entry, len, "real-refresh-77aa", 17));
+    }
+    sworn_log_close(log);
+    sworn__v1__decision_reply__free_unpacked(ex, NULL);
+    /* The auditor's verifier accepts the record, CredentialsMinted entry included. */
+    assert_int_equal(
+        sworn_stack_sh(
+            &s,
+            "openssl pkey -in signer.pem -pubout -outform DER -out signer.spki 2>/dev/null"
+            " && origin=$(head -n 1 tiles/checkpoint)"
+            " && { echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\""
+            " --spki signer.spki)\"; echo 'entries sworn'; echo 'quotes ignore';"
+            " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt"
+            " && \"%s\" verify --policy trust.txt --no-progress tiles >verify.out",
+            sworn_test_bin("SWORN_LOG_BIN"), sworn_test_bin("SWORN_VERIFY_BIN")),
+        0);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -891,6 +1031,7 @@ int main(void)
         cmocka_unit_test(test_policy_reload),
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_measured_start_and_quotes),
+        cmocka_unit_test(test_token_exchange),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {
