@@ -535,6 +535,37 @@ fail:
     return -1;
 }
 
+/* hardening: { seccomp: enforce | log | off } (decisiond/d_seccomp.h). */
+static int read_hardening(struct ctx *x)
+{
+    static const char *const keys[] = {"seccomp", NULL};
+    const struct sworn_yaml_node *m, *n;
+    char *mode = NULL;
+
+    SWORN_GUARD(section(x, "hardening", 0, keys, &m));
+    if (m == NULL)
+        return 0;
+    SWORN_GUARD(get_str(x, m, "hardening", "seccomp", 0, &mode));
+    if (mode == NULL)
+        return 0;
+    n = sworn_yaml_get(m, "seccomp");
+    if (strcmp(mode, "enforce") == 0)
+        x->c->seccomp_mode = SWORN_DCONFIG_SECCOMP_ENFORCE;
+    else if (strcmp(mode, "log") == 0)
+        x->c->seccomp_mode = SWORN_DCONFIG_SECCOMP_LOG;
+    else if (strcmp(mode, "off") == 0)
+        x->c->seccomp_mode = SWORN_DCONFIG_SECCOMP_OFF;
+    else {
+        free(mode);
+        return sworn_yaml_error(x->d, n, "seccomp must be enforce, log or off");
+    }
+    free(mode);
+    return 0;
+fail:
+    free(mode);
+    return -1;
+}
+
 static int socket_path(struct ctx *x, const struct sworn_yaml_node *m, const char *key, char **out)
 {
     struct sockaddr_un sa;
@@ -627,9 +658,9 @@ fail:
 
 static int read_all(struct ctx *x)
 {
-    static const char *const top[] = {"log",    "signer", "keyring",    "tpm",
-                                      "policy", "vault",  "escalation", "sockets",
-                                      "peers",  "run_as", "workers",    NULL};
+    static const char *const top[] = {"log",     "signer",     "keyring", "tpm",   "policy",
+                                      "vault",   "escalation", "sockets", "peers", "run_as",
+                                      "workers", "hardening",  NULL};
     const struct sworn_yaml_node *root = sworn_yaml_root(x->d);
     struct sworn_dconfig *c = x->c;
 
@@ -653,6 +684,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_peers(x));
     SWORN_GUARD(get_user(x, root, "run_as", &c->run_as_user));
     SWORN_GUARD(get_u32(x, root, "workers", 1, 64, &c->workers));
+    SWORN_GUARD(read_hardening(x));
     return 0;
 fail:
     return -1;
@@ -707,6 +739,7 @@ int sworn_dconfig_load(const char *path, struct sworn_dconfig **out)
     x.c->escalation_timeout_ms = DEFAULT_ESCALATION_MS;
     x.c->max_pending_escalations = DEFAULT_MAX_PENDING;
     x.c->workers = DEFAULT_WORKERS;
+    x.c->seccomp_mode = SWORN_DCONFIG_SECCOMP_ENFORCE;
     SWORN_GUARD(read_all(&x));
     x.c->tpm_pcrs |= 1u << SWORN_DCONFIG_PCR_ALWAYS;
     sworn_yaml_free(d);

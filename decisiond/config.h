@@ -10,7 +10,7 @@
  * HEX-or-PATH, user: NAME, timeout: 2s } keyring: PATH tpm:    { tcti: TEXT, required: false, pcrs:
  * [23, 0, 7], quote_min_interval: 1s, measure: [PATH, ...] } policy: PATH vault: PATH escalation: {
  * timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin: PATH } peers:  { proxy_uids:
- * [1001], operator_uids: [0] } run_as: NAME workers: 4
+ * [1001], operator_uids: [0] } run_as: NAME workers: 4 hardening: { seccomp: enforce|log|off }
  *
  * Loading (sworn_dconfig_load) is syntax and shape only, plus what must be resolved once at start:
  * unknown keys anywhere are errors (a misspelt key must never be silently ignored), values are
@@ -91,7 +91,14 @@ struct sworn_dconfig {
     size_t n_operator_uids; /* required, >= 1 */
     char *run_as_user;      /* drop to this user after opening sockets; NULL = stay */
     uint32_t workers;       /* recording threads, default 4, 1..64 */
+    /* hardening: */
+    int seccomp_mode; /* SWORN_DCONFIG_SECCOMP_*, default ENFORCE (decisiond/d_seccomp.h) */
 };
+
+/* hardening.seccomp: the values of enum d_seccomp_mode (d_seccomp.h). */
+#define SWORN_DCONFIG_SECCOMP_OFF 0
+#define SWORN_DCONFIG_SECCOMP_LOG 1
+#define SWORN_DCONFIG_SECCOMP_ENFORCE 2
 
 /*
  * Read and check the configuration file at path (at most SWORN_YAML_MAX_BYTES). OUT: *out, a new

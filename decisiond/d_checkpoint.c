@@ -39,6 +39,7 @@ struct d_checkpointer {
     int have_ak;
     uint64_t last_size;
     int have_last;
+    int last_quoted;                    /* the newest checkpoint has a quote */
     struct sworn_quote_limiter limiter; /* tpm.quote_min_interval */
     uint64_t exported;                  /* the tree size export_dir holds (0: none yet) */
     uint64_t last_health_ms;            /* the signer's last health check (monotonic) */
@@ -138,6 +139,7 @@ static void round_once(struct d_checkpointer *cp, int force)
     }
     if (!quoted)
         atomic_fetch_add(&d->metrics.checkpoints_unquoted, 1);
+    cp->last_quoted = quoted;
     if (d->cfg->export_dir != NULL &&
         sworn_tiledir_export(d->log, size, d->cfg->export_dir, NULL) < 0)
         d_log_msg(D_LOG_ERROR, "export_failed", sworn_err_msg());
@@ -256,9 +258,11 @@ void d_checkpointer_stop(struct d_daemon *d)
     pthread_mutex_unlock(&cp->lock);
     if (cp->started)
         pthread_join(cp->thread, NULL);
-    /* The final checkpoint: quoted even inside the minimum interval, as the last word. */
+    /* The final checkpoint: quoted even inside the minimum interval, as the last word. When the
+     * log did not grow since a checkpoint whose quote the interval held back, that checkpoint is
+     * signed again so that the last word is quoted too. */
     cp->limiter.have_last = 0;
-    round_once(cp, 0);
+    round_once(cp, d->cfg->tpm_tcti != NULL && !cp->last_quoted);
     if (cp->have_ak && d->tpm != NULL)
         sworn_tpm_ak_flush(d->tpm, &cp->ak);
     pthread_mutex_destroy(&cp->lock);

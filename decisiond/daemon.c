@@ -14,7 +14,8 @@
  *   5. measured start into PCR 23, the Startup and PolicyLoaded entries, budgets replayed;
  *   6. sockets opened, then privileges dropped to run_as;
  *   7. the worker threads and the checkpoint thread started; the first checkpoint is signed
- *      (and quoted) before the first request is read.
+ *      (and quoted) before the first request is read;
+ *   8. the seccomp allow-list installed on every thread (d_seccomp.h), then "ready".
  * Stop (SIGTERM, SIGINT): stop accepting, deny held escalations (recorded), finish every
  * in-flight decision, sign and quote a final checkpoint, close. SIGHUP reloads the policy.
  *
@@ -35,6 +36,7 @@
 
 #include "d_daemon.h"
 #include "d_jlog.h"
+#include "d_seccomp.h"
 #include "encoding.h"
 #include "err.h"
 #include "notesigner.h"
@@ -301,6 +303,11 @@ int main(int argc, char **argv)
         evsignal_add(d->sig_hup, NULL) != 0) {
         sworn_err_set(SWORN_ERR_IO, "cannot install signal handlers");
         fail("signals");
+        goto out;
+    }
+    /* Every thread runs and start-up is over: from here on, only the allow-list (d_seccomp.h). */
+    if (d_seccomp_install((enum d_seccomp_mode)d->cfg->seccomp_mode, d_seccomp_flags(d->cfg)) < 0) {
+        fail("seccomp");
         goto out;
     }
     {

@@ -249,7 +249,8 @@ int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char 
         SWORN_GUARD(receipts_file(dir, &id, path));
         SWORN_GUARD(write_immutable(path, buf, len));
     }
-    SWORN_GUARD(export_history(log, n, since == 0 ? 0 : since + 1, dir));
+    /* From `since` itself: its checkpoint may have been signed again, and quoted, since. */
+    SWORN_GUARD(export_history(log, n, since, dir));
     /* Last, so that a reader who sees this checkpoint finds every tile it names. */
     SWORN_GUARD(join(dir, "checkpoint", path));
     SWORN_GUARD(sworn_file_replace(path, note, note_len, 0644));

@@ -38,7 +38,7 @@ int sworn_tiledir_export(struct sworn_log *log, uint64_t size, const char *dir,
 /*
  * The same, writing only what a tree grown from `since` entries to the checkpoint's size adds:
  * the hash tiles and entry and receipts bundles from the one that held entry `since` on (at every
- * level), the checkpoints and quotes of tree sizes above `since`, and the checkpoint file. A
+ * level), the checkpoints and quotes of tree sizes from `since` on, and the checkpoint file. A
  * folder already exported at size `since` ends up as a full export would leave it, plus the
  * partial tiles of the earlier exports (readers of earlier checkpoints still need them), at a
  * cost that depends on the growth, not on the log's size (decisiond exports after every

@@ -1022,6 +1022,63 @@ static void test_token_exchange(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+static int find_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                      const uint8_t *sig, size_t sig_len)
+{
+    uint64_t *want = arg;
+
+    (void)attest;
+    (void)attest_len;
+    (void)sig;
+    (void)sig_len;
+    if (size == *want)
+        *want = 0;
+    return 0;
+}
+
+/*
+ * The last word is quoted: a checkpoint made inside tpm.quote_min_interval stays unquoted, and
+ * when the log does not grow after it, the stop signs that size again and quotes it, and the
+ * export carries that quote.
+ */
+static void test_final_checkpoint_quoted(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__CheckpointNowRequest cn = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
+    Sworn__V1__AdminResponse *ar;
+    struct sworn_log *log;
+    uint64_t size, want;
+    char *path, rel[64];
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1h"), 0);
+    r = decide(&s, "last-1", "/allowed/x");
+    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* Right after the start's quoted checkpoint: this one falls inside the 1 s interval. */
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
+    rq.checkpoint_now = &cn;
+    ar = sworn_stack_admin(&s, &rq);
+    assert_non_null(ar);
+    size = ar->checkpoint_now->tree_size;
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    sleep_ms(300);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    assert_int_equal(sworn_log_size(log), size);
+    want = size;
+    assert_int_equal(sworn_log_each_quote(log, find_quote, &want), 0);
+    assert_int_equal(want, 0);
+    sworn_log_close(log);
+    snprintf(rel, sizeof(rel), "tiles/sworn/quote/%llu.attest", (unsigned long long)size);
+    path = sworn_test_path(s.dir, rel);
+    assert_true(access(path, F_OK) == 0);
+    free(path);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1032,6 +1089,7 @@ int main(void)
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_measured_start_and_quotes),
         cmocka_unit_test(test_token_exchange),
+        cmocka_unit_test(test_final_checkpoint_quoted),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {

@@ -1,0 +1,942 @@
+/*
+ * test_decisiond_seccomp.c -- decisiond's seccomp allow-list (decisiond/d_seccomp.h).
+ *
+ * What is asserted:
+ *   - the filter itself, installed in a forked child exactly as the daemon installs it: a call on
+ *     the allow-list works, an unlisted benign call fails with EPERM (and is allowed in log mode),
+ *     clone3 gets ENOSYS, arguments outside the allowed sets are refused (a packet socket,
+ *     prctl(PR_SET_DUMPABLE, 1), ioctl(TIOCSTI)), a call on the kill list (execve, unshare,
+ *     ptrace, mount, bpf, a clone into a new namespace) kills the process with SIGSYS, and so does
+ *     a call through another ABI (x32; i386 int 0x80 where the kernel has it); every thread has the
+ *     filter (TSYNC) and a forked process inherits it; /proc shows Seccomp 2 and NoNewPrivs 1;
+ *   - in a sanitizer build, a sanitizer report is still written under the filter;
+ *   - a whole stack (SoftHSM, swtpm, the daemon) runs under it: allows with receipts, denies,
+ *     escalations approved and denied by an operator, checkpoints quoted by the TPM, a restarted
+ *     signer child (which inherits the filter), an orderly stop with a final quoted checkpoint.
+ */
+#define _GNU_SOURCE /* syscall, unshare, personality, CLONE_* */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "d_seccomp.h"
+#include "frame.h"
+#include "logstore.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_SANITIZER 1
+#endif
+#endif
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* Read a /proc file (whose size stat does not tell) into buf. Returns 0, or -1 when absent. */
+static int read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(fd);
+    return 0;
+}
+
+/* Whether /proc/<pid>/status (pid 0: self) says a seccomp filter and no_new_privs are on. */
+static int confined(pid_t pid)
+{
+    char path[64], status[8192];
+
+    if (pid == 0)
+        snprintf(path, sizeof(path), "/proc/self/status");
+    else
+        snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+    if (read_proc(path, status, sizeof(status)) < 0)
+        return 0;
+    return strstr(status, "\nSeccomp:\t2\n") != NULL &&
+           strstr(status, "\nNoNewPrivs:\t1\n") != NULL;
+}
+
+/* --- the filter in a forked child ---------------------------------------------------------- */
+
+/*
+ * Run fn in a forked child after installing the filter in mode (fn's return is the exit status;
+ * the child's stderr goes to err_path when not NULL). Returns the wait status.
+ */
+static int in_filtered_child_flags(enum d_seccomp_mode mode, unsigned flags, int (*fn)(void),
+                                   const char *err_path)
+{
+    pid_t pid;
+    int status;
+
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (err_path != NULL) {
+            int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+            if (fd < 0 || dup2(fd, 2) < 0)
+                _exit(100);
+            close(fd);
+        }
+        if (d_seccomp_install(mode, flags) != 0)
+            _exit(101);
+        _exit(fn());
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+static int in_filtered_child(enum d_seccomp_mode mode, int (*fn)(void), const char *err_path)
+{
+    return in_filtered_child_flags(mode, D_SECCOMP_INET, fn, err_path);
+}
+
+static void expect_exit0(int status)
+{
+    if (WIFSIGNALED(status))
+        fail_msg("the child was killed by signal %d", WTERMSIG(status));
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("the child's check %d failed", WEXITSTATUS(status));
+}
+
+static void expect_sigsys(int status, const char *what)
+{
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+        fail_msg("%s: expected death by SIGSYS, got %s %d", what,
+                 WIFSIGNALED(status) ? "signal" : "exit",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+static void *thread_personality(void *arg)
+{
+    long r = syscall(SYS_personality, 0xffffffffUL);
+
+    *(int *)arg = (r == -1 && errno == EPERM) ? 0 : 1;
+    return NULL;
+}
+
+/* Checks made inside an enforcing filter; each failure has its own exit status. */
+static int enforce_checks(void)
+{
+    long r;
+    int fd, sv[2];
+    char byte = 'x';
+
+    if (!confined(0))
+        return 2;
+    if (getpid() <= 0 || syscall(SYS_getpid) <= 0)
+        return 3;
+    /* An unlisted benign call: EPERM, not a kill. */
+    errno = 0;
+    r = syscall(SYS_personality, 0xffffffffUL); /* only reads the persona */
+    if (r != -1 || errno != EPERM)
+        return 4;
+    errno = 0;
+    if (syscall(SYS_acct, NULL) != -1 || errno != EPERM)
+        return 5;
+    /* clone3: ENOSYS, so that glibc falls back to clone. */
+    errno = 0;
+    if (syscall(SYS_clone3, NULL, 0) != -1 || errno != ENOSYS)
+        return 6;
+    /* Sockets: a Unix socket yes, a packet socket no. */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 7;
+    close(fd);
+    errno = 0;
+    if (socket(AF_PACKET, SOCK_RAW, 0) != -1 || errno != EPERM)
+        return 8;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return 9;
+    /* ioctl: FIONREAD yes, TIOCSTI (typing into a terminal) no. */
+    if (write(sv[0], &byte, 1) != 1 || ioctl(sv[1], FIONREAD, &fd) != 0 || fd != 1)
+        return 10;
+    errno = 0;
+    if (ioctl(sv[1], TIOCSTI, &byte) != -1 || errno != EPERM)
+        return 11;
+    /* close_range: a restarted signer child closes what it inherited in one call. */
+    if (syscall(SYS_close_range, (unsigned)sv[0], (unsigned)sv[1], 0) != 0)
+        return 20;
+    /* prctl: giving up dumpability yes, taking it back no. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        return 12;
+#ifndef TEST_SANITIZER /* LeakSanitizer needs it (d_seccomp.h) */
+    errno = 0;
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != -1 || errno != EPERM)
+        return 13;
+#endif
+    errno = 0;
+    if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != -1 || errno != EPERM)
+        return 14;
+    /* What a restarted signer child or the checkpoint thread does to reach a TPM by name (a
+     * swtpm TCTI host), and the admin socket to name an operator: resolver and nsswitch work. */
+    {
+        struct addrinfo hints, *res = NULL;
+        struct passwd pw, *pwres = NULL;
+        char buf[4096];
+
+        memset(&hints, 0, sizeof(hints));
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_ADDRCONFIG;
+        if (getaddrinfo("localhost", "2321", &hints, &res) != 0 || res == NULL)
+            return 18;
+        freeaddrinfo(res);
+        if (getpwuid_r(0, &pw, buf, sizeof(buf), &pwres) != 0 || pwres == NULL)
+            return 19;
+    }
+    /* A thread started after the filter has it; so does a forked child. */
+    {
+        pthread_t t;
+        int result = -1;
+
+        if (pthread_create(&t, NULL, thread_personality, &result) != 0 ||
+            pthread_join(t, NULL) != 0 || result != 0)
+            return 15;
+    }
+    {
+        pid_t pid = fork();
+        int status;
+
+        if (pid < 0)
+            return 16;
+        if (pid == 0)
+            _exit(confined(0) && syscall(SYS_personality, 0xffffffffUL) == -1 && errno == EPERM
+                      ? 0
+                      : 1);
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 17;
+    }
+    return 0;
+}
+
+static void test_filter_enforce(void **state)
+{
+    (void)state;
+    expect_exit0(in_filtered_child(D_SECCOMP_ENFORCE, enforce_checks, NULL));
+}
+
+/* With D_SECCOMP_INET a TCP socket can be made (a TPM or HSM over the network); without, not. */
+static int inet_allowed(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd6;
+
+    if (fd < 0)
+        return 2;
+    close(fd);
+    fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd6 >= 0)
+        close(fd6);
+    else if (errno == EPERM)
+        return 3;
+    return 0;
+}
+
+static int inet_refused(void)
+{
+    int fd;
+
+    errno = 0;
+    if (socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM)
+        return 2;
+    errno = 0;
+    if (socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM)
+        return 3;
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 4;
+    close(fd);
+    return 0;
+}
+
+static void test_filter_inet(void **state)
+{
+    struct sworn_dconfig c;
+
+    (void)state;
+    expect_exit0(in_filtered_child_flags(D_SECCOMP_ENFORCE, D_SECCOMP_INET, inet_allowed, NULL));
+    expect_exit0(in_filtered_child_flags(D_SECCOMP_ENFORCE, 0, inet_refused, NULL));
+    /* Which configurations need the network. */
+    memset(&c, 0, sizeof(c));
+    c.signer_key = "/etc/sworn/dev-key.pem";
+    assert_int_equal(d_seccomp_flags(&c), 0);
+    c.tpm_tcti = "device:/dev/tpmrm0";
+    assert_int_equal(d_seccomp_flags(&c), 0);
+    c.signer_key = "tpm:0x81000002";
+    c.signer_tcti = "device";
+    assert_int_equal(d_seccomp_flags(&c), 0);
+    c.tpm_tcti = "swtpm:host=127.0.0.1,port=2321";
+    assert_int_equal(d_seccomp_flags(&c), D_SECCOMP_INET);
+    c.tpm_tcti = "device:/dev/tpmrm0";
+    c.signer_tcti = "tabrmd";
+    assert_int_equal(d_seccomp_flags(&c), D_SECCOMP_INET);
+    c.signer_tcti = NULL;
+    c.signer_key = "pkcs11:token=sworn;object=checkpoint";
+    c.signer_module = "/usr/lib/softhsm/libsofthsm2.so";
+    assert_int_equal(d_seccomp_flags(&c), D_SECCOMP_INET);
+}
+
+/* A thread that exists before the filter is installed (TSYNC) has it too. */
+static pthread_mutex_t early_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t early_cv = PTHREAD_COND_INITIALIZER;
+static int early_go, early_result = -1;
+
+static void *early_thread(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&early_m);
+    while (!early_go)
+        pthread_cond_wait(&early_cv, &early_m);
+    pthread_mutex_unlock(&early_m);
+    errno = 0;
+    early_result = (syscall(SYS_personality, 0xffffffffUL) == -1 && errno == EPERM) ? 0 : 1;
+    return NULL;
+}
+
+static void test_filter_tsync(void **state)
+{
+    pid_t pid;
+    int status;
+
+    (void)state;
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pthread_t t;
+
+        if (pthread_create(&t, NULL, early_thread, NULL) != 0)
+            _exit(2);
+        if (d_seccomp_install(D_SECCOMP_ENFORCE, D_SECCOMP_INET) != 0)
+            _exit(3);
+        pthread_mutex_lock(&early_m);
+        early_go = 1;
+        pthread_cond_signal(&early_cv);
+        pthread_mutex_unlock(&early_m);
+        pthread_join(t, NULL);
+        _exit(early_result == 0 ? 0 : 4);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    expect_exit0(status);
+}
+
+static int log_checks(void)
+{
+    if (!confined(0))
+        return 2;
+    /* Log mode: an unlisted call is allowed (and logged by the kernel). */
+    if (syscall(SYS_personality, 0xffffffffUL) == -1)
+        return 3;
+    return 0;
+}
+
+static void test_filter_log_mode(void **state)
+{
+    (void)state;
+    expect_exit0(in_filtered_child(D_SECCOMP_LOG, log_checks, NULL));
+}
+
+/* Calls on the kill list, one per child. */
+static int call_execve(void)
+{
+    char *const argv[] = {"true", NULL}, *const envp[] = {NULL};
+
+    execve("/bin/true", argv, envp);
+    return 50;
+}
+
+static int call_unshare(void)
+{
+    unshare(CLONE_NEWUSER);
+    return 50;
+}
+
+static int call_clone_newnet(void)
+{
+    syscall(SYS_clone, (unsigned long)(CLONE_NEWNET | SIGCHLD), NULL, NULL, NULL, 0);
+    return 50;
+}
+
+static int call_ptrace(void)
+{
+    ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+    return 50;
+}
+
+static int call_mount(void)
+{
+    mount("none", "/tmp", "tmpfs", 0, NULL);
+    return 50;
+}
+
+static int call_bpf(void)
+{
+    syscall(SYS_bpf, 0, NULL, 0);
+    return 50;
+}
+
+static int call_userfaultfd(void)
+{
+    syscall(SYS_userfaultfd, 0);
+    return 50;
+}
+
+#if defined(__x86_64__)
+/* The x32 ABI: the x86_64 number with bit 30 set (getpid here). */
+static int call_x32(void)
+{
+    syscall(0x40000000L | SYS_getpid);
+    return 50;
+}
+
+/* The i386 ABI through int 0x80 (getpid is 20 there). */
+static long i386_getpid(void)
+{
+    long ret;
+
+    __asm__ volatile("int $0x80" : "=a"(ret) : "0"(20L) : "memory");
+    return ret;
+}
+
+static int call_i386(void)
+{
+    i386_getpid();
+    return 50;
+}
+#endif
+
+static void test_filter_kills(void **state)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(void);
+        int sanitizer_allows; /* the sanitizer runtime needs it for its reports (d_seccomp.h) */
+    } calls[] = {
+        {"execve", call_execve, 1},
+        {"unshare", call_unshare, 0},
+        {"clone NEWNET", call_clone_newnet, 0},
+        {"ptrace", call_ptrace, 1},
+        {"mount", call_mount, 0},
+        {"bpf", call_bpf, 0},
+        {"userfaultfd", call_userfaultfd, 0},
+#if defined(__x86_64__)
+        {"x32 getpid", call_x32, 0},
+#endif
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+#ifdef TEST_SANITIZER
+        if (calls[i].sanitizer_allows)
+            continue;
+#endif
+        expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, calls[i].fn, NULL), calls[i].name);
+        /* The kill list kills in log mode too. */
+        expect_sigsys(in_filtered_child(D_SECCOMP_LOG, calls[i].fn, NULL), calls[i].name);
+    }
+#if defined(__x86_64__)
+    /* int 0x80 only where the kernel has the i386 ABI (otherwise it is a SIGSEGV anyway). */
+    {
+        pid_t pid;
+        int status;
+
+        fflush(NULL);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(i386_getpid() == (long)getpid() ? 0 : 1);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, call_i386, NULL), "int 0x80");
+        else
+            print_message("no i386 ABI in this kernel: the int 0x80 case is not run\n");
+    }
+#endif
+}
+
+/* Off installs nothing. */
+static int off_checks(void)
+{
+    return confined(0) ? 2 : 0;
+}
+
+static void test_filter_off(void **state)
+{
+    pid_t pid;
+    int status;
+
+    (void)state;
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(d_seccomp_install(D_SECCOMP_OFF, 0) == 1 ? off_checks() : 3);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    expect_exit0(status);
+}
+
+/* --- a sanitizer report under the filter --------------------------------------------------- */
+
+#ifdef TEST_SANITIZER
+static int heap_overflow(void)
+{
+    /* Through a volatile pointer, so that UndefinedBehaviorSanitizer's object-size check cannot
+     * see the size and AddressSanitizer (whose report symbolizes a stack) is the one to report. */
+    void *(*volatile alloc)(size_t) = malloc;
+    volatile char *p = alloc(8);
+    volatile size_t i = 8;
+
+    p[i] = 1; /* one past the end: AddressSanitizer reports and aborts or exits */
+    free((void *)p);
+    return 0;
+}
+
+/* A leak, found at exit by LeakSanitizer, which stops the threads with ptrace to scan them. */
+static void *volatile leaked;
+
+static int leak(void)
+{
+    void *(*volatile alloc)(size_t) = malloc;
+
+    leaked = alloc(64);
+    leaked = NULL;
+    exit(0);
+}
+#endif
+
+static void test_sanitizer_report(void **state)
+{
+#ifdef TEST_SANITIZER
+    char *dir = sworn_test_tmpdir("seccomp-asan"), *path = sworn_test_path(dir, "stderr");
+    char *text;
+    int status;
+
+    (void)state;
+    status = in_filtered_child(D_SECCOMP_ENFORCE, heap_overflow, path);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        fail_msg("the sanitizer runtime was killed by the filter");
+    assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    text = sworn_test_read_file(path, NULL);
+    if (strstr(text, "ERROR: AddressSanitizer: heap-buffer-overflow") == NULL ||
+        strstr(text, "SUMMARY: AddressSanitizer") == NULL || strstr(text, "#0 ") == NULL)
+        fail_msg("no complete sanitizer report under the filter:\n%s", text);
+    free(text);
+    /* LeakSanitizer's report at exit, unless the run turned leak detection off. */
+    if (getenv("ASAN_OPTIONS") == NULL ||
+        strstr(getenv("ASAN_OPTIONS"), "detect_leaks=0") == NULL) {
+        status = in_filtered_child(D_SECCOMP_ENFORCE, leak, path);
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+            fail_msg("LeakSanitizer was killed by the filter");
+        text = sworn_test_read_file(path, NULL);
+        if (strstr(text, "ERROR: LeakSanitizer: detected memory leaks") == NULL ||
+            strstr(text, "fatal error") != NULL)
+            fail_msg("no complete leak report under the filter:\n%s", text);
+        free(text);
+    }
+    free(path);
+    sworn_test_rmtree(dir);
+    free(dir);
+#else
+    (void)state;
+    skip();
+#endif
+}
+
+/* --- the whole stack under the filter ------------------------------------------------------ */
+
+static Sworn__V1__Decision *expect_decision(Sworn__V1__DecisionReply *r, Sworn__V1__Effect effect)
+{
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
+        fail_msg("expected a decision, got error %u: %s", r->error->code, r->error->message);
+    assert_int_equal(r->decision->effect, effect);
+    return r->decision;
+}
+
+static Sworn__V1__DecisionReply *decide(struct sworn_stack *s, const char *id, const char *path)
+{
+    struct sworn_stack_req r;
+
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    return sworn_stack_decide(s, &r);
+}
+
+/* An allow with a receipt, or fail. */
+static void expect_allow(struct sworn_stack *s, const char *id)
+{
+    Sworn__V1__DecisionReply *r = decide(s, id, "/allowed/x");
+    Sworn__V1__Decision *d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+
+    assert_non_null(d->receipt);
+    assert_true(d->receipt->signature.len > 0);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+}
+
+static void expect_deny(struct sworn_stack *s, const char *id)
+{
+    Sworn__V1__DecisionReply *r = decide(s, id, "/denied/x");
+    Sworn__V1__Decision *d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+
+    assert_null(d->receipt);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+}
+
+/* The daemon's child (the signer), from /proc/PID/task/ * /children; -1 when none. */
+static pid_t signer_child(pid_t daemon)
+{
+    char path[320];
+    DIR *dir;
+    struct dirent *de;
+    pid_t child = -1;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
+    dir = opendir(path);
+    if (dir == NULL)
+        return -1;
+    while (child < 0 && (de = readdir(dir)) != NULL) {
+        char kids[256];
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
+        if (read_proc(path, kids, sizeof(kids)) == 0 && kids[0] >= '1' && kids[0] <= '9')
+            child = (pid_t)atol(kids);
+    }
+    closedir(dir);
+    return child;
+}
+
+/* Whether pid is gone (or only a zombie waiting for its reaper). */
+static int pid_gone(pid_t pid)
+{
+    char path[64], stat[1024], *rp;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (read_proc(path, stat, sizeof(stat)) < 0)
+        return 1;
+    rp = strrchr(stat, ')');
+    return rp != NULL && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+static Sworn__V1__AdminResponse *resolve(struct sworn_stack *s, const char *id, int approve)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+
+    rr.request_id = (char *)id;
+    rr.approve = approve;
+    rr.reason = "checked by the test";
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+    rq.resolve = &rr;
+    return sworn_stack_admin(s, &rq);
+}
+
+static unsigned pending(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    unsigned n;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    rq.list_escalations = &l;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
+    n = (unsigned)r->list_escalations->n_pending;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return n;
+}
+
+/* Send a request without waiting for the answer; returns the connection. */
+static int send_only(struct sworn_stack *s, const char *id, const char *path)
+{
+    struct sworn_stack_req r;
+    uint8_t *frame;
+    size_t frame_len;
+    int fd = sworn_stack_connect(s->decision);
+
+    assert_true(fd >= 0);
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
+    free(frame);
+    return fd;
+}
+
+static Sworn__V1__DecisionReply *read_reply(int fd)
+{
+    uint8_t *body;
+    size_t len;
+    Sworn__V1__DecisionReply *r;
+
+    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 30000, &body, &len), 0);
+    r = sworn_frame_unpack_reply(body, len);
+    free(body);
+    close(fd);
+    return r;
+}
+
+static void escalate(struct sworn_stack *s, const char *id, int approve)
+{
+    int fd = send_only(s, id, "/escalate/x");
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Decision *d;
+
+    for (int i = 0; i < 250 && pending(s) < 1; i++)
+        sleep_ms(20);
+    assert_int_equal(pending(s), 1);
+    ar = resolve(s, id, approve);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    r = read_reply(fd);
+    d = expect_decision(r,
+                        approve ? SWORN__V1__EFFECT__EFFECT_ALLOW : SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_int_equal(d->log_index, ar->resolve->log_index);
+    if (approve)
+        assert_non_null(d->receipt);
+    else
+        assert_null(d->receipt);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+}
+
+struct quotes {
+    int n;
+    uint64_t largest; /* the largest tree size quoted */
+};
+
+static int count_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                       const uint8_t *sig, size_t sig_len)
+{
+    struct quotes *q = arg;
+
+    (void)attest;
+    (void)attest_len;
+    (void)sig;
+    (void)sig_len;
+    q->n++;
+    if (size > q->largest)
+        q->largest = size;
+    return 0;
+}
+
+/* The largest tree size of a "checkpoint ... quoted":true line in the daemon's log (0: none). */
+static uint64_t quoted_in_log(struct sworn_stack *s)
+{
+    char path[600], *text, *at;
+    uint64_t best = 0;
+
+    snprintf(path, sizeof(path), "%s/decisiond.log", s->dir);
+    text = sworn_test_read_file(path, NULL);
+    for (at = text; (at = strstr(at, "\"event\":\"checkpoint\",\"size\":")) != NULL;) {
+        unsigned long long size;
+        char *end;
+
+        at += strlen("\"event\":\"checkpoint\",\"size\":");
+        size = strtoull(at, &end, 10);
+        if (strncmp(end, ",\"quoted\":true", 14) == 0 && size > best)
+            best = size;
+    }
+    free(text);
+    return best;
+}
+
+static struct sworn_stack *stack_up; /* brought down by the teardown when a test fails */
+
+static int stack_teardown(void **state)
+{
+    (void)state;
+    if (stack_up != NULL) {
+        sworn_stack_down(stack_up);
+        stack_up = NULL;
+    }
+    return 0;
+}
+
+static void test_stack_under_filter(void **state)
+{
+    static struct sworn_stack s;
+    pid_t child, fresh = -1;
+    struct sworn_log *log;
+    struct quotes quotes = {0, 0};
+    int allowed = 0;
+    char *daemon_log;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, ""), 0);
+    stack_up = &s;
+    assert_true(s.swtpm_pid > 0);
+    /* The filter is on, for every thread, and logged. */
+    if (!confined(s.decisiond_pid))
+        fail_msg("decisiond %ld runs without its seccomp filter", (long)s.decisiond_pid);
+    {
+        char path[600];
+
+        snprintf(path, sizeof(path), "%s/decisiond.log", s.dir);
+        daemon_log = sworn_test_read_file(path, NULL);
+        assert_non_null(strstr(daemon_log, "\"event\":\"seccomp\",\"mode\":\"enforce\""));
+        free(daemon_log);
+    }
+    {
+        char path[600];
+        DIR *dir;
+        struct dirent *de;
+        int threads = 0;
+
+        snprintf(path, sizeof(path), "/proc/%ld/task", (long)s.decisiond_pid);
+        dir = opendir(path);
+        assert_non_null(dir);
+        while ((de = readdir(dir)) != NULL) {
+            if (de->d_name[0] == '.')
+                continue;
+            assert_true(confined((pid_t)atol(de->d_name)));
+            threads++;
+        }
+        closedir(dir);
+        assert_true(threads >= 3); /* the loop, workers, the checkpoint thread */
+    }
+
+    expect_allow(&s, "sc-allow-1");
+    expect_deny(&s, "sc-deny-1");
+    escalate(&s, "sc-esc-approve", 1);
+    escalate(&s, "sc-esc-deny", 0);
+
+    /* The signer child dies: a new one is forked under the inherited filter, and signs. */
+    /* The first child was forked at start-up, before the filter (its own hardening is the
+     * privilege drop, signer/proc.h); every later one is forked under it and inherits it. */
+    child = signer_child(s.decisiond_pid);
+    assert_true(child > 0);
+    assert_int_equal(kill(child, SIGKILL), 0);
+    for (int i = 0; i < 500 && !pid_gone(child); i++)
+        sleep_ms(20);
+    assert_true(pid_gone(child));
+    /* The first request after the death may be the one that finds it (a recorded deny). */
+    for (int i = 0; i < 50 && allowed == 0; i++) {
+        char id[32];
+        Sworn__V1__DecisionReply *r;
+
+        snprintf(id, sizeof(id), "sc-after-kill-%d", i);
+        r = decide(&s, id, "/allowed/x");
+        assert_non_null(r);
+        if (r->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
+            r->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
+            assert_non_null(r->decision->receipt);
+            allowed = 1;
+        }
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        if (!allowed)
+            sleep_ms(100);
+    }
+    assert_true(allowed);
+    fresh = signer_child(s.decisiond_pid);
+    assert_true(fresh > 0);
+    assert_int_not_equal(fresh, child);
+    assert_true(confined(fresh));
+    expect_allow(&s, "sc-allow-2");
+    expect_deny(&s, "sc-deny-2");
+    /* The checkpoint thread signs and quotes under the filter (the first quote, of the start-up
+     * entries, was made before it was installed): wait for a quote of a later size. */
+    {
+        uint64_t before = quoted_in_log(&s);
+
+        for (int i = 0; i < 100 && quoted_in_log(&s) <= before; i++)
+            sleep_ms(100);
+        if (quoted_in_log(&s) <= before)
+            fail_msg("no checkpoint was quoted under the filter");
+    }
+    assert_true(confined(s.decisiond_pid));
+
+    /* An orderly stop (exit status 0, not SIGSYS) with a final quoted checkpoint: an escalation
+     * is held when SIGTERM comes, so its recorded deny makes the log grow at the stop, and the
+     * final round signs and quotes it. */
+    {
+        int fd = send_only(&s, "sc-held-at-stop", "/escalate/y");
+
+        for (int i = 0; i < 250 && pending(&s) < 1; i++)
+            sleep_ms(20);
+        assert_int_equal(pending(&s), 1);
+        assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+        close(fd);
+    }
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    {
+        char note[4096];
+        size_t len;
+        uint64_t size;
+
+        assert_int_equal(sworn_log_get_checkpoint(log, UINT64_MAX, note, sizeof(note), &len, &size),
+                         0);
+        assert_int_equal(size, sworn_log_size(log));
+    }
+    /* Quoted while running, and the final checkpoint (the whole log) quoted too. */
+    assert_int_equal(sworn_log_each_quote(log, count_quote, &quotes), 0);
+    assert_true(quotes.n >= 2);
+    assert_int_equal(quotes.largest, sworn_log_size(log));
+    sworn_log_close(log);
+    stack_up = NULL;
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filter_enforce),
+        cmocka_unit_test(test_filter_inet),
+        cmocka_unit_test(test_filter_tsync),
+        cmocka_unit_test(test_filter_log_mode),
+        cmocka_unit_test(test_filter_kills),
+        cmocka_unit_test(test_filter_off),
+        cmocka_unit_test(test_sanitizer_report),
+        cmocka_unit_test_teardown(test_stack_under_filter, stack_teardown),
+    };
+
+    if (getenv("SWORN_DECISIOND_BIN") == NULL) {
+        fprintf(stderr, "test_decisiond_seccomp: sworn-decisiond is not built\n");
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
