@@ -965,10 +965,10 @@ fail:
     return rc;
 }
 
-int sworn_log_read_entry(struct sworn_log *log, uint64_t index, uint8_t *out, size_t cap,
-                         size_t *len)
+/* Copy the one blob column of `st`'s row for index into out; `what` names it in errors. */
+static int read_blob(struct sworn_log *log, sqlite3_stmt *st, const char *what, uint64_t index,
+                     uint8_t *out, size_t cap, size_t *len)
 {
-    sqlite3_stmt *st = log->st_get_entry;
     int rc, ret = -1;
 
     pthread_mutex_lock(&log->db_lock);
@@ -979,7 +979,7 @@ int sworn_log_read_entry(struct sworn_log *log, uint64_t index, uint8_t *out, si
         const void *data = sqlite3_column_blob(st, 0);
 
         if (n > cap) {
-            sworn_err_set(SWORN_ERR_RANGE, "entry %llu has %zu bytes, buffer holds %zu",
+            sworn_err_set(SWORN_ERR_RANGE, "%s %llu has %zu bytes, buffer holds %zu", what,
                           (unsigned long long)index, n, cap);
         } else {
             if (n > 0)
@@ -988,45 +988,25 @@ int sworn_log_read_entry(struct sworn_log *log, uint64_t index, uint8_t *out, si
             ret = 0;
         }
     } else if (rc == SQLITE_DONE) {
-        sworn_err_set(SWORN_ERR_NOTFOUND, "no entry %llu", (unsigned long long)index);
+        sworn_err_set(SWORN_ERR_NOTFOUND, "no %s %llu", what, (unsigned long long)index);
     } else {
-        db_error(log, "read entry");
+        db_error(log, what);
     }
     sqlite3_reset(st);
     pthread_mutex_unlock(&log->db_lock);
     return ret;
 }
 
+int sworn_log_read_entry(struct sworn_log *log, uint64_t index, uint8_t *out, size_t cap,
+                         size_t *len)
+{
+    return read_blob(log, log->st_get_entry, "entry", index, out, cap, len);
+}
+
 int sworn_log_read_receipt(struct sworn_log *log, uint64_t index, uint8_t *out, size_t cap,
                            size_t *len)
 {
-    sqlite3_stmt *st = log->st_get_receipt;
-    int rc, ret = -1;
-
-    pthread_mutex_lock(&log->db_lock);
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)index);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        size_t n = (size_t)sqlite3_column_bytes(st, 0);
-        const void *data = sqlite3_column_blob(st, 0);
-
-        if (n > cap) {
-            sworn_err_set(SWORN_ERR_RANGE, "receipt %llu has %zu bytes, buffer holds %zu",
-                          (unsigned long long)index, n, cap);
-        } else {
-            if (n > 0)
-                memcpy(out, data, n);
-            *len = n;
-            ret = 0;
-        }
-    } else if (rc == SQLITE_DONE) {
-        sworn_err_set(SWORN_ERR_NOTFOUND, "no receipt for entry %llu", (unsigned long long)index);
-    } else {
-        db_error(log, "read receipt");
-    }
-    sqlite3_reset(st);
-    pthread_mutex_unlock(&log->db_lock);
-    return ret;
+    return read_blob(log, log->st_get_receipt, "receipt of entry", index, out, cap, len);
 }
 
 int sworn_log_read_tile(struct sworn_log *log, uint64_t size, int level, uint64_t tile_index,
