@@ -4,10 +4,13 @@
 #define _GNU_SOURCE /* setsid in the child is not needed; vasprintf */
 #include "stack_fixture.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cmocka.h>
+
 #include "frame.h"
+#include "logstore.h"
 #include "testutil.h"
 
 #ifndef SWORN_SOURCE_DIR
@@ -305,4 +311,229 @@ int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)
     rc = run_script("cd %s && set -a && . ./stack.env && set +a && %s", s->dir, cmd);
     free(cmd);
     return rc;
+}
+
+Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const char *id,
+                                                  const char *path)
+{
+    struct sworn_stack_req r;
+
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    return sworn_stack_decide(s, &r);
+}
+
+Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
+                                                 Sworn__V1__Effect effect)
+{
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
+        fail_msg("expected a decision, got error %u: %s", r->error->code, r->error->message);
+    assert_int_equal(r->decision->effect, effect);
+    assert_int_equal(r->decision->entry_hash.len, 32);
+    return r->decision;
+}
+
+int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *path)
+{
+    struct sworn_stack_req r;
+    uint8_t *frame;
+    size_t frame_len;
+    int fd = sworn_stack_connect(s->decision);
+
+    assert_true(fd >= 0);
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
+    free(frame);
+    return fd;
+}
+
+Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd)
+{
+    uint8_t *body;
+    size_t len;
+    Sworn__V1__DecisionReply *r;
+
+    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 30000, &body, &len), 0);
+    r = sworn_frame_unpack_reply(body, len);
+    free(body);
+    close(fd);
+    return r;
+}
+
+Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+
+    rr.request_id = (char *)id;
+    rr.approve = approve;
+    rr.reason = approve ? "checked by the test" : "";
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+    rq.resolve = &rr;
+    return sworn_stack_admin(s, &rq);
+}
+
+unsigned sworn_stack_pending(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    unsigned n;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    rq.list_escalations = &l;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
+    n = (unsigned)r->list_escalations->n_pending;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return n;
+}
+
+uint64_t sworn_stack_checkpoint_now(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__CheckpointNowRequest c = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    uint64_t size;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
+    rq.checkpoint_now = &c;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW);
+    size = r->checkpoint_now->tree_size;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return size;
+}
+
+void sworn_stack_escalate(struct sworn_stack *s, const char *id, int approve)
+{
+    int fd = sworn_stack_send_only(s, id, "/escalate/x");
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Decision *d;
+
+    for (int i = 0; i < 250 && sworn_stack_pending(s) < 1; i++)
+        sworn_test_sleep_ms(20);
+    assert_int_equal(sworn_stack_pending(s), 1);
+    ar = sworn_stack_resolve(s, id, approve);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    r = sworn_stack_read_reply(fd);
+    d = sworn_stack_expect_decision(r, approve ? SWORN__V1__EFFECT__EFFECT_ALLOW
+                                               : SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_int_equal(d->log_index, ar->resolve->log_index);
+    if (approve)
+        assert_non_null(d->receipt);
+    else
+        assert_null(d->receipt);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+}
+
+char *sworn_stack_scrape(struct sworn_stack *s)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__MetricsRequest m = SWORN__V1__METRICS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    char *text;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_METRICS;
+    rq.metrics = &m;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_METRICS);
+    text = strndup((const char *)r->metrics->text.data, r->metrics->text.len);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    assert_non_null(text);
+    return text;
+}
+
+double sworn_stack_metric_in(const char *text, const char *name)
+{
+    size_t nlen = strlen(name);
+
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, name, nlen) == 0 && p[nlen] == ' ')
+            return strtod(p + nlen + 1, NULL);
+    fail_msg("no metric %s", name);
+    return 0;
+}
+
+double sworn_stack_metric(struct sworn_stack *s, const char *name)
+{
+    char *text = sworn_stack_scrape(s);
+    double v = sworn_stack_metric_in(text, name);
+
+    free(text);
+    return v;
+}
+
+pid_t sworn_stack_signer_child(pid_t daemon)
+{
+    char path[320];
+    DIR *dir;
+    struct dirent *de;
+    pid_t child = -1;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
+    dir = opendir(path);
+    if (dir == NULL)
+        return -1;
+    while (child < 0 && (de = readdir(dir)) != NULL) {
+        char kids[256];
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
+        if (sworn_test_read_proc(path, kids, sizeof(kids)) == 0 && kids[0] >= '1' && kids[0] <= '9')
+            child = (pid_t)atol(kids);
+    }
+    closedir(dir);
+    return child;
+}
+
+int sworn_stack_pid_gone(pid_t pid)
+{
+    char path[64], stat[1024], *rp;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (sworn_test_read_proc(path, stat, sizeof(stat)) < 0)
+        return 1;
+    rp = strrchr(stat, ')');
+    return rp != NULL && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+static int count_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                       const uint8_t *sig, size_t sig_len)
+{
+    struct sworn_stack_quotes *q = arg;
+
+    (void)attest;
+    (void)attest_len;
+    (void)sig;
+    (void)sig_len;
+    q->n++;
+    if (size > q->largest)
+        q->largest = size;
+    return 0;
+}
+
+void sworn_stack_log_quotes(struct sworn_log *log, struct sworn_stack_quotes *q)
+{
+    q->n = 0;
+    q->largest = 0;
+    assert_int_equal(sworn_log_each_quote(log, count_quote, q), 0);
+}
+
+void sworn_stack_expect_final_checkpoint(struct sworn_log *log)
+{
+    char note[4096];
+    size_t len;
+    uint64_t size;
+
+    assert_int_equal(sworn_log_get_checkpoint(log, UINT64_MAX, note, sizeof(note), &len, &size), 0);
+    assert_int_equal(size, sworn_log_size(log));
 }

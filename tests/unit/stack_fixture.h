@@ -13,6 +13,8 @@
 
 #include "sworn.pb-c.h"
 
+struct sworn_log;
+
 struct sworn_stack {
     char *dir;           /* the stack's folder, removed by sworn_stack_down */
     char config[512];    /* DIR/decisiond.yaml */
@@ -76,6 +78,70 @@ Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn
 
 /* Send one admin request; returns the response (free it). */
 Sworn__V1__AdminResponse *sworn_stack_admin(struct sworn_stack *s, Sworn__V1__AdminRequest *rq);
+
+/* sworn_stack_decide of request id from agent-1 for GET <path>. Returns the reply (free it). */
+Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const char *id,
+                                                  const char *path);
+
+/*
+ * The decision in reply r: fails the test unless r is a decision (not an error) with the given
+ * effect and a 32-byte entry hash. Returns r->decision (owned by r).
+ */
+Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
+                                                 Sworn__V1__Effect effect);
+
+/* Send request id for path on a new connection without reading the answer; returns the fd. */
+int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *path);
+
+/*
+ * Read the answer to sworn_stack_send_only (waiting up to 30 s; the test fails when none comes),
+ * then close fd. Returns the reply (free it), or NULL when it does not unpack.
+ */
+Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd);
+
+/*
+ * Resolve the held escalation id: approve it (reason "checked by the test") or deny it (reason
+ * ""). Returns the admin response (free it).
+ */
+Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve);
+
+/* How many escalations are held; fails the test unless the admin call answers the listing. */
+unsigned sworn_stack_pending(struct sworn_stack *s);
+
+/* CheckpointNow on the admin socket; fails the test unless it is answered. Returns the size. */
+uint64_t sworn_stack_checkpoint_now(struct sworn_stack *s);
+
+/*
+ * Escalate request id (GET /escalate/x, which the stack's policy escalates), wait until it is the
+ * one held escalation, resolve it, and check the held request's answer: allow with a receipt when
+ * approved, deny without one when not, logged at the index the resolve call reported.
+ */
+void sworn_stack_escalate(struct sworn_stack *s, const char *id, int approve);
+
+/* One scrape of the admin Metrics call (Prometheus text; free it). */
+char *sworn_stack_scrape(struct sworn_stack *s);
+
+/* The value on the line "NAME VALUE" of a scrape; fails the test when absent. */
+double sworn_stack_metric_in(const char *text, const char *name);
+
+/* sworn_stack_metric_in of a fresh scrape. */
+double sworn_stack_metric(struct sworn_stack *s, const char *name);
+
+/* The daemon's child (the signer), from /proc/PID/task/ * /children; -1 when none. */
+pid_t sworn_stack_signer_child(pid_t daemon);
+
+/* Whether pid is gone (or only a zombie waiting for its reaper). */
+int sworn_stack_pid_gone(pid_t pid);
+
+/* The TPM quotes a stopped stack's log holds: how many, and the largest tree size quoted. */
+struct sworn_stack_quotes {
+    int n;
+    uint64_t largest;
+};
+void sworn_stack_log_quotes(struct sworn_log *log, struct sworn_stack_quotes *q);
+
+/* The log's newest checkpoint covers the whole log; fails the test otherwise. */
+void sworn_stack_expect_final_checkpoint(struct sworn_log *log);
 
 /* Run a shell command with the stack's environment (stack.env sourced); returns its exit status. */
 int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)

@@ -36,7 +36,6 @@
 
 #define ORIGIN "cli.sworn.example/log"
 #define KEY_NAME "cli.sworn.example"
-#define MAX_ARGS 32
 
 static const char *bin;
 
@@ -51,13 +50,6 @@ struct fixture {
 };
 
 static struct fixture *current;
-
-/* What one run printed (buffers owned by the fixture), and how it ended. */
-struct result {
-    int status; /* the exit status, or 128 + the signal */
-    char *out, *err;
-    size_t out_len, err_len;
-};
 
 static int setup(void **state)
 {
@@ -108,88 +100,57 @@ static const char *P(struct fixture *f, const char *name)
     return own(sworn_test_path(f->dir, name));
 }
 
-/* Forget a result (its buffers belong to the fixture). */
-static void result_free(struct result *r)
+/* Forget a run's result (its buffers belong to the fixture). */
+static void result_free(struct sworn_test_run *r)
 {
     memset(r, 0, sizeof(*r));
 }
 
 /*
  * Run argv (argv[0] found on PATH unless it has a '/'), stdin from in_path (NULL: /dev/null),
- * and capture its output. A sanitizer report on its stderr fails the test.
+ * and capture its output, owned by the fixture. A sanitizer report on its stderr fails the test.
  */
-static void run_argv(struct fixture *f, struct result *r, const char *in_path,
-                     const char *const *argv)
+static void run_argv(struct sworn_test_run *r, const char *in_path, const char *const *argv)
 {
-    const char *out_path = P(f, ".stdout"), *err_path = P(f, ".stderr");
-    int status = 0;
-    pid_t pid;
-
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    memset(r, 0, sizeof(*r));
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r->status == 126 || r->status == 127)
-        fail_msg("cannot run %s (status %d)", argv[0], r->status);
-    r->out = own(sworn_test_read_file(out_path, &r->out_len));
-    r->err = own(sworn_test_read_file(err_path, &r->err_len));
-    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
-        fail_msg("%s %s: a sanitizer report:\n%s", argv[0], argv[1] ? argv[1] : "", r->err);
+    sworn_test_run(argv, in_path, r);
+    own(r->out);
+    own(r->err);
 }
 
-/* Run sworn-log with the given arguments (a NULL-terminated list). */
-static void sworn(struct fixture *f, struct result *r, const char *in_path, ...)
+/* Run sworn-log with the given arguments (a NULL-terminated list); the outputs go to the fixture.
+ */
+static void sworn(struct fixture *f, struct sworn_test_run *r, const char *in_path, ...)
 {
-    const char *argv[MAX_ARGS];
-    size_t n = 0;
     va_list ap;
 
-    argv[n++] = bin;
+    (void)f; /* the run's buffers go to the current fixture */
     va_start(ap, in_path);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
-        n++;
-        assert_true(n < MAX_ARGS);
-    }
+    sworn_test_vrun(r, in_path, bin, ap);
     va_end(ap);
-    run_argv(f, r, in_path, argv);
+    own(r->out);
+    own(r->err);
 }
 
-/* Run another program (openssl, cp), expecting success. */
+/* Run another program (openssl, cp: the first argument), expecting success. */
 static void tool(struct fixture *f, ...)
 {
-    const char *argv[MAX_ARGS];
-    struct result r;
-    size_t n = 0;
+    struct sworn_test_run r;
+    const char *prog;
     va_list ap;
 
     va_start(ap, f);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
-        n++;
-        assert_true(n < MAX_ARGS);
-    }
+    prog = va_arg(ap, const char *);
+    sworn_test_vrun(&r, NULL, prog, ap);
     va_end(ap);
-    run_argv(f, &r, NULL, argv);
+    own(r.out);
+    own(r.err);
     if (r.status != 0)
-        fail_msg("%s %s failed with status %d: %s", argv[0], argv[1], r.status, r.err);
+        fail_msg("%s failed with status %d: %s", r.cmd, r.status, r.err);
     result_free(&r);
 }
 
 /* Check the exit status; on a mismatch show both outputs. */
-static void expect_status(const struct result *r, int want, const char *what)
+static void expect_status(const struct sworn_test_run *r, int want, const char *what)
 {
     if (r->status != want)
         fail_msg("%s: exit status %d, want %d\nstdout: %s\nstderr: %s", what, r->status, want,
@@ -203,7 +164,7 @@ static void expect_in(const char *text, const char *needle, const char *what)
 }
 
 /* A failure: the given status, a "sworn-log: ..." line on stderr holding `needle`, no stdout. */
-static void expect_failure(struct result *r, int want, const char *needle, const char *what)
+static void expect_failure(struct sworn_test_run *r, int want, const char *needle, const char *what)
 {
     expect_status(r, want, what);
     expect_in(r->err, "sworn-log: ", what);
@@ -219,7 +180,7 @@ static void write_text(const char *path, const char *text)
 }
 
 /* Save a result's stdout to a file, and free the result. */
-static void save_out(struct result *r, const char *path)
+static void save_out(struct sworn_test_run *r, const char *path)
 {
     sworn_test_write_file(path, r->out, r->out_len, 0600);
     result_free(r);
@@ -238,7 +199,7 @@ static char *index_lines(uint64_t first, uint64_t n)
     return s;
 }
 
-static void expect_indices(struct result *r, uint64_t first, uint64_t n, const char *what)
+static void expect_indices(struct sworn_test_run *r, uint64_t first, uint64_t n, const char *what)
 {
     char *want = index_lines(first, n);
 
@@ -252,7 +213,7 @@ static void expect_indices(struct result *r, uint64_t first, uint64_t n, const c
 /* Make an Ed25519 key `file` named `name`; returns its verifier key (free it). */
 static char *keygen(struct fixture *f, const char *name, const char *file)
 {
-    struct result r;
+    struct sworn_test_run r;
     char *vkey;
 
     sworn(f, &r, NULL, "keygen", "--name", name, "--out", P(f, file), NULL);
@@ -269,7 +230,7 @@ static char *keygen(struct fixture *f, const char *name, const char *file)
 static char *make_log(struct fixture *f, unsigned n)
 {
     char *vkey = keygen(f, KEY_NAME, "log.key");
-    struct result r;
+    struct sworn_test_run r;
 
     sworn(f, &r, NULL, "init", "--db", P(f, "log.db"), "--origin", ORIGIN, "--key", P(f, "log.key"),
           NULL);
@@ -296,7 +257,7 @@ static uint64_t checkpoint(struct fixture *f, const char *file)
 {
     struct sworn_note note;
     struct sworn_checkpoint cp;
-    struct result r;
+    struct sworn_test_run r;
 
     sworn(f, &r, NULL, "checkpoint", "--db", P(f, "log.db"), NULL);
     expect_status(&r, 0, "checkpoint");
@@ -316,7 +277,7 @@ static void test_help(void **state)
     struct fixture *f = *state;
     static const char *const forms[][2] = {
         {"--help", NULL}, {"-h", NULL}, {"help", NULL}, {"append", "--help"}};
-    struct result r;
+    struct sworn_test_run r;
 
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         sworn(f, &r, NULL, forms[i][0], forms[i][1], NULL);
@@ -333,7 +294,7 @@ static void test_help(void **state)
 static void test_usage_errors(void **state)
 {
     struct fixture *f = *state;
-    struct result r;
+    struct sworn_test_run r;
 
     sworn(f, &r, NULL, NULL);
     expect_failure(&r, 2, "no command given", "no command");
@@ -357,7 +318,7 @@ static void test_keygen(void **state)
 {
     struct fixture *f = *state;
     struct sworn_note_verifier v;
-    struct result r;
+    struct sworn_test_run r;
     struct stat st;
     char *vkey = keygen(f, "alice.example", "alice.key");
 
@@ -381,7 +342,7 @@ static void test_init(void **state)
 {
     struct fixture *f = *state;
     char *vkey = keygen(f, KEY_NAME, "log.key");
-    struct result r;
+    struct sworn_test_run r;
 
     /* A key readable by others is refused, and no database is left behind. */
     assert_int_equal(chmod(P(f, "log.key"), 0644), 0);
@@ -417,7 +378,7 @@ static void test_append(void **state)
 {
     struct fixture *f = *state;
     char *vkey = make_log(f, 0), *big, *text;
-    struct result r;
+    struct sworn_test_run r;
     size_t off = 0;
 
     /* From a file: an empty line is an empty entry, and a last line needs no newline. */
@@ -519,7 +480,7 @@ static void test_checkpoint_and_verify_note(void **state)
     struct fixture *f = *state;
     char *vkey = make_log(f, 7), *other = keygen(f, "other.example", "other.key"), *note, *b64;
     size_t len;
-    struct result r;
+    struct sworn_test_run r;
 
     assert_int_equal(checkpoint(f, "cp"), 7);
     sworn(f, &r, NULL, "verify-note", "--vkey", vkey, P(f, "cp"), NULL);
@@ -563,7 +524,7 @@ static void test_inclusion(void **state)
 {
     struct fixture *f = *state;
     char *vkey = make_log(f, 10);
-    struct result r;
+    struct sworn_test_run r;
 
     assert_int_equal(checkpoint(f, "cp"), 10);
     sworn(f, &r, NULL, "prove-inclusion", "--db", P(f, "log.db"), "--index", "3", NULL);
@@ -609,7 +570,7 @@ static void test_consistency(void **state)
 {
     struct fixture *f = *state;
     char *vkey = make_log(f, 5);
-    struct result r;
+    struct sworn_test_run r;
     char *proof;
     size_t len;
 
@@ -682,7 +643,7 @@ static void test_tiles(void **state)
     struct fixture *f = *state;
     char *vkey = make_log(f, 300), *other = keygen(f, "other.example", "other.key"), *data;
     size_t len;
-    struct result r;
+    struct sworn_test_run r;
 
     assert_int_equal(checkpoint(f, "cp"), 300);
     sworn(f, &r, NULL, "export-tiles", "--db", P(f, "log.db"), P(f, "tiles"), NULL);
@@ -756,10 +717,10 @@ static void test_tiles(void **state)
 }
 
 /* Does the `openssl` command run? */
-static int have_openssl(struct fixture *f)
+static int have_openssl(void)
 {
     const char *argv[] = {"openssl", "version", NULL};
-    struct result r;
+    struct sworn_test_run r;
     pid_t pid;
     int status = 0;
 
@@ -781,7 +742,7 @@ static int have_openssl(struct fixture *f)
         assert_int_equal(errno, EINTR);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return 0;
-    run_argv(f, &r, NULL, argv);
+    run_argv(&r, NULL, argv);
     result_free(&r);
     return 1;
 }
@@ -790,12 +751,12 @@ static void test_ecdsa(void **state)
 {
     struct fixture *f = *state;
     struct sworn_note_verifier v;
-    struct result r;
+    struct sworn_test_run r;
     char *vkey, *note, *b64, *end, *body_end, *digest;
     uint8_t sig[4 + SWORN_NOTE_SIG_MAX];
     size_t len, sig_len = 0, digest_len;
 
-    if (!have_openssl(f)) {
+    if (!have_openssl()) {
         printf("SKIPPED: no openssl command to make and check an ECDSA key\n");
         skip();
     }
@@ -860,7 +821,7 @@ static void test_ecdsa(void **state)
                               "-verify",       P(f, "pub.pem"),  "-signature",
                               P(f, "sig.der"), P(f, "body.txt"), NULL};
 
-        run_argv(f, &r, NULL, argv);
+        run_argv(&r, NULL, argv);
         expect_status(&r, 0, "openssl dgst -verify of the checkpoint signature");
         expect_in(r.out, "Verified OK", "openssl dgst -verify");
         result_free(&r);
@@ -881,7 +842,7 @@ static void test_ecdsa(void **state)
             "openssl",    "dgst",          "-sha256",         "-verify", P(f, "pub.pem"),
             "-signature", P(f, "sig.der"), P(f, "body2.txt"), NULL};
 
-        run_argv(f, &r, NULL, argv);
+        run_argv(&r, NULL, argv);
         if (r.status == 0)
             fail_msg("openssl verified the ECDSA signature over a changed body");
         result_free(&r);

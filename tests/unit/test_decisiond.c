@@ -41,31 +41,6 @@
 #include "stack_fixture.h"
 #include "testutil.h"
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-static Sworn__V1__Decision *expect_decision(Sworn__V1__DecisionReply *r, Sworn__V1__Effect effect)
-{
-    assert_non_null(r);
-    if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
-        fail_msg("expected a decision, got error %u: %s", r->error->code, r->error->message);
-    assert_int_equal(r->decision->effect, effect);
-    assert_int_equal(r->decision->entry_hash.len, 32);
-    return r->decision;
-}
-
-static Sworn__V1__DecisionReply *decide(struct sworn_stack *s, const char *id, const char *path)
-{
-    struct sworn_stack_req r;
-
-    sworn_stack_req_init(&r, id, "agent-1", path);
-    return sworn_stack_decide(s, &r);
-}
-
 /* Verify a receipt with openssl over TBS = FF "sworn/v1 receipt" 00 || leaf. 0 = verified. */
 static int openssl_verify_receipt(const char *dir, const char *spki_der, const uint8_t leaf[32],
                                   const uint8_t *sig, size_t sig_len)
@@ -106,18 +81,6 @@ static char *demo_credential_value(struct sworn_stack *s)
     return out;
 }
 
-static int count_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
-                       const uint8_t *sig, size_t sig_len)
-{
-    (void)size;
-    (void)attest;
-    (void)attest_len;
-    (void)sig;
-    (void)sig_len;
-    (*(int *)arg)++;
-    return 0;
-}
-
 /*
  * Record before effect, receipts, credentials, checkpoints and quotes, on SoftHSM and swtpm.
  */
@@ -138,7 +101,7 @@ static void test_recorded_before_effect(void **state)
     Sworn__V1__DecisionReply *replies[N];
     struct sworn_log *log;
     char *cred_value;
-    int quotes = 0;
+    struct sworn_stack_quotes quotes;
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, ""), 0);
@@ -146,8 +109,8 @@ static void test_recorded_before_effect(void **state)
     for (int i = 0; i < N; i++) {
         Sworn__V1__Decision *d;
 
-        replies[i] = decide(&s, cases[i].id, cases[i].path);
-        d = expect_decision(replies[i], cases[i].effect);
+        replies[i] = sworn_stack_decide_path(&s, cases[i].id, cases[i].path);
+        d = sworn_stack_expect_decision(replies[i], cases[i].effect);
         assert_string_equal(d->request_id, cases[i].id);
         if (cases[i].effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
             assert_non_null(d->receipt);
@@ -245,17 +208,9 @@ static void test_recorded_before_effect(void **state)
         assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_POLICY_LOADED);
         sworn__v1__entry__free_unpacked(e, NULL);
     }
-    {
-        char note[4096];
-        size_t len;
-        uint64_t size;
-
-        assert_int_equal(sworn_log_get_checkpoint(log, UINT64_MAX, note, sizeof(note), &len, &size),
-                         0);
-        assert_int_equal(size, sworn_log_size(log));
-    }
-    assert_int_equal(sworn_log_each_quote(log, count_quote, &quotes), 0);
-    assert_true(quotes >= 1);
+    sworn_stack_expect_final_checkpoint(log);
+    sworn_stack_log_quotes(log, &quotes);
+    assert_true(quotes.n >= 1);
     sworn_log_close(log);
     for (int i = 0; i < N; i++)
         sworn__v1__decision_reply__free_unpacked(replies[i], NULL);
@@ -322,7 +277,7 @@ static void test_protocol_refusals(void **state)
     {
         Sworn__V1__DecisionReply *rep = sworn_frame_unpack_reply(body, len);
 
-        expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn_stack_expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
         sworn__v1__decision_reply__free_unpacked(rep, NULL);
     }
     free(body);
@@ -413,7 +368,7 @@ static void test_protocol_refusals(void **state)
     }
     /* Every refusal is in the record (appended off the loop: give it a moment). */
     for (int i = 0; i < 50 && count_refused(&s) - refused_before < expected; i++)
-        sleep_ms(100);
+        sworn_test_sleep_ms(100);
     assert_int_equal(count_refused(&s) - refused_before, expected);
 
     /* A burst of bad frames in one write: each gets its error frame, in order, the daemon stays
@@ -462,70 +417,11 @@ static void test_protocol_refusals(void **state)
         sworn_frame_dec_free(&dec);
         close(fd);
         free(burst);
-        rep = decide(&s, "after-burst", "/allowed/x");
-        expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        rep = sworn_stack_decide_path(&s, "after-burst", "/allowed/x");
+        sworn_stack_expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
         sworn__v1__decision_reply__free_unpacked(rep, NULL);
     }
     assert_int_equal(sworn_stack_down(&s), 0);
-}
-
-static Sworn__V1__AdminResponse *resolve(struct sworn_stack *s, const char *id, int approve)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
-
-    rr.request_id = (char *)id;
-    rr.approve = approve;
-    rr.reason = approve ? "checked by the test" : "";
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
-    rq.resolve = &rr;
-    return sworn_stack_admin(s, &rq);
-}
-
-static unsigned pending(struct sworn_stack *s)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-    unsigned n;
-
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-    rq.list_escalations = &l;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
-    n = (unsigned)r->list_escalations->n_pending;
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    return n;
-}
-
-/* Send a request without waiting for the answer; returns the connection. */
-static int send_only(struct sworn_stack *s, const char *id, const char *path)
-{
-    struct sworn_stack_req r;
-    uint8_t *frame;
-    size_t frame_len;
-    int fd = sworn_stack_connect(s->decision);
-
-    assert_true(fd >= 0);
-    sworn_stack_req_init(&r, id, "agent-1", path);
-    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
-    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
-    free(frame);
-    return fd;
-}
-
-static Sworn__V1__DecisionReply *read_reply(int fd)
-{
-    uint8_t *body;
-    size_t len;
-    Sworn__V1__DecisionReply *r;
-
-    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 30000, &body, &len), 0);
-    r = sworn_frame_unpack_reply(body, len);
-    free(body);
-    close(fd);
-    return r;
 }
 
 /* Escalations: held, then approved (with a receipt), denied by the operator, or timed out. */
@@ -554,44 +450,44 @@ static void test_escalations(void **state)
         assert_int_equal(sworn_stack_up(&s, opts), 0);
         free(p);
     }
-    fa = send_only(&s, "esc-a", "/escalate/a");
-    fb = send_only(&s, "esc-b", "/escalate/b");
-    for (int i = 0; i < 50 && pending(&s) < 2; i++)
-        sleep_ms(20);
-    assert_int_equal(pending(&s), 2);
+    fa = sworn_stack_send_only(&s, "esc-a", "/escalate/a");
+    fb = sworn_stack_send_only(&s, "esc-b", "/escalate/b");
+    for (int i = 0; i < 50 && sworn_stack_pending(&s) < 2; i++)
+        sworn_test_sleep_ms(20);
+    assert_int_equal(sworn_stack_pending(&s), 2);
     /* Approve a: the resolution is recorded, then a gets its allow with a receipt. */
-    ar = resolve(&s, "esc-a", 1);
+    ar = sworn_stack_resolve(&s, "esc-a", 1);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
-    r = read_reply(fa);
-    d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    r = sworn_stack_read_reply(fa);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_int_equal(d->log_index, ar->resolve->log_index);
     assert_non_null(d->receipt);
     assert_string_equal(d->reason, "checked by the test");
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* Deny b. */
-    ar = resolve(&s, "esc-b", 0);
+    ar = sworn_stack_resolve(&s, "esc-b", 0);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
-    r = read_reply(fb);
-    d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    r = sworn_stack_read_reply(fb);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     assert_null(d->receipt);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* Resolving it again: no such pending escalation. */
-    ar = resolve(&s, "esc-b", 1);
+    ar = sworn_stack_resolve(&s, "esc-b", 1);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
     assert_int_equal(ar->error->code, SWORN_ERR_NOTFOUND);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* c times out into a deny after its 1 s deadline. */
-    fc = send_only(&s, "esc-c", "/escalate/c");
-    r = read_reply(fc);
-    d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    fc = sworn_stack_send_only(&s, "esc-c", "/escalate/c");
+    r = sworn_stack_read_reply(fc);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     assert_non_null(strstr(d->reason, "deadline"));
     sworn__v1__decision_reply__free_unpacked(r, NULL);
-    assert_int_equal(pending(&s), 0);
+    assert_int_equal(sworn_stack_pending(&s), 0);
     assert_int_equal(sworn_stack_down(&s), 0);
     sworn_test_rmtree(policy_path);
     free(policy_path);
@@ -628,8 +524,8 @@ static void test_policy_reload(void **state)
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
     path = sworn_test_path(s.dir, "policy.yaml");
     orig = sworn_test_read_file(path, &orig_len);
-    r = decide(&s, "before", "/allowed/a");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    r = sworn_stack_decide_path(&s, "before", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 
     sworn_test_write_file(path, broken, strlen(broken), 0644);
@@ -639,8 +535,8 @@ static void test_policy_reload(void **state)
     assert_non_null(strstr(ar->error->message, "policy.yaml:4:"));
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* Still the old policy. */
-    r = decide(&s, "during", "/allowed/a");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    r = sworn_stack_decide_path(&s, "during", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 
     /* A good policy that denies everything. */
@@ -649,8 +545,8 @@ static void test_policy_reload(void **state)
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
-    r = decide(&s, "after", "/allowed/a");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    r = sworn_stack_decide_path(&s, "after", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     allow_index = r->decision->log_index;
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
@@ -706,17 +602,17 @@ static void test_budget_survives_crash(void **state)
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
     for (int i = 0; i < 3; i++) {
         snprintf(id, sizeof(id), "budget-%d", i);
-        r = decide(&s, id, "/budget/x");
-        expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        r = sworn_stack_decide_path(&s, id, "/budget/x");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
         sworn__v1__decision_reply__free_unpacked(r, NULL);
     }
-    r = decide(&s, "budget-3", "/budget/x");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    r = sworn_stack_decide_path(&s, "budget-3", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     sworn_stack_kill_daemon(&s);
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = decide(&s, "budget-4", "/budget/x");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    r = sworn_stack_decide_path(&s, "budget-4", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
@@ -799,16 +695,17 @@ static void test_measured_start_and_quotes(void **state)
         char id[16];
 
         snprintf(id, sizeof(id), "m-%d", i);
-        r = decide(&s, id, "/allowed/m");
-        expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        r = sworn_stack_decide_path(&s, id, "/allowed/m");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
         sworn__v1__decision_reply__free_unpacked(r, NULL);
-        sleep_ms(1100); /* a checkpoint (and a quote, one per second at most) in between */
+        sworn_test_sleep_ms(
+            1100); /* a checkpoint (and a quote, one per second at most) in between */
     }
     /* A second start on the same TPM measures again. */
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = decide(&s, "m-after", "/allowed/m");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    r = sworn_stack_decide_path(&s, "m-after", "/allowed/m");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
 
@@ -940,8 +837,8 @@ static void test_token_exchange(void **state)
     assert_int_equal(ex->body_case, SWORN__V1__DECISION_REPLY__BODY_ERROR);
     sworn__v1__decision_reply__free_unpacked(ex, NULL);
 
-    rep = decide(&s, "oauth-1", "/with-credential/oauth/token");
-    expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    rep = sworn_stack_decide_path(&s, "oauth-1", "/with-credential/oauth/token");
+    sworn_stack_expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_non_null(rep->decision->credential);
     sworn__v1__decision_reply__free_unpacked(rep, NULL);
     /* Another credential than the one that allow released: refused. */
@@ -965,7 +862,7 @@ static void test_token_exchange(void **state)
     r.context.credential_token_sha256.data = token_hash;
     r.context.credential_token_sha256.len = 32;
     rep = sworn_stack_decide(&s, &r);
-    d = expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    d = sworn_stack_expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_non_null(d->credential);
     assert_string_equal(d->credential->id, res->tokens[0]->credential_id);
     assert_int_equal(d->credential->value.len, strlen("Bearer real-access-9f2c"));
@@ -977,7 +874,8 @@ static void test_token_exchange(void **state)
     r.context.credential_token_sha256.data = token_hash;
     r.context.credential_token_sha256.len = 32;
     rep = sworn_stack_decide(&s, &r);
-    expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW); /* the rule injects nothing there */
+    sworn_stack_expect_decision(
+        rep, SWORN__V1__EFFECT__EFFECT_ALLOW); /* the rule injects nothing there */
     assert_null(rep->decision->credential);
     sworn__v1__decision_reply__free_unpacked(rep, NULL);
 
@@ -1045,26 +943,18 @@ static void test_final_checkpoint_quoted(void **state)
 {
     struct sworn_stack s;
     Sworn__V1__DecisionReply *r;
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__CheckpointNowRequest cn = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
-    Sworn__V1__AdminResponse *ar;
     struct sworn_log *log;
     uint64_t size, want;
     char *path, rel[64];
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1h"), 0);
-    r = decide(&s, "last-1", "/allowed/x");
-    expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    r = sworn_stack_decide_path(&s, "last-1", "/allowed/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     /* Right after the start's quoted checkpoint: this one falls inside the 1 s interval. */
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
-    rq.checkpoint_now = &cn;
-    ar = sworn_stack_admin(&s, &rq);
-    assert_non_null(ar);
-    size = ar->checkpoint_now->tree_size;
-    sworn__v1__admin_response__free_unpacked(ar, NULL);
-    sleep_ms(300);
+    size = sworn_stack_checkpoint_now(&s);
+    sworn_test_sleep_ms(300);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
     assert_int_equal(sworn_log_open(s.log_db, &log), 0);
     assert_int_equal(sworn_log_size(log), size);

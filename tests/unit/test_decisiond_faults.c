@@ -43,9 +43,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,13 +72,6 @@
 
 #define ALLOW SWORN__V1__EFFECT__EFFECT_ALLOW
 #define DENY SWORN__V1__EFFECT__EFFECT_DENY
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
 
 /* --- acknowledged decisions ---------------------------------------------------------------- */
 
@@ -225,7 +216,7 @@ static void expect_recovery(struct sworn_stack *s, struct acks *a, const char *t
         snprintf(id, sizeof(id), "%s-%d", tag, i);
         if (ask(s, a, id, "/allowed/recovered", reason, sizeof(reason)) == OUT_ALLOW)
             return;
-        sleep_ms(100);
+        sworn_test_sleep_ms(100);
     }
     fail_msg("%s: no allow came back after the fault ended (last: %s)", tag, reason);
 }
@@ -488,60 +479,6 @@ static int log_has_request(struct sworn_stack *s, const char *id)
 
 /* --- the admin socket ---------------------------------------------------------------------- */
 
-/* One scrape of the metrics call (Prometheus text; free it). */
-static char *scrape(struct sworn_stack *s)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__MetricsRequest m = SWORN__V1__METRICS_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-    char *text;
-
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_METRICS;
-    rq.metrics = &m;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_METRICS);
-    text = strndup((const char *)r->metrics->text.data, r->metrics->text.len);
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    assert_non_null(text);
-    return text;
-}
-
-/* The value on the line "NAME VALUE" of a scrape; fails the test when absent. */
-static double metric_in(const char *text, const char *name)
-{
-    size_t nlen = strlen(name);
-
-    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, name, nlen) == 0 && p[nlen] == ' ')
-            return strtod(p + nlen + 1, NULL);
-    fail_msg("no metric %s", name);
-    return 0;
-}
-
-static double metric(struct sworn_stack *s, const char *name)
-{
-    char *text = scrape(s);
-    double v = metric_in(text, name);
-
-    free(text);
-    return v;
-}
-
-static void checkpoint_now(struct sworn_stack *s)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__CheckpointNowRequest c = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
-    rq.checkpoint_now = &c;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW);
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-}
-
 /*
  * The stack of the running test: at file scope, so that the teardown takes it down also when the
  * test failed half-way (cmocka leaves the test function by longjmp).
@@ -558,78 +495,25 @@ static int stack_teardown(void **state)
 
 /* --- processes ----------------------------------------------------------------------------- */
 
-/* Read a /proc file (whose size stat does not tell) into buf. Returns 0, or -1 when absent. */
-static int read_proc(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    size_t got = 0;
-    ssize_t n;
-
-    if (fd < 0)
-        return -1;
-    while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
-        got += (size_t)n;
-    buf[got] = '\0';
-    close(fd);
-    return 0;
-}
-
-/* Whether pid is gone (or only a zombie waiting for its reaper). */
-static int pid_gone(pid_t pid)
-{
-    char path[64], stat[1024], *rp;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (read_proc(path, stat, sizeof(stat)) < 0)
-        return 1;
-    rp = strrchr(stat, ')');
-    return rp != NULL && rp[1] == ' ' && rp[2] == 'Z';
-}
-
 static void wait_pid_gone(pid_t pid)
 {
     for (int i = 0; i < 500; i++) {
-        if (pid_gone(pid))
+        if (sworn_stack_pid_gone(pid))
             return;
-        sleep_ms(20);
+        sworn_test_sleep_ms(20);
     }
     fail_msg("process %ld did not go away", (long)pid);
-}
-
-/* The daemon's child (the signer), found in /proc/PID/task/ * /children; -1 when none. */
-static pid_t signer_child(pid_t daemon)
-{
-    char path[320];
-    DIR *dir;
-    struct dirent *de;
-    pid_t child = -1;
-
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
-    dir = opendir(path);
-    if (dir == NULL)
-        return -1;
-    while (child < 0 && (de = readdir(dir)) != NULL) {
-        char kids[256];
-
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
-        if (read_proc(path, kids, sizeof(kids)) == 0 && kids[0] >= '1' && kids[0] <= '9')
-            child = (pid_t)atol(kids);
-    }
-    closedir(dir);
-    return child;
 }
 
 /* Wait until the daemon has a signer child (it is started lazily after a death); -1 if never. */
 static pid_t wait_signer_child(pid_t daemon)
 {
     for (int i = 0; i < 250; i++) {
-        pid_t c = signer_child(daemon);
+        pid_t c = sworn_stack_signer_child(daemon);
 
-        if (c > 0 && !pid_gone(c))
+        if (c > 0 && !sworn_stack_pid_gone(c))
             return c;
-        sleep_ms(20);
+        sworn_test_sleep_ms(20);
     }
     return -1;
 }
@@ -736,12 +620,12 @@ static void test_signer_child_killed(void **state)
         assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
     }
     for (int k = 0; k < 5; k++) {
-        sleep_ms(150 + 70 * k);
+        sworn_test_sleep_ms(150 + 70 * k);
         killed = wait_signer_child(sp->decisiond_pid);
         assert_true(killed > 0);
         assert_int_equal(kill(killed, SIGKILL), 0);
     }
-    sleep_ms(300);
+    sworn_test_sleep_ms(300);
     for (int t = 0; t < 2; t++) {
         loads[t].stop = 1;
         pthread_join(th[t], NULL);
@@ -753,7 +637,7 @@ static void test_signer_child_killed(void **state)
     sworn_test_write_file(flag, "", 0, 0600);
     inflight = (struct one_request){.s = sp, .a = &a, .id = "inflight", .path = "/allowed/f"};
     assert_int_equal(pthread_create(&ith, NULL, one_request_thread, &inflight), 0);
-    sleep_ms(300);
+    sworn_test_sleep_ms(300);
     killed = wait_signer_child(sp->decisiond_pid);
     assert_true(killed > 0);
     assert_int_equal(kill(killed, SIGKILL), 0);
@@ -771,7 +655,7 @@ static void test_signer_child_killed(void **state)
     now = wait_signer_child(sp->decisiond_pid);
     assert_true(now > 0);
     assert_int_not_equal(now, killed);
-    assert_true(metric(sp, "sworn_signer_up") == 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_signer_up") == 1.0);
     assert_no_violation(&a);
     assert_true(a.allows > 0);
 
@@ -811,11 +695,11 @@ static void test_hsm_stalls(void **state)
             fail_msg("the deny does not name the signer: %s", reason);
     }
     assert_int_equal(ask(sp, &a, "stalled-deny", "/denied/a", NULL, 0), OUT_DENY);
-    assert_true(metric(sp, "sworn_signer_up") == 0.0);
+    assert_true(sworn_stack_metric(sp, "sworn_signer_up") == 0.0);
 
     assert_int_equal(remove(flag), 0);
     expect_recovery(sp, &a, "recovered", 50);
-    assert_true(metric(sp, "sworn_signer_up") == 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_signer_up") == 1.0);
 
     assert_int_equal(sworn_stack_stop_daemon(sp), 0);
     check_log(sp, &a);
@@ -854,13 +738,13 @@ static void test_hsm_token_gone(void **state)
         assert_int_equal(ask(sp, &a, id, "/allowed/a", reason, sizeof(reason)), OUT_DENY);
         if (strstr(reason, "signer") == NULL)
             fail_msg("the deny does not name the signer: %s", reason);
-        sleep_ms(100);
+        sworn_test_sleep_ms(100);
     }
-    assert_true(metric(sp, "sworn_signer_up") == 0.0);
+    assert_true(sworn_stack_metric(sp, "sworn_signer_up") == 0.0);
 
     assert_int_equal(rename(away, tokens), 0);
     expect_recovery(sp, &a, "recovered", 100); /* the backoff is at most 5 s */
-    assert_true(metric(sp, "sworn_signer_up") == 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_signer_up") == 1.0);
 
     assert_int_equal(sworn_stack_stop_daemon(sp), 0);
     check_log(sp, &a);
@@ -892,7 +776,7 @@ static void restart_swtpm(struct sworn_stack *s)
                             "--log file=\"$PWD/swtpm.log\" --daemon",
                             port, port + 1);
         if (rc != 0)
-            sleep_ms(250); /* the port may still be held by the old process's socket */
+            sworn_test_sleep_ms(250); /* the port may still be held by the old process's socket */
     }
     assert_int_equal(rc, 0);
     for (int i = 0; i < 100; i++) {
@@ -901,7 +785,7 @@ static void restart_swtpm(struct sworn_stack *s)
             break;
         free(pid);
         pid = NULL;
-        sleep_ms(50);
+        sworn_test_sleep_ms(50);
     }
     assert_non_null(pid);
     s->swtpm_pid = (pid_t)atol(pid);
@@ -978,7 +862,7 @@ static void tick(struct sworn_stack *s, struct acks *a, const char *tag, int i)
 
     snprintf(id, sizeof(id), "%s-%d", tag, i);
     assert_int_equal(ask(s, a, id, "/denied/tick", NULL, 0), OUT_DENY);
-    checkpoint_now(s);
+    sworn_stack_checkpoint_now(s);
 }
 
 /*
@@ -1006,22 +890,22 @@ static void tpm_outage(int required)
     assert_int_equal(sworn_stack_up(sp, required ? "--tpm-required" : ""), 0);
     assert_true(sp->swtpm_pid > 0);
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
-    assert_true(metric(sp, "sworn_quotes_total") >= 1.0); /* the start's checkpoint */
-    assert_true(metric(sp, "sworn_tpm_up") == 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_quotes_total") >= 1.0); /* the start's checkpoint */
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 1.0);
 
     assert_int_equal(kill(sp->swtpm_pid, SIGKILL), 0);
     wait_pid_gone(sp->swtpm_pid);
     /* The checkpoint thread finds out at its next quote. */
-    for (i = 0; i < 60 && metric(sp, "sworn_tpm_up") != 0.0; i++) {
+    for (i = 0; i < 60 && sworn_stack_metric(sp, "sworn_tpm_up") != 0.0; i++) {
         tick(sp, &a, "notice", i);
-        sleep_ms(200);
+        sworn_test_sleep_ms(200);
     }
-    assert_true(metric(sp, "sworn_tpm_up") == 0.0);
-    text = scrape(sp);
-    q0 = metric_in(text, "sworn_quotes_total");
-    u0 = metric_in(text, "sworn_checkpoints_unquoted_total");
-    c0 = metric_in(text, "sworn_checkpoints_total");
-    outage_from = (uint64_t)metric_in(text, "sworn_log_entries");
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 0.0);
+    text = sworn_stack_scrape(sp);
+    q0 = sworn_stack_metric_in(text, "sworn_quotes_total");
+    u0 = sworn_stack_metric_in(text, "sworn_checkpoints_unquoted_total");
+    c0 = sworn_stack_metric_in(text, "sworn_checkpoints_total");
+    outage_from = (uint64_t)sworn_stack_metric_in(text, "sworn_log_entries");
     free(text);
     for (i = 0; i < 3; i++) {
         enum outcome o;
@@ -1035,18 +919,19 @@ static void tpm_outage(int required)
         } else {
             assert_int_equal(o, OUT_ALLOW);
         }
-        checkpoint_now(sp);
-        sleep_ms(1100); /* past tpm.quote_min_interval: every checkpoint tries to quote */
+        sworn_stack_checkpoint_now(sp);
+        sworn_test_sleep_ms(
+            1100); /* past tpm.quote_min_interval: every checkpoint tries to quote */
     }
-    for (i = 0; i < 50 && metric(sp, "sworn_checkpoints_total") < c0 + 2; i++)
-        sleep_ms(100);
-    text = scrape(sp);
-    c1 = metric_in(text, "sworn_checkpoints_total");
+    for (i = 0; i < 50 && sworn_stack_metric(sp, "sworn_checkpoints_total") < c0 + 2; i++)
+        sworn_test_sleep_ms(100);
+    text = sworn_stack_scrape(sp);
+    c1 = sworn_stack_metric_in(text, "sworn_checkpoints_total");
     assert_true(c1 >= c0 + 2);
     /* Every checkpoint of the outage is unquoted, and none was quoted. */
-    assert_true(metric_in(text, "sworn_quotes_total") == q0);
-    assert_true(metric_in(text, "sworn_checkpoints_unquoted_total") - u0 == c1 - c0);
-    outage_to = (uint64_t)metric_in(text, "sworn_checkpoint_size");
+    assert_true(sworn_stack_metric_in(text, "sworn_quotes_total") == q0);
+    assert_true(sworn_stack_metric_in(text, "sworn_checkpoints_unquoted_total") - u0 == c1 - c0);
+    outage_to = (uint64_t)sworn_stack_metric_in(text, "sworn_checkpoint_size");
     free(text);
 
     /* A restart while the TPM is away: with tpm.required the daemon refuses to start; without,
@@ -1067,12 +952,13 @@ static void tpm_outage(int required)
         assert_int_equal(sworn_stack_start(sp), 0);
     for (i = 0; i < 60; i++) {
         tick(sp, &a, "back", i);
-        sleep_ms(300);
-        if (metric(sp, "sworn_quotes_total") > q0 && metric(sp, "sworn_tpm_up") == 1.0)
+        sworn_test_sleep_ms(300);
+        if (sworn_stack_metric(sp, "sworn_quotes_total") > q0 &&
+            sworn_stack_metric(sp, "sworn_tpm_up") == 1.0)
             break;
     }
-    assert_true(metric(sp, "sworn_quotes_total") > q0);
-    assert_true(metric(sp, "sworn_tpm_up") == 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_quotes_total") > q0);
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 1.0);
     assert_int_equal(ask(sp, &a, "after", "/allowed/a", NULL, 0), OUT_ALLOW);
 
     assert_int_equal(sworn_stack_stop_daemon(sp), 0);
@@ -1145,15 +1031,15 @@ static void test_log_write_fails(void **state)
         if (o != OUT_ERROR)
             fail_msg("%s: answered %d (%s) while the log cannot be written", id, o, reason);
     }
-    checkpoint_now(sp); /* a checkpoint that cannot be stored either */
-    sleep_ms(300);
+    sworn_stack_checkpoint_now(sp); /* a checkpoint that cannot be stored either */
+    sworn_test_sleep_ms(300);
     assert_int_equal(kill(sp->decisiond_pid, 0), 0);
-    assert_true(metric(sp, "sworn_decision_errors_total") >= 6.0);
+    assert_true(sworn_stack_metric(sp, "sworn_decision_errors_total") >= 6.0);
 
     assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, &old, NULL), 0);
     expect_recovery(sp, &a, "recovered", 20);
     assert_int_equal(ask(sp, &a, "after-deny", "/denied/a", NULL, 0), OUT_DENY);
-    checkpoint_now(sp);
+    sworn_stack_checkpoint_now(sp);
 
     assert_int_equal(sworn_stack_stop_daemon(sp), 0);
     check_log(sp, &a);
@@ -1242,7 +1128,7 @@ static void crash_while_starting(struct sworn_stack *s, long ms)
                                        "\"$CONFIG\" </dev/null >/dev/null 2>>decisiond.log & }; "
                                        "echo $! > early.pid"),
                      0);
-    sleep_ms(ms);
+    sworn_test_sleep_ms(ms);
     pid = sworn_test_read_file(path, NULL);
     assert_true(atol(pid) > 0);
     (void)kill((pid_t)atol(pid), SIGKILL); /* it may have failed on its own: that is checked by
@@ -1285,7 +1171,7 @@ static void test_crash_under_load(void **state)
                 (struct load){.s = sp, .a = &a, .tag = tag[it], .thread = t, .stop_on_silence = 1};
             assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
         }
-        sleep_ms((long)(rand_r(&seed) % 600));
+        sworn_test_sleep_ms((long)(rand_r(&seed) % 600));
         sworn_stack_kill_daemon(sp);
         for (int t = 0; t < CRASH_THREADS; t++) {
             loads[t].stop = 1;

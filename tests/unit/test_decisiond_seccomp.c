@@ -40,7 +40,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -58,29 +57,6 @@
 #endif
 #endif
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-/* Read a /proc file (whose size stat does not tell) into buf. Returns 0, or -1 when absent. */
-static int read_proc(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    size_t got = 0;
-    ssize_t n;
-
-    if (fd < 0)
-        return -1;
-    while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
-        got += (size_t)n;
-    buf[got] = '\0';
-    close(fd);
-    return 0;
-}
-
 /* Whether /proc/<pid>/status (pid 0: self) says a seccomp filter and no_new_privs are on. */
 static int confined(pid_t pid)
 {
@@ -90,7 +66,7 @@ static int confined(pid_t pid)
         snprintf(path, sizeof(path), "/proc/self/status");
     else
         snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    if (read_proc(path, status, sizeof(status)) < 0)
+    if (sworn_test_read_proc(path, status, sizeof(status)) < 0)
         return 0;
     return strstr(status, "\nSeccomp:\t2\n") != NULL &&
            strstr(status, "\nNoNewPrivs:\t1\n") != NULL;
@@ -586,28 +562,11 @@ static void test_sanitizer_report(void **state)
 
 /* --- the whole stack under the filter ------------------------------------------------------ */
 
-static Sworn__V1__Decision *expect_decision(Sworn__V1__DecisionReply *r, Sworn__V1__Effect effect)
-{
-    assert_non_null(r);
-    if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
-        fail_msg("expected a decision, got error %u: %s", r->error->code, r->error->message);
-    assert_int_equal(r->decision->effect, effect);
-    return r->decision;
-}
-
-static Sworn__V1__DecisionReply *decide(struct sworn_stack *s, const char *id, const char *path)
-{
-    struct sworn_stack_req r;
-
-    sworn_stack_req_init(&r, id, "agent-1", path);
-    return sworn_stack_decide(s, &r);
-}
-
 /* An allow with a receipt, or fail. */
 static void expect_allow(struct sworn_stack *s, const char *id)
 {
-    Sworn__V1__DecisionReply *r = decide(s, id, "/allowed/x");
-    Sworn__V1__Decision *d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
+    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
 
     assert_non_null(d->receipt);
     assert_true(d->receipt->signature.len > 0);
@@ -616,152 +575,11 @@ static void expect_allow(struct sworn_stack *s, const char *id)
 
 static void expect_deny(struct sworn_stack *s, const char *id)
 {
-    Sworn__V1__DecisionReply *r = decide(s, id, "/denied/x");
-    Sworn__V1__Decision *d = expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/denied/x");
+    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
 
     assert_null(d->receipt);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
-}
-
-/* The daemon's child (the signer), from /proc/PID/task/ * /children; -1 when none. */
-static pid_t signer_child(pid_t daemon)
-{
-    char path[320];
-    DIR *dir;
-    struct dirent *de;
-    pid_t child = -1;
-
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
-    dir = opendir(path);
-    if (dir == NULL)
-        return -1;
-    while (child < 0 && (de = readdir(dir)) != NULL) {
-        char kids[256];
-
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
-        if (read_proc(path, kids, sizeof(kids)) == 0 && kids[0] >= '1' && kids[0] <= '9')
-            child = (pid_t)atol(kids);
-    }
-    closedir(dir);
-    return child;
-}
-
-/* Whether pid is gone (or only a zombie waiting for its reaper). */
-static int pid_gone(pid_t pid)
-{
-    char path[64], stat[1024], *rp;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (read_proc(path, stat, sizeof(stat)) < 0)
-        return 1;
-    rp = strrchr(stat, ')');
-    return rp != NULL && rp[1] == ' ' && rp[2] == 'Z';
-}
-
-static Sworn__V1__AdminResponse *resolve(struct sworn_stack *s, const char *id, int approve)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
-
-    rr.request_id = (char *)id;
-    rr.approve = approve;
-    rr.reason = "checked by the test";
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
-    rq.resolve = &rr;
-    return sworn_stack_admin(s, &rq);
-}
-
-static unsigned pending(struct sworn_stack *s)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-    unsigned n;
-
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-    rq.list_escalations = &l;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
-    n = (unsigned)r->list_escalations->n_pending;
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    return n;
-}
-
-/* Send a request without waiting for the answer; returns the connection. */
-static int send_only(struct sworn_stack *s, const char *id, const char *path)
-{
-    struct sworn_stack_req r;
-    uint8_t *frame;
-    size_t frame_len;
-    int fd = sworn_stack_connect(s->decision);
-
-    assert_true(fd >= 0);
-    sworn_stack_req_init(&r, id, "agent-1", path);
-    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
-    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
-    free(frame);
-    return fd;
-}
-
-static Sworn__V1__DecisionReply *read_reply(int fd)
-{
-    uint8_t *body;
-    size_t len;
-    Sworn__V1__DecisionReply *r;
-
-    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 30000, &body, &len), 0);
-    r = sworn_frame_unpack_reply(body, len);
-    free(body);
-    close(fd);
-    return r;
-}
-
-static void escalate(struct sworn_stack *s, const char *id, int approve)
-{
-    int fd = send_only(s, id, "/escalate/x");
-    Sworn__V1__AdminResponse *ar;
-    Sworn__V1__DecisionReply *r;
-    Sworn__V1__Decision *d;
-
-    for (int i = 0; i < 250 && pending(s) < 1; i++)
-        sleep_ms(20);
-    assert_int_equal(pending(s), 1);
-    ar = resolve(s, id, approve);
-    assert_non_null(ar);
-    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
-    r = read_reply(fd);
-    d = expect_decision(r,
-                        approve ? SWORN__V1__EFFECT__EFFECT_ALLOW : SWORN__V1__EFFECT__EFFECT_DENY);
-    assert_int_equal(d->log_index, ar->resolve->log_index);
-    if (approve)
-        assert_non_null(d->receipt);
-    else
-        assert_null(d->receipt);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
-    sworn__v1__admin_response__free_unpacked(ar, NULL);
-}
-
-struct quotes {
-    int n;
-    uint64_t largest; /* the largest tree size quoted */
-};
-
-static int count_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
-                       const uint8_t *sig, size_t sig_len)
-{
-    struct quotes *q = arg;
-
-    (void)attest;
-    (void)attest_len;
-    (void)sig;
-    (void)sig_len;
-    q->n++;
-    if (size > q->largest)
-        q->largest = size;
-    return 0;
 }
 
 /* The largest tree size of a "checkpoint ... quoted":true line in the daemon's log (0: none). */
@@ -802,7 +620,7 @@ static void test_stack_under_filter(void **state)
     static struct sworn_stack s;
     pid_t child, fresh = -1;
     struct sworn_log *log;
-    struct quotes quotes = {0, 0};
+    struct sworn_stack_quotes quotes = {0, 0};
     int allowed = 0;
     char *daemon_log;
 
@@ -842,25 +660,25 @@ static void test_stack_under_filter(void **state)
 
     expect_allow(&s, "sc-allow-1");
     expect_deny(&s, "sc-deny-1");
-    escalate(&s, "sc-esc-approve", 1);
-    escalate(&s, "sc-esc-deny", 0);
+    sworn_stack_escalate(&s, "sc-esc-approve", 1);
+    sworn_stack_escalate(&s, "sc-esc-deny", 0);
 
     /* The signer child dies: a new one is forked under the inherited filter, and signs. */
     /* The first child was forked at start-up, before the filter (its own hardening is the
      * privilege drop, signer/proc.h); every later one is forked under it and inherits it. */
-    child = signer_child(s.decisiond_pid);
+    child = sworn_stack_signer_child(s.decisiond_pid);
     assert_true(child > 0);
     assert_int_equal(kill(child, SIGKILL), 0);
-    for (int i = 0; i < 500 && !pid_gone(child); i++)
-        sleep_ms(20);
-    assert_true(pid_gone(child));
+    for (int i = 0; i < 500 && !sworn_stack_pid_gone(child); i++)
+        sworn_test_sleep_ms(20);
+    assert_true(sworn_stack_pid_gone(child));
     /* The first request after the death may be the one that finds it (a recorded deny). */
     for (int i = 0; i < 50 && allowed == 0; i++) {
         char id[32];
         Sworn__V1__DecisionReply *r;
 
         snprintf(id, sizeof(id), "sc-after-kill-%d", i);
-        r = decide(&s, id, "/allowed/x");
+        r = sworn_stack_decide_path(&s, id, "/allowed/x");
         assert_non_null(r);
         if (r->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
             r->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
@@ -869,10 +687,10 @@ static void test_stack_under_filter(void **state)
         }
         sworn__v1__decision_reply__free_unpacked(r, NULL);
         if (!allowed)
-            sleep_ms(100);
+            sworn_test_sleep_ms(100);
     }
     assert_true(allowed);
-    fresh = signer_child(s.decisiond_pid);
+    fresh = sworn_stack_signer_child(s.decisiond_pid);
     assert_true(fresh > 0);
     assert_int_not_equal(fresh, child);
     assert_true(confined(fresh));
@@ -884,7 +702,7 @@ static void test_stack_under_filter(void **state)
         uint64_t before = quoted_in_log(&s);
 
         for (int i = 0; i < 100 && quoted_in_log(&s) <= before; i++)
-            sleep_ms(100);
+            sworn_test_sleep_ms(100);
         if (quoted_in_log(&s) <= before)
             fail_msg("no checkpoint was quoted under the filter");
     }
@@ -894,26 +712,18 @@ static void test_stack_under_filter(void **state)
      * is held when SIGTERM comes, so its recorded deny makes the log grow at the stop, and the
      * final round signs and quotes it. */
     {
-        int fd = send_only(&s, "sc-held-at-stop", "/escalate/y");
+        int fd = sworn_stack_send_only(&s, "sc-held-at-stop", "/escalate/y");
 
-        for (int i = 0; i < 250 && pending(&s) < 1; i++)
-            sleep_ms(20);
-        assert_int_equal(pending(&s), 1);
+        for (int i = 0; i < 250 && sworn_stack_pending(&s) < 1; i++)
+            sworn_test_sleep_ms(20);
+        assert_int_equal(sworn_stack_pending(&s), 1);
         assert_int_equal(sworn_stack_stop_daemon(&s), 0);
         close(fd);
     }
     assert_int_equal(sworn_log_open(s.log_db, &log), 0);
-    {
-        char note[4096];
-        size_t len;
-        uint64_t size;
-
-        assert_int_equal(sworn_log_get_checkpoint(log, UINT64_MAX, note, sizeof(note), &len, &size),
-                         0);
-        assert_int_equal(size, sworn_log_size(log));
-    }
+    sworn_stack_expect_final_checkpoint(log);
     /* Quoted while running, and the final checkpoint (the whole log) quoted too. */
-    assert_int_equal(sworn_log_each_quote(log, count_quote, &quotes), 0);
+    sworn_stack_log_quotes(log, &quotes);
     assert_true(quotes.n >= 2);
     assert_int_equal(quotes.largest, sworn_log_size(log));
     sworn_log_close(log);

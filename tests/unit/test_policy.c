@@ -150,27 +150,9 @@ static void expect(const struct sworn_policy *p, struct sworn_budgets *b,
 #define DENY SWORN__V1__EFFECT__EFFECT_DENY
 #define ESCALATE SWORN__V1__EFFECT__EFFECT_ESCALATE
 
-/* Allow only when the host matches one pattern. */
-static int host_allowed(const char *pattern, const char *host)
-{
-    char text[512];
-    struct sworn_policy *p;
-    struct sworn_policy_result res;
-    Sworn__V1__AuthorizationRequest *r;
-
-    snprintf(text, sizeof(text),
-             "rules:\n  - id: h\n    effect: allow\n    resource:\n"
-             "      hosts: [\"%s\"]\n",
-             pattern);
-    p = load(text);
-    r = http("a", "https", host, 443, "/", "GET", "");
-    res = ev(p, NULL, r, T0);
-    rfree(r);
-    sworn_policy_free(p);
-    return res.effect == ALLOW;
-}
-
-static int path_allowed(const char *pattern, const char *path)
+/* Whether a policy allowing only resource key (hosts or paths) [pattern] allows GET host path. */
+static int resource_allowed(const char *key, const char *pattern, const char *host,
+                            const char *path)
 {
     char text[2048];
     struct sworn_policy *p;
@@ -178,15 +160,27 @@ static int path_allowed(const char *pattern, const char *path)
     Sworn__V1__AuthorizationRequest *r;
 
     snprintf(text, sizeof(text),
-             "rules:\n  - id: p\n    effect: allow\n    resource:\n"
-             "      paths: [\"%s\"]\n",
-             pattern);
+             "rules:\n  - id: r\n    effect: allow\n    resource:\n"
+             "      %s: [\"%s\"]\n",
+             key, pattern);
     p = load(text);
-    r = http("a", "https", "h.example", 443, path, "GET", "");
+    r = http("a", "https", host, 443, path, "GET", "");
     res = ev(p, NULL, r, T0);
     rfree(r);
     sworn_policy_free(p);
     return res.effect == ALLOW;
+}
+
+/* Allow only when the host matches one pattern. */
+static int host_allowed(const char *pattern, const char *host)
+{
+    return resource_allowed("hosts", pattern, host, "/");
+}
+
+/* Allow only when the path matches one pattern. */
+static int path_allowed(const char *pattern, const char *path)
+{
+    return resource_allowed("paths", pattern, "h.example", path);
 }
 
 static void test_sample_policy(void **state)

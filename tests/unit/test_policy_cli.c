@@ -8,7 +8,6 @@
  * Under the sanitizer build the binary is instrumented too: a sanitizer report fails the case.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -26,7 +24,6 @@
 
 #include "testutil.h"
 
-#define MAX_ARGS 16
 #define OUT_MAX 65536
 
 static const char *bin;
@@ -62,58 +59,26 @@ static char *put(const char *name, const char *text)
     return path;
 }
 
-static void slurp(const char *path, char *buf)
+/* Copy one captured stream into buf (OUT_MAX bytes). */
+static void keep(char *buf, const char *text, size_t len)
 {
-    size_t len;
-    char *s = sworn_test_read_file(path, &len);
-
     assert_true(len < OUT_MAX);
-    memcpy(buf, s, len + 1);
-    free(s);
+    memcpy(buf, text, len + 1);
 }
 
 /* Run sworn-policy with the arguments (NULL-terminated); fills r. */
 static void run(struct run *r, ...)
 {
-    const char *argv[MAX_ARGS];
-    char *out_path = sworn_test_path(dir, ".stdout"), *err_path = sworn_test_path(dir, ".stderr");
-    size_t n = 0;
-    int status = 0;
+    struct sworn_test_run got;
     va_list ap;
-    pid_t pid;
 
-    argv[n++] = bin;
     va_start(ap, r);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
-        n++;
-        assert_true(n < MAX_ARGS);
-    }
+    sworn_test_vrun(&got, NULL, bin, ap);
     va_end(ap);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-            _exit(126);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r->status == 126 || r->status == 127)
-        fail_msg("cannot run %s (status %d)", bin, r->status);
-    slurp(out_path, r->out);
-    slurp(err_path, r->err);
-    free(out_path);
-    free(err_path);
-    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
-        fail_msg("a sanitizer report:\n%s", r->err);
+    r->status = got.status;
+    keep(r->out, got.out, got.out_len);
+    keep(r->err, got.err, got.err_len);
+    sworn_test_run_free(&got);
 }
 
 static const char policy[] = "version: 4\n"

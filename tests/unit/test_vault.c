@@ -436,79 +436,45 @@ static void test_refusals(void **state)
     load_fails_cred(f, ID SYM VAL HDR PR "\"destinations\": []", "destinations must be");
     load_fails_cred(f, ID SYM VAL HDR PR "\"destinations\": [1]",
                     "a destination must be an object");
-    load_fails_cred(f, ID SYM VAL HDR PR "\"destinations\": [{\"host\": \"h\"}]",
-                    "missing \"scheme\"");
-    load_fails_cred(f,
-                    ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"ftp\", \"host\": \"h\"}]",
-                    "scheme must be http, https, ws or wss");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"HTTPS\", \"host\": \"h\"}]",
-        "scheme must be");
-    load_fails_cred(f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\"}]",
-                    "missing \"host\"");
-    load_fails_cred(f,
-                    ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"\"}]",
-                    "host must be");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"a..b\"}]",
-        "host must be");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"a_b.c\"}]",
-        "host must be");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h:443\"}]",
-        "host must be");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"*\"}]",
-        "host must be");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"*.com\"}]",
-        "a wildcard host");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"*.\"}]",
-        "a wildcard host");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"a.*.com\"}]",
-        "host must be");
-    load_fails_cred(
-        f, ID SYM VAL HDR PR "\"destinations\": [{\"scheme\": \"https\", \"host\": \"*.*.a.com\"}]",
-        "a wildcard host");
-    load_fails_cred(f,
-                    ID SYM VAL HDR PR
-                    "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"port\": 0}]",
-                    "port must be in 1..65535");
-    load_fails_cred(f,
-                    ID SYM VAL HDR PR
-                    "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"port\": 65536}]",
-                    "port must be in");
-    load_fails_cred(
-        f,
-        ID SYM VAL HDR PR
-        "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"port\": \"443\"}]",
-        "port must be an integer");
-    load_fails_cred(f,
-                    ID SYM VAL HDR PR
-                    "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"port\": 44.3}]",
-                    "port must be an integer");
-    load_fails_cred(
-        f,
-        ID SYM VAL HDR PR
-        "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"path_prefix\": \"x\"}]",
-        "path_prefix must start with");
-    load_fails_cred(
-        f,
-        ID SYM VAL HDR PR
-        "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"path_prefix\": \"\"}]",
-        "path_prefix must");
-    load_fails_cred(
-        f,
-        ID SYM VAL HDR PR
-        "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"path_prefix\": \"/a?b\"}]",
-        "path_prefix must");
-    load_fails_cred(f,
-                    ID SYM VAL HDR PR
-                    "\"destinations\": [{\"scheme\": \"https\", \"host\": \"h\", \"weight\": 1}]",
-                    "unknown key \"weight\"");
+    {
+        /* One destination object each, in an otherwise valid credential. */
+        static const struct {
+            const char *dest, *want;
+        } bad_dest[] = {
+            {"\"host\": \"h\"", "missing \"scheme\""},
+            {"\"scheme\": \"ftp\", \"host\": \"h\"", "scheme must be http, https, ws or wss"},
+            {"\"scheme\": \"HTTPS\", \"host\": \"h\"", "scheme must be"},
+            {"\"scheme\": \"https\"", "missing \"host\""},
+            {"\"scheme\": \"https\", \"host\": \"\"", "host must be"},
+            {"\"scheme\": \"https\", \"host\": \"a..b\"", "host must be"},
+            {"\"scheme\": \"https\", \"host\": \"a_b.c\"", "host must be"},
+            {"\"scheme\": \"https\", \"host\": \"h:443\"", "host must be"},
+            {"\"scheme\": \"https\", \"host\": \"*\"", "host must be"},
+            {"\"scheme\": \"https\", \"host\": \"*.com\"", "a wildcard host"},
+            {"\"scheme\": \"https\", \"host\": \"*.\"", "a wildcard host"},
+            {"\"scheme\": \"https\", \"host\": \"a.*.com\"", "host must be"},
+            {"\"scheme\": \"https\", \"host\": \"*.*.a.com\"", "a wildcard host"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"port\": 0", "port must be in 1..65535"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"port\": 65536", "port must be in"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"port\": \"443\"",
+             "port must be an integer"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"port\": 44.3", "port must be an integer"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"path_prefix\": \"x\"",
+             "path_prefix must start with"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"path_prefix\": \"\"", "path_prefix must"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"path_prefix\": \"/a?b\"",
+             "path_prefix must"},
+            {"\"scheme\": \"https\", \"host\": \"h\", \"weight\": 1", "unknown key \"weight\""},
+        };
+
+        for (size_t i = 0; i < sizeof(bad_dest) / sizeof(bad_dest[0]); i++) {
+            char members[1024];
+
+            snprintf(members, sizeof(members), ID SYM VAL HDR PR "\"destinations\": [{%s}]",
+                     bad_dest[i].dest);
+            load_fails_cred(f, members, bad_dest[i].want);
+        }
+    }
     load_fails_cred(f, ID SYM VAL HDR PR DST ", \"comment\": \"x\"",
                     "credential \"c\": unknown key \"comment\"");
 

@@ -9,7 +9,6 @@
  * the writer, and an existing output file is never overwritten.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,46 +39,28 @@ static char *P(const struct fx *f, const char *name)
     return sworn_test_path(f->dir, name);
 }
 
+/*
+ * Run prog with the arguments after it (NULL-terminated); returns its exit status. With out, its
+ * stdout goes to *out (free it); without, a failure fails the test.
+ */
 static int runv(const struct fx *f, char **out, const char *in_path, const char *prog, ...)
 {
-    const char *argv[24];
-    char *op = P(f, ".out"), *ep = P(f, ".err"), *err;
-    size_t n = 0;
-    int status = 0, st;
+    struct sworn_test_run r;
     va_list ap;
-    pid_t pid;
+    int st;
 
-    argv[n++] = prog;
+    (void)f;
     va_start(ap, prog);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL)
-        n++;
+    sworn_test_vrun(&r, in_path, prog, ap);
     va_end(ap);
-    fflush(stdout);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
-        int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
+    st = r.status;
+    if (out != NULL) {
+        *out = r.out;
+        r.out = NULL;
+    } else if (r.status != 0) {
+        fail_msg("%s: status %d: %s", r.cmd, r.status, r.err);
     }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    st = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    err = sworn_test_read_file(ep, NULL);
-    if (strstr(err, "Sanitizer") != NULL || strstr(err, "runtime error:") != NULL)
-        fail_msg("%s: sanitizer report:\n%s", prog, err);
-    if (out != NULL)
-        *out = sworn_test_read_file(op, NULL);
-    else if (st != 0)
-        fail_msg("%s %s: status %d: %s", prog, argv[1], st, err);
-    free(err);
-    free(op);
-    free(ep);
+    sworn_test_run_free(&r);
     return st;
 }
 

@@ -8,7 +8,6 @@
  * Each mutation is detected with its own check and reason in `sworn-verify --json`.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -29,10 +27,10 @@
 #include "sv_util.h"
 #include "sworn.pb-c.h"
 #include "testutil.h"
+#include "verify_fixture.h"
 
 #define ORIGIN "content.sworn.example/log"
 #define KEY_NAME "content.sworn.example"
-#define MAX_ARGS 32
 #define MAX_ENTRIES 16
 
 static const char *log_bin, *verify_bin, *hsm_bin;
@@ -46,68 +44,9 @@ struct fx {
     uint8_t digest[32]; /* the policy loaded */
 };
 
-struct run {
-    int status;
-    char *out, *err;
-};
-
 static char *P(const struct fx *f, const char *name)
 {
     return sworn_test_path(f->dir, name);
-}
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-    memset(r, 0, sizeof(*r));
-}
-
-static void runv(const struct fx *f, struct run *r, const char *prog, ...)
-{
-    const char *argv[MAX_ARGS];
-    char *out_path = P(f, ".stdout"), *err_path = P(f, ".stderr");
-    size_t n = 0;
-    int status = 0;
-    va_list ap;
-    pid_t pid;
-
-    argv[n++] = prog;
-    va_start(ap, prog);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
-        n++;
-        assert_true(n < MAX_ARGS);
-    }
-    va_end(ap);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r->out = sworn_test_read_file(out_path, NULL);
-    r->err = sworn_test_read_file(err_path, NULL);
-    free(out_path);
-    free(err_path);
-    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
-        fail_msg("%s: a sanitizer report:\n%s", prog, r->err);
-}
-
-static void must(const struct run *r, const char *what)
-{
-    if (r->status != 0)
-        fail_msg("%s: status %d\n%s%s", what, r->status, r->out, r->err);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -287,7 +226,7 @@ static void make_record(const struct fx *f, const char *name, const struct built
 {
     char dbn[128], keyn[128], *db, *key, *out;
     struct sworn_log *log;
-    struct run r;
+    struct sworn_test_run r;
     uint64_t first;
 
     snprintf(dbn, sizeof(dbn), "%s.db", name);
@@ -296,29 +235,22 @@ static void make_record(const struct fx *f, const char *name, const struct built
     key = pem_key != NULL ? strdup(pem_key) : P(f, keyn);
     out = P(f, name);
     if (pem_key == NULL) {
-        runv(f, &r, log_bin, "keygen", "--name", KEY_NAME, "--out", key, NULL);
-        must(&r, "keygen");
-        run_free(&r);
+        sworn_test_run_ok("keygen", NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", key,
+                          NULL);
     }
-    runv(f, &r, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key, "--key-name",
-         KEY_NAME, NULL);
-    must(&r, "init");
-    run_free(&r);
+    sworn_test_run_ok("init", NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key,
+                      "--key-name", KEY_NAME, NULL);
     if (sworn_log_open(db, &log) != 0)
         fail_msg("open %s", db);
     if (sworn_log_append_receipts(log, (const uint8_t *const *)b->e, b->len,
                                   (const uint8_t *const *)b->r, b->rlen, b->n, &first) != 0)
         fail_msg("append_receipts failed");
     sworn_log_close(log);
-    runv(f, &r, log_bin, "checkpoint", "--db", db, NULL);
-    must(&r, "checkpoint");
-    run_free(&r);
-    runv(f, &r, log_bin, "export-tiles", "--db", db, out, NULL);
-    must(&r, "export-tiles");
-    run_free(&r);
+    sworn_test_run_ok("checkpoint", NULL, log_bin, "checkpoint", "--db", db, NULL);
+    sworn_test_run_ok("export-tiles", NULL, log_bin, "export-tiles", "--db", db, out, NULL);
     /* The policy for it. */
-    runv(f, &r, log_bin, "vkey", "--db", db, NULL);
-    must(&r, "vkey");
+    sworn_test_runv(&r, NULL, log_bin, "vkey", "--db", db, NULL);
+    sworn_test_run_must(&r, "vkey");
     {
         char pn[128], *pp, text[2048];
 
@@ -331,75 +263,20 @@ static void make_record(const struct fx *f, const char *name, const struct built
         sworn_test_write_file(pp, text, strlen(text), 0600);
         free(pp);
     }
-    run_free(&r);
+    sworn_test_run_free(&r);
     free(db);
     free(key);
     free(out);
 }
 
+/* `sworn-verify verify --json` of record name with <policy_name or name>.policy. */
 static json_object *verify_json(const struct fx *f, const char *name, const char *policy_name,
                                 int want)
 {
-    char pn[128], *pol, *rec;
-    struct run r;
-    json_object *o;
+    char pn[128];
 
     snprintf(pn, sizeof(pn), "%s.policy", policy_name ? policy_name : name);
-    pol = P(f, pn);
-    rec = P(f, name);
-    runv(f, &r, verify_bin, "verify", "--json", "--policy", pol, rec, NULL);
-    if (r.status != want)
-        fail_msg("verify %s: status %d, want %d\n%s%s", name, r.status, want, r.out, r.err);
-    o = json_tokener_parse(r.out);
-    assert_non_null(o);
-    run_free(&r);
-    free(pol);
-    free(rec);
-    return o;
-}
-
-static json_object *get(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-
-    if (!json_object_object_get_ex(o, k, &v))
-        fail_msg("no '%s' in %s", k, json_object_to_json_string(o));
-    return v;
-}
-
-static json_object *check_of(json_object *rep, const char *name)
-{
-    json_object *checks = get(rep, "checks");
-
-    for (size_t i = 0; i < json_object_array_length(checks); i++) {
-        json_object *c = json_object_array_get_idx(checks, i);
-
-        if (strcmp(json_object_get_string(get(c, "name")), name) == 0)
-            return c;
-    }
-    fail_msg("no check %s", name);
-    return NULL;
-}
-
-static void expect_fail(json_object *rep, const char *name, const char *reason, const char *item)
-{
-    json_object *c = check_of(rep, name), *ff;
-
-    if (strcmp(json_object_get_string(get(c, "result")), "fail") != 0)
-        fail_msg("check %s did not fail: %s", name, json_object_to_json_string(rep));
-    ff = get(c, "first_failure");
-    if (strcmp(json_object_get_string(get(ff, "reason")), reason) != 0 ||
-        (item != NULL && strcmp(json_object_get_string(get(ff, "item")), item) != 0))
-        fail_msg("check %s: %s, want %s at %s", name, json_object_to_json_string(c), reason,
-                 item ? item : "-");
-}
-
-static void expect_pass(json_object *rep, const char *name)
-{
-    json_object *c = check_of(rep, name);
-
-    if (strcmp(json_object_get_string(get(c, "result")), "pass") != 0)
-        fail_msg("check %s did not pass: %s", name, json_object_to_json_string(c));
+    return sworn_verify_json(verify_bin, f->dir, pn, name, NULL, want, 0);
 }
 
 static int setup(void **state)
@@ -443,11 +320,13 @@ static void test_good_content(void **state)
     good_entries(f, &b);
     make_record(f, "good", &b, NULL);
     rep = verify_json(f, "good", NULL, 0);
-    expect_pass(rep, "entries");
-    expect_pass(rep, "policy-digests");
-    expect_pass(rep, "receipts");
-    assert_int_equal(json_object_get_int64(get(check_of(rep, "entries"), "count")), 5);
-    assert_int_equal(json_object_get_int64(get(check_of(rep, "receipts"), "count")), 2);
+    sworn_verify_expect_pass(rep, "entries");
+    sworn_verify_expect_pass(rep, "policy-digests");
+    sworn_verify_expect_pass(rep, "receipts");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "count")), 5);
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "receipts"), "count")), 2);
     json_object_put(rep);
     built_free(&b);
 }
@@ -465,7 +344,7 @@ static void test_receipt_of_another_entry(void **state)
     add_receipt(f, &b, 4, 1);
     make_record(f, "other", &b, NULL);
     rep = verify_json(f, "other", NULL, 1);
-    expect_fail(rep, "receipts", "receipt-invalid", "entry 4");
+    sworn_verify_expect_fail(rep, "receipts", "receipt-invalid", "entry 4");
     json_object_put(rep);
     built_free(&b);
 
@@ -476,7 +355,7 @@ static void test_receipt_of_another_entry(void **state)
     b.rlen[1] = 0;
     make_record(f, "missing", &b, NULL);
     rep = verify_json(f, "missing", NULL, 1);
-    expect_fail(rep, "receipts", "receipt-missing", "entry 1");
+    sworn_verify_expect_fail(rep, "receipts", "receipt-missing", "entry 1");
     json_object_put(rep);
     built_free(&b);
     {
@@ -493,7 +372,7 @@ static void test_receipt_of_another_entry(void **state)
         good_entries(&other, &b);
         make_record(f, "foreignkey", &b, NULL); /* the policy names f's receipt key */
         rep = verify_json(f, "foreignkey", NULL, 1);
-        expect_fail(rep, "receipts", "receipt-key-unknown", "entry 1");
+        sworn_verify_expect_fail(rep, "receipts", "receipt-key-unknown", "entry 1");
         json_object_put(rep);
         built_free(&b);
         EVP_PKEY_free(other.receipt_key);
@@ -513,8 +392,9 @@ static void test_entry_content(void **state)
     decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 2);
     make_record(f, "nofield", &b, NULL);
     rep = verify_json(f, "nofield", NULL, 1);
-    expect_fail(rep, "entries", "missing-field", "entry 1");
-    assert_int_equal(json_object_get_int64(get(check_of(rep, "entries"), "failures")), 2);
+    sworn_verify_expect_fail(rep, "entries", "missing-field", "entry 1");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 2);
     json_object_put(rep);
     built_free(&b);
 
@@ -524,8 +404,8 @@ static void test_entry_content(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
     make_record(f, "nopolicy", &b, NULL);
     rep = verify_json(f, "nopolicy", NULL, 1);
-    expect_fail(rep, "policy-digests", "unknown-policy", "entry 1");
-    expect_pass(rep, "entries");
+    sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 1");
+    sworn_verify_expect_pass(rep, "entries");
     json_object_put(rep);
     built_free(&b);
 
@@ -534,7 +414,7 @@ static void test_entry_content(void **state)
     policy_loaded(f, &b, f->digest, T2023);
     make_record(f, "late", &b, NULL);
     rep = verify_json(f, "late", NULL, 1);
-    expect_fail(rep, "policy-digests", "unknown-policy", "entry 0");
+    sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 0");
     json_object_put(rep);
     built_free(&b);
 
@@ -560,8 +440,9 @@ static void test_entry_content(void **state)
     }
     make_record(f, "noncanon", &b, NULL);
     rep = verify_json(f, "noncanon", NULL, 1);
-    expect_fail(rep, "entries", "unknown-field", "entry 1");
-    assert_int_equal(json_object_get_int64(get(check_of(rep, "entries"), "failures")), 3);
+    sworn_verify_expect_fail(rep, "entries", "unknown-field", "entry 1");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 3);
     json_object_put(rep);
     built_free(&b);
 }
@@ -572,23 +453,18 @@ static void test_entry_content(void **state)
 static char *spki_der_of_pem(const struct fx *f, const char *pem, const char *out_name)
 {
     char *out = P(f, out_name);
-    struct run r;
 
-    runv(f, &r, "openssl", "pkey", "-in", pem, "-pubout", "-outform", "DER", "-out", out, NULL);
-    must(&r, "openssl pkey");
-    run_free(&r);
+    sworn_test_run_ok("openssl pkey", NULL, "openssl", "pkey", "-in", pem, "-pubout", "-outform",
+                      "DER", "-out", out, NULL);
     return out;
 }
 
 static char *new_pem(const struct fx *f, const char *name)
 {
     char *pem = P(f, name);
-    struct run r;
 
-    runv(f, &r, "openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-         "-out", pem, NULL);
-    must(&r, "openssl genpkey");
-    run_free(&r);
+    sworn_test_run_ok("openssl genpkey", NULL, "openssl", "genpkey", "-algorithm", "EC", "-pkeyopt",
+                      "ec_paramgen_curve:P-256", "-out", pem, NULL);
     chmod(pem, 0600);
     return pem;
 }
@@ -602,37 +478,29 @@ static void test_keys(void **state)
     char *der = spki_der_of_pem(f, pem, "cp.der"), *der2 = spki_der_of_pem(f, pem2, "cp2.der");
     char rootv[256], keyid[65], text[4096];
     struct built b = {0};
-    struct run r;
+    struct sworn_test_run r;
     json_object *rep;
     uint8_t spki[200], id[32];
     size_t spki_len;
     char *statement, *pp, *basepol;
 
-    runv(f, &r, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
-    must(&r, "keygen root");
+    sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
+    sworn_test_run_must(&r, "keygen root");
     snprintf(rootv, sizeof(rootv), "%.*s", (int)strcspn(r.out, "\n"), r.out);
-    run_free(&r);
-    runv(f, &r, hsm_bin, "keyring", "init", "--out", v1, "--threshold", "1", "--root-vkey", rootv,
-         "--root-key", root, NULL);
-    must(&r, "keyring init");
-    run_free(&r);
-    runv(f, &r, hsm_bin, "keyring", "add", "--in", v1, "--out", v2, "--spki", der, "--purpose",
-         "checkpoint", "--valid-from", "2020-01-01T00:00:00Z", NULL);
-    must(&r, "keyring add");
-    run_free(&r);
-    runv(f, &r, hsm_bin, "keyring", "sign", "--in", v2, "--out", v2, "--prev", v1, "--root-key",
-         root, NULL);
-    must(&r, "keyring sign");
-    run_free(&r);
+    sworn_test_run_free(&r);
+    sworn_test_run_ok("keyring init", NULL, hsm_bin, "keyring", "init", "--out", v1, "--threshold",
+                      "1", "--root-vkey", rootv, "--root-key", root, NULL);
+    sworn_test_run_ok("keyring add", NULL, hsm_bin, "keyring", "add", "--in", v1, "--out", v2,
+                      "--spki", der, "--purpose", "checkpoint", "--valid-from",
+                      "2020-01-01T00:00:00Z", NULL);
+    sworn_test_run_ok("keyring sign", NULL, hsm_bin, "keyring", "sign", "--in", v2, "--out", v2,
+                      "--prev", v1, "--root-key", root, NULL);
     /* v2x lists only the other key. */
-    runv(f, &r, hsm_bin, "keyring", "add", "--in", v1, "--out", v2x, "--spki", der2, "--purpose",
-         "checkpoint", "--valid-from", "2020-01-01T00:00:00Z", NULL);
-    must(&r, "keyring add x");
-    run_free(&r);
-    runv(f, &r, hsm_bin, "keyring", "sign", "--in", v2x, "--out", v2x, "--prev", v1, "--root-key",
-         root, NULL);
-    must(&r, "keyring sign x");
-    run_free(&r);
+    sworn_test_run_ok("keyring add x", NULL, hsm_bin, "keyring", "add", "--in", v1, "--out", v2x,
+                      "--spki", der2, "--purpose", "checkpoint", "--valid-from",
+                      "2020-01-01T00:00:00Z", NULL);
+    sworn_test_run_ok("keyring sign x", NULL, hsm_bin, "keyring", "sign", "--in", v2x, "--out", v2x,
+                      "--prev", v1, "--root-key", root, NULL);
     /* v3 revokes the checkpoint key from 2024-01-01. */
     {
         size_t n;
@@ -644,14 +512,11 @@ static void test_keys(void **state)
         sv_sha256(spki, spki_len, id);
         sv_hex(id, 32, keyid);
     }
-    runv(f, &r, hsm_bin, "revoke", "--keyring", v2, "--key-id", keyid, "--effective-from",
-         "2024-01-01T00:00:00Z", "--out", ev, "--keyring-out", v3, NULL);
-    must(&r, "revoke");
-    run_free(&r);
-    runv(f, &r, hsm_bin, "keyring", "sign", "--in", v3, "--out", v3, "--prev", v2, "--root-key",
-         root, NULL);
-    must(&r, "keyring sign v3");
-    run_free(&r);
+    sworn_test_run_ok("revoke", NULL, hsm_bin, "revoke", "--keyring", v2, "--key-id", keyid,
+                      "--effective-from", "2024-01-01T00:00:00Z", "--out", ev, "--keyring-out", v3,
+                      NULL);
+    sworn_test_run_ok("keyring sign v3", NULL, hsm_bin, "keyring", "sign", "--in", v3, "--out", v3,
+                      "--prev", v2, "--root-key", root, NULL);
     statement = sworn_test_read_file(ev, NULL);
 
     /* 1. Entries of 2023, the key listed and active then: keys pass (chain v1, v2, v3; the
@@ -667,7 +532,7 @@ static void test_keys(void **state)
              basepol, rootv);
     sworn_test_write_file(pp, text, strlen(text), 0600);
     rep = verify_json(f, "k", NULL, 0);
-    expect_pass(rep, "keys");
+    sworn_verify_expect_pass(rep, "keys");
     json_object_put(rep);
     built_free(&b);
 
@@ -685,8 +550,8 @@ static void test_keys(void **state)
              basepol, rootv);
     sworn_test_write_file(pp, text, strlen(text), 0600);
     rep = verify_json(f, "revoked", NULL, 1);
-    expect_fail(rep, "keys", "checkpoint-key", "checkpoint 7");
-    assert_non_null(strstr(json_object_to_json_string(check_of(rep, "keys")), "revoked"));
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 7");
+    assert_non_null(strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "revoked"));
     json_object_put(rep);
 
     /* 3. A keyring that does not list the log's key (a log without key events). */
@@ -704,32 +569,30 @@ static void test_keys(void **state)
         free(pp2);
     }
     rep = verify_json(f, "plain", NULL, 1);
-    expect_fail(rep, "keys", "checkpoint-key", "checkpoint 5");
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 5");
     assert_non_null(
-        strstr(json_object_to_json_string(check_of(rep, "keys")), "not in the keyring"));
+        strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "not in the keyring"));
     json_object_put(rep);
 
     /* 4. A keyring version the roots did not sign (v2 unsigned copy), and one out of order. */
     {
         char *v2u = P(f, "v2u");
 
-        runv(f, &r, hsm_bin, "keyring", "add", "--in", v1, "--out", v2u, "--spki", der, "--purpose",
-             "checkpoint", NULL);
-        must(&r, "keyring add unsigned");
-        run_free(&r);
+        sworn_test_run_ok("keyring add unsigned", NULL, hsm_bin, "keyring", "add", "--in", v1,
+                          "--out", v2u, "--spki", der, "--purpose", "checkpoint", NULL);
         snprintf(text, sizeof(text),
                  "%skeyring-root %s\nkeyring-threshold 1\nkeyring v1\n"
                  "keyring v2u\n",
                  basepol, rootv);
         sworn_test_write_file(pp, text, strlen(text), 0600);
         rep = verify_json(f, "revoked", NULL, 1);
-        expect_fail(rep, "keys", "keyring", "keyring");
+        sworn_verify_expect_fail(rep, "keys", "keyring", "keyring");
         json_object_put(rep);
         snprintf(text, sizeof(text), "%skeyring-root %s\nkeyring-threshold 1\nkeyring v2\n",
                  basepol, rootv);
         sworn_test_write_file(pp, text, strlen(text), 0600);
         rep = verify_json(f, "revoked", NULL, 1);
-        expect_fail(rep, "keys", "keyring", "keyring");
+        sworn_verify_expect_fail(rep, "keys", "keyring", "keyring");
         json_object_put(rep);
         free(v2u);
     }

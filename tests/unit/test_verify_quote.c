@@ -9,7 +9,6 @@
  * TPM firmware version below the policy's floor.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -29,7 +26,6 @@
 #include "testutil.h"
 
 #define ORIGIN "quote.sworn.example/log"
-#define MAX_ARGS 24
 
 static const char *log_bin, *verify_bin, *tpm_bin;
 
@@ -47,53 +43,23 @@ static char *P(const struct fx *f, const char *name)
 /* Run a program; returns its status; stdout into *out when out is non-NULL (free it). */
 static int runv(const struct fx *f, char **out, const char *prog, ...)
 {
-    const char *argv[MAX_ARGS];
-    char *out_path = P(f, ".stdout"), *err_path = P(f, ".stderr"), *err;
-    size_t n = 0;
-    int status = 0, st;
+    struct sworn_test_run r;
     va_list ap;
-    pid_t pid;
+    int st;
 
-    argv[n++] = prog;
+    (void)f;
     va_start(ap, prog);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL)
-        n++;
+    sworn_test_vrun(&r, NULL, prog, ap);
     va_end(ap);
-    fflush(stdout);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
+    st = r.status;
+    if (out != NULL) {
+        *out = r.out;
+        r.out = NULL;
+    } else if (r.status != 0 && strcmp(prog, verify_bin) != 0) {
+        fail_msg("%s: status %d: %s", r.cmd, r.status, r.err);
     }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    st = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    err = sworn_test_read_file(err_path, NULL);
-    if (strstr(err, "Sanitizer") != NULL || strstr(err, "runtime error:") != NULL)
-        fail_msg("%s: a sanitizer report:\n%s", prog, err);
-    if (out != NULL)
-        *out = sworn_test_read_file(out_path, NULL);
-    else if (st != 0 && strcmp(prog, verify_bin) != 0)
-        fail_msg("%s %s: status %d: %s", prog, argv[1], st, err);
-    free(err);
-    free(out_path);
-    free(err_path);
+    sworn_test_run_free(&r);
     return st;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 /* Quote checkpoint note file `note` with TPM t into <name>.attest/.sig. */
@@ -105,7 +71,7 @@ static void quote(struct fx *f, struct sworn_test_swtpm *t, const char *note, co
     snprintf(s, sizeof(s), "%s.sig", name);
     pa = P(f, a);
     ps = P(f, s);
-    sleep_ms(30); /* the TPM clock counts milliseconds: successive quotes differ */
+    sworn_test_sleep_ms(30); /* the TPM clock counts milliseconds: successive quotes differ */
     runv(f, NULL, tpm_bin, "quote", "--tcti", t->tcti, "--checkpoint", pn, "--out-attest", pa,
          "--out-sig", ps, NULL);
     free(pa);

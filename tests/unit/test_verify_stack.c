@@ -25,7 +25,6 @@
  */
 #define _GNU_SOURCE /* realpath, strndup */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -36,8 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -53,8 +50,8 @@
 #include "sv_policy.h"
 #include "swtpm_fixture.h"
 #include "testutil.h"
+#include "verify_fixture.h"
 
-#define MAX_ARGS 24
 #define SOFTHSM_MODULE "/usr/lib/softhsm/libsofthsm2.so"
 
 struct fx {
@@ -94,70 +91,30 @@ static char *P(const struct fx *f, const char *name)
     return sworn_test_path(f->dir, name);
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* Run argv; stdout into *out (may be NULL), stderr shown on failure. Returns the exit status. */
-static int run_argv(const struct fx *f, char **out, const char *const *argv)
-{
-    char *out_path = P(f, ".stdout"), *err_path = P(f, ".stderr"), *o, *e;
-    int status = 0;
-    pid_t pid;
-
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || fo < 0 || fe < 0 || dup2(in, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (status == 126 || status == 127)
-        fail_msg("cannot run %s", argv[0]);
-    o = sworn_test_read_file(out_path, NULL);
-    e = sworn_test_read_file(err_path, NULL);
-    if (strstr(e, "Sanitizer") != NULL || strstr(e, "runtime error:") != NULL)
-        fail_msg("%s: a sanitizer report:\n%s", argv[0], e);
-    if (status != 0 && (status != 1 || strcmp(argv[0], verify_bin) != 0))
-        fprintf(stderr, "%s: status %d: %s%s\n", argv[0], status, o, e);
-    if (out != NULL)
-        *out = o;
-    else
-        free(o);
-    free(e);
-    free(out_path);
-    free(err_path);
-    return status;
-}
-
+/*
+ * Run prog with the arguments after it (NULL-terminated); stdout into *out (may be NULL), both
+ * outputs shown on a failure (but for sworn-verify's 1, a verification that failed). Returns the
+ * exit status.
+ */
 static int runv(const struct fx *f, char **out, const char *prog, ...)
 {
-    const char *argv[MAX_ARGS];
-    size_t n = 0;
+    struct sworn_test_run r;
     va_list ap;
+    int status;
 
-    argv[n++] = prog;
+    (void)f;
     va_start(ap, prog);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
-        n++;
-        assert_true(n < MAX_ARGS);
-    }
+    sworn_test_vrun(&r, NULL, prog, ap);
     va_end(ap);
-    return run_argv(f, out, argv);
+    status = r.status;
+    if (status != 0 && (status != 1 || strcmp(prog, verify_bin) != 0))
+        fprintf(stderr, "%s: status %d: %s%s\n", r.cmd, status, r.out, r.err);
+    if (out != NULL) {
+        *out = r.out;
+        r.out = NULL;
+    }
+    sworn_test_run_free(&r);
+    return status;
 }
 
 static void must(int status, const char *what)
@@ -186,86 +143,17 @@ static void hex(const uint8_t *b, size_t n, char *out)
 
 static void decide(struct sworn_stack *s, const char *id, const char *path, Sworn__V1__Effect want)
 {
-    struct sworn_stack_req r;
-    Sworn__V1__DecisionReply *rep;
+    Sworn__V1__DecisionReply *rep = sworn_stack_decide_path(s, id, path);
 
-    sworn_stack_req_init(&r, id, "agent-1", path);
-    rep = sworn_stack_decide(s, &r);
-    assert_non_null(rep);
-    if (rep->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
-        fail_msg("%s: error %u: %s", id, rep->error->code, rep->error->message);
-    assert_int_equal(rep->decision->effect, want);
+    sworn_stack_expect_decision(rep, want);
     sworn__v1__decision_reply__free_unpacked(rep, NULL);
 }
 
 static void checkpoint_now(struct sworn_stack *s)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__CheckpointNowRequest c = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-
     /* Quotes are made at most once a second: wait, so this checkpoint is quoted too. */
-    sleep_ms(1200);
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
-    rq.checkpoint_now = &c;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW);
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-}
-
-static unsigned pending(struct sworn_stack *s)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-    unsigned n;
-
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-    rq.list_escalations = &l;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    n = (unsigned)r->list_escalations->n_pending;
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    return n;
-}
-
-/* An escalation, approved by the operator: an EscalationResolved allow with a receipt. */
-static void escalate_and_approve(struct sworn_stack *s, const char *id)
-{
-    struct sworn_stack_req r;
-    uint8_t *frame, *body;
-    size_t frame_len, len;
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
-    Sworn__V1__AdminResponse *ar;
-    Sworn__V1__DecisionReply *rep;
-    int fd = sworn_stack_connect(s->decision);
-
-    assert_true(fd >= 0);
-    sworn_stack_req_init(&r, id, "agent-1", "/escalate/x");
-    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
-    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
-    free(frame);
-    for (int i = 0; i < 100 && pending(s) < 1; i++)
-        sleep_ms(20);
-    rr.request_id = (char *)id;
-    rr.approve = 1;
-    rr.reason = "approved by the test";
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
-    rq.resolve = &rr;
-    ar = sworn_stack_admin(s, &rq);
-    assert_non_null(ar);
-    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
-    sworn__v1__admin_response__free_unpacked(ar, NULL);
-    assert_int_equal(sworn_stack_exchange(fd, NULL, 0, 30000, &body, &len), 0);
-    rep = sworn_frame_unpack_reply(body, len);
-    assert_non_null(rep);
-    assert_int_equal(rep->body_case, SWORN__V1__DECISION_REPLY__BODY_DECISION);
-    assert_int_equal(rep->decision->effect, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(rep, NULL);
-    free(body);
-    close(fd);
+    sworn_test_sleep_ms(1200);
+    sworn_stack_checkpoint_now(s);
 }
 
 static void cp_a(const struct fx *f, const char *from, const char *to)
@@ -381,7 +269,7 @@ static void rebuild(struct fx *f, enum alteration alt, const char *name)
     sworn_signer_close(signer);
     /* ... and have the deployment's TPM quote it (PCR 23 is still the last start's). */
     sworn_test_write_file(notep, note, nlen, 0600);
-    sleep_ms(30);
+    sworn_test_sleep_ms(30);
     must(runv(f, NULL, tpm_bin, "quote", "--tcti", f->a.tcti, "--checkpoint", notep, "--out-attest",
               attp, "--out-sig", sigp, NULL),
          "sworn-tpm quote");
@@ -563,7 +451,7 @@ static int group_setup(void **state)
     /* Run 2: a restart measures again, chained to run 1. */
     assert_int_equal(sworn_stack_start(&f->a), 0);
     decide(&f->a, "a-3", "/allowed/3", SWORN__V1__EFFECT__EFFECT_ALLOW);
-    escalate_and_approve(&f->a, "e-1");
+    sworn_stack_escalate(&f->a, "e-1", 1);
     decide(&f->a, "d-3", "/denied/3", SWORN__V1__EFFECT__EFFECT_DENY);
     checkpoint_now(&f->a);
     decide(&f->a, "a-4", "/with-credential/4", SWORN__V1__EFFECT__EFFECT_ALLOW);
@@ -725,92 +613,24 @@ static int group_teardown(void **state)
 /* ------------------------------------------------------------------------------------------ */
 /* Reports */
 
-static json_object *get(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-
-    if (!json_object_object_get_ex(o, k, &v))
-        fail_msg("no '%s' in %s", k, json_object_to_json_string(o));
-    return v;
-}
-
-static json_object *check_of(json_object *rep, const char *name)
-{
-    json_object *checks = get(rep, "checks");
-
-    for (size_t i = 0; i < json_object_array_length(checks); i++) {
-        json_object *c = json_object_array_get_idx(checks, i);
-
-        if (strcmp(json_object_get_string(get(c, "name")), name) == 0)
-            return c;
-    }
-    fail_msg("no check %s", name);
-    return NULL;
-}
-
 static json_object *verify_json(const struct fx *f, const char *policy, const char *record,
                                 const char *state_file, int want)
 {
-    char *pol = P(f, policy), *rec = P(f, record), *st = state_file ? P(f, state_file) : NULL;
-    char *out;
-    int status;
-    json_object *o;
-
-    if (st != NULL)
-        status = runv(f, &out, verify_bin, "verify", "--json", "--no-progress", "--policy", pol,
-                      "--state", st, rec, NULL);
-    else
-        status = runv(f, &out, verify_bin, "verify", "--json", "--no-progress", "--policy", pol,
-                      rec, NULL);
-    if (status != want)
-        fail_msg("verify %s: status %d, want %d\n%s", record, status, want, out);
-    o = json_tokener_parse(out);
-    if (o == NULL)
-        fail_msg("verify %s: not JSON: %s", record, out);
-    free(out);
-    free(pol);
-    free(rec);
-    free(st);
-    return o;
+    return sworn_verify_json(verify_bin, f->dir, policy, record, state_file, want,
+                             SWORN_VERIFY_NO_PROGRESS);
 }
 
 /* Check `name` failed with `reason` (its first failure); the row goes into the table. */
 static void expect_fail(json_object *rep, const char *mutation, const char *name,
                         const char *reason)
 {
-    json_object *c = check_of(rep, name);
-    const char *got;
+    const char *got = sworn_verify_failed(rep, mutation, name);
 
-    if (strcmp(json_object_get_string(get(c, "result")), "fail") != 0)
-        fail_msg("%s: check %s did not fail: %s", mutation, name, json_object_to_json_string(rep));
-    got = json_object_get_string(get(get(c, "first_failure"), "reason"));
     if (mutation != NULL)
         note_row(mutation, name, got);
     if (strcmp(got, reason) != 0)
         fail_msg("%s: check %s failed with %s, want %s", mutation, name,
-                 json_object_to_json_string(c), reason);
-}
-
-/* Every check other than `except` passed or was skipped: the mutation is the only fault. */
-static void expect_only(json_object *rep, const char *except)
-{
-    json_object *checks = get(rep, "checks");
-
-    for (size_t i = 0; i < json_object_array_length(checks); i++) {
-        json_object *c = json_object_array_get_idx(checks, i);
-        const char *n = json_object_get_string(get(c, "name"));
-
-        if (strcmp(n, except) != 0 && strcmp(json_object_get_string(get(c, "result")), "fail") == 0)
-            fail_msg("%s failed too: %s", n, json_object_to_json_string(c));
-    }
-}
-
-static void expect_pass(json_object *rep, const char *name)
-{
-    json_object *c = check_of(rep, name);
-
-    if (strcmp(json_object_get_string(get(c, "result")), "pass") != 0)
-        fail_msg("check %s did not pass: %s", name, json_object_to_json_string(c));
+                 json_object_to_json_string(sworn_verify_check(rep, name)), reason);
 }
 
 static char *copy_good(const struct fx *f, const char *to)
@@ -822,36 +642,10 @@ static char *copy_good(const struct fx *f, const char *to)
     return dst;
 }
 
-static uint8_t *read_rel(const struct fx *f, const char *rel, size_t *len)
-{
-    char *path = P(f, rel);
-    uint8_t *d = (uint8_t *)sworn_test_read_file(path, len);
-
-    free(path);
-    return d;
-}
-
-static void write_rel(const struct fx *f, const char *rel, const void *d, size_t len)
-{
-    char *path = P(f, rel);
-
-    sworn_test_write_file(path, d, len, 0644);
-    free(path);
-}
-
-static size_t entry_offset(const uint8_t *b, unsigned i)
-{
-    size_t pos = 0;
-
-    while (i-- > 0)
-        pos += 2 + ((size_t)b[pos] << 8 | b[pos + 1]);
-    return pos;
-}
-
 /* The kind (and effect) of entry i of a bundle. */
 static int entry_is(const uint8_t *b, unsigned i, int kind, int effect)
 {
-    size_t off = entry_offset(b, i), len = (size_t)b[off] << 8 | b[off + 1];
+    size_t off = sworn_verify_item_offset(b, i), len = (size_t)b[off] << 8 | b[off + 1];
     Sworn__V1__Entry *m = sworn_frame_unpack_entry(b + off + 2, len);
     int r;
 
@@ -874,8 +668,8 @@ static unsigned find_entry(const uint8_t *b, unsigned n, unsigned from, int kind
 /* Swap items i < j of a length-prefixed bundle in place. */
 static void swap_items(uint8_t *b, size_t len, unsigned i, unsigned j)
 {
-    size_t oi = entry_offset(b, i), oi2 = entry_offset(b, i + 1), oj = entry_offset(b, j),
-           oj2 = entry_offset(b, j + 1);
+    size_t oi = sworn_verify_item_offset(b, i), oi2 = sworn_verify_item_offset(b, i + 1),
+           oj = sworn_verify_item_offset(b, j), oj2 = sworn_verify_item_offset(b, j + 1);
     uint8_t *m = malloc(len);
     size_t o = 0;
 
@@ -900,12 +694,15 @@ static void test_genuine(void **state)
         "checkpoint-signatures", "entry-bundles", "tiles",         "roots", "quotes", "entries",
         "policy-digests",        "receipts",      "measured-start"};
 
-    assert_string_equal(json_object_get_string(get(rep, "result")), "pass");
+    assert_string_equal(json_object_get_string(sworn_verify_get(rep, "result")), "pass");
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        expect_pass(rep, all[i]);
+        sworn_verify_expect_pass(rep, all[i]);
     /* two starts, each checked, and one chain link */
-    assert_int_equal(json_object_get_int(get(check_of(rep, "measured-start"), "count")), 3);
-    assert_true(json_object_get_int(get(check_of(rep, "quotes"), "count")) >= 4);
+    assert_int_equal(
+        json_object_get_int(sworn_verify_get(sworn_verify_check(rep, "measured-start"), "count")),
+        3);
+    assert_true(json_object_get_int(sworn_verify_get(sworn_verify_check(rep, "quotes"), "count")) >=
+                4);
     json_object_put(rep);
     note_row("(genuine record)", "all", "pass, exit 0");
 }
@@ -920,11 +717,11 @@ static void test_changed_byte(void **state)
     unsigned i;
 
     snprintf(rel, sizeof(rel), "t-byte/tile/entries/%s", f->bundle);
-    b = read_rel(f, rel, &len);
+    b = sworn_verify_read_rel(f->dir, rel, &len);
     i = find_entry(b, (unsigned)atoi(f->newest), 2, SWORN__V1__ENTRY__KIND_DECISION,
                    SWORN__V1__EFFECT__EFFECT_DENY);
-    b[entry_offset(b, i) + 2 + 8] ^= 0x01;
-    write_rel(f, rel, b, len);
+    b[sworn_verify_item_offset(b, i) + 2 + 8] ^= 0x01;
+    sworn_verify_write_rel(f->dir, rel, b, len);
     rep = verify_json(f, "policy", "t-byte", NULL, 1);
     expect_fail(rep, "a changed byte in an entry", "tiles", "entry-altered");
     expect_fail(rep, NULL, "roots", "root-mismatch");
@@ -943,18 +740,18 @@ static void test_deleted_inserted_swapped(void **state)
     unsigned n = (unsigned)atoi(f->newest), i;
 
     snprintf(rel, sizeof(rel), "good/tile/entries/%s", f->bundle);
-    b = read_rel(f, rel, &len);
+    b = sworn_verify_read_rel(f->dir, rel, &len);
     m = malloc(len + 70000);
     i = find_entry(b, n, 2, SWORN__V1__ENTRY__KIND_DECISION, SWORN__V1__EFFECT__EFFECT_DENY);
-    o1 = entry_offset(b, i);
-    o2 = entry_offset(b, i + 1);
+    o1 = sworn_verify_item_offset(b, i);
+    o2 = sworn_verify_item_offset(b, i + 1);
 
     /* Deleted: the deny cut out of its bundle. */
     rec = copy_good(f, "t-del");
     memcpy(m, b, o1);
     memcpy(m + o1, b + o2, len - o2);
     snprintf(rel, sizeof(rel), "t-del/tile/entries/%s", f->bundle);
-    write_rel(f, rel, m, len - (o2 - o1));
+    sworn_verify_write_rel(f->dir, rel, m, len - (o2 - o1));
     rep = verify_json(f, "policy", "t-del", NULL, 1);
     expect_fail(rep, "a deleted entry", "entry-bundles", "entry-missing");
     json_object_put(rep);
@@ -966,7 +763,7 @@ static void test_deleted_inserted_swapped(void **state)
     memcpy(m + o2, b + o1, o2 - o1);
     memcpy(m + o2 + (o2 - o1), b + o2, len - o2);
     snprintf(rel, sizeof(rel), "t-ins/tile/entries/%s", f->bundle);
-    write_rel(f, rel, m, len + (o2 - o1));
+    sworn_verify_write_rel(f->dir, rel, m, len + (o2 - o1));
     rep = verify_json(f, "policy", "t-ins", NULL, 1);
     expect_fail(rep, "an inserted entry", "entry-bundles", "entry-extra");
     json_object_put(rep);
@@ -977,7 +774,7 @@ static void test_deleted_inserted_swapped(void **state)
     memcpy(m, b, len);
     swap_items(m, len, i - 1, i);
     snprintf(rel, sizeof(rel), "t-swap/tile/entries/%s", f->bundle);
-    write_rel(f, rel, m, len);
+    sworn_verify_write_rel(f->dir, rel, m, len);
     rep = verify_json(f, "policy", "t-swap", NULL, 1);
     expect_fail(rep, "two entries swapped", "tiles", "entries-reordered");
     expect_fail(rep, NULL, "roots", "root-mismatch");
@@ -1013,11 +810,11 @@ static void test_rollback(void **state)
     rep = verify_json(f, "policy", "old", NULL, 0);
     json_object_put(rep);
     rep = verify_json(f, "policy", "good", "state", 0);
-    assert_true(json_object_get_boolean(get(rep, "state_updated")));
+    assert_true(json_object_get_boolean(sworn_verify_get(rep, "state_updated")));
     json_object_put(rep);
     rep = verify_json(f, "policy", "old", "state", 1);
     expect_fail(rep, "the whole record rolled back (--state)", "state", "rollback");
-    expect_only(rep, "state");
+    sworn_verify_expect_only(rep, "state");
     json_object_put(rep);
 }
 
@@ -1045,7 +842,7 @@ static void test_fork(void **state)
     rep = verify_json(f, "policy-fork", "forkrec", NULL, 1);
     expect_fail(rep, "the fork's start (PCR 23 moved elsewhere)", "measured-start",
                 "measured-start-chain");
-    expect_only(rep, "measured-start");
+    sworn_verify_expect_only(rep, "measured-start");
     json_object_put(rep);
     free(pol);
     free(good);
@@ -1058,7 +855,7 @@ static void test_checkpoint_signatures(void **state)
     struct fx *f = *state;
     char *rec = copy_good(f, "t-sig");
     size_t len;
-    char *note = (char *)read_rel(f, "t-sig/checkpoint", &len), *sig;
+    char *note = (char *)sworn_verify_read_rel(f->dir, "t-sig/checkpoint", &len), *sig;
     json_object *rep;
 
     /* A forged signature: one base64 character of the signature changed. */
@@ -1066,7 +863,7 @@ static void test_checkpoint_signatures(void **state)
     sig = strchr(sig, ' ') + 1;
     sig = strchr(sig, ' ') + 1;
     sig[30] = sig[30] == 'A' ? 'B' : 'A';
-    write_rel(f, "t-sig/checkpoint", note, len);
+    sworn_verify_write_rel(f->dir, "t-sig/checkpoint", note, len);
     rep = verify_json(f, "policy", "t-sig", NULL, 1);
     expect_fail(rep, "a forged checkpoint signature", "checkpoint-signatures", "bad-signature");
     json_object_put(rep);
@@ -1075,8 +872,8 @@ static void test_checkpoint_signatures(void **state)
 
     /* The same checkpoint signed by another key of the token, which the policy does not trust. */
     rec = copy_good(f, "t-key");
-    note = (char *)read_rel(f, "otherkey.note", &len);
-    write_rel(f, "t-key/checkpoint", note, len);
+    note = (char *)sworn_verify_read_rel(f->dir, "otherkey.note", &len);
+    sworn_verify_write_rel(f->dir, "t-key/checkpoint", note, len);
     rep = verify_json(f, "policy", "t-key", NULL, 1);
     expect_fail(rep, "checkpoint signed by an untrusted HSM key", "checkpoint-signatures",
                 "no-log-signature");
@@ -1092,14 +889,14 @@ static void put_quote(struct fx *f, const char *rec, const char *size, const cha
     uint8_t *d;
 
     snprintf(src, sizeof(src), "%s.attest", from);
-    d = read_rel(f, src, &len);
+    d = sworn_verify_read_rel(f->dir, src, &len);
     snprintf(rel, sizeof(rel), "%s/sworn/quote/%s.attest", rec, size);
-    write_rel(f, rel, d, len);
+    sworn_verify_write_rel(f->dir, rel, d, len);
     free(d);
     snprintf(src, sizeof(src), "%s.sig", from);
-    d = read_rel(f, src, &len);
+    d = sworn_verify_read_rel(f->dir, src, &len);
     snprintf(rel, sizeof(rel), "%s/sworn/quote/%s.sig", rec, size);
-    write_rel(f, rel, d, len);
+    sworn_verify_write_rel(f->dir, rel, d, len);
     free(d);
 }
 
@@ -1114,9 +911,9 @@ static void test_quotes(void **state)
     /* Forged: the last byte of the signature flipped. */
     rec = copy_good(f, "t-qforged");
     snprintf(rel, sizeof(rel), "t-qforged/sworn/quote/%s.sig", f->newest);
-    d = read_rel(f, rel, &len);
+    d = sworn_verify_read_rel(f->dir, rel, &len);
     d[len - 1] ^= 0x01;
-    write_rel(f, rel, d, len);
+    sworn_verify_write_rel(f->dir, rel, d, len);
     free(d);
     rep = verify_json(f, "policy", "t-qforged", NULL, 1);
     expect_fail(rep, "a forged quote (signature byte)", "quotes", "quote-signature-invalid");
@@ -1149,7 +946,7 @@ static void test_quotes(void **state)
     put_quote(f, "t-qpcr", f->newest, "pcr");
     rep = verify_json(f, "policy", "t-qpcr", NULL, 1);
     expect_fail(rep, "a quote with another PCR 23", "quotes", "quote-pcr-digest");
-    expect_only(rep, "quotes");
+    sworn_verify_expect_only(rep, "quotes");
     json_object_put(rep);
     free(rec);
 }
@@ -1160,7 +957,7 @@ static void test_measured_file_unknown(void **state)
     json_object *rep = verify_json(f, "policy-noconfig", "good", NULL, 1);
 
     expect_fail(rep, "a measured file not approved", "measured-start", "measured-file-unknown");
-    expect_only(rep, "measured-start");
+    sworn_verify_expect_only(rep, "measured-start");
     json_object_put(rep);
 }
 
@@ -1174,16 +971,16 @@ static void test_receipt_of_another_entry(void **state)
     json_object *rep;
 
     snprintf(erel, sizeof(erel), "good/tile/entries/%s", f->bundle);
-    e = read_rel(f, erel, &elen);
+    e = sworn_verify_read_rel(f->dir, erel, &elen);
     i = find_entry(e, n, 0, SWORN__V1__ENTRY__KIND_DECISION, SWORN__V1__EFFECT__EFFECT_ALLOW);
     j = find_entry(e, n, i + 1, SWORN__V1__ENTRY__KIND_DECISION, SWORN__V1__EFFECT__EFFECT_ALLOW);
     snprintf(rel, sizeof(rel), "t-receipt/sworn/receipts/%s", f->bundle);
-    r = read_rel(f, rel, &len);
+    r = sworn_verify_read_rel(f->dir, rel, &len);
     swap_items(r, len, i, j);
-    write_rel(f, rel, r, len);
+    sworn_verify_write_rel(f->dir, rel, r, len);
     rep = verify_json(f, "policy", "t-receipt", NULL, 1);
     expect_fail(rep, "a receipt of another entry (two swapped)", "receipts", "receipt-invalid");
-    expect_only(rep, "receipts");
+    sworn_verify_expect_only(rep, "receipts");
     json_object_put(rep);
     free(r);
     free(e);
@@ -1198,17 +995,17 @@ static void test_malicious_operator(void **state)
     /* Rebuilt, re-signed with the HSM key and re-quoted by the TPM: only the content is wrong. */
     rep = verify_json(f, "policy", "missing", NULL, 1);
     expect_fail(rep, "re-signed log: decision without its reason", "entries", "missing-field");
-    expect_only(rep, "entries");
-    expect_pass(rep, "checkpoint-signatures");
-    expect_pass(rep, "quotes");
-    expect_pass(rep, "receipts");
+    sworn_verify_expect_only(rep, "entries");
+    sworn_verify_expect_pass(rep, "checkpoint-signatures");
+    sworn_verify_expect_pass(rep, "quotes");
+    sworn_verify_expect_pass(rep, "receipts");
     json_object_put(rep);
     rep = verify_json(f, "policy", "unkpol", NULL, 1);
     expect_fail(rep, "re-signed log: policy digest never loaded", "policy-digests",
                 "unknown-policy");
-    expect_only(rep, "policy-digests");
-    expect_pass(rep, "checkpoint-signatures");
-    expect_pass(rep, "quotes");
+    sworn_verify_expect_only(rep, "policy-digests");
+    sworn_verify_expect_pass(rep, "checkpoint-signatures");
+    sworn_verify_expect_pass(rep, "quotes");
     json_object_put(rep);
 }
 
@@ -1217,10 +1014,10 @@ static void test_tpm_reset(void **state)
 {
     struct fx *f = *state;
     json_object *rep = verify_json(f, "policy", "reset", NULL, 0);
-    json_object *m = check_of(rep, "measured-start"), *note;
+    json_object *m = sworn_verify_check(rep, "measured-start"), *note;
     char *rec, cmd[1024];
 
-    expect_pass(rep, "measured-start");
+    sworn_verify_expect_pass(rep, "measured-start");
     assert_true(json_object_object_get_ex(m, "note", &note));
     assert_non_null(strstr(json_object_get_string(note), "reset"));
     json_object_put(rep);
@@ -1242,7 +1039,7 @@ static void test_tpm_reset(void **state)
     rep = verify_json(f, "policy-check", "t-noreset", NULL, 1);
     expect_fail(rep, "PCR 23 from zero, no quote shows a reset", "measured-start",
                 "measured-start-chain");
-    expect_only(rep, "measured-start");
+    sworn_verify_expect_only(rep, "measured-start");
     json_object_put(rep);
     free(rec);
 }

@@ -8,7 +8,6 @@
  * than trusts (GHSA-672p-m5jq-mrh8: never accept what was not recomputed).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -26,10 +24,10 @@
 
 #include "sv_util.h"
 #include "testutil.h"
+#include "verify_fixture.h"
 
 #define ORIGIN "tamper.sworn.example/log"
 #define KEY_NAME "tamper.sworn.example"
-#define MAX_ARGS 24
 
 struct fx {
     char *dir;
@@ -38,78 +36,9 @@ struct fx {
 
 static const char *log_bin, *verify_bin;
 
-struct run {
-    int status;
-    char *out, *err;
-};
-
 static char *P(const struct fx *f, const char *name)
 {
     return sworn_test_path(f->dir, name);
-}
-
-static void run_free(struct run *r)
-{
-    free(r->out);
-    free(r->err);
-    memset(r, 0, sizeof(*r));
-}
-
-static void run_argv(const struct fx *f, struct run *r, const char *in_path,
-                     const char *const *argv)
-{
-    char *out_path = P(f, ".stdout"), *err_path = P(f, ".stderr");
-    int status = 0;
-    pid_t pid;
-
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
-        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (r->status == 126 || r->status == 127)
-        fail_msg("cannot run %s", argv[0]);
-    r->out = sworn_test_read_file(out_path, NULL);
-    r->err = sworn_test_read_file(err_path, NULL);
-    free(out_path);
-    free(err_path);
-    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
-        fail_msg("%s: a sanitizer report:\n%s", argv[0], r->err);
-}
-
-/* Run a program (NULL-terminated arguments after in_path). */
-static void runv(const struct fx *f, struct run *r, const char *in_path, const char *prog, ...)
-{
-    const char *argv[MAX_ARGS];
-    size_t n = 0;
-    va_list ap;
-
-    argv[n++] = prog;
-    va_start(ap, prog);
-    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
-        n++;
-        assert_true(n < MAX_ARGS);
-    }
-    va_end(ap);
-    run_argv(f, r, in_path, argv);
-}
-
-static void must(const struct run *r, const char *what)
-{
-    if (r->status != 0)
-        fail_msg("%s: status %d\n%s%s", what, r->status, r->out, r->err);
 }
 
 /* Lines "<prefix><i>" for i in [from, to), as a file to append. */
@@ -130,34 +59,25 @@ static void append_lines(const struct fx *f, const char *db, const char *prefix,
                          unsigned to)
 {
     char *in = lines_file(f, ".lines", prefix, from, to);
-    struct run r;
 
-    runv(f, &r, in, log_bin, "append", "--db", db, NULL);
-    must(&r, "append");
-    run_free(&r);
+    sworn_test_run_ok("append", in, log_bin, "append", "--db", db, NULL);
     free(in);
 }
 
-static void checkpoint(const struct fx *f, const char *db)
+static void checkpoint(const char *db)
 {
-    struct run r;
-
-    runv(f, &r, NULL, log_bin, "checkpoint", "--db", db, NULL);
-    must(&r, "checkpoint");
-    run_free(&r);
+    sworn_test_run_ok("checkpoint", NULL, log_bin, "checkpoint", "--db", db, NULL);
 }
 
 static void export_tiles(const struct fx *f, const char *db, const char *size, const char *name)
 {
     char *out = P(f, name);
-    struct run r;
 
     if (size != NULL)
-        runv(f, &r, NULL, log_bin, "export-tiles", "--db", db, "--size", size, out, NULL);
+        sworn_test_run_ok("export-tiles", NULL, log_bin, "export-tiles", "--db", db, "--size", size,
+                          out, NULL);
     else
-        runv(f, &r, NULL, log_bin, "export-tiles", "--db", db, out, NULL);
-    must(&r, "export-tiles");
-    run_free(&r);
+        sworn_test_run_ok("export-tiles", NULL, log_bin, "export-tiles", "--db", db, out, NULL);
     free(out);
 }
 
@@ -179,26 +99,24 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     char *key, *db;
-    struct run r;
+    struct sworn_test_run r;
 
     f->dir = sworn_test_tmpdir("vtamper");
     key = P(f, "log.key");
     db = P(f, "db");
-    runv(f, &r, NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", key, NULL);
-    must(&r, "keygen");
+    sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", key, NULL);
+    sworn_test_run_must(&r, "keygen");
     f->vkey = strdup(r.out);
     f->vkey[strcspn(f->vkey, "\n")] = '\0';
-    run_free(&r);
-    runv(f, &r, NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key, "--key-name",
-         KEY_NAME, NULL);
-    must(&r, "init");
-    run_free(&r);
+    sworn_test_run_free(&r);
+    sworn_test_run_ok("init", NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key,
+                      "--key-name", KEY_NAME, NULL);
     append_lines(f, db, "e", 0, 100);
-    checkpoint(f, db);
+    checkpoint(db);
     append_lines(f, db, "e", 100, 300);
-    checkpoint(f, db);
+    checkpoint(db);
     append_lines(f, db, "e", 300, 600);
-    checkpoint(f, db);
+    checkpoint(db);
     export_tiles(f, db, NULL, "good");
     write_policy(f, "policy", f->vkey, "entries opaque\n");
     free(key);
@@ -222,11 +140,8 @@ static int teardown(void **state)
 static char *copy_record(const struct fx *f, const char *from, const char *to)
 {
     char *src = P(f, from), *dst = P(f, to);
-    struct run r;
 
-    runv(f, &r, NULL, "cp", "-a", src, dst, NULL);
-    must(&r, "cp");
-    run_free(&r);
+    sworn_test_run_ok("cp", NULL, "cp", "-a", src, dst, NULL);
     free(src);
     return dst;
 }
@@ -235,96 +150,13 @@ static char *copy_record(const struct fx *f, const char *from, const char *to)
 static json_object *verify_json(const struct fx *f, const char *policy, const char *record,
                                 const char *state_file, int want_status)
 {
-    char *pol = P(f, policy), *rec = P(f, record), *st = state_file ? P(f, state_file) : NULL;
-    struct run r;
-    json_object *o;
-
-    if (st != NULL)
-        runv(f, &r, NULL, verify_bin, "verify", "--json", "--policy", pol, "--state", st, rec,
-             NULL);
-    else
-        runv(f, &r, NULL, verify_bin, "verify", "--json", "--policy", pol, rec, NULL);
-    if (r.status != want_status)
-        fail_msg("verify %s: status %d, want %d\n%s%s", record, r.status, want_status, r.out,
-                 r.err);
-    o = json_tokener_parse(r.out);
-    if (o == NULL)
-        fail_msg("verify %s: not JSON: %s", record, r.out);
-    run_free(&r);
-    free(pol);
-    free(rec);
-    free(st);
-    return o;
-}
-
-static json_object *get(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-
-    if (!json_object_object_get_ex(o, k, &v))
-        fail_msg("no '%s' in %s", k, json_object_to_json_string(o));
-    return v;
-}
-
-/* The check called name in a report. */
-static json_object *check_of(json_object *rep, const char *name)
-{
-    json_object *checks = get(rep, "checks");
-
-    for (size_t i = 0; i < json_object_array_length(checks); i++) {
-        json_object *c = json_object_array_get_idx(checks, i);
-
-        if (strcmp(json_object_get_string(get(c, "name")), name) == 0)
-            return c;
-    }
-    fail_msg("no check %s", name);
-    return NULL;
+    return sworn_verify_json(verify_bin, f->dir, policy, record, state_file, want_status, 0);
 }
 
 /* Expect check `name` failed with reason `reason`. */
 static void expect_fail(json_object *rep, const char *name, const char *reason)
 {
-    json_object *c = check_of(rep, name);
-
-    if (strcmp(json_object_get_string(get(c, "result")), "fail") != 0)
-        fail_msg("check %s did not fail: %s", name, json_object_to_json_string(rep));
-    if (strcmp(json_object_get_string(get(get(c, "first_failure"), "reason")), reason) != 0)
-        fail_msg("check %s failed with %s, want %s", name, json_object_to_json_string(c), reason);
-}
-
-static void expect_pass(json_object *rep, const char *name)
-{
-    json_object *c = check_of(rep, name);
-
-    if (strcmp(json_object_get_string(get(c, "result")), "pass") != 0)
-        fail_msg("check %s did not pass: %s", name, json_object_to_json_string(c));
-}
-
-static uint8_t *read_rel(const struct fx *f, const char *rel, size_t *len)
-{
-    char *path = P(f, rel);
-    uint8_t *d = (uint8_t *)sworn_test_read_file(path, len);
-
-    free(path);
-    return d;
-}
-
-static void write_rel(const struct fx *f, const char *rel, const void *d, size_t len)
-{
-    char *path = P(f, rel);
-
-    sworn_test_write_file(path, d, len, 0644);
-    free(path);
-}
-
-/* Offsets of the entries of a bundle. */
-static size_t entry_offset(const uint8_t *b, unsigned i)
-{
-    size_t pos = 0;
-
-    while (i-- > 0)
-        pos += 2 + ((size_t)b[pos] << 8 | b[pos + 1]);
-    return pos;
+    sworn_verify_expect_fail(rep, name, reason, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -334,21 +166,23 @@ static void test_good_record(void **state)
     struct fx *f = *state;
     json_object *rep = verify_json(f, "policy", "good", NULL, 0);
     char *pol = P(f, "policy"), *rec = P(f, "good");
-    struct run r;
+    struct sworn_test_run r;
 
-    assert_string_equal(json_object_get_string(get(rep, "result")), "pass");
-    assert_int_equal(json_object_get_int64(get(rep, "tree_size")), 600);
-    assert_int_equal(json_object_get_int64(get(rep, "checkpoints")), 4); /* 3 + `checkpoint` */
-    expect_pass(rep, "roots");
-    expect_pass(rep, "tiles");
-    expect_pass(rep, "entry-bundles");
-    assert_int_equal(json_object_get_int64(get(check_of(rep, "roots"), "count")), 4);
+    assert_string_equal(json_object_get_string(sworn_verify_get(rep, "result")), "pass");
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "tree_size")), 600);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "checkpoints")),
+                     4); /* 3 + `checkpoint` */
+    sworn_verify_expect_pass(rep, "roots");
+    sworn_verify_expect_pass(rep, "tiles");
+    sworn_verify_expect_pass(rep, "entry-bundles");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "roots"), "count")), 4);
     json_object_put(rep);
     /* The human summary. */
-    runv(f, &r, NULL, verify_bin, "verify", "--policy", pol, rec, NULL);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--policy", pol, rec, NULL);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "all checks passed"));
-    run_free(&r);
+    sworn_test_run_free(&r);
     free(pol);
     free(rec);
 }
@@ -357,33 +191,33 @@ static void test_usage_and_unreadable(void **state)
 {
     struct fx *f = *state;
     char *pol = P(f, "policy"), *missing = P(f, "no-such-record"), *bad = P(f, "bad-policy");
-    struct run r;
+    struct sworn_test_run r;
     json_object *o;
 
-    runv(f, &r, NULL, verify_bin, NULL);
+    sworn_test_runv(&r, NULL, verify_bin, NULL);
     assert_int_equal(r.status, 2);
-    run_free(&r);
-    runv(f, &r, NULL, verify_bin, "verify", "--policy", pol, NULL);
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--policy", pol, NULL);
     assert_int_equal(r.status, 2);
-    run_free(&r);
-    runv(f, &r, NULL, verify_bin, "verify", "--bogus", "--policy", pol, missing, NULL);
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--bogus", "--policy", pol, missing, NULL);
     assert_int_equal(r.status, 2);
-    run_free(&r);
-    runv(f, &r, NULL, verify_bin, "verify", "--json", "--policy", pol, missing, NULL);
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--json", "--policy", pol, missing, NULL);
     assert_int_equal(r.status, 2);
     o = json_tokener_parse(r.out);
     assert_non_null(o);
-    assert_string_equal(json_object_get_string(get(o, "result")), "unreadable");
+    assert_string_equal(json_object_get_string(sworn_verify_get(o, "result")), "unreadable");
     json_object_put(o);
-    run_free(&r);
+    sworn_test_run_free(&r);
     sworn_test_write_file(bad, "origin x\nlog nonsense\n", 22, 0600);
-    runv(f, &r, NULL, verify_bin, "verify", "--policy", bad, missing, NULL);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--policy", bad, missing, NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "line 2"));
-    run_free(&r);
-    runv(f, &r, NULL, verify_bin, "--help", NULL);
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, verify_bin, "--help", NULL);
     assert_int_equal(r.status, 0);
-    run_free(&r);
+    sworn_test_run_free(&r);
     free(pol);
     free(missing);
     free(bad);
@@ -394,17 +228,18 @@ static void test_changed_byte(void **state)
     struct fx *f = *state;
     char *rec = copy_record(f, "good", "t");
     size_t len;
-    uint8_t *b = read_rel(f, "t/tile/entries/001", &len);
+    uint8_t *b = sworn_verify_read_rel(f->dir, "t/tile/entries/001", &len);
     json_object *rep;
-    size_t off = entry_offset(b, 7) + 3; /* a digit of entry 263 ("e263") */
+    size_t off = sworn_verify_item_offset(b, 7) + 3; /* a digit of entry 263 ("e263") */
 
     b[off] ^= 0x01;
-    write_rel(f, "t/tile/entries/001", b, len);
+    sworn_verify_write_rel(f->dir, "t/tile/entries/001", b, len);
     rep = verify_json(f, "policy", "t", NULL, 1);
     expect_fail(rep, "tiles", "entry-altered");
     expect_fail(rep, "roots", "root-mismatch");
     assert_string_equal(
-        json_object_get_string(get(get(check_of(rep, "tiles"), "first_failure"), "item")),
+        json_object_get_string(sworn_verify_get(
+            sworn_verify_get(sworn_verify_check(rep, "tiles"), "first_failure"), "item")),
         "entry 263 (tile/0/001)");
     json_object_put(rep);
     free(b);
@@ -415,17 +250,18 @@ static void test_deleted_inserted_swapped(void **state)
 {
     struct fx *f = *state;
     size_t len, o1, o2, o3;
-    uint8_t *b = read_rel(f, "good/tile/entries/000", &len), *m = malloc(len + 64);
+    uint8_t *b = sworn_verify_read_rel(f->dir, "good/tile/entries/000", &len),
+            *m = malloc(len + 64);
     json_object *rep;
     char *rec;
 
     /* Deleted: entry 5 cut out of its bundle. */
     rec = copy_record(f, "good", "del");
-    o1 = entry_offset(b, 5);
-    o2 = entry_offset(b, 6);
+    o1 = sworn_verify_item_offset(b, 5);
+    o2 = sworn_verify_item_offset(b, 6);
     memcpy(m, b, o1);
     memcpy(m + o1, b + o2, len - o2);
-    write_rel(f, "del/tile/entries/000", m, len - (o2 - o1));
+    sworn_verify_write_rel(f->dir, "del/tile/entries/000", m, len - (o2 - o1));
     rep = verify_json(f, "policy", "del", NULL, 1);
     expect_fail(rep, "entry-bundles", "entry-missing");
     expect_fail(rep, "roots", "truncated");
@@ -440,7 +276,7 @@ static void test_deleted_inserted_swapped(void **state)
            "evil",
            6);
     memcpy(m + o1 + 6, b + o1, len - o1);
-    write_rel(f, "ins/tile/entries/000", m, len + 6);
+    sworn_verify_write_rel(f->dir, "ins/tile/entries/000", m, len + 6);
     rep = verify_json(f, "policy", "ins", NULL, 1);
     expect_fail(rep, "entry-bundles", "entry-extra");
     json_object_put(rep);
@@ -448,11 +284,11 @@ static void test_deleted_inserted_swapped(void **state)
 
     /* Swapped: entries 5 and 6 ("e5", "e6", both 2 bytes) change places. */
     rec = copy_record(f, "good", "swap");
-    o3 = entry_offset(b, 7);
+    o3 = sworn_verify_item_offset(b, 7);
     memcpy(m, b, len);
     memcpy(m + o1, b + o2, o3 - o2);
     memcpy(m + o1 + (o3 - o2), b + o1, o2 - o1);
-    write_rel(f, "swap/tile/entries/000", m, len);
+    sworn_verify_write_rel(f->dir, "swap/tile/entries/000", m, len);
     rep = verify_json(f, "policy", "swap", NULL, 1);
     expect_fail(rep, "tiles", "entries-reordered");
     expect_fail(rep, "roots", "root-mismatch");
@@ -482,27 +318,27 @@ static void test_forged_and_foreign_signature(void **state)
     struct fx *f = *state;
     char *rec = copy_record(f, "good", "forged"), *other_key = P(f, "other.key");
     size_t len;
-    char *note = (char *)read_rel(f, "forged/checkpoint", &len);
+    char *note = (char *)sworn_verify_read_rel(f->dir, "forged/checkpoint", &len);
     char *sig = strstr(note, "\n\n") + 2;
     json_object *rep;
-    struct run r;
+    struct sworn_test_run r;
     char *vkey2;
 
     /* One base64 character of the signature (after the key id) changed. */
     sig = strchr(sig, ' ') + 1;
     sig = strchr(sig, ' ') + 1;
     sig[20] = sig[20] == 'A' ? 'B' : 'A';
-    write_rel(f, "forged/checkpoint", note, len);
+    sworn_verify_write_rel(f->dir, "forged/checkpoint", note, len);
     rep = verify_json(f, "policy", "forged", NULL, 1);
     expect_fail(rep, "checkpoint-signatures", "bad-signature");
     json_object_put(rep);
 
     /* The policy trusts another key of the same name: no checkpoint is signed by it. */
-    runv(f, &r, NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", other_key, NULL);
-    must(&r, "keygen");
+    sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", other_key, NULL);
+    sworn_test_run_must(&r, "keygen");
     vkey2 = strdup(r.out);
     vkey2[strcspn(vkey2, "\n")] = '\0';
-    run_free(&r);
+    sworn_test_run_free(&r);
     write_policy(f, "policy2", vkey2, "");
     rep = verify_json(f, "policy2", "good", NULL, 1);
     expect_fail(rep, "checkpoint-signatures", "no-log-signature");
@@ -521,19 +357,18 @@ static void test_state_rollback_and_fork(void **state)
     size_t len, len2;
     uint8_t *saved;
     json_object *rep;
-    struct run r;
 
     /* The first run stores the newest checkpoint; the second checks against it. */
     rep = verify_json(f, "policy", "good", "state", 0);
-    assert_int_equal(json_object_get_boolean(get(rep, "state_updated")), 1);
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 1);
     json_object_put(rep);
-    good_cp = (char *)read_rel(f, "good/checkpoint", &len);
+    good_cp = (char *)sworn_verify_read_rel(f->dir, "good/checkpoint", &len);
     saved = (uint8_t *)sworn_test_read_file(st, &len2);
     assert_int_equal(len, len2);
     assert_memory_equal(good_cp, saved, len);
     free(saved);
     rep = verify_json(f, "policy", "good", "state", 0);
-    expect_pass(rep, "state");
+    sworn_verify_expect_pass(rep, "state");
     json_object_put(rep);
 
     /* Rolled back: the whole record as it was at size 300. */
@@ -542,24 +377,22 @@ static void test_state_rollback_and_fork(void **state)
     json_object_put(rep);
     rep = verify_json(f, "policy", "old", "state", 1);
     expect_fail(rep, "state", "rollback");
-    assert_int_equal(json_object_get_boolean(get(rep, "state_updated")), 0);
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 0);
     json_object_put(rep);
     saved = (uint8_t *)sworn_test_read_file(st, &len2); /* not updated on failure */
     assert_memory_equal(good_cp, saved, len);
     free(saved);
 
     /* A fork: the same key and origin, the same first 300 entries, then others, up to 600. */
-    runv(f, &r, NULL, log_bin, "init", "--db", db2, "--origin", ORIGIN, "--key", key, "--key-name",
-         KEY_NAME, NULL);
-    must(&r, "init db2");
-    run_free(&r);
+    sworn_test_run_ok("init db2", NULL, log_bin, "init", "--db", db2, "--origin", ORIGIN, "--key",
+                      key, "--key-name", KEY_NAME, NULL);
     append_lines(f, db2, "e", 0, 300);
-    checkpoint(f, db2);
+    checkpoint(db2);
     append_lines(f, db2, "fork", 300, 450);
-    checkpoint(f, db2);
+    checkpoint(db2);
     export_tiles(f, db2, "450", "fork450");
     append_lines(f, db2, "fork", 450, 600);
-    checkpoint(f, db2);
+    checkpoint(db2);
     export_tiles(f, db2, NULL, "fork");
     rep = verify_json(f, "policy", "fork", NULL, 0); /* each branch is fine on its own */
     json_object_put(rep);
@@ -579,7 +412,7 @@ static void test_compare_and_fork_proof(void **state)
     char *db2 = P(f, "db2"), *key = P(f, "log.key"), *pol = P(f, "policy");
     char *good = P(f, "good"), *old = P(f, "old"), *fork = P(f, "fork"), *fork450 = P(f, "fork450"),
          *proof = P(f, "fork.proof"), *proof2 = P(f, "fork2.proof");
-    struct run r;
+    struct sworn_test_run r;
     size_t len;
     char *text, *line;
     const char *pairs[][2] = {{good, fork}, {fork450, good}, {good, fork450}};
@@ -590,47 +423,46 @@ static void test_compare_and_fork_proof(void **state)
         export_tiles(f, db, "300", "old");
         free(db);
     }
-    runv(f, &r, NULL, log_bin, "init", "--db", db2, "--origin", ORIGIN, "--key", key, "--key-name",
-         KEY_NAME, NULL);
-    must(&r, "init db2");
-    run_free(&r);
+    sworn_test_run_ok("init db2", NULL, log_bin, "init", "--db", db2, "--origin", ORIGIN, "--key",
+                      key, "--key-name", KEY_NAME, NULL);
     append_lines(f, db2, "e", 0, 256);
-    checkpoint(f, db2);
+    checkpoint(db2);
     append_lines(f, db2, "fork", 256, 450);
-    checkpoint(f, db2);
+    checkpoint(db2);
     export_tiles(f, db2, "450", "fork450");
     append_lines(f, db2, "fork", 450, 600);
-    checkpoint(f, db2);
+    checkpoint(db2);
     export_tiles(f, db2, NULL, "fork");
 
     /* One record extends the other: consistent. */
-    runv(f, &r, NULL, verify_bin, "compare", "--policy", pol, old, good, NULL);
+    sworn_test_runv(&r, NULL, verify_bin, "compare", "--policy", pol, old, good, NULL);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "consistent"));
-    run_free(&r);
+    sworn_test_run_free(&r);
 
     /* Forks of equal size, smaller-larger and larger-smaller (256 = a power of two: the proof
      * carries the old root too). Each proof checks; a proof with a changed hash does not. */
     for (size_t i = 0; i < 3; i++) {
-        runv(f, &r, NULL, verify_bin, "compare", "--json", "--policy", pol, pairs[i][0],
-             pairs[i][1], "--fork-proof", proof, NULL);
+        sworn_test_runv(&r, NULL, verify_bin, "compare", "--json", "--policy", pol, pairs[i][0],
+                        pairs[i][1], "--fork-proof", proof, NULL);
         if (r.status != 1)
             fail_msg("compare %zu: status %d: %s%s", i, r.status, r.out, r.err);
         assert_non_null(strstr(r.out, "\"result\":\"fork\""));
         assert_non_null(strstr(r.out, "diverge at entry 256"));
-        run_free(&r);
-        runv(f, &r, NULL, verify_bin, "check-fork-proof", "--policy", pol, proof, NULL);
+        sworn_test_run_free(&r);
+        sworn_test_runv(&r, NULL, verify_bin, "check-fork-proof", "--policy", pol, proof, NULL);
         if (r.status != 0)
             fail_msg("check-fork-proof %zu: %s", i, r.out);
-        run_free(&r);
+        sworn_test_run_free(&r);
         text = sworn_test_read_file(proof, &len);
         line = strstr(text, "\nproof ");
         if (line != NULL) {
             line[7] = line[7] == 'A' ? 'B' : 'A';
             sworn_test_write_file(proof2, text, len, 0600);
-            runv(f, &r, NULL, verify_bin, "check-fork-proof", "--policy", pol, proof2, NULL);
+            sworn_test_runv(&r, NULL, verify_bin, "check-fork-proof", "--policy", pol, proof2,
+                            NULL);
             assert_int_equal(r.status, 1);
-            run_free(&r);
+            sworn_test_run_free(&r);
         } else {
             assert_int_equal(i, 0); /* equal sizes: no proof lines */
         }
@@ -641,9 +473,9 @@ static void test_compare_and_fork_proof(void **state)
         const char *fake = "sworn fork-proof v1\na AAAA\nb AAAA\n";
 
         sworn_test_write_file(proof2, fake, strlen(fake), 0600);
-        runv(f, &r, NULL, verify_bin, "check-fork-proof", "--policy", pol, proof2, NULL);
+        sworn_test_runv(&r, NULL, verify_bin, "check-fork-proof", "--policy", pol, proof2, NULL);
         assert_int_equal(r.status, 1);
-        run_free(&r);
+        sworn_test_run_free(&r);
     }
     free(db2);
     free(key);
@@ -663,15 +495,15 @@ static void test_tiles_not_trusted(void **state)
     struct fx *f = *state;
     char *rec = copy_record(f, "good", "tiles");
     size_t len;
-    uint8_t *t = read_rel(f, "tiles/tile/1/000.p/2", &len);
+    uint8_t *t = sworn_verify_read_rel(f->dir, "tiles/tile/1/000.p/2", &len);
     json_object *rep;
 
     assert_int_equal(len, 64);
     t[40] ^= 0x80;
-    write_rel(f, "tiles/tile/1/000.p/2", t, len);
+    sworn_verify_write_rel(f->dir, "tiles/tile/1/000.p/2", t, len);
     rep = verify_json(f, "policy", "tiles", NULL, 1);
     expect_fail(rep, "tiles", "tile-mismatch");
-    expect_pass(rep, "roots");
+    sworn_verify_expect_pass(rep, "roots");
     json_object_put(rep);
     free(t);
     free(rec);
@@ -684,7 +516,7 @@ static void cosign_file(const struct fx *f, const char *rel, EVP_PKEY *k, const 
                         uint32_t id, int corrupt)
 {
     size_t len, tlen;
-    char *note = (char *)read_rel(f, rel, &len), *out, msg[4096], b64[200];
+    char *note = (char *)sworn_verify_read_rel(f->dir, rel, &len), *out, msg[4096], b64[200];
     uint8_t raw[4 + 8 + 64];
     size_t siglen = 64;
     uint64_t t = 1700000000;
@@ -707,7 +539,7 @@ static void cosign_file(const struct fx *f, const char *rel, EVP_PKEY *k, const 
     out = malloc(len + 400);
     memcpy(out, note, len);
     len += (size_t)sprintf(out + len, "\xe2\x80\x94 %s %s\n", name, b64);
-    write_rel(f, rel, out, len);
+    sworn_verify_write_rel(f->dir, rel, out, len);
     free(out);
     free(note);
 }
@@ -755,7 +587,7 @@ static void test_witness_quorum(void **state)
         cosign_file(f, rel, k, name, id, 0);
     }
     rep = verify_json(f, "wpolicy", "w", NULL, 0);
-    expect_pass(rep, "witness-quorum");
+    sworn_verify_expect_pass(rep, "witness-quorum");
     json_object_put(rep);
     free(rec);
     /* One cosignature that does not verify fails that checkpoint. */

@@ -7,11 +7,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "encoding.h"
 #include "err.h"
@@ -206,4 +213,128 @@ void sworn_test_hex(const uint8_t *b, size_t n, char *out)
 {
     if (sworn_hex_encode(b, n, out, 2 * n + 1) != 0)
         abort();
+}
+
+/* A new empty file under $TMPDIR (or /tmp) for one captured stream; returns its fd, *path set. */
+static int capture_file(const char *tag, char **path)
+{
+    const char *base = getenv("TMPDIR");
+    int fd;
+
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    if (asprintf(path, "%s/sworn-run-%s-XXXXXX", base, tag) < 0)
+        die("asprintf", tag);
+    fd = mkstemp(*path);
+    if (fd < 0)
+        die("mkstemp", *path);
+    return fd;
+}
+
+void sworn_test_run(const char *const *argv, const char *in_path, struct sworn_test_run *r)
+{
+    char *out_path = NULL, *err_path = NULL;
+    int out_fd = capture_file("out", &out_path), err_fd = capture_file("err", &err_path);
+    int status = 0;
+    pid_t pid;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(r->cmd, sizeof(r->cmd), "%s%s%s", argv[0], argv[1] ? " " : "", argv[1] ? argv[1] : "");
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
+
+        if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+            _exit(126);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(out_fd);
+    close(err_fd);
+    while (waitpid(pid, &status, 0) < 0)
+        assert_int_equal(errno, EINTR);
+    r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r->out = sworn_test_read_file(out_path, &r->out_len);
+    r->err = sworn_test_read_file(err_path, &r->err_len);
+    unlink(out_path);
+    unlink(err_path);
+    free(out_path);
+    free(err_path);
+    if (r->status == 126 || r->status == 127)
+        fail_msg("cannot run %s (status %d): %s", argv[0], r->status, r->err);
+    if (strstr(r->err, "Sanitizer") != NULL || strstr(r->err, "runtime error:") != NULL)
+        fail_msg("%s: a sanitizer report:\n%s", r->cmd, r->err);
+}
+
+void sworn_test_vrun(struct sworn_test_run *r, const char *in_path, const char *prog, va_list ap)
+{
+    const char *argv[64];
+    size_t n = 0;
+
+    argv[n++] = prog;
+    while ((argv[n] = va_arg(ap, const char *)) != NULL) {
+        n++;
+        assert_true(n < sizeof(argv) / sizeof(argv[0]));
+    }
+    sworn_test_run(argv, in_path, r);
+}
+
+void sworn_test_runv(struct sworn_test_run *r, const char *in_path, const char *prog, ...)
+{
+    va_list ap;
+
+    va_start(ap, prog);
+    sworn_test_vrun(r, in_path, prog, ap);
+    va_end(ap);
+}
+
+void sworn_test_run_must(const struct sworn_test_run *r, const char *what)
+{
+    if (r->status != 0)
+        fail_msg("%s: status %d\n%s%s", what, r->status, r->out, r->err);
+}
+
+void sworn_test_run_ok(const char *what, const char *in_path, const char *prog, ...)
+{
+    struct sworn_test_run r;
+    va_list ap;
+
+    va_start(ap, prog);
+    sworn_test_vrun(&r, in_path, prog, ap);
+    va_end(ap);
+    sworn_test_run_must(&r, what);
+    sworn_test_run_free(&r);
+}
+
+void sworn_test_run_free(struct sworn_test_run *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof(*r));
+}
+
+void sworn_test_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+int sworn_test_read_proc(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t got = 0;
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    close(fd);
+    return 0;
 }

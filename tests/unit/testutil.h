@@ -1,10 +1,13 @@
 /*
  * testutil.h -- helpers shared by the unit tests: where the external vectors are, reading and
- * writing files, and temporary folders. Test code only: failures abort the test with a message.
+ * writing files, temporary folders, and running a real program with its output captured. Test
+ * code only: failures abort the test (or, in the helpers that run programs, fail the running
+ * cmocka test) with a message.
  */
 #ifndef SWORN_TESTUTIL_H
 #define SWORN_TESTUTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +60,53 @@ const char *sworn_test_bin(const char *env);
 
 /* Lower-case hex of n bytes into out (2n + 1 bytes), NUL-terminated. */
 void sworn_test_hex(const uint8_t *b, size_t n, char *out);
+
+/*
+ * What one run of a program printed, and how it ended. out and err are NUL-terminated (the lengths
+ * exclude the NUL) and owned by the caller: sworn_test_run_free frees them.
+ */
+struct sworn_test_run {
+    int status; /* the exit status, or 128 + the signal that ended it */
+    char *out, *err;
+    size_t out_len, err_len;
+    char cmd[256]; /* "argv[0] argv[1]" (cut to fit), for messages */
+};
+
+/*
+ * Run argv (NULL-terminated; argv[0] found on PATH unless it has a '/') with stdin from in_path
+ * (NULL: /dev/null), stdout and stderr captured through temporary files under $TMPDIR (or /tmp),
+ * removed afterwards. Fails the test when the program cannot be started (status 126 or 127) or
+ * when its stderr holds a sanitizer report: in the sanitizer build the programs under test are
+ * instrumented too. Any other exit status is the caller's to judge.
+ */
+void sworn_test_run(const char *const *argv, const char *in_path, struct sworn_test_run *r);
+
+/* sworn_test_run with the arguments listed after prog (NULL-terminated; at most 63). */
+void sworn_test_runv(struct sworn_test_run *r, const char *in_path, const char *prog, ...);
+
+/* sworn_test_runv with the arguments after prog in ap (for a test's own variadic wrapper). */
+void sworn_test_vrun(struct sworn_test_run *r, const char *in_path, const char *prog, va_list ap);
+
+/* Fail the test, with what, the status and both outputs, unless the run exited with status 0. */
+void sworn_test_run_must(const struct sworn_test_run *r, const char *what);
+
+/*
+ * sworn_test_runv (stdin from in_path) expecting exit status 0: otherwise the test fails with
+ * what, the status and both outputs. What it printed is dropped.
+ */
+void sworn_test_run_ok(const char *what, const char *in_path, const char *prog, ...);
+
+/* Free what a run captured and clear it (a cleared or freed run may be freed again). */
+void sworn_test_run_free(struct sworn_test_run *r);
+
+/* Sleep ms milliseconds (the whole time, across signals). */
+void sworn_test_sleep_ms(long ms);
+
+/*
+ * Read a /proc file (whose size stat does not tell) into buf (cap bytes, NUL-terminated, cut to
+ * fit). Returns 0, or -1 when it cannot be opened (the process or file is gone).
+ */
+int sworn_test_read_proc(const char *path, char *buf, size_t cap);
 
 /* Append one entry to log and check that it got index want_index; fails the test otherwise. */
 void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index);
