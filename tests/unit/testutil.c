@@ -338,3 +338,8 @@ int sworn_test_read_proc(const char *path, char *buf, size_t cap)
     close(fd);
     return 0;
 }
+
+const char *sworn_test_source_dir(void)
+{
+    return SWORN_SOURCE_DIR;
+}

@@ -58,6 +58,9 @@ int sworn_test_log_teardown(void **state);
 /* The path of a program under test, from the environment variable ctest sets; aborts if unset. */
 const char *sworn_test_bin(const char *env);
 
+/* The project's source folder (the repository root), as the build configured it. */
+const char *sworn_test_source_dir(void);
+
 /* Lower-case hex of n bytes into out (2n + 1 bytes), NUL-terminated. */
 void sworn_test_hex(const uint8_t *b, size_t n, char *out);
 
