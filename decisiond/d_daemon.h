@@ -214,6 +214,12 @@ void d_checkpointer_stop(struct d_daemon *d);
  */
 int d_startup_record(struct d_daemon *d);
 
+/*
+ * When the configuration names a keyring: it must be signed to its own roots' threshold, and
+ * the signer's key must be in it for purpose checkpoint, valid now. 0 or -1 (start refused).
+ */
+int d_keyring_check(struct d_daemon *d);
+
 /* --- d_harden.c ---------------------------------------------------------------------------- */
 
 /* No core dumps, not ptrace-able by the same uid; lock memory where permitted. 0 or -1. */

@@ -25,6 +25,8 @@
 #include "d_daemon.h"
 #include "d_jlog.h"
 #include "err.h"
+#include "fileio.h"
+#include "keyring.h"
 
 #define MEASURE_MAX_FILES 64
 /* Replay looks at most this many recent entries (a bound on start-up time). */
@@ -249,4 +251,45 @@ int d_startup_record(struct d_daemon *d)
     if (rc < 0)
         return -1;
     return replay_budgets(d);
+}
+
+/*
+ * The keyring check at start (DESIGN section 4: "decisiond refuses to start when the token's
+ * public key differs from the one in its keyring"). The file is the newest keyring version, a
+ * signed note: its own roots must have signed it to its own threshold, and the signer's key
+ * must be in it for purpose checkpoint (the one key signs checkpoints and, domain-separated,
+ * receipts) and valid now (not before valid-from, not retired or revoked). Verifying the whole
+ * chain of versions from version 1 is the auditor's job (sworn-verify, sworn-hsm keyring verify).
+ */
+int d_keyring_check(struct d_daemon *d)
+{
+    struct sworn_keyring *kr = NULL;
+    struct sworn_note note;
+    char *data = NULL;
+    size_t len = 0;
+    int is_signed = 0, rc = -1;
+
+    if (d->cfg->keyring == NULL)
+        return 0;
+    kr = sworn_keyring_new();
+    if (kr == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "keyring: out of memory");
+    if (sworn_file_read(d->cfg->keyring, 1024u * 1024u, &data, &len) < 0 ||
+        sworn_keyring_load(data, len, kr, &note, &is_signed) < 0)
+        goto out;
+    if (!is_signed) {
+        sworn_err_set(SWORN_ERR_VERIFY, "keyring %s is not signed by its roots", d->cfg->keyring);
+        goto out;
+    }
+    if (sworn_keyring_verify_root(kr, &note, 0) < 0 ||
+        sworn_keyring_key_valid_at(kr, d->key_id, SWORN_PURPOSE_CHECKPOINT,
+                                   (int64_t)(d_now_unix_ms() / 1000)) < 0) {
+        sworn_err_set(SWORN_ERR_VERIFY, "keyring %s: %s", d->cfg->keyring, sworn_err_msg());
+        goto out;
+    }
+    rc = 0;
+out:
+    free(data);
+    sworn_keyring_free(kr);
+    return rc;
 }

@@ -270,6 +270,10 @@ int main(int argc, char **argv)
         fail("signer");
         goto out;
     }
+    if (d_keyring_check(d) < 0) {
+        fail("keyring");
+        goto out;
+    }
     if (open_log(d) < 0) {
         fail("log");
         goto out;

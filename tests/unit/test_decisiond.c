@@ -969,6 +969,61 @@ static void test_final_checkpoint_quoted(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/*
+ * The keyring pins the key: with a keyring signed by its root that lists the signer's key,
+ * decisiond starts and serves; with one that does not list it, or an unsigned one, it refuses
+ * to start and says why.
+ */
+static void test_keyring_pins_the_key(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    char *log_path, *log_text;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(
+        sworn_stack_sh(
+            &s,
+            "L=\"%s\"; H=\"%s\";"
+            " openssl pkey -in signer.pem -pubout -outform DER -out signer.spki 2>/dev/null"
+            " && V=$(\"$L\" keygen --name root-a.example --out root.key)"
+            " && \"$H\" keyring init --out kr1.txt --threshold 1 --root-vkey \"$V\""
+            " && \"$H\" keyring add --in kr1.txt --out kr2.txt --spki signer.spki --purpose"
+            " checkpoint && \"$H\" keyring sign --in kr1.txt --out kr1.signed --root-key root.key"
+            " && \"$H\" keyring sign --in kr2.txt --out kr2.signed --root-key root.key --prev"
+            " kr1.signed && cp decisiond.yaml decisiond.base"
+            " && { cat decisiond.base; echo \"keyring: $PWD/kr2.signed\"; } > decisiond.yaml",
+            sworn_test_bin("SWORN_LOG_BIN"), sworn_test_bin("SWORN_HSM_BIN")),
+        0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = sworn_stack_decide_path(&s, "kr-1", "/allowed/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* Version 1 does not list the key: refused. */
+    assert_int_equal(sworn_stack_sh(&s, "{ cat decisiond.base; echo \"keyring: $PWD/kr1.signed\"; }"
+                                        " > decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), -1);
+    /* The unsigned text: refused. */
+    assert_int_equal(sworn_stack_sh(&s, "{ cat decisiond.base; echo \"keyring: $PWD/kr2.txt\"; }"
+                                        " > decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), -1);
+    log_path = sworn_test_path(s.dir, "decisiond.log");
+    log_text = sworn_test_read_file(log_path, NULL);
+    assert_non_null(strstr(log_text, "the key is not in the keyring"));
+    assert_non_null(strstr(log_text, "is not signed by its roots"));
+    free(log_text);
+    free(log_path);
+    /* Back to the configuration without a keyring, for an orderly teardown. */
+    assert_int_equal(sworn_stack_sh(&s, "cp decisiond.base decisiond.yaml"), 0);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -980,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_measured_start_and_quotes),
         cmocka_unit_test(test_token_exchange),
         cmocka_unit_test(test_final_checkpoint_quoted),
+        cmocka_unit_test(test_keyring_pins_the_key),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {
