@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/thread.h>
@@ -40,6 +41,8 @@
 #include "encoding.h"
 #include "err.h"
 #include "notesigner.h"
+
+#define SIGNER_START_ATTEMPTS 5
 
 static int usage(const char *why)
 {
@@ -99,8 +102,21 @@ static int start_signer(struct d_daemon *d)
         opts.uid = pw.pw_uid;
         opts.gid = pw.pw_gid;
     }
-    if (sworn_signer_proc_start(&sc, &opts, &d->signer) < 0)
-        return -1;
+    /* A device can be briefly unavailable at start: a network HSM still connecting, or a token
+     * whose files the signer child of the daemon that just died is still closing (SoftHSM
+     * rewrites its token file without a lock). Try a few times, 250 ms apart; never on a key
+     * that is the wrong one (SWORN_ERR_VERIFY) or a bad configuration (SWORN_ERR_ARG). */
+    for (int attempt = 1;; attempt++) {
+        struct timespec pause = {0, 250 * 1000000L};
+
+        if (sworn_signer_proc_start(&sc, &opts, &d->signer) == 0)
+            break;
+        if (attempt >= SIGNER_START_ATTEMPTS || sworn_err_code() == SWORN_ERR_VERIFY ||
+            sworn_err_code() == SWORN_ERR_ARG)
+            return -1;
+        d_log_msg(D_LOG_WARN, "signer_start_retry", sworn_err_msg());
+        nanosleep(&pause, NULL);
+    }
     got = sworn_signer_proc_spki(d->signer, &got_len);
     SHA256(got, got_len, d->key_id);
     if (sworn_signer_proc_software_held(d->signer))
