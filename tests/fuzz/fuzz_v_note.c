@@ -13,8 +13,10 @@
 
 static const char *const vkeys[] = {
     "example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx",
-    "rekor.sigstore.dev+c0d23d6a+AjBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABNhtmPtrWm3U1eQXBogSMdGvXwBcK5"
-    "AW5i0hrZLOC96l+smGNM7nwZ4QvFK/4sueRoVj//QP22Ni4Qt9DPfkWLc=",
+    /* parenthesised: one key split over two lines, not two keys missing a comma */
+    ("rekor.sigstore.dev+c0d23d6a+"
+     "AjBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABNhtmPtrWm3U1eQXBogSMdGvXwBcK5"
+     "AW5i0hrZLOC96l+smGNM7nwZ4QvFK/4sueRoVj//QP22Ni4Qt9DPfkWLc="),
     "example.org/witness+cacf2e50+BGbguFjkYqYJ5m/nE3DIFtiEb/ED1UmaIqf+w3/bxCSn",
 };
 

@@ -629,8 +629,8 @@ static void expect_fail(json_object *rep, const char *mutation, const char *name
     if (mutation != NULL)
         note_row(mutation, name, got);
     if (strcmp(got, reason) != 0)
-        fail_msg("%s: check %s failed with %s, want %s", mutation, name,
-                 json_object_to_json_string(sworn_verify_check(rep, name)), reason);
+        fail_msg("%s: check %s failed with %s, want %s", mutation != NULL ? mutation : "(none)",
+                 name, json_object_to_json_string(sworn_verify_check(rep, name)), reason);
 }
 
 static char *copy_good(const struct fx *f, const char *to)
