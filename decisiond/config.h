@@ -67,7 +67,7 @@ struct sworn_dconfig {
                                    keys) */
     char *signer_user;          /* user the signer child drops to; NULL = stay */
     uint64_t signer_timeout_ms; /* default 2000; 100..60000 */
-    char *keyring;              /* keyring file (hsm/keyring.h); NULL = none */
+    char *keyring;              /* keyring file (keyring/keyring.h); NULL = none */
     /* tpm (quotes and measured start): */
     char *tpm_tcti;                 /* NULL = no TPM */
     int tpm_required;               /* 1: decisions deny while the TPM cannot quote */

@@ -53,17 +53,4 @@ extern const struct sworn_signer_backend sworn_signer_backend_file;
 extern const struct sworn_signer_backend sworn_signer_backend_pkcs11;
 extern const struct sworn_signer_backend sworn_signer_backend_tpm;
 
-/*
- * Encode an ECDSA signature given as r and s (big-endian, each at most 32 bytes; leading zeros
- * allowed) as DER ECDSA-Sig-Value into out (capacity cap). OUT: *len. Returns 0 or -1.
- */
-int sworn_ecdsa_rs_to_der(const uint8_t *r, size_t r_len, const uint8_t *s, size_t s_len,
-                          uint8_t *out, size_t cap, size_t *len);
-
-/*
- * Build the DER SPKI of a P-256 public key given as an uncompressed point (0x04 || X || Y,
- * 65 bytes) into out (capacity cap). OUT: *len. Returns 0 or -1.
- */
-int sworn_p256_spki_from_point(const uint8_t point[65], uint8_t *out, size_t cap, size_t *len);
-
 #endif

@@ -1,8 +1,8 @@
 /*
  * ecutil.c -- encodings that devices leave to us: DER ECDSA signatures from (r, s), and a P-256
- * SubjectPublicKeyInfo from an uncompressed point (declared in backend.h).
+ * SubjectPublicKeyInfo from an uncompressed point (declared in sigscheme.h).
  */
-#include "backend.h"
+#include "sigscheme.h"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>

@@ -15,12 +15,9 @@
 #include <openssl/x509.h>
 
 #include "backend.h"
-#include "checkpoint.h"
 #include "err.h"
 #include "wipe.h"
 
-#define RECEIPT_PREFIX "\xffsworn/v1 receipt"
-#define KEY_EVENT_PREFIX "\xffsworn/v1 key-event"
 #define DIGEST_LEN 32
 /* Rebuild backoff: the first retry may come at once, then 100 ms, doubling to 5 s. */
 #define BACKOFF_FIRST_MS 100
@@ -117,46 +114,6 @@ const char *sworn_signer_scheme(const struct sworn_signer *s)
     return s->backend->scheme;
 }
 
-int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t len, uint8_t *out,
-                     size_t *out_len)
-{
-    const char *prefix;
-    size_t prefix_len;
-
-    switch (purpose) {
-    case SWORN_PURPOSE_CHECKPOINT: {
-        struct sworn_checkpoint cp;
-
-        if (len > SWORN_SIGNER_MSG_MAX)
-            return sworn_err_set(SWORN_ERR_FORMAT, "signer: checkpoint longer than %d bytes",
-                                 SWORN_SIGNER_MSG_MAX);
-        if (sworn_checkpoint_parse((const char *)msg, len, &cp) < 0)
-            return sworn_err_set(SWORN_ERR_FORMAT, "signer: not a checkpoint body: %s",
-                                 sworn_err_msg());
-        memcpy(out, msg, len);
-        *out_len = len;
-        return 0;
-    }
-    case SWORN_PURPOSE_RECEIPT:
-        prefix = RECEIPT_PREFIX;
-        break;
-    case SWORN_PURPOSE_KEY_EVENT:
-        prefix = KEY_EVENT_PREFIX;
-        break;
-    default:
-        return sworn_err_set(SWORN_ERR_ARG, "signer: unknown purpose %d", (int)purpose);
-    }
-    if (len != DIGEST_LEN)
-        return sworn_err_set(SWORN_ERR_FORMAT,
-                             "signer: this purpose signs a 32-byte digest, not %zu bytes", len);
-    /* The prefix's own NUL terminator is part of the TBS: it ends the label unambiguously. */
-    prefix_len = strlen(prefix) + 1;
-    memcpy(out, prefix, prefix_len);
-    memcpy(out + prefix_len, msg, DIGEST_LEN);
-    *out_len = prefix_len + DIGEST_LEN;
-    return 0;
-}
-
 static void monotonic_now(struct timespec *t)
 {
     clock_gettime(CLOCK_MONOTONIC, t);
@@ -238,49 +195,4 @@ int sworn_signer_health(struct sworn_signer *s)
                              "signer: health check signature does not verify with the key's public "
                              "key");
     return 0;
-}
-
-int sworn_signature_verify(const uint8_t *spki, size_t spki_len, enum sworn_sign_purpose purpose,
-                           const uint8_t *msg, size_t len, const uint8_t *sig, size_t sig_len)
-{
-    uint8_t tbs[SWORN_SIGNER_TBS_MAX];
-    size_t tbs_len;
-    const unsigned char *p = spki;
-    EVP_PKEY *key = NULL;
-    EVP_MD_CTX *md = NULL;
-    EVP_PKEY_CTX *pctx = NULL;
-    int id, ok = 0;
-
-    SWORN_GUARD(sworn_signer_tbs(purpose, msg, len, tbs, &tbs_len));
-    key = d2i_PUBKEY(NULL, &p, (long)spki_len);
-    SWORN_ENSURE(key != NULL && p == spki + spki_len, SWORN_ERR_FORMAT,
-                 "signature: the public key is not a DER SubjectPublicKeyInfo");
-    md = EVP_MD_CTX_new();
-    SWORN_ENSURE(md != NULL, SWORN_ERR_NOMEM, "signature: out of memory");
-    id = EVP_PKEY_get_base_id(key);
-    if (id == EVP_PKEY_ED25519) {
-        SWORN_ENSURE(EVP_DigestVerifyInit(md, NULL, NULL, NULL, key) == 1, SWORN_ERR_CRYPTO,
-                     "signature: Ed25519 init failed");
-    } else if (id == EVP_PKEY_EC || id == EVP_PKEY_RSA) {
-        SWORN_ENSURE(EVP_DigestVerifyInit(md, &pctx, EVP_sha256(), NULL, key) == 1,
-                     SWORN_ERR_CRYPTO, "signature: verify init failed");
-        if (id == EVP_PKEY_RSA)
-            SWORN_ENSURE(EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1 &&
-                             EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, DIGEST_LEN) == 1 &&
-                             EVP_PKEY_CTX_set_rsa_mgf1_md(pctx, EVP_sha256()) == 1,
-                         SWORN_ERR_CRYPTO, "signature: RSA-PSS parameters refused");
-    } else {
-        sworn_err_set(SWORN_ERR_FORMAT, "signature: unsupported key type");
-        goto fail;
-    }
-    ok = EVP_DigestVerify(md, sig, sig_len, tbs, tbs_len) == 1;
-    EVP_MD_CTX_free(md);
-    EVP_PKEY_free(key);
-    if (!ok)
-        return sworn_err_set(SWORN_ERR_VERIFY, "signature: does not verify");
-    return 0;
-fail:
-    EVP_MD_CTX_free(md);
-    EVP_PKEY_free(key);
-    return -1;
 }

@@ -7,20 +7,7 @@
  *     tpm:handle=0x81xxxxxx                               a persistent TPM signing key
  *     file:/absolute/path/key.pem                         development only: marked software-held
  *
- * Purposes and what a signature covers. Every signature names its purpose, and the bytes it
- * covers (the "to-be-signed" bytes, TBS) make a signature of one purpose useless for another:
- *     SWORN_PURPOSE_CHECKPOINT  msg is a C2SP checkpoint body (checkpoint.h), checked before
- *                               signing; TBS = msg. This keeps HSM and TPM checkpoint signatures
- *                               standard C2SP note signatures (type 0x02: ECDSA-SHA256 over the
- *                               note text).
- *     SWORN_PURPOSE_RECEIPT     msg is a 32-byte digest; TBS = "\xffsworn/v1 receipt\0" || msg
- *     SWORN_PURPOSE_KEY_EVENT   msg is a 32-byte digest; TBS = "\xffsworn/v1 key-event\0" || msg
- * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
- * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
- *
- * Signature encodings: ECDSA P-256 with SHA-256 over the TBS, DER-encoded (what note type 0x02
- * and openssl use); Ed25519 over the TBS, 64 bytes; RSA-PSS with SHA-256, MGF1-SHA-256 and a
- * 32-byte salt over the TBS.
+ * Purposes, the bytes each signature covers and the encodings: sigscheme.h.
  *
  * Keys are identified by their key id: SHA-256 of their DER SubjectPublicKeyInfo. PKCS#11 and TPM
  * keys must be pinned: the config names the SPKI the key must have, and open refuses any other.
@@ -41,24 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SWORN_KEY_ID_LEN 32        /* SHA-256 of the DER SubjectPublicKeyInfo */
-#define SWORN_SIGNER_SPKI_MAX 1024 /* RSA-4096 SPKIs are about 550 bytes */
-#define SWORN_SIGNER_SIG_MAX 512   /* RSA-4096 signatures; DER ECDSA P-256 is at most 72 */
-#define SWORN_SIGNER_MSG_MAX 4096  /* the largest msg of any purpose (a checkpoint body) */
-#define SWORN_SIGNER_TBS_MAX (SWORN_SIGNER_MSG_MAX + 32)
+#include "sigscheme.h"
+
 #define SWORN_SIGNER_TIMEOUT_MS 5000 /* default watchdog for one device call */
-
-enum sworn_sign_purpose {
-    SWORN_PURPOSE_CHECKPOINT = 1,
-    SWORN_PURPOSE_RECEIPT = 2,
-    SWORN_PURPOSE_KEY_EVENT = 3
-};
-
-enum sworn_sig_alg {
-    SWORN_SIG_ECDSA_P256_SHA256 = 1,
-    SWORN_SIG_ED25519 = 2,
-    SWORN_SIG_RSA_PSS_SHA256 = 3
-};
 
 struct sworn_signer_config {
     const char *uri;         /* pkcs11:..., tpm:..., file:... (required) */
@@ -112,20 +84,5 @@ int sworn_signer_sign(struct sworn_signer *s, enum sworn_sign_purpose purpose, c
 
 /* Sign a fixed message and verify the signature with the public key. Returns 0 or -1. */
 int sworn_signer_health(struct sworn_signer *s);
-
-/*
- * The TBS bytes of a purpose for msg (rules above), into out (capacity SWORN_SIGNER_TBS_MAX).
- * OUT: *out_len. Returns 0, or -1 (SWORN_ERR_FORMAT: msg is not of its purpose's form).
- */
-int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t len, uint8_t *out,
-                     size_t *out_len);
-
-/*
- * Verify a signature made by sworn_signer_sign with the key of the DER SPKI (its algorithm is
- * taken from the key: EC P-256 is ECDSA-SHA256, Ed25519, RSA is RSA-PSS-SHA256).
- * Returns 0 when it verifies; -1 otherwise (SWORN_ERR_VERIFY, SWORN_ERR_FORMAT).
- */
-int sworn_signature_verify(const uint8_t *spki, size_t spki_len, enum sworn_sign_purpose purpose,
-                           const uint8_t *msg, size_t len, const uint8_t *sig, size_t sig_len);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * sv_entry.h -- the verifier's own check of a log entry as a sworn.v1.Entry (docs/protocol.md
  * section 3), with protobuf-c code generated in the verifier's build from the contract
- * decisiond/sworn.proto under a package of its own (svpb.v1), so it shares no object code with
+ * wire/sworn.proto under a package of its own (svpb.v1), so it shares no object code with
  * the recording side's decoders.
  *
  * sv_entry_check accepts an entry only when: protobuf-c unpacks it; no message at any depth has

@@ -1,6 +1,6 @@
 /*
  * sv_keyring.h -- the verifier's own reading of the sworn keyring and key events (docs/keys.md
- * sections 3 and 4), written from that document (no code shared with hsm/keyring.c).
+ * sections 3 and 4), written from that document (no code shared with keyring/keyring.c).
  *
  * sv_keyring_load reads the policy's `keyring` files (versions 1..N in order), checks that each
  * is a signed note in the keyring text format, that version 1 is signed by at least the

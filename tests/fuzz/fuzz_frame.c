@@ -1,5 +1,5 @@
 /*
- * fuzz_frame.c -- libFuzzer target for decisiond/frame.c: the input is read as a byte stream of
+ * fuzz_frame.c -- libFuzzer target for wire/frame.c: the input is read as a byte stream of
  * frames by the incremental decoder (fed in chunks of varying size), and every complete body,
  * and the whole input itself, is decoded as an AuthorizationRequest, a TokenExchange, a
  * DecisionReply, an Entry, an AdminRequest and an AdminResponse.

@@ -1,5 +1,5 @@
 /*
- * fuzz_keyring.c -- libFuzzer target for hsm/keyring.c and hsm/keyevent.c: the keyring text
+ * fuzz_keyring.c -- libFuzzer target for keyring/keyring.c and keyring/keyevent.c: the keyring text
  * (sworn_keyring_parse), keyring files signed or not (sworn_keyring_load, then the root
  * signatures counted against the file's own roots and against a fixed keyring version 3), the
  * key-event statement (sworn_keyevent_parse, then sworn_keyevent_verify against that fixed

@@ -1,5 +1,5 @@
 /*
- * fuzz_policy.c -- libFuzzer target for the policy loader (decisiond/policy.c over yamldoc.c)
+ * fuzz_policy.c -- libFuzzer target for the policy loader (policy/policy.c over yamldoc.c)
  * and, for every policy that loads, for evaluation and budgets.
  *
  * Besides not crashing, it checks properties that a broken engine would break:

@@ -1,5 +1,5 @@
 /*
- * fuzz_reqjson.c -- libFuzzer target for the request JSON form (decisiond/policy_reqjson.c),
+ * fuzz_reqjson.c -- libFuzzer target for the request JSON form (wire/reqjson.c),
  * and for evaluating arbitrary well-formed requests against a policy that uses every matcher.
  *
  * Besides not crashing, it checks:

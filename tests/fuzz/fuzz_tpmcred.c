@@ -1,6 +1,6 @@
 /*
  * fuzz_tpmcred.c -- libFuzzer target for what sworn-tpm reads from an auditor's or operator's
- * files when binding an AK to an EK (signer/tpmattest.h): the EK's marshalled TPM2B_PUBLIC given
+ * files when binding an AK to an EK (attest/tpmattest.h): the EK's marshalled TPM2B_PUBLIC given
  * to sworn_tpm_make_credential, and the credential file whose seed sworn_tpm_credential_ek_alg
  * classifies. The first byte picks the parser; the rest is the file.
  *

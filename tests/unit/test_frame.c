@@ -1,5 +1,5 @@
 /*
- * test_frame.c -- unit tests of decisiond/frame.c: the socket framing and the strict decoding of
+ * test_frame.c -- unit tests of wire/frame.c: the socket framing and the strict decoding of
  * sworn.proto's AuthorizationRequest, DecisionReply and Entry.
  *
  * Evidence:

@@ -1,5 +1,5 @@
 /*
- * test_keyring.c -- the keyring (hsm/keyring.c) and key-event statements (hsm/keyevent.c),
+ * test_keyring.c -- the keyring (keyring/keyring.c) and key-event statements (keyring/keyevent.c),
  * without hardware: keys are made here with OpenSSL, roots with the note code's own keygen, and
  * key-event signatures come from the file: signer backend.
  *

@@ -1,5 +1,5 @@
 /*
- * test_policy.c -- unit tests of the policy engine (decisiond/policy.c, policy_match.c,
+ * test_policy.c -- unit tests of the policy engine (policy/policy.c, policy_match.c,
  * budget.c) and of the request JSON form (policy_reqjson.c).
  *
  * Every policy is a real file written to a temporary folder and loaded with
@@ -141,8 +141,8 @@ static void expect(const struct sworn_policy *p, struct sworn_budgets *b,
     struct sworn_policy_result res = ev(p, b, r, now);
 
     if (res.effect != effect || strcmp(res.rule_id, rule) != 0)
-        fail_msg("got %s/%s (%s), expected %s/%s", sworn_policy_effect_name(res.effect),
-                 res.rule_id, res.reason, sworn_policy_effect_name(effect), rule);
+        fail_msg("got %s/%s (%s), expected %s/%s", sworn_frame_effect_name(res.effect), res.rule_id,
+                 res.reason, sworn_frame_effect_name(effect), rule);
     rfree(r);
 }
 
@@ -193,7 +193,7 @@ static void test_sample_policy(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    snprintf(path, sizeof(path), "%s/decisiond/examples/policy.yaml", sworn_test_source_dir());
+    snprintf(path, sizeof(path), "%s/policy/examples/policy.yaml", sworn_test_source_dir());
     if (sworn_policy_load_file(path, &p) != 0)
         fail_msg("%s", sworn_err_msg());
     assert_int_equal(sworn_policy_rule_count(p), 5);
@@ -1262,7 +1262,7 @@ static void test_print_result_and_decision(void **state)
     strcpy(res.rule_id, "r\"1");
     strcpy(res.reason, "needs \"approval\"");
     res.escalation_timeout_ms = 5000;
-    out = sworn_reqjson_print_result(&res);
+    out = sworn_policy_result_json(&res);
     assert_string_equal(out, "{\"effect\":\"escalate\",\"rule_id\":\"r\\\"1\",\"reason\":\"needs "
                              "\\\"approval\\\"\",\"credential_id\":\"\","
                              "\"escalation_timeout_ms\":5000}");

@@ -29,7 +29,7 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
-#include "backend.h"
+#include "sigscheme.h"
 #include "err.h"
 #include "fileio.h"
 #include "roca.h"

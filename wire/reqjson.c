@@ -1,5 +1,5 @@
 /*
- * policy_reqjson.c -- AuthorizationRequest <-> JSON (see reqjson.h for the form and the rules).
+ * reqjson.c -- AuthorizationRequest <-> JSON (see reqjson.h for the form and the rules).
  *
  * Parsing builds the protobuf-c structs with their strings borrowed from the json-c tree and
  * every allocation recorded in a small arena, packs them, and decodes the bytes again with
@@ -651,26 +651,6 @@ fail:
     return NULL;
 }
 
-char *sworn_reqjson_print_result(const struct sworn_policy_result *r)
-{
-    json_object *o = json_object_new_object();
-
-    if (o == NULL || r == NULL) {
-        json_object_put(o);
-        sworn_err_set(SWORN_ERR_NOMEM, "out of memory printing JSON");
-        return NULL;
-    }
-    SWORN_GUARD(add_str(o, "effect", sworn_policy_effect_name(r->effect)));
-    SWORN_GUARD(add_str(o, "rule_id", r->rule_id));
-    SWORN_GUARD(add_str(o, "reason", r->reason));
-    SWORN_GUARD(add_str(o, "credential_id", r->credential_id));
-    SWORN_GUARD(add(o, "escalation_timeout_ms", json_object_new_uint64(r->escalation_timeout_ms)));
-    return finish(o);
-fail:
-    json_object_put(o);
-    return NULL;
-}
-
 char *sworn_reqjson_print_decision(const Sworn__V1__Decision *m)
 {
     json_object *o = json_object_new_object(), *sub;
@@ -681,7 +661,7 @@ char *sworn_reqjson_print_decision(const Sworn__V1__Decision *m)
     }
     SWORN_GUARD(sworn_frame_check_decision(m));
     SWORN_GUARD(add_str(o, "request_id", m->request_id));
-    SWORN_GUARD(add_str(o, "effect", sworn_policy_effect_name(m->effect)));
+    SWORN_GUARD(add_str(o, "effect", sworn_frame_effect_name(m->effect)));
     SWORN_GUARD(add_str(o, "rule_id", m->rule_id));
     SWORN_GUARD(add_str(o, "reason", m->reason));
     SWORN_GUARD(add(o, "log_index", json_object_new_uint64(m->log_index)));

@@ -2,7 +2,7 @@
  * reqjson.h -- AuthorizationRequest as JSON, for people and tools (`sworn-policy eval`,
  * `swornctl decide`), and policy results and decisions printed as JSON.
  *
- * The JSON form of a request mirrors decisiond/sworn.proto with its snake_case field names
+ * The JSON form of a request mirrors wire/sworn.proto with its snake_case field names
  * (docs/policy.md, "Requests as JSON", gives it in full):
  *
  *   {"request_id": "r1",
@@ -36,7 +36,6 @@
 
 #include <stddef.h>
 
-#include "policy.h"
 #include "sworn.pb-c.h"
 
 #define SWORN_REQJSON_MAX (1024u * 1024u) /* largest JSON text accepted */
@@ -49,13 +48,11 @@ int sworn_reqjson_parse(const char *text, size_t len, Sworn__V1__AuthorizationRe
 
 /*
  * Print as one line of JSON (no trailing newline) into a new string (free() it). The request
- * form is the one sworn_reqjson_parse reads back to an identical request. A result prints
- * effect, rule_id, reason, credential_id and escalation_timeout_ms. A Decision prints its fields
- * with hashes and signatures in hex, and of a credential only its id, header_name and
+ * form is the one sworn_reqjson_parse reads back to an identical request. A Decision prints its
+ * fields with hashes and signatures in hex, and of a credential only its id, header_name and
  * query_name: the value is never printed. Returns NULL with sworn_err set on failure.
  */
 char *sworn_reqjson_print_request(const Sworn__V1__AuthorizationRequest *m);
-char *sworn_reqjson_print_result(const struct sworn_policy_result *r);
 char *sworn_reqjson_print_decision(const Sworn__V1__Decision *m);
 
 #endif

@@ -21,9 +21,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "encoding.h"
 #include "err.h"
 #include "fileio.h"
+#include "frame.h"
 #include "policy.h"
 #include "reqjson.h"
 
@@ -155,7 +158,7 @@ static int eval_one(const struct sworn_policy *p, struct sworn_budgets *b, const
         fprintf(stderr, "sworn-policy: %s: evaluation failed: %s\n", file, sworn_err_msg());
         goto out;
     }
-    json = sworn_reqjson_print_result(&res);
+    json = sworn_policy_result_json(&res);
     if (json == NULL) {
         fprintf(stderr, "sworn-policy: %s\n", sworn_err_msg());
         goto out;

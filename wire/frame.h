@@ -1,6 +1,6 @@
 /*
  * frame.h -- the frames of the decision and admin sockets, and strict decoding of the messages
- * of decisiond/sworn.proto that they carry (and of the log's Entry).
+ * of wire/sworn.proto that they carry (and of the log's Entry).
  *
  * Frame format (docs/protocol.md), byte by byte:
  *
@@ -133,5 +133,8 @@ Sworn__V1__TokenExchange *sworn_frame_unpack_exchange(const uint8_t *p, size_t l
 Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len);
 Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len);
 Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len);
+
+/* The name of an effect for JSON and logs: "allow", "deny", "escalate" or "unspecified". */
+const char *sworn_frame_effect_name(Sworn__V1__Effect e);
 
 #endif

@@ -120,7 +120,10 @@ void sworn_budgets_refund(struct sworn_budgets *b, const struct sworn_policy_res
 int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
                          const Sworn__V1__DecisionRecord *rec);
 
-/* The name of an effect for JSON and logs: "allow", "deny", "escalate" or "unspecified". */
-const char *sworn_policy_effect_name(Sworn__V1__Effect e);
+/*
+ * A result as one line of JSON, in a new string (free() it): effect, rule_id, reason,
+ * credential_id and escalation_timeout_ms. Returns NULL with sworn_err set on failure.
+ */
+char *sworn_policy_result_json(const struct sworn_policy_result *r);
 
 #endif

@@ -745,20 +745,6 @@ const struct prule *policy_find_rule(const struct sworn_policy *p, const char *i
     return NULL;
 }
 
-const char *sworn_policy_effect_name(Sworn__V1__Effect e)
-{
-    switch (e) {
-    case SWORN__V1__EFFECT__EFFECT_ALLOW:
-        return "allow";
-    case SWORN__V1__EFFECT__EFFECT_DENY:
-        return "deny";
-    case SWORN__V1__EFFECT__EFFECT_ESCALATE:
-        return "escalate";
-    default:
-        return "unspecified";
-    }
-}
-
 /* --- Evaluation --- */
 
 static int any_glob(const struct pglob *g, size_t n, const char *s)

@@ -785,3 +785,17 @@ Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len)
     }
     return m;
 }
+
+const char *sworn_frame_effect_name(Sworn__V1__Effect e)
+{
+    switch (e) {
+    case SWORN__V1__EFFECT__EFFECT_ALLOW:
+        return "allow";
+    case SWORN__V1__EFFECT__EFFECT_DENY:
+        return "deny";
+    case SWORN__V1__EFFECT__EFFECT_ESCALATE:
+        return "escalate";
+    default:
+        return "unspecified";
+    }
+}

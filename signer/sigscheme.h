@@ -1,0 +1,77 @@
+/*
+ * sigscheme.h -- what a sworn signature is, apart from any key or device: the purposes and the
+ * bytes each one covers (TBS), the algorithms and their encodings, key ids, and verification
+ * with a public key. Pure OpenSSL: the engine, the keyring and the attestation code link it
+ * without linking a device backend (signer.h is the signing side, and includes this).
+ *
+ * Purposes and what a signature covers. Every signature names its purpose, and the bytes it
+ * covers (the "to-be-signed" bytes, TBS) make a signature of one purpose useless for another:
+ *     SWORN_PURPOSE_CHECKPOINT  msg is a C2SP checkpoint body (checkpoint.h), checked before
+ *                               signing; TBS = msg. This keeps HSM and TPM checkpoint signatures
+ *                               standard C2SP note signatures (type 0x02: ECDSA-SHA256 over the
+ *                               note text).
+ *     SWORN_PURPOSE_RECEIPT     msg is a 32-byte digest; TBS = "\xffsworn/v1 receipt\0" || msg
+ *     SWORN_PURPOSE_KEY_EVENT   msg is a 32-byte digest; TBS = "\xffsworn/v1 key-event\0" || msg
+ * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
+ * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
+ *
+ * Signature encodings: ECDSA P-256 with SHA-256 over the TBS, DER-encoded (what note type 0x02
+ * and openssl use); Ed25519 over the TBS, 64 bytes; RSA-PSS with SHA-256, MGF1-SHA-256 and a
+ * 32-byte salt over the TBS. Keys are identified by their key id: SHA-256 of their DER
+ * SubjectPublicKeyInfo.
+ *
+ * Errors: -1 with sworn_err set (err.h). Thread safety: no shared state.
+ */
+#ifndef SWORN_SIGSCHEME_H
+#define SWORN_SIGSCHEME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SWORN_KEY_ID_LEN 32        /* SHA-256 of the DER SubjectPublicKeyInfo */
+#define SWORN_SIGNER_SPKI_MAX 1024 /* RSA-4096 SPKIs are about 550 bytes */
+#define SWORN_SIGNER_SIG_MAX 512   /* RSA-4096 signatures; DER ECDSA P-256 is at most 72 */
+#define SWORN_SIGNER_MSG_MAX 4096  /* the largest msg of any purpose (a checkpoint body) */
+#define SWORN_SIGNER_TBS_MAX (SWORN_SIGNER_MSG_MAX + 32)
+
+enum sworn_sign_purpose {
+    SWORN_PURPOSE_CHECKPOINT = 1,
+    SWORN_PURPOSE_RECEIPT = 2,
+    SWORN_PURPOSE_KEY_EVENT = 3
+};
+
+enum sworn_sig_alg {
+    SWORN_SIG_ECDSA_P256_SHA256 = 1,
+    SWORN_SIG_ED25519 = 2,
+    SWORN_SIG_RSA_PSS_SHA256 = 3
+};
+
+/*
+ * The TBS bytes of a purpose for msg (rules above), into out (capacity SWORN_SIGNER_TBS_MAX).
+ * OUT: *out_len. Returns 0, or -1 (SWORN_ERR_FORMAT: msg is not of its purpose's form).
+ */
+int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t len, uint8_t *out,
+                     size_t *out_len);
+
+/*
+ * Verify a signature made by sworn_signer_sign with the key of the DER SPKI (its algorithm is
+ * taken from the key: EC P-256 is ECDSA-SHA256, Ed25519, RSA is RSA-PSS-SHA256).
+ * Returns 0 when it verifies; -1 otherwise (SWORN_ERR_VERIFY, SWORN_ERR_FORMAT).
+ */
+int sworn_signature_verify(const uint8_t *spki, size_t spki_len, enum sworn_sign_purpose purpose,
+                           const uint8_t *msg, size_t len, const uint8_t *sig, size_t sig_len);
+
+/*
+ * Encode an ECDSA signature given as r and s (big-endian, each at most 32 bytes; leading zeros
+ * allowed) as DER ECDSA-Sig-Value into out (capacity cap). OUT: *len. Returns 0 or -1.
+ */
+int sworn_ecdsa_rs_to_der(const uint8_t *r, size_t r_len, const uint8_t *s, size_t s_len,
+                          uint8_t *out, size_t cap, size_t *len);
+
+/*
+ * Build the DER SPKI of a P-256 public key given as an uncompressed point (0x04 || X || Y,
+ * 65 bytes) into out (capacity cap). OUT: *len. Returns 0 or -1.
+ */
+int sworn_p256_spki_from_point(const uint8_t point[65], uint8_t *out, size_t cap, size_t *len);
+
+#endif
