@@ -1,56 +1,40 @@
 /*
- * d_seccomp.h -- decisiond's seccomp allow-list, installed once the daemon runs
- * (docs/decisiond.md section 9, "Hardening").
+ * d_seccomp.h -- decisiond's seccomp filter, installed once the daemon runs (docs/decisiond.md
+ * section 9, "Hardening"): a thin layer over the shared builder (common/seccomp.h), which says
+ * what the filter decides, that adds what only decisiond knows (which configurations need the
+ * network) and decisiond's log line.
  *
- * What it is: a classic BPF seccomp filter built by hand (no libseccomp), installed with
- * PR_SET_NO_NEW_PRIVS and then seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC), so
- * that every thread of the process has it, and every process forked later (a restarted signer
- * child) inherits it. A filter can never be removed or loosened: later filters only add refusals.
+ * Which role: today's decisiond is still one process that forks its signer child from inside
+ * (restarted from a worker thread after a crash) and changes that child's uid, so it installs
+ * SWORN_SECCOMP_MONITOR, whose lists are a superset of the engine's and the signer's, with
+ * SWORN_SECCOMP_NOEXEC (it never execs, so execve stays killed); a restarted signer child
+ * inherits it. When the monitor/engine/signer split lands, this installs
+ * SWORN_SECCOMP_ENGINE in the engine (no fork, exec or setuid), and the monitor and the signer
+ * install their own roles.
  *
  * When: after the last thread has started and the signal events are set, before the event loop
  * runs (daemon.c). Nothing after that point needs a call outside the list; start-up (loading
  * files, starting the signer child, creating the log, binding the sockets, dropping privileges)
  * is over.
  *
- * What it decides, for each system call of the running daemon and its children:
- *   - a call from another ABI than the one the daemon was built for (i386 int 0x80 or x32 on an
- *     x86_64 daemon): the process is killed (SECCOMP_RET_KILL_PROCESS);
- *   - a call on the allow-list (the event loop, the workers, sqlite, OpenSSL, the signer socket
- *     and the signer child's restart, the TPM over TCP or a device): allowed, some only with the
- *     arguments the daemon uses (socket families: AF_UNIX, and AF_INET/AF_INET6 only when the
- *     configuration needs the network, d_seccomp_flags; clone flags without namespaces; prctl
- *     options; ioctl requests);
- *   - a call on the kill list (execve, ptrace, mount, bpf, module loading, namespaces, keyrings,
- *     userfaultfd, perf_event_open, ...): no part of the daemon ever makes one, so one is taken as
- *     a sign of a compromise and the process is killed (SIGSYS);
- *   - clone3: ENOSYS (its flags are behind a pointer the filter cannot read; glibc then uses
- *     clone, whose flags are checked);
- *   - anything else: fails with EPERM in D_SECCOMP_ENFORCE (a benign call that was forgotten
- *     fails closed as an error, which the daemon turns into a deny), or is allowed and logged by
- *     the kernel in D_SECCOMP_LOG (for finding such calls; the kill list still kills).
- *
- * Architectures: x86_64 and aarch64. On any other one, d_seccomp_install installs nothing and
- * logs a warning (returns 1), rather than a filter whose numbers would mean other calls.
- *
- * Sanitizer builds (-DSWORN_SANITIZE=ON, tests only): the sanitizer runtime must still be able to
- * write its report, so ptrace (LeakSanitizer stops the threads with it), execve (the symbolizer)
- * and clone without CLONE_THREAD are allowed there. Production builds never have this.
- *
  * Thread safety: call once, from the main thread. Not reentrant.
  */
 #ifndef SWORN_D_SECCOMP_H
 #define SWORN_D_SECCOMP_H
 
+#include "seccomp.h"
+
 enum d_seccomp_mode {
-    D_SECCOMP_OFF = 0,     /* no filter (logged as a warning) */
-    D_SECCOMP_LOG = 1,     /* unlisted calls are allowed and logged by the kernel */
-    D_SECCOMP_ENFORCE = 2, /* unlisted calls fail with EPERM (the default) */
+    D_SECCOMP_OFF = SWORN_SECCOMP_OFF,         /* no filter (logged as a warning) */
+    D_SECCOMP_LOG = SWORN_SECCOMP_LOG,         /* unlisted calls are allowed and logged */
+    D_SECCOMP_ENFORCE = SWORN_SECCOMP_ENFORCE, /* unlisted calls fail with EPERM (the default) */
 };
 
 struct sworn_dconfig;
 
-/* Flags for d_seccomp_install. */
-#define D_SECCOMP_INET 1u /* allow socket(AF_INET/AF_INET6): a TPM or an HSM over the network */
+/* Flags for d_seccomp_install (SWORN_SECCOMP_NOEXEC is always added). */
+#define D_SECCOMP_INET                                                                             \
+    SWORN_SECCOMP_INET /* allow socket(AF_INET/AF_INET6): a TPM or HSM over TCP */
 
 /*
  * The flags a configuration needs: D_SECCOMP_INET unless the daemon provably never needs the
@@ -61,11 +45,13 @@ struct sworn_dconfig;
 unsigned d_seccomp_flags(const struct sworn_dconfig *cfg);
 
 /*
- * Install the filter in the given mode, with flags (D_SECCOMP_*), for every thread of the process.
- * Returns 0 when it is installed (logged "seccomp" at info), 1 when nothing was installed on
- * purpose (D_SECCOMP_OFF, or an architecture without a table; logged at warn), or -1 with sworn_err
- * set (SWORN_ERR_IO) when the kernel refused it (no seccomp, or a thread could not be
- * synchronised): the caller must not run on as though it were confined.
+ * Install the filter (role SWORN_SECCOMP_MONITOR until the process split, above) in the given
+ * mode, with flags (D_SECCOMP_*), for every thread of the process. Returns 0 when it is
+ * installed (logged "seccomp" at info, with the role, mode, arch, inet and the report's counts),
+ * 1 when nothing was installed on purpose (D_SECCOMP_OFF, or an architecture without a table;
+ * logged at warn), or -1 with sworn_err set as sworn_seccomp_install sets it (SWORN_ERR_IO when
+ * the kernel refused it: no seccomp, or a thread could not be synchronised): the caller must not
+ * run on as though it were confined.
  */
 int d_seccomp_install(enum d_seccomp_mode mode, unsigned flags);
 
