@@ -1,5 +1,6 @@
 /*
- * test_decisiond_seccomp.c -- decisiond's seccomp allow-list (decisiond/d_seccomp.h).
+ * test_decisiond_seccomp.c -- decisiond's seccomp allow-list (decisiond/d_seccomp.h): today the
+ * monitor role of the shared builder with SWORN_SECCOMP_NOEXEC (test_seccomp.c tests each role).
  *
  * What is asserted:
  *   - the filter itself, installed in a forked child exactly as the daemon installs it: a call on
@@ -42,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_fixture.h"
 #include "config.h"
 #include "d_seccomp.h"
 #include "frame.h"
@@ -57,22 +59,20 @@
 #endif
 #endif
 
-/* Whether /proc/<pid>/status (pid 0: self) says a seccomp filter and no_new_privs are on. */
-static int confined(pid_t pid)
+/* --- the filter in a forked child (child_fixture.h) --------------------------------------- */
+
+/* Install the filter as the daemon does; arg points to the mode and flags. */
+struct filter_args {
+    enum d_seccomp_mode mode;
+    unsigned flags;
+};
+
+static int install_filter(void *arg)
 {
-    char path[64], status[8192];
+    const struct filter_args *a = arg;
 
-    if (pid == 0)
-        snprintf(path, sizeof(path), "/proc/self/status");
-    else
-        snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    if (sworn_test_read_proc(path, status, sizeof(status)) < 0)
-        return 0;
-    return strstr(status, "\nSeccomp:\t2\n") != NULL &&
-           strstr(status, "\nNoNewPrivs:\t1\n") != NULL;
+    return d_seccomp_install(a->mode, a->flags) != 0;
 }
-
-/* --- the filter in a forked child ---------------------------------------------------------- */
 
 /*
  * Run fn in a forked child after installing the filter in mode (fn's return is the exit status;
@@ -81,48 +81,14 @@ static int confined(pid_t pid)
 static int in_filtered_child_flags(enum d_seccomp_mode mode, unsigned flags, int (*fn)(void),
                                    const char *err_path)
 {
-    pid_t pid;
-    int status;
+    struct filter_args a = {mode, flags};
 
-    fflush(NULL);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (err_path != NULL) {
-            int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-            if (fd < 0 || dup2(fd, 2) < 0)
-                _exit(100);
-            close(fd);
-        }
-        if (d_seccomp_install(mode, flags) != 0)
-            _exit(101);
-        _exit(fn());
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    return status;
+    return sworn_child_run(install_filter, &a, fn, err_path);
 }
 
 static int in_filtered_child(enum d_seccomp_mode mode, int (*fn)(void), const char *err_path)
 {
     return in_filtered_child_flags(mode, D_SECCOMP_INET, fn, err_path);
-}
-
-static void expect_exit0(int status)
-{
-    if (WIFSIGNALED(status))
-        fail_msg("the child was killed by signal %d", WTERMSIG(status));
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) != 0)
-        fail_msg("the child's check %d failed", WEXITSTATUS(status));
-}
-
-static void expect_sigsys(int status, const char *what)
-{
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
-        fail_msg("%s: expected death by SIGSYS, got %s %d", what,
-                 WIFSIGNALED(status) ? "signal" : "exit",
-                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
 
 static void *thread_personality(void *arg)
@@ -140,7 +106,7 @@ static int enforce_checks(void)
     int fd, sv[2];
     char byte = 'x';
 
-    if (!confined(0))
+    if (!sworn_child_confined(0))
         return 2;
     if (getpid() <= 0 || syscall(SYS_getpid) <= 0)
         return 3;
@@ -219,7 +185,8 @@ static int enforce_checks(void)
         if (pid < 0)
             return 16;
         if (pid == 0)
-            _exit(confined(0) && syscall(SYS_personality, 0xffffffffUL) == -1 && errno == EPERM
+            _exit(sworn_child_confined(0) && syscall(SYS_personality, 0xffffffffUL) == -1 &&
+                          errno == EPERM
                       ? 0
                       : 1);
         if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -231,7 +198,7 @@ static int enforce_checks(void)
 static void test_filter_enforce(void **state)
 {
     (void)state;
-    expect_exit0(in_filtered_child(D_SECCOMP_ENFORCE, enforce_checks, NULL));
+    sworn_child_expect_exit0(in_filtered_child(D_SECCOMP_ENFORCE, enforce_checks, NULL));
 }
 
 /* With D_SECCOMP_INET a TCP socket can be made (a TPM or HSM over the network); without, not. */
@@ -272,8 +239,9 @@ static void test_filter_inet(void **state)
     struct sworn_dconfig c;
 
     (void)state;
-    expect_exit0(in_filtered_child_flags(D_SECCOMP_ENFORCE, D_SECCOMP_INET, inet_allowed, NULL));
-    expect_exit0(in_filtered_child_flags(D_SECCOMP_ENFORCE, 0, inet_refused, NULL));
+    sworn_child_expect_exit0(
+        in_filtered_child_flags(D_SECCOMP_ENFORCE, D_SECCOMP_INET, inet_allowed, NULL));
+    sworn_child_expect_exit0(in_filtered_child_flags(D_SECCOMP_ENFORCE, 0, inet_refused, NULL));
     /* Which configurations need the network. */
     memset(&c, 0, sizeof(c));
     c.signer_key = "/etc/sworn/dev-key.pem";
@@ -335,12 +303,12 @@ static void test_filter_tsync(void **state)
         _exit(early_result == 0 ? 0 : 4);
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    expect_exit0(status);
+    sworn_child_expect_exit0(status);
 }
 
 static int log_checks(void)
 {
-    if (!confined(0))
+    if (!sworn_child_confined(0))
         return 2;
     /* Log mode: an unlisted call is allowed (and logged by the kernel). */
     if (syscall(SYS_personality, 0xffffffffUL) == -1)
@@ -351,7 +319,7 @@ static int log_checks(void)
 static void test_filter_log_mode(void **state)
 {
     (void)state;
-    expect_exit0(in_filtered_child(D_SECCOMP_LOG, log_checks, NULL));
+    sworn_child_expect_exit0(in_filtered_child(D_SECCOMP_LOG, log_checks, NULL));
 }
 
 /* Calls on the kill list, one per child. */
@@ -448,9 +416,11 @@ static void test_filter_kills(void **state)
         if (calls[i].sanitizer_allows)
             continue;
 #endif
-        expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, calls[i].fn, NULL), calls[i].name);
+        sworn_child_expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, calls[i].fn, NULL),
+                                  calls[i].name);
         /* The kill list kills in log mode too. */
-        expect_sigsys(in_filtered_child(D_SECCOMP_LOG, calls[i].fn, NULL), calls[i].name);
+        sworn_child_expect_sigsys(in_filtered_child(D_SECCOMP_LOG, calls[i].fn, NULL),
+                                  calls[i].name);
     }
 #if defined(__x86_64__)
     /* int 0x80 only where the kernel has the i386 ABI (otherwise it is a SIGSEGV anyway). */
@@ -465,7 +435,8 @@ static void test_filter_kills(void **state)
             _exit(i386_getpid() == (long)getpid() ? 0 : 1);
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-            expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, call_i386, NULL), "int 0x80");
+            sworn_child_expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, call_i386, NULL),
+                                      "int 0x80");
         else
             print_message("no i386 ABI in this kernel: the int 0x80 case is not run\n");
     }
@@ -475,7 +446,7 @@ static void test_filter_kills(void **state)
 /* Off installs nothing. */
 static int off_checks(void)
 {
-    return confined(0) ? 2 : 0;
+    return sworn_child_confined(0) ? 2 : 0;
 }
 
 static void test_filter_off(void **state)
@@ -490,7 +461,7 @@ static void test_filter_off(void **state)
     if (pid == 0)
         _exit(d_seccomp_install(D_SECCOMP_OFF, 0) == 1 ? off_checks() : 3);
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    expect_exit0(status);
+    sworn_child_expect_exit0(status);
 }
 
 /* --- a sanitizer report under the filter --------------------------------------------------- */
@@ -625,7 +596,7 @@ static void test_stack_under_filter(void **state)
     stack_up = &s;
     assert_true(s.swtpm_pid > 0);
     /* The filter is on, for every thread, and logged. */
-    if (!confined(s.decisiond_pid))
+    if (!sworn_child_confined(s.decisiond_pid))
         fail_msg("decisiond %ld runs without its seccomp filter", (long)s.decisiond_pid);
     {
         char path[600];
@@ -647,7 +618,7 @@ static void test_stack_under_filter(void **state)
         while ((de = readdir(dir)) != NULL) {
             if (de->d_name[0] == '.')
                 continue;
-            assert_true(confined((pid_t)atol(de->d_name)));
+            assert_true(sworn_child_confined((pid_t)atol(de->d_name)));
             threads++;
         }
         closedir(dir);
@@ -689,7 +660,7 @@ static void test_stack_under_filter(void **state)
     fresh = sworn_stack_signer_child(s.decisiond_pid);
     assert_true(fresh > 0);
     assert_int_not_equal(fresh, child);
-    assert_true(confined(fresh));
+    assert_true(sworn_child_confined(fresh));
     expect_allow(&s, "sc-allow-2");
     expect_deny(&s, "sc-deny-2");
     /* The checkpoint thread signs and quotes under the filter (the first quote, of the start-up
@@ -702,7 +673,7 @@ static void test_stack_under_filter(void **state)
         if (quoted_in_log(&s) <= before)
             fail_msg("no checkpoint was quoted under the filter");
     }
-    assert_true(confined(s.decisiond_pid));
+    assert_true(sworn_child_confined(s.decisiond_pid));
 
     /* An orderly stop (exit status 0, not SIGSYS) with a final quoted checkpoint: an escalation
      * is held when SIGTERM comes, so its recorded deny makes the log grow at the stop, and the
