@@ -209,6 +209,7 @@ static const int base_allowed[] = {
     __NR_nanosleep,
     __NR_getrandom, /* OpenSSL's DRBG, SoftHSM's RNG */
     __NR_sched_yield,
+    __NR_sched_getaffinity, /* pthread_getattr_np (a new thread's stack, in sanitizer runtimes) */
     /* Identity and limits, read only (prlimit64 is checked below: read only outside the
      * monitor). */
     __NR_getpid,
@@ -317,7 +318,6 @@ static const int engine_allowed[] = {
     __NR_getrusage,
     __NR_uname,
     __NR_sysinfo,
-    __NR_sched_getaffinity,
     __NR_capget,
 };
 
