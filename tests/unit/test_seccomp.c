@@ -18,7 +18,8 @@
  *       accept, fork and execve kill;
  *       monitor: fork+execve of /bin/true and of /bin/cat, whose /proc/self/status shows the
  *       inherited filter; a socket file bound, listening, given a mode and removed; a child
- *       that stacks the signer's filter is killed by the signer's kill list; ptrace, unshare,
+ *       that stacks the signer's filter, forked or exec'd (this program again, as the monitor
+ *       will exec sworn-signer), is killed by the signer's kill list; ptrace, unshare,
  *       mount and chroot kill; with SWORN_SECCOMP_NOEXEC execve kills;
  *     and /proc/self/status shows Seccomp 2 and NoNewPrivs 1 under each;
  *   - log mode: an unlisted call is allowed, the kill list still kills.
@@ -68,6 +69,8 @@
 #include "err.h"
 #include "seccomp.h"
 #include "testutil.h"
+
+extern char **environ;
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TEST_SANITIZER 1
@@ -862,10 +865,11 @@ static void test_signer_kills(void **state)
     expect_kills(SWORN_SECCOMP_SIGNER, cases, NELEM(cases), 0);
 }
 
-/* Fork and exec argv with stdout into out (cap bytes, NUL-terminated); the wait status, or -1. */
-static int spawn(char *const argv[], char *out, size_t cap)
+/* Fork and exec argv (with envp, NULL: none) with stdout into out (cap bytes, NUL-terminated);
+ * the wait status, or -1. */
+static int spawn(char *const argv[], char *const envp[], char *out, size_t cap)
 {
-    char *const envp[] = {NULL};
+    char *const no_env[] = {NULL};
     int p[2], status;
     size_t len = 0;
     ssize_t got;
@@ -879,7 +883,7 @@ static int spawn(char *const argv[], char *out, size_t cap)
     if (pid == 0) {
         if (dup2(p[1], 1) < 0)
             _exit(126);
-        execve(argv[0], argv, envp);
+        execve(argv[0], argv, envp != NULL ? envp : no_env);
         _exit(127);
     }
     close(p[1]);
@@ -920,12 +924,40 @@ static int stacked_signer(void)
     return WIFSIGNALED(ws) && WTERMSIG(ws) == SIGSYS ? 0 : 9;
 }
 
+/*
+ * main() of this program exec'd by a child of the monitor (monitor_checks): it runs under the
+ * inherited filter, installs the signer's, can start a thread, and is killed by its first bind.
+ * Any return is a failed check (the exit status says which).
+ */
+#define AS_SIGNER_CHILD "--as-signer-child"
+
+static int as_signer_child(void)
+{
+    struct sworn_seccomp_report r;
+    char status[8192];
+
+    if (sworn_test_read_proc("/proc/self/status", status, sizeof(status)) < 0 ||
+        strstr(status, "\nSeccomp_filters:\t1\n") == NULL ||
+        strstr(status, "\nNoNewPrivs:\t1\n") == NULL)
+        return 2;
+    if (sworn_seccomp_install(SWORN_SECCOMP_SIGNER, SWORN_SECCOMP_ENFORCE, 0, &r) != 0)
+        return 3;
+    if (sworn_test_read_proc("/proc/self/status", status, sizeof(status)) < 0 ||
+        strstr(status, "\nSeccomp_filters:\t2\n") == NULL)
+        return 4;
+    if (start_thread() != 0)
+        return 5;
+    call_bind();
+    return 6;
+}
+
 /* The monitor: children forked and exec'd (inheriting the filter), a socket file, signals. */
 static int monitor_checks(void)
 {
     int rc = common_checks(), fd, status, p[2];
     char *const true_argv[] = {"/bin/true", NULL};
     char *const cat_argv[] = {"/bin/cat", "/proc/self/status", NULL};
+    char *const self_argv[] = {"/proc/self/exe", AS_SIGNER_CHILD, NULL};
     static char out[16384];
     struct sockaddr_un sa;
     struct rlimit rl = {0, 0};
@@ -935,11 +967,11 @@ static int monitor_checks(void)
 
     if (rc != 0)
         return rc;
-    status = spawn(true_argv, out, sizeof(out));
+    status = spawn(true_argv, NULL, out, sizeof(out));
     if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return 20;
     /* The exec'd program runs under the inherited filter. */
-    status = spawn(cat_argv, out, sizeof(out));
+    status = spawn(cat_argv, NULL, out, sizeof(out));
     if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return 21;
     if (strstr(out, "\nSeccomp:\t2\n") == NULL || strstr(out, "\nNoNewPrivs:\t1\n") == NULL)
@@ -977,10 +1009,20 @@ static int monitor_checks(void)
         unlink(sa.sun_path) != 0)
         return 28;
     close(fd);
-    /* A child that installs its own (signer) filter on top of this one. */
+    /* A child that installs its own (signer) filter on top of this one, forked; and exec'd, as
+     * the monitor starts sworn-signer: this test program again, dynamically linked against
+     * OpenSSL, cmocka and (in sanitizer builds) the sanitizer runtime, whose start runs under
+     * the monitor's filter alone. */
     rc = stacked_signer();
     if (rc != 0)
         return 40 + rc;
+    status = spawn(self_argv, environ, out, sizeof(out));
+    if (status < 0)
+        return 29;
+    if (WIFEXITED(status))
+        return 60 + WEXITSTATUS(status);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+        return 30;
     return 0;
 }
 
@@ -1039,7 +1081,7 @@ static void test_log_mode(void **state)
                               "bind (signer, log)");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build),
@@ -1058,5 +1100,7 @@ int main(void)
     fprintf(stderr, "test_seccomp: no system call table for this architecture\n");
     return 77;
 #endif
+    if (argc == 2 && strcmp(argv[1], AS_SIGNER_CHILD) == 0)
+        return as_signer_child();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
