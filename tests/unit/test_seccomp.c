@@ -734,7 +734,7 @@ static void test_engine_kills(void **state)
 /* The signer: the files SoftHSM's token folder needs after login, sockets to reach its token. */
 static int signer_checks(void)
 {
-    int rc = common_checks(), fd, dfd, sv[2];
+    int rc = common_checks(), fd, entries, sv[2];
     char path[512], path2[512], sub[512];
     struct stat st;
     DIR *dir;
@@ -759,11 +759,11 @@ static int signer_checks(void)
     dir = opendir(tmp_dir);
     if (dir == NULL)
         return 24;
-    dfd = 0;
+    entries = 0;
     while (readdir(dir) != NULL)
-        dfd++;
+        entries++;
     closedir(dir);
-    if (dfd < 4) /* ., .., a-token, token.object */
+    if (entries < 4) /* ., .., a-token, token.object */
         return 25;
     if (unlink(path) != 0 || rmdir(sub) != 0)
         return 26;
