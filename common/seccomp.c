@@ -225,6 +225,14 @@ static const int base_allowed[] = {
 #ifdef __NR_getrlimit
     __NR_getrlimit,
 #endif
+    /* Whether a file exists (access(2)): a PKCS#11 module probing its token folder, sqlite. */
+    __NR_faccessat,
+#ifdef __NR_faccessat2
+    __NR_faccessat2,
+#endif
+#ifdef __NR_access
+    __NR_access,
+#endif
     /* Signals, and threads and processes ending. */
     __NR_rt_sigaction,
     __NR_rt_sigprocmask,
@@ -295,13 +303,6 @@ static const int engine_allowed[] = {
     __NR_fallocate,
     __NR_fstatfs,
     __NR_statfs,
-    __NR_faccessat,
-#ifdef __NR_faccessat2
-    __NR_faccessat2,
-#endif
-#ifdef __NR_access
-    __NR_access,
-#endif
     __NR_readlinkat,
 #ifdef __NR_readlink
     __NR_readlink,

@@ -387,8 +387,8 @@ static int tpm_handle_ok(const char *uri)
 
 static int read_signer(struct ctx *x)
 {
-    static const char *const keys[] = {"key",         "module", "pin_file", "tcti",
-                                       "pinned_spki", "user",   "timeout",  NULL};
+    static const char *const keys[] = {"key",  "module",  "pin_file", "tcti", "pinned_spki",
+                                       "user", "timeout", "program",  NULL};
     const struct sworn_yaml_node *m, *kn, *n;
     struct sworn_dconfig *c = x->c;
     enum key_kind kind;
@@ -462,6 +462,9 @@ static int read_signer(struct ctx *x)
         SWORN_GUARD(read_spki(x, n));
     SWORN_GUARD(get_user(x, m, "user", &c->signer_user));
     SWORN_GUARD(get_duration(x, m, "timeout", 100, 60000, &c->signer_timeout_ms));
+    SWORN_GUARD(get_path(x, m, "signer", "program", 0, &c->signer_program));
+    if (c->signer_program == NULL && (c->signer_program = strdup(SWORN_SIGNER_PROGRAM)) == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
     return 0;
 fail:
     return -1;
@@ -538,13 +541,24 @@ fail:
 /* hardening: { seccomp: enforce | log | off } (decisiond/d_seccomp.h). */
 static int read_hardening(struct ctx *x)
 {
-    static const char *const keys[] = {"seccomp", NULL};
+    static const char *const keys[] = {"seccomp", "development", NULL};
     const struct sworn_yaml_node *m, *n;
     char *mode = NULL;
 
     SWORN_GUARD(section(x, "hardening", 0, keys, &m));
     if (m == NULL)
         return 0;
+    SWORN_GUARD(get_str(x, m, "hardening", "development", 0, &mode));
+    if (mode != NULL) {
+        n = sworn_yaml_get(m, "development");
+        if (strcmp(mode, "true") != 0 && strcmp(mode, "false") != 0) {
+            free(mode);
+            return sworn_yaml_error(x->d, n, "development must be true or false");
+        }
+        x->c->development = strcmp(mode, "true") == 0;
+        free(mode);
+        mode = NULL;
+    }
     SWORN_GUARD(get_str(x, m, "hardening", "seccomp", 0, &mode));
     if (mode == NULL)
         return 0;
@@ -767,6 +781,7 @@ void sworn_dconfig_free(struct sworn_dconfig *c)
     free(c->signer_tcti);
     free(c->signer_spki_hex);
     free(c->signer_user);
+    free(c->signer_program);
     free(c->keyring);
     free(c->tpm_tcti);
     for (size_t i = 0; i < c->n_measure; i++)
@@ -836,7 +851,7 @@ static int need_secret(const struct sworn_dconfig *c, const char *key, const cha
     return 0;
 }
 
-static int need_vault(const struct sworn_dconfig *c)
+static int need_vault(const struct sworn_dconfig *c, uid_t engine_uid)
 {
     struct stat st;
 
@@ -851,25 +866,98 @@ static int need_vault(const struct sworn_dconfig *c)
                              "%s: vault: %s has mode %04o; it must be 0600 or stricter "
                              "(chmod 600 %s)",
                              c->path, c->vault_path, (unsigned)(st.st_mode & 07777), c->vault_path);
-    if (st.st_uid != geteuid())
-        return sworn_err_set(SWORN_ERR_IO, "%s: vault: %s is owned by uid %lu, not by uid %lu",
-                             c->path, c->vault_path, (unsigned long)st.st_uid,
-                             (unsigned long)geteuid());
+    if (st.st_uid != engine_uid)
+        return sworn_err_set(
+            SWORN_ERR_IO, "%s: vault: %s is owned by uid %lu, not by the engine's uid %lu", c->path,
+            c->vault_path, (unsigned long)st.st_uid, (unsigned long)engine_uid);
     return 0;
 }
 
+static int lookup_user(const struct sworn_dconfig *c, const char *key, const char *name, uid_t *uid,
+                       gid_t *gid)
+{
+    struct passwd *pw;
+
+    errno = 0;
+    pw = getpwnam(name);
+    if (pw == NULL)
+        return sworn_err_set(SWORN_ERR_NOTFOUND, "%s: %s: no such user %s", c->path, key, name);
+    *uid = pw->pw_uid;
+    *gid = pw->pw_gid;
+    return 0;
+}
+
+int sworn_dconfig_users(const struct sworn_dconfig *c, int as_root, struct sworn_dconfig_users *out)
+{
+    out->engine_uid = out->signer_uid = geteuid();
+    out->engine_gid = out->signer_gid = getegid();
+    if (!as_root)
+        return 0;
+    if (c->run_as_user != NULL)
+        SWORN_GUARD(lookup_user(c, "run_as", c->run_as_user, &out->engine_uid, &out->engine_gid));
+    if (c->signer_user != NULL)
+        SWORN_GUARD(
+            lookup_user(c, "signer.user", c->signer_user, &out->signer_uid, &out->signer_gid));
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_dconfig_check_separation(const struct sworn_dconfig *c)
+{
+    struct sworn_dconfig_users users, *u = &users;
+    const char *why = NULL;
+
+    SWORN_GUARD(sworn_dconfig_users(c, geteuid() == 0, &users));
+    if (u->signer_uid == 0)
+        why = "the signer would run as root (set signer.user to a user of its own)";
+    else if (u->engine_uid == 0)
+        why = "the engine would run as root (set run_as)";
+    else if (u->signer_uid == u->engine_uid)
+        why = geteuid() == 0
+                  ? "signer.user and run_as are one uid: give the signer a user of its own"
+                  : "not started as root, so the signer and the engine would share this "
+                    "uid";
+    if (why == NULL || c->development)
+        return 0;
+    return sworn_err_set(SWORN_ERR_ARG,
+                         "%s: %s; hardening.development: true permits it for development only "
+                         "(the Startup entry then says so)",
+                         c->path, why);
+fail:
+    return -1;
+}
+
+static int check(const struct sworn_dconfig *c, int signer_files);
+
 int sworn_dconfig_check(const struct sworn_dconfig *c)
 {
+    return check(c, 1);
+}
+
+int sworn_dconfig_check_engine(const struct sworn_dconfig *c)
+{
+    return check(c, 0);
+}
+
+/* signer_files: also the signer's own files (its key file, module, PIN file), which only the
+ * monitor and the signer may read. */
+static int check(const struct sworn_dconfig *c, int signer_files)
+{
+    struct sworn_dconfig_users users;
+
     if (c == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "config: NULL argument");
+    SWORN_GUARD(sworn_dconfig_users(c, geteuid() == 0, &users));
+    SWORN_GUARD(need_kind(c, "signer.program", c->signer_program, 0));
     SWORN_GUARD(need_parent(c, "log.database", c->log_db, 0));
     if (c->export_dir != NULL)
         SWORN_GUARD(need_kind(c, "log.export_dir", c->export_dir, 1));
-    if (strncmp(c->signer_key, "file:", 5) == 0)
+    if (signer_files && strncmp(c->signer_key, "file:", 5) == 0)
         SWORN_GUARD(need_secret(c, "signer.key", c->signer_key + 5, "key file", KEY_FILE_MAX));
-    if (c->signer_module != NULL)
+    if (signer_files && c->signer_module != NULL)
         SWORN_GUARD(need_kind(c, "signer.module", c->signer_module, 0));
-    if (c->signer_pin_file != NULL)
+    if (signer_files && c->signer_pin_file != NULL)
         SWORN_GUARD(
             need_secret(c, "signer.pin_file", c->signer_pin_file, "PIN file", PIN_FILE_MAX));
     if (c->keyring != NULL)
@@ -878,7 +966,7 @@ int sworn_dconfig_check(const struct sworn_dconfig *c)
         SWORN_GUARD(need_kind(c, "tpm.measure", c->measure[i], 0));
     SWORN_GUARD(need_kind(c, "policy", c->policy_path, 0));
     if (c->vault_path != NULL)
-        SWORN_GUARD(need_vault(c));
+        SWORN_GUARD(need_vault(c, users.engine_uid));
     SWORN_GUARD(need_parent(c, "sockets.decision", c->decision_socket, 1));
     SWORN_GUARD(need_parent(c, "sockets.admin", c->admin_socket, 1));
     /* Users were resolved at load; check again, since the check may run long after. */

@@ -23,7 +23,11 @@
  * Checking (sworn_dconfig_check) looks at the file system: the files named exist, the folders of
  * the database and of the sockets exist, the PIN file and the key file are secret files (0600 or
  * stricter, common/secretfile.h), the vault is a regular file, 0600 or stricter, owned by the
- * effective uid. It reports the first problem. `sworn-decisiond --check-config FILE` runs both.
+ * engine's uid (run_as when started as root). It reports the first problem.
+ * sworn_dconfig_check_engine checks the same but the signer's own files (key file, module, PIN
+ * file), which the engine, run_as, must not be able to read; sworn_dconfig_check_separation checks
+ * that the processes are apart (below). `sworn-decisiond
+ * --check-config FILE` runs both.
  *
  * Ownership: a struct sworn_dconfig owns every string and array in it; sworn_dconfig_free frees
  * them. Nothing in it is secret (the PIN stays in its file; the vault is read by vault.h).
@@ -91,9 +95,36 @@ struct sworn_dconfig {
     size_t n_operator_uids; /* required, >= 1 */
     char *run_as_user;      /* drop to this user after opening sockets; NULL = stay */
     uint32_t workers;       /* recording threads, default 4, 1..64 */
+    char *signer_program;   /* signer.program: the sworn-signer binary; default: the build's */
     /* hardening: */
     int seccomp_mode; /* SWORN_DCONFIG_SECCOMP_*, default ENFORCE (decisiond/d_seccomp.h) */
+    int development;  /* hardening.development: true permits a root or shared-uid signer */
 };
+
+/*
+ * The users the three processes run as (docs/decisiond.md, "Processes"): the monitor keeps the
+ * uid it starts with; started as root, the engine switches to run_as and the signer to
+ * signer.user; started as anyone else, both keep that uid.
+ */
+struct sworn_dconfig_users {
+    uid_t engine_uid, signer_uid;
+    gid_t engine_gid, signer_gid;
+};
+
+/*
+ * Resolve the users (getpwnam) as a start as root would (as_root 1: run_as and signer.user, where
+ * set) or as any other start (0: both the effective uid). 0, or -1 with sworn_err set
+ * (SWORN_ERR_NOTFOUND).
+ */
+int sworn_dconfig_users(const struct sworn_dconfig *c, int as_root,
+                        struct sworn_dconfig_users *out);
+
+/*
+ * The processes must be apart: refused (SWORN_ERR_ARG) when the signer or the engine would run as
+ * root or both under one uid, unless hardening.development is true. Run by the monitor, at start
+ * and for --check-config. 0 or -1.
+ */
+int sworn_dconfig_check_separation(const struct sworn_dconfig *c);
 
 /* hardening.seccomp: the values of enum d_seccomp_mode (d_seccomp.h). */
 #define SWORN_DCONFIG_SECCOMP_OFF 0
@@ -113,6 +144,7 @@ int sworn_dconfig_load(const char *path, struct sworn_dconfig **out);
  * -1 with sworn_err set to the first problem found, naming the key ("policy: /etc/...: ...").
  */
 int sworn_dconfig_check(const struct sworn_dconfig *c);
+int sworn_dconfig_check_engine(const struct sworn_dconfig *c);
 
 /* Free c and everything in it; NULL is a no-op. */
 void sworn_dconfig_free(struct sworn_dconfig *c);

@@ -12,7 +12,8 @@
  *   d_record.c      building entries and appending them with their receipts (worker threads)
  *   d_checkpoint.c  the checkpoint thread: sign, quote with the TPM, export; off the decision path
  *   d_startup.c     measured start (PCR 23), the startup and policy entries, budget replay
- *   d_harden.c      no core dumps, privilege drop, locked memory
+ *   d_harden.c      no core dumps
+ *   monitor.c       the monitor process, and the engine's channel to it (monitor.h)
  *   d_workq.c       the worker threads; d_metrics.c, d_jlog.c: observability
  *
  * Ownership by thread: the policy, budgets, vault, escalation table and connections belong to the
@@ -34,6 +35,7 @@
 #include "d_workq.h"
 #include "frame.h"
 #include "logstore.h"
+#include "monitor.h"
 #include "notesign.h"
 #include "policy.h"
 #include "proc.h"
@@ -46,6 +48,9 @@ struct d_conn;
 
 struct d_daemon {
     struct sworn_dconfig *cfg;
+    struct sworn_dconfig_users users; /* the uids the engine and the signer run as */
+    struct d_monitor_link monitor;    /* the channel to the monitor (monitor.h) */
+    int listen_fds[2];    /* the sockets the monitor bound, by enum d_channel; -1: bind them here */
     const char *self_exe; /* the daemon binary, as measured */
     struct event_base *base;
     struct d_workq *workq;
@@ -105,7 +110,8 @@ int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const 
 
 enum d_channel { D_CHANNEL_DECISION = 0, D_CHANNEL_ADMIN = 1 };
 
-/* Open both sockets and start accepting. 0 or -1. */
+/* Start accepting on both sockets: those the monitor bound (d->listen_fds), else bind them here.
+ * 0 or -1. */
 int d_server_listen(struct d_daemon *d);
 /* Stop accepting and close the listening sockets (connections finish their current request). */
 void d_server_close_listeners(struct d_daemon *d);
@@ -222,9 +228,8 @@ int d_keyring_check(struct d_daemon *d);
 
 /* --- d_harden.c ---------------------------------------------------------------------------- */
 
-/* No core dumps, not ptrace-able by the same uid; lock memory where permitted. 0 or -1. */
+/* No core dumps, not ptrace-able by the same uid. 0 or -1. (Memory that holds secrets is locked
+ * where it is allocated: the vault's values; the key never enters this process.) */
 int d_harden_early(void);
-/* Drop to the configured user (when root and run_as is set). 0 or -1. */
-int d_harden_drop(const struct sworn_dconfig *cfg);
 
 #endif

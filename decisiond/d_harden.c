@@ -47,27 +47,5 @@ int d_harden_early(void)
 {
     if (no_dumps() < 0)
         return -1;
-    if (geteuid() == 0 && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
-        d_log_msg(D_LOG_WARN, "mlockall_failed", strerror(errno));
     return 0;
-}
-
-int d_harden_drop(const struct sworn_dconfig *cfg)
-{
-    struct passwd pw, *res = NULL;
-    char buf[1024];
-
-    if (cfg->run_as_user == NULL)
-        return 0;
-    if (geteuid() != 0)
-        return sworn_err_set(SWORN_ERR_ARG, "run_as %s needs decisiond to start as root",
-                             cfg->run_as_user);
-    if (getpwnam_r(cfg->run_as_user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
-        return sworn_err_set(SWORN_ERR_ARG, "run_as: no user %s", cfg->run_as_user);
-    if (pw.pw_uid == 0)
-        return sworn_err_set(SWORN_ERR_ARG, "run_as: %s is root", cfg->run_as_user);
-    if (sworn_drop_privileges(pw.pw_uid, pw.pw_gid, NULL) < 0)
-        return -1;
-    /* A credential change resets the dumpable flag to fs.suid_dumpable: clear it again. */
-    return no_dumps();
 }

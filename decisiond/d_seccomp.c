@@ -11,15 +11,6 @@
 #include "err.h"
 #include "seccomp.h"
 
-/*
- * Today's one decisiond process forks (and restarts) its signer child and changes that child's
- * uid: the monitor's lists allow that and are a superset of the engine's. It never execs, so
- * execve stays killed (SWORN_SECCOMP_NOEXEC). This becomes SWORN_SECCOMP_ENGINE, without the
- * flag, when the monitor/engine/signer split lands (d_seccomp.h).
- */
-#define D_SECCOMP_ROLE SWORN_SECCOMP_MONITOR
-#define D_SECCOMP_ROLE_FLAGS SWORN_SECCOMP_NOEXEC
-
 const char *d_seccomp_mode_name(enum d_seccomp_mode mode)
 {
     return sworn_seccomp_mode_name((enum sworn_seccomp_mode)mode);
@@ -40,29 +31,27 @@ unsigned d_seccomp_flags(const struct sworn_dconfig *cfg)
     return 0;
 }
 
-int d_seccomp_install(enum d_seccomp_mode mode, unsigned flags)
+int d_seccomp_install(enum sworn_seccomp_role role, enum d_seccomp_mode mode, unsigned flags)
 {
     struct sworn_seccomp_report report;
     json_object *f;
-    int rc = sworn_seccomp_install(D_SECCOMP_ROLE, (enum sworn_seccomp_mode)mode,
-                                   flags | D_SECCOMP_ROLE_FLAGS, &report);
+    int rc = sworn_seccomp_install(role, (enum sworn_seccomp_mode)mode, flags, &report);
 
     if (rc < 0)
         return -1;
     if (rc > 0) {
         if (mode == D_SECCOMP_OFF)
-            d_log_msg(D_LOG_WARN, "seccomp", "off: the running daemon is not confined by a filter");
+            d_log_msg(D_LOG_WARN, "seccomp", "off: this process is not confined by a filter");
         else
             d_log_msg(D_LOG_WARN, "seccomp",
                       "not installed: no system call table for this architecture (x86_64 and "
-                      "aarch64 only); the running daemon is not confined by a filter");
+                      "aarch64 only); this process is not confined by a filter");
         return 1;
     }
     f = json_object_new_object();
     if (f != NULL) {
         json_object_object_add(f, "mode", json_object_new_string(d_seccomp_mode_name(mode)));
-        json_object_object_add(f, "role",
-                               json_object_new_string(sworn_seccomp_role_name(D_SECCOMP_ROLE)));
+        json_object_object_add(f, "role", json_object_new_string(sworn_seccomp_role_name(role)));
         json_object_object_add(f, "arch", json_object_new_string(report.arch));
         json_object_object_add(f, "inet", json_object_new_boolean(flags & D_SECCOMP_INET));
         json_object_object_add(f, "instructions",

@@ -4,18 +4,15 @@
  * what the filter decides, that adds what only decisiond knows (which configurations need the
  * network) and decisiond's log line.
  *
- * Which role: today's decisiond is still one process that forks its signer child from inside
- * (restarted from a worker thread after a crash) and changes that child's uid, so it installs
- * SWORN_SECCOMP_MONITOR, whose lists are a superset of the engine's and the signer's, with
- * SWORN_SECCOMP_NOEXEC (it never execs, so execve stays killed); a restarted signer child
- * inherits it. When the monitor/engine/signer split lands, this installs
- * SWORN_SECCOMP_ENGINE in the engine (no fork, exec or setuid), and the monitor and the signer
- * install their own roles.
+ * Which role: the engine installs SWORN_SECCOMP_ENGINE (no fork, exec or setuid: it never
+ * starts a process or changes its uid; the monitor does), the monitor SWORN_SECCOMP_MONITOR
+ * (monitor.c), whose lists are the union of its children's, since they inherit its filter.
+ * The signer installs its own (signer/sworn-signer.c).
  *
- * When: after the last thread has started and the signal events are set, before the event loop
- * runs (daemon.c). Nothing after that point needs a call outside the list; start-up (loading
- * files, starting the signer child, creating the log, binding the sockets, dropping privileges)
- * is over.
+ * When: in the engine, after the last thread has started and the signal events are set, before
+ * the event loop runs (daemon.c); start-up (loading files, creating the log) is over. In the
+ * monitor, once the sockets are bound and before the engine is started, so every child inherits
+ * it.
  *
  * Thread safety: call once, from the main thread. Not reentrant.
  */
@@ -32,7 +29,7 @@ enum d_seccomp_mode {
 
 struct sworn_dconfig;
 
-/* Flags for d_seccomp_install (SWORN_SECCOMP_NOEXEC is always added). */
+/* Flags for d_seccomp_install. */
 #define D_SECCOMP_INET                                                                             \
     SWORN_SECCOMP_INET /* allow socket(AF_INET/AF_INET6): a TPM or HSM over TCP */
 
@@ -45,15 +42,14 @@ struct sworn_dconfig;
 unsigned d_seccomp_flags(const struct sworn_dconfig *cfg);
 
 /*
- * Install the filter (role SWORN_SECCOMP_MONITOR until the process split, above) in the given
- * mode, with flags (D_SECCOMP_*), for every thread of the process. Returns 0 when it is
- * installed (logged "seccomp" at info, with the role, mode, arch, inet and the report's counts),
- * 1 when nothing was installed on purpose (D_SECCOMP_OFF, or an architecture without a table;
- * logged at warn), or -1 with sworn_err set as sworn_seccomp_install sets it (SWORN_ERR_IO when
- * the kernel refused it: no seccomp, or a thread could not be synchronised): the caller must not
- * run on as though it were confined.
+ * Install role's filter in the given mode, with flags (D_SECCOMP_*), for every thread of the
+ * process. Returns 0 when it is installed (logged "seccomp" at info, with the role, mode, arch,
+ * inet and the report's counts), 1 when nothing was installed on purpose (D_SECCOMP_OFF, or an
+ * architecture without a table; logged at warn), or -1 with sworn_err set as sworn_seccomp_install
+ * sets it (SWORN_ERR_IO when the kernel refused it: no seccomp, or a thread could not be
+ * synchronised): the caller must not run on as though it were confined.
  */
-int d_seccomp_install(enum d_seccomp_mode mode, unsigned flags);
+int d_seccomp_install(enum sworn_seccomp_role role, enum d_seccomp_mode mode, unsigned flags);
 
 /* The mode's name as in the configuration ("off", "log", "enforce"). */
 const char *d_seccomp_mode_name(enum d_seccomp_mode mode);

@@ -314,11 +314,20 @@ static void on_accept_admin(struct evconnlistener *l, evutil_socket_t fd, struct
 }
 
 /* Bind a Unix stream socket at path, replacing a stale socket (never any other kind of file). */
-static int listen_unix(struct d_daemon *d, const char *path, evconnlistener_cb cb,
+static int listen_unix(struct d_daemon *d, const char *path, evconnlistener_cb cb, int inherited,
                        struct evconnlistener **out)
 {
     struct sockaddr_un sun;
     struct stat st;
+
+    if (inherited >= 0) {
+        /* Bound and listening already (the monitor, monitor.h): backlog -1 leaves it as is. */
+        *out = evconnlistener_new(d->base, cb, d, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1,
+                                  inherited);
+        if (*out == NULL)
+            return sworn_err_set(SWORN_ERR_IO, "accept on %s: %s", path, strerror(errno));
+        return 0;
+    }
 
     memset(&sun, 0, sizeof(sun));
     sun.sun_family = AF_UNIX;
@@ -343,9 +352,11 @@ static int listen_unix(struct d_daemon *d, const char *path, evconnlistener_cb c
 
 int d_server_listen(struct d_daemon *d)
 {
-    if (listen_unix(d, d->cfg->decision_socket, on_accept_decision, &d->decision_listener) < 0)
+    if (listen_unix(d, d->cfg->decision_socket, on_accept_decision,
+                    d->listen_fds[D_CHANNEL_DECISION], &d->decision_listener) < 0)
         return -1;
-    return listen_unix(d, d->cfg->admin_socket, on_accept_admin, &d->admin_listener);
+    return listen_unix(d, d->cfg->admin_socket, on_accept_admin, d->listen_fds[D_CHANNEL_ADMIN],
+                       &d->admin_listener);
 }
 
 void d_server_close_listeners(struct d_daemon *d)

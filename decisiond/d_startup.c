@@ -97,12 +97,13 @@ static int measure(struct d_daemon *d)
     if (realpath(cfg->path, config_path) == NULL)
         return sworn_err_set(SWORN_ERR_IO, "measure %s: cannot resolve it", cfg->path);
     paths[n++] = d->self_exe;
+    paths[n++] = cfg->signer_program; /* the only program that holds the key */
     paths[n++] = config_path;
     paths[n++] = cfg->policy_path;
     for (size_t i = 0; i < cfg->n_measure; i++) {
         if (n >= MEASURE_MAX_FILES)
             return sworn_err_set(SWORN_ERR_RANGE, "tpm.measure: at most %d files",
-                                 MEASURE_MAX_FILES - 3);
+                                 MEASURE_MAX_FILES - 4);
         paths[n++] = cfg->measure[i];
     }
     for (size_t i = 0; i < n; i++) {
@@ -142,6 +143,9 @@ static int measure(struct d_daemon *d)
     sm.files = fp;
     sm.n_files = n;
     sm.time_unix_ms = d_now_unix_ms();
+    sm.engine_uid = (uint32_t)d->users.engine_uid;
+    sm.signer_uid = (uint32_t)d->users.signer_uid;
+    sm.development = d->cfg->development;
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
     if (append_plain(d, &e, &index) < 0)
@@ -164,6 +168,9 @@ tpm_failed:
     sm.files = fp;
     sm.n_files = n;
     sm.time_unix_ms = d_now_unix_ms();
+    sm.engine_uid = (uint32_t)d->users.engine_uid;
+    sm.signer_uid = (uint32_t)d->users.signer_uid;
+    sm.development = d->cfg->development;
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
     return append_plain(d, &e, &index);

@@ -5,14 +5,17 @@
  *   sworn-decisiond --config FILE [--log-level LEVEL]
  *   sworn-decisiond --config FILE --check-config
  *
- * Start-up order, and why:
- *   1. no core dumps, memory locked (before any secret is read);
+ * Without --engine this is the monitor (monitor.h): it checks the configuration, binds the
+ * sockets and runs the engine and the signer as processes of their own. With --engine (given by
+ * the monitor only, with its channel on fd 3 and the sockets on fds 4 and 5) it is the engine,
+ * already running as run_as. The engine's start-up order, and why:
+ *   1. no core dumps; signals unblocked (the monitor blocks them for its signalfd);
  *   2. configuration, policy and vault loaded and checked: any error stops the start;
- *   3. the signer child started: it opens the HSM/TPM key with the privileges we start with,
- *      then drops to signer.user; it is forked before any thread exists (proc.h);
+ *   3. the signer started through the monitor, which fork+execs sworn-signer as signer.user: it
+ *      opens the HSM/TPM key and answers with its public key;
  *   4. the log opened (created on first start, its origin checked on every later one);
  *   5. measured start into PCR 23, the Startup and PolicyLoaded entries, budgets replayed;
- *   6. sockets opened, then privileges dropped to run_as;
+ *   6. accepting on the sockets the monitor bound;
  *   7. the worker threads and the checkpoint thread started; the first checkpoint is signed
  *      (and quoted) before the first request is read;
  *   8. the seccomp allow-list installed on every thread (d_seccomp.h), then "ready".
@@ -34,6 +37,7 @@
 #include <event2/thread.h>
 #include <openssl/sha.h>
 #include <pwd.h>
+#include <sys/prctl.h>
 
 #include "d_daemon.h"
 #include "d_jlog.h"
@@ -72,6 +76,7 @@ static int start_signer(struct d_daemon *d)
     const struct sworn_dconfig *c = d->cfg;
     struct sworn_signer_config sc = {0};
     struct sworn_signer_proc_opts opts = {0};
+    struct sworn_signer_launcher launcher;
     uint8_t spki[SWORN_SIGNER_SPKI_MAX];
     size_t spki_len = 0;
     const uint8_t *got;
@@ -93,15 +98,15 @@ static int start_signer(struct d_daemon *d)
     }
     sc.timeout_ms = (unsigned)c->signer_timeout_ms;
     opts.timeout_ms = (unsigned)c->signer_timeout_ms;
-    if (c->signer_user != NULL && geteuid() == 0) {
-        struct passwd pw, *res = NULL;
-        char buf[1024];
-
-        if (getpwnam_r(c->signer_user, &pw, buf, sizeof(buf), &res) != 0 || res == NULL)
-            return sworn_err_set(SWORN_ERR_ARG, "signer.user: no user %s", c->signer_user);
-        opts.uid = pw.pw_uid;
-        opts.gid = pw.pw_gid;
-    }
+    opts.program = c->signer_program;
+    /* The monitor starts every signer (with full rights, as signer.user): this process, already
+     * run_as, could neither read the PIN file nor switch users. */
+    d->monitor.fd = D_ENGINE_FD_MONITOR;
+    d->monitor.timeout_ms = SWORN_SIGNER_PROC_START_TIMEOUT_MS;
+    launcher.start = d_monitor_link_start;
+    launcher.stop = d_monitor_link_stop;
+    launcher.arg = &d->monitor;
+    opts.launcher = &launcher;
     /* A device can be briefly unavailable at start: a network HSM still connecting, or a token
      * whose files the signer child of the daemon that just died is still closing (SoftHSM
      * rewrites its token file without a lock). Try a few times, 250 ms apart; never on a key
@@ -217,12 +222,22 @@ static void shutdown_all(struct d_daemon *d)
     sworn_dconfig_free(d->cfg);
 }
 
+/* Signals arrive as libevent events here; the monitor had them blocked for its signalfd. */
+static int unblock_signals(void)
+{
+    sigset_t none;
+
+    if (sigemptyset(&none) != 0 || sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "cannot unblock signals");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static struct d_daemon daemon_state;
     struct d_daemon *d = &daemon_state;
-    const char *config = NULL;
-    int check_only = 0, rc = 1;
+    const char *config = NULL, *level = NULL;
+    int check_only = 0, engine = 0, rc = 1;
     char self[PATH_MAX];
 
     if (d_harden_early() < 0)
@@ -232,9 +247,12 @@ int main(int argc, char **argv)
             config = argv[++i];
         } else if (strcmp(argv[i], "--check-config") == 0) {
             check_only = 1;
+        } else if (strcmp(argv[i], "--engine") == 0) {
+            engine = 1;
         } else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
             const char *l = argv[++i];
 
+            level = l;
             if (strcmp(l, "debug") == 0)
                 d_log_set_level(D_LOG_DEBUG);
             else if (strcmp(l, "info") == 0)
@@ -251,24 +269,29 @@ int main(int argc, char **argv)
     }
     if (config == NULL)
         return usage("--config FILE is required");
+    if (!engine)
+        return d_monitor_main(config, level, check_only);
+    if (check_only)
+        return usage("--engine and --check-config do not go together");
+    /* The engine: started by the monitor, as run_as, with its descriptors in place. */
+    (void)prctl(PR_SET_NAME, "sworn-engine", 0, 0, 0);
+    d->listen_fds[D_CHANNEL_DECISION] = D_ENGINE_FD_DECISION;
+    d->listen_fds[D_CHANNEL_ADMIN] = D_ENGINE_FD_ADMIN;
     d_metrics_init(&d->metrics);
-    if (sworn_dconfig_load(config, &d->cfg) < 0 || sworn_dconfig_check(d->cfg) < 0) {
+    if (unblock_signals() < 0)
+        return fail("signals");
+    /* Started as run_as means the monitor was root: the users are those the names give. */
+    if (sworn_dconfig_load(config, &d->cfg) < 0 || sworn_dconfig_check_engine(d->cfg) < 0 ||
+        sworn_dconfig_users(d->cfg, d->cfg->run_as_user != NULL, &d->users) < 0) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         sworn_dconfig_free(d->cfg);
         return 1;
     }
-    if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0 ||
-        (d->cfg->vault_path != NULL && sworn_vault_load(d->cfg->vault_path, &d->vault) < 0)) {
+    if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         goto out;
     }
     sworn_policy_digest(d->policy, d->policy_digest);
-    if (check_only) {
-        printf("configuration ok: %s\npolicy ok: %s (%zu rules)\n", d->cfg->path,
-               d->cfg->policy_path, sworn_policy_rule_count(d->policy));
-        rc = 0;
-        goto out;
-    }
     if (realpath("/proc/self/exe", self) == NULL) {
         fail("/proc/self/exe");
         goto out;
@@ -284,6 +307,11 @@ int main(int argc, char **argv)
     }
     if (start_signer(d) < 0) {
         fail("signer");
+        goto out;
+    }
+    /* The vault only now: the signer is another program already, and never sees it. */
+    if (d->cfg->vault_path != NULL && sworn_vault_load(d->cfg->vault_path, &d->vault) < 0) {
+        fail("vault");
         goto out;
     }
     if (d_keyring_check(d) < 0) {
@@ -307,10 +335,6 @@ int main(int argc, char **argv)
         fail("sockets");
         goto out;
     }
-    if (d_harden_drop(d->cfg) < 0) {
-        fail("privilege drop");
-        goto out;
-    }
     if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 || d_checkpointer_start(d) < 0) {
         fail("threads");
         goto out;
@@ -326,7 +350,8 @@ int main(int argc, char **argv)
         goto out;
     }
     /* Every thread runs and start-up is over: from here on, only the allow-list (d_seccomp.h). */
-    if (d_seccomp_install((enum d_seccomp_mode)d->cfg->seccomp_mode, d_seccomp_flags(d->cfg)) < 0) {
+    if (d_seccomp_install(SWORN_SECCOMP_ENGINE, (enum d_seccomp_mode)d->cfg->seccomp_mode,
+                          d_seccomp_flags(d->cfg)) < 0) {
         fail("seccomp");
         goto out;
     }

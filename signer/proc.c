@@ -1,7 +1,7 @@
 /*
- * proc.c -- the signer process (contract in proc.h): the parent side (start, requests with
- * deadlines, kill-and-reap, lazy restart with backoff) and the child side (descriptor and signal
- * hygiene, no core dumps, open the key, drop privileges, serve requests).
+ * proc.c -- the engine's side of the signer process (contract in proc.h): start through a
+ * launcher, requests with deadlines, kill-and-reap, lazy restart with backoff. The signer itself
+ * is another program (sworn-signer.c); no signer code runs in this process.
  */
 #define _GNU_SOURCE
 #include "proc.h"
@@ -26,22 +26,12 @@
 
 #include "err.h"
 #include "ipc.h"
-#include "privdrop.h"
+#include "launch.h"
 
-#define CHILD_FD 3           /* the child's socket end, after setup_fds */
 #define REAP_WAIT_MS 200     /* how long a failing call waits for a killed child to exit */
 #define BACKOFF_FIRST_MS 100 /* after a failed start; doubles up to BACKOFF_MAX_MS */
 #define BACKOFF_MAX_MS 5000
 #define UNREAPED_MAX 8 /* killed children still to reap (stuck in a driver) */
-
-/* The child's exit statuses; they only show up in wait statuses and process listings. */
-enum child_exit {
-    CHILD_EXIT_EOF = 0,      /* the parent closed the socket */
-    CHILD_EXIT_OPEN = 1,     /* opening the key or dropping privileges failed (told in INFO_RESP) */
-    CHILD_EXIT_PROTOCOL = 2, /* a malformed or unexpected frame, or the socket failed */
-    CHILD_EXIT_DEVICE = 3,   /* a device call failed; a fresh child must open the device again */
-    CHILD_EXIT_SETUP = 4     /* descriptors, signals or limits could not be set up */
-};
 
 struct sworn_signer_proc {
     pthread_mutex_t lock; /* held by every call but spki/alg/software_held and stop */
@@ -49,18 +39,18 @@ struct sworn_signer_proc {
     struct sworn_signer_config cfg;
     char *uri, *module_path, *pin_file, *tcti;
     uint8_t *pinned_spki;
-    /* The options with defaults filled in; drop is set when the child must switch users. */
-    int drop;
-    uid_t uid;
-    gid_t gid;
-    char *chroot_dir;
+    /* The options with defaults filled in. */
+    struct sworn_signer_launch_opts launch;
+    char *program, *chroot_dir;
+    struct sworn_signer_launcher launcher; /* start == NULL: sworn_signer_launch here */
     unsigned timeout_ms, start_timeout_ms;
     /* The key as the first child reported it; every later child must report the same. */
     uint8_t spki[SWORN_SIGNER_SPKI_MAX];
     size_t spki_len;
     enum sworn_sig_alg alg;
     int software_held;
-    /* The current child: pid -1, fd -1 and pidfd -1 when there is none. */
+    /* The current child: fd -1 when there is none. pid is -1 when unknown (a launcher that does
+     * not say), and only a child started here (no launcher) is killed and reaped here. */
     pid_t pid;
     int fd;
     int pidfd; /* -1 also when the kernel has no pidfd_open; kill(2) is used then */
@@ -74,192 +64,6 @@ struct sworn_signer_proc {
     pid_t unreaped[UNREAPED_MAX];
     size_t n_unreaped;
 };
-
-/* ---------------------------------------------------------------------------------------------
- * The child.
- */
-
-/*
- * Leave the child with stdin and stdout on /dev/null, stderr as inherited (unless it is missing or
- * one of the socket's ends), the socket on CHILD_FD, and nothing else open. The socket is first
- * copied above CHILD_FD, so no dup2 below can close it whatever numbers the parent's fds had.
- */
-static int setup_fds(int sock, int other)
-{
-    int keep, nul, max_fd;
-    struct rlimit rl;
-
-    keep = fcntl(sock, F_DUPFD, CHILD_FD + 1);
-    if (keep < 0)
-        return -1;
-    nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (nul < 0)
-        return -1;
-    if (dup2(nul, STDIN_FILENO) < 0 || dup2(nul, STDOUT_FILENO) < 0)
-        return -1;
-    if ((sock == STDERR_FILENO || other == STDERR_FILENO || fcntl(STDERR_FILENO, F_GETFD) < 0) &&
-        dup2(nul, STDERR_FILENO) < 0)
-        return -1;
-    if (dup2(keep, CHILD_FD) < 0)
-        return -1;
-    if (close_range(CHILD_FD + 1, ~0U, 0) == 0)
-        return 0;
-    /* close_range is missing (kernels before 5.9) or filtered: close them one by one. */
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return -1;
-    max_fd = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX ? INT_MAX : (int)rl.rlim_cur;
-    for (int fd = CHILD_FD + 1; fd < max_fd; fd++)
-        (void)close(fd); /* EBADF for the many that are not open is expected */
-    return 0;
-}
-
-/*
- * Default dispositions for every signal, none blocked, and SIGPIPE ignored. The parent's handlers
- * act on the parent's state and must not run here. SIGPIPE is ignored because a PKCS#11 module
- * may write to a network socket without MSG_NOSIGNAL; our own writes never raise it.
- */
-static int setup_signals(void)
-{
-    struct sigaction sa;
-    sigset_t none;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = SIG_DFL;
-    if (sigemptyset(&sa.sa_mask) != 0)
-        return -1;
-    /* Errors are expected and harmless here: SIGKILL, SIGSTOP and the C library's internal
-     * real-time signals cannot be changed. */
-    for (int sig = 1; sig < NSIG; sig++)
-        (void)sigaction(sig, &sa, NULL);
-    sa.sa_handler = SIG_IGN;
-    if (sigaction(SIGPIPE, &sa, NULL) != 0)
-        return -1;
-    if (sigemptyset(&none) != 0 || sigprocmask(SIG_SETMASK, &none, NULL) != 0)
-        return -1;
-    return 0;
-}
-
-/* Fill a reply's status and error message from this thread's error slot. */
-static void reply_error(struct sworn_ipc_msg *resp, char msg[SWORN_IPC_ERRMSG_MAX + 1])
-{
-    /* A failure that forgot to set the slot is still a failure; IO makes the parent start over. */
-    resp->status = sworn_err_code() == SWORN_OK ? SWORN_ERR_IO : sworn_err_code();
-    resp->data_len = sworn_ipc_errmsg_clean(sworn_err_msg(), msg);
-    resp->data = (const uint8_t *)msg;
-}
-
-static _Noreturn void child_exit(struct sworn_signer *s, int status)
-{
-    sworn_signer_close(s);
-    /* _exit, not exit: the parent's atexit handlers and stdio buffers are not ours to run. */
-    _exit(status);
-}
-
-/*
- * Serve requests on fd until the parent closes it. s is the open key, or NULL when opening failed
- * with (code, msg), which the first INFO_RESP reports before the child exits.
- */
-static _Noreturn void serve(int fd, struct sworn_signer *s, enum sworn_err_code code,
-                            const char *msg)
-{
-    uint8_t frame[SWORN_IPC_FRAME_MAX];
-    uint8_t sig[SWORN_SIGNER_SIG_MAX];
-    char err[SWORN_IPC_ERRMSG_MAX + 1];
-    int first = 1;
-
-    for (;;) {
-        struct sworn_ipc_msg req, resp;
-        size_t len = 0;
-        int rc;
-
-        rc = sworn_ipc_recv(fd, frame, &req, SWORN_IPC_FOREVER);
-        if (rc == 1)
-            child_exit(s, CHILD_EXIT_EOF);
-        /* The parent always opens with INFO_REQ; anything else there is as fatal as garbage. */
-        if (rc < 0 || (first && req.type != SWORN_IPC_INFO_REQ))
-            child_exit(s, CHILD_EXIT_PROTOCOL);
-        first = 0;
-        memset(&resp, 0, sizeof(resp));
-        resp.id = req.id;
-        sworn_err_clear();
-        switch (req.type) {
-        case SWORN_IPC_INFO_REQ:
-            resp.type = SWORN_IPC_INFO_RESP;
-            if (s == NULL) {
-                resp.status = code;
-                resp.data_len = sworn_ipc_errmsg_clean(msg, err);
-                resp.data = (const uint8_t *)err;
-            } else {
-                resp.alg = sworn_signer_alg(s);
-                resp.software_held = sworn_signer_software_held(s) ? 1 : 0;
-                resp.data = sworn_signer_spki(s, &resp.data_len);
-            }
-            break;
-        case SWORN_IPC_SIGN_REQ:
-            resp.type = SWORN_IPC_SIGN_RESP;
-            /* sworn_signer_sign checks the purpose and the message's form once more. */
-            if (sworn_signer_sign(s, req.purpose, req.data, req.data_len, sig, sizeof(sig), &len) ==
-                0) {
-                resp.data = sig;
-                resp.data_len = len;
-            } else {
-                reply_error(&resp, err);
-            }
-            break;
-        case SWORN_IPC_HEALTH_REQ:
-            resp.type = SWORN_IPC_HEALTH_RESP;
-            if (sworn_signer_health(s) < 0)
-                reply_error(&resp, err);
-            break;
-        case SWORN_IPC_SIGN_RESP:
-        case SWORN_IPC_INFO_RESP:
-        case SWORN_IPC_HEALTH_RESP:
-        default:
-            child_exit(s, CHILD_EXIT_PROTOCOL);
-        }
-        /* No deadline: the reply fits the socket buffer, and a parent that stops reading
-         * kills us anyway. */
-        if (sworn_ipc_send(fd, &resp, SWORN_IPC_FOREVER) < 0)
-            child_exit(s, CHILD_EXIT_PROTOCOL);
-        if (s == NULL)
-            child_exit(s, CHILD_EXIT_OPEN);
-        /* The device context is suspect. Rebuilding it here would need the PIN file and the
-         * device, which this unprivileged process may no longer open; a fresh child can. */
-        if (resp.status == SWORN_ERR_IO)
-            child_exit(s, CHILD_EXIT_DEVICE);
-    }
-}
-
-/* The child's whole life, in the order proc.h gives. Never returns. */
-static _Noreturn void child_main(struct sworn_signer_proc *p, int sock, int other)
-{
-    struct sworn_signer *s = NULL;
-    enum sworn_err_code code = SWORN_OK;
-    char msg[SWORN_IPC_ERRMSG_MAX + 1] = "";
-
-    if (setup_fds(sock, other) < 0 || setup_signals() < 0 || sworn_no_dumps() < 0)
-        _exit(CHILD_EXIT_SETUP);
-    /* The parent's per-request deadline bounds a hung device call here (it kills this child), so
-     * device calls run inline, without the watchdog's thread handoff. */
-    p->cfg.inline_device_calls = 1;
-    if (sworn_signer_open(&p->cfg, &s) < 0) {
-        code = sworn_err_code();
-        sworn_ipc_errmsg_clean(sworn_err_msg(), msg);
-    }
-    /* Drop even when the open failed: nothing from the parent is read with privilege. */
-    if (p->drop && sworn_drop_privileges(p->uid, p->gid, p->chroot_dir) < 0) {
-        if (code == SWORN_OK) {
-            code = sworn_err_code();
-            snprintf(msg, sizeof(msg), "cannot drop privileges: %.200s", sworn_err_msg());
-        }
-        sworn_signer_close(s);
-        s = NULL;
-    }
-    /* Changing credentials set the dumpable flag back to fs.suid_dumpable. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-        child_exit(s, CHILD_EXIT_SETUP);
-    serve(CHILD_FD, s, code, msg);
-}
 
 /* ---------------------------------------------------------------------------------------------
  * The parent.
@@ -321,7 +125,12 @@ static void retire(struct sworn_signer_proc *p)
         (void)close(p->fd); /* the descriptor is gone even when close reports an error */
         p->fd = -1;
     }
-    if (p->pid > 0) {
+    if (p->launcher.start != NULL) {
+        /* Not our child (another uid's, even): whoever launched it stops it. */
+        if (p->pid != -1 && p->launcher.stop != NULL)
+            p->launcher.stop(p->launcher.arg);
+        p->pid = -1;
+    } else if (p->pid > 0) {
         kill_child(p->pid, p->pidfd);
         if (!reap(p->pid, REAP_WAIT_MS)) {
             /* A full list means children stuck in the kernel for good; wait for the oldest
@@ -421,27 +230,16 @@ static int spawn(struct sworn_signer_proc *p)
 {
     uint8_t frame[SWORN_IPC_FRAME_MAX];
     struct sworn_ipc_msg req = {.type = SWORN_IPC_INFO_REQ}, resp;
-    int sv[2];
-    pid_t pid;
 
-    /* SOCK_CLOEXEC keeps the parent's end out of any program decisiond may exec later. */
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "signer process: socketpair: %s", strerror(errno));
-    pid = fork();
-    if (pid < 0) {
-        sworn_err_set(SWORN_ERR_IO, "signer process: fork: %s", strerror(errno));
-        (void)close(sv[0]);
-        (void)close(sv[1]);
+    if (p->launcher.start != NULL) {
+        if (p->launcher.start(p->launcher.arg, &p->fd, &p->pid) < 0) {
+            p->fd = -1;
+            p->pid = -1;
+            return -1;
+        }
+    } else if (sworn_signer_launch(&p->cfg, &p->launch, &p->fd, &p->pid, &p->pidfd) < 0) {
         return -1;
     }
-    if (pid == 0)
-        child_main(p, sv[1], sv[0]);
-    (void)close(sv[1]);
-    p->pid = pid;
-    p->fd = sv[0];
-    /* ENOSYS on kernels before 5.3, ESRCH if it was already reaped behind our back: both leave
-     * kill(2), and the exchange below finds out whether the child lives. */
-    p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (request(p, &req, SWORN_IPC_INFO_RESP, frame, &resp,
                 sworn_ipc_deadline((int)p->start_timeout_ms)) < 0)
         return -1;
@@ -483,7 +281,7 @@ static int ensure_child(struct sworn_signer_proc *p)
         if (r > 0 || (r < 0 && errno != EINTR))
             retire(p);
     }
-    if (p->pid > 0)
+    if (p->fd >= 0)
         return 0;
     now = sworn_ipc_deadline(0);
     if (p->backoff_ms > 0 && now < p->retry_at)
@@ -538,6 +336,7 @@ static void free_proc(struct sworn_signer_proc *p)
     free(p->tcti);
     free(p->pinned_spki);
     free(p->chroot_dir);
+    free(p->program);
     free(p);
 }
 
@@ -552,10 +351,6 @@ int sworn_signer_proc_start(const struct sworn_signer_config *cfg,
     if (opts == NULL)
         opts = &defaults;
     SWORN_ENSURE(cfg != NULL && cfg->uri != NULL, SWORN_ERR_ARG, "signer process: no key URI");
-    SWORN_ENSURE(opts->uid == 0 || opts->gid != 0, SWORN_ERR_ARG,
-                 "signer process: a uid to switch to needs a non-root gid too");
-    SWORN_ENSURE(opts->chroot_dir == NULL || (opts->uid != 0 && opts->chroot_dir[0] == '/'),
-                 SWORN_ERR_ARG, "signer process: chroot_dir must be absolute and needs a uid");
     SWORN_ENSURE(opts->timeout_ms <= INT_MAX && opts->start_timeout_ms <= INT_MAX, SWORN_ERR_ARG,
                  "signer process: timeout out of range");
     p = calloc(1, sizeof(*p));
@@ -580,9 +375,19 @@ int sworn_signer_proc_start(const struct sworn_signer_config *cfg,
     p->cfg.pinned_spki = p->pinned_spki;
     p->cfg.pinned_spki_len = p->pinned_spki != NULL ? cfg->pinned_spki_len : 0;
     p->cfg.timeout_ms = cfg->timeout_ms;
-    p->drop = geteuid() == 0 && opts->uid != 0;
-    p->uid = opts->uid;
-    p->gid = opts->gid;
+    SWORN_GUARD(dup_opt(opts->program != NULL ? opts->program : SWORN_SIGNER_PROGRAM, &p->program));
+    p->launch.program = p->program;
+    /* Without root there is nobody to switch to: the signer keeps the caller's uid. */
+    if (geteuid() == 0 && opts->uid != 0) {
+        p->launch.uid = opts->uid;
+        p->launch.gid = opts->gid;
+        p->launch.chroot_dir = p->chroot_dir;
+    }
+    p->launch.memlock_bytes = opts->memlock_bytes;
+    p->launch.seccomp_mode = opts->seccomp_mode;
+    p->launch.inet = opts->inet;
+    if (opts->launcher != NULL)
+        p->launcher = *opts->launcher;
     p->timeout_ms = opts->timeout_ms != 0 ? opts->timeout_ms : SWORN_SIGNER_PROC_TIMEOUT_MS;
     p->start_timeout_ms =
         opts->start_timeout_ms != 0 ? opts->start_timeout_ms : SWORN_SIGNER_PROC_START_TIMEOUT_MS;

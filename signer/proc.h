@@ -2,38 +2,22 @@
  * proc.h -- the signer process: the parent-side API that decisiond (or a test) uses to run the
  * key in a child process of its own, joined by a socketpair (relayd's "ca" process).
  *
- * The parent never opens the key. sworn_signer_proc_start copies the signer config and forks; the
- * child opens the key (sworn_signer_open), holds the PIN and the HSM session or TPM key context,
- * and answers requests in the frames of ipc.h: sign (purpose, message), key info, health. No
- * signer context exists before the fork and none is ever used across one.
+ * The parent never opens the key. sworn_signer_proc_start copies the signer config and starts the
+ * child, which opens the key (sworn_signer_open), holds the PIN and the HSM session or TPM key
+ * context, and answers requests in the frames of ipc.h: sign (purpose, message), key info, health.
  *
- * THE CHILD, in order:
- *   1. keeps stderr (so crash reports and sanitizer output stay visible; /dev/null instead when it
- *      is closed or one of the socket's ends), points stdin and stdout at /dev/null, moves its
- *      socket end to fd 3 and closes every other descriptor (close_range, or a loop where that
- *      is missing);
- *   2. resets every signal handler to its default, so none of the parent's handlers run in it,
- *      ignores SIGPIPE (a PKCS#11 module may write to a dead network peer), unblocks all signals;
- *   3. sets RLIMIT_CORE to 0 and PR_SET_DUMPABLE to 0 (no core dumps, no ptrace by its own uid);
- *   4. opens the key, WITH the privileges it was started with: this reads the PIN file, loads the
- *      PKCS#11 module or opens the TPM, and logs in;
- *   5. when the parent runs as root and opts->uid is not 0: chroots to opts->chroot_dir when one is
- *      given, then setgroups(0), setresgid(gid x3), setresuid(uid x3), and checks that they stuck
- *      (getres[ug]id, no supplementary groups, setuid(0) fails); any failure ends the child;
- *   6. sets PR_SET_DUMPABLE to 0 again (a credential change resets it to fs.suid_dumpable);
- *   7. answers the parent's first request, INFO_REQ, with the key's algorithm and DER SPKI, or
- *      with the error of steps 4-5 (and then exits);
- *   8. loops: read a request, check it, answer it. It exits 0 when the parent closes the socket,
- *      at once on any malformed or unexpected frame, and after answering a request whose device
- *      call failed with SWORN_ERR_IO (see RESTARTS).
+ * THE CHILD is the sworn-signer program (signer/sworn-signer.c gives its steps), started through
+ * a launcher: by default sworn_signer_launch (launch.h: fork and exec here, so this process is
+ * its parent and kills and reaps it), or the caller's (decisiond's engine asks its monitor, which
+ * owns the signer: opts->launcher). Either way the child is a fresh program: nothing of this
+ * process's memory reaches it.
  *
- * PRIVILEGE ORDER AND THE PIN: open first, then drop (step 4 before 5), the relayd way. The PIN
- * file, the key file and the device may therefore stay readable by root only (0600 root); the
- * unprivileged child never needs to read them again, because it never rebuilds its device
- * context itself: on a device failure it exits, and the parent starts a fresh child, which opens
- * everything again with privilege. The price is that sworn_signer_open (PEM parsing, the PKCS#11
- * module's C_Initialize and login, TPM session setup) runs as root, before the parent has sent a
- * single byte; it reads only files and devices that the operator's config names.
+ * PRIVILEGE ORDER AND THE PIN: the signer opens the key with the privileges it is started with,
+ * then drops to opts->uid (the relayd way). The PIN file, the key file and the device may
+ * therefore stay readable by root only, or by the signer's user alone; the unprivileged signer
+ * never needs to read them again, because it never rebuilds its device context itself: on a
+ * device failure it exits, and a fresh signer, started with privilege by its launcher, opens
+ * everything again.
  *
  * SIGPIPE: nothing here touches signal dispositions in the parent. Every write on the socket is a
  * send(..., MSG_NOSIGNAL), so a dead child shows up as EPIPE, never as a signal.
@@ -59,16 +43,10 @@
  * up for at most one deadline. stop must not race with other calls. spki/alg/software_held read
  * data fixed at start and take no lock.
  *
- * Fork caveats: the child runs library code (malloc, OpenSSL, a PKCS#11 module) after fork()
- * without exec(). glibc makes malloc safe there; a lock held by another parent thread at the
- * moment of the fork (say, inside OpenSSL) could still deadlock the child, which the start
- * deadline turns into an error and a later retry. decisiond should call start before it starts
- * threads. The child also inherits a copy of the parent's memory, and any other child the parent
- * forks holds the parent's socket end until it execs (SOCK_CLOEXEC), which delays the signer's
- * end-of-stream exit until then. The owner should not reap children with waitpid(-1) or set
+ * Reaping (default launcher): the owner should not reap children with waitpid(-1) or set
  * SIGCHLD to SIG_IGN: the reaping here copes (ECHILD counts as reaped), and the child is killed
  * through a pidfd (Linux 5.3+), which cannot hit a recycled pid; only on older kernels does that
- * fall back to kill(2) by pid.
+ * fall back to kill(2) by pid. With a caller's launcher nothing is killed or reaped here.
  *
  * Errors: -1 with sworn_err set (err.h). A child's own error (a refused purpose, a message of the
  * wrong form, a key that will not open) comes back with the child's code and message, prefixed
@@ -86,12 +64,28 @@
 #define SWORN_SIGNER_PROC_TIMEOUT_MS 2000        /* default deadline of one request */
 #define SWORN_SIGNER_PROC_START_TIMEOUT_MS 10000 /* default deadline of a child's key opening */
 
+/* The build's sworn-signer, for callers that name none (tests, benchmarks). */
+#ifndef SWORN_SIGNER_PROGRAM
+#define SWORN_SIGNER_PROGRAM "/usr/libexec/sworn/sworn-signer"
+#endif
+
+/*
+ * A launcher other than fork and exec in this process. start: stop any earlier signer, start a
+ * fresh one and give the caller's end of its socket (and its pid, or -1). 0, or -1 with sworn_err
+ * set. stop: the current signer stalled, died or misbehaved; stop it now (it may hold the device).
+ */
+struct sworn_signer_launcher {
+    int (*start)(void *arg, int *fd, pid_t *pid);
+    void (*stop)(void *arg);
+    void *arg;
+};
+
 struct sworn_signer_proc_opts {
     /*
-     * The user and group the child switches to after opening the key, when the parent runs as
-     * root (euid 0). uid 0 means no switch (tests only: a production signer must not keep root);
-     * a non-zero uid needs a non-zero gid. Ignored when the parent is not root: the child then
-     * keeps the parent's uid.
+     * Default launcher only. The user and group the child switches to after opening the key, when
+     * the parent runs as root (euid 0). uid 0 means no switch (tests only: a production signer must
+     * not keep root); a non-zero uid needs a non-zero gid. Ignored when the parent is not root: the
+     * child then keeps the parent's uid.
      */
     uid_t uid;
     gid_t gid;
@@ -100,6 +94,11 @@ struct sworn_signer_proc_opts {
      * the child's device watchdog (cfg->timeout_ms) only acts first when it is set shorter. */
     unsigned timeout_ms;
     unsigned start_timeout_ms; /* per child start; 0 means SWORN_SIGNER_PROC_START_TIMEOUT_MS */
+    const char *program;       /* the sworn-signer binary; NULL: SWORN_SIGNER_PROGRAM */
+    uint64_t memlock_bytes;    /* with root: the signer's RLIMIT_MEMLOCK (launch.h); 0: as is */
+    int seccomp_mode;          /* the signer's filter (common/seccomp.h modes); 0: off */
+    int inet;                  /* 1: its filter allows the network (TCTI or network HSM) */
+    const struct sworn_signer_launcher *launcher; /* NULL: sworn_signer_launch (copied) */
 };
 
 struct sworn_signer_proc;

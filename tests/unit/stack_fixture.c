@@ -471,28 +471,50 @@ double sworn_stack_metric(struct sworn_stack *s, const char *name)
     return v;
 }
 
-pid_t sworn_stack_signer_child(pid_t daemon)
+/* The child of the daemon (the monitor) whose command name is comm, or -1. */
+static pid_t child_named(pid_t daemon, const char *comm)
 {
     char path[320];
     DIR *dir;
     struct dirent *de;
-    pid_t child = -1;
+    pid_t found = -1;
 
     snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
     dir = opendir(path);
     if (dir == NULL)
         return -1;
-    while (child < 0 && (de = readdir(dir)) != NULL) {
-        char kids[256];
+    while (found < 0 && (de = readdir(dir)) != NULL) {
+        char kids[1024], *p, *end;
 
         if (de->d_name[0] == '.')
             continue;
         snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
-        if (sworn_test_read_proc(path, kids, sizeof(kids)) == 0 && kids[0] >= '1' && kids[0] <= '9')
-            child = (pid_t)atol(kids);
+        if (sworn_test_read_proc(path, kids, sizeof(kids)) != 0)
+            continue;
+        for (p = kids; found < 0 && *p != '\0'; p = end) {
+            long pid = strtol(p, &end, 10);
+            char name[64];
+
+            if (end == p)
+                break;
+            snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+            if (pid > 0 && sworn_test_read_proc(path, name, sizeof(name)) == 0 &&
+                strncmp(name, comm, strlen(comm)) == 0 && name[strlen(comm)] == '\n')
+                found = (pid_t)pid;
+        }
     }
     closedir(dir);
-    return child;
+    return found;
+}
+
+pid_t sworn_stack_signer_child(pid_t daemon)
+{
+    return child_named(daemon, "sworn-signer");
+}
+
+pid_t sworn_stack_engine(pid_t daemon)
+{
+    return child_named(daemon, "sworn-engine");
 }
 
 int sworn_stack_pid_gone(pid_t pid)

@@ -127,8 +127,10 @@ double sworn_stack_metric_in(const char *text, const char *name);
 /* sworn_stack_metric_in of a fresh scrape. */
 double sworn_stack_metric(struct sworn_stack *s, const char *name);
 
-/* The daemon's child (the signer), from /proc/PID/task/ * /children; -1 when none. */
+/* The monitor's (daemon's) child that is the signer (command name sworn-signer), or the engine
+ * (sworn-engine), from /proc/PID/task/ * /children; -1 when none. */
 pid_t sworn_stack_signer_child(pid_t daemon);
+pid_t sworn_stack_engine(pid_t daemon);
 
 /* Whether pid is gone (or only a zombie waiting for its reaper). */
 int sworn_stack_pid_gone(pid_t pid);

@@ -723,7 +723,9 @@ static void test_measured_start_and_quotes(void **state)
     first = read_entry(log, 0);
     assert_non_null(first);
     assert_int_equal(first->kind_case, SWORN__V1__ENTRY__KIND_STARTUP);
-    assert_int_equal(first->startup->n_files, 3);
+    /* sworn-decisiond, sworn-signer, the configuration, the policy. */
+    assert_int_equal(first->startup->n_files, 4);
+    assert_non_null(strstr(first->startup->files[1]->path, "/sworn-signer"));
     {
         /* The digests are the files' own, and they replay onto PCR 23. */
         uint8_t pcr[32], cat[64];

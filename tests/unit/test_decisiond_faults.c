@@ -1002,7 +1002,7 @@ static void test_tpm_stopped_required(void **state)
 /* --- 4. log writes fail -------------------------------------------------------------------- */
 
 /*
- * The daemon may not write a byte to any file (RLIMIT_FSIZE 0, set on the running daemon with
+ * The daemon may not write a byte to any file (RLIMIT_FSIZE 0, set on the running engine with
  * prlimit): every request, allow or deny, is answered with an ErrorFrame (the proxy denies), none
  * is acknowledged, none is in the log afterwards; the daemon stays up. Once the limit is lifted,
  * allows come back, and the log holds every acknowledged decision and consistent checkpoints.
@@ -1013,16 +1013,20 @@ static void test_log_write_fails(void **state)
     struct acks a;
     struct rlimit old, none;
     char reason[1100], id[32];
+    pid_t engine;
 
     (void)state;
     acks_init(&a);
     assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key --checkpoint-interval 200ms"), 0);
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+    /* The engine writes the log (the monitor beside it writes nothing). */
+    engine = sworn_stack_engine(sp->decisiond_pid);
+    assert_true(engine > 0);
 
-    assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, NULL, &old), 0);
+    assert_int_equal(prlimit(engine, RLIMIT_FSIZE, NULL, &old), 0);
     none = old;
     none.rlim_cur = 0; /* the soft limit only: raising it back needs no privilege */
-    assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, &none, NULL), 0);
+    assert_int_equal(prlimit(engine, RLIMIT_FSIZE, &none, NULL), 0);
     for (int i = 0; i < 6; i++) {
         enum outcome o;
 
@@ -1033,10 +1037,11 @@ static void test_log_write_fails(void **state)
     }
     sworn_stack_checkpoint_now(sp); /* a checkpoint that cannot be stored either */
     sworn_test_sleep_ms(300);
+    assert_int_equal(kill(engine, 0), 0);
     assert_int_equal(kill(sp->decisiond_pid, 0), 0);
     assert_true(sworn_stack_metric(sp, "sworn_decision_errors_total") >= 6.0);
 
-    assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, &old, NULL), 0);
+    assert_int_equal(prlimit(engine, RLIMIT_FSIZE, &old, NULL), 0);
     expect_recovery(sp, &a, "recovered", 20);
     assert_int_equal(ask(sp, &a, "after-deny", "/denied/a", NULL, 0), OUT_DENY);
     sworn_stack_checkpoint_now(sp);

@@ -1,19 +1,21 @@
 /*
- * test_decisiond_seccomp.c -- decisiond's seccomp allow-list (decisiond/d_seccomp.h): today the
- * monitor role of the shared builder with SWORN_SECCOMP_NOEXEC (test_seccomp.c tests each role).
+ * test_decisiond_seccomp.c -- decisiond's seccomp filters (decisiond/d_seccomp.h): the engine's
+ * role of the shared builder as the engine installs it (test_seccomp.c tests each role), and the
+ * three processes of a running stack.
  *
  * What is asserted:
  *   - the filter itself, installed in a forked child exactly as the daemon installs it: a call on
  *     the allow-list works, an unlisted benign call fails with EPERM (and is allowed in log mode),
  *     clone3 gets ENOSYS, arguments outside the allowed sets are refused (a packet socket,
- *     prctl(PR_SET_DUMPABLE, 1), ioctl(TIOCSTI)), a call on the kill list (execve, unshare,
- *     ptrace, mount, bpf, a clone into a new namespace) kills the process with SIGSYS, and so does
- *     a call through another ABI (x32; i386 int 0x80 where the kernel has it); every thread has the
- *     filter (TSYNC) and a forked process inherits it; /proc shows Seccomp 2 and NoNewPrivs 1;
+ *     prctl(PR_SET_DUMPABLE, 1), ioctl(TIOCSTI)), a call on the kill list (execve, fork,
+ *     setresuid, unshare, ptrace, mount, bpf, a clone into a new namespace) kills the process with
+ *     SIGSYS, and so does a call through another ABI (x32; i386 int 0x80 where the kernel has it);
+ *     every thread has the filter (TSYNC); /proc shows Seccomp 2 and NoNewPrivs 1;
  *   - in a sanitizer build, a sanitizer report is still written under the filter;
- *   - a whole stack (SoftHSM, swtpm, the daemon) runs under it: allows with receipts, denies,
- *     escalations approved and denied by an operator, checkpoints quoted by the TPM, a restarted
- *     signer child (which inherits the filter), an orderly stop with a final quoted checkpoint.
+ *   - a whole stack (SoftHSM, swtpm, the daemon) runs under them: the monitor, the engine (every
+ *     thread) and the signer each confined; allows with receipts, denies, escalations approved and
+ *     denied by an operator, checkpoints quoted by the TPM, a signer killed and started again by
+ *     the monitor (confined again), an orderly stop with a final quoted checkpoint.
  */
 #define _GNU_SOURCE /* syscall, unshare, personality, CLONE_* */
 #include <stdarg.h>
@@ -71,7 +73,7 @@ static int install_filter(void *arg)
 {
     const struct filter_args *a = arg;
 
-    return d_seccomp_install(a->mode, a->flags) != 0;
+    return d_seccomp_install(SWORN_SECCOMP_ENGINE, a->mode, a->flags) != 0;
 }
 
 /*
@@ -138,9 +140,6 @@ static int enforce_checks(void)
     errno = 0;
     if (ioctl(sv[1], TIOCSTI, &byte) != -1 || errno != EPERM)
         return 11;
-    /* close_range: a restarted signer child closes what it inherited in one call. */
-    if (syscall(SYS_close_range, (unsigned)sv[0], (unsigned)sv[1], 0) != 0)
-        return 20;
     /* prctl: giving up dumpability yes, taking it back no. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
         return 12;
@@ -169,7 +168,8 @@ static int enforce_checks(void)
         if (getpwuid_r(0, &pw, buf, sizeof(buf), &pwres) != 0 || pwres == NULL)
             return 19;
     }
-    /* A thread started after the filter has it; so does a forked child. */
+    /* A thread started after the filter has it. (The engine forks nothing: a fork kills it,
+     * test_filter_kills; the monitor's filter, inherited by its children, is test_seccomp's.) */
     {
         pthread_t t;
         int result = -1;
@@ -177,20 +177,6 @@ static int enforce_checks(void)
         if (pthread_create(&t, NULL, thread_personality, &result) != 0 ||
             pthread_join(t, NULL) != 0 || result != 0)
             return 15;
-    }
-    {
-        pid_t pid = fork();
-        int status;
-
-        if (pid < 0)
-            return 16;
-        if (pid == 0)
-            _exit(sworn_child_confined(0) && syscall(SYS_personality, 0xffffffffUL) == -1 &&
-                          errno == EPERM
-                      ? 0
-                      : 1);
-        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            return 17;
     }
     return 0;
 }
@@ -293,7 +279,7 @@ static void test_filter_tsync(void **state)
 
         if (pthread_create(&t, NULL, early_thread, NULL) != 0)
             _exit(2);
-        if (d_seccomp_install(D_SECCOMP_ENFORCE, D_SECCOMP_INET) != 0)
+        if (d_seccomp_install(SWORN_SECCOMP_ENGINE, D_SECCOMP_ENFORCE, D_SECCOMP_INET) != 0)
             _exit(3);
         pthread_mutex_lock(&early_m);
         early_go = 1;
@@ -329,6 +315,23 @@ static int call_execve(void)
 
     execve("/bin/true", argv, envp);
     return 50;
+}
+
+/* The engine never starts a process or changes its uid: the monitor does both. */
+static int call_fork(void)
+{
+    pid_t pid = fork();
+
+    if (pid == 0)
+        _exit(0);
+    return 51;
+}
+
+static int call_setresuid(void)
+{
+    uid_t me = getuid();
+
+    return setresuid(me, me, me) == 0 ? 52 : 53; /* either way not SIGSYS: a failure */
 }
 
 static int call_unshare(void)
@@ -399,6 +402,8 @@ static void test_filter_kills(void **state)
         int sanitizer_allows; /* the sanitizer runtime needs it for its reports (d_seccomp.h) */
     } calls[] = {
         {"execve", call_execve, 1},
+        {"fork", call_fork, 1},
+        {"setresuid", call_setresuid, 0},
         {"unshare", call_unshare, 0},
         {"clone NEWNET", call_clone_newnet, 0},
         {"ptrace", call_ptrace, 1},
@@ -459,7 +464,7 @@ static void test_filter_off(void **state)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(d_seccomp_install(D_SECCOMP_OFF, 0) == 1 ? off_checks() : 3);
+        _exit(d_seccomp_install(SWORN_SECCOMP_ENGINE, D_SECCOMP_OFF, 0) == 1 ? off_checks() : 3);
     assert_int_equal(waitpid(pid, &status, 0), pid);
     sworn_child_expect_exit0(status);
 }
@@ -585,7 +590,7 @@ static int stack_teardown(void **state)
 static void test_stack_under_filter(void **state)
 {
     static struct sworn_stack s;
-    pid_t child, fresh = -1;
+    pid_t child, fresh = -1, engine;
     struct sworn_log *log;
     struct sworn_stack_quotes quotes = {0, 0};
     int allowed = 0;
@@ -595,9 +600,14 @@ static void test_stack_under_filter(void **state)
     assert_int_equal(sworn_stack_up(&s, ""), 0);
     stack_up = &s;
     assert_true(s.swtpm_pid > 0);
-    /* The filter is on, for every thread, and logged. */
+    /* Each of the three processes has a filter (the engine's on every thread), and the engine's
+     * is logged. */
+    engine = sworn_stack_engine(s.decisiond_pid);
+    assert_true(engine > 0);
     if (!sworn_child_confined(s.decisiond_pid))
-        fail_msg("decisiond %ld runs without its seccomp filter", (long)s.decisiond_pid);
+        fail_msg("the monitor %ld runs without its seccomp filter", (long)s.decisiond_pid);
+    if (!sworn_child_confined(engine))
+        fail_msg("the engine %ld runs without its seccomp filter", (long)engine);
     {
         char path[600];
 
@@ -612,7 +622,7 @@ static void test_stack_under_filter(void **state)
         struct dirent *de;
         int threads = 0;
 
-        snprintf(path, sizeof(path), "/proc/%ld/task", (long)s.decisiond_pid);
+        snprintf(path, sizeof(path), "/proc/%ld/task", (long)engine);
         dir = opendir(path);
         assert_non_null(dir);
         while ((de = readdir(dir)) != NULL) {
@@ -630,11 +640,11 @@ static void test_stack_under_filter(void **state)
     sworn_stack_escalate(&s, "sc-esc-approve", 1);
     sworn_stack_escalate(&s, "sc-esc-deny", 0);
 
-    /* The signer child dies: a new one is forked under the inherited filter, and signs. */
-    /* The first child was forked at start-up, before the filter (its own hardening is the
-     * privilege drop, signer/proc.h); every later one is forked under it and inherits it. */
+    /* The signer dies: the monitor starts a new one, with its own filter (and the monitor's,
+     * inherited), and it signs. */
     child = sworn_stack_signer_child(s.decisiond_pid);
     assert_true(child > 0);
+    assert_true(sworn_child_confined(child));
     assert_int_equal(kill(child, SIGKILL), 0);
     for (int i = 0; i < 500 && !sworn_stack_pid_gone(child); i++)
         sworn_test_sleep_ms(20);

@@ -65,7 +65,8 @@ struct fx {
     char bundle[64]; /* "000.p/W": the (only) entry bundle of "good" */
     char hsm_uri[512];
     char bin_path[PATH_MAX], config_path[PATH_MAX], policy_path[PATH_MAX], fork_config[PATH_MAX];
-    uint8_t bin_sha[32], config_sha[32], policy_sha[32], fork_config_sha[32];
+    char signer_path[PATH_MAX];
+    uint8_t bin_sha[32], config_sha[32], policy_sha[32], fork_config_sha[32], signer_sha[32];
 };
 
 static const char *verify_bin, *log_bin, *hsm_bin, *tpm_bin;
@@ -360,7 +361,7 @@ static void clone_stack(const struct fx *f, const char *to)
 static void write_policy(const struct fx *f, const char *name, int approve_config,
                          int approve_fork_config, const char *quotes)
 {
-    char *path = P(f, name), text[8192], h1[65], h2[65], h3[65], h4[65], b64[512];
+    char *path = P(f, name), text[8192], h1[65], h2[65], h3[65], h4[65], h5[65], b64[512];
     char l2[PATH_MAX + 100], l4[2 * PATH_MAX + 200];
     size_t spki_len;
     char *spki = sworn_test_read_file(f->a.spki_der, &spki_len);
@@ -372,6 +373,7 @@ static void write_policy(const struct fx *f, const char *name, int approve_confi
     hex(f->config_sha, 32, h2);
     hex(f->policy_sha, 32, h3);
     hex(f->fork_config_sha, 32, h4);
+    hex(f->signer_sha, 32, h5);
     snprintf(l2, sizeof(l2), "measured-file %s %s\n", h2, f->config_path);
     /* the copy's config, and its policy (the same bytes under another path) */
     snprintf(l4, sizeof(l4), "measured-file %s %s\nmeasured-file %s %.*s/policy.yaml\n", h4,
@@ -381,9 +383,9 @@ static void write_policy(const struct fx *f, const char *name, int approve_confi
                  "# trust policy for %s, from keys obtained out of band\n"
                  "origin %s\nlog %s\nentries sworn\nreceipt-key %s\nquotes %s\n"
                  "ak-public ak/ak.pub\nmeasured-start record\n"
-                 "measured-file %s %s\nmeasured-file %s %s\n%s%s",
-                 f->origin, f->origin, f->vkey, b64, quotes, h1, f->bin_path, h3, f->policy_path,
-                 approve_config ? l2 : "", approve_fork_config ? l4 : "");
+                 "measured-file %s %s\nmeasured-file %s %s\nmeasured-file %s %s\n%s%s",
+                 f->origin, f->origin, f->vkey, b64, quotes, h1, f->bin_path, h5, f->signer_path,
+                 h3, f->policy_path, approve_config ? l2 : "", approve_fork_config ? l4 : "");
     assert_true(n > 0 && (size_t)n < sizeof(text));
     sworn_test_write_file(path, text, (size_t)n, 0600);
     free(spki);
@@ -485,6 +487,8 @@ static int group_setup(void **state)
     snprintf(f->policy_path, sizeof(f->policy_path), "%s/policy.yaml", f->a.dir);
     snprintf(f->fork_config, sizeof(f->fork_config), "%s/decisiond.yaml", fork_dir);
     sha256_file(f->bin_path, f->bin_sha);
+    assert_non_null(realpath(SWORN_SIGNER_PROGRAM, f->signer_path));
+    sha256_file(f->signer_path, f->signer_sha);
     sha256_file(f->config_path, f->config_sha);
     sha256_file(f->policy_path, f->policy_sha);
     sha256_file(f->fork_config, f->fork_config_sha);

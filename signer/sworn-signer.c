@@ -1,0 +1,380 @@
+/*
+ * sworn-signer.c -- the signer process: the only program that holds the key (docs/decisiond.md,
+ * "Processes"; relayd's "ca" process). It is exec'd by decisiond's monitor (or by
+ * sworn_signer_proc's launcher in tests and benchmarks, signer/launch.h) with its socket on fd 3:
+ *
+ *   sworn-signer --uri URI [--module PATH] [--pin-file PATH] [--tcti CONF] [--pinned-spki HEX]
+ *                [--timeout-ms N] [--uid N --gid N [--chroot DIR]] [--seccomp off|log|enforce]
+ *                [--inet]
+ *
+ * In order:
+ *   1. no core dumps, not dumpable; every signal handler default, SIGPIPE ignored, none blocked;
+ *      fd 3 must be a socket and nothing above it is open (the launcher closed the rest);
+ *   2. opens the key WITH the privileges it started with: reads the PIN file, loads the PKCS#11
+ *      module or opens the TPM, logs in (signer.h);
+ *   3. locks its memory (lock_memory: what holds the key now, and later mappings where
+ *      RLIMIT_MEMLOCK leaves room): a SoftHSM key is in this process's memory;
+ *   4. when root and --uid is given: chroots to --chroot when given, drops to uid/gid for good
+ *      (common/privdrop.h), not dumpable
+ *      again (a credential change resets the flag);
+ *   5. installs its own seccomp filter (role SIGNER, common/seccomp.h): no fork, exec, setuid,
+ *      bind or accept from here on;
+ *   6. answers the first request, INFO_REQ, with the key's algorithm and SPKI, or with the error of
+ *      steps 2-5 (and then exits), and serves sign and health requests (ipc.h) until the socket
+ *      closes.
+ * It never reads anything else: no vault, no policy, no log, no configuration file.
+ *
+ * Exit status (seen only by the monitor): 0 at end of stream, 1 when the key could not be opened
+ * or privileges not dropped (told in INFO_RESP), 2 on a malformed or unexpected frame, 3 after a
+ * device failure (a fresh signer must open the device again, with privilege), 4 when its setup
+ * failed, 64 on bad usage.
+ */
+#define _GNU_SOURCE /* close_range */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "encoding.h"
+#include "err.h"
+#include "ipc.h"
+#include "launch.h"
+#include "privdrop.h"
+#include "seccomp.h"
+#include "signer.h"
+
+/* Sanitizer builds (tests only) reserve terabytes of shadow memory, which cannot be locked. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SIGNER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SIGNER_SANITIZER 1
+#endif
+#endif
+
+enum signer_exit {
+    SIGNER_EXIT_EOF = 0,  /* the engine closed the socket */
+    SIGNER_EXIT_OPEN = 1, /* opening the key or dropping privileges failed (told in INFO_RESP) */
+    SIGNER_EXIT_PROTOCOL = 2, /* a malformed or unexpected frame, or the socket failed */
+    SIGNER_EXIT_DEVICE = 3,   /* a device call failed; a fresh signer must open the device again */
+    SIGNER_EXIT_SETUP = 4,    /* descriptors, signals or limits could not be set up */
+    SIGNER_EXIT_USAGE = 64
+};
+
+struct signer_args {
+    struct sworn_signer_config cfg;
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    uid_t uid;
+    gid_t gid;
+    const char *chroot_dir;
+    int drop;
+    const char *seccomp;
+    int inet;
+};
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end = NULL;
+    unsigned long long v;
+
+    if (s == NULL || s[0] < '0' || s[0] > '9')
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct signer_args *a)
+{
+    unsigned long long v;
+
+    memset(a, 0, sizeof(*a));
+    a->seccomp = "enforce";
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (strcmp(opt, "--inet") == 0) {
+            a->inet = 1;
+            continue;
+        }
+        if (val == NULL)
+            return -1;
+        i++;
+        if (strcmp(opt, "--uri") == 0) {
+            a->cfg.uri = val;
+        } else if (strcmp(opt, "--module") == 0) {
+            a->cfg.module_path = val;
+        } else if (strcmp(opt, "--pin-file") == 0) {
+            a->cfg.pin_file = val;
+        } else if (strcmp(opt, "--tcti") == 0) {
+            a->cfg.tcti = val;
+        } else if (strcmp(opt, "--pinned-spki") == 0) {
+            size_t n = strlen(val);
+
+            if (n % 2 != 0 || n / 2 > sizeof(a->spki) ||
+                sworn_hex_decode(val, n, a->spki, n / 2) < 0)
+                return -1;
+            a->cfg.pinned_spki = a->spki;
+            a->cfg.pinned_spki_len = n / 2;
+        } else if (strcmp(opt, "--timeout-ms") == 0) {
+            if (parse_uint(val, 600000, &v) < 0)
+                return -1;
+            a->cfg.timeout_ms = (unsigned)v;
+        } else if (strcmp(opt, "--uid") == 0) {
+            if (parse_uint(val, UINT32_MAX - 1, &v) < 0 || v == 0)
+                return -1;
+            a->uid = (uid_t)v;
+            a->drop = 1;
+        } else if (strcmp(opt, "--gid") == 0) {
+            if (parse_uint(val, UINT32_MAX - 1, &v) < 0 || v == 0)
+                return -1;
+            a->gid = (gid_t)v;
+        } else if (strcmp(opt, "--chroot") == 0) {
+            if (val[0] != '/')
+                return -1;
+            a->chroot_dir = val;
+        } else if (strcmp(opt, "--seccomp") == 0) {
+            if (strcmp(val, "off") != 0 && strcmp(val, "log") != 0 && strcmp(val, "enforce") != 0)
+                return -1;
+            a->seccomp = val;
+        } else {
+            return -1;
+        }
+    }
+    if (a->cfg.uri == NULL || (a->drop && a->gid == 0) || (a->chroot_dir != NULL && !a->drop))
+        return -1;
+    return 0;
+}
+
+/*
+ * Default dispositions for every signal, none blocked, SIGPIPE ignored: a PKCS#11 module may write
+ * to a network socket without MSG_NOSIGNAL; our own writes never raise it.
+ */
+static int setup_signals(void)
+{
+    struct sigaction sa;
+    sigset_t none;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    if (sigemptyset(&sa.sa_mask) != 0)
+        return -1;
+    /* Errors are expected and harmless here: SIGKILL, SIGSTOP and the C library's internal
+     * real-time signals cannot be changed. */
+    for (int sig = 1; sig < NSIG; sig++)
+        (void)sigaction(sig, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    if (sigaction(SIGPIPE, &sa, NULL) != 0)
+        return -1;
+    if (sigemptyset(&none) != 0 || sigprocmask(SIG_SETMASK, &none, NULL) != 0)
+        return -1;
+    return 0;
+}
+
+/* fd 3 is our socket; nothing above it may be open (a descriptor we did not ask for). */
+static int check_fds(void)
+{
+    struct stat st;
+
+    if (fstat(SWORN_SIGNER_FD, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return -1;
+    return close_range(SWORN_SIGNER_FD + 1, ~0U, 0) == 0 ? 0 : -1;
+}
+
+/* Fill a reply's status and error message from this thread's error slot. */
+static void reply_error(struct sworn_ipc_msg *resp, char msg[SWORN_IPC_ERRMSG_MAX + 1])
+{
+    /* A failure that forgot to set the slot is still a failure; IO makes the engine start over. */
+    resp->status = sworn_err_code() == SWORN_OK ? SWORN_ERR_IO : sworn_err_code();
+    resp->data_len = sworn_ipc_errmsg_clean(sworn_err_msg(), msg);
+    resp->data = (const uint8_t *)msg;
+}
+
+static _Noreturn void signer_exit(struct sworn_signer *s, int status)
+{
+    sworn_signer_close(s);
+    exit(status);
+}
+
+/*
+ * Serve requests on fd until the engine closes it. s is the open key, or NULL when opening failed
+ * with (code, msg), which the first INFO_RESP reports before the process exits.
+ */
+static _Noreturn void serve(int fd, struct sworn_signer *s, enum sworn_err_code code,
+                            const char *msg)
+{
+    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    uint8_t sig[SWORN_SIGNER_SIG_MAX];
+    char err[SWORN_IPC_ERRMSG_MAX + 1];
+    int first = 1;
+
+    for (;;) {
+        struct sworn_ipc_msg req, resp;
+        size_t len = 0;
+        int rc;
+
+        rc = sworn_ipc_recv(fd, frame, &req, SWORN_IPC_FOREVER);
+        if (rc == 1)
+            signer_exit(s, SIGNER_EXIT_EOF);
+        /* The engine always opens with INFO_REQ; anything else there is as fatal as garbage. */
+        if (rc < 0 || (first && req.type != SWORN_IPC_INFO_REQ))
+            signer_exit(s, SIGNER_EXIT_PROTOCOL);
+        first = 0;
+        memset(&resp, 0, sizeof(resp));
+        resp.id = req.id;
+        sworn_err_clear();
+        switch (req.type) {
+        case SWORN_IPC_INFO_REQ:
+            resp.type = SWORN_IPC_INFO_RESP;
+            if (s == NULL) {
+                resp.status = code;
+                resp.data_len = sworn_ipc_errmsg_clean(msg, err);
+                resp.data = (const uint8_t *)err;
+            } else {
+                resp.alg = sworn_signer_alg(s);
+                resp.software_held = sworn_signer_software_held(s) ? 1 : 0;
+                resp.data = sworn_signer_spki(s, &resp.data_len);
+            }
+            break;
+        case SWORN_IPC_SIGN_REQ:
+            resp.type = SWORN_IPC_SIGN_RESP;
+            /* sworn_signer_sign checks the purpose and the message's form once more. */
+            if (sworn_signer_sign(s, req.purpose, req.data, req.data_len, sig, sizeof(sig), &len) ==
+                0) {
+                resp.data = sig;
+                resp.data_len = len;
+            } else {
+                reply_error(&resp, err);
+            }
+            break;
+        case SWORN_IPC_HEALTH_REQ:
+            resp.type = SWORN_IPC_HEALTH_RESP;
+            if (sworn_signer_health(s) < 0)
+                reply_error(&resp, err);
+            break;
+        case SWORN_IPC_SIGN_RESP:
+        case SWORN_IPC_INFO_RESP:
+        case SWORN_IPC_HEALTH_RESP:
+        default:
+            signer_exit(s, SIGNER_EXIT_PROTOCOL);
+        }
+        /* No deadline: the reply fits the socket buffer, and an engine that stops reading has
+         * the monitor kill us anyway. */
+        if (sworn_ipc_send(fd, &resp, SWORN_IPC_FOREVER) < 0)
+            signer_exit(s, SIGNER_EXIT_PROTOCOL);
+        if (s == NULL)
+            signer_exit(s, SIGNER_EXIT_OPEN);
+        /* The device context is suspect. Rebuilding it here would need the PIN file and the
+         * device, which this unprivileged process may no longer open; a fresh signer can. */
+        if (resp.status == SWORN_ERR_IO)
+            signer_exit(s, SIGNER_EXIT_DEVICE);
+    }
+}
+
+/*
+ * Lock the memory that holds the key: called as soon as the key is open, before the drop, so
+ * that the PKCS#11 module's or TPM's context and everything else mapped now is locked (root
+ * has CAP_IPC_LOCK; pages stay locked across the uid change). Later mappings are locked too
+ * (MCL_FUTURE) only when RLIMIT_MEMLOCK leaves room for them after the drop: once the process has
+ * no CAP_IPC_LOCK, a locked process's new mappings count against that limit, and one that fails
+ * is a failed signature. The monitor raises the limit before the exec where it may (launch.h);
+ * where it may not (no CAP_SYS_RESOURCE), the key's memory is still locked, later buffers are not.
+ * Without root (development) the lock is tried and its failure is not an error.
+ */
+static int lock_memory(int will_drop)
+{
+    struct rlimit rl;
+    int future = 1;
+
+    if (geteuid() != 0) {
+        (void)mlockall(MCL_CURRENT); /* best effort within the caller's limit */
+        return 0;
+    }
+    if (will_drop) {
+        if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+            return sworn_err_set(SWORN_ERR_IO, "getrlimit: %s", strerror(errno));
+        future = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= SWORN_SIGNER_MEMLOCK_MIN;
+    }
+    if (mlockall(MCL_CURRENT | (future ? MCL_FUTURE : 0)) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "mlockall: %s", strerror(errno));
+    return 0;
+}
+
+static int install_filter(const struct signer_args *a)
+{
+    enum sworn_seccomp_mode mode = strcmp(a->seccomp, "off") == 0   ? SWORN_SECCOMP_OFF
+                                   : strcmp(a->seccomp, "log") == 0 ? SWORN_SECCOMP_LOG
+                                                                    : SWORN_SECCOMP_ENFORCE;
+
+    return sworn_seccomp_install(SWORN_SECCOMP_SIGNER, mode, a->inet ? SWORN_SECCOMP_INET : 0,
+                                 NULL) < 0
+               ? -1
+               : 0;
+}
+
+/* Remember the first error of the start-up steps for INFO_RESP. */
+static void first_error(enum sworn_err_code *code, char msg[SWORN_IPC_ERRMSG_MAX + 1],
+                        const char *what)
+{
+    char full[SWORN_ERR_MSG_MAX + 64];
+
+    if (*code != SWORN_OK)
+        return;
+    *code = sworn_err_code() == SWORN_OK ? SWORN_ERR_IO : sworn_err_code();
+    snprintf(full, sizeof(full), "%s%s", what, sworn_err_msg());
+    sworn_ipc_errmsg_clean(full, msg);
+}
+
+int main(int argc, char **argv)
+{
+    static struct signer_args a;
+    struct sworn_signer *s = NULL;
+    enum sworn_err_code code = SWORN_OK;
+    char msg[SWORN_IPC_ERRMSG_MAX + 1] = "";
+
+    if (sworn_no_dumps() < 0 || setup_signals() < 0 || check_fds() < 0)
+        return SIGNER_EXIT_SETUP;
+    if (parse_args(argc, argv, &a) < 0) {
+        fprintf(stderr, "sworn-signer: bad usage (it is started by sworn-decisiond's monitor with "
+                        "its socket on fd 3; docs/decisiond.md)\n");
+        return SIGNER_EXIT_USAGE;
+    }
+    /* A hung device call is bounded by the engine's deadline (the monitor kills this process),
+     * so device calls run inline, without the watchdog's thread handoff. */
+    a.cfg.inline_device_calls = 1;
+    if (sworn_signer_open(&a.cfg, &s) < 0)
+        first_error(&code, msg, "");
+#ifndef SIGNER_SANITIZER
+    if (code == SWORN_OK && lock_memory(a.drop) < 0)
+        first_error(&code, msg, "cannot lock memory: ");
+#endif
+    /* Drop even when the open failed: nothing from the engine is read with privilege. */
+    if (a.drop && geteuid() == 0 && sworn_drop_privileges(a.uid, a.gid, a.chroot_dir) < 0) {
+        first_error(&code, msg, "cannot drop privileges: ");
+        sworn_signer_close(s);
+        s = NULL;
+    }
+    /* Changing credentials set the dumpable flag back to fs.suid_dumpable. */
+    if (sworn_not_dumpable() < 0)
+        signer_exit(s, SIGNER_EXIT_SETUP);
+    /* From here on: its socket, the device, memory; no fork, exec, setuid, bind or accept. */
+    if (install_filter(&a) < 0)
+        first_error(&code, msg, "seccomp: ");
+    if (code != SWORN_OK) {
+        sworn_signer_close(s);
+        s = NULL;
+    }
+    serve(SWORN_SIGNER_FD, s, code, msg);
+}
