@@ -117,6 +117,7 @@ static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], cons
 {
     char buf[INET6_ADDRSTRLEN + 1], text[INET6_ADDRSTRLEN + 1];
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t translated[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
     static const uint8_t zero[16] = {0};
 
     if (memchr(s, '%', n) != NULL) {
@@ -138,7 +139,7 @@ static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], cons
         *why = "the host is not an IPv6 address";
         return 1;
     }
-    if (memcmp(addr, mapped, 12) == 0 ||
+    if (memcmp(addr, mapped, 12) == 0 || memcmp(addr, translated, 12) == 0 ||
         (memcmp(addr, zero, 12) == 0 && memcmp(addr + 12, zero, 3) != 0) ||
         (memcmp(addr, zero, 12) == 0 && addr[15] > 1)) {
         *why = "an IPv4-mapped or IPv4-compatible IPv6 address (write the IPv4 address)";
@@ -295,7 +296,23 @@ struct u8state {
     uint32_t cp, min;
 };
 
-/* Feed b (>= 0x80). Returns 0, or 1 when the bytes are not UTF-8. */
+/*
+ * Code points that Unicode normalisation (NFKC) or the "best fit" code-page mappings of some
+ * servers turn into '.', '/' or '\\': a server that applies one would see "/a/../b" in
+ * "/a/%EF%BC%8E%EF%BC%8E/b". Refused, like %2F.
+ */
+static int lookalike(uint32_t cp)
+{
+    static const uint32_t cps[] = {0x2024, 0x2025, 0x2044, 0x2215, 0x29f8, 0x29f9,
+                                   0xfe52, 0xfe68, 0xff0e, 0xff0f, 0xff3c};
+
+    for (size_t i = 0; i < sizeof(cps) / sizeof(cps[0]); i++)
+        if (cp == cps[i])
+            return 1;
+    return 0;
+}
+
+/* Feed b (>= 0x80). Returns 0, 1 when the bytes are not UTF-8, 2 for a look-alike. */
 static int u8_feed(struct u8state *u, unsigned b)
 {
     if (u->need > 0) {
@@ -305,6 +322,8 @@ static int u8_feed(struct u8state *u, unsigned b)
         if (--u->need == 0 &&
             (u->cp < u->min || u->cp > 0x10ffff || (u->cp >= 0xd800 && u->cp <= 0xdfff)))
             return 1;
+        if (u->need == 0 && lookalike(u->cp))
+            return 2;
         return 0;
     }
     if (b >= 0xc2 && b <= 0xdf) {
@@ -396,7 +415,14 @@ static long norm_escapes(const char *in, size_t n, int query, char *out, const c
             return -1;
         }
         if (!query && c >= 0x80) {
-            if (u8_feed(&u, c) != 0)
+            int r = u8_feed(&u, c);
+
+            if (r == 2) {
+                *why = "an escaped Unicode look-alike of '.', '/' or '\\' in the path (servers "
+                       "that normalise Unicode read it as one)";
+                return -1;
+            }
+            if (r != 0)
                 goto not_utf8;
         } else if (!query && u.need > 0) {
             goto not_utf8;

@@ -11,8 +11,8 @@
  *           octets without leading zeros; a name whose last label is a number (all digits, or
  *           "0x" and hex digits) is any other IPv4 spelling (octal, hex, short, one integer) and
  *           is refused. An IPv6 address, with or without brackets, becomes "[" RFC 5952 text "]";
- *           zone ids, IPv4-mapped and IPv4-compatible addresses are refused. The unspecified
- *           addresses 0.0.0.0 and [::] (which connect to this host) are refused.
+ *           zone ids, IPv4-mapped, -translated and -compatible addresses are refused. The
+ *           unspecified addresses 0.0.0.0 and [::] (which connect to this host) are refused.
  *   port    1..65535, always explicit (Resource.port is required on the wire, so there is no
  *           default to elide).
  *   path    "" becomes "/"; otherwise it starts with '/'. Percent escapes: hex upper-cased,
@@ -20,7 +20,9 @@
  *           dot-segment removal. Refused: %2F, %5C, '\', %00, any other encoded or raw control
  *           character, '%' without two hex digits, "%25" followed by two hex digits (double
  *           encoding, also when the two digits were themselves escaped), encoded bytes >= 0x80
- *           that are not UTF-8 (overlong forms like %C0%AF included), raw bytes >= 0x80, '#',
+ *           that are not UTF-8 (overlong forms like %C0%AF included) or that encode a Unicode
+ *           look-alike of '.', '/' or '\' (U+2024 U+2025 U+2044 U+2215 U+29F8 U+29F9 U+FE52
+ *           U+FE68 U+FF0E U+FF0F U+FF3C), raw bytes >= 0x80, '#',
  *           ';' (path parameters), characters RFC 3986 does not allow raw, an empty segment
  *           ("//") and more than SWORN_RESOURCE_PATH_MAX bytes.
  *   query   everything from the first '?', kept, its escapes normalised as in the path. It may

@@ -120,6 +120,8 @@ static const struct bad hosts_bad[] = {
     {"[::ffff:127.0.0.1]", "IPv4-mapped"},
     {"[::ffff:7f00:1]", "IPv4-mapped"},
     {"::ffff:10.0.0.1", "IPv4-mapped"},
+    {"[::ffff:0:127.0.0.1]", "IPv4-mapped"}, /* RFC 2765 IPv4-translated */
+    {"[::FFFF:7F00:1]", "IPv4-mapped"},
     {"[::127.0.0.1]", "IPv4-compatible"},
     {"[::2]", "IPv4-compatible"},
     {"[fe80::1%25eth0]", "zone"},
@@ -259,6 +261,8 @@ static const struct path_ok paths_ok[] = {
     {"/a?q=%7e%41", "/a?q=~A"},
     {"/a?q=a;b&c=d?e", "/a?q=a;b&c=d?e"},
     {"/a?q=%5c%0a", "/a?q=%5C%0A"},
+    {"/a?q=%ef%bc%8f", "/a?q=%EF%BC%8F"},
+    {"/a%e2%80%a6", "/a%E2%80%A6"}, /* U+2026 is "..." under NFKC: an ordinary segment */
     {"/a/./b?c/./d", "/a/b?c/./d"},
     {"/a/%2e%2e?%2e%2e", "/?.."},
 };
@@ -309,6 +313,24 @@ static const struct bad paths_bad[] = {
     {"/a%ed%a0%80", "not UTF-8"},
     {"/a%f4%90%80%80", "not UTF-8"},
     {"/a%ff", "not UTF-8"},
+    /* Unicode look-alikes of '.', '/' and '\\' (NFKC or best-fit mappings upstream). */
+    {"/a/%ef%bc%8e%ef%bc%8e/b", "look-alike"},
+    {"/a/%EF%BC%8E/b", "look-alike"},
+    {"/a%ef%bc%8fb", "look-alike"},
+    {"/a%ef%bc%bcb", "look-alike"},
+    {"/a%e2%88%95b", "look-alike"},
+    {"/a%e2%81%84b", "look-alike"},
+    {"/a%e2%80%a4b", "look-alike"},
+    {"/a%e2%80%a5/b", "look-alike"},
+    {"/a%ef%b9%92b", "look-alike"},
+    {"/a%ef%b9%a8b", "look-alike"},
+    {"/a%e2%a7%b8b", "look-alike"},
+    {"/a%e2%a7%b9b", "look-alike"},
+    /* IIS %u escapes, and deeper double encoding. */
+    {"/a%u002fb", "two hex digits"},
+    {"/a%U002Fb", "two hex digits"},
+    {"/a%2525", "double"},
+    {"/a%25252f", "double"},
     {"/caf\xc3\xa9", "raw non-ASCII"},
     {"/a\x01", "control"},
     {"/a\x7f", "control"},
@@ -711,6 +733,13 @@ static const char *const admin_spellings[] = {
     "///admin/x",
     "/x//../admin/x",
     "/admin/x%00",
+    "/x/%ef%bc%8e%ef%bc%8e/admin/x",
+    "/admin%ef%bc%8fx",
+    "/x%ef%bc%8f..%ef%bc%8fadmin/x",
+    "/admin%e2%88%95x",
+    "/admin%u002fx",
+    "/admin%25252fx",
+    "/x/%25252e%25252e/admin/x",
 };
 
 /* Hosts that name a denied host (or one of its aliases) in another spelling. */
@@ -735,7 +764,9 @@ static const char *const loopback_spellings[] = {
     "[::]",
     "[::ffff:127.0.0.1]",
     "[::ffff:7f00:1]",
+    "[::ffff:0:7f00:1]",
     "[::127.0.0.1]",
+    "[::7f00:1]",
     "[::1%25lo]",
     "localhost",
     "LOCALHOST",
