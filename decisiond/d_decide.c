@@ -21,6 +21,7 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "merkle.h"
+#include "resource.h"
 #include "wipe.h"
 
 #include <openssl/sha.h>
@@ -112,6 +113,10 @@ static int pack_entry(struct decide_job *j, uint8_t **out, size_t *len)
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__DecisionRecord r = SWORN__V1__DECISION_RECORD__INIT;
     Sworn__V1__EscalationResolved er = SWORN__V1__ESCALATION_RESOLVED__INIT;
+    Sworn__V1__Resource canon_pb = SWORN__V1__RESOURCE__INIT;
+    struct sworn_resource canon; /* what policy and vault matched (policy/resource.h) */
+    uint8_t raw_sha256[SWORN_RESOURCE_SHA256_LEN];
+    const char *why = NULL;
 
     if (j->held != NULL) {
         er.request_id = j->held->req->request_id;
@@ -129,6 +134,14 @@ static int pack_entry(struct decide_job *j, uint8_t **out, size_t *len)
     r.policy_digest.data = j->policy_digest;
     r.policy_digest.len = 32;
     r.time_unix_ms = j->time_ms;
+    if (sworn_resource_raw_sha256(j->req->resource, raw_sha256) == 0) {
+        r.raw_target_sha256.data = raw_sha256;
+        r.raw_target_sha256.len = sizeof(raw_sha256);
+        if (sworn_resource_canon(j->req->resource, &canon, &why) == 0) {
+            sworn_resource_to_pb(&canon, &canon_pb);
+            r.canonical_resource = &canon_pb;
+        }
+    }
     if (j->has_cred && j->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
         r.credential_id = j->cred.id;
         r.credential_sha256.data = j->cred.value_sha256;

@@ -28,6 +28,7 @@
 #include "encoding.h"
 #include "err.h"
 #include "fileio.h"
+#include "resource.h"
 #include "utf8.h"
 #include "wipe.h"
 
@@ -40,9 +41,9 @@
 
 struct dest {
     char scheme[8];
-    char host[HOST_MAX + 3]; /* "*." + host, or "[v6]" */
+    char host[HOST_MAX + 3]; /* the canonical host (resource.h), or "*." + a canonical name */
     unsigned port;
-    char *path_prefix; /* NULL: any path */
+    char *path_prefix; /* canonical (resource.h); NULL: any path */
     int wildcard;      /* host is "*." + parent */
 };
 
@@ -196,40 +197,6 @@ static int principal_ok(const char *s, size_t n)
     return sworn_utf8_check(s, n, 0, "principal") == 0;
 }
 
-/* A host name: labels of [a-z0-9-], 1..63 bytes, dot-separated. OUT: *labels. */
-static int hostname_ok(const char *s, size_t n, size_t *labels)
-{
-    size_t run = 0;
-
-    *labels = 0;
-    if (n < 1 || n > HOST_MAX)
-        return 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || s[i] == '.') {
-            if (run == 0 || run > 63)
-                return 0;
-            (*labels)++;
-            run = 0;
-            continue;
-        }
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-            return 0;
-        run++;
-    }
-    return 1;
-}
-
-static int ipv6_ok(const char *s, size_t n)
-{
-    if (n < 4 || n > 47 || s[0] != '[' || s[n - 1] != ']')
-        return 0;
-    for (size_t i = 1; i + 1 < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == ':' ||
-              s[i] == '.'))
-            return 0;
-    return 1;
-}
-
 /* --- loading
  * -------------------------------------------------------------------------------------- */
 
@@ -337,7 +304,8 @@ static int parse_dest(const char *path, const char *where, json_object *o, struc
 {
     static const char *const keys[] = {"scheme", "host", "port", "path_prefix", NULL};
     const char *s;
-    size_t n, labels;
+    size_t n;
+    uint8_t addr[16];
     json_object *pv;
 
     if (!json_object_is_type(o, json_type_object))
@@ -352,23 +320,28 @@ static int parse_dest(const char *path, const char *where, json_object *o, struc
     memcpy(d->scheme, s, n + 1);
 
     SWORN_GUARD(get_string(path, where, o, "host", 1, &s, &n));
-    if (n > HOST_MAX + 2)
-        return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: host too long", path, where);
-    for (size_t i = 0; i < n; i++)
-        d->host[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
-    d->host[n] = '\0';
-    if (n >= 2 && d->host[0] == '*' && d->host[1] == '.') {
+    if (n >= 2 && s[0] == '*' && s[1] == '.') {
+        /* "*." + a host name of two or more labels, in its canonical form. */
+        enum sworn_resource_host_kind kind;
+        const char *why = NULL;
+
         d->wildcard = 1;
-        if (!hostname_ok(d->host + 2, n - 2, &labels) || labels < 2)
+        memcpy(d->host, "*.", 2);
+        if (sworn_resource_canon_host(s + 2, d->host + 2, &kind, addr, &why) != 0 ||
+            kind != SWORN_RESOURCE_HOST_NAME || strchr(d->host + 2, '.') == NULL)
             return sworn_err_set(SWORN_ERR_FORMAT,
                                  "vault %s: %s: a wildcard host is \"*.\" followed by a host "
                                  "name of at least two labels (\"*.example.com\")",
                                  path, where);
-    } else if (!hostname_ok(d->host, n, &labels) && !ipv6_ok(d->host, n)) {
-        return sworn_err_set(SWORN_ERR_FORMAT,
-                             "vault %s: %s: host must be a host name, an IP literal or "
-                             "\"*.\" + a host name",
-                             path, where);
+    } else {
+        enum sworn_resource_host_kind kind;
+        const char *why = NULL;
+
+        if (sworn_resource_canon_host(s, d->host, &kind, addr, &why) != 0)
+            return sworn_err_set(SWORN_ERR_FORMAT,
+                                 "vault %s: %s: host must be a host name, an IP literal or "
+                                 "\"*.\" + a host name (%s)",
+                                 path, where, why);
     }
 
     if (json_object_object_get_ex(o, "port", &pv)) {
@@ -388,13 +361,20 @@ static int parse_dest(const char *path, const char *where, json_object *o, struc
 
     SWORN_GUARD(get_string(path, where, o, "path_prefix", 0, &s, &n));
     if (s != NULL) {
-        if (n < 1 || s[0] != '/' || n > PATH_PREFIX_MAX ||
-            sworn_utf8_check(s, n, 0, "path_prefix") < 0 || memchr(s, '?', n) != NULL)
+        char canon[SWORN_RESOURCE_PATH_MAX + 1];
+        size_t plen;
+        const char *why = NULL;
+
+        if (n < 1 || s[0] != '/' || n > PATH_PREFIX_MAX || memchr(s, '?', n) != NULL)
             return sworn_err_set(SWORN_ERR_FORMAT,
                                  "vault %s: %s: path_prefix must start with \"/\", be printable, "
                                  "hold no '?' and be at most %u bytes",
                                  path, where, PATH_PREFIX_MAX);
-        d->path_prefix = strdup(s);
+        /* Stored canonical, as the request paths it is compared with. */
+        if (sworn_resource_canon_path(s, canon, &plen, &why) != 0)
+            return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: path_prefix is refused: %s", path,
+                                 where, why);
+        d->path_prefix = strdup(canon);
         if (d->path_prefix == NULL)
             return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
     }
@@ -641,71 +621,28 @@ void sworn_vault_free(struct sworn_vault *v)
 /* --- matching
  * ------------------------------------------------------------------------------------- */
 
-static int host_matches(const struct dest *d, const char *host)
+/* Does the canonical host of c match d (equal, or under the wildcard's parent)? */
+static int host_matches(const struct dest *d, const struct sworn_resource *c)
 {
-    size_t hl = strlen(host), pl, labels;
+    size_t hl = strlen(c->host), pl;
     const char *parent;
 
     if (!d->wildcard)
-        return strcmp(d->host, host) == 0;
+        return strcmp(d->host, c->host) == 0;
+    if (c->host_kind != SWORN_RESOURCE_HOST_NAME)
+        return 0;
     parent = d->host + 1; /* ".example.com" */
     pl = strlen(parent);
-    if (hl <= pl || strcmp(host + hl - pl, parent) != 0)
-        return 0;
-    /* One or more non-empty labels before the parent: the whole host is a valid host name. */
-    return hostname_ok(host, hl, &labels);
+    /* One or more labels before the parent (a canonical name has no empty label). */
+    return hl > pl && strcmp(c->host + hl - pl, parent) == 0;
 }
 
-/* Does the path (before '?') hold anything that makes prefix matching ambiguous? */
-static int path_ambiguous(const char *p, size_t n)
+/* Matching sees only the canonical form (resource.h) of the request's resource. */
+static int dest_matches(const struct dest *d, const struct sworn_resource *c)
 {
-    size_t seg = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '\\')
-            return 1;
-        if (p[i] == '%' && i + 2 < n) {
-            char a = p[i + 1], b = (char)(p[i + 2] | 0x20);
-            if ((a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c'))
-                return 1;
-        }
-    }
-    /* Dot segments. */
-    for (size_t i = 0; i <= n; i++) {
-        if (i == n || p[i] == '/') {
-            size_t len = i - seg;
-            if ((len == 1 && p[seg] == '.') || (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
-                return 1;
-            seg = i + 1;
-        }
-    }
-    return 0;
-}
-
-static int path_matches(const char *prefix, const char *path)
-{
-    size_t pl = strlen(prefix), n;
-    const char *q;
-
-    if (path == NULL || path[0] == '\0')
-        path = "/";
-    q = strchr(path, '?');
-    n = q ? (size_t)(q - path) : strlen(path);
-    if (path_ambiguous(path, n))
+    if (strcmp(d->scheme, c->scheme) != 0 || d->port != c->port || !host_matches(d, c))
         return 0;
-    if (n < pl || memcmp(path, prefix, pl) != 0)
-        return 0;
-    if (prefix[pl - 1] == '/' || n == pl)
-        return 1;
-    return path[pl] == '/';
-}
-
-static int dest_matches(const struct dest *d, const Sworn__V1__Resource *r)
-{
-    if (r->scheme == NULL || r->host == NULL || strcmp(d->scheme, r->scheme) != 0 ||
-        d->port != r->port || !host_matches(d, r->host))
-        return 0;
-    return d->path_prefix == NULL || path_matches(d->path_prefix, r->path);
+    return d->path_prefix == NULL || sworn_resource_under_prefix(c, d->path_prefix);
 }
 
 static const struct cred *find(const struct sworn_vault *v, const char *id)
@@ -745,14 +682,16 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
 {
     struct sworn_vault *mv = (struct sworn_vault *)v; /* the mutex only */
     const struct cred *c;
-    const char *reason = NULL;
+    const char *reason = NULL, *refusal = NULL;
     uint8_t *val = NULL;
-    int ok = 0;
+    int ok = 0, canon_rc;
+    struct sworn_resource res;
 
     if (v == NULL || id == NULL || req == NULL || out == NULL || why == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "vault: NULL argument");
     if (req->principal == NULL || req->principal->id == NULL || req->resource == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "vault: request without principal or resource");
+    canon_rc = sworn_resource_canon(req->resource, &res, &refusal);
     pthread_mutex_lock(&mv->lock);
     c = find_for_token(v, id,
                        req->context != NULL && req->context->credential_token_sha256.len == 32
@@ -769,9 +708,13 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
         reason = "the principal may not use this credential";
         goto done;
     }
+    if (canon_rc != 0) {
+        reason = refusal; /* a static sentence of resource.c */
+        goto done;
+    }
     ok = 0;
     for (size_t i = 0; i < c->n_dests && !ok; i++)
-        ok = dest_matches(&c->dests[i], req->resource);
+        ok = dest_matches(&c->dests[i], &res);
     if (!ok) {
         reason = "the destination is outside the credential's scope";
         goto done;

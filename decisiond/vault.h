@@ -30,20 +30,23 @@
  *   - destinations: 1..64 objects with keys scheme ("http", "https", "ws" or "wss"), host, port
  *     (1..65535; optional, default 443 for https/wss and 80 for http/ws) and path_prefix
  *     (optional, starts with "/", at most 1024 bytes).
- *   - host: a host name of labels [a-z0-9-] (1..63 bytes each, upper case folded to lower), at
- *     most 253 bytes, or an IPv4 literal, or an IPv6 literal in brackets; or "*." followed by
- *     such a host name of at least two labels: "*.example.com" matches any host that ends in
- *     ".example.com" with one or more non-empty labels before it ("a.example.com",
- *     "a.b.example.com"), never "example.com" itself; "*.com" is refused.
+ *   - host: a host in the canonical form of policy/resource.h (a name of LDH labels, folded to
+ *     lower case, one trailing dot dropped; a dotted-quad IPv4 address; an IPv6 address, stored
+ *     as "[" RFC 5952 "]"), or "*." followed by such a host name of at least two labels:
+ *     "*.example.com" matches any host that ends in ".example.com" with one or more labels
+ *     before it ("a.example.com", "a.b.example.com"), never "example.com" itself; "*.com" is
+ *     refused. path_prefix is canonicalised the same way at load (a prefix resource.h refuses
+ *     is refused) and stored canonical.
  *
- * Matching a request (sworn_vault_release): the scheme and port are equal, the host is equal (or
- * matches the wildcard as above), and when path_prefix is set the request's path (the part before
- * any '?') matches it on a segment boundary: a prefix ending in "/" matches paths that start with
- * it ("/repos/" matches "/repos/x", not "/repos"); any other prefix matches the path equal to it
- * or starting with it followed by "/" ("/repos" matches "/repos" and "/repos/x", not "/reposx").
- * A path with a dot segment ("." or "..") or a percent-encoded '.', '/' or '\' or a backslash
- * never matches a path prefix: the proxy normalises paths, and an ambiguous one is refused rather
- * than guessed.
+ * Matching a request (sworn_vault_release) sees only the canonical form of its resource
+ * (sworn_resource_canon): a resource that has none is never released for. Then the scheme and
+ * port are equal, the host is equal (or matches the wildcard as above), and when path_prefix is
+ * set the canonical path (the part before any '?') matches it on a segment boundary: a prefix
+ * ending in "/" matches paths that start with it ("/repos/" matches "/repos/x", not "/repos");
+ * any other prefix matches the path equal to it or starting with it followed by "/" ("/repos"
+ * matches "/repos" and "/repos/x", not "/reposx"). Dot segments are removed before matching
+ * ("/repos/x/../y" is "/repos/y"; "/repos/../admin" is "/admin"), and %2F, %5C, '\', double
+ * encoding and the rest resource.h refuses never match.
  *
  * Secrets: every value is kept in its own page-aligned allocation, locked with mlock where the
  * process may (RLIMIT_MEMLOCK), and wiped before it is freed; the file's bytes and json-c's copies

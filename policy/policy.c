@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "err.h"
 #include "frame.h"
@@ -160,6 +159,9 @@ static int load_globs(ydoc *d, ynode *map, const char *key, int path, struct pgl
 
         if (path && s[0] != '/')
             return sworn_yaml_error(d, it, "path pattern \"%.64s\" does not start with '/'", s);
+        if (path && ppath_pattern_check(s, &why) != 0)
+            return sworn_yaml_error(d, it, "path pattern \"%.64s\" is not in canonical form: %s", s,
+                                    why);
         if (pglob_compile(s, path, &(*out)[i], &why) != 0)
             return sworn_yaml_error(d, it, "bad pattern in %s: %s", key, why);
         *nout = i + 1;
@@ -803,14 +805,13 @@ static int match_time(const struct prule *r, uint64_t now_ms)
     return (r->days & (1u << wday)) != 0 && minute >= r->start_min && minute < r->end_min;
 }
 
+/* Does r match q, whose resource's canonical form is res? */
 static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationRequest *q,
-                        uint64_t now_ms)
+                        const struct sworn_resource *res, uint64_t now_ms)
 {
-    const Sworn__V1__Resource *res = q->resource;
     /* Optional strings may be NULL in a message built by hand (unpacked ones never are). */
     const char *method = q->context != NULL && q->context->method != NULL ? q->context->method : "";
-    const char *path = res->path != NULL ? res->path : "",
-               *tool = res->tool != NULL ? res->tool : "";
+    const char *path = res->path, *tool = res->tool;
     size_t i, plen;
     int ok;
 
@@ -820,13 +821,13 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
         return 0;
     if (r->n_schemes > 0) {
         for (ok = 0, i = 0; i < r->n_schemes && !ok; i++)
-            ok = strcasecmp(r->schemes[i], res->scheme) == 0;
+            ok = strcmp(r->schemes[i], res->scheme) == 0; /* both lower case */
         if (!ok)
             return 0;
     }
     if (r->n_hosts > 0) {
         for (ok = 0, i = 0; i < r->n_hosts && !ok; i++)
-            ok = phost_match(&r->hosts[i], res->host);
+            ok = phost_match(&r->hosts[i], res);
         if (!ok)
             return 0;
     }
@@ -838,9 +839,7 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
     }
     if (r->n_paths > 0) {
         /* The path only: the query (from the first '?') is not matched. */
-        plen = strcspn(path, "?");
-        if (plen == 0)
-            return 0;
+        plen = res->path_len;
         for (ok = 0, i = 0; i < r->n_paths && !ok; i++)
             ok = pglob_match(&r->paths[i], path, plen);
         if (!ok)
@@ -1037,6 +1036,8 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       struct sworn_policy_result *out)
 {
     const struct prule *deny = NULL, *esc = NULL, *alw = NULL;
+    struct sworn_resource res;
+    const char *why = NULL;
 
     if (out == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no result");
@@ -1047,9 +1048,8 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no policy");
     if (sworn_frame_check_request(req) != 0)
         return -1;
-    if (!ppath_normalised(req->resource->path != NULL ? req->resource->path : "")) {
-        set_reason(out, "the path has a \".\" or \"..\" segment (not normalised); denied before "
-                        "any rule");
+    if (sworn_resource_canon(req->resource, &res, &why) != 0) {
+        set_reason(out, "the resource is refused: %s; denied before any rule", why);
         return 0;
     }
     for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
@@ -1058,7 +1058,7 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL) ||
             (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL))
             continue;
-        if (!rule_matches(r, req, now_unix_ms))
+        if (!rule_matches(r, req, &res, now_unix_ms))
             continue;
         if (r->effect == SWORN__V1__EFFECT__EFFECT_DENY)
             deny = r;

@@ -4,9 +4,10 @@
  * count and sum budgets kept apart from the policy so that a reload keeps them.
  *
  * Decision procedure (docs/policy.md section "Evaluation"), in short:
- *   1. a request whose path is not normalised (a "." or ".." segment, also percent-encoded) is
- *      denied with rule_id "" before any rule is looked at;
- *   2. every rule whose matchers all hold is a matching rule;
+ *   1. the request's resource is canonicalised (resource.h); a resource that is refused there
+ *      (e.g. %2F in the path, an octal IPv4 host) is denied with rule_id "" and the reason
+ *      "the resource is refused: <why>; denied before any rule";
+ *   2. every rule whose matchers all hold, on the canonical form only, is a matching rule;
  *   3. a matching deny rule wins (the first in file order); else a matching escalate rule (the
  *      first); else the first matching allow rule decides: ALLOW when its budgets have room
  *      (charging them at once), else DENY naming it with a reason starting "budget exhausted";

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "resource.h"
 
 /* --- Globs (policy_match.c) --- */
 
@@ -38,7 +39,7 @@ int pglob_match(const struct pglob *g, const char *text, size_t len);
 /* Host patterns: exact names, "*" labels, a leading "**." and IP literals. */
 struct phost {
     char *text;       /* as written */
-    char *norm;       /* lower-case, without "**." and the trailing dot */
+    char *norm;       /* the canonical host; for a wildcard: lower case, no "**.", no final dot */
     int ip;           /* 0, 4 or 6 */
     uint8_t addr[16]; /* the address when ip != 0 */
     int multi;        /* began with "**.": one or more labels before norm */
@@ -46,7 +47,8 @@ struct phost {
 };
 int phost_compile(const char *pattern, struct phost *h, const char **why);
 void phost_free(struct phost *h);
-int phost_match(const struct phost *h, const char *host);
+/* Does the canonical host of res match h? */
+int phost_match(const struct phost *h, const struct sworn_resource *res);
 
 /*
  * Exact decimals in micro-units (10^-6). parse_max reads a policy amount ("500", "0.25"; at most
@@ -59,8 +61,13 @@ int pdec_parse_json(const char *s, uint64_t *out, const char **why);
 /* Write micro-units as a decimal ("12.5", "3") into buf (>= 32 bytes). */
 void pdec_format(uint64_t micros, char *buf, size_t cap);
 
-/* Is path normalised (no "." or ".." segment, also as %2e)? The query is not examined. */
-int ppath_normalised(const char *path);
+/*
+ * Is a path pattern written in the canonical form of resource.h (escapes upper-case and not of
+ * unreserved characters, no %00/%2F/%5C/control escapes or double encoding, no "//", no "." or
+ * ".." segment, no non-ASCII, '\\', ';' or '#')? A pattern that is not could never match a
+ * canonical path, so it is refused at load. Returns 0, or -1 with a plain message in *why.
+ */
+int ppath_pattern_check(const char *pattern, const char **why);
 
 /* --- Rules (policy.c) --- */
 

@@ -1,13 +1,13 @@
 /*
  * policy_match.c -- the matchers of the policy engine: globs, host patterns, exact decimals and
- * the path normalisation check. docs/policy.md gives their semantics; the comments here say how.
+ * the check that path patterns are written in canonical form. docs/policy.md gives their semantics;
+ * the comments here say how.
  *
  * Globs are compiled into tokens and run as a set of states (a Thompson-style simulation of the
  * pattern's automaton): each text character advances every live state once, so matching costs
  * O(len(text) * tokens) whatever the pattern, and a hostile pattern such as "*a*a*a*a*b" cannot
  * make it backtrack. The state sets live on the stack (tokens <= SWORN_POLICY_GLOB_MAX).
  */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,50 +140,92 @@ int pglob_match(const struct pglob *g, const char *text, size_t len)
 
 /* --- Hosts --- */
 
-#define HOST_MAX 253u
-
 static int is_label_char(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
 }
 
-/* Lower-case s into out (cap bytes), strip [brackets] and one trailing dot. 0, or -1 too long. */
-static int host_norm(const char *s, char *out, size_t cap)
+/* Labels in a canonical name (dot-separated, none empty). */
+static size_t count_labels(const char *s)
 {
-    size_t len = strlen(s), i;
+    size_t n = 1;
 
-    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
-        s++;
-        len -= 2;
-    }
-    if (len > 0 && s[len - 1] == '.')
+    for (; *s != '\0'; s++)
+        n += *s == '.';
+    return n;
+}
+
+/*
+ * A wildcard pattern: lower-cased, one trailing dot dropped, then "**." first or not, and labels
+ * that are LDH (1..63 bytes) or exactly "*". Fills h->multi, h->nlabels and buf (the labels).
+ */
+static int wild_compile(const char *pattern, struct phost *h, char *buf, size_t cap,
+                        const char **rest_out, const char **why)
+{
+    size_t len = strlen(pattern), lab = 0, labels = 0, i;
+    const char *rest = buf, *p;
+
+    if (len > 0 && pattern[len - 1] == '.')
         len--;
-    if (len >= cap)
+    if (len >= cap) {
+        *why = "a host pattern longer than 253 bytes";
         return -1;
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
-    out[len] = '\0';
-    return 0;
-}
-
-/* Parse an IP literal: 4 or 6 with addr filled, or 0. */
-static int host_ip(const char *s, uint8_t addr[16])
-{
-    memset(addr, 0, 16);
-    if (inet_pton(AF_INET, s, addr) == 1)
-        return 4;
-    if (strchr(s, ':') != NULL && inet_pton(AF_INET6, s, addr) == 1)
-        return 6;
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)pattern[i];
+        buf[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    buf[len] = '\0';
+    if (strncmp(buf, "**.", 3) == 0) {
+        h->multi = 1;
+        rest = buf + 3;
+    }
+    if (*rest == '\0') {
+        *why = "a host pattern with no labels";
+        return -1;
+    }
+    if (strlen(rest) > SWORN_RESOURCE_HOST_MAX) {
+        *why = "a host pattern longer than 253 bytes";
+        return -1;
+    }
+    for (p = rest;; p++) {
+        if (*p == '.' || *p == '\0') {
+            if (lab == 0) {
+                *why = "an empty label in a host pattern";
+                return -1;
+            }
+            if (lab > SWORN_RESOURCE_LABEL_MAX) {
+                *why = "a label longer than 63 bytes in a host pattern";
+                return -1;
+            }
+            labels++;
+            lab = 0;
+            if (*p == '\0')
+                break;
+            continue;
+        }
+        if (*p == '*') {
+            if ((p != rest && p[-1] != '.') || (p[1] != '.' && p[1] != '\0')) {
+                *why = "'*' that is not a whole label in a host pattern (\"**.\" only as "
+                       "the first label)";
+                return -1;
+            }
+        } else if (!is_label_char((unsigned char)*p)) {
+            *why = "a character other than a-z, 0-9, '-', '.' and '*' in a host pattern";
+            return -1;
+        }
+        lab++;
+    }
+    h->nlabels = labels;
+    *rest_out = rest;
     return 0;
 }
 
 int phost_compile(const char *pattern, struct phost *h, const char **why)
 {
-    char buf[HOST_MAX + 8];
+    char buf[SWORN_RESOURCE_HOST_IN_MAX + 8];
     const char *rest = buf, *p;
-    size_t labels = 0, lab = 0;
+    enum sworn_resource_host_kind kind;
 
     memset(h, 0, sizeof(*h));
     if (pattern[0] == '\0') {
@@ -195,60 +237,24 @@ int phost_compile(const char *pattern, struct phost *h, const char **why)
             *why = "a non-ASCII host pattern (write internationalised names as A-labels, xn--...)";
             return -1;
         }
-    if (host_norm(pattern, buf, sizeof(buf)) != 0 || strlen(buf) > HOST_MAX + 3) {
+    if (strlen(pattern) > SWORN_RESOURCE_HOST_IN_MAX) {
         *why = "a host pattern longer than 253 bytes";
         return -1;
     }
-    h->ip = host_ip(buf, h->addr);
-    if (h->ip == 0 && strchr(buf, ':') != NULL) {
-        *why = "a host pattern with ':' that is not an IPv6 address (ports go in ports:)";
+    if (strchr(pattern, '*') == NULL) {
+        /* A literal host: exactly the canonical form a request's host must have to match. */
+        if (sworn_resource_canon_host(pattern, buf, &kind, h->addr, why) != 0) {
+            if (strchr(pattern, ':') != NULL && strstr(*why, "not an IPv6 address") != NULL)
+                *why = "a host pattern with ':' that is not an IPv6 address (ports go in ports:)";
+            return -1;
+        }
+        h->ip = kind == SWORN_RESOURCE_HOST_NAME ? 0 : (int)kind;
+        h->nlabels = count_labels(buf);
+    } else if (wild_compile(pattern, h, buf, sizeof(buf), &rest, why) != 0) {
         return -1;
     }
-    if (h->ip == 0) {
-        if (strncmp(buf, "**.", 3) == 0) {
-            h->multi = 1;
-            rest = buf + 3;
-        }
-        if (*rest == '\0') {
-            *why = "a host pattern with no labels";
-            return -1;
-        }
-        if (strlen(rest) > HOST_MAX) {
-            *why = "a host pattern longer than 253 bytes";
-            return -1;
-        }
-        for (p = rest;; p++) {
-            if (*p == '.' || *p == '\0') {
-                if (lab == 0) {
-                    *why = "an empty label in a host pattern";
-                    return -1;
-                }
-                if (lab > 63) {
-                    *why = "a label longer than 63 bytes in a host pattern";
-                    return -1;
-                }
-                labels++;
-                lab = 0;
-                if (*p == '\0')
-                    break;
-                continue;
-            }
-            if (*p == '*') {
-                if ((p != rest && p[-1] != '.') || (p[1] != '.' && p[1] != '\0')) {
-                    *why = "'*' that is not a whole label in a host pattern (\"**.\" only as "
-                           "the first label)";
-                    return -1;
-                }
-            } else if (!is_label_char((unsigned char)*p)) {
-                *why = "a character other than a-z, 0-9, '-', '_', '.' and '*' in a host pattern";
-                return -1;
-            }
-            lab++;
-        }
-        h->nlabels = labels;
-    }
     h->text = strdup(pattern);
-    h->norm = strdup(h->ip ? buf : rest);
+    h->norm = strdup(rest);
     if (h->text == NULL || h->norm == NULL) {
         phost_free(h);
         *why = "out of memory";
@@ -267,52 +273,36 @@ void phost_free(struct phost *h)
 }
 
 /*
- * Match host against h. The host is normalised like the pattern (lower case, no brackets, one
- * trailing dot dropped); a host with an empty label or a byte other than a-z 0-9 - _ never
- * matches a name pattern. Labels are
- * compared from the right: the pattern's last label with the host's last, and so on.
+ * Match a canonical host against h. IP patterns match the same address only, name patterns
+ * names only. Labels are compared from the right: the pattern's last label with the host's
+ * last, and so on.
  */
-int phost_match(const struct phost *h, const char *host)
+int phost_match(const struct phost *h, const struct sworn_resource *res)
 {
-    char buf[HOST_MAX + 8];
-    uint8_t addr[16];
-    int ip;
-    size_t hn = 1, i;
-    const char *pe, *he;
+    const char *host = res->host, *pe, *he;
+    size_t hn, i;
 
-    if (host_norm(host, buf, sizeof(buf)) != 0 || buf[0] == '\0' || strlen(buf) > HOST_MAX)
-        return 0;
-    ip = host_ip(buf, addr);
-    if (ip != 0 || h->ip != 0)
-        return ip == h->ip && memcmp(addr, h->addr, 16) == 0;
-    for (i = 0; buf[i] != '\0'; i++) {
-        /* Only LDH names (and '_'): a U-label or any odd byte matches no name pattern. */
-        if (buf[i] != '.' && !is_label_char((unsigned char)buf[i]))
-            return 0;
-        if (buf[i] != '.')
-            continue;
-        if (i == 0 || buf[i + 1] == '.' || buf[i + 1] == '\0')
-            return 0;
-        hn++;
-    }
+    if (res->host_kind != SWORN_RESOURCE_HOST_NAME || h->ip != 0)
+        return (int)res->host_kind == h->ip && memcmp(res->addr, h->addr, 16) == 0;
+    hn = count_labels(host);
     if (h->multi ? hn < h->nlabels + 1 : hn != h->nlabels)
         return 0;
     pe = h->norm + strlen(h->norm);
-    he = buf + strlen(buf);
+    he = host + strlen(host);
     for (i = 0; i < h->nlabels; i++) {
         const char *ps = pe, *hs = he;
         size_t pl, hl;
 
         while (ps > h->norm && ps[-1] != '.')
             ps--;
-        while (hs > buf && hs[-1] != '.')
+        while (hs > host && hs[-1] != '.')
             hs--;
         pl = (size_t)(pe - ps);
         hl = (size_t)(he - hs);
         if (!(pl == 1 && ps[0] == '*') && (pl != hl || memcmp(ps, hs, pl) != 0))
             return 0;
         pe = ps > h->norm ? ps - 1 : ps;
-        he = hs > buf ? hs - 1 : hs;
+        he = hs > host ? hs - 1 : hs;
     }
     return 1;
 }
@@ -489,35 +479,64 @@ void pdec_format(uint64_t micros, char *buf, size_t cap)
         snprintf(buf, cap, "%llu.%s", (unsigned long long)(micros / 1000000u), frac);
 }
 
-/* --- Paths --- */
+/* --- Path patterns --- */
 
-int ppath_normalised(const char *path)
+static int hexdig_upper(char c)
 {
-    const char *seg = path, *p;
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+}
 
-    for (p = path;; p++) {
-        if (*p == '/' || *p == '?' || *p == '\0') {
-            size_t dots = 0;
-            int only = 1;
-            const char *q = seg;
+static unsigned hexval_upper(char c)
+{
+    return c <= '9' ? (unsigned)(c - '0') : (unsigned)(c - 'A' + 10);
+}
 
-            while (q < p) {
-                if (*q == '.') {
-                    dots++;
-                    q++;
-                } else if (*q == '%' && p - q >= 3 && q[1] == '2' && (q[2] == 'e' || q[2] == 'E')) {
-                    dots++;
-                    q += 3;
-                } else {
-                    only = 0;
-                    break;
-                }
+int ppath_pattern_check(const char *pattern, const char **why)
+{
+    const char *seg = pattern + 1, *p;
+
+    for (p = pattern; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+
+        if (c >= 0x80 || c == '\\' || c == ';' || c == '#') {
+            *why = "a byte that a canonical path never holds (non-ASCII, '\\', ';' or '#'; "
+                   "percent-encode it)";
+            return -1;
+        }
+        if (c == '%') {
+            unsigned v;
+
+            if (!hexdig_upper(p[1]) || !hexdig_upper(p[2])) {
+                *why = "a percent escape not written as '%' and two upper-case hex digits";
+                return -1;
             }
-            if (only && (dots == 1 || dots == 2))
-                return 0;
-            if (*p != '/')
-                return 1;
-            seg = p + 1;
+            v = hexval_upper(p[1]) << 4 | hexval_upper(p[2]);
+            if ((v >= 'A' && v <= 'Z') || (v >= 'a' && v <= 'z') || (v >= '0' && v <= '9') ||
+                v == '-' || v == '.' || v == '_' || v == '~') {
+                *why = "an escaped unreserved character (a canonical path has it decoded)";
+                return -1;
+            }
+            if (v < 0x20 || v == 0x7f || v == '/' || v == '\\' ||
+                (v == '%' && hexdig_upper(p[3]) && hexdig_upper(p[4]))) {
+                *why = "an escape that a canonical path never holds (%00, %2F, %5C, a control "
+                       "character or double encoding)";
+                return -1;
+            }
+        }
+        if (p[0] == '/' && p[1] == '/') {
+            *why = "\"//\" in a path pattern (a canonical path has no empty segment)";
+            return -1;
+        }
+        if (p[1] == '/' || p[1] == '\0') {
+            size_t n = (size_t)(p + 1 - seg);
+
+            if (p >= seg &&
+                ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))) {
+                *why = "a \".\" or \"..\" segment in a path pattern (a canonical path has none)";
+                return -1;
+            }
+            seg = p + 2;
         }
     }
+    return 0;
 }

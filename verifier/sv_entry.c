@@ -140,6 +140,62 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
     return 0;
 }
 
+/*
+ * The raw target digest of a recorded request (docs/formats.md, DecisionRecord): SHA-256 of
+ * scheme "://" host ":" port path, each as the request carried it. 0, or -1 out of memory.
+ */
+static int raw_target_sha256(const Svpb__V1__Resource *r, uint8_t out[SV_HASH])
+{
+    size_t sl = strlen(r->scheme), hl = strlen(r->host), pl = strlen(r->path);
+    size_t cap = sl + hl + pl + 16;
+    char *t = malloc(cap);
+    int n;
+
+    if (t == NULL)
+        return -1;
+    n = snprintf(t, cap, "%s://%s:%u%s", r->scheme, r->host, (unsigned)r->port, r->path);
+    if (n < 0 || (size_t)n >= cap) {
+        free(t);
+        return -1;
+    }
+    sv_sha256(t, (size_t)n, out);
+    free(t);
+    return 0;
+}
+
+/* The recorded canonical resource and raw target digest (both absent in older entries). */
+static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *why)
+{
+    const Svpb__V1__Resource *c = d->canonical_resource;
+    uint8_t h[SV_HASH];
+
+    if (!d32(&d->raw_target_sha256, 1))
+        BAD("bad-field", "decision: raw_target_sha256 is not 32 bytes");
+    if (d->raw_target_sha256.len == SV_HASH) {
+        if (raw_target_sha256(d->request->resource, h) != 0)
+            BAD("internal", "out of memory");
+        if (memcmp(h, d->raw_target_sha256.data, SV_HASH) != 0)
+            BAD("bad-field", "decision: raw_target_sha256 is not the digest of the request's "
+                             "resource");
+    }
+    if (c == NULL)
+        return 0;
+    if (d->raw_target_sha256.len == 0)
+        BAD("missing-field", "decision: canonical_resource without raw_target_sha256");
+    if (strcmp(c->scheme, "http") != 0 && strcmp(c->scheme, "https") != 0 &&
+        strcmp(c->scheme, "ws") != 0 && strcmp(c->scheme, "wss") != 0)
+        BAD("bad-field", "decision: canonical_resource scheme is not http, https, ws or wss");
+    if (c->host[0] == '\0' || strlen(c->host) > 253)
+        BAD("bad-field", "decision: canonical_resource host is not 1..253 bytes");
+    if (c->port < 1 || c->port > 65535 || c->port != d->request->resource->port)
+        BAD("bad-field", "decision: canonical_resource port is not the request's port");
+    if (c->path[0] != '/')
+        BAD("bad-field", "decision: canonical_resource path does not start with '/'");
+    if (strcmp(c->tool, d->request->resource->tool) != 0)
+        BAD("bad-field", "decision: canonical_resource tool is not the request's tool");
+    return 0;
+}
+
 static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char *code, char *why)
 {
     switch (e->kind_case) {
@@ -162,6 +218,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("bad-field", "decision: credential_sha256 is not 32 bytes");
         if (d->credential_id[0] != '\0' && d->effect != 1)
             BAD("bad-field", "decision: a credential released by a non-ALLOW decision");
+        if (check_canonical(d, code, why) != 0)
+            return -1;
         info->effect = d->effect;
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;

@@ -9,7 +9,11 @@
  * order, no scalar twice, no explicit default, no non-minimal varint, no NUL in a string);
  * every string is UTF-8 without control characters and at most 8192 bytes; and the shape rules
  * of sworn.proto hold (required fields, 32-byte digests, bounds on repeated fields, effects).
- * For a DecisionRecord the reason must be present (1..1024 bytes). Otherwise it returns -1 with
+ * For a DecisionRecord the reason must be present (1..1024 bytes); raw_target_sha256, when
+ * present, must be SHA-256 of the recorded request's scheme "://" host ":" port path; and a
+ * canonical_resource needs it, an http/https/ws/wss scheme, a host of 1..253 bytes, a path
+ * starting with '/', and the request's port and tool (the canonical form itself is policy/
+ * resource.c's business: the verifier does not recompute it). Otherwise it returns -1 with
  * a short stable reason code in code and a message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H

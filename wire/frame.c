@@ -399,6 +399,22 @@ static int check_record(const Sworn__V1__DecisionRecord *r)
                  "decision.credential_id and credential_sha256 disagree");
     SWORN_ENSURE(!has_cred || r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,
                  "a credential released by a decision that is not an allow");
+    SWORN_GUARD(check_hash(r->raw_target_sha256, 0, "decision.raw_target_sha256"));
+    if (r->canonical_resource != NULL) {
+        const Sworn__V1__Resource *c = r->canonical_resource;
+
+        SWORN_ENSURE(r->raw_target_sha256.len != 0, SWORN_ERR_FORMAT,
+                     "decision.canonical_resource without raw_target_sha256");
+        SWORN_GUARD(check_str(c->scheme, 5, 1, "decision.canonical_resource.scheme"));
+        SWORN_GUARD(check_str(c->host, 253, 1, "decision.canonical_resource.host"));
+        SWORN_ENSURE(c->port >= 1 && c->port <= 65535, SWORN_ERR_RANGE,
+                     "decision.canonical_resource.port %u is outside 1..65535", (unsigned)c->port);
+        SWORN_GUARD(
+            check_str(c->path, SWORN_FRAME_STRING_MAX, 1, "decision.canonical_resource.path"));
+        SWORN_ENSURE(c->path[0] == '/', SWORN_ERR_FORMAT,
+                     "decision.canonical_resource.path does not start with '/'");
+        SWORN_GUARD(check_str(c->tool, 256, 0, "decision.canonical_resource.tool"));
+    }
     return 0;
 fail:
     return -1;

@@ -270,11 +270,13 @@ static void test_scope(void **state)
     assert_false(allowed(v, "github", "agent-1", "https", "uploads.github.com", 443, "/uploa"));
     /* The query is not part of the path. */
     assert_false(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/x?/repos/"));
-    /* Ambiguous paths never match a prefix. */
+    /* Dot segments are removed before matching (the canonical form, resource.h): a path is
+     * judged where it leads. Ambiguous paths are refused and never match a prefix. */
     assert_false(
         allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/../admin"));
-    assert_false(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/./x"));
-    assert_false(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/x/.."));
+    assert_true(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/./x"));
+    assert_true(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/x/.."));
+    assert_false(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/.."));
     assert_false(
         allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/%2e%2e/a"));
     assert_false(allowed(v, "github", "agent-1", "https", "api.github.com", 443, "/repos/a%2Fb"));

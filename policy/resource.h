@@ -1,0 +1,120 @@
+/*
+ * resource.h -- the one canonical form of a request's resource (scheme, host, port, path and
+ * query, tool), which the policy engine and the credential vault both match, and nothing else.
+ * docs/policy.md section 2.0 gives the rules byte by byte; in short:
+ *
+ *   scheme  lower-cased; one of http, https, ws, wss (the proxy's schemes; an MCP tool call
+ *           travels over http or https and names its tool in `tool`).
+ *   host    lower-cased. A name: LDH labels (a-z 0-9 '-', 1..63 bytes, no '-' first or last;
+ *           IDNA A-labels "xn--..." are LDH), at most 253 bytes, one trailing dot stripped
+ *           ("a.example." is "a.example"). An IPv4 address only as a dotted quad of decimal
+ *           octets without leading zeros; a name whose last label is a number (all digits, or
+ *           "0x" and hex digits) is any other IPv4 spelling (octal, hex, short, one integer) and
+ *           is refused. An IPv6 address, with or without brackets, becomes "[" RFC 5952 text "]";
+ *           zone ids, IPv4-mapped, -translated and -compatible addresses are refused. The
+ *           unspecified addresses 0.0.0.0 and [::] (which connect to this host) are refused.
+ *   port    1..65535, always explicit (Resource.port is required on the wire, so there is no
+ *           default to elide).
+ *   path    "" becomes "/"; otherwise it starts with '/'. Percent escapes: hex upper-cased,
+ *           unreserved characters (A-Z a-z 0-9 - . _ ~) decoded. Then RFC 3986 section 5.2.4
+ *           dot-segment removal. Refused: %2F, %5C, '\', %00, any other encoded or raw control
+ *           character, '%' without two hex digits, "%25" followed by two hex digits (double
+ *           encoding, also when the two digits were themselves escaped), encoded bytes >= 0x80
+ *           that are not UTF-8 (overlong forms like %C0%AF included) or that encode a Unicode
+ *           look-alike of '.', '/' or '\' (U+2024 U+2025 U+2044 U+2215 U+29F8 U+29F9 U+FE52
+ *           U+FE68 U+FF0E U+FF0F U+FF3C), raw bytes >= 0x80, '#',
+ *           ';' (path parameters), characters RFC 3986 does not allow raw, an empty segment
+ *           ("//") and more than SWORN_RESOURCE_PATH_MAX bytes.
+ *   query   everything from the first '?', kept, its escapes normalised as in the path. It may
+ *           hold '/', '?', ';', %2F, %5C and encoded control characters other than %00 (it is
+ *           never matched); it may not hold raw controls, raw bytes >= 0x80, '\', '#', %00,
+ *           invalid escapes or double encoding.
+ *   tool    kept as carried (the decision socket already requires UTF-8 without controls).
+ *
+ * Canonicalisation is idempotent: canonicalising a canonical form gives it back unchanged.
+ *
+ * Pure computation: no allocation, no globals, no I/O; thread-safe. A refusal is not an error:
+ * functions return 1 with *why set to a static sentence (no input bytes are copied into it).
+ * Inputs are public request data, so nothing here is constant-time.
+ */
+#ifndef SWORN_RESOURCE_H
+#define SWORN_RESOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sworn.pb-c.h"
+
+#define SWORN_RESOURCE_SCHEME_MAX 5u    /* "https" */
+#define SWORN_RESOURCE_HOST_MAX 253u    /* a name, without the stripped trailing dot */
+#define SWORN_RESOURCE_LABEL_MAX 63u    /* one label of a name */
+#define SWORN_RESOURCE_HOST_IN_MAX 255u /* a host as carried (resource.host on the wire) */
+#define SWORN_RESOURCE_PATH_MAX 8192u   /* path and query, as carried and canonical */
+#define SWORN_RESOURCE_TOOL_MAX 256u    /* resource.tool on the wire */
+#define SWORN_RESOURCE_SHA256_LEN 32u
+
+/* What a canonical host is. */
+enum sworn_resource_host_kind {
+    SWORN_RESOURCE_HOST_NAME = 1,
+    SWORN_RESOURCE_HOST_IPV4 = 4,
+    SWORN_RESOURCE_HOST_IPV6 = 6,
+};
+
+/* A canonical resource. Plain arrays, no pointers: it may be copied with memcpy. */
+struct sworn_resource {
+    char scheme[SWORN_RESOURCE_SCHEME_MAX + 1];
+    char host[SWORN_RESOURCE_HOST_MAX + 1]; /* a name, a dotted quad, or "[v6]" */
+    enum sworn_resource_host_kind host_kind;
+    uint8_t addr[16]; /* IPv4: addr[0..4); IPv6: all 16; a name: zero */
+    uint32_t port;
+    char path[SWORN_RESOURCE_PATH_MAX + 1]; /* path, then '?' and the query when there is one */
+    size_t path_len;                        /* bytes of path before the '?' (>= 1) */
+    char tool[SWORN_RESOURCE_TOOL_MAX + 1]; /* "" when none */
+};
+
+/*
+ * Canonicalise one host (as resource.host carries it, NUL-terminated). OUT: out (the canonical
+ * text, NUL-terminated), *kind and addr (16 bytes; zero for a name). Returns 0, or 1 with *why
+ * set and out[0] = '\0'. The vault and the policy's host patterns use it at load too.
+ */
+int sworn_resource_canon_host(const char *in, char out[SWORN_RESOURCE_HOST_MAX + 1],
+                              enum sworn_resource_host_kind *kind, uint8_t addr[16],
+                              const char **why);
+
+/*
+ * Canonicalise a path with its query (NUL-terminated; NULL is ""). OUT: out (at least
+ * SWORN_RESOURCE_PATH_MAX + 1 bytes) and *path_len (the bytes before '?'). Returns 0, or 1 with
+ * *why set and out[0] = '\0'. The vault's path prefixes use it at load too.
+ */
+int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const char **why);
+
+/*
+ * Canonicalise a whole resource. IN: r (NULL is refused). OUT: *out, all of it written; on a
+ * refusal (1, *why set) it is zeroed. Returns 0 or 1; never fails otherwise.
+ */
+int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *out,
+                         const char **why);
+
+/*
+ * Point the fields of out (initialised by the caller) into c, so the canonical form can be
+ * packed (the DecisionRecord's canonical_resource). out is valid while c is.
+ */
+void sworn_resource_to_pb(const struct sworn_resource *c, Sworn__V1__Resource *out);
+
+/*
+ * The raw target's digest: SHA-256 of the text scheme "://" host ":" port path, each part exactly
+ * as r carries it (no case folding or decoding; port in decimal without leading zeros; a NULL
+ * path is ""; the tool is not part of it). The DecisionRecord's raw_target_sha256; the verifier
+ * recomputes it from the recorded request. Returns 0, or -1 (r NULL or lacking scheme or host,
+ * or the hash failed) with out zeroed.
+ */
+int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RESOURCE_SHA256_LEN]);
+
+/*
+ * Does the canonical path (before its '?') lie under the canonical prefix on a segment
+ * boundary? A prefix ending in '/' matches paths that start with it; any other prefix matches
+ * the path equal to it or followed by '/'. The vault's path_prefix rule.
+ */
+int sworn_resource_under_prefix(const struct sworn_resource *c, const char *prefix);
+
+#endif
