@@ -369,6 +369,9 @@ int sv_entry_startup(const uint8_t *e, size_t len, struct sv_startup *out, char 
         memcpy(out->pcr23_before, st->pcr23_before.data, SV_HASH);
         memcpy(out->pcr23, st->pcr23.data, SV_HASH);
     }
+    out->engine_uid = st->engine_uid;
+    out->signer_uid = st->signer_uid;
+    out->development = st->development != 0;
     for (size_t i = 0; i < st->n_files; i++) {
         const Svpb__V1__MeasuredFile *f = st->files[i];
 

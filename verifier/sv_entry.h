@@ -49,7 +49,7 @@ int sv_entry_check(const uint8_t *e, size_t len, struct sv_entry_info *info, cha
 #define SV_STARTUP_FILES 256 /* sworn.proto: at most 256 measured files */
 
 /* What a Startup entry says about the measured start (docs/verifier.md section 2,
- * `measured-start record`). */
+ * `measured-start record`) and about the processes (section 3, `separation`). */
 struct sv_startup {
     int measured; /* 1: pcr23_before and pcr23 are both 32 bytes (a TPM measured) */
     uint8_t pcr23_before[SV_HASH];
@@ -57,6 +57,10 @@ struct sv_startup {
     size_t nfiles;
     uint8_t sha256[SV_STARTUP_FILES][SV_HASH]; /* in extend order */
     char *path[SV_STARTUP_FILES];              /* owned; freed by sv_startup_free */
+    /* the processes as they started (fields 5 to 7; all zero in records of an older decisiond) */
+    uint32_t engine_uid;
+    uint32_t signer_uid;
+    int development; /* hardening.development: true */
 };
 
 /*

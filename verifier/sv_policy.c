@@ -269,6 +269,17 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
             return sv_fail(why, "tpm-firmware-min: once, as 0x and 16 lower-case hex digits");
         for (int i = 0; i < 8; i++)
             p->min_firmware_version = p->min_firmware_version << 8 | b[i];
+    } else if (strcmp(d, "development") == 0) {
+        /* development allowed: a start with hardening.development (the signer as root or under
+         * the engine's uid) passes the separation check with a note, not Accountable. */
+        if (nf != 2 || have[7]++ || strcmp(f[1], "allowed") != 0)
+            return sv_fail(why, "development: 'development allowed', once");
+        p->development_allowed = 1;
+    } else if (strcmp(d, "uids-unrecorded") == 0) {
+        /* uids-unrecorded allowed: a start recorded by a decisiond older than the uid fields. */
+        if (nf != 2 || have[8]++ || strcmp(f[1], "allowed") != 0)
+            return sv_fail(why, "uids-unrecorded: 'uids-unrecorded allowed', once");
+        p->uids_unrecorded_allowed = 1;
     } else if (strcmp(d, "keyring-root") == 0) {
         if (nf != 2 || p->nroots == SV_POLICY_KEYS)
             return sv_fail(why, "keyring-root: one verifier key");
@@ -332,7 +343,7 @@ int sv_policy_parse(const char *text, size_t len, const char *path, struct sv_po
                     char *why)
 {
     size_t pos = 0, lineno = 0;
-    int have[8] = {0};
+    int have[10] = {0};
     char *line = NULL;
     char w[SV_WHY];
 
@@ -403,6 +414,11 @@ int sv_policy_parse(const char *text, size_t len, const char *path, struct sv_po
         sv_policy_free(out);
         return sv_fail(why, "'measured-start record' reads the Startup entries: it needs "
                             "'entries sworn'");
+    }
+    if ((out->development_allowed || out->uids_unrecorded_allowed) && !out->sworn_entries) {
+        sv_policy_free(out);
+        return sv_fail(why, "'development allowed' and 'uids-unrecorded allowed' are about the "
+                            "Startup entries: they need 'entries sworn'");
     }
     if (out->quotes > 0 && (out->ak_public != NULL) != (out->pcr_mask != 0)) {
         sv_policy_free(out);

@@ -6,10 +6,10 @@
  * line, blank lines are ignored). The log and witness lines are those of C2SP tlog-policy
  * (sigsum's policy format): `log <vkey>`, `witness <name> <vkey>`, `group <name> <all|any|k>
  * <member>...`, `quorum <name>|none`. sworn adds `origin`, `entries`, `ak-public`, `pcr`,
- * `event-log`, `measured-start`, `measured-file`, `quotes`, `tpm-firmware-min`, `keyring-root`,
- * `keyring-threshold`, `keyring`, `receipt-key`. Paths are relative to the policy file's folder.
- * Every unknown directive, repeated singleton, bad key, unknown group member, group cycle or
- * out-of-range number is refused with its line number.
+ * `event-log`, `measured-start`, `measured-file`, `quotes`, `tpm-firmware-min`, `development`,
+ * `uids-unrecorded`, `keyring-root`, `keyring-threshold`, `keyring`, `receipt-key`. Paths are
+ * relative to the policy file's folder. Every unknown directive, repeated singleton, bad key,
+ * unknown group member, group cycle or out-of-range number is refused with its line number.
  *
  * sv_policy_load reads the files the policy names (AK public area, event log) too, so a policy
  * that loads is complete. Free with sv_policy_free. Not thread-safe while loading; read-only
@@ -69,6 +69,9 @@ struct sv_policy {
     struct sv_measured_file *measured_files;
     size_t nmeasured_files;
     uint64_t min_firmware_version; /* tpm-firmware-min; 0: no floor */
+    /* separation (docs/verifier.md section 3): what the auditor accepts knowingly */
+    int development_allowed;     /* `development allowed`: starts with hardening.development */
+    int uids_unrecorded_allowed; /* `uids-unrecorded allowed`: starts without uids (older) */
     /* keyring */
     struct sv_vkey roots[SV_POLICY_KEYS];
     size_t nroots;

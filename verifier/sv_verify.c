@@ -34,6 +34,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "receipts",
     "keys",
     "measured-start",
+    "separation",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -331,6 +332,8 @@ struct stream {
     /* Startup entries, in log order (policy measured-start record) */
     struct start_rec *starts;
     size_t nstarts, cap_starts;
+    /* separation: starts accepted only because the policy says so */
+    uint64_t dev_accepted, unrecorded_accepted;
 };
 
 static int file_approved(const struct sv_policy *p, const uint8_t d[SV_HASH], const char *path)
@@ -460,6 +463,93 @@ static void check_start_chain(struct stream *s)
             q_reset = c->last_reset;
         }
     }
+}
+
+/*
+ * A Startup entry's processes (docs/decisiond.md section 9): the signer and the engine ran
+ * under distinct uids, neither of them root, and hardening.development was off. A development
+ * start fails (development-mode) unless the policy says `development allowed`; then it passes
+ * and the report says "development": true. Root or shared uids fail even when the entry says
+ * development is off: the record would claim a separation its own uids deny. All three fields
+ * unset is what a decisiond older than them recorded (proto3 writes no zero value, so the bytes
+ * cannot tell it from a root signer and engine): uids-unrecorded, unless the policy says
+ * `uids-unrecorded allowed`.
+ */
+static void check_separation(struct stream *s, uint64_t index, const uint8_t *e, size_t len)
+{
+    const struct sv_policy *p = s->o->policy;
+    struct sv_startup st;
+    char item[64], why[SV_WHY];
+    const char *code = NULL;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (sv_entry_startup(e, len, &st, why) != 0) {
+        sv_startup_free(&st);
+        sv_report_fail(s->rep, SV_CHECK_SEPARATION, item, "internal", why);
+        return;
+    }
+    sv_startup_free(&st);
+    if (st.development)
+        s->rep->development = 1;
+    if (st.development && !p->development_allowed) {
+        code = "development-mode";
+        snprintf(why, sizeof(why),
+                 "decisiond ran with hardening.development: true (engine uid %u, signer uid %u): "
+                 "a development deployment is not Accountable",
+                 st.engine_uid, st.signer_uid);
+    } else if (st.development) {
+        s->dev_accepted++;
+    } else if (st.engine_uid == 0 && st.signer_uid == 0) {
+        if (p->uids_unrecorded_allowed) {
+            s->unrecorded_accepted++;
+        } else {
+            code = "uids-unrecorded";
+            snprintf(why, sizeof(why),
+                     "the start records no engine or signer uid (a decisiond older than the "
+                     "process split, or both as root): the separation is not shown");
+        }
+    } else if (st.signer_uid == 0) {
+        code = "signer-root";
+        snprintf(why, sizeof(why), "the signer ran as root (engine uid %u) outside development",
+                 st.engine_uid);
+    } else if (st.engine_uid == 0) {
+        code = "engine-root";
+        snprintf(why, sizeof(why), "the engine ran as root (signer uid %u) outside development",
+                 st.signer_uid);
+    } else if (st.signer_uid == st.engine_uid) {
+        code = "shared-uid";
+        snprintf(why, sizeof(why),
+                 "the signer and the engine ran under one uid (%u) outside development: the "
+                 "engine could read the signer's key",
+                 st.signer_uid);
+    }
+    if (code != NULL)
+        sv_report_fail(s->rep, SV_CHECK_SEPARATION, item, code, why);
+    else
+        pass(s->rep, SV_CHECK_SEPARATION);
+}
+
+/* The separation check's note: the starts that passed only because the policy accepts them. */
+static void separation_note(const struct stream *s)
+{
+    char *note = s->rep->checks[SV_CHECK_SEPARATION].note;
+    size_t cap = sizeof(s->rep->checks[0].note);
+
+    if (s->dev_accepted > 0 && s->unrecorded_accepted > 0)
+        snprintf(note, cap,
+                 "%llu development start(s) accepted by 'development allowed' (not Accountable) "
+                 "and %llu start(s) without uids accepted by 'uids-unrecorded allowed'",
+                 (unsigned long long)s->dev_accepted, (unsigned long long)s->unrecorded_accepted);
+    else if (s->dev_accepted > 0)
+        snprintf(note, cap,
+                 "%llu development start(s) accepted by 'development allowed': the signer may "
+                 "have run as root or under the engine's uid; not Accountable",
+                 (unsigned long long)s->dev_accepted);
+    else if (s->unrecorded_accepted > 0)
+        snprintf(note, cap,
+                 "%llu start(s) without uids accepted by 'uids-unrecorded allowed': the "
+                 "separation of signer and engine is not shown",
+                 (unsigned long long)s->unrecorded_accepted);
 }
 
 static int digest_known(const struct stream *s, const uint8_t d[SV_HASH])
@@ -648,6 +738,7 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     case SV_ENTRY_STARTUP:
         if (s->o->policy->measured_start)
             check_startup(s, index, e, len);
+        check_separation(s, index, e, len);
         break;
     case SV_ENTRY_KEY_EVENT:
         if (s->keys != NULL &&
@@ -1240,6 +1331,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
         bad = "unexpected lines after the bundle's last section";
         goto malformed;
     }
+    separation_note(&s);
     if (p->measured_start && s.nstarts > 1)
         snprintf(rep->checks[SV_CHECK_MEASURED].note, sizeof(rep->checks[0].note),
                  "the chain of the bundle's %zu starts is not checked: a TPM reset between them "
@@ -1422,6 +1514,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
                            "entry");
         check_start_chain(&s);
     }
+    separation_note(&s);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
         /* Accept the newest checkpoint: store its note as the new state. */
@@ -1496,6 +1589,7 @@ void sv_report_print_json(const struct sv_report *r, FILE *out)
             (unsigned long long)r->size, root, (unsigned long long)r->checkpoints);
     fprintf(out, ",\"state_size\":%llu,\"state_updated\":%s", (unsigned long long)r->state_size,
             r->state_updated ? "true" : "false");
+    fprintf(out, ",\"development\":%s", r->development ? "true" : "false");
     fprintf(out, ",\"checks\":[");
     for (int i = 0; i < SV_CHECK_COUNT; i++) {
         const struct sv_check *c = &r->checks[i];
@@ -1548,6 +1642,9 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
         if (c->note[0] != '\0')
             fprintf(out, "          note: %s\n", c->note);
     }
+    if (r->development)
+        fprintf(out, "development  the record shows a development start (hardening.development): "
+                     "not Accountable\n");
     if (r->state_size > 0 || r->state_updated)
         fprintf(out, "state   previously accepted size %llu%s\n", (unsigned long long)r->state_size,
                 r->state_updated ? "; updated to this record's newest checkpoint" : "");

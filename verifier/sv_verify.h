@@ -39,6 +39,7 @@ enum sv_check_id {
     SV_CHECK_RECEIPTS,    /* every allow carries a valid receipt over its own leaf hash */
     SV_CHECK_KEYS,        /* keyring chain, key events, checkpoint keys valid at their time */
     SV_CHECK_MEASURED,    /* measured starts: replay, approved files, chain (measured-start) */
+    SV_CHECK_SEPARATION,  /* each start: signer and engine under distinct non-root uids */
     SV_CHECK_COUNT
 };
 
@@ -62,7 +63,8 @@ struct sv_report {
     uint64_t checkpoints; /* how many checkpoints were verified */
     uint64_t state_size;  /* the saved state's size (0 if none) */
     int state_updated;
-    int unreadable; /* the record could not be read at all (exit 2) */
+    int development; /* a Startup entry says hardening.development: not Accountable */
+    int unreadable;  /* the record could not be read at all (exit 2) */
     char unreadable_why[SV_WHY];
     struct sv_check checks[SV_CHECK_COUNT];
 };

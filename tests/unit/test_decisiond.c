@@ -907,7 +907,8 @@ static void test_token_exchange(void **state)
     }
     sworn_log_close(log);
     sworn__v1__decision_reply__free_unpacked(ex, NULL);
-    /* The auditor's verifier accepts the record, CredentialsMinted entry included. */
+    /* The auditor's verifier accepts the record, CredentialsMinted entry included (a development
+     * stack, hardening.development: true: the policy accepts that knowingly). */
     assert_int_equal(
         sworn_stack_sh(
             &s,
@@ -915,6 +916,7 @@ static void test_token_exchange(void **state)
             " && origin=$(head -n 1 tiles/checkpoint)"
             " && { echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\""
             " --spki signer.spki)\"; echo 'entries sworn'; echo 'quotes ignore';"
+            " echo 'development allowed';"
             " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt"
             " && \"%s\" verify --policy trust.txt --no-progress tiles >verify.out",
             sworn_test_bin("SWORN_LOG_BIN"), sworn_test_bin("SWORN_VERIFY_BIN")),

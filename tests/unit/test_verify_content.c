@@ -5,7 +5,10 @@
  * library's sworn_log_append_receipts (what decisiond calls), `sworn-log checkpoint` and
  * `export-tiles`; keyrings by the real `sworn-hsm keyring` and `revoke` commands. Entries are
  * packed with the recording side's generated code (tests may use it; the verifier does not).
- * Each mutation is detected with its own check and reason in `sworn-verify --json`.
+ * Each mutation is detected with its own check and reason in `sworn-verify --json`. Startup
+ * entries are checked for the separation of signer and engine: one case per reason, a
+ * development start accepted by `development allowed`, and an older start without uids
+ * accepted by `uids-unrecorded allowed`.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,6 +27,7 @@
 #include <openssl/x509.h>
 
 #include "logstore.h"
+#include "sv_policy.h"
 #include "sv_util.h"
 #include "sworn.pb-c.h"
 #include "testutil.h"
@@ -205,19 +209,46 @@ static void key_event(struct built *b, const char *statement, uint64_t t_ms)
     add_entry(b, &e);
 }
 
+/* A Startup entry (no TPM) with the processes' uids and the development flag. */
+static void startup(struct built *b, uint32_t engine_uid, uint32_t signer_uid, int development,
+                    uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
+    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT, *files[1] = {&mf};
+    uint8_t sha[32];
+
+    sv_sha256("sworn-decisiond", 15, sha);
+    mf.path = "/usr/libexec/sworn/sworn-decisiond";
+    mf.sha256.data = sha;
+    mf.sha256.len = 32;
+    sm.n_files = 1;
+    sm.files = files;
+    sm.time_unix_ms = t_ms;
+    sm.engine_uid = engine_uid;
+    sm.signer_uid = signer_uid;
+    sm.development = development != 0;
+    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
+    e.startup = &sm;
+    add_entry(b, &e);
+}
+
 #define T2023 1685577600000ull /* 2023-06-01 */
 #define T2024 1706745600000ull /* 2024-02-01 */
 
-/* The good sequence: a policy load, an allow with receipt, a deny, an escalation allowed. */
+/* The good sequence: a policy load, an allow with receipt, a deny, an escalation allowed; after
+ * the n entries b holds already (a Startup entry), so the allows are entries n + 1 and n + 4. */
 static void good_entries(const struct fx *f, struct built *b)
 {
+    size_t n = b->n;
+
     policy_loaded(f, b, f->digest, T2023);
     decision(b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
-    add_receipt(f, b, 1, 1);
+    add_receipt(f, b, n + 1, n + 1);
     decision(b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 0);
     decision(b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
     escalation(b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW);
-    add_receipt(f, b, 4, 4);
+    add_receipt(f, b, n + 4, n + 4);
 }
 
 /* Make a record "name" from built entries: a log with key (PEM path or NULL for Ed25519). */
@@ -448,6 +479,234 @@ static void test_entry_content(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Separation: the processes each Startup entry records. */
+
+/* A record "name": a start with these processes, then the good entries. */
+static void separation_record(const struct fx *f, const char *name, uint32_t engine_uid,
+                              uint32_t signer_uid, int development)
+{
+    struct built b = {0};
+
+    startup(&b, engine_uid, signer_uid, development, T2023 - 1000);
+    good_entries(f, &b);
+    make_record(f, name, &b, NULL);
+    built_free(&b);
+}
+
+/* Append a line to <name>.policy. */
+static void policy_add(const struct fx *f, const char *name, const char *line)
+{
+    char pn[128], *pp, *text, buf[4096];
+
+    snprintf(pn, sizeof(pn), "%s.policy", name);
+    pp = P(f, pn);
+    text = sworn_test_read_file(pp, NULL);
+    snprintf(buf, sizeof(buf), "%s%s\n", text, line);
+    sworn_test_write_file(pp, buf, strlen(buf), 0600);
+    free(text);
+    free(pp);
+}
+
+static int report_development(json_object *rep)
+{
+    return json_object_get_boolean(sworn_verify_get(rep, "development"));
+}
+
+static void test_separation_pass(void **state)
+{
+    struct fx *f = *state;
+    json_object *rep, *note;
+
+    /* Engine and signer under distinct, non-root uids, development off. */
+    separation_record(f, "sep", 1001, 1002, 0);
+    rep = verify_json(f, "sep", NULL, 0);
+    sworn_verify_expect_pass(rep, "separation");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "separation"), "count")), 1);
+    assert_false(json_object_object_get_ex(sworn_verify_check(rep, "separation"), "note", &note));
+    assert_false(report_development(rep));
+    json_object_put(rep);
+
+    /* The same under `development allowed`: nothing to accept, no note. */
+    policy_add(f, "sep", "development allowed");
+    rep = verify_json(f, "sep", NULL, 0);
+    sworn_verify_expect_pass(rep, "separation");
+    assert_false(json_object_object_get_ex(sworn_verify_check(rep, "separation"), "note", &note));
+    assert_false(report_development(rep));
+    json_object_put(rep);
+
+    /* No Startup entry: nothing to check. */
+    {
+        struct built b = {0};
+
+        good_entries(f, &b);
+        make_record(f, "nostart", &b, NULL);
+        built_free(&b);
+    }
+    rep = verify_json(f, "nostart", NULL, 0);
+    assert_string_equal(
+        json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "separation"), "result")),
+        "skipped");
+    json_object_put(rep);
+}
+
+static void test_separation_development(void **state)
+{
+    struct fx *f = *state;
+    json_object *rep, *note;
+
+    /* hardening.development: true (one uid for both, as the dev stack runs). */
+    separation_record(f, "dev", 1001, 1001, 1);
+    rep = verify_json(f, "dev", NULL, 1);
+    sworn_verify_expect_fail(rep, "separation", "development-mode", "entry 0");
+    sworn_verify_expect_only(rep, "separation");
+    assert_true(report_development(rep));
+    json_object_put(rep);
+
+    /* Development as root: still development-mode first, whatever the uids. */
+    separation_record(f, "devroot", 0, 0, 1);
+    rep = verify_json(f, "devroot", NULL, 1);
+    sworn_verify_expect_fail(rep, "separation", "development-mode", "entry 0");
+    json_object_put(rep);
+
+    /* Accepted knowingly: pass with a note, and the report says development. */
+    policy_add(f, "dev", "development allowed");
+    rep = verify_json(f, "dev", NULL, 0);
+    sworn_verify_expect_pass(rep, "separation");
+    assert_true(json_object_object_get_ex(sworn_verify_check(rep, "separation"), "note", &note));
+    assert_non_null(strstr(json_object_get_string(note), "not Accountable"));
+    assert_true(report_development(rep));
+    json_object_put(rep);
+    policy_add(f, "devroot", "development allowed");
+    rep = verify_json(f, "devroot", NULL, 0);
+    sworn_verify_expect_pass(rep, "separation");
+    assert_true(report_development(rep));
+    json_object_put(rep);
+}
+
+static void test_separation_uids(void **state)
+{
+    struct fx *f = *state;
+    static const struct {
+        const char *name;
+        uint32_t engine, signer;
+        const char *reason;
+    } cases[] = {
+        {"sroot", 1001, 0, "signer-root"},
+        {"eroot", 0, 1002, "engine-root"},
+        {"shared", 1001, 1001, "shared-uid"},
+    };
+    json_object *rep;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        /* The entry says development is off; its uids deny the separation. */
+        separation_record(f, cases[i].name, cases[i].engine, cases[i].signer, 0);
+        rep = verify_json(f, cases[i].name, NULL, 1);
+        sworn_verify_expect_fail(rep, "separation", cases[i].reason, "entry 0");
+        sworn_verify_expect_only(rep, "separation");
+        assert_false(report_development(rep));
+        json_object_put(rep);
+        /* `development allowed` accepts development starts, not these. */
+        policy_add(f, cases[i].name, "development allowed");
+        rep = verify_json(f, cases[i].name, NULL, 1);
+        sworn_verify_expect_fail(rep, "separation", cases[i].reason, "entry 0");
+        json_object_put(rep);
+    }
+
+    /* A later start among good ones is the one that fails, and counts once. */
+    {
+        struct built b = {0};
+
+        startup(&b, 1001, 1002, 0, T2023 - 2000);
+        good_entries(f, &b);
+        startup(&b, 1001, 1001, 0, T2023 + 9000);
+        make_record(f, "second", &b, NULL);
+        built_free(&b);
+    }
+    rep = verify_json(f, "second", NULL, 1);
+    sworn_verify_expect_fail(rep, "separation", "shared-uid", "entry 6");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "separation"), "failures")),
+        1);
+    json_object_put(rep);
+}
+
+static void test_separation_unrecorded(void **state)
+{
+    struct fx *f = *state;
+    json_object *rep, *note;
+
+    /* A start by a decisiond older than the uid fields: all three unset. */
+    separation_record(f, "old", 0, 0, 0);
+    rep = verify_json(f, "old", NULL, 1);
+    sworn_verify_expect_fail(rep, "separation", "uids-unrecorded", "entry 0");
+    sworn_verify_expect_only(rep, "separation");
+    assert_false(report_development(rep));
+    json_object_put(rep);
+    /* `development allowed` does not accept it ... */
+    policy_add(f, "old", "development allowed");
+    rep = verify_json(f, "old", NULL, 1);
+    sworn_verify_expect_fail(rep, "separation", "uids-unrecorded", "entry 0");
+    json_object_put(rep);
+    /* ... `uids-unrecorded allowed` does, with a note. */
+    policy_add(f, "old", "uids-unrecorded allowed");
+    rep = verify_json(f, "old", NULL, 0);
+    sworn_verify_expect_pass(rep, "separation");
+    assert_true(json_object_object_get_ex(sworn_verify_check(rep, "separation"), "note", &note));
+    assert_non_null(strstr(json_object_get_string(note), "uids-unrecorded allowed"));
+    assert_false(report_development(rep));
+    json_object_put(rep);
+}
+
+/* The policy lines of separation, and what the parser refuses. */
+static void test_separation_policy_lines(void **state)
+{
+    static const char head[] =
+        "origin o\nlog o+262e80ea+AdpAWu2Wwol/9IsgyYEJ5kCTSlxAJGvQUVVPP5CSLY/A\nquotes ignore\n";
+    static const struct {
+        const char *lines;
+        int ok, dev, unrec;
+    } cases[] = {
+        {"entries sworn\n", 1, 0, 0},
+        {"entries sworn\ndevelopment allowed\n", 1, 1, 0},
+        {"entries sworn\nuids-unrecorded allowed\n", 1, 0, 1},
+        {"development allowed\nuids-unrecorded allowed\nentries sworn\n", 1, 1, 1},
+        {"entries sworn\ndevelopment allowed\ndevelopment allowed\n", 0, 0, 0},
+        {"entries sworn\ndevelopment\n", 0, 0, 0},
+        {"entries sworn\ndevelopment yes\n", 0, 0, 0},
+        {"entries sworn\ndevelopment true\n", 0, 0, 0},
+        {"entries sworn\ndevelopment Allowed\n", 0, 0, 0},
+        {"entries sworn\ndevelopment allowed now\n", 0, 0, 0},
+        {"entries sworn\ndevelopment  allowed\n", 0, 0, 0},
+        {"entries sworn\ndevelopment allowed \n", 0, 0, 0},
+        {"entries sworn\ndevelopment\tallowed\n", 0, 0, 0},
+        {"entries sworn\ndevelopments allowed\n", 0, 0, 0},
+        {"entries sworn\nuids-unrecorded yes\n", 0, 0, 0},
+        {"entries sworn\nuids-unrecorded allowed\nuids-unrecorded allowed\n", 0, 0, 0},
+        {"development allowed\n", 0, 0, 0}, /* entries opaque: no Startup entries read */
+        {"entries opaque\ndevelopment allowed\n", 0, 0, 0},
+        {"entries opaque\nuids-unrecorded allowed\n", 0, 0, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[1024], why[SV_WHY];
+        struct sv_policy p;
+        int r;
+
+        snprintf(text, sizeof(text), "%s%s", head, cases[i].lines);
+        r = sv_policy_parse(text, strlen(text), NULL, &p, why);
+        if ((r == 0) != cases[i].ok)
+            fail_msg("case %zu: %s (%s)", i, r == 0 ? "accepted" : "refused", r == 0 ? "" : why);
+        if (r == 0) {
+            assert_int_equal(p.development_allowed, cases[i].dev);
+            assert_int_equal(p.uids_unrecorded_allowed, cases[i].unrec);
+            sv_policy_free(&p);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Keys: a keyring made with sworn-hsm, the log signing with a P-256 key it lists. */
 
 static char *spki_der_of_pem(const struct fx *f, const char *pem, const char *out_name)
@@ -619,6 +878,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_receipt_of_another_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_separation_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_separation_development, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_separation_uids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_separation_unrecorded, setup, teardown),
+        cmocka_unit_test(test_separation_policy_lines),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");

@@ -20,6 +20,8 @@
  * Reset (swtpm_ioctl -i) before a third start: the chain break is accepted because the quotes'
  * resetCount shows the reset, and refused (measured-start-chain) once those quotes are gone.
  * The policy lines of measured start and their refusals are checked with the parser directly.
+ * The dev stack runs with hardening.development: true, so the policies say `development
+ * allowed`; without it the genuine record fails separation with development-mode.
  *
  * Every mutation and the reason observed are printed as a table at the end.
  */
@@ -356,10 +358,13 @@ static void clone_stack(const struct fx *f, const char *to)
 /*
  * The auditor's trust policy: the log key and the receipt key derived from the HSM key's SPKI,
  * the AK, measured start with the digests the auditor computed (the config's only when
- * approve_config, the fork copy's config's only when approve_fork_config).
+ * approve_config, the fork copy's config's only when approve_fork_config), and, when
+ * allow_development, `development allowed`: scripts/dev-stack without --privsep runs with
+ * hardening.development: true (one uid for engine and signer), so its starts fail separation
+ * with development-mode unless the auditor accepts a development record knowingly.
  */
 static void write_policy(const struct fx *f, const char *name, int approve_config,
-                         int approve_fork_config, const char *quotes)
+                         int approve_fork_config, const char *quotes, int allow_development)
 {
     char *path = P(f, name), text[8192], h1[65], h2[65], h3[65], h4[65], h5[65], b64[512];
     char l2[PATH_MAX + 100], l4[2 * PATH_MAX + 200];
@@ -383,9 +388,12 @@ static void write_policy(const struct fx *f, const char *name, int approve_confi
                  "# trust policy for %s, from keys obtained out of band\n"
                  "origin %s\nlog %s\nentries sworn\nreceipt-key %s\nquotes %s\n"
                  "ak-public ak/ak.pub\nmeasured-start record\n"
-                 "measured-file %s %s\nmeasured-file %s %s\nmeasured-file %s %s\n%s%s",
+                 "measured-file %s %s\nmeasured-file %s %s\nmeasured-file %s %s\n%s%s%s",
                  f->origin, f->origin, f->vkey, b64, quotes, h1, f->bin_path, h5, f->signer_path,
-                 h3, f->policy_path, approve_config ? l2 : "", approve_fork_config ? l4 : "");
+                 h3, f->policy_path, approve_config ? l2 : "", approve_fork_config ? l4 : "",
+                 allow_development ? "# a development stack (hardening.development: true)\n"
+                                     "development allowed\n"
+                                   : "");
     assert_true(n > 0 && (size_t)n < sizeof(text));
     sworn_test_write_file(path, text, (size_t)n, 0600);
     free(spki);
@@ -492,10 +500,11 @@ static int group_setup(void **state)
     sha256_file(f->config_path, f->config_sha);
     sha256_file(f->policy_path, f->policy_sha);
     sha256_file(f->fork_config, f->fork_config_sha);
-    write_policy(f, "policy", 1, 0, "require");
-    write_policy(f, "policy-noconfig", 0, 0, "require");
-    write_policy(f, "policy-fork", 1, 1, "require");
-    write_policy(f, "policy-check", 1, 0, "check");
+    write_policy(f, "policy", 1, 0, "require", 1);
+    write_policy(f, "policy-noconfig", 0, 0, "require", 1);
+    write_policy(f, "policy-fork", 1, 1, "require", 1);
+    write_policy(f, "policy-check", 1, 0, "check", 1);
+    write_policy(f, "policy-nodev", 1, 0, "require", 0);
 
     /* Sizes and names of the genuine record. */
     {
@@ -694,9 +703,16 @@ static void test_genuine(void **state)
 {
     struct fx *f = *state;
     json_object *rep = verify_json(f, "policy", "good", NULL, 0);
-    static const char *const all[] = {
-        "checkpoint-signatures", "entry-bundles", "tiles",         "roots", "quotes", "entries",
-        "policy-digests",        "receipts",      "measured-start"};
+    static const char *const all[] = {"checkpoint-signatures",
+                                      "entry-bundles",
+                                      "tiles",
+                                      "roots",
+                                      "quotes",
+                                      "entries",
+                                      "policy-digests",
+                                      "receipts",
+                                      "measured-start",
+                                      "separation"};
 
     assert_string_equal(json_object_get_string(sworn_verify_get(rep, "result")), "pass");
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
@@ -707,8 +723,22 @@ static void test_genuine(void **state)
         3);
     assert_true(json_object_get_int(sworn_verify_get(sworn_verify_check(rep, "quotes"), "count")) >=
                 4);
+    /* two development starts, accepted by `development allowed` and said so */
+    assert_int_equal(
+        json_object_get_int(sworn_verify_get(sworn_verify_check(rep, "separation"), "count")), 2);
+    assert_true(json_object_get_boolean(sworn_verify_get(rep, "development")));
+    assert_non_null(strstr(
+        json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "separation"), "note")),
+        "development allowed"));
     json_object_put(rep);
     note_row("(genuine record)", "all", "pass, exit 0");
+
+    /* Without `development allowed`, the genuine development record is not Accountable. */
+    rep = verify_json(f, "policy-nodev", "good", NULL, 1);
+    expect_fail(rep, "genuine record, no 'development allowed'", "separation", "development-mode");
+    sworn_verify_expect_only(rep, "separation");
+    assert_true(json_object_get_boolean(sworn_verify_get(rep, "development")));
+    json_object_put(rep);
 }
 
 static void test_changed_byte(void **state)
