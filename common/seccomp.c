@@ -254,6 +254,7 @@ static const int base_allowed[] = {
      * getdents on x86_64 and attaches to every thread; the symbolizer may be a program. */
     __NR_ptrace,
     __NR_execve,
+    __NR_wait4, /* the tracer waits for each thread it attached to (waitpid __WALL) */
 #ifdef __NR_getdents
     __NR_getdents,
 #endif
@@ -338,8 +339,8 @@ static const int monitor_allowed[] = {
 #endif
 #ifndef SECCOMP_SANITIZER /* already on the shared list in sanitizer builds */
     __NR_execve,
-#endif
     __NR_wait4,
+#endif
     __NR_waitid,
     __NR_kill,
     __NR_pidfd_open,

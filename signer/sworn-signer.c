@@ -202,10 +202,15 @@ static void reply_error(struct sworn_ipc_msg *resp, char msg[SWORN_IPC_ERRMSG_MA
     resp->data = (const uint8_t *)msg;
 }
 
+/*
+ * _exit, not exit: nothing of ours is buffered (the socket is written whole), and a process that
+ * is not dumpable cannot run LeakSanitizer's exit-time check in the sanitizer build (it attaches
+ * to itself), which would then report a fatal error instead of the exit status.
+ */
 static _Noreturn void signer_exit(struct sworn_signer *s, int status)
 {
     sworn_signer_close(s);
-    exit(status);
+    _exit(status);
 }
 
 /*
@@ -350,11 +355,11 @@ int main(int argc, char **argv)
     char msg[SWORN_IPC_ERRMSG_MAX + 1] = "";
 
     if (sworn_no_dumps() < 0 || setup_signals() < 0 || check_fds() < 0)
-        return SIGNER_EXIT_SETUP;
+        signer_exit(NULL, SIGNER_EXIT_SETUP);
     if (parse_args(argc, argv, &a) < 0) {
         fprintf(stderr, "sworn-signer: bad usage (it is started by sworn-decisiond's monitor with "
                         "its socket on fd 3; docs/decisiond.md)\n");
-        return SIGNER_EXIT_USAGE;
+        signer_exit(NULL, SIGNER_EXIT_USAGE);
     }
     /* A hung device call is bounded by the engine's deadline (the monitor kills this process),
      * so device calls run inline, without the watchdog's thread handoff. */

@@ -19,7 +19,7 @@
  *     hardening.development is true.
  * Not root: there are no users to switch to; the test says so and is skipped.
  */
-#define _GNU_SOURCE /* memmem */
+#define _GNU_SOURCE /* memmem, syscall */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -28,18 +28,30 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "stack_fixture.h"
 #include "testutil.h"
 
 #define PROC_TEXT_MAX 8192
+
+/* The sanitizer build (tests only) keeps the monitor and the engine dumpable, so that
+ * LeakSanitizer can run at their exit (decisiond/d_harden.c); the signer is never dumpable. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_SANITIZER 1
+#endif
+#endif
 
 static struct sworn_stack the_stack;
 
@@ -61,8 +73,11 @@ static void proc_text(pid_t pid, const char *file, char *buf)
         fail_msg("cannot read %s", path);
 }
 
-/* Every uid (real, effective, saved, fs) and gid of pid is uid's and its group's; no groups. */
-static void expect_identity(pid_t pid, uid_t uid)
+/*
+ * Every uid (real, effective, saved, fs) and gid of pid is uid's and its group's; no groups; a
+ * filter; no core files; not dumpable (but in the sanitizer build when sanitizer_dumpable).
+ */
+static void expect_identity(pid_t pid, uid_t uid, int sanitizer_dumpable)
 {
     char status[PROC_TEXT_MAX], want[128], path[64];
     const char *groups;
@@ -89,7 +104,13 @@ static void expect_identity(pid_t pid, uid_t uid)
     /* Not dumpable: the kernel gives such a process's /proc files to root, whatever its uid. */
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
     assert_int_equal(stat(path, &st), 0);
+#ifdef TEST_SANITIZER
+    if (!sanitizer_dumpable)
+        assert_int_equal(st.st_uid, 0);
+#else
+    (void)sanitizer_dumpable;
     assert_int_equal(st.st_uid, 0);
+#endif
     proc_text(pid, "limits", status);
     assert_non_null(strstr(status, "Max core file size        0"));
 }
@@ -177,6 +198,18 @@ static int has_fd_under(pid_t pid, const char *prefix)
     return found;
 }
 
+/* Wait (up to 10 s) until pid has exited: its pidfd becomes readable then. */
+static void wait_exited(pid_t pid)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+
+    if (fd < 0)
+        return; /* ESRCH: gone already */
+    assert_int_equal(poll(&p, 1, 10000), 1);
+    close(fd);
+}
+
 static void allow_with_receipt(struct sworn_stack *s, const char *id)
 {
     Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
@@ -204,9 +237,9 @@ static void test_three_processes(void **state)
     signer = sworn_stack_signer_child(s->decisiond_pid);
     assert_true(signer > 0);
 
-    expect_identity(s->decisiond_pid, 0);
-    expect_identity(engine, engine_uid);
-    expect_identity(signer, signer_uid);
+    expect_identity(s->decisiond_pid, 0, 1);
+    expect_identity(engine, engine_uid, 1);
+    expect_identity(signer, signer_uid, 0);
     assert_true(engine_uid != signer_uid);
 
     /* Who holds which files: the key's are the signer's alone, the log the engine's. */
@@ -227,11 +260,12 @@ static void test_three_processes(void **state)
 
     /* Kill the signer: the next allows are signed by a fresh one, as the same user. */
     assert_int_equal(kill(signer, SIGKILL), 0);
+    wait_exited(signer);
     allow_with_receipt(s, "after-kill-1");
     /* The engine asked the monitor for the new signer before it answered that allow. */
     again = sworn_stack_signer_child(s->decisiond_pid);
     assert_true(again > 0 && again != signer);
-    expect_identity(again, signer_uid);
+    expect_identity(again, signer_uid, 0);
     allow_with_receipt(s, "after-kill-2");
     assert_false(memory_holds(again, secret));
     assert_int_equal(stat(pin, &st), 0);
