@@ -35,9 +35,12 @@
 #include <openssl/sha.h>
 #include <pwd.h>
 
+#include "d_admin.h"
 #include "d_daemon.h"
+#include "d_escalate.h"
 #include "d_jlog.h"
 #include "d_seccomp.h"
+#include "d_server.h"
 #include "encoding.h"
 #include "err.h"
 #include "notesigner.h"

@@ -1,0 +1,103 @@
+/*
+ * d_dispatch.c -- the channels' handler tables (d_dispatch.h).
+ */
+#include "d_dispatch.h"
+
+#include <stdio.h>
+
+#include "d_admin.h"
+#include "d_daemon.h"
+#include "d_record.h"
+#include "d_decide.h"
+#include "d_exchange.h"
+#include "err.h"
+
+/* Refuse body (it does not decode, for reason code/msg): record it, answer with an ErrorFrame,
+ * go on reading. */
+static void refuse(struct d_daemon *d, struct d_conn *c, enum d_channel ch, int code,
+                   const char *msg, const uint8_t *body, size_t len)
+{
+    d_record_refused(d, ch, d_conn_uid(c), d_conn_pid(c), code, msg, NULL, body, len);
+    d_conn_reply_error(c, code, msg, NULL, 0);
+}
+
+/* --- decision socket ---------------------------------------------------------------------- */
+
+static void decision_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
+{
+    Sworn__V1__AuthorizationRequest *req = sworn_frame_unpack_request(body, len);
+    char msg[SWORN_ERR_MSG_MAX];
+    int code;
+    Sworn__V1__TokenExchange *ex;
+
+    if (req != NULL) {
+        d_decide_request(d, c, req);
+        return;
+    }
+    /* Not a request: the other message of this socket? (Disjoint field numbers: a body decodes
+     * as at most one of them.) The request's error is the one reported. */
+    code = sworn_err_code();
+    snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
+    ex = sworn_frame_unpack_exchange(body, len);
+    if (ex != NULL) {
+        d_exchange_request(d, c, ex, body, len);
+        return;
+    }
+    refuse(d, c, D_CHANNEL_DECISION, code, msg, body, len);
+}
+
+static int pack_decision_error(const Sworn__V1__ErrorFrame *e, uint8_t **frame, size_t *len)
+{
+    Sworn__V1__DecisionReply r = SWORN__V1__DECISION_REPLY__INIT;
+
+    r.body_case = SWORN__V1__DECISION_REPLY__BODY_ERROR;
+    r.error = (Sworn__V1__ErrorFrame *)e;
+    return sworn_frame_pack_reply(&r, frame, len);
+}
+
+const struct d_channel_ops d_decision_channel = {D_CHANNEL_DECISION, decision_frame,
+                                                 pack_decision_error};
+
+/* --- admin socket ------------------------------------------------------------------------- */
+
+/* Indexed by AdminRequest's body case (its field number). */
+static const d_admin_fn admin_calls[] = {
+    [SWORN__V1__ADMIN_REQUEST__BODY_STATUS] = d_admin_status,
+    [SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS] = d_admin_list_escalations,
+    [SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE] = d_admin_resolve,
+    [SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY] = d_admin_reload_policy,
+    [SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW] = d_admin_checkpoint_now,
+    [SWORN__V1__ADMIN_REQUEST__BODY_TAIL] = d_admin_tail,
+    [SWORN__V1__ADMIN_REQUEST__BODY_METRICS] = d_admin_metrics,
+};
+
+static void admin_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
+{
+    Sworn__V1__AdminRequest *rq = sworn_frame_unpack_admin_request(body, len);
+    size_t k;
+
+    if (rq == NULL) {
+        char msg[SWORN_ERR_MSG_MAX];
+
+        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
+        refuse(d, c, D_CHANNEL_ADMIN, sworn_err_code(), msg, body, len);
+        return;
+    }
+    k = (size_t)rq->body_case;
+    if (k < sizeof(admin_calls) / sizeof(admin_calls[0]) && admin_calls[k] != NULL)
+        admin_calls[k](d, c, rq);
+    else /* the decoder admits no other case: a table out of step with it */
+        d_conn_reply_error(c, SWORN_ERR_FORMAT, "unknown admin request", NULL, 0);
+    sworn__v1__admin_request__free_unpacked(rq, NULL);
+}
+
+static int pack_admin_error(const Sworn__V1__ErrorFrame *e, uint8_t **frame, size_t *len)
+{
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_ERROR;
+    r.error = (Sworn__V1__ErrorFrame *)e;
+    return sworn_frame_pack_admin_response(&r, frame, len);
+}
+
+const struct d_channel_ops d_admin_channel = {D_CHANNEL_ADMIN, admin_frame, pack_admin_error};
