@@ -573,8 +573,8 @@ static void send_request(struct client *c)
     ctx.method = "GET";
     req.context = &ctx;
     req.time_unix_ms = 1;
-    if (sworn_frame_pack_request(&req, &frame, &len) < 0)
-        bench_die_lib("sworn_frame_pack_request");
+    if (sworn_frame_pack_authorize(&req, &frame, &len) < 0)
+        bench_die_lib("sworn_frame_pack_authorize");
     while (done < len) {
         ssize_t w = send(c->fd, frame + done, len - done, MSG_NOSIGNAL);
 

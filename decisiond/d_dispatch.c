@@ -23,27 +23,56 @@ static void refuse(struct d_daemon *d, struct d_conn *c, enum d_channel ch, int 
 
 /* --- decision socket ---------------------------------------------------------------------- */
 
+/* A decision-socket request: m is the decoded envelope; a handler takes its body out of it. */
+typedef void (*decision_fn)(struct d_daemon *d, struct d_conn *c, Sworn__V1__DecisionRequest *m,
+                            const uint8_t *body, size_t len);
+
+static void on_authorize(struct d_daemon *d, struct d_conn *c, Sworn__V1__DecisionRequest *m,
+                         const uint8_t *body, size_t len)
+{
+    Sworn__V1__AuthorizationRequest *req = m->authorize;
+
+    (void)body;
+    (void)len;
+    m->authorize = NULL; /* taken: the envelope is freed without it */
+    m->body_case = SWORN__V1__DECISION_REQUEST__BODY__NOT_SET;
+    d_decide_request(d, c, req);
+}
+
+static void on_token_exchange(struct d_daemon *d, struct d_conn *c, Sworn__V1__DecisionRequest *m,
+                              const uint8_t *body, size_t len)
+{
+    Sworn__V1__TokenExchange *ex = m->token_exchange;
+
+    m->token_exchange = NULL; /* taken: its values are wiped by d_exchange.c */
+    m->body_case = SWORN__V1__DECISION_REQUEST__BODY__NOT_SET;
+    d_exchange_request(d, c, ex, body, len);
+}
+
+/* Indexed by DecisionRequest's body case (its field number). */
+static const decision_fn decision_calls[] = {
+    [SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE] = on_authorize,
+    [SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE] = on_token_exchange,
+};
+
 static void decision_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
 {
-    Sworn__V1__AuthorizationRequest *req = sworn_frame_unpack_request(body, len);
-    char msg[SWORN_ERR_MSG_MAX];
-    int code;
-    Sworn__V1__TokenExchange *ex;
+    Sworn__V1__DecisionRequest *m = sworn_frame_unpack_decision_request(body, len);
+    size_t k;
 
-    if (req != NULL) {
-        d_decide_request(d, c, req);
+    if (m == NULL) {
+        char msg[SWORN_ERR_MSG_MAX];
+
+        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
+        refuse(d, c, D_CHANNEL_DECISION, sworn_err_code(), msg, body, len);
         return;
     }
-    /* Not a request: the other message of this socket? (Disjoint field numbers: a body decodes
-     * as at most one of them.) The request's error is the one reported. */
-    code = sworn_err_code();
-    snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
-    ex = sworn_frame_unpack_exchange(body, len);
-    if (ex != NULL) {
-        d_exchange_request(d, c, ex, body, len);
-        return;
-    }
-    refuse(d, c, D_CHANNEL_DECISION, code, msg, body, len);
+    k = (size_t)m->body_case;
+    if (k < sizeof(decision_calls) / sizeof(decision_calls[0]) && decision_calls[k] != NULL)
+        decision_calls[k](d, c, m, body, len);
+    else /* the decoder admits no other case: a table out of step with it */
+        d_conn_reply_error(c, SWORN_ERR_FORMAT, "unknown decision request", NULL, 0);
+    sworn__v1__decision_request__free_unpacked(m, NULL);
 }
 
 static int pack_decision_error(const Sworn__V1__ErrorFrame *e, uint8_t **frame, size_t *len)

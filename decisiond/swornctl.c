@@ -429,7 +429,7 @@ static int cmd_decide(const char *sock, const char *file)
 
     if (sworn_file_read(file, SWORN_REQJSON_MAX, &text, &text_len) < 0 ||
         sworn_reqjson_parse(text, text_len, &req) < 0 ||
-        sworn_frame_pack_request(req, &frame, &frame_len) < 0 ||
+        sworn_frame_pack_authorize(req, &frame, &frame_len) < 0 ||
         round_trip(sock, frame, frame_len, &body, &len) < 0 ||
         (reply = sworn_frame_unpack_reply(body, len)) == NULL) {
         rc = die("decide");

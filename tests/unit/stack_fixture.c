@@ -266,7 +266,7 @@ Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn
     Sworn__V1__DecisionReply *reply = NULL;
     int fd = sworn_stack_connect(s->decision);
 
-    if (fd < 0 || sworn_frame_pack_request(&r->req, &frame, &frame_len) < 0)
+    if (fd < 0 || sworn_frame_pack_authorize(&r->req, &frame, &frame_len) < 0)
         goto out;
     if (sworn_stack_exchange(fd, frame, frame_len, 60000, &body, &len) == 0)
         reply = sworn_frame_unpack_reply(body, len);
@@ -342,7 +342,7 @@ int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *pat
 
     assert_true(fd >= 0);
     sworn_stack_req_init(&r, id, "agent-1", path);
-    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(sworn_frame_pack_authorize(&r.req, &frame, &frame_len), 0);
     assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
     free(frame);
     return fd;
