@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "dclient.h"
 #include "frame.h"
 #include "logstore.h"
 #include "testutil.h"
@@ -163,75 +162,48 @@ int sworn_stack_down(struct sworn_stack *s)
     return rc;
 }
 
+/* A client for one call: its read buffer is large, and test threads call at once. */
+static struct sworn_dclient *client_new(void)
+{
+    struct sworn_dclient *c = malloc(sizeof(*c));
+
+    assert_non_null(c);
+    sworn_dclient_init(c);
+    return c;
+}
+
 int sworn_stack_connect(const char *path)
 {
-    struct sockaddr_un sun;
-    int fd;
+    struct sworn_dclient *c = client_new();
+    int fd = sworn_dclient_connect(c, path) == 0 ? sworn_dclient_detach(c) : -1;
 
-    if (strlen(path) >= sizeof(sun.sun_path))
-        return -1;
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    memcpy(sun.sun_path, path, strlen(path));
-    if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-        close(fd);
-        return -1;
-    }
+    free(c);
     return fd;
 }
 
 int sworn_stack_exchange(int fd, const uint8_t *bytes, size_t len, int timeout_ms, uint8_t **body,
                          size_t *len_out)
 {
-    struct sworn_frame_dec dec;
-    uint8_t buf[65536];
-    int rc = -1;
+    struct sworn_dclient *c = client_new();
+    const uint8_t *b;
+    size_t blen;
+    int rc;
 
     *body = NULL;
     *len_out = 0;
-    while (len > 0) {
-        ssize_t w = send(fd, bytes, len, MSG_NOSIGNAL);
-
-        if (w <= 0)
-            break; /* the peer may close early on hostile input: read what it said */
-        bytes += w;
-        len -= (size_t)w;
+    sworn_dclient_adopt(c, fd);
+    /* The peer may close early on hostile input: read what it said, whatever the send did. */
+    if (len > 0)
+        (void)sworn_dclient_send(c, bytes, len, timeout_ms);
+    rc = sworn_dclient_recv(c, timeout_ms, &b, &blen);
+    if (rc == 0) {
+        *body = malloc(blen);
+        assert_non_null(*body);
+        memcpy(*body, b, blen);
+        *len_out = blen;
     }
-    sworn_frame_dec_init(&dec);
-    for (;;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t n;
-        size_t off = 0;
-
-        if (poll(&pfd, 1, timeout_ms) <= 0)
-            goto out;
-        n = recv(fd, buf, sizeof(buf), 0);
-        if (n <= 0) {
-            rc = 1;
-            goto out;
-        }
-        while (off < (size_t)n) {
-            const uint8_t *b = NULL;
-            size_t blen = 0;
-            long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
-
-            if (used < 0)
-                goto out;
-            off += (size_t)used;
-            if (b != NULL) {
-                *body = malloc(blen);
-                memcpy(*body, b, blen);
-                *len_out = blen;
-                rc = 0;
-                goto out;
-            }
-        }
-    }
-out:
-    sworn_frame_dec_free(&dec);
+    (void)sworn_dclient_detach(c);
+    free(c);
     return rc;
 }
 
@@ -261,39 +233,25 @@ void sworn_stack_req_init(struct sworn_stack_req *r, const char *id, const char 
 
 Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn_stack_req *r)
 {
-    uint8_t *frame = NULL, *body = NULL;
-    size_t frame_len = 0, len = 0;
+    struct sworn_dclient *c = client_new();
     Sworn__V1__DecisionReply *reply = NULL;
-    int fd = sworn_stack_connect(s->decision);
 
-    if (fd < 0 || sworn_frame_pack_authorize(&r->req, &frame, &frame_len) < 0)
-        goto out;
-    if (sworn_stack_exchange(fd, frame, frame_len, 60000, &body, &len) == 0)
-        reply = sworn_frame_unpack_reply(body, len);
-out:
-    if (fd >= 0)
-        close(fd);
-    free(frame);
-    free(body);
+    if (sworn_dclient_connect(c, s->decision) == 0)
+        (void)sworn_dclient_decide(c, &r->req, 60000, &reply);
+    sworn_dclient_close(c);
+    free(c);
     return reply;
 }
 
 Sworn__V1__AdminResponse *sworn_stack_admin(struct sworn_stack *s, Sworn__V1__AdminRequest *rq)
 {
-    uint8_t *frame = NULL, *body = NULL;
-    size_t frame_len = 0, len = 0;
+    struct sworn_dclient *c = client_new();
     Sworn__V1__AdminResponse *resp = NULL;
-    int fd = sworn_stack_connect(s->admin);
 
-    if (fd < 0 || sworn_frame_pack_admin_request(rq, &frame, &frame_len) < 0)
-        goto out;
-    if (sworn_stack_exchange(fd, frame, frame_len, 60000, &body, &len) == 0)
-        resp = sworn_frame_unpack_admin_response(body, len);
-out:
-    if (fd >= 0)
-        close(fd);
-    free(frame);
-    free(body);
+    if (sworn_dclient_connect(c, s->admin) == 0)
+        (void)sworn_dclient_admin(c, rq, 60000, &resp);
+    sworn_dclient_close(c);
+    free(c);
     return resp;
 }
 

@@ -33,6 +33,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
+#include "dclient.h"
 #include "frame.h"
 #include "logstore.h"
 #include "merkle.h"
@@ -408,7 +409,7 @@ static void test_protocol_refusals(void **state)
     {
         enum { BURST = 20000 };
         uint8_t *burst = malloc(BURST * 5), buf[65536];
-        struct sworn_frame_dec dec;
+        struct sworn_dclient *dec = malloc(sizeof(*dec)); /* the client's incremental mode */
         size_t got = 0, sent = 0;
         Sworn__V1__DecisionReply *rep;
 
@@ -416,7 +417,8 @@ static void test_protocol_refusals(void **state)
             memcpy(burst + 5 * i, "\x00\x00\x00\x01\xff", 5);
         fd = sworn_stack_connect(s.decision);
         assert_true(fd >= 0);
-        sworn_frame_dec_init(&dec);
+        assert_non_null(dec);
+        sworn_dclient_init(dec);
         while (got < BURST) {
             struct pollfd pfd = {fd, POLLIN | (sent < BURST * 5 ? POLLOUT : 0), 0};
 
@@ -435,7 +437,7 @@ static void test_protocol_refusals(void **state)
                 while (off < (size_t)n) {
                     const uint8_t *b = NULL;
                     size_t blen = 0;
-                    long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
+                    long used = sworn_dclient_feed(dec, buf + off, (size_t)n - off, &b, &blen);
 
                     assert_true(used > 0);
                     off += (size_t)used;
@@ -446,7 +448,8 @@ static void test_protocol_refusals(void **state)
                 }
             }
         }
-        sworn_frame_dec_free(&dec);
+        sworn_dclient_close(dec);
+        free(dec);
         close(fd);
         free(burst);
         rep = sworn_stack_decide_path(&s, "after-burst", "/allowed/x");
