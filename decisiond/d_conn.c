@@ -114,9 +114,11 @@ void d_conn_reply(struct d_conn *c, const uint8_t *frame, size_t len)
     if (c->gone)
         return;
     if (c->sink != NULL) {
+        /* A local connection: no socket to close after the answer (close_after is only set by
+         * a frame length out of range, which only a socket can send); the sink may close c. */
+        d_conn_hold(c);
         c->sink(c->sink_arg, frame + SWORN_FRAME_HDR_LEN, len - SWORN_FRAME_HDR_LEN);
-        if (c->close_after)
-            conn_drop(c);
+        d_conn_release(c);
         return;
     }
     if (bufferevent_write(c->bev, frame, len) != 0) {

@@ -14,6 +14,7 @@
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
  *   d_recent.c      the allows that released a credential (what a TokenExchange may name)
  *   d_admin.c       the admin socket's calls and the policy reload
+ *   d_local.c       the in-process entry point: a request in, the answer to a callback
  *   d_record.c      building entries and appending them with their receipts (worker threads)
  *   d_checkpoint.c  the checkpoint thread: sign, quote with the TPM, export; off the decision path
  *   d_startup.c     measured start (PCR 23), the startup and policy entries, budget replay
