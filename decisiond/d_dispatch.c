@@ -12,14 +12,25 @@
 #include "d_exchange.h"
 #include "err.h"
 
-/* Refuse body (it does not decode, for reason code/msg): record it, answer with an ErrorFrame,
- * go on reading. */
-static void refuse(struct d_daemon *d, struct d_conn *c, enum d_channel ch, int code,
-                   const char *msg, const uint8_t *body, size_t len)
+/*
+ * m is body decoded, or NULL when it did not decode (sworn_err says why): then record the
+ * refusal, answer it with an ErrorFrame (the connection goes on reading) and return 1.
+ */
+static int refused(struct d_daemon *d, struct d_conn *c, enum d_channel ch, const void *m,
+                   const uint8_t *body, size_t len)
 {
+    char msg[SWORN_ERR_MSG_MAX];
+    int code = sworn_err_code();
+
+    if (m != NULL)
+        return 0;
+    snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
     d_record_refused(d, ch, d_conn_uid(c), d_conn_pid(c), code, msg, NULL, body, len);
     d_conn_reply_error(c, code, msg, NULL, 0);
+    return 1;
 }
+
+#define TABLE_LEN(t) (sizeof(t) / sizeof((t)[0]))
 
 /* --- decision socket ---------------------------------------------------------------------- */
 
@@ -58,18 +69,11 @@ static const decision_fn decision_calls[] = {
 static void decision_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
 {
     Sworn__V1__DecisionRequest *m = sworn_frame_unpack_decision_request(body, len);
-    size_t k;
 
-    if (m == NULL) {
-        char msg[SWORN_ERR_MSG_MAX];
-
-        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
-        refuse(d, c, D_CHANNEL_DECISION, sworn_err_code(), msg, body, len);
+    if (refused(d, c, D_CHANNEL_DECISION, m, body, len))
         return;
-    }
-    k = (size_t)m->body_case;
-    if (k < sizeof(decision_calls) / sizeof(decision_calls[0]) && decision_calls[k] != NULL)
-        decision_calls[k](d, c, m, body, len);
+    if ((size_t)m->body_case < TABLE_LEN(decision_calls) && decision_calls[m->body_case] != NULL)
+        decision_calls[m->body_case](d, c, m, body, len);
     else /* the decoder admits no other case: a table out of step with it */
         d_conn_reply_error(c, SWORN_ERR_FORMAT, "unknown decision request", NULL, 0);
     sworn__v1__decision_request__free_unpacked(m, NULL);
@@ -103,18 +107,11 @@ static const d_admin_fn admin_calls[] = {
 static void admin_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
 {
     Sworn__V1__AdminRequest *rq = sworn_frame_unpack_admin_request(body, len);
-    size_t k;
 
-    if (rq == NULL) {
-        char msg[SWORN_ERR_MSG_MAX];
-
-        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
-        refuse(d, c, D_CHANNEL_ADMIN, sworn_err_code(), msg, body, len);
+    if (refused(d, c, D_CHANNEL_ADMIN, rq, body, len))
         return;
-    }
-    k = (size_t)rq->body_case;
-    if (k < sizeof(admin_calls) / sizeof(admin_calls[0]) && admin_calls[k] != NULL)
-        admin_calls[k](d, c, rq);
+    if ((size_t)rq->body_case < TABLE_LEN(admin_calls) && admin_calls[rq->body_case] != NULL)
+        admin_calls[rq->body_case](d, c, rq);
     else /* the decoder admits no other case: a table out of step with it */
         d_conn_reply_error(c, SWORN_ERR_FORMAT, "unknown admin request", NULL, 0);
     sworn__v1__admin_request__free_unpacked(rq, NULL);

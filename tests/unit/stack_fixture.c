@@ -319,29 +319,41 @@ Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd)
     return r;
 }
 
+void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, const char *id, int approve)
+{
+    sworn__v1__admin_request__init(&m->rq);
+    sworn__v1__resolve_request__init(&m->resolve);
+    m->resolve.request_id = (char *)id;
+    m->resolve.approve = approve;
+    m->resolve.reason = approve ? "checked by the test" : "";
+    m->rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+    m->rq.resolve = &m->resolve;
+}
+
+void sworn_stack_list_msg(struct sworn_stack_admin_msg *m)
+{
+    sworn__v1__admin_request__init(&m->rq);
+    sworn__v1__list_escalations_request__init(&m->list);
+    m->rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    m->rq.list_escalations = &m->list;
+}
+
 Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+    struct sworn_stack_admin_msg m;
 
-    rr.request_id = (char *)id;
-    rr.approve = approve;
-    rr.reason = approve ? "checked by the test" : "";
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
-    rq.resolve = &rr;
-    return sworn_stack_admin(s, &rq);
+    sworn_stack_resolve_msg(&m, id, approve);
+    return sworn_stack_admin(s, &m.rq);
 }
 
 unsigned sworn_stack_pending(struct sworn_stack *s)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    struct sworn_stack_admin_msg m;
     Sworn__V1__AdminResponse *r;
     unsigned n;
 
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-    rq.list_escalations = &l;
-    r = sworn_stack_admin(s, &rq);
+    sworn_stack_list_msg(&m);
+    r = sworn_stack_admin(s, &m.rq);
     assert_non_null(r);
     assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
     n = (unsigned)r->list_escalations->n_pending;

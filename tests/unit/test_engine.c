@@ -33,50 +33,24 @@
 #include "frame.h"
 #include "merkle.h"
 #include "sigscheme.h"
+#include "stack_fixture.h"
 
-static const char policy[] =
-    "version: 7\n"
-    "rules:\n"
-    "  - id: allowed\n"
-    "    effect: allow\n"
-    "    resource: {hosts: [\"api.example.com\"], paths: [\"/allowed/**\"]}\n"
-    "  - id: no-secrets\n"
-    "    effect: deny\n"
-    "    reason: \"secrets are off limits\"\n"
-    "    resource: {paths: [\"/allowed/secret/**\"]}\n"
-    "  - id: metered\n"
-    "    effect: allow\n"
-    "    resource: {paths: [\"/metered/**\"]}\n"
-    "    budget: {count: 2, window: 366d, per: principal}\n"
-    "  - id: ask\n"
-    "    effect: escalate\n"
-    "    resource: {paths: [\"/escalate/**\"]}\n";
-
-struct req {
-    Sworn__V1__AuthorizationRequest r;
-    Sworn__V1__Principal p;
-    Sworn__V1__Resource res;
-    Sworn__V1__Context ctx;
-};
-
-static void req_init(struct req *q, const char *id, const char *principal, const char *path)
-{
-    sworn__v1__authorization_request__init(&q->r);
-    sworn__v1__principal__init(&q->p);
-    sworn__v1__resource__init(&q->res);
-    sworn__v1__context__init(&q->ctx);
-    q->r.request_id = (char *)id;
-    q->p.id = (char *)principal;
-    q->r.principal = &q->p;
-    q->r.operation = "http.request";
-    q->res.scheme = "https";
-    q->res.host = "api.example.com";
-    q->res.port = 443;
-    q->res.path = (char *)path;
-    q->r.resource = &q->res;
-    q->ctx.method = "GET";
-    q->r.context = &q->ctx;
-}
+static const char policy[] = "version: 7\n"
+                             "rules:\n"
+                             "  - id: allowed\n"
+                             "    effect: allow\n"
+                             "    resource: {hosts: [\"127.0.0.1\"], paths: [\"/allowed/**\"]}\n"
+                             "  - id: no-secrets\n"
+                             "    effect: deny\n"
+                             "    reason: \"secrets are off limits\"\n"
+                             "    resource: {paths: [\"/allowed/secret/**\"]}\n"
+                             "  - id: metered\n"
+                             "    effect: allow\n"
+                             "    resource: {paths: [\"/metered/**\"]}\n"
+                             "    budget: {count: 2, window: 366d, per: principal}\n"
+                             "  - id: ask\n"
+                             "    effect: escalate\n"
+                             "    resource: {paths: [\"/escalate/**\"]}\n";
 
 static int setup(void **state)
 {
@@ -147,12 +121,12 @@ static const Sworn__V1__Decision *expect(struct sworn_engine *e, const Sworn__V1
 static void test_allow(void **state)
 {
     struct sworn_engine *e = *state;
-    struct req q;
+    struct sworn_stack_req q;
     Sworn__V1__DecisionReply *r;
     uint64_t before = sworn_log_size(e->d->log);
 
-    req_init(&q, "allow-1", "agent-1", "/allowed/x");
-    r = sworn_engine_decide(e, &q.r);
+    sworn_stack_req_init(&q, "allow-1", "agent-1", "/allowed/x");
+    r = sworn_engine_decide(e, &q.req);
     expect(e, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "allowed");
     assert_int_equal(r->decision->log_index, before);
     assert_int_equal(sworn_log_size(e->d->log), before + 1);
@@ -163,18 +137,18 @@ static void test_allow(void **state)
 static void test_deny(void **state)
 {
     struct sworn_engine *e = *state;
-    struct req q;
+    struct sworn_stack_req q;
     Sworn__V1__DecisionReply *r;
 
     /* A deny rule overrides the allow that matches too. */
-    req_init(&q, "deny-1", "agent-1", "/allowed/secret/key");
-    r = sworn_engine_decide(e, &q.r);
+    sworn_stack_req_init(&q, "deny-1", "agent-1", "/allowed/secret/key");
+    r = sworn_engine_decide(e, &q.req);
     expect(e, r, SWORN__V1__EFFECT__EFFECT_DENY, "no-secrets");
     assert_string_equal(r->decision->reason, "secrets are off limits");
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     /* No rule: the default deny, recorded too. */
-    req_init(&q, "deny-2", "agent-1", "/elsewhere");
-    r = sworn_engine_decide(e, &q.r);
+    sworn_stack_req_init(&q, "deny-2", "agent-1", "/elsewhere");
+    r = sworn_engine_decide(e, &q.req);
     expect(e, r, SWORN__V1__EFFECT__EFFECT_DENY, "");
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 }
@@ -182,25 +156,25 @@ static void test_deny(void **state)
 static void test_budget(void **state)
 {
     struct sworn_engine *e = *state;
-    struct req q;
+    struct sworn_stack_req q;
     Sworn__V1__DecisionReply *r;
     char id[32];
 
     for (int i = 0; i < 2; i++) {
         snprintf(id, sizeof(id), "metered-%d", i);
-        req_init(&q, id, "agent-1", "/metered/x");
-        r = sworn_engine_decide(e, &q.r);
+        sworn_stack_req_init(&q, id, "agent-1", "/metered/x");
+        r = sworn_engine_decide(e, &q.req);
         expect(e, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "metered");
         sworn__v1__decision_reply__free_unpacked(r, NULL);
     }
-    req_init(&q, "metered-2", "agent-1", "/metered/x");
-    r = sworn_engine_decide(e, &q.r);
+    sworn_stack_req_init(&q, "metered-2", "agent-1", "/metered/x");
+    r = sworn_engine_decide(e, &q.req);
     expect(e, r, SWORN__V1__EFFECT__EFFECT_DENY, "metered");
     assert_non_null(strstr(r->decision->reason, "budget"));
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     /* Another principal has its own count. */
-    req_init(&q, "metered-other", "agent-2", "/metered/x");
-    r = sworn_engine_decide(e, &q.r);
+    sworn_stack_req_init(&q, "metered-other", "agent-2", "/metered/x");
+    r = sworn_engine_decide(e, &q.req);
     expect(e, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "metered");
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 }
@@ -212,14 +186,12 @@ static int held_one(void *arg)
 
 static unsigned pending(struct sworn_engine *e)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    struct sworn_stack_admin_msg m;
     Sworn__V1__AdminResponse *r;
     unsigned n;
 
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-    rq.list_escalations = &l;
-    r = sworn_engine_admin(e, &rq);
+    sworn_stack_list_msg(&m);
+    r = sworn_engine_admin(e, &m.rq);
     assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
     n = (unsigned)r->list_escalations->n_pending;
     sworn__v1__admin_response__free_unpacked(r, NULL);
@@ -236,29 +208,24 @@ static void wait_held(struct sworn_engine *e, const struct sworn_engine_call *he
 
 static Sworn__V1__AdminResponse *resolve(struct sworn_engine *e, const char *id, int approve)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+    struct sworn_stack_admin_msg m;
 
-    rr.request_id = (char *)id;
-    rr.approve = approve;
-    rr.reason = approve ? "checked by the test" : "";
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
-    rq.resolve = &rr;
-    return sworn_engine_admin(e, &rq);
+    sworn_stack_resolve_msg(&m, id, approve);
+    return sworn_engine_admin(e, &m.rq);
 }
 
 static void test_escalation_resolved(void **state)
 {
     struct sworn_engine *e = *state;
-    struct req q;
+    struct sworn_stack_req q;
     struct sworn_engine_call held;
     Sworn__V1__AdminResponse *ar;
     const Sworn__V1__Decision *d;
     Sworn__V1__Entry *en;
     uint64_t escalated_at = sworn_log_size(e->d->log);
 
-    req_init(&q, "esc-1", "agent-1", "/escalate/x");
-    sworn_engine_submit(e, &q.r, &held);
+    sworn_stack_req_init(&q, "esc-1", "agent-1", "/escalate/x");
+    sworn_engine_submit(e, &q.req, &held);
     /* Recorded as held before anything else happens; no answer yet. */
     wait_held(e, &held);
     assert_int_equal(pending(e), 1);
@@ -285,8 +252,8 @@ static void test_escalation_resolved(void **state)
     sworn__v1__admin_response__free_unpacked(ar, NULL);
 
     /* A second one, denied by the operator: a deny without a receipt. */
-    req_init(&q, "esc-2", "agent-1", "/escalate/y");
-    sworn_engine_submit(e, &q.r, &held);
+    sworn_stack_req_init(&q, "esc-2", "agent-1", "/escalate/y");
+    sworn_engine_submit(e, &q.req, &held);
     wait_held(e, &held);
     ar = resolve(e, "esc-2", 0);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
@@ -306,15 +273,15 @@ static void test_escalation_resolved(void **state)
 static void test_wrong_shape(void **state)
 {
     struct sworn_engine *e = *state;
-    struct req q;
+    struct sworn_stack_req q;
     Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
     uint64_t before = sworn_log_size(e->d->log);
     int called = 0;
 
-    req_init(&q, "bad-port", "agent-1", "/allowed/x");
-    q.res.port = 0;
+    sworn_stack_req_init(&q, "bad-port", "agent-1", "/allowed/x");
+    q.resource.port = 0;
     m.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
-    m.authorize = &q.r;
+    m.authorize = &q.req;
     assert_int_equal(d_local_decide(e->d, &m, 0, NULL, &called), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
     assert_int_equal(sworn_log_size(e->d->log), before);
