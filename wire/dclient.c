@@ -176,9 +176,11 @@ static int recv_until(struct sworn_dclient *c, int64_t deadline, const uint8_t *
         n = recv(c->fd, c->buf, sizeof(c->buf), deadline >= 0 ? MSG_DONTWAIT : 0);
         if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
             continue;
-        if (n < 0)
+        if (n < 0 && errno != ECONNRESET)
             return sworn_err_set(SWORN_ERR_IO, "recv: %s", strerror(errno));
-        if (n == 0) {
+        /* A reset is a close too: a peer that closes with our request unread (decisiond refusing
+         * a peer before reading it) resets the connection instead of ending it. */
+        if (n <= 0) {
             if (!sworn_frame_dec_idle(&c->dec))
                 return sworn_err_set(SWORN_ERR_FORMAT, "the peer closed in the middle of a frame");
             return 1;

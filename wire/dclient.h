@@ -86,8 +86,9 @@ int sworn_dclient_send(struct sworn_dclient *c, const uint8_t *frame, size_t len
 /*
  * Read one answer frame, waiting at most timeout_ms in all (SWORN_DCLIENT_FOREVER: no deadline).
  * Bytes read past its end are kept for the next call (pipelined answers). OUT: *body, *len (the
- * body, valid until the next call on c). Returns 0 with a frame; 1 when the peer closed the
- * connection between frames (no answer: *body NULL); -1 on an error (above), *body NULL.
+ * body, valid until the next call on c). Returns 0 with a frame; 1 when the peer closed (or
+ * reset) the connection between frames (no answer: *body NULL); -1 on an error (above), *body
+ * NULL.
  */
 int sworn_dclient_recv(struct sworn_dclient *c, int timeout_ms, const uint8_t **body, size_t *len);
 

@@ -10,7 +10,8 @@
  *      bounded by the same deadline.
  *   3. A peer that sends a short frame then closes: SWORN_ERR_FORMAT, never a frame.
  *   4. An oversize (and a zero) length: SWORN_ERR_RANGE, and the stream stays refused.
- *   5. A clean close between frames: 1 (no answer), and a call reports it as an error.
+ *   5. A clean close between frames, or a reset (the peer closed with our request unread): 1
+ *      (no answer); a call reports it as an error.
  *   6. Two answers in one write are both read, in order (pipelining).
  *   7. Incremental mode: the same frames fed one byte at a time, as an event loop would.
  */
@@ -311,6 +312,14 @@ static void test_close_and_pipelining(void **state)
     assert_int_equal(sworn_dclient_recv(c, 10000, &body, &blen), 1);
     assert_null(body);
     assert_true(sworn_dclient_idle(c));
+    done(c);
+
+    /* A peer that closes with our request unread resets the connection: a close too. */
+    c = paired(&peer);
+    assert_int_equal(sworn_dclient_send(c, f1, l1, 10000), 0);
+    close(peer);
+    assert_int_equal(sworn_dclient_recv(c, 10000, &body, &blen), 1);
+    assert_null(body);
     done(c);
 
     /* A call whose peer closes without answering is an error, not an answer. */
