@@ -70,13 +70,13 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "benchutil.h"
 #include "err.h"
+#include "dclient.h"
 #include "frame.h"
 #include "proc.h"
 #include "signer.h"
@@ -101,7 +101,6 @@
 #define MAX_CLIENTS 32
 #define FSYNC_FILE_BYTES (4u * 1024u * 1024u)
 #define FSYNC_BLOCK 4096u
-#define RECV_BUF 4096
 #define ENV_VALUE_MAX 1024
 
 static const int client_counts[] = {1, 2, 4, 8, 16, 32};
@@ -515,34 +514,13 @@ struct run {
 struct client {
     struct run *run;
     int id;
-    int fd;
     uint64_t seq;
-    struct sworn_frame_dec dec;
-    uint8_t buf[RECV_BUF];
-    size_t have, off; /* unread bytes buf[off..have) */
-    uint32_t *lat;    /* latencies in us */
+    struct sworn_dclient dc; /* the connection: the client all tools use (wire/dclient.h) */
+    uint32_t *lat;           /* latencies in us */
     size_t n_lat, cap_lat;
     uint64_t counted; /* replies inside the measured window */
     pthread_t thread;
 };
-
-static int connect_unix(const char *path)
-{
-    struct sockaddr_un sun;
-    int fd;
-
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(sun.sun_path))
-        bench_die_msg("the decision socket's path is too long");
-    memcpy(sun.sun_path, path, strlen(path));
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        bench_die_sys("socket");
-    if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0)
-        bench_die_sys(path);
-    return fd;
-}
 
 static void request_id(const struct client *c, char *id, size_t cap)
 {
@@ -557,7 +535,7 @@ static void send_request(struct client *c)
     Sworn__V1__Context ctx = SWORN__V1__CONTEXT__INIT;
     char id[64];
     uint8_t *frame;
-    size_t len, done = 0;
+    size_t len;
 
     request_id(c, id, sizeof(id));
     req.request_id = id;
@@ -573,17 +551,10 @@ static void send_request(struct client *c)
     ctx.method = "GET";
     req.context = &ctx;
     req.time_unix_ms = 1;
-    if (sworn_frame_pack_request(&req, &frame, &len) < 0)
-        bench_die_lib("sworn_frame_pack_request");
-    while (done < len) {
-        ssize_t w = send(c->fd, frame + done, len - done, MSG_NOSIGNAL);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            bench_die_sys("send to the decision socket");
-        done += (size_t)w;
-    }
+    if (sworn_frame_pack_authorize(&req, &frame, &len) < 0)
+        bench_die_lib("sworn_frame_pack_authorize");
+    if (sworn_dclient_send(&c->dc, frame, len, SWORN_DCLIENT_FOREVER) < 0)
+        bench_die_lib("send to the decision socket");
     free(frame);
 }
 
@@ -597,25 +568,14 @@ static void read_reply(struct client *c)
     const Sworn__V1__Decision *d;
     uint64_t idx, cur;
 
-    while (body == NULL) {
-        long used;
-
-        if (c->off == c->have) {
-            ssize_t n = recv(c->fd, c->buf, sizeof(c->buf), 0);
-
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0)
-                bench_die_sys("recv from the decision socket");
-            if (n == 0)
-                bench_die_msg("the daemon closed a connection");
-            c->have = (size_t)n;
-            c->off = 0;
-        }
-        used = sworn_frame_dec_feed(&c->dec, c->buf + c->off, c->have - c->off, &body, &body_len);
-        if (used < 0)
-            bench_die_lib("a reply frame");
-        c->off += (size_t)used;
+    switch (sworn_dclient_recv(&c->dc, SWORN_DCLIENT_FOREVER, &body, &body_len)) {
+    case 0:
+        break;
+    case 1:
+        bench_die_msg("the daemon closed a connection");
+        break;
+    default:
+        bench_die_lib("a reply frame");
     }
     /* The first reply is decoded strictly and its receipt verified; the rest only unpacked. */
     r = c->seq == 0 ? sworn_frame_unpack_reply(body, body_len)
@@ -729,8 +689,8 @@ static void clients_start(struct run *r, struct client *cs, int n)
     for (int i = 0; i < n; i++) {
         cs[i].run = r;
         cs[i].id = i;
-        cs[i].fd = connect_unix(r->st->sock);
-        sworn_frame_dec_init(&cs[i].dec);
+        if (sworn_dclient_connect(&cs[i].dc, r->st->sock) < 0)
+            bench_die_lib(r->st->sock);
     }
     for (int i = 0; i < n; i++)
         bench_check_pt(
@@ -742,8 +702,7 @@ static void clients_join(struct client *cs, int n)
 {
     for (int i = 0; i < n; i++) {
         bench_check_pt(pthread_join(cs[i].thread, NULL), "pthread_join");
-        close(cs[i].fd);
-        sworn_frame_dec_free(&cs[i].dec);
+        sworn_dclient_close(&cs[i].dc);
     }
 }
 

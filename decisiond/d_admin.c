@@ -1,17 +1,19 @@
 /*
- * d_admin.c -- the admin socket's calls (d_daemon.h, docs/protocol.md section 4).
- *
- * Only operator uids reach this code (d_server.c). Every call that changes state records it:
- * a resolution is an EscalationResolved entry, a policy reload a PolicyLoaded entry (also when
- * it fails: the old policy stays and the refusal is in the record).
+ * d_admin.c -- the admin socket's calls and the policy reload (d_admin.h, docs/protocol.md
+ * section 4).
  */
+#include "d_admin.h"
+
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/sha.h>
 
+#include "d_conn.h"
 #include "d_daemon.h"
+#include "d_record.h"
+#include "d_escalate.h"
 #include "d_jlog.h"
 #include "err.h"
 #include "fileio.h"
@@ -32,11 +34,12 @@ static void send_response(struct d_conn *c, Sworn__V1__AdminResponse *r)
     free(frame);
 }
 
-static void do_status(struct d_daemon *d, struct d_conn *c)
+void d_admin_status(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
     Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
     Sworn__V1__StatusResponse s = SWORN__V1__STATUS_RESPONSE__INIT;
 
+    (void)rq;
     s.tree_size = sworn_log_size(d->log);
     s.checkpoint_size = atomic_load(&d->metrics.checkpoint_size);
     s.policy_digest.data = d->policy_digest;
@@ -47,11 +50,13 @@ static void do_status(struct d_daemon *d, struct d_conn *c)
     send_response(c, &r);
 }
 
-static void do_list(struct d_daemon *d, struct d_conn *c)
+void d_admin_list_escalations(struct d_daemon *d, struct d_conn *c,
+                              const Sworn__V1__AdminRequest *rq)
 {
     Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
     Sworn__V1__ListEscalationsResponse l;
 
+    (void)rq;
     if (d_escalations_list(d->esc, &l) < 0) {
         d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
         return;
@@ -98,27 +103,25 @@ static void operator_name(uid_t uid, char *out, size_t cap)
         snprintf(out, cap, "uid:%u", (unsigned)uid);
 }
 
-static void do_resolve(struct d_daemon *d, struct d_conn *c, const Sworn__V1__ResolveRequest *rq)
+void d_admin_resolve(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
-    struct d_held *h = d_escalation_take(d->esc, rq->request_id);
-    struct admin_wait *w;
+    const Sworn__V1__ResolveRequest *rr = rq->resolve;
+    struct admin_wait *w = calloc(1, sizeof(*w));
     char who[256];
 
-    if (h == NULL) {
-        d_conn_reply_error(c, SWORN_ERR_NOTFOUND, "no such pending escalation", rq->request_id, 0);
-        return;
-    }
-    w = calloc(1, sizeof(*w));
     if (w == NULL) {
-        d_decide_resolve(d, h, 0, "decisiond", "denied: out of memory", NULL, NULL);
-        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", rq->request_id, 0);
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", rr->request_id, 0);
         return;
     }
     w->d = d;
     w->c = c;
     d_conn_hold(c);
     operator_name(d_conn_uid(c), who, sizeof(who));
-    d_decide_resolve(d, h, rq->approve, who, rq->reason, resolved, w);
+    if (d_escalation_resolve(d, rr->request_id, rr->approve, who, rr->reason, resolved, w) < 0) {
+        d_conn_reply_error(c, SWORN_ERR_NOTFOUND, "no such pending escalation", rr->request_id, 0);
+        d_conn_release(c);
+        free(w);
+    }
 }
 
 static void reloaded(void *arg, int ok, uint64_t index, const char *error)
@@ -142,10 +145,11 @@ static void reloaded(void *arg, int ok, uint64_t index, const char *error)
     free(w);
 }
 
-static void do_reload(struct d_daemon *d, struct d_conn *c)
+void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
     struct admin_wait *w = calloc(1, sizeof(*w));
 
+    (void)rq;
     if (w == NULL) {
         d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
         return;
@@ -160,11 +164,12 @@ static void do_reload(struct d_daemon *d, struct d_conn *c)
     }
 }
 
-static void do_checkpoint(struct d_daemon *d, struct d_conn *c)
+void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
     Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
     Sworn__V1__CheckpointNowResponse cr = SWORN__V1__CHECKPOINT_NOW_RESPONSE__INIT;
 
+    (void)rq;
     /* The checkpoint thread signs the tree as it is when it wakes: at least this size. */
     cr.tree_size = sworn_log_size(d->log);
     d_checkpointer_kick(d);
@@ -173,8 +178,9 @@ static void do_checkpoint(struct d_daemon *d, struct d_conn *c)
     send_response(c, &r);
 }
 
-static void do_tail(struct d_daemon *d, struct d_conn *c, uint32_t count)
+void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
+    uint32_t count = rq->tail->count;
     Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
     Sworn__V1__TailResponse t = SWORN__V1__TAIL_RESPONSE__INIT;
     uint64_t size = sworn_log_size(d->log), first = size > count ? size - count : 0;
@@ -222,13 +228,14 @@ out:
     free(buf);
 }
 
-static void do_metrics(struct d_daemon *d, struct d_conn *c)
+void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
     Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
     Sworn__V1__MetricsResponse m = SWORN__V1__METRICS_RESPONSE__INIT;
     char *text;
     size_t len;
 
+    (void)rq;
     atomic_store(&d->metrics.log_entries, sworn_log_size(d->log));
     if (d_metrics_render(&d->metrics, d_now_unix_ms(), &text, &len) < 0) {
         d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
@@ -240,49 +247,6 @@ static void do_metrics(struct d_daemon *d, struct d_conn *c)
     r.metrics = &m;
     send_response(c, &r);
     free(text);
-}
-
-void d_admin_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)
-{
-    Sworn__V1__AdminRequest *rq = sworn_frame_unpack_admin_request(body, len);
-
-    if (rq == NULL) {
-        char msg[SWORN_ERR_MSG_MAX];
-        int code = sworn_err_code();
-
-        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
-        d_record_refused(d, D_CHANNEL_ADMIN, d_conn_uid(c), d_conn_pid(c), code, msg, NULL, body,
-                         len);
-        d_conn_reply_error(c, code, msg, NULL, 0);
-        return;
-    }
-    switch (rq->body_case) {
-    case SWORN__V1__ADMIN_REQUEST__BODY_STATUS:
-        do_status(d, c);
-        break;
-    case SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS:
-        do_list(d, c);
-        break;
-    case SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE:
-        do_resolve(d, c, rq->resolve);
-        break;
-    case SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY:
-        do_reload(d, c);
-        break;
-    case SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW:
-        do_checkpoint(d, c);
-        break;
-    case SWORN__V1__ADMIN_REQUEST__BODY_TAIL:
-        do_tail(d, c, rq->tail->count);
-        break;
-    case SWORN__V1__ADMIN_REQUEST__BODY_METRICS:
-        do_metrics(d, c);
-        break;
-    default:
-        d_conn_reply_error(c, SWORN_ERR_FORMAT, "unknown admin request", NULL, 0);
-        break;
-    }
-    sworn__v1__admin_request__free_unpacked(rq, NULL);
 }
 
 /* --- policy reload ------------------------------------------------------------------------ */
@@ -338,28 +302,6 @@ static void reload_done(void *arg)
     sworn_policy_free(j->policy);
     free(j->entry);
     free(j);
-}
-
-int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t version,
-                   const char *error, uint8_t **out, size_t *len)
-{
-    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
-    Sworn__V1__PolicyLoaded p = SWORN__V1__POLICY_LOADED__INIT;
-    char clean[SWORN_POLICY_REASON_MAX + 1];
-
-    snprintf(clean, sizeof(clean), "%s", error != NULL ? error : "");
-    for (char *q = clean; *q; q++)
-        if ((unsigned char)*q < 0x20 || *q == 0x7f)
-            *q = '?';
-    p.digest.data = (uint8_t *)digest;
-    p.digest.len = 32;
-    p.source = (char *)source;
-    p.time_unix_ms = d_now_unix_ms();
-    p.version = version;
-    p.error = clean;
-    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
-    e.policy_loaded = &p;
-    return d_entry_pack(&e, out, len);
 }
 
 int d_policy_reload(struct d_daemon *d,

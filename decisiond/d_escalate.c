@@ -1,23 +1,42 @@
 /*
- * d_escalate.c -- requests held for an operator (d_daemon.h).
- *
- * An escalated request is first recorded (a DecisionRecord with effect ESCALATE), then held here
- * with its connection until an operator approves or denies it on the admin socket, or its
- * deadline passes (a deny by "timeout"). Either way an EscalationResolved entry is recorded
- * before the proxy gets the final answer. The table is bounded by escalation.max_pending: past
- * it, new escalations are denied at once (d_decide.c).
+ * d_escalate.c -- requests held for an operator, and their resolution (d_escalate.h).
  */
+#include "d_escalate.h"
+
 #include <stdlib.h>
 #include <string.h>
 
+#include "d_commit.h"
+#include "d_conn.h"
 #include "d_daemon.h"
-#include "d_jlog.h"
+#include "d_record.h"
 #include "err.h"
+
+#define D_OPERATOR_MAX 256
+
+struct d_held {
+    struct d_conn *conn; /* held */
+    Sworn__V1__AuthorizationRequest *req;
+    struct sworn_policy_result res; /* the escalating result */
+    uint64_t since_unix_ms, deadline_unix_ms;
+    struct event *timer;
+    struct d_escalations *table; /* NULL once detached */
+    struct d_held *prev, *next;
+};
 
 struct d_escalations {
     struct d_daemon *d;
     struct d_held *head;
     unsigned n;
+};
+
+/* A resolution on its way through the commit step. */
+struct resolve_job {
+    struct d_commit c; /* first: the commit's callbacks cast back */
+    struct d_held *held;
+    char operator_[D_OPERATOR_MAX + 1];
+    d_resolved_fn on_recorded;
+    void *arg;
 };
 
 int d_escalations_new(struct d_daemon *d, struct d_escalations **out)
@@ -51,7 +70,7 @@ static void detach(struct d_held *h)
         evtimer_del(h->timer);
 }
 
-void d_held_free(struct d_held *h)
+static void held_free(struct d_held *h)
 {
     if (h == NULL)
         return;
@@ -70,8 +89,87 @@ void d_escalations_free(struct d_escalations *e)
     if (e == NULL)
         return;
     while (e->head != NULL)
-        d_held_free(e->head);
+        held_free(e->head);
     free(e);
+}
+
+/* Worker: the EscalationResolved entry for the job as it stands. */
+static int pack_resolution(const struct d_commit *c, uint8_t **out, size_t *len)
+{
+    const struct resolve_job *j = (const struct resolve_job *)c;
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__EscalationResolved er = SWORN__V1__ESCALATION_RESOLVED__INIT;
+
+    er.request_id = c->req->request_id;
+    er.effect = c->res.effect;
+    er.operator_ = (char *)j->operator_;
+    er.reason = (char *)c->res.reason;
+    e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
+    e.escalation_resolved = &er;
+    return d_entry_pack(&e, out, len);
+}
+
+static void resolution_done(struct d_commit *c, int recorded)
+{
+    struct resolve_job *j = (struct resolve_job *)c;
+
+    if (recorded) {
+        /* An operator's answer: its wait is not decisiond's latency. */
+        atomic_fetch_add(&c->d->metrics.decisions[c->res.effect - 1], 1);
+        d_commit_answer(c);
+    }
+    if (j->on_recorded != NULL)
+        j->on_recorded(j->arg, recorded, recorded ? c->index : 0);
+    held_free(j->held); /* releases the held connection */
+    d_commit_wipe(c);
+    free(j);
+}
+
+static const struct d_commit_kind resolution_kind = {"escalation_resolved", pack_resolution,
+                                                     resolution_done};
+
+/* Resolve h (detached from the table; taken over here). */
+static void resolve(struct d_daemon *d, struct d_held *h, int approve, const char *operator_,
+                    const char *reason, d_resolved_fn on_recorded, void *arg)
+{
+    struct resolve_job *j = calloc(1, sizeof(*j));
+    struct d_commit *c;
+
+    if (j == NULL) {
+        d_conn_reply_error(h->conn, SWORN_ERR_NOMEM, "out of memory: denied", h->req->request_id,
+                           0);
+        if (on_recorded != NULL)
+            on_recorded(arg, 0, 0);
+        held_free(h);
+        return;
+    }
+    c = &j->c;
+    j->held = h;
+    j->on_recorded = on_recorded;
+    j->arg = arg;
+    snprintf(j->operator_, sizeof(j->operator_), "%s", operator_);
+    c->kind = &resolution_kind;
+    c->d = d;
+    c->conn = h->conn;
+    c->req = h->req;
+    c->charged = &h->res;
+    c->time_ms = d_now_unix_ms();
+    memcpy(c->policy_digest, d->policy_digest, 32);
+    c->res = h->res;
+    memset(c->res.charges, 0, sizeof(c->res.charges)); /* escalations charge no budget */
+    c->res.effect = approve ? SWORN__V1__EFFECT__EFFECT_ALLOW : SWORN__V1__EFFECT__EFFECT_DENY;
+    if (reason != NULL && reason[0] != '\0')
+        snprintf(c->res.reason, sizeof(c->res.reason), "%s", reason);
+    else
+        snprintf(c->res.reason, sizeof(c->res.reason), "%s by %s", approve ? "approved" : "denied",
+                 operator_);
+    if (approve && d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
+        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        snprintf(c->res.reason, sizeof(c->res.reason),
+                 "denied: the TPM cannot quote and tpm.required is set");
+    }
+    d_commit_release_credential(c);
+    d_commit_submit(c);
 }
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -82,8 +180,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     detach(h);
-    d_decide_resolve(d, h, 0, "timeout", "denied: no operator decision before the deadline", NULL,
-                     NULL);
+    resolve(d, h, 0, "timeout", "denied: no operator decision before the deadline", NULL, NULL);
 }
 
 int d_escalation_hold(struct d_daemon *d, struct d_conn *c, Sworn__V1__AuthorizationRequest *req,
@@ -159,14 +256,17 @@ void d_escalations_list_free(Sworn__V1__ListEscalationsResponse *out)
     out->n_pending = 0;
 }
 
-struct d_held *d_escalation_take(struct d_escalations *e, const char *request_id)
+int d_escalation_resolve(struct d_daemon *d, const char *request_id, int approve,
+                         const char *operator_, const char *reason, d_resolved_fn on_recorded,
+                         void *arg)
 {
-    for (struct d_held *h = e->head; h != NULL; h = h->next)
+    for (struct d_held *h = d->esc->head; h != NULL; h = h->next)
         if (strcmp(h->req->request_id, request_id) == 0) {
             detach(h);
-            return h;
+            resolve(d, h, approve, operator_, reason, on_recorded, arg);
+            return 0;
         }
-    return NULL;
+    return sworn_err_set(SWORN_ERR_NOTFOUND, "no such pending escalation");
 }
 
 void d_escalations_deny_all(struct d_daemon *d, const char *reason)
@@ -175,6 +275,6 @@ void d_escalations_deny_all(struct d_daemon *d, const char *reason)
         struct d_held *h = d->esc->head;
 
         detach(h);
-        d_decide_resolve(d, h, 0, "shutdown", reason, NULL, NULL);
+        resolve(d, h, 0, "shutdown", reason, NULL, NULL);
     }
 }

@@ -1,5 +1,5 @@
 /*
- * d_record.c -- building entries and appending them, with receipts, to the log (d_daemon.h).
+ * d_record.c -- building entries and appending them, with receipts, to the log (d_record.h).
  *
  * Why the receipt is made before the append: the receipt signs the entry's leaf hash, which is
  * known as soon as the entry is packed, so the entry and its receipt go into the log in one
@@ -7,9 +7,10 @@
  * effect: the answer that lets the request through is sent only after the append is durable. If
  * signing fails, nothing was appended, and the caller records a deny in its place.
  */
+#include "d_record.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/sha.h>
 
@@ -17,22 +18,6 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "merkle.h"
-
-uint64_t d_now_unix_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-uint64_t d_now_mono_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len)
 {
@@ -77,6 +62,28 @@ int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const 
         return -1;
     atomic_store(&d->metrics.log_entries, *index + 1);
     return 0;
+}
+
+int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t version,
+                   const char *error, uint8_t **out, size_t *len)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__PolicyLoaded p = SWORN__V1__POLICY_LOADED__INIT;
+    char clean[SWORN_POLICY_REASON_MAX + 1];
+
+    snprintf(clean, sizeof(clean), "%s", error != NULL ? error : "");
+    for (char *q = clean; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+    p.digest.data = (uint8_t *)digest;
+    p.digest.len = 32;
+    p.source = (char *)source;
+    p.time_unix_ms = d_now_unix_ms();
+    p.version = version;
+    p.error = clean;
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &p;
+    return d_entry_pack(&e, out, len);
 }
 
 /* --- refused frames --------------------------------------------------------------------- */

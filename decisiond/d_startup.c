@@ -23,6 +23,7 @@
 #include <openssl/evp.h>
 
 #include "d_daemon.h"
+#include "d_record.h"
 #include "d_jlog.h"
 #include "err.h"
 #include "fileio.h"

@@ -39,9 +39,13 @@
 #include <pwd.h>
 #include <sys/prctl.h>
 
+#include "d_admin.h"
 #include "d_daemon.h"
+#include "d_escalate.h"
 #include "d_jlog.h"
+#include "d_record.h"
 #include "d_seccomp.h"
+#include "d_server.h"
 #include "encoding.h"
 #include "err.h"
 #include "notesigner.h"

@@ -23,19 +23,15 @@
  * Exit status: 0 success (decide: ALLOW), 1 failure or a refusal (decide: DENY or an error frame),
  * 2 usage, 3 decide: ESCALATE.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 #include <openssl/sha.h>
 
 #include "config.h"
+#include "dclient.h"
 #include "encoding.h"
 #include "err.h"
 #include "fileio.h"
@@ -63,96 +59,33 @@ static int die(const char *what)
     return 1;
 }
 
-static int connect_unix(const char *path)
-{
-    struct sockaddr_un sun;
-    int fd;
+/* The client's read buffer is large: one, outside the stack. */
+static struct sworn_dclient client;
 
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(sun.sun_path))
-        return sworn_err_set(SWORN_ERR_ARG, "socket path %s is too long", path);
-    memcpy(sun.sun_path, path, strlen(path));
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "socket: %s", strerror(errno));
-    if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-        sworn_err_set(SWORN_ERR_IO, "connect %s: %s", path, strerror(errno));
-        close(fd);
+/* One admin request on a new connection to sock, its answer decoded strictly. */
+static int admin_call(const char *sock, Sworn__V1__AdminRequest *rq, Sworn__V1__AdminResponse **out)
+{
+    int rc;
+
+    *out = NULL;
+    if (sworn_dclient_connect(&client, sock) < 0)
         return -1;
-    }
-    return fd;
+    rc = sworn_dclient_admin(&client, rq, CTL_TIMEOUT_MS, out);
+    sworn_dclient_close(&client);
+    return rc;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+/* One decision request on a new connection to sock (the reply may hold a credential). */
+static int decide_call(const char *sock, const Sworn__V1__AuthorizationRequest *req,
+                       Sworn__V1__DecisionReply **out)
 {
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    int rc;
 
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return sworn_err_set(SWORN_ERR_IO, "send: %s", strerror(errno));
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Send one frame and read one answer frame. OUT: *body (free it), *len. */
-static int round_trip(const char *path, const uint8_t *frame, size_t frame_len, uint8_t **body,
-                      size_t *len)
-{
-    struct sworn_frame_dec dec;
-    uint8_t buf[65536];
-    int fd = connect_unix(path), rc = -1;
-
-    *body = NULL;
-    if (fd < 0)
+    *out = NULL;
+    if (sworn_dclient_connect(&client, sock) < 0)
         return -1;
-    sworn_frame_dec_init(&dec);
-    if (write_all(fd, frame, frame_len) < 0)
-        goto out;
-    for (;;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t n;
-        size_t off = 0;
-
-        if (poll(&pfd, 1, CTL_TIMEOUT_MS) <= 0) {
-            sworn_err_set(SWORN_ERR_IO, "no answer from %s within %d s", path,
-                          CTL_TIMEOUT_MS / 1000);
-            goto out;
-        }
-        n = recv(fd, buf, sizeof(buf), 0);
-        if (n <= 0) {
-            sworn_err_set(SWORN_ERR_IO, "%s closed the connection", path);
-            goto out;
-        }
-        while (off < (size_t)n) {
-            const uint8_t *b = NULL;
-            size_t blen = 0;
-            long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
-
-            if (used < 0)
-                goto out;
-            off += (size_t)used;
-            if (b != NULL) {
-                *body = malloc(blen);
-                if (*body == NULL) {
-                    sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
-                    goto out;
-                }
-                memcpy(*body, b, blen);
-                *len = blen;
-                rc = 0;
-                goto out;
-            }
-        }
-    }
-out:
-    sworn_memzero(buf, sizeof(buf));
-    sworn_frame_dec_free(&dec);
-    close(fd);
+    rc = sworn_dclient_decide(&client, req, CTL_TIMEOUT_MS, out);
+    sworn_dclient_close(&client);
     return rc;
 }
 
@@ -272,23 +205,6 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         break;
     }
     return o;
-}
-
-static int admin_call(const char *sock, Sworn__V1__AdminRequest *rq, Sworn__V1__AdminResponse **out)
-{
-    uint8_t *frame = NULL, *body = NULL;
-    size_t frame_len = 0, len = 0;
-
-    if (sworn_frame_pack_admin_request(rq, &frame, &frame_len) < 0)
-        return -1;
-    if (round_trip(sock, frame, frame_len, &body, &len) < 0) {
-        free(frame);
-        return -1;
-    }
-    free(frame);
-    *out = sworn_frame_unpack_admin_response(body, len);
-    free(body);
-    return *out == NULL ? -1 : 0;
 }
 
 static int cmd_admin(const char *sock, int argc, char **argv)
@@ -421,17 +337,13 @@ static int cmd_admin(const char *sock, int argc, char **argv)
 static int cmd_decide(const char *sock, const char *file)
 {
     char *text = NULL;
-    size_t text_len = 0, frame_len = 0, len = 0;
+    size_t text_len = 0;
     Sworn__V1__AuthorizationRequest *req = NULL;
     Sworn__V1__DecisionReply *reply = NULL;
-    uint8_t *frame = NULL, *body = NULL;
     int rc = 1;
 
     if (sworn_file_read(file, SWORN_REQJSON_MAX, &text, &text_len) < 0 ||
-        sworn_reqjson_parse(text, text_len, &req) < 0 ||
-        sworn_frame_pack_request(req, &frame, &frame_len) < 0 ||
-        round_trip(sock, frame, frame_len, &body, &len) < 0 ||
-        (reply = sworn_frame_unpack_reply(body, len)) == NULL) {
+        sworn_reqjson_parse(text, text_len, &req) < 0 || decide_call(sock, req, &reply) < 0) {
         rc = die("decide");
         goto out;
     }
@@ -483,13 +395,8 @@ out:
                           reply->decision->credential->value.len);
         sworn__v1__decision_reply__free_unpacked(reply, NULL);
     }
-    if (body != NULL) {
-        sworn_memzero(body, len);
-        free(body);
-    }
     if (req != NULL)
         sworn__v1__authorization_request__free_unpacked(req, NULL);
-    free(frame);
     free(text);
     return rc;
 }

@@ -3,6 +3,7 @@
  * messages. frame.h gives the byte layout and the validity rules; encoder and decoder are both
  * here.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,6 +367,21 @@ fail:
     return -1;
 }
 
+int sworn_frame_check_decision_request(const Sworn__V1__DecisionRequest *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "DecisionRequest is NULL");
+    switch (m->body_case) {
+    case SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE:
+        return sworn_frame_check_request(m->authorize);
+    case SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE:
+        return sworn_frame_check_exchange(m->token_exchange);
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "DecisionRequest holds no known request");
+    }
+fail:
+    return -1;
+}
+
 int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m)
 {
     SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "DecisionReply is NULL");
@@ -638,11 +654,17 @@ static int has_unknown(const ProtobufCMessage *m, unsigned depth)
     return 0;
 }
 
+/* No envelope: the message has no version field. */
+#define NO_VERSION ((size_t)-1)
+
 /*
  * Unpack p[0..len) as a message of descriptor d and require that it re-packs to the same bytes.
- * Returns the message, or NULL with sworn_err set.
+ * For an envelope, version_off is the offset of its uint32 version field, which must be
+ * SWORN_WIRE_VERSION: checked first, so a peer of another version learns that, not which field
+ * it sent that this side does not know. Returns the message, or NULL with sworn_err set.
  */
-static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len)
+static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+                                size_t version_off)
 {
     ProtobufCMessage *m = NULL;
     uint8_t *again = NULL;
@@ -652,6 +674,13 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, const uint8
                  "%s of %zu bytes is outside 1..%u", d->short_name, len, SWORN_FRAME_MAX);
     m = protobuf_c_message_unpack(d, NULL, len, p);
     SWORN_ENSURE(m != NULL, SWORN_ERR_FORMAT, "%s does not decode as protobuf", d->short_name);
+    if (version_off != NO_VERSION) {
+        uint32_t v = *(const uint32_t *)(const void *)((const char *)m + version_off);
+
+        SWORN_ENSURE(v == SWORN_WIRE_VERSION, SWORN_ERR_FORMAT,
+                     "%s is of wire version %lu; this side speaks %u", d->short_name,
+                     (unsigned long)v, SWORN_WIRE_VERSION);
+    }
     SWORN_ENSURE(!has_unknown(m, 0), SWORN_ERR_FORMAT, "%s holds unknown fields", d->short_name);
     SWORN_ENSURE(protobuf_c_message_get_packed_size(m) == len, SWORN_ERR_FORMAT,
                  "%s is not canonically encoded (size differs)", d->short_name);
@@ -678,13 +707,77 @@ int sworn_frame_pack_request(const Sworn__V1__AuthorizationRequest *m, uint8_t *
     return pack(&m->base, 1, out, out_len);
 }
 
+/* An envelope's version as it is sent: the caller's, or SWORN_WIRE_VERSION when left 0. */
+static int stamp(uint32_t *version, const char *what)
+{
+    if (*version == 0)
+        *version = SWORN_WIRE_VERSION;
+    if (*version != SWORN_WIRE_VERSION)
+        return sworn_err_set(SWORN_ERR_ARG, "%s: wire version %lu, this side speaks %u", what,
+                             (unsigned long)*version, SWORN_WIRE_VERSION);
+    return 0;
+}
+
 int sworn_frame_pack_reply(const Sworn__V1__DecisionReply *m, uint8_t **out, size_t *out_len)
 {
+    Sworn__V1__DecisionReply v;
+
     *out = NULL;
     *out_len = 0;
     if (sworn_frame_check_reply(m) != 0)
         return -1;
-    return pack(&m->base, 1, out, out_len);
+    v = *m;
+    if (stamp(&v.version, "DecisionReply") != 0)
+        return -1;
+    return pack(&v.base, 1, out, out_len);
+}
+
+int sworn_frame_pack_decision_request(const Sworn__V1__DecisionRequest *m, uint8_t **out,
+                                      size_t *out_len)
+{
+    Sworn__V1__DecisionRequest v;
+
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_decision_request(m) != 0)
+        return -1;
+    v = *m;
+    if (stamp(&v.version, "DecisionRequest") != 0)
+        return -1;
+    return pack(&v.base, 1, out, out_len);
+}
+
+int sworn_frame_pack_authorize(const Sworn__V1__AuthorizationRequest *req, uint8_t **out,
+                               size_t *out_len)
+{
+    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
+
+    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
+    m.authorize = (Sworn__V1__AuthorizationRequest *)req;
+    return sworn_frame_pack_decision_request(&m, out, out_len);
+}
+
+int sworn_frame_pack_token_exchange(const Sworn__V1__TokenExchange *ex, uint8_t **out,
+                                    size_t *out_len)
+{
+    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
+
+    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE;
+    m.token_exchange = (Sworn__V1__TokenExchange *)ex;
+    return sworn_frame_pack_decision_request(&m, out, out_len);
+}
+
+Sworn__V1__DecisionRequest *sworn_frame_unpack_decision_request(const uint8_t *p, size_t len)
+{
+    Sworn__V1__DecisionRequest *m =
+        (Sworn__V1__DecisionRequest *)unpack(&sworn__v1__decision_request__descriptor, p, len,
+                                             offsetof(Sworn__V1__DecisionRequest, version));
+
+    if (m != NULL && sworn_frame_check_decision_request(m) != 0) {
+        sworn__v1__decision_request__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
 }
 
 int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out_len)
@@ -698,27 +791,37 @@ int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out
 
 int sworn_frame_pack_admin_request(const Sworn__V1__AdminRequest *m, uint8_t **out, size_t *out_len)
 {
+    Sworn__V1__AdminRequest v;
+
     *out = NULL;
     *out_len = 0;
     if (sworn_frame_check_admin_request(m) != 0)
         return -1;
-    return pack(&m->base, 1, out, out_len);
+    v = *m;
+    if (stamp(&v.version, "AdminRequest") != 0)
+        return -1;
+    return pack(&v.base, 1, out, out_len);
 }
 
 int sworn_frame_pack_admin_response(const Sworn__V1__AdminResponse *m, uint8_t **out,
                                     size_t *out_len)
 {
+    Sworn__V1__AdminResponse v;
+
     *out = NULL;
     *out_len = 0;
     if (sworn_frame_check_admin_response(m) != 0)
         return -1;
-    return pack(&m->base, 1, out, out_len);
+    v = *m;
+    if (stamp(&v.version, "AdminResponse") != 0)
+        return -1;
+    return pack(&v.base, 1, out, out_len);
 }
 
 Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len)
 {
-    Sworn__V1__AdminRequest *m =
-        (Sworn__V1__AdminRequest *)unpack(&sworn__v1__admin_request__descriptor, p, len);
+    Sworn__V1__AdminRequest *m = (Sworn__V1__AdminRequest *)unpack(
+        &sworn__v1__admin_request__descriptor, p, len, offsetof(Sworn__V1__AdminRequest, version));
 
     if (m != NULL && sworn_frame_check_admin_request(m) != 0) {
         sworn__v1__admin_request__free_unpacked(m, NULL);
@@ -730,7 +833,8 @@ Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size
 Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len)
 {
     Sworn__V1__AdminResponse *m =
-        (Sworn__V1__AdminResponse *)unpack(&sworn__v1__admin_response__descriptor, p, len);
+        (Sworn__V1__AdminResponse *)unpack(&sworn__v1__admin_response__descriptor, p, len,
+                                           offsetof(Sworn__V1__AdminResponse, version));
 
     if (m != NULL && sworn_frame_check_admin_response(m) != 0) {
         sworn__v1__admin_response__free_unpacked(m, NULL);
@@ -742,7 +846,7 @@ Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, si
 Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, size_t len)
 {
     Sworn__V1__AuthorizationRequest *m = (Sworn__V1__AuthorizationRequest *)unpack(
-        &sworn__v1__authorization_request__descriptor, p, len);
+        &sworn__v1__authorization_request__descriptor, p, len, NO_VERSION);
 
     if (m != NULL && sworn_frame_check_request(m) != 0) {
         sworn__v1__authorization_request__free_unpacked(m, NULL);
@@ -751,31 +855,11 @@ Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, si
     return m;
 }
 
-int sworn_frame_pack_exchange(const Sworn__V1__TokenExchange *m, uint8_t **out, size_t *out_len)
-{
-    *out = NULL;
-    *out_len = 0;
-    if (sworn_frame_check_exchange(m) != 0)
-        return -1;
-    return pack(&m->base, 1, out, out_len);
-}
-
-Sworn__V1__TokenExchange *sworn_frame_unpack_exchange(const uint8_t *p, size_t len)
-{
-    Sworn__V1__TokenExchange *m =
-        (Sworn__V1__TokenExchange *)unpack(&sworn__v1__token_exchange__descriptor, p, len);
-
-    if (m != NULL && sworn_frame_check_exchange(m) != 0) {
-        sworn__v1__token_exchange__free_unpacked(m, NULL);
-        return NULL;
-    }
-    return m;
-}
-
 Sworn__V1__DecisionReply *sworn_frame_unpack_reply(const uint8_t *p, size_t len)
 {
     Sworn__V1__DecisionReply *m =
-        (Sworn__V1__DecisionReply *)unpack(&sworn__v1__decision_reply__descriptor, p, len);
+        (Sworn__V1__DecisionReply *)unpack(&sworn__v1__decision_reply__descriptor, p, len,
+                                           offsetof(Sworn__V1__DecisionReply, version));
 
     if (m != NULL && sworn_frame_check_reply(m) != 0) {
         sworn__v1__decision_reply__free_unpacked(m, NULL);
@@ -793,7 +877,7 @@ Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len)
                       SWORN_FRAME_ENTRY_MAX);
         return NULL;
     }
-    m = (Sworn__V1__Entry *)unpack(&sworn__v1__entry__descriptor, p, len);
+    m = (Sworn__V1__Entry *)unpack(&sworn__v1__entry__descriptor, p, len, NO_VERSION);
 
     if (m != NULL && sworn_frame_check_entry(m) != 0) {
         sworn__v1__entry__free_unpacked(m, NULL);

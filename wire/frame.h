@@ -6,7 +6,9 @@
  *
  *   offset 0..3   body length L, unsigned 32-bit, big-endian; 1 <= L <= SWORN_FRAME_MAX
  *   offset 4..    L bytes: exactly one protobuf message, whose type is fixed by the socket and
- *                 the direction (there is no type byte and no envelope)
+ *                 the direction: an envelope (DecisionRequest, DecisionReply, AdminRequest,
+ *                 AdminResponse) whose oneof says what it holds and whose field 15 is the
+ *                 wire version, SWORN_WIRE_VERSION
  *
  * Nothing follows a frame but the next frame. A length of 0 or above SWORN_FRAME_MAX is refused
  * as soon as the 4 header bytes are in, before any body byte is read or any memory reserved; the
@@ -31,6 +33,7 @@
 
 #include "sworn.pb-c.h"
 
+#define SWORN_WIRE_VERSION 1u           /* the envelopes' version field */
 #define SWORN_FRAME_HDR_LEN 4u          /* the big-endian length prefix */
 #define SWORN_FRAME_MAX (1024u * 1024u) /* largest body: 1 MiB */
 #define SWORN_FRAME_ENTRY_MAX 65535u    /* a log entry (docs/formats.md section 1) */
@@ -95,6 +98,7 @@ long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size
  */
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
 int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);
+int sworn_frame_check_decision_request(const Sworn__V1__DecisionRequest *m);
 int sworn_frame_check_decision(const Sworn__V1__Decision *m);
 int sworn_frame_check_error(const Sworn__V1__ErrorFrame *m);
 int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m);
@@ -107,13 +111,25 @@ int sworn_frame_json_number_ok(const char *s);
 
 /*
  * Check m's shape, then pack it as one frame into a new buffer. OUT: *out (free() it) and
- * *out_len. Returns 0, or -1 with nothing allocated. The _entry variant packs a bare Entry (the
- * log's bytes, no frame header) of at most SWORN_FRAME_ENTRY_MAX bytes, the log's limit.
+ * *out_len. Returns 0, or -1 with nothing allocated. An envelope's version is sent as the
+ * caller set it, or as SWORN_WIRE_VERSION when left 0 (any other value: SWORN_ERR_ARG). The
+ * _entry variant packs a bare Entry (the log's bytes, no frame header) of at most
+ * SWORN_FRAME_ENTRY_MAX bytes, the log's limit.
+ *
+ * What the proxy sends: sworn_frame_pack_authorize (a DecisionRequest holding req) and
+ * sworn_frame_pack_token_exchange, or sworn_frame_pack_decision_request for any envelope.
+ * sworn_frame_pack_request frames the bare AuthorizationRequest, the form a DecisionRecord
+ * stores: the decision socket refuses it (it is not an envelope); tests compare its bytes.
  */
+int sworn_frame_pack_decision_request(const Sworn__V1__DecisionRequest *m, uint8_t **out,
+                                      size_t *out_len);
+int sworn_frame_pack_authorize(const Sworn__V1__AuthorizationRequest *req, uint8_t **out,
+                               size_t *out_len);
+int sworn_frame_pack_token_exchange(const Sworn__V1__TokenExchange *ex, uint8_t **out,
+                                    size_t *out_len);
 int sworn_frame_pack_request(const Sworn__V1__AuthorizationRequest *m, uint8_t **out,
                              size_t *out_len);
 int sworn_frame_pack_reply(const Sworn__V1__DecisionReply *m, uint8_t **out, size_t *out_len);
-int sworn_frame_pack_exchange(const Sworn__V1__TokenExchange *m, uint8_t **out, size_t *out_len);
 int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out_len);
 int sworn_frame_pack_admin_request(const Sworn__V1__AdminRequest *m, uint8_t **out,
                                    size_t *out_len);
@@ -122,14 +138,16 @@ int sworn_frame_pack_admin_response(const Sworn__V1__AdminResponse *m, uint8_t *
 
 /*
  * Decode one frame body (or, for an Entry, the stored bytes, at most SWORN_FRAME_ENTRY_MAX),
- * enforcing canonical encoding, no unknown fields and the shape rules. Returns the message (free
- * it with the matching sworn__v1__*__free_unpacked(m, NULL)), or NULL with sworn_err set.
+ * enforcing canonical encoding, no unknown fields and the shape rules; an envelope's version
+ * must be SWORN_WIRE_VERSION (checked first). Returns the message (free it with the matching
+ * sworn__v1__*__free_unpacked(m, NULL)), or NULL with sworn_err set.
+ *
+ * sworn_frame_unpack_decision_request decodes what the decision socket receives;
+ * sworn_frame_unpack_request decodes a bare AuthorizationRequest (request JSON, tests).
  */
+Sworn__V1__DecisionRequest *sworn_frame_unpack_decision_request(const uint8_t *p, size_t len);
 Sworn__V1__AuthorizationRequest *sworn_frame_unpack_request(const uint8_t *p, size_t len);
 Sworn__V1__DecisionReply *sworn_frame_unpack_reply(const uint8_t *p, size_t len);
-/* The decision socket's second request type (OAuth token interception); its field numbers are
- * disjoint from AuthorizationRequest's, so a body decodes as at most one of the two. */
-Sworn__V1__TokenExchange *sworn_frame_unpack_exchange(const uint8_t *p, size_t len);
 Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len);
 Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len);
 Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len);

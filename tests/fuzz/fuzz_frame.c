@@ -1,18 +1,23 @@
 /*
  * fuzz_frame.c -- libFuzzer target for wire/frame.c: the input is read as a byte stream of
  * frames by the incremental decoder (fed in chunks of varying size), and every complete body,
- * and the whole input itself, is decoded as an AuthorizationRequest, a TokenExchange, a
- * DecisionReply, an Entry, an AdminRequest and an AdminResponse.
+ * and the whole input itself, is decoded as each envelope (DecisionRequest, DecisionReply,
+ * AdminRequest, AdminResponse), as a bare AuthorizationRequest and as an Entry.
  *
  * Besides not crashing, it checks properties that a lax decoder would break:
  *   - the decoder never hands out a body longer than SWORN_FRAME_MAX or of the wrong length, and
  *     feeding the same stream one byte at a time gives the same frames;
  *   - a message that decodes packs again (through the checked packers) to exactly its bytes;
+ *   - no body is both a DecisionRequest and an AdminRequest (a request sent to the wrong socket
+ *     is refused), nor both a DecisionRequest and a bare AuthorizationRequest (a wire version 0
+ *     request is never taken for an envelope);
+ *   - an envelope that decodes is of SWORN_WIRE_VERSION;
  *   - a refusal is SWORN_ERR_FORMAT or SWORN_ERR_RANGE, never anything else.
  * A broken property aborts, which libFuzzer reports as a crash.
  *
- * The seed corpus (corpus/frame/) holds a framed request, an allow and an error reply, a framed
- * policy-loaded Entry and a refused zero-length header.
+ * The seed corpus (corpus/frame/) holds a framed request (in its envelope, and bare as wire
+ * version 0 sent it, and of wire version 2), a token exchange, an allow and an error reply, admin
+ * requests and responses, a framed policy-loaded Entry and a refused zero-length header.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,10 +39,10 @@ static void same(const uint8_t *want, size_t want_len, uint8_t *got, size_t got_
     free(got);
 }
 
-/* The admin socket's two message types, with the same properties. */
-static void check_admin(const uint8_t *p, size_t len)
+/* The decision socket's request envelope and the admin socket's two envelopes. */
+static void check_envelopes(const uint8_t *p, size_t len)
 {
-    Sworn__V1__TokenExchange *x = sworn_frame_unpack_exchange(p, len);
+    Sworn__V1__DecisionRequest *x = sworn_frame_unpack_decision_request(p, len);
     Sworn__V1__AdminRequest *q = sworn_frame_unpack_admin_request(p, len);
     Sworn__V1__AdminResponse *a = sworn_frame_unpack_admin_response(p, len);
     uint8_t *out;
@@ -46,20 +51,20 @@ static void check_admin(const uint8_t *p, size_t len)
     if (x == NULL) {
         refused();
     } else {
-        /* The decision socket's two request types never both decode one body. */
         Sworn__V1__AuthorizationRequest *r = sworn_frame_unpack_request(p, len);
 
-        if (r != NULL)
+        if (r != NULL || q != NULL || x->version != SWORN_WIRE_VERSION)
             abort();
-        if (sworn_frame_pack_exchange(x, &out, &out_len) != 0)
+        if (sworn_frame_pack_decision_request(x, &out, &out_len) != 0)
             abort();
         same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
-        sworn__v1__token_exchange__free_unpacked(x, NULL);
+        sworn__v1__decision_request__free_unpacked(x, NULL);
     }
     if (q == NULL) {
         refused();
     } else {
-        if (sworn_frame_pack_admin_request(q, &out, &out_len) != 0)
+        if (q->version != SWORN_WIRE_VERSION ||
+            sworn_frame_pack_admin_request(q, &out, &out_len) != 0)
             abort();
         same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
         sworn__v1__admin_request__free_unpacked(q, NULL);
@@ -93,7 +98,7 @@ static void check_body(const uint8_t *p, size_t len)
     if (d == NULL) {
         refused();
     } else {
-        if (sworn_frame_pack_reply(d, &out, &out_len) != 0)
+        if (d->version != SWORN_WIRE_VERSION || sworn_frame_pack_reply(d, &out, &out_len) != 0)
             abort();
         same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
         sworn__v1__decision_reply__free_unpacked(d, NULL);
@@ -106,7 +111,7 @@ static void check_body(const uint8_t *p, size_t len)
         same(p, len, out, out_len, 0);
         sworn__v1__entry__free_unpacked(e, NULL);
     }
-    check_admin(p, len);
+    check_envelopes(p, len);
 }
 
 /* Run the stream through a decoder in chunks of `chunk` bytes; return the number of frames. */

@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "dclient.h"
 #include "frame.h"
 #include "logstore.h"
 #include "testutil.h"
@@ -163,75 +162,48 @@ int sworn_stack_down(struct sworn_stack *s)
     return rc;
 }
 
+/* A client for one call: its read buffer is large, and test threads call at once. */
+static struct sworn_dclient *client_new(void)
+{
+    struct sworn_dclient *c = malloc(sizeof(*c));
+
+    assert_non_null(c);
+    sworn_dclient_init(c);
+    return c;
+}
+
 int sworn_stack_connect(const char *path)
 {
-    struct sockaddr_un sun;
-    int fd;
+    struct sworn_dclient *c = client_new();
+    int fd = sworn_dclient_connect(c, path) == 0 ? sworn_dclient_detach(c) : -1;
 
-    if (strlen(path) >= sizeof(sun.sun_path))
-        return -1;
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    memcpy(sun.sun_path, path, strlen(path));
-    if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-        close(fd);
-        return -1;
-    }
+    free(c);
     return fd;
 }
 
 int sworn_stack_exchange(int fd, const uint8_t *bytes, size_t len, int timeout_ms, uint8_t **body,
                          size_t *len_out)
 {
-    struct sworn_frame_dec dec;
-    uint8_t buf[65536];
-    int rc = -1;
+    struct sworn_dclient *c = client_new();
+    const uint8_t *b;
+    size_t blen;
+    int rc;
 
     *body = NULL;
     *len_out = 0;
-    while (len > 0) {
-        ssize_t w = send(fd, bytes, len, MSG_NOSIGNAL);
-
-        if (w <= 0)
-            break; /* the peer may close early on hostile input: read what it said */
-        bytes += w;
-        len -= (size_t)w;
+    sworn_dclient_adopt(c, fd);
+    /* The peer may close early on hostile input: read what it said, whatever the send did. */
+    if (len > 0)
+        (void)sworn_dclient_send(c, bytes, len, timeout_ms);
+    rc = sworn_dclient_recv(c, timeout_ms, &b, &blen);
+    if (rc == 0) {
+        *body = malloc(blen);
+        assert_non_null(*body);
+        memcpy(*body, b, blen);
+        *len_out = blen;
     }
-    sworn_frame_dec_init(&dec);
-    for (;;) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t n;
-        size_t off = 0;
-
-        if (poll(&pfd, 1, timeout_ms) <= 0)
-            goto out;
-        n = recv(fd, buf, sizeof(buf), 0);
-        if (n <= 0) {
-            rc = 1;
-            goto out;
-        }
-        while (off < (size_t)n) {
-            const uint8_t *b = NULL;
-            size_t blen = 0;
-            long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
-
-            if (used < 0)
-                goto out;
-            off += (size_t)used;
-            if (b != NULL) {
-                *body = malloc(blen);
-                memcpy(*body, b, blen);
-                *len_out = blen;
-                rc = 0;
-                goto out;
-            }
-        }
-    }
-out:
-    sworn_frame_dec_free(&dec);
+    (void)sworn_dclient_detach(c);
+    free(c);
     return rc;
 }
 
@@ -261,39 +233,25 @@ void sworn_stack_req_init(struct sworn_stack_req *r, const char *id, const char 
 
 Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn_stack_req *r)
 {
-    uint8_t *frame = NULL, *body = NULL;
-    size_t frame_len = 0, len = 0;
+    struct sworn_dclient *c = client_new();
     Sworn__V1__DecisionReply *reply = NULL;
-    int fd = sworn_stack_connect(s->decision);
 
-    if (fd < 0 || sworn_frame_pack_request(&r->req, &frame, &frame_len) < 0)
-        goto out;
-    if (sworn_stack_exchange(fd, frame, frame_len, 60000, &body, &len) == 0)
-        reply = sworn_frame_unpack_reply(body, len);
-out:
-    if (fd >= 0)
-        close(fd);
-    free(frame);
-    free(body);
+    if (sworn_dclient_connect(c, s->decision) == 0)
+        (void)sworn_dclient_decide(c, &r->req, 60000, &reply);
+    sworn_dclient_close(c);
+    free(c);
     return reply;
 }
 
 Sworn__V1__AdminResponse *sworn_stack_admin(struct sworn_stack *s, Sworn__V1__AdminRequest *rq)
 {
-    uint8_t *frame = NULL, *body = NULL;
-    size_t frame_len = 0, len = 0;
+    struct sworn_dclient *c = client_new();
     Sworn__V1__AdminResponse *resp = NULL;
-    int fd = sworn_stack_connect(s->admin);
 
-    if (fd < 0 || sworn_frame_pack_admin_request(rq, &frame, &frame_len) < 0)
-        goto out;
-    if (sworn_stack_exchange(fd, frame, frame_len, 60000, &body, &len) == 0)
-        resp = sworn_frame_unpack_admin_response(body, len);
-out:
-    if (fd >= 0)
-        close(fd);
-    free(frame);
-    free(body);
+    if (sworn_dclient_connect(c, s->admin) == 0)
+        (void)sworn_dclient_admin(c, rq, 60000, &resp);
+    sworn_dclient_close(c);
+    free(c);
     return resp;
 }
 
@@ -342,7 +300,7 @@ int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *pat
 
     assert_true(fd >= 0);
     sworn_stack_req_init(&r, id, "agent-1", path);
-    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(sworn_frame_pack_authorize(&r.req, &frame, &frame_len), 0);
     assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
     free(frame);
     return fd;
@@ -361,29 +319,41 @@ Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd)
     return r;
 }
 
+void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, const char *id, int approve)
+{
+    sworn__v1__admin_request__init(&m->rq);
+    sworn__v1__resolve_request__init(&m->resolve);
+    m->resolve.request_id = (char *)id;
+    m->resolve.approve = approve;
+    m->resolve.reason = approve ? "checked by the test" : "";
+    m->rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+    m->rq.resolve = &m->resolve;
+}
+
+void sworn_stack_list_msg(struct sworn_stack_admin_msg *m)
+{
+    sworn__v1__admin_request__init(&m->rq);
+    sworn__v1__list_escalations_request__init(&m->list);
+    m->rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    m->rq.list_escalations = &m->list;
+}
+
 Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+    struct sworn_stack_admin_msg m;
 
-    rr.request_id = (char *)id;
-    rr.approve = approve;
-    rr.reason = approve ? "checked by the test" : "";
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
-    rq.resolve = &rr;
-    return sworn_stack_admin(s, &rq);
+    sworn_stack_resolve_msg(&m, id, approve);
+    return sworn_stack_admin(s, &m.rq);
 }
 
 unsigned sworn_stack_pending(struct sworn_stack *s)
 {
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest l = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    struct sworn_stack_admin_msg m;
     Sworn__V1__AdminResponse *r;
     unsigned n;
 
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-    rq.list_escalations = &l;
-    r = sworn_stack_admin(s, &rq);
+    sworn_stack_list_msg(&m);
+    r = sworn_stack_admin(s, &m.rq);
     assert_non_null(r);
     assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
     n = (unsigned)r->list_escalations->n_pending;

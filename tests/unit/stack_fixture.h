@@ -99,6 +99,17 @@ int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *pat
  */
 Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd);
 
+/* The admin requests of the helpers below, for any transport (the engine fixture's too). */
+struct sworn_stack_admin_msg {
+    Sworn__V1__AdminRequest rq; /* what to send; points into the parts below */
+    Sworn__V1__ResolveRequest resolve;
+    Sworn__V1__ListEscalationsRequest list;
+};
+/* Resolve id: approve it (reason "checked by the test") or deny it (reason ""). */
+void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, const char *id, int approve);
+/* List the held escalations. */
+void sworn_stack_list_msg(struct sworn_stack_admin_msg *m);
+
 /*
  * Resolve the held escalation id: approve it (reason "checked by the test") or deny it (reason
  * ""). Returns the admin response (free it).

@@ -33,6 +33,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
+#include "dclient.h"
 #include "frame.h"
 #include "logstore.h"
 #include "merkle.h"
@@ -272,7 +273,7 @@ static void test_protocol_refusals(void **state)
     free(body);
     expected++;
     sworn_stack_req_init(&r, "after-garbage", "agent-1", "/allowed/x");
-    assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(sworn_frame_pack_authorize(&r.req, &frame, &frame_len), 0);
     assert_int_equal(sworn_stack_exchange(fd, frame, frame_len, 10000, &body, &len), 0);
     {
         Sworn__V1__DecisionReply *rep = sworn_frame_unpack_reply(body, len);
@@ -317,6 +318,38 @@ static void test_protocol_refusals(void **state)
         expected++;
     }
 
+    /* A bare request, as wire version 0 sent it (no envelope), and an envelope of another
+     * version: refused and recorded, never taken for what they might mean. */
+    {
+        Sworn__V1__DecisionRequest env = SWORN__V1__DECISION_REQUEST__INIT;
+        uint8_t *raw;
+        size_t raw_len;
+
+        sworn_stack_req_init(&r, "bare-v0", "agent-1", "/allowed/x");
+        assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &frame_len), 0);
+        assert_int_equal(sworn_stack_exchange(fd, frame, frame_len, 10000, &body, &len), 0);
+        assert_int_equal(error_code(body, len), SWORN_ERR_FORMAT);
+        free(body);
+        free(frame);
+        expected++;
+        env.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
+        env.authorize = &r.req;
+        env.version = SWORN_WIRE_VERSION + 1;
+        raw_len = sworn__v1__decision_request__get_packed_size(&env);
+        raw = malloc(SWORN_FRAME_HDR_LEN + raw_len);
+        assert_non_null(raw);
+        sworn__v1__decision_request__pack(&env, raw + SWORN_FRAME_HDR_LEN);
+        raw[0] = raw[1] = 0;
+        raw[2] = (uint8_t)(raw_len >> 8);
+        raw[3] = (uint8_t)raw_len;
+        assert_int_equal(
+            sworn_stack_exchange(fd, raw, SWORN_FRAME_HDR_LEN + raw_len, 10000, &body, &len), 0);
+        assert_int_equal(error_code(body, len), SWORN_ERR_FORMAT);
+        free(body);
+        free(raw);
+        expected++;
+    }
+
     /* An oversized length: an error frame, then the connection is closed. */
     memcpy(bad, "\x7f\xff\xff\xff", 4);
     assert_int_equal(sworn_stack_exchange(fd, bad, 4, 10000, &body, &len), 0);
@@ -352,7 +385,7 @@ static void test_protocol_refusals(void **state)
             if (cfd < 0)
                 _exit(4);
             sworn_stack_req_init(&r, "wrong-uid", "agent-1", "/allowed/x");
-            if (sworn_frame_pack_request(&r.req, &frame, &frame_len) < 0)
+            if (sworn_frame_pack_authorize(&r.req, &frame, &frame_len) < 0)
                 _exit(5);
             rc = sworn_stack_exchange(cfd, frame, frame_len, 10000, &body, &len);
             _exit(rc == 1 ? 0 : 6); /* closed without an answer */
@@ -376,7 +409,7 @@ static void test_protocol_refusals(void **state)
     {
         enum { BURST = 20000 };
         uint8_t *burst = malloc(BURST * 5), buf[65536];
-        struct sworn_frame_dec dec;
+        struct sworn_dclient *dec = malloc(sizeof(*dec)); /* the client's incremental mode */
         size_t got = 0, sent = 0;
         Sworn__V1__DecisionReply *rep;
 
@@ -384,7 +417,8 @@ static void test_protocol_refusals(void **state)
             memcpy(burst + 5 * i, "\x00\x00\x00\x01\xff", 5);
         fd = sworn_stack_connect(s.decision);
         assert_true(fd >= 0);
-        sworn_frame_dec_init(&dec);
+        assert_non_null(dec);
+        sworn_dclient_init(dec);
         while (got < BURST) {
             struct pollfd pfd = {fd, POLLIN | (sent < BURST * 5 ? POLLOUT : 0), 0};
 
@@ -403,7 +437,7 @@ static void test_protocol_refusals(void **state)
                 while (off < (size_t)n) {
                     const uint8_t *b = NULL;
                     size_t blen = 0;
-                    long used = sworn_frame_dec_feed(&dec, buf + off, (size_t)n - off, &b, &blen);
+                    long used = sworn_dclient_feed(dec, buf + off, (size_t)n - off, &b, &blen);
 
                     assert_true(used > 0);
                     off += (size_t)used;
@@ -414,7 +448,8 @@ static void test_protocol_refusals(void **state)
                 }
             }
         }
-        sworn_frame_dec_free(&dec);
+        sworn_dclient_close(dec);
+        free(dec);
         close(fd);
         free(burst);
         rep = sworn_stack_decide_path(&s, "after-burst", "/allowed/x");
@@ -805,7 +840,7 @@ static Sworn__V1__DecisionReply *exchange(struct sworn_stack *s, const char *id,
     ex.credential_id = (char *)cred_id;
     ex.tokens = tv;
     ex.n_tokens = 2;
-    assert_int_equal(sworn_frame_pack_exchange(&ex, &frame, &frame_len), 0);
+    assert_int_equal(sworn_frame_pack_token_exchange(&ex, &frame, &frame_len), 0);
     assert_int_equal(sworn_stack_exchange(fd, frame, frame_len, 30000, &body, &len), 0);
     r = sworn_frame_unpack_reply(body, len);
     assert_non_null(r);

@@ -1090,7 +1090,7 @@ static void test_log_locked(void **state)
         sworn_stack_req_init(&r, ids[i], "agent-1", paths[i]);
         fds[i] = sworn_stack_connect(sp->decision);
         assert_true(fds[i] >= 0);
-        assert_int_equal(sworn_frame_pack_request(&r.req, &frame, &len), 0);
+        assert_int_equal(sworn_frame_pack_authorize(&r.req, &frame, &len), 0);
         assert_int_equal(send(fds[i], frame, len, MSG_NOSIGNAL), (ssize_t)len);
         free(frame);
     }

@@ -9,7 +9,11 @@
  *      4 header bytes; truncated headers and bodies yield no frame; garbage bodies, a wrong hash
  *      length, invalid UTF-8, an embedded NUL, unknown fields, an explicit default, missing
  *      required fields, a credential in a deny and over-long repeated fields are all refused.
+ *   3. Envelopes: a request travels in a DecisionRequest of SWORN_WIRE_VERSION; a bare request
+ *      (wire version 0), another or no version, an empty envelope and an admin request are
+ *      refused as one; the admin envelopes are versioned too.
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -697,6 +701,105 @@ static void test_hostile_entries(void **state)
     }
 }
 
+/* The envelopes: one message per direction, its oneof saying what it holds, versioned. */
+static void test_envelopes(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__DecisionRequest env = SWORN__V1__DECISION_REQUEST__INIT, *m;
+    Sworn__V1__TokenExchange ex = SWORN__V1__TOKEN_EXCHANGE__INIT;
+    Sworn__V1__TokenValue tv = SWORN__V1__TOKEN_VALUE__INIT, *tvp[1] = {&tv};
+    Sworn__V1__AdminRequest ar = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__StatusRequest st = SWORN__V1__STATUS_REQUEST__INIT;
+    uint8_t *f, *bare, *raw;
+    size_t flen, blen, rlen;
+
+    (void)state;
+    build_request(&q);
+    /* An authorization request in its envelope: version stamped, decoded back, same bytes. */
+    assert_int_equal(sworn_frame_pack_authorize(&q.r, &f, &flen), 0);
+    m = sworn_frame_unpack_decision_request(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_int_equal(m->version, SWORN_WIRE_VERSION);
+    assert_int_equal(m->body_case, SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE);
+    assert_string_equal(m->authorize->request_id, "req-0001");
+    /* The envelope holds exactly the bare request's bytes. */
+    assert_int_equal(sworn_frame_pack_request(&q.r, &bare, &blen), 0);
+    assert_int_equal(m->authorize->base.descriptor, &sworn__v1__authorization_request__descriptor);
+    assert_non_null(memmem(f + 4, flen - 4, bare + 4, blen - 4));
+    /* A bare request (wire version 0 sent it so) is no envelope, and an envelope no request. */
+    assert_null(sworn_frame_unpack_decision_request(bare + 4, blen - 4));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_null(sworn_frame_unpack_request(f + 4, flen - 4));
+    free(bare);
+    /* Nor is it an admin request. */
+    assert_null(sworn_frame_unpack_admin_request(f + 4, flen - 4));
+    sworn__v1__decision_request__free_unpacked(m, NULL);
+    free(f);
+
+    /* Another version: refused when packing, and when decoding, with the version named. */
+    env.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
+    env.authorize = &q.r;
+    env.version = 2;
+    assert_int_equal(sworn_frame_pack_decision_request(&env, &f, &flen), -1);
+    assert_null(f);
+    raw = raw_pack(&env.base, &rlen);
+    assert_null(sworn_frame_unpack_decision_request(raw, rlen));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    assert_non_null(strstr(sworn_err_msg(), "wire version 2"));
+    free(raw);
+    /* No version at all (0, absent): refused. */
+    env.version = 0;
+    raw = raw_pack(&env.base, &rlen);
+    assert_null(sworn_frame_unpack_decision_request(raw, rlen));
+    assert_non_null(strstr(sworn_err_msg(), "wire version 0"));
+    free(raw);
+    /* An envelope holding nothing: refused. */
+    env.body_case = SWORN__V1__DECISION_REQUEST__BODY__NOT_SET;
+    env.version = SWORN_WIRE_VERSION;
+    assert_int_equal(sworn_frame_pack_decision_request(&env, &f, &flen), -1);
+    raw = raw_pack(&env.base, &rlen);
+    assert_null(sworn_frame_unpack_decision_request(raw, rlen));
+    free(raw);
+
+    /* A token exchange in its envelope; its shape is checked inside the envelope too. */
+    ex.request_id = "x-1";
+    ex.allow_request_id = "req-0001";
+    ex.credential_id = "oauth";
+    tv.field = "access_token";
+    tv.value = bin((const uint8_t *)"secret", 6);
+    ex.tokens = tvp;
+    ex.n_tokens = 1;
+    assert_int_equal(sworn_frame_pack_token_exchange(&ex, &f, &flen), 0);
+    m = sworn_frame_unpack_decision_request(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_int_equal(m->body_case, SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE);
+    assert_int_equal(m->token_exchange->tokens[0]->value.len, 6);
+    sworn__v1__decision_request__free_unpacked(m, NULL);
+    free(f);
+    ex.n_tokens = 0;
+    assert_int_equal(sworn_frame_pack_token_exchange(&ex, &f, &flen), -1);
+
+    /* The admin envelopes are versioned the same way. */
+    ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_STATUS;
+    ar.status = &st;
+    assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), 0);
+    {
+        Sworn__V1__AdminRequest *a = sworn_frame_unpack_admin_request(f + 4, flen - 4);
+
+        assert_non_null(a);
+        assert_int_equal(a->version, SWORN_WIRE_VERSION);
+        sworn__v1__admin_request__free_unpacked(a, NULL);
+    }
+    /* A status request is no decision request: the admin and decision sockets stay apart. */
+    assert_null(sworn_frame_unpack_decision_request(f + 4, flen - 4));
+    free(f);
+    ar.version = 0;
+    raw = raw_pack(&ar.base, &rlen);
+    assert_null(sworn_frame_unpack_admin_request(raw, rlen));
+    assert_non_null(strstr(sworn_err_msg(), "wire version 0"));
+    free(raw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -704,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_entry_round_trips),  cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
         cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
+        cmocka_unit_test(test_envelopes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,39 @@
+/*
+ * d_admin.h -- the admin socket's calls (docs/protocol.md section 4), and the policy reload that
+ * one of them (and SIGHUP) starts. Only operator uids reach these (d_server.c); the admin
+ * channel's handler table (d_dispatch.c) calls them with the decoded request. Each answers its
+ * connection exactly once. Every call that changes state records it: a resolution is an
+ * EscalationResolved entry, a policy reload a PolicyLoaded entry (also when it fails: the old
+ * policy stays and the refusal is in the record). Loop thread.
+ */
+#ifndef SWORN_D_ADMIN_H
+#define SWORN_D_ADMIN_H
+
+#include <stdint.h>
+
+#include "frame.h"
+
+struct d_daemon;
+struct d_conn;
+
+/* An admin call: rq is the decoded request (valid during the call only). */
+typedef void (*d_admin_fn)(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+
+void d_admin_status(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+void d_admin_list_escalations(struct d_daemon *d, struct d_conn *c,
+                              const Sworn__V1__AdminRequest *rq);
+void d_admin_resolve(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c,
+                            const Sworn__V1__AdminRequest *rq);
+void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+
+/* Load the policy file again; on success record PolicyLoaded and switch; on failure record the
+ * refusal and keep the old policy. on_done (may be NULL) gets ok and the entry index. 0 or -1
+ * (nothing started). */
+int d_policy_reload(struct d_daemon *d,
+                    void (*on_done)(void *arg, int ok, uint64_t index, const char *error),
+                    void *arg);
+
+#endif

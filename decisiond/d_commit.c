@@ -1,0 +1,202 @@
+/*
+ * d_commit.c -- the commit step: pack, receipt, append, answer, refunds (d_commit.h).
+ *
+ * Fail closed, at every step: a credential that cannot be released turns the allow into a deny;
+ * a receipt that cannot be signed turns the allow into a recorded deny; a log that cannot be
+ * written gets an ErrorFrame, which the proxy treats as a deny, and nothing is acknowledged that
+ * is not durable. Budgets charged by an allow that did not happen are refunded.
+ */
+#include "d_commit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "d_conn.h"
+#include "d_daemon.h"
+#include "d_record.h"
+#include "d_jlog.h"
+#include "err.h"
+#include "merkle.h"
+#include "wipe.h"
+
+void d_commit_wipe(struct d_commit *c)
+{
+    if (c->has_cred)
+        sworn_vault_release_wipe(&c->cred);
+    c->has_cred = 0;
+}
+
+void d_commit_release_credential(struct d_commit *c)
+{
+    struct d_daemon *d = c->d;
+    const char *why = "no vault is configured";
+    int rc = 1;
+
+    if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW || c->res.credential_id[0] == '\0')
+        return;
+    if (d->vault != NULL)
+        rc = sworn_vault_release(d->vault, c->res.credential_id, c->req, &c->cred, &why);
+    if (rc == 0) {
+        c->has_cred = 1;
+        return;
+    }
+    if (rc < 0)
+        why = "vault error";
+    sworn_budgets_refund(d->budgets, &c->res);
+    memset(c->res.charges, 0, sizeof(c->res.charges));
+    c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    snprintf(c->res.reason, sizeof(c->res.reason), "denied: credential %s not released: %s",
+             c->res.credential_id, why);
+    c->res.credential_id[0] = '\0';
+}
+
+static void fail_commit(struct d_commit *c)
+{
+    c->rc = -1;
+    c->code = sworn_err_code();
+    snprintf(c->msg, sizeof(c->msg), "%s", sworn_err_msg());
+}
+
+/* Worker: sign (for an allow), then append; a failed signature becomes a recorded deny. */
+static void commit_work(void *arg)
+{
+    struct d_commit *c = arg;
+    uint8_t *entry = NULL;
+    size_t len = 0;
+    int allow = c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW;
+
+    c->receipt_len = 0;
+    if (c->kind->pack(c, &entry, &len) < 0) {
+        fail_commit(c);
+        return;
+    }
+    sworn_merkle_leaf_hash(entry, len, c->leaf);
+    if (allow && d_record_receipt(c->d, c->leaf, c->receipt, &c->receipt_len) < 0) {
+        /* No receipt, no allow: record the deny that actually happens. */
+        c->downgraded = 1;
+        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        snprintf(c->res.reason, sizeof(c->res.reason), "denied: %s", sworn_err_msg());
+        free(entry);
+        entry = NULL;
+        if (c->kind->pack(c, &entry, &len) < 0) {
+            fail_commit(c);
+            return;
+        }
+        sworn_merkle_leaf_hash(entry, len, c->leaf);
+        allow = 0;
+    }
+    if (d_record_append(c->d, entry, len, allow ? c->receipt : NULL, c->receipt_len, &c->index) < 0)
+        fail_commit(c);
+    else
+        c->rc = 0;
+    free(entry);
+}
+
+static void log_commit(struct d_commit *c)
+{
+    json_object *f = json_object_new_object();
+
+    if (f == NULL)
+        return;
+    json_object_object_add(f, "request_id", json_object_new_string(c->req->request_id));
+    json_object_object_add(f, "principal", json_object_new_string(c->req->principal->id));
+    json_object_object_add(f, "effect",
+                           json_object_new_string(sworn_frame_effect_name(c->res.effect)));
+    json_object_object_add(f, "rule", json_object_new_string(c->res.rule_id));
+    json_object_object_add(f, "reason", json_object_new_string(c->res.reason));
+    json_object_object_add(f, "index", json_object_new_int64((int64_t)c->index));
+    if (c->has_cred && c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW)
+        json_object_object_add(f, "credential", json_object_new_string(c->cred.id));
+    d_log(D_LOG_INFO, c->kind->log_event, f);
+}
+
+/* Not recorded: give back what the allow charged, answer with an ErrorFrame. */
+static void not_recorded(struct d_commit *c, const char *answer)
+{
+    json_object *f = json_object_new_object();
+
+    sworn_budgets_refund(c->d->budgets, c->charged);
+    if (f != NULL) {
+        json_object_object_add(f, "request_id", json_object_new_string(c->req->request_id));
+        json_object_object_add(f, "msg", json_object_new_string(c->msg));
+    }
+    d_log(D_LOG_ERROR, "not_recorded", f);
+    d_conn_reply_error(c->conn, c->code, answer, c->req->request_id, 0);
+}
+
+/* Loop thread: the commit is recorded (or not). */
+static void commit_done(void *arg)
+{
+    struct d_commit *c = arg;
+
+    if (c->rc < 0) {
+        not_recorded(c, "decision not recorded: denied");
+        c->kind->done(c, 0);
+        return;
+    }
+    if (c->downgraded) /* the allow did not happen: give back what it charged */
+        sworn_budgets_refund(c->d->budgets, c->charged);
+    log_commit(c);
+    c->kind->done(c, 1);
+}
+
+void d_commit_submit(struct d_commit *c)
+{
+    if (c->charged == NULL)
+        c->charged = &c->res;
+    if (d_workq_submit(c->d->workq, commit_work, commit_done, c) < 0) {
+        c->rc = -1;
+        c->code = SWORN_ERR_IO;
+        snprintf(c->msg, sizeof(c->msg), "%s", sworn_err_msg());
+        not_recorded(c, "decisiond is stopping: denied");
+        c->kind->done(c, 0);
+    }
+}
+
+void d_commit_answer(struct d_commit *c)
+{
+    Sworn__V1__DecisionReply reply = SWORN__V1__DECISION_REPLY__INIT;
+    Sworn__V1__Decision dec = SWORN__V1__DECISION__INIT;
+    Sworn__V1__Receipt *rc = NULL;
+    Sworn__V1__Credential cred = SWORN__V1__CREDENTIAL__INIT;
+    const char *request_id = c->req->request_id;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    int allow = c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW;
+
+    dec.request_id = (char *)request_id;
+    dec.effect = c->res.effect;
+    dec.rule_id = c->res.rule_id;
+    dec.reason = c->res.reason;
+    dec.log_index = c->index;
+    dec.entry_hash.data = c->leaf;
+    dec.entry_hash.len = 32;
+    if (allow && c->receipt_len > 0) {
+        rc = sworn__v1__receipt__unpack(NULL, c->receipt_len, c->receipt);
+        dec.receipt = rc;
+    }
+    if (allow && c->has_cred) {
+        d_recent_remember(&c->d->recent, request_id, c->cred.id, d_now_unix_ms());
+        cred.id = c->cred.id;
+        cred.header_name = c->cred.header_name;
+        cred.query_name = c->cred.query_name;
+        cred.value.data = c->cred.value;
+        cred.value.len = c->cred.value_len;
+        dec.credential = &cred;
+    }
+    reply.body_case = SWORN__V1__DECISION_REPLY__BODY_DECISION;
+    reply.decision = &dec;
+    if ((allow && rc == NULL) || sworn_frame_pack_reply(&reply, &frame, &len) < 0) {
+        d_log_msg(D_LOG_ERROR, "reply_failed", sworn_err_msg());
+        d_conn_reply_error(c->conn, SWORN_ERR_IO, "answer could not be encoded", request_id, 0);
+    } else {
+        d_conn_reply(c->conn, frame, len);
+    }
+    if (frame != NULL) {
+        /* The frame held the credential value. */
+        sworn_memzero(frame, len);
+        free(frame);
+    }
+    if (rc != NULL)
+        sworn__v1__receipt__free_unpacked(rc, NULL);
+}

@@ -1,0 +1,53 @@
+/*
+ * d_record.h -- building entries and appending them, with their receipts, to the log; and the
+ * record of refused frames and peers. The bottom of the decision path: it calls no other part of
+ * the daemon but the worker queue (d_workq.h) and the metrics.
+ *
+ * Thread safety: d_entry_pack, d_record_receipt and d_record_append run on any thread (workers,
+ * start-up); d_record_refused runs on the loop thread only (it counts refusals per second in the
+ * daemon struct).
+ */
+#ifndef SWORN_D_RECORD_H
+#define SWORN_D_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "frame.h"
+
+struct d_daemon;
+
+/* The two sockets; also the index of metrics.refused[]. */
+enum d_channel { D_CHANNEL_DECISION = 0, D_CHANNEL_ADMIN = 1 };
+
+/* Pack an Entry (checked by frame.c) into a new buffer. OUT: *out (free it), *len. 0 or -1. */
+int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len);
+
+/* Pack a PolicyLoaded entry (error NULL or "" for a policy that took effect). 0 or -1. */
+int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t version,
+                   const char *error, uint8_t **out, size_t *len);
+
+/*
+ * Have the signer sign leaf (an entry's RFC 9162 leaf hash) for purpose RECEIPT, and pack the
+ * Receipt message (key id, signature, alg) into out (SWORN_LOG_RECEIPT_MAX bytes). OUT: *len.
+ * Returns 0, or -1 with SWORN_ERR_IO when the signer failed (the caller records a deny instead).
+ */
+int d_record_receipt(struct d_daemon *d, const uint8_t leaf[32], uint8_t *out, size_t *len);
+
+/*
+ * Append one packed entry, with its packed receipt (or NULL), in one durable transaction.
+ * OUT: *index. Returns 0, or -1 when nothing was recorded.
+ */
+int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const uint8_t *receipt,
+                    size_t receipt_len, uint64_t *index);
+
+/*
+ * Record a refused frame or peer (Entry kind refused), off the loop thread, rate limited; count
+ * it in the metrics in every case. body may be NULL. Loop thread.
+ */
+void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pid, int code,
+                      const char *message, const char *request_id, const uint8_t *body,
+                      size_t body_len);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * test_engine.c -- decisiond's decision logic driven in process (decisiond/d_local.h through
+ * engine_fixture.h): the real policy engine, budgets, commit step, log and signer process, no
+ * sockets and no daemon. Each answer is checked against the entry it was recorded as.
+ *
+ * Evidence:
+ *   1. An allow: effect, rule, a receipt that verifies with the signer's key over the entry hash,
+ *      and a DecisionRecord at the answer's index whose leaf hash is that hash.
+ *   2. Denies: by a deny rule (deny overrides allow), and by no rule (default deny, rule ""),
+ *      each recorded, without a receipt.
+ *   3. A count budget: two allows, then a deny by the same rule, recorded; other principals
+ *      keep their own count.
+ *   4. An escalation: recorded as held and not answered; listed as pending; approved by the
+ *      operator, answered as an allow with a receipt at the EscalationResolved entry the resolve
+ *      call reported; a second one denied by the operator; resolving an unknown id fails.
+ *   5. A request of the wrong shape never reaches the engine (the entry point refuses it).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "d_daemon.h"
+#include "d_escalate.h"
+#include "d_local.h"
+#include "engine_fixture.h"
+#include "err.h"
+#include "frame.h"
+#include "merkle.h"
+#include "sigscheme.h"
+#include "stack_fixture.h"
+
+static const char policy[] = "version: 7\n"
+                             "rules:\n"
+                             "  - id: allowed\n"
+                             "    effect: allow\n"
+                             "    resource: {hosts: [\"127.0.0.1\"], paths: [\"/allowed/**\"]}\n"
+                             "  - id: no-secrets\n"
+                             "    effect: deny\n"
+                             "    reason: \"secrets are off limits\"\n"
+                             "    resource: {paths: [\"/allowed/secret/**\"]}\n"
+                             "  - id: metered\n"
+                             "    effect: allow\n"
+                             "    resource: {paths: [\"/metered/**\"]}\n"
+                             "    budget: {count: 2, window: 366d, per: principal}\n"
+                             "  - id: ask\n"
+                             "    effect: escalate\n"
+                             "    resource: {paths: [\"/escalate/**\"]}\n";
+
+static int setup(void **state)
+{
+    struct sworn_engine *e = calloc(1, sizeof(*e));
+
+    if (e == NULL || sworn_engine_up(e, policy) < 0) {
+        free(e);
+        return -1;
+    }
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    sworn_engine_down(*state);
+    free(*state);
+    return 0;
+}
+
+/* The decision in r, with the given effect; its entry in the log is the DecisionRecord of req. */
+static const Sworn__V1__Decision *expect(struct sworn_engine *e, const Sworn__V1__DecisionReply *r,
+                                         Sworn__V1__Effect effect, const char *rule)
+{
+    const Sworn__V1__Decision *d;
+    Sworn__V1__Entry *en;
+    uint8_t buf[SWORN_FRAME_ENTRY_MAX], leaf[32];
+    size_t len;
+
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
+        fail_msg("expected a decision, got error %u: %s", r->error->code, r->error->message);
+    d = r->decision;
+    assert_int_equal(d->effect, effect);
+    assert_string_equal(d->rule_id, rule);
+    assert_int_equal(d->entry_hash.len, 32);
+    assert_int_equal(sworn_log_read_entry(e->d->log, d->log_index, buf, sizeof(buf), &len), 0);
+    sworn_merkle_leaf_hash(buf, len, leaf);
+    assert_memory_equal(leaf, d->entry_hash.data, 32);
+    en = sworn_engine_entry(e, d->log_index);
+    if (en->kind_case == SWORN__V1__ENTRY__KIND_DECISION) {
+        assert_string_equal(en->decision->request->request_id, d->request_id);
+        assert_int_equal(en->decision->effect, effect);
+        assert_string_equal(en->decision->rule_id, rule);
+        assert_memory_equal(en->decision->policy_digest.data, e->d->policy_digest, 32);
+    } else {
+        assert_int_equal(en->kind_case, SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED);
+        assert_string_equal(en->escalation_resolved->request_id, d->request_id);
+        assert_int_equal(en->escalation_resolved->effect, effect);
+    }
+    sworn__v1__entry__free_unpacked(en, NULL);
+    if (effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
+        size_t spki_len;
+        const uint8_t *spki = sworn_signer_proc_spki(e->d->signer, &spki_len);
+
+        assert_non_null(d->receipt);
+        assert_memory_equal(d->receipt->key_id.data, e->d->key_id, 32);
+        assert_int_equal(sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT,
+                                                d->entry_hash.data, 32, d->receipt->signature.data,
+                                                d->receipt->signature.len),
+                         0);
+    } else {
+        assert_null(d->receipt);
+    }
+    return d;
+}
+
+static void test_allow(void **state)
+{
+    struct sworn_engine *e = *state;
+    struct sworn_stack_req q;
+    Sworn__V1__DecisionReply *r;
+    uint64_t before = sworn_log_size(e->d->log);
+
+    sworn_stack_req_init(&q, "allow-1", "agent-1", "/allowed/x");
+    r = sworn_engine_decide(e, &q.req);
+    expect(e, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "allowed");
+    assert_int_equal(r->decision->log_index, before);
+    assert_int_equal(sworn_log_size(e->d->log), before + 1);
+    assert_null(r->decision->credential);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+}
+
+static void test_deny(void **state)
+{
+    struct sworn_engine *e = *state;
+    struct sworn_stack_req q;
+    Sworn__V1__DecisionReply *r;
+
+    /* A deny rule overrides the allow that matches too. */
+    sworn_stack_req_init(&q, "deny-1", "agent-1", "/allowed/secret/key");
+    r = sworn_engine_decide(e, &q.req);
+    expect(e, r, SWORN__V1__EFFECT__EFFECT_DENY, "no-secrets");
+    assert_string_equal(r->decision->reason, "secrets are off limits");
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* No rule: the default deny, recorded too. */
+    sworn_stack_req_init(&q, "deny-2", "agent-1", "/elsewhere");
+    r = sworn_engine_decide(e, &q.req);
+    expect(e, r, SWORN__V1__EFFECT__EFFECT_DENY, "");
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+}
+
+static void test_budget(void **state)
+{
+    struct sworn_engine *e = *state;
+    struct sworn_stack_req q;
+    Sworn__V1__DecisionReply *r;
+    char id[32];
+
+    for (int i = 0; i < 2; i++) {
+        snprintf(id, sizeof(id), "metered-%d", i);
+        sworn_stack_req_init(&q, id, "agent-1", "/metered/x");
+        r = sworn_engine_decide(e, &q.req);
+        expect(e, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "metered");
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    sworn_stack_req_init(&q, "metered-2", "agent-1", "/metered/x");
+    r = sworn_engine_decide(e, &q.req);
+    expect(e, r, SWORN__V1__EFFECT__EFFECT_DENY, "metered");
+    assert_non_null(strstr(r->decision->reason, "budget"));
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* Another principal has its own count. */
+    sworn_stack_req_init(&q, "metered-other", "agent-2", "/metered/x");
+    r = sworn_engine_decide(e, &q.req);
+    expect(e, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "metered");
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+}
+
+static int held_one(void *arg)
+{
+    return d_escalations_pending(((struct sworn_engine *)arg)->d->esc) == 1;
+}
+
+static unsigned pending(struct sworn_engine *e)
+{
+    struct sworn_stack_admin_msg m;
+    Sworn__V1__AdminResponse *r;
+    unsigned n;
+
+    sworn_stack_list_msg(&m);
+    r = sworn_engine_admin(e, &m.rq);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
+    n = (unsigned)r->list_escalations->n_pending;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return n;
+}
+
+/* Until the escalation is recorded and held (the engine's loop runs the commit's completion). */
+static void wait_held(struct sworn_engine *e, const struct sworn_engine_call *held)
+{
+    sworn_engine_run_until(e, held_one, e);
+    assert_int_equal(pending(e), 1);
+    assert_false(held->done);
+}
+
+static Sworn__V1__AdminResponse *resolve(struct sworn_engine *e, const char *id, int approve)
+{
+    struct sworn_stack_admin_msg m;
+
+    sworn_stack_resolve_msg(&m, id, approve);
+    return sworn_engine_admin(e, &m.rq);
+}
+
+static void test_escalation_resolved(void **state)
+{
+    struct sworn_engine *e = *state;
+    struct sworn_stack_req q;
+    struct sworn_engine_call held;
+    Sworn__V1__AdminResponse *ar;
+    const Sworn__V1__Decision *d;
+    Sworn__V1__Entry *en;
+    uint64_t escalated_at = sworn_log_size(e->d->log);
+
+    sworn_stack_req_init(&q, "esc-1", "agent-1", "/escalate/x");
+    sworn_engine_submit(e, &q.req, &held);
+    /* Recorded as held before anything else happens; no answer yet. */
+    wait_held(e, &held);
+    assert_int_equal(pending(e), 1);
+    en = sworn_engine_entry(e, escalated_at);
+    assert_int_equal(en->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+    assert_int_equal(en->decision->effect, SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_string_equal(en->decision->rule_id, "ask");
+    sworn__v1__entry__free_unpacked(en, NULL);
+
+    /* The operator approves: the resolve call reports the EscalationResolved entry, and the held
+     * request is answered with an allow at that entry, with a receipt. */
+    ar = resolve(e, "esc-1", 1);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    sworn_engine_wait(e, &held);
+    d = expect(e, held.reply, SWORN__V1__EFFECT__EFFECT_ALLOW, "ask");
+    assert_int_equal(d->log_index, ar->resolve->log_index);
+    assert_string_equal(d->reason, "checked by the test");
+    en = sworn_engine_entry(e, d->log_index);
+    assert_non_null(en->escalation_resolved->operator_);
+    assert_true(en->escalation_resolved->operator_[0] != '\0');
+    sworn__v1__entry__free_unpacked(en, NULL);
+    assert_int_equal(pending(e), 0);
+    sworn__v1__decision_reply__free_unpacked(held.reply, NULL);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+
+    /* A second one, denied by the operator: a deny without a receipt. */
+    sworn_stack_req_init(&q, "esc-2", "agent-1", "/escalate/y");
+    sworn_engine_submit(e, &q.req, &held);
+    wait_held(e, &held);
+    ar = resolve(e, "esc-2", 0);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    sworn_engine_wait(e, &held);
+    d = expect(e, held.reply, SWORN__V1__EFFECT__EFFECT_DENY, "ask");
+    assert_int_equal(d->log_index, ar->resolve->log_index);
+    sworn__v1__decision_reply__free_unpacked(held.reply, NULL);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+
+    /* Nothing is held under that id any more. */
+    ar = resolve(e, "esc-2", 1);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_int_equal(ar->error->code, SWORN_ERR_NOTFOUND);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+}
+
+static void test_wrong_shape(void **state)
+{
+    struct sworn_engine *e = *state;
+    struct sworn_stack_req q;
+    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
+    uint64_t before = sworn_log_size(e->d->log);
+    int called = 0;
+
+    sworn_stack_req_init(&q, "bad-port", "agent-1", "/allowed/x");
+    q.resource.port = 0;
+    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
+    m.authorize = &q.req;
+    assert_int_equal(d_local_decide(e->d, &m, 0, NULL, &called), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_int_equal(sworn_log_size(e->d->log), before);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_allow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deny, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_escalation_resolved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_shape, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
