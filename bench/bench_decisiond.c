@@ -78,7 +78,7 @@
 #include "err.h"
 #include "dclient.h"
 #include "frame.h"
-#include "proc.h"
+#include "signerproc.h"
 #include "signer.h"
 
 #ifndef SWORN_BENCH_BUILD_DIR

@@ -74,7 +74,7 @@
 
 #include "benchutil.h"
 #include "err.h"
-#include "proc.h"
+#include "signerproc.h"
 #include "signer.h"
 
 #define PATH_MAX_LEN BENCH_PATH_MAX
@@ -660,7 +660,7 @@ static int read_full(int fd, uint8_t *buf, size_t len)
 }
 
 /* Round trips/s of a 64-byte message to a forked child over a socketpair and back: the floor of
- * what the signer process adds to a call (proc.c also polls for its deadline and frames). */
+ * what the signer process adds to a call (signerproc.c also polls for its deadline and frames). */
 static double bench_socket_rt(void)
 {
     uint8_t buf[ECHO_LEN];
@@ -1123,7 +1123,7 @@ int main(int argc, char **argv)
                                               .pinned_spki_len = tpm_len};
 
         /* Every signer process is forked now, from a process that holds no module and runs no
-         * other thread: what proc.h asks of its owner (the TPM's come later, one at a time). */
+         * other thread: what signerproc.h asks of its owner (the TPM's come later, one at a time). */
         for (size_t i = 0; i < n; i++)
             for (int k = 0; k < MAX_THREADS; k++)
                 start_proc(&all[i].cfg, &all[i].proc[k]);

@@ -348,7 +348,7 @@ static const int monitor_allowed[] = {
     __NR_rt_sigtimedwait,
     __NR_rt_sigsuspend,
     __NR_signalfd4,
-/* The child closes what it inherited before the exec (signer/proc.c), in one call. */
+/* The child closes what it inherited before the exec (signer/launch.c), in one call. */
 #ifdef __NR_close_range
     __NR_close_range,
 #endif

@@ -47,7 +47,7 @@
 #include "monitor.h"
 #include "notesign.h"
 #include "policy.h"
-#include "proc.h"
+#include "signerproc.h"
 #include "tpmattest.h"
 #include "vault.h"
 

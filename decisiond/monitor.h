@@ -47,9 +47,9 @@ struct d_monitor_reply {
 int d_monitor_main(const char *config, const char *log_level, int check_only);
 
 /*
- * The engine's side of the channel, as a signer launcher (signer/proc.h): start asks the monitor
- * for a fresh signer and waits up to timeout_ms for its socket; stop asks it to stop the current
- * one. arg is a struct d_monitor_link.
+ * The engine's side of the channel, as a signer launcher (decisiond/signerproc.h): start asks the
+ * monitor for a fresh signer and waits up to timeout_ms for its socket; stop asks it to stop the
+ * current one. arg is a struct d_monitor_link.
  */
 struct d_monitor_link {
     int fd;

@@ -45,10 +45,10 @@
  *
  * A frame is valid only when every rule above holds. The decoder checks the header first, so a
  * huge len or an unknown type is refused before any body byte is read. Which side may send which
- * type is the caller's rule (proc.c): the child accepts only *_REQ, the parent only the *_RESP it
- * waits for, with the id it sent. Whoever receives a frame that is not valid, or not expected,
- * closes the peer: the child exits, the parent kills the child (imsg style: a message no handler
- * accepts is fatal). Nothing is ever resynchronised.
+ * type is the caller's rule (decisiond/signerproc.c, signer/sworn-signer.c): the child accepts only
+ * *_REQ, the parent only the *_RESP it waits for, with the id it sent. Whoever receives a frame
+ * that is not valid, or not expected, closes the peer: the child exits, the parent kills the child
+ * (imsg style: a message no handler accepts is fatal). Nothing is ever resynchronised.
  *
  * Thread safety: the codec is pure (no allocation, no globals). The I/O helpers touch only the fd
  * they are given; one fd is used by one thread at a time. Nothing here is secret: digests,

@@ -144,7 +144,8 @@ int sworn_signer_launch(const struct sworn_signer_config *cfg,
                         const struct sworn_signer_launch_opts *opts, int *fd, pid_t *pid,
                         int *pidfd)
 {
-    static struct argv_buf args; /* large; built under the caller's lock (proc.c, the monitor) */
+    static struct argv_buf
+        args; /* large; built under the caller's lock (signerproc.c, the monitor) */
     char *envp[ENV_MAX];
     char env_text[ENV_MAX][1024];
     size_t n_env = 0;

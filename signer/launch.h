@@ -1,7 +1,8 @@
 /*
  * launch.h -- starting a sworn-signer process: the one way any part of sworn runs the key
  * (docs/decisiond.md, "Processes"). Used by decisiond's monitor, which owns the signer in a
- * deployment, and by sworn_signer_proc's default launcher (proc.h: tests, benchmarks).
+ * deployment, and by sworn_signer_proc's default launcher (decisiond/signerproc.h: tests,
+ * benchmarks).
  *
  * sworn_signer_launch makes a socketpair, forks, and in the child:
  *   1. points stdin and stdout at /dev/null (stderr stays: crash and sanitizer reports), puts its
@@ -19,7 +20,7 @@
  *
  * The parent gets its socket end (close-on-exec), the child's pid and a pidfd for it (-1 when the
  * kernel has none: kill(2) by pid is then the fallback). It does not wait for the child to open
- * the key: the first INFO_REQ on the socket does (proc.c).
+ * the key: the first INFO_REQ on the socket does (decisiond/signerproc.c).
  *
  * Errors: -1 with sworn_err set (SWORN_ERR_ARG for bad options, SWORN_ERR_IO when socketpair or
  * fork failed). A failed exec shows up as the socket's end of stream (the child exits 127).

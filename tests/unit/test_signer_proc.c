@@ -1,5 +1,5 @@
 /*
- * test_signer_proc.c -- unit tests of the signer process (proc.c) and its wire format (ipc.c).
+ * test_signer_proc.c -- unit tests of the signer process (decisiond/signerproc.c, signer/sworn-signer.c) and its wire format (ipc.c).
  *
  * The codec: every message type round-trips; hostile frames (truncated headers, huge or wrong
  * lengths, unknown types, flags, purposes and statuses, bad error text, trailing bytes, every
@@ -45,7 +45,7 @@
 #include "checkpoint.h"
 #include "err.h"
 #include "ipc.h"
-#include "proc.h"
+#include "signerproc.h"
 #include "signer.h"
 #include "testutil.h"
 #include "utf8.h"

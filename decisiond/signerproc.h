@@ -1,6 +1,7 @@
 /*
- * proc.h -- the signer process: the parent-side API that decisiond (or a test) uses to run the
- * key in a child process of its own, joined by a socketpair (relayd's "ca" process).
+ * signerproc.h -- the signer process from its caller's side: the API decisiond's engine (or a
+ * test, or a benchmark) uses to have the key, held by a sworn-signer process of its own, sign over
+ * a socketpair (relayd's "ca" process). The signer's own code is signer/sworn-signer.c.
  *
  * The parent never opens the key. sworn_signer_proc_start copies the signer config and starts the
  * child, which opens the key (sworn_signer_open), holds the PIN and the HSM session or TPM key
@@ -52,14 +53,16 @@
  * wrong form, a key that will not open) comes back with the child's code and message, prefixed
  * "signer process: ".
  */
-#ifndef SWORN_SIGNER_PROC_H
-#define SWORN_SIGNER_PROC_H
+#ifndef SWORN_SIGNERPROC_H
+#define SWORN_SIGNERPROC_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "signer.h"
+#include "notesign.h"
+#include "sigscheme.h"
+#include "signer.h" /* struct sworn_signer_config: what the signer opens */
 
 #define SWORN_SIGNER_PROC_TIMEOUT_MS 2000        /* default deadline of one request */
 #define SWORN_SIGNER_PROC_START_TIMEOUT_MS 10000 /* default deadline of a child's key opening */
@@ -157,5 +160,12 @@ int sworn_signer_proc_send_raw(struct sworn_signer_proc *p, const uint8_t *bytes
  * No other call on p may run at the same time or after.
  */
 void sworn_signer_proc_stop(struct sworn_signer_proc *p);
+
+/*
+ * p as the log's checkpoint note signer named name (notekey.h's note form of its key): every
+ * signature is made for SWORN_PURPOSE_CHECKPOINT. p must outlive *out. Returns 0 or -1.
+ */
+int sworn_signer_proc_as_note_signer(struct sworn_signer_proc *p, const char *name,
+                                     struct sworn_note_signer *out);
 
 #endif

@@ -1,10 +1,10 @@
 /*
- * proc.c -- the engine's side of the signer process (contract in proc.h): start through a
- * launcher, requests with deadlines, kill-and-reap, lazy restart with backoff. The signer itself
+ * signerproc.c -- the engine's side of the signer process (contract in signerproc.h): start through
+ * a launcher, requests with deadlines, kill-and-reap, lazy restart with backoff. The signer itself
  * is another program (sworn-signer.c); no signer code runs in this process.
  */
 #define _GNU_SOURCE
-#include "proc.h"
+#include "signerproc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 #include "err.h"
 #include "ipc.h"
 #include "launch.h"
+#include "notekey.h"
 
 #define REAP_WAIT_MS 200     /* how long a failing call waits for a killed child to exit */
 #define BACKOFF_FIRST_MS 100 /* after a failed start; doubles up to BACKOFF_MAX_MS */
@@ -527,4 +528,37 @@ void sworn_signer_proc_stop(struct sworn_signer_proc *p)
         (void)reap(p->unreaped[i], -1);
     (void)pthread_mutex_destroy(&p->lock);
     free_proc(p);
+}
+
+/* --- as the log's checkpoint note signer ------------------------------------------------------ */
+
+static int proc_checkpoint_sign(void *ctx, const uint8_t *msg, size_t len, uint8_t *sig, size_t cap,
+                                size_t *sig_len)
+{
+    return sworn_signer_proc_sign(ctx, SWORN_PURPOSE_CHECKPOINT, msg, len, sig, cap, sig_len);
+}
+
+/* The signer process belongs to its owner: closing the note signer leaves it running. */
+static void proc_checkpoint_close(void *ctx)
+{
+    (void)ctx;
+}
+
+static const struct sworn_note_signer_ops proc_ops = {
+    .kind = "sworn-signer-process",
+    .sign = proc_checkpoint_sign,
+    .close = proc_checkpoint_close,
+};
+
+int sworn_signer_proc_as_note_signer(struct sworn_signer_proc *p, const char *name,
+                                     struct sworn_note_signer *out)
+{
+    size_t spki_len;
+    const uint8_t *spki = sworn_signer_proc_spki(p, &spki_len);
+
+    if (sworn_note_pub_from_spki(name, spki, spki_len, sworn_signer_proc_alg(p), out) < 0)
+        return -1;
+    out->ops = &proc_ops;
+    out->ctx = p;
+    return 0;
 }
