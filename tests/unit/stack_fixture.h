@@ -13,6 +13,8 @@
 
 #include "sworn.pb-c.h"
 
+#include "testutil.h"
+
 struct sworn_log;
 
 struct sworn_stack {
@@ -33,12 +35,15 @@ struct sworn_stack {
  * the script, space-separated, may be ""), then read DIR/stack.env into s. Returns 0, or -1 when
  * the stack did not come up (its log is printed).
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_up(struct sworn_stack *s, const char *options);
 
 /* `scripts/dev-stack start DIR`: start decisiond again (after a kill); re-reads its pid. */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_start(struct sworn_stack *s);
 
 /* SIGTERM the daemon and wait for it; returns its exit status (or -1 when it would not stop). */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_stop_daemon(struct sworn_stack *s);
 
 /* SIGKILL the daemon and reap it (a crash). */
@@ -49,6 +54,7 @@ void sworn_stack_kill_daemon(struct sworn_stack *s);
  * Returns 0, or -1 when the daemon's log holds a sanitizer report (printed): in the sanitizer
  * build a leak or undefined behaviour in the daemon fails the test that drove it.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_down(struct sworn_stack *s);
 
 /* Connect to a Unix socket; returns the fd or -1. */
@@ -59,6 +65,7 @@ int sworn_stack_connect(const char *path);
  * *len_out. Returns 0, 1 when the peer closed the connection without a frame, -1 on a timeout or
  * an error.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_exchange(int fd, const uint8_t *bytes, size_t len, int timeout_ms, uint8_t **body,
                          size_t *len_out);
 
@@ -144,6 +151,7 @@ void sworn_stack_log_quotes(struct sworn_log *log, struct sworn_stack_quotes *q)
 void sworn_stack_expect_final_checkpoint(struct sworn_log *log);
 
 /* Run a shell command with the stack's environment (stack.env sourced); returns its exit status. */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
