@@ -10,7 +10,10 @@ FUZZ_SECONDS ?= 60
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*')
 
-.PHONY: all deps build build-asan build-verifier check test test-asan format format-check demo bench fuzz clean
+CHECK_PARTS ?= format-check build-verifier test test-asan build-bench fuzz-replay
+
+.PHONY: all deps build build-asan build-bench build-fuzz build-verifier check test test-asan \
+	fuzz-replay format format-check demo bench fuzz clean
 
 all: build
 
@@ -44,21 +47,41 @@ format-check: deps
 format: deps
 	clang-format -i $(SOURCES)
 
-# Every test, in the normal build and in the ASan + UBSan build, the format check, and the
-# verifier built standalone.
-check: format-check build-verifier test test-asan
+# Every test, in the normal build and in the ASan + UBSan build, the format check, the verifier
+# built standalone, the Release build (the one make bench measures) and the clang fuzz build with
+# every fuzz target run over its seed corpus and saved crashes. Each part is timed; the times are
+# printed at the end (CI's budget for all of it is 90 minutes on 2 cores).
+check: deps
+	@set -e; total0=$$(date +%s); times=""; \
+	for part in $(CHECK_PARTS); do \
+		t0=$$(date +%s); \
+		echo "== make check: $$part"; \
+		$(MAKE) --no-print-directory $$part || { echo "== make check: $$part FAILED"; exit 1; }; \
+		times="$$times$$(printf '  %-16s %5ss' $$part $$(( $$(date +%s) - t0 )))\n"; \
+	done; \
+	printf "== make check passed; time per part:\n$$times  %-16s %5ss\n" total $$(( $$(date +%s) - total0 ))
 
 demo: build
 	scripts/demo $(BUILD)
 
-bench: deps
+# The Release build (-O3, _FORTIFY_SOURCE) that the benchmark measures.
+build-bench: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(BENCH_BUILD) -j$(JOBS)
+
+bench: build-bench
 	scripts/bench $(BENCH_BUILD)
 
-fuzz: deps
+# The clang build with the libFuzzer targets (and ASan + UBSan everywhere).
+build-fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DSWORN_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+
+# Every libFuzzer target over its seed corpus and saved crashes, once each (no fuzzing).
+fuzz-replay: build-fuzz
+	scripts/fuzz --replay $(FUZZ_BUILD)
+
+fuzz: build-fuzz
 	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
