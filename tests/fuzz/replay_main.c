@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Read a whole file into a fresh allocation. Returns NULL on failure. */
 static uint8_t *read_all(const char *path, size_t *len)
