@@ -78,7 +78,7 @@ struct d_daemon {
     struct d_metrics metrics;
 };
 
-/* --- time ------------------------------------------------------------------------------- */
+/* --- d_clock.c: time (any thread; a test clock only in sworn-decisiond-testclock) --------- */
 uint64_t d_now_unix_ms(void);
 uint64_t d_now_mono_us(void);
 
@@ -200,8 +200,14 @@ int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t versio
 /* --- d_checkpoint.c: the checkpoint thread ------------------------------------------------ */
 
 int d_checkpointer_start(struct d_daemon *d);
-/* Ask for a checkpoint now (any thread); returns at once. */
-void d_checkpointer_kick(struct d_daemon *d);
+/*
+ * Ask for a checkpoint now and wait until a round that began after the call has finished (a
+ * worker thread: it blocks for one signature and one quote). OUT: *size, the tree size of the
+ * newest stored checkpoint, which covers every entry appended before the call. Returns 0, or -1
+ * when that round could not sign or store its checkpoint, or the daemon is stopping (sworn_err
+ * says why; *size is then unchanged). Callers must be gone before d_checkpointer_stop.
+ */
+int d_checkpointer_now(struct d_daemon *d, uint64_t *size);
 /* Make a final checkpoint (and quote) and stop the thread. */
 void d_checkpointer_stop(struct d_daemon *d);
 

@@ -9,7 +9,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/sha.h>
 
@@ -17,22 +16,6 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "merkle.h"
-
-uint64_t d_now_unix_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-uint64_t d_now_mono_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len)
 {

@@ -26,6 +26,7 @@ struct sworn_stack {
     char tiles[512];     /* the exported tiles folder */
     char tcti[128];      /* swtpm's TCTI, or "" with --no-tpm */
     char spki_der[512];  /* the SoftHSM key's DER SPKI file, or "" with --file-key */
+    char clock[512];     /* the test clock's file with --test-clock, else "" */
     pid_t decisiond_pid; /* the current daemon */
     pid_t swtpm_pid;     /* 0 with --no-tpm */
 };
@@ -56,6 +57,16 @@ void sworn_stack_kill_daemon(struct sworn_stack *s);
  */
 SWORN_TEST_MUST_CHECK
 int sworn_stack_down(struct sworn_stack *s);
+
+/*
+ * With --test-clock (sworn-decisiond-testclock): move the daemon's clocks, wall and monotonic,
+ * ms milliseconds forward, at once (the clock file is replaced by a rename, never half-written).
+ * Fails the test when the stack has no test clock.
+ */
+void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms);
+
+/* With --test-clock: the daemon's wall clock now (ms since the epoch: system clock + offset). */
+uint64_t sworn_stack_clock_unix_ms(struct sworn_stack *s);
 
 /* Connect to a Unix socket; returns the fd or -1. */
 int sworn_stack_connect(const char *path);

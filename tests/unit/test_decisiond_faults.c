@@ -547,6 +547,26 @@ static void use_hang_module(struct sworn_stack *s, const char *flag, const char 
 
 /* --- 1. the signer child killed ------------------------------------------------------------ */
 
+/* Wait until n more allows than now are acknowledged (by the running load); fails after ms. */
+static void wait_allows(struct acks *a, unsigned n, int ms)
+{
+    unsigned from, now;
+
+    pthread_mutex_lock(&a->lock);
+    from = a->allows;
+    pthread_mutex_unlock(&a->lock);
+    for (int waited = 0;; waited += 20) {
+        pthread_mutex_lock(&a->lock);
+        now = a->allows;
+        pthread_mutex_unlock(&a->lock);
+        if (now - from >= n)
+            return;
+        if (waited >= ms)
+            fail_msg("only %u allows in %d ms under load after the kills", now - from, ms);
+        sworn_test_sleep_ms(20);
+    }
+}
+
 struct load {
     struct sworn_stack *s;
     struct acks *a;
@@ -604,7 +624,7 @@ static void test_signer_child_killed(void **state)
     struct load loads[2];
     pthread_t th[2];
     pid_t killed = -1, now;
-    char *flag;
+    char *flag, *entered;
     struct one_request inflight;
     pthread_t ith;
 
@@ -620,12 +640,13 @@ static void test_signer_child_killed(void **state)
         assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
     }
     for (int k = 0; k < 5; k++) {
-        sworn_test_sleep_ms(150 + 70 * k);
+        sworn_test_sleep_ms(150 + 70 * k); /* not a wait: the moments of the kills vary */
         killed = wait_signer_child(sp->decisiond_pid);
         assert_true(killed > 0);
         assert_int_equal(kill(killed, SIGKILL), 0);
     }
-    sworn_test_sleep_ms(300);
+    /* The load goes on until a new child has signed allows again. */
+    wait_allows(&a, 3, 30000);
     for (int t = 0; t < 2; t++) {
         loads[t].stop = 1;
         pthread_join(th[t], NULL);
@@ -633,18 +654,26 @@ static void test_signer_child_killed(void **state)
     assert_no_violation(&a);
     assert_int_equal(a.unanswered, 0);
 
-    /* A request whose signature is certainly in flight when the child dies. */
+    /* A request whose signature is certainly in flight when the child dies: the shim says when
+     * a C_Sign blocks (flag.entered). */
+    entered = sworn_test_path(sp->dir, "hang.entered");
+    (void)remove(entered);
     sworn_test_write_file(flag, "", 0, 0600);
     inflight = (struct one_request){.s = sp, .a = &a, .id = "inflight", .path = "/allowed/f"};
     assert_int_equal(pthread_create(&ith, NULL, one_request_thread, &inflight), 0);
-    sworn_test_sleep_ms(300);
+    for (int i = 0; i < 1500 && access(entered, F_OK) != 0; i++)
+        sworn_test_sleep_ms(20);
+    if (access(entered, F_OK) != 0)
+        fail_msg("no signature blocked in the shim within 30 s");
+    free(entered);
     killed = wait_signer_child(sp->decisiond_pid);
     assert_true(killed > 0);
     assert_int_equal(kill(killed, SIGKILL), 0);
     pthread_join(ith, NULL);
     assert_int_equal(remove(flag), 0);
-    /* Killed in C_Sign, or (had the request been slower than the pause) its successor stalled in
-     * C_Sign until the deadline: either way the allow did not happen, and the deny is recorded. */
+    /* Killed in C_Sign (its own signature, or a checkpoint's that it queued behind), or its
+     * successor stalled in C_Sign until the deadline: either way the allow did not happen, and
+     * the deny is recorded. */
     if (inflight.o != OUT_DENY)
         fail_msg("the request in flight was answered %d (%s), not a recorded deny", inflight.o,
                  inflight.reason);
@@ -887,7 +916,8 @@ static void tpm_outage(int required)
     assert_non_null(quotes);
     assert_non_null(cps);
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, required ? "--tpm-required" : ""), 0);
+    assert_int_equal(sworn_stack_up(sp, required ? "--tpm-required --test-clock" : "--test-clock"),
+                     0);
     assert_true(sp->swtpm_pid > 0);
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
     assert_true(sworn_stack_metric(sp, "sworn_quotes_total") >= 1.0); /* the start's checkpoint */
@@ -897,8 +927,8 @@ static void tpm_outage(int required)
     wait_pid_gone(sp->swtpm_pid);
     /* The checkpoint thread finds out at its next quote. */
     for (i = 0; i < 60 && sworn_stack_metric(sp, "sworn_tpm_up") != 0.0; i++) {
+        sworn_stack_clock_advance(sp, 1100); /* past tpm.quote_min_interval: it quotes */
         tick(sp, &a, "notice", i);
-        sworn_test_sleep_ms(200);
     }
     assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 0.0);
     text = sworn_stack_scrape(sp);
@@ -919,9 +949,9 @@ static void tpm_outage(int required)
         } else {
             assert_int_equal(o, OUT_ALLOW);
         }
+        /* Past tpm.quote_min_interval (1 s): every checkpoint tries to quote. */
+        sworn_stack_clock_advance(sp, 1100);
         sworn_stack_checkpoint_now(sp);
-        sworn_test_sleep_ms(
-            1100); /* past tpm.quote_min_interval: every checkpoint tries to quote */
     }
     for (i = 0; i < 50 && sworn_stack_metric(sp, "sworn_checkpoints_total") < c0 + 2; i++)
         sworn_test_sleep_ms(100);
@@ -938,7 +968,7 @@ static void tpm_outage(int required)
      * it starts unmeasured (its Startup entry has no PCR 23) and serves. */
     sworn_stack_kill_daemon(sp);
     if (required) {
-        assert_int_equal(sworn_stack_sh(sp, "\"$BUILD/decisiond/sworn-decisiond\" --config "
+        assert_int_equal(sworn_stack_sh(sp, "\"$DECISIOND_BIN\" --config "
                                             "\"$CONFIG\" </dev/null >/dev/null 2>start.err"),
                          1);
         assert_int_equal(sworn_stack_sh(sp, "grep -q 'tpm.required' start.err"), 0);
@@ -1013,11 +1043,13 @@ static void test_log_write_fails(void **state)
     struct acks a;
     struct rlimit old, none;
     char reason[1100], id[32];
+    uint64_t stored;
 
     (void)state;
     acks_init(&a);
     assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key --checkpoint-interval 200ms"), 0);
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
+    stored = sworn_stack_checkpoint_now(sp); /* answered once stored: covers "before" */
 
     assert_int_equal(prlimit(sp->decisiond_pid, RLIMIT_FSIZE, NULL, &old), 0);
     none = old;
@@ -1031,8 +1063,8 @@ static void test_log_write_fails(void **state)
         if (o != OUT_ERROR)
             fail_msg("%s: answered %d (%s) while the log cannot be written", id, o, reason);
     }
-    sworn_stack_checkpoint_now(sp); /* a checkpoint that cannot be stored either */
-    sworn_test_sleep_ms(300);
+    /* Nothing was appended, so the stored checkpoint still covers the whole log. */
+    assert_int_equal(sworn_stack_checkpoint_now(sp), stored);
     assert_int_equal(kill(sp->decisiond_pid, 0), 0);
     assert_true(sworn_stack_metric(sp, "sworn_decision_errors_total") >= 6.0);
 
@@ -1124,7 +1156,7 @@ static void crash_while_starting(struct sworn_stack *s, long ms)
 {
     char *path = sworn_test_path(s->dir, "early.pid"), *pid = NULL;
 
-    assert_int_equal(sworn_stack_sh(s, "{ setsid \"$BUILD/decisiond/sworn-decisiond\" --config "
+    assert_int_equal(sworn_stack_sh(s, "{ setsid \"$DECISIOND_BIN\" --config "
                                        "\"$CONFIG\" </dev/null >/dev/null 2>>decisiond.log & }; "
                                        "echo $! > early.pid"),
                      0);
