@@ -51,12 +51,12 @@ struct d_daemon {
     struct d_workq *workq;
     struct sworn_log *log;
     struct sworn_signer_proc *signer;
-    uint8_t key_id[32];
+    uint8_t key_id[SWORN_KEY_ID_LEN];
     struct sworn_note_signer note_signer;
 
     /* Loop thread only. */
     struct sworn_policy *policy;
-    uint8_t policy_digest[32];
+    uint8_t policy_digest[SWORN_POLICY_HASH_LEN];
     struct sworn_budgets *budgets;
     struct sworn_vault *vault;
     struct d_escalations *esc;
