@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,7 +573,7 @@ struct load {
     struct acks *a;
     const char *tag;
     int thread;
-    volatile int stop;
+    atomic_int stop;     /* set by the test, read by the thread (volatile is not enough: TSan) */
     int stop_on_silence; /* stop at the first request without an answer (the daemon died) */
     unsigned sent;
 };
@@ -583,7 +584,7 @@ static void *load_thread(void *arg)
     struct load *l = arg;
     char id[64];
 
-    while (!l->stop) {
+    while (!atomic_load(&l->stop)) {
         enum outcome o;
 
         snprintf(id, sizeof(id), "%s-%d-%u", l->tag, l->thread, l->sent);
@@ -648,7 +649,7 @@ static void test_signer_child_killed(void **state)
     /* The load goes on until a new child has signed allows again. */
     wait_allows(&a, 3, 30000);
     for (int t = 0; t < 2; t++) {
-        loads[t].stop = 1;
+        atomic_store(&loads[t].stop, 1);
         pthread_join(th[t], NULL);
     }
     assert_no_violation(&a);
@@ -1237,7 +1238,7 @@ static void test_crash_under_load(void **state)
         sworn_test_sleep_ms((long)(rand_r(&seed) % 600));
         sworn_stack_kill_daemon(sp);
         for (int t = 0; t < CRASH_THREADS; t++) {
-            loads[t].stop = 1;
+            atomic_store(&loads[t].stop, 1);
             pthread_join(th[t], NULL);
         }
         assert_no_violation(&a);

@@ -134,11 +134,26 @@ static char proc_state(pid_t pid)
     return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
 }
 
-/* Wait until pid is a zombie (its socket end is closed by then). */
+/*
+ * Wait until pid, our child, has exited with all its threads, so that its socket end is closed,
+ * without reaping it (WNOWAIT: that stays the library's job). /proc's 'Z' is not enough: the
+ * thread-group leader shows it while other threads (a sanitizer's, in the ThreadSanitizer build)
+ * still hold the descriptor table.
+ */
 static void wait_zombie(pid_t pid)
 {
-    for (int i = 0; i < 2000 && proc_state(pid) != 'Z'; i++)
+    siginfo_t si;
+    int rc = -1;
+
+    for (int i = 0; i < 2000; i++) {
+        memset(&si, 0, sizeof(si));
+        rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+        if (rc == 0 && si.si_pid == pid)
+            break;
         sleep_ms(1);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(si.si_pid, pid);
     assert_int_equal(proc_state(pid), 'Z');
 }
 
