@@ -953,9 +953,15 @@ static void test_restart_backoff_and_key_change(void **state)
     assert_non_null(strstr(sworn_err_msg(), "not restarted yet"));
     assert_int_equal(sworn_signer_proc_pid(f->p), -1);
     assert_no_children();
-    /* Fixed, and after the backoff, it works again. */
+    /* Fixed, and after the backoff, it works again: calls within it keep failing at once. */
     assert_int_equal(chmod(f->key, 0600), 0);
-    sleep_ms(150);
+    t0 = now_ms();
+    while (sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
+                                  sizeof(sig), &sig_len) != 0) {
+        if (now_ms() - t0 > 5000)
+            fail_msg("no restart within 5 s of the fix: %s", sworn_err_msg());
+        sleep_ms(5);
+    }
     sign_receipt_ok(f);
 
     /* The key file is replaced by another key: a restarted child with it is refused. */
