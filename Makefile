@@ -6,11 +6,10 @@ FUZZ_BUILD ?= build-fuzz
 BENCH_BUILD ?= build-bench
 VERIFIER_BUILD ?= build-verifier
 TSAN_BUILD ?= build-tsan
-# The tests that run threads (the log's group commit, the budgets, the signer process and its
-# watchdog, decisiond's workers and checkpoint thread, the fault tests' client threads), run in
-# the ThreadSanitizer build. decisiond_seccomp is left out: TSan's runtime makes system calls the
-# daemon's filter refuses.
-TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_decisiond|test_decisiond_faults
+# The tests that run threads, run in the ThreadSanitizer build: the log's group commit, the
+# budgets, the signer process and its watchdog, the verifier's workers, and every test that runs
+# decisiond (its workers and checkpoint thread; the fault tests' client threads too).
+TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_verify|test_decisiond|test_decisiond_faults|test_decisiond_seccomp|test_verify_stack
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
