@@ -186,10 +186,11 @@ int sworn_tpm_ek_cert_verify(const uint8_t *cert, size_t cert_len, const char *c
 
 /* What a TPM says about itself (TPM2_GetCapability, TPM_CAP_TPM_PROPERTIES). Self-reported: a
  * record for the operator, not evidence (the quote's signed firmwareVersion is). */
+#define SWORN_TPM_MANUFACTURER_LEN 4 /* TPM_PT_MANUFACTURER: 4 ASCII bytes */
 struct sworn_tpm_info {
-    uint32_t manufacturer;       /* TPM_PT_MANUFACTURER: 4 ASCII bytes, e.g. "IBM ", "IFX " */
-    char manufacturer_text[5];   /* the same up to a NUL, as a C string; other non-printable
-                                    bytes as '?' */
+    uint32_t manufacturer; /* TPM_PT_MANUFACTURER: 4 ASCII bytes, e.g. "IBM ", "IFX " */
+    /* The same up to a NUL, as a C string; other non-printable bytes as '?'. */
+    char manufacturer_text[SWORN_TPM_MANUFACTURER_LEN + 1];
     uint32_t firmware_version_1; /* TPM_PT_FIRMWARE_VERSION_1 (high 32 bits) */
     uint32_t firmware_version_2; /* TPM_PT_FIRMWARE_VERSION_2 (low 32 bits) */
     uint64_t firmware_version;   /* (v1 << 32) | v2: the value quotes carry as firmwareVersion */

@@ -1123,7 +1123,8 @@ int main(int argc, char **argv)
                                               .pinned_spki_len = tpm_len};
 
         /* Every signer process is forked now, from a process that holds no module and runs no
-         * other thread: what signerproc.h asks of its owner (the TPM's come later, one at a time). */
+         * other thread: what signerproc.h asks of its owner (the TPM's come later, one at a time).
+         */
         for (size_t i = 0; i < n; i++)
             for (int k = 0; k < MAX_THREADS; k++)
                 start_proc(&all[i].cfg, &all[i].proc[k]);

@@ -44,13 +44,14 @@
 #define SWORN_DCONFIG_ORIGIN_MAX 255  /* as SWORN_CHECKPOINT_ORIGIN_MAX (checkpoint.h) */
 #define SWORN_DCONFIG_SPKI_MAX 1024   /* as SWORN_SIGNER_SPKI_MAX (signer.h) */
 #define SWORN_DCONFIG_PATH_MAX 4096   /* a resolved path, with its NUL */
+#define SWORN_DCONFIG_HASH_LEN 32     /* SHA-256 of a measured file */
 #define SWORN_DCONFIG_MAX_MEASURE 250 /* StartupMeasurement holds <= 256 files in all */
 #define SWORN_DCONFIG_MAX_UIDS 64     /* per peers list */
 #define SWORN_DCONFIG_PCR_ALWAYS 23   /* the PCR sworn measures into; always quoted */
 
 struct sworn_dconfig {
-    char *path;         /* the file it was read from (as given) */
-    uint8_t digest[32]; /* SHA-256 of the file's bytes: measured into PCR 23 */
+    char *path;                             /* the file it was read from (as given) */
+    uint8_t digest[SWORN_DCONFIG_HASH_LEN]; /* SHA-256 of the file's bytes: into PCR 23 */
     /* log: */
     char *log_db;                    /* sqlite database path; required */
     char *origin;                    /* checkpoint origin line; required; 1..255 bytes of UTF-8,

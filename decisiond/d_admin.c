@@ -164,18 +164,67 @@ void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1
     }
 }
 
+/*
+ * CheckpointNow answers once the checkpoint is stored (and quoted, when the TPM and
+ * tpm.quote_min_interval allow): a worker waits for the checkpoint thread's round, and the
+ * answer's tree_size is the stored checkpoint's, which covers every entry appended before the
+ * call. A checkpoint that could not be signed or stored is an ErrorFrame.
+ */
+struct checkpoint_wait {
+    struct d_daemon *d;
+    struct d_conn *c;
+    int rc, code;
+    uint64_t size;
+    char err[SWORN_ERR_MSG_MAX];
+};
+
+static void checkpoint_work(void *arg)
+{
+    struct checkpoint_wait *w = arg;
+
+    w->rc = d_checkpointer_now(w->d, &w->size);
+    if (w->rc < 0) {
+        w->code = sworn_err_code();
+        snprintf(w->err, sizeof(w->err), "%s", sworn_err_msg());
+    }
+}
+
+static void checkpoint_done(void *arg)
+{
+    struct checkpoint_wait *w = arg;
+
+    if (w->rc < 0) {
+        d_conn_reply_error(w->c, w->code, w->err, NULL, 0);
+    } else {
+        Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+        Sworn__V1__CheckpointNowResponse cr = SWORN__V1__CHECKPOINT_NOW_RESPONSE__INIT;
+
+        cr.tree_size = w->size;
+        r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW;
+        r.checkpoint_now = &cr;
+        send_response(w->c, &r);
+    }
+    d_conn_release(w->c);
+    free(w);
+}
+
 void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
-    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
-    Sworn__V1__CheckpointNowResponse cr = SWORN__V1__CHECKPOINT_NOW_RESPONSE__INIT;
+    struct checkpoint_wait *w = calloc(1, sizeof(*w));
 
     (void)rq;
-    /* The checkpoint thread signs the tree as it is when it wakes: at least this size. */
-    cr.tree_size = sworn_log_size(d->log);
-    d_checkpointer_kick(d);
-    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW;
-    r.checkpoint_now = &cr;
-    send_response(c, &r);
+    if (w == NULL) {
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
+        return;
+    }
+    w->d = d;
+    w->c = c;
+    d_conn_hold(c);
+    if (d_workq_submit(d->workq, checkpoint_work, checkpoint_done, w) < 0) {
+        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+        d_conn_release(c);
+        free(w);
+    }
 }
 
 void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)

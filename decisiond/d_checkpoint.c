@@ -14,8 +14,15 @@
  * Quotes are never made more often than tpm.quote_min_interval (TPM-Fail: every ECDSA quote is a
  * timing sample of the AK; firmware-notes/README.md): a checkpoint inside that interval stays
  * unquoted, and the next checkpoint after it is quoted.
+ *
+ * `swornctl checkpoint` (d_checkpointer_now) waits for its round: each request takes a number
+ * (asked), each round notes the newest number it took on before it began (answered) and its
+ * result, and broadcasts done; a request is answered by the first round whose number reaches its
+ * own, so its answer is about a checkpoint made after it asked, and stored.
  */
+#include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +42,12 @@ struct d_checkpointer {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int kick, stop;
+    pthread_cond_t done;               /* broadcast at the end of every round */
+    uint64_t asked, answered;          /* d_checkpointer_now requests: taken, and answered */
+    int round_rc;                      /* the answered round: 0 (stored) or -1 */
+    uint64_t round_size;               /* its checkpoint's tree size */
+    char round_err[SWORN_ERR_MSG_MAX]; /* its failure, when round_rc is -1 */
+    unsigned waiting;                  /* threads inside d_checkpointer_now */
     struct sworn_tpm_ak ak;
     int have_ak;
     uint64_t last_size;
@@ -96,8 +109,14 @@ out:
     return rc;
 }
 
-/* One round: checkpoint when the log grew (or force), quote, export. */
-static void round_once(struct d_checkpointer *cp, int force)
+/*
+ * One round: checkpoint when the log grew (or force), quote, export. Returns 0 when the newest
+ * stored checkpoint (cp->last_size) now covers the log as it was when the round began (signed
+ * now, or earlier when the log did not grow), or -1 when it could not be signed or stored
+ * (sworn_err says why). An unquoted checkpoint or a failed export still returns 0: the
+ * checkpoint is stored, and the failure is counted and logged.
+ */
+static int round_once(struct d_checkpointer *cp, int force)
 {
     struct d_daemon *d = cp->d;
     struct sworn_note_signer *signers[1] = {&d->note_signer};
@@ -108,17 +127,19 @@ static void round_once(struct d_checkpointer *cp, int force)
     json_object *f;
 
     if (cp->have_last && sworn_log_size(d->log) == cp->last_size && !force)
-        return;
+        return 0;
     note = malloc(SWORN_NOTE_MAX_LEN + 1);
     if (note == NULL)
-        return;
+        return sworn_err_set(SWORN_ERR_NOMEM, "checkpoint: out of memory");
     if (sworn_log_checkpoint(d->log, signers, 1, note, SWORN_NOTE_MAX_LEN + 1, &len, &size) < 0) {
         /* The signer or the log: the message says which; sworn_signer_up follows the health
          * check, so a full disk is not blamed on the HSM. */
         d_log_msg(D_LOG_ERROR, "checkpoint_failed", sworn_err_msg());
         free(note);
-        return;
+        return -1;
     }
+    /* The log never shrinks, and a checkpoint covers at least what the last one did. */
+    assert(!cp->have_last || size >= cp->last_size);
     atomic_store(&d->metrics.signer_up, 1);
     cp->last_size = size;
     cp->have_last = 1;
@@ -150,6 +171,18 @@ static void round_once(struct d_checkpointer *cp, int force)
     }
     d_log(D_LOG_INFO, "checkpoint", f);
     free(note);
+    return 0;
+}
+
+/* With cp->lock held: the round that took requests up to gen ended with rc; wake the waiters. */
+static void answer(struct d_checkpointer *cp, uint64_t gen, int rc, const char *err)
+{
+    assert(gen >= cp->answered && gen <= cp->asked);
+    cp->answered = gen;
+    cp->round_rc = rc;
+    cp->round_size = cp->last_size;
+    snprintf(cp->round_err, sizeof(cp->round_err), "%s", rc < 0 ? err : "");
+    pthread_cond_broadcast(&cp->done);
 }
 
 /*
@@ -179,7 +212,9 @@ static void health(struct d_checkpointer *cp)
 static void *checkpoint_thread(void *arg)
 {
     struct d_checkpointer *cp = arg;
-    uint64_t interval = cp->d->cfg->checkpoint_interval_ms;
+    uint64_t interval = cp->d->cfg->checkpoint_interval_ms, gen;
+    char err[SWORN_ERR_MSG_MAX];
+    int rc;
 
     pthread_mutex_lock(&cp->lock);
     for (;;) {
@@ -198,10 +233,13 @@ static void *checkpoint_thread(void *arg)
         if (cp->stop)
             break; /* the final round is d_checkpointer_stop's */
         cp->kick = 0;
+        gen = cp->asked;
         pthread_mutex_unlock(&cp->lock);
-        round_once(cp, 0);
+        rc = round_once(cp, 0);
+        snprintf(err, sizeof(err), "%s", rc < 0 ? sworn_err_msg() : "");
         health(cp);
         pthread_mutex_lock(&cp->lock);
+        answer(cp, gen, rc, err);
     }
     pthread_mutex_unlock(&cp->lock);
     return NULL;
@@ -221,10 +259,12 @@ int d_checkpointer_start(struct d_daemon *d)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cp->cond, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_cond_init(&cp->done, NULL);
     atomic_store(&d->tpm_ok, d->tpm != NULL);
     atomic_store(&d->metrics.tpm_up, d->tpm != NULL);
-    /* The first checkpoint covers the startup entries, before any decision is served. */
-    round_once(cp, 1);
+    /* The first checkpoint covers the startup entries, before any decision is served. When it
+     * fails (logged), the next round tries again: have_last stays 0. */
+    (void)round_once(cp, 1);
     if (pthread_create(&cp->thread, NULL, checkpoint_thread, cp) != 0) {
         free(cp);
         return sworn_err_set(SWORN_ERR_IO, "checkpointer: cannot start its thread");
@@ -234,16 +274,33 @@ int d_checkpointer_start(struct d_daemon *d)
     return 0;
 }
 
-void d_checkpointer_kick(struct d_daemon *d)
+int d_checkpointer_now(struct d_daemon *d, uint64_t *size)
 {
     struct d_checkpointer *cp = d->cp;
+    char err[SWORN_ERR_MSG_MAX];
+    uint64_t mine, got = 0;
+    int rc;
 
     if (cp == NULL)
-        return;
+        return sworn_err_set(SWORN_ERR_IO, "checkpoint: the checkpoint thread is not running");
     pthread_mutex_lock(&cp->lock);
+    cp->waiting++;
+    mine = ++cp->asked;
     cp->kick = 1;
     pthread_cond_signal(&cp->cond);
+    while (cp->answered < mine && !cp->stop)
+        pthread_cond_wait(&cp->done, &cp->lock);
+    rc = cp->answered >= mine ? cp->round_rc : -1;
+    if (cp->answered >= mine)
+        got = cp->round_size;
+    snprintf(err, sizeof(err), "%s",
+             cp->answered >= mine ? cp->round_err : "the daemon is stopping");
+    cp->waiting--;
     pthread_mutex_unlock(&cp->lock);
+    if (rc < 0)
+        return sworn_err_set(SWORN_ERR_IO, "checkpoint failed: %s", err);
+    *size = got;
+    return 0;
 }
 
 void d_checkpointer_stop(struct d_daemon *d)
@@ -255,6 +312,9 @@ void d_checkpointer_stop(struct d_daemon *d)
     pthread_mutex_lock(&cp->lock);
     cp->stop = 1;
     pthread_cond_signal(&cp->cond);
+    pthread_cond_broadcast(&cp->done);
+    /* The workers, the only callers of d_checkpointer_now, were stopped first (daemon.c). */
+    assert(cp->waiting == 0);
     pthread_mutex_unlock(&cp->lock);
     if (cp->started)
         pthread_join(cp->thread, NULL);
@@ -262,11 +322,12 @@ void d_checkpointer_stop(struct d_daemon *d)
      * log did not grow since a checkpoint whose quote the interval held back, that checkpoint is
      * signed again so that the last word is quoted too. */
     cp->limiter.have_last = 0;
-    round_once(cp, d->cfg->tpm_tcti != NULL && !cp->last_quoted);
+    (void)round_once(cp, d->cfg->tpm_tcti != NULL && !cp->last_quoted); /* logged when it fails */
     if (cp->have_ak && d->tpm != NULL)
         sworn_tpm_ak_flush(d->tpm, &cp->ak);
     pthread_mutex_destroy(&cp->lock);
     pthread_cond_destroy(&cp->cond);
+    pthread_cond_destroy(&cp->done);
     free(cp);
     d->cp = NULL;
 }

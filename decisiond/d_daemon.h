@@ -65,12 +65,12 @@ struct d_daemon {
     struct d_workq *workq;
     struct sworn_log *log;
     struct sworn_signer_proc *signer;
-    uint8_t key_id[32];
+    uint8_t key_id[SWORN_KEY_ID_LEN];
     struct sworn_note_signer note_signer;
 
     /* Loop thread only. */
     struct sworn_policy *policy;
-    uint8_t policy_digest[32];
+    uint8_t policy_digest[SWORN_POLICY_HASH_LEN];
     struct sworn_budgets *budgets;
     struct sworn_vault *vault;
     struct d_escalations *esc;
@@ -96,8 +96,14 @@ struct d_daemon {
 /* --- d_checkpoint.c: the checkpoint thread ------------------------------------------------ */
 
 int d_checkpointer_start(struct d_daemon *d);
-/* Ask for a checkpoint now (any thread); returns at once. */
-void d_checkpointer_kick(struct d_daemon *d);
+/*
+ * Ask for a checkpoint now and wait until a round that began after the call has finished (a
+ * worker thread: it blocks for one signature and one quote). OUT: *size, the tree size of the
+ * newest stored checkpoint, which covers every entry appended before the call. Returns 0, or -1
+ * when that round could not sign or store its checkpoint, or the daemon is stopping (sworn_err
+ * says why; *size is then unchanged). Callers must be gone before d_checkpointer_stop.
+ */
+int d_checkpointer_now(struct d_daemon *d, uint64_t *size);
 /* Make a final checkpoint (and quote) and stop the thread. */
 void d_checkpointer_stop(struct d_daemon *d);
 

@@ -26,11 +26,13 @@
 #include <stdint.h>
 
 #define D_METRICS_BUCKETS 12
+#define D_METRICS_EFFECTS 3  /* allow, deny, escalate: Effect - 1 */
+#define D_METRICS_CHANNELS 2 /* decision, admin: enum d_channel */
 
 struct d_metrics {
-    atomic_uint_fast64_t decisions[3]; /* allow, deny, escalate */
+    atomic_uint_fast64_t decisions[D_METRICS_EFFECTS]; /* allow, deny, escalate */
     atomic_uint_fast64_t decision_errors;
-    atomic_uint_fast64_t refused[2];                            /* decision, admin */
+    atomic_uint_fast64_t refused[D_METRICS_CHANNELS];           /* decision, admin */
     atomic_uint_fast64_t latency_bucket[D_METRICS_BUCKETS + 1]; /* last: +Inf */
     atomic_uint_fast64_t latency_count;
     atomic_uint_fast64_t latency_sum_us;

@@ -74,16 +74,17 @@
 #define SWORN_VAULT_SYMBOLIC_MIN 36u /* "sym_" + 32 */
 #define SWORN_VAULT_SYMBOLIC_MAX 255u
 #define SWORN_VAULT_MINTED_LEN 47u /* "sym_" + 43 base64url characters of 32 random bytes */
+#define SWORN_VAULT_HASH_LEN 32u   /* SHA-256 of a value */
 
 struct sworn_vault;
 
 struct sworn_vault_release { /* what an allow carries to the proxy */
-    char id[129];
-    char header_name[257];    /* or "" */
-    char query_name[257];     /* or "" */
-    uint8_t *value;           /* in locked memory (mlock where permitted); wiped by */
-    size_t value_len;         /* sworn_vault_release_wipe */
-    uint8_t value_sha256[32]; /* what the log records */
+    char id[SWORN_VAULT_ID_MAX + 1];
+    char header_name[SWORN_VAULT_NAME_MAX + 1]; /* or "" */
+    char query_name[SWORN_VAULT_NAME_MAX + 1];  /* or "" */
+    uint8_t *value;   /* in locked memory (mlock where permitted); wiped by */
+    size_t value_len; /* sworn_vault_release_wipe */
+    uint8_t value_sha256[SWORN_VAULT_HASH_LEN]; /* what the log records */
 };
 
 /*

@@ -25,7 +25,7 @@
 
 struct bnode {
     struct bnode *next;
-    uint8_t key[32];
+    uint8_t key[SWORN_POLICY_HASH_LEN];
     uint64_t window_end_ms;
     uint64_t value;
 };

@@ -30,6 +30,7 @@
 #include "sworn.pb-c.h"
 
 #define SWORN_POLICY_ID_MAX 128u      /* rule ids and credential ids: 1..128 bytes */
+#define SWORN_POLICY_HASH_LEN 32u     /* SHA-256: budget counter keys, policy digests */
 #define SWORN_POLICY_REASON_MAX 1024u /* reasons, as Decision.reason allows */
 #define SWORN_POLICY_GLOB_MAX 512u    /* one glob or host pattern */
 #define SWORN_POLICY_RULES_MAX 10000u /* rules in one file */
@@ -43,9 +44,9 @@ struct sworn_budgets;
 
 /* One budget charge of a decision (private to policy and budgets; do not interpret). */
 struct sworn_policy_charge {
-    uint8_t key[32];        /* SHA-256 naming the counter */
-    uint64_t amount;        /* 1 for a count, micro-units for a sum */
-    uint64_t window_end_ms; /* when the counter's window ends */
+    uint8_t key[SWORN_POLICY_HASH_LEN]; /* SHA-256 naming the counter */
+    uint64_t amount;                    /* 1 for a count, micro-units for a sum */
+    uint64_t window_end_ms;             /* when the counter's window ends */
     int used;
 };
 
@@ -54,10 +55,10 @@ struct sworn_policy_charge {
  * characters, and fits the Decision's bounds.
  */
 struct sworn_policy_result {
-    Sworn__V1__Effect effect;       /* ALLOW, DENY or ESCALATE; never UNSPECIFIED */
-    char rule_id[129];              /* "" when no rule matched (default deny) */
-    char reason[1025];              /* always non-empty, human readable, no secrets */
-    char credential_id[129];        /* for ALLOW: the vault credential the rule injects, or "" */
+    Sworn__V1__Effect effect;                    /* ALLOW, DENY or ESCALATE; never UNSPECIFIED */
+    char rule_id[SWORN_POLICY_ID_MAX + 1];       /* "" when no rule matched (default deny) */
+    char reason[SWORN_POLICY_REASON_MAX + 1];    /* always non-empty, human readable, no secrets */
+    char credential_id[SWORN_POLICY_ID_MAX + 1]; /* for ALLOW: the vault credential, or "" */
     uint64_t escalation_timeout_ms; /* for ESCALATE: the rule's timeout, or 0 = daemon default */
     /* private: what this decision charged to budgets, so it can be refunded */
     struct sworn_policy_charge charges[SWORN_POLICY_CHARGES];

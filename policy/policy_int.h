@@ -36,14 +36,17 @@ void pglob_free(struct pglob *g);
 /* Does g match all of text (len bytes)? Linear in len times the pattern's tokens. */
 int pglob_match(const struct pglob *g, const char *text, size_t len);
 
+/* An IP literal's bytes: 16 for IPv6, the first 4 for IPv4. */
+#define POLICY_ADDR_LEN 16u
+
 /* Host patterns: exact names, "*" labels, a leading "**." and IP literals. */
 struct phost {
-    char *text;       /* as written */
-    char *norm;       /* the canonical host; for a wildcard: lower case, no "**.", no final dot */
-    int ip;           /* 0, 4 or 6 */
-    uint8_t addr[16]; /* the address when ip != 0 */
-    int multi;        /* began with "**.": one or more labels before norm */
-    size_t nlabels;   /* labels in norm */
+    char *text; /* as written */
+    char *norm; /* the canonical host; for a wildcard: lower case, no "**.", no final dot */
+    int ip;     /* 0, 4 or 6 */
+    uint8_t addr[POLICY_ADDR_LEN]; /* the address when ip != 0 */
+    int multi;                     /* began with "**.": one or more labels before norm */
+    size_t nlabels;                /* labels in norm */
 };
 int phost_compile(const char *pattern, struct phost *h, const char **why);
 void phost_free(struct phost *h);
@@ -106,7 +109,7 @@ struct prule {
 };
 
 struct sworn_policy {
-    uint8_t digest[32];
+    uint8_t digest[SWORN_POLICY_HASH_LEN];
     uint64_t version;
     struct prule *rules;
     size_t nrules;

@@ -83,14 +83,14 @@ struct p11 {
     size_t call_sig_len;
 
     /* SHA-256 of a PIN the token refused: never offered again until the PIN file changes. */
-    uint8_t refused_pin[32];
+    uint8_t refused_pin[SHA256_DIGEST_LENGTH]; /* SHA-256 of the PIN the token refused */
     int have_refused_pin;
 };
 
 /* Read the PIN file and log in, never offering a PIN the token refused before. */
 static int login(struct p11 *p)
 {
-    uint8_t pin[SWORN_P11_PIN_MAX], digest[32];
+    uint8_t pin[SWORN_P11_PIN_MAX], digest[SHA256_DIGEST_LENGTH];
     size_t len = 0;
     CK_RV rv;
     int rc = -1;

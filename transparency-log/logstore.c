@@ -15,6 +15,7 @@
  */
 #include "logstore.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -532,6 +533,8 @@ static int integrate_locked(struct sworn_log *log)
     uint64_t to = log->next_index;
     int in_txn = 0;
 
+    /* The tree never runs ahead of the stored entries, and never shrinks. */
+    assert(log->tree_size <= to);
     if (log->tree_size == to)
         return 0;
     SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
@@ -751,6 +754,7 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
     uint8_t *leaves = NULL;
     int in_txn = 0;
 
+    assert(log->tree_size <= first);
     for (struct append_req *r = batch; r != NULL; r = r->next)
         total += r->n;
     leaves = malloc((size_t)total * SWORN_HASH_LEN);
@@ -781,6 +785,7 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
             next++;
         }
     }
+    assert(next == first + total);
     SWORN_GUARD(add_to_level(log, 0, first, leaves, total));
     SWORN_GUARD(set_integrated(log, next));
     SWORN_GUARD(exec_sql(log, "COMMIT"));
@@ -1074,6 +1079,7 @@ int sworn_log_checkpoint(struct sworn_log *log, struct sworn_note_signer *const 
     pthread_mutex_lock(&log->db_lock);
     SWORN_GUARD(integrate_locked(log));
     tree_size = log->tree_size;
+    assert(tree_size == log->next_index); /* integrated: every stored entry is in the tree */
     SWORN_GUARD(root_locked(log, tree_size, root));
     pthread_mutex_unlock(&log->db_lock);
     locked = 0;

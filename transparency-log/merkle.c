@@ -24,6 +24,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "merkle.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include <openssl/sha.h>
@@ -146,6 +147,7 @@ static unsigned trailing_zeros(uint64_t x)
  */
 static void decompose(uint64_t index, uint64_t last, unsigned *inner, unsigned *border)
 {
+    assert(index <= last);
     *inner = bit_len(index ^ last);
     *border = *inner >= 64 ? 0 : pop_count(index >> *inner);
 }
@@ -178,6 +180,7 @@ size_t sworn_merkle_consistency_proof_len(uint64_t size1, uint64_t size2)
         return 0;
     decompose(size1 - 1, size2 - 1, &inner, &border);
     shift = trailing_zeros(size1);
+    assert(inner > shift); /* size1 < size2: see the comment above */
     return (size1 == (uint64_t)1 << shift ? 0 : 1) + (size_t)(inner - shift) + border;
 }
 

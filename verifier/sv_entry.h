@@ -24,6 +24,9 @@
 
 #include "sv_util.h"
 
+#define SV_ID_MAX 128         /* request ids: 1..128 bytes (docs/formats.md) */
+#define SV_STATEMENT_MAX 4096 /* a key event's statement */
+
 enum sv_entry_kind {
     SV_ENTRY_DECISION = 1,
     SV_ENTRY_POLICY_LOADED = 2,
@@ -38,8 +41,8 @@ struct sv_entry_info {
     int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
     uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
     uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused */
-    char request_id[129];    /* decision / escalation_resolved */
-    uint8_t statement[4096]; /* key_event: the statement */
+    char request_id[SV_ID_MAX + 1];      /* decision / escalation_resolved */
+    uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
 };
 

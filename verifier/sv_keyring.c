@@ -18,12 +18,15 @@
 
 enum kstatus { K_ACTIVE, K_RETIRED, K_REVOKED };
 
+#define KPURPOSE_MAX 15 /* "checkpoint", "receipt", ...: the longest purpose name */
+#define KSPKI_MAX 1024  /* a DER SPKI (RSA-4096 is about 550 bytes) */
+
 struct kkey {
     uint8_t id[SV_HASH];
-    char purpose[16];
+    char purpose[KPURPOSE_MAX + 1];
     enum kstatus status;
     uint64_t from, until; /* until: UINT64_MAX for an active key */
-    uint8_t spki[1024];
+    uint8_t spki[KSPKI_MAX];
     size_t spki_len;
     EVP_PKEY *pkey;
     int ed;

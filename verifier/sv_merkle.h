@@ -17,15 +17,16 @@
 #include "sv_util.h"
 
 #define SV_PROOF_MAX 128
+#define SV_RANGE_ROOTS 64 /* one perfect subtree per bit of a 64-bit size */
 
 void sv_leaf_hash(const uint8_t *entry, size_t len, uint8_t out[SV_HASH]);
 void sv_node_hash(const uint8_t left[SV_HASH], const uint8_t right[SV_HASH], uint8_t out[SV_HASH]);
 
 struct sv_range {
-    uint64_t size;              /* leaves pushed so far */
-    uint8_t roots[64][SV_HASH]; /* roots[i]: the i-th perfect subtree from the left */
-    uint8_t heights[64];        /* its height (log2 of its leaves) */
-    unsigned n;                 /* how many roots */
+    uint64_t size;                          /* leaves pushed so far */
+    uint8_t roots[SV_RANGE_ROOTS][SV_HASH]; /* roots[i]: the i-th perfect subtree from the left */
+    uint8_t heights[SV_RANGE_ROOTS];        /* its height (log2 of its leaves) */
+    unsigned n;                             /* how many roots */
 };
 
 void sv_range_init(struct sv_range *r);

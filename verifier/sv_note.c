@@ -105,7 +105,7 @@ int sv_vkey_from_spki(const char *name, const uint8_t *spki, size_t spki_len, st
 int sv_vkey_parse(const char *s, size_t len, struct sv_vkey *out, char *why)
 {
     const char *p1, *p2;
-    uint8_t raw[1100], idb[4];
+    uint8_t raw[SV_VKEY_TEXT_MAX + 1], idb[4];
     long n;
 
     memset(out, 0, sizeof(*out));
@@ -286,8 +286,8 @@ int sv_note_verify(const struct sv_note *n, const struct sv_vkey *keys, size_t n
                    struct sv_note_result *res, char *why)
 {
     memset(res, 0, sizeof(*res));
-    if (nkeys > 64)
-        return sv_fail(why, "more than 64 keys");
+    if (nkeys > SV_NOTE_KEYS_MAX)
+        return sv_fail(why, "more than %d keys", SV_NOTE_KEYS_MAX);
     for (size_t i = 0; i < n->nsigs; i++) {
         const struct sv_note_sig *sg = &n->sigs[i];
         int matched = 0;

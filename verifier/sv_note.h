@@ -26,6 +26,9 @@
 #define SV_NOTE_SIGS_MAX 100
 #define SV_NAME_MAX 255
 #define SV_ORIGIN_MAX 255
+#define SV_VKEY_TEXT_MAX 1099 /* a verifier key string as written */
+#define SV_NOTE_SIG_MAX 516   /* a signature line's bytes after the 4-byte key id */
+#define SV_NOTE_KEYS_MAX 64   /* keys one sv_note_verify call checks against */
 
 struct evp_pkey_st;
 
@@ -35,7 +38,7 @@ struct sv_vkey {
     uint8_t type;               /* 0x01, 0x02 or 0x04 */
     uint8_t spki_hash[SV_HASH]; /* SHA-256 of the key's DER SPKI (the sworn key id) */
     struct evp_pkey_st *pkey;
-    char text[1100]; /* the key as written */
+    char text[SV_VKEY_TEXT_MAX + 1]; /* the key as written */
 };
 
 /* Parse one verifier key string (len bytes, no newline). 0, or -1 with why. */
@@ -50,7 +53,7 @@ struct sv_note_sig {
     const char *name;
     size_t name_len;
     uint32_t id;
-    uint8_t sig[516];
+    uint8_t sig[SV_NOTE_SIG_MAX];
     size_t sig_len; /* after the 4-byte key id */
 };
 
@@ -66,16 +69,16 @@ int sv_note_parse(const char *note, size_t len, struct sv_note *out, char *why);
 
 /* Per key: how many lines matched it and how many verified. */
 struct sv_note_result {
-    unsigned matched[64];
-    unsigned verified[64];
-    uint64_t cosig_time[64]; /* type 0x04: the timestamp of its (last) valid line */
-    unsigned unknown;        /* lines that matched no key */
+    unsigned matched[SV_NOTE_KEYS_MAX];
+    unsigned verified[SV_NOTE_KEYS_MAX];
+    uint64_t cosig_time[SV_NOTE_KEYS_MAX]; /* type 0x04: the timestamp of its (last) valid line */
+    unsigned unknown;                      /* lines that matched no key */
 };
 
 /*
- * Verify every signature line of n that matches one of keys[0..nkeys) (nkeys <= 64). Returns 0
- * when no matching line failed (counts in res), -1 with why at the first line that matched a key
- * and did not verify.
+ * Verify every signature line of n that matches one of keys[0..nkeys) (nkeys <= SV_NOTE_KEYS_MAX).
+ * Returns 0 when no matching line failed (counts in res), -1 with why at the first line that
+ * matched a key and did not verify.
  */
 int sv_note_verify(const struct sv_note *n, const struct sv_vkey *keys, size_t nkeys,
                    struct sv_note_result *res, char *why);

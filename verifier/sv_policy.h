@@ -30,6 +30,7 @@
 #define SV_GROUP_MEMBERS 32
 #define SV_KEYRING_FILES 64
 #define SV_MEASURED_FILES 1024 /* measured-file lines */
+#define SV_PCRS 24             /* PCRs 0..23 of the SHA-256 bank */
 
 /* A file digest the auditor approved for a measured start (`measured-file`). */
 struct sv_measured_file {
@@ -61,7 +62,7 @@ struct sv_policy {
     uint8_t *ak_public;
     size_t ak_public_len;
     uint32_t pcr_mask;
-    uint8_t pcr_values[24][32];
+    uint8_t pcr_values[SV_PCRS][SV_HASH]; /* by PCR number, for the PCRs in pcr_mask */
     int have_event_log;
     /* measured-start record: PCR 23 of each quote is the pcr23 of the newest Startup entry in
      * its checkpoint's tree, each start replays, chains, and measured only approved files */

@@ -45,18 +45,24 @@ enum sv_check_id {
 
 enum sv_status { SV_SKIP = 0, SV_PASS = 1, SV_FAIL = 2 };
 
+/* Room for the report's strings, each with its NUL (longer values are cut). */
+#define SV_CHECK_ITEM_MAX 160
+#define SV_CHECK_CODE_MAX 32
+#define SV_CHECK_NOTE_MAX 256
+#define SV_RECORD_PATH_MAX 1024
+
 struct sv_check {
     enum sv_status status;
-    uint64_t count;    /* items checked */
-    uint64_t failures; /* items that failed */
-    char item[160];    /* the first failing item ("entry 17", "tile/0/000", ...) */
-    char code[32];     /* its stable reason code ("root-mismatch", ...) */
-    char why[SV_WHY];  /* its message */
-    char note[256];    /* a warning that is not a failure (e.g. a possible gap) */
+    uint64_t count;               /* items checked */
+    uint64_t failures;            /* items that failed */
+    char item[SV_CHECK_ITEM_MAX]; /* the first failing item ("entry 17", "tile/0/000", ...) */
+    char code[SV_CHECK_CODE_MAX]; /* its stable reason code ("root-mismatch", ...) */
+    char why[SV_WHY];             /* its message */
+    char note[SV_CHECK_NOTE_MAX]; /* a warning that is not a failure (e.g. a possible gap) */
 };
 
 struct sv_report {
-    char record[1024];
+    char record[SV_RECORD_PATH_MAX];
     char origin[SV_ORIGIN_MAX + 1];
     uint64_t size; /* the newest checkpoint's tree size */
     uint8_t root[SV_HASH];

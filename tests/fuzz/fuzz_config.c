@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "fuzz.h"
 
 static char path[64];
 

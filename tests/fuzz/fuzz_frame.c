@@ -25,6 +25,7 @@
 
 #include "err.h"
 #include "frame.h"
+#include "fuzz.h"
 
 static void refused(void)
 {

@@ -24,6 +24,7 @@
 #include "err.h"
 #include "ipc.h"
 #include "utf8.h"
+#include "fuzz.h"
 
 #define STREAM_MAX 16384 /* stays well inside a socketpair's buffer, so writing never blocks */
 

@@ -22,6 +22,7 @@
 
 #include "keyevent.h"
 #include "keyring.h"
+#include "fuzz.h"
 
 /* Version 3 of the seed run: the rotated-out key (retired) and its successor (active). */
 static const char fixed_text[] =

@@ -18,6 +18,7 @@
 
 #include "checkpoint.h"
 #include "note.h"
+#include "fuzz.h"
 
 static const char *const fixed_vkeys[] = {
     "fuzz.example/a+a117e57f+AYqI4910CfGV/VLbLTy6XXLKZwm/HZQSG/N0iAG0D29c",

@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "pkcs11uri.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -24,6 +24,7 @@
 #include "err.h"
 #include "policy.h"
 #include "reqjson.h"
+#include "fuzz.h"
 
 static const char *const texts[] = {
     "{\"request_id\":\"1\",\"principal\":{\"id\":\"agent-1\"},\"operation\":\"http.request\","

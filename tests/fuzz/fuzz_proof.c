@@ -18,8 +18,7 @@
 
 #include "merkle.h"
 #include "proof.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Big-endian u64 from 8 bytes, so seeds read the same on every host. */
 static uint64_t get_u64be(const uint8_t *p)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "quote.h"
+#include "fuzz.h"
 
 static uint64_t be(const uint8_t *p, size_t n)
 {

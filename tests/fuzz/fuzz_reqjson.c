@@ -20,6 +20,7 @@
 #include "frame.h"
 #include "policy.h"
 #include "reqjson.h"
+#include "fuzz.h"
 
 static const char policy_text[] =
     "rules:\n"

@@ -22,6 +22,7 @@
 
 #include "err.h"
 #include "frame.h"
+#include "fuzz.h"
 #include "policy.h"
 #include "resource.h"
 #include "vault.h"

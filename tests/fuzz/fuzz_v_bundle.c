@@ -14,6 +14,7 @@
 
 #include "sv_policy.h"
 #include "sv_verify.h"
+#include "fuzz.h"
 
 static const char policy[] =
     "origin example.com/log/testdata\n"

@@ -12,6 +12,7 @@
 #include "sv_entry.h"
 #include "sv_policy.h"
 #include "sv_receipt.h"
+#include "fuzz.h"
 
 static const char policy[] =
     "origin fuzz.example/log\n"

@@ -9,6 +9,7 @@
 
 #include "sv_fork.h"
 #include "sv_policy.h"
+#include "fuzz.h"
 
 static const char policy[] =
     "origin example.com/log/testdata\n"

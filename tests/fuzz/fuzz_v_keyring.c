@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sv_keyring.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

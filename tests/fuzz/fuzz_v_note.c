@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sv_note.h"
+#include "fuzz.h"
 
 static const char *const vkeys[] = {
     "example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx",

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sv_policy.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

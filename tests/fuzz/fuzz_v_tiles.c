@@ -10,6 +10,7 @@
 
 #include "sv_entry.h"
 #include "sv_tiles.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

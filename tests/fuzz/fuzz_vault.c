@@ -18,6 +18,7 @@
 
 #include "err.h"
 #include "vault.h"
+#include "fuzz.h"
 
 static char path[64];
 

@@ -13,6 +13,7 @@
 
 #include "err.h"
 #include "yamldoc.h"
+#include "fuzz.h"
 
 static size_t walked;
 

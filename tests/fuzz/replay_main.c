@@ -1,15 +1,19 @@
 /*
  * replay_main.c -- runs a fuzz target over every file of its seed corpus, without libFuzzer, so
  * that make check (normal and sanitizer builds) replays kept inputs as regression tests.
- * Usage: replay-<parser> DIR...   Exit 0 when every input ran; 1 when an input could not be read.
+ * Usage: replay-<parser> DIR... [-o DIR...]   Every DIR must exist; a DIR after -o may be absent
+ * (tests/fuzz/crashes/<parser>/, which exists only once a crash was kept). An input that crashes
+ * the target ends the run (a sanitizer abort, or the target's own abort). Exit 0 when every input
+ * ran and at least one did; 1 when a folder or an input could not be read, or none was found.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 /* Read a whole file into a fresh allocation. Returns NULL on failure. */
 static uint8_t *read_all(const char *path, size_t *len)
@@ -43,12 +47,19 @@ static uint8_t *read_all(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
-    int inputs = 0;
+    int inputs = 0, optional = 0;
 
     for (int i = 1; i < argc; i++) {
-        DIR *d = opendir(argv[i]);
+        DIR *d;
         struct dirent *e;
 
+        if (strcmp(argv[i], "-o") == 0) {
+            optional = 1;
+            continue;
+        }
+        d = opendir(argv[i]);
+        if (d == NULL && optional && errno == ENOENT)
+            continue;
         if (d == NULL) {
             fprintf(stderr, "replay: cannot open corpus folder %s\n", argv[i]);
             return 1;
@@ -68,6 +79,8 @@ int main(int argc, char **argv)
                 closedir(d);
                 return 1;
             }
+            /* Named before it runs: if it crashes, the last line says which input it was. */
+            fprintf(stderr, "replay: %s\n", path);
             LLVMFuzzerTestOneInput(data, len);
             free(data);
             inputs++;

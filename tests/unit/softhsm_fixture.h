@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "testutil.h"
+
 #define SOFTHSM_MODULE_PATH "/usr/lib/softhsm/libsofthsm2.so"
 #define SOFTHSM_TOKEN "sworn-test"
 
@@ -36,6 +38,7 @@ char *softhsm_keygen(struct softhsm *h, const char *purpose, const char *alg, co
                      uint8_t *spki, size_t *spki_len);
 
 /* Run a shell command (with SOFTHSM2_CONF set); returns its exit status. Output to out_file. */
+SWORN_TEST_MUST_CHECK
 int softhsm_sh(struct softhsm *h, const char *cmd, const char *out_file);
 
 #endif

@@ -71,6 +71,7 @@ static int read_env(struct sworn_stack *s)
     env_value(env, "TILES", s->tiles, sizeof(s->tiles));
     env_value(env, "TCTI", s->tcti, sizeof(s->tcti));
     env_value(env, "SPKI_DER", s->spki_der, sizeof(s->spki_der));
+    env_value(env, "SWORN_TEST_CLOCK_FILE", s->clock, sizeof(s->clock));
     env_value(env, "DECISIOND_PID", pid, sizeof(pid));
     s->decisiond_pid = (pid_t)atol(pid);
     env_value(env, "SWTPM_PID", pid, sizeof(pid));
@@ -149,8 +150,8 @@ int sworn_stack_down(struct sworn_stack *s)
         return 0;
     run_script("%s/scripts/dev-stack down %s >/dev/null 2>&1", SWORN_SOURCE_DIR, s->dir);
     /* grep exits 0 when it finds a report: then show it, and fail. */
-    rc = run_script("grep -E -A30 'ERROR: (Address|Leak)Sanitizer|Sanitizer has "
-                    "encountered|runtime error:' %s/decisiond.log "
+    rc = run_script("grep -E -A30 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|"
+                    "Sanitizer has encountered|runtime error:' %s/decisiond.log "
                     ">&2",
                     s->dir) == 0
              ? -1
@@ -160,6 +161,38 @@ int sworn_stack_down(struct sworn_stack *s)
     free(s->dir);
     s->dir = NULL;
     return rc;
+}
+
+static uint64_t clock_offset(struct sworn_stack *s)
+{
+    char *text;
+    uint64_t v;
+
+    if (s->clock[0] == '\0')
+        fail_msg("the stack has no test clock (start it with --test-clock)");
+    text = sworn_test_read_file(s->clock, NULL);
+    v = strtoull(text, NULL, 10);
+    free(text);
+    return v;
+}
+
+void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms)
+{
+    char *tmp = sworn_test_path(s->dir, "clock.new"), text[32];
+    int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)(clock_offset(s) + ms));
+
+    sworn_test_write_file(tmp, text, (size_t)n, 0600);
+    if (rename(tmp, s->clock) != 0)
+        fail_msg("cannot replace the test clock %s: %s", s->clock, strerror(errno));
+    free(tmp);
+}
+
+uint64_t sworn_stack_clock_unix_ms(struct sworn_stack *s)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + clock_offset(s);
 }
 
 /* A client for one call: its read buffer is large, and test threads call at once. */

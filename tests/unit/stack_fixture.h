@@ -13,6 +13,8 @@
 
 #include "sworn.pb-c.h"
 
+#include "testutil.h"
+
 struct sworn_log;
 
 struct sworn_stack {
@@ -24,6 +26,7 @@ struct sworn_stack {
     char tiles[512];     /* the exported tiles folder */
     char tcti[128];      /* swtpm's TCTI, or "" with --no-tpm */
     char spki_der[512];  /* the SoftHSM key's DER SPKI file, or "" with --file-key */
+    char clock[512];     /* the test clock's file with --test-clock, else "" */
     pid_t decisiond_pid; /* the current daemon */
     pid_t swtpm_pid;     /* 0 with --no-tpm */
 };
@@ -33,12 +36,15 @@ struct sworn_stack {
  * the script, space-separated, may be ""), then read DIR/stack.env into s. Returns 0, or -1 when
  * the stack did not come up (its log is printed).
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_up(struct sworn_stack *s, const char *options);
 
 /* `scripts/dev-stack start DIR`: start decisiond again (after a kill); re-reads its pid. */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_start(struct sworn_stack *s);
 
 /* SIGTERM the daemon and wait for it; returns its exit status (or -1 when it would not stop). */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_stop_daemon(struct sworn_stack *s);
 
 /* SIGKILL the daemon and reap it (a crash). */
@@ -49,7 +55,18 @@ void sworn_stack_kill_daemon(struct sworn_stack *s);
  * Returns 0, or -1 when the daemon's log holds a sanitizer report (printed): in the sanitizer
  * build a leak or undefined behaviour in the daemon fails the test that drove it.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_down(struct sworn_stack *s);
+
+/*
+ * With --test-clock (sworn-decisiond-testclock): move the daemon's clocks, wall and monotonic,
+ * ms milliseconds forward, at once (the clock file is replaced by a rename, never half-written).
+ * Fails the test when the stack has no test clock.
+ */
+void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms);
+
+/* With --test-clock: the daemon's wall clock now (ms since the epoch: system clock + offset). */
+uint64_t sworn_stack_clock_unix_ms(struct sworn_stack *s);
 
 /* Connect to a Unix socket; returns the fd or -1. */
 int sworn_stack_connect(const char *path);
@@ -59,6 +76,7 @@ int sworn_stack_connect(const char *path);
  * *len_out. Returns 0, 1 when the peer closed the connection without a frame, -1 on a timeout or
  * an error.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_exchange(int fd, const uint8_t *bytes, size_t len, int timeout_ms, uint8_t **body,
                          size_t *len_out);
 
@@ -157,6 +175,7 @@ void sworn_stack_log_quotes(struct sworn_log *log, struct sworn_stack_quotes *q)
 void sworn_stack_expect_final_checkpoint(struct sworn_log *log);
 
 /* Run a shell command with the stack's environment (stack.env sourced); returns its exit status. */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

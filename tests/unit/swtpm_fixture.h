@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "testutil.h"
+
 #define SWORN_TEST_SWTPM_TCTI_MAX 64
 
 /* The attributes of a key the tpm signer accepts (tpm2-tools -a syntax). */
@@ -34,6 +36,7 @@ struct sworn_test_swtpm {
 };
 
 /* Make a fresh TPM state and start swtpm on free ports; waits until it accepts connections. */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_start(struct sworn_test_swtpm *t);
 
 /*
@@ -44,6 +47,7 @@ int sworn_test_swtpm_start(struct sworn_test_swtpm *t);
  * its root is <dir>/SWORN_TEST_SWTPM_CA_ROOT and the issuing intermediate
  * <dir>/SWORN_TEST_SWTPM_CA_ISSUER (PEM).
  */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_start_ek(struct sworn_test_swtpm *t);
 
 #define SWORN_TEST_SWTPM_CA_DIR "ca"
@@ -54,15 +58,19 @@ int sworn_test_swtpm_start_ek(struct sworn_test_swtpm *t);
 void sworn_test_swtpm_stop(struct sworn_test_swtpm *t);
 
 /* SIGKILL swtpm and reap it: the TPM goes away mid-use, its state stays on disk. */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_kill(struct sworn_test_swtpm *t);
 
 /* Start swtpm again on the same state and ports (after sworn_test_swtpm_kill). */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_restart(struct sworn_test_swtpm *t);
 
 /* SIGSTOP swtpm: it keeps its sockets but never answers, like a hung TPM. */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_pause(struct sworn_test_swtpm *t);
 
 /* SIGCONT swtpm after sworn_test_swtpm_pause. */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_resume(struct sworn_test_swtpm *t);
 
 /*
@@ -71,10 +79,12 @@ int sworn_test_swtpm_resume(struct sworn_test_swtpm *t);
  * tpm2_readpublic -f der gives it, into spki (capacity cap). OUT: *spki_len.
  * Primary keys are derived from the template: the same alg and attributes give the same key.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_make_key(struct sworn_test_swtpm *t, uint32_t handle, const char *alg,
                               const char *attrs, uint8_t *spki, size_t cap, size_t *spki_len);
 
 /* Evict the persistent object at handle (tpm2_evictcontrol). */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_evict(struct sworn_test_swtpm *t, uint32_t handle);
 
 /*
@@ -82,6 +92,7 @@ int sworn_test_swtpm_evict(struct sworn_test_swtpm *t, uint32_t handle);
  * rather than system() while a signer may be inside a TPM call; see swtpm_fixture.c). Its output
  * goes to <dir>/cmd.log. Returns its exit status, or -1 when it could not run or was killed.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_sh(struct sworn_test_swtpm *t, const char *cmd);
 
 /* cmocka setup: a fresh swtpm (struct sworn_test_swtpm in *state); teardown stops and frees it. */
@@ -91,6 +102,7 @@ int sworn_test_swtpm_teardown(void **state);
 int sworn_test_swtpm_setup_ek(void **state);
 
 /* sworn_test_swtpm_sh with a printf-style command line (at most 8 KiB). */
+SWORN_TEST_MUST_CHECK
 int sworn_test_swtpm_shf(struct sworn_test_swtpm *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -628,13 +628,12 @@ static void test_budget_survives_crash(void **state)
     struct sworn_stack s;
     Sworn__V1__DecisionReply *r;
     char id[32];
-    time_t now = time(NULL);
 
     (void)state;
-    /* The sample budget is 3 per minute, windows aligned to the minute: start early in one. */
-    if (now % 60 > 40)
-        sleep((unsigned)(61 - now % 60));
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --test-clock"), 0);
+    /* The sample budget is 3 per minute, windows aligned to the minute: the daemon's clock is
+     * moved to one second into a minute, so the whole test runs inside one window. */
+    sworn_stack_clock_advance(&s, (61000 - sworn_stack_clock_unix_ms(&s) % 60000) % 60000);
     for (int i = 0; i < 3; i++) {
         snprintf(id, sizeof(id), "budget-%d", i);
         r = sworn_stack_decide_path(&s, id, "/budget/x");
@@ -648,6 +647,11 @@ static void test_budget_survives_crash(void **state)
     assert_int_equal(sworn_stack_start(&s), 0);
     r = sworn_stack_decide_path(&s, "budget-4", "/budget/x");
     sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* The next minute is a new window: the budget allows again. */
+    sworn_stack_clock_advance(&s, 60000);
+    r = sworn_stack_decide_path(&s, "budget-5", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
@@ -725,7 +729,7 @@ static void test_measured_start_and_quotes(void **state)
     uint64_t second_index = 0;
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--file-key"), 0);
+    assert_int_equal(sworn_stack_up(&s, "--file-key --test-clock"), 0);
     for (int i = 0; i < 3; i++) {
         char id[16];
 
@@ -733,8 +737,9 @@ static void test_measured_start_and_quotes(void **state)
         r = sworn_stack_decide_path(&s, id, "/allowed/m");
         sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
         sworn__v1__decision_reply__free_unpacked(r, NULL);
-        sworn_test_sleep_ms(
-            1100); /* a checkpoint (and a quote, one per second at most) in between */
+        /* A quoted checkpoint in between: past the 1 s tpm.quote_min_interval, then stored. */
+        sworn_stack_clock_advance(&s, 1100);
+        sworn_stack_checkpoint_now(&s);
     }
     /* A second start on the same TPM measures again. */
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
@@ -987,13 +992,13 @@ static void test_final_checkpoint_quoted(void **state)
     char *path, rel[64];
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1h"), 0);
+    assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1h --test-clock"), 0);
     r = sworn_stack_decide_path(&s, "last-1", "/allowed/x");
     sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
-    /* Right after the start's quoted checkpoint: this one falls inside the 1 s interval. */
+    /* Right after the start's quoted checkpoint (the test clock stands still): this one falls
+     * inside the 1 s interval. The call answers once the checkpoint is stored. */
     size = sworn_stack_checkpoint_now(&s);
-    sworn_test_sleep_ms(300);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
     assert_int_equal(sworn_log_open(s.log_db, &log), 0);
     assert_int_equal(sworn_log_size(log), size);
@@ -1063,9 +1068,36 @@ static void test_keyring_pins_the_key(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/* Whether the file at path holds the bytes of word. */
+static int file_holds(const char *path, const char *word)
+{
+    size_t len, wlen = strlen(word);
+    char *data = sworn_test_read_file(path, &len);
+    int found = 0;
+
+    for (size_t i = 0; !found && i + wlen <= len; i++)
+        found = memcmp(data + i, word, wlen) == 0;
+    free(data);
+    return found;
+}
+
+/*
+ * The test clock is in the tests' daemon only: sworn-decisiond has no code that reads
+ * SWORN_TEST_CLOCK_FILE (docs/decisiond.md, "The test clock"), and the testclock binary, which
+ * the other tests' stacks run with --test-clock, does (so this check can fail).
+ */
+static void test_clock_only_in_test_binary(void **state)
+{
+    (void)state;
+    assert_false(file_holds(sworn_test_bin("SWORN_DECISIOND_BIN"), "SWORN_TEST_CLOCK_FILE"));
+    assert_true(
+        file_holds(sworn_test_bin("SWORN_DECISIOND_TESTCLOCK_BIN"), "SWORN_TEST_CLOCK_FILE"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clock_only_in_test_binary),
         cmocka_unit_test(test_recorded_before_effect),
         cmocka_unit_test(test_protocol_refusals),
         cmocka_unit_test(test_escalations),

@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,9 +489,9 @@ static struct sworn_stack the_stack;
 static int stack_teardown(void **state)
 {
     (void)state;
-    sworn_stack_down(&the_stack); /* nothing when the test took it down itself */
     unsetenv("SWORN_HANG_FILE");
-    return 0;
+    /* Nothing when the test took it down itself; otherwise a sanitizer report fails it. */
+    return sworn_stack_down(&the_stack);
 }
 
 /* --- processes ----------------------------------------------------------------------------- */
@@ -547,12 +548,32 @@ static void use_hang_module(struct sworn_stack *s, const char *flag, const char 
 
 /* --- 1. the signer child killed ------------------------------------------------------------ */
 
+/* Wait until n more allows than now are acknowledged (by the running load); fails after ms. */
+static void wait_allows(struct acks *a, unsigned n, int ms)
+{
+    unsigned from, now;
+
+    pthread_mutex_lock(&a->lock);
+    from = a->allows;
+    pthread_mutex_unlock(&a->lock);
+    for (int waited = 0;; waited += 20) {
+        pthread_mutex_lock(&a->lock);
+        now = a->allows;
+        pthread_mutex_unlock(&a->lock);
+        if (now - from >= n)
+            return;
+        if (waited >= ms)
+            fail_msg("only %u allows in %d ms under load after the kills", now - from, ms);
+        sworn_test_sleep_ms(20);
+    }
+}
+
 struct load {
     struct sworn_stack *s;
     struct acks *a;
     const char *tag;
     int thread;
-    volatile int stop;
+    atomic_int stop;     /* set by the test, read by the thread (volatile is not enough: TSan) */
     int stop_on_silence; /* stop at the first request without an answer (the daemon died) */
     unsigned sent;
 };
@@ -563,7 +584,7 @@ static void *load_thread(void *arg)
     struct load *l = arg;
     char id[64];
 
-    while (!l->stop) {
+    while (!atomic_load(&l->stop)) {
         enum outcome o;
 
         snprintf(id, sizeof(id), "%s-%d-%u", l->tag, l->thread, l->sent);
@@ -604,7 +625,7 @@ static void test_signer_child_killed(void **state)
     struct load loads[2];
     pthread_t th[2];
     pid_t killed = -1, now;
-    char *flag;
+    char *flag, *entered;
     struct one_request inflight;
     pthread_t ith;
 
@@ -620,31 +641,40 @@ static void test_signer_child_killed(void **state)
         assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
     }
     for (int k = 0; k < 5; k++) {
-        sworn_test_sleep_ms(150 + 70 * k);
+        sworn_test_sleep_ms(150 + 70 * k); /* not a wait: the moments of the kills vary */
         killed = wait_signer_child(sp->decisiond_pid);
         assert_true(killed > 0);
         assert_int_equal(kill(killed, SIGKILL), 0);
     }
-    sworn_test_sleep_ms(300);
+    /* The load goes on until a new child has signed allows again. */
+    wait_allows(&a, 3, 30000);
     for (int t = 0; t < 2; t++) {
-        loads[t].stop = 1;
+        atomic_store(&loads[t].stop, 1);
         pthread_join(th[t], NULL);
     }
     assert_no_violation(&a);
     assert_int_equal(a.unanswered, 0);
 
-    /* A request whose signature is certainly in flight when the child dies. */
+    /* A request whose signature is certainly in flight when the child dies: the shim says when
+     * a C_Sign blocks (flag.entered). */
+    entered = sworn_test_path(sp->dir, "hang.entered");
+    (void)remove(entered);
     sworn_test_write_file(flag, "", 0, 0600);
     inflight = (struct one_request){.s = sp, .a = &a, .id = "inflight", .path = "/allowed/f"};
     assert_int_equal(pthread_create(&ith, NULL, one_request_thread, &inflight), 0);
-    sworn_test_sleep_ms(300);
+    for (int i = 0; i < 1500 && access(entered, F_OK) != 0; i++)
+        sworn_test_sleep_ms(20);
+    if (access(entered, F_OK) != 0)
+        fail_msg("no signature blocked in the shim within 30 s");
+    free(entered);
     killed = wait_signer_child(sp->decisiond_pid);
     assert_true(killed > 0);
     assert_int_equal(kill(killed, SIGKILL), 0);
     pthread_join(ith, NULL);
     assert_int_equal(remove(flag), 0);
-    /* Killed in C_Sign, or (had the request been slower than the pause) its successor stalled in
-     * C_Sign until the deadline: either way the allow did not happen, and the deny is recorded. */
+    /* Killed in C_Sign (its own signature, or a checkpoint's that it queued behind), or its
+     * successor stalled in C_Sign until the deadline: either way the allow did not happen, and
+     * the deny is recorded. */
     if (inflight.o != OUT_DENY)
         fail_msg("the request in flight was answered %d (%s), not a recorded deny", inflight.o,
                  inflight.reason);
@@ -664,7 +694,7 @@ static void test_signer_child_killed(void **state)
     unsetenv("SWORN_HANG_FILE");
     free(flag);
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 /* --- 2. the HSM fails ---------------------------------------------------------------------- */
@@ -706,7 +736,7 @@ static void test_hsm_stalls(void **state)
     unsetenv("SWORN_HANG_FILE");
     free(flag);
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 /*
@@ -751,7 +781,7 @@ static void test_hsm_token_gone(void **state)
     free(tokens);
     free(away);
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 /* --- 3. the TPM stops ---------------------------------------------------------------------- */
@@ -887,7 +917,8 @@ static void tpm_outage(int required)
     assert_non_null(quotes);
     assert_non_null(cps);
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, required ? "--tpm-required" : ""), 0);
+    assert_int_equal(sworn_stack_up(sp, required ? "--tpm-required --test-clock" : "--test-clock"),
+                     0);
     assert_true(sp->swtpm_pid > 0);
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
     assert_true(sworn_stack_metric(sp, "sworn_quotes_total") >= 1.0); /* the start's checkpoint */
@@ -897,8 +928,8 @@ static void tpm_outage(int required)
     wait_pid_gone(sp->swtpm_pid);
     /* The checkpoint thread finds out at its next quote. */
     for (i = 0; i < 60 && sworn_stack_metric(sp, "sworn_tpm_up") != 0.0; i++) {
+        sworn_stack_clock_advance(sp, 1100); /* past tpm.quote_min_interval: it quotes */
         tick(sp, &a, "notice", i);
-        sworn_test_sleep_ms(200);
     }
     assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 0.0);
     text = sworn_stack_scrape(sp);
@@ -919,9 +950,9 @@ static void tpm_outage(int required)
         } else {
             assert_int_equal(o, OUT_ALLOW);
         }
+        /* Past tpm.quote_min_interval (1 s): every checkpoint tries to quote. */
+        sworn_stack_clock_advance(sp, 1100);
         sworn_stack_checkpoint_now(sp);
-        sworn_test_sleep_ms(
-            1100); /* past tpm.quote_min_interval: every checkpoint tries to quote */
     }
     for (i = 0; i < 50 && sworn_stack_metric(sp, "sworn_checkpoints_total") < c0 + 2; i++)
         sworn_test_sleep_ms(100);
@@ -938,7 +969,7 @@ static void tpm_outage(int required)
      * it starts unmeasured (its Startup entry has no PCR 23) and serves. */
     sworn_stack_kill_daemon(sp);
     if (required) {
-        assert_int_equal(sworn_stack_sh(sp, "\"$BUILD/decisiond/sworn-decisiond\" --config "
+        assert_int_equal(sworn_stack_sh(sp, "\"$DECISIOND_BIN\" --config "
                                             "\"$CONFIG\" </dev/null >/dev/null 2>start.err"),
                          1);
         assert_int_equal(sworn_stack_sh(sp, "grep -q 'tpm.required' start.err"), 0);
@@ -984,7 +1015,7 @@ static void tpm_outage(int required)
     free(quotes);
     free(cps);
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 static void test_tpm_stopped(void **state)
@@ -1014,6 +1045,7 @@ static void test_log_write_fails(void **state)
     struct rlimit old, none;
     char reason[1100], id[32];
     pid_t engine;
+    uint64_t stored;
 
     (void)state;
     acks_init(&a);
@@ -1022,6 +1054,7 @@ static void test_log_write_fails(void **state)
     /* The engine writes the log (the monitor beside it writes nothing). */
     engine = sworn_stack_engine(sp->decisiond_pid);
     assert_true(engine > 0);
+    stored = sworn_stack_checkpoint_now(sp); /* answered once stored: covers "before" */
 
     assert_int_equal(prlimit(engine, RLIMIT_FSIZE, NULL, &old), 0);
     none = old;
@@ -1035,8 +1068,8 @@ static void test_log_write_fails(void **state)
         if (o != OUT_ERROR)
             fail_msg("%s: answered %d (%s) while the log cannot be written", id, o, reason);
     }
-    sworn_stack_checkpoint_now(sp); /* a checkpoint that cannot be stored either */
-    sworn_test_sleep_ms(300);
+    /* Nothing was appended, so the stored checkpoint still covers the whole log. */
+    assert_int_equal(sworn_stack_checkpoint_now(sp), stored);
     assert_int_equal(kill(engine, 0), 0);
     assert_int_equal(kill(sp->decisiond_pid, 0), 0);
     assert_true(sworn_stack_metric(sp, "sworn_decision_errors_total") >= 6.0);
@@ -1053,7 +1086,7 @@ static void test_log_write_fails(void **state)
         assert_false(log_has_request(sp, id));
     }
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 /* --- 5. the log database locked ------------------------------------------------------------ */
@@ -1118,7 +1151,7 @@ static void test_log_locked(void **state)
     assert_false(log_has_request(sp, "locked-allow"));
     assert_false(log_has_request(sp, "locked-deny"));
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 /* --- 6. crashes under load ------------------------------------------------------------------ */
@@ -1129,7 +1162,7 @@ static void crash_while_starting(struct sworn_stack *s, long ms)
 {
     char *path = sworn_test_path(s->dir, "early.pid"), *pid = NULL;
 
-    assert_int_equal(sworn_stack_sh(s, "{ setsid \"$BUILD/decisiond/sworn-decisiond\" --config "
+    assert_int_equal(sworn_stack_sh(s, "{ setsid \"$DECISIOND_BIN\" --config "
                                        "\"$CONFIG\" </dev/null >/dev/null 2>>decisiond.log & }; "
                                        "echo $! > early.pid"),
                      0);
@@ -1147,23 +1180,54 @@ static void crash_while_starting(struct sworn_stack *s, long ms)
 #define CRASH_THREADS 3
 
 /*
+ * The seed of the running crash test: SWORN_CRASH_SEED when set (to repeat a run's choices of
+ * kill moments), else a fresh one. crash_running stays set when the test leaves early (a failed
+ * assertion), so the teardown prints the seed to repeat it with.
+ */
+static unsigned crash_seed;
+static int crash_running;
+
+static unsigned pick_crash_seed(void)
+{
+    const char *s = getenv("SWORN_CRASH_SEED");
+
+    if (s != NULL && *s != '\0')
+        return (unsigned)strtoul(s, NULL, 10);
+    return (unsigned)time(NULL) ^ (unsigned)getpid();
+}
+
+static int crash_teardown(void **state)
+{
+    if (crash_running)
+        fprintf(stderr,
+                "test_crash_under_load failed with seed %u: repeat with SWORN_CRASH_SEED=%u "
+                "SWORN_TEST_FILTER=test_crash_under_load\n",
+                crash_seed, crash_seed);
+    crash_running = 0;
+    return stack_teardown(state);
+}
+
+/*
  * Client threads send allows and denies without pause; the daemon is SIGKILLed at a random
  * moment, and started again, CRASH_ITERATIONS times (every fourth time it is also killed once
  * while it starts). Then every acknowledged decision must be in
  * the log at its index with its leaf hash (and every allow's receipt beside it), the tree must be
  * rebuilt from the stored entries, and every checkpoint must be consistent with the newest.
+ * The kill moments come from the seed (printed; SWORN_CRASH_SEED repeats them), though the
+ * daemon's progress at each moment still varies with the machine.
  */
 static void test_crash_under_load(void **state)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
-    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    unsigned seed = crash_seed = pick_crash_seed();
     char tag[CRASH_ITERATIONS][16];
     size_t checkpoints = 0;
     struct sworn_log *log;
 
     (void)state;
-    printf("test_crash_under_load: seed %u\n", seed);
+    printf("test_crash_under_load: seed %u (SWORN_CRASH_SEED)\n", seed);
+    crash_running = 1;
     acks_init(&a);
     assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 100ms"), 0);
     for (int it = 0; it < CRASH_ITERATIONS; it++) {
@@ -1179,7 +1243,7 @@ static void test_crash_under_load(void **state)
         sworn_test_sleep_ms((long)(rand_r(&seed) % 600));
         sworn_stack_kill_daemon(sp);
         for (int t = 0; t < CRASH_THREADS; t++) {
-            loads[t].stop = 1;
+            atomic_store(&loads[t].stop, 1);
             pthread_join(th[t], NULL);
         }
         assert_no_violation(&a);
@@ -1203,7 +1267,8 @@ static void test_crash_under_load(void **state)
            "%u errors, %u unanswered), %zu checkpoints checked\n",
            CRASH_ITERATIONS, a.n, a.allows, a.denies, a.errors, a.unanswered, checkpoints);
     acks_free(&a);
-    sworn_stack_down(sp);
+    assert_int_equal(sworn_stack_down(sp), 0);
+    crash_running = 0;
 }
 
 int main(void)
@@ -1216,7 +1281,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tpm_stopped_required, stack_teardown),
         cmocka_unit_test_teardown(test_log_write_fails, stack_teardown),
         cmocka_unit_test_teardown(test_log_locked, stack_teardown),
-        cmocka_unit_test_teardown(test_crash_under_load, stack_teardown),
+        cmocka_unit_test_teardown(test_crash_under_load, crash_teardown),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {

@@ -579,12 +579,14 @@ static struct sworn_stack *stack_up; /* brought down by the teardown when a test
 
 static int stack_teardown(void **state)
 {
+    int rc = 0;
+
     (void)state;
     if (stack_up != NULL) {
-        sworn_stack_down(stack_up);
+        rc = sworn_stack_down(stack_up); /* a sanitizer report in the daemon's log fails it */
         stack_up = NULL;
     }
-    return 0;
+    return rc;
 }
 
 static void test_stack_under_filter(void **state)

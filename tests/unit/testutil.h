@@ -14,6 +14,13 @@
 struct sworn_log;
 
 /*
+ * On a fixture call that can fail: the compiler (with -Werror) rejects a call whose result is
+ * dropped, so a failure the fixture reports (a sanitizer report in a daemon's log, a stack that
+ * did not start) cannot be lost. GCC ignores a (void) cast here on purpose: check the result.
+ */
+#define SWORN_TEST_MUST_CHECK __attribute__((warn_unused_result))
+
+/*
  * The folder of the external vectors (../shared/vectors beside the project). When it is absent
  * the test cannot run: outside CI this prints why and exits 77, which ctest reports as skipped;
  * under CI=true it prints why and exits 1, since CI must always run them.
@@ -109,6 +116,7 @@ void sworn_test_sleep_ms(long ms);
  * Read a /proc file (whose size stat does not tell) into buf (cap bytes, NUL-terminated, cut to
  * fit). Returns 0, or -1 when it cannot be opened (the process or file is gone).
  */
+SWORN_TEST_MUST_CHECK
 int sworn_test_read_proc(const char *path, char *buf, size_t cap);
 
 /* Append one entry to log and check that it got index want_index; fails the test otherwise. */
