@@ -57,7 +57,8 @@ static int bind_unix(const char *path, int *out)
 {
     struct sockaddr_un sun;
     struct stat st;
-    int fd;
+    mode_t old_mask;
+    int fd, rc;
 
     memset(&sun, 0, sizeof(sun));
     sun.sun_family = AF_UNIX;
@@ -73,14 +74,14 @@ static int bind_unix(const char *path, int *out)
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return sworn_err_set(SWORN_ERR_IO, "socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+    /* Anyone may connect; SO_PEERCRED decides who is served (and every refusal is recorded). The
+     * socket is made 0666 by the umask at bind: a chmod by path after it would follow whatever
+     * a writer of the folder put there in between (a link to /etc/shadow). */
+    old_mask = umask(0111);
+    rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+    (void)umask(old_mask);
+    if (rc != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
         sworn_err_set(SWORN_ERR_IO, "listen on %s: %s", path, strerror(errno));
-        (void)close(fd);
-        return -1;
-    }
-    /* Anyone may connect; SO_PEERCRED decides who is served (and every refusal is recorded). */
-    if (chmod(path, 0666) != 0) {
-        sworn_err_set(SWORN_ERR_IO, "chmod %s: %s", path, strerror(errno));
         (void)close(fd);
         return -1;
     }
