@@ -46,6 +46,8 @@
  *     never a crowd; a byte that is not 'S' or 'K' ends the engine, the monitor and the signer;
  *   - test_kill_monitor: SIGKILL to the monitor takes the engine and the signer with it;
  *   - test_kill_engine: SIGKILL to the engine (by its own uid) ends the monitor and the signer;
+ *   - test_startup_records_development: a configuration that shares the engine's uid with the
+ *     signer under hardening.development is recorded as such (the uids and the flag in Startup);
  *   - in test_check_refuses_shared_or_root_gid: signer.user an alias of run_as's uid under another
  *     name, signer.user "0", run_as root.
  * Not root: no users to switch to; skipped.
@@ -77,6 +79,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "frame.h"
+#include "logstore.h"
 #include "monitor.h"
 #include "stack_fixture.h"
 #include "testutil.h"
@@ -822,6 +826,63 @@ static void test_kill_engine(void **state)
     assert_true(wait_gone(signer, WAIT_GONE_MS));
 }
 
+/* --- what the log says of the separation ---------------------------------------------------- */
+
+/* The newest Startup entry of the stopped stack's log (free it). */
+static Sworn__V1__Entry *last_startup(const struct sworn_stack *s)
+{
+    struct sworn_log *log;
+    Sworn__V1__Entry *found = NULL;
+
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    for (uint64_t i = sworn_log_size(log); i-- > 0 && found == NULL;) {
+        static uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+        size_t len;
+        Sworn__V1__Entry *e;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, sizeof(entry), &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_STARTUP)
+            found = e;
+        else
+            sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    sworn_log_close(log);
+    assert_non_null(found);
+    return found;
+}
+
+/* A dishonest operator's development deployment is not hidden: the Startup entry says so, and
+ * names the one uid the two share. */
+static void test_startup_records_development(void **state)
+{
+    struct sworn_stack *s = &the_stack;
+    uid_t engine_uid = user("sworn-engine")->pw_uid, signer_uid = user("sworn-signer")->pw_uid;
+    Sworn__V1__Entry *e;
+    pid_t engine, signer;
+
+    (void)state;
+    up(s, &engine, &signer);
+    assert_int_equal(sworn_stack_stop_daemon(s), 0);
+    e = last_startup(s);
+    assert_int_equal(e->startup->engine_uid, engine_uid);
+    assert_int_equal(e->startup->signer_uid, signer_uid);
+    assert_false(e->startup->development);
+    sworn__v1__entry__free_unpacked(e, NULL);
+    /* The signer under the engine's user, with the flag. */
+    assert_int_equal(sworn_stack_sh(s, "sed -i 's/^  user: sworn-signer$/  user: sworn-engine/; "
+                                       "$a hardening:\\n  development: true' \"$CONFIG\""),
+                     0);
+    assert_int_equal(sworn_stack_start(s), 0);
+    (void)sworn_stack_stop_daemon(s); /* the signer cannot use the signer user's token: no matter */
+    e = last_startup(s);
+    assert_true(e->startup->development);
+    assert_int_equal(e->startup->engine_uid, engine_uid);
+    assert_int_equal(e->startup->signer_uid, engine_uid);
+    sworn__v1__entry__free_unpacked(e, NULL);
+}
+
 static int stack_teardown(void **state)
 {
     (void)state;
@@ -846,6 +907,7 @@ int main(void)
         cmocka_unit_test_teardown(test_channel_flood_and_garbage, stack_teardown),
         cmocka_unit_test_teardown(test_kill_monitor, stack_teardown),
         cmocka_unit_test_teardown(test_kill_engine, stack_teardown),
+        cmocka_unit_test_teardown(test_startup_records_development, stack_teardown),
     };
 
     if (geteuid() != 0) {
