@@ -185,7 +185,9 @@ static int start_signer(struct monitor *m)
         cm->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(cm), &fd, sizeof(int));
     }
-    n = sendmsg(m->chan, &mh, MSG_NOSIGNAL);
+    /* Never blocking: an engine that asks without reading the answers would otherwise stop the
+     * monitor here, deaf to signals and to its children's exits. */
+    n = sendmsg(m->chan, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (fd >= 0)
         (void)close(fd); /* the engine has its copy now; the monitor never talks to the signer */
     if (n != (ssize_t)sizeof(reply))
@@ -309,8 +311,13 @@ static int run(struct monitor *m)
             ssize_t n = read(m->chan, &cmd, 1);
 
             if (n == 1 && cmd == D_MONITOR_START_SIGNER) {
-                if (start_signer(m) < 0)
+                if (start_signer(m) < 0) { /* an answer that cannot leave: channel over */
                     d_log_msg(D_LOG_ERROR, "monitor", sworn_err_msg());
+                    if (m->engine > 0)
+                        (void)kill(m->engine, SIGKILL);
+                    (void)close(m->chan);
+                    m->chan = -1;
+                }
             } else if (n == 1 && cmd == D_MONITOR_STOP_SIGNER) {
                 stop_signer(m, 200);
             } else if (n < 0 && errno == EINTR) {

@@ -29,6 +29,10 @@
  *     so must every folder above them (a sticky folder may be)]
  *   - test_check_refuses_engine_pin_file: a PIN file owned by run_as (0600) passed --check-config:
  *     the engine reads the PIN. [fixed: a PIN or key file of the engine's uid is refused]
+ *   - test_channel_unread_answers: a compromised engine sends 'S' thousands of times and reads no
+ *     answer: the monitor blocked in sendmsg on the full channel, deaf to SIGTERM and to its
+ *     children's exits, for as long as the engine liked. [fixed: the answer is sent without
+ *     blocking; one that cannot leave ends the engine, as any other breach of the channel does]
  *   - test_check_refuses_shared_or_root_gid: only uids were compared. A signer.user in run_as's
  *     group shares the engine's group-accessible files; a run_as or signer.user whose group is 0
  *     runs with root's group. [fixed: started as root, the groups must differ and neither be 0]
@@ -793,6 +797,45 @@ static void test_channel_flood_and_garbage(void **state)
     close(chan);
 }
 
+/* Requests the engine does not read the answers of: the monitor must not block on a full
+ * channel (deaf to signals and to its children), it ends the engine instead. */
+static void test_channel_unread_answers(void **state)
+{
+    struct sworn_stack *s = &the_stack;
+    pid_t engine, signer, monitor;
+    int pidfd, chan, sent = 0;
+    unsigned char c = 'S';
+
+    (void)state;
+    up(s, &engine, &signer);
+    monitor = s->decisiond_pid;
+    pidfd = (int)syscall(SYS_pidfd_open, engine, 0);
+    assert_true(pidfd >= 0);
+    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
+    assert_true(chan >= 0);
+    close(pidfd);
+    /* As many as the monitor takes (it reads them one by one; it stops when it blocks). */
+    while (sent < 3000) {
+        struct pollfd p = {.fd = chan, .events = POLLOUT};
+
+        if (poll(&p, 1, 2000) != 1 || (p.revents & POLLOUT) == 0 ||
+            send(chan, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+            break;
+        sent++;
+    }
+    assert_true(sent > 200);
+    /* Some hundred answers fill the channel; the monitor then ends the engine, and itself. */
+    if (!wait_gone(monitor, 60000)) {
+        char path[64], wchan[128] = "";
+
+        snprintf(path, sizeof(path), "/proc/%ld/wchan", (long)monitor);
+        (void)sworn_test_read_proc(path, wchan, sizeof(wchan));
+        fail_msg("the monitor is stuck (in %s) on the answers the engine does not read", wchan);
+    }
+    assert_true(wait_gone(engine, WAIT_GONE_MS));
+    close(chan);
+}
+
 /* --- killing one of the three --------------------------------------------------------------- */
 
 static void test_kill_monitor(void **state)
@@ -905,6 +948,7 @@ int main(void)
         cmocka_unit_test_teardown(test_signer_uid_reaches_nothing, stack_teardown),
         cmocka_unit_test_teardown(test_signer_descriptors, stack_teardown),
         cmocka_unit_test_teardown(test_channel_flood_and_garbage, stack_teardown),
+        cmocka_unit_test_teardown(test_channel_unread_answers, stack_teardown),
         cmocka_unit_test_teardown(test_kill_monitor, stack_teardown),
         cmocka_unit_test_teardown(test_kill_engine, stack_teardown),
         cmocka_unit_test_teardown(test_startup_records_development, stack_teardown),
