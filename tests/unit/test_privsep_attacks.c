@@ -9,7 +9,8 @@
  *     sworn-engine), and decisiond.yaml is in it. A process of the engine's uid renames a
  *     configuration of its own over it (signer.program: a script of its own); at the next start
  *     (a crash of the engine is enough, under a service manager that restarts) the root monitor
- *     read it and exec'd the script as root. [fixed for the program: see the next but two]
+ *     read it and exec'd the script as root. [fixed for the program:
+ * test_check_refuses_engine_writable_program]
  *   - test_engine_undoes_separation: the same replacement with signer.user: sworn-engine and
  *     hardening.development: true, which every check accepts: the monitor starts on it. Nothing
  *     checks who can replace the configuration (or the folders above it). [NOT fixed, still
