@@ -7,6 +7,7 @@
  * default. The structure is filled in a fresh allocation and handed out only when everything
  * passed: a failed load leaves nothing behind.
  */
+#define _DEFAULT_SOURCE /* realpath, S_ISVTX */
 #include "config.h"
 
 #include <errno.h>
@@ -851,6 +852,55 @@ static int need_secret(const struct sworn_dconfig *c, const char *key, const cha
     return 0;
 }
 
+/* Started as root: a file the monitor has executed or loaded as root, which neither the engine's
+ * uid nor anyone else may replace (owned by root or this uid, no group or other write, in folders
+ * alike, a sticky folder's entries being their owners' alone). */
+static int need_trusted(const struct sworn_dconfig *c, const char *key, const char *path)
+{
+    char *p = geteuid() == 0 ? realpath(path, NULL) : NULL; /* the folders of the file itself */
+    struct stat st;
+    int rc = 0;
+
+    if (p == NULL)
+        return geteuid() == 0 ? sworn_err_set(SWORN_ERR_IO, "%s: %s: %s: %s", c->path, key, path,
+                                              strerror(errno))
+                              : 0;
+    memset(&st, 0, sizeof(st));
+    for (int file = 1; rc == 0; file = 0) {
+        if (stat(p, &st) != 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+            ((st.st_mode & 022) != 0 && (file || (st.st_mode & S_ISVTX) == 0)))
+            rc = sworn_err_set(SWORN_ERR_IO,
+                               "%s: %s: %s: %s is not root's alone (owner uid %lu, mode %04o): "
+                               "another user could replace what root runs",
+                               c->path, key, path, p, (unsigned long)st.st_uid,
+                               (unsigned)(st.st_mode & 07777));
+        if (strcmp(p, "/") == 0 || strcmp(p, ".") == 0)
+            break;
+        {
+            char *d = dirname(p);
+
+            memmove(p, d, strlen(d) + 1);
+        }
+    }
+    free(p);
+    return rc;
+}
+
+/* A secret of the signer's (PIN or key file) that the engine's uid owns is the engine's too. */
+static int need_not_engines(const struct sworn_dconfig *c, const struct sworn_dconfig_users *u,
+                            const char *key, const char *path)
+{
+    struct stat st;
+
+    if (geteuid() == 0 && u->engine_uid != u->signer_uid && lstat(path, &st) == 0 &&
+        st.st_uid == u->engine_uid)
+        return sworn_err_set(SWORN_ERR_IO,
+                             "%s: %s: %s is owned by the engine's uid %lu: it must be the "
+                             "signer's user's or root's",
+                             c->path, key, path, (unsigned long)st.st_uid);
+    return 0;
+}
+
 static int need_vault(const struct sworn_dconfig *c, uid_t engine_uid)
 {
     struct stat st;
@@ -918,6 +968,10 @@ int sworn_dconfig_check_separation(const struct sworn_dconfig *c)
                   ? "signer.user and run_as are one uid: give the signer a user of its own"
                   : "not started as root, so the signer and the engine would share this "
                     "uid";
+    else if (geteuid() == 0 && (u->signer_gid == 0 || u->engine_gid == 0))
+        why = "signer.user or run_as has root's group (gid 0): give each a group of its own";
+    else if (geteuid() == 0 && u->signer_gid == u->engine_gid)
+        why = "signer.user and run_as share a group: give the signer a group of its own";
     if (why == NULL || c->development)
         return 0;
     return sworn_err_set(SWORN_ERR_ARG,
@@ -950,16 +1004,23 @@ static int check(const struct sworn_dconfig *c, int signer_files)
         return sworn_err_set(SWORN_ERR_ARG, "config: NULL argument");
     SWORN_GUARD(sworn_dconfig_users(c, geteuid() == 0, &users));
     SWORN_GUARD(need_kind(c, "signer.program", c->signer_program, 0));
+    SWORN_GUARD(need_trusted(c, "signer.program", c->signer_program));
     SWORN_GUARD(need_parent(c, "log.database", c->log_db, 0));
     if (c->export_dir != NULL)
         SWORN_GUARD(need_kind(c, "log.export_dir", c->export_dir, 1));
-    if (signer_files && strncmp(c->signer_key, "file:", 5) == 0)
+    if (signer_files && strncmp(c->signer_key, "file:", 5) == 0) {
         SWORN_GUARD(need_secret(c, "signer.key", c->signer_key + 5, "key file", KEY_FILE_MAX));
-    if (signer_files && c->signer_module != NULL)
+        SWORN_GUARD(need_not_engines(c, &users, "signer.key", c->signer_key + 5));
+    }
+    if (signer_files && c->signer_module != NULL) {
         SWORN_GUARD(need_kind(c, "signer.module", c->signer_module, 0));
-    if (signer_files && c->signer_pin_file != NULL)
+        SWORN_GUARD(need_trusted(c, "signer.module", c->signer_module));
+    }
+    if (signer_files && c->signer_pin_file != NULL) {
         SWORN_GUARD(
             need_secret(c, "signer.pin_file", c->signer_pin_file, "PIN file", PIN_FILE_MAX));
+        SWORN_GUARD(need_not_engines(c, &users, "signer.pin_file", c->signer_pin_file));
+    }
     if (c->keyring != NULL)
         SWORN_GUARD(need_kind(c, "keyring", c->keyring, 0));
     for (size_t i = 0; i < c->n_measure; i++)

@@ -57,7 +57,8 @@ static int bind_unix(const char *path, int *out)
 {
     struct sockaddr_un sun;
     struct stat st;
-    int fd;
+    mode_t old_mask;
+    int fd, rc;
 
     memset(&sun, 0, sizeof(sun));
     sun.sun_family = AF_UNIX;
@@ -73,14 +74,14 @@ static int bind_unix(const char *path, int *out)
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return sworn_err_set(SWORN_ERR_IO, "socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+    /* Anyone may connect; SO_PEERCRED decides who is served (and every refusal is recorded). The
+     * socket is made 0666 by the umask at bind: a chmod by path after it would follow whatever
+     * a writer of the folder put there in between (a link to /etc/shadow). */
+    old_mask = umask(0111);
+    rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+    (void)umask(old_mask);
+    if (rc != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
         sworn_err_set(SWORN_ERR_IO, "listen on %s: %s", path, strerror(errno));
-        (void)close(fd);
-        return -1;
-    }
-    /* Anyone may connect; SO_PEERCRED decides who is served (and every refusal is recorded). */
-    if (chmod(path, 0666) != 0) {
-        sworn_err_set(SWORN_ERR_IO, "chmod %s: %s", path, strerror(errno));
         (void)close(fd);
         return -1;
     }
@@ -184,7 +185,9 @@ static int start_signer(struct monitor *m)
         cm->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(cm), &fd, sizeof(int));
     }
-    n = sendmsg(m->chan, &mh, MSG_NOSIGNAL);
+    /* Never blocking: an engine that asks without reading the answers would otherwise stop the
+     * monitor here, deaf to signals and to its children's exits. */
+    n = sendmsg(m->chan, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (fd >= 0)
         (void)close(fd); /* the engine has its copy now; the monitor never talks to the signer */
     if (n != (ssize_t)sizeof(reply))
@@ -308,8 +311,13 @@ static int run(struct monitor *m)
             ssize_t n = read(m->chan, &cmd, 1);
 
             if (n == 1 && cmd == D_MONITOR_START_SIGNER) {
-                if (start_signer(m) < 0)
+                if (start_signer(m) < 0) { /* an answer that cannot leave: channel over */
                     d_log_msg(D_LOG_ERROR, "monitor", sworn_err_msg());
+                    if (m->engine > 0)
+                        (void)kill(m->engine, SIGKILL);
+                    (void)close(m->chan);
+                    m->chan = -1;
+                }
             } else if (n == 1 && cmd == D_MONITOR_STOP_SIGNER) {
                 stop_signer(m, 200);
             } else if (n < 0 && errno == EINTR) {
