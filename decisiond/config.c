@@ -886,6 +886,24 @@ static int need_trusted(const struct sworn_dconfig *c, const char *key, const ch
     return rc;
 }
 
+/*
+ * The folders above a file of the signer's (its PIN or key file, owned by signer.user): the file
+ * itself is the signer's, but who may replace it is decided by its folders, which must be root's
+ * alone as need_trusted says (otherwise the engine's uid could put a PIN file of its choosing, or
+ * a link to one, in its place for the next signer).
+ */
+static int need_trusted_folder(const struct sworn_dconfig *c, const char *key, const char *path)
+{
+    char *p = geteuid() == 0 ? realpath(path, NULL) : NULL;
+    int rc;
+
+    if (p == NULL)
+        return 0; /* not root, or no such file: need_secret says what is wrong with it */
+    rc = need_trusted(c, key, dirname(p));
+    free(p);
+    return rc;
+}
+
 /* A secret of the signer's (PIN or key file) that the engine's uid owns is the engine's too. */
 static int need_not_engines(const struct sworn_dconfig *c, const struct sworn_dconfig_users *u,
                             const char *key, const char *path)
@@ -1004,6 +1022,10 @@ static int check(const struct sworn_dconfig *c, int signer_files)
         return sworn_err_set(SWORN_ERR_ARG, "config: NULL argument");
     SWORN_GUARD(sworn_dconfig_users(c, geteuid() == 0, &users));
     SWORN_GUARD(need_kind(c, "signer.program", c->signer_program, 0));
+    /* What the root monitor reads and runs: the configuration itself (it names the users and the
+     * program) and the signer program must be root's alone, folders included. */
+    if (signer_files)
+        SWORN_GUARD(need_trusted(c, "the configuration", c->path));
     SWORN_GUARD(need_trusted(c, "signer.program", c->signer_program));
     SWORN_GUARD(need_parent(c, "log.database", c->log_db, 0));
     if (c->export_dir != NULL)
@@ -1011,6 +1033,7 @@ static int check(const struct sworn_dconfig *c, int signer_files)
     if (signer_files && strncmp(c->signer_key, "file:", 5) == 0) {
         SWORN_GUARD(need_secret(c, "signer.key", c->signer_key + 5, "key file", KEY_FILE_MAX));
         SWORN_GUARD(need_not_engines(c, &users, "signer.key", c->signer_key + 5));
+        SWORN_GUARD(need_trusted_folder(c, "signer.key", c->signer_key + 5));
     }
     if (signer_files && c->signer_module != NULL) {
         SWORN_GUARD(need_kind(c, "signer.module", c->signer_module, 0));
@@ -1020,6 +1043,7 @@ static int check(const struct sworn_dconfig *c, int signer_files)
         SWORN_GUARD(
             need_secret(c, "signer.pin_file", c->signer_pin_file, "PIN file", PIN_FILE_MAX));
         SWORN_GUARD(need_not_engines(c, &users, "signer.pin_file", c->signer_pin_file));
+        SWORN_GUARD(need_trusted_folder(c, "signer.pin_file", c->signer_pin_file));
     }
     if (c->keyring != NULL)
         SWORN_GUARD(need_kind(c, "keyring", c->keyring, 0));

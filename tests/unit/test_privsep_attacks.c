@@ -5,18 +5,20 @@
  * attacker's uid. A test fails when the attack gets in.
  *
  * Attacks that got in (each of these tests failed against the code it was written for):
- *   - test_engine_replaces_config: the dev stack's folder is the engine's (drwx--x--x
+ *   - test_engine_replaces_config: the dev stack's folder was the engine's (drwx--x--x
  *     sworn-engine), and decisiond.yaml is in it. A process of the engine's uid renames a
  *     configuration of its own over it (signer.program: a script of its own); at the next start
  *     (a crash of the engine is enough, under a service manager that restarts) the root monitor
  *     read it and exec'd the script as root. [fixed for the program:
  * test_check_refuses_engine_writable_program]
  *   - test_engine_undoes_separation: the same replacement with signer.user: sworn-engine and
- *     hardening.development: true, which every check accepts: the monitor starts on it. Nothing
- *     checks who can replace the configuration (or the folders above it). [NOT fixed, still
- *     failing: the monitor should refuse a configuration that is not root's alone, as it now does
- *     for signer.program; that needs scripts/dev-stack to keep its configuration out of the
- *     engine's folder, and test_privsep's check_config_with to write its variants elsewhere]
+ *     hardening.development: true, which every check accepts: the monitor started on it. Nothing
+ *     checked who can replace the configuration (or the folders above it). [fixed: started as
+ *     root, the monitor refuses a configuration, and a PIN or key file in a folder, that is not
+ *     root's alone, folders up to / included (config.c need_trusted); scripts/dev-stack keeps its
+ *     folder root's and gives the engine a log folder of its own. Both tests first check that the
+ *     stack's layout stops the replacement, then hand the folder to the engine (an operator's
+ *     mistake) and check that the monitor refuses to start]
  *   - test_socket_chmod_follows_symlink: the monitor bound a socket, then chmod(path, 0666). In a
  *     sockets' folder the engine's uid may write (the dev stack's), it swaps the fresh socket for a
  *     symbolic link between bind and chmod; the root monitor's chmod followed it and made any file
@@ -247,6 +249,13 @@ static int replace_config(void *p)
     return rename(tmp, a->config) == 0 ? 0 : 4;
 }
 
+/* The operator's mistake the monitor must catch: the stack's folder (the configuration's) handed
+ * to the engine's user. */
+static void give_folder_to_engine(struct sworn_stack *s)
+{
+    assert_int_equal(sworn_stack_sh(s, "chown sworn-engine: \"%s\"", s->dir), 0);
+}
+
 static void test_engine_replaces_config(void **state)
 {
     struct sworn_stack *s = &the_stack;
@@ -265,6 +274,12 @@ static void test_engine_replaces_config(void **state)
     a.script = script;
     a.out = out;
     a.signer = signer;
+    /* In the stack's layout the configuration's folder is root's: the engine cannot replace it. */
+    assert_int_not_equal(as_user("sworn-engine", replace_config, &a), 0);
+    assert_int_not_equal(access(script, F_OK), 0);
+    /* An operator who gives the engine the configuration's folder (as the stack once did): the
+     * engine replaces it, and the monitor must refuse what it finds there. */
+    give_folder_to_engine(s);
     assert_int_equal(as_user("sworn-engine", replace_config, &a), 0);
     /* The operator (or a service manager, after the engine crashed) starts it again. */
     assert_int_equal(sworn_stack_stop_daemon(s), 0);
@@ -294,6 +309,8 @@ static void test_engine_undoes_separation(void **state)
     a.dir = s->dir;
     a.config = s->config;
     a.development = 1;
+    assert_int_not_equal(as_user("sworn-engine", replace_config, &a), 0);
+    give_folder_to_engine(s);
     assert_int_equal(as_user("sworn-engine", replace_config, &a), 0);
     assert_int_equal(sworn_stack_stop_daemon(s), 0);
     if (sworn_stack_start(s) == 0) {
@@ -337,11 +354,22 @@ static void test_socket_chmod_follows_symlink(void **state)
     (void)state;
     up(s, &engine, &sig);
     assert_int_equal(sworn_stack_stop_daemon(s), 0);
+    /* The sockets in a folder the engine's uid may write (the stack once had them so), the
+     * configuration staying in root's. */
+    assert_int_equal(
+        sworn_stack_sh(s,
+                       "mkdir sockets && chown sworn-engine: sockets && "
+                       "sed -i 's|^  decision: .*$|  decision: %s/sockets/decision.sock|; "
+                       "s|^  admin: .*$|  admin: %s/sockets/admin.sock|' \"$CONFIG\"",
+                       s->dir, s->dir),
+        0);
+    snprintf(s->decision, sizeof(s->decision), "%s/sockets/decision.sock", s->dir);
+    snprintf(s->admin, sizeof(s->admin), "%s/sockets/admin.sock", s->dir);
     /* What the attacker wants to open up: a root file in a root folder. */
     target_dir = sworn_test_tmpdir("attack-target");
     target = sworn_test_path(target_dir, "secret");
     sworn_test_write_file(target, "root's\n", 7, 0600);
-    link_tmp = sworn_test_path(s->dir, ".link");
+    link_tmp = sworn_test_path(s->dir, "sockets/.link");
     assert_int_equal(symlink(target, link_tmp), 0);
     assert_int_equal(lchown(link_tmp, user("sworn-engine")->pw_uid, user("sworn-engine")->pw_gid),
                      0);
@@ -431,12 +459,15 @@ static void test_check_refuses_engine_writable_program(void **state)
         check_config_with(s, "s|^  user: sworn-signer$|&\\n  program: '\"$PWD\"'/engine-signer|"),
         1);
     assert_true(check_out_has(s, "signer.program"));
-    /* Root's, but in the engine's folder: the engine renames another over it. */
-    assert_int_equal(sworn_stack_sh(s, "install -m 0755 -o root -g root "
-                                       "\"$BUILD/signer/sworn-signer\" root-signer"),
+    /* Root's, but in a folder of the engine's: the engine renames another over it. */
+    assert_int_equal(sworn_stack_sh(s, "mkdir engine-bin && chown sworn-engine: engine-bin && "
+                                       "install -m 0755 -o root -g root "
+                                       "\"$BUILD/signer/sworn-signer\" engine-bin/root-signer"),
                      0);
     assert_int_equal(
-        check_config_with(s, "s|^  user: sworn-signer$|&\\n  program: '\"$PWD\"'/root-signer|"), 1);
+        check_config_with(
+            s, "s|^  user: sworn-signer$|&\\n  program: '\"$PWD\"'/engine-bin/root-signer|"),
+        1);
     assert_true(check_out_has(s, "signer.program"));
     /* The PKCS#11 module, which the signer loads as root: the engine's copy. */
     assert_int_equal(sworn_stack_sh(s, "install -m 0644 -o sworn-engine -g sworn-engine "
@@ -525,7 +556,7 @@ static void test_check_refuses_shared_or_root_gid(void **state)
 
 struct procs {
     pid_t monitor, engine, signer;
-    const char *dir;
+    const char *dir, *log_db;
     const char *secret, *pin;
 };
 
@@ -597,8 +628,7 @@ static int signer_probe(void *p)
     snprintf(path, sizeof(path), "%s/vault.json", x->dir);
     if (!open_fails(path, O_RDONLY, EACCES))
         return 1;
-    snprintf(path, sizeof(path), "%s/log.db", x->dir);
-    if (!open_fails(path, O_RDONLY, EACCES))
+    if (!open_fails(x->log_db, O_RDONLY, EACCES))
         return 2;
     snprintf(path, sizeof(path), "%s/tiles", x->dir);
     if (!open_fails(path, O_RDONLY | O_DIRECTORY, EACCES))
@@ -649,6 +679,7 @@ static void test_signer_uid_reaches_nothing(void **state)
     up(s, &x.engine, &x.signer);
     x.monitor = s->decisiond_pid;
     x.dir = s->dir;
+    x.log_db = s->log_db;
     assert_int_equal(as_user("sworn-signer", signer_probe, &x), 0);
     /* The secrets to look for. */
     vault = sworn_test_read_file(sworn_test_path(s->dir, "vault.json"), &len);
@@ -830,7 +861,8 @@ static void test_channel_unread_answers(void **state)
         char path[64], wchan[128] = "";
 
         snprintf(path, sizeof(path), "/proc/%ld/wchan", (long)monitor);
-        (void)sworn_test_read_proc(path, wchan, sizeof(wchan));
+        if (sworn_test_read_proc(path, wchan, sizeof(wchan)) != 0)
+            snprintf(wchan, sizeof(wchan), "an unknown place");
         fail_msg("the monitor is stuck (in %s) on the answers the engine does not read", wchan);
     }
     assert_true(wait_gone(engine, WAIT_GONE_MS));
@@ -919,7 +951,9 @@ static void test_startup_records_development(void **state)
                                        "$a hardening:\\n  development: true' \"$CONFIG\""),
                      0);
     assert_int_equal(sworn_stack_start(s), 0);
-    (void)sworn_stack_stop_daemon(s); /* the signer cannot use the signer user's token: no matter */
+    /* It stops (whatever its status: the signer, dropped to the engine's user, may no longer use
+     * the signer user's token); what matters is what its Startup entry says. */
+    assert_true(sworn_stack_stop_daemon(s) >= 0);
     e = last_startup(s);
     assert_true(e->startup->development);
     assert_int_equal(e->startup->engine_uid, engine_uid);
@@ -931,7 +965,7 @@ static int stack_teardown(void **state)
 {
     (void)state;
     if (the_stack.dir != NULL)
-        (void)sworn_stack_down(&the_stack);
+        assert_int_equal(sworn_stack_down(&the_stack), 0);
     memset(&the_stack, 0, sizeof(the_stack));
     return 0;
 }
