@@ -33,6 +33,7 @@
 #include "vault.h"
 
 #define LISTEN_BACKLOG 128
+#define SIGNER_LINE_MAX 1024 /* a line of the signer's stderr, as logged (longer ones are cut) */
 #define SIGNER_STOP_WAIT_MS 2000 /* after the engine ended: the signer's own orderly exit */
 
 extern char **environ;
@@ -47,7 +48,15 @@ struct monitor {
     int engine_status;
     pid_t signer;
     int signer_pidfd;
+    int signer_err; /* the read end of the current signer's stderr pipe, or -1 */
+    char err_line[SIGNER_LINE_MAX + 1];
+    size_t err_len;
     int chan; /* the monitor's end of the engine's channel */
+    /* A token refused the PIN of this file (the signer said so by its exit status): no signer is
+     * started with it again until the file changes, or the token would count every try until it
+     * locks. The file's identity when refused: */
+    int pin_refused;
+    struct stat pin_refused_st;
 };
 
 /* --- sockets ------------------------------------------------------------------------------ */
@@ -113,6 +122,72 @@ static int signer_config(struct monitor *m)
     return 0;
 }
 
+/* What a signer's exit says: a refused PIN is remembered with its file's identity. */
+static void signer_exited(struct monitor *m, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == SWORN_SIGNER_EXIT_PIN_REFUSED &&
+        m->cfg->signer_pin_file != NULL && stat(m->cfg->signer_pin_file, &m->pin_refused_st) == 0) {
+        m->pin_refused = 1;
+        d_log_msg(D_LOG_ERROR, "signer_pin_refused",
+                  "the token refused the PIN file's PIN; no signer is started with it again "
+                  "until the file changes");
+    }
+}
+
+/* Whether the PIN file is still the one whose PIN the token refused. */
+static int pin_still_refused(struct monitor *m)
+{
+    struct stat st;
+
+    if (!m->pin_refused)
+        return 0;
+    if (stat(m->cfg->signer_pin_file, &st) == 0 && st.st_dev == m->pin_refused_st.st_dev &&
+        st.st_ino == m->pin_refused_st.st_ino && st.st_size == m->pin_refused_st.st_size &&
+        st.st_mtim.tv_sec == m->pin_refused_st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == m->pin_refused_st.st_mtim.tv_nsec)
+        return 1;
+    m->pin_refused = 0;
+    return 0;
+}
+
+/* Log one line of the signer's stderr as a JSON line of the monitor's. */
+static void log_signer_line(struct monitor *m)
+{
+    json_object *f = json_object_new_object();
+
+    m->err_line[m->err_len] = '\0';
+    if (f != NULL) {
+        json_object_object_add(f, "pid", json_object_new_int64((int64_t)m->signer));
+        json_object_object_add(f, "text", json_object_new_string(m->err_line));
+    }
+    d_log(D_LOG_WARN, "signer_stderr", f);
+    m->err_len = 0;
+}
+
+/* Read what the signer wrote to its stderr; at end of stream (it exited), close the pipe. */
+static void drain_signer_err(struct monitor *m)
+{
+    char buf[4096];
+    ssize_t n;
+
+    while ((n = read(m->signer_err, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\n' || m->err_len == SIGNER_LINE_MAX) {
+                log_signer_line(m);
+                if (buf[i] == '\n')
+                    continue;
+            }
+            m->err_line[m->err_len++] = buf[i];
+        }
+    }
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        if (m->err_len > 0)
+            log_signer_line(m);
+        (void)close(m->signer_err);
+        m->signer_err = -1;
+    }
+}
+
 /* Kill the current signer (by pidfd: never a recycled pid) and reap it within a bound. */
 static void stop_signer(struct monitor *m, int wait_ms)
 {
@@ -124,8 +199,11 @@ static void stop_signer(struct monitor *m, int wait_ms)
         syscall(SYS_pidfd_send_signal, m->signer_pidfd, SIGKILL, NULL, 0) != 0)
         (void)kill(m->signer, SIGKILL);
     for (int i = 0; i < wait_ms; i++) {
-        pid_t r = waitpid(m->signer, NULL, WNOHANG);
+        int status;
+        pid_t r = waitpid(m->signer, &status, WNOHANG);
 
+        if (r == m->signer)
+            signer_exited(m, status);
         if (r == m->signer || (r < 0 && errno == ECHILD))
             break;
         (void)nanosleep(&step, NULL); /* a SIGKILLed process ends within microseconds */
@@ -152,18 +230,42 @@ static int start_signer(struct monitor *m)
     pid_t pid = -1;
     ssize_t n;
 
+    int err_pipe[2] = {-1, -1};
+
     stop_signer(m, 200);
+    if (m->signer_err >= 0) {
+        drain_signer_err(m); /* the last words of the signer just stopped */
+        if (m->signer_err >= 0)
+            (void)close(m->signer_err);
+        m->signer_err = -1;
+    }
     memset(&reply, 0, sizeof(reply));
     lo.program = m->cfg->signer_program;
+    lo.die_with_parent = 1;
     if (geteuid() == 0 && m->users.signer_uid != 0) {
         lo.uid = m->users.signer_uid;
         lo.gid = m->users.signer_gid;
     }
     lo.seccomp_mode = m->cfg->seccomp_mode;
     lo.inet = (d_seccomp_flags(m->cfg) & D_SECCOMP_INET) != 0;
-    if (sworn_signer_launch(&m->sc, &lo, &fd, &pid, &m->signer_pidfd) == 0) {
+    if (pin_still_refused(m)) {
+        reply.status = SWORN_ERR_ARG;
+        snprintf(reply.msg, sizeof(reply.msg),
+                 "the token refused the PIN in %s; no signer is started with it again until the "
+                 "file changes",
+                 m->cfg->signer_pin_file);
+    } else if (pipe2(err_pipe, O_CLOEXEC) == 0 && (lo.stderr_fd = err_pipe[1]) > 0 &&
+               sworn_signer_launch(&m->sc, &lo, &fd, &pid, &m->signer_pidfd) == 0) {
+        json_object *f = json_object_new_object();
+
+        if (f != NULL)
+            json_object_object_add(f, "pid", json_object_new_int64((int64_t)pid));
+        d_log(D_LOG_INFO, "signer_started", f);
         m->signer = pid;
         reply.pid = (int32_t)pid;
+        m->signer_err = err_pipe[0];
+        err_pipe[0] = -1;
+        (void)fcntl(m->signer_err, F_SETFL, O_NONBLOCK);
     } else {
         reply.status = sworn_err_code() == SWORN_OK ? SWORN_ERR_IO : sworn_err_code();
         snprintf(reply.msg, sizeof(reply.msg), "%s", sworn_err_msg());
@@ -187,6 +289,10 @@ static int start_signer(struct monitor *m)
     }
     /* Never blocking: an engine that asks without reading the answers would otherwise stop the
      * monitor here, deaf to signals and to its children's exits. */
+    if (err_pipe[0] >= 0)
+        (void)close(err_pipe[0]);
+    if (err_pipe[1] >= 0)
+        (void)close(err_pipe[1]); /* the signer has its copy */
     n = sendmsg(m->chan, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (fd >= 0)
         (void)close(fd); /* the engine has its copy now; the monitor never talks to the signer */
@@ -267,6 +373,7 @@ static void reap_children(struct monitor *m, int *engine_done)
             m->engine = -1;
             *engine_done = 1;
         } else if (r == m->signer) {
+            signer_exited(m, status);
             if (m->signer_pidfd >= 0)
                 (void)close(m->signer_pidfd);
             m->signer = -1;
@@ -289,9 +396,12 @@ static int run(struct monitor *m)
     if (sfd < 0)
         return sworn_err_set(SWORN_ERR_IO, "signalfd: %s", strerror(errno));
     while (!done) {
-        struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = m->chan, .events = POLLIN}};
+        /* A negative fd is skipped by poll: the channel once closed, no signer's stderr. */
+        struct pollfd p[3] = {{.fd = sfd, .events = POLLIN},
+                              {.fd = m->chan, .events = POLLIN},
+                              {.fd = m->signer_err, .events = POLLIN}};
 
-        if (poll(p, m->chan >= 0 ? 2 : 1, -1) < 0) {
+        if (poll(p, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
@@ -306,6 +416,9 @@ static int run(struct monitor *m)
                     (void)kill(m->engine, (int)si.ssi_signo); /* the engine stops or reloads */
             }
         }
+        if (m->signer_err >= 0 && p[2].fd == m->signer_err &&
+            (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
+            drain_signer_err(m);
         if (m->chan >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             unsigned char cmd;
             ssize_t n = read(m->chan, &cmd, 1);
@@ -400,7 +513,7 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
     int dec = -1, adm = -1, rc = 1;
 
     m->engine = m->signer = -1;
-    m->signer_pidfd = m->chan = -1;
+    m->signer_pidfd = m->chan = m->signer_err = -1;
     /* Separation first: a configuration that would run the signer as root is wrong whatever else
      * it says. */
     if (sworn_dconfig_load(config, &m->cfg) < 0 || sworn_dconfig_check_separation(m->cfg) < 0 ||

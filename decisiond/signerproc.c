@@ -245,6 +245,11 @@ static int spawn(struct sworn_signer_proc *p)
                 sworn_ipc_deadline((int)p->start_timeout_ms)) < 0)
         return -1;
     if (child_error(p, &resp) < 0) {
+        /* A signer that could not open its key exits by itself once it has said so, with a
+         * status that tells its launcher why (a refused PIN: launch.h); a launcher's stop would
+         * kill it first and lose that. Our own child is reaped as always. */
+        if (p->launcher.start != NULL)
+            p->pid = -1;
         retire(p);
         return -1;
     }

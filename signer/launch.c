@@ -106,6 +106,8 @@ static int build_argv(const struct sworn_signer_config *cfg,
     SWORN_GUARD(add_opt(b, "--seccomp", seccomp_arg(opts->seccomp_mode)));
     if (opts->inet)
         SWORN_GUARD(add_arg(b, "--inet"));
+    if (opts->die_with_parent)
+        SWORN_GUARD(add_arg(b, "--die-with-parent"));
     return 0;
 fail:
     return -1;
@@ -118,6 +120,8 @@ static _Noreturn void child(int sock, const struct sworn_signer_launch_opts *opt
     int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 
     if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(nul, STDOUT_FILENO) < 0)
+        _exit(126);
+    if (opts->stderr_fd > 0 && dup2(opts->stderr_fd, STDERR_FILENO) < 0)
         _exit(126);
     if (fcntl(STDERR_FILENO, F_GETFD) < 0 && dup2(nul, STDERR_FILENO) < 0)
         _exit(126);

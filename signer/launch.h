@@ -35,6 +35,8 @@
 
 #include "signer.h"
 
+#define SWORN_SIGNER_EXIT_PIN_REFUSED                                                              \
+    5                     /* sworn-signer's exit status when the token refused the PIN */
 #define SWORN_SIGNER_FD 3 /* the signer's socket, in the signer process */
 /* The signer's locked-memory limit when the caller gives none: room for OpenSSL, a PKCS#11 module
  * and its sessions, about ten times what SoftHSM with one key uses. */
@@ -54,6 +56,14 @@ struct sworn_signer_launch_opts {
     uint64_t memlock_bytes; /* with root: RLIMIT_MEMLOCK of the child; 0: the default above */
     int seccomp_mode;       /* enum sworn_seccomp_mode (common/seccomp.h); passed as --seccomp */
     int inet;               /* 1: the key may need the network (a TCTI or a network HSM) */
+    /* 1: the signer dies (SIGKILL) with the process that launched it, set after its drop (a
+     * credential change clears it). For a single-threaded launcher only, such as the monitor:
+     * the kernel sends it when the launching thread ends. */
+    int die_with_parent;
+    /* The signer's stderr: this descriptor (the monitor's pipe, whose lines it logs as its own
+     * JSON lines, so that a signer cannot write lines that look like the daemon's), or, when -1
+     * or 0 (a zeroed struct), the launcher's own stderr. */
+    int stderr_fd;
 };
 
 /*

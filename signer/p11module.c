@@ -178,3 +178,15 @@ int sworn_p11_read_pin(const char *path, uint8_t pin[SWORN_P11_PIN_MAX], size_t 
     *len = n;
     return 0;
 }
+
+static volatile int pin_refused; /* set once, by the thread that logged in, read after */
+
+void sworn_p11_note_pin_refused(void)
+{
+    pin_refused = 1;
+}
+
+int sworn_p11_pin_was_refused(void)
+{
+    return pin_refused;
+}

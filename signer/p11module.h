@@ -53,4 +53,12 @@ int sworn_p11_read_pin(const char *path, uint8_t pin[SWORN_P11_PIN_MAX], size_t 
 /* Record a PKCS#11 failure: SWORN_ERR_IO for device-level errors (rebuild), else CRYPTO. */
 int sworn_p11_error(const char *what, CK_RV rv);
 
+/*
+ * Whether a token refused a PIN in this process (CKR_PIN_INCORRECT, _LOCKED, _LEN_RANGE,
+ * _EXPIRED). sworn-signer exits with a status of its own then, so that the monitor does not start
+ * signer after signer offering the same PIN until the token locks (docs/decisiond.md).
+ */
+void sworn_p11_note_pin_refused(void);
+int sworn_p11_pin_was_refused(void);
+
 #endif

@@ -105,6 +105,7 @@ static int login(struct p11 *p)
         rv == CKR_PIN_EXPIRED) {
         memcpy(p->refused_pin, digest, sizeof(digest));
         p->have_refused_pin = 1;
+        sworn_p11_note_pin_refused();
         sworn_err_set(SWORN_ERR_ARG,
                       "pkcs11: the token refused the PIN in %s (CKR 0x%lx); it will not be retried",
                       p->pin_file, (unsigned long)rv);

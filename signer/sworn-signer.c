@@ -5,7 +5,7 @@
  *
  *   sworn-signer --uri URI [--module PATH] [--pin-file PATH] [--tcti CONF] [--pinned-spki HEX]
  *                [--timeout-ms N] [--uid N --gid N [--chroot DIR]] [--seccomp off|log|enforce]
- *                [--inet]
+ *                [--inet] [--die-with-parent]
  *
  * In order:
  *   1. no core dumps, not dumpable; every signal handler default, SIGPIPE ignored, none blocked;
@@ -27,7 +27,8 @@
  * Exit status (seen only by the monitor): 0 at end of stream, 1 when the key could not be opened
  * or privileges not dropped (told in INFO_RESP), 2 on a malformed or unexpected frame, 3 after a
  * device failure (a fresh signer must open the device again, with privilege), 4 when its setup
- * failed, 64 on bad usage.
+ * failed, 5 when the token refused the PIN (SWORN_SIGNER_EXIT_PIN_REFUSED: the monitor starts no
+ * other signer until the PIN file changes), 64 on bad usage.
  */
 #define _GNU_SOURCE /* close_range */
 #include <errno.h>
@@ -48,6 +49,7 @@
 #include "err.h"
 #include "ipc.h"
 #include "launch.h"
+#include "p11module.h"
 #include "privdrop.h"
 #include "seccomp.h"
 #include "signer.h"
@@ -67,6 +69,7 @@ enum signer_exit {
     SIGNER_EXIT_PROTOCOL = 2, /* a malformed or unexpected frame, or the socket failed */
     SIGNER_EXIT_DEVICE = 3,   /* a device call failed; a fresh signer must open the device again */
     SIGNER_EXIT_SETUP = 4,    /* descriptors, signals or limits could not be set up */
+    SIGNER_EXIT_PIN = SWORN_SIGNER_EXIT_PIN_REFUSED, /* the token refused the PIN: launch.h */
     SIGNER_EXIT_USAGE = 64
 };
 
@@ -79,6 +82,7 @@ struct signer_args {
     int drop;
     const char *seccomp;
     int inet;
+    int die_with_parent; /* --die-with-parent: SIGKILL when the monitor dies (launch.h) */
 };
 
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
@@ -107,6 +111,10 @@ static int parse_args(int argc, char **argv, struct signer_args *a)
 
         if (strcmp(opt, "--inet") == 0) {
             a->inet = 1;
+            continue;
+        }
+        if (strcmp(opt, "--die-with-parent") == 0) {
+            a->die_with_parent = 1;
             continue;
         }
         if (val == NULL)
@@ -280,7 +288,7 @@ static _Noreturn void serve(int fd, struct sworn_signer *s, enum sworn_err_code 
         if (sworn_ipc_send(fd, &resp, SWORN_IPC_FOREVER) < 0)
             signer_exit(s, SIGNER_EXIT_PROTOCOL);
         if (s == NULL)
-            signer_exit(s, SIGNER_EXIT_OPEN);
+            signer_exit(s, sworn_p11_pin_was_refused() ? SIGNER_EXIT_PIN : SIGNER_EXIT_OPEN);
         /* The device context is suspect. Rebuilding it here would need the PIN file and the
          * device, which this unprivileged process may no longer open; a fresh signer can. */
         if (resp.status == SWORN_ERR_IO)
@@ -374,8 +382,10 @@ int main(int argc, char **argv)
         sworn_signer_close(s);
         s = NULL;
     }
-    /* Changing credentials set the dumpable flag back to fs.suid_dumpable. */
-    if (sworn_not_dumpable() < 0)
+    /* Changing credentials set the dumpable flag back to fs.suid_dumpable, and cleared the
+     * parent-death signal: a signer outlives no monitor (not even one stuck in a C_Sign). */
+    if (sworn_not_dumpable() < 0 ||
+        (a.die_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)))
         signer_exit(s, SIGNER_EXIT_SETUP);
     /* From here on: its socket, the device, memory; no fork, exec, setuid, bind or accept. */
     if (install_filter(&a) < 0)

@@ -281,6 +281,88 @@ static void test_three_processes(void **state)
     free(token);
 }
 
+/* How many lines of the daemon's log hold needle. */
+static int log_count(struct sworn_stack *s, const char *needle)
+{
+    char *path = sworn_test_path(s->dir, "decisiond.log"), *text, *at;
+    size_t len;
+    int n = 0;
+
+    text = sworn_test_read_file(path, &len);
+    for (at = text; (at = strstr(at, needle)) != NULL; at += strlen(needle))
+        n++;
+    free(text);
+    free(path);
+    return n;
+}
+
+/* An allow, or the deny that says the signer cannot sign: which one came. */
+static int allow_or_signer_deny(struct sworn_stack *s, const char *id)
+{
+    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
+    int allowed;
+
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__DECISION_REPLY__BODY_DECISION);
+    allowed = r->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW;
+    if (allowed)
+        assert_non_null(r->decision->receipt);
+    else
+        assert_non_null(strstr(r->decision->reason, "signer"));
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    return allowed;
+}
+
+/*
+ * A token that refused a PIN counts the try: the monitor must not start signer after signer with
+ * the same PIN file (each a fresh process, which cannot know its predecessor was refused) until
+ * the token locks. Once the PIN file changes, a signer is started again. And what a signer writes
+ * to its stderr reaches the daemon's log only inside the monitor's JSON lines.
+ */
+static void test_refused_pin_not_offered_again(void **state)
+{
+    struct sworn_stack *s = &the_stack;
+    pid_t signer;
+    int started, allowed = 0;
+    char id[32];
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(s, "--no-tpm"), 0);
+    allow_with_receipt(s, "before");
+    /* A wrong PIN in the PIN file's place (a new file, as an operator's edit makes one). */
+    assert_int_equal(sworn_stack_sh(s, "cp -p \"$PIN_FILE\" good.pin && "
+                                       "printf '000000\\n' > wrong.pin && chmod 600 wrong.pin && "
+                                       "mv wrong.pin \"$PIN_FILE\""),
+                     0);
+    signer = sworn_stack_signer_child(s->decisiond_pid);
+    assert_true(signer > 0);
+    started = log_count(s, "\"event\":\"signer_started\"");
+    assert_int_equal(kill(signer, SIGKILL), 0);
+    wait_exited(signer);
+    /* The next request finds no signer: one is started, the token refuses its PIN. Every later
+     * request is denied without another signer (the engine asks again after its backoff). */
+    assert_false(allow_or_signer_deny(s, "refused-0"));
+    for (int i = 1; i < 400; i++) {
+        snprintf(id, sizeof(id), "refused-%d", i);
+        assert_false(allow_or_signer_deny(s, id));
+    }
+    assert_int_equal(log_count(s, "\"event\":\"signer_pin_refused\""), 1);
+    assert_int_equal(log_count(s, "\"event\":\"signer_started\""), started + 1);
+    /* The right PIN again: a signer is started when the engine next asks. */
+    assert_int_equal(sworn_stack_sh(s, "mv good.pin \"$PIN_FILE\""), 0);
+    for (int i = 0; i < 20000 && !allowed; i++) {
+        snprintf(id, sizeof(id), "fixed-%d", i);
+        allowed = allow_or_signer_deny(s, id);
+    }
+    assert_true(allowed);
+    assert_int_equal(log_count(s, "\"event\":\"signer_started\""), started + 2);
+    /* Every line of the log is the daemon's JSON: the signer's own words come wrapped. */
+    assert_int_equal(sworn_stack_sh(s, "grep -v '^{' decisiond.log | grep -v '^==[0-9]*==' | "
+                                       "grep -q . && exit 1 || exit 0"),
+                     0);
+    assert_int_equal(sworn_stack_stop_daemon(s), 0);
+}
+
 /* --check-config on the stack's configuration with one line changed by sed expression expr. */
 static int check_config_with(struct sworn_stack *s, const char *expr)
 {
@@ -341,6 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_three_processes, stack_teardown),
         cmocka_unit_test_teardown(test_check_config_refuses_shared_uids, stack_teardown),
+        cmocka_unit_test_teardown(test_refused_pin_not_offered_again, stack_teardown),
     };
 
     if (geteuid() != 0) {
