@@ -72,6 +72,35 @@ struct admin_wait {
     struct d_conn *c;
 };
 
+/*
+ * A wait for an answer that comes later (a record, a checkpoint): size bytes whose start is a
+ * struct admin_wait, holding connection c until the answer is sent. NULL, answered "out of
+ * memory" (for request_id), when there is no room.
+ */
+static void *wait_new(struct d_daemon *d, struct d_conn *c, size_t size, const char *request_id)
+{
+    struct admin_wait *w = calloc(1, size);
+
+    if (w == NULL) {
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", request_id, 0);
+        return NULL;
+    }
+    w->d = d;
+    w->c = c;
+    d_conn_hold(c);
+    return w;
+}
+
+/* The work a wait was for could not start: answer why, and let the connection go. */
+static void wait_fail(void *wait, int code, const char *message, const char *request_id)
+{
+    struct admin_wait *w = wait;
+
+    d_conn_reply_error(w->c, code, message, request_id, 0);
+    d_conn_release(w->c);
+    free(w);
+}
+
 static void resolved(void *arg, int ok, uint64_t index)
 {
     struct admin_wait *w = arg;
@@ -106,21 +135,14 @@ static void operator_name(uid_t uid, char *out, size_t cap)
 void d_admin_resolve(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
     const Sworn__V1__ResolveRequest *rr = rq->resolve;
-    struct admin_wait *w = calloc(1, sizeof(*w));
+    struct admin_wait *w = wait_new(d, c, sizeof(*w), rr->request_id);
     char who[256];
 
-    if (w == NULL) {
-        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", rr->request_id, 0);
+    if (w == NULL)
         return;
-    }
-    w->d = d;
-    w->c = c;
-    d_conn_hold(c);
     operator_name(d_conn_uid(c), who, sizeof(who));
     if (d_escalation_resolve(d, rr->request_id, rr->approve, who, rr->reason, resolved, w) < 0) {
-        d_conn_reply_error(c, SWORN_ERR_NOTFOUND, "no such pending escalation", rr->request_id, 0);
-        d_conn_release(c);
-        free(w);
+        wait_fail(w, SWORN_ERR_NOTFOUND, "no such pending escalation", rr->request_id);
     }
 }
 
@@ -147,20 +169,13 @@ static void reloaded(void *arg, int ok, uint64_t index, const char *error)
 
 void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
-    struct admin_wait *w = calloc(1, sizeof(*w));
+    struct admin_wait *w = wait_new(d, c, sizeof(*w), NULL);
 
     (void)rq;
-    if (w == NULL) {
-        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
+    if (w == NULL)
         return;
-    }
-    w->d = d;
-    w->c = c;
-    d_conn_hold(c);
     if (d_policy_reload(d, reloaded, w) < 0) {
-        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
-        d_conn_release(c);
-        free(w);
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
     }
 }
 
@@ -171,8 +186,7 @@ void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1
  * call. A checkpoint that could not be signed or stored is an ErrorFrame.
  */
 struct checkpoint_wait {
-    struct d_daemon *d;
-    struct d_conn *c;
+    struct admin_wait w; /* first: wait_new and wait_fail see it */
     int rc, code;
     uint64_t size;
     char err[SWORN_ERR_MSG_MAX];
@@ -182,7 +196,7 @@ static void checkpoint_work(void *arg)
 {
     struct checkpoint_wait *w = arg;
 
-    w->rc = d_checkpointer_now(w->d, &w->size);
+    w->rc = d_checkpointer_now(w->w.d, &w->size);
     if (w->rc < 0) {
         w->code = sworn_err_code();
         snprintf(w->err, sizeof(w->err), "%s", sworn_err_msg());
@@ -194,7 +208,7 @@ static void checkpoint_done(void *arg)
     struct checkpoint_wait *w = arg;
 
     if (w->rc < 0) {
-        d_conn_reply_error(w->c, w->code, w->err, NULL, 0);
+        d_conn_reply_error(w->w.c, w->code, w->err, NULL, 0);
     } else {
         Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
         Sworn__V1__CheckpointNowResponse cr = SWORN__V1__CHECKPOINT_NOW_RESPONSE__INIT;
@@ -202,29 +216,19 @@ static void checkpoint_done(void *arg)
         cr.tree_size = w->size;
         r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW;
         r.checkpoint_now = &cr;
-        send_response(w->c, &r);
+        send_response(w->w.c, &r);
     }
-    d_conn_release(w->c);
+    d_conn_release(w->w.c);
     free(w);
 }
 
 void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
-    struct checkpoint_wait *w = calloc(1, sizeof(*w));
+    struct checkpoint_wait *w = wait_new(d, c, sizeof(*w), NULL);
 
     (void)rq;
-    if (w == NULL) {
-        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
-        return;
-    }
-    w->d = d;
-    w->c = c;
-    d_conn_hold(c);
-    if (d_workq_submit(d->workq, checkpoint_work, checkpoint_done, w) < 0) {
-        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
-        d_conn_release(c);
-        free(w);
-    }
+    if (w != NULL && d_workq_submit(d->workq, checkpoint_work, checkpoint_done, w) < 0)
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
 }
 
 void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)

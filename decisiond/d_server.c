@@ -84,63 +84,41 @@ static void on_accept_admin(struct evconnlistener *l, evutil_socket_t fd, struct
     on_accept(l, fd, sa, salen, arg, D_CHANNEL_ADMIN);
 }
 
-/* Bind a Unix stream socket at path, replacing a stale socket (never any other kind of file). */
-static int listen_unix(struct d_daemon *d, const char *path, evconnlistener_cb cb, int inherited,
-                       struct evconnlistener **out)
+/*
+ * Accept on a socket the monitor bound and listens on (monitor.h): the engine binds nothing, and
+ * never touches a socket's path with its own rights. Backlog -1 leaves the monitor's as it is.
+ */
+static int accept_on(struct d_daemon *d, const char *path, evconnlistener_cb cb, int fd,
+                     struct evconnlistener **out)
 {
-    struct sockaddr_un sun;
-    struct stat st;
-
-    if (inherited >= 0) {
-        /* Bound and listening already (the monitor, monitor.h): backlog -1 leaves it as is. */
-        *out = evconnlistener_new(d->base, cb, d, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1,
-                                  inherited);
-        if (*out == NULL)
-            return sworn_err_set(SWORN_ERR_IO, "accept on %s: %s", path, strerror(errno));
-        return 0;
-    }
-
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(sun.sun_path))
-        return sworn_err_set(SWORN_ERR_ARG, "socket path %s is too long", path);
-    memcpy(sun.sun_path, path, strlen(path));
-    if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode))
-            return sworn_err_set(SWORN_ERR_ARG, "%s exists and is not a socket", path);
-        if (unlink(path) != 0)
-            return sworn_err_set(SWORN_ERR_IO, "unlink %s: %s", path, strerror(errno));
-    }
-    *out = evconnlistener_new_bind(d->base, cb, d, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-                                   128, (struct sockaddr *)&sun, (int)sizeof(sun));
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_ARG, "%s: no socket from the monitor", path);
+    *out =
+        evconnlistener_new(d->base, cb, d, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
     if (*out == NULL)
-        return sworn_err_set(SWORN_ERR_IO, "listen on %s: %s", path, strerror(errno));
-    /* Anyone may connect; SO_PEERCRED decides who is served (and every refusal is recorded). */
-    if (chmod(path, 0666) != 0)
-        return sworn_err_set(SWORN_ERR_IO, "chmod %s: %s", path, strerror(errno));
+        return sworn_err_set(SWORN_ERR_IO, "accept on %s: %s", path, strerror(errno));
     return 0;
 }
 
 int d_server_listen(struct d_daemon *d)
 {
-    if (listen_unix(d, d->cfg->decision_socket, on_accept_decision,
-                    d->listen_fds[D_CHANNEL_DECISION], &d->decision_listener) < 0)
+    if (accept_on(d, d->cfg->decision_socket, on_accept_decision, d->listen_fds[D_CHANNEL_DECISION],
+                  &d->decision_listener) < 0)
         return -1;
-    return listen_unix(d, d->cfg->admin_socket, on_accept_admin, d->listen_fds[D_CHANNEL_ADMIN],
-                       &d->admin_listener);
+    return accept_on(d, d->cfg->admin_socket, on_accept_admin, d->listen_fds[D_CHANNEL_ADMIN],
+                     &d->admin_listener);
 }
 
+/* The socket files are the monitor's: it removes them when the engine has ended. */
 void d_server_close_listeners(struct d_daemon *d)
 {
     if (d->decision_listener != NULL) {
         evconnlistener_free(d->decision_listener);
         d->decision_listener = NULL;
-        (void)unlink(d->cfg->decision_socket);
     }
     if (d->admin_listener != NULL) {
         evconnlistener_free(d->admin_listener);
         d->admin_listener = NULL;
-        (void)unlink(d->cfg->admin_socket);
     }
 }
 

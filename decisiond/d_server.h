@@ -8,8 +8,7 @@
 
 struct d_daemon;
 
-/* Start accepting on both sockets: those the monitor bound (d->listen_fds), else bind them here.
- * 0 or -1. */
+/* Start accepting on both sockets, which the monitor bound (d->listen_fds). 0 or -1. */
 int d_server_listen(struct d_daemon *d);
 /* Stop accepting and close the listening sockets (connections finish their current request). */
 void d_server_close_listeners(struct d_daemon *d);

@@ -570,6 +570,11 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
             (void)nanosleep(&step, NULL);
     }
     stop_signer(m, 200);
+    if (m->signer_err >= 0)
+        drain_signer_err(m);
+    /* The sockets it bound: nobody accepts on them any more (unlink never follows a link). */
+    (void)unlink(m->cfg->decision_socket);
+    (void)unlink(m->cfg->admin_socket);
     rc = m->engine_status;
 out:
     if (dec >= 0)

@@ -53,14 +53,6 @@
 #include "stack_fixture.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_SANITIZER 1
-#endif
-#endif
-
 /* --- the filter in a forked child (child_fixture.h) --------------------------------------- */
 
 /* Install the filter as the daemon does; arg points to the mode and flags. */

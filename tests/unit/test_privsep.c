@@ -43,16 +43,8 @@
 
 #define PROC_TEXT_MAX 8192
 
-/* The sanitizer build (tests only) keeps the monitor and the engine dumpable, so that
- * LeakSanitizer can run at their exit (decisiond/d_harden.c); the signer is never dumpable. */
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_SANITIZER 1
-#endif
-#endif
-
+/* TEST_SANITIZER (testutil.h): the sanitizer build keeps the monitor and the engine dumpable, so
+ * that LeakSanitizer can run at their exit (decisiond/d_harden.c); the signer is never dumpable. */
 static struct sworn_stack the_stack;
 
 static uid_t user_uid(const char *name)

@@ -593,18 +593,26 @@ static int engine_probe(void *p)
         return 2;
     if (!proc_fails(x->signer, "mem") || !proc_fails(x->signer, "environ"))
         return 3;
-    if (!proc_fails(x->monitor, "mem") || !proc_fails(x->engine, "mem") ||
-        !proc_fails(x->engine, "environ"))
+    if (!proc_fails(x->monitor, "mem"))
         return 4;
     if (kill(x->signer, 0) == 0 || errno != EPERM || kill(x->monitor, 0) == 0 || errno != EPERM)
         return 5;
-    if (ptrace(PTRACE_ATTACH, x->signer, NULL, NULL) == 0 ||
-        ptrace(PTRACE_ATTACH, x->engine, NULL, NULL) == 0)
+    if (ptrace(PTRACE_ATTACH, x->signer, NULL, NULL) == 0)
         return 6;
+#ifndef TEST_SANITIZER
+    /* The engine itself, not dumpable (in the sanitizer build it stays dumpable on purpose, for
+     * LeakSanitizer, so its own uid may look into it there: decisiond/d_harden.c). */
+    if (!proc_fails(x->engine, "mem") || !proc_fails(x->engine, "environ"))
+        return 8;
+    if (ptrace(PTRACE_ATTACH, x->engine, NULL, NULL) == 0)
+        return 9;
     pidfd = (int)syscall(SYS_pidfd_open, x->engine, 0);
     if (pidfd < 0 || syscall(SYS_pidfd_getfd, pidfd, 3, 0) >= 0 || errno != EPERM)
         return 7;
     close(pidfd);
+#else
+    (void)pidfd;
+#endif
     return 0;
 }
 
@@ -672,7 +680,7 @@ static void test_signer_uid_reaches_nothing(void **state)
 {
     struct sworn_stack *s = &the_stack;
     struct procs x = {0};
-    char *vault, *pin_path, *pin, *v, *end;
+    char *vault, *vault_path, *pin_path, *pin, *v, *end;
     size_t len;
 
     (void)state;
@@ -682,7 +690,8 @@ static void test_signer_uid_reaches_nothing(void **state)
     x.log_db = s->log_db;
     assert_int_equal(as_user("sworn-signer", signer_probe, &x), 0);
     /* The secrets to look for. */
-    vault = sworn_test_read_file(sworn_test_path(s->dir, "vault.json"), &len);
+    vault_path = sworn_test_path(s->dir, "vault.json");
+    vault = sworn_test_read_file(vault_path, &len);
     v = strstr(vault, "\"value\": \"");
     assert_non_null(v);
     v += strlen("\"value\": \"");
@@ -698,6 +707,8 @@ static void test_signer_uid_reaches_nothing(void **state)
     assert_int_equal(as_user("nobody", anyone_probe, &x), 0);
     free(pin);
     free(pin_path);
+    free(vault);
+    free(vault_path);
 }
 
 static void test_signer_descriptors(void **state)

@@ -72,14 +72,6 @@
 
 extern char **environ;
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_SANITIZER 1
-#endif
-#endif
-
 #if defined(__x86_64__)
 #define TEST_ARCH AUDIT_ARCH_X86_64
 #define TEST_ARCH_NAME "x86_64"

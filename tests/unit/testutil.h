@@ -11,6 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The AddressSanitizer build (-DSWORN_SANITIZE=ON): some checks differ there (the seccomp
+ * allowances of the sanitizer runtime; the monitor and the engine stay dumpable). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_SANITIZER 1
+#endif
+#endif
+
 struct sworn_log;
 
 /*
