@@ -59,8 +59,8 @@ struct d_daemon {
     struct sworn_dconfig *cfg;
     struct sworn_dconfig_users users; /* the uids the engine and the signer run as */
     struct d_monitor_link monitor;    /* the channel to the monitor (monitor.h) */
-    int listen_fds[2];    /* the sockets the monitor bound, by enum d_channel */
-    const char *self_exe; /* the daemon binary, as measured */
+    int listen_fds[2];                /* the sockets the monitor bound, by enum d_channel */
+    const char *self_exe;             /* the daemon binary, as measured */
     struct event_base *base;
     struct d_workq *workq;
     struct sworn_log *log;
