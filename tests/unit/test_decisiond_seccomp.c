@@ -434,15 +434,13 @@ static void test_sanitizer_report(void **state)
 
 /* --- the whole stack under the filter ------------------------------------------------------ */
 
-/* An allow with a receipt, or fail. */
-static void expect_allow(struct sworn_stack *s, const char *id)
+/* sworn_stack_proc_each over /proc/PID/task: thread name is confined; counted in *arg. */
+static int thread_confined(pid_t pid, const char *name, void *arg)
 {
-    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
-    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-
-    assert_non_null(d->receipt);
-    assert_true(d->receipt->signature.len > 0);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    (void)pid;
+    assert_true(sworn_child_confined((pid_t)atol(name)));
+    ++*(int *)arg;
+    return 0;
 }
 
 static void expect_deny(struct sworn_stack *s, const char *id)
@@ -519,25 +517,13 @@ static void test_stack_under_filter(void **state)
         free(daemon_log);
     }
     {
-        char path[600];
-        DIR *dir;
-        struct dirent *de;
         int threads = 0;
 
-        snprintf(path, sizeof(path), "/proc/%ld/task", (long)engine);
-        dir = opendir(path);
-        assert_non_null(dir);
-        while ((de = readdir(dir)) != NULL) {
-            if (de->d_name[0] == '.')
-                continue;
-            assert_true(sworn_child_confined((pid_t)atol(de->d_name)));
-            threads++;
-        }
-        closedir(dir);
+        assert_int_equal(sworn_stack_proc_each(engine, "task", thread_confined, &threads), 0);
         assert_true(threads >= 3); /* the loop, workers, the checkpoint thread */
     }
 
-    expect_allow(&s, "sc-allow-1");
+    sworn_stack_expect_allow(&s, "sc-allow-1");
     expect_deny(&s, "sc-deny-1");
     sworn_stack_escalate(&s, "sc-esc-approve", 1);
     sworn_stack_escalate(&s, "sc-esc-deny", 0);
@@ -573,7 +559,7 @@ static void test_stack_under_filter(void **state)
     assert_true(fresh > 0);
     assert_int_not_equal(fresh, child);
     assert_true(sworn_child_confined(fresh));
-    expect_allow(&s, "sc-allow-2");
+    sworn_stack_expect_allow(&s, "sc-allow-2");
     expect_deny(&s, "sc-deny-2");
     /* The checkpoint thread signs and quotes under the filter (the first quote, of the start-up
      * entries, was made before it was installed): wait for a quote of a later size. */
