@@ -728,21 +728,30 @@ static int live_signers(pid_t monitor, pid_t engine)
     return l.n;
 }
 
+/* A copy of the engine's end of the monitor's channel (its fd 3), as a compromised engine holds
+ * it: root may take it with pidfd_getfd, the engine's uid may not. */
+static int engine_channel(pid_t engine)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, engine, 0), chan;
+
+    assert_true(pidfd >= 0);
+    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
+    assert_true(chan >= 0);
+    close(pidfd);
+    return chan;
+}
+
 static void test_channel_flood_and_garbage(void **state)
 {
     struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer, monitor;
-    int pidfd, chan, replies = 0, last = -1;
+    int chan, replies = 0, last = -1;
     unsigned char c = 'S';
 
     (void)state;
     up(s, &engine, &signer);
     monitor = s->decisiond_pid;
-    pidfd = (int)syscall(SYS_pidfd_open, engine, 0);
-    assert_true(pidfd >= 0);
-    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0); /* root may; the engine's uid may not */
-    assert_true(chan >= 0);
-    close(pidfd);
+    chan = engine_channel(engine);
     for (int i = 0; i < 20; i++)
         assert_int_equal(send(chan, &c, 1, MSG_NOSIGNAL), 1);
     /* One answer each (the engine may take one of them, should it ask at the same time). */
@@ -793,17 +802,13 @@ static void test_channel_unread_answers(void **state)
 {
     struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer, monitor;
-    int pidfd, chan, sent = 0;
+    int chan, sent = 0;
     unsigned char c = 'S';
 
     (void)state;
     up(s, &engine, &signer);
     monitor = s->decisiond_pid;
-    pidfd = (int)syscall(SYS_pidfd_open, engine, 0);
-    assert_true(pidfd >= 0);
-    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
-    assert_true(chan >= 0);
-    close(pidfd);
+    chan = engine_channel(engine);
     /* As many as the monitor takes (it reads them one by one; it stops when it blocks). */
     while (sent < 3000) {
         struct pollfd p = {.fd = chan, .events = POLLOUT};
