@@ -81,6 +81,27 @@ static int append_plain(struct d_daemon *d, const Sworn__V1__Entry *e, uint64_t 
     return rc;
 }
 
+/*
+ * Append the startup record: sm (its PCR 23 values set, or not when the start is unmeasured)
+ * completed with the n measured files fp, the time, the separation's uids and the development
+ * flag. OUT: *index, the record's. Returns 0 or -1.
+ */
+static int append_startup(struct d_daemon *d, Sworn__V1__StartupMeasurement *sm,
+                          Sworn__V1__MeasuredFile **fp, size_t n, uint64_t *index)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+
+    sm->files = fp;
+    sm->n_files = n;
+    sm->time_unix_ms = d_now_unix_ms();
+    sm->engine_uid = (uint32_t)d->users.engine_uid;
+    sm->signer_uid = (uint32_t)d->users.signer_uid;
+    sm->development = d->cfg->development;
+    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
+    e.startup = sm;
+    return append_plain(d, &e, index);
+}
+
 static int measure(struct d_daemon *d)
 {
     const struct sworn_dconfig *cfg = d->cfg;
@@ -89,7 +110,6 @@ static int measure(struct d_daemon *d)
     uint8_t digests[MEASURE_MAX_FILES][32], before[32], after[32], replay[32];
     Sworn__V1__MeasuredFile files[MEASURE_MAX_FILES], *fp[MEASURE_MAX_FILES];
     Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
-    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     size_t n = 0;
     uint64_t index;
     json_object *f;
@@ -141,15 +161,7 @@ static int measure(struct d_daemon *d)
         sm.pcr23.data = after;
         sm.pcr23.len = 32;
     }
-    sm.files = fp;
-    sm.n_files = n;
-    sm.time_unix_ms = d_now_unix_ms();
-    sm.engine_uid = (uint32_t)d->users.engine_uid;
-    sm.signer_uid = (uint32_t)d->users.signer_uid;
-    sm.development = d->cfg->development;
-    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
-    e.startup = &sm;
-    if (append_plain(d, &e, &index) < 0)
+    if (append_startup(d, &sm, fp, n, &index) < 0)
         return -1;
     f = json_object_new_object();
     if (f != NULL) {
@@ -166,15 +178,7 @@ tpm_failed:
     d_log_msg(D_LOG_ERROR, "tpm_down", sworn_err_msg());
     sworn_tpm_close(d->tpm);
     d->tpm = NULL;
-    sm.files = fp;
-    sm.n_files = n;
-    sm.time_unix_ms = d_now_unix_ms();
-    sm.engine_uid = (uint32_t)d->users.engine_uid;
-    sm.signer_uid = (uint32_t)d->users.signer_uid;
-    sm.development = d->cfg->development;
-    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
-    e.startup = &sm;
-    return append_plain(d, &e, &index);
+    return append_startup(d, &sm, fp, n, &index);
 }
 
 /* Replay the recent ALLOW decisions of the log into the budgets. */
