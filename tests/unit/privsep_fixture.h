@@ -11,6 +11,7 @@
 #include <pwd.h>
 
 #include "stack_fixture.h"
+#include "testutil.h"
 
 /* The stack of the running test; sworn_privsep_teardown takes it down. */
 extern struct sworn_stack sworn_privsep_stack;
@@ -26,12 +27,15 @@ const struct passwd *sworn_privsep_user(const char *name);
  * command prefix is pre ("": none; e.g. a mount namespace); the output goes to check.out in the
  * stack's folder. Returns the exit status.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_privsep_check_config_in(struct sworn_stack *s, const char *pre, const char *expr);
 
 /* sworn_privsep_check_config_in with no prefix. */
+SWORN_TEST_MUST_CHECK
 int sworn_privsep_check_config(struct sworn_stack *s, const char *expr);
 
 /* Whether check.out holds needle; when not, it is printed to stderr. */
+SWORN_TEST_MUST_CHECK
 int sworn_privsep_check_out_has(struct sworn_stack *s, const char *needle);
 
 #endif

@@ -553,7 +553,8 @@ static pid_t child_named(pid_t daemon, const char *comm)
 {
     struct named n = {comm, -1};
 
-    (void)sworn_stack_children_each(daemon, is_named, &n);
+    if (sworn_stack_children_each(daemon, is_named, &n) < 0)
+        return -1;
     return n.found;
 }
 

@@ -170,11 +170,13 @@ pid_t sworn_stack_engine(pid_t daemon);
  * name starts with a dot, until fn returns nonzero. Returns that return, 0 when every call
  * returned 0, or -1 when the folder cannot be opened.
  */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_proc_each(pid_t pid, const char *sub, int (*fn)(pid_t, const char *, void *),
                           void *arg);
 
 /* Call fn(child, arg) for each child of parent (any of its threads' children, from
  * /proc/PID/task/ * /children) until fn returns nonzero; returns as sworn_stack_proc_each. */
+SWORN_TEST_MUST_CHECK
 int sworn_stack_children_each(pid_t parent, int (*fn)(pid_t, void *), void *arg);
 
 /* Whether pid is gone (or only a zombie waiting for its reaper). */
