@@ -423,14 +423,8 @@ int sworn_signer_proc_sign(struct sworn_signer_proc *p, enum sworn_sign_purpose 
     struct sworn_ipc_msg req = {.type = SWORN_IPC_SIGN_REQ}, resp;
     int rc = -1;
 
-    switch (purpose) {
-    case SWORN_PURPOSE_CHECKPOINT:
-    case SWORN_PURPOSE_RECEIPT:
-    case SWORN_PURPOSE_KEY_EVENT:
-        break;
-    default:
+    if (!sworn_sign_purpose_known((unsigned)purpose))
         return sworn_err_set(SWORN_ERR_ARG, "signer process: unknown purpose %d", (int)purpose);
-    }
     if (msg == NULL || len == 0 || len > SWORN_SIGNER_MSG_MAX)
         return sworn_err_set(SWORN_ERR_ARG, "signer process: message of %zu bytes (1..%d)", len,
                              SWORN_SIGNER_MSG_MAX);

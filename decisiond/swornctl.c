@@ -117,20 +117,6 @@ static int print_error(const Sworn__V1__ErrorFrame *e)
     return 1;
 }
 
-static const char *effect_name(Sworn__V1__Effect e)
-{
-    switch (e) {
-    case SWORN__V1__EFFECT__EFFECT_ALLOW:
-        return "allow";
-    case SWORN__V1__EFFECT__EFFECT_DENY:
-        return "deny";
-    case SWORN__V1__EFFECT__EFFECT_ESCALATE:
-        return "escalate";
-    default:
-        return "unspecified";
-    }
-}
-
 /* One log entry as JSON (tail). */
 static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
 {
@@ -143,7 +129,8 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         char *req = sworn_reqjson_print_request(r->request);
 
         json_object_object_add(o, "kind", json_object_new_string("decision"));
-        json_object_object_add(o, "effect", json_object_new_string(effect_name(r->effect)));
+        json_object_object_add(o, "effect",
+                               json_object_new_string(sworn_frame_effect_name(r->effect)));
         json_object_object_add(o, "rule", json_object_new_string(r->rule_id));
         json_object_object_add(o, "reason", json_object_new_string(r->reason));
         json_object_object_add(o, "policy_digest",
@@ -188,8 +175,9 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "kind", json_object_new_string("escalation_resolved"));
         json_object_object_add(o, "request_id",
                                json_object_new_string(e->escalation_resolved->request_id));
-        json_object_object_add(o, "effect",
-                               json_object_new_string(effect_name(e->escalation_resolved->effect)));
+        json_object_object_add(
+            o, "effect",
+            json_object_new_string(sworn_frame_effect_name(e->escalation_resolved->effect)));
         json_object_object_add(o, "operator",
                                json_object_new_string(e->escalation_resolved->operator_));
         json_object_object_add(o, "reason", json_object_new_string(e->escalation_resolved->reason));
@@ -354,7 +342,8 @@ static int cmd_decide(const char *sock, const char *file)
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "request_id", json_object_new_string(dec->request_id));
-        json_object_object_add(o, "effect", json_object_new_string(effect_name(dec->effect)));
+        json_object_object_add(o, "effect",
+                               json_object_new_string(sworn_frame_effect_name(dec->effect)));
         json_object_object_add(o, "rule", json_object_new_string(dec->rule_id));
         json_object_object_add(o, "reason", json_object_new_string(dec->reason));
         json_object_object_add(o, "log_index", json_object_new_int64((int64_t)dec->log_index));

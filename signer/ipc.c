@@ -146,15 +146,9 @@ static int decode_sign_req(struct sworn_buf *b, struct sworn_ipc_msg *m)
     uint32_t len = 0;
 
     SWORN_GUARD(sworn_buf_get_u8(b, &purpose));
-    switch (purpose) {
-    case SWORN_PURPOSE_CHECKPOINT:
-    case SWORN_PURPOSE_RECEIPT:
-    case SWORN_PURPOSE_KEY_EVENT:
-        break;
-    default:
+    if (!sworn_sign_purpose_known(purpose))
         return sworn_err_set(SWORN_ERR_FORMAT, "ipc: SIGN_REQ for unknown purpose %u",
                              (unsigned)purpose);
-    }
     SWORN_GUARD(sworn_buf_get_u32be(b, &len));
     SWORN_ENSURE(len >= 1 && len <= SWORN_SIGNER_MSG_MAX, SWORN_ERR_FORMAT,
                  "ipc: SIGN_REQ message of %lu bytes (1..%d)", (unsigned long)len,

@@ -16,6 +16,18 @@
 #define KEY_EVENT_PREFIX "\xffsworn/v1 key-event"
 #define DIGEST_LEN 32
 
+int sworn_sign_purpose_known(unsigned purpose)
+{
+    switch (purpose) {
+    case SWORN_PURPOSE_CHECKPOINT:
+    case SWORN_PURPOSE_RECEIPT:
+    case SWORN_PURPOSE_KEY_EVENT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t len, uint8_t *out,
                      size_t *out_len)
 {

@@ -40,6 +40,10 @@ enum sworn_sign_purpose {
     SWORN_PURPOSE_KEY_EVENT = 3
 };
 
+/* Whether purpose is one of enum sworn_sign_purpose's (a number from a caller or a frame may be
+ * any). Returns 1 or 0. */
+int sworn_sign_purpose_known(unsigned purpose);
+
 enum sworn_sig_alg {
     SWORN_SIG_ECDSA_P256_SHA256 = 1,
     SWORN_SIG_ED25519 = 2,

@@ -10,6 +10,7 @@
 #ifndef SWORN_CHILD_FIXTURE_H
 #define SWORN_CHILD_FIXTURE_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* The exit statuses the child itself uses when its set-up fails (the check's own are below). */
@@ -33,5 +34,41 @@ void sworn_child_expect_sigsys(int status, const char *what);
 /* Whether /proc/<pid>/status (pid 0: this process) shows a seccomp filter (Seccomp 2) and
  * no_new_privs (NoNewPrivs 1). */
 int sworn_child_confined(pid_t pid);
+
+/*
+ * Calls a filter kills, one per child: each returns 50 when the call came back (a test failure),
+ * 51 where it also succeeded. call_mount mounts on /tmp, call_clone_newnet clones into a new
+ * network namespace, call_setresuid_own sets the process's own uid.
+ */
+int sworn_child_call_execve(void);
+int sworn_child_call_fork(void);
+int sworn_child_call_setresuid_own(void);
+int sworn_child_call_unshare(void);
+int sworn_child_call_clone_newnet(void);
+int sworn_child_call_ptrace(void);
+int sworn_child_call_mount(void);
+
+/* A call that should kill: its name for the message, the call, and whether the sanitizer runtime
+ * needs it for its reports (seccomp.h), so that a sanitizer build allows it. */
+struct sworn_child_kill {
+    const char *name;
+    int (*fn)(void);
+    int sanitizer_allows;
+};
+
+/*
+ * For each of the n cases (in a sanitizer build, those the sanitizer does not need), fail the
+ * test unless run(ctx, fn), a wait status as sworn_child_run returns, is a death by SIGSYS.
+ */
+void sworn_child_expect_kills(int (*run)(const void *ctx, int (*fn)(void)), const void *ctx,
+                              const struct sworn_child_kill *cases, size_t n);
+
+/* Checks for a child under a filter; each returns 0 when they held, 2 or 3 for the one failed.
+ * inet_allowed: a TCP socket can be made (IPv6 too, unless the kernel has none); inet_refused:
+ * neither an IPv4 nor an IPv6 socket, EPERM; log_checks: the process is confined, and an unlisted
+ * call (personality) is allowed, as a filter in log mode allows it. */
+int sworn_child_inet_allowed(void);
+int sworn_child_inet_refused(void);
+int sworn_child_log_checks(void);
 
 #endif

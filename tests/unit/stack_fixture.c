@@ -80,22 +80,35 @@ static int read_env(struct sworn_stack *s)
     return 0;
 }
 
+/* Run the command fmt makes, after prefix, through the shell; returns its exit status (-1: it did
+ * not run, or did not exit). */
+static int run_vscript(const char *prefix, const char *fmt, va_list ap)
+{
+    char *cmd = NULL, *full = NULL;
+    int rc;
+
+    if (vasprintf(&cmd, fmt, ap) < 0)
+        return -1;
+    rc = asprintf(&full, "%s%s", prefix, cmd);
+    free(cmd);
+    if (rc < 0)
+        return -1;
+    rc = system(full);
+    free(full);
+    return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 static int run_script(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int run_script(const char *fmt, ...)
 {
-    char *cmd = NULL;
     va_list ap;
     int rc;
 
     va_start(ap, fmt);
-    rc = vasprintf(&cmd, fmt, ap);
+    rc = run_vscript("", fmt, ap);
     va_end(ap);
-    if (rc < 0)
-        return -1;
-    rc = system(cmd);
-    free(cmd);
-    return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return rc;
 }
 
 int sworn_stack_up(struct sworn_stack *s, const char *options)
@@ -290,17 +303,16 @@ Sworn__V1__AdminResponse *sworn_stack_admin(struct sworn_stack *s, Sworn__V1__Ad
 
 int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)
 {
-    char *cmd = NULL;
+    char *prefix = NULL;
     va_list ap;
     int rc;
 
-    va_start(ap, fmt);
-    rc = vasprintf(&cmd, fmt, ap);
-    va_end(ap);
-    if (rc < 0)
+    if (asprintf(&prefix, "cd %s && set -a && . ./stack.env && set +a && ", s->dir) < 0)
         return -1;
-    rc = run_script("cd %s && set -a && . ./stack.env && set +a && %s", s->dir, cmd);
-    free(cmd);
+    va_start(ap, fmt);
+    rc = run_vscript(prefix, fmt, ap);
+    va_end(ap);
+    free(prefix);
     return rc;
 }
 
@@ -322,6 +334,16 @@ Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
     assert_int_equal(r->decision->effect, effect);
     assert_int_equal(r->decision->entry_hash.len, 32);
     return r->decision;
+}
+
+void sworn_stack_expect_allow(struct sworn_stack *s, const char *id)
+{
+    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
+    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+
+    assert_non_null(d->receipt);
+    assert_true(d->receipt->signature.len > 0);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
 }
 
 int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *path)
@@ -474,40 +496,66 @@ double sworn_stack_metric(struct sworn_stack *s, const char *name)
     return v;
 }
 
+struct children_walk {
+    int (*fn)(pid_t, void *);
+    void *arg;
+};
+
+/* proc_each over /proc/PID/task: fn for each child in the task's children file. */
+static int task_children(pid_t pid, const char *task, void *arg)
+{
+    const struct children_walk *w = arg;
+    char path[320], kids[4096], *p, *end;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)pid, task);
+    if (sworn_test_read_proc(path, kids, sizeof(kids)) != 0)
+        return 0;
+    for (p = kids; rc == 0; p = end) {
+        long child = strtol(p, &end, 10);
+
+        if (end == p)
+            break;
+        rc = w->fn((pid_t)child, w->arg);
+    }
+    return rc;
+}
+
+int sworn_stack_children_each(pid_t parent, int (*fn)(pid_t, void *), void *arg)
+{
+    struct children_walk w = {fn, arg};
+
+    return sworn_stack_proc_each(parent, "task", task_children, &w);
+}
+
+struct named {
+    const char *comm;
+    pid_t found;
+};
+
+static int is_named(pid_t pid, void *arg)
+{
+    struct named *n = arg;
+    char path[64], name[64];
+    size_t len = strlen(n->comm);
+
+    snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+    if (pid > 0 && sworn_test_read_proc(path, name, sizeof(name)) == 0 &&
+        strncmp(name, n->comm, len) == 0 && name[len] == '\n') {
+        n->found = pid;
+        return 1;
+    }
+    return 0;
+}
+
 /* The child of the daemon (the monitor) whose command name is comm, or -1. */
 static pid_t child_named(pid_t daemon, const char *comm)
 {
-    char path[320];
-    DIR *dir;
-    struct dirent *de;
-    pid_t found = -1;
+    struct named n = {comm, -1};
 
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)daemon);
-    dir = opendir(path);
-    if (dir == NULL)
+    if (sworn_stack_children_each(daemon, is_named, &n) < 0)
         return -1;
-    while (found < 0 && (de = readdir(dir)) != NULL) {
-        char kids[1024], *p, *end;
-
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/task/%s/children", (long)daemon, de->d_name);
-        if (sworn_test_read_proc(path, kids, sizeof(kids)) != 0)
-            continue;
-        for (p = kids; found < 0 && *p != '\0'; p = end) {
-            long pid = strtol(p, &end, 10);
-            char name[64];
-
-            if (end == p)
-                break;
-            snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-            if (pid > 0 && sworn_test_read_proc(path, name, sizeof(name)) == 0 &&
-                strncmp(name, comm, strlen(comm)) == 0 && name[strlen(comm)] == '\n')
-                found = (pid_t)pid;
-        }
-    }
-    closedir(dir);
-    return found;
+    return n.found;
 }
 
 pid_t sworn_stack_signer_child(pid_t daemon)
@@ -518,6 +566,26 @@ pid_t sworn_stack_signer_child(pid_t daemon)
 pid_t sworn_stack_engine(pid_t daemon)
 {
     return child_named(daemon, "sworn-engine");
+}
+
+int sworn_stack_proc_each(pid_t pid, const char *sub, int (*fn)(pid_t, const char *, void *),
+                          void *arg)
+{
+    char path[320];
+    DIR *d;
+    struct dirent *de;
+    int rc = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, sub);
+    d = opendir(path);
+    if (d == NULL)
+        return -1;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.')
+            rc = fn(pid, de->d_name, arg);
+    }
+    closedir(d);
+    return rc;
 }
 
 int sworn_stack_pid_gone(pid_t pid)

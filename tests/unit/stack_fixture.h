@@ -108,6 +108,10 @@ Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const c
 Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
                                                  Sworn__V1__Effect effect);
 
+/* sworn_stack_decide_path of id for /allowed/x, which the stack's policy allows: fails the test
+ * unless the answer is an allow with a signed receipt. */
+void sworn_stack_expect_allow(struct sworn_stack *s, const char *id);
+
 /* Send request id for path on a new connection without reading the answer; returns the fd. */
 int sworn_stack_send_only(struct sworn_stack *s, const char *id, const char *path);
 
@@ -160,6 +164,20 @@ double sworn_stack_metric(struct sworn_stack *s, const char *name);
  * (sworn-engine), from /proc/PID/task/ * /children; -1 when none. */
 pid_t sworn_stack_signer_child(pid_t daemon);
 pid_t sworn_stack_engine(pid_t daemon);
+
+/*
+ * Call fn(pid, name, arg) for each entry of /proc/<pid>/<sub> (a folder: fd, task) but those whose
+ * name starts with a dot, until fn returns nonzero. Returns that return, 0 when every call
+ * returned 0, or -1 when the folder cannot be opened.
+ */
+SWORN_TEST_MUST_CHECK
+int sworn_stack_proc_each(pid_t pid, const char *sub, int (*fn)(pid_t, const char *, void *),
+                          void *arg);
+
+/* Call fn(child, arg) for each child of parent (any of its threads' children, from
+ * /proc/PID/task/ * /children) until fn returns nonzero; returns as sworn_stack_proc_each. */
+SWORN_TEST_MUST_CHECK
+int sworn_stack_children_each(pid_t parent, int (*fn)(pid_t, void *), void *arg);
 
 /* Whether pid is gone (or only a zombie waiting for its reaper). */
 int sworn_stack_pid_gone(pid_t pid);

@@ -180,31 +180,12 @@ static void test_filter_enforce(void **state)
 }
 
 /* With D_SECCOMP_INET a TCP socket can be made (a TPM or HSM over the network); without, not. */
-static int inet_allowed(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fd6;
-
-    if (fd < 0)
-        return 2;
-    close(fd);
-    fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd6 >= 0)
-        close(fd6);
-    else if (errno == EPERM)
-        return 3;
-    return 0;
-}
-
 static int inet_refused(void)
 {
-    int fd;
+    int r = sworn_child_inet_refused(), fd;
 
-    errno = 0;
-    if (socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM)
-        return 2;
-    errno = 0;
-    if (socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM)
-        return 3;
+    if (r != 0)
+        return r;
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return 4;
@@ -218,7 +199,7 @@ static void test_filter_inet(void **state)
 
     (void)state;
     sworn_child_expect_exit0(
-        in_filtered_child_flags(D_SECCOMP_ENFORCE, D_SECCOMP_INET, inet_allowed, NULL));
+        in_filtered_child_flags(D_SECCOMP_ENFORCE, D_SECCOMP_INET, sworn_child_inet_allowed, NULL));
     sworn_child_expect_exit0(in_filtered_child_flags(D_SECCOMP_ENFORCE, 0, inet_refused, NULL));
     /* Which configurations need the network. */
     memset(&c, 0, sizeof(c));
@@ -257,99 +238,36 @@ static void *early_thread(void *arg)
     return NULL;
 }
 
-static void test_filter_tsync(void **state)
+/* In the child: a thread started, then the filter installed, then the thread's check. */
+static int tsync_child(void)
 {
-    pid_t pid;
-    int status;
+    pthread_t t;
 
-    (void)state;
-    fflush(NULL);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        pthread_t t;
-
-        if (pthread_create(&t, NULL, early_thread, NULL) != 0)
-            _exit(2);
-        if (d_seccomp_install(SWORN_SECCOMP_ENGINE, D_SECCOMP_ENFORCE, D_SECCOMP_INET) != 0)
-            _exit(3);
-        pthread_mutex_lock(&early_m);
-        early_go = 1;
-        pthread_cond_signal(&early_cv);
-        pthread_mutex_unlock(&early_m);
-        pthread_join(t, NULL);
-        _exit(early_result == 0 ? 0 : 4);
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    sworn_child_expect_exit0(status);
+    if (pthread_create(&t, NULL, early_thread, NULL) != 0)
+        return 2;
+    if (d_seccomp_install(SWORN_SECCOMP_ENGINE, D_SECCOMP_ENFORCE, D_SECCOMP_INET) != 0)
+        return 3;
+    pthread_mutex_lock(&early_m);
+    early_go = 1;
+    pthread_cond_signal(&early_cv);
+    pthread_mutex_unlock(&early_m);
+    pthread_join(t, NULL);
+    return early_result == 0 ? 0 : 4;
 }
 
-static int log_checks(void)
+static void test_filter_tsync(void **state)
 {
-    if (!sworn_child_confined(0))
-        return 2;
-    /* Log mode: an unlisted call is allowed (and logged by the kernel). */
-    if (syscall(SYS_personality, 0xffffffffUL) == -1)
-        return 3;
-    return 0;
+    (void)state;
+    sworn_child_expect_exit0(sworn_child_run(NULL, NULL, tsync_child, NULL));
 }
 
 static void test_filter_log_mode(void **state)
 {
     (void)state;
-    sworn_child_expect_exit0(in_filtered_child(D_SECCOMP_LOG, log_checks, NULL));
+    sworn_child_expect_exit0(in_filtered_child(D_SECCOMP_LOG, sworn_child_log_checks, NULL));
 }
 
-/* Calls on the kill list, one per child. */
-static int call_execve(void)
-{
-    char *const argv[] = {"true", NULL}, *const envp[] = {NULL};
-
-    execve("/bin/true", argv, envp);
-    return 50;
-}
-
-/* The engine never starts a process or changes its uid: the monitor does both. */
-static int call_fork(void)
-{
-    pid_t pid = fork();
-
-    if (pid == 0)
-        _exit(0);
-    return 51;
-}
-
-static int call_setresuid(void)
-{
-    uid_t me = getuid();
-
-    return setresuid(me, me, me) == 0 ? 52 : 53; /* either way not SIGSYS: a failure */
-}
-
-static int call_unshare(void)
-{
-    unshare(CLONE_NEWUSER);
-    return 50;
-}
-
-static int call_clone_newnet(void)
-{
-    syscall(SYS_clone, (unsigned long)(CLONE_NEWNET | SIGCHLD), NULL, NULL, NULL, 0);
-    return 50;
-}
-
-static int call_ptrace(void)
-{
-    ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-    return 50;
-}
-
-static int call_mount(void)
-{
-    mount("none", "/tmp", "tmpfs", 0, NULL);
-    return 50;
-}
-
+/* Calls on the kill list besides child_fixture.h's, one per child. */
 static int call_bpf(void)
 {
     syscall(SYS_bpf, 0, NULL, 0);
@@ -379,6 +297,12 @@ static long i386_getpid(void)
     return ret;
 }
 
+/* 0 where the kernel has the i386 ABI (run unfiltered: without it int 0x80 is a SIGSEGV). */
+static int i386_works(void)
+{
+    return i386_getpid() == (long)getpid() ? 0 : 1;
+}
+
 static int call_i386(void)
 {
     i386_getpid();
@@ -386,51 +310,39 @@ static int call_i386(void)
 }
 #endif
 
+/* One kill case in a child with the filter in the mode ctx points to. */
+static int run_filtered(const void *ctx, int (*fn)(void))
+{
+    return in_filtered_child(*(const enum d_seccomp_mode *)ctx, fn, NULL);
+}
+
 static void test_filter_kills(void **state)
 {
-    static const struct {
-        const char *name;
-        int (*fn)(void);
-        int sanitizer_allows; /* the sanitizer runtime needs it for its reports (d_seccomp.h) */
-    } calls[] = {
-        {"execve", call_execve, 1},
-        {"fork", call_fork, 1},
-        {"setresuid", call_setresuid, 0},
-        {"unshare", call_unshare, 0},
-        {"clone NEWNET", call_clone_newnet, 0},
-        {"ptrace", call_ptrace, 1},
-        {"mount", call_mount, 0},
+    static const struct sworn_child_kill calls[] = {
+        {"execve", sworn_child_call_execve, 1},
+        {"fork", sworn_child_call_fork, 1},
+        {"setresuid", sworn_child_call_setresuid_own, 0},
+        {"unshare", sworn_child_call_unshare, 0},
+        {"clone NEWNET", sworn_child_call_clone_newnet, 0},
+        {"ptrace", sworn_child_call_ptrace, 1},
+        {"mount", sworn_child_call_mount, 0},
         {"bpf", call_bpf, 0},
         {"userfaultfd", call_userfaultfd, 0},
 #if defined(__x86_64__)
         {"x32 getpid", call_x32, 0},
 #endif
     };
+    static const enum d_seccomp_mode enforce = D_SECCOMP_ENFORCE, logged = D_SECCOMP_LOG;
 
     (void)state;
-    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-#ifdef TEST_SANITIZER
-        if (calls[i].sanitizer_allows)
-            continue;
-#endif
-        sworn_child_expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, calls[i].fn, NULL),
-                                  calls[i].name);
-        /* The kill list kills in log mode too. */
-        sworn_child_expect_sigsys(in_filtered_child(D_SECCOMP_LOG, calls[i].fn, NULL),
-                                  calls[i].name);
-    }
+    sworn_child_expect_kills(run_filtered, &enforce, calls, sizeof(calls) / sizeof(calls[0]));
+    /* The kill list kills in log mode too. */
+    sworn_child_expect_kills(run_filtered, &logged, calls, sizeof(calls) / sizeof(calls[0]));
 #if defined(__x86_64__)
     /* int 0x80 only where the kernel has the i386 ABI (otherwise it is a SIGSEGV anyway). */
     {
-        pid_t pid;
-        int status;
+        int status = sworn_child_run(NULL, NULL, i386_works, NULL);
 
-        fflush(NULL);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-            _exit(i386_getpid() == (long)getpid() ? 0 : 1);
-        assert_int_equal(waitpid(pid, &status, 0), pid);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
             sworn_child_expect_sigsys(in_filtered_child(D_SECCOMP_ENFORCE, call_i386, NULL),
                                       "int 0x80");
@@ -446,19 +358,15 @@ static int off_checks(void)
     return sworn_child_confined(0) ? 2 : 0;
 }
 
+static int off_child(void)
+{
+    return d_seccomp_install(SWORN_SECCOMP_ENGINE, D_SECCOMP_OFF, 0) == 1 ? off_checks() : 3;
+}
+
 static void test_filter_off(void **state)
 {
-    pid_t pid;
-    int status;
-
     (void)state;
-    fflush(NULL);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(d_seccomp_install(SWORN_SECCOMP_ENGINE, D_SECCOMP_OFF, 0) == 1 ? off_checks() : 3);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    sworn_child_expect_exit0(status);
+    sworn_child_expect_exit0(sworn_child_run(NULL, NULL, off_child, NULL));
 }
 
 /* --- a sanitizer report under the filter --------------------------------------------------- */
@@ -526,15 +434,13 @@ static void test_sanitizer_report(void **state)
 
 /* --- the whole stack under the filter ------------------------------------------------------ */
 
-/* An allow with a receipt, or fail. */
-static void expect_allow(struct sworn_stack *s, const char *id)
+/* sworn_stack_proc_each over /proc/PID/task: thread name is confined; counted in *arg. */
+static int thread_confined(pid_t pid, const char *name, void *arg)
 {
-    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
-    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-
-    assert_non_null(d->receipt);
-    assert_true(d->receipt->signature.len > 0);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    (void)pid;
+    assert_true(sworn_child_confined((pid_t)atol(name)));
+    ++*(int *)arg;
+    return 0;
 }
 
 static void expect_deny(struct sworn_stack *s, const char *id)
@@ -611,25 +517,13 @@ static void test_stack_under_filter(void **state)
         free(daemon_log);
     }
     {
-        char path[600];
-        DIR *dir;
-        struct dirent *de;
         int threads = 0;
 
-        snprintf(path, sizeof(path), "/proc/%ld/task", (long)engine);
-        dir = opendir(path);
-        assert_non_null(dir);
-        while ((de = readdir(dir)) != NULL) {
-            if (de->d_name[0] == '.')
-                continue;
-            assert_true(sworn_child_confined((pid_t)atol(de->d_name)));
-            threads++;
-        }
-        closedir(dir);
+        assert_int_equal(sworn_stack_proc_each(engine, "task", thread_confined, &threads), 0);
         assert_true(threads >= 3); /* the loop, workers, the checkpoint thread */
     }
 
-    expect_allow(&s, "sc-allow-1");
+    sworn_stack_expect_allow(&s, "sc-allow-1");
     expect_deny(&s, "sc-deny-1");
     sworn_stack_escalate(&s, "sc-esc-approve", 1);
     sworn_stack_escalate(&s, "sc-esc-deny", 0);
@@ -665,7 +559,7 @@ static void test_stack_under_filter(void **state)
     assert_true(fresh > 0);
     assert_int_not_equal(fresh, child);
     assert_true(sworn_child_confined(fresh));
-    expect_allow(&s, "sc-allow-2");
+    sworn_stack_expect_allow(&s, "sc-allow-2");
     expect_deny(&s, "sc-deny-2");
     /* The checkpoint thread signs and quotes under the filter (the first quote, of the start-up
      * entries, was made before it was installed): wait for a quote of a later size. */

@@ -28,10 +28,9 @@
 #include "err.h"
 #include "frame.h"
 #include "policy.h"
+#include "policy_fixture.h"
 #include "reqjson.h"
 #include "testutil.h"
-
-static char *dir;
 
 /* 2026-03-02 is a Monday; T0 is that day at 00:00:00Z, in Unix milliseconds. */
 #define T0 1772409600000ull
@@ -42,39 +41,17 @@ static char *dir;
 static int group_setup(void **state)
 {
     (void)state;
-    dir = sworn_test_tmpdir("policy");
+    sworn_pfix_mkdir("policy");
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    sworn_test_rmtree(dir);
-    free(dir);
-    return 0;
-}
-
-/* Write text to <dir>/policy.yaml and load it; fails the test on an error. */
-static struct sworn_policy *load(const char *text)
-{
-    char *path = sworn_test_path(dir, "policy.yaml");
-    struct sworn_policy *p = NULL;
-
-    sworn_test_write_file(path, text, strlen(text), 0600);
-    if (sworn_policy_load_file(path, &p) != 0)
-        fail_msg("policy refused: %s\n%s", sworn_err_msg(), text);
-    free(path);
-    return p;
 }
 
 /* The policy must be refused with a message containing "policy.yaml:<want>". */
 static void refused(const char *text, const char *want)
 {
-    char *path = sworn_test_path(dir, "policy.yaml");
+    char *path = sworn_pfix_put("policy.yaml", text);
     struct sworn_policy *p = (struct sworn_policy *)&p; /* a sentinel: must stay untouched */
     char expect[300];
 
-    sworn_test_write_file(path, text, strlen(text), 0600);
     if (sworn_policy_load_file(path, &p) == 0)
         fail_msg("policy accepted, expected \"%s\":\n%s", want, text);
     assert_ptr_equal(p, (struct sworn_policy *)&p);
@@ -163,7 +140,7 @@ static int resource_allowed(const char *key, const char *pattern, const char *ho
              "rules:\n  - id: r\n    effect: allow\n    resource:\n"
              "      %s: [\"%s\"]\n",
              key, pattern);
-    p = load(text);
+    p = sworn_pfix_load(text);
     r = http("a", "https", host, 443, path, "GET", "");
     res = ev(p, NULL, r, T0);
     rfree(r);
@@ -231,12 +208,12 @@ static void test_principal_operation(void **state)
     struct sworn_policy *p;
 
     (void)state;
-    p = load("version: 7\n"
-             "rules:\n"
-             "  - id: agents\n"
-             "    effect: allow\n"
-             "    principals: [\"agent-*\", \"bot-?\"]\n"
-             "    operations: [\"http.*\", \"mcp.tools/call\"]\n");
+    p = sworn_pfix_load("version: 7\n"
+                        "rules:\n"
+                        "  - id: agents\n"
+                        "    effect: allow\n"
+                        "    principals: [\"agent-*\", \"bot-?\"]\n"
+                        "    operations: [\"http.*\", \"mcp.tools/call\"]\n");
     assert_int_equal(sworn_policy_version(p), 7);
     assert_int_equal(sworn_policy_max_window_ms(p), 0);
     expect(p, NULL, http("agent-1", "https", "x.example", 443, "/", "GET", ""), T0, ALLOW,
@@ -263,18 +240,18 @@ static void test_scheme_port_method_tool(void **state)
     struct sworn_policy *p;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: web\n"
-             "    effect: allow\n"
-             "    resource:\n"
-             "      schemes: [HTTPS, wss]\n"
-             "      ports: [443, 8443]\n"
-             "    methods: [GET, HEAD]\n"
-             "  - id: tools\n"
-             "    effect: allow\n"
-             "    operations: [\"mcp.tools/call\"]\n"
-             "    resource:\n"
-             "      tools: [\"search_*\", \"read\"]\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: web\n"
+                        "    effect: allow\n"
+                        "    resource:\n"
+                        "      schemes: [HTTPS, wss]\n"
+                        "      ports: [443, 8443]\n"
+                        "    methods: [GET, HEAD]\n"
+                        "  - id: tools\n"
+                        "    effect: allow\n"
+                        "    operations: [\"mcp.tools/call\"]\n"
+                        "    resource:\n"
+                        "      tools: [\"search_*\", \"read\"]\n");
     expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "web");
     expect(p, NULL, http("a", "HTTPS", "x", 8443, "/", "HEAD", ""), T0, ALLOW, "web");
     expect(p, NULL, http("a", "http", "x", 443, "/", "GET", ""), T0, DENY, "");
@@ -401,13 +378,13 @@ static void test_path_normalisation(void **state)
                                           "/allowed//x",     "/allowed/%c0%ae%c0%ae/x"};
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: allowed\n"
-             "    effect: allow\n"
-             "    resource: {paths: [\"/allowed/**\"]}\n"
-             "  - id: denied\n"
-             "    effect: deny\n"
-             "    resource: {paths: [\"/denied/**\"]}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: allowed\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/allowed/**\"]}\n"
+                        "  - id: denied\n"
+                        "    effect: deny\n"
+                        "    resource: {paths: [\"/denied/**\"]}\n");
     /* Dot segments (also written %2e) are removed before matching (RFC 3986 5.2.4): a path is
      * judged where it leads, so "/allowed/../denied/x" is "/denied/x". */
     expect(p, NULL, http("a", "https", "x", 443, "/allowed/../denied/x", "GET", ""), T0, DENY,
@@ -431,9 +408,9 @@ static void test_path_normalisation(void **state)
         rfree(r);
     }
     sworn_policy_free(p);
-    p = load("rules:\n"
-             "  - id: all\n"
-             "    effect: allow\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: all\n"
+                        "    effect: allow\n");
     /* Dots inside a segment, and a dot-segment only in the query, are fine. */
     expect(p, NULL, http("a", "https", "x", 443, "/a/...x/.b/c..", "GET", ""), T0, ALLOW, "all");
     expect(p, NULL, http("a", "https", "x", 443, "/a/...", "GET", ""), T0, ALLOW, "all");
@@ -448,23 +425,23 @@ static void test_combining(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: allow-all\n"
-             "    effect: allow\n"
-             "  - id: allow-second\n"
-             "    effect: allow\n"
-             "    credential: never-used\n"
-             "  - id: esc-admin\n"
-             "    effect: escalate\n"
-             "    resource: {paths: [\"/admin/**\"]}\n"
-             "  - id: esc-admin-2\n"
-             "    effect: escalate\n"
-             "    resource: {paths: [\"/admin/**\"]}\n"
-             "    escalation_timeout: 30s\n"
-             "  - id: deny-secret\n"
-             "    effect: deny\n"
-             "    reason: \"no secrets\"\n"
-             "    resource: {paths: [\"/secret/**\", \"/admin/secret/**\"]}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: allow-all\n"
+                        "    effect: allow\n"
+                        "  - id: allow-second\n"
+                        "    effect: allow\n"
+                        "    credential: never-used\n"
+                        "  - id: esc-admin\n"
+                        "    effect: escalate\n"
+                        "    resource: {paths: [\"/admin/**\"]}\n"
+                        "  - id: esc-admin-2\n"
+                        "    effect: escalate\n"
+                        "    resource: {paths: [\"/admin/**\"]}\n"
+                        "    escalation_timeout: 30s\n"
+                        "  - id: deny-secret\n"
+                        "    effect: deny\n"
+                        "    reason: \"no secrets\"\n"
+                        "    resource: {paths: [\"/secret/**\", \"/admin/secret/**\"]}\n");
     /* The first matching allow decides; a later one is not consulted. */
     r = http("a", "https", "x", 443, "/public", "GET", "");
     res = ev(p, NULL, r, T0);
@@ -491,10 +468,10 @@ static void test_combining(void **state)
     expect(p, NULL, http("a", "https", "x", 443, "/secret/k", "GET", ""), T0, DENY, "deny-secret");
     sworn_policy_free(p);
 
-    p = load("rules:\n"
-             "  - id: only-deny\n"
-             "    effect: deny\n"
-             "    principals: [\"bad\"]\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: only-deny\n"
+                        "    effect: deny\n"
+                        "    principals: [\"bad\"]\n");
     r = http("good", "https", "x", 443, "/", "GET", "");
     res = ev(p, NULL, r, T0);
     assert_int_equal(res.effect, DENY);
@@ -509,19 +486,19 @@ static void test_time(void **state)
     struct sworn_policy *p;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: office\n"
-             "    effect: allow\n"
-             "    time:\n"
-             "      days: [mon, tue, wed, thu, fri]\n"
-             "      hours: \"09:00-17:30\"\n"
-             "  - id: sunday-all-day\n"
-             "    effect: allow\n"
-             "    time: {days: [sun]}\n"
-             "  - id: late\n"
-             "    effect: allow\n"
-             "    principals: [late]\n"
-             "    time: {hours: \"23:59-24:00\"}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: office\n"
+                        "    effect: allow\n"
+                        "    time:\n"
+                        "      days: [mon, tue, wed, thu, fri]\n"
+                        "      hours: \"09:00-17:30\"\n"
+                        "  - id: sunday-all-day\n"
+                        "    effect: allow\n"
+                        "    time: {days: [sun]}\n"
+                        "  - id: late\n"
+                        "    effect: allow\n"
+                        "    principals: [late]\n"
+                        "    time: {hours: \"23:59-24:00\"}\n");
 #define AT(t, eff, rule) expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), t, eff, rule)
     AT(T0 + 9 * HOUR, ALLOW, "office");                 /* Monday 09:00:00.000 */
     AT(T0 + 9 * HOUR - 1, DENY, "");                    /* Monday 08:59:59.999 */
@@ -550,15 +527,15 @@ static void test_count_budget(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: per-principal\n"
-             "    effect: allow\n"
-             "    resource: {paths: [\"/p/**\"]}\n"
-             "    budget: {count: 2, window: 1h}\n"
-             "  - id: shared\n"
-             "    effect: allow\n"
-             "    resource: {paths: [\"/g/**\"]}\n"
-             "    budget: {count: 3, window: 10m, per: global}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: per-principal\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/p/**\"]}\n"
+                        "    budget: {count: 2, window: 1h}\n"
+                        "  - id: shared\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/g/**\"]}\n"
+                        "    budget: {count: 3, window: 10m, per: global}\n");
     assert_int_equal(sworn_policy_max_window_ms(p), HOUR);
     assert_int_equal(sworn_budgets_new(&b), 0);
     /* Per principal: each has its own 2 per hour; windows are aligned to the epoch. */
@@ -618,15 +595,15 @@ static void test_sum_budget(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: payments\n"
-             "    effect: allow\n"
-             "    resource: {paths: [/pay]}\n"
-             "    sum:\n"
-             "      pointer: /amount\n"
-             "      max: \"1.00\"\n"
-             "      window: 24h\n"
-             "      per: principal\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: payments\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [/pay]}\n"
+                        "    sum:\n"
+                        "      pointer: /amount\n"
+                        "      max: \"1.00\"\n"
+                        "      window: 24h\n"
+                        "      per: principal\n");
     assert_int_equal(sworn_policy_max_window_ms(p), DAY);
     assert_int_equal(sworn_budgets_new(&b), 0);
     /* 0.1 + 0.2 + 0.7 is exactly 1.00 in fixed point (not in binary floating point). */
@@ -681,11 +658,11 @@ static void test_sum_budget(void **state)
     sworn_policy_free(p);
 
     /* The largest max, and a sum that would overflow 64 bits, which denies. */
-    p = load("rules:\n"
-             "  - id: big\n"
-             "    effect: allow\n"
-             "    budget: {count: 5, window: 1m}\n"
-             "    sum: {pointer: \"/a~1b\", max: 18446744073709.551615, window: 1m}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: big\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 5, window: 1m}\n"
+                        "    sum: {pointer: \"/a~1b\", max: 18446744073709.551615, window: 1m}\n");
     assert_int_equal(sworn_budgets_new(&b), 0);
     expect(p, b,
            rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
@@ -725,11 +702,11 @@ static void test_refund_and_reload(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: one\n"
-             "    effect: allow\n"
-             "    budget: {count: 1, window: 1m}\n"
-             "    sum: {pointer: /n, max: 5, window: 1m}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: one\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1, window: 1m}\n"
+                        "    sum: {pointer: /n, max: 5, window: 1m}\n");
     assert_int_equal(sworn_budgets_new(&b), 0);
     r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
            "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
@@ -754,20 +731,19 @@ static void test_refund_and_reload(void **state)
     p2 = (struct sworn_policy *)&p2;
     {
         static const char broken[] = "rules:\n  - id: one\n    effect: allow\n    bogus: 1\n";
-        char *path = sworn_test_path(dir, "policy.yaml");
+        char *path = sworn_pfix_put("policy.yaml", broken);
 
-        sworn_test_write_file(path, broken, strlen(broken), 0600);
         assert_int_equal(sworn_policy_load_file(path, &p2), -1);
         assert_ptr_equal(p2, (struct sworn_policy *)&p2);
         free(path);
     }
-    p2 = load("version: 2\n"
-              "rules:\n"
-              "  - id: one\n"
-              "    effect: allow\n"
-              "    reason: reloaded\n"
-              "    budget: {count: 1, window: 1m}\n"
-              "    sum: {pointer: /n, max: 5, window: 1m}\n");
+    p2 = sworn_pfix_load("version: 2\n"
+                         "rules:\n"
+                         "  - id: one\n"
+                         "    effect: allow\n"
+                         "    reason: reloaded\n"
+                         "    budget: {count: 1, window: 1m}\n"
+                         "    sum: {pointer: /n, max: 5, window: 1m}\n");
     res2 = ev(p2, b, r, T0 + 1);
     assert_int_equal(res2.effect, DENY);
     assert_non_null(strstr(res2.reason, "budget exhausted"));
@@ -788,14 +764,14 @@ static void test_replay(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: counted\n"
-             "    effect: allow\n"
-             "    budget: {count: 2, window: 1h}\n"
-             "    sum: {pointer: /n, max: 10, window: 1h}\n"
-             "  - id: free\n"
-             "    effect: allow\n"
-             "    principals: [nobody]\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: counted\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 2, window: 1h}\n"
+                        "    sum: {pointer: /n, max: 10, window: 1h}\n"
+                        "  - id: free\n"
+                        "    effect: allow\n"
+                        "    principals: [nobody]\n");
     assert_int_equal(sworn_budgets_new(&b), 0);
     r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
            "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
@@ -844,10 +820,10 @@ static void test_budget_cap(void **state)
     Sworn__V1__AuthorizationRequest *r;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: c\n"
-             "    effect: allow\n"
-             "    budget: {count: 10, window: 1m}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: c\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 10, window: 1m}\n");
     assert_int_equal(sworn_budgets_new_cap(2, &b), 0);
     expect(p, b, http("a", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "c");
     expect(p, b, http("b", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "c");
@@ -907,10 +883,10 @@ static void test_budget_threads(void **state)
     int total = 0;
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: shared\n"
-             "    effect: allow\n"
-             "    budget: {count: 1000, window: 1h, per: global}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: shared\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1000, window: 1h, per: global}\n");
     assert_int_equal(sworn_budgets_new(&b), 0);
     for (int i = 0; i < 4; i++) {
         char who[16];
@@ -947,31 +923,31 @@ static void test_delegation(void **state)
         "\"untrusted-x\"}]}";
 
     (void)state;
-    p = load("rules:\n"
-             "  - id: direct-only\n"
-             "    effect: allow\n"
-             "    principals: [direct]\n"
-             "    delegation: {required: false}\n"
-             "  - id: chain\n"
-             "    effect: allow\n"
-             "    principals: [chain]\n"
-             "    delegation:\n"
-             "      required: true\n"
-             "      max_depth: 2\n"
-             "      require_actors: [\"svc-a\"]\n"
-             "      forbid_actors: [\"untrusted-*\"]\n"
-             "      may_act: allowed\n"
-             "  - id: depth\n"
-             "    effect: allow\n"
-             "    principals: [depth]\n"
-             "    delegation: {max_depth: 1}\n"
-             "  - id: no-untrusted\n"
-             "    effect: deny\n"
-             "    delegation: {require_actors: [\"untrusted-*\"]}\n"
-             "    principals: [forbid]\n"
-             "  - id: forbid-fallback\n"
-             "    effect: allow\n"
-             "    principals: [forbid]\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: direct-only\n"
+                        "    effect: allow\n"
+                        "    principals: [direct]\n"
+                        "    delegation: {required: false}\n"
+                        "  - id: chain\n"
+                        "    effect: allow\n"
+                        "    principals: [chain]\n"
+                        "    delegation:\n"
+                        "      required: true\n"
+                        "      max_depth: 2\n"
+                        "      require_actors: [\"svc-a\"]\n"
+                        "      forbid_actors: [\"untrusted-*\"]\n"
+                        "      may_act: allowed\n"
+                        "  - id: depth\n"
+                        "    effect: allow\n"
+                        "    principals: [depth]\n"
+                        "    delegation: {max_depth: 1}\n"
+                        "  - id: no-untrusted\n"
+                        "    effect: deny\n"
+                        "    delegation: {require_actors: [\"untrusted-*\"]}\n"
+                        "    principals: [forbid]\n"
+                        "  - id: forbid-fallback\n"
+                        "    effect: allow\n"
+                        "    principals: [forbid]\n");
 #define D(who, extra, eff, rule)                                                                   \
     expect(p, NULL, http(who, "https", "x", 443, "/", "GET", extra), T0, eff, rule)
     D("direct", d0, ALLOW, "direct-only");
@@ -989,10 +965,10 @@ static void test_delegation(void **state)
     D("forbid", dbad, DENY, "no-untrusted");
 #undef D
     sworn_policy_free(p);
-    p = load("rules:\n"
-             "  - id: may\n"
-             "    effect: allow\n"
-             "    delegation: {may_act: not_present, require_actors: [\"svc-?\"]}\n");
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: may\n"
+                        "    effect: allow\n"
+                        "    delegation: {may_act: not_present, require_actors: [\"svc-?\"]}\n");
     expect(p, NULL,
            http("a", "https", "x", 443, "/", "GET",
                 ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\"}],"
@@ -1135,7 +1111,7 @@ static void test_digest_and_mem(void **state)
     uint8_t d[32], want[32];
 
     (void)state;
-    q = load(text);
+    q = sworn_pfix_load(text);
     assert_int_equal(sworn_policy_load_mem("mem", (const uint8_t *)text, strlen(text), &p), 0);
     SHA256((const unsigned char *)text, strlen(text), want);
     sworn_policy_digest(p, d);
@@ -1152,7 +1128,7 @@ static void test_digest_and_mem(void **state)
 
 static void test_eval_refuses_bad_request(void **state)
 {
-    struct sworn_policy *p = load("rules:\n  - {id: x, effect: allow}\n");
+    struct sworn_policy *p = sworn_pfix_load("rules:\n  - {id: x, effect: allow}\n");
     Sworn__V1__AuthorizationRequest *r = http("a", "https", "x", 443, "/", "GET", "");
     struct sworn_policy_result res;
     char *saved = r->principal->id;
@@ -1338,5 +1314,5 @@ int main(void)
         cmocka_unit_test(test_print_result_and_decision),
     };
 
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);
 }

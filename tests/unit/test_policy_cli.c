@@ -22,12 +22,12 @@
 
 #include <openssl/sha.h>
 
+#include "policy_fixture.h"
 #include "testutil.h"
 
 #define OUT_MAX 65536
 
 static const char *bin;
-static char *dir;
 
 struct run {
     int status;
@@ -38,25 +38,8 @@ static int group_setup(void **state)
 {
     (void)state;
     bin = sworn_test_bin("SWORN_POLICY_BIN");
-    dir = sworn_test_tmpdir("policy-cli");
+    sworn_pfix_mkdir("policy-cli");
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    sworn_test_rmtree(dir);
-    free(dir);
-    return 0;
-}
-
-/* Write text to <dir>/name; returns the path (free it). */
-static char *put(const char *name, const char *text)
-{
-    char *path = sworn_test_path(dir, name);
-
-    sworn_test_write_file(path, text, strlen(text), 0600);
-    return path;
 }
 
 /* Copy one captured stream into buf (OUT_MAX bytes). */
@@ -115,12 +98,12 @@ static char *request(const char *name, const char *path, const char *method)
              "\"host\":\"api.example\",\"port\":443,\"path\":\"%s\"},"
              "\"context\":{\"method\":\"%s\"}}\n",
              name, path, method);
-    return put(name, text);
+    return sworn_pfix_put(name, text);
 }
 
 static void test_check(void **state)
 {
-    char *good = put("good.yaml", policy), *bad, hex[65], want[512];
+    char *good = sworn_pfix_put("good.yaml", policy), *bad, hex[65], want[512];
     uint8_t digest[32];
     struct run r;
 
@@ -133,7 +116,7 @@ static void test_check(void **state)
     assert_string_equal(r.out, want);
     assert_string_equal(r.err, "");
 
-    bad = put("bad.yaml", "rules:\n  - id: x\n    effect: allow\n    colour: red\n");
+    bad = sworn_pfix_put("bad.yaml", "rules:\n  - id: x\n    effect: allow\n    colour: red\n");
     run(&r, "check", bad, NULL);
     assert_int_equal(r.status, 1);
     assert_string_equal(r.out, "");
@@ -141,7 +124,7 @@ static void test_check(void **state)
     assert_string_equal(r.err, want);
     free(bad);
 
-    bad = put("bad2.yaml", "rules:\n  - id: x\n    effect: deny\n    credential: c\n");
+    bad = sworn_pfix_put("bad2.yaml", "rules:\n  - id: x\n    effect: deny\n    credential: c\n");
     run(&r, "check", bad, NULL);
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "bad2.yaml:4:17: a credential is only for allow rules"));
@@ -155,7 +138,7 @@ static void test_check(void **state)
 
 static void test_usage(void **state)
 {
-    char *good = put("good.yaml", policy), *req = request("u.json", "/r/x", "GET");
+    char *good = sworn_pfix_put("good.yaml", policy), *req = request("u.json", "/r/x", "GET");
     struct run r;
 
     (void)state;
@@ -187,12 +170,12 @@ static void test_usage(void **state)
 
 static void test_eval(void **state)
 {
-    char *good = put("good.yaml", policy);
+    char *good = sworn_pfix_put("good.yaml", policy);
     char *allow = request("a.json", "/r/x?y=1", "GET"), *post = request("p.json", "/r/x", "POST");
     char *secret = request("s.json", "/r/secret", "GET"), *ask = request("e.json", "/ask", "GET");
     char *office = request("o.json", "/office", "GET"), *twice = request("t.json", "/twice", "GET");
-    char *junk = put("junk.json", "{\"request_id\":\"r\",\"colour\":1}");
-    char *badpol = put("badpol.yaml", "rules: []\n");
+    char *junk = sworn_pfix_put("junk.json", "{\"request_id\":\"r\",\"colour\":1}");
+    char *badpol = sworn_pfix_put("badpol.yaml", "rules: []\n");
     struct run r;
 
     (void)state;
@@ -272,5 +255,5 @@ int main(void)
         cmocka_unit_test(test_eval),
     };
 
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);
 }

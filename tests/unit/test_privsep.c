@@ -38,6 +38,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "privsep_fixture.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 
@@ -45,16 +46,6 @@
 
 /* TEST_SANITIZER (testutil.h): the sanitizer build keeps the monitor and the engine dumpable, so
  * that LeakSanitizer can run at their exit (decisiond/d_harden.c); the signer is never dumpable. */
-static struct sworn_stack the_stack;
-
-static uid_t user_uid(const char *name)
-{
-    struct passwd *pw = getpwnam(name);
-
-    if (pw == NULL)
-        fail_msg("no user %s: scripts/install-deps makes it", name);
-    return pw->pw_uid;
-}
 
 static void proc_text(pid_t pid, const char *file, char *buf)
 {
@@ -161,33 +152,28 @@ static char *vault_secret(const struct sworn_stack *s)
     return out;
 }
 
+/* sworn_stack_proc_each over /proc/PID/fd: 1 when descriptor name links under prefix (arg). */
+static int fd_under(pid_t pid, const char *name, void *arg)
+{
+    const char *prefix = arg;
+    char fdpath[320], link[1024];
+    ssize_t n;
+
+    snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", (long)pid, name);
+    n = readlink(fdpath, link, sizeof(link) - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    return strncmp(link, prefix, strlen(prefix)) == 0;
+}
+
 /* Whether pid has a descriptor open on a path that starts with prefix. */
 static int has_fd_under(pid_t pid, const char *prefix)
 {
-    char path[64], link[1024];
-    DIR *d;
-    struct dirent *de;
-    int found = 0;
+    int rc = sworn_stack_proc_each(pid, "fd", fd_under, (void *)prefix);
 
-    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
-    d = opendir(path);
-    assert_non_null(d);
-    while ((de = readdir(d)) != NULL) {
-        char fdpath[320];
-        ssize_t n;
-
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(fdpath, sizeof(fdpath), "/proc/%ld/fd/%s", (long)pid, de->d_name);
-        n = readlink(fdpath, link, sizeof(link) - 1);
-        if (n <= 0)
-            continue;
-        link[n] = '\0';
-        if (strncmp(link, prefix, strlen(prefix)) == 0)
-            found = 1;
-    }
-    closedir(d);
-    return found;
+    assert_true(rc >= 0);
+    return rc;
 }
 
 /* Wait (up to 10 s) until pid has exited: its pidfd becomes readable then. */
@@ -202,20 +188,11 @@ static void wait_exited(pid_t pid)
     close(fd);
 }
 
-static void allow_with_receipt(struct sworn_stack *s, const char *id)
-{
-    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
-    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-
-    assert_non_null(d->receipt);
-    assert_true(d->receipt->signature.len > 0);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
-}
-
 static void test_three_processes(void **state)
 {
-    struct sworn_stack *s = &the_stack;
-    uid_t engine_uid = user_uid("sworn-engine"), signer_uid = user_uid("sworn-signer");
+    struct sworn_stack *s = &sworn_privsep_stack;
+    uid_t engine_uid = sworn_privsep_user("sworn-engine")->pw_uid,
+          signer_uid = sworn_privsep_user("sworn-signer")->pw_uid;
     pid_t engine, signer, again;
     char *secret, *pin, *token;
     struct stat st;
@@ -225,7 +202,7 @@ static void test_three_processes(void **state)
     engine = sworn_stack_engine(s->decisiond_pid);
     assert_true(engine > 0);
     /* The first allow has the engine ask the monitor for its signer. */
-    allow_with_receipt(s, "first");
+    sworn_stack_expect_allow(s, "first");
     signer = sworn_stack_signer_child(s->decisiond_pid);
     assert_true(signer > 0);
 
@@ -253,12 +230,12 @@ static void test_three_processes(void **state)
     /* Kill the signer: the next allows are signed by a fresh one, as the same user. */
     assert_int_equal(kill(signer, SIGKILL), 0);
     wait_exited(signer);
-    allow_with_receipt(s, "after-kill-1");
+    sworn_stack_expect_allow(s, "after-kill-1");
     /* The engine asked the monitor for the new signer before it answered that allow. */
     again = sworn_stack_signer_child(s->decisiond_pid);
     assert_true(again > 0 && again != signer);
     expect_identity(again, signer_uid, 0);
-    allow_with_receipt(s, "after-kill-2");
+    sworn_stack_expect_allow(s, "after-kill-2");
     assert_false(memory_holds(again, secret));
     assert_int_equal(stat(pin, &st), 0);
     assert_int_equal(st.st_uid, signer_uid);
@@ -313,14 +290,14 @@ static int allow_or_signer_deny(struct sworn_stack *s, const char *id)
  */
 static void test_refused_pin_not_offered_again(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t signer;
     int started, allowed = 0;
     char id[32];
 
     (void)state;
     assert_int_equal(sworn_stack_up(s, "--no-tpm"), 0);
-    allow_with_receipt(s, "before");
+    sworn_stack_expect_allow(s, "before");
     /* A wrong PIN in the PIN file's place (a new file, as an operator's edit makes one). */
     assert_int_equal(sworn_stack_sh(s, "cp -p \"$PIN_FILE\" good.pin && "
                                        "printf '000000\\n' > wrong.pin && chmod 600 wrong.pin && "
@@ -355,67 +332,38 @@ static void test_refused_pin_not_offered_again(void **state)
     assert_int_equal(sworn_stack_stop_daemon(s), 0);
 }
 
-/* --check-config on the stack's configuration with one line changed by sed expression expr. */
-static int check_config_with(struct sworn_stack *s, const char *expr)
-{
-    return sworn_stack_sh(s,
-                          "sed '%s' \"$CONFIG\" > \"$CONFIG.variant\" && "
-                          "\"$BUILD/decisiond/sworn-decisiond\" --config \"$CONFIG.variant\" "
-                          "--check-config > check.out 2>&1",
-                          expr);
-}
-
 static void test_check_config_refuses_shared_uids(void **state)
 {
-    struct sworn_stack *s = &the_stack;
-    char *out, *path;
-    size_t len;
+    struct sworn_stack *s = &sworn_privsep_stack;
 
     (void)state;
     assert_int_equal(sworn_stack_up(s, "--no-tpm --privsep"), 0);
-    path = sworn_test_path(s->dir, "check.out");
     /* As written: separated. */
-    assert_int_equal(check_config_with(s, "s/^$//"), 0);
+    assert_int_equal(sworn_privsep_check_config(s, "s/^$//"), 0);
     /* The signer left as root. */
-    assert_int_equal(check_config_with(s, "/^  user: sworn-signer$/d"), 1);
-    out = sworn_test_read_file(path, &len);
-    assert_non_null(strstr(out, "the signer would run as root"));
-    free(out);
+    assert_int_equal(sworn_privsep_check_config(s, "/^  user: sworn-signer$/d"), 1);
+    assert_true(sworn_privsep_check_out_has(s, "the signer would run as root"));
     /* The signer under the engine's uid. */
-    assert_int_equal(check_config_with(s, "s/^  user: sworn-signer$/  user: sworn-engine/"), 1);
-    out = sworn_test_read_file(path, &len);
-    assert_non_null(strstr(out, "one uid"));
-    free(out);
+    assert_int_equal(
+        sworn_privsep_check_config(s, "s/^  user: sworn-signer$/  user: sworn-engine/"), 1);
+    assert_true(sworn_privsep_check_out_has(s, "one uid"));
     /* The engine left as root. */
-    assert_int_equal(check_config_with(s, "/^run_as: /d"), 1);
-    out = sworn_test_read_file(path, &len);
-    assert_non_null(strstr(out, "the engine would run as root"));
-    free(out);
+    assert_int_equal(sworn_privsep_check_config(s, "/^run_as: /d"), 1);
+    assert_true(sworn_privsep_check_out_has(s, "the engine would run as root"));
     /* The same, with the development flag: accepted, and said so. */
-    assert_int_equal(check_config_with(s, "s/^  user: sworn-signer$/  user: sworn-engine/; "
-                                          "$a hardening:\\n  development: true"),
+    assert_int_equal(sworn_privsep_check_config(s,
+                                                "s/^  user: sworn-signer$/  user: sworn-engine/; "
+                                                "$a hardening:\\n  development: true"),
                      0);
-    out = sworn_test_read_file(path, &len);
-    assert_non_null(strstr(out, "development"));
-    free(out);
-    free(path);
-}
-
-static int stack_teardown(void **state)
-{
-    (void)state;
-    if (the_stack.dir != NULL)
-        assert_int_equal(sworn_stack_down(&the_stack), 0);
-    memset(&the_stack, 0, sizeof(the_stack));
-    return 0;
+    assert_true(sworn_privsep_check_out_has(s, "development"));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_three_processes, stack_teardown),
-        cmocka_unit_test_teardown(test_check_config_refuses_shared_uids, stack_teardown),
-        cmocka_unit_test_teardown(test_refused_pin_not_offered_again, stack_teardown),
+        cmocka_unit_test_teardown(test_three_processes, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_check_config_refuses_shared_uids, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_refused_pin_not_offered_again, sworn_privsep_teardown),
     };
 
     if (geteuid() != 0) {

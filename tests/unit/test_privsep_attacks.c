@@ -89,27 +89,17 @@
 #include "frame.h"
 #include "logstore.h"
 #include "monitor.h"
+#include "privsep_fixture.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 
 #define WAIT_GONE_MS 10000
 #define REPLY_SIZE sizeof(struct d_monitor_reply)
 
-static struct sworn_stack the_stack;
-
-static const struct passwd *user(const char *name)
-{
-    struct passwd *pw = getpwnam(name);
-
-    if (pw == NULL)
-        fail_msg("no user %s: scripts/install-deps makes it", name);
-    return pw;
-}
-
 /* Run fn(arg) in a child that is only user name (every id, no groups); returns its exit code. */
 static int as_user(const char *name, int (*fn)(void *), void *arg)
 {
-    const struct passwd *pw = user(name);
+    const struct passwd *pw = sworn_privsep_user(name);
     uid_t uid = pw->pw_uid;
     gid_t gid = pw->pw_gid;
     int status;
@@ -144,54 +134,14 @@ static int wait_gone(pid_t pid, int timeout_ms)
     return r == 1 || sworn_stack_pid_gone(pid);
 }
 
-static void allow_with_receipt(struct sworn_stack *s, const char *id)
-{
-    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
-    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-
-    assert_non_null(d->receipt);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
-}
-
 /* A stack with its three processes running; OUT: the engine's and the signer's pids. */
 static void up(struct sworn_stack *s, pid_t *engine, pid_t *signer)
 {
     assert_int_equal(sworn_stack_up(s, "--no-tpm --privsep"), 0);
-    allow_with_receipt(s, "first");
+    sworn_stack_expect_allow(s, "first");
     *engine = sworn_stack_engine(s->decisiond_pid);
     *signer = sworn_stack_signer_child(s->decisiond_pid);
     assert_true(*engine > 0 && *signer > 0);
-}
-
-/* --check-config on the stack's configuration rewritten by sed expression expr, in a shell whose
- * command prefix is pre (e.g. a mount namespace); the output goes to check.out. */
-static int check_config_in(struct sworn_stack *s, const char *pre, const char *expr)
-{
-    return sworn_stack_sh(s,
-                          "sed '%s' \"$CONFIG\" > \"$CONFIG.variant\" && "
-                          "%s \"$BUILD/decisiond/sworn-decisiond\" --config \"$CONFIG.variant\" "
-                          "--check-config > check.out 2>&1",
-                          expr, pre);
-}
-
-static int check_config_with(struct sworn_stack *s, const char *expr)
-{
-    return check_config_in(s, "", expr);
-}
-
-static int check_out_has(struct sworn_stack *s, const char *needle)
-{
-    char *path = sworn_test_path(s->dir, "check.out"), *out;
-    size_t len;
-    int found;
-
-    out = sworn_test_read_file(path, &len);
-    found = strstr(out, needle) != NULL;
-    if (!found)
-        fprintf(stderr, "check.out (wanted \"%s\"):\n%s\n", needle, out);
-    free(out);
-    free(path);
-    return found;
 }
 
 /* --- the engine's uid replaces the configuration in its folder ------------------------------ */
@@ -258,7 +208,7 @@ static void give_folder_to_engine(struct sworn_stack *s)
 
 static void test_engine_replaces_config(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     struct replace_arg a = {0};
     char *script, *out, *signer;
     pid_t engine, sig;
@@ -300,7 +250,7 @@ static void test_engine_replaces_config(void **state)
 /* The same replacement, with what every other check accepts: the separation undone. */
 static void test_engine_undoes_separation(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     struct replace_arg a = {0};
     pid_t engine, sig;
 
@@ -344,7 +294,7 @@ static int swap_socket(void *p)
 static void test_socket_chmod_follows_symlink(void **state)
 {
 #if defined(__x86_64__)
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, sig, pid;
     char *target_dir, *target, *link_tmp;
     struct swap_arg a;
@@ -371,7 +321,8 @@ static void test_socket_chmod_follows_symlink(void **state)
     sworn_test_write_file(target, "root's\n", 7, 0600);
     link_tmp = sworn_test_path(s->dir, "sockets/.link");
     assert_int_equal(symlink(target, link_tmp), 0);
-    assert_int_equal(lchown(link_tmp, user("sworn-engine")->pw_uid, user("sworn-engine")->pw_gid),
+    assert_int_equal(lchown(link_tmp, sworn_privsep_user("sworn-engine")->pw_uid,
+                            sworn_privsep_user("sworn-engine")->pw_gid),
                      0);
 
     pid = fork();
@@ -446,55 +397,56 @@ static void test_socket_chmod_follows_symlink(void **state)
 
 static void test_check_refuses_engine_writable_program(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
 
     (void)state;
     assert_int_equal(sworn_stack_up(s, "--no-tpm --privsep"), 0);
-    assert_int_equal(check_config_with(s, "s/^$//"), 0);
+    assert_int_equal(sworn_privsep_check_config(s, "s/^$//"), 0);
     /* A copy of the real signer that the engine's uid owns. */
     assert_int_equal(sworn_stack_sh(s, "install -m 0755 -o sworn-engine -g sworn-engine "
                                        "\"$BUILD/signer/sworn-signer\" engine-signer"),
                      0);
-    assert_int_equal(
-        check_config_with(s, "s|^  user: sworn-signer$|&\\n  program: '\"$PWD\"'/engine-signer|"),
-        1);
-    assert_true(check_out_has(s, "signer.program"));
+    assert_int_equal(sworn_privsep_check_config(
+                         s, "s|^  user: sworn-signer$|&\\n  program: '\"$PWD\"'/engine-signer|"),
+                     1);
+    assert_true(sworn_privsep_check_out_has(s, "signer.program"));
     /* Root's, but in a folder of the engine's: the engine renames another over it. */
     assert_int_equal(sworn_stack_sh(s, "mkdir engine-bin && chown sworn-engine: engine-bin && "
                                        "install -m 0755 -o root -g root "
                                        "\"$BUILD/signer/sworn-signer\" engine-bin/root-signer"),
                      0);
     assert_int_equal(
-        check_config_with(
+        sworn_privsep_check_config(
             s, "s|^  user: sworn-signer$|&\\n  program: '\"$PWD\"'/engine-bin/root-signer|"),
         1);
-    assert_true(check_out_has(s, "signer.program"));
+    assert_true(sworn_privsep_check_out_has(s, "signer.program"));
     /* The PKCS#11 module, which the signer loads as root: the engine's copy. */
     assert_int_equal(sworn_stack_sh(s, "install -m 0644 -o sworn-engine -g sworn-engine "
                                        "/usr/lib/softhsm/libsofthsm2.so engine-module.so"),
                      0);
     assert_int_equal(
-        check_config_with(s, "s|^  module: .*$|  module: '\"$PWD\"'/engine-module.so|"), 1);
-    assert_true(check_out_has(s, "signer.module"));
+        sworn_privsep_check_config(s, "s|^  module: .*$|  module: '\"$PWD\"'/engine-module.so|"),
+        1);
+    assert_true(sworn_privsep_check_out_has(s, "signer.module"));
 }
 
 static void test_check_refuses_engine_pin_file(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
 
     (void)state;
     assert_int_equal(sworn_stack_up(s, "--no-tpm --privsep"), 0);
     assert_int_equal(sworn_stack_sh(s, "install -m 0600 -o sworn-engine -g sworn-engine "
                                        "user.pin engine.pin"),
                      0);
-    assert_int_equal(check_config_with(s, "s|^  pin_file: .*$|  pin_file: '\"$PWD\"'/engine.pin|"),
-                     1);
-    assert_true(check_out_has(s, "signer.pin_file"));
+    assert_int_equal(
+        sworn_privsep_check_config(s, "s|^  pin_file: .*$|  pin_file: '\"$PWD\"'/engine.pin|"), 1);
+    assert_true(sworn_privsep_check_out_has(s, "signer.pin_file"));
 }
 
 static void test_check_refuses_shared_or_root_gid(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     const struct passwd *eng;
     char *passwd, pre[1024], extra[512];
     uid_t engine_uid;
@@ -503,7 +455,7 @@ static void test_check_refuses_shared_or_root_gid(void **state)
     size_t len;
 
     (void)state;
-    eng = user("sworn-engine");
+    eng = sworn_privsep_user("sworn-engine");
     engine_uid = eng->pw_uid;
     engine_gid = eng->pw_gid;
     assert_int_equal(sworn_stack_up(s, "--no-tpm --privsep"), 0);
@@ -530,25 +482,30 @@ static void test_check_refuses_shared_or_root_gid(void **state)
     snprintf(pre, sizeof(pre), "unshare -m sh -c 'mount --bind %s /etc/passwd && exec \"$@\"' --",
              passwd);
     /* As written, in the namespace too: separated. */
-    assert_int_equal(check_config_in(s, pre, "s/^$//"), 0);
+    assert_int_equal(sworn_privsep_check_config_in(s, pre, "s/^$//"), 0);
     /* Regressions: one uid under two names; a numeric user; run_as root. */
-    assert_int_equal(check_config_in(s, pre, "s/^  user: sworn-signer$/  user: sworn-atk-alias/"),
-                     1);
-    assert_true(check_out_has(s, "one uid"));
-    assert_int_equal(check_config_in(s, pre, "s/^  user: sworn-signer$/  user: \"0\"/"), 1);
-    assert_int_equal(check_config_in(s, pre, "s/^run_as: .*$/run_as: root/"), 1);
-    assert_true(check_out_has(s, "root"));
+    assert_int_equal(
+        sworn_privsep_check_config_in(s, pre, "s/^  user: sworn-signer$/  user: sworn-atk-alias/"),
+        1);
+    assert_true(sworn_privsep_check_out_has(s, "one uid"));
+    assert_int_equal(
+        sworn_privsep_check_config_in(s, pre, "s/^  user: sworn-signer$/  user: \"0\"/"), 1);
+    assert_int_equal(sworn_privsep_check_config_in(s, pre, "s/^run_as: .*$/run_as: root/"), 1);
+    assert_true(sworn_privsep_check_out_has(s, "root"));
     /* The signer with root's group. */
-    assert_int_equal(check_config_in(s, pre, "s/^  user: sworn-signer$/  user: sworn-atk-gid0/"),
-                     1);
-    assert_true(check_out_has(s, "group"));
+    assert_int_equal(
+        sworn_privsep_check_config_in(s, pre, "s/^  user: sworn-signer$/  user: sworn-atk-gid0/"),
+        1);
+    assert_true(sworn_privsep_check_out_has(s, "group"));
     /* The signer in the engine's group. */
-    assert_int_equal(check_config_in(s, pre, "s/^  user: sworn-signer$/  user: sworn-atk-samegid/"),
+    assert_int_equal(sworn_privsep_check_config_in(
+                         s, pre, "s/^  user: sworn-signer$/  user: sworn-atk-samegid/"),
                      1);
-    assert_true(check_out_has(s, "group"));
+    assert_true(sworn_privsep_check_out_has(s, "group"));
     /* The engine (the vault's owner's uid) with root's group. */
-    assert_int_equal(check_config_in(s, pre, "s/^run_as: .*$/run_as: sworn-atk-engine0/"), 1);
-    assert_true(check_out_has(s, "group"));
+    assert_int_equal(
+        sworn_privsep_check_config_in(s, pre, "s/^run_as: .*$/run_as: sworn-atk-engine0/"), 1);
+    assert_true(sworn_privsep_check_out_has(s, "group"));
     free(passwd);
 }
 
@@ -618,7 +575,7 @@ static int engine_probe(void *p)
 
 static void test_engine_uid_reaches_nothing(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     struct procs x = {0};
 
     (void)state;
@@ -678,7 +635,7 @@ static int anyone_probe(void *p)
 
 static void test_signer_uid_reaches_nothing(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     struct procs x = {0};
     char *vault, *vault_path, *pin_path, *pin, *v, *end;
     size_t len;
@@ -711,28 +668,26 @@ static void test_signer_uid_reaches_nothing(void **state)
     free(vault_path);
 }
 
+/* sworn_stack_proc_each over /proc/PID/fd: count descriptor name in *arg; fail past 3. */
+static int count_low_fd(pid_t pid, const char *name, void *arg)
+{
+    (void)pid;
+    ++*(int *)arg;
+    if (atoi(name) > 3)
+        fail_msg("the signer holds fd %s", name);
+    return 0;
+}
+
 static void test_signer_descriptors(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer;
-    char path[64], link[512];
-    struct dirent *de;
-    DIR *d;
+    char link[512];
     int n = 0;
 
     (void)state;
     up(s, &engine, &signer);
-    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)signer);
-    d = opendir(path);
-    assert_non_null(d);
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        n++;
-        if (atoi(de->d_name) > 3)
-            fail_msg("the signer holds fd %s", de->d_name);
-    }
-    closedir(d);
+    assert_int_equal(sworn_stack_proc_each(signer, "fd", count_low_fd, &n), 0);
     assert_int_equal(n, 4);
     for (int fd = 0; fd < 2; fd++) {
         char fdp[80];
@@ -750,52 +705,53 @@ static void test_signer_descriptors(void **state)
 
 /* The monitor's live children other than the engine (a signer just forked may not have exec'd
  * yet, so the command name is not looked at). */
+struct live {
+    pid_t engine;
+    int n;
+};
+
+static int count_live(pid_t pid, void *arg)
+{
+    struct live *l = arg;
+
+    if (pid != l->engine && !sworn_stack_pid_gone(pid))
+        l->n++;
+    return 0;
+}
+
 static int live_signers(pid_t monitor, pid_t engine)
 {
-    char path[64], buf[4096], *p, *end;
-    int n = 0;
-    DIR *d;
-    struct dirent *de;
+    struct live l = {engine, 0};
 
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)monitor);
-    d = opendir(path);
-    if (d == NULL)
+    if (sworn_stack_children_each(monitor, count_live, &l) < 0)
         return -1;
-    while ((de = readdir(d)) != NULL) {
-        char cpath[320];
+    return l.n;
+}
 
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(cpath, sizeof(cpath), "/proc/%ld/task/%s/children", (long)monitor, de->d_name);
-        if (sworn_test_read_proc(cpath, buf, sizeof(buf)) != 0)
-            continue;
-        for (p = buf;; p = end) {
-            long pid = strtol(p, &end, 10);
-            if (end == p)
-                break;
-            if ((pid_t)pid != engine && !sworn_stack_pid_gone((pid_t)pid))
-                n++;
-        }
-    }
-    closedir(d);
-    return n;
+/* A copy of the engine's end of the monitor's channel (its fd 3), as a compromised engine holds
+ * it: root may take it with pidfd_getfd, the engine's uid may not. */
+static int engine_channel(pid_t engine)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, engine, 0), chan;
+
+    assert_true(pidfd >= 0);
+    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
+    assert_true(chan >= 0);
+    close(pidfd);
+    return chan;
 }
 
 static void test_channel_flood_and_garbage(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer, monitor;
-    int pidfd, chan, replies = 0, last = -1;
+    int chan, replies = 0, last = -1;
     unsigned char c = 'S';
 
     (void)state;
     up(s, &engine, &signer);
     monitor = s->decisiond_pid;
-    pidfd = (int)syscall(SYS_pidfd_open, engine, 0);
-    assert_true(pidfd >= 0);
-    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0); /* root may; the engine's uid may not */
-    assert_true(chan >= 0);
-    close(pidfd);
+    chan = engine_channel(engine);
     for (int i = 0; i < 20; i++)
         assert_int_equal(send(chan, &c, 1, MSG_NOSIGNAL), 1);
     /* One answer each (the engine may take one of them, should it ask at the same time). */
@@ -844,19 +800,15 @@ static void test_channel_flood_and_garbage(void **state)
  * channel (deaf to signals and to its children), it ends the engine instead. */
 static void test_channel_unread_answers(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer, monitor;
-    int pidfd, chan, sent = 0;
+    int chan, sent = 0;
     unsigned char c = 'S';
 
     (void)state;
     up(s, &engine, &signer);
     monitor = s->decisiond_pid;
-    pidfd = (int)syscall(SYS_pidfd_open, engine, 0);
-    assert_true(pidfd >= 0);
-    chan = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
-    assert_true(chan >= 0);
-    close(pidfd);
+    chan = engine_channel(engine);
     /* As many as the monitor takes (it reads them one by one; it stops when it blocks). */
     while (sent < 3000) {
         struct pollfd p = {.fd = chan, .events = POLLOUT};
@@ -884,7 +836,7 @@ static void test_channel_unread_answers(void **state)
 
 static void test_kill_monitor(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer;
 
     (void)state;
@@ -902,7 +854,7 @@ static int kill_engine(void *p)
 
 static void test_kill_engine(void **state)
 {
-    struct sworn_stack *s = &the_stack;
+    struct sworn_stack *s = &sworn_privsep_stack;
     pid_t engine, signer;
 
     (void)state;
@@ -944,8 +896,9 @@ static Sworn__V1__Entry *last_startup(const struct sworn_stack *s)
  * names the one uid the two share. */
 static void test_startup_records_development(void **state)
 {
-    struct sworn_stack *s = &the_stack;
-    uid_t engine_uid = user("sworn-engine")->pw_uid, signer_uid = user("sworn-signer")->pw_uid;
+    struct sworn_stack *s = &sworn_privsep_stack;
+    uid_t engine_uid = sworn_privsep_user("sworn-engine")->pw_uid,
+          signer_uid = sworn_privsep_user("sworn-signer")->pw_uid;
     Sworn__V1__Entry *e;
     pid_t engine, signer;
 
@@ -972,32 +925,24 @@ static void test_startup_records_development(void **state)
     sworn__v1__entry__free_unpacked(e, NULL);
 }
 
-static int stack_teardown(void **state)
-{
-    (void)state;
-    if (the_stack.dir != NULL)
-        assert_int_equal(sworn_stack_down(&the_stack), 0);
-    memset(&the_stack, 0, sizeof(the_stack));
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_engine_replaces_config, stack_teardown),
-        cmocka_unit_test_teardown(test_engine_undoes_separation, stack_teardown),
-        cmocka_unit_test_teardown(test_socket_chmod_follows_symlink, stack_teardown),
-        cmocka_unit_test_teardown(test_check_refuses_engine_writable_program, stack_teardown),
-        cmocka_unit_test_teardown(test_check_refuses_engine_pin_file, stack_teardown),
-        cmocka_unit_test_teardown(test_check_refuses_shared_or_root_gid, stack_teardown),
-        cmocka_unit_test_teardown(test_engine_uid_reaches_nothing, stack_teardown),
-        cmocka_unit_test_teardown(test_signer_uid_reaches_nothing, stack_teardown),
-        cmocka_unit_test_teardown(test_signer_descriptors, stack_teardown),
-        cmocka_unit_test_teardown(test_channel_flood_and_garbage, stack_teardown),
-        cmocka_unit_test_teardown(test_channel_unread_answers, stack_teardown),
-        cmocka_unit_test_teardown(test_kill_monitor, stack_teardown),
-        cmocka_unit_test_teardown(test_kill_engine, stack_teardown),
-        cmocka_unit_test_teardown(test_startup_records_development, stack_teardown),
+        cmocka_unit_test_teardown(test_engine_replaces_config, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_engine_undoes_separation, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_socket_chmod_follows_symlink, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_check_refuses_engine_writable_program,
+                                  sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_check_refuses_engine_pin_file, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_check_refuses_shared_or_root_gid, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_engine_uid_reaches_nothing, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_signer_uid_reaches_nothing, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_signer_descriptors, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_channel_flood_and_garbage, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_channel_unread_answers, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_kill_monitor, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_kill_engine, sworn_privsep_teardown),
+        cmocka_unit_test_teardown(test_startup_records_development, sworn_privsep_teardown),
     };
 
     if (geteuid() != 0) {

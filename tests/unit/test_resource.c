@@ -27,6 +27,7 @@
 
 #include "err.h"
 #include "policy.h"
+#include "policy_fixture.h"
 #include "resource.h"
 #include "testutil.h"
 #include "vault.h"
@@ -530,41 +531,18 @@ static void test_raw_digest(void **state)
 
 /* --- through the real policy and vault ---------------------------------------------------- */
 
-static char *dir;
-
 static int group_setup(void **state)
 {
     (void)state;
-    dir = sworn_test_tmpdir("resource");
+    sworn_pfix_mkdir("resource");
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    sworn_test_rmtree(dir);
-    free(dir);
-    return 0;
-}
-
-static struct sworn_policy *load_policy(const char *text)
-{
-    char *path = sworn_test_path(dir, "policy.yaml");
-    struct sworn_policy *p = NULL;
-
-    sworn_test_write_file(path, text, strlen(text), 0600);
-    if (sworn_policy_load_file(path, &p) != 0)
-        fail_msg("policy refused: %s", sworn_err_msg());
-    free(path);
-    return p;
 }
 
 static void policy_refused(const char *text, const char *want)
 {
-    char *path = sworn_test_path(dir, "policy.yaml");
+    char *path = sworn_pfix_put("policy.yaml", text);
     struct sworn_policy *p = NULL;
 
-    sworn_test_write_file(path, text, strlen(text), 0600);
     if (sworn_policy_load_file(path, &p) == 0)
         fail_msg("policy accepted:\n%s", text);
     if (strstr(sworn_err_msg(), want) == NULL)
@@ -574,10 +552,9 @@ static void policy_refused(const char *text, const char *want)
 
 static struct sworn_vault *load_vault(const char *text)
 {
-    char *path = sworn_test_path(dir, "vault.json");
+    char *path = sworn_pfix_put("vault.json", text);
     struct sworn_vault *v = NULL;
 
-    sworn_test_write_file(path, text, strlen(text), 0600);
     assert_int_equal(chmod(path, 0600), 0);
     if (sworn_vault_load(path, &v) != 0)
         fail_msg("vault refused: %s", sworn_err_msg());
@@ -587,7 +564,7 @@ static struct sworn_vault *load_vault(const char *text)
 
 static void vault_refused(const char *dest, const char *want)
 {
-    char text[2048], *path = sworn_test_path(dir, "vault.json");
+    char text[2048], *path;
     struct sworn_vault *v = NULL;
 
     snprintf(text, sizeof(text),
@@ -595,7 +572,7 @@ static void vault_refused(const char *dest, const char *want)
              "\"value\": \"V\", \"header\": \"x\", \"principals\": [\"*\"], "
              "\"destinations\": [%s]}]}",
              dest);
-    sworn_test_write_file(path, text, strlen(text), 0600);
+    path = sworn_pfix_put("vault.json", text);
     assert_int_equal(chmod(path, 0600), 0);
     if (sworn_vault_load(path, &v) == 0)
         fail_msg("vault accepted: %s", dest);
@@ -604,43 +581,19 @@ static void vault_refused(const char *dest, const char *want)
     free(path);
 }
 
-struct req {
-    Sworn__V1__AuthorizationRequest r;
-    Sworn__V1__Principal p;
-    Sworn__V1__Resource res;
-    Sworn__V1__Context ctx;
-};
-
-static void mkreq(struct req *q, const char *scheme, const char *host, uint32_t port,
+/* GET scheme://host:port path from agent. */
+static void mkreq(struct sworn_pfix_req *q, const char *scheme, const char *host, uint32_t port,
                   const char *path)
 {
-    Sworn__V1__AuthorizationRequest r = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
-    Sworn__V1__Principal p = SWORN__V1__PRINCIPAL__INIT;
-    Sworn__V1__Resource res = SWORN__V1__RESOURCE__INIT;
-    Sworn__V1__Context ctx = SWORN__V1__CONTEXT__INIT;
-
-    q->r = r;
-    q->p = p;
-    q->res = res;
-    q->ctx = ctx;
-    q->p.id = (char *)"agent";
-    q->res.scheme = (char *)scheme;
-    q->res.host = (char *)host;
-    q->res.port = port;
-    q->res.path = (char *)path;
+    sworn_pfix_req_init(q, "agent", scheme, host, port, path);
     q->ctx.method = (char *)"GET";
-    q->r.request_id = (char *)"r1";
-    q->r.operation = (char *)"http.request";
-    q->r.principal = &q->p;
-    q->r.resource = &q->res;
-    q->r.context = &q->ctx;
 }
 
 /* The policy's effect and rule for GET scheme://host:port path. */
 static Sworn__V1__Effect eval(const struct sworn_policy *p, const char *scheme, const char *host,
                               uint32_t port, const char *path, char rule[129])
 {
-    struct req q;
+    struct sworn_pfix_req q;
     struct sworn_policy_result res;
 
     mkreq(&q, scheme, host, port, path);
@@ -653,7 +606,7 @@ static Sworn__V1__Effect eval(const struct sworn_policy *p, const char *scheme, 
 static int released(const struct sworn_vault *v, const char *scheme, const char *host,
                     uint32_t port, const char *path)
 {
-    struct req q;
+    struct sworn_pfix_req q;
     struct sworn_vault_release out;
     const char *why = NULL;
     int rc;
@@ -778,7 +731,7 @@ static const char *const loopback_spellings[] = {
 
 static void test_no_dodge_policy(void **state)
 {
-    struct sworn_policy *p = load_policy(dodge_policy);
+    struct sworn_policy *p = sworn_pfix_load(dodge_policy);
     char rule[129];
 
     (void)state;
@@ -825,9 +778,9 @@ static void test_no_dodge_policy(void **state)
 
 static void test_refusal_reason(void **state)
 {
-    struct sworn_policy *p = load_policy(dodge_policy);
+    struct sworn_policy *p = sworn_pfix_load(dodge_policy);
     struct sworn_policy_result res;
-    struct req q;
+    struct sworn_pfix_req q;
 
     (void)state;
     mkreq(&q, "https", "x.example", 443, "/admin%2fx");
@@ -942,8 +895,8 @@ static void test_load_refusals(void **state)
         policy_refused(text, "is not in canonical form");
         policy_refused(text, bad_paths[i][1]);
     }
-    p = load_policy("rules:\n  - id: a\n    effect: deny\n    resource: {paths: "
-                    "[\"/a%20b/**\", \"/a/.../**\", \"/a/.x/..y\", \"/%C3%A9/*\", \"/a/\"]}\n");
+    p = sworn_pfix_load("rules:\n  - id: a\n    effect: deny\n    resource: {paths: "
+                        "[\"/a%20b/**\", \"/a/.../**\", \"/a/.x/..y\", \"/%C3%A9/*\", \"/a/\"]}\n");
     sworn_policy_free(p);
     /* Vault destinations that could never match a canonical resource. */
     vault_refused("{\"scheme\": \"https\", \"host\": \"0x7f.1\"}", "dotted quad");
@@ -975,5 +928,5 @@ int main(void)
         cmocka_unit_test(test_no_dodge_vault),  cmocka_unit_test(test_load_refusals),
     };
 
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);
 }

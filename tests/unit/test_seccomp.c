@@ -570,16 +570,8 @@ static void test_engine_allowed(void **state)
         in_role(SWORN_SECCOMP_ENGINE, SWORN_SECCOMP_ENFORCE, SWORN_SECCOMP_INET, engine_checks));
 }
 
-/* Calls that kill, one per child. Each returns when the call came back (a test failure). */
-static int call_fork(void)
-{
-    pid_t pid = fork();
-
-    if (pid == 0)
-        _exit(0);
-    return 50;
-}
-
+/* Calls that kill besides child_fixture.h's, one per child. Each returns when the call came back
+ * (a test failure). */
 #ifdef SYS_fork
 static int call_sys_fork(void)
 {
@@ -593,23 +585,6 @@ static int call_clone_process(void)
 {
     if (syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, 0) == 0)
         _exit(0);
-    return 50;
-}
-
-static int call_execve(void)
-{
-    char *const argv[] = {"true", NULL}, *const envp[] = {NULL};
-
-    execve("/bin/true", argv, envp);
-    return 50;
-}
-
-static int call_setresuid_own(void)
-{
-    uid_t uid = getuid();
-
-    if (setresuid(uid, uid, uid) == 0)
-        return 51;
     return 50;
 }
 
@@ -631,24 +606,6 @@ static int call_setuid(void)
 {
     if (setuid(getuid()) == 0)
         return 51;
-    return 50;
-}
-
-static int call_unshare(void)
-{
-    unshare(CLONE_NEWUSER);
-    return 50;
-}
-
-static int call_ptrace(void)
-{
-    ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-    return 50;
-}
-
-static int call_mount(void)
-{
-    mount("none", "/tmp", "tmpfs", 0, NULL);
     return 50;
 }
 
@@ -682,41 +639,38 @@ static int call_accept(void)
     return 50;
 }
 
-struct kill_case {
-    const char *name;
-    int (*fn)(void);
-    int sanitizer_allows; /* the sanitizer runtime needs it for its reports (seccomp.h) */
-};
-
-static void expect_kills(enum sworn_seccomp_role role, const struct kill_case *cases, size_t n,
-                         unsigned flags)
+/* One kill case in a child with the filter of the role, mode and flags in ctx (install_args). */
+static int run_in_role(const void *ctx, int (*fn)(void))
 {
-    for (size_t i = 0; i < n; i++) {
-#ifdef TEST_SANITIZER
-        if (cases[i].sanitizer_allows)
-            continue;
-#endif
-        sworn_child_expect_sigsys(in_role(role, SWORN_SECCOMP_ENFORCE, flags, cases[i].fn),
-                                  cases[i].name);
-    }
+    const struct install_args *a = ctx;
+
+    return sworn_child_run(install, (void *)a, fn, NULL);
+}
+
+static void expect_kills(enum sworn_seccomp_role role, const struct sworn_child_kill *cases,
+                         size_t n, unsigned flags)
+{
+    struct install_args a = {role, SWORN_SECCOMP_ENFORCE, flags};
+
+    sworn_child_expect_kills(run_in_role, &a, cases, n);
 }
 
 static void test_engine_kills(void **state)
 {
-    static const struct kill_case cases[] = {
-        {"fork", call_fork, 1},
+    static const struct sworn_child_kill cases[] = {
+        {"fork", sworn_child_call_fork, 1},
 #ifdef SYS_fork
         {"fork(2)", call_sys_fork, 0},
 #endif
         {"clone without CLONE_THREAD", call_clone_process, 1},
-        {"execve", call_execve, 1},
-        {"setresuid (own uid)", call_setresuid_own, 0},
+        {"execve", sworn_child_call_execve, 1},
+        {"setresuid (own uid)", sworn_child_call_setresuid_own, 0},
         {"setresuid (0)", call_setresuid_root, 0},
         {"setuid", call_setuid, 0},
         {"setgroups", call_setgroups, 0},
-        {"unshare", call_unshare, 0},
-        {"ptrace", call_ptrace, 1},
-        {"mount", call_mount, 0},
+        {"unshare", sworn_child_call_unshare, 0},
+        {"ptrace", sworn_child_call_ptrace, 1},
+        {"mount", sworn_child_call_mount, 0},
     };
 
     (void)state;
@@ -783,32 +737,6 @@ static int signer_checks(void)
     return 0;
 }
 
-static int signer_inet_refused(void)
-{
-    errno = 0;
-    if (socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM)
-        return 2;
-    errno = 0;
-    if (socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0) != -1 || errno != EPERM)
-        return 3;
-    return 0;
-}
-
-static int signer_inet_allowed(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    if (fd < 0)
-        return 2;
-    close(fd);
-    fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0)
-        close(fd);
-    else if (errno == EPERM)
-        return 3;
-    return 0;
-}
-
 static int tmp_setup(void **state)
 {
     (void)state;
@@ -831,26 +759,26 @@ static void test_signer_allowed(void **state)
     sworn_child_expect_exit0(
         in_role(SWORN_SECCOMP_SIGNER, SWORN_SECCOMP_ENFORCE, 0, signer_checks));
     sworn_child_expect_exit0(
-        in_role(SWORN_SECCOMP_SIGNER, SWORN_SECCOMP_ENFORCE, 0, signer_inet_refused));
+        in_role(SWORN_SECCOMP_SIGNER, SWORN_SECCOMP_ENFORCE, 0, sworn_child_inet_refused));
     sworn_child_expect_exit0(in_role(SWORN_SECCOMP_SIGNER, SWORN_SECCOMP_ENFORCE,
-                                     SWORN_SECCOMP_INET, signer_inet_allowed));
+                                     SWORN_SECCOMP_INET, sworn_child_inet_allowed));
 }
 
 static void test_signer_kills(void **state)
 {
-    static const struct kill_case cases[] = {
+    static const struct sworn_child_kill cases[] = {
         {"bind", call_bind, 0},
         {"listen", call_listen, 0},
         {"accept", call_accept, 0},
-        {"fork", call_fork, 1},
+        {"fork", sworn_child_call_fork, 1},
 #ifdef SYS_fork
         {"fork(2)", call_sys_fork, 0},
 #endif
         {"clone without CLONE_THREAD", call_clone_process, 1},
-        {"execve", call_execve, 1},
-        {"setresuid (own uid)", call_setresuid_own, 0},
-        {"unshare", call_unshare, 0},
-        {"ptrace", call_ptrace, 1},
+        {"execve", sworn_child_call_execve, 1},
+        {"setresuid (own uid)", sworn_child_call_setresuid_own, 0},
+        {"unshare", sworn_child_call_unshare, 0},
+        {"ptrace", sworn_child_call_ptrace, 1},
     };
 
     (void)state;
@@ -1025,22 +953,17 @@ static void test_monitor_allowed(void **state)
         in_role(SWORN_SECCOMP_MONITOR, SWORN_SECCOMP_ENFORCE, SWORN_SECCOMP_INET, monitor_checks));
 }
 
-static int call_clone_newnet(void)
-{
-    syscall(SYS_clone, (unsigned long)(CLONE_NEWNET | SIGCHLD), NULL, NULL, NULL, 0);
-    return 50;
-}
-
 static void test_monitor_kills(void **state)
 {
-    static const struct kill_case cases[] = {
-        {"ptrace", call_ptrace, 1},
-        {"unshare", call_unshare, 0},
-        {"clone NEWNET", call_clone_newnet, 0},
-        {"mount", call_mount, 0},
+    static const struct sworn_child_kill cases[] = {
+        {"ptrace", sworn_child_call_ptrace, 1},
+        {"unshare", sworn_child_call_unshare, 0},
+        {"clone NEWNET", sworn_child_call_clone_newnet, 0},
+        {"mount", sworn_child_call_mount, 0},
         {"chroot", call_chroot, 0},
     };
-    static const struct kill_case noexec[] = {{"execve (NOEXEC)", call_execve, 1}};
+    static const struct sworn_child_kill noexec[] = {
+        {"execve (NOEXEC)", sworn_child_call_execve, 1}};
 
     (void)state;
     expect_kills(SWORN_SECCOMP_MONITOR, cases, NELEM(cases), SWORN_SECCOMP_INET);
@@ -1049,25 +972,16 @@ static void test_monitor_kills(void **state)
 }
 
 /* Log mode: an unlisted call is allowed (and logged by the kernel); the kill list still kills. */
-static int log_checks(void)
-{
-    if (!sworn_child_confined(0))
-        return 2;
-    if (syscall(SYS_personality, 0xffffffffUL) == -1)
-        return 3;
-    return 0;
-}
-
 static void test_log_mode(void **state)
 {
     (void)state;
     for (size_t i = 0; i < NELEM(roles); i++) {
-        sworn_child_expect_exit0(in_role(roles[i], SWORN_SECCOMP_LOG, 0, log_checks));
-        sworn_child_expect_sigsys(in_role(roles[i], SWORN_SECCOMP_LOG, 0, call_unshare),
+        sworn_child_expect_exit0(in_role(roles[i], SWORN_SECCOMP_LOG, 0, sworn_child_log_checks));
+        sworn_child_expect_sigsys(in_role(roles[i], SWORN_SECCOMP_LOG, 0, sworn_child_call_unshare),
                                   "unshare (log)");
     }
     sworn_child_expect_sigsys(
-        in_role(SWORN_SECCOMP_ENGINE, SWORN_SECCOMP_LOG, 0, call_setresuid_own),
+        in_role(SWORN_SECCOMP_ENGINE, SWORN_SECCOMP_LOG, 0, sworn_child_call_setresuid_own),
         "setresuid (engine, log)");
     sworn_child_expect_sigsys(in_role(SWORN_SECCOMP_SIGNER, SWORN_SECCOMP_LOG, 0, call_bind),
                               "bind (signer, log)");

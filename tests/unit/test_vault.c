@@ -23,6 +23,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
+#include "policy_fixture.h"
 #include "testutil.h"
 #include "vault.h"
 
@@ -92,40 +93,7 @@ static struct sworn_vault *load_ok(const struct fx *f, const char *text)
     return v;
 }
 
-/* A request as the proxy sends it. */
-struct req {
-    Sworn__V1__AuthorizationRequest r;
-    Sworn__V1__Principal p;
-    Sworn__V1__Resource res;
-    Sworn__V1__Context ctx;
-    uint8_t tok[32];
-};
-
-static void mkreq(struct req *q, const char *principal, const char *scheme, const char *host,
-                  uint32_t port, const char *path)
-{
-    Sworn__V1__AuthorizationRequest r = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
-    Sworn__V1__Principal p = SWORN__V1__PRINCIPAL__INIT;
-    Sworn__V1__Resource res = SWORN__V1__RESOURCE__INIT;
-    Sworn__V1__Context ctx = SWORN__V1__CONTEXT__INIT;
-
-    q->r = r;
-    q->p = p;
-    q->res = res;
-    q->ctx = ctx;
-    q->p.id = (char *)principal;
-    q->res.scheme = (char *)scheme;
-    q->res.host = (char *)host;
-    q->res.port = port;
-    q->res.path = (char *)path;
-    q->r.request_id = (char *)"r1";
-    q->r.operation = (char *)"http.request";
-    q->r.principal = &q->p;
-    q->r.resource = &q->res;
-    q->r.context = &q->ctx;
-}
-
-static void with_token(struct req *q, const char *symbolic)
+static void with_token(struct sworn_pfix_req *q, const char *symbolic)
 {
     unsigned int n = 32;
 
@@ -135,7 +103,8 @@ static void with_token(struct req *q, const char *symbolic)
 }
 
 /* Release id for the request; returns the result, checks out is filled or untouched. */
-static int rel(const struct sworn_vault *v, const char *id, struct req *q, const char **why)
+static int rel(const struct sworn_vault *v, const char *id, struct sworn_pfix_req *q,
+               const char **why)
 {
     struct sworn_vault_release out;
     struct sworn_vault_release untouched;
@@ -163,10 +132,10 @@ static int rel(const struct sworn_vault *v, const char *id, struct req *q, const
 static int allowed(const struct sworn_vault *v, const char *id, const char *principal,
                    const char *scheme, const char *host, uint32_t port, const char *path)
 {
-    struct req q;
+    struct sworn_pfix_req q;
     const char *why;
 
-    mkreq(&q, principal, scheme, host, port, path);
+    sworn_pfix_req_init(&q, principal, scheme, host, port, path);
     return rel(v, id, &q, &why) == 0;
 }
 
@@ -175,13 +144,13 @@ static void test_release_values(void **state)
     struct fx *f = *state;
     struct sworn_vault *v = load_ok(f, good_vault);
     struct sworn_vault_release out;
-    struct req q;
+    struct sworn_pfix_req q;
     const char *why = NULL;
     uint8_t sha[32];
     unsigned int n = 32;
 
     memset(&out, 0, sizeof(out));
-    mkreq(&q, "agent-1", "https", "api.github.com", 443, "/repos/x/y?page=2");
+    sworn_pfix_req_init(&q, "agent-1", "https", "api.github.com", 443, "/repos/x/y?page=2");
     assert_int_equal(sworn_vault_release(v, "github", &q.r, &out, &why), 0);
     assert_string_equal(out.id, "github");
     assert_string_equal(out.header_name, "authorization"); /* folded to lower case */
@@ -192,14 +161,14 @@ static void test_release_values(void **state)
     assert_memory_equal(out.value_sha256, sha, 32);
     sworn_vault_release_wipe(&out);
 
-    mkreq(&q, "anyone", "https", "a.example.com", 8443, "");
+    sworn_pfix_req_init(&q, "anyone", "https", "a.example.com", 8443, "");
     assert_int_equal(sworn_vault_release(v, "maps", &q.r, &out, &why), 0);
     assert_string_equal(out.header_name, "");
     assert_string_equal(out.query_name, "key");
     assert_memory_equal(out.value, "KEY", 3);
     sworn_vault_release_wipe(&out);
 
-    mkreq(&q, "p", "wss", "a.example.org", 443, "/anything");
+    sworn_pfix_req_init(&q, "p", "wss", "a.example.org", 443, "/anything");
     assert_int_equal(sworn_vault_release(v, "v.2_x-y", &q.r, &out, &why), 0);
     assert_int_equal(out.value_len, 7);
     assert_memory_equal(out.value, "caf\xc3\xa9\tx", 7);
@@ -293,13 +262,13 @@ static void test_token_hash(void **state)
 {
     struct fx *f = *state;
     struct sworn_vault *v = load_ok(f, good_vault);
-    struct req q;
+    struct sworn_pfix_req q;
     const char *why;
     char id[129];
     uint8_t h[32];
     unsigned int n = 32;
 
-    mkreq(&q, "agent-1", "https", "api.github.com", 443, "/repos/a");
+    sworn_pfix_req_init(&q, "agent-1", "https", "api.github.com", 443, "/repos/a");
     with_token(&q, SYM_A);
     assert_int_equal(rel(v, "github", &q, &why), 0);
     with_token(&q, SYM_B); /* another credential's token */
@@ -545,7 +514,7 @@ static void test_mint(void **state)
     char id[129], sym[64], id2[129], sym2[64], got[129];
     const char *real = "gho_REALTOKEN_SECRET";
     struct sworn_vault_release out;
-    struct req q;
+    struct sworn_pfix_req q;
     const char *why;
     struct stat st;
     uint8_t h[32];
@@ -566,7 +535,7 @@ static void test_mint(void **state)
     assert_string_not_equal(sym, sym2);
 
     /* In memory: the new credential has the old one's scope and the new value. */
-    mkreq(&q, "agent-2", "https", "api.github.com", 443, "/repos/z");
+    sworn_pfix_req_init(&q, "agent-2", "https", "api.github.com", 443, "/repos/z");
     with_token(&q, sym);
     assert_int_equal(sworn_vault_release(v, id, &q.r, &out, &why), 0);
     assert_string_equal(out.header_name, "authorization");
@@ -574,7 +543,7 @@ static void test_mint(void **state)
     assert_memory_equal(out.value, real, out.value_len);
     sworn_vault_release_wipe(&out);
     assert_int_equal(rel(v, id, &q, &why), 0);
-    mkreq(&q, "agent-3", "https", "api.github.com", 443, "/repos/z");
+    sworn_pfix_req_init(&q, "agent-3", "https", "api.github.com", 443, "/repos/z");
     assert_int_equal(rel(v, id, &q, &why), 1);
     assert_int_equal(EVP_Digest(sym2, strlen(sym2), h, &n, EVP_sha256(), NULL), 1);
     assert_int_equal(sworn_vault_lookup_token(v, h, got), 0);
@@ -584,15 +553,15 @@ static void test_mint(void **state)
     assert_int_equal(stat(f->path, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0600);
     assert_int_equal(sworn_vault_load(f->path, &v2), 0);
-    mkreq(&q, "agent-1", "https", "api.github.com", 443, "/repos/z");
+    sworn_pfix_req_init(&q, "agent-1", "https", "api.github.com", 443, "/repos/z");
     assert_int_equal(sworn_vault_release(v2, "github.oauth.1", &q.r, &out, &why), 0);
     assert_memory_equal(out.value, real, strlen(real));
     sworn_vault_release_wipe(&out);
     assert_int_equal(sworn_vault_lookup_token(v2, h, got), 0);
     assert_string_equal(got, "github.oauth.2");
-    mkreq(&q, "x", "https", "a.example.com", 8443, "/");
+    sworn_pfix_req_init(&q, "x", "https", "a.example.com", 8443, "/");
     assert_int_equal(rel(v2, "maps", &q, &why), 0);
-    mkreq(&q, "p", "wss", "a.example.org", 443, "/");
+    sworn_pfix_req_init(&q, "p", "wss", "a.example.org", 443, "/");
     assert_int_equal(sworn_vault_release(v2, "v.2_x-y", &q.r, &out, &why), 0);
     assert_memory_equal(out.value, "caf\xc3\xa9\tx", 7);
     sworn_vault_release_wipe(&out);
@@ -630,7 +599,7 @@ static void test_mint(void **state)
         assert_int_equal(sworn_vault_mint(v, "maps", (const uint8_t *)"SECRET2", 7, id, sym), -1);
         assert_null(strstr(sworn_err_msg(), "SECRET"));
         assert_int_equal(rename(moved, f->dir), 0);
-        mkreq(&q, "x", "https", "a.example.com", 8443, "/");
+        sworn_pfix_req_init(&q, "x", "https", "a.example.com", 8443, "/");
         assert_int_equal(rel(v, "maps.oauth.1", &q, &why), 1);
         assert_string_equal(why, "no such credential in the vault");
         assert_int_equal(stat(f->path, &before), 0);
