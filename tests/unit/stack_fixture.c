@@ -82,7 +82,8 @@ static int read_env(struct sworn_stack *s)
 
 /* Run the command fmt makes, after prefix, through the shell; returns its exit status (-1: it did
  * not run, or did not exit). */
-static int run_vscript(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int run_vscript(const char *prefix, const char *fmt,
+                                                             va_list ap)
 {
     char *cmd = NULL, *full = NULL;
     int rc;
