@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "encoding.h"
 #include "err.h"
+#include "civil.h"
 #include "roca.h"
 #include "utf8.h"
 
@@ -51,37 +52,6 @@ void sworn_keyring_free(struct sworn_keyring *kr)
 }
 
 /* --- Times: RFC 3339 UTC, one spelling only. ------------------------------------------------ */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    int64_t era;
-    unsigned yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = (unsigned)(y - era * 400);
-    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* The inverse of days_from_civil. */
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    int64_t era;
-    unsigned doe, yoe, doy, mp;
-
-    z += 719468;
-    era = (z >= 0 ? z : z - 146096) / 146097;
-    doe = (unsigned)(z - era * 146097);
-    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
 
 static unsigned days_in_month(int64_t y, unsigned m)
 {
@@ -127,7 +97,8 @@ int sworn_keyring_time_parse(const char *s, size_t len, int64_t *t)
                              "time %.*s is not a real UTC time between 1970 and 9999 (no leap "
                              "seconds)",
                              (int)len, s);
-    *t = days_from_civil(year, mon, day) * 86400 + (int64_t)hour * 3600 + (int64_t)min * 60 + sec;
+    *t = sworn_days_from_civil(year, mon, day) * 86400 + (int64_t)hour * 3600 + (int64_t)min * 60 +
+         sec;
     return 0;
 }
 
@@ -151,7 +122,7 @@ int sworn_keyring_time_format(int64_t t, char out[SWORN_KEYRING_TIME_LEN + 1])
     }
     days = t / 86400;
     secs = t % 86400;
-    civil_from_days(days, &y, &m, &d);
+    sworn_civil_from_days(days, &y, &m, &d);
     /* Digit by digit: every field has a fixed width, and the range check above bounds them. */
     memcpy(out, "0000-00-00T00:00:00Z", SWORN_KEYRING_TIME_LEN + 1);
     put_digits(out, 4, (unsigned)y);

@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "civil.h"
 #include "encoding.h"
 #include "err.h"
 #include "fileio.h"
@@ -41,20 +42,6 @@ static void usage(void)
     fprintf(stderr, "usage: sworn-policy check FILE\n"
                     "       sworn-policy eval FILE REQUEST.json [REQUEST.json ...] [--at TIME]\n"
                     "TIME: RFC 3339 (2026-03-02T09:30:00Z) or Unix milliseconds\n");
-}
-
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    int64_t era;
-    unsigned yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = (unsigned)(y - era * 400);
-    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
 }
 
 /* n decimal digits at s into *v; 0 or -1. */
@@ -111,7 +98,7 @@ static int parse_at(const char *s, uint64_t *out)
         return -1;
     if (sec == 60) /* a leap second: Unix time repeats the next second */
         sec = 59;
-    t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    t = sworn_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
     t -= sign * ((int64_t)oh * 3600 + om * 60);
     if (t < 0)
         return -1;
