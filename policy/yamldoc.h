@@ -12,7 +12,9 @@
  *   - no anchors, aliases or merge keys ("billion laughs" and action at a distance), no tags
  *     (not even "!"), no %YAML or %TAG directives;
  *   - UTF-8 input only (a UTF-16 byte order mark is not honoured), and no NUL byte anywhere;
- *   - bounds: the file at most SWORN_YAML_MAX_BYTES, nesting at most SWORN_YAML_MAX_DEPTH,
+ *   - bounds: the file at most SWORN_YAML_MAX_BYTES, at most SWORN_YAML_MAX_DEPTH mappings and
+ *     sequences nested in one another (the root mapping is the first; a scalar's own level is
+ *     not counted), in block and flow style alike,
  *     at most SWORN_YAML_MAX_NODES nodes, each scalar at most SWORN_YAML_MAX_SCALAR bytes, and
  *     every scalar valid UTF-8 without NUL.
  *

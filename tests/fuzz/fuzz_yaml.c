@@ -2,10 +2,11 @@
  * fuzz_yaml.c -- libFuzzer target for yamldoc.c: sworn_yaml_load_mem on the input, then a walk of
  * the whole tree through every getter.
  *
- * A loaded document must respect the bounds yamldoc.h promises (root a mapping, every node at
- * depth <= SWORN_YAML_MAX_DEPTH, scalars at most SWORN_YAML_MAX_SCALAR bytes without NUL, no key
- * twice in a mapping, positions >= 1); a refused one must leave an error naming the input.
- * Anything else aborts, which libFuzzer reports as a crash.
+ * A loaded document must respect the bounds yamldoc.h promises (root a mapping at depth 1, every
+ * mapping and sequence at depth <= SWORN_YAML_MAX_DEPTH, so a scalar at most one deeper, scalars
+ * at most SWORN_YAML_MAX_SCALAR bytes without NUL, no key twice in a mapping, positions >= 1); a
+ * refused one must leave an error naming the input. Anything else aborts, which libFuzzer reports
+ * as a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,7 +41,10 @@ static void walk(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *n
         break;
     case SWORN_YAML_SEQ:
     case SWORN_YAML_MAP:
-        if (depth >= SWORN_YAML_MAX_DEPTH)
+        /* "Nesting at most SWORN_YAML_MAX_DEPTH" counts containers, the root being the first:
+         * the root plus 31 nested ones is the deepest document accepted (test_yamldoc's
+         * test_bombs), and a scalar inside the deepest container is one level further. */
+        if (depth > SWORN_YAML_MAX_DEPTH)
             abort();
         for (size_t i = 0; i < sworn_yaml_len(n); i++) {
             if (sworn_yaml_kind(n) == SWORN_YAML_MAP) {

@@ -233,6 +233,65 @@ static void test_bombs(void **state)
     free(buf);
 }
 
+/* How many mappings and sequences are nested at the deepest point under n, n included. */
+static unsigned container_depth(const struct sworn_yaml_node *n)
+{
+    unsigned deepest = 0;
+
+    if (sworn_yaml_kind(n) == SWORN_YAML_SCALAR)
+        return 0;
+    for (size_t i = 0; i < sworn_yaml_len(n); i++) {
+        unsigned d = container_depth(sworn_yaml_item(n, i));
+        if (d > deepest)
+            deepest = d;
+    }
+    return deepest + 1;
+}
+
+/*
+ * The depth bound counts flow collections inside block mappings like any other container, and
+ * line ends (LF, CR, CR LF) do not change it. The fuzzer found a document of exactly
+ * SWORN_YAML_MAX_DEPTH containers (flow sequences and single-pair flow mappings under block
+ * keys, CR and LF mixed) that the reader accepted and fuzz_yaml's walk refused: the walk was one
+ * level too strict (tests/fuzz/corpus/yaml/depth-32-flow-in-block-crlf). Here both sides of the
+ * bound, in that shape.
+ */
+static void test_depth_flow_in_block(void **state)
+{
+    static const char *const line_ends[] = {"\n", "\r", "\r\n"};
+    char buf[512];
+
+    (void)state;
+    for (size_t e = 0; e < sizeof(line_ends) / sizeof(line_ends[0]); e++) {
+        for (unsigned total = SWORN_YAML_MAX_DEPTH; total <= SWORN_YAML_MAX_DEPTH + 1; total++) {
+            /* The root, then "a: " opening a flow sequence, nested sequences, a single-pair
+             * flow mapping ("a: ..." inside the sequence), and one more sequence in it. */
+            unsigned seqs = total - 3; /* root, the flow mapping and its sequence aside */
+            size_t n = 0;
+
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "k: v%sa: ", line_ends[e]);
+            for (unsigned i = 0; i < seqs; i++)
+                buf[n++] = '[';
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "a: [x]");
+            for (unsigned i = 0; i < seqs; i++) {
+                buf[n++] = ']';
+                if (i == seqs / 2)
+                    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", line_ends[e]);
+            }
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", line_ends[e]);
+            assert_true(n < sizeof(buf));
+            buf[n] = '\0';
+            if (total <= SWORN_YAML_MAX_DEPTH) {
+                struct sworn_yaml_doc *d = load_ok(buf);
+                assert_int_equal(container_depth(sworn_yaml_root(d)), total);
+                sworn_yaml_free(d);
+            } else {
+                load_fails(buf, "t.yaml:", "nested deeper than 32");
+            }
+        }
+    }
+}
+
 static void test_many_keys(void **state)
 {
     /* A wide mapping loads quickly (duplicates are found by sorting, not pairwise). */
@@ -405,13 +464,10 @@ static void test_unknown_key_printable(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_bombs),
-        cmocka_unit_test(test_many_keys),
-        cmocka_unit_test(test_file),
-        cmocka_unit_test(test_getters),
-        cmocka_unit_test(test_unknown_key_printable),
+        cmocka_unit_test(test_tree),      cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_bombs),     cmocka_unit_test(test_depth_flow_in_block),
+        cmocka_unit_test(test_many_keys), cmocka_unit_test(test_file),
+        cmocka_unit_test(test_getters),   cmocka_unit_test(test_unknown_key_printable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
