@@ -205,6 +205,35 @@ static void test_approval_not_redirected(void **state)
     sworn_stack_expect_allow(&s, "fresh-1");
     (void)expect_duplicate(&s, "fresh-1", "/allowed/x");
 
+    /* Two requests under one new id sent at once, on two connections, before either is
+     * recorded: the id is taken when the first arrives, so exactly one is held and the other
+     * is denied as a duplicate, whichever came first. */
+    {
+        int f1 = send_method(&s, "race-1", "GET", "/escalate/race-read");
+        int f2 = send_method(&s, "race-1", "DELETE", "/escalate/race-delete");
+        uint64_t ri;
+        uint8_t rh[32];
+        int held_first;
+        Sworn__V1__AdminResponse *rar;
+
+        wait_pending(&s, 1);
+        held_one(&s, &ri, rh, path, sizeof(path));
+        held_first = strcmp(path, "/escalate/race-read") == 0;
+        assert_true(held_first || strcmp(path, "/escalate/race-delete") == 0);
+        r = sworn_stack_read_reply(held_first ? f2 : f1);
+        d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        assert_non_null(strstr(d->reason, "duplicate request id"));
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        assert_int_equal(sworn_stack_pending(&s), 1);
+        rar = sworn_stack_resolve_at(&s, ri, 0);
+        assert_non_null(rar);
+        assert_int_equal(rar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+        sworn__v1__admin_response__free_unpacked(rar, NULL);
+        r = sworn_stack_read_reply(held_first ? f1 : f2);
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+
     /* The record: the read held at held_index with that hash; the DELETE recorded as a deny
      * under its own index; the resolution names the read's entry by index and hash. */
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
