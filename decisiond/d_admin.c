@@ -135,15 +135,17 @@ static void operator_name(uid_t uid, char *out, size_t cap)
 void d_admin_resolve(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
     const Sworn__V1__ResolveRequest *rr = rq->resolve;
+    struct d_resolve_target t = {rr->escalation_index,
+                                 rr->escalation_hash.len == 32 ? rr->escalation_hash.data : NULL,
+                                 rr->request_id};
     struct admin_wait *w = wait_new(d, c, sizeof(*w), rr->request_id);
     char who[256];
 
     if (w == NULL)
         return;
     operator_name(d_conn_uid(c), who, sizeof(who));
-    if (d_escalation_resolve(d, rr->request_id, rr->approve, who, rr->reason, resolved, w) < 0) {
-        wait_fail(w, SWORN_ERR_NOTFOUND, "no such pending escalation", rr->request_id);
-    }
+    if (d_escalation_resolve(d, &t, rr->approve, who, rr->reason, resolved, w) < 0)
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), rr->request_id);
 }
 
 static void reloaded(void *arg, int ok, uint64_t index, const char *error)

@@ -9,7 +9,8 @@
  *   d_conn.c        a connection: framing, one request at a time, answers in order, holds
  *   d_dispatch.c    the handler table of each channel: decode strictly, route by request kind
  *   d_decide.c      a fresh decision: gate, policy and budgets, credential, then the commit
- *   d_escalate.c    requests held for an operator, with deadlines, and their resolution
+ *   d_escalate.c    requests held for an operator, with deadlines, and their resolution; the
+ *                   request ids taken (d_seen.c), so that a duplicate id is denied
  *   d_commit.c      the one commit step: pack, receipt, append (worker), refunds, answer
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
  *   d_recent.c      the allows that released a credential (what a TokenExchange may name)

@@ -2,8 +2,9 @@
  * d_decide.c -- one fresh decision, from decoded request to answer (d_decide.h;
  * docs/decisiond.md).
  *
- *   loop thread:  tpm.required gate -> policy (+ budgets) -> escalation cap -> credential release
- *                 for an allow -> the commit step (d_commit.h: record, + receipt, on a worker)
+ *   loop thread:  request id taken (a duplicate is denied here) -> tpm.required gate -> policy
+ *                 (+ budgets) -> escalation cap -> credential release for an allow -> the commit
+ *                 step (d_commit.h: record, + receipt, on a worker)
  *   loop thread:  answer the Decision; or, for an escalation, hold the request for an operator
  *                 (d_escalate.c), whose resolution is a second commit
  *
@@ -73,7 +74,7 @@ static void decision_done(struct d_commit *c, int recorded)
                                                              : d->cfg->escalation_timeout_ms;
 
         d_metrics_decision(&d->metrics, 3, 0);
-        if (d_escalation_hold(d, c->conn, j->req, &c->res, timeout) == 0)
+        if (d_escalation_hold(d, c->conn, j->req, &c->res, c->index, c->leaf, timeout) == 0)
             j->req = NULL; /* the table owns it now */
         else
             d_conn_reply_error(c->conn, sworn_err_code(), sworn_err_msg(), j->req->request_id, 0);
@@ -110,7 +111,12 @@ void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__Author
     c->time_ms = d_now_unix_ms();
     memcpy(c->policy_digest, d->policy_digest, 32);
     d_conn_hold(conn);
-    if (d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
+    if (d_escalation_claim_id(d->esc, req->request_id, c->res.reason, sizeof(c->res.reason)) < 0) {
+        /* A duplicate id: denied, and recorded as a DecisionRecord like any deny, before the
+         * policy runs (no budget is charged). Never taken for the earlier request (finding 2 of
+         * the review, docs/decisiond.md section 2). */
+        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    } else if (d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
         snprintf(c->res.reason, sizeof(c->res.reason),
                  "denied: the TPM cannot quote and tpm.required is set");

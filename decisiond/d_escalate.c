@@ -10,6 +10,7 @@
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_record.h"
+#include "d_seen.h"
 #include "err.h"
 
 #define D_OPERATOR_MAX 256
@@ -18,6 +19,8 @@ struct d_held {
     struct d_conn *conn; /* held */
     Sworn__V1__AuthorizationRequest *req;
     struct sworn_policy_result res; /* the escalating result */
+    uint64_t index;                 /* its escalate entry: log index, */
+    uint8_t leaf[32];               /* and leaf hash */
     uint64_t since_unix_ms, deadline_unix_ms;
     struct event *timer;
     struct d_escalations *table; /* NULL once detached */
@@ -28,6 +31,7 @@ struct d_escalations {
     struct d_daemon *d;
     struct d_held *head;
     unsigned n;
+    struct d_seen_ids *seen; /* the request ids taken (d_seen.h) */
 };
 
 /* A resolution on its way through the commit step. */
@@ -45,6 +49,10 @@ int d_escalations_new(struct d_daemon *d, struct d_escalations **out)
 
     if (e == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "escalations: out of memory");
+    if (d_seen_new(&e->seen) < 0) {
+        free(e);
+        return -1;
+    }
     e->d = d;
     *out = e;
     return 0;
@@ -90,6 +98,7 @@ void d_escalations_free(struct d_escalations *e)
         return;
     while (e->head != NULL)
         held_free(e->head);
+    d_seen_free(e->seen);
     free(e);
 }
 
@@ -104,6 +113,9 @@ static int pack_resolution(const struct d_commit *c, uint8_t **out, size_t *len)
     er.effect = c->res.effect;
     er.operator_ = (char *)j->operator_;
     er.reason = (char *)c->res.reason;
+    er.escalation_index = j->held->index;
+    er.escalation_hash.data = (uint8_t *)j->held->leaf;
+    er.escalation_hash.len = sizeof(j->held->leaf);
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &er;
     return d_entry_pack(&e, out, len);
@@ -183,8 +195,37 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     resolve(d, h, 0, "timeout", "denied: no operator decision before the deadline", NULL, NULL);
 }
 
+static struct d_held *held_at(struct d_escalations *e, uint64_t index)
+{
+    for (struct d_held *h = e->head; h != NULL; h = h->next)
+        if (h->index == index)
+            return h;
+    return NULL;
+}
+
+int d_escalation_claim_id(struct d_escalations *e, const char *request_id, char *why, size_t cap)
+{
+    for (struct d_held *h = e->head; h != NULL; h = h->next)
+        if (strcmp(h->req->request_id, request_id) == 0) {
+            snprintf(why, cap,
+                     "denied: duplicate request id: a request with this id is held for an "
+                     "operator (escalation at log index %llu)",
+                     (unsigned long long)h->index);
+            return -1;
+        }
+    if (d_seen_take(e->seen, request_id)) {
+        snprintf(why, cap,
+                 "denied: duplicate request id: decisiond took this id among its last %u "
+                 "requests",
+                 D_SEEN_IDS);
+        return -1;
+    }
+    return 0;
+}
+
 int d_escalation_hold(struct d_daemon *d, struct d_conn *c, Sworn__V1__AuthorizationRequest *req,
-                      const struct sworn_policy_result *res, uint64_t timeout_ms)
+                      const struct sworn_policy_result *res, uint64_t index, const uint8_t leaf[32],
+                      uint64_t timeout_ms)
 {
     struct d_escalations *e = d->esc;
     struct d_held *h = calloc(1, sizeof(*h));
@@ -203,6 +244,8 @@ int d_escalation_hold(struct d_daemon *d, struct d_conn *c, Sworn__V1__Authoriza
     d_conn_hold(c);
     h->req = req;
     h->res = *res;
+    h->index = index;
+    memcpy(h->leaf, leaf, sizeof(h->leaf));
     h->since_unix_ms = d_now_unix_ms();
     h->deadline_unix_ms = h->since_unix_ms + timeout_ms;
     h->table = e;
@@ -241,6 +284,9 @@ int d_escalations_list(struct d_escalations *e, Sworn__V1__ListEscalationsRespon
         p->request = h->req; /* borrowed: the list is freed before the table changes */
         p->since_unix_ms = h->since_unix_ms;
         p->deadline_unix_ms = h->deadline_unix_ms;
+        p->log_index = h->index;
+        p->entry_hash.data = h->leaf;
+        p->entry_hash.len = sizeof(h->leaf);
         out->pending[i++] = p;
         out->n_pending = i;
     }
@@ -256,17 +302,27 @@ void d_escalations_list_free(Sworn__V1__ListEscalationsResponse *out)
     out->n_pending = 0;
 }
 
-int d_escalation_resolve(struct d_daemon *d, const char *request_id, int approve,
+int d_escalation_resolve(struct d_daemon *d, const struct d_resolve_target *t, int approve,
                          const char *operator_, const char *reason, d_resolved_fn on_recorded,
                          void *arg)
 {
-    for (struct d_held *h = d->esc->head; h != NULL; h = h->next)
-        if (strcmp(h->req->request_id, request_id) == 0) {
-            detach(h);
-            resolve(d, h, approve, operator_, reason, on_recorded, arg);
-            return 0;
-        }
-    return sworn_err_set(SWORN_ERR_NOTFOUND, "no such pending escalation");
+    struct d_held *h = held_at(d->esc, t->index);
+
+    if (h == NULL)
+        return sworn_err_set(SWORN_ERR_NOTFOUND, "no escalation is held at log index %llu",
+                             (unsigned long long)t->index);
+    if (t->leaf != NULL && memcmp(t->leaf, h->leaf, sizeof(h->leaf)) != 0)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "the escalation held at log index %llu has another entry hash",
+                             (unsigned long long)t->index);
+    if (t->request_id != NULL && t->request_id[0] != '\0' &&
+        strcmp(t->request_id, h->req->request_id) != 0)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "the escalation held at log index %llu has another request id",
+                             (unsigned long long)t->index);
+    detach(h);
+    resolve(d, h, approve, operator_, reason, on_recorded, arg);
+    return 0;
 }
 
 void d_escalations_deny_all(struct d_daemon *d, const char *reason)

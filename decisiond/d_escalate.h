@@ -8,11 +8,19 @@
  * allow, before the proxy gets the final answer. The table is bounded by escalation.max_pending:
  * past it, new escalations are denied at once (d_decide.c).
  *
+ * A held request is named by its escalate entry's log index (and leaf hash), never by its request
+ * id alone: the proxy chooses ids, so an id names whatever request last came with it. The
+ * operator lists the held requests with their indexes and resolves one by index; the
+ * EscalationResolved entry records that index and hash, and sworn-verify links the two. The table
+ * also keeps the ids decisiond has taken (d_seen.h), so that a request whose id is held here or
+ * was taken recently is denied before the policy runs (d_decide.c, d_escalation_claim_id).
+ *
  * Loop thread only.
  */
 #ifndef SWORN_D_ESCALATE_H
 #define SWORN_D_ESCALATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "frame.h"
@@ -30,11 +38,20 @@ int d_escalations_new(struct d_daemon *d, struct d_escalations **out);
 void d_escalations_free(struct d_escalations *e);
 
 /*
+ * Take request_id for a new decision. Returns 0 when it is neither held nor among the last
+ * D_SEEN_IDS ids taken (it is remembered from now on), else -1 with why (capacity
+ * SWORN_POLICY_REASON_MAX + 1) saying which: the deny's reason.
+ */
+int d_escalation_claim_id(struct d_escalations *e, const char *request_id, char *why, size_t cap);
+
+/*
  * Hold request req (owned by the table from now on, on success) of connection c until resolved
- * or timeout_ms passes. res is the escalating policy result. 0, or -1 (req still the caller's).
+ * or timeout_ms passes. res is the escalating policy result; index and leaf are the log index and
+ * leaf hash of its escalate entry. 0, or -1 (req still the caller's).
  */
 int d_escalation_hold(struct d_daemon *d, struct d_conn *c, Sworn__V1__AuthorizationRequest *req,
-                      const struct sworn_policy_result *res, uint64_t timeout_ms);
+                      const struct sworn_policy_result *res, uint64_t index, const uint8_t leaf[32],
+                      uint64_t timeout_ms);
 
 unsigned d_escalations_pending(const struct d_escalations *e);
 
@@ -42,14 +59,23 @@ unsigned d_escalations_pending(const struct d_escalations *e);
 int d_escalations_list(struct d_escalations *e, Sworn__V1__ListEscalationsResponse *out);
 void d_escalations_list_free(Sworn__V1__ListEscalationsResponse *out);
 
+/* What names the held request to resolve (a ResolveRequest's fields). */
+struct d_resolve_target {
+    uint64_t index;         /* log index of its escalate entry; required */
+    const uint8_t *leaf;    /* NULL, or that entry's leaf hash (32 bytes), which must match */
+    const char *request_id; /* NULL or "", or the held request's id, which must match */
+};
+
 /*
- * Resolve the held request request_id: approve (an allow, unless tpm.required fails or its
- * credential is not released) or deny, by operator_ with reason (NULL or "" for "approved by
- * ..."/"denied by ..."). Records the EscalationResolved entry, then answers the held connection.
- * Returns 0 when it was held (on_recorded, when not NULL, is then called exactly once), or -1
- * with SWORN_ERR_NOTFOUND when no such request is held.
+ * Resolve the held request whose escalate entry is at t->index: approve (an allow, unless
+ * tpm.required fails or its credential is not released) or deny, by operator_ with reason (NULL
+ * or "" for "approved by ..."/"denied by ..."). Records the EscalationResolved entry (with that
+ * index and leaf hash), then answers the held connection. Returns 0 when it was held
+ * (on_recorded, when not NULL, is then called exactly once), or -1 with sworn_err set and the
+ * request still held: SWORN_ERR_NOTFOUND when nothing is held at that index, SWORN_ERR_VERIFY
+ * when t->leaf or t->request_id is not the held entry's.
  */
-int d_escalation_resolve(struct d_daemon *d, const char *request_id, int approve,
+int d_escalation_resolve(struct d_daemon *d, const struct d_resolve_target *t, int approve,
                          const char *operator_, const char *reason, d_resolved_fn on_recorded,
                          void *arg);
 

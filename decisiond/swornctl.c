@@ -3,8 +3,8 @@
  *
  *   swornctl [--config FILE | --admin SOCKET] status
  *   swornctl ... escalations
- *   swornctl ... approve REQUEST_ID [--reason TEXT]
- *   swornctl ... deny REQUEST_ID [--reason TEXT]
+ *   swornctl ... approve INDEX [--hash HEX] [--reason TEXT]
+ *   swornctl ... deny INDEX [--hash HEX] [--reason TEXT]
  *   swornctl ... reload
  *   swornctl ... checkpoint
  *   swornctl ... tail [COUNT]
@@ -17,6 +17,11 @@
  * operator is also configured as a proxy uid. Socket paths come from --admin/--decision or from
  * the sockets: section of the decisiond configuration (--config, default
  * /etc/sworn/decisiond.yaml).
+ *
+ * approve and deny name the held request by its escalate entry's log index (`escalations` lists
+ * it with the entry's hash), never by its request id, which the proxy chooses: an id can name
+ * another request than the one the operator looked at. --hash HEX (the entry hash listed) makes
+ * decisiond refuse the call unless the entry at INDEX has that hash.
  *
  * Output is JSON, one object per line (tail: one per entry). A credential value in a decide
  * answer is never printed, only its id and SHA-256.
@@ -47,8 +52,10 @@ static int usage(const char *why)
     fprintf(stderr,
             "swornctl: %s\n"
             "usage: swornctl [--config FILE] [--admin SOCKET] [--decision SOCKET] COMMAND\n"
-            "commands: status | escalations | approve ID [--reason R] | deny ID [--reason R] |\n"
-            "          reload | checkpoint | tail [COUNT] | metrics | decide REQUEST.json\n",
+            "commands: status | escalations | approve INDEX [--hash HEX] [--reason R] |\n"
+            "          deny INDEX [--hash HEX] [--reason R] | reload | checkpoint |\n"
+            "          tail [COUNT] | metrics | decide REQUEST.json\n"
+            "INDEX is the log index of the escalate entry (swornctl escalations lists it)\n",
             why);
     return 2;
 }
@@ -181,6 +188,12 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "operator",
                                json_object_new_string(e->escalation_resolved->operator_));
         json_object_object_add(o, "reason", json_object_new_string(e->escalation_resolved->reason));
+        json_object_object_add(
+            o, "escalation_index",
+            json_object_new_int64((int64_t)e->escalation_resolved->escalation_index));
+        json_object_object_add(o, "escalation_hash",
+                               hex_json(e->escalation_resolved->escalation_hash.data,
+                                        e->escalation_resolved->escalation_hash.len));
         break;
     case SWORN__V1__ENTRY__KIND_REFUSED:
         json_object_object_add(o, "kind", json_object_new_string("refused"));
@@ -195,6 +208,38 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
     return o;
 }
 
+/*
+ * approve|deny INDEX [--hash HEX] [--reason R], in argv[0..argc), into rs (hash into hash). 0, or
+ * 2 after a usage message.
+ */
+static int parse_resolve(int argc, char **argv, Sworn__V1__ResolveRequest *rs,
+                         uint8_t hash[SWORN_FRAME_HASH_LEN])
+{
+    uint64_t index;
+
+    if (argc < 2 || argc % 2 != 0)
+        return usage("approve|deny INDEX [--hash HEX] [--reason R]");
+    if (sworn_parse_u64(argv[1], strlen(argv[1]), &index) < 0)
+        return usage("INDEX must be the escalate entry's log index (swornctl escalations lists "
+                     "it), not a request id");
+    rs->escalation_index = index;
+    rs->approve = strcmp(argv[0], "approve") == 0;
+    rs->reason = "";
+    for (int i = 2; i < argc; i += 2) {
+        if (strcmp(argv[i], "--reason") == 0) {
+            rs->reason = argv[i + 1];
+        } else if (strcmp(argv[i], "--hash") == 0) {
+            if (sworn_hex_decode(argv[i + 1], strlen(argv[i + 1]), hash, SWORN_FRAME_HASH_LEN) < 0)
+                return usage("--hash must be the 64 hex digits of the entry hash");
+            rs->escalation_hash.data = hash;
+            rs->escalation_hash.len = SWORN_FRAME_HASH_LEN;
+        } else {
+            return usage("approve|deny INDEX [--hash HEX] [--reason R]");
+        }
+    }
+    return 0;
+}
+
 static int cmd_admin(const char *sock, int argc, char **argv)
 {
     Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
@@ -206,6 +251,7 @@ static int cmd_admin(const char *sock, int argc, char **argv)
     Sworn__V1__TailRequest tl = SWORN__V1__TAIL_REQUEST__INIT;
     Sworn__V1__MetricsRequest mt = SWORN__V1__METRICS_REQUEST__INIT;
     Sworn__V1__AdminResponse *r = NULL;
+    uint8_t hash[SWORN_FRAME_HASH_LEN];
     const char *cmd = argv[0];
     json_object *o;
     int rc = 0;
@@ -216,11 +262,9 @@ static int cmd_admin(const char *sock, int argc, char **argv)
     } else if (strcmp(cmd, "escalations") == 0 && argc == 1) {
         rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
         rq.list_escalations = &le;
-    } else if ((strcmp(cmd, "approve") == 0 || strcmp(cmd, "deny") == 0) &&
-               (argc == 2 || (argc == 4 && strcmp(argv[2], "--reason") == 0))) {
-        rs.request_id = argv[1];
-        rs.approve = strcmp(cmd, "approve") == 0;
-        rs.reason = argc == 4 ? argv[3] : "";
+    } else if (strcmp(cmd, "approve") == 0 || strcmp(cmd, "deny") == 0) {
+        if (parse_resolve(argc, argv, &rs, hash) != 0)
+            return 2;
         rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
         rq.resolve = &rs;
     } else if (strcmp(cmd, "reload") == 0 && argc == 1) {
@@ -272,6 +316,10 @@ static int cmd_admin(const char *sock, int argc, char **argv)
             json_object *e = json_object_new_object();
             char *req = sworn_reqjson_print_request(p->request);
 
+            /* The index (and hash) is what approve and deny take; the id is for display. */
+            json_object_object_add(e, "log_index", json_object_new_int64((int64_t)p->log_index));
+            json_object_object_add(e, "entry_hash",
+                                   hex_json(p->entry_hash.data, p->entry_hash.len));
             json_object_object_add(e, "request_id", json_object_new_string(p->request->request_id));
             json_object_object_add(e, "since_unix_ms",
                                    json_object_new_int64((int64_t)p->since_unix_ms));

@@ -265,6 +265,15 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("missing-field", "escalation_resolved: no operator");
         if (strlen(r->reason) > REASON_MAX)
             BAD("bad-field", "escalation_resolved: reason longer than %d bytes", REASON_MAX);
+        if (!d32(&r->escalation_hash, 1))
+            BAD("bad-field", "escalation_resolved: escalation_hash is not 32 bytes");
+        if (r->escalation_hash.len == 0 && r->escalation_index != 0)
+            BAD("bad-field", "escalation_resolved: escalation_index without escalation_hash");
+        info->linked = r->escalation_hash.len == SV_HASH;
+        if (info->linked) {
+            info->escalation_index = r->escalation_index;
+            memcpy(info->escalation_hash, r->escalation_hash.data, SV_HASH);
+        }
         info->effect = r->effect;
         snprintf(info->request_id, sizeof(info->request_id), "%s", r->request_id);
         return 0;

@@ -41,7 +41,12 @@ struct sv_entry_info {
     int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
     uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
     uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused */
-    char request_id[SV_ID_MAX + 1];      /* decision / escalation_resolved */
+    char request_id[SV_ID_MAX + 1]; /* decision / escalation_resolved */
+    /* escalation_resolved: the escalate entry it names (fields 5 and 6); linked is 0 in an
+     * entry written before them (no hash, index 0) */
+    int linked;
+    uint64_t escalation_index;
+    uint8_t escalation_hash[SV_HASH];
     uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
 };

@@ -35,6 +35,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "keys",
     "measured-start",
     "separation",
+    "escalations",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -293,6 +294,14 @@ struct start_rec {
     uint32_t first_reset, last_reset; /* resetCount of the first and last such quote */
 };
 
+/* One Decision entry with effect ESCALATE, for the resolutions that must name it. */
+struct esc_rec {
+    uint64_t index;
+    uint8_t leaf[SV_HASH];
+    char request_id[SV_ID_MAX + 1];
+    int resolved; /* an EscalationResolved named it */
+};
+
 /* One receipt signature to check; a bundle's are checked on several threads. */
 struct rjob {
     uint64_t index;
@@ -334,6 +343,12 @@ struct stream {
     size_t nstarts, cap_starts;
     /* separation: starts accepted only because the policy says so */
     uint64_t dev_accepted, unrecorded_accepted;
+    /* escalations: the escalate entries seen, in index order; the first index streamed (a
+     * bundle's start), and resolutions naming an entry before it (not seen, so not checked) */
+    struct esc_rec *escs;
+    size_t nescs, cap_escs;
+    uint64_t first_index;
+    uint64_t unseen_escalations;
 };
 
 static int file_approved(const struct sv_policy *p, const uint8_t d[SV_HASH], const char *path)
@@ -702,6 +717,105 @@ static void check_roots(struct stream *s)
     }
 }
 
+/* An escalate entry at index (streamed in index order, so escs stays sorted). */
+static void escalate_add(struct stream *s, uint64_t index, const uint8_t leaf[SV_HASH],
+                         const char *request_id)
+{
+    struct esc_rec *r;
+
+    if (s->nescs == s->cap_escs) {
+        size_t nc = s->cap_escs ? 2 * s->cap_escs : 64;
+        struct esc_rec *n = realloc(s->escs, nc * sizeof(*n));
+
+        if (n == NULL) {
+            char item[64];
+
+            snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+            sv_report_fail(s->rep, SV_CHECK_ESCALATIONS, item, "internal", "out of memory");
+            return;
+        }
+        s->escs = n;
+        s->cap_escs = nc;
+    }
+    r = &s->escs[s->nescs++];
+    r->index = index;
+    memcpy(r->leaf, leaf, SV_HASH);
+    snprintf(r->request_id, sizeof(r->request_id), "%s", request_id);
+    r->resolved = 0;
+}
+
+static struct esc_rec *escalate_at(struct stream *s, uint64_t index)
+{
+    size_t lo = 0, hi = s->nescs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->escs[mid].index == index)
+            return &s->escs[mid];
+        if (s->escs[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/*
+ * An EscalationResolved entry at index: it must name, by index and leaf hash, exactly one earlier
+ * Decision entry with effect ESCALATE whose request has the same request id, and no other
+ * resolution may have named that entry. The leaf hash binds the whole escalate entry, so the
+ * resolution is bound to the request content the operator was shown.
+ */
+static void check_resolution(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    char item[64], why[SV_WHY];
+    const char *code = NULL;
+    struct esc_rec *r = NULL;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (!info->linked) {
+        code = "resolution-unlinked";
+        snprintf(why, sizeof(why),
+                 "the resolution of request %.128s names no escalate entry (no escalation_index "
+                 "and escalation_hash): the record does not show which request was resolved",
+                 info->request_id);
+    } else if (info->escalation_index >= index) {
+        code = "resolution-index-missing";
+        snprintf(why, sizeof(why),
+                 "the resolution names entry %llu, which is not an earlier entry of the log",
+                 (unsigned long long)info->escalation_index);
+    } else if (info->escalation_index < s->first_index) {
+        s->unseen_escalations++; /* before a bundle's range: cannot be checked here */
+        return;
+    } else if ((r = escalate_at(s, info->escalation_index)) == NULL) {
+        code = "resolution-not-escalate";
+        snprintf(why, sizeof(why),
+                 "the resolution names entry %llu, which is not a decision with effect ESCALATE",
+                 (unsigned long long)info->escalation_index);
+    } else if (memcmp(r->leaf, info->escalation_hash, SV_HASH) != 0) {
+        code = "resolution-hash-mismatch";
+        snprintf(why, sizeof(why),
+                 "the resolution's escalation_hash is not the leaf hash of entry %llu",
+                 (unsigned long long)r->index);
+    } else if (strcmp(r->request_id, info->request_id) != 0) {
+        code = "resolution-request-mismatch";
+        snprintf(why, sizeof(why),
+                 "the resolution names request %.128s, the escalate entry %llu request %.128s",
+                 info->request_id, (unsigned long long)r->index, r->request_id);
+    } else if (r->resolved) {
+        code = "resolution-twice";
+        snprintf(why, sizeof(why), "the escalate entry %llu was resolved before",
+                 (unsigned long long)r->index);
+    }
+    if (code != NULL) {
+        sv_report_fail(s->rep, SV_CHECK_ESCALATIONS, item, code, why);
+        return;
+    }
+    r->resolved = 1;
+    pass(s->rep, SV_CHECK_ESCALATIONS);
+}
+
 static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
                         const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
                         int have_receipts)
@@ -730,9 +844,12 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
                            "the decision's policy digest matches no earlier PolicyLoaded entry");
         else
             pass(s->rep, SV_CHECK_POLICY);
+        if (info.effect == 3)
+            escalate_add(s, index, leaf, info.request_id);
         wants_receipt = info.effect == 1;
         break;
     case SV_ENTRY_ESCALATION_RESOLVED:
+        check_resolution(s, index, &info);
         wants_receipt = info.effect == 1;
         break;
     case SV_ENTRY_STARTUP:
@@ -1213,6 +1330,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     s.o = o;
     s.rep = rep;
     s.partial = start > 0;
+    s.first_index = start;
     if (p->sworn_entries) {
         s.rkeys = sv_receipt_keys_new(p, NULL);
         if (s.rkeys != NULL)
@@ -1240,6 +1358,11 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                  "%llu decision(s) name a policy loaded before this range: verify the whole log "
                  "to check them",
                  (unsigned long long)s.unseen_policies);
+    if (s.unseen_escalations > 0)
+        snprintf(rep->checks[SV_CHECK_ESCALATIONS].note, sizeof(rep->checks[0].note),
+                 "%llu resolution(s) name an escalate entry before this range: verify the whole "
+                 "log to check them",
+                 (unsigned long long)s.unseen_escalations);
     /* The root of the first `end` leaves, then the checkpoint's root from it and the proof. */
     sv_range_root(&s.range, root_m);
     snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cp.size);
@@ -1366,6 +1489,7 @@ out:
     sv_receipt_keys_free(s.rkeys);
     free(s.digests);
     free(s.starts);
+    free(s.escs);
     free(note);
     free(data);
     return rc;
@@ -1539,6 +1663,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
+    free(s.escs);
     free(s.level);
     free(cps);
     return rc;

@@ -477,6 +477,15 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
         SWORN_GUARD(check_effect(m->escalation_resolved->effect, 0));
         SWORN_GUARD(
             check_str(m->escalation_resolved->operator_, 256, 1, "escalation_resolved.operator"));
+        SWORN_GUARD(check_hash(m->escalation_resolved->escalation_hash, 0,
+                               "escalation_resolved.escalation_hash"));
+        /* Index and hash name the escalate entry resolved; an entry written before they
+         * existed has neither (the verifier then cannot link it, and says so). Index 0 is a
+         * valid index, so only the hash tells the two apart. */
+        SWORN_ENSURE(m->escalation_resolved->escalation_hash.len != 0 ||
+                         m->escalation_resolved->escalation_index == 0,
+                     SWORN_ERR_FORMAT,
+                     "escalation_resolved.escalation_index without escalation_hash");
         return check_str(m->escalation_resolved->reason, SWORN_FRAME_TEXT_MAX, 0,
                          "escalation_resolved.reason");
     case SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED: {
@@ -529,7 +538,11 @@ int sworn_frame_check_admin_request(const Sworn__V1__AdminRequest *m)
         return 0;
     case SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE:
         SWORN_ENSURE(m->resolve != NULL, SWORN_ERR_ARG, "resolve is NULL");
-        SWORN_GUARD(check_request_id(m->resolve->request_id));
+        /* The escalate entry's index names what is resolved (0 is a valid index, so it cannot
+         * be told from an absent one: a client that sends only a request id names index 0,
+         * which decisiond always fills with its Startup entry); the id and hash are checks. */
+        SWORN_GUARD(check_hash(m->resolve->escalation_hash, 0, "resolve.escalation_hash"));
+        SWORN_GUARD(check_str(m->resolve->request_id, SWORN_FRAME_ID_MAX, 0, "resolve.request_id"));
         return check_str(m->resolve->reason, SWORN_FRAME_TEXT_MAX, 0, "resolve.reason");
     case SWORN__V1__ADMIN_REQUEST__BODY_TAIL:
         SWORN_ENSURE(m->tail != NULL, SWORN_ERR_ARG, "tail is NULL");
@@ -562,6 +575,7 @@ int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m)
 
             SWORN_ENSURE(e != NULL && e->request != NULL, SWORN_ERR_FORMAT,
                          "list_escalations.pending[%zu] has no request", i);
+            SWORN_GUARD(check_hash(e->entry_hash, 1, "list_escalations.pending[].entry_hash"));
             SWORN_GUARD(sworn_frame_check_request(e->request));
         }
         return 0;

@@ -375,11 +375,11 @@ Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd)
     return r;
 }
 
-void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, const char *id, int approve)
+void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, uint64_t index, int approve)
 {
     sworn__v1__admin_request__init(&m->rq);
     sworn__v1__resolve_request__init(&m->resolve);
-    m->resolve.request_id = (char *)id;
+    m->resolve.escalation_index = index;
     m->resolve.approve = approve;
     m->resolve.reason = approve ? "checked by the test" : "";
     m->rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
@@ -394,12 +394,51 @@ void sworn_stack_list_msg(struct sworn_stack_admin_msg *m)
     m->rq.list_escalations = &m->list;
 }
 
-Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve)
+uint64_t sworn_stack_held_index(const Sworn__V1__AdminResponse *r, const char *id)
+{
+    uint64_t index = 0;
+    int found = 0;
+
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
+    for (size_t i = 0; i < r->list_escalations->n_pending; i++) {
+        const Sworn__V1__PendingEscalation *p = r->list_escalations->pending[i];
+
+        if (strcmp(p->request->request_id, id) != 0)
+            continue;
+        assert_int_equal(p->entry_hash.len, 32);
+        index = p->log_index;
+        found++;
+    }
+    if (found != 1)
+        fail_msg("%d held escalations with request id %s, not 1", found, id);
+    return index;
+}
+
+uint64_t sworn_stack_index_of(struct sworn_stack *s, const char *id)
+{
+    struct sworn_stack_admin_msg m;
+    Sworn__V1__AdminResponse *r;
+    uint64_t index;
+
+    sworn_stack_list_msg(&m);
+    r = sworn_stack_admin(s, &m.rq);
+    index = sworn_stack_held_index(r, id);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return index;
+}
+
+Sworn__V1__AdminResponse *sworn_stack_resolve_at(struct sworn_stack *s, uint64_t index, int approve)
 {
     struct sworn_stack_admin_msg m;
 
-    sworn_stack_resolve_msg(&m, id, approve);
+    sworn_stack_resolve_msg(&m, index, approve);
     return sworn_stack_admin(s, &m.rq);
+}
+
+Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve)
+{
+    return sworn_stack_resolve_at(s, sworn_stack_index_of(s, id), approve);
 }
 
 unsigned sworn_stack_pending(struct sworn_stack *s)

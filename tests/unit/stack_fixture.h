@@ -127,14 +127,30 @@ struct sworn_stack_admin_msg {
     Sworn__V1__ResolveRequest resolve;
     Sworn__V1__ListEscalationsRequest list;
 };
-/* Resolve id: approve it (reason "checked by the test") or deny it (reason ""). */
-void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, const char *id, int approve);
+/* Resolve the escalation whose escalate entry is at log index: approve it (reason "checked by
+ * the test") or deny it (reason ""). Named by index only (no request id, no hash). */
+void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, uint64_t index, int approve);
 /* List the held escalations. */
 void sworn_stack_list_msg(struct sworn_stack_admin_msg *m);
 
 /*
- * Resolve the held escalation id: approve it (reason "checked by the test") or deny it (reason
- * ""). Returns the admin response (free it).
+ * The log index of the one held escalation whose request id is id in r, a ListEscalations
+ * answer; fails the test unless exactly one is listed with that id, with a 32-byte entry hash.
+ */
+uint64_t sworn_stack_held_index(const Sworn__V1__AdminResponse *r, const char *id);
+
+/* sworn_stack_held_index of a fresh listing. */
+uint64_t sworn_stack_index_of(struct sworn_stack *s, const char *id);
+
+/* Resolve the escalation held at log index (sworn_stack_resolve_msg). Returns the admin response
+ * (free it). */
+Sworn__V1__AdminResponse *sworn_stack_resolve_at(struct sworn_stack *s, uint64_t index,
+                                                 int approve);
+
+/*
+ * Resolve the held escalation id, found by its id in a fresh listing and resolved by its log
+ * index: approve it (reason "checked by the test") or deny it (reason ""). Returns the admin
+ * response (free it).
  */
 Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve);
 

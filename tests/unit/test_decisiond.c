@@ -466,6 +466,7 @@ static void test_escalations(void **state)
     char *policy_path;
     char policy[1024];
     int fa, fb, fc;
+    uint64_t b_index;
     Sworn__V1__AdminResponse *ar;
     Sworn__V1__DecisionReply *r;
     Sworn__V1__Decision *d;
@@ -502,7 +503,8 @@ static void test_escalations(void **state)
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* Deny b. */
-    ar = sworn_stack_resolve(&s, "esc-b", 0);
+    b_index = sworn_stack_index_of(&s, "esc-b");
+    ar = sworn_stack_resolve_at(&s, b_index, 0);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
     r = sworn_stack_read_reply(fb);
@@ -511,7 +513,7 @@ static void test_escalations(void **state)
     sworn__v1__decision_reply__free_unpacked(r, NULL);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* Resolving it again: no such pending escalation. */
-    ar = sworn_stack_resolve(&s, "esc-b", 1);
+    ar = sworn_stack_resolve_at(&s, b_index, 1);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
     assert_int_equal(ar->error->code, SWORN_ERR_NOTFOUND);

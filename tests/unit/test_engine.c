@@ -206,12 +206,33 @@ static void wait_held(struct sworn_engine *e, const struct sworn_engine_call *he
     assert_false(held->done);
 }
 
-static Sworn__V1__AdminResponse *resolve(struct sworn_engine *e, const char *id, int approve)
+/* The log index of the held request id's escalate entry, read from a listing. */
+static uint64_t index_of(struct sworn_engine *e, const char *id)
+{
+    struct sworn_stack_admin_msg m;
+    Sworn__V1__AdminResponse *r;
+    uint64_t index;
+
+    sworn_stack_list_msg(&m);
+    r = sworn_engine_admin(e, &m.rq);
+    index = sworn_stack_held_index(r, id);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return index;
+}
+
+/* Resolve the escalation held at log index. */
+static Sworn__V1__AdminResponse *resolve_at(struct sworn_engine *e, uint64_t index, int approve)
 {
     struct sworn_stack_admin_msg m;
 
-    sworn_stack_resolve_msg(&m, id, approve);
+    sworn_stack_resolve_msg(&m, index, approve);
     return sworn_engine_admin(e, &m.rq);
+}
+
+/* Resolve the held request id by its escalate entry's log index. */
+static Sworn__V1__AdminResponse *resolve(struct sworn_engine *e, const char *id, int approve)
+{
+    return resolve_at(e, index_of(e, id), approve);
 }
 
 static void test_escalation_resolved(void **state)
@@ -222,7 +243,7 @@ static void test_escalation_resolved(void **state)
     Sworn__V1__AdminResponse *ar;
     const Sworn__V1__Decision *d;
     Sworn__V1__Entry *en;
-    uint64_t escalated_at = sworn_log_size(e->d->log);
+    uint64_t escalated_at = sworn_log_size(e->d->log), esc2;
 
     sworn_stack_req_init(&q, "esc-1", "agent-1", "/escalate/x");
     sworn_engine_submit(e, &q.req, &held);
@@ -255,7 +276,8 @@ static void test_escalation_resolved(void **state)
     sworn_stack_req_init(&q, "esc-2", "agent-1", "/escalate/y");
     sworn_engine_submit(e, &q.req, &held);
     wait_held(e, &held);
-    ar = resolve(e, "esc-2", 0);
+    esc2 = index_of(e, "esc-2");
+    ar = resolve_at(e, esc2, 0);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
     sworn_engine_wait(e, &held);
     d = expect(e, held.reply, SWORN__V1__EFFECT__EFFECT_DENY, "ask");
@@ -263,8 +285,8 @@ static void test_escalation_resolved(void **state)
     sworn__v1__decision_reply__free_unpacked(held.reply, NULL);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
 
-    /* Nothing is held under that id any more. */
-    ar = resolve(e, "esc-2", 1);
+    /* Nothing is held at that index any more. */
+    ar = resolve_at(e, esc2, 1);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
     assert_int_equal(ar->error->code, SWORN_ERR_NOTFOUND);
     sworn__v1__admin_response__free_unpacked(ar, NULL);

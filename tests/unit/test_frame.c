@@ -338,6 +338,20 @@ static void test_entry_round_trips(void **state)
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &er;
     entry_round_trip(&e);
+    /* Linked to its escalate entry (fields 5 and 6); an index without the hash, or a short
+     * hash, is refused (review finding 2). */
+    er.escalation_index = 7;
+    er.escalation_hash = bin(hash_a, 32);
+    entry_round_trip(&e);
+    er.escalation_hash = bin(hash_a, 31);
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    er.escalation_hash = bin(hash_a, 0);
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    er.escalation_index = 0;
+    er.escalation_hash = bin(hash_a, 32); /* index 0 is an index: allowed with its hash */
+    entry_round_trip(&e);
     er.effect = SWORN__V1__EFFECT__EFFECT_ESCALATE;
     assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
 
@@ -800,6 +814,68 @@ static void test_envelopes(void **state)
     free(raw);
 }
 
+/* ResolveRequest names the escalate entry by index (hash and id optional checks);
+ * PendingEscalation carries the index and a 32-byte hash (review finding 2). */
+static void test_resolve_by_index(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__AdminRequest ar = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ResolveRequest rr = SWORN__V1__RESOLVE_REQUEST__INIT;
+    Sworn__V1__AdminResponse resp = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__ListEscalationsResponse l = SWORN__V1__LIST_ESCALATIONS_RESPONSE__INIT;
+    Sworn__V1__PendingEscalation pe = SWORN__V1__PENDING_ESCALATION__INIT, *pes[1] = {&pe};
+    uint8_t *f;
+    size_t flen;
+
+    (void)state;
+    rr.escalation_index = 12;
+    rr.approve = 1;
+    ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE;
+    ar.resolve = &rr;
+    assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), 0);
+    {
+        Sworn__V1__AdminRequest *a = sworn_frame_unpack_admin_request(f + 4, flen - 4);
+
+        assert_non_null(a);
+        assert_int_equal(a->resolve->escalation_index, 12);
+        assert_int_equal(a->resolve->escalation_hash.len, 0);
+        assert_string_equal(a->resolve->request_id, "");
+        sworn__v1__admin_request__free_unpacked(a, NULL);
+    }
+    free(f);
+    rr.escalation_hash = bin(hash_b, 32);
+    rr.request_id = "dup-1";
+    assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), 0);
+    free(f);
+    rr.escalation_hash = bin(hash_b, 31);
+    assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    rr.escalation_hash = bin(hash_b, 32);
+    {
+        char long_id[SWORN_FRAME_ID_MAX + 2];
+
+        memset(long_id, 'a', sizeof(long_id) - 1);
+        long_id[sizeof(long_id) - 1] = '\0';
+        rr.request_id = long_id;
+        assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    }
+
+    build_request(&q);
+    pe.request = &q.r;
+    pe.log_index = 3;
+    pe.entry_hash = bin(hash_a, 32);
+    l.n_pending = 1;
+    l.pending = pes;
+    resp.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS;
+    resp.list_escalations = &l;
+    assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), 0);
+    free(f);
+    pe.entry_hash = bin(hash_a, 0); /* the operator would have nothing to check */
+    assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -807,7 +883,7 @@ int main(void)
         cmocka_unit_test(test_entry_round_trips),  cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
         cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
-        cmocka_unit_test(test_envelopes),
+        cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,9 @@
  * library's sworn_log_append_receipts (what decisiond calls), `sworn-log checkpoint` and
  * `export-tiles`; keyrings by the real `sworn-hsm keyring` and `revoke` commands. Entries are
  * packed with the recording side's generated code (tests may use it; the verifier does not).
- * Each mutation is detected with its own check and reason in `sworn-verify --json`. Startup
+ * Each mutation is detected with its own check and reason in `sworn-verify --json`.
+ * Escalation resolutions must each name one earlier escalate entry by index and leaf hash, with
+ * its request id, at most once: one case per reason (review finding 2). Startup
  * entries are checked for the separation of signer and engine: one case per reason, a
  * development start accepted by `development allowed`, and an older start without uids
  * accepted by `uids-unrecorded allowed`.
@@ -182,7 +184,22 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
     add_entry(b, &e);
 }
 
-static void escalation(struct built *b, const char *id, Sworn__V1__Effect effect)
+/* The leaf hash of built entry i: SHA-256(0x00 || entry). */
+static void leaf_of(const struct built *b, size_t i, uint8_t out[32])
+{
+    uint8_t *in = malloc(1 + b->len[i]);
+
+    assert_non_null(in);
+    in[0] = 0;
+    memcpy(in + 1, b->e[i], b->len[i]);
+    sv_sha256(in, 1 + b->len[i], out);
+    free(in);
+}
+
+/* An EscalationResolved naming the escalate entry at index with hash (NULL: unlinked, as a
+ * decisiond older than fields 5 and 6 wrote it). */
+static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect effect,
+                            uint64_t index, const uint8_t *hash)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__EscalationResolved r = SWORN__V1__ESCALATION_RESOLVED__INIT;
@@ -191,9 +208,23 @@ static void escalation(struct built *b, const char *id, Sworn__V1__Effect effect
     r.effect = effect;
     r.operator_ = "alice";
     r.reason = "approved on the phone";
+    if (hash != NULL) {
+        r.escalation_index = index;
+        r.escalation_hash.data = (uint8_t *)hash;
+        r.escalation_hash.len = 32;
+    }
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &r;
     add_entry(b, &e);
+}
+
+/* The resolution of built entry of (an escalate entry), as decisiond writes it. */
+static void escalation(struct built *b, const char *id, Sworn__V1__Effect effect, size_t of)
+{
+    uint8_t leaf[32];
+
+    leaf_of(b, of, leaf);
+    escalation_link(b, id, effect, of, leaf);
 }
 
 static void key_event(struct built *b, const char *statement, uint64_t t_ms)
@@ -247,7 +278,7 @@ static void good_entries(const struct fx *f, struct built *b)
     add_receipt(f, b, n + 1, n + 1);
     decision(b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 0);
     decision(b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
-    escalation(b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    escalation(b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, n + 3);
     add_receipt(f, b, n + 4, n + 4);
 }
 
@@ -474,6 +505,113 @@ static void test_entry_content(void **state)
     sworn_verify_expect_fail(rep, "entries", "unknown-field", "entry 1");
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 3);
+    json_object_put(rep);
+    built_free(&b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Escalations: every resolution names one earlier escalate entry, by index and leaf hash. */
+
+/* Verify b as record name: fails check escalations with code at item (the others pass). */
+static void expect_escalation_fail(const struct fx *f, struct built *b, const char *name,
+                                   const char *code, const char *item)
+{
+    json_object *rep;
+
+    make_record(f, name, b, NULL);
+    rep = verify_json(f, name, NULL, 1);
+    sworn_verify_expect_fail(rep, "escalations", code, item);
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+    built_free(b);
+}
+
+static void test_escalation_links(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+    uint8_t leaf[32];
+
+    /* The good sequence: entry 4 resolves entry 3 (req-3), once. */
+    good_entries(f, &b);
+    make_record(f, "esc-good", &b, NULL);
+    rep = verify_json(f, "esc-good", NULL, 0);
+    sworn_verify_expect_pass(rep, "escalations");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "escalations"), "count")),
+        1);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Resolved twice: a second resolution of entry 3 (a deny, so no receipt is needed). */
+    good_entries(f, &b);
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 3);
+    expect_escalation_fail(f, &b, "esc-twice", "resolution-twice", "entry 5");
+
+    /* The resolution of a decision that is not an escalation: entry 1, the allow of req-1. */
+    good_entries(f, &b);
+    escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, 1);
+    expect_escalation_fail(f, &b, "esc-notesc", "resolution-not-escalate", "entry 5");
+
+    /* An index that is no earlier entry: past the log's end, and the resolution itself. */
+    good_entries(f, &b);
+    leaf_of(&b, 3, leaf);
+    escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 99, leaf);
+    expect_escalation_fail(f, &b, "esc-missing", "resolution-index-missing", "entry 5");
+    good_entries(f, &b);
+    leaf_of(&b, 3, leaf);
+    escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 5, leaf);
+    expect_escalation_fail(f, &b, "esc-self", "resolution-index-missing", "entry 5");
+
+    /* The right index with another hash (the entry's leaf with one bit flipped). */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    leaf_of(&b, 1, leaf);
+    leaf[0] ^= 0x80;
+    escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
+    expect_escalation_fail(f, &b, "esc-hash", "resolution-hash-mismatch", "entry 2");
+
+    /* The hash of another escalate entry: the review's attack in record form. Two requests
+     * escalated under one id (a read at 1, a DELETE at 2); a resolution that claims the read's
+     * index but carries the DELETE's hash is refused. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 0);
+    leaf_of(&b, 2, leaf);
+    escalation_link(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
+    expect_escalation_fail(f, &b, "esc-swap", "resolution-hash-mismatch", "entry 3");
+
+    /* Another request id than the escalate entry's. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    escalation(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, 1);
+    expect_escalation_fail(f, &b, "esc-id", "resolution-request-mismatch", "entry 2");
+
+    /* No link at all (as a decisiond before this check wrote it): not shown which request. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 0, NULL);
+    expect_escalation_fail(f, &b, "esc-unlinked", "resolution-unlinked", "entry 2");
+
+    /* An index without a hash is malformed (the entries check). */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    {
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+        Sworn__V1__EscalationResolved r = SWORN__V1__ESCALATION_RESOLVED__INIT;
+
+        r.request_id = "req-3";
+        r.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        r.operator_ = "alice";
+        r.escalation_index = 1;
+        e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
+        e.escalation_resolved = &r;
+        add_entry(&b, &e);
+    }
+    make_record(f, "esc-nohash", &b, NULL);
+    rep = verify_json(f, "esc-nohash", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
     json_object_put(rep);
     built_free(&b);
 }
@@ -877,6 +1015,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_good_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receipt_of_another_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_content, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_escalation_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_development, setup, teardown),

@@ -1,0 +1,384 @@
+/*
+ * test_decisiond_escalate.c -- an operator's approval is bound to the escalate entry the operator
+ * was shown (the review's finding 2, issue 11), on a real stack (scripts/dev-stack) driven over
+ * its sockets and with swornctl, the record read back afterwards.
+ *
+ * The attack reproduced: hold `dup-1` for a harmless read; the operator lists it; hold a second
+ * `dup-1` for `DELETE /escalate/delete-all-repos`; approve `dup-1`. Before the fix the approval
+ * went to the newest request with that id, the DELETE was allowed with a receipt, and the
+ * EscalationResolved entry named only `dup-1`. Now the second `dup-1` is denied at once and
+ * recorded (a DecisionRecord DENY holding the DELETE, reason "denied: duplicate request id: ..."),
+ * the operator approves by the escalate entry's log index (and hash), and the EscalationResolved
+ * entry records both.
+ *
+ * Also: the request-id table itself (d_seen.h): its bound, and that the oldest id goes when it
+ * is full.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "d_seen.h"
+#include "err.h"
+#include "frame.h"
+#include "logstore.h"
+#include "merkle.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+
+/* Send request id (agent-1, method, path) on a new connection without reading; returns the fd. */
+static int send_method(struct sworn_stack *s, const char *id, const char *method, const char *path)
+{
+    struct sworn_stack_req r;
+    uint8_t *frame;
+    size_t frame_len;
+    int fd = sworn_stack_connect(s->decision);
+
+    assert_true(fd >= 0);
+    sworn_stack_req_init(&r, id, "agent-1", path);
+    r.context.method = (char *)method;
+    assert_int_equal(sworn_frame_pack_authorize(&r.req, &frame, &frame_len), 0);
+    assert_int_equal(write(fd, frame, frame_len), (ssize_t)frame_len);
+    free(frame);
+    return fd;
+}
+
+/* Wait until n escalations are held (bounded), then check that exactly n are. */
+static void wait_pending(struct sworn_stack *s, unsigned n)
+{
+    for (int i = 0; i < 500 && sworn_stack_pending(s) < n; i++)
+        sworn_test_sleep_ms(20);
+    assert_int_equal(sworn_stack_pending(s), n);
+}
+
+/* The one held escalation: its index, hash and path. */
+static void held_one(struct sworn_stack *s, uint64_t *index, uint8_t hash[32], char *path,
+                     size_t cap)
+{
+    struct sworn_stack_admin_msg m;
+    Sworn__V1__AdminResponse *r;
+    const Sworn__V1__PendingEscalation *p;
+
+    sworn_stack_list_msg(&m);
+    r = sworn_stack_admin(s, &m.rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
+    assert_int_equal(r->list_escalations->n_pending, 1);
+    p = r->list_escalations->pending[0];
+    assert_int_equal(p->entry_hash.len, 32);
+    *index = p->log_index;
+    memcpy(hash, p->entry_hash.data, 32);
+    snprintf(path, cap, "%s", p->request->resource->path);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+}
+
+/* Resolve with every field of the ResolveRequest given; returns the answer (free it). */
+static Sworn__V1__AdminResponse *resolve_full(struct sworn_stack *s, uint64_t index,
+                                              const uint8_t *hash, const char *id, int approve)
+{
+    struct sworn_stack_admin_msg m;
+
+    sworn_stack_resolve_msg(&m, index, approve);
+    if (hash != NULL) {
+        m.resolve.escalation_hash.data = (uint8_t *)hash;
+        m.resolve.escalation_hash.len = 32;
+    }
+    if (id != NULL)
+        m.resolve.request_id = (char *)id;
+    return sworn_stack_admin(s, &m.rq);
+}
+
+/* An admin answer that is an ErrorFrame with code. */
+static void expect_admin_error(Sworn__V1__AdminResponse *r, int code)
+{
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__ADMIN_RESPONSE__BODY_ERROR)
+        fail_msg("expected an error %d, got answer %d", code, (int)r->body_case);
+    assert_int_equal(r->error->code, code);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+}
+
+/* request id for path (GET) on a new connection: a deny for a duplicate id. Returns its index. */
+static uint64_t expect_duplicate(struct sworn_stack *s, const char *id, const char *path)
+{
+    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, path);
+    Sworn__V1__Decision *d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    uint64_t index = d->log_index;
+
+    assert_non_null(strstr(d->reason, "duplicate request id"));
+    assert_null(d->receipt);
+    assert_null(d->credential);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    return index;
+}
+
+static Sworn__V1__Entry *read_entry(struct sworn_log *log, uint64_t index, uint8_t leaf[32])
+{
+    uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+    size_t len;
+    Sworn__V1__Entry *e;
+
+    assert_int_equal(sworn_log_read_entry(log, index, entry, sizeof(entry), &len), 0);
+    if (leaf != NULL)
+        sworn_merkle_leaf_hash(entry, len, leaf);
+    e = sworn_frame_unpack_entry(entry, len);
+    assert_non_null(e);
+    return e;
+}
+
+/* The review's reproduction, and every way around the fix that the operator's call offers. */
+static void test_approval_not_redirected(void **state)
+{
+    struct sworn_stack s;
+    int fa, fd;
+    uint64_t held_index, dup_index, again_index, resolved_index;
+    uint8_t held_hash[32], bad_hash[32], leaf[32];
+    char path[512];
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Decision *d;
+    Sworn__V1__AdminResponse *ar;
+    struct sworn_log *log;
+    Sworn__V1__Entry *e;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    /* dup-1 for a harmless read, held; the operator lists it. */
+    fa = send_method(&s, "dup-1", "GET", "/escalate/read-report");
+    wait_pending(&s, 1);
+    held_one(&s, &held_index, held_hash, path, sizeof(path));
+    assert_string_equal(path, "/escalate/read-report");
+
+    /* A second dup-1, a DELETE: denied at once and recorded, never held. */
+    fd = send_method(&s, "dup-1", "DELETE", "/escalate/delete-all-repos");
+    r = sworn_stack_read_reply(fd);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_non_null(strstr(d->reason, "duplicate request id"));
+    assert_non_null(strstr(d->reason, "held for an operator"));
+    assert_null(d->receipt);
+    dup_index = d->log_index;
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* Still one held, the read, at the same index with the same hash. */
+    {
+        uint64_t i2;
+        uint8_t h2[32];
+
+        held_one(&s, &i2, h2, path, sizeof(path));
+        assert_int_equal(i2, held_index);
+        assert_memory_equal(h2, held_hash, 32);
+        assert_string_equal(path, "/escalate/read-report");
+    }
+
+    /* The operator's call must name the held entry exactly: another hash, another id, the
+     * duplicate's index, or an index past the log are refused, and nothing is resolved. */
+    memcpy(bad_hash, held_hash, 32);
+    bad_hash[31] ^= 1;
+    expect_admin_error(resolve_full(&s, held_index, bad_hash, NULL, 1), SWORN_ERR_VERIFY);
+    expect_admin_error(resolve_full(&s, held_index, NULL, "dup-2", 1), SWORN_ERR_VERIFY);
+    expect_admin_error(resolve_full(&s, dup_index, NULL, NULL, 1), SWORN_ERR_NOTFOUND);
+    expect_admin_error(resolve_full(&s, dup_index + 1000, NULL, NULL, 1), SWORN_ERR_NOTFOUND);
+    wait_pending(&s, 1);
+
+    /* Approve by index, hash and id: the read is allowed, with a receipt, at the resolution. */
+    ar = resolve_full(&s, held_index, held_hash, "dup-1", 1);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    resolved_index = ar->resolve->log_index;
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_read_reply(fa);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_int_equal(d->log_index, resolved_index);
+    assert_non_null(d->receipt);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_pending(&s), 0);
+    /* Resolved once: the same index again is not held. */
+    expect_admin_error(resolve_full(&s, held_index, held_hash, NULL, 1), SWORN_ERR_NOTFOUND);
+
+    /* The id stays taken after its resolution, and an allow's id too. */
+    again_index = expect_duplicate(&s, "dup-1", "/allowed/x");
+    sworn_stack_expect_allow(&s, "fresh-1");
+    (void)expect_duplicate(&s, "fresh-1", "/allowed/x");
+
+    /* Two requests under one new id sent at once, on two connections, before either is
+     * recorded: the id is taken when the first arrives, so exactly one is held and the other
+     * is denied as a duplicate, whichever came first. */
+    {
+        int f1 = send_method(&s, "race-1", "GET", "/escalate/race-read");
+        int f2 = send_method(&s, "race-1", "DELETE", "/escalate/race-delete");
+        uint64_t ri;
+        uint8_t rh[32];
+        int held_first;
+        Sworn__V1__AdminResponse *rar;
+
+        wait_pending(&s, 1);
+        held_one(&s, &ri, rh, path, sizeof(path));
+        held_first = strcmp(path, "/escalate/race-read") == 0;
+        assert_true(held_first || strcmp(path, "/escalate/race-delete") == 0);
+        r = sworn_stack_read_reply(held_first ? f2 : f1);
+        d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        assert_non_null(strstr(d->reason, "duplicate request id"));
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        assert_int_equal(sworn_stack_pending(&s), 1);
+        rar = sworn_stack_resolve_at(&s, ri, 0);
+        assert_non_null(rar);
+        assert_int_equal(rar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+        sworn__v1__admin_response__free_unpacked(rar, NULL);
+        r = sworn_stack_read_reply(held_first ? f1 : f2);
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+
+    /* The record: the read held at held_index with that hash; the DELETE recorded as a deny
+     * under its own index; the resolution names the read's entry by index and hash. */
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+    e = read_entry(log, held_index, leaf);
+    assert_memory_equal(leaf, held_hash, 32);
+    assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+    assert_int_equal(e->decision->effect, SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_string_equal(e->decision->request->resource->path, "/escalate/read-report");
+    sworn__v1__entry__free_unpacked(e, NULL);
+    e = read_entry(log, dup_index, NULL);
+    assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+    assert_int_equal(e->decision->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(e->decision->request->request_id, "dup-1");
+    assert_string_equal(e->decision->request->context->method, "DELETE");
+    assert_string_equal(e->decision->request->resource->path, "/escalate/delete-all-repos");
+    assert_string_equal(e->decision->rule_id, "");
+    assert_non_null(strstr(e->decision->reason, "duplicate request id"));
+    sworn__v1__entry__free_unpacked(e, NULL);
+    e = read_entry(log, resolved_index, NULL);
+    assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED);
+    assert_int_equal(e->escalation_resolved->effect, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_string_equal(e->escalation_resolved->request_id, "dup-1");
+    assert_int_equal(e->escalation_resolved->escalation_index, held_index);
+    assert_int_equal(e->escalation_resolved->escalation_hash.len, 32);
+    assert_memory_equal(e->escalation_resolved->escalation_hash.data, held_hash, 32);
+    sworn__v1__entry__free_unpacked(e, NULL);
+    e = read_entry(log, again_index, NULL);
+    assert_int_equal(e->decision->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__entry__free_unpacked(e, NULL);
+    sworn_log_close(log);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
+/* swornctl approves and denies by the escalate entry's log index, which `escalations` prints
+ * with the entry hash; a request id is refused as an argument; --hash must match. */
+static void test_swornctl_by_index(void **state)
+{
+    struct sworn_stack s;
+    const char *ctl = sworn_test_bin("SWORNCTL_BIN");
+    uint64_t index;
+    uint8_t hash[32];
+    char path[512];
+    int fa;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Decision *d;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    fa = send_method(&s, "ctl-1", "GET", "/escalate/ctl");
+    wait_pending(&s, 1);
+    held_one(&s, &index, hash, path, sizeof(path));
+    /* The listing shows the index and the hash. */
+    assert_int_equal(sworn_stack_sh(&s, "\"%s\" --config \"$CONFIG\" escalations > esc.json", ctl),
+                     0);
+    assert_int_equal(sworn_stack_sh(&s, "grep -q '\"log_index\":%llu,\"entry_hash\":\"' esc.json",
+                                    (unsigned long long)index),
+                     0);
+    /* A request id is not an index: usage (2), nothing resolved. */
+    assert_int_equal(
+        sworn_stack_sh(&s, "\"%s\" --config \"$CONFIG\" approve ctl-1 2>/dev/null", ctl), 2);
+    /* The right index with another hash: refused (1), nothing resolved. */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "\"%s\" --config \"$CONFIG\" approve %llu --hash %064d "
+                                    ">/dev/null",
+                                    ctl, (unsigned long long)index, 0),
+                     1);
+    assert_int_equal(sworn_stack_pending(&s), 1);
+    /* The index and the hash as listed: approved, with the operator's reason. */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "h=$(sed -n 's/.*\"entry_hash\":\"\\([0-9a-f]*\\)\".*/\\1/p' "
+                                    "esc.json) && \"%s\" --config \"$CONFIG\" approve %llu --hash "
+                                    "\"$h\" --reason 'ticket OPS-7' > approve.json",
+                                    ctl, (unsigned long long)index),
+                     0);
+    r = sworn_stack_read_reply(fa);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_string_equal(d->reason, "ticket OPS-7");
+    assert_int_equal(sworn_stack_sh(&s, "grep -q '\"log_index\":%llu' approve.json",
+                                    (unsigned long long)d->log_index),
+                     0);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* deny by index, too. */
+    fa = send_method(&s, "ctl-2", "GET", "/escalate/ctl2");
+    wait_pending(&s, 1);
+    held_one(&s, &index, hash, path, sizeof(path));
+    assert_int_equal(sworn_stack_sh(&s, "\"%s\" --config \"$CONFIG\" deny %llu > /dev/null", ctl,
+                                    (unsigned long long)index),
+                     0);
+    r = sworn_stack_read_reply(fa);
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* tail shows the resolution's link. */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "\"%s\" --config \"$CONFIG\" tail 1 | grep -q "
+                                    "'\"escalation_index\":%llu,\"escalation_hash\":\"'",
+                                    ctl, (unsigned long long)index),
+                     0);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
+/* The request-id table: an id is refused while it is among the last D_SEEN_IDS taken, and the
+ * oldest goes when the table is full (memory stays fixed). */
+static void test_seen_table_bound(void **state)
+{
+    struct d_seen_ids *t;
+    char id[32];
+
+    (void)state;
+    assert_int_equal(d_seen_new(&t), 0);
+    for (unsigned i = 0; i < D_SEEN_IDS; i++) {
+        snprintf(id, sizeof(id), "id-%u", i);
+        assert_int_equal(d_seen_take(t, id), 0);
+    }
+    assert_int_equal(d_seen_count(t), D_SEEN_IDS);
+    /* Full: every id is still refused, the oldest and the newest too. */
+    assert_int_equal(d_seen_take(t, "id-0"), 1);
+    assert_int_equal(d_seen_take(t, "id-65535"), 1);
+    assert_int_equal(d_seen_count(t), D_SEEN_IDS);
+    /* One more: id-0, the oldest, goes; id-1 stays. */
+    assert_int_equal(d_seen_take(t, "one-more"), 0);
+    assert_int_equal(d_seen_take(t, "id-1"), 1);
+    assert_int_equal(d_seen_take(t, "one-more"), 1);
+    assert_int_equal(d_seen_take(t, "id-0"), 0); /* taken again, evicting id-1 */
+    assert_int_equal(d_seen_take(t, "id-1"), 0);
+    assert_int_equal(d_seen_take(t, "id-2"), 0); /* id-2 was evicted by id-1 */
+    assert_int_equal(d_seen_take(t, "id-65535"), 1);
+    /* Ids that differ only past a prefix, or by length, are different ids. */
+    assert_int_equal(d_seen_take(t, "id-6553"), 1);
+    assert_int_equal(d_seen_take(t, "id-655350"), 0);
+    assert_int_equal(d_seen_take(t, "id-65535x"), 0);
+    d_seen_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seen_table_bound),
+        cmocka_unit_test(test_approval_not_redirected),
+        cmocka_unit_test(test_swornctl_by_index),
+    };
+
+    if (getenv("SWORN_DECISIOND_BIN") == NULL) {
+        fprintf(stderr, "test_decisiond_escalate: sworn-decisiond is not built\n");
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
