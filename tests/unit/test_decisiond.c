@@ -10,7 +10,9 @@
  * protocol refusals (garbage, oversized and zero lengths, unknown fields, the admin protocol on
  * the decision socket, a peer of the wrong uid) answered and recorded, escalations approved,
  * denied and timed out, policy reloads (a broken file keeps the old policy and is recorded), and
- * budgets that survive a crash of the daemon.
+ * budgets that survive a crash of the daemon, rebuilt from every allow of their window however
+ * many entries follow it (finding 11 of the control-plane review: test_budget_replay_whole_window;
+ * budgets.replay_max_entries refuses the start rather than forget an allow).
  */
 #define _GNU_SOURCE /* memmem */
 #include <stdarg.h>
@@ -656,6 +658,77 @@ static void test_budget_survives_crash(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/*
+ * Finding 11: the replay at start walked back at most a fixed number of entries (10 million) and
+ * silently forgot the allows before them, so a long log gave the agent a fresh budget at each
+ * restart. Here two allows of the 3-per-minute budget are followed by more entries than a small
+ * horizon (12 denies, 16 entries in the window), the clock moves 20 s (still the same window),
+ * and the daemon restarts: the two allows still count (one more allow, then a deny). The code
+ * before the fix, with its horizon set to 8 entries as a test-sized stand-in for 10 million,
+ * allowed three more. budgets.replay_max_entries, the operator's bound on the walk, refuses the
+ * start when the window holds more entries than it, rather than under-count.
+ */
+static void test_budget_replay_whole_window(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    char id[32], *log_path, *log_text;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --test-clock"), 0);
+    /* One second into a minute: the whole test runs inside one window of the budget. */
+    sworn_stack_clock_advance(&s, (61000 - sworn_stack_clock_unix_ms(&s) % 60000) % 60000);
+    for (int i = 0; i < 2; i++) {
+        snprintf(id, sizeof(id), "window-allow-%d", i);
+        r = sworn_stack_decide_path(&s, id, "/budget/x");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    for (int i = 0; i < 12; i++) {
+        snprintf(id, sizeof(id), "window-deny-%d", i);
+        r = sworn_stack_decide_path(&s, id, "/nothing/here");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    sworn_stack_clock_advance(&s, 20000);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_stack_sh(&s, "cp decisiond.yaml decisiond.base"), 0);
+
+    /* No bound (the default): the whole window is replayed. */
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = sworn_stack_decide_path(&s, "window-allow-2", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    r = sworn_stack_decide_path(&s, "window-over", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* A bound smaller than the window's entries: the start is refused, and says why. */
+    assert_int_equal(sworn_stack_sh(&s, "{ cat decisiond.base;"
+                                        " printf 'budgets:\\n  replay_max_entries: 8\\n'; }"
+                                        " > decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), -1);
+    log_path = sworn_test_path(s.dir, "decisiond.log");
+    log_text = sworn_test_read_file(log_path, NULL);
+    assert_non_null(strstr(log_text, "holds more than 8 log entries (budgets.replay_max_entries)"));
+    free(log_text);
+    free(log_path);
+
+    /* A bound the window fits in: the start goes on, the budget still spent. */
+    assert_int_equal(sworn_stack_sh(&s, "{ cat decisiond.base;"
+                                        " printf 'budgets:\\n  replay_max_entries: 1000\\n'; }"
+                                        " > decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = sworn_stack_decide_path(&s, "window-over-2", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_sh(&s, "cp decisiond.base decisiond.yaml"), 0);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 struct quote_walk {
     struct sworn_log *log;
     const uint8_t *ak;
@@ -1103,6 +1176,7 @@ int main(void)
         cmocka_unit_test(test_escalations),
         cmocka_unit_test(test_policy_reload),
         cmocka_unit_test(test_budget_survives_crash),
+        cmocka_unit_test(test_budget_replay_whole_window),
         cmocka_unit_test(test_measured_start_and_quotes),
         cmocka_unit_test(test_token_exchange),
         cmocka_unit_test(test_final_checkpoint_quoted),
