@@ -48,6 +48,15 @@
 #include "keyring.h"
 
 #define MEASURE_MAX_FILES 64
+/*
+ * How far past the window the budget replay walks. Entries are appended in the order of their
+ * times only roughly: a decision is stamped when it is evaluated and appended once it is
+ * recorded, after its receipt is signed (signer.timeout, at most 60 s) and its group commit.
+ * An entry that looks older than the window may so sit after an allow that is not; ten minutes
+ * past the window covers any such delay. Allows the extra walk finds charge windows that have
+ * ended, which are dropped (policy/budget.c).
+ */
+#define REPLAY_SLACK_MS (10u * 60u * 1000u)
 
 /* SHA-256 of the whole file open on fd, read with pread from offset 0 (the descriptor's offset
  * is neither used nor moved: the monitor execs from the same open file). name is for errors. */
@@ -256,9 +265,10 @@ static int entry_time(const Sworn__V1__Entry *e, uint64_t *t)
 
 /*
  * Replay the ALLOW decisions of the log's last window into the budgets. Entries are appended in
- * time order (one wall clock stamps them all), so walking back by index until the first entry
- * older than the longest window finds every allow inside it; nothing older can still count (a
- * window is at most that long and aligned, policy/budget.c). The walk reads as many entries as
+ * time order, give or take REPLAY_SLACK_MS (one wall clock stamps them all), so walking back by
+ * index until the first entry older than the longest window plus that slack finds every allow
+ * inside the window; nothing older can still count (a window is at most that long and aligned,
+ * policy/budget.c). The walk reads as many entries as
  * the window holds, unless budgets.replay_max_entries bounds it: reaching that bound inside the
  * window refuses the start.
  */
@@ -286,7 +296,7 @@ static int replay_budgets(struct d_daemon *d)
         if (e == NULL)
             goto fail;
         /* An entry stamped after now (the clock was set back) is inside the window. */
-        older = entry_time(e, &t) && t <= now && now - t > window;
+        older = entry_time(e, &t) && t <= now && now - t > window + REPLAY_SLACK_MS;
         sworn__v1__entry__free_unpacked(e, NULL);
         if (older)
             break;
