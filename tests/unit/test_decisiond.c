@@ -556,6 +556,7 @@ static void test_policy_reload(void **state)
     Sworn__V1__Entry *e;
     uint64_t failed_index = 0, allow_index;
     static const char broken[] = "version: 1\nrules:\n  - id: x\n    effect: perhaps\n";
+    static const char deny_all[] = "version: 2\nrules:\n  - id: none\n    effect: deny\n";
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
@@ -577,7 +578,7 @@ static void test_policy_reload(void **state)
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 
     /* A good policy that denies everything. */
-    sworn_test_write_file(path, "version: 2\nrules:\n  - id: none\n    effect: deny\n", 48, 0644);
+    sworn_test_write_file(path, deny_all, strlen(deny_all), 0644);
     ar = reload(&s);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
@@ -601,14 +602,20 @@ static void test_policy_reload(void **state)
         e = sworn_frame_unpack_entry(entry, len);
         assert_non_null(e);
         if (e->kind_case == SWORN__V1__ENTRY__KIND_POLICY_LOADED) {
+            uint8_t want[32];
+
+            /* Each digest is of the bytes that reload read (the refused ones, then the new). */
             if (failed_index == 0) {
                 failed_index = i;
                 assert_non_null(strstr(e->policy_loaded->error, "effect"));
+                EVP_Digest(broken, strlen(broken), want, NULL, EVP_sha256(), NULL);
             } else {
                 assert_string_equal(e->policy_loaded->error, "");
                 assert_memory_not_equal(e->policy_loaded->digest.data, old_digest, 32);
                 memcpy(old_digest, e->policy_loaded->digest.data, 32);
+                EVP_Digest(deny_all, strlen(deny_all), want, NULL, EVP_sha256(), NULL);
             }
+            assert_memory_equal(e->policy_loaded->digest.data, want, 32);
         }
         if (i == allow_index) {
             assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
