@@ -671,11 +671,25 @@ fail:
     return -1;
 }
 
+/* budgets.replay_max_entries: a bound on the start's budget replay, never a silent cut. */
+static int read_budgets(struct ctx *x)
+{
+    static const char *const keys[] = {"replay_max_entries", NULL};
+    const struct sworn_yaml_node *m, *n;
+
+    SWORN_GUARD(section(x, "budgets", 0, keys, &m));
+    if (m == NULL || (n = sworn_yaml_get(m, "replay_max_entries")) == NULL)
+        return 0;
+    return sworn_yaml_u64(x->d, n, 1, UINT64_MAX, &x->c->replay_max_entries);
+fail:
+    return -1;
+}
+
 static int read_all(struct ctx *x)
 {
     static const char *const top[] = {"log",     "signer",     "keyring", "tpm",   "policy",
                                       "vault",   "escalation", "sockets", "peers", "run_as",
-                                      "workers", "hardening",  NULL};
+                                      "workers", "hardening",  "budgets", NULL};
     const struct sworn_yaml_node *root = sworn_yaml_root(x->d);
     struct sworn_dconfig *c = x->c;
 
@@ -700,6 +714,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(get_user(x, root, "run_as", &c->run_as_user));
     SWORN_GUARD(get_u32(x, root, "workers", 1, 64, &c->workers));
     SWORN_GUARD(read_hardening(x));
+    SWORN_GUARD(read_budgets(x));
     return 0;
 fail:
     return -1;

@@ -97,6 +97,10 @@ struct sworn_dconfig {
     char *run_as_user;      /* drop to this user after opening sockets; NULL = stay */
     uint32_t workers;       /* recording threads, default 4, 1..64 */
     char *signer_program;   /* signer.program: the sworn-signer binary; default: the build's */
+    /* budgets.replay_max_entries: the most log entries the budget replay at start may read
+     * (the allows of the policy's longest budget window); a window holding more refuses the
+     * start instead of under-counting. 0 (the default): no bound, the whole window. */
+    uint64_t replay_max_entries;
     /* hardening: */
     int seccomp_mode; /* SWORN_DCONFIG_SECCOMP_*, default ENFORCE (decisiond/d_seccomp.h) */
     int development;  /* hardening.development: true permits a root or shared-uid signer */

@@ -17,6 +17,7 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "fileio.h"
+#include "yamldoc.h"
 
 /* Replies larger than this are cut (tail): the frame limit is 1 MiB. */
 #define ADMIN_TAIL_BYTES (768u * 1024u)
@@ -372,15 +373,19 @@ int d_policy_reload(struct d_daemon *d,
     j->d = d;
     j->on_done = on_done;
     j->arg = arg;
-    if (sworn_policy_load_file(d->cfg->policy_path, &j->policy) == 0) {
+    /* The file is read once: the PolicyLoaded digest is SHA-256 of exactly the bytes parsed
+     * (or refused), never of a second reading that could find other bytes (finding 1). */
+    if (sworn_file_read(d->cfg->policy_path, SWORN_YAML_MAX_BYTES, &bytes, &n) < 0) {
+        snprintf(j->error, sizeof(j->error), "%s", sworn_err_msg()); /* digest: all zero */
+    } else if (sworn_policy_load_mem(d->cfg->policy_path, (const uint8_t *)bytes, n, &j->policy) ==
+               0) {
         sworn_policy_digest(j->policy, j->digest);
     } else {
         snprintf(j->error, sizeof(j->error), "%s", sworn_err_msg());
-        /* The refused file's digest, so the record names what was refused. */
-        if (sworn_file_read(d->cfg->policy_path, 4u * 1024u * 1024u, &bytes, &n) == 0)
-            SHA256((const uint8_t *)bytes, n, j->digest);
-        free(bytes);
+        /* The refused bytes' digest, so the record names what was refused. */
+        SHA256((const uint8_t *)bytes, n, j->digest);
     }
+    free(bytes);
     if (d_policy_entry(d->cfg->policy_path, j->digest,
                        j->policy != NULL ? sworn_policy_version(j->policy) : 0, j->error, &j->entry,
                        &j->len) < 0 ||

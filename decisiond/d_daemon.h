@@ -61,7 +61,12 @@ struct d_daemon {
     struct sworn_dconfig_users users; /* the uids the engine and the signer run as */
     struct d_monitor_link monitor;    /* the channel to the monitor (monitor.h) */
     int listen_fds[2];                /* the sockets the monitor bound, by enum d_channel */
-    const char *self_exe;             /* the daemon binary, as measured */
+    const char *self_exe;             /* the daemon binary's path (informational, in the record) */
+    /* What measured start hashes (d_startup.c), opened once at start and never by path again:
+     * /proc/self/exe (the running image itself), and the program the monitor execs as the signer
+     * (the monitor's own open file, D_ENGINE_FD_SIGNER_PROGRAM). Both > 0 once opened. */
+    int exe_fd;
+    int signer_program_fd;
     struct event_base *base;
     struct d_workq *workq;
     struct sworn_log *log;
@@ -111,9 +116,12 @@ void d_checkpointer_stop(struct d_daemon *d);
 /* --- d_startup.c --------------------------------------------------------------------------- */
 
 /*
- * Measured start and the first entries: measure the daemon binary, the config, the policy and the
- * configured files into PCR 23 (when a TPM is configured), append the Startup and PolicyLoaded
- * entries, and rebuild the budgets from the log's recent decisions. 0 or -1.
+ * Measured start and the first entries: measure the running daemon image (d->exe_fd), the signer
+ * program (d->signer_program_fd), the configuration and the policy as parsed (cfg->digest,
+ * d->policy_digest: the SHA-256 of the very bytes the parsers read, never a second read of
+ * their paths) and the tpm.measure files into PCR 23 (when a TPM is configured), append the
+ * Startup and PolicyLoaded entries, and rebuild the budgets from every allow of the log inside
+ * the policy's longest budget window. 0 or -1 (the start is refused).
  */
 int d_startup_record(struct d_daemon *d);
 

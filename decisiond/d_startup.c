@@ -1,24 +1,42 @@
 /*
  * d_startup.c -- measured start, the first entries, and budgets rebuilt from the record
- * (d_daemon.h; DESIGN section 4, issue 4 "Measured start").
+ * (d_daemon.h; DESIGN section 4, issue 4 "Measured start"; docs/decisiond.md section 6).
  *
- * Measured start: the SHA-256 of the daemon binary, the configuration file, the policy file and
- * every tpm.measure file, in that order, are extended into PCR 23 (SHA-256 bank). PCR 23 is read
- * before and after, and both values go into the Startup entry with the list of files: a verifier
- * replays the files onto the value before and must reach the value after, and the quotes of the
- * following checkpoints must show that value. PCR 23 is not reset (root could reset it at any
- * time anyway); instead the value before must equal the previous start's value after, unless the
- * TPM restarted in between, which the quotes' resetCount shows.
+ * Measured start: the SHA-256 of the running daemon image, the signer program, the configuration,
+ * the policy and every tpm.measure file, in that order, are extended into PCR 23 (SHA-256 bank).
+ * PCR 23 is read before and after, and both values go into the Startup entry with the list of
+ * files and each one's role: a verifier replays the files onto the value before and must reach
+ * the value after, and the quotes of the following checkpoints must show that value. PCR 23 is
+ * not reset (root could reset it at any time anyway); instead the value before must equal the
+ * previous start's value after, unless the TPM restarted in between, which the quotes' resetCount
+ * shows.
  *
- * Budgets: a restart must not give an agent a fresh budget. The ALLOW decisions of the last
- * max-window (the policy's longest budget window) are replayed from the log into the budget
- * counters before any request is served.
+ * What is hashed is what is in force, never a path read again (issue 11, finding 1: a file
+ * swapped back right after it was parsed, or a bind mount over the binary, was measured instead
+ * of what ran): the configuration and the policy are the digests their parsers took of the very
+ * buffer they parsed (cfg->digest, d->policy_digest); the daemon image is read through
+ * /proc/self/exe opened at the engine's start (the file the kernel runs, whatever its path names
+ * now); the signer program through the monitor's own descriptor, the one it execs every signer
+ * from. Only the tpm.measure files, which nothing here parses or runs, are read by path, once,
+ * through one descriptor.
+ *
+ * Budgets: a restart must not give an agent a fresh budget. Every ALLOW decision inside the
+ * policy's longest budget window is replayed from the log into the budget counters before any
+ * request is served: the log is walked back by index until an entry older than the window,
+ * however many entries that is (the walk once stopped after 10 million entries and silently
+ * forgot older allows: finding 11). budgets.replay_max_entries bounds the walk for an operator
+ * who wants a bounded start; a window holding more entries than that refuses the start rather
+ * than under-count.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _XOPEN_SOURCE 700 /* realpath, pread */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -30,41 +48,71 @@
 #include "keyring.h"
 
 #define MEASURE_MAX_FILES 64
-/* Replay looks at most this many recent entries (a bound on start-up time). */
-#define REPLAY_MAX_ENTRIES 10000000u
+/*
+ * How far past the window the budget replay walks. Entries are appended in the order of their
+ * times only roughly: a decision is stamped when it is evaluated and appended once it is
+ * recorded, after its receipt is signed (signer.timeout, at most 60 s) and its group commit.
+ * An entry that looks older than the window may so sit after an allow that is not; ten minutes
+ * past the window covers any such delay. Allows the extra walk finds charge windows that have
+ * ended, which are dropped (policy/budget.c).
+ */
+#define REPLAY_SLACK_MS (10u * 60u * 1000u)
 
-/* SHA-256 of a file's contents, read in chunks (binaries may be large). */
-static int hash_file(const char *path, uint8_t out[32])
+/* SHA-256 of the whole file open on fd, read with pread from offset 0 (the descriptor's offset
+ * is neither used nor moved: the monitor execs from the same open file). name is for errors. */
+static int hash_fd(int fd, const char *name, uint8_t out[32])
 {
-    FILE *f = fopen(path, "rb");
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     uint8_t buf[65536];
     unsigned int len = 0;
-    size_t n;
+    struct stat st;
+    off_t off = 0;
     int rc = -1;
 
-    if (f == NULL || ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-        sworn_err_set(SWORN_ERR_IO, "measure %s: cannot read it", path);
+    if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        sworn_err_set(SWORN_ERR_CRYPTO, "measure %s: SHA-256 failed", name);
         goto out;
     }
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        if (EVP_DigestUpdate(ctx, buf, n) != 1) {
-            sworn_err_set(SWORN_ERR_CRYPTO, "measure %s: SHA-256 failed", path);
+    if (fd <= 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        sworn_err_set(SWORN_ERR_IO, "measure %s: not an open regular file", name);
+        goto out;
+    }
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            sworn_err_set(SWORN_ERR_IO, "measure %s: read error: %s", name, strerror(errno));
             goto out;
         }
-    if (ferror(f)) {
-        sworn_err_set(SWORN_ERR_IO, "measure %s: read error", path);
-        goto out;
+        if (n == 0)
+            break;
+        if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
+            sworn_err_set(SWORN_ERR_CRYPTO, "measure %s: SHA-256 failed", name);
+            goto out;
+        }
+        off += n;
     }
     if (EVP_DigestFinal_ex(ctx, out, &len) != 1 || len != 32) {
-        sworn_err_set(SWORN_ERR_CRYPTO, "measure %s: SHA-256 failed", path);
+        sworn_err_set(SWORN_ERR_CRYPTO, "measure %s: SHA-256 failed", name);
         goto out;
     }
     rc = 0;
 out:
-    if (f != NULL)
-        fclose(f);
     EVP_MD_CTX_free(ctx);
+    return rc;
+}
+
+/* A tpm.measure file: opened once, never following a FIFO or device, hashed through that fd. */
+static int hash_path(const char *path, uint8_t out[32])
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), rc;
+
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "measure %s: cannot open it: %s", path, strerror(errno));
+    rc = hash_fd(fd, path, out);
+    (void)close(fd);
     return rc;
 }
 
@@ -102,6 +150,7 @@ static int measure(struct d_daemon *d)
 {
     const struct sworn_dconfig *cfg = d->cfg;
     const char *paths[MEASURE_MAX_FILES];
+    Sworn__V1__MeasuredRole roles[MEASURE_MAX_FILES];
     char config_path[PATH_MAX];
     uint8_t digests[MEASURE_MAX_FILES][32], before[32], after[32], replay[32];
     Sworn__V1__MeasuredFile files[MEASURE_MAX_FILES], *fp[MEASURE_MAX_FILES];
@@ -110,26 +159,42 @@ static int measure(struct d_daemon *d)
     uint64_t index;
     json_object *f;
 
-    /* Absolute paths in the record: an auditor must know which file was measured. */
+    /* Absolute paths in the record: an auditor must know which file was measured. The paths
+     * only name the files; the digests come from what is in force (the file comment). */
     if (realpath(cfg->path, config_path) == NULL)
         return sworn_err_set(SWORN_ERR_IO, "measure %s: cannot resolve it", cfg->path);
+    if (d->self_exe == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "measure: the daemon image was not opened at start");
+    if (hash_fd(d->exe_fd, d->self_exe, digests[n]) < 0)
+        return -1;
+    roles[n] = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE;
     paths[n++] = d->self_exe;
-    paths[n++] = cfg->signer_program; /* the only program that holds the key */
+    /* The only program that holds the key: the file the monitor execs, through its descriptor. */
+    if (hash_fd(d->signer_program_fd, cfg->signer_program, digests[n]) < 0)
+        return -1;
+    roles[n] = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER;
+    paths[n++] = cfg->signer_program;
+    memcpy(digests[n], cfg->digest, 32);
+    roles[n] = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG;
     paths[n++] = config_path;
+    memcpy(digests[n], d->policy_digest, 32);
+    roles[n] = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY;
     paths[n++] = cfg->policy_path;
     for (size_t i = 0; i < cfg->n_measure; i++) {
         if (n >= MEASURE_MAX_FILES)
             return sworn_err_set(SWORN_ERR_RANGE, "tpm.measure: at most %d files",
                                  MEASURE_MAX_FILES - 4);
+        if (hash_path(cfg->measure[i], digests[n]) < 0)
+            return -1;
+        roles[n] = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA;
         paths[n++] = cfg->measure[i];
     }
     for (size_t i = 0; i < n; i++) {
-        if (hash_file(paths[i], digests[i]) < 0)
-            return -1;
         sworn__v1__measured_file__init(&files[i]);
         files[i].path = (char *)paths[i];
         files[i].sha256.data = digests[i];
         files[i].sha256.len = 32;
+        files[i].role = roles[i];
         fp[i] = &files[i];
     }
     if (cfg->tpm_tcti != NULL) {
@@ -177,11 +242,40 @@ tpm_failed:
     return append_startup(d, &sm, fp, n, &index);
 }
 
-/* Replay the recent ALLOW decisions of the log into the budgets. */
+/* The time an entry carries, if its kind has one (0 when it does not). */
+static int entry_time(const Sworn__V1__Entry *e, uint64_t *t)
+{
+    switch (e->kind_case) {
+    case SWORN__V1__ENTRY__KIND_DECISION:
+        *t = e->decision->time_unix_ms;
+        return 1;
+    case SWORN__V1__ENTRY__KIND_POLICY_LOADED:
+        *t = e->policy_loaded->time_unix_ms;
+        return 1;
+    case SWORN__V1__ENTRY__KIND_STARTUP:
+        *t = e->startup->time_unix_ms;
+        return 1;
+    case SWORN__V1__ENTRY__KIND_REFUSED:
+        *t = e->refused->time_unix_ms;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Replay the ALLOW decisions of the log's last window into the budgets. Entries are appended in
+ * time order, give or take REPLAY_SLACK_MS (one wall clock stamps them all), so walking back by
+ * index until the first entry older than the longest window plus that slack finds every allow
+ * inside the window; nothing older can still count (a window is at most that long and aligned,
+ * policy/budget.c). The walk reads as many entries as
+ * the window holds, unless budgets.replay_max_entries bounds it: reaching that bound inside the
+ * window refuses the start.
+ */
 static int replay_budgets(struct d_daemon *d)
 {
     uint64_t window = sworn_policy_max_window_ms(d->policy), size = sworn_log_size(d->log);
-    uint64_t now = d_now_unix_ms(), from = size, replayed = 0;
+    uint64_t now = d_now_unix_ms(), from = size, replayed = 0, bound = d->cfg->replay_max_entries;
     uint8_t *buf;
 
     if (window == 0 || size == 0)
@@ -189,24 +283,32 @@ static int replay_budgets(struct d_daemon *d)
     buf = malloc(SWORN_FRAME_ENTRY_MAX);
     if (buf == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "budget replay: out of memory");
-    /* Walk back to the first decision older than the window. */
-    while (from > 0 && size - from < REPLAY_MAX_ENTRIES) {
+    /* Walk back to the first entry older than the window. */
+    while (from > 0) {
         size_t len;
         Sworn__V1__Entry *e;
-        int older = 0;
+        uint64_t t;
+        int older;
 
         if (sworn_log_read_entry(d->log, from - 1, buf, SWORN_FRAME_ENTRY_MAX, &len) < 0)
             goto fail;
         e = sworn_frame_unpack_entry(buf, len);
         if (e == NULL)
             goto fail;
-        if (e->kind_case == SWORN__V1__ENTRY__KIND_DECISION &&
-            e->decision->time_unix_ms + window < now)
-            older = 1;
+        /* An entry stamped after now (the clock was set back) is inside the window. */
+        older = entry_time(e, &t) && t <= now && now - t > window + REPLAY_SLACK_MS;
         sworn__v1__entry__free_unpacked(e, NULL);
         if (older)
             break;
         from--;
+        if (bound != 0 && size - from > bound) {
+            free(buf);
+            return sworn_err_set(SWORN_ERR_RANGE,
+                                 "budget replay: the policy's longest budget window (%llu ms) "
+                                 "holds more than %llu log entries (budgets.replay_max_entries); "
+                                 "refusing to start rather than under-count the budgets",
+                                 (unsigned long long)window, (unsigned long long)bound);
+        }
     }
     for (uint64_t i = from; i < size; i++) {
         size_t len;
@@ -233,6 +335,8 @@ static int replay_budgets(struct d_daemon *d)
         if (f != NULL) {
             json_object_object_add(f, "decisions", json_object_new_int64((int64_t)replayed));
             json_object_object_add(f, "from_index", json_object_new_int64((int64_t)from));
+            json_object_object_add(f, "entries_read",
+                                   json_object_new_int64((int64_t)(size - from)));
         }
         d_log(D_LOG_INFO, "budgets_replayed", f);
     }

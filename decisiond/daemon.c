@@ -26,6 +26,7 @@
  * configuration is bad, 2 on bad usage.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 #include <openssl/sha.h>
 #include <pwd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "d_admin.h"
 #include "d_daemon.h"
@@ -226,6 +228,32 @@ static void shutdown_all(struct d_daemon *d)
     sworn_dconfig_free(d->cfg);
 }
 
+/*
+ * What the monitor handed over besides the sockets: the descriptor of the signer program it
+ * execs (D_ENGINE_FD_SIGNER_PROGRAM, measured through it), and the SHA-256 of the configuration
+ * it parsed, which must be that of the bytes this engine parsed: the monitor acts on its own
+ * reading (users, sockets, the signer), and measured start records this one. 0 or -1.
+ */
+static int engine_inputs(struct d_daemon *d, const char *config_sha256)
+{
+    uint8_t want[SWORN_DCONFIG_HASH_LEN];
+    struct stat st;
+
+    if (strlen(config_sha256) != 2 * sizeof(want) ||
+        sworn_hex_decode(config_sha256, strlen(config_sha256), want, sizeof(want)) < 0)
+        return sworn_err_set(SWORN_ERR_ARG, "--config-sha256 is not 64 hex digits");
+    if (memcmp(want, d->cfg->digest, sizeof(want)) != 0)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "%s changed between the monitor's reading and the engine's: "
+                             "refusing to run on a configuration the monitor did not read",
+                             d->cfg->path);
+    if (fstat(D_ENGINE_FD_SIGNER_PROGRAM, &st) != 0 || !S_ISREG(st.st_mode) ||
+        fcntl(D_ENGINE_FD_SIGNER_PROGRAM, F_SETFD, FD_CLOEXEC) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "the monitor passed no signer program descriptor");
+    d->signer_program_fd = D_ENGINE_FD_SIGNER_PROGRAM;
+    return 0;
+}
+
 /* Signals arrive as libevent events here; the monitor had them blocked for its signalfd. */
 static int unblock_signals(void)
 {
@@ -240,10 +268,14 @@ int main(int argc, char **argv)
 {
     static struct d_daemon daemon_state;
     struct d_daemon *d = &daemon_state;
-    const char *config = NULL, *level = NULL;
+    const char *config = NULL, *level = NULL, *config_sha256 = NULL;
     int check_only = 0, engine = 0, rc = 1;
     char self[PATH_MAX];
 
+    /* The running image, before anything else: measured start hashes this descriptor, the file
+     * the kernel runs, never the path, which may name another file by then (d_startup.c). */
+    d->exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    d->signer_program_fd = -1;
     if (d_harden_early() < 0)
         return fail("hardening");
     for (int i = 1; i < argc; i++) {
@@ -253,6 +285,8 @@ int main(int argc, char **argv)
             check_only = 1;
         } else if (strcmp(argv[i], "--engine") == 0) {
             engine = 1;
+        } else if (strcmp(argv[i], "--config-sha256") == 0 && i + 1 < argc) {
+            config_sha256 = argv[++i];
         } else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
             const char *l = argv[++i];
 
@@ -277,6 +311,8 @@ int main(int argc, char **argv)
         return d_monitor_main(config, level, check_only);
     if (check_only)
         return usage("--engine and --check-config do not go together");
+    if (config_sha256 == NULL)
+        return usage("--engine needs --config-sha256 (the monitor passes it)");
     /* The engine: started by the monitor, as run_as, with its descriptors in place. */
     (void)prctl(PR_SET_NAME, "sworn-engine", 0, 0, 0);
     d->listen_fds[D_CHANNEL_DECISION] = D_ENGINE_FD_DECISION;
@@ -291,12 +327,17 @@ int main(int argc, char **argv)
         sworn_dconfig_free(d->cfg);
         return 1;
     }
+    if (engine_inputs(d, config_sha256) < 0) {
+        fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
+        goto out;
+    }
     if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         goto out;
     }
     sworn_policy_digest(d->policy, d->policy_digest);
-    if (realpath("/proc/self/exe", self) == NULL) {
+    /* The path only names the image in the record; its bytes are read through exe_fd. */
+    if (d->exe_fd < 0 || realpath("/proc/self/exe", self) == NULL) {
         fail("/proc/self/exe");
         goto out;
     }

@@ -32,6 +32,8 @@
 #include "privdrop.h"
 #include "vault.h"
 
+#include <openssl/evp.h>
+
 #define LISTEN_BACKLOG 128
 #define SIGNER_LINE_MAX 1024 /* a line of the signer's stderr, as logged (longer ones are cut) */
 #define SIGNER_STOP_WAIT_MS 2000 /* after the engine ended: the signer's own orderly exit */
@@ -43,7 +45,14 @@ struct monitor {
     struct sworn_dconfig_users users;
     struct sworn_signer_config sc;
     uint8_t spki[SWORN_SIGNER_SPKI_MAX];
-    char self[PATH_MAX];
+    char self[PATH_MAX]; /* the image's path: argv[0] of the engine, nothing more */
+    /* What is exec'd, opened once at start (docs/decisiond.md section 6): this image
+     * (/proc/self/exe), exec'd as the engine through /proc/self/fd, so the engine runs the very
+     * file the monitor runs whatever its path names later; and the signer program, exec'd the
+     * same way at every signer start and handed to the engine, which measures it through it. */
+    int exe_fd;
+    int signer_fd;
+    uint8_t signer_sha256[32]; /* of signer_fd's bytes at start: each launch checks them again */
     pid_t engine;
     int engine_status;
     pid_t signer;
@@ -119,6 +128,66 @@ static int signer_config(struct monitor *m)
         m->sc.pinned_spki = m->spki;
         m->sc.pinned_spki_len = len;
     }
+    return 0;
+}
+
+/* SHA-256 of the whole regular file open on fd (pread from 0: the offset is the exec's). */
+static int hash_program(int fd, uint8_t out[32])
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    uint8_t buf[65536];
+    unsigned int len = 0;
+    off_t off = 0;
+    int ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+
+    while (ok) {
+        ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        ok = EVP_DigestUpdate(ctx, buf, (size_t)n) == 1;
+        off += n;
+    }
+    ok = ok && EVP_DigestFinal_ex(ctx, out, &len) == 1 && len == 32;
+    EVP_MD_CTX_free(ctx);
+    return ok ? 0 : sworn_err_set(SWORN_ERR_IO, "cannot read signer.program to hash it");
+}
+
+/* Open what the monitor execs, once (struct monitor: exe_fd, signer_fd). */
+static int open_programs(struct monitor *m)
+{
+    struct stat st;
+
+    m->exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (m->exe_fd < 0 || realpath("/proc/self/exe", m->self) == NULL)
+        return sworn_err_set(SWORN_ERR_IO, "/proc/self/exe: %s", strerror(errno));
+    m->signer_fd = open(m->cfg->signer_program, O_RDONLY | O_CLOEXEC);
+    if (m->signer_fd < 0 || fstat(m->signer_fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return sworn_err_set(SWORN_ERR_IO, "signer.program %s: not a regular file to open",
+                             m->cfg->signer_program);
+    return hash_program(m->signer_fd, m->signer_sha256);
+}
+
+/*
+ * The signer program open since start still holds the bytes it held then (the engine measured
+ * them through the same descriptor). Only root or the file's owner (root's alone:
+ * sworn_dconfig_check) can write it in place; a start with other bytes is refused. 0 or -1.
+ */
+static int signer_unchanged(struct monitor *m)
+{
+    uint8_t now[32];
+
+    if (hash_program(m->signer_fd, now) < 0)
+        return -1;
+    if (memcmp(now, m->signer_sha256, 32) != 0)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "signer.program %s was rewritten since decisiond started and "
+                             "measured it: no signer is started from it",
+                             m->cfg->signer_program);
     return 0;
 }
 
@@ -241,6 +310,7 @@ static int start_signer(struct monitor *m)
     }
     memset(&reply, 0, sizeof(reply));
     lo.program = m->cfg->signer_program;
+    lo.program_fd = m->signer_fd;
     lo.die_with_parent = 1;
     if (geteuid() == 0 && m->users.signer_uid != 0) {
         lo.uid = m->users.signer_uid;
@@ -254,6 +324,10 @@ static int start_signer(struct monitor *m)
                  "the token refused the PIN in %s; no signer is started with it again until the "
                  "file changes",
                  m->cfg->signer_pin_file);
+    } else if (signer_unchanged(m) < 0) {
+        reply.status = sworn_err_code();
+        snprintf(reply.msg, sizeof(reply.msg), "%s", sworn_err_msg());
+        d_log_msg(D_LOG_ERROR, "signer_not_started", sworn_err_msg());
     } else if (pipe2(err_pipe, O_CLOEXEC) == 0 && (lo.stderr_fd = err_pipe[1]) > 0 &&
                sworn_signer_launch(&m->sc, &lo, &fd, &pid, &m->signer_pidfd) == 0) {
         json_object *f = json_object_new_object();
@@ -313,9 +387,17 @@ static int place(int fd, int want)
 static int start_engine(struct monitor *m, const char *config, const char *log_level, int dec,
                         int adm)
 {
-    char *argv[8];
+    char *argv[10], exe_path[32], config_hex[2 * SWORN_DCONFIG_HASH_LEN + 1];
     int sv[2], argc = 0;
     pid_t pid;
+
+    /* The engine is this very image, through the descriptor opened at start (its number in the
+     * child, D_ENGINE_FD_EXE, close-on-exec); the configuration's digest lets the engine refuse
+     * to run on other bytes than the monitor read. */
+    snprintf(exe_path, sizeof(exe_path), "/proc/self/fd/%d", D_ENGINE_FD_EXE);
+    if (sworn_hex_encode(m->cfg->digest, SWORN_DCONFIG_HASH_LEN, config_hex, sizeof(config_hex)) <
+        0)
+        return -1;
 
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return sworn_err_set(SWORN_ERR_IO, "socketpair: %s", strerror(errno));
@@ -323,6 +405,8 @@ static int start_engine(struct monitor *m, const char *config, const char *log_l
     argv[argc++] = (char *)"--engine";
     argv[argc++] = (char *)"--config";
     argv[argc++] = (char *)config;
+    argv[argc++] = (char *)"--config-sha256";
+    argv[argc++] = config_hex;
     if (log_level != NULL) {
         argv[argc++] = (char *)"--log-level";
         argv[argc++] = (char *)log_level;
@@ -337,11 +421,13 @@ static int start_engine(struct monitor *m, const char *config, const char *log_l
     if (pid == 0) {
         /* Above every target number first, so that no dup2 below closes one of them. */
         int ch = fcntl(sv[1], F_DUPFD, 10), d = fcntl(dec, F_DUPFD, 10),
-            a = fcntl(adm, F_DUPFD, 10);
+            a = fcntl(adm, F_DUPFD, 10), sp = fcntl(m->signer_fd, F_DUPFD, 10),
+            ex = fcntl(m->exe_fd, F_DUPFD, 10);
 
-        if (ch < 0 || d < 0 || a < 0 || place(ch, D_ENGINE_FD_MONITOR) < 0 ||
+        if (ch < 0 || d < 0 || a < 0 || sp < 0 || ex < 0 || place(ch, D_ENGINE_FD_MONITOR) < 0 ||
             place(d, D_ENGINE_FD_DECISION) < 0 || place(a, D_ENGINE_FD_ADMIN) < 0 ||
-            close_range(D_ENGINE_FD_ADMIN + 1, ~0U, 0) != 0)
+            place(sp, D_ENGINE_FD_SIGNER_PROGRAM) < 0 || dup3(ex, D_ENGINE_FD_EXE, O_CLOEXEC) < 0 ||
+            close_range(D_ENGINE_FD_EXE + 1, ~0U, 0) != 0)
             _exit(126);
         if (geteuid() == 0 && m->users.engine_uid != 0 &&
             sworn_drop_privileges(m->users.engine_uid, m->users.engine_gid, NULL) < 0)
@@ -349,7 +435,7 @@ static int start_engine(struct monitor *m, const char *config, const char *log_l
         /* After the drop (a credential change clears it): the engine dies with the monitor. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
             _exit(126);
-        execve(m->self, argv, environ);
+        execve(exe_path, argv, environ);
         _exit(127);
     }
     (void)close(sv[1]);
@@ -514,6 +600,7 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
 
     m->engine = m->signer = -1;
     m->signer_pidfd = m->chan = m->signer_err = -1;
+    m->exe_fd = m->signer_fd = -1;
     /* Separation first: a configuration that would run the signer as root is wrong whatever else
      * it says. */
     if (sworn_dconfig_load(config, &m->cfg) < 0 || sworn_dconfig_check_separation(m->cfg) < 0 ||
@@ -526,7 +613,7 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
         rc = check_only_run(m);
         goto out;
     }
-    if (realpath("/proc/self/exe", m->self) == NULL || signer_config(m) < 0) {
+    if (open_programs(m) < 0 || signer_config(m) < 0) {
         d_log_msg(D_LOG_ERROR, "start_failed", sworn_err_msg());
         goto out;
     }
@@ -581,6 +668,10 @@ out:
         (void)close(dec);
     if (adm >= 0)
         (void)close(adm);
+    if (m->exe_fd >= 0)
+        (void)close(m->exe_fd);
+    if (m->signer_fd >= 0)
+        (void)close(m->signer_fd);
     sworn_dconfig_free(m->cfg);
     return rc;
 }

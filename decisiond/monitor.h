@@ -8,9 +8,13 @@
  *            signer.user; signer/launch.h). It forwards SIGTERM, SIGINT and SIGHUP to the engine,
  *            restarts the signer with full rights whenever the engine asks for a fresh one, and
  *            exits with the engine. It reads no policy, vault or log, and holds no key.
- *   engine   policy, vault, log, checkpoints, TPM quotes, the two sockets (d_daemon.h). Started
- *            with: fd 3 its channel to the monitor, fd 4 the decision socket, fd 5 the admin
- *            socket, already listening; it never forks, execs or changes its uid.
+ *   engine   policy, vault, log, checkpoints, TPM quotes, the two sockets (d_daemon.h). Exec'd
+ *            from the monitor's own image (its /proc/self/exe descriptor, opened at start) with
+ *            --config-sha256 (the digest of the configuration bytes the monitor parsed, which
+ *            the engine's own reading must match) and: fd 3 its channel to the monitor, fd 4 the
+ *            decision socket, fd 5 the admin socket, already listening, fd 6 the signer program
+ *            (read-only, the file every signer is exec'd from, measured by the engine through
+ *            it); it never forks, execs or changes its uid.
  *   signer   sworn-signer: the key, on a socketpair whose other end the engine holds.
  *
  * The monitor channel (a Unix stream socketpair; the engine asks, the monitor answers):
@@ -29,6 +33,10 @@
 #define D_ENGINE_FD_MONITOR 3
 #define D_ENGINE_FD_DECISION 4
 #define D_ENGINE_FD_ADMIN 5
+/* The signer program the monitor execs, read-only: the engine measures it through this. */
+#define D_ENGINE_FD_SIGNER_PROGRAM 6
+/* The monitor's image in the engine's exec (close-on-exec: gone once the engine runs). */
+#define D_ENGINE_FD_EXE 7
 
 #define D_MONITOR_START_SIGNER 'S'
 #define D_MONITOR_STOP_SIGNER 'K'

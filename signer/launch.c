@@ -117,7 +117,11 @@ fail:
 static _Noreturn void child(int sock, const struct sworn_signer_launch_opts *opts,
                             char *const argv[], char *const envp[])
 {
-    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    int nul = open("/dev/null", O_RDWR | O_CLOEXEC), prog = -1, first_free = SWORN_SIGNER_FD + 1;
+    /* The program's descriptor, when given, goes to SWORN_SIGNER_FD + 1, close-on-exec: the
+     * exec opens the file through /proc/self/fd before it closes it. */
+    static const char prog_path[] = "/proc/self/fd/4";
+    _Static_assert(SWORN_SIGNER_FD + 1 == 4, "prog_path names SWORN_SIGNER_FD + 1");
 
     if (nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(nul, STDOUT_FILENO) < 0)
         _exit(126);
@@ -125,11 +129,19 @@ static _Noreturn void child(int sock, const struct sworn_signer_launch_opts *opt
         _exit(126);
     if (fcntl(STDERR_FILENO, F_GETFD) < 0 && dup2(nul, STDERR_FILENO) < 0)
         _exit(126);
+    /* Out of the way of fd 3 before the dup2 below, which could otherwise close it. */
+    if (opts->program_fd > 0 && (prog = fcntl(opts->program_fd, F_DUPFD_CLOEXEC, 10)) < 0)
+        _exit(126);
     /* dup2 clears close-on-exec on the copy; the socket was made above fd 3 by the parent. */
     if (dup2(sock, SWORN_SIGNER_FD) < 0)
         _exit(126);
-    if (close_range(SWORN_SIGNER_FD + 1, ~0U, 0) != 0) {
-        for (int fd = SWORN_SIGNER_FD + 1; fd < 65536; fd++)
+    if (prog >= 0) {
+        if (dup3(prog, SWORN_SIGNER_FD + 1, O_CLOEXEC) < 0)
+            _exit(126);
+        first_free = SWORN_SIGNER_FD + 2;
+    }
+    if (close_range((unsigned)first_free, ~0U, 0) != 0) {
+        for (int fd = first_free; fd < 65536; fd++)
             (void)close(fd); /* EBADF for the many that are not open is expected */
     }
     if (geteuid() == 0) {
@@ -140,7 +152,7 @@ static _Noreturn void child(int sock, const struct sworn_signer_launch_opts *opt
          * key and not its later buffers (sworn-signer.c, lock_memory). */
         (void)setrlimit(RLIMIT_MEMLOCK, &rl);
     }
-    execve(argv[0], argv, envp);
+    execve(prog >= 0 ? prog_path : argv[0], argv, envp);
     _exit(127);
 }
 

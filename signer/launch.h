@@ -11,7 +11,9 @@
  *      SWORN_SIGNER_MEMLOCK_DEFAULT), so the signer can keep all its memory locked after it has
  *      dropped root: a locked process's later allocations count against that limit once it has no
  *      CAP_IPC_LOCK;
- *   3. execs opts->program with the key's configuration in argv (nothing in it is a secret: the PIN
+ *   3. execs opts->program (or, when opts->program_fd is set, the file open on it, through
+ *      /proc/self/fd: the very file the caller opened and measured, whatever the path names by
+ *      then) with the key's configuration in argv (nothing in it is a secret: the PIN
  *      stays in its file, which only the signer reads) and an empty environment, except
  *      SOFTHSM2_CONF, which a SoftHSM module needs to find its tokens, when the caller has it.
  * The exec'd program reads the PIN, opens the key, drops to opts->uid/gid itself, installs its
@@ -49,7 +51,10 @@
 #define SWORN_SIGNER_ARG_BYTES_MAX 8192 /* the numbers and the pinned SPKI in hex, all together */
 
 struct sworn_signer_launch_opts {
-    const char *program; /* the sworn-signer binary (absolute path) */
+    const char *program; /* the sworn-signer binary (absolute path; argv[0]) */
+    /* > 0: exec the file open on this descriptor instead of looking program up again (the
+     * monitor's, opened once at start: docs/decisiond.md section 6); 0: exec program by path. */
+    int program_fd;
     uid_t uid; /* with root: the signer drops to uid/gid after opening the key; 0: stays */
     gid_t gid;
     const char *chroot_dir; /* with a uid: the signer chroots here before the drop; NULL: none */

@@ -364,6 +364,9 @@ int main(int argc, char **argv)
 
     if (sworn_no_dumps() < 0 || setup_signals() < 0 || check_fds() < 0)
         signer_exit(NULL, SIGNER_EXIT_SETUP);
+    /* The monitor execs this file through /proc/self/fd/4 (the descriptor the engine measured:
+     * signer/launch.h), which leaves "4" as the command name: say what this process is. */
+    (void)prctl(PR_SET_NAME, "sworn-signer", 0, 0, 0);
     if (parse_args(argc, argv, &a) < 0) {
         fprintf(stderr, "sworn-signer: bad usage (it is started by sworn-decisiond's monitor with "
                         "its socket on fd 3; docs/decisiond.md)\n");

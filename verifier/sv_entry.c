@@ -233,6 +233,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("missing-field", "policy_loaded: no source");
         memcpy(info->digest, e->policy_loaded->digest.data, SV_HASH);
         info->time_unix_ms = e->policy_loaded->time_unix_ms;
+        info->refused = e->policy_loaded->error[0] != '\0';
         return 0;
     case SVPB__V1__ENTRY__KIND_KEY_EVENT:
         if (e->key_event->statement.len == 0 ||
@@ -242,18 +243,31 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         info->statement_len = e->key_event->statement.len;
         info->time_unix_ms = e->key_event->time_unix_ms;
         return 0;
-    case SVPB__V1__ENTRY__KIND_STARTUP:
+    case SVPB__V1__ENTRY__KIND_STARTUP: {
+        size_t n_policy = 0;
+
         if (e->startup->n_files > 256)
             BAD("bad-field", "startup: more than 256 files");
-        for (size_t i = 0; i < e->startup->n_files; i++)
+        for (size_t i = 0; i < e->startup->n_files; i++) {
             if (e->startup->files[i]->path[0] == '\0' || !d32(&e->startup->files[i]->sha256, 0))
                 BAD("bad-field", "startup: file %zu malformed", i);
+            /* 0: a decisiond older than roles; protobuf-c keeps unknown enum numbers. */
+            if ((int)e->startup->files[i]->role < 0 ||
+                e->startup->files[i]->role > SVPB__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA)
+                BAD("bad-field", "startup: file %zu has role %d, not 0..5", i,
+                    (int)e->startup->files[i]->role);
+            if (e->startup->files[i]->role == SVPB__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY)
+                n_policy++;
+        }
+        if (n_policy > 1)
+            BAD("bad-field", "startup: %zu files with the policy role", n_policy);
         if (!d32(&e->startup->pcr23, 1))
             BAD("bad-field", "startup: pcr23 is not 32 bytes");
         if (!d32(&e->startup->pcr23_before, 1))
             BAD("bad-field", "startup: pcr23_before is not 32 bytes");
         info->time_unix_ms = e->startup->time_unix_ms;
         return 0;
+    }
     case SVPB__V1__ENTRY__KIND_ESCALATION_RESOLVED: {
         const Svpb__V1__EscalationResolved *r = e->escalation_resolved;
 
@@ -389,6 +403,7 @@ int sv_entry_startup(const uint8_t *e, size_t len, struct sv_startup *out, char 
             break;
         }
         memcpy(out->sha256[i], f->sha256.data, SV_HASH);
+        out->role[i] = (int)f->role;
         out->path[i] = malloc(strlen(f->path) + 1);
         if (out->path[i] == NULL) {
             r = sv_fail(why, "out of memory");

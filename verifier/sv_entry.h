@@ -47,6 +47,7 @@ struct sv_entry_info {
     int linked;
     uint64_t escalation_index;
     uint8_t escalation_hash[SV_HASH];
+    int refused; /* policy_loaded: the load was refused (its error is set) */
     uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
 };
@@ -65,6 +66,8 @@ struct sv_startup {
     size_t nfiles;
     uint8_t sha256[SV_STARTUP_FILES][SV_HASH]; /* in extend order */
     char *path[SV_STARTUP_FILES];              /* owned; freed by sv_startup_free */
+    int role[SV_STARTUP_FILES]; /* MeasuredFile.role: 0 unrecorded, 1 image, 2 signer, 3
+                                 * configuration, 4 policy, 5 tpm.measure (at most one 4) */
     /* the processes as they started (fields 5 to 7; all zero in records of an older decisiond) */
     uint32_t engine_uid;
     uint32_t signer_uid;

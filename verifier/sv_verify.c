@@ -349,7 +349,70 @@ struct stream {
     size_t nescs, cap_escs;
     uint64_t first_index;
     uint64_t unseen_escalations;
+    /* The Startup entry just read, whose own PolicyLoaded entry must come next with the policy
+     * digest it measured (check_start_policy). */
+    int start_pending;
+    uint64_t start_index;
+    int start_has_policy;
+    uint8_t start_policy[SV_HASH];
 };
+
+/* Remember Startup entry index's measured policy (the file with role 4) for the next entry. */
+static void note_start(struct stream *s, uint64_t index, const uint8_t *e, size_t len)
+{
+    struct sv_startup st;
+    char why[SV_WHY];
+
+    s->start_pending = 1;
+    s->start_index = index;
+    s->start_has_policy = 0;
+    if (sv_entry_startup(e, len, &st, why) == 0)
+        for (size_t i = 0; i < st.nfiles; i++)
+            if (st.role[i] == 4) {
+                memcpy(s->start_policy, st.sha256[i], SV_HASH);
+                s->start_has_policy = 1;
+            }
+    sv_startup_free(&st);
+}
+
+/*
+ * A start's own PolicyLoaded entry: decisiond appends it right after its Startup entry, before
+ * it serves anything, with the digest of the policy bytes it parsed, and the Startup entry
+ * measured the same digest (role 4, policy) into PCR 23. A record where they differ says one
+ * policy was measured and another decided (finding 1 of the control-plane review): it fails. A
+ * Startup entry followed by another one is a start that ended before its policy entry. The entry
+ * at index follows the pending Startup entry; info is what sv_entry_check read of it.
+ */
+static void check_start_policy(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    char item[64], why[SV_WHY];
+
+    s->start_pending = 0;
+    if (info->kind == SV_ENTRY_STARTUP)
+        return;
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (info->kind != SV_ENTRY_POLICY_LOADED) {
+        snprintf(why, sizeof(why),
+                 "the start at entry %llu is followed by no PolicyLoaded entry: the policy it "
+                 "decided with is not shown",
+                 (unsigned long long)s->start_index);
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "start-policy-missing", why);
+    } else if (!s->start_has_policy) {
+        snprintf(why, sizeof(why),
+                 "the start at entry %llu records no measured file with the policy role: the "
+                 "policy in force cannot be matched to the one measured",
+                 (unsigned long long)s->start_index);
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "start-policy-unrecorded", why);
+    } else if (info->refused || memcmp(info->digest, s->start_policy, SV_HASH) != 0) {
+        snprintf(why, sizeof(why),
+                 "the policy loaded at start is not the policy the start at entry %llu measured "
+                 "into PCR 23",
+                 (unsigned long long)s->start_index);
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "start-policy-mismatch", why);
+    } else {
+        pass(s->rep, SV_CHECK_POLICY);
+    }
+}
 
 static int file_approved(const struct sv_policy *p, const uint8_t d[SV_HASH], const char *path)
 {
@@ -826,10 +889,13 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
 
     snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
     if (sv_entry_check(e, len, &info, code, why) != 0) {
+        s->start_pending = 0; /* failed already; nothing to compare with */
         sv_report_fail(s->rep, SV_CHECK_ENTRIES, item, code, why);
         return;
     }
     pass(s->rep, SV_CHECK_ENTRIES);
+    if (s->start_pending)
+        check_start_policy(s, index, &info);
     if (info.time_unix_ms > s->last_time_ms)
         s->last_time_ms = info.time_unix_ms;
     switch (info.kind) {
@@ -856,6 +922,7 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         if (s->o->policy->measured_start)
             check_startup(s, index, e, len);
         check_separation(s, index, e, len);
+        note_start(s, index, e, len);
         break;
     case SV_ENTRY_KEY_EVENT:
         if (s->keys != NULL &&

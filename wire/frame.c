@@ -457,7 +457,9 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
         SWORN_ENSURE(m->key_event->statement.len > 0, SWORN_ERR_FORMAT,
                      "key_event.statement is missing");
         return 0;
-    case SWORN__V1__ENTRY__KIND_STARTUP:
+    case SWORN__V1__ENTRY__KIND_STARTUP: {
+        size_t n_policy = 0;
+
         SWORN_ENSURE(m->startup != NULL, SWORN_ERR_ARG, "entry.startup is NULL");
         SWORN_GUARD(check_count(m->startup->n_files, SWORN_FRAME_FILES_MAX, "startup.files"));
         for (i = 0; i < m->startup->n_files; i++) {
@@ -465,11 +467,22 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
             SWORN_GUARD(check_str(m->startup->files[i]->path, SWORN_FRAME_STRING_MAX, 1,
                                   "startup.files[].path"));
             SWORN_GUARD(check_hash(m->startup->files[i]->sha256, 1, "startup.files[].sha256"));
+            /* 0: a start recorded before roles existed (the log still holds it). */
+            SWORN_ENSURE((int)m->startup->files[i]->role >=
+                                 SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_UNSPECIFIED &&
+                             m->startup->files[i]->role <=
+                                 SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA,
+                         SWORN_ERR_FORMAT, "startup.files[].role %d is not 0..5",
+                         (int)m->startup->files[i]->role);
+            if (m->startup->files[i]->role == SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY)
+                n_policy++;
         }
+        SWORN_ENSURE(n_policy <= 1, SWORN_ERR_FORMAT, "startup: more than one policy file");
         SWORN_GUARD(check_hash(m->startup->pcr23_before, 0, "startup.pcr23_before"));
         SWORN_ENSURE((m->startup->pcr23.len == 0) == (m->startup->pcr23_before.len == 0),
                      SWORN_ERR_FORMAT, "startup.pcr23 and pcr23_before must both be set or empty");
         return check_hash(m->startup->pcr23, 0, "startup.pcr23");
+    }
     case SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED:
         SWORN_ENSURE(m->escalation_resolved != NULL, SWORN_ERR_ARG,
                      "entry.escalation_resolved is NULL");

@@ -279,6 +279,10 @@ static void test_defaults_and_relative_config_path(void **state)
     assert_int_equal(c->max_pending_escalations, 1000);
     assert_null(c->run_as_user);
     assert_int_equal(c->workers, 4);
+    assert_int_equal(c->replay_max_entries, 0); /* no bound: the whole window is replayed */
+    sworn_dconfig_free(c);
+    c = load_text(f, minimal_plus("budgets: {replay_max_entries: 8}\n"));
+    assert_int_equal(c->replay_max_entries, 8);
     sworn_dconfig_free(c);
 }
 
@@ -389,6 +393,11 @@ static void test_refusals(void **state)
         {"escalation: {max_pending: 100001}\n", "6:27: ", "outside"},
         {"escalation: {timeout: 5}\n", "6:23: ", "expected a duration"},
         {"log: {database: x}\n", "6:1: ", "duplicate key \"log\""},
+        {"budgets: {replay_max_entries: 0}\n", "6:31: ", "outside"},
+        {"budgets: {replay_max_entries: many}\n", "6:31: ", "unsigned decimal"},
+        {"budgets: {replay_max_entries: -1}\n", "6:31: ", "unsigned decimal"},
+        {"budgets: {horizon: 8}\n", "6:11: ", "unknown key \"horizon\""},
+        {"budgets: [8]\n", "6:10: ", "expected a mapping"},
     };
     char text[8192];
 

@@ -10,7 +10,9 @@
  * protocol refusals (garbage, oversized and zero lengths, unknown fields, the admin protocol on
  * the decision socket, a peer of the wrong uid) answered and recorded, escalations approved,
  * denied and timed out, policy reloads (a broken file keeps the old policy and is recorded), and
- * budgets that survive a crash of the daemon.
+ * budgets that survive a crash of the daemon, rebuilt from every allow of their window however
+ * many entries follow it (finding 11 of the control-plane review: test_budget_replay_whole_window;
+ * budgets.replay_max_entries refuses the start rather than forget an allow).
  */
 #define _GNU_SOURCE /* memmem */
 #include <stdarg.h>
@@ -556,6 +558,7 @@ static void test_policy_reload(void **state)
     Sworn__V1__Entry *e;
     uint64_t failed_index = 0, allow_index;
     static const char broken[] = "version: 1\nrules:\n  - id: x\n    effect: perhaps\n";
+    static const char deny_all[] = "version: 2\nrules:\n  - id: none\n    effect: deny\n";
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
@@ -577,7 +580,7 @@ static void test_policy_reload(void **state)
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 
     /* A good policy that denies everything. */
-    sworn_test_write_file(path, "version: 2\nrules:\n  - id: none\n    effect: deny\n", 48, 0644);
+    sworn_test_write_file(path, deny_all, strlen(deny_all), 0644);
     ar = reload(&s);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
@@ -601,14 +604,20 @@ static void test_policy_reload(void **state)
         e = sworn_frame_unpack_entry(entry, len);
         assert_non_null(e);
         if (e->kind_case == SWORN__V1__ENTRY__KIND_POLICY_LOADED) {
+            uint8_t want[32];
+
+            /* Each digest is of the bytes that reload read (the refused ones, then the new). */
             if (failed_index == 0) {
                 failed_index = i;
                 assert_non_null(strstr(e->policy_loaded->error, "effect"));
+                EVP_Digest(broken, strlen(broken), want, NULL, EVP_sha256(), NULL);
             } else {
                 assert_string_equal(e->policy_loaded->error, "");
                 assert_memory_not_equal(e->policy_loaded->digest.data, old_digest, 32);
                 memcpy(old_digest, e->policy_loaded->digest.data, 32);
+                EVP_Digest(deny_all, strlen(deny_all), want, NULL, EVP_sha256(), NULL);
             }
+            assert_memory_equal(e->policy_loaded->digest.data, want, 32);
         }
         if (i == allow_index) {
             assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
@@ -655,6 +664,77 @@ static void test_budget_survives_crash(void **state)
     r = sworn_stack_decide_path(&s, "budget-5", "/budget/x");
     sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
+/*
+ * Finding 11: the replay at start walked back at most a fixed number of entries (10 million) and
+ * silently forgot the allows before them, so a long log gave the agent a fresh budget at each
+ * restart. Here two allows of the 3-per-minute budget are followed by more entries than a small
+ * horizon (12 denies, 16 entries in the window), the clock moves 20 s (still the same window),
+ * and the daemon restarts: the two allows still count (one more allow, then a deny). The code
+ * before the fix, with its horizon set to 8 entries as a test-sized stand-in for 10 million,
+ * allowed three more. budgets.replay_max_entries, the operator's bound on the walk, refuses the
+ * start when the window holds more entries than it, rather than under-count.
+ */
+static void test_budget_replay_whole_window(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    char id[32], *log_path, *log_text;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --test-clock"), 0);
+    /* One second into a minute: the whole test runs inside one window of the budget. */
+    sworn_stack_clock_advance(&s, (61000 - sworn_stack_clock_unix_ms(&s) % 60000) % 60000);
+    for (int i = 0; i < 2; i++) {
+        snprintf(id, sizeof(id), "window-allow-%d", i);
+        r = sworn_stack_decide_path(&s, id, "/budget/x");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    for (int i = 0; i < 12; i++) {
+        snprintf(id, sizeof(id), "window-deny-%d", i);
+        r = sworn_stack_decide_path(&s, id, "/nothing/here");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    sworn_stack_clock_advance(&s, 20000);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_stack_sh(&s, "cp decisiond.yaml decisiond.base"), 0);
+
+    /* No bound (the default): the whole window is replayed. */
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = sworn_stack_decide_path(&s, "window-allow-2", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    r = sworn_stack_decide_path(&s, "window-over", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* A bound smaller than the window's entries: the start is refused, and says why. */
+    assert_int_equal(sworn_stack_sh(&s, "{ cat decisiond.base;"
+                                        " printf 'budgets:\\n  replay_max_entries: 8\\n'; }"
+                                        " > decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), -1);
+    log_path = sworn_test_path(s.dir, "decisiond.log");
+    log_text = sworn_test_read_file(log_path, NULL);
+    assert_non_null(strstr(log_text, "holds more than 8 log entries (budgets.replay_max_entries)"));
+    free(log_text);
+    free(log_path);
+
+    /* A bound the window fits in: the start goes on, the budget still spent. */
+    assert_int_equal(sworn_stack_sh(&s, "{ cat decisiond.base;"
+                                        " printf 'budgets:\\n  replay_max_entries: 1000\\n'; }"
+                                        " > decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    r = sworn_stack_decide_path(&s, "window-over-2", "/budget/x");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    assert_int_equal(sworn_stack_sh(&s, "cp decisiond.base decisiond.yaml"), 0);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
@@ -1070,6 +1150,186 @@ static void test_keyring_pins_the_key(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/* SHA-256 of what process pid runs (/proc/PID/exe: the file the kernel runs, whatever its path). */
+static void sha256_of_exe(pid_t pid, uint8_t out[32])
+{
+    char path[64], *data;
+    size_t len = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
+    data = sworn_test_read_file(path, &len);
+    EVP_Digest(data, len, out, NULL, EVP_sha256(), NULL);
+    free(data);
+}
+
+/* The file of role in Startup entry e (exactly one). */
+static const Sworn__V1__MeasuredFile *startup_file(const Sworn__V1__Entry *e,
+                                                   Sworn__V1__MeasuredRole role)
+{
+    const Sworn__V1__MeasuredFile *f = NULL;
+
+    assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_STARTUP);
+    for (size_t i = 0; i < e->startup->n_files; i++)
+        if (e->startup->files[i]->role == role) {
+            assert_null(f);
+            f = e->startup->files[i];
+        }
+    assert_non_null(f);
+    return f;
+}
+
+/* The newest Startup entry of the stopped stack's log, and the entry after it (free both). */
+static void last_start(struct sworn_stack *s, Sworn__V1__Entry **start, Sworn__V1__Entry **next)
+{
+    struct sworn_log *log;
+
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    *start = *next = NULL;
+    for (uint64_t i = sworn_log_size(log); i-- > 0 && *start == NULL;) {
+        Sworn__V1__Entry *e = read_entry(log, i);
+
+        assert_non_null(e);
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_STARTUP) {
+            *start = e;
+            assert_true(i + 1 < sworn_log_size(log));
+            *next = read_entry(log, i + 1);
+            assert_non_null(*next);
+        } else {
+            sworn__v1__entry__free_unpacked(e, NULL);
+        }
+    }
+    assert_non_null(*start);
+    sworn_log_close(log);
+}
+
+/* Wait for a signer other than old (the monitor starts one when the engine asks); its pid. */
+static pid_t new_signer(struct sworn_stack *s, pid_t old)
+{
+    for (int i = 0; i < 1500; i++) {
+        pid_t p = sworn_stack_signer_child(s->decisiond_pid);
+
+        if (p > 0 && p != old)
+            return p;
+        sworn_test_sleep_ms(20); /* polling for the process, with a deadline */
+    }
+    fail_msg("no new signer within 30 s");
+    return -1;
+}
+
+/*
+ * Finding 1 on the running stack: the Startup entry records what the processes run (the
+ * engine's and the signer's /proc/PID/exe), the configuration and the policy as the daemon
+ * parsed them, and the start's PolicyLoaded entry the same policy. signer.program is then a copy
+ * in the stack's folder:
+ *   - another file renamed over it after the start: every later signer still runs the file the
+ *     monitor opened at start, the one measured (the code before the fix exec'd the path, so the
+ *     new signer ran the replacement, unmeasured);
+ *   - the measured file itself rewritten in place (through the monitor's own descriptor, what
+ *     root can do): the monitor starts no signer from it (signer_not_started), the allows are
+ *     recorded denies;
+ *   - an engine handed another configuration digest than its own reading refuses to run.
+ */
+static void test_measured_what_runs(void **state)
+{
+    struct sworn_stack s;
+    Sworn__V1__Entry *start, *next;
+    Sworn__V1__DecisionReply *r;
+    uint8_t engine_sha[32], signer_sha[32], cfg_sha[32], sha[32];
+    pid_t signer;
+    char *text, *path;
+    size_t len;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    sha256_of_exe(sworn_stack_engine(s.decisiond_pid), engine_sha);
+    signer = sworn_stack_signer_child(s.decisiond_pid);
+    assert_true(signer > 0);
+    sha256_of_exe(signer, signer_sha);
+    text = sworn_test_read_file(s.config, &len);
+    EVP_Digest(text, len, cfg_sha, NULL, EVP_sha256(), NULL);
+    free(text);
+    /* A copy of the signer as signer.program, for what follows. */
+    assert_int_equal(
+        sworn_stack_sh(&s,
+                       "cp /proc/%ld/exe sworn-signer && chmod 0755 sworn-signer && "
+                       "cp sworn-signer sworn-signer.orig && sed -i "
+                       "\"s|^  key: .*signer.pem\\$|&\\n  program: $PWD/sworn-signer|\" "
+                       "decisiond.yaml && grep -q '^  program: ' decisiond.yaml",
+                       (long)signer),
+        0);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    last_start(&s, &start, &next);
+    assert_memory_equal(
+        startup_file(start, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE)->sha256.data,
+        engine_sha, 32);
+    assert_memory_equal(
+        startup_file(start, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER)->sha256.data,
+        signer_sha, 32);
+    assert_memory_equal(
+        startup_file(start, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG)->sha256.data, cfg_sha,
+        32);
+    assert_int_equal(next->kind_case, SWORN__V1__ENTRY__KIND_POLICY_LOADED);
+    assert_memory_equal(
+        startup_file(start, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY)->sha256.data,
+        next->policy_loaded->digest.data, 32);
+    sworn__v1__entry__free_unpacked(start, NULL);
+    sworn__v1__entry__free_unpacked(next, NULL);
+
+    /* Another file renamed over signer.program after the start: the same signer binary with a
+     * byte more (it still runs). The next signer is the measured one. */
+    assert_int_equal(sworn_stack_start(&s), 0);
+    signer = sworn_stack_signer_child(s.decisiond_pid);
+    assert_true(signer > 0);
+    assert_int_equal(sworn_stack_sh(&s, "cp sworn-signer.orig swap && printf x >> swap && "
+                                        "chmod 0755 swap && mv swap sworn-signer"),
+                     0);
+    assert_int_equal(kill(signer, SIGKILL), 0);
+    signer = new_signer(&s, signer);
+    sha256_of_exe(signer, sha);
+    assert_memory_equal(sha, signer_sha, 32);
+    sworn_stack_expect_allow(&s, "runs-1");
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* The measured file rewritten in place, while no signer runs it: refused. */
+    assert_int_equal(sworn_stack_sh(&s, "cp sworn-signer.orig sworn-signer"), 0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    signer = sworn_stack_signer_child(s.decisiond_pid);
+    assert_true(signer > 0);
+    assert_int_equal(kill(sworn_stack_engine(s.decisiond_pid), SIGSTOP), 0);
+    assert_int_equal(kill(signer, SIGKILL), 0);
+    for (int i = 0; i < 1500 && !sworn_stack_pid_gone(signer); i++)
+        sworn_test_sleep_ms(20);
+    assert_true(sworn_stack_pid_gone(signer));
+    assert_int_equal(sworn_stack_sh(&s, "printf x >> sworn-signer"), 0);
+    assert_int_equal(kill(sworn_stack_engine(s.decisiond_pid), SIGCONT), 0);
+    for (int i = 0; i < 5; i++) {
+        char id[32];
+
+        snprintf(id, sizeof(id), "runs-rewritten-%d", i);
+        r = sworn_stack_decide_path(&s, id, "/allowed/x");
+        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
+    path = sworn_test_path(s.dir, "decisiond.log");
+    text = sworn_test_read_file(path, NULL);
+    assert_non_null(strstr(text, "signer_not_started"));
+    assert_non_null(strstr(text, "was rewritten since decisiond started and measured it"));
+    free(text);
+    free(path);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+
+    /* An engine whose configuration is not the one the monitor read. */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "cp sworn-signer.orig sworn-signer && "
+                                    "\"$DECISIOND_BIN\" --engine --config \"$CONFIG\" "
+                                    "--config-sha256 %064d 2>engine.err; test $? -ne 0 && "
+                                    "grep -q \"changed between the monitor's reading and the "
+                                    "engine's\" engine.err",
+                                    0),
+                     0);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 /* Whether the file at path holds the bytes of word. */
 static int file_holds(const char *path, const char *word)
 {
@@ -1105,7 +1365,9 @@ int main(void)
         cmocka_unit_test(test_escalations),
         cmocka_unit_test(test_policy_reload),
         cmocka_unit_test(test_budget_survives_crash),
+        cmocka_unit_test(test_budget_replay_whole_window),
         cmocka_unit_test(test_measured_start_and_quotes),
+        cmocka_unit_test(test_measured_what_runs),
         cmocka_unit_test(test_token_exchange),
         cmocka_unit_test(test_final_checkpoint_quoted),
         cmocka_unit_test(test_keyring_pins_the_key),

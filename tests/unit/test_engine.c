@@ -14,7 +14,17 @@
  *      operator, answered as an allow with a receipt at the EscalationResolved entry the resolve
  *      call reported; a second one denied by the operator; resolving an unknown id fails.
  *   5. A request of the wrong shape never reaches the engine (the entry point refuses it).
+ *   6. Measured start measures what is in force (finding 1 of the control-plane review), tested
+ *      deterministically: after the configuration and the policy were parsed, and after the
+ *      image and the signer program were opened, every one of them is replaced on disk (the
+ *      configuration gains a proxy uid, the policy an allow-everything rule, the binaries are
+ *      renamed over); the Startup entry written after that (d_startup_record) still records
+ *      SHA-256 of the bytes that were parsed and of the files that were opened, each with its
+ *      role, and the start's PolicyLoaded entry carries the measured policy digest. The code
+ *      before the fix hashed the paths again and recorded the replacements
+ *      (test_measure_what_is_in_force).
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -24,6 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <openssl/sha.h>
 
 #include "d_daemon.h"
 #include "d_escalate.h"
@@ -309,6 +322,131 @@ static void test_wrong_shape(void **state)
     assert_int_equal(sworn_log_size(e->d->log), before);
 }
 
+/* SHA-256 of the file at path now. */
+static void sha256_file(const char *path, uint8_t out[32])
+{
+    size_t len = 0;
+    char *bytes = sworn_test_read_file(path, &len);
+
+    SHA256((const uint8_t *)bytes, len, out);
+    free(bytes);
+}
+
+/* Copy src to dst (mode 0700) and open dst read-only; returns the fd. */
+static int copy_and_open(const char *src, const char *dst)
+{
+    size_t len = 0;
+    char *bytes = sworn_test_read_file(src, &len);
+    int fd;
+
+    sworn_test_write_file(dst, bytes, len, 0700);
+    free(bytes);
+    fd = open(dst, O_RDONLY | O_CLOEXEC);
+    assert_true(fd > 0);
+    return fd;
+}
+
+/* Replace path by a new file with text (a rename: the old file lives on where it is open). */
+static void swap_in(const char *dir, const char *path, const char *text)
+{
+    char *tmp = sworn_test_path(dir, "swap.tmp");
+
+    sworn_test_write_file(tmp, text, strlen(text), 0700);
+    assert_int_equal(rename(tmp, path), 0);
+    free(tmp);
+}
+
+/* The file of role in Startup entry st; fails the test unless there is exactly one. */
+static const Sworn__V1__MeasuredFile *role_file(const Sworn__V1__StartupMeasurement *st,
+                                                Sworn__V1__MeasuredRole role)
+{
+    const Sworn__V1__MeasuredFile *f = NULL;
+
+    for (size_t i = 0; i < st->n_files; i++)
+        if (st->files[i]->role == role) {
+            assert_null(f);
+            f = st->files[i];
+        }
+    assert_non_null(f);
+    assert_int_equal(f->sha256.len, 32);
+    return f;
+}
+
+static void test_measure_what_is_in_force(void **state)
+{
+    struct sworn_engine *e = *state;
+    struct d_daemon *d = e->d;
+    char *image = sworn_test_path(e->dir, "sworn-decisiond"),
+         *signer = sworn_test_path(e->dir, "sworn-signer"), *cfg_text;
+    uint8_t want_cfg[32], want_policy[32], want_image[32], want_signer[32];
+    const Sworn__V1__MeasuredFile *f;
+    uint64_t first = sworn_log_size(d->log);
+    Sworn__V1__Entry *en;
+    size_t cfg_len = 0;
+
+    /* What is in force: the bytes parsed at sworn_engine_up, and two programs opened now, as the
+     * engine opens /proc/self/exe and the monitor the signer program at start. */
+    cfg_text = sworn_test_read_file(d->cfg->path, &cfg_len);
+    SHA256((const uint8_t *)cfg_text, cfg_len, want_cfg);
+    SHA256((const uint8_t *)policy, strlen(policy), want_policy);
+    d->exe_fd = copy_and_open("/proc/self/exe", image);
+    d->self_exe = image;
+    d->signer_program_fd = copy_and_open(d->cfg->signer_program, signer);
+    sha256_file(image, want_image);
+    sha256_file(signer, want_signer);
+    assert_memory_equal(d->cfg->digest, want_cfg, 32);
+    assert_memory_equal(d->policy_digest, want_policy, 32);
+
+    /* Every one replaced on disk before the measurement: a proxy uid added, a policy that
+     * allows everything, other programs under the same names. */
+    {
+        char *more = malloc(cfg_len + 64);
+
+        assert_non_null(more);
+        memcpy(more, cfg_text, cfg_len);
+        snprintf(more + cfg_len, 64, "# swapped\n");
+        swap_in(e->dir, d->cfg->path, more);
+        free(more);
+    }
+    swap_in(e->dir, d->cfg->policy_path,
+            "version: 8\nrules:\n  - id: all\n    effect: allow\n    resource: {paths: "
+            "[\"/**\"]}\n");
+    swap_in(e->dir, image, "#!/bin/sh\nexit 0\n");
+    swap_in(e->dir, signer, "#!/bin/sh\nexit 1\n");
+
+    assert_int_equal(d_startup_record(d), 0);
+    en = sworn_engine_entry(e, first);
+    assert_int_equal(en->kind_case, SWORN__V1__ENTRY__KIND_STARTUP);
+    f = role_file(en->startup, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE);
+    assert_string_equal(f->path, image);
+    assert_memory_equal(f->sha256.data, want_image, 32);
+    f = role_file(en->startup, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER);
+    assert_memory_equal(f->sha256.data, want_signer, 32);
+    f = role_file(en->startup, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG);
+    assert_memory_equal(f->sha256.data, want_cfg, 32);
+    f = role_file(en->startup, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY);
+    assert_string_equal(f->path, d->cfg->policy_path);
+    assert_memory_equal(f->sha256.data, want_policy, 32);
+    /* The order PCR 23 is extended in: image, signer, configuration, policy. */
+    assert_int_equal(en->startup->n_files, 4);
+    assert_int_equal(en->startup->files[0]->role,
+                     SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE);
+    assert_int_equal(en->startup->files[3]->role, SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY);
+    sworn__v1__entry__free_unpacked(en, NULL);
+    /* The start's own PolicyLoaded entry names the same policy: the one deciding. */
+    en = sworn_engine_entry(e, first + 1);
+    assert_int_equal(en->kind_case, SWORN__V1__ENTRY__KIND_POLICY_LOADED);
+    assert_memory_equal(en->policy_loaded->digest.data, want_policy, 32);
+    assert_string_equal(en->policy_loaded->error, "");
+    sworn__v1__entry__free_unpacked(en, NULL);
+    close(d->exe_fd);
+    close(d->signer_program_fd);
+    d->self_exe = NULL;
+    free(cfg_text);
+    free(image);
+    free(signer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +455,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escalation_resolved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrong_shape, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_measure_what_is_in_force, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

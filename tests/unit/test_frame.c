@@ -279,7 +279,8 @@ static void test_entry_round_trips(void **state)
     Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
     Sworn__V1__KeyEvent ke = SWORN__V1__KEY_EVENT__INIT;
     Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
-    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT, *mfp[1] = {&mf};
+    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT,
+                            pf = SWORN__V1__MEASURED_FILE__INIT, *mfp[2] = {&mf, &pf};
     Sworn__V1__EscalationResolved er = SWORN__V1__ESCALATION_RESOLVED__INIT;
     uint8_t *b;
     size_t blen;
@@ -331,6 +332,21 @@ static void test_entry_round_trips(void **state)
     assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
     sm.pcr23_before = bin(hash_b, 32);
     entry_round_trip(&e);
+    /* Roles (finding 1): 0..5, at most one policy. */
+    mf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE;
+    pf.path = "/etc/sworn/policy.yaml";
+    pf.sha256 = bin(hash_a, 32);
+    pf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY;
+    sm.n_files = 2;
+    entry_round_trip(&e);
+    mf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    mf.role = (Sworn__V1__MeasuredRole)6;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    mf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_UNSPECIFIED;
+    sm.n_files = 1;
 
     er.request_id = "req-0001";
     er.effect = SWORN__V1__EFFECT__EFFECT_DENY;

@@ -10,7 +10,9 @@
  * its request id, at most once: one case per reason (review finding 2). Startup
  * entries are checked for the separation of signer and engine: one case per reason, a
  * development start accepted by `development allowed`, and an older start without uids
- * accepted by `uids-unrecorded allowed`.
+ * accepted by `uids-unrecorded allowed`; and for the policy of each start (test_start_policy):
+ * the PolicyLoaded entry right after a Startup entry must carry the policy digest that start
+ * measured (role policy), else start-policy-mismatch, -unrecorded or -missing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -240,20 +242,32 @@ static void key_event(struct built *b, const char *statement, uint64_t t_ms)
     add_entry(b, &e);
 }
 
-/* A Startup entry (no TPM) with the processes' uids and the development flag. */
-static void startup(struct built *b, uint32_t engine_uid, uint32_t signer_uid, int development,
-                    uint64_t t_ms)
+/*
+ * A Startup entry (no TPM) with the processes' uids and the development flag, measuring the
+ * binary and, as decisiond does, the policy (policy_sha256, with role policy; NULL: no policy
+ * file, as a decisiond older than MeasuredFile.role recorded it).
+ */
+static void startup_measuring(struct built *b, uint32_t engine_uid, uint32_t signer_uid,
+                              int development, uint64_t t_ms, const uint8_t *policy_sha256)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
-    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT, *files[1] = {&mf};
+    Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT,
+                            pf = SWORN__V1__MEASURED_FILE__INIT, *files[2] = {&mf, &pf};
     uint8_t sha[32];
 
     sv_sha256("sworn-decisiond", 15, sha);
     mf.path = "/usr/libexec/sworn/sworn-decisiond";
     mf.sha256.data = sha;
     mf.sha256.len = 32;
-    sm.n_files = 1;
+    pf.path = "/etc/sworn/policy.yaml";
+    pf.sha256.data = (uint8_t *)policy_sha256;
+    pf.sha256.len = 32;
+    if (policy_sha256 != NULL) {
+        mf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE;
+        pf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY;
+    }
+    sm.n_files = policy_sha256 != NULL ? 2 : 1;
     sm.files = files;
     sm.time_unix_ms = t_ms;
     sm.engine_uid = engine_uid;
@@ -262,6 +276,16 @@ static void startup(struct built *b, uint32_t engine_uid, uint32_t signer_uid, i
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
     add_entry(b, &e);
+}
+
+/* The digest of the policy every start here loads (struct fx's digest, from setup). */
+static uint8_t start_policy[32];
+
+/* A start measuring the policy that good_entries loads. */
+static void startup(struct built *b, uint32_t engine_uid, uint32_t signer_uid, int development,
+                    uint64_t t_ms)
+{
+    startup_measuring(b, engine_uid, signer_uid, development, t_ms, start_policy);
 }
 
 #define T2023 1685577600000ull /* 2023-06-01 */
@@ -356,6 +380,7 @@ static int setup(void **state)
     sv_sha256(f->receipt_spki, 44, f->receipt_id);
     sv_b64_encode(f->receipt_spki, 44, f->receipt_spki_b64, sizeof(f->receipt_spki_b64));
     sv_sha256("policy: allow charges", 21, f->digest);
+    memcpy(start_policy, f->digest, 32);
     *state = f;
     return 0;
 }
@@ -1009,6 +1034,94 @@ static void test_keys(void **state)
     free(der2);
 }
 
+/*
+ * A start's own PolicyLoaded entry (the one right after its Startup entry) names the policy the
+ * start measured (finding 1 of the control-plane review): a record where the policy measured into
+ * PCR 23 is not the policy that decided is refused (start-policy-mismatch), as is a completed
+ * start that measured no policy or shows no policy entry. A start that ended before its policy
+ * entry (another Startup entry next) is no failure.
+ */
+static void test_start_policy(void **state)
+{
+    struct fx *f = *state;
+    uint8_t other[32];
+    json_object *rep;
+    struct built b = {0};
+
+    sv_sha256("policy: allow everything", 24, other);
+    /* The measured policy is the one loaded: the check passes. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    good_entries(f, &b);
+    make_record(f, "sp-good", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-good", NULL, 0);
+    sworn_verify_expect_pass(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* Measured one policy, decided with another. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, other);
+    good_entries(f, &b);
+    make_record(f, "sp-swap", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-swap", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* A start that records no policy file at all. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, NULL);
+    good_entries(f, &b);
+    make_record(f, "sp-none", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-none", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-unrecorded", "entry 1");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* A start followed by a decision, not by its policy entry (the policy was loaded before). */
+    policy_loaded(f, &b, f->digest, T2023 - 2000);
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 0);
+    make_record(f, "sp-missing", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-missing", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-missing", "entry 2");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* A start that stopped before its policy entry, then one that completed: no failure. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 2000, other);
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    good_entries(f, &b);
+    make_record(f, "sp-crash", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-crash", NULL, 0);
+    sworn_verify_expect_pass(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* A refused load right after a start is not the start's policy. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    {
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+        Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+
+        pl.digest.data = f->digest;
+        pl.digest.len = 32;
+        pl.source = "/etc/sworn/policy.yaml";
+        pl.time_unix_ms = T2023 - 500;
+        pl.error = "policy.yaml:1:1: refused";
+        e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+        e.policy_loaded = &pl;
+        add_entry(&b, &e);
+    }
+    good_entries(f, &b);
+    make_record(f, "sp-refused", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-refused", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
+    json_object_put(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1022,6 +1135,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_separation_uids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_unrecorded, setup, teardown),
         cmocka_unit_test(test_separation_policy_lines),
+        cmocka_unit_test_setup_teardown(test_start_policy, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
