@@ -288,6 +288,17 @@ static int endorsement_qualified_name(const uint8_t name[SWORN_TPM_NAME_LEN],
     return 0;
 }
 
+/* The error when the TPM has no free object slot. */
+static int no_object_room(void)
+{
+    return sworn_err_set(SWORN_ERR_IO,
+                         "tpm: no free object slot in the TPM for the AK (TPM_RC_OBJECT_MEMORY): "
+                         "transient objects of other programs, or of an older sworn killed while "
+                         "it held a transient AK, fill every slot (tpm2_getcap "
+                         "handles-transient); they go when their owner flushes them or at the "
+                         "next TPM reset");
+}
+
 /*
  * The object at handle, when there is one: OUT: *tr (an ESYS_TR for it; ESYS_TR_NONE when the
  * handle is empty) and ak filled from its public area, after checking that it is an AK of our
@@ -299,14 +310,29 @@ static int ak_lookup(struct sworn_tpm *t, uint32_t handle, ESYS_TR *tr, struct s
 {
     TPM2B_PUBLIC *pub = NULL;
     TPM2B_NAME *name = NULL, *qualified = NULL;
+    TPMS_CAPABILITY_DATA *cap = NULL;
+    TPMI_YES_NO more = TPM2_NO;
     uint8_t qn[SWORN_TPM_NAME_LEN];
     TSS2_RC rc;
-    int ret = -1;
+    int ret = -1, there;
 
     *tr = ESYS_TR_NONE;
-    rc = Esys_TR_FromTPMPublic(t->esys, handle, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, tr);
-    if (handle_error(rc))
+    /* Asked first, so that an empty handle is an answer, not an error (which ESYS would log). */
+    rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES,
+                            handle, 1, &more, &cap);
+    if (rc != TSS2_RC_SUCCESS)
+        return tss_error(rc, "Esys_GetCapability (persistent handles)");
+    there = cap->data.handles.count >= 1 && cap->data.handles.handle[0] == handle;
+    Esys_Free(cap);
+    if (!there)
         return 0;
+    /* Using a persistent object takes a free object slot for the command's time, as a
+     * transient one does: a TPM whose slots are all held by others cannot read or quote it. */
+    rc = Esys_TR_FromTPMPublic(t->esys, handle, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, tr);
+    if (tpm_rc_is(rc, TPM2_RC_OBJECT_MEMORY)) {
+        *tr = ESYS_TR_NONE;
+        return no_object_room();
+    }
     if (rc != TSS2_RC_SUCCESS) {
         *tr = ESYS_TR_NONE;
         return tss_error(rc, "Esys_TR_FromTPMPublic (the AK's persistent handle)");
@@ -345,9 +371,7 @@ fail:
 
 /*
  * Create the template's primary (a transient object) and flush it at once. OUT: name, the name
- * the template gives on this TPM. Returns 0, 1 when the TPM has no room for the object
- * (TPM_RC_OBJECT_MEMORY: every transient slot is taken, by other programs or by leaks of
- * older versions), or -1.
+ * the template gives on this TPM. 0 or -1.
  */
 static int ak_recompute_name(struct sworn_tpm *t, uint8_t name[SWORN_TPM_NAME_LEN])
 {
@@ -360,7 +384,7 @@ static int ak_recompute_name(struct sworn_tpm *t, uint8_t name[SWORN_TPM_NAME_LE
     memset(&fresh, 0, sizeof(fresh));
     rc = ak_create_primary(t, &key, &pub);
     if (tpm_rc_is(rc, TPM2_RC_OBJECT_MEMORY))
-        return 1;
+        return no_object_room();
     if (rc != TSS2_RC_SUCCESS)
         return tss_error(rc, "Esys_CreatePrimary (endorsement hierarchy)");
     /* Flushed before anything else: the shortest time a crash could leave it behind. */
@@ -370,16 +394,6 @@ static int ak_recompute_name(struct sworn_tpm *t, uint8_t name[SWORN_TPM_NAME_LE
     if (ret == 0)
         memcpy(name, fresh.name, SWORN_TPM_NAME_LEN);
     return ret;
-}
-
-/* The error when the TPM has no room for one more transient object. */
-static int no_object_room(void)
-{
-    return sworn_err_set(SWORN_ERR_IO,
-                         "tpm: no room in the TPM for the AK's primary (TPM_RC_OBJECT_MEMORY): "
-                         "transient objects of other programs, or of an older sworn killed while "
-                         "it held its AK, fill every slot (tpm2_getcap handles-transient); they "
-                         "go at the next TPM reset");
 }
 
 /* Create the template's primary and persist it at handle. OUT: *tr (the persistent object),
@@ -454,14 +468,9 @@ int sworn_tpm_ak_open(struct sworn_tpm *t, uint32_t handle, struct sworn_tpm_ak 
     ak->persistent = 1;
     /* Of our kind and an endorsement primary; ours only if the template gives the same name
      * (another unique in the template would give another key of the same kind). */
-    r = ak_recompute_name(t, expect);
-    if (r < 0) {
+    if (ak_recompute_name(t, expect) < 0) {
         sworn_tpm_ak_flush(t, ak);
         return -1;
-    }
-    if (r == 1) {
-        *how = SWORN_TPM_AK_FOUND_UNCOMPARED;
-        return 0;
     }
     if (memcmp(expect, ak->name, SWORN_TPM_NAME_LEN) != 0) {
         sworn_tpm_ak_flush(t, ak);

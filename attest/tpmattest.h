@@ -15,8 +15,9 @@
  * transient object outlives the process that made it, so each crash of a daemon holding a
  * transient AK left one behind, and after three the TPM (three slots on swtpm) refused every
  * CreatePrimary (TPM_RC_OBJECT_MEMORY) and quoting stopped. A persistent object is the TPM's
- * own, named by its handle: a process that dies leaves nothing to leak, and a quote needs no
- * transient slot at all. sworn_tpm_ak_create's transient AK is for one-shot commands (sworn-tpm).
+ * own, named by its handle, and holds an object slot only during a command that uses it: a
+ * process that dies leaves nothing behind. sworn_tpm_ak_create's transient AK is for one-shot
+ * commands (sworn-tpm).
  *
  * Quotes are stored as the raw marshalled TPMS_ATTEST (exactly the bytes the TPM hashed and
  * signed) and the marshalled TPMT_SIGNATURE, so a verifier needs only OpenSSL.
@@ -121,9 +122,6 @@ void sworn_tpm_ak_flush(struct sworn_tpm *t, struct sworn_tpm_ak *ak);
 enum sworn_tpm_ak_how {
     SWORN_TPM_AK_FOUND = 1,     /* at the handle, and the template's primary has its name */
     SWORN_TPM_AK_PERSISTED = 2, /* the handle was empty: created and persisted there now */
-    /* At the handle, of the template's kind and an endorsement primary, but the template's
-     * primary could not be made to compare names: the TPM has no free object slot. */
-    SWORN_TPM_AK_FOUND_UNCOMPARED = 3,
 };
 
 /*
@@ -137,8 +135,11 @@ enum sworn_tpm_ak_how {
  *     area as a primary of the endorsement hierarchy;
  *   - the template's primary, made again now (one transient object, flushed at once), has the
  *     same name: only the template with its empty unique gives that key.
- * When the last step cannot run because the TPM has no free object slot, the first two suffice
- * (*how says so): a quote needs no slot, so quoting goes on whatever else fills the TPM.
+ * Using a persistent object takes a free object slot for the time of each command (swtpm
+ * answers TPM2_ReadPublic of one with TPM_RC_OBJECT_MEMORY when every slot is held), so a TPM
+ * whose slots other programs hold can neither read nor quote the AK (an error that says so);
+ * what the persistent AK guarantees is that sworn itself never holds a slot between commands,
+ * so its crashes never take one.
  * OUT: ak (ak->persistent = 1; release with sworn_tpm_ak_flush, which leaves the key in the TPM),
  * *how. No TPM session is started. Errors: SWORN_ERR_ARG for a handle outside the range;
  * SWORN_ERR_VERIFY when the object at the handle is not sworn's AK; SWORN_ERR_CRYPTO / _IO from

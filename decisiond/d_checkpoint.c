@@ -92,23 +92,20 @@ static void tpm_down(struct d_checkpointer *cp, const char *why)
     atomic_store(&d->metrics.tpm_up, 0);
 }
 
-/* Log how the AK was found: made now, found and compared, or found without a free slot. */
+/* Log how the AK was had: found at its handle (and checked), or made and persisted now. */
 static void ak_opened(uint32_t handle, enum sworn_tpm_ak_how how)
 {
     json_object *f = json_object_new_object();
     char hex[11];
-    const char *what = how == SWORN_TPM_AK_PERSISTED ? "persisted"
-                       : how == SWORN_TPM_AK_FOUND   ? "found"
-                                                     : "found_uncompared";
 
     snprintf(hex, sizeof(hex), "0x%08x", (unsigned)handle);
     if (f != NULL) {
         json_object_object_add(f, "handle", json_object_new_string(hex));
-        json_object_object_add(f, "how", json_object_new_string(what));
+        json_object_object_add(
+            f, "how",
+            json_object_new_string(how == SWORN_TPM_AK_PERSISTED ? "persisted" : "found"));
     }
-    /* Found without comparing with the template's primary: the TPM's object slots are full
-     * (someone else's, or leaks of an older sworn); the key passed every other check. */
-    d_log(how == SWORN_TPM_AK_FOUND_UNCOMPARED ? D_LOG_WARN : D_LOG_INFO, "ak_ready", f);
+    d_log(D_LOG_INFO, "ak_ready", f);
 }
 
 /* Quote the checkpoint note of tree size `size` and store the quote. 0 or -1. */
