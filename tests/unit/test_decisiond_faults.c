@@ -1470,6 +1470,73 @@ static void test_crash_keeps_quoting(void **state)
     crash_running = 0;
 }
 
+/*
+ * Issue 11, finding 14: an object at tpm.ak_handle that is not sworn's AK (here the AK's template
+ * in the owner hierarchy, persisted there by someone else) is never used and never evicted. With
+ * tpm.required the start fails and says why; without it the daemon runs, unquoted, and says why
+ * in its log. Once the operator frees the handle, the next start persists the AK and quotes.
+ */
+static void test_foreign_object_at_ak_handle(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    double quotes;
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--tpm-required"), 0);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    /* Someone replaces the AK at its handle with a key of their own. */
+    assert_int_equal(
+        sworn_stack_sh(sp, "tpm2_evictcontrol -Q -T \"$TCTI\" -C o -c " AK_HANDLE " && "
+                           "tpm2_createprimary -Q -T \"$TCTI\" -C o -g sha256 -G "
+                           "ecc256:ecdsa-sha256:null -a 'restricted|sign|fixedtpm|fixedparent|"
+                           "sensitivedataorigin|userwithauth' -c foreign.ctx && "
+                           "tpm2_evictcontrol -Q -T \"$TCTI\" -C o -c foreign.ctx " AK_HANDLE " && "
+                           "tpm2_flushcontext -T \"$TCTI\" -t && "
+                           "tpm2_readpublic -Q -T \"$TCTI\" -c " AK_HANDLE " -n foreign.name"),
+        0);
+    /* tpm.required: the start fails, naming the handle and what is wrong with its object. */
+    assert_int_equal(sworn_stack_sh(sp, "\"$DECISIOND_BIN\" --config \"$CONFIG\" </dev/null "
+                                        ">/dev/null 2>start.err"),
+                     1);
+    assert_int_equal(sworn_stack_sh(sp, "grep 'tpm.required' start.err | grep -i '0x8153574e' | "
+                                        "grep -q 'not a primary key of the endorsement'"),
+                     0);
+    /* Without it: the daemon serves, unquoted, and logs why. */
+    assert_int_equal(sworn_stack_sh(sp, "sed -i 's/^  required: true$/  required: false/' "
+                                        "\"$CONFIG\" && grep -q '^  required: false$' \"$CONFIG\""),
+                     0);
+    assert_int_equal(sworn_stack_start(sp), 0);
+    assert_int_equal(ask(sp, &a, "foreign-1", "/allowed/a", NULL, 0), OUT_ALLOW);
+    sworn_stack_checkpoint_now(sp);
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 0.0);
+    quotes = sworn_stack_metric(sp, "sworn_quotes_total");
+    assert_true(quotes == 0.0);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    assert_int_equal(sworn_stack_sh(sp, "grep '\"event\":\"tpm_down\"' decisiond.log | "
+                                        "grep -q 'not a primary key of the endorsement'"),
+                     0);
+    /* The foreign object is where it was, unchanged; nothing transient was left. */
+    assert_int_equal(sworn_stack_sh(sp, "tpm2_readpublic -Q -T \"$TCTI\" -c " AK_HANDLE
+                                        " -n after.name && cmp foreign.name after.name"),
+                     0);
+    expect_tpm_clean(sp, "after the refusals");
+    /* The operator frees the handle: the next start persists the AK and quotes. */
+    assert_int_equal(sworn_stack_sh(sp, "tpm2_evictcontrol -Q -T \"$TCTI\" -C o -c " AK_HANDLE), 0);
+    assert_int_equal(sworn_stack_start(sp), 0);
+    assert_true(sworn_stack_metric(sp, "sworn_quotes_total") >= 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 1.0);
+    assert_int_equal(ask(sp, &a, "foreign-2", "/allowed/a", NULL, 0), OUT_ALLOW);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    assert_int_equal(sworn_stack_sh(sp, "grep '\"event\":\"ak_ready\"' decisiond.log | tail -1 | "
+                                        "grep -q '\"how\":\"persisted\"'"),
+                     0);
+    check_log(sp, &a);
+    acks_free(&a);
+    assert_int_equal(sworn_stack_down(sp), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1482,6 +1549,7 @@ int main(void)
         cmocka_unit_test_teardown(test_log_locked, stack_teardown),
         cmocka_unit_test_teardown(test_crash_under_load, crash_teardown),
         cmocka_unit_test_teardown(test_crash_keeps_quoting, crash_teardown),
+        cmocka_unit_test_teardown(test_foreign_object_at_ak_handle, stack_teardown),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {
