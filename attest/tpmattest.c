@@ -541,6 +541,59 @@ fail:
     return ret;
 }
 
+/*
+ * The quote is the AK's: a quote attest (magic, type) naming the AK's qualified name as an
+ * endorsement primary as its signer, with our qualifying data, and an ECDSA-SHA256 signature
+ * that verifies with the AK's public key. The TPM signs with whatever object sits at the handle
+ * when the command runs, and password authorization binds no name: an object swapped in at a
+ * persistent handle after sworn_tpm_ak_open checked it would otherwise yield quotes that no
+ * auditor accepts, stored as if they were good.
+ */
+static int quote_is_the_aks(const struct sworn_tpm_ak *ak, const uint8_t qual[32],
+                            const TPM2B_ATTEST *quoted, const TPMT_SIGNATURE *sig)
+{
+    TPMS_ATTEST a;
+    uint8_t qn[SWORN_TPM_NAME_LEN], der[80];
+    const unsigned char *p = ak->spki;
+    const TPMS_SIGNATURE_ECC *ecc = &sig->signature.ecdsa;
+    EVP_PKEY *key = NULL;
+    EVP_MD_CTX *ctx = NULL;
+    size_t off = 0, der_len = 0;
+    int ok = 0;
+
+    memset(&a, 0, sizeof(a));
+    if (Tss2_MU_TPMS_ATTEST_Unmarshal(quoted->attestationData, quoted->size, &off, &a) !=
+            TSS2_RC_SUCCESS ||
+        off != quoted->size || a.magic != TPM2_GENERATED_VALUE || a.type != TPM2_ST_ATTEST_QUOTE)
+        return sworn_err_set(SWORN_ERR_FORMAT, "tpm: the TPM's quote is not a quote attest");
+    if (endorsement_qualified_name(ak->name, qn) < 0)
+        return -1;
+    if (a.qualifiedSigner.size != SWORN_TPM_NAME_LEN ||
+        memcmp(a.qualifiedSigner.name, qn, SWORN_TPM_NAME_LEN) != 0 ||
+        a.extraData.size != SWORN_TPM_DIGEST_LEN ||
+        memcmp(a.extraData.buffer, qual, SWORN_TPM_DIGEST_LEN) != 0)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "tpm: the quote names another signer than the AK (the object at its "
+                             "handle changed?) or other qualifying data");
+    if (sig->sigAlg != TPM2_ALG_ECDSA || ecc->hash != TPM2_ALG_SHA256 ||
+        sworn_ecdsa_rs_to_der(ecc->signatureR.buffer, ecc->signatureR.size, ecc->signatureS.buffer,
+                              ecc->signatureS.size, der, sizeof(der), &der_len) < 0)
+        return sworn_err_set(SWORN_ERR_VERIFY, "tpm: the quote's signature is not ECDSA-SHA256");
+    key = d2i_PUBKEY(NULL, &p, (long)ak->spki_len);
+    ctx = EVP_MD_CTX_new();
+    ok = key != NULL && ctx != NULL &&
+         EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
+         EVP_DigestVerify(ctx, der, der_len, quoted->attestationData, quoted->size) == 1;
+    EVP_MD_CTX_free(ctx);
+    EVP_PKEY_free(key);
+    ERR_clear_error();
+    if (!ok)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "tpm: the quote's signature does not verify with the AK (the object "
+                             "at its handle changed?)");
+    return 0;
+}
+
 int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const uint8_t qual[32],
                     uint32_t pcr_mask, uint8_t **attest, size_t *attest_len, uint8_t **sig,
                     size_t *sig_len)
@@ -574,6 +627,7 @@ int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const ui
         goto fail;
     }
     SWORN_ENSURE(quoted->size > 0, SWORN_ERR_FORMAT, "tpm: the TPM returned an empty quote");
+    SWORN_GUARD(quote_is_the_aks(ak, qual, quoted, signature));
     *attest = malloc(quoted->size);
     *sig = malloc(off);
     SWORN_ENSURE(*attest != NULL && *sig != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");

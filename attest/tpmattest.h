@@ -158,7 +158,10 @@ int sworn_tpm_pcr_read(struct sworn_tpm *t, unsigned pcr, uint8_t out[32]);
  * Quote the SHA-256 bank PCRs set in pcr_mask (bit i = PCR i, PCRs 0..23; non-zero) with the
  * AK and qualifying data qual (32 bytes, becomes the attest's extraData). OUT: *attest (malloc,
  * the marshalled TPMS_ATTEST, *attest_len bytes) and *sig (malloc, the marshalled TPMT_SIGNATURE,
- * *sig_len bytes); the caller frees both. Both are NULL on error.
+ * *sig_len bytes); the caller frees both. Both are NULL on error. Before it is returned the quote
+ * is checked to be the AK's (a quote attest naming the AK as an endorsement primary and qual,
+ * signed with the AK's key): SWORN_ERR_VERIFY otherwise, e.g. when another object was put at a
+ * persistent AK's handle since it was opened (the TPM signs with whatever sits there).
  */
 int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const uint8_t qual[32],
                     uint32_t pcr_mask, uint8_t **attest, size_t *attest_len, uint8_t **sig,

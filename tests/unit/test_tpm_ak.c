@@ -13,7 +13,8 @@
  *      the template in the owner hierarchy, a non-restricted signing key, and an endorsement
  *      primary of the template's kind made with another unique (only the comparison with the
  *      template's primary, made again, tells that one apart). A handle outside the owner's
- *      persistent range is refused before the TPM is asked.
+ *      persistent range is refused before the TPM is asked. A key swapped in at the handle
+ *      after the AK was opened makes the next quote fail (checked before it is returned).
  *   4. With every transient slot held by another program, the AK can be neither made nor
  *      read (a persistent object too takes a slot for each command), and the error says so;
  *      nothing is evicted, and once the slots are free the AK is found and quotes.
@@ -265,6 +266,39 @@ static void test_foreign_objects_refused(void **state)
     assert_false(persisted(t, 0x81800000u));
 }
 
+/*
+ * After the AK was opened, someone swaps another key in at its handle (owner authorization is
+ * all it takes). The TPM signs with whatever sits at the handle, and password authorization binds
+ * no name: the quote must be refused before it is returned, not stored as if it were good.
+ */
+static void test_swapped_object_refused_at_quote(void **state)
+{
+    struct sworn_test_swtpm *t = *state;
+    struct sworn_tpm *tpm = open_tpm(t);
+    struct sworn_tpm_ak ak;
+    enum sworn_tpm_ak_how how = 0;
+    uint8_t qual[32] = {1}, *attest = NULL, *sig = NULL, spki[256];
+    size_t attest_len = 0, sig_len = 0, spki_len;
+
+    assert_int_equal(sworn_tpm_ak_open(tpm, AK_HANDLE, &ak, &how), 0);
+    quote_verifies(t, tpm, &ak);
+    assert_int_equal(sworn_test_swtpm_evict(t, AK_HANDLE), 0);
+    assert_int_equal(sworn_test_swtpm_make_key(t, AK_HANDLE, SWORN_TEST_SWTPM_P256, AK_ATTRS, spki,
+                                               sizeof(spki), &spki_len),
+                     0);
+    assert_int_equal(
+        sworn_tpm_quote(tpm, &ak, qual, 1u << 23, &attest, &attest_len, &sig, &sig_len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_VERIFY);
+    if (strstr(sworn_err_msg(), "another signer") == NULL)
+        fail_msg("got \"%s\"", sworn_err_msg());
+    assert_null(attest);
+    assert_null(sig);
+    sworn_tpm_ak_flush(tpm, &ak);
+    sworn_tpm_close(tpm);
+    /* Opened again, the swapped-in key is refused as not ours. */
+    refused_untouched(t, AK_HANDLE, "not a primary key of the endorsement hierarchy");
+}
+
 /* --- 4 ------------------------------------------------------------------------------------- */
 
 /* Another program fills the TPM's transient slots (three on swtpm) and keeps them. */
@@ -342,6 +376,8 @@ int main(void)
                                         sworn_test_swtpm_teardown),
         cmocka_unit_test_setup_teardown(test_foreign_objects_refused, sworn_test_swtpm_setup,
                                         sworn_test_swtpm_teardown),
+        cmocka_unit_test_setup_teardown(test_swapped_object_refused_at_quote,
+                                        sworn_test_swtpm_setup, sworn_test_swtpm_teardown),
         cmocka_unit_test_setup_teardown(test_full_tpm, sworn_test_swtpm_setup,
                                         sworn_test_swtpm_teardown),
     };
