@@ -11,16 +11,17 @@
  * waits for it: decisions go on while it signs and quotes. When the TPM fails, checkpoints go on
  * unquoted (counted in sworn_checkpoints_unquoted_total and logged), tpm_ok drops to 0 (which
  * makes decisions deny when tpm.required is set), and the next round opens the TPM again.
+ * Quotes are never made more often than tpm.quote_min_interval (TPM-Fail: every ECDSA quote is a
+ * timing sample of the AK; firmware-notes/README.md): a checkpoint inside that interval stays
+ * unquoted, and the next checkpoint after it is quoted.
  *
  * The AK is the persistent one at tpm.ak_handle (sworn_tpm_ak_open: found and checked to be
  * ours, or made and persisted there), opened at the first quote and after every reopening of
  * the TPM. Nothing here creates a transient object that outlives the call that made it, and no
- * TPM session is started: a SIGKILL of the engine at any moment leaves nothing behind in a TPM
- * without a resource manager (docs/decisiond.md section 6). With tpm.required, a start whose
+ * TPM session is started: a SIGKILL of the engine leaves nothing behind in a TPM without a
+ * resource manager, unless it lands in the few milliseconds in which sworn_tpm_ak_open holds the
+ * template's primary to compare (docs/decisiond.md section 6). With tpm.required, a start whose
  * first checkpoint cannot be quoted fails (d_checkpointer_start), rather than stay up denying.
- * Quotes are never made more often than tpm.quote_min_interval (TPM-Fail: every ECDSA quote is a
- * timing sample of the AK; firmware-notes/README.md): a checkpoint inside that interval stays
- * unquoted, and the next checkpoint after it is quoted.
  *
  * `swornctl checkpoint` (d_checkpointer_now) waits for its round: each request takes a number
  * (asked), each round notes the newest number it took on before it began (answered) and its
