@@ -4,8 +4,9 @@
  *
  *   provision --tcti T --out-dir D
  *       create the attestation key (a primary in the endorsement hierarchy: the same key at every
- *       start, nothing persisted) and write D/ak.pub (marshalled TPM2B_PUBLIC, as tpm2-tools'
- *       -u files), D/ak.name (the binary TPM name, 0x000b || SHA-256(TPMT_PUBLIC)),
+ *       start; this command persists nothing, flushing its transient copy, while decisiond keeps
+ *       the same key persistent at tpm.ak_handle) and write D/ak.pub (marshalled TPM2B_PUBLIC, as
+ * tpm2-tools' -u files), D/ak.name (the binary TPM name, 0x000b || SHA-256(TPMT_PUBLIC)),
  *       D/ak.spki.der, D/tpm.info (the TPM's self-reported manufacturer and firmware version,
  *       for the operator's record and the verifier's firmware floor), and D/ek.cert.der when the
  *       TPM holds an EK certificate in NV; prints the AK name in hex

@@ -3,9 +3,13 @@
  * tpmattest.h).
  *
  * Every ESYS output is freed with Esys_Free right after it is copied out, and every ESYS_TR we
- * create is released: the AK by Esys_FlushContext (a transient object holds one of the TPM's few
- * object slots, three on swtpm without a resource manager), NV index handles by Esys_TR_Close
- * (they name a TPM entity we must not delete).
+ * create is released: transient objects (a one-shot AK, an EK, the AK made again to check a
+ * persistent one) by Esys_FlushContext on every path, errors included (a transient object holds
+ * one of the TPM's few object slots, three on swtpm without a resource manager, until flushed or
+ * until the TPM resets, whether or not its process still lives); NV index handles and the
+ * persistent AK by Esys_TR_Close (they name a TPM entity we must not delete). The only session
+ * started here is activation's policy session, flushed on every path; quotes, PCR reads and
+ * extends use password authorization, which is no TPM session.
  */
 #include "tpmattest.h"
 
@@ -152,21 +156,30 @@ static int public_name(const TPMT_PUBLIC *p, uint8_t name[SWORN_TPM_NAME_LEN])
     return 0;
 }
 
+/* 1 when p is a public area of the AK's template in everything but unique (the point). */
+static int ak_template_matches(const TPMT_PUBLIC *p)
+{
+    const TPMS_ECC_PARMS *ecc = &p->parameters.eccDetail;
+
+    return p->type == TPM2_ALG_ECC && p->nameAlg == TPM2_ALG_SHA256 &&
+           p->objectAttributes == AK_ATTRS && p->authPolicy.size == 0 &&
+           ecc->symmetric.algorithm == TPM2_ALG_NULL && ecc->scheme.scheme == TPM2_ALG_ECDSA &&
+           ecc->scheme.details.ecdsa.hashAlg == TPM2_ALG_SHA256 &&
+           ecc->curveID == TPM2_ECC_NIST_P256 && ecc->kdf.scheme == TPM2_ALG_NULL &&
+           p->unique.ecc.x.size >= 1 && p->unique.ecc.x.size <= P256_COORD_LEN &&
+           p->unique.ecc.y.size >= 1 && p->unique.ecc.y.size <= P256_COORD_LEN;
+}
+
 /* Check that the TPM gave us the key we asked for, and fill ak's public forms from it. */
 static int ak_fill(const TPM2B_PUBLIC *pub, struct sworn_tpm_ak *ak)
 {
     const TPMT_PUBLIC *p = &pub->publicArea;
-    const TPMS_ECC_PARMS *ecc = &p->parameters.eccDetail;
     uint8_t point[P256_POINT_LEN] = {0x04};
     size_t off = 0;
     TSS2_RC rc;
 
     /* A TPM that ignored the template would make every quote unverifiable later: refuse now. */
-    if (p->type != TPM2_ALG_ECC || p->nameAlg != TPM2_ALG_SHA256 ||
-        ecc->curveID != TPM2_ECC_NIST_P256 || p->objectAttributes != AK_ATTRS ||
-        ecc->scheme.scheme != TPM2_ALG_ECDSA ||
-        ecc->scheme.details.ecdsa.hashAlg != TPM2_ALG_SHA256 ||
-        p->unique.ecc.x.size > P256_COORD_LEN || p->unique.ecc.y.size > P256_COORD_LEN)
+    if (!ak_template_matches(p))
         return sworn_err_set(SWORN_ERR_CORRUPT,
                              "tpm: the attestation key the TPM made does not match its template");
     rc = Tss2_MU_TPM2B_PUBLIC_Marshal(pub, ak->pub, sizeof(ak->pub), &off);
@@ -183,7 +196,9 @@ static int ak_fill(const TPM2B_PUBLIC *pub, struct sworn_tpm_ak *ak)
     return sworn_p256_spki_from_point(point, ak->spki, sizeof(ak->spki), &ak->spki_len);
 }
 
-int sworn_tpm_ak_create(struct sworn_tpm *t, struct sworn_tpm_ak *ak)
+/* Create the AK's primary from its template: a transient object at *key (ESYS_TR_NONE on
+ * error), its public in *pub (Esys_Free it). */
+static TSS2_RC ak_create_primary(struct sworn_tpm *t, ESYS_TR *key, TPM2B_PUBLIC **pub)
 {
     const TPM2B_SENSITIVE_CREATE sensitive = {0};
     const TPM2B_DATA outside = {0};
@@ -199,15 +214,23 @@ int sworn_tpm_ak_create(struct sworn_tpm *t, struct sworn_tpm_ak *ak)
                 .scheme = {.scheme = TPM2_ALG_ECDSA, .details.ecdsa.hashAlg = TPM2_ALG_SHA256},
                 .curveID = TPM2_ECC_NIST_P256,
                 .kdf.scheme = TPM2_ALG_NULL}}};
+
+    *key = ESYS_TR_NONE;
+    *pub = NULL;
+    return Esys_CreatePrimary(t->esys, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+                              ESYS_TR_NONE, &sensitive, &tmpl, &outside, &creation_pcrs, key, pub,
+                              NULL, NULL, NULL);
+}
+
+int sworn_tpm_ak_create(struct sworn_tpm *t, struct sworn_tpm_ak *ak)
+{
     TPM2B_PUBLIC *pub = NULL;
     ESYS_TR key = ESYS_TR_NONE;
     TSS2_RC rc;
 
     memset(ak, 0, sizeof(*ak));
     ak->handle = ESYS_TR_NONE;
-    rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-                            ESYS_TR_NONE, &sensitive, &tmpl, &outside, &creation_pcrs, &key, &pub,
-                            NULL, NULL, NULL);
+    rc = ak_create_primary(t, &key, &pub);
     if (rc != TSS2_RC_SUCCESS)
         return tss_error(rc, "Esys_CreatePrimary (endorsement hierarchy)");
     ak->handle = key;
@@ -222,10 +245,241 @@ int sworn_tpm_ak_create(struct sworn_tpm *t, struct sworn_tpm_ak *ak)
 
 void sworn_tpm_ak_flush(struct sworn_tpm *t, struct sworn_tpm_ak *ak)
 {
+    ESYS_TR tr = ak->handle;
+
     if (t == NULL || t->esys == NULL || ak->handle == ESYS_TR_NONE)
         return;
-    (void)Esys_FlushContext(t->esys, ak->handle);
+    /* A persistent AK stays in the TPM: only ESYS's record of it goes (no TPM command). */
+    if (ak->persistent)
+        (void)Esys_TR_Close(t->esys, &tr);
+    else
+        (void)Esys_FlushContext(t->esys, ak->handle);
     ak->handle = ESYS_TR_NONE;
+}
+
+/* 1 when rc is the TPM's format-zero response code code (a warning or an error), e.g.
+ * TPM_RC_OBJECT_MEMORY or TPM_RC_NV_DEFINED. */
+static int tpm_rc_is(TSS2_RC rc, TSS2_RC code)
+{
+    TSS2_RC layer = rc & TSS2_RC_LAYER_MASK;
+
+    return (layer == TSS2_TPM_RC_LAYER || layer == TSS2_RESMGR_TPM_RC_LAYER) &&
+           (rc & ~TSS2_RC_LAYER_MASK) == code;
+}
+
+/* The qualified name of a primary object of the endorsement hierarchy: nameAlg ||
+ * SHA-256(TPM_RH_ENDORSEMENT || name) (TPM 2.0 Part 1, "Qualified Name"). */
+static int endorsement_qualified_name(const uint8_t name[SWORN_TPM_NAME_LEN],
+                                      uint8_t qn[SWORN_TPM_NAME_LEN])
+{
+    uint8_t in[4 + SWORN_TPM_NAME_LEN];
+    unsigned int len = 0;
+
+    in[0] = (uint8_t)(TPM2_RH_ENDORSEMENT >> 24);
+    in[1] = (uint8_t)(TPM2_RH_ENDORSEMENT >> 16);
+    in[2] = (uint8_t)(TPM2_RH_ENDORSEMENT >> 8);
+    in[3] = (uint8_t)TPM2_RH_ENDORSEMENT;
+    memcpy(in + 4, name, SWORN_TPM_NAME_LEN);
+    qn[0] = (uint8_t)(TPM2_ALG_SHA256 >> 8);
+    qn[1] = (uint8_t)(TPM2_ALG_SHA256 & 0xFF);
+    if (EVP_Digest(in, sizeof(in), qn + 2, &len, EVP_sha256(), NULL) != 1 ||
+        len != SWORN_TPM_DIGEST_LEN)
+        return sworn_err_set(SWORN_ERR_CRYPTO, "tpm: SHA-256 failed");
+    return 0;
+}
+
+/* The error when the TPM has no free object slot. */
+static int no_object_room(void)
+{
+    return sworn_err_set(SWORN_ERR_IO,
+                         "tpm: no free object slot in the TPM for the AK (TPM_RC_OBJECT_MEMORY): "
+                         "transient objects of other programs, or of an older sworn killed while "
+                         "it held a transient AK, fill every slot (tpm2_getcap "
+                         "handles-transient); they go when their owner flushes them or at the "
+                         "next TPM reset");
+}
+
+/*
+ * The object at handle, when there is one: OUT: *tr (an ESYS_TR for it; ESYS_TR_NONE when the
+ * handle is empty) and ak filled from its public area, after checking that it is an AK of our
+ * template's kind and a primary of the endorsement hierarchy (its qualified name, as the TPM
+ * reports it). Returns 0 (found and checked, or empty), or -1: SWORN_ERR_VERIFY when the object
+ * is not of our kind (*tr closed, nothing done to the object), other codes for TPM failures.
+ */
+static int ak_lookup(struct sworn_tpm *t, uint32_t handle, ESYS_TR *tr, struct sworn_tpm_ak *ak)
+{
+    TPM2B_PUBLIC *pub = NULL;
+    TPM2B_NAME *name = NULL, *qualified = NULL;
+    TPMS_CAPABILITY_DATA *cap = NULL;
+    TPMI_YES_NO more = TPM2_NO;
+    uint8_t qn[SWORN_TPM_NAME_LEN];
+    TSS2_RC rc;
+    int ret = -1, there;
+
+    *tr = ESYS_TR_NONE;
+    /* Asked first, so that an empty handle is an answer, not an error (which ESYS would log). */
+    rc = Esys_GetCapability(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_HANDLES,
+                            handle, 1, &more, &cap);
+    if (rc != TSS2_RC_SUCCESS)
+        return tss_error(rc, "Esys_GetCapability (persistent handles)");
+    there = cap->data.handles.count >= 1 && cap->data.handles.handle[0] == handle;
+    Esys_Free(cap);
+    if (!there)
+        return 0;
+    /* Using a persistent object takes a free object slot for the command's time, as a
+     * transient one does: a TPM whose slots are all held by others cannot read or quote it. */
+    rc = Esys_TR_FromTPMPublic(t->esys, handle, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, tr);
+    if (tpm_rc_is(rc, TPM2_RC_OBJECT_MEMORY)) {
+        *tr = ESYS_TR_NONE;
+        return no_object_room();
+    }
+    if (rc != TSS2_RC_SUCCESS) {
+        *tr = ESYS_TR_NONE;
+        return tss_error(rc, "Esys_TR_FromTPMPublic (the AK's persistent handle)");
+    }
+    rc = Esys_ReadPublic(t->esys, *tr, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &pub, &name,
+                         &qualified);
+    if (rc != TSS2_RC_SUCCESS) {
+        tss_error(rc, "Esys_ReadPublic (the AK's persistent handle)");
+        goto fail;
+    }
+    SWORN_ENSURE(ak_template_matches(&pub->publicArea), SWORN_ERR_VERIFY,
+                 "tpm: the object at persistent handle 0x%08x is not an attestation key of "
+                 "sworn's template (type, attributes, scheme or policy differ)",
+                 (unsigned)handle);
+    SWORN_GUARD(ak_fill(pub, ak));
+    SWORN_GUARD(endorsement_qualified_name(ak->name, qn));
+    SWORN_ENSURE(name->size == SWORN_TPM_NAME_LEN &&
+                     memcmp(name->name, ak->name, SWORN_TPM_NAME_LEN) == 0 &&
+                     qualified->size == SWORN_TPM_NAME_LEN &&
+                     memcmp(qualified->name, qn, SWORN_TPM_NAME_LEN) == 0,
+                 SWORN_ERR_VERIFY,
+                 "tpm: the object at persistent handle 0x%08x is not a primary key of the "
+                 "endorsement hierarchy (its qualified name says another parent)",
+                 (unsigned)handle);
+    ret = 0;
+fail:
+    if (ret < 0) {
+        (void)Esys_TR_Close(t->esys, tr);
+        *tr = ESYS_TR_NONE;
+    }
+    Esys_Free(pub);
+    Esys_Free(name);
+    Esys_Free(qualified);
+    return ret;
+}
+
+/*
+ * Create the template's primary (a transient object) and flush it at once. OUT: name, the name
+ * the template gives on this TPM. 0 or -1.
+ */
+static int ak_recompute_name(struct sworn_tpm *t, uint8_t name[SWORN_TPM_NAME_LEN])
+{
+    struct sworn_tpm_ak fresh;
+    TPM2B_PUBLIC *pub = NULL;
+    ESYS_TR key = ESYS_TR_NONE;
+    TSS2_RC rc;
+    int ret;
+
+    memset(&fresh, 0, sizeof(fresh));
+    rc = ak_create_primary(t, &key, &pub);
+    if (tpm_rc_is(rc, TPM2_RC_OBJECT_MEMORY))
+        return no_object_room();
+    if (rc != TSS2_RC_SUCCESS)
+        return tss_error(rc, "Esys_CreatePrimary (endorsement hierarchy)");
+    /* Flushed before anything else: the shortest time a crash could leave it behind. */
+    (void)Esys_FlushContext(t->esys, key);
+    ret = ak_fill(pub, &fresh);
+    Esys_Free(pub);
+    if (ret == 0)
+        memcpy(name, fresh.name, SWORN_TPM_NAME_LEN);
+    return ret;
+}
+
+/* Create the template's primary and persist it at handle. OUT: *tr (the persistent object),
+ * ak. Returns 0, 1 when another program persisted an object at handle meanwhile, or -1. */
+static int ak_persist(struct sworn_tpm *t, uint32_t handle, ESYS_TR *tr, struct sworn_tpm_ak *ak)
+{
+    TPM2B_PUBLIC *pub = NULL;
+    ESYS_TR key = ESYS_TR_NONE;
+    TSS2_RC rc;
+    int ret;
+
+    *tr = ESYS_TR_NONE;
+    rc = ak_create_primary(t, &key, &pub);
+    if (tpm_rc_is(rc, TPM2_RC_OBJECT_MEMORY))
+        return no_object_room();
+    if (rc != TSS2_RC_SUCCESS)
+        return tss_error(rc, "Esys_CreatePrimary (endorsement hierarchy)");
+    ret = ak_fill(pub, ak);
+    Esys_Free(pub);
+    /* Owner authorization (the empty password, as for every hierarchy here): EvictControl
+     * copies the object into the owner's persistent range; the transient copy then goes. */
+    if (ret == 0)
+        rc = Esys_EvictControl(t->esys, ESYS_TR_RH_OWNER, key, ESYS_TR_PASSWORD, ESYS_TR_NONE,
+                               ESYS_TR_NONE, handle, tr);
+    (void)Esys_FlushContext(t->esys, key);
+    if (ret < 0)
+        return -1;
+    if (tpm_rc_is(rc, TPM2_RC_NV_DEFINED))
+        return 1;
+    if (rc != TSS2_RC_SUCCESS) {
+        *tr = ESYS_TR_NONE;
+        return tss_error(rc, "Esys_EvictControl (persist the AK, with the owner's empty password)");
+    }
+    return 0;
+}
+
+int sworn_tpm_ak_open(struct sworn_tpm *t, uint32_t handle, struct sworn_tpm_ak *ak,
+                      enum sworn_tpm_ak_how *how)
+{
+    uint8_t expect[SWORN_TPM_NAME_LEN];
+    ESYS_TR tr = ESYS_TR_NONE;
+    int r;
+
+    memset(ak, 0, sizeof(*ak));
+    ak->handle = ESYS_TR_NONE;
+    *how = SWORN_TPM_AK_FOUND;
+    if (handle < SWORN_TPM_AK_HANDLE_FIRST || handle > SWORN_TPM_AK_HANDLE_LAST)
+        return sworn_err_set(SWORN_ERR_ARG,
+                             "tpm: the AK's handle 0x%08x is not in the owner's persistent range "
+                             "0x81000000..0x817fffff",
+                             (unsigned)handle);
+    /* Twice at most: the second time after another program took the empty handle first. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (ak_lookup(t, handle, &tr, ak) < 0)
+            return -1;
+        if (tr != ESYS_TR_NONE)
+            break;
+        r = ak_persist(t, handle, &tr, ak);
+        if (r < 0)
+            return -1;
+        if (r == 0) {
+            ak->handle = tr;
+            ak->persistent = 1;
+            *how = SWORN_TPM_AK_PERSISTED;
+            return 0;
+        }
+    }
+    if (tr == ESYS_TR_NONE)
+        return sworn_err_set(SWORN_ERR_IO, "tpm: persistent handle 0x%08x keeps changing",
+                             (unsigned)handle);
+    ak->handle = tr;
+    ak->persistent = 1;
+    /* Of our kind and an endorsement primary; ours only if the template gives the same name
+     * (another unique in the template would give another key of the same kind). */
+    if (ak_recompute_name(t, expect) < 0) {
+        sworn_tpm_ak_flush(t, ak);
+        return -1;
+    }
+    if (memcmp(expect, ak->name, SWORN_TPM_NAME_LEN) != 0) {
+        sworn_tpm_ak_flush(t, ak);
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "tpm: the key at persistent handle 0x%08x is an endorsement key of "
+                             "the AK's kind, but not the one sworn's template gives",
+                             (unsigned)handle);
+    }
+    return 0;
 }
 
 static int pcr_check(unsigned pcr)
@@ -287,6 +541,59 @@ fail:
     return ret;
 }
 
+/*
+ * The quote is the AK's: a quote attest (magic, type) naming the AK's qualified name as an
+ * endorsement primary as its signer, with our qualifying data, and an ECDSA-SHA256 signature
+ * that verifies with the AK's public key. The TPM signs with whatever object sits at the handle
+ * when the command runs, and password authorization binds no name: an object swapped in at a
+ * persistent handle after sworn_tpm_ak_open checked it would otherwise yield quotes that no
+ * auditor accepts, stored as if they were good.
+ */
+static int quote_is_the_aks(const struct sworn_tpm_ak *ak, const uint8_t qual[32],
+                            const TPM2B_ATTEST *quoted, const TPMT_SIGNATURE *sig)
+{
+    TPMS_ATTEST a;
+    uint8_t qn[SWORN_TPM_NAME_LEN], der[80];
+    const unsigned char *p = ak->spki;
+    const TPMS_SIGNATURE_ECC *ecc = &sig->signature.ecdsa;
+    EVP_PKEY *key = NULL;
+    EVP_MD_CTX *ctx = NULL;
+    size_t off = 0, der_len = 0;
+    int ok = 0;
+
+    memset(&a, 0, sizeof(a));
+    if (Tss2_MU_TPMS_ATTEST_Unmarshal(quoted->attestationData, quoted->size, &off, &a) !=
+            TSS2_RC_SUCCESS ||
+        off != quoted->size || a.magic != TPM2_GENERATED_VALUE || a.type != TPM2_ST_ATTEST_QUOTE)
+        return sworn_err_set(SWORN_ERR_FORMAT, "tpm: the TPM's quote is not a quote attest");
+    if (endorsement_qualified_name(ak->name, qn) < 0)
+        return -1;
+    if (a.qualifiedSigner.size != SWORN_TPM_NAME_LEN ||
+        memcmp(a.qualifiedSigner.name, qn, SWORN_TPM_NAME_LEN) != 0 ||
+        a.extraData.size != SWORN_TPM_DIGEST_LEN ||
+        memcmp(a.extraData.buffer, qual, SWORN_TPM_DIGEST_LEN) != 0)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "tpm: the quote names another signer than the AK (the object at its "
+                             "handle changed?) or other qualifying data");
+    if (sig->sigAlg != TPM2_ALG_ECDSA || ecc->hash != TPM2_ALG_SHA256 ||
+        sworn_ecdsa_rs_to_der(ecc->signatureR.buffer, ecc->signatureR.size, ecc->signatureS.buffer,
+                              ecc->signatureS.size, der, sizeof(der), &der_len) < 0)
+        return sworn_err_set(SWORN_ERR_VERIFY, "tpm: the quote's signature is not ECDSA-SHA256");
+    key = d2i_PUBKEY(NULL, &p, (long)ak->spki_len);
+    ctx = EVP_MD_CTX_new();
+    ok = key != NULL && ctx != NULL &&
+         EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key) == 1 &&
+         EVP_DigestVerify(ctx, der, der_len, quoted->attestationData, quoted->size) == 1;
+    EVP_MD_CTX_free(ctx);
+    EVP_PKEY_free(key);
+    ERR_clear_error();
+    if (!ok)
+        return sworn_err_set(SWORN_ERR_VERIFY,
+                             "tpm: the quote's signature does not verify with the AK (the object "
+                             "at its handle changed?)");
+    return 0;
+}
+
 int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const uint8_t qual[32],
                     uint32_t pcr_mask, uint8_t **attest, size_t *attest_len, uint8_t **sig,
                     size_t *sig_len)
@@ -320,6 +627,7 @@ int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const ui
         goto fail;
     }
     SWORN_ENSURE(quoted->size > 0, SWORN_ERR_FORMAT, "tpm: the TPM returned an empty quote");
+    SWORN_GUARD(quote_is_the_aks(ak, qual, quoted, signature));
     *attest = malloc(quoted->size);
     *sig = malloc(off);
     SWORN_ENSURE(*attest != NULL && *sig != NULL, SWORN_ERR_NOMEM, "tpm: out of memory");

@@ -4,11 +4,20 @@
  *
  * The AK is a restricted ECDSA P-256 / SHA-256 signing key created as a PRIMARY in the
  * endorsement hierarchy from a fixed template (sworn_tpm_ak_create). A primary is derived from
- * the hierarchy's seed and the template, so every start re-creates the same key without
- * persisting anything, and quotes by a key of the endorsement hierarchy carry clockInfo and
- * firmwareVersion unobfuscated (the owner and null hierarchies obfuscate reset and restart
- * counters). Restricted means the key signs only structures the TPM made itself (quotes,
- * certifications) or digests the TPM hashed and found not to start with TPM_GENERATED_VALUE.
+ * the hierarchy's seed and the template, so the same TPM always gives the same key, and quotes
+ * by a key of the endorsement hierarchy carry clockInfo and firmwareVersion unobfuscated (the
+ * owner and null hierarchies obfuscate reset and restart counters). Restricted means the key
+ * signs only structures the TPM made itself (quotes, certifications) or digests the TPM hashed
+ * and found not to start with TPM_GENERATED_VALUE.
+ *
+ * A long-running user (decisiond) keeps the AK PERSISTENT at a fixed handle (sworn_tpm_ak_open),
+ * never as a transient object: without a resource manager (swtpm, mssim, a raw /dev/tpm0) a
+ * transient object outlives the process that made it, so each crash of a daemon holding a
+ * transient AK left one behind, and after three the TPM (three slots on swtpm) refused every
+ * CreatePrimary (TPM_RC_OBJECT_MEMORY) and quoting stopped. A persistent object is the TPM's
+ * own, named by its handle, and holds an object slot only during a command that uses it: a
+ * process that dies leaves nothing behind. sworn_tpm_ak_create's transient AK is for one-shot
+ * commands (sworn-tpm).
  *
  * Quotes are stored as the raw marshalled TPMS_ATTEST (exactly the bytes the TPM hashed and
  * signed) and the marshalled TPMT_SIGNATURE, so a verifier needs only OpenSSL.
@@ -63,9 +72,10 @@ enum sworn_tpm_ek_alg {
     SWORN_TPM_EK_ECC = 2, /* NIST P-256, template L-2: the seed is agreed by ECDH (KDFe) */
 };
 
-/* The attestation key: a transient handle while the context is open, and its public forms. */
+/* The attestation key: its ESYS_TR while the context is open, and its public forms. */
 struct sworn_tpm_ak {
     uint32_t handle;                   /* ESYS_TR of the loaded primary; freed by ak_flush */
+    int persistent;                    /* 1: from sworn_tpm_ak_open, at a persistent handle */
     uint8_t pub[SWORN_TPM_PUBLIC_MAX]; /* marshalled TPM2B_PUBLIC (tpm2-tools' -u form) */
     size_t pub_len;                    /* bytes used in pub */
     uint8_t name[SWORN_TPM_NAME_LEN];  /* the TPM name, which quotes name as their signer */
@@ -91,8 +101,52 @@ void sworn_tpm_close(struct sworn_tpm *t);
  */
 int sworn_tpm_ak_create(struct sworn_tpm *t, struct sworn_tpm_ak *ak);
 
-/* Flush the AK's transient handle (errors ignored: the context may be dead already). */
+/*
+ * Release the AK: a transient one (sworn_tpm_ak_create) is flushed from the TPM; of a persistent
+ * one (sworn_tpm_ak_open) only ESYS's record goes, the key stays in the TPM. Errors ignored (the
+ * context may be dead already).
+ */
 void sworn_tpm_ak_flush(struct sworn_tpm *t, struct sworn_tpm_ak *ak);
+
+/*
+ * The persistent AK's handle (tpm.ak_handle): in the owner's persistent range, which
+ * EvictControl fills with owner authorization. The default, 0x8153574E ("\x81SWN"), lies far
+ * from the handles TCG conventions give other keys (SRK 0x81000001, EKs 0x81010001 and up,
+ * IAK/IDevID 0x81020000 and up) and from the platform range (0x81800000 and up).
+ */
+#define SWORN_TPM_AK_HANDLE_DEFAULT 0x8153574Eu
+#define SWORN_TPM_AK_HANDLE_FIRST 0x81000000u
+#define SWORN_TPM_AK_HANDLE_LAST 0x817FFFFFu
+
+/* How sworn_tpm_ak_open found the AK. */
+enum sworn_tpm_ak_how {
+    SWORN_TPM_AK_FOUND = 1,     /* at the handle, and the template's primary has its name */
+    SWORN_TPM_AK_PERSISTED = 2, /* the handle was empty: created and persisted there now */
+};
+
+/*
+ * Open the AK persisted at handle (SWORN_TPM_AK_HANDLE_FIRST..LAST), or create it and persist it
+ * there (TPM2_EvictControl, owner hierarchy, empty owner password) when the handle is empty.
+ * What is at the handle must be ours, or it is refused and left untouched (never evicted,
+ * never used):
+ *   - its public area is the template's (type, nameAlg, attributes, empty authPolicy, scheme,
+ *     curve, no symmetric part, no KDF), the point aside;
+ *   - the name and qualified name the TPM reports (TPM2_ReadPublic) are those of that public
+ *     area as a primary of the endorsement hierarchy;
+ *   - the template's primary, made again now (one transient object, flushed at once), has the
+ *     same name: only the template with its empty unique gives that key.
+ * Using a persistent object takes a free object slot for the time of each command (swtpm
+ * answers TPM2_ReadPublic of one with TPM_RC_OBJECT_MEMORY when every slot is held), so a TPM
+ * whose slots other programs hold can neither read nor quote the AK (an error that says so);
+ * what the persistent AK guarantees is that sworn itself never holds a slot between commands,
+ * so its crashes never take one.
+ * OUT: ak (ak->persistent = 1; release with sworn_tpm_ak_flush, which leaves the key in the TPM),
+ * *how. No TPM session is started. Errors: SWORN_ERR_ARG for a handle outside the range;
+ * SWORN_ERR_VERIFY when the object at the handle is not sworn's AK; SWORN_ERR_CRYPTO / _IO from
+ * the TPM (e.g. an owner password is set: persist the AK yourself, docs/decisiond.md section 6).
+ */
+int sworn_tpm_ak_open(struct sworn_tpm *t, uint32_t handle, struct sworn_tpm_ak *ak,
+                      enum sworn_tpm_ak_how *how);
 
 /* Extend SHA-256 bank PCR pcr (0..23) with digest: PCR = SHA-256(PCR || digest). */
 int sworn_tpm_pcr_extend(struct sworn_tpm *t, unsigned pcr, const uint8_t digest[32]);
@@ -104,7 +158,10 @@ int sworn_tpm_pcr_read(struct sworn_tpm *t, unsigned pcr, uint8_t out[32]);
  * Quote the SHA-256 bank PCRs set in pcr_mask (bit i = PCR i, PCRs 0..23; non-zero) with the
  * AK and qualifying data qual (32 bytes, becomes the attest's extraData). OUT: *attest (malloc,
  * the marshalled TPMS_ATTEST, *attest_len bytes) and *sig (malloc, the marshalled TPMT_SIGNATURE,
- * *sig_len bytes); the caller frees both. Both are NULL on error.
+ * *sig_len bytes); the caller frees both. Both are NULL on error. Before it is returned the quote
+ * is checked to be the AK's (a quote attest naming the AK as an endorsement primary and qual,
+ * signed with the AK's key): SWORN_ERR_VERIFY otherwise, e.g. when another object was put at a
+ * persistent AK's handle since it was opened (the TPM signs with whatever sits there).
  */
 int sworn_tpm_quote(struct sworn_tpm *t, const struct sworn_tpm_ak *ak, const uint8_t qual[32],
                     uint32_t pcr_mask, uint8_t **attest, size_t *attest_len, uint8_t **sig,

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -471,10 +472,37 @@ fail:
     return -1;
 }
 
+/*
+ * tpm.ak_handle: "0x" and 8 hex digits, a persistent handle of the owner's range
+ * (0x81000000..0x817fffff), where the AK is kept (attest/tpmattest.h, sworn_tpm_ak_open).
+ */
+static int read_ak_handle(const struct ctx *x, const struct sworn_yaml_node *n, uint32_t *out)
+{
+    const char *s;
+    uint32_t v = 0;
+
+    SWORN_GUARD(sworn_yaml_str(x->d, n, &s));
+    if ((s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) || strlen(s) != 10 || !all_hex(s + 2, 8))
+        return sworn_yaml_error(x->d, n,
+                                "ak_handle: want 0x and 8 hex digits (a persistent "
+                                "handle, 0x81000000..0x817fffff)");
+    for (size_t i = 2; i < 10; i++)
+        v = v << 4 | (uint32_t)sworn_hex_digit(s[i]);
+    if (v < SWORN_DCONFIG_AK_HANDLE_FIRST || v > SWORN_DCONFIG_AK_HANDLE_LAST)
+        return sworn_yaml_error(x->d, n,
+                                "ak_handle: 0x%08x is not in the owner's persistent range "
+                                "0x81000000..0x817fffff",
+                                (unsigned)v);
+    *out = v;
+    return 0;
+fail:
+    return -1;
+}
+
 static int read_tpm(struct ctx *x)
 {
-    static const char *const keys[] = {"tcti",    "required", "pcrs", "quote_min_interval",
-                                       "measure", NULL};
+    static const char *const keys[] = {"tcti",    "required",  "pcrs", "quote_min_interval",
+                                       "measure", "ak_handle", NULL};
     const struct sworn_yaml_node *m, *n;
     struct sworn_dconfig *c = x->c;
 
@@ -501,6 +529,9 @@ static int read_tpm(struct ctx *x)
         }
     }
     SWORN_GUARD(get_duration(x, m, "quote_min_interval", 10, 86400000, &c->quote_min_interval_ms));
+    n = sworn_yaml_get(m, "ak_handle");
+    if (n != NULL)
+        SWORN_GUARD(read_ak_handle(x, n, &c->tpm_ak_handle));
     n = sworn_yaml_get(m, "measure");
     if (n != NULL) {
         size_t count = sworn_yaml_len(n);
@@ -522,6 +553,24 @@ static int read_tpm(struct ctx *x)
     return 0;
 fail:
     return -1;
+}
+
+/* The AK's handle must not be the signer's key's on the same TPM: sworn_tpm_ak_open would
+ * refuse that key as not its AK, and never evict it, but the configuration is wrong already. */
+static int ak_handle_apart(const struct ctx *x)
+{
+    const struct sworn_dconfig *c = x->c;
+    char own[sizeof(TPM_URI_PREFIX) + 8];
+
+    if (c->tpm_tcti == NULL || c->signer_tcti == NULL || strcmp(c->tpm_tcti, c->signer_tcti) != 0)
+        return 0;
+    snprintf(own, sizeof(own), TPM_URI_PREFIX "%08x", (unsigned)c->tpm_ak_handle);
+    if (strcasecmp(c->signer_key, own) == 0)
+        return sworn_yaml_error(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "tpm"),
+                                "tpm.ak_handle 0x%08x is the signer's key on the same TPM: give "
+                                "the AK a handle of its own",
+                                (unsigned)c->tpm_ak_handle);
+    return 0;
 }
 
 static int read_escalation(struct ctx *x)
@@ -705,6 +754,7 @@ static int read_all(struct ctx *x)
         if (c->signer_tcti == NULL)
             return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
     }
+    SWORN_GUARD(ak_handle_apart(x));
     SWORN_GUARD(get_path(x, root, "", "keyring", 0, &c->keyring));
     SWORN_GUARD(get_path(x, root, "", "policy", 1, &c->policy_path));
     SWORN_GUARD(get_path(x, root, "", "vault", 0, &c->vault_path));
@@ -766,6 +816,7 @@ int sworn_dconfig_load(const char *path, struct sworn_dconfig **out)
     x.c->signer_timeout_ms = DEFAULT_SIGNER_TIMEOUT_MS;
     x.c->tpm_pcrs = 1u << SWORN_DCONFIG_PCR_ALWAYS;
     x.c->quote_min_interval_ms = DEFAULT_QUOTE_MIN_MS;
+    x.c->tpm_ak_handle = SWORN_DCONFIG_AK_HANDLE_DEFAULT;
     x.c->escalation_timeout_ms = DEFAULT_ESCALATION_MS;
     x.c->max_pending_escalations = DEFAULT_MAX_PENDING;
     x.c->workers = DEFAULT_WORKERS;

@@ -8,9 +8,10 @@
  *     log:    { database: PATH, origin: TEXT, checkpoint_interval: 1s, export_dir: PATH }
  *     signer: { key: URI-or-PATH, module: PATH, pin_file: PATH, tcti: TEXT, pinned_spki:
  * HEX-or-PATH, user: NAME, timeout: 2s } keyring: PATH tpm:    { tcti: TEXT, required: false, pcrs:
- * [23, 0, 7], quote_min_interval: 1s, measure: [PATH, ...] } policy: PATH vault: PATH escalation: {
- * timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin: PATH } peers:  { proxy_uids:
- * [1001], operator_uids: [0] } run_as: NAME workers: 4 hardening: { seccomp: enforce|log|off }
+ * [23, 0, 7], quote_min_interval: 1s, ak_handle: 0x8153574E, measure: [PATH, ...] } policy: PATH
+ * vault: PATH escalation: { timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin: PATH
+ * } peers:  { proxy_uids: [1001], operator_uids: [0] } run_as: NAME workers: 4 hardening: {
+ * seccomp: enforce|log|off }
  *
  * Loading (sworn_dconfig_load) is syntax and shape only, plus what must be resolved once at start:
  * unknown keys anywhere are errors (a misspelt key must never be silently ignored), values are
@@ -48,6 +49,11 @@
 #define SWORN_DCONFIG_MAX_MEASURE 250 /* StartupMeasurement holds <= 256 files in all */
 #define SWORN_DCONFIG_MAX_UIDS 64     /* per peers list */
 #define SWORN_DCONFIG_PCR_ALWAYS 23   /* the PCR sworn measures into; always quoted */
+/* tpm.ak_handle: its default and range, as SWORN_TPM_AK_HANDLE_* (tpmattest.h; d_checkpoint.c
+ * checks at compile time that they agree). */
+#define SWORN_DCONFIG_AK_HANDLE_DEFAULT 0x8153574Eu
+#define SWORN_DCONFIG_AK_HANDLE_FIRST 0x81000000u
+#define SWORN_DCONFIG_AK_HANDLE_LAST 0x817FFFFFu
 
 struct sworn_dconfig {
     char *path;                             /* the file it was read from (as given) */
@@ -79,6 +85,8 @@ struct sworn_dconfig {
     uint32_t tpm_pcrs;              /* bitmap of sha256 PCRs to quote; bit 23 always set */
     uint64_t quote_min_interval_ms; /* default 1000 (10..86400000): at most one quote per
                                        interval (TPM-Fail, firmware-notes) */
+    uint32_t tpm_ak_handle;         /* the AK's persistent handle (default
+                                       SWORN_DCONFIG_AK_HANDLE_DEFAULT, owner range) */
     char **measure;
     size_t n_measure; /* extra files measured at start besides the daemon binary, this config file
                          and the policy; at most SWORN_DCONFIG_MAX_MEASURE */

@@ -15,6 +15,14 @@
  * timing sample of the AK; firmware-notes/README.md): a checkpoint inside that interval stays
  * unquoted, and the next checkpoint after it is quoted.
  *
+ * The AK is the persistent one at tpm.ak_handle (sworn_tpm_ak_open: found and checked to be
+ * ours, or made and persisted there), opened at the first quote and after every reopening of
+ * the TPM. Nothing here creates a transient object that outlives the call that made it, and no
+ * TPM session is started: a SIGKILL of the engine leaves nothing behind in a TPM without a
+ * resource manager, unless it lands in the few milliseconds in which sworn_tpm_ak_open holds the
+ * template's primary to compare (docs/decisiond.md section 6). With tpm.required, a start whose
+ * first checkpoint cannot be quoted fails (d_checkpointer_start), rather than stay up denying.
+ *
  * `swornctl checkpoint` (d_checkpointer_now) waits for its round: each request takes a number
  * (asked), each round notes the newest number it took on before it began (answered) and its
  * result, and broadcasts done; a request is answered by the first round whose number reaches its
@@ -57,7 +65,14 @@ struct d_checkpointer {
     uint64_t exported;                  /* the tree size export_dir holds (0: none yet) */
     uint64_t last_health_ms;            /* the signer's last health check (monotonic) */
     int have_health;
+    int quote_failed;                /* the last round's quote was tried and failed */
+    char tpm_err[SWORN_ERR_MSG_MAX]; /* why, then */
 };
+
+_Static_assert(SWORN_DCONFIG_AK_HANDLE_DEFAULT == SWORN_TPM_AK_HANDLE_DEFAULT &&
+                   SWORN_DCONFIG_AK_HANDLE_FIRST == SWORN_TPM_AK_HANDLE_FIRST &&
+                   SWORN_DCONFIG_AK_HANDLE_LAST == SWORN_TPM_AK_HANDLE_LAST,
+               "tpm.ak_handle's default and range are the attestation library's");
 
 static uint64_t mono_ms(void)
 {
@@ -78,6 +93,22 @@ static void tpm_down(struct d_checkpointer *cp, const char *why)
     atomic_store(&d->metrics.tpm_up, 0);
 }
 
+/* Log how the AK was had: found at its handle (and checked), or made and persisted now. */
+static void ak_opened(uint32_t handle, enum sworn_tpm_ak_how how)
+{
+    json_object *f = json_object_new_object();
+    char hex[11];
+
+    snprintf(hex, sizeof(hex), "0x%08x", (unsigned)handle);
+    if (f != NULL) {
+        json_object_object_add(f, "handle", json_object_new_string(hex));
+        json_object_object_add(
+            f, "how",
+            json_object_new_string(how == SWORN_TPM_AK_PERSISTED ? "persisted" : "found"));
+    }
+    d_log(D_LOG_INFO, "ak_ready", f);
+}
+
 /* Quote the checkpoint note of tree size `size` and store the quote. 0 or -1. */
 static int quote(struct d_checkpointer *cp, const char *note_text, size_t note_len, uint64_t size)
 {
@@ -90,9 +121,12 @@ static int quote(struct d_checkpointer *cp, const char *note_text, size_t note_l
     if (d->tpm == NULL && sworn_tpm_open(d->cfg->tpm_tcti, &d->tpm) < 0)
         return -1;
     if (!cp->have_ak) {
-        if (sworn_tpm_ak_create(d->tpm, &cp->ak) < 0)
+        enum sworn_tpm_ak_how how;
+
+        if (sworn_tpm_ak_open(d->tpm, d->cfg->tpm_ak_handle, &cp->ak, &how) < 0)
             return -1;
         cp->have_ak = 1;
+        ak_opened(d->cfg->tpm_ak_handle, how);
     }
     if (sworn_note_parse(note_text, note_len, &note) < 0)
         return -1;
@@ -146,6 +180,7 @@ static int round_once(struct d_checkpointer *cp, int force)
     atomic_fetch_add(&d->metrics.checkpoints, 1);
     atomic_store(&d->metrics.checkpoint_size, size);
     atomic_store(&d->metrics.checkpoint_unix_ms, d_now_unix_ms());
+    cp->quote_failed = 0;
     if (d->cfg->tpm_tcti != NULL) {
         if (!sworn_quote_limiter_take(&cp->limiter, now)) {
             d_log_msg(D_LOG_DEBUG, "quote_deferred", "inside tpm.quote_min_interval");
@@ -155,7 +190,9 @@ static int round_once(struct d_checkpointer *cp, int force)
             atomic_store(&d->tpm_ok, 1);
             atomic_store(&d->metrics.tpm_up, 1);
         } else {
-            tpm_down(cp, sworn_err_msg());
+            cp->quote_failed = 1;
+            snprintf(cp->tpm_err, sizeof(cp->tpm_err), "%s", sworn_err_msg());
+            tpm_down(cp, cp->tpm_err);
         }
     }
     if (!quoted)
@@ -245,6 +282,15 @@ static void *checkpoint_thread(void *arg)
     return NULL;
 }
 
+/* Free a checkpointer whose thread is not running (or was joined). */
+static void checkpointer_free(struct d_checkpointer *cp)
+{
+    pthread_mutex_destroy(&cp->lock);
+    pthread_cond_destroy(&cp->cond);
+    pthread_cond_destroy(&cp->done);
+    free(cp);
+}
+
 int d_checkpointer_start(struct d_daemon *d)
 {
     struct d_checkpointer *cp = calloc(1, sizeof(*cp));
@@ -263,10 +309,20 @@ int d_checkpointer_start(struct d_daemon *d)
     atomic_store(&d->tpm_ok, d->tpm != NULL);
     atomic_store(&d->metrics.tpm_up, d->tpm != NULL);
     /* The first checkpoint covers the startup entries, before any decision is served. When it
-     * fails (logged), the next round tries again: have_last stays 0. */
+     * fails (logged), the next round tries again: have_last stays 0. With tpm.required, its
+     * quote must succeed: a start that cannot quote (the object at tpm.ak_handle is not our AK,
+     * the AK cannot be persisted, the TPM went away since the measured start) fails, as a start
+     * without the TPM does, instead of running on to deny every request. */
     (void)round_once(cp, 1);
+    if (d->cfg->tpm_required && cp->quote_failed) {
+        sworn_err_set(SWORN_ERR_IO,
+                      "tpm.required, but the start's checkpoint could not be quoted: %s",
+                      cp->tpm_err);
+        checkpointer_free(cp);
+        return -1;
+    }
     if (pthread_create(&cp->thread, NULL, checkpoint_thread, cp) != 0) {
-        free(cp);
+        checkpointer_free(cp);
         return sworn_err_set(SWORN_ERR_IO, "checkpointer: cannot start its thread");
     }
     cp->started = 1;
@@ -325,9 +381,6 @@ void d_checkpointer_stop(struct d_daemon *d)
     (void)round_once(cp, d->cfg->tpm_tcti != NULL && !cp->last_quoted); /* logged when it fails */
     if (cp->have_ak && d->tpm != NULL)
         sworn_tpm_ak_flush(d->tpm, &cp->ak);
-    pthread_mutex_destroy(&cp->lock);
-    pthread_cond_destroy(&cp->cond);
-    pthread_cond_destroy(&cp->done);
-    free(cp);
+    checkpointer_free(cp);
     d->cp = NULL;
 }

@@ -273,6 +273,7 @@ static void test_defaults_and_relative_config_path(void **state)
     assert_int_equal(c->tpm_required, 0);
     assert_int_equal(c->tpm_pcrs, 1u << 23);
     assert_int_equal(c->quote_min_interval_ms, 1000);
+    assert_int_equal(c->tpm_ak_handle, 0x8153574Eu);
     assert_int_equal(c->n_measure, 0);
     assert_null(c->vault_path);
     assert_int_equal(c->escalation_timeout_ms, 300000);
@@ -387,6 +388,14 @@ static void test_refusals(void **state)
         {"tpm: {quote_min_interval: 5ms}\n", "6:27: ", "between 10ms"},
         {"tpm: {measure: [a, ./a]}\n", "6:20: ", "listed twice"},
         {"tpm: [tcti]\n", "6:6: ", "expected a mapping"},
+        /* tpm.ak_handle: 0x and 8 hex digits, in the owner's persistent range. */
+        {"tpm: {tcti: x, ak_handle: 0x8153574}\n", "6:27: ", "0x and 8 hex digits"},
+        {"tpm: {tcti: x, ak_handle: 8153574E00}\n", "6:27: ", "0x and 8 hex digits"},
+        {"tpm: {tcti: x, ak_handle: 0x8153574G}\n", "6:27: ", "0x and 8 hex digits"},
+        {"tpm: {tcti: x, ak_handle: 0x81800000}\n", "6:27: ", "owner's persistent range"},
+        {"tpm: {tcti: x, ak_handle: 0x80000000}\n", "6:27: ", "owner's persistent range"},
+        {"tpm: {tcti: x, ak_handle: 0x80FFFFFF}\n", "6:27: ", "owner's persistent range"},
+        {"tpm: {tcti: x, ak_handle: [0x8153574E]}\n", "6:27: ", "expected a string"},
         {"escalation: {timeout: 500ms}\n", "6:23: ", "between 1000ms"},
         {"escalation: {timeout: 8d}\n", "6:23: ", "604800000ms"},
         {"escalation: {max_pending: 0}\n", "6:27: ", "outside [1, 100000]"},
@@ -565,6 +574,55 @@ static void test_signer_refusals(void **state)
     }
 }
 
+/*
+ * tpm.ak_handle (issue 11, finding 14): the AK's persistent handle, any in the owner's range, in
+ * either case; refused when it is the signer's tpm: key on the same TPM (another TCTI is another
+ * TPM, where the same number is another object).
+ */
+static void test_ak_handle(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_dconfig *c;
+    char s[2048];
+
+    c = load_text(f, minimal_plus("tpm: {tcti: x, ak_handle: 0x817fffff}\n"));
+    assert_int_equal(c->tpm_ak_handle, 0x817FFFFFu);
+    sworn_dconfig_free(c);
+    c = load_text(f, minimal_plus("tpm: {tcti: x, ak_handle: 0X81000000}\n"));
+    assert_int_equal(c->tpm_ak_handle, 0x81000000u);
+    sworn_dconfig_free(c);
+    snprintf(s, sizeof(s),
+             "log: {database: log.db, origin: o}\n"
+             "signer: {key: \"tpm:handle=0x8153574e\", pinned_spki: %s}\n"
+             "policy: policy.yaml\n"
+             "sockets: {decision: d.sock, admin: a.sock}\n"
+             "peers: {proxy_uids: [1001], operator_uids: [0]}\n"
+             "tpm: {tcti: t}\n",
+             f->spki_hex);
+    load_fails(f, s, "6:6: ", "is the signer's key on the same TPM");
+    snprintf(s, sizeof(s),
+             "log: {database: log.db, origin: o}\n"
+             "signer: {key: \"tpm:handle=0x81000002\", pinned_spki: %s}\n"
+             "policy: policy.yaml\n"
+             "sockets: {decision: d.sock, admin: a.sock}\n"
+             "peers: {proxy_uids: [1001], operator_uids: [0]}\n"
+             "tpm: {tcti: t, ak_handle: 0x81000002}\n",
+             f->spki_hex);
+    load_fails(f, s, "6:6: ", "is the signer's key on the same TPM");
+    /* The signer's key on another TPM: the same number there is another object. */
+    snprintf(s, sizeof(s),
+             "log: {database: log.db, origin: o}\n"
+             "signer: {key: \"tpm:handle=0x8153574E\", tcti: other, pinned_spki: %s}\n"
+             "policy: policy.yaml\n"
+             "sockets: {decision: d.sock, admin: a.sock}\n"
+             "peers: {proxy_uids: [1001], operator_uids: [0]}\n"
+             "tpm: {tcti: t}\n",
+             f->spki_hex);
+    c = load_text(f, s);
+    assert_int_equal(c->tpm_ak_handle, 0x8153574Eu);
+    sworn_dconfig_free(c);
+}
+
 static void check_fails(const struct fx *f, const char *text, const char *sub)
 {
     struct sworn_dconfig *c = load_text(f, text);
@@ -696,6 +754,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_signer_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signer_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ak_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),
     };

@@ -21,6 +21,12 @@
  *                               every acknowledged decision is in the log at its index with its
  *                               leaf hash, every checkpoint's root is recomputed from the stored
  *                               entries and is consistent with the newest
+ *   crash with a TPM            (issue 11, finding 14) SIGKILL of the monitor, the engine or both,
+ *                               20 times under load with swtpm: every start's first checkpoint
+ *                               and the final one are quoted, every quote verifies under the one
+ *                               persistent AK, tpm2-tools find no transient object or session
+ *   foreign object at the AK's  never used, never evicted; tpm.required refuses the start
+ *   handle
  *
  * Invariants checked on every answer, in every test (check_reply): a Decision names a 32-byte
  * entry hash; an allow carries a receipt, a deny none. And at the end of every test, with the
@@ -57,6 +63,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <sqlite3.h>
 
@@ -66,6 +73,7 @@
 #include "logstore.h"
 #include "merkle.h"
 #include "note.h"
+#include "quote.h"
 #include "notesigner.h"
 #include "stack_fixture.h"
 #include "testutil.h"
@@ -1186,6 +1194,7 @@ static void crash_while_starting(struct sworn_stack *s, long ms)
  */
 static unsigned crash_seed;
 static int crash_running;
+static const char *crash_test = "test_crash_under_load"; /* the one running */
 
 static unsigned pick_crash_seed(void)
 {
@@ -1200,9 +1209,9 @@ static int crash_teardown(void **state)
 {
     if (crash_running)
         fprintf(stderr,
-                "test_crash_under_load failed with seed %u: repeat with SWORN_CRASH_SEED=%u "
-                "SWORN_TEST_FILTER=test_crash_under_load\n",
-                crash_seed, crash_seed);
+                "%s failed with seed %u: repeat with SWORN_CRASH_SEED=%u "
+                "SWORN_TEST_FILTER=%s\n",
+                crash_test, crash_seed, crash_seed, crash_test);
     crash_running = 0;
     return stack_teardown(state);
 }
@@ -1227,6 +1236,7 @@ static void test_crash_under_load(void **state)
 
     (void)state;
     printf("test_crash_under_load: seed %u (SWORN_CRASH_SEED)\n", seed);
+    crash_test = "test_crash_under_load";
     crash_running = 1;
     acks_init(&a);
     assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 100ms"), 0);
@@ -1271,6 +1281,366 @@ static void test_crash_under_load(void **state)
     crash_running = 0;
 }
 
+/* --- 7. crashes with a TPM: the AK is not leaked ------------------------------------------- */
+
+#define AK_HANDLE "0x8153574E" /* tpm.ak_handle's default (SWORN_TPM_AK_HANDLE_DEFAULT) */
+#define TPM_CRASHES 20
+
+/*
+ * With the daemon running or not: the TPM holds no transient object and no session (loaded or
+ * saved), as tpm2-tools, a client that shares no code with sworn, reports them. A running
+ * daemon holds none either: its AK is persistent and quotes need no session.
+ */
+static void expect_tpm_clean(struct sworn_stack *s, const char *when)
+{
+    static const char *const kinds[] = {"handles-transient", "handles-loaded-session",
+                                        "handles-saved-session"};
+
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (sworn_stack_sh(s,
+                           "out=$(tpm2_getcap -T \"$TCTI\" %s) || exit 2; "
+                           "[ -z \"$out\" ] && exit 0; echo \"%s: tpm2_getcap %s: $out\" >&2; "
+                           "exit 1",
+                           kinds[i], when, kinds[i]) != 0)
+            fail_msg("%s: the TPM holds %s that no one flushed (printed above)", when, kinds[i]);
+}
+
+/* The sizes of the stored checkpoints and quotes, and the index and PCR 23 of every start. */
+struct tpm_record {
+    struct quote_sizes quotes, checkpoints;
+    uint64_t startup[64];
+    uint8_t pcr23[64][32];
+    size_t n_startup;
+};
+
+static void read_tpm_record(struct sworn_stack *s, struct tpm_record *r)
+{
+    struct sworn_log *log;
+    uint8_t *entry = malloc(SWORN_FRAME_ENTRY_MAX);
+
+    assert_non_null(entry);
+    memset(r, 0, sizeof(*r));
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    assert_int_equal(sworn_log_each_quote(log, collect_quote, &r->quotes), 0);
+    assert_int_equal(sworn_log_each_checkpoint(log, collect_size, &r->checkpoints), 0);
+    for (uint64_t i = 0; i < sworn_log_size(log); i++) {
+        size_t len;
+        Sworn__V1__Entry *e;
+
+        assert_int_equal(sworn_log_read_entry(log, i, entry, SWORN_FRAME_ENTRY_MAX, &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_STARTUP) {
+            assert_true(r->n_startup < sizeof(r->startup) / sizeof(r->startup[0]));
+            assert_int_equal(e->startup->pcr23.len, 32); /* every start here is measured */
+            memcpy(r->pcr23[r->n_startup], e->startup->pcr23.data, 32);
+            r->startup[r->n_startup++] = i;
+        }
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    sworn_stack_expect_final_checkpoint(log);
+    sworn_log_close(log);
+    free(entry);
+}
+
+static int has_quote(const struct tpm_record *r, uint64_t size)
+{
+    for (size_t q = 0; q < r->quotes.n; q++)
+        if (r->quotes.size[q] == size)
+            return 1;
+    return 0;
+}
+
+/* Every stored quote, copied out of the log. */
+struct stored_quote {
+    uint64_t size;
+    uint8_t *attest, *sig;
+    size_t attest_len, sig_len;
+};
+struct stored_quotes {
+    struct stored_quote v[1024];
+    size_t n;
+};
+
+static int keep_quote(void *arg, uint64_t size, const uint8_t *attest, size_t attest_len,
+                      const uint8_t *sig, size_t sig_len)
+{
+    struct stored_quotes *q = arg;
+    struct stored_quote *x;
+
+    if (q->n == sizeof(q->v) / sizeof(q->v[0]))
+        return 0;
+    x = &q->v[q->n++];
+    x->size = size;
+    x->attest = malloc(attest_len);
+    x->sig = malloc(sig_len);
+    if (x->attest == NULL || x->sig == NULL)
+        return -1;
+    memcpy(x->attest, attest, attest_len);
+    memcpy(x->sig, sig, sig_len);
+    x->attest_len = attest_len;
+    x->sig_len = sig_len;
+    return 0;
+}
+
+/*
+ * With the daemon stopped: every stored quote, of every life of the daemon, verifies with the
+ * auditor's checker (verifier/quote.c) under the one AK that tpm2-tools reads at tpm.ak_handle:
+ * its signer, the checkpoint's hash as qualifying data, and PCR 23 as measured by the start it
+ * was made in. Returns how many were checked.
+ */
+static size_t expect_quotes_by_the_ak(struct sworn_stack *s, const struct tpm_record *r)
+{
+    struct stored_quotes *q = calloc(1, sizeof(*q));
+    char *pub_path = sworn_test_path(s->dir, "ak-at-handle.pub"), *pub, why[256], note[4096];
+    size_t pub_len = 0, n;
+    struct sworn_log *log;
+
+    assert_non_null(q);
+    assert_int_equal(sworn_stack_sh(s, "tpm2_readpublic -Q -T \"$TCTI\" -c " AK_HANDLE
+                                       " -f tss -o ak-at-handle.pub"),
+                     0);
+    pub = sworn_test_read_file(pub_path, &pub_len);
+    assert_int_equal(sworn_log_open(s->log_db, &log), 0);
+    assert_int_equal(sworn_log_each_quote(log, keep_quote, q), 0);
+    for (size_t i = 0; i < q->n; i++) {
+        const struct stored_quote *x = &q->v[i];
+        struct sv_quote_policy policy;
+        struct sv_quote_result res;
+        struct sworn_note parsed;
+        uint8_t qual[32];
+        size_t len, start = SIZE_MAX;
+        enum sv_quote_reason why_not;
+
+        for (size_t j = 0; j < r->n_startup; j++)
+            if (r->startup[j] < x->size)
+                start = j;
+        assert_true(start != SIZE_MAX);
+        memset(&policy, 0, sizeof(policy));
+        policy.pcr_mask = 1u << 23;
+        memcpy(policy.pcr_values[23], r->pcr23[start], 32);
+        assert_int_equal(sworn_log_get_checkpoint(log, x->size, note, sizeof(note), &len, NULL), 0);
+        assert_int_equal(sworn_note_parse(note, len, &parsed), 0);
+        SHA256((const uint8_t *)parsed.text, parsed.text_len, qual);
+        why_not = sv_quote_check(&policy, (const uint8_t *)pub, pub_len, x->attest, x->attest_len,
+                                 x->sig, x->sig_len, qual, &res, why, sizeof(why));
+        if (why_not != SV_QUOTE_OK)
+            fail_msg("the quote of checkpoint %llu (start %zu) does not verify under the AK at "
+                     "%s: %s (%s)",
+                     (unsigned long long)x->size, start + 1, AK_HANDLE,
+                     sv_quote_reason_name(why_not), why);
+    }
+    n = q->n;
+    sworn_log_close(log);
+    for (size_t i = 0; i < q->n; i++) {
+        free(q->v[i].attest);
+        free(q->v[i].sig);
+    }
+    free(q);
+    free(pub);
+    free(pub_path);
+    return n;
+}
+
+/*
+ * Every start's first checkpoint (the smallest one that covers its Startup entry: it is made
+ * before the first request is read) has its quote stored, and so has the final checkpoint of the
+ * orderly stop, which covers the whole log. Returns the number of starts.
+ */
+static size_t expect_every_start_quoted(struct sworn_stack *s)
+{
+    struct tpm_record *r = calloc(1, sizeof(*r));
+    size_t starts;
+
+    assert_non_null(r);
+    read_tpm_record(s, r);
+    assert_true(r->checkpoints.n >= 1);
+    for (size_t i = 0; i < r->n_startup; i++) {
+        uint64_t first = UINT64_MAX;
+
+        for (size_t c = 0; c < r->checkpoints.n; c++)
+            if (r->checkpoints.size[c] > r->startup[i] && r->checkpoints.size[c] < first)
+                first = r->checkpoints.size[c];
+        if (first == UINT64_MAX)
+            fail_msg("start %zu (Startup entry %llu) has no checkpoint", i + 1,
+                     (unsigned long long)r->startup[i]);
+        if (!has_quote(r, first))
+            fail_msg("start %zu of %zu (Startup entry %llu): its first checkpoint (size %llu) "
+                     "is not quoted; %zu quotes for %zu checkpoints in all",
+                     i + 1, r->n_startup, (unsigned long long)r->startup[i],
+                     (unsigned long long)first, r->quotes.n, r->checkpoints.n);
+    }
+    /* The final checkpoint: the largest, equal to the log's size (read_tpm_record checked). */
+    {
+        uint64_t last = 0;
+
+        for (size_t c = 0; c < r->checkpoints.n; c++)
+            if (r->checkpoints.size[c] > last)
+                last = r->checkpoints.size[c];
+        if (!has_quote(r, last))
+            fail_msg("the final checkpoint of the orderly stop (size %llu) is not quoted",
+                     (unsigned long long)last);
+    }
+    printf("expect_every_start_quoted: %zu quotes verified under the AK at " AK_HANDLE "\n",
+           expect_quotes_by_the_ak(s, r));
+    starts = r->n_startup;
+    free(r);
+    return starts;
+}
+
+/* SIGKILL what a crash takes: the monitor (the engine follows by PR_SET_PDEATHSIG), the engine
+ * alone (the monitor then exits), or both at once; and wait until both are gone. */
+static void crash_stack(struct sworn_stack *s, int how)
+{
+    pid_t monitor = s->decisiond_pid, engine = sworn_stack_engine(monitor);
+
+    assert_true(monitor > 0);
+    assert_true(engine > 0);
+    if (how != 0)
+        assert_int_equal(kill(engine, SIGKILL), 0);
+    if (how != 1)
+        assert_int_equal(kill(monitor, SIGKILL), 0);
+    wait_pid_gone(engine);
+    wait_pid_gone(monitor);
+}
+
+/*
+ * Issue 11, finding 14. The stack with swtpm (no resource manager in front of it) is crashed
+ * TPM_CRASHES times under load, by SIGKILL to the monitor, the engine or both, each at a random
+ * count of acknowledged decisions, and started again. Before the fix, each crash left its
+ * transient AK in the TPM; after three, CreatePrimary failed with TPM_RC_OBJECT_MEMORY and no
+ * checkpoint was quoted again, not even the final one. Now: every start's first checkpoint and
+ * the final one are quoted, every stored quote verifies (verifier/quote.c) under the AK that
+ * tpm2-tools reads at its persistent handle (and nothing else was persisted), and the TPM holds
+ * no transient object or session, during the last life of the daemon and after its stop.
+ */
+static void test_crash_keeps_quoting(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    unsigned seed = crash_seed = pick_crash_seed();
+    char tag[TPM_CRASHES][16];
+    size_t starts;
+
+    (void)state;
+    printf("test_crash_keeps_quoting: seed %u (SWORN_CRASH_SEED)\n", seed);
+    crash_test = "test_crash_keeps_quoting";
+    crash_running = 1;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--checkpoint-interval 100ms"), 0);
+    assert_true(sp->tcti[0] != '\0');
+    /* The persistent handles before any crash: swtpm_setup's EKs and the AK the start made. */
+    assert_int_equal(sworn_stack_sh(sp, "tpm2_getcap -T \"$TCTI\" handles-persistent > "
+                                        "persistent.before"),
+                     0);
+    assert_int_equal(sworn_stack_sh(sp, "grep -qix -- '- " AK_HANDLE "' persistent.before"), 0);
+    for (int it = 0; it < TPM_CRASHES; it++) {
+        struct load loads[CRASH_THREADS];
+        pthread_t th[CRASH_THREADS];
+
+        snprintf(tag[it], sizeof(tag[it]), "t%d", it);
+        for (int t = 0; t < CRASH_THREADS; t++) {
+            loads[t] =
+                (struct load){.s = sp, .a = &a, .tag = tag[it], .thread = t, .stop_on_silence = 1};
+            assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
+        }
+        wait_allows(&a, 1 + rand_r(&seed) % 40, 20000);
+        crash_stack(sp, it % 3);
+        for (int t = 0; t < CRASH_THREADS; t++) {
+            atomic_store(&loads[t].stop, 1);
+            pthread_join(th[t], NULL);
+        }
+        assert_no_violation(&a);
+        if (sworn_stack_start(sp) != 0)
+            fail_msg("the daemon did not start again after crash %d", it);
+    }
+    /* The last life of the daemon, serving: it holds no transient object, nor did any dead one
+     * leave one behind; and the crashes persisted nothing more. */
+    expect_recovery(sp, &a, "after-crashes", 20);
+    expect_tpm_clean(sp, "after the crashes, daemon running");
+    assert_int_equal(sworn_stack_sh(sp, "tpm2_getcap -T \"$TCTI\" handles-persistent | "
+                                        "diff -u persistent.before - >&2"),
+                     0);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    expect_tpm_clean(sp, "after the orderly stop");
+    check_log(sp, &a);
+    starts = expect_every_start_quoted(sp);
+    assert_int_equal(starts, TPM_CRASHES + 1);
+    printf("test_crash_keeps_quoting: %d crashes, %zu starts quoted, %zu decisions acknowledged "
+           "(%u allows, %u denies, %u errors, %u unanswered)\n",
+           TPM_CRASHES, starts, a.n, a.allows, a.denies, a.errors, a.unanswered);
+    acks_free(&a);
+    assert_int_equal(sworn_stack_down(sp), 0);
+    crash_running = 0;
+}
+
+/*
+ * Issue 11, finding 14: an object at tpm.ak_handle that is not sworn's AK (here the AK's template
+ * in the owner hierarchy, persisted there by someone else) is never used and never evicted. With
+ * tpm.required the start fails and says why; without it the daemon runs, unquoted, and says why
+ * in its log. Once the operator frees the handle, the next start persists the AK and quotes.
+ */
+static void test_foreign_object_at_ak_handle(void **state)
+{
+    struct sworn_stack *const sp = &the_stack;
+    struct acks a;
+    double quotes;
+
+    (void)state;
+    acks_init(&a);
+    assert_int_equal(sworn_stack_up(sp, "--tpm-required"), 0);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    /* Someone replaces the AK at its handle with a key of their own. */
+    assert_int_equal(
+        sworn_stack_sh(sp, "tpm2_evictcontrol -Q -T \"$TCTI\" -C o -c " AK_HANDLE " && "
+                           "tpm2_createprimary -Q -T \"$TCTI\" -C o -g sha256 -G "
+                           "ecc256:ecdsa-sha256:null -a 'restricted|sign|fixedtpm|fixedparent|"
+                           "sensitivedataorigin|userwithauth' -c foreign.ctx && "
+                           "tpm2_evictcontrol -Q -T \"$TCTI\" -C o -c foreign.ctx " AK_HANDLE " && "
+                           "tpm2_flushcontext -T \"$TCTI\" -t && "
+                           "tpm2_readpublic -Q -T \"$TCTI\" -c " AK_HANDLE " -n foreign.name"),
+        0);
+    /* tpm.required: the start fails, naming the handle and what is wrong with its object. */
+    assert_int_equal(sworn_stack_sh(sp, "\"$DECISIOND_BIN\" --config \"$CONFIG\" </dev/null "
+                                        ">/dev/null 2>start.err"),
+                     1);
+    assert_int_equal(sworn_stack_sh(sp, "grep 'tpm.required' start.err | grep -i '0x8153574e' | "
+                                        "grep -q 'not a primary key of the endorsement'"),
+                     0);
+    /* Without it: the daemon serves, unquoted, and logs why. */
+    assert_int_equal(sworn_stack_sh(sp, "sed -i 's/^  required: true$/  required: false/' "
+                                        "\"$CONFIG\" && grep -q '^  required: false$' \"$CONFIG\""),
+                     0);
+    assert_int_equal(sworn_stack_start(sp), 0);
+    assert_int_equal(ask(sp, &a, "foreign-1", "/allowed/a", NULL, 0), OUT_ALLOW);
+    sworn_stack_checkpoint_now(sp);
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 0.0);
+    quotes = sworn_stack_metric(sp, "sworn_quotes_total");
+    assert_true(quotes == 0.0);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    assert_int_equal(sworn_stack_sh(sp, "grep '\"event\":\"tpm_down\"' decisiond.log | "
+                                        "grep -q 'not a primary key of the endorsement'"),
+                     0);
+    /* The foreign object is where it was, unchanged; nothing transient was left. */
+    assert_int_equal(sworn_stack_sh(sp, "tpm2_readpublic -Q -T \"$TCTI\" -c " AK_HANDLE
+                                        " -n after.name && cmp foreign.name after.name"),
+                     0);
+    expect_tpm_clean(sp, "after the refusals");
+    /* The operator frees the handle: the next start persists the AK and quotes. */
+    assert_int_equal(sworn_stack_sh(sp, "tpm2_evictcontrol -Q -T \"$TCTI\" -C o -c " AK_HANDLE), 0);
+    assert_int_equal(sworn_stack_start(sp), 0);
+    assert_true(sworn_stack_metric(sp, "sworn_quotes_total") >= 1.0);
+    assert_true(sworn_stack_metric(sp, "sworn_tpm_up") == 1.0);
+    assert_int_equal(ask(sp, &a, "foreign-2", "/allowed/a", NULL, 0), OUT_ALLOW);
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    assert_int_equal(sworn_stack_sh(sp, "grep '\"event\":\"ak_ready\"' decisiond.log | tail -1 | "
+                                        "grep -q '\"how\":\"persisted\"'"),
+                     0);
+    check_log(sp, &a);
+    acks_free(&a);
+    assert_int_equal(sworn_stack_down(sp), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1282,6 +1652,8 @@ int main(void)
         cmocka_unit_test_teardown(test_log_write_fails, stack_teardown),
         cmocka_unit_test_teardown(test_log_locked, stack_teardown),
         cmocka_unit_test_teardown(test_crash_under_load, crash_teardown),
+        cmocka_unit_test_teardown(test_crash_keeps_quoting, crash_teardown),
+        cmocka_unit_test_teardown(test_foreign_object_at_ak_handle, stack_teardown),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {
