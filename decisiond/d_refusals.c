@@ -34,6 +34,7 @@ void d_refusals_init(struct d_refusals *r, const struct sworn_dconfig *cfg)
 int d_refusals_admit(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms)
 {
     struct d_refusal_slot *s = NULL;
+    unsigned quota = D_REFUSALS_PER_PEER;
 
     /* A new second: every quota starts again, and the strangers' slots are free. */
     if (now_ms / 1000 != r->second) {
@@ -45,6 +46,8 @@ int d_refusals_admit(struct d_refusals *r, unsigned channel, uint32_t uid, uint6
     for (size_t i = 0; i < r->n_slots && s == NULL; i++)
         if (r->slots[i].channel == channel && r->slots[i].uid == uid)
             s = &r->slots[i];
+    if (s == NULL || s >= r->slots + r->n_reserved)
+        quota = D_REFUSALS_PER_STRANGER;
     if (s == NULL) {
         if (r->n_slots >= r->n_reserved + D_REFUSALS_STRANGERS)
             return 0; /* every stranger's slot of this second is taken */
@@ -53,7 +56,7 @@ int d_refusals_admit(struct d_refusals *r, unsigned channel, uint32_t uid, uint6
         s->uid = uid;
         s->used = 0;
     }
-    if (s->used >= D_REFUSALS_PER_PAIR)
+    if (s->used >= quota)
         return 0;
     s->used++;
     return 1;

@@ -3,13 +3,15 @@
  * decisiond.md section 3). Pure bookkeeping: no I/O, no clock of its own (the caller passes
  * decisiond's time), so it is tested and reasoned about alone; d_record.c writes the entries.
  *
- * Quotas. Each (channel, peer uid) pair may have D_REFUSALS_PER_PAIR refusals recorded per second
- * of decisiond's wall clock. The pairs of the configured peers (proxy uids on the decision socket,
- * operator uids on the admin socket) have slots of their own; any other pair takes one of
- * D_REFUSALS_STRANGERS slots for the second, and when those are taken its refusals are dropped.
- * So no peer, configured or not, can use up another's quota: a flood from one uid costs the proxy
- * nothing, and the record grows by at most (configured pairs + D_REFUSALS_STRANGERS) x
- * D_REFUSALS_PER_PAIR entries a second.
+ * Quotas. Each (channel, peer uid) pair has a quota of recorded refusals per second of
+ * decisiond's wall clock. The pairs of the configured peers (proxy uids on the decision socket,
+ * operator uids on the admin socket) have slots of their own and D_REFUSALS_PER_PEER each (the
+ * proxy's refusals carry what its agents tried: they are worth the most detail); any other pair
+ * (root, a member of a socket's group that is no peer) takes one of D_REFUSALS_STRANGERS slots for
+ * the second with D_REFUSALS_PER_STRANGER, and when those slots are taken its refusals are
+ * dropped. So no peer, configured or not, can use up another's quota: a flood from one uid costs
+ * the proxy nothing, and the record grows by at most configured pairs x D_REFUSALS_PER_PEER +
+ * D_REFUSALS_STRANGERS x D_REFUSALS_PER_STRANGER entries a second.
  *
  * Drops. A refusal over its quota is counted under its pair, with the times of the first and the
  * last dropped. The counts are written as one RefusalsDropped entry (wire/sworn.proto) when the
@@ -28,7 +30,8 @@
 
 #include "config.h"
 
-#define D_REFUSALS_PER_PAIR 10       /* recorded per (channel, uid) pair per second */
+#define D_REFUSALS_PER_PEER 100      /* recorded per second for a configured peer's pair */
+#define D_REFUSALS_PER_STRANGER 10   /* recorded per second for any other pair */
 #define D_REFUSALS_STRANGERS 8       /* pairs of unconfigured peers tracked per second */
 #define D_REFUSALS_SUMMARY_MS 10000u /* a summary at least this often while drops happen */
 #define D_REFUSALS_ROWS 256u         /* pairs in one summary (SWORN_FRAME_DROPPED_MAX) */

@@ -12,8 +12,9 @@
  *   - test_sockets_group: with sockets.decision_group/admin_group (--socket-group nogroup) both
  *     are 0660 root:nogroup; nobody (a member) connects and is refused by uid and recorded;
  *     sworn-signer (not a member) gets EACCES;
- *   - test_flood_does_not_starve_proxy: while nobody floods the admin socket with connects, each
- *     of the proxy's malformed frames is still recorded as a Refused entry (per-pair quotas);
+ *   - test_flood_does_not_starve_proxy: while nobody floods both sockets with connects (the
+ *     decision socket too: the proxy's own channel), each of the proxy's malformed frames is
+ *     still recorded as a Refused entry (quotas per channel and uid);
  *   - test_dropped_refusals_summarised: what the quota drops is counted per (channel, uid) and
  *     written as a RefusalsDropped entry once the first drop is 10 s old (the test clock moves
  *     time), and at an orderly stop; recorded + dropped equals the refusals made.
@@ -331,24 +332,32 @@ static void test_flood_does_not_starve_proxy(void **state)
 {
     enum { FRAMES = 8 };
     struct sworn_stack s;
-    struct flood f;
-    pid_t pid;
+    struct flood fa, fd;
+    pid_t pa, pd;
     int status, found = 0;
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --socket-group nogroup"), 0);
-    f.path = s.admin;
-    f.count = 0;
-    pid = flood_in_background(&f);
-    /* The flood is well under way: far more than any quota of a second. */
+    /* nobody floods both sockets, the proxy's own channel too: far more than any quota of a
+     * second, on the same channel as the proxy's frames below. */
+    fa.path = s.admin;
+    fa.count = 0;
+    fd.path = s.decision;
+    fd.count = 0;
+    pa = flood_in_background(&fa);
+    pd = flood_in_background(&fd);
     wait_refused_metric(&s, "admin", 500);
+    wait_refused_metric(&s, "decision", 500);
     /* The proxy (root) sends malformed frames meanwhile: each must be in the record. */
     for (int i = 0; i < FRAMES; i++)
         send_malformed(&s, (uint8_t)i);
-    wait_refused_metric(&s, "admin", refused_metric(&s, "admin") + 300); /* still flooding */
-    assert_int_equal(kill(pid, SIGKILL), 0);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    wait_refused_metric(&s, "decision", refused_metric(&s, "decision") + 300); /* still on */
+    assert_int_equal(kill(pa, SIGKILL), 0);
+    assert_int_equal(kill(pd, SIGKILL), 0);
+    assert_int_equal(waitpid(pa, &status, 0), pa);
     assert_true(WIFSIGNALED(status)); /* it flooded until killed */
+    assert_int_equal(waitpid(pd, &status, 0), pd);
+    assert_true(WIFSIGNALED(status));
     for (int i = 0; i < WAIT_STEPS && (found = count_refused(&s, "decision", 0)) < FRAMES; i++)
         sworn_test_sleep_ms(100);
     if (found != FRAMES)

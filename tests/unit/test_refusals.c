@@ -2,8 +2,9 @@
  * test_refusals.c -- the quotas of recorded refusals and their summaries, without a daemon
  * (decisiond/d_refusals.h), and the RefusalsDropped entry's strict check (wire/frame.c) with the
  * example of docs/formats.md section 1, byte for byte (issue 11, finding 3):
- *   - each (channel, uid) pair has 10 a second; a flood from one pair leaves every other pair's
- *     quota whole, the configured peers' above all;
+ *   - each (channel, uid) pair has its quota of a second (a configured peer's 100, any other
+ *     10); a flood from one pair leaves every other pair's quota whole, the configured peers'
+ *     above all;
  *   - 8 strangers' pairs a second; a ninth is dropped, a configured peer still recorded;
  *   - drops are counted per pair, due once the first is 10 s old, taken sorted; a 257th pair
  *     asks for the summary to be written first;
@@ -49,17 +50,24 @@ static void test_quota_per_pair(void **state)
     (void)state;
     d_refusals_init(&r, &cfg);
     /* A flood from nobody on the admin socket... */
-    for (int i = 0; i < D_REFUSALS_PER_PAIR; i++)
+    for (int i = 0; i < D_REFUSALS_PER_STRANGER; i++)
         assert_int_equal(d_refusals_admit(&r, 1, 65534, T0 + (uint64_t)i), 1);
     for (int i = 0; i < 1000; i++)
         assert_int_equal(d_refusals_admit(&r, 1, 65534, T0 + 100), 0);
     /* ... leaves the proxy's, the operators' and nobody's on the other socket whole. */
-    for (int i = 0; i < D_REFUSALS_PER_PAIR; i++) {
+    for (int i = 0; i < D_REFUSALS_PER_STRANGER; i++)
+        assert_int_equal(d_refusals_admit(&r, 0, 65534, T0 + 200), 1);
+    assert_int_equal(d_refusals_admit(&r, 0, 65534, T0 + 200), 0);
+    for (int i = 0; i < D_REFUSALS_PER_PEER; i++) {
         assert_int_equal(d_refusals_admit(&r, 0, 1001, T0 + 200), 1);
         assert_int_equal(d_refusals_admit(&r, 1, 1000, T0 + 200), 1);
-        assert_int_equal(d_refusals_admit(&r, 0, 65534, T0 + 200), 1);
+        assert_int_equal(d_refusals_admit(&r, 1, 0, T0 + 200), 1);
     }
     assert_int_equal(d_refusals_admit(&r, 0, 1001, T0 + 300), 0);
+    /* The proxy's uid on the admin socket is no peer there: a stranger's quota. */
+    for (int i = 0; i < D_REFUSALS_PER_STRANGER; i++)
+        assert_int_equal(d_refusals_admit(&r, 1, 1001, T0 + 300), 1);
+    assert_int_equal(d_refusals_admit(&r, 1, 1001, T0 + 300), 0);
     /* The next second: every quota again. */
     assert_int_equal(d_refusals_admit(&r, 1, 65534, T0 + 1000), 1);
     assert_int_equal(d_refusals_admit(&r, 0, 1001, T0 + 1000), 1);
