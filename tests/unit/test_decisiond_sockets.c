@@ -8,7 +8,8 @@
  *   - test_sockets_closed_to_others: both sockets are 0600 and root's (the stack's peers are
  *     root); nobody's connect fails with EACCES on each, and nothing is recorded for it;
  *   - test_sockets_closed_privsep: the same with --privsep (the engine as sworn-engine, which
- *     accepts on the monitor's sockets but cannot connect to them either, nor can nobody);
+ *     accepts on the monitor's sockets but cannot connect to them either, nor can nobody); and
+ *     --check-config refuses a sockets' folder that others may write (0777, 1777, the engine's);
  *   - test_sockets_group: with sockets.decision_group/admin_group (--socket-group nogroup) both
  *     are 0660 root:nogroup; nobody (a member) connects and is refused by uid and recorded;
  *     sworn-signer (not a member) gets EACCES;
@@ -246,6 +247,25 @@ static void test_sockets_closed_privsep(void **state)
     assert_true(refused_metric(s, "decision") == 0.0);
     assert_true(refused_metric(s, "admin") == 0.0);
     sworn_stack_expect_allow(s, "root-served-privsep");
+    /* A sockets' folder another uid may write is refused (at start and by --check-config): it
+     * could put a link or a socket of its own under the name while the monitor sets it up. */
+    assert_int_equal(sworn_privsep_check_config(s, ""), 0);
+    assert_int_equal(sworn_stack_sh(s, "mkdir -m 0777 open && chmod 0777 open && mkdir -m 1777 "
+                                       "sticky && chmod 1777 sticky && mkdir -m 0700 engine && "
+                                       "chown sworn-engine: engine"),
+                     0);
+    {
+        static const char *const folders[] = {"open", "sticky", "engine"};
+
+        for (size_t i = 0; i < 3; i++) {
+            char expr[700];
+
+            snprintf(expr, sizeof(expr), "s|^  admin: .*$|  admin: %s/%s/admin.sock|", s->dir,
+                     folders[i]);
+            assert_int_not_equal(sworn_privsep_check_config(s, expr), 0);
+            assert_true(sworn_privsep_check_out_has(s, "socket folder"));
+        }
+    }
 }
 
 static void test_sockets_group(void **state)
