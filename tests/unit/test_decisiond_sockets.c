@@ -18,7 +18,8 @@
  *     still recorded as a Refused entry (quotas per channel and uid);
  *   - test_dropped_refusals_summarised: what the quota drops is counted per (channel, uid) and
  *     written as a RefusalsDropped entry once the first drop is 10 s old (the test clock moves
- *     time), and at an orderly stop; recorded + dropped equals the refusals made.
+ *     time), and at an orderly stop; recorded + dropped equals the refusals made, and sworn-verify
+ *     passes the record and reports the same counts.
  * Not root: there are no other users to be; skipped.
  */
 #define _GNU_SOURCE
@@ -41,11 +42,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
 #include "frame.h"
 #include "logstore.h"
 #include "privsep_fixture.h"
 #include "stack_fixture.h"
 #include "testutil.h"
+#include "verify_fixture.h"
 
 #define NOBODY 65534u
 #define WAIT_STEPS 300 /* x 100 ms: how long a test waits for the daemon to have done something */
@@ -419,6 +424,39 @@ static uint64_t log_counts(struct sworn_stack *s, const char *channel, uint32_t 
     return n;
 }
 
+/*
+ * sworn-verify over a stopped stack's exported tiles, under a trust policy from the keys as an
+ * auditor gets them (the SoftHSM key's SPKI: the checkpoint and receipt key). The report.
+ */
+static json_object *verify_record(struct sworn_stack *s)
+{
+    struct sworn_test_run r;
+    char *spki, *policy, text[2048], origin[300], b64[512];
+    size_t spki_len;
+    const char *base = strrchr(s->dir, '/') + 1;
+    int n;
+
+    snprintf(origin, sizeof(origin), "dev.sworn.example/%s", base);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_LOG_BIN"), "vkey", "--name", origin, "--spki",
+                    s->spki_der, NULL);
+    sworn_test_run_must(&r, "sworn-log vkey");
+    spki = sworn_test_read_file(s->spki_der, &spki_len);
+    assert_true(EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)spki, (int)spki_len) >
+                0);
+    n = snprintf(text, sizeof(text),
+                 "origin %s\nlog %.*s\nentries sworn\nreceipt-key %s\nquotes ignore\n"
+                 "development allowed\n",
+                 origin, (int)strcspn(r.out, "\n"), r.out, b64);
+    assert_true(n > 0 && (size_t)n < sizeof(text));
+    policy = sworn_test_path(s->dir, "trust.policy");
+    sworn_test_write_file(policy, text, (size_t)n, 0600);
+    free(policy);
+    free(spki);
+    sworn_test_run_free(&r);
+    return sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), s->dir, "trust.policy", "tiles",
+                             NULL, 0, SWORN_VERIFY_NO_PROGRESS);
+}
+
 static void test_dropped_refusals_summarised(void **state)
 {
     enum { CONNECTS = 150 };
@@ -429,8 +467,7 @@ static void test_dropped_refusals_summarised(void **state)
     double before;
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --test-clock --socket-group nogroup"),
-                     0);
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --test-clock --socket-group nogroup"), 0);
     f.path = s.admin;
     f.count = CONNECTS;
     before = refused_metric(&s, "admin");
@@ -468,6 +505,18 @@ static void test_dropped_refusals_summarised(void **state)
         assert_int_equal(sworn_log_open(s.log_db, &log), 0);
         sworn_stack_expect_final_checkpoint(log);
         sworn_log_close(log);
+    }
+    /* The auditor's verifier reads the real record, summaries included, and counts them. */
+    {
+        json_object *rep = verify_record(&s);
+
+        assert_string_equal(json_object_get_string(sworn_verify_get(rep, "result")), "pass");
+        assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refused")), n_refused);
+        assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refusal_summaries")),
+                         n_summaries);
+        assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refusals_dropped")),
+                         (int64_t)total);
+        json_object_put(rep);
     }
     assert_int_equal(sworn_stack_down(&s), 0);
 }
