@@ -10,6 +10,8 @@
  *   - test_sockets_closed_privsep: the same with --privsep (the engine as sworn-engine, which
  *     accepts on the monitor's sockets but cannot connect to them either, nor can nobody); and
  *     --check-config refuses a sockets' folder that others may write (0777, 1777, the engine's);
+ *     with a proxy uid other than root (nobody) the decision socket is 0600 and nobody's: it
+ *     connects there, not to the admin socket, and sworn-engine still cannot;
  *   - test_sockets_group: with sockets.decision_group/admin_group (--socket-group nogroup) both
  *     are 0660 root:nogroup; nobody (a member) connects and is refused by uid and recorded;
  *     sworn-signer (not a member) gets EACCES;
@@ -112,6 +114,14 @@ static int both_connect(void *arg)
     const struct sworn_stack *s = arg;
 
     return (connect_errno(s->decision) == 0 ? 0 : 1) | (connect_errno(s->admin) == 0 ? 0 : 2);
+}
+
+/* In the child: the decision socket accepts it, the admin socket refuses it with EACCES. */
+static int decision_only(void *arg)
+{
+    const struct sworn_stack *s = arg;
+
+    return (connect_errno(s->decision) == 0 ? 0 : 1) | (connect_errno(s->admin) == EACCES ? 0 : 2);
 }
 
 static void expect_mode(const char *path, uid_t owner, gid_t group, mode_t mode)
@@ -271,6 +281,18 @@ static void test_sockets_closed_privsep(void **state)
             assert_true(sworn_privsep_check_out_has(s, "socket folder"));
         }
     }
+    /* A proxy uid other than root: the decision socket is 0600 and that uid's, so it connects
+     * (and is served); the admin socket stays root's; anyone else still gets EACCES. */
+    assert_int_equal(sworn_stack_stop_daemon(s), 0);
+    assert_int_equal(
+        sworn_stack_sh(s, "sed -i 's|^  proxy_uids: .*$|  proxy_uids: [0, nobody]|' \"$CONFIG\""),
+        0);
+    assert_int_equal(sworn_stack_start(s), 0);
+    expect_mode(s->decision, NOBODY, 0, 0600);
+    expect_mode(s->admin, 0, 0, 0600);
+    assert_int_equal(as_user("nobody", decision_only, s), 0);
+    assert_int_equal(as_user("sworn-engine", both_eacces, s), 0);
+    sworn_stack_expect_allow(s, "root-served-still");
 }
 
 static void test_sockets_group(void **state)
