@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
@@ -644,14 +645,49 @@ fail:
     return -1;
 }
 
+/* A group: a decimal gid or a group name, resolved now (getgrnam). Absent: *has 0. */
+static int read_group(struct ctx *x, const struct sworn_yaml_node *m, const char *key, int *has,
+                      gid_t *out)
+{
+    const struct sworn_yaml_node *n = sworn_yaml_get(m, key);
+    const char *s;
+
+    *has = 0;
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(sworn_yaml_str(x->d, n, &s));
+    if (s[0] >= '0' && s[0] <= '9') {
+        uint64_t v;
+
+        /* (gid_t)-1 means "no change" to chown: never a group. */
+        SWORN_GUARD(sworn_yaml_u64(x->d, n, 0, (gid_t)-2, &v));
+        *out = (gid_t)v;
+    } else {
+        struct group *gr;
+
+        if (s[0] == '\0')
+            return sworn_yaml_error(x->d, n, "%s: empty group name", key);
+        gr = getgrnam(s);
+        if (gr == NULL)
+            return sworn_yaml_error(x->d, n, "%s: no such group", key);
+        *out = gr->gr_gid;
+    }
+    *has = 1;
+    return 0;
+fail:
+    return -1;
+}
+
 static int read_sockets(struct ctx *x)
 {
-    static const char *const keys[] = {"decision", "admin", NULL};
+    static const char *const keys[] = {"decision", "admin", "decision_group", "admin_group", NULL};
     const struct sworn_yaml_node *m;
 
     SWORN_GUARD(section(x, "sockets", 1, keys, &m));
     SWORN_GUARD(socket_path(x, m, "decision", &x->c->decision_socket));
     SWORN_GUARD(socket_path(x, m, "admin", &x->c->admin_socket));
+    SWORN_GUARD(read_group(x, m, "decision_group", &x->c->has_decision_group, &x->c->decision_gid));
+    SWORN_GUARD(read_group(x, m, "admin_group", &x->c->has_admin_group, &x->c->admin_gid));
     if (strcmp(x->c->decision_socket, x->c->admin_socket) == 0)
         return sworn_yaml_error(x->d, sworn_yaml_get(m, "admin"),
                                 "admin and decision must be different sockets");
@@ -734,6 +770,73 @@ fail:
     return -1;
 }
 
+/* Whether uid is in group gid: its primary group, or a listed member. */
+static int in_group(uid_t uid, gid_t gid)
+{
+    struct passwd *pw = getpwuid(uid);
+    struct group *gr;
+
+    if (pw == NULL)
+        return 0;
+    if (pw->pw_gid == gid)
+        return 1;
+    gr = getgrgid(gid);
+    for (char **mem = gr != NULL ? gr->gr_mem : NULL; mem != NULL && *mem != NULL; mem++)
+        if (strcmp(*mem, pw->pw_name) == 0)
+            return 1;
+    return 0;
+}
+
+int sworn_dconfig_socket_mode(const struct sworn_dconfig *c, int admin, uid_t self_uid,
+                              gid_t self_gid, struct sworn_dconfig_sockmode *out)
+{
+    const uid_t *uids = admin ? c->operator_uids : c->proxy_uids;
+    size_t n = admin ? c->n_operator_uids : c->n_proxy_uids, others = 0;
+    const char *group_key = admin ? "sockets.admin_group" : "sockets.decision_group";
+    const char *peers_key = admin ? "peers.operator_uids" : "peers.proxy_uids";
+
+    out->owner = self_uid;
+    out->group = self_gid;
+    out->mode = 0600;
+    if (admin ? c->has_admin_group : c->has_decision_group) {
+        out->group = admin ? c->admin_gid : c->decision_gid;
+        out->mode = 0660;
+        for (size_t i = 0; i < n; i++)
+            if (uids[i] != 0 && !in_group(uids[i], out->group))
+                return sworn_err_set(SWORN_ERR_ARG,
+                                     "uid %lu of %s is not in %s (gid %lu), so it could not "
+                                     "connect",
+                                     (unsigned long)uids[i], peers_key, group_key,
+                                     (unsigned long)out->group);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (uids[i] == 0)
+            continue; /* root connects whatever the mode */
+        if (others++ > 0)
+            return sworn_err_set(SWORN_ERR_ARG,
+                                 "%s lists more than one uid other than root: a 0600 socket "
+                                 "serves one, so set %s",
+                                 peers_key, group_key);
+        out->owner = uids[i];
+    }
+    return 0;
+}
+
+static int read_socket_modes(struct ctx *x)
+{
+    struct sworn_dconfig_sockmode sm;
+    char why[512];
+
+    for (int admin = 0; admin <= 1; admin++)
+        if (sworn_dconfig_socket_mode(x->c, admin, 0, 0, &sm) < 0) {
+            snprintf(why, sizeof(why), "%s", sworn_err_msg());
+            return sworn_yaml_error(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "sockets"), "%s",
+                                    why);
+        }
+    return 0;
+}
+
 static int read_all(struct ctx *x)
 {
     static const char *const top[] = {"log",     "signer",     "keyring", "tpm",   "policy",
@@ -761,6 +864,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_escalation(x));
     SWORN_GUARD(read_sockets(x));
     SWORN_GUARD(read_peers(x));
+    SWORN_GUARD(read_socket_modes(x));
     SWORN_GUARD(get_user(x, root, "run_as", &c->run_as_user));
     SWORN_GUARD(get_u32(x, root, "workers", 1, 64, &c->workers));
     SWORN_GUARD(read_hardening(x));

@@ -9,9 +9,9 @@
  *     signer: { key: URI-or-PATH, module: PATH, pin_file: PATH, tcti: TEXT, pinned_spki:
  * HEX-or-PATH, user: NAME, timeout: 2s } keyring: PATH tpm:    { tcti: TEXT, required: false, pcrs:
  * [23, 0, 7], quote_min_interval: 1s, ak_handle: 0x8153574E, measure: [PATH, ...] } policy: PATH
- * vault: PATH escalation: { timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin: PATH
- * } peers:  { proxy_uids: [1001], operator_uids: [0] } run_as: NAME workers: 4 hardening: {
- * seccomp: enforce|log|off }
+ * vault: PATH escalation: { timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin:
+ * PATH, decision_group: NAME, admin_group: NAME } peers:  { proxy_uids: [1001], operator_uids: [0]
+ * } run_as: NAME workers: 4 hardening: { seccomp: enforce|log|off }
  *
  * Loading (sworn_dconfig_load) is syntax and shape only, plus what must be resolved once at start:
  * unknown keys anywhere are errors (a misspelt key must never be silently ignored), values are
@@ -98,6 +98,10 @@ struct sworn_dconfig {
     /* sockets and peers: */
     char *decision_socket; /* Unix socket path; required */
     char *admin_socket;    /* Unix socket path; required; must differ from decision_socket */
+    /* sockets.decision_group, sockets.admin_group: the group (name or gid, resolved at load)
+     * whose members may connect (mode 0660); unset (has_*_group 0): mode 0600 (below). */
+    int has_decision_group, has_admin_group;
+    gid_t decision_gid, admin_gid;
     uid_t *proxy_uids;
     size_t n_proxy_uids; /* required, >= 1 */
     uid_t *operator_uids;
@@ -138,6 +142,24 @@ int sworn_dconfig_users(const struct sworn_dconfig *c, int as_root,
  * and for --check-config. 0 or -1.
  */
 int sworn_dconfig_check_separation(const struct sworn_dconfig *c);
+
+/*
+ * Who may open a socket's file (docs/decisiond.md section 3): connecting to a Unix socket needs
+ * write permission on it, so these modes keep every uid but the configured peers (and root) from
+ * connecting at all; SO_PEERCRED then decides who of those is served.
+ *   - with sockets.<channel>_group: owner the monitor's uid, group that group, mode 0660; every
+ *     peer of the channel other than root must be in the group (its primary group, or listed);
+ *   - without: mode 0600, owned by the channel's one peer uid other than root, or by the
+ *     monitor's uid when all its peers are root; more than one such uid needs a group.
+ * self_uid and self_gid are the monitor's. OUT: *out. 0, or -1 (SWORN_ERR_ARG) naming the key.
+ */
+struct sworn_dconfig_sockmode {
+    uid_t owner;
+    gid_t group;
+    mode_t mode;
+};
+int sworn_dconfig_socket_mode(const struct sworn_dconfig *c, int admin, uid_t self_uid,
+                              gid_t self_gid, struct sworn_dconfig_sockmode *out);
 
 /* hardening.seccomp: the values of enum d_seccomp_mode (d_seccomp.h). */
 #define SWORN_DCONFIG_SECCOMP_OFF 0

@@ -17,6 +17,7 @@
  *   d_admin.c       the admin socket's calls and the policy reload
  *   d_local.c       the in-process entry point: a request in, the answer to a callback
  *   d_record.c      building entries and appending them with their receipts (worker threads)
+ *   d_refusals.c    the quotas of recorded refusals per (channel, uid), and what they dropped
  *   d_checkpoint.c  the checkpoint thread: sign, quote with the TPM, export; off the decision path
  *   d_startup.c     measured start (PCR 23), the startup and policy entries, budget replay
  *   d_harden.c      no core dumps
@@ -42,6 +43,7 @@
 #include "d_clock.h"
 #include "d_metrics.h"
 #include "d_recent.h"
+#include "d_refusals.h"
 #include "d_workq.h"
 #include "frame.h"
 #include "logstore.h"
@@ -87,9 +89,10 @@ struct d_daemon {
     struct d_conn *conns;
     int stopping;
 
-    /* Refused-frame records: at most refused_burst per second, the rest only counted. */
-    uint64_t refused_window_s;
-    unsigned refused_in_window;
+    /* Refused-frame records: quotas per (channel, uid) pair, and the dropped ones' counts, written
+     * by refusals_timer when due (d_refusals.h, d_record.h). */
+    struct d_refusals refusals;
+    struct event *refusals_timer;
 
     struct d_checkpointer *cp;
     /* The TPM: used by d_startup.c before the checkpoint thread starts, then by that thread

@@ -16,6 +16,7 @@
 
 #include "d_daemon.h"
 #include "d_jlog.h"
+#include "d_refusals.h"
 #include "err.h"
 #include "merkle.h"
 
@@ -88,12 +89,11 @@ int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t versio
 
 /* --- refused frames --------------------------------------------------------------------- */
 
-#define REFUSED_PER_SECOND 100
-
 struct refused_job {
     struct d_daemon *d;
     uint8_t *entry;
     size_t len;
+    const char *what; /* the log event when it could not be appended */
 };
 
 static void refused_work(void *arg)
@@ -102,7 +102,7 @@ static void refused_work(void *arg)
     uint64_t index;
 
     if (d_record_append(j->d, j->entry, j->len, NULL, 0, &index) < 0)
-        d_log_msg(D_LOG_ERROR, "refused_not_recorded", sworn_err_msg());
+        d_log_msg(D_LOG_ERROR, j->what, sworn_err_msg());
 }
 
 static void refused_done(void *arg)
@@ -111,6 +111,127 @@ static void refused_done(void *arg)
 
     free(j->entry);
     free(j);
+}
+
+/* Pack a RefusalsDropped entry of s, recorded at now. OUT: *out (free it), *len. 0 or -1. */
+static int pack_summary(const struct d_refusal_summary *s, uint64_t now, uint8_t **out, size_t *len)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__RefusalsDropped r = SWORN__V1__REFUSALS_DROPPED__INIT;
+    Sworn__V1__DroppedRefusals *rows = calloc(s->n_rows, sizeof(*rows));
+    Sworn__V1__DroppedRefusals **ptrs = calloc(s->n_rows, sizeof(*ptrs));
+    int rc = -1;
+
+    if (rows == NULL || ptrs == NULL) {
+        sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_rows; i++) {
+        sworn__v1__dropped_refusals__init(&rows[i]);
+        rows[i].channel = (char *)d_refusals_channel_name(s->rows[i].channel);
+        rows[i].peer_uid = s->rows[i].uid;
+        rows[i].count = s->rows[i].count;
+        ptrs[i] = &rows[i];
+    }
+    r.period_start_unix_ms = s->first_ms;
+    r.period_end_unix_ms = s->last_ms;
+    r.time_unix_ms = now > s->last_ms ? now : s->last_ms;
+    r.n_dropped = s->n_rows;
+    r.dropped = ptrs;
+    e.kind_case = SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED;
+    e.refusals_dropped = &r;
+    rc = d_entry_pack(&e, out, len);
+out:
+    free(ptrs);
+    free(rows);
+    return rc;
+}
+
+/*
+ * Write the pending drops as one RefusalsDropped entry: through a worker, or at once (sync: at the
+ * orderly stop, once the workers are gone). A summary that cannot be written is logged with its
+ * counts, so even then nothing disappears without a word.
+ */
+static void write_summary(struct d_daemon *d, int sync)
+{
+    struct d_refusal_summary *s = malloc(sizeof(*s));
+    struct refused_job *j = NULL;
+    uint64_t total = 0, index;
+    json_object *f = json_object_new_object();
+
+    if (s == NULL) {
+        d_log_msg(D_LOG_ERROR, "refusals_dropped_not_recorded", "out of memory (still counted)");
+        json_object_put(f);
+        return;
+    }
+    d_refusals_take(&d->refusals, s);
+    for (size_t i = 0; i < s->n_rows; i++)
+        total += s->rows[i].count;
+    if (f != NULL) {
+        json_object_object_add(f, "dropped", json_object_new_int64((int64_t)total));
+        json_object_object_add(f, "pairs", json_object_new_int64((int64_t)s->n_rows));
+        json_object_object_add(f, "since_ms", json_object_new_int64((int64_t)s->first_ms));
+    }
+    d_log(D_LOG_WARN, "refusals_dropped", f);
+    j = calloc(1, sizeof(*j));
+    if (j == NULL || pack_summary(s, d_now_unix_ms(), &j->entry, &j->len) < 0) {
+        d_log_msg(D_LOG_ERROR, "refusals_dropped_not_recorded", sworn_err_msg());
+        free(j);
+        free(s);
+        return;
+    }
+    free(s);
+    j->d = d;
+    j->what = "refusals_dropped_not_recorded";
+    if (sync) {
+        if (d->log == NULL || d_record_append(d, j->entry, j->len, NULL, 0, &index) < 0)
+            d_log_msg(D_LOG_ERROR, j->what, d->log == NULL ? "no log" : sworn_err_msg());
+        refused_done(j);
+    } else if (d_workq_submit(d->workq, refused_work, refused_done, j) < 0) {
+        d_log_msg(D_LOG_ERROR, j->what, sworn_err_msg());
+        refused_done(j);
+    }
+}
+
+/* A refusal over its quota: counted, and the summary written when due. */
+static void count_dropped(struct d_daemon *d, enum d_channel ch, uid_t uid, uint64_t now)
+{
+    if (!d_refusals_drop(&d->refusals, ch, (uint32_t)uid, now)) {
+        write_summary(d, d->workq == NULL); /* 256 pairs pending: they go first */
+        (void)d_refusals_drop(&d->refusals, ch, (uint32_t)uid, now);
+    }
+    if (d->workq != NULL && d_refusals_due(&d->refusals, now))
+        write_summary(d, 0);
+}
+
+static void on_refusals_tick(evutil_socket_t fd, short what, void *arg)
+{
+    struct d_daemon *d = arg;
+
+    (void)fd;
+    (void)what;
+    if (d->workq != NULL && d_refusals_due(&d->refusals, d_now_unix_ms()))
+        write_summary(d, 0);
+}
+
+int d_record_refusals_start(struct d_daemon *d)
+{
+    struct timeval tick = {1, 0};
+
+    d->refusals_timer = event_new(d->base, -1, EV_PERSIST, on_refusals_tick, d);
+    if (d->refusals_timer == NULL || event_add(d->refusals_timer, &tick) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "cannot start the dropped-refusals timer");
+    return 0;
+}
+
+void d_record_refusals_stop(struct d_daemon *d)
+{
+    if (d->refusals_timer != NULL) {
+        event_free(d->refusals_timer);
+        d->refusals_timer = NULL;
+    }
+    if (d_refusals_pending(&d->refusals))
+        write_summary(d, 1);
 }
 
 void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pid, int code,
@@ -135,15 +256,13 @@ void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pi
         json_object_object_add(f, "msg", json_object_new_string(message));
     }
     d_log(D_LOG_WARN, "refused", f);
-    /* A flood of refusals must not become a flood of entries: the first REFUSED_PER_SECOND of
-     * each second are recorded, the rest only counted (docs/decisiond.md). */
-    if (now / 1000 != d->refused_window_s) {
-        d->refused_window_s = now / 1000;
-        d->refused_in_window = 0;
-    }
-    if (d->refused_in_window >= REFUSED_PER_SECOND || d->workq == NULL)
+    /* A flood of refusals must not become a flood of entries, nor use up another peer's record:
+     * each (channel, uid) pair has its own quota, and what is over it is counted and summarised
+     * (d_refusals.h, docs/decisiond.md section 3). */
+    if (d->workq == NULL || !d_refusals_admit(&d->refusals, ch, (uint32_t)uid, now)) {
+        count_dropped(d, ch, uid, now);
         return;
-    d->refused_in_window++;
+    }
     /* The message must pass the entry's own checks: keep it printable and short. */
     snprintf(msg, sizeof(msg), "%s", message);
     for (char *p = msg; *p; p++)
@@ -164,9 +283,12 @@ void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pi
     e.kind_case = SWORN__V1__ENTRY__KIND_REFUSED;
     e.refused = &r;
     j = calloc(1, sizeof(*j));
-    if (j == NULL)
+    if (j == NULL) {
+        d_log_msg(D_LOG_ERROR, "refused_not_recorded", "out of memory");
         return;
+    }
     j->d = d;
+    j->what = "refused_not_recorded";
     if (d_entry_pack(&e, &j->entry, &j->len) < 0 ||
         d_workq_submit(d->workq, refused_work, refused_done, j) < 0) {
         d_log_msg(D_LOG_ERROR, "refused_not_recorded", sworn_err_msg());

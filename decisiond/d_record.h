@@ -4,8 +4,8 @@
  * the daemon but the worker queue (d_workq.h) and the metrics.
  *
  * Thread safety: d_entry_pack, d_record_receipt and d_record_append run on any thread (workers,
- * start-up); d_record_refused runs on the loop thread only (it counts refusals per second in the
- * daemon struct).
+ * start-up); d_record_refused and d_record_refusals_* run on the loop thread only (the quotas and
+ * the dropped counts are the daemon struct's, d_refusals.h).
  */
 #ifndef SWORN_D_RECORD_H
 #define SWORN_D_RECORD_H
@@ -43,11 +43,20 @@ int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const 
                     size_t receipt_len, uint64_t *index);
 
 /*
- * Record a refused frame or peer (Entry kind refused), off the loop thread, rate limited; count
- * it in the metrics in every case. body may be NULL. Loop thread.
+ * Record a refused frame or peer (Entry kind refused), off the loop thread, within the quota of
+ * its (channel, uid) pair (d_refusals.h); count it in the metrics in every case, and one over the
+ * quota in the next RefusalsDropped entry. body may be NULL. Loop thread.
  */
 void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pid, int code,
                       const char *message, const char *request_id, const uint8_t *body,
                       size_t body_len);
+
+/*
+ * The dropped refusals' summaries: start the loop timer that writes one when due (after the
+ * workers started; 0 or -1), and, at an orderly stop once the workers are gone, stop it and write
+ * what is still pending at once. Loop thread.
+ */
+int d_record_refusals_start(struct d_daemon *d);
+void d_record_refusals_stop(struct d_daemon *d);
 
 #endif

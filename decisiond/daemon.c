@@ -213,7 +213,8 @@ static void shutdown_all(struct d_daemon *d)
     if (d->esc != NULL)
         d_escalations_free(d->esc);
     d_server_drop_all(d);
-    d_checkpointer_stop(d); /* the final checkpoint, quoted */
+    d_record_refusals_stop(d); /* the dropped refusals still counted, before the final checkpoint */
+    d_checkpointer_stop(d);    /* the final checkpoint, quoted */
     if (drain_timer != NULL)
         event_free(drain_timer);
     sworn_tpm_close(d->tpm);
@@ -331,6 +332,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         goto out;
     }
+    d_refusals_init(&d->refusals, d->cfg);
     if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         goto out;
@@ -380,7 +382,8 @@ int main(int argc, char **argv)
         fail("sockets");
         goto out;
     }
-    if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 || d_checkpointer_start(d) < 0) {
+    if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 || d_checkpointer_start(d) < 0 ||
+        d_record_refusals_start(d) < 0) {
         fail("threads");
         goto out;
     }

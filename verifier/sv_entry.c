@@ -327,6 +327,39 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         info->time_unix_ms = c->time_unix_ms;
         return 0;
     }
+    case SVPB__V1__ENTRY__KIND_REFUSALS_DROPPED: {
+        /* Refusals a quota kept out of the record: counted here, so none is gone unsaid. */
+        const Svpb__V1__RefusalsDropped *r = e->refusals_dropped;
+
+        if (r->n_dropped < 1 || r->n_dropped > 256)
+            BAD("bad-field", "refusals_dropped: %zu pairs, not 1..256", r->n_dropped);
+        if (r->period_start_unix_ms > r->period_end_unix_ms ||
+            r->period_end_unix_ms > r->time_unix_ms)
+            BAD("bad-field", "refusals_dropped: period_start <= period_end <= time does not hold");
+        for (size_t i = 0; i < r->n_dropped; i++) {
+            const Svpb__V1__DroppedRefusals *p = r->dropped[i];
+
+            if (strcmp(p->channel, "decision") != 0 && strcmp(p->channel, "admin") != 0)
+                BAD("bad-field", "refusals_dropped: pair %zu: channel must be decision or admin",
+                    i);
+            if (p->count == 0)
+                BAD("bad-field", "refusals_dropped: pair %zu counts 0", i);
+            if (i > 0) {
+                const Svpb__V1__DroppedRefusals *q = r->dropped[i - 1];
+                int c = strcmp(q->channel, p->channel);
+
+                if (c > 0 || (c == 0 && q->peer_uid >= p->peer_uid))
+                    BAD("bad-field",
+                        "refusals_dropped: pair %zu is not after the one before it (ascending "
+                        "channel, peer_uid; each pair once)",
+                        i);
+            }
+            info->dropped =
+                p->count > UINT64_MAX - info->dropped ? UINT64_MAX : info->dropped + p->count;
+        }
+        info->time_unix_ms = r->time_unix_ms;
+        return 0;
+    }
     default:
         BAD("missing-field", "entry: no kind set");
     }

@@ -13,7 +13,10 @@
  * present, must be SHA-256 of the recorded request's scheme "://" host ":" port path; and a
  * canonical_resource needs it, an http/https/ws/wss scheme, a host of 1..253 bytes, a path
  * starting with '/', and the request's port and tool (the canonical form itself is policy/
- * resource.c's business: the verifier does not recompute it). Otherwise it returns -1 with
+ * resource.c's business: the verifier does not recompute it). A RefusalsDropped entry needs 1..256
+ * pairs, each with a channel "decision" or "admin" and a count of at least 1, in strictly
+ * ascending (channel, peer_uid) order, and period_start <= period_end <= time_unix_ms; a Refused
+ * entry a channel "decision" or "admin". Otherwise it returns -1 with
  * a short stable reason code in code and a message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H
@@ -34,6 +37,8 @@ enum sv_entry_kind {
     SV_ENTRY_STARTUP = 4,
     SV_ENTRY_ESCALATION_RESOLVED = 5,
     SV_ENTRY_REFUSED = 6,
+    SV_ENTRY_CREDENTIALS_MINTED = 7,
+    SV_ENTRY_REFUSALS_DROPPED = 8,
 };
 
 struct sv_entry_info {
@@ -50,6 +55,7 @@ struct sv_entry_info {
     int refused; /* policy_loaded: the load was refused (its error is set) */
     uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
+    uint64_t dropped; /* refusals_dropped: the refusals it counts (saturating at UINT64_MAX) */
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

@@ -924,6 +924,15 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         check_separation(s, index, e, len);
         note_start(s, index, e, len);
         break;
+    case SV_ENTRY_REFUSED:
+        s->rep->refused++;
+        break;
+    case SV_ENTRY_REFUSALS_DROPPED:
+        s->rep->refusal_summaries++;
+        s->rep->refusals_dropped = info.dropped > UINT64_MAX - s->rep->refusals_dropped
+                                       ? UINT64_MAX
+                                       : s->rep->refusals_dropped + info.dropped;
+        break;
     case SV_ENTRY_KEY_EVENT:
         if (s->keys != NULL &&
             sv_keyring_event(s->keys, info.statement, info.statement_len, index, why) != 0)
@@ -1782,6 +1791,9 @@ void sv_report_print_json(const struct sv_report *r, FILE *out)
     fprintf(out, ",\"state_size\":%llu,\"state_updated\":%s", (unsigned long long)r->state_size,
             r->state_updated ? "true" : "false");
     fprintf(out, ",\"development\":%s", r->development ? "true" : "false");
+    fprintf(out, ",\"refused\":%llu,\"refusals_dropped\":%llu,\"refusal_summaries\":%llu",
+            (unsigned long long)r->refused, (unsigned long long)r->refusals_dropped,
+            (unsigned long long)r->refusal_summaries);
     fprintf(out, ",\"checks\":[");
     for (int i = 0; i < SV_CHECK_COUNT; i++) {
         const struct sv_check *c = &r->checks[i];
@@ -1837,6 +1849,12 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
     if (r->development)
         fprintf(out, "development  the record shows a development start (hardening.development): "
                      "not Accountable\n");
+    if (r->refused > 0 || r->refusal_summaries > 0)
+        fprintf(out,
+                "refusals %llu recorded; %llu more dropped by decisiond's quotas, counted in %llu "
+                "summaries\n",
+                (unsigned long long)r->refused, (unsigned long long)r->refusals_dropped,
+                (unsigned long long)r->refusal_summaries);
     if (r->state_size > 0 || r->state_updated)
         fprintf(out, "state   previously accepted size %llu%s\n", (unsigned long long)r->state_size,
                 r->state_updated ? "; updated to this record's newest checkpoint" : "");

@@ -70,8 +70,11 @@ struct sv_report {
     uint64_t checkpoints; /* how many checkpoints were verified */
     uint64_t state_size;  /* the saved state's size (0 if none) */
     int state_updated;
-    int development; /* a Startup entry says hardening.development: not Accountable */
-    int unreadable;  /* the record could not be read at all (exit 2) */
+    int development;            /* a Startup entry says hardening.development: not Accountable */
+    uint64_t refused;           /* Refused entries checked */
+    uint64_t refusals_dropped;  /* refusals the RefusalsDropped entries count (saturating) */
+    uint64_t refusal_summaries; /* RefusalsDropped entries checked */
+    int unreadable;             /* the record could not be read at all (exit 2) */
     char unreadable_why[SV_WHY];
     struct sv_check checks[SV_CHECK_COUNT];
 };

@@ -436,6 +436,46 @@ fail:
     return -1;
 }
 
+static int check_channel(const char *ch, const char *what)
+{
+    if (ch == NULL || (strcmp(ch, "decision") != 0 && strcmp(ch, "admin") != 0))
+        return sworn_err_set(SWORN_ERR_FORMAT, "%s is neither decision nor admin", what);
+    return 0;
+}
+
+/* A summary of dropped refusals: 1..256 pairs, each once, in ascending (channel, uid) order (so a
+ * summary has one form), each count at least 1, and its times in order. */
+static int check_refusals_dropped(const Sworn__V1__RefusalsDropped *r)
+{
+    SWORN_ENSURE(r != NULL, SWORN_ERR_ARG, "entry.refusals_dropped is NULL");
+    SWORN_ENSURE(r->n_dropped >= 1 && r->n_dropped <= SWORN_FRAME_DROPPED_MAX, SWORN_ERR_RANGE,
+                 "refusals_dropped.dropped: %zu, not 1..%u", r->n_dropped, SWORN_FRAME_DROPPED_MAX);
+    SWORN_ENSURE(r->period_start_unix_ms <= r->period_end_unix_ms &&
+                     r->period_end_unix_ms <= r->time_unix_ms,
+                 SWORN_ERR_FORMAT,
+                 "refusals_dropped: period_start <= period_end <= time_unix_ms does not hold");
+    for (size_t i = 0; i < r->n_dropped; i++) {
+        const Sworn__V1__DroppedRefusals *p = r->dropped[i];
+
+        SWORN_ENSURE(p != NULL, SWORN_ERR_ARG, "refusals_dropped.dropped[%zu] is NULL", i);
+        SWORN_GUARD(check_channel(p->channel, "refusals_dropped.dropped[].channel"));
+        SWORN_ENSURE(p->count >= 1, SWORN_ERR_FORMAT, "refusals_dropped.dropped[%zu].count is 0",
+                     i);
+        if (i > 0) {
+            const Sworn__V1__DroppedRefusals *q = r->dropped[i - 1];
+            int c = strcmp(q->channel, p->channel);
+
+            SWORN_ENSURE(c < 0 || (c == 0 && q->peer_uid < p->peer_uid), SWORN_ERR_FORMAT,
+                         "refusals_dropped.dropped[%zu] is not after the one before it "
+                         "(ascending channel, peer_uid; each pair once)",
+                         i);
+        }
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 int sworn_frame_check_entry(const Sworn__V1__Entry *m)
 {
     size_t i;
@@ -532,6 +572,8 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
         SWORN_GUARD(check_str(m->refused->message, SWORN_ERR_MSG_MAX, 0, "refused.message"));
         SWORN_GUARD(check_str(m->refused->request_id, SWORN_FRAME_ID_MAX, 0, "refused.request_id"));
         return check_hash(m->refused->frame_sha256, 0, "refused.frame_sha256");
+    case SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED:
+        return check_refusals_dropped(m->refusals_dropped);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }

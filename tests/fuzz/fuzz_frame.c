@@ -17,7 +17,8 @@
  *
  * The seed corpus (corpus/frame/) holds a framed request (in its envelope, and bare as wire
  * version 0 sent it, and of wire version 2), a token exchange, an allow and an error reply, admin
- * requests and responses, a framed policy-loaded Entry and a refused zero-length header.
+ * requests and responses, a framed policy-loaded Entry, a framed RefusalsDropped Entry and one
+ * whose pairs are out of order (refused), and a refused zero-length header.
  */
 #include <stdint.h>
 #include <stdlib.h>

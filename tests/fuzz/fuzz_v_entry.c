@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     if (sv_entry_check(data, size, &info, code, why) == 0 &&
-        (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION || info.kind > SV_ENTRY_REFUSED))
+        (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION ||
+         info.kind > SV_ENTRY_REFUSALS_DROPPED))
         abort();
     if (sv_receipt_verify(keys, data, size, leaf, 0, code, why) == 0)
         abort();

@@ -746,6 +746,92 @@ static void test_file_errors(void **state)
     load_fails(f, "log: &a {database: x}\n", "1:6: ", "anchors");
 }
 
+/* --- sockets: who may connect (issue 11, finding 3) ---------------------------------------- */
+
+static void socket_load_fails(const struct fx *f, const char *sockets, const char *peers,
+                              const char *sub)
+{
+    char text[2048];
+    struct sworn_dconfig *c = NULL;
+
+    snprintf(text, sizeof(text),
+             "log: {database: log.db, origin: o}\nsigner: {key: dev-key.pem}\npolicy: "
+             "policy.yaml\nsockets: %s\npeers: %s\n",
+             sockets, peers);
+    sworn_test_write_file(f->cfg, text, strlen(text), 0644);
+    assert_int_equal(sworn_dconfig_load(f->cfg, &c), -1);
+    if (strncmp(sworn_err_msg(), f->cfg, strlen(f->cfg)) != 0 ||
+        strstr(sworn_err_msg(), sub) == NULL)
+        fail_msg("got \"%s\"; want ...%s...\n--- input:\n%s", sworn_err_msg(), sub, text);
+}
+
+static struct sworn_dconfig *socket_load(const struct fx *f, const char *sockets, const char *peers)
+{
+    char text[2048];
+
+    snprintf(text, sizeof(text),
+             "log: {database: log.db, origin: o}\nsigner: {key: dev-key.pem}\npolicy: "
+             "policy.yaml\nsockets: %s\npeers: %s\n",
+             sockets, peers);
+    return load_text(f, text);
+}
+
+static void test_socket_modes(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_dconfig *c;
+    struct sworn_dconfig_sockmode sm;
+
+    /* No group: 0600, the one peer uid besides root owns it; all root: the monitor's. */
+    c = socket_load(f, "{decision: d.sock, admin: a.sock}",
+                    "{proxy_uids: [1001, 0], operator_uids: [0]}");
+    assert_false(c->has_decision_group);
+    assert_int_equal(sworn_dconfig_socket_mode(c, 0, 0, 0, &sm), 0);
+    assert_int_equal(sm.owner, 1001);
+    assert_int_equal(sm.group, 0);
+    assert_int_equal(sm.mode, 0600);
+    assert_int_equal(sworn_dconfig_socket_mode(c, 1, 0, 0, &sm), 0);
+    assert_int_equal(sm.owner, 0);
+    assert_int_equal(sm.mode, 0600);
+    sworn_dconfig_free(c);
+    /* A group by name and by number: 0660, root's, that group; its peers are members. */
+    c = socket_load(f, "{decision: d.sock, admin: a.sock, decision_group: nogroup, admin_group: 0}",
+                    "{proxy_uids: [nobody], operator_uids: [root]}");
+    assert_true(c->has_decision_group && c->has_admin_group);
+    assert_int_equal(c->decision_gid, 65534);
+    assert_int_equal(c->admin_gid, 0);
+    assert_int_equal(sworn_dconfig_socket_mode(c, 0, 0, 0, &sm), 0);
+    assert_int_equal(sm.owner, 0);
+    assert_int_equal(sm.group, 65534);
+    assert_int_equal(sm.mode, 0660);
+    assert_int_equal(sworn_dconfig_socket_mode(c, 1, 0, 0, &sm), 0);
+    assert_int_equal(sm.group, 0);
+    assert_int_equal(sm.mode, 0660);
+    sworn_dconfig_free(c);
+    /* Refused: two uids besides root on a 0600 socket; a peer outside the group; a group that
+     * does not exist, is out of range, or empty. */
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock}",
+                      "{proxy_uids: [1001, 1002], operator_uids: [0]}",
+                      "peers.proxy_uids lists more than one uid other than root");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock}",
+                      "{proxy_uids: [0], operator_uids: [0, 1000, 1001]}",
+                      "so set sockets.admin_group");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock, decision_group: nogroup}",
+                      "{proxy_uids: [daemon], operator_uids: [0]}",
+                      "of peers.proxy_uids is not in sockets.decision_group");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock, admin_group: nogroup}",
+                      "{proxy_uids: [0], operator_uids: [4000000]}",
+                      "of peers.operator_uids is not in sockets.admin_group");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock, decision_group: no-such-group-sworn}",
+                      "{proxy_uids: [0], operator_uids: [0]}", "decision_group: no such group");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock, admin_group: 4294967295}",
+                      "{proxy_uids: [0], operator_uids: [0]}", "outside");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock, admin_group: \"\"}",
+                      "{proxy_uids: [0], operator_uids: [0]}", "admin_group: empty group name");
+    socket_load_fails(f, "{decision: d.sock, admin: a.sock, group: nogroup}",
+                      "{proxy_uids: [0], operator_uids: [0]}", "group");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -757,6 +843,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ak_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_socket_modes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

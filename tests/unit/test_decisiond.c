@@ -263,7 +263,12 @@ static void test_protocol_refusals(void **state)
     int fd, refused_before, expected = 0;
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    /* As root, the sockets' group (nogroup) lets the wrong-uid peer below reach them: then only
+     * SO_PEERCRED stops it (test_decisiond_sockets checks that no one else can connect). */
+    assert_int_equal(sworn_stack_up(&s, geteuid() == 0
+                                            ? "--no-tpm --file-key --socket-group nogroup"
+                                            : "--no-tpm --file-key"),
+                     0);
     refused_before = count_refused(&s);
 
     /* A body that is not protobuf: an error frame, and the connection goes on working. */
@@ -374,7 +379,8 @@ static void test_protocol_refusals(void **state)
     if (geteuid() == 0) {
         pid_t pid;
 
-        /* Let the other uid reach the socket through the folder: then only SO_PEERCRED stops it. */
+        /* Let the other uid reach the socket through the folder and the socket's group (nogroup,
+         * above): then only SO_PEERCRED stops it. */
         assert_int_equal(chmod(s.dir, 0711), 0);
         pid = fork();
 

@@ -1122,6 +1122,115 @@ static void test_start_policy(void **state)
     json_object_put(rep);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Refusals: Refused entries, and the RefusalsDropped summaries of what decisiond's quotas kept
+ * out of the record (issue 11, finding 3). */
+
+struct dropped_row {
+    const char *channel;
+    uint32_t uid;
+    uint64_t count;
+};
+
+static void refused(struct built *b, const char *channel, uint32_t uid, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__Refused r = SWORN__V1__REFUSED__INIT;
+
+    r.channel = (char *)channel;
+    r.peer_uid = uid;
+    r.code = 3;
+    r.message = "uid 65534 may not use the admin socket";
+    r.time_unix_ms = t_ms;
+    e.kind_case = SWORN__V1__ENTRY__KIND_REFUSED;
+    e.refused = &r;
+    add_entry(b, &e);
+}
+
+/* A RefusalsDropped entry of n rows, as given (the recording side's packer, unchecked). */
+static void refusals_dropped(struct built *b, const struct dropped_row *rows, size_t n,
+                             uint64_t start, uint64_t end, uint64_t t)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__RefusalsDropped r = SWORN__V1__REFUSALS_DROPPED__INIT;
+    Sworn__V1__DroppedRefusals d[4], *dp[4];
+
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++) {
+        sworn__v1__dropped_refusals__init(&d[i]);
+        d[i].channel = (char *)rows[i].channel;
+        d[i].peer_uid = rows[i].uid;
+        d[i].count = rows[i].count;
+        dp[i] = &d[i];
+    }
+    r.period_start_unix_ms = start;
+    r.period_end_unix_ms = end;
+    r.time_unix_ms = t;
+    r.n_dropped = n;
+    r.dropped = dp;
+    e.kind_case = SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED;
+    e.refusals_dropped = &r;
+    add_entry(b, &e);
+}
+
+static void test_refusals_dropped(void **state)
+{
+    static const struct dropped_row good[] = {
+        {"admin", 0, 2}, {"admin", 65534, 140}, {"decision", 1001, 7}};
+    static const struct {
+        const char *what;
+        struct dropped_row rows[3];
+        size_t n;
+        uint64_t start, end, t;
+    } bad[] = {
+        {"out of order", {{"decision", 1, 1}, {"admin", 2, 1}}, 2, 1, 2, 3},
+        {"a pair twice", {{"admin", 7, 1}, {"admin", 7, 1}}, 2, 1, 2, 3},
+        {"uids out of order", {{"admin", 9, 1}, {"admin", 7, 1}}, 2, 1, 2, 3},
+        {"a count of 0", {{"admin", 7, 0}}, 1, 1, 2, 3},
+        {"another channel", {{"signer", 7, 1}}, 1, 1, 2, 3},
+        {"no pairs", {{"admin", 7, 1}}, 0, 1, 2, 3},
+        {"ends before it starts", {{"admin", 7, 1}}, 1, 5, 2, 6},
+        {"recorded before it ends", {{"admin", 7, 1}}, 1, 1, 5, 4},
+    };
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+
+    /* Good: counted in the report, with the Refused entries. */
+    good_entries(f, &b);
+    refused(&b, "admin", 65534, T2023 + 4000);
+    refused(&b, "decision", 0, T2023 + 4001);
+    refusals_dropped(&b, good, 3, T2023 + 4000, T2023 + 9000, T2023 + 14000);
+    refusals_dropped(&b, good + 1, 1, T2023 + 15000, T2023 + 15000, T2023 + 25000);
+    make_record(f, "dropped", &b, NULL);
+    rep = verify_json(f, "dropped", NULL, 0);
+    sworn_verify_expect_pass(rep, "entries");
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refused")), 2);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refusal_summaries")), 2);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refusals_dropped")),
+                     2 + 140 + 7 + 140);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Each malformed summary is refused by the entries check. */
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "dropped-bad-%zu", i);
+        good_entries(f, &b);
+        refusals_dropped(&b, bad[i].rows, bad[i].n, bad[i].start, bad[i].end, bad[i].t);
+        make_record(f, name, &b, NULL);
+        rep = verify_json(f, name, NULL, 1);
+        if (strcmp(json_object_get_string(
+                       sworn_verify_get(sworn_verify_check(rep, "entries"), "result")),
+                   "fail") != 0)
+            fail_msg("a summary with %s was accepted", bad[i].what);
+        sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 5");
+        json_object_put(rep);
+        built_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1136,6 +1245,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_separation_unrecorded, setup, teardown),
         cmocka_unit_test(test_separation_policy_lines),
         cmocka_unit_test_setup_teardown(test_start_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals_dropped, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
