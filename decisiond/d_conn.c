@@ -30,6 +30,8 @@
 #define D_FRAME_DEADLINE_S 30
 #define D_STR_(x) #x
 #define D_STR(x) D_STR_(x)
+#define D_DEADLINE_MSG                                                                             \
+    "frame not complete " D_STR(D_FRAME_DEADLINE_S) " s after its first byte: connection closed"
 #define D_FRAME_DEADLINE_US ((uint64_t)D_FRAME_DEADLINE_S * 1000000u)
 
 /*
@@ -277,10 +279,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 
             if (spent >= D_FRAME_DEADLINE_US) {
                 atomic_fetch_add(&c->d->metrics.frame_deadline, 1);
-                refuse_stream(
-                    c, SWORN_ERR_RANGE,
-                    "frame not complete " D_STR(D_FRAME_DEADLINE_S) " s after its first "
-                                                                    "byte: connection closed");
+                refuse_stream(c, SWORN_ERR_RANGE, D_DEADLINE_MSG);
             } else {
                 uint64_t left = D_FRAME_DEADLINE_US - spent;
                 struct timeval tv = {(time_t)(left / 1000000u), (suseconds_t)(left % 1000000u)};
@@ -302,10 +301,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_TIMEOUT) {
         /* Only set while a partial frame is held: its deadline passed with no byte since. */
         atomic_fetch_add(&c->d->metrics.frame_deadline, 1);
-        d_record_refused(c->d, c->ops->ch, c->uid, c->pid, SWORN_ERR_RANGE,
-                         "frame not complete " D_STR(D_FRAME_DEADLINE_S) " s after its first "
-                                                                         "byte: connection closed",
-                         NULL, NULL, 0);
+        d_record_refused(c->d, c->ops->ch, c->uid, c->pid, SWORN_ERR_RANGE, D_DEADLINE_MSG, NULL,
+                         NULL, 0);
     }
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
         conn_drop(c);

@@ -13,8 +13,8 @@
  * Nothing follows a frame but the next frame. A length of 0 or above SWORN_FRAME_MAX is refused
  * as soon as the 4 header bytes are in, before any body byte is read or any memory reserved; the
  * stream is then out of step and the peer gets an ErrorFrame and is closed. The announced length
- * reserves nothing: the body's buffer grows with the bytes that arrive (at most twice what came,
- * and at least SWORN_FRAME_DEC_MIN), so a peer pins only memory it has sent.
+ * reserves nothing: the body's buffer grows with the bytes that arrive (never more than
+ * SWORN_FRAME_DEC_MIN or twice what came, whichever is more), so a peer pins only what it sent.
  *
  * A message is valid when protobuf-c unpacks it, re-packing it gives back exactly its bytes
  * (canonical encoding: no unknown, duplicate or out-of-order fields, no explicit defaults, no NUL
