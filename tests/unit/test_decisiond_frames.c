@@ -532,7 +532,7 @@ static void test_frame_memory(void **state)
     }
     rss = status_kib(engine, "VmRSS");
     lck = status_kib(engine, "VmLck");
-    bound_kib = (long)((POOL_CAP + HOGS * OWN) / 1024) + 32 * 1024 + (ASAN_BUILD ? 256 * 1024 : 0);
+    bound_kib = (long)((POOL_CAP + HOGS * OWN) / 1024) + 32 * 1024 + (ASAN_BUILD ? 512 * 1024 : 0);
     print_message("%zu of %d hogs cut off at the cap (%zu answered with the reason); engine "
                   "VmRSS %ld -> %ld KiB (bound +%ld), VmLck %ld -> %ld KiB\n",
                   closed, HOGS, refused, rss0, rss, bound_kib, lck0, lck);
@@ -546,8 +546,10 @@ static void test_frame_memory(void **state)
                 (double)HOGS * OWN + POOL_CAP);
     assert_true(wait_refused(&s, "frame buffers full", NULL) >= 1);
 
-    /* The engine's memory: at most the cap, the connections' own and some slack (ASan keeps
-     * freed buffers in its quarantine, 256 MiB at most). Before the fix: 200 MiB. */
+    /* The engine's memory: at most the cap, the connections' own and some slack. Before the fix:
+     * +200 MiB. The sanitizer build cannot tell (its quarantine keeps up to 256 MiB of freed
+     * buffers resident, plus shadow memory: +350 MiB seen), so it gets 512 MiB more, and the
+     * exact accounting above is what it checks. */
     assert_true(rss - rss0 < bound_kib);
     assert_true(lck - lck0 < bound_kib);
 
