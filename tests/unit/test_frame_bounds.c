@@ -9,7 +9,8 @@
  *      packs to exactly SWORN_FRAME_ENTRY_MAX bytes; one byte more of request and the entry can
  *      no longer be packed, and the decoder refuses that request (SWORN_ERR_RANGE), as it refuses
  *      the review's 256 header names of 256 bytes, which passed every per-field bound.
- *   2. The other entries made from accepted messages (CredentialsMinted from a TokenExchange,
+ *   2. Canonicalisation never makes a resource longer than the record's worst case counts. The
+ *      other entries made from accepted messages (CredentialsMinted from a TokenExchange,
  *      EscalationResolved from a ResolveRequest, Refused, PolicyLoaded) fit at their worst.
  *   3. The incremental decoder reserves nothing for an announced length: 1 MiB announced and
  *      3 bytes sent hold SWORN_FRAME_DEC_MIN bytes; byte by byte, a body's buffer never holds
@@ -28,6 +29,14 @@
 
 #include "err.h"
 #include "frame.h"
+#include "resource.h"
+
+/* The record's worst case counts the canonical resource at frame.c's bounds: canonicalisation
+ * (policy/resource.h) never makes anything longer. */
+_Static_assert(SWORN_RESOURCE_SCHEME_MAX <= SWORN_FRAME_CANON_SCHEME_MAX, "canonical scheme");
+_Static_assert(SWORN_RESOURCE_HOST_MAX <= SWORN_FRAME_CANON_HOST_MAX, "canonical host");
+_Static_assert(SWORN_RESOURCE_PATH_MAX <= SWORN_FRAME_STRING_MAX, "canonical path");
+_Static_assert(SWORN_RESOURCE_TOOL_MAX <= SWORN_FRAME_TOOL_MAX, "canonical tool");
 
 static uint8_t h32[32];
 
@@ -262,6 +271,32 @@ static void test_largest_request_packs(void **state)
     big_free(&b);
 }
 
+/* The longest raw path canonicalises within the record's bound (or is refused). */
+static void test_canonical_fits(void **state)
+{
+    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
+    struct sworn_resource c;
+    const char *why = NULL;
+    char *path = fill('a', SWORN_FRAME_STRING_MAX), *tool = fill('t', SWORN_FRAME_TOOL_MAX);
+
+    (void)state;
+    path[0] = '/';
+    r.scheme = "HTTPS";
+    r.host = "API.EXAMPLE.COM.";
+    r.port = 443;
+    r.path = path;
+    r.tool = tool;
+    assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+    assert_true(strlen(c.path) <= SWORN_FRAME_STRING_MAX);
+    assert_true(strlen(c.tool) <= SWORN_FRAME_TOOL_MAX);
+    /* "" becomes "/", one byte longer than what came, still far inside the bound. */
+    r.path = "";
+    assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+    assert_string_equal(c.path, "/");
+    free(path);
+    free(tool);
+}
+
 static void test_other_entries_fit(void **state)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -494,6 +529,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_largest_request_packs),
+        cmocka_unit_test(test_canonical_fits),
         cmocka_unit_test(test_other_entries_fit),
         cmocka_unit_test(test_buffer_grows_with_bytes),
         cmocka_unit_test(test_pool_cap),
