@@ -3,8 +3,15 @@
  *
  * Rules (docs/protocol.md section 1): each connection carries one request at a time (reading
  * pauses until its answer is written), so answers are in order; a frame length out of range gets
- * one ErrorFrame and the connection is closed; a stalled partial frame is dropped after
- * D_FRAME_STALL_S seconds.
+ * one ErrorFrame and the connection is closed.
+ *
+ * Memory a peer can make the daemon hold (docs/decisiond.md, "Connections and their memory"):
+ * a frame's buffer grows with the bytes that came (frame.h), never to the length the header
+ * announces; the buffers of all connections together are capped at D_CONN_BUFFERED_MAX (the
+ * daemon's frame pool), and a connection whose frame would pass it is refused (recorded,
+ * counted, closed); a frame is released as soon as its handler returns, so a request waiting for
+ * its answer holds no frame bytes; and a frame must be complete D_FRAME_DEADLINE_S seconds after
+ * its first byte, however slowly it trickles in, or the connection is refused and closed.
  */
 #include "d_conn.h"
 
@@ -18,7 +25,26 @@
 #include "d_jlog.h"
 #include "err.h"
 
-#define D_FRAME_STALL_S 30
+/* A frame must be complete this long after its first byte arrived (the daemon's monotonic clock,
+ * which the test clock moves). Time spent waiting for decisiond's own answer is not counted. */
+#define D_FRAME_DEADLINE_S 30
+#define D_STR_(x) #x
+#define D_STR(x) D_STR_(x)
+#define D_DEADLINE_MSG                                                                             \
+    "frame not complete " D_STR(D_FRAME_DEADLINE_S) " s after its first byte: connection closed"
+#define D_FRAME_DEADLINE_US ((uint64_t)D_FRAME_DEADLINE_S * 1000000u)
+
+/*
+ * The frame pool (frame.h): each connection may hold D_CONN_FRAME_OWN bytes of a frame of its
+ * own, room for the largest request the decision socket accepts in its envelope, so ordinary
+ * requests are never refused for want of room; larger frames (token exchanges, hostile ones)
+ * borrow beyond that from D_CONN_BUFFERED_MAX, shared by all. With at most D_MAX_CONNS
+ * connections (d_server.c) the frames of all of them hold at most 1024 * 64 KiB + 32 MiB.
+ */
+#define D_CONN_FRAME_OWN (64u * 1024u)
+#define D_CONN_BUFFERED_MAX (32u * SWORN_FRAME_MAX)
+_Static_assert(D_CONN_FRAME_OWN >= SWORN_FRAME_REQUEST_MAX + 8u,
+               "the largest request, in its envelope, fits a connection's own room");
 
 struct d_conn {
     struct d_daemon *d;
@@ -35,6 +61,7 @@ struct d_conn {
     int in_read;     /* on_read is running: it goes on with buffered frames itself */
     unsigned refs;   /* 1 for the connection itself + 1 per job holding it */
     uint64_t req_start_us;
+    uint64_t frame_start_us;    /* when the first byte of the partial frame held came */
     struct d_conn *prev, *next; /* the daemon's list of live connections */
 };
 
@@ -51,6 +78,13 @@ pid_t d_conn_pid(const struct d_conn *c)
 uint64_t d_conn_request_start_us(const struct d_conn *c)
 {
     return c->req_start_us;
+}
+
+/* The frame pool in the metrics (a gauge of bytes held now, and the peak). */
+static void publish_pool(struct d_daemon *d)
+{
+    atomic_store(&d->metrics.frame_buffered, d->frame_pool.held);
+    atomic_store(&d->metrics.frame_buffered_peak, d->frame_pool.peak);
 }
 
 static void conn_free(struct d_conn *c)
@@ -89,6 +123,11 @@ static void conn_drop(struct d_conn *c)
         bufferevent_free(c->bev);
         c->bev = NULL;
     }
+    /* Its frame bytes go back to the pool now, not when the last job lets go of c; on_read
+     * does it itself once the handler that may still read the body has returned. */
+    if (!c->in_read)
+        sworn_frame_dec_free(&c->dec);
+    publish_pool(c->d);
     d_conn_release(c);
 }
 
@@ -177,6 +216,15 @@ static void dispatch(struct d_conn *c, const uint8_t *body, size_t len)
     c->ops->on_frame(c->d, c, body, len);
 }
 
+/* Refuse c's stream (recorded, counted), answer with an ErrorFrame and close once it is sent. */
+static void refuse_stream(struct d_conn *c, int code, const char *msg)
+{
+    d_record_refused(c->d, c->ops->ch, c->uid, c->pid, code, msg, NULL, NULL, 0);
+    bufferevent_disable(c->bev, EV_READ);
+    sworn_frame_dec_free(&c->dec); /* no body is handed out: the partial frame goes at once */
+    d_conn_reply_error(c, code, msg, NULL, 1);
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
     struct d_conn *c = arg;
@@ -189,29 +237,55 @@ static void on_read(struct bufferevent *bev, void *arg)
         const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)avail);
         const uint8_t *body = NULL;
         size_t body_len = 0;
+        int was_idle = sworn_frame_dec_idle(&c->dec);
         long used = sworn_frame_dec_feed(&c->dec, p, avail, &body, &body_len);
 
         if (used < 0) {
             char msg[SWORN_ERR_MSG_MAX];
             int code = sworn_err_code();
 
-            snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
-            d_record_refused(c->d, c->ops->ch, c->uid, c->pid, code, msg, NULL, NULL, 0);
-            bufferevent_disable(bev, EV_READ);
-            d_conn_reply_error(c, code, msg, NULL, 1);
+            if (sworn_frame_dec_pool_full(&c->dec)) {
+                atomic_fetch_add(&c->d->metrics.frame_buffer_full, 1);
+                snprintf(msg, sizeof(msg),
+                         "frame buffers full (%zu bytes lent of %zu, %zu held): connection closed",
+                         c->d->frame_pool.used, c->d->frame_pool.cap, c->d->frame_pool.held);
+            } else {
+                snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
+            }
+            refuse_stream(c, code, msg);
             break;
         }
+        if (was_idle && used > 0)
+            c->frame_start_us = d_now_mono_us();
         evbuffer_drain(in, (size_t)used);
-        if (body != NULL)
+        if (body != NULL) {
+            publish_pool(c->d);
             dispatch(c, body, body_len);
+            /* The handler has decoded what it needs: the frame's bytes go now, not when the
+             * next frame starts, so a request in flight holds none of the pool. */
+            sworn_frame_dec_release(&c->dec);
+        }
     }
     c->in_read = 0;
-    /* A frame started but not finished must finish within D_FRAME_STALL_S seconds. */
-    if (!c->gone && c->bev != NULL) {
+    if (c->gone)
+        sworn_frame_dec_free(&c->dec);
+    publish_pool(c->d);
+    /* A frame started but not finished must finish D_FRAME_DEADLINE_S after its first byte:
+     * a read timeout alone would be reset by every byte of a peer that trickles. */
+    if (!c->gone && c->bev != NULL && !c->close_after) {
         if (!sworn_frame_dec_idle(&c->dec)) {
-            struct timeval tv = {D_FRAME_STALL_S, 0};
+            uint64_t now = d_now_mono_us();
+            uint64_t spent = now > c->frame_start_us ? now - c->frame_start_us : 0;
 
-            bufferevent_set_timeouts(bev, &tv, NULL);
+            if (spent >= D_FRAME_DEADLINE_US) {
+                atomic_fetch_add(&c->d->metrics.frame_deadline, 1);
+                refuse_stream(c, SWORN_ERR_RANGE, D_DEADLINE_MSG);
+            } else {
+                uint64_t left = D_FRAME_DEADLINE_US - spent;
+                struct timeval tv = {(time_t)(left / 1000000u), (suseconds_t)(left % 1000000u)};
+
+                bufferevent_set_timeouts(bev, &tv, NULL);
+            }
         } else {
             bufferevent_set_timeouts(bev, NULL, NULL);
         }
@@ -224,9 +298,12 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     struct d_conn *c = arg;
 
     (void)bev;
-    if (what & BEV_EVENT_TIMEOUT)
-        d_record_refused(c->d, c->ops->ch, c->uid, c->pid, SWORN_ERR_FORMAT,
-                         "partial frame stalled: connection closed", NULL, NULL, 0);
+    if (what & BEV_EVENT_TIMEOUT) {
+        /* Only set while a partial frame is held: its deadline passed with no byte since. */
+        atomic_fetch_add(&c->d->metrics.frame_deadline, 1);
+        d_record_refused(c->d, c->ops->ch, c->uid, c->pid, SWORN_ERR_RANGE, D_DEADLINE_MSG, NULL,
+                         NULL, 0);
+    }
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
         conn_drop(c);
 }
@@ -243,7 +320,11 @@ static struct d_conn *conn_new(struct d_daemon *d, const struct d_channel_ops *o
     c->uid = uid;
     c->pid = pid;
     c->refs = 1;
-    sworn_frame_dec_init(&c->dec);
+    if (d->frame_pool.cap == 0) { /* the first connection: the daemon's pool starts here */
+        d->frame_pool.cap = D_CONN_BUFFERED_MAX;
+        d->frame_pool.own = D_CONN_FRAME_OWN;
+    }
+    sworn_frame_dec_init_pool(&c->dec, &d->frame_pool);
     return c;
 }
 

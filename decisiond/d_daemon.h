@@ -87,6 +87,7 @@ struct d_daemon {
     struct event *sig_term, *sig_int, *sig_hup;
     unsigned n_conns;
     struct d_conn *conns;
+    struct sworn_frame_pool frame_pool; /* frame bytes all connections hold (d_conn.c) */
     int stopping;
 
     /* Refused-frame records: quotas per (channel, uid) pair, and the dropped ones' counts, written

@@ -146,6 +146,16 @@ int d_metrics_render(struct d_metrics *m, uint64_t now_unix_ms, char **out, size
         "sworn_policy_reloads_total{result=\"failed\"} %llu\n",
         (unsigned long long)atomic_load(&m->reloads_ok),
         (unsigned long long)atomic_load(&m->reloads_failed));
+    gauge(&t, "frame_buffered_bytes", "Bytes of partial frames the connections hold now.",
+          (double)atomic_load(&m->frame_buffered));
+    gauge(&t, "frame_buffered_peak_bytes", "The most bytes of frames the connections held at once.",
+          (double)atomic_load(&m->frame_buffered_peak));
+    counter(&t, "frame_buffer_full_total",
+            "Connections closed because the frame buffers of all connections were at their cap.",
+            atomic_load(&m->frame_buffer_full));
+    counter(&t, "frame_deadline_total",
+            "Connections closed because a frame was not complete in time after its first byte.",
+            atomic_load(&m->frame_deadline));
     if (t.failed) {
         free(t.p);
         return sworn_err_set(SWORN_ERR_NOMEM, "metrics: out of memory");

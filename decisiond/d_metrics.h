@@ -17,6 +17,11 @@
  *   signer_up, tpm_up                                1 when the last call succeeded
  *   escalations_pending                              held requests
  *   policy_reloads_total{result="ok|failed"}
+ *   frame_buffered_bytes, frame_buffered_peak_bytes  frame bytes the connections hold, now and
+ *                                                    at most (D_CONN_BUFFERED_MAX caps both)
+ *   frame_buffer_full_total                          connections closed: the cap had no room
+ *   frame_deadline_total                             connections closed: a frame not complete
+ *                                                    D_FRAME_DEADLINE_S after its first byte
  */
 #ifndef SWORN_D_METRICS_H
 #define SWORN_D_METRICS_H
@@ -47,6 +52,10 @@ struct d_metrics {
     atomic_uint_fast64_t escalations_pending;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
+    atomic_uint_fast64_t frame_buffered;      /* d_conn.c: the frame pool's used, */
+    atomic_uint_fast64_t frame_buffered_peak; /* and its peak */
+    atomic_uint_fast64_t frame_buffer_full;
+    atomic_uint_fast64_t frame_deadline;
 };
 
 /* Zero every metric. */

@@ -11,15 +11,52 @@
 #include "err.h"
 #include "frame.h"
 #include "utf8.h"
+#include "wipe.h"
 
 void sworn_frame_dec_init(struct sworn_frame_dec *d)
 {
     memset(d, 0, sizeof(*d));
 }
 
+void sworn_frame_dec_init_pool(struct sworn_frame_dec *d, struct sworn_frame_pool *pool)
+{
+    sworn_frame_dec_init(d);
+    d->pool = pool;
+}
+
+/* What a buffer of cap bytes borrows from pool p: all it holds beyond a decoder's own. */
+static size_t borrowed(const struct sworn_frame_pool *p, size_t cap)
+{
+    return cap > p->own ? cap - p->own : 0;
+}
+
+/* Wipe and free the body buffer, and give its bytes back to the pool. */
+static void body_free(struct sworn_frame_dec *d)
+{
+    if (d->body != NULL) {
+        sworn_memzero(d->body, d->body_have);
+        free(d->body);
+    }
+    if (d->pool != NULL) {
+        d->pool->used -= borrowed(d->pool, d->body_cap);
+        d->pool->held -= d->body_cap;
+    }
+    d->body = NULL;
+    d->body_cap = 0;
+}
+
+/* Can d's buffer grow to cap bytes within its pool? */
+static int pool_room(const struct sworn_frame_dec *d, size_t cap)
+{
+    const struct sworn_frame_pool *p = d->pool;
+
+    return p == NULL || borrowed(p, cap) - borrowed(p, d->body_cap) <=
+                            p->cap - (p->used < p->cap ? p->used : p->cap);
+}
+
 void sworn_frame_dec_free(struct sworn_frame_dec *d)
 {
-    free(d->body);
+    body_free(d);
     memset(d, 0, sizeof(*d));
 }
 
@@ -28,15 +65,76 @@ int sworn_frame_dec_idle(const struct sworn_frame_dec *d)
     return !d->failed && (d->hdr_have == 0 || d->done);
 }
 
+int sworn_frame_dec_pool_full(const struct sworn_frame_dec *d)
+{
+    return d->pool_full;
+}
+
 /* Forget the frame handed out by the previous call, so the decoder is at a boundary. */
 static void next_frame(struct sworn_frame_dec *d)
 {
-    free(d->body);
-    d->body = NULL;
+    body_free(d);
     d->hdr_have = 0;
     d->body_len = 0;
     d->body_have = 0;
     d->done = 0;
+}
+
+void sworn_frame_dec_release(struct sworn_frame_dec *d)
+{
+    if (d->done)
+        next_frame(d);
+}
+
+/*
+ * Make room for need body bytes (need <= body_len). The buffer doubles (from SWORN_FRAME_DEC_MIN)
+ * rather than taking the announced length at once, so it never holds more than twice what came:
+ * an announced 1 MiB that never arrives costs one small buffer. A new buffer is taken and the old
+ * one wiped, never realloc'd, so no copy of the bytes is left behind in freed memory.
+ */
+static int body_reserve(struct sworn_frame_dec *d, size_t need)
+{
+    size_t cap = d->body_cap * 2;
+    uint8_t *b;
+
+    if (need <= d->body_cap)
+        return 0;
+    if (cap < SWORN_FRAME_DEC_MIN)
+        cap = SWORN_FRAME_DEC_MIN;
+    if (cap < need)
+        cap = need;
+    if (cap > d->body_len)
+        cap = d->body_len;
+    /* Near the pool's cap, take only what is needed; refuse when even that does not fit. */
+    if (!pool_room(d, cap))
+        cap = need;
+    if (!pool_room(d, cap)) {
+        d->failed = 1;
+        d->pool_full = 1;
+        return sworn_err_set(SWORN_ERR_RANGE,
+                             "frame buffers would pass their cap of %zu bytes (%zu lent): refused",
+                             d->pool->cap, d->pool->used);
+    }
+    b = malloc(cap);
+    if (b == NULL) {
+        d->failed = 1;
+        return sworn_err_set(SWORN_ERR_NOMEM, "frame: no memory for a %zu-byte body buffer", cap);
+    }
+    if (d->body_have > 0)
+        memcpy(b, d->body, d->body_have);
+    if (d->body != NULL) {
+        sworn_memzero(d->body, d->body_have);
+        free(d->body);
+    }
+    if (d->pool != NULL) {
+        d->pool->used += borrowed(d->pool, cap) - borrowed(d->pool, d->body_cap);
+        d->pool->held += cap - d->body_cap;
+        if (d->pool->held > d->pool->peak)
+            d->pool->peak = d->pool->held;
+    }
+    d->body = b;
+    d->body_cap = cap;
+    return 0;
 }
 
 long sworn_frame_dec_feed(struct sworn_frame_dec *d, const uint8_t *p, size_t len,
@@ -73,19 +171,16 @@ long sworn_frame_dec_feed(struct sworn_frame_dec *d, const uint8_t *p, size_t le
             }
             d->body_len = l;
         }
-        d->body = malloc(d->body_len);
-        if (d->body == NULL) {
-            d->failed = 1;
-            return sworn_err_set(SWORN_ERR_NOMEM, "frame: no memory for %lu-byte body",
-                                 (unsigned long)d->body_len);
-        }
         d->body_have = 0;
     }
     n = d->body_len - d->body_have;
     if (n > len - used)
         n = len - used;
-    if (n > 0)
+    if (n > 0) {
+        if (body_reserve(d, d->body_have + n) < 0)
+            return -1;
         memcpy(d->body + d->body_have, p + used, n);
+    }
     d->body_have += n;
     used += n;
     if (d->body_have == d->body_len) {
@@ -265,7 +360,7 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_ENSURE(m->resource->port >= 1 && m->resource->port <= 65535, SWORN_ERR_RANGE,
                  "resource.port %u is outside 1..65535", (unsigned)m->resource->port);
     SWORN_GUARD(check_str(m->resource->path, SWORN_FRAME_STRING_MAX, 0, "resource.path"));
-    SWORN_GUARD(check_str(m->resource->tool, 256, 0, "resource.tool"));
+    SWORN_GUARD(check_str(m->resource->tool, SWORN_FRAME_TOOL_MAX, 0, "resource.tool"));
     if (m->context != NULL)
         SWORN_GUARD(check_context(m->context));
     if (m->delegation != NULL)
@@ -367,12 +462,57 @@ fail:
     return -1;
 }
 
+/*
+ * The bytes of a length-delimited field of a 1-byte tag holding n bytes, and the varint length of
+ * n; for the compile-time sum of SWORN_FRAME_RECORD_OVERHEAD below.
+ */
+#define PB_VARINT_LEN(n) ((n) < 128u ? 1u : (n) < 16384u ? 2u : (n) < 2097152u ? 3u : 4u)
+#define PB_BYTES(n) (1u + PB_VARINT_LEN(n) + (n))
+
+/* The worst-case canonical_resource: scheme, host, port 65535 (a 3-byte varint), path, tool. */
+#define RECORD_CANON_MAX                                                                           \
+    (PB_BYTES(SWORN_FRAME_CANON_SCHEME_MAX) + PB_BYTES(SWORN_FRAME_CANON_HOST_MAX) + 1u + 3u +     \
+     PB_BYTES(SWORN_FRAME_STRING_MAX) + PB_BYTES(SWORN_FRAME_TOOL_MAX))
+
+/*
+ * Everything a DecisionRecord entry holds besides the request's own bytes: the Entry's and the
+ * request's tags and lengths (3-byte varints, as SWORN_FRAME_ENTRY_MAX needs), effect, rule_id,
+ * reason, policy_digest, a 10-byte time, credential_id and its hash, canonical_resource and
+ * raw_target_sha256, each at the most check_record lets through. frame.h's table is this sum.
+ */
+_Static_assert(SWORN_FRAME_ENTRY_MAX >= 16384u && SWORN_FRAME_ENTRY_MAX < 2097152u,
+               "the entry's and the request's lengths are 3-byte varints");
+_Static_assert(SWORN_FRAME_RECORD_OVERHEAD ==
+                   (1u + 3u) + (1u + 3u) + 2u + PB_BYTES(SWORN_FRAME_ID_MAX) +
+                       PB_BYTES(SWORN_FRAME_TEXT_MAX) + PB_BYTES(SWORN_FRAME_HASH_LEN) + 11u +
+                       PB_BYTES(SWORN_FRAME_ID_MAX) + PB_BYTES(SWORN_FRAME_HASH_LEN) +
+                       PB_BYTES(RECORD_CANON_MAX) + PB_BYTES(SWORN_FRAME_HASH_LEN),
+               "SWORN_FRAME_RECORD_OVERHEAD is the DecisionRecord's worst case");
+_Static_assert(SWORN_FRAME_REQUEST_MAX >= 16384u, "a request's length in a record is 3 bytes");
+
+/*
+ * The socket's total bound on a request: the per-field bounds alone let 256 header names of 256
+ * bytes through, which no entry can hold, so the policy's decision could never be recorded.
+ */
+static int check_request_size(const Sworn__V1__AuthorizationRequest *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(&m->base);
+
+    if (n > SWORN_FRAME_REQUEST_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE,
+                             "AuthorizationRequest is %zu bytes, more than %u (what a log entry "
+                             "can hold beside its decision)",
+                             n, SWORN_FRAME_REQUEST_MAX);
+    return 0;
+}
+
 int sworn_frame_check_decision_request(const Sworn__V1__DecisionRequest *m)
 {
     SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "DecisionRequest is NULL");
     switch (m->body_case) {
     case SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE:
-        return sworn_frame_check_request(m->authorize);
+        SWORN_GUARD(sworn_frame_check_request(m->authorize));
+        return check_request_size(m->authorize);
     case SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE:
         return sworn_frame_check_exchange(m->token_exchange);
     default:
@@ -421,15 +561,18 @@ static int check_record(const Sworn__V1__DecisionRecord *r)
 
         SWORN_ENSURE(r->raw_target_sha256.len != 0, SWORN_ERR_FORMAT,
                      "decision.canonical_resource without raw_target_sha256");
-        SWORN_GUARD(check_str(c->scheme, 5, 1, "decision.canonical_resource.scheme"));
-        SWORN_GUARD(check_str(c->host, 253, 1, "decision.canonical_resource.host"));
+        SWORN_GUARD(check_str(c->scheme, SWORN_FRAME_CANON_SCHEME_MAX, 1,
+                              "decision.canonical_resource.scheme"));
+        SWORN_GUARD(
+            check_str(c->host, SWORN_FRAME_CANON_HOST_MAX, 1, "decision.canonical_resource.host"));
         SWORN_ENSURE(c->port >= 1 && c->port <= 65535, SWORN_ERR_RANGE,
                      "decision.canonical_resource.port %u is outside 1..65535", (unsigned)c->port);
         SWORN_GUARD(
             check_str(c->path, SWORN_FRAME_STRING_MAX, 1, "decision.canonical_resource.path"));
         SWORN_ENSURE(c->path[0] == '/', SWORN_ERR_FORMAT,
                      "decision.canonical_resource.path does not start with '/'");
-        SWORN_GUARD(check_str(c->tool, 256, 0, "decision.canonical_resource.tool"));
+        SWORN_GUARD(
+            check_str(c->tool, SWORN_FRAME_TOOL_MAX, 0, "decision.canonical_resource.tool"));
     }
     return 0;
 fail:
@@ -757,9 +900,12 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, const uint8
     SWORN_ENSURE(again != NULL, SWORN_ERR_NOMEM, "no memory to check %s", d->short_name);
     SWORN_ENSURE(protobuf_c_message_pack(m, again) == len && memcmp(again, p, len) == 0,
                  SWORN_ERR_FORMAT, "%s is not canonically encoded", d->short_name);
+    sworn_memzero(again, len); /* a copy of the body, which may hold a credential or tokens */
     free(again);
     return m;
 fail:
+    if (again != NULL)
+        sworn_memzero(again, len);
     free(again);
     if (m != NULL)
         protobuf_c_message_free_unpacked(m, NULL);

@@ -12,7 +12,9 @@
  *
  * Nothing follows a frame but the next frame. A length of 0 or above SWORN_FRAME_MAX is refused
  * as soon as the 4 header bytes are in, before any body byte is read or any memory reserved; the
- * stream is then out of step and the peer gets an ErrorFrame and is closed.
+ * stream is then out of step and the peer gets an ErrorFrame and is closed. The announced length
+ * reserves nothing: the body's buffer grows with the bytes that arrive (never more than
+ * SWORN_FRAME_DEC_MIN or twice what came, whichever is more), so a peer pins only what it sent.
  *
  * A message is valid when protobuf-c unpacks it, re-packing it gives back exactly its bytes
  * (canonical encoding: no unknown, duplicate or out-of-order fields, no explicit defaults, no NUL
@@ -52,10 +54,60 @@
 #define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
 #define SWORN_FRAME_EXCHANGE_MAX 8u     /* TokenExchange.tokens */
 #define SWORN_FRAME_DROPPED_MAX 256u    /* RefusalsDropped.dropped */
+#define SWORN_FRAME_TOOL_MAX 256u       /* Resource.tool */
+#define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
+#define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */
+
+/*
+ * The most a DecisionRecord entry adds around the AuthorizationRequest it stores, every field of
+ * its own at its maximum (protobuf: a 1-byte tag per field, a length varint per length-delimited
+ * field; the sum is spelt out in docs/protocol.md section 3 and checked at compile time in
+ * frame.c, and test_frame packs that worst case at exactly SWORN_FRAME_ENTRY_MAX bytes):
+ *
+ *   Entry.decision tag + 3-byte length       4    policy_digest        1 + 1 + 32     34
+ *   DecisionRecord.request tag + 3-byte len  4    time_unix_ms         1 + 10         11
+ *   effect                   1 + 1           2    credential_id        1 + 2 + 128   131
+ *   rule_id                  1 + 2 + 128   131    credential_sha256    1 + 1 + 32     34
+ *   reason                   1 + 2 + 1024 1027    raw_target_sha256    1 + 1 + 32     34
+ *   canonical_resource       1 + 2 + 8721 8724    (scheme 7, host 256, port 4, path 8195,
+ *                                                  tool 259)
+ *   total 10136
+ */
+#define SWORN_FRAME_RECORD_OVERHEAD 10136u
+
+/*
+ * The largest AuthorizationRequest the decision socket accepts, in encoded bytes (its bytes inside
+ * the DecisionRequest, which are exactly the bytes its DecisionRecord stores): whatever the policy
+ * decides, the entry that records it fits the log's limit. A request over it is refused at decode
+ * (SWORN_ERR_RANGE) and recorded as Refused, like any malformed frame.
+ */
+#define SWORN_FRAME_REQUEST_MAX (SWORN_FRAME_ENTRY_MAX - SWORN_FRAME_RECORD_OVERHEAD) /* 55399 */
+
+/* The first buffer a body gets (or its whole length when shorter); it doubles from there. */
+#define SWORN_FRAME_DEC_MIN 4096u
+
+/*
+ * A budget of body bytes shared by many decoders (the daemon's connections). Each decoder may
+ * hold up to own bytes of its own; what its buffer holds beyond that it borrows from the pool,
+ * which lends at most cap bytes to all its decoders together, and gets back when the buffer goes.
+ * A decoder whose buffer would have to borrow past cap refuses its frame instead
+ * (SWORN_ERR_RANGE), and its stream is out of step. So n decoders hold at most n * own + cap
+ * bytes, and a frame of at most own bytes is never refused for want of room, however much
+ * others hold. Not locked: every decoder of one pool is used by one thread.
+ */
+struct sworn_frame_pool {
+    size_t cap;  /* IN: the most the pool lends, beyond the decoders' own */
+    size_t own;  /* IN: what each decoder may hold without borrowing */
+    size_t used; /* bytes lent now */
+    size_t held; /* bytes all the decoders hold now, their own included */
+    size_t peak; /* the most held at once */
+};
 
 /*
  * A bounded incremental decoder for one byte stream. Fields are private. It owns at most one
- * body buffer of the announced length (<= SWORN_FRAME_MAX), reserved once the header is in.
+ * body buffer, of body_cap bytes: at most the announced length (<= SWORN_FRAME_MAX) and at most
+ * max(SWORN_FRAME_DEC_MIN, twice the body bytes that came). Every buffer it lets go is wiped
+ * first (an allow's answer holds a credential, a TokenExchange real tokens).
  */
 struct sworn_frame_dec {
     uint8_t hdr[SWORN_FRAME_HDR_LEN];
@@ -63,28 +115,46 @@ struct sworn_frame_dec {
     uint32_t body_len;
     uint8_t *body;
     size_t body_have;
-    int done;   /* the last feed returned a complete frame (body is handed out) */
-    int failed; /* a refused header: the stream is out of step for good */
+    size_t body_cap;               /* bytes of body reserved (charged to pool) */
+    struct sworn_frame_pool *pool; /* NULL: no shared budget */
+    int done;                      /* the last feed returned a complete frame (body handed out) */
+    int failed;                    /* a refused frame: the stream is out of step for good */
+    int pool_full;                 /* it was refused because the pool had no room */
 };
 
 /* Start a decoder at a frame boundary. */
 void sworn_frame_dec_init(struct sworn_frame_dec *d);
 
-/* Release the decoder's buffer; the decoder may be initialised again. */
+/* As sworn_frame_dec_init, charging the decoder's buffer to pool (which must outlive it). */
+void sworn_frame_dec_init_pool(struct sworn_frame_dec *d, struct sworn_frame_pool *pool);
+
+/* Release the decoder's buffer (wiped; given back to its pool); it may be initialised again. */
 void sworn_frame_dec_free(struct sworn_frame_dec *d);
+
+/*
+ * Let go of the frame the last feed handed out now rather than at the next feed: its buffer is
+ * wiped, freed and given back to the pool, and the body pointer is no longer valid. Does nothing
+ * when no frame is handed out.
+ */
+void sworn_frame_dec_release(struct sworn_frame_dec *d);
 
 /*
  * Feed up to len bytes of the stream. Consumes bytes up to the end of at most one frame and
  * returns how many it consumed (call again with the rest). When a frame completes, *body and
- * *body_len give its body, which stays valid until the next call on d; otherwise *body is NULL.
- * Returns -1 (SWORN_ERR_RANGE) on a length of 0 or above SWORN_FRAME_MAX, having consumed only
- * the header, and on every later call; SWORN_ERR_NOMEM when the body buffer cannot be had.
+ * *body_len give its body, which stays valid until the next call on d (or
+ * sworn_frame_dec_release); otherwise *body is NULL. Returns -1 with SWORN_ERR_RANGE on a length
+ * of 0 or above SWORN_FRAME_MAX (having consumed only the header) and when the body's buffer would
+ * take the pool past its cap (sworn_frame_dec_pool_full then says so), and on every later call;
+ * SWORN_ERR_NOMEM when the buffer cannot be had. After -1 the stream is out of step.
  */
 long sworn_frame_dec_feed(struct sworn_frame_dec *d, const uint8_t *p, size_t len,
                           const uint8_t **body, size_t *body_len);
 
 /* Is d between frames (no partial header or body held)? A stream may only end there. */
 int sworn_frame_dec_idle(const struct sworn_frame_dec *d);
+
+/* Was d's frame refused because its pool had no room for it (1), or not (0)? */
+int sworn_frame_dec_pool_full(const struct sworn_frame_dec *d);
 
 /*
  * Write the header and body_len bytes of body into out (out_len bytes). Returns the frame
@@ -95,7 +165,9 @@ long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size
 
 /*
  * Check a message's shape rules (not its encoding). Each returns 0, or -1 with sworn_err set and
- * a message naming the field.
+ * a message naming the field. sworn_frame_check_decision_request also bounds an authorize body
+ * by SWORN_FRAME_REQUEST_MAX (the socket's rule); sworn_frame_check_request does not, since a
+ * stored DecisionRecord is bounded by the entry's own limit.
  */
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
 int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);

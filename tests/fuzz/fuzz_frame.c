@@ -12,13 +12,20 @@
  *     is refused), nor both a DecisionRequest and a bare AuthorizationRequest (a wire version 0
  *     request is never taken for an envelope);
  *   - an envelope that decodes is of SWORN_WIRE_VERSION;
+ *   - every AuthorizationRequest the decision socket accepts fits in its log entry: wrapped in a
+ *     DecisionRecord whose own fields are all at their maximum, it still packs (finding 4);
+ *   - a decoder charged to a small frame pool never has the pool lend past its cap, holds no
+ *     more than twice what came, gives every byte back when freed, and until the pool refuses it
+ *     (SWORN_ERR_RANGE, pool_full) yields the same frames as a decoder without one (finding 10);
  *   - a refusal is SWORN_ERR_FORMAT or SWORN_ERR_RANGE, never anything else.
  * A broken property aborts, which libFuzzer reports as a crash.
  *
  * The seed corpus (corpus/frame/) holds a framed request (in its envelope, and bare as wire
  * version 0 sent it, and of wire version 2), a token exchange, an allow and an error reply, admin
  * requests and responses, a framed policy-loaded Entry, a framed RefusalsDropped Entry and one
- * whose pairs are out of order (refused), and a refused zero-length header.
+ * whose pairs are out of order (refused), and a refused zero-length header; a request of exactly
+ * SWORN_FRAME_REQUEST_MAX bytes and one of a byte more, the review's 256 header names of 256
+ * bytes, and a 1 MiB length announced with 3 bytes after it.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +48,55 @@ static void same(const uint8_t *want, size_t want_len, uint8_t *got, size_t got_
     free(got);
 }
 
+/* Strings at the most a DecisionRecord's own fields hold (check_record's bounds). */
+static char rule_id[SWORN_FRAME_ID_MAX + 1], reason[SWORN_FRAME_TEXT_MAX + 1],
+    cred_id[SWORN_FRAME_ID_MAX + 1], host[SWORN_FRAME_CANON_HOST_MAX + 1],
+    path[SWORN_FRAME_STRING_MAX + 1], tool[SWORN_FRAME_TOOL_MAX + 1];
+static uint8_t h32[32];
+
+/* An accepted request must fit in its entry whatever the decision: the worst record packs. */
+static void check_record_fits(Sworn__V1__AuthorizationRequest *req)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__DecisionRecord r = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__Resource c = SWORN__V1__RESOURCE__INIT;
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+
+    if (rule_id[0] == '\0') {
+        memset(rule_id, 'r', SWORN_FRAME_ID_MAX);
+        memset(reason, 'x', SWORN_FRAME_TEXT_MAX);
+        memset(cred_id, 'c', SWORN_FRAME_ID_MAX);
+        memset(host, 'a', SWORN_FRAME_CANON_HOST_MAX);
+        memset(path, 'p', SWORN_FRAME_STRING_MAX);
+        path[0] = '/';
+        memset(tool, 't', SWORN_FRAME_TOOL_MAX);
+    }
+    r.request = req;
+    r.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    r.rule_id = rule_id;
+    r.reason = reason;
+    r.policy_digest.data = h32;
+    r.policy_digest.len = 32;
+    r.time_unix_ms = UINT64_MAX;
+    r.credential_id = cred_id;
+    r.credential_sha256.data = h32;
+    r.credential_sha256.len = 32;
+    c.scheme = "https";
+    c.host = host;
+    c.port = 65535;
+    c.path = path;
+    c.tool = tool;
+    r.canonical_resource = &c;
+    r.raw_target_sha256.data = h32;
+    r.raw_target_sha256.len = 32;
+    e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    e.decision = &r;
+    if (sworn_frame_pack_entry(&e, &out, &out_len) != 0 || out_len > SWORN_FRAME_ENTRY_MAX)
+        abort();
+    free(out);
+}
+
 /* The decision socket's request envelope and the admin socket's two envelopes. */
 static void check_envelopes(const uint8_t *p, size_t len)
 {
@@ -57,6 +113,8 @@ static void check_envelopes(const uint8_t *p, size_t len)
 
         if (r != NULL || q != NULL || x->version != SWORN_WIRE_VERSION)
             abort();
+        if (x->body_case == SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE)
+            check_record_fits(x->authorize);
         if (sworn_frame_pack_decision_request(x, &out, &out_len) != 0)
             abort();
         same(p, len, out, out_len, SWORN_FRAME_HDR_LEN);
@@ -149,11 +207,68 @@ static size_t run_stream(const uint8_t *data, size_t size, size_t chunk, int che
     return frames;
 }
 
+/*
+ * The stream through a decoder charged to a small pool, in chunks of chunk bytes: the same frames
+ * as without a pool until the pool refuses, the pool's bounds kept at every step. Returns the
+ * number of frames, or (size_t)-1 when the pool refused.
+ */
+static size_t run_pooled(const uint8_t *data, size_t size, size_t chunk)
+{
+    struct sworn_frame_pool pool = {.cap = 2 * SWORN_FRAME_DEC_MIN, .own = SWORN_FRAME_DEC_MIN};
+    struct sworn_frame_dec d;
+    size_t off = 0, frames = 0, start = 0;
+
+    sworn_frame_dec_init_pool(&d, &pool);
+    while (off < size) {
+        size_t n = size - off < chunk ? size - off : chunk;
+        const uint8_t *body;
+        size_t blen;
+        long used = sworn_frame_dec_feed(&d, data + off, n, &body, &blen);
+
+        if (pool.used > pool.cap || pool.held > pool.cap + pool.own)
+            abort();
+        if (used < 0) {
+            refused();
+            if (sworn_frame_dec_pool_full(&d)) {
+                if (sworn_err_code() != SWORN_ERR_RANGE)
+                    abort();
+                frames = (size_t)-1;
+            }
+            break;
+        }
+        if (used == 0 || (size_t)used > n)
+            abort();
+        if (sworn_frame_dec_idle(&d) || body != NULL)
+            start = off + (size_t)used;
+        off += (size_t)used;
+        /* Never more than twice the body bytes that came, or the first buffer. */
+        if (body == NULL && off > start + SWORN_FRAME_HDR_LEN &&
+            pool.held > 2 * (off - start - SWORN_FRAME_HDR_LEN) && pool.held > SWORN_FRAME_DEC_MIN)
+            abort();
+        if (body != NULL) {
+            if (blen == 0 || blen > SWORN_FRAME_MAX || off < blen ||
+                memcmp(body, data + off - blen, blen) != 0)
+                abort();
+            frames++;
+            sworn_frame_dec_release(&d);
+            if (pool.held != 0)
+                abort();
+        }
+    }
+    sworn_frame_dec_free(&d);
+    if (pool.used != 0 || pool.held != 0)
+        abort();
+    return frames;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t chunk = size > 0 ? (size_t)data[0] % 7 + 1 : 1;
+    size_t chunk = size > 0 ? (size_t)data[0] % 7 + 1 : 1, all = run_stream(data, size, chunk, 1);
+    size_t pooled = run_pooled(data, size, chunk);
 
-    if (run_stream(data, size, chunk, 1) != run_stream(data, size, 1, 0))
+    if (all != run_stream(data, size, 1, 0))
+        abort();
+    if (pooled != (size_t)-1 && pooled != all)
         abort();
     check_body(data, size);
     return 0;
