@@ -51,6 +51,7 @@
 #define SWORN_FRAME_NUMBERS_MAX 64u     /* Context.json_numbers */
 #define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
 #define SWORN_FRAME_EXCHANGE_MAX 8u     /* TokenExchange.tokens */
+#define SWORN_FRAME_REPLACED_MAX 16u    /* CredentialsMinted.replaced_credential_ids */
 
 /*
  * A bounded incremental decoder for one byte stream. Fields are private. It owns at most one
