@@ -13,7 +13,10 @@
  * present, must be SHA-256 of the recorded request's scheme "://" host ":" port path; and a
  * canonical_resource needs it, an http/https/ws/wss scheme, a host of 1..253 bytes, a path
  * starting with '/', and the request's port and tool (the canonical form itself is policy/
- * resource.c's business: the verifier does not recompute it). Otherwise it returns -1 with
+ * resource.c's business: the verifier does not recompute it). For a CredentialsMinted entry the
+ * replaced_credential_ids are at most 16, distinct, none also minted by the entry, and each a
+ * minted member of from_credential_id's family (docs/formats.md section 1: the root with
+ * ".oauth.<n>" suffixes). Otherwise it returns -1 with
  * a short stable reason code in code and a message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H
@@ -34,6 +37,7 @@ enum sv_entry_kind {
     SV_ENTRY_STARTUP = 4,
     SV_ENTRY_ESCALATION_RESOLVED = 5,
     SV_ENTRY_REFUSED = 6,
+    SV_ENTRY_CREDENTIALS_MINTED = 7,
 };
 
 struct sv_entry_info {
@@ -41,7 +45,11 @@ struct sv_entry_info {
     int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
     uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
     uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused */
-    char request_id[SV_ID_MAX + 1];      /* decision / escalation_resolved */
+    char request_id[SV_ID_MAX + 1];      /* decision / escalation_resolved; credentials_minted:
+                                            its allow_request_id */
+    char credential_id[SV_ID_MAX + 1];   /* decision: the credential released ("" none);
+                                            credentials_minted: from_credential_id */
+    uint64_t allow_log_index;            /* credentials_minted: the allow it names (0: none) */
     uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
 };

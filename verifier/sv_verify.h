@@ -40,6 +40,7 @@ enum sv_check_id {
     SV_CHECK_KEYS,        /* keyring chain, key events, checkpoint keys valid at their time */
     SV_CHECK_MEASURED,    /* measured starts: replay, approved files, chain (measured-start) */
     SV_CHECK_SEPARATION,  /* each start: signer and engine under distinct non-root uids */
+    SV_CHECK_EXCHANGES,   /* each OAuth exchange backed by its own allow of the same start */
     SV_CHECK_COUNT
 };
 

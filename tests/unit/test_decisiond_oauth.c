@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <openssl/evp.h>
 
 #include "frame.h"
@@ -33,6 +34,7 @@
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "vault.h"
+#include "verify_fixture.h"
 
 #define TOKEN_ENDPOINT "/with-credential/oauth/token"
 
@@ -256,9 +258,12 @@ static int refused_entries(struct sworn_stack *s, const char *id, const char *wo
 }
 
 /* The auditor's verifier accepts the (stopped) stack's record, CredentialsMinted entries
- * included (a development stack: the trust policy accepts that knowingly). */
-static void expect_verified(struct sworn_stack *s)
+ * included (a development stack: the trust policy accepts that knowingly), and its
+ * token-exchanges check found exchanges exchanges, each backed by its own allow. */
+static void expect_verified(struct sworn_stack *s, int exchanges)
 {
+    json_object *rep;
+
     assert_int_equal(
         sworn_stack_sh(
             s,
@@ -267,11 +272,16 @@ static void expect_verified(struct sworn_stack *s)
             " && { echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\""
             " --spki signer.spki)\"; echo 'entries sworn'; echo 'quotes ignore';"
             " echo 'development allowed';"
-            " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt"
-            " && \"%s\" verify --policy trust.txt --no-progress tiles >verify.out 2>&1"
-            " || { cat verify.out; false; }",
-            sworn_test_bin("SWORN_LOG_BIN"), sworn_test_bin("SWORN_VERIFY_BIN")),
+            " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt",
+            sworn_test_bin("SWORN_LOG_BIN")),
         0);
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), s->dir, "trust.txt", "tiles", NULL,
+                            0, SWORN_VERIFY_NO_PROGRESS);
+    sworn_verify_expect_pass(rep, "token-exchanges");
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "count")),
+                     exchanges);
+    json_object_put(rep);
 }
 
 /*
@@ -327,7 +337,7 @@ static void test_one_exchange_per_allow(void **state)
         assert_int_equal(refused_entries(&s, id, "token exchange refused"), 1);
     }
     assert_int_equal(refused_entries(&s, "x-1", "token exchange"), 0);
-    expect_verified(&s);
+    expect_verified(&s, 2);
     free(cred);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
@@ -409,6 +419,8 @@ static void test_concurrent_exchanges_of_one_allow(void **state)
     }
     tokens_free(&t);
     assert_int_equal(vault_minted(&s), ROUNDS);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    expect_verified(&s, ROUNDS);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
@@ -512,7 +524,7 @@ static void test_cap_replaces_oldest(void **state)
         sworn__v1__entry__free_unpacked(e, NULL);
     }
     sworn_log_close(log);
-    expect_verified(&s);
+    expect_verified(&s, EXCHANGES + 1);
     for (int i = 0; i < EXCHANGES; i++)
         sworn__v1__decision_reply__free_unpacked(rep[i], NULL);
     sworn__v1__decision_reply__free_unpacked(chain, NULL);
@@ -610,6 +622,7 @@ static void test_exchange_attacks(void **state)
             if (refused_entries(&s, refused[i], "token exchange refused") != 1)
                 fail_msg("no Refused entry for %s", refused[i]);
     }
+    expect_verified(&s, 3);
     sworn__v1__decision_reply__free_unpacked(minted, NULL);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
