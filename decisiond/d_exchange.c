@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/sha.h>
-
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_record.h"
