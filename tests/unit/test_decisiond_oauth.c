@@ -41,7 +41,7 @@
 /* The tokens of one exchange: n values of len bytes ('a' + k), fields "f<k>". */
 struct tokens {
     Sworn__V1__TokenValue tv[SWORN_FRAME_EXCHANGE_MAX], *tvp[SWORN_FRAME_EXCHANGE_MAX];
-    char field[SWORN_FRAME_EXCHANGE_MAX][8];
+    char field[SWORN_FRAME_EXCHANGE_MAX][24];
     uint8_t *value[SWORN_FRAME_EXCHANGE_MAX];
     size_t n;
 };
