@@ -16,9 +16,10 @@
  *      then the new credentials replace the old ones in memory
  *   4. the proxy gets the symbolic tokens
  * A failure at 1 or 2 stores nothing; a failure at 3 leaves an entry that names a mint which did
- * not happen (the tokens were never stored, nothing was replaced, the proxy gets an ErrorFrame),
- * and a Refused entry naming that entry's index records the failure. The opposite order would
- * let a crash between the two leave tokens stored and credentials replaced with no entry at all.
+ * not happen (the tokens were never stored, nothing was replaced). Either way the proxy gets an
+ * ErrorFrame and a Refused entry records the failure (after 3, naming the entry's index). The
+ * opposite order would let a crash between the two leave tokens stored and credentials replaced
+ * with no entry at all.
  */
 #include "d_exchange.h"
 
@@ -157,12 +158,18 @@ static void exchange_done(void *arg)
             json_object_object_add(f, "index", json_object_new_int64((int64_t)j->index));
     }
     d_log(j->rc < 0 ? D_LOG_ERROR : D_LOG_INFO, "credentials_minted", f);
-    if (j->void_entry) {
+    if (j->rc < 0) {
+        /* Recorded like any refused request (a token value the vault refuses, a vault that
+         * cannot be written); when the log itself failed, this fails the same way. */
         char msg[SWORN_ERR_MSG_MAX];
 
-        snprintf(msg, sizeof(msg),
-                 "token exchange not stored: the vault was not written after entry %llu: %.150s",
-                 (unsigned long long)j->index, j->msg);
+        if (j->void_entry)
+            snprintf(msg, sizeof(msg),
+                     "token exchange not stored: the vault was not written after entry %llu: "
+                     "%.150s",
+                     (unsigned long long)j->index, j->msg);
+        else
+            snprintf(msg, sizeof(msg), "token exchange not stored: %.200s", j->msg);
         d_record_refused(j->d, D_CHANNEL_DECISION, d_conn_uid(j->conn), d_conn_pid(j->conn),
                          j->code, msg, j->ex->request_id, NULL, 0);
     }

@@ -538,7 +538,8 @@ static void test_cap_replaces_oldest(void **state)
  * an allow that released no credential, an escalation approved by the operator (an escalation
  * never carries a credential) and one still held, an allow older than 10 minutes (the test
  * clock), an allow exchanged already, an allow answered before a restart. A refused
- * attempt does not use up the allow it named: the proxy's real exchange still succeeds.
+ * attempt does not use up the allow it named: the proxy's real exchange still succeeds. A token
+ * value the vault refuses (CR LF) is refused and recorded, and does use its allow up.
  */
 static void test_exchange_attacks(void **state)
 {
@@ -560,6 +561,21 @@ static void test_exchange_attacks(void **state)
     /* Those did not use the allow up. */
     r = expect_minted(&s, "atk-x-2", "atk-allow-2", "demo", 1, 16);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* A token value the vault refuses (CR LF would split the header it goes into): refused and
+     * recorded; the allow is used up all the same (docs/decisiond.md). */
+    free(allow_token_endpoint(&s, "atk-allow-crlf", NULL));
+    {
+        struct tokens t;
+
+        tokens_init(&t, 2, 24, 'q');
+        t.value[1][5] = '\r';
+        t.value[1][6] = '\n';
+        r = exchange(&s, "atk-x-crlf", "atk-allow-crlf", "demo", &t);
+        assert_int_equal(r->body_case, SWORN__V1__DECISION_REPLY__BODY_ERROR);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        tokens_free(&t);
+    }
+    expect_refused(&s, "atk-x-crlf-again", "atk-allow-crlf", "demo");
 
     r = sworn_stack_decide_path(&s, "atk-deny", "/denied/oauth/token");
     sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
@@ -615,12 +631,13 @@ static void test_exchange_attacks(void **state)
         static const char *const refused[] = {
             "atk-x-other",         "atk-x-nosuch", "atk-x-case",    "atk-x-deny",
             "atk-x-default",       "atk-x-plain",  "atk-x-esc",     "atk-x-held",
-            "atk-x-in-time-again", "atk-x-late",   "atk-x-restart",
+            "atk-x-in-time-again", "atk-x-late",   "atk-x-restart", "atk-x-crlf-again",
         };
 
         for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
             if (refused_entries(&s, refused[i], "token exchange refused") != 1)
                 fail_msg("no Refused entry for %s", refused[i]);
+        assert_int_equal(refused_entries(&s, "atk-x-crlf", "token exchange not stored"), 1);
     }
     expect_verified(&s, 3);
     sworn__v1__decision_reply__free_unpacked(minted, NULL);
