@@ -9,7 +9,7 @@ TSAN_BUILD ?= build-tsan
 # The tests that run threads, run in the ThreadSanitizer build: the log's group commit, the
 # budgets, the signer process and its watchdog, the verifier's workers, and every test that runs
 # decisiond (its workers and checkpoint thread; the fault tests' client threads too).
-TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_verify|test_decisiond|test_decisiond_faults|test_decisiond_seccomp|test_verify_stack
+TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_vault|test_verify|test_decisiond|test_decisiond_oauth|test_decisiond_faults|test_decisiond_seccomp|test_verify_stack
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 

@@ -176,7 +176,7 @@ void d_commit_answer(struct d_commit *c)
         dec.receipt = rc;
     }
     if (allow && c->has_cred) {
-        d_recent_remember(&c->d->recent, request_id, c->cred.id, d_now_unix_ms());
+        d_recent_remember(&c->d->recent, request_id, c->cred.id, c->index, d_now_mono_us() / 1000u);
         cred.id = c->cred.id;
         cred.header_name = c->cred.header_name;
         cred.query_name = c->cred.query_name;

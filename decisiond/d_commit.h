@@ -84,7 +84,8 @@ void d_commit_submit(struct d_commit *c);
 
 /*
  * Send c's Decision (effect, rule, reason, index, entry hash, receipt and credential for an
- * allow) to c->conn, and remember an allow that released a credential (d_recent.h).
+ * allow) to c->conn, and remember an allow that released a credential (d_recent.h: it may back
+ * one TokenExchange).
  */
 void d_commit_answer(struct d_commit *c);
 

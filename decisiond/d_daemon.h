@@ -13,7 +13,7 @@
  *                   request ids taken (d_seen.c), so that a duplicate id is denied
  *   d_commit.c      the one commit step: pack, receipt, append (worker), refunds, answer
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
- *   d_recent.c      the allows that released a credential (what a TokenExchange may name)
+ *   d_recent.c      the allows that released a credential (each backs one TokenExchange)
  *   d_admin.c       the admin socket's calls and the policy reload
  *   d_local.c       the in-process entry point: a request in, the answer to a callback
  *   d_record.c      building entries and appending them with their receipts (worker threads)

@@ -1,15 +1,30 @@
 /*
  * d_exchange.c -- OAuth token interception (d_exchange.h).
  *
- * An exchange that no allow of the last 10 minutes backs with that very credential and request
- * is refused and recorded as Refused; so is one when no vault is configured.
+ * An exchange is refused, and recorded as Refused, unless an allow of the last 10 minutes that
+ * no exchange used yet released that very credential for that request (d_recent_take consumes
+ * it on the loop thread, before anything else happens: a replay, or a second exchange racing
+ * the first, finds nothing); so is one when no vault is configured. An exchange that fails
+ * later has used up its allow all the same (fail closed: the proxy must not pass the tokens on,
+ * and its client repeats the token request, which needs a new allow).
+ *
+ * The worker's order, so that every effect is recorded before it happens:
+ *   1. sworn_vault_mint_begin: the ids, symbolic tokens and replacements (the per-credential
+ *      cap) are chosen; nothing is stored yet
+ *   2. the CredentialsMinted entry (hashes, replaced ids, the allow's index) is made durable
+ *   3. sworn_vault_mint_commit: the vault file is rewritten (outside the lock releases take),
+ *      then the new credentials replace the old ones in memory
+ *   4. the proxy gets the symbolic tokens
+ * A failure at 1 or 2 stores nothing; a failure at 3 leaves an entry that names a mint which did
+ * not happen (the tokens were never stored, nothing was replaced). Either way the proxy gets an
+ * ErrorFrame and a Refused entry records the failure (after 3, naming the entry's index). The
+ * opposite order would let a crash between the two leave tokens stored and credentials replaced
+ * with no entry at all.
  */
 #include "d_exchange.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include <openssl/sha.h>
 
 #include "d_conn.h"
 #include "d_daemon.h"
@@ -19,15 +34,19 @@
 #include "merkle.h"
 #include "wipe.h"
 
+_Static_assert(SWORN_VAULT_REPLACED_MAX == SWORN_FRAME_REPLACED_MAX,
+               "a mint replaces no more ids than an entry may name");
+_Static_assert(SWORN_VAULT_MINT_BATCH_MAX == SWORN_FRAME_EXCHANGE_MAX,
+               "a mint stores every token of one exchange");
+
 struct exchange_job {
     struct d_daemon *d;
     struct d_conn *conn;
     Sworn__V1__TokenExchange *ex; /* holds the real values: wiped before it is freed */
-    char ids[SWORN_FRAME_EXCHANGE_MAX][SWORN_FRAME_ID_MAX + 1];
-    char symbolic[SWORN_FRAME_EXCHANGE_MAX][64];
-    uint8_t value_sha256[SWORN_FRAME_EXCHANGE_MAX][32];
-    uint8_t symbolic_sha256[SWORN_FRAME_EXCHANGE_MAX][32];
+    uint64_t allow_index;         /* the allow this exchange consumed */
+    struct sworn_vault_mint mint; /* holds the symbolic tokens: wiped before it is freed */
     int rc, code;
+    int void_entry; /* the entry is durable but the vault was not written */
     char msg[SWORN_ERR_MSG_MAX];
     uint64_t index;
     uint8_t leaf[32];
@@ -45,58 +64,76 @@ static void exchange_free(struct exchange_job *j)
 {
     if (j->ex != NULL)
         exchange_msg_free(j->ex);
-    sworn_memzero(j->symbolic, sizeof(j->symbolic));
+    sworn_memzero(&j->mint, sizeof(j->mint));
     free(j);
 }
 
-/* Worker: store each token in the vault (file rewritten, 0600), then record the hashes. */
-static void exchange_work(void *arg)
+/* Worker: the CredentialsMinted entry of the prepared mint, packed and appended. 0 or -1. */
+static int record_minted(struct exchange_job *j)
 {
-    struct exchange_job *j = arg;
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__CredentialsMinted cm = SWORN__V1__CREDENTIALS_MINTED__INIT;
     Sworn__V1__MintedCredential mc[SWORN_FRAME_EXCHANGE_MAX], *mcp[SWORN_FRAME_EXCHANGE_MAX];
+    char *replaced[SWORN_FRAME_REPLACED_MAX];
     uint8_t *entry = NULL;
     size_t len = 0;
+    int rc;
 
-    j->rc = -1;
-    for (size_t i = 0; i < j->ex->n_tokens; i++) {
-        const Sworn__V1__TokenValue *t = j->ex->tokens[i];
-
-        /* A failure part-way leaves earlier tokens stored but never handed out: nobody holds
-         * their symbolic tokens, so they can never be used (docs/decisiond.md). */
-        if (sworn_vault_mint(j->d->vault, j->ex->credential_id, t->value.data, t->value.len,
-                             j->ids[i], j->symbolic[i]) < 0)
-            goto fail;
-        SHA256(t->value.data, t->value.len, j->value_sha256[i]);
-        SHA256((const uint8_t *)j->symbolic[i], strlen(j->symbolic[i]), j->symbolic_sha256[i]);
+    for (size_t i = 0; i < j->mint.n; i++) {
         sworn__v1__minted_credential__init(&mc[i]);
-        mc[i].field = t->field;
-        mc[i].credential_id = j->ids[i];
-        mc[i].value_sha256.data = j->value_sha256[i];
+        mc[i].field = j->ex->tokens[i]->field;
+        mc[i].credential_id = j->mint.minted[i].id;
+        mc[i].value_sha256.data = j->mint.minted[i].value_sha256;
         mc[i].value_sha256.len = 32;
-        mc[i].symbolic_sha256.data = j->symbolic_sha256[i];
+        mc[i].symbolic_sha256.data = j->mint.minted[i].symbolic_sha256;
         mc[i].symbolic_sha256.len = 32;
         mcp[i] = &mc[i];
     }
+    for (size_t i = 0; i < j->mint.n_replaced; i++)
+        replaced[i] = j->mint.replaced[i];
     cm.request_id = j->ex->request_id;
     cm.allow_request_id = j->ex->allow_request_id;
     cm.from_credential_id = j->ex->credential_id;
     cm.minted = mcp;
-    cm.n_minted = j->ex->n_tokens;
+    cm.n_minted = j->mint.n;
     cm.time_unix_ms = d_now_unix_ms();
+    cm.replaced_credential_ids = replaced;
+    cm.n_replaced_credential_ids = j->mint.n_replaced;
+    cm.allow_log_index = j->allow_index;
     e.kind_case = SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED;
     e.credentials_minted = &cm;
     if (d_entry_pack(&e, &entry, &len) < 0)
-        goto fail;
+        return -1;
     sworn_merkle_leaf_hash(entry, len, j->leaf);
-    if (d_record_append(j->d, entry, len, NULL, 0, &j->index) < 0)
-        goto fail;
+    rc = d_record_append(j->d, entry, len, NULL, 0, &j->index);
     free(entry);
+    return rc;
+}
+
+/* Worker: prepare the mint, record it, then store it (the order of the top of this file). */
+static void exchange_work(void *arg)
+{
+    struct exchange_job *j = arg;
+    struct sworn_vault_token t[SWORN_FRAME_EXCHANGE_MAX];
+
+    j->rc = -1;
+    for (size_t i = 0; i < j->ex->n_tokens; i++) {
+        t[i].value = j->ex->tokens[i]->value.data;
+        t[i].len = j->ex->tokens[i]->value.len;
+    }
+    if (sworn_vault_mint_begin(j->d->vault, j->ex->credential_id, t, j->ex->n_tokens, &j->mint) < 0)
+        goto fail;
+    if (record_minted(j) < 0) {
+        sworn_vault_mint_abort(&j->mint);
+        goto fail;
+    }
+    if (sworn_vault_mint_commit(&j->mint) < 0) {
+        j->void_entry = 1;
+        goto fail;
+    }
     j->rc = 0;
     return;
 fail:
-    free(entry);
     j->code = sworn_err_code();
     snprintf(j->msg, sizeof(j->msg), "%s", sworn_err_msg());
 }
@@ -122,13 +159,28 @@ static void exchange_done(void *arg)
     }
     d_log(j->rc < 0 ? D_LOG_ERROR : D_LOG_INFO, "credentials_minted", f);
     if (j->rc < 0) {
+        /* Recorded like any refused request (a token value the vault refuses, a vault that
+         * cannot be written); when the log itself failed, this fails the same way. */
+        char msg[SWORN_ERR_MSG_MAX];
+
+        if (j->void_entry)
+            snprintf(msg, sizeof(msg),
+                     "token exchange not stored: the vault was not written after entry %llu: "
+                     "%.150s",
+                     (unsigned long long)j->index, j->msg);
+        else
+            snprintf(msg, sizeof(msg), "token exchange not stored: %.200s", j->msg);
+        d_record_refused(j->d, D_CHANNEL_DECISION, d_conn_uid(j->conn), d_conn_pid(j->conn),
+                         j->code, msg, j->ex->request_id, NULL, 0);
+    }
+    if (j->rc < 0) {
         d_conn_reply_error(j->conn, j->code, "tokens not stored", j->ex->request_id, 0);
     } else {
         for (size_t i = 0; i < j->ex->n_tokens; i++) {
             sworn__v1__minted_token__init(&mt[i]);
             mt[i].field = j->ex->tokens[i]->field;
-            mt[i].symbolic = j->symbolic[i];
-            mt[i].credential_id = j->ids[i];
+            mt[i].symbolic = j->mint.minted[i].symbolic;
+            mt[i].credential_id = j->mint.minted[i].id;
             mtp[i] = &mt[i];
         }
         res.request_id = j->ex->request_id;
@@ -156,12 +208,15 @@ void d_exchange_request(struct d_daemon *d, struct d_conn *c, Sworn__V1__TokenEx
 {
     struct exchange_job *j;
     const char *why = NULL;
+    uint64_t allow_index = 0;
 
+    /* The allow is consumed here, whatever happens next: one exchange per allow. */
     if (d->vault == NULL)
         why = "no vault is configured";
-    else if (!d_recent_was_allowed(&d->recent, ex->allow_request_id, ex->credential_id,
-                                   d_now_unix_ms()))
-        why = "no recent allow released that credential for that request";
+    else if (!d_recent_take(&d->recent, ex->allow_request_id, ex->credential_id,
+                            d_now_mono_us() / 1000u, &allow_index))
+        why = "no allow of the last 10 minutes that released that credential for that request "
+              "is left unexchanged";
     if (why != NULL) {
         char msg[SWORN_ERR_MSG_MAX];
 
@@ -181,6 +236,7 @@ void d_exchange_request(struct d_daemon *d, struct d_conn *c, Sworn__V1__TokenEx
     j->d = d;
     j->conn = c;
     j->ex = ex;
+    j->allow_index = allow_index;
     d_conn_hold(c);
     if (d_workq_submit(d->workq, exchange_work, exchange_done, j) < 0) {
         d_conn_reply_error(c, SWORN_ERR_IO, "decisiond is stopping", ex->request_id, 0);

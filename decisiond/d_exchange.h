@@ -1,9 +1,10 @@
 /*
  * d_exchange.h -- OAuth token response interception (TokenExchange; DESIGN section 3, step 6;
  * docs/protocol.md section 4): the real tokens of a token endpoint's response are stored in the
- * vault under the scope of the credential a recent allow released (d_recent.h), a
- * CredentialsMinted entry records their hashes, and the proxy gets symbolic tokens to hand the
- * agent instead. Loop thread; the vault write and the append run on a worker.
+ * vault under the scope of the credential a recent allow released (d_recent.h; each allow backs
+ * one exchange), a CredentialsMinted entry records their hashes, the credentials the
+ * per-credential cap replaces and the allow's index, and the proxy gets symbolic tokens to hand
+ * the agent instead. Loop thread; the append and the vault write run on a worker, in that order.
  */
 #ifndef SWORN_D_EXCHANGE_H
 #define SWORN_D_EXCHANGE_H

@@ -47,7 +47,7 @@ struct dest {
     int wildcard;      /* host is "*." + parent */
 };
 
-struct cred {
+struct sworn_vault_cred {
     char id[SWORN_VAULT_ID_MAX + 1];
     char symbolic[SWORN_VAULT_SYMBOLIC_MAX + 1];
     uint8_t symbolic_sha256[32];
@@ -63,9 +63,12 @@ struct cred {
 };
 
 struct sworn_vault {
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;      /* the release lock: creds and n (vault.h, "Thread safety") */
+    pthread_mutex_t mint_lock; /* one mint at a time; held while the file is written */
+    void (*write_hook)(void *arg);
+    void *write_hook_arg;
     char *path;
-    struct cred *creds;
+    struct sworn_vault_cred *creds;
     size_t n;
 };
 
@@ -108,7 +111,7 @@ static void secret_free(uint8_t *p, size_t n)
     free(p);
 }
 
-static void cred_clear(struct cred *c)
+static void cred_clear(struct sworn_vault_cred *c)
 {
     secret_free(c->value, c->value_len);
     for (size_t i = 0; i < c->n_principals; i++)
@@ -383,7 +386,7 @@ fail:
     return -1;
 }
 
-static int parse_cred(const char *path, size_t index, json_object *o, struct cred *c)
+static int parse_cred(const char *path, size_t index, json_object *o, struct sworn_vault_cred *c)
 {
     static const char *const keys[] = {"id",    "symbolic",   "value",        "header",
                                        "query", "principals", "destinations", NULL};
@@ -596,6 +599,13 @@ int sworn_vault_load(const char *path, struct sworn_vault **out)
         secret_free((uint8_t *)text, cap);
         return sworn_err_set(SWORN_ERR_NOMEM, "vault: cannot create a mutex");
     }
+    if (pthread_mutex_init(&v->mint_lock, NULL) != 0) {
+        pthread_mutex_destroy(&v->lock);
+        free(v->path);
+        free(v);
+        secret_free((uint8_t *)text, cap);
+        return sworn_err_set(SWORN_ERR_NOMEM, "vault: cannot create a mutex");
+    }
     rc = parse_vault(v, text, len);
     secret_free((uint8_t *)text, cap);
     if (rc < 0) {
@@ -615,6 +625,7 @@ void sworn_vault_free(struct sworn_vault *v)
     free(v->creds);
     free(v->path);
     pthread_mutex_destroy(&v->lock);
+    pthread_mutex_destroy(&v->mint_lock);
     free(v);
 }
 
@@ -645,7 +656,7 @@ static int dest_matches(const struct dest *d, const struct sworn_resource *c)
     return d->path_prefix == NULL || sworn_resource_under_prefix(c, d->path_prefix);
 }
 
-static const struct cred *find(const struct sworn_vault *v, const char *id)
+static const struct sworn_vault_cred *find(const struct sworn_vault *v, const char *id)
 {
     for (size_t i = 0; i < v->n; i++)
         if (strcmp(v->creds[i].id, id) == 0)
@@ -659,11 +670,11 @@ static const struct cred *find(const struct sworn_vault *v, const char *id)
  * ("<id>.oauth.<n>", sworn_vault_mint) whose symbolic token that is. The minted one has the
  * same scope, checked as usual. NULL when there is no such credential.
  */
-static const struct cred *find_for_token(const struct sworn_vault *v, const char *id,
-                                         const uint8_t *token_sha256)
+static const struct sworn_vault_cred *find_for_token(const struct sworn_vault *v, const char *id,
+                                                     const uint8_t *token_sha256)
 {
     size_t id_len = strlen(id);
-    const struct cred *c = find(v, id);
+    const struct sworn_vault_cred *c = find(v, id);
 
     if (c == NULL || token_sha256 == NULL ||
         sworn_memequal_ct(token_sha256, c->symbolic_sha256, 32) == 0)
@@ -681,7 +692,7 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
                         const char **why)
 {
     struct sworn_vault *mv = (struct sworn_vault *)v; /* the mutex only */
-    const struct cred *c;
+    const struct sworn_vault_cred *c;
     const char *reason = NULL, *refusal = NULL;
     uint8_t *val = NULL;
     int ok = 0, canon_rc;
@@ -793,7 +804,7 @@ static json_object *dest_json(const struct dest *d)
     return o;
 }
 
-static json_object *cred_json(const struct cred *c)
+static json_object *cred_json(const struct sworn_vault_cred *c)
 {
     json_object *o = json_object_new_object(), *p = json_object_new_array(),
                 *d = json_object_new_array();
@@ -822,7 +833,7 @@ static json_object *cred_json(const struct cred *c)
 }
 
 /* Write creds[0..n) to path (0600, atomically). The JSON text and tree are wiped after. */
-static int write_vault(const char *path, const struct cred *creds, size_t n)
+static int write_vault(const char *path, const struct sworn_vault_cred *creds, size_t n)
 {
     json_object *root = json_object_new_object(), *arr = json_object_new_array();
     const char *text;
@@ -885,7 +896,7 @@ static int mint_symbolic(char out[SWORN_VAULT_MINTED_LEN + 1])
 }
 
 /* Deep-copy the scope of from into c. */
-static int copy_scope(const struct cred *from, struct cred *c)
+static int copy_scope(const struct sworn_vault_cred *from, struct sworn_vault_cred *c)
 {
     memcpy(c->header, from->header, sizeof(c->header));
     memcpy(c->query, from->query, sizeof(c->query));
@@ -912,71 +923,231 @@ static int copy_scope(const struct cred *from, struct cred *c)
     return 0;
 }
 
-int sworn_vault_mint(struct sworn_vault *v, const char *from_id, const uint8_t *real,
-                     size_t real_len, char new_id[129], char symbolic[64])
+/*
+ * The root of id's family: id with every trailing ".oauth.<digits>" taken off. OUT: its length
+ * (a prefix of id).
+ */
+static size_t root_len(const char *id)
 {
-    struct cred c;
-    const struct cred *from;
-    struct cred *grown;
-    int locked = 0;
+    size_t n = strlen(id);
 
-    memset(&c, 0, sizeof(c));
-    SWORN_ENSURE(v != NULL && from_id != NULL && real != NULL && new_id != NULL && symbolic != NULL,
-                 SWORN_ERR_ARG, "vault: NULL argument");
-    SWORN_ENSURE(value_ok(real, real_len), SWORN_ERR_FORMAT,
-                 "vault: the token to store must be 1..%u bytes of UTF-8 without control "
-                 "characters",
-                 SWORN_VAULT_VALUE_MAX);
-    pthread_mutex_lock(&v->lock);
-    locked = 1;
-    from = find(v, from_id);
-    SWORN_ENSURE(from != NULL, SWORN_ERR_NOTFOUND, "vault: no credential \"%.128s\"", from_id);
-    SWORN_ENSURE(v->n < SWORN_VAULT_MAX_CREDENTIALS, SWORN_ERR_RANGE,
-                 "vault: already %u credentials", SWORN_VAULT_MAX_CREDENTIALS);
-    for (unsigned long k = 1;; k++) {
-        int n = snprintf(c.id, sizeof(c.id), "%s.oauth.%lu", from->id, k);
+    for (;;) {
+        size_t d = n;
 
-        SWORN_ENSURE(n > 0 && (size_t)n <= SWORN_VAULT_ID_MAX, SWORN_ERR_RANGE,
-                     "vault: id \"%s.oauth.%lu\" would be longer than %u bytes", from->id, k,
+        while (d > 0 && id[d - 1] >= '0' && id[d - 1] <= '9')
+            d--;
+        if (d == n || d < 7 || strncmp(id + d - 7, ".oauth.", 7) != 0 || d - 7 == 0)
+            return n;
+        n = d - 7;
+    }
+}
+
+/* Is id a minted member of the family whose root is root[0..rlen)? */
+static int in_family(const char *id, const char *root, size_t rlen)
+{
+    return strlen(id) > rlen && strncmp(id, root, rlen) == 0 && root_len(id) == rlen;
+}
+
+/* Is id used by a credential of the vault or by one of the first k prepared ones? */
+static int id_taken(const struct sworn_vault *v, const struct sworn_vault_mint *m, size_t k,
+                    const char *id)
+{
+    if (find(v, id) != NULL)
+        return 1;
+    for (size_t i = 0; i < k; i++)
+        if (strcmp(m->minted[i].id, id) == 0)
+            return 1;
+    return 0;
+}
+
+/* Prepare the new credential c for token t, the k-th of mint m, from credential from. */
+static int prepare_cred(struct sworn_vault *v, struct sworn_vault_mint *m, size_t k,
+                        const struct sworn_vault_cred *from, const struct sworn_vault_token *t,
+                        struct sworn_vault_cred *c)
+{
+    for (unsigned long n = 1;; n++) {
+        int w = snprintf(c->id, sizeof(c->id), "%s.oauth.%lu", from->id, n);
+
+        SWORN_ENSURE(w > 0 && (size_t)w <= SWORN_VAULT_ID_MAX, SWORN_ERR_RANGE,
+                     "vault: id \"%s.oauth.%lu\" would be longer than %u bytes", from->id, n,
                      SWORN_VAULT_ID_MAX);
-        if (find(v, c.id) == NULL)
+        if (!id_taken(v, m, k, c->id))
             break;
     }
     for (;;) {
-        size_t i = 0;
+        size_t i = 0, j = 0;
 
-        SWORN_GUARD(mint_symbolic(c.symbolic));
+        SWORN_GUARD(mint_symbolic(c->symbolic));
         /* A collision of 256 random bits does not happen; checking costs nothing. */
-        while (i < v->n && strcmp(v->creds[i].symbolic, c.symbolic) != 0)
+        while (i < v->n && strcmp(v->creds[i].symbolic, c->symbolic) != 0)
             i++;
-        if (i == v->n)
+        while (j < k && strcmp(m->minted[j].symbolic, c->symbolic) != 0)
+            j++;
+        if (i == v->n && j == k)
             break;
     }
-    sha256(c.symbolic, strlen(c.symbolic), c.symbolic_sha256);
-    c.value = secret_alloc(real_len);
-    SWORN_ENSURE(c.value != NULL, SWORN_ERR_NOMEM, "vault: out of memory");
-    memcpy(c.value, real, real_len);
-    c.value_len = real_len;
-    sha256(c.value, real_len, c.value_sha256);
-    SWORN_GUARD(copy_scope(from, &c));
-
-    /* Make room first, so that nothing can fail after the file is rewritten. */
-    grown = realloc(v->creds, (v->n + 1) * sizeof(*v->creds));
-    SWORN_ENSURE(grown != NULL, SWORN_ERR_NOMEM, "vault: out of memory");
-    v->creds = grown;
-    v->creds[v->n] = c;
-    if (write_vault(v->path, v->creds, v->n + 1) < 0) {
-        sworn_memzero(&v->creds[v->n], sizeof(c));
-        goto fail;
-    }
-    v->n++;
-    memcpy(new_id, c.id, sizeof(c.id));
-    memcpy(symbolic, c.symbolic, SWORN_VAULT_MINTED_LEN + 1);
-    pthread_mutex_unlock(&v->lock);
+    sha256(c->symbolic, strlen(c->symbolic), c->symbolic_sha256);
+    c->value = secret_alloc(t->len);
+    SWORN_ENSURE(c->value != NULL, SWORN_ERR_NOMEM, "vault: out of memory");
+    memcpy(c->value, t->value, t->len);
+    c->value_len = t->len;
+    sha256(c->value, t->len, c->value_sha256);
+    SWORN_GUARD(copy_scope(from, c));
+    memcpy(m->minted[k].id, c->id, sizeof(m->minted[k].id));
+    memcpy(m->minted[k].symbolic, c->symbolic, SWORN_VAULT_MINTED_LEN + 1);
+    memcpy(m->minted[k].value_sha256, c->value_sha256, 32);
+    memcpy(m->minted[k].symbolic_sha256, c->symbolic_sha256, 32);
     return 0;
 fail:
-    if (locked)
-        pthread_mutex_unlock(&v->lock);
-    cred_clear(&c);
     return -1;
+}
+
+/* Wipe the prepared credentials of m (the tail of m->next) and free m->next. */
+static void drop_prepared(struct sworn_vault_mint *m)
+{
+    if (m->next != NULL)
+        for (size_t i = m->n_next - m->n; i < m->n_next; i++)
+            cred_clear(&m->next[i]);
+    free(m->next);
+    m->next = NULL;
+}
+
+int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
+                           const struct sworn_vault_token *tokens, size_t n,
+                           struct sworn_vault_mint *m)
+{
+    const struct sworn_vault_cred *from;
+    size_t rlen, members = 0, excess, keep = 0;
+    int locked = 0;
+
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "vault: NULL argument");
+    memset(m, 0, sizeof(*m));
+    SWORN_ENSURE(v != NULL && from_id != NULL && tokens != NULL, SWORN_ERR_ARG,
+                 "vault: NULL argument");
+    SWORN_ENSURE(n >= 1 && n <= SWORN_VAULT_MINT_BATCH_MAX, SWORN_ERR_RANGE,
+                 "vault: %zu tokens to store, not 1..%u", n, SWORN_VAULT_MINT_BATCH_MAX);
+    for (size_t i = 0; i < n; i++)
+        SWORN_ENSURE(tokens[i].value != NULL && value_ok(tokens[i].value, tokens[i].len),
+                     SWORN_ERR_FORMAT,
+                     "vault: the token to store must be 1..%u bytes of UTF-8 without control "
+                     "characters",
+                     SWORN_VAULT_VALUE_MAX);
+    /* The mint lock alone: only its holder changes creds, so reading them needs no other. */
+    pthread_mutex_lock(&v->mint_lock);
+    locked = 1;
+    m->v = v;
+    from = find(v, from_id);
+    SWORN_ENSURE(from != NULL, SWORN_ERR_NOTFOUND, "vault: no credential \"%.128s\"", from_id);
+    rlen = root_len(from->id);
+    for (size_t i = 0; i < v->n; i++)
+        members += in_family(v->creds[i].id, from->id, rlen);
+    excess = members + n > SWORN_VAULT_MINTED_MAX ? members + n - SWORN_VAULT_MINTED_MAX : 0;
+    for (size_t i = 0;
+         i < v->n && m->n_replaced < excess && m->n_replaced < SWORN_VAULT_REPLACED_MAX; i++)
+        if (in_family(v->creds[i].id, from->id, rlen)) {
+            memcpy(m->replaced[m->n_replaced], v->creds[i].id, SWORN_VAULT_ID_MAX + 1);
+            m->replaced_at[m->n_replaced++] = i;
+        }
+    m->n_next = v->n - m->n_replaced + n;
+    SWORN_ENSURE(m->n_next <= SWORN_VAULT_MAX_CREDENTIALS, SWORN_ERR_RANGE,
+                 "vault: already %u credentials", SWORN_VAULT_MAX_CREDENTIALS);
+    m->next = calloc(m->n_next, sizeof(*m->next));
+    SWORN_ENSURE(m->next != NULL, SWORN_ERR_NOMEM, "vault: out of memory");
+    /* The credentials that stay, in their order (shallow copies: they own nothing yet). */
+    for (size_t i = 0, r = 0; i < v->n; i++) {
+        if (r < m->n_replaced && m->replaced_at[r] == i) {
+            r++;
+            continue;
+        }
+        m->next[keep++] = v->creds[i];
+    }
+    /* Then the new ones, newest last; m->n counts those prepared, for drop_prepared. */
+    for (size_t k = 0; k < n; k++) {
+        m->n = k + 1;
+        if (prepare_cred(v, m, k, from, &tokens[k], &m->next[keep + k]) < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    if (m != NULL) {
+        if (m->next != NULL)
+            m->n_next = keep + m->n; /* only the prepared ones are wiped */
+        drop_prepared(m);
+        sworn_memzero(m, sizeof(*m));
+    }
+    if (locked)
+        pthread_mutex_unlock(&v->mint_lock);
+    return -1;
+}
+
+int sworn_vault_mint_commit(struct sworn_vault_mint *m)
+{
+    struct sworn_vault *v;
+    struct sworn_vault_cred *old;
+
+    SWORN_ENSURE(m != NULL && m->v != NULL && m->next != NULL, SWORN_ERR_ARG,
+                 "vault: no mint in progress");
+    v = m->v;
+    if (v->write_hook != NULL)
+        v->write_hook(v->write_hook_arg);
+    /* The file first, under the mint lock only: a release goes on meanwhile with the old set. */
+    if (write_vault(v->path, m->next, m->n_next) < 0) {
+        sworn_vault_mint_abort(m);
+        return -1;
+    }
+    pthread_mutex_lock(&v->lock);
+    old = v->creds;
+    v->creds = m->next;
+    v->n = m->n_next;
+    pthread_mutex_unlock(&v->lock);
+    /* The replaced credentials are no longer reachable: wipe them, then the old array. */
+    for (size_t r = 0; r < m->n_replaced; r++)
+        cred_clear(&old[m->replaced_at[r]]);
+    free(old);
+    m->next = NULL;
+    m->v = NULL;
+    pthread_mutex_unlock(&v->mint_lock);
+    return 0;
+fail:
+    return -1;
+}
+
+void sworn_vault_mint_abort(struct sworn_vault_mint *m)
+{
+    struct sworn_vault *v;
+
+    if (m == NULL || m->v == NULL)
+        return;
+    v = m->v;
+    drop_prepared(m);
+    m->v = NULL;
+    pthread_mutex_unlock(&v->mint_lock);
+}
+
+int sworn_vault_mint(struct sworn_vault *v, const char *from_id, const uint8_t *real,
+                     size_t real_len, char new_id[129], char symbolic[64])
+{
+    struct sworn_vault_mint m;
+    struct sworn_vault_token t = {real, real_len};
+
+    SWORN_ENSURE(new_id != NULL && symbolic != NULL, SWORN_ERR_ARG, "vault: NULL argument");
+    SWORN_GUARD(sworn_vault_mint_begin(v, from_id, &t, 1, &m));
+    if (sworn_vault_mint_commit(&m) < 0) {
+        sworn_memzero(&m, sizeof(m));
+        return -1;
+    }
+    memcpy(new_id, m.minted[0].id, SWORN_VAULT_ID_MAX + 1);
+    memcpy(symbolic, m.minted[0].symbolic, SWORN_VAULT_MINTED_LEN + 1);
+    sworn_memzero(&m, sizeof(m));
+    return 0;
+fail:
+    return -1;
+}
+
+void sworn_vault_set_write_hook(struct sworn_vault *v, void (*hook)(void *arg), void *arg)
+{
+    if (v == NULL)
+        return;
+    v->write_hook = hook;
+    v->write_hook_arg = arg;
 }

@@ -54,8 +54,20 @@
  * that it frees without wiping). Values never appear in error messages. json-c keeps the last of
  * two equal keys in one object; the vault cannot see the first.
  *
- * Thread safety: a vault has a mutex inside; release, lookup and mint may be called from any
- * threads. A release struct belongs to its caller.
+ * Minted credentials (OAuth tokens, sworn_vault_mint_begin): a credential "<X>.oauth.<n>" (n
+ * decimal) counts as minted from X; its family's root is the id with every such suffix taken
+ * off ("github.oauth.1.oauth.2" belongs to "github"). A root keeps at most SWORN_VAULT_MINTED_MAX
+ * minted credentials: a mint that would exceed that replaces the oldest members of the family
+ * first (the earliest in the vault's order, which is the order they were minted in), at most
+ * SWORN_VAULT_REPLACED_MAX of them per mint, and names the replaced ids, so that one
+ * credential's exchanges cannot fill the vault.
+ *
+ * Thread safety: a vault has two mutexes inside. The release lock guards the credentials in
+ * memory: release and lookup take it for their scan and copy, and a mint takes it only for the
+ * swap of one array pointer. The mint lock serialises mints, from sworn_vault_mint_begin to its
+ * commit or abort; the vault file is written under the mint lock only, so a release never waits
+ * for a write or an fsync of the file. All functions may be called from any thread; a mint's
+ * begin and its commit or abort must run on one thread. A release struct belongs to its caller.
  * Errors: -1 with sworn_err set (common/err.h).
  */
 #ifndef SWORN_VAULT_H
@@ -73,10 +85,14 @@
 #define SWORN_VAULT_NAME_MAX 256u    /* header and query names */
 #define SWORN_VAULT_SYMBOLIC_MIN 36u /* "sym_" + 32 */
 #define SWORN_VAULT_SYMBOLIC_MAX 255u
-#define SWORN_VAULT_MINTED_LEN 47u /* "sym_" + 43 base64url characters of 32 random bytes */
-#define SWORN_VAULT_HASH_LEN 32u   /* SHA-256 of a value */
+#define SWORN_VAULT_MINTED_LEN 47u    /* "sym_" + 43 base64url characters of 32 random bytes */
+#define SWORN_VAULT_HASH_LEN 32u      /* SHA-256 of a value */
+#define SWORN_VAULT_MINTED_MAX 8u     /* minted credentials kept per root credential */
+#define SWORN_VAULT_MINT_BATCH_MAX 8u /* tokens stored by one mint (TokenExchange.tokens) */
+#define SWORN_VAULT_REPLACED_MAX 16u  /* credentials one mint may replace */
 
 struct sworn_vault;
+struct sworn_vault_cred;
 
 struct sworn_vault_release { /* what an allow carries to the proxy */
     char id[SWORN_VAULT_ID_MAX + 1];
@@ -122,16 +138,81 @@ void sworn_vault_release_wipe(struct sworn_vault_release *r);
 int sworn_vault_lookup_token(const struct sworn_vault *v, const uint8_t token_sha256[32],
                              char id_out[129]);
 
+/* One real token to store (sworn_vault_mint_begin). */
+struct sworn_vault_token {
+    const uint8_t *value; /* must satisfy the rules for a value */
+    size_t len;
+};
+
+/* What a mint stores for one token (filled by sworn_vault_mint_begin). */
+struct sworn_vault_minted {
+    char id[SWORN_VAULT_ID_MAX + 1];               /* "<from_id>.oauth.<n>" */
+    char symbolic[SWORN_VAULT_MINTED_LEN + 1];     /* secret until handed out: wipe it */
+    uint8_t value_sha256[SWORN_VAULT_HASH_LEN];    /* SHA-256 of the real value */
+    uint8_t symbolic_sha256[SWORN_VAULT_HASH_LEN]; /* SHA-256 of the symbolic token */
+};
+
 /*
- * OAuth token response interception: store a real token value as a new credential that inherits
- * the scope (header/query, principals, destinations) of credential `from_id`, mint a fresh random
- * symbolic token (RAND_bytes, "sym_" + 43 base64url chars), and rewrite the vault file atomically
- * (common/fileio.h sworn_file_replace, mode 0600) before returning. OUT: new id
- * ("<from_id>.oauth.<n>", n the smallest positive number not yet used) and the symbolic token
- * (NUL-terminated). real must satisfy the rules for a value. Returns 0 or -1 (on -1 nothing
- * changed, on disk or in memory, and the error never contains the value).
+ * One mint in progress, from sworn_vault_mint_begin to sworn_vault_mint_commit or
+ * sworn_vault_mint_abort. The caller owns the struct; the public fields stay valid after the
+ * commit or abort, and the caller wipes the struct (sworn_memzero) when done with the symbolic
+ * tokens.
+ */
+struct sworn_vault_mint {
+    /* OUT of begin: what the commit will store and what it will replace, in order. */
+    size_t n;
+    struct sworn_vault_minted minted[SWORN_VAULT_MINT_BATCH_MAX];
+    size_t n_replaced;
+    char replaced[SWORN_VAULT_REPLACED_MAX][SWORN_VAULT_ID_MAX + 1];
+    /* Private to vault.c. */
+    struct sworn_vault *v;
+    struct sworn_vault_cred *next; /* the credentials after the commit (shallow copies + new) */
+    size_t n_next;
+    size_t replaced_at[SWORN_VAULT_REPLACED_MAX]; /* their indices in the current array */
+};
+
+/*
+ * OAuth token response interception, phase 1: take the mint lock (held until the commit or the
+ * abort), and prepare n (1..SWORN_VAULT_MINT_BATCH_MAX) new credentials, one per token, each
+ * inheriting the scope (header/query, principals, destinations) of credential `from_id`, with a
+ * fresh random symbolic token (RAND_bytes, "sym_" + 43 base64url chars) and the id
+ * "<from_id>.oauth.<k>" (k the smallest positive number that no credential of the vault and no
+ * earlier token of this mint uses, so no minted id equals a replaced one); choose the members of
+ * from_id's family the cap makes it replace (see the top of this file). Nothing changes yet, in
+ * memory or on disk. Returns 0 with m filled, or -1 (SWORN_ERR_ARG, SWORN_ERR_FORMAT for a bad
+ * value, never naming it, SWORN_ERR_NOTFOUND, SWORN_ERR_RANGE, SWORN_ERR_NOMEM,
+ * SWORN_ERR_CRYPTO) with the lock released and m zeroed.
+ */
+int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
+                           const struct sworn_vault_token *tokens, size_t n,
+                           struct sworn_vault_mint *m);
+
+/*
+ * Phase 2: rewrite the vault file with the new credentials and without the replaced ones
+ * (common/fileio.h sworn_file_replace: atomically, fsynced, mode 0600), holding only the mint
+ * lock; then, under the release lock, swap the credentials in memory. Returns 0: from now on the
+ * new symbolic tokens release their values and the replaced credentials release nothing. Or -1
+ * (the file could not be written; SWORN_ERR_RANGE when it would exceed SWORN_VAULT_FILE_MAX):
+ * nothing changed, on disk or in memory. Either way the mint lock is released and the mint is
+ * over.
+ */
+int sworn_vault_mint_commit(struct sworn_vault_mint *m);
+
+/* Phase 2 instead: drop the prepared credentials (wiped) and release the mint lock. */
+void sworn_vault_mint_abort(struct sworn_vault_mint *m);
+
+/*
+ * One token at once: begin, then commit. OUT: the new id and the symbolic token
+ * (NUL-terminated). Returns 0 or -1 as the two phases (on -1 nothing changed, and the error
+ * never contains the value).
  */
 int sworn_vault_mint(struct sworn_vault *v, const char *from_id, const uint8_t *real,
                      size_t real_len, char new_id[129], char symbolic[64]);
+
+/*
+ * For tests: hook(arg) runs in every commit right before the file is written, with the mint lock
+ * held and the release lock not held (NULL: none). Set it before any mint runs.
+ */
+void sworn_vault_set_write_hook(struct sworn_vault *v, void (*hook)(void *arg), void *arg);
 
 #endif

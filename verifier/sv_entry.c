@@ -76,6 +76,25 @@ static int req_id_ok(const char *s)
     return n >= 1 && n <= 128;
 }
 
+/*
+ * The root of a vault id's family (docs/formats.md section 1): the id with every trailing
+ * ".oauth.<decimal digits>" taken off. Returns its length (a prefix of id).
+ */
+static size_t family_root_len(const char *id)
+{
+    size_t n = strlen(id);
+
+    for (;;) {
+        size_t d = n;
+
+        while (d > 0 && id[d - 1] >= '0' && id[d - 1] <= '9')
+            d--;
+        if (d == n || d <= 7 || strncmp(id + d - 7, ".oauth.", 7) != 0)
+            return n;
+        n = d - 7;
+    }
+}
+
 #define BAD(c, ...)                                                                                \
     do {                                                                                           \
         snprintf(code, 32, "%s", c);                                                               \
@@ -216,6 +235,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("bad-field", "decision: credential_id and credential_sha256 not both present");
         if (!d32(&d->credential_sha256, 1))
             BAD("bad-field", "decision: credential_sha256 is not 32 bytes");
+        if (strlen(d->credential_id) > SV_ID_MAX)
+            BAD("bad-field", "decision: credential_id longer than %d bytes", SV_ID_MAX);
         if (d->credential_id[0] != '\0' && d->effect != 1)
             BAD("bad-field", "decision: a credential released by a non-ALLOW decision");
         if (check_canonical(d, code, why) != 0)
@@ -224,6 +245,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;
         snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
+        snprintf(info->credential_id, sizeof(info->credential_id), "%s", d->credential_id);
         return 0;
     }
     case SVPB__V1__ENTRY__KIND_POLICY_LOADED:
@@ -324,7 +346,33 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             if (!d32(&m->value_sha256, 0) || !d32(&m->symbolic_sha256, 0))
                 BAD("bad-field", "credentials_minted: token %zu hash is not 32 bytes", i);
         }
+        if (c->n_replaced_credential_ids > 16)
+            BAD("bad-field", "credentials_minted: %zu replaced credentials, more than 16",
+                c->n_replaced_credential_ids);
+        for (size_t i = 0; i < c->n_replaced_credential_ids; i++) {
+            const char *r = c->replaced_credential_ids[i];
+            size_t root = family_root_len(c->from_credential_id);
+
+            if (!req_id_ok(r))
+                BAD("bad-field", "credentials_minted: replaced credential %zu is not 1..128 bytes",
+                    i);
+            if (strlen(r) <= root || strncmp(r, c->from_credential_id, root) != 0 ||
+                family_root_len(r) != root)
+                BAD("bad-field",
+                    "credentials_minted: replaced credential %zu is not minted from the family of "
+                    "from_credential_id",
+                    i);
+            for (size_t k = 0; k < i; k++)
+                if (strcmp(c->replaced_credential_ids[k], r) == 0)
+                    BAD("bad-field", "credentials_minted: a credential replaced twice");
+            for (size_t k = 0; k < c->n_minted; k++)
+                if (strcmp(c->minted[k]->credential_id, r) == 0)
+                    BAD("bad-field", "credentials_minted: a credential both minted and replaced");
+        }
         info->time_unix_ms = c->time_unix_ms;
+        info->allow_log_index = c->allow_log_index;
+        snprintf(info->request_id, sizeof(info->request_id), "%s", c->allow_request_id);
+        snprintf(info->credential_id, sizeof(info->credential_id), "%s", c->from_credential_id);
         return 0;
     }
     case SVPB__V1__ENTRY__KIND_REFUSALS_DROPPED: {

@@ -16,7 +16,10 @@
  * resource.c's business: the verifier does not recompute it). A RefusalsDropped entry needs 1..256
  * pairs, each with a channel "decision" or "admin" and a count of at least 1, in strictly
  * ascending (channel, peer_uid) order, and period_start <= period_end <= time_unix_ms; a Refused
- * entry a channel "decision" or "admin". Otherwise it returns -1 with
+ * entry a channel "decision" or "admin". For a CredentialsMinted entry the
+ * replaced_credential_ids are at most 16, distinct, none also minted by the entry, and each a
+ * minted member of from_credential_id's family (docs/formats.md section 1: the root with
+ * ".oauth.<n>" suffixes). Otherwise it returns -1 with
  * a short stable reason code in code and a message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H
@@ -46,7 +49,11 @@ struct sv_entry_info {
     int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
     uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
     uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused */
-    char request_id[SV_ID_MAX + 1]; /* decision / escalation_resolved */
+    char request_id[SV_ID_MAX + 1];    /* decision / escalation_resolved; credentials_minted:
+                                          its allow_request_id */
+    char credential_id[SV_ID_MAX + 1]; /* decision: the credential released ("" none);
+                                          credentials_minted: from_credential_id */
+    uint64_t allow_log_index;          /* credentials_minted: the allow it names (0: none) */
     /* escalation_resolved: the escalate entry it names (fields 5 and 6); linked is 0 in an
      * entry written before them (no hash, index 0) */
     int linked;

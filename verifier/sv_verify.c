@@ -36,6 +36,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "measured-start",
     "separation",
     "escalations",
+    "token-exchanges",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -314,6 +315,13 @@ struct rjob {
     char why[SV_WHY];
 };
 
+/* An allow that released a credential: its index and H(request_id || 0x00 || credential_id). */
+struct cred_allow {
+    uint64_t index;
+    uint8_t key[SV_HASH];
+    int used; /* an exchange named it */
+};
+
 struct stream {
     const struct sv_verify_opts *o;
     struct rjob *jobs; /* SV_TILE_WIDTH of them */
@@ -355,6 +363,13 @@ struct stream {
     uint64_t start_index;
     int start_has_policy;
     uint8_t start_policy[SV_HASH];
+    /* token-exchanges: the allows that released a credential, in log order */
+    struct cred_allow *callows;
+    size_t ncallows, cap_callows;
+    int have_start; /* a Startup entry was seen; the newest is last_start */
+    uint64_t last_start;
+    uint64_t legacy_exchanges; /* CredentialsMinted entries without allow_log_index */
+    uint64_t unseen_allows;    /* exchanges naming an allow before the range */
 };
 
 /* Remember Startup entry index's measured policy (the file with role 4) for the next entry. */
@@ -824,6 +839,52 @@ static struct esc_rec *escalate_at(struct stream *s, uint64_t index)
     return NULL;
 }
 
+static void allow_key(const char *request_id, const char *credential_id, uint8_t out[SV_HASH])
+{
+    size_t rl = strlen(request_id), cl = strlen(credential_id);
+    char buf[2 * SV_ID_MAX + 2];
+
+    memcpy(buf, request_id, rl);
+    buf[rl] = '\0';
+    memcpy(buf + rl + 1, credential_id, cl);
+    sv_sha256(buf, rl + 1 + cl, out);
+}
+
+/* Remember the allow at index that released info->credential_id. 0, or -1 out of memory. */
+static int allow_add(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    if (s->ncallows == s->cap_callows) {
+        size_t nc = s->cap_callows ? 2 * s->cap_callows : 64;
+        struct cred_allow *n = realloc(s->callows, nc * sizeof(*n));
+
+        if (n == NULL)
+            return -1;
+        s->callows = n;
+        s->cap_callows = nc;
+    }
+    s->callows[s->ncallows].index = index;
+    allow_key(info->request_id, info->credential_id, s->callows[s->ncallows].key);
+    s->callows[s->ncallows++].used = 0;
+    return 0;
+}
+
+static struct cred_allow *allow_find(struct stream *s, uint64_t index)
+{
+    size_t lo = 0, hi = s->ncallows;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->callows[mid].index == index)
+            return &s->callows[mid];
+        if (s->callows[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
 /*
  * An EscalationResolved entry at index: it must name, by index and leaf hash, exactly one earlier
  * Decision entry with effect ESCALATE whose request has the same request id, and no other
@@ -879,6 +940,55 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
     pass(s->rep, SV_CHECK_ESCALATIONS);
 }
 
+/*
+ * A CredentialsMinted entry at index: the allow it names (allow_log_index) is an earlier ALLOW
+ * decision of this record that released from_credential_id for allow_request_id, no start lies
+ * between them (decisiond forgets pending allows when it restarts), and no other exchange named
+ * that allow (docs/verifier.md, token-exchanges).
+ */
+static void check_exchange(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    char item[64], why[SV_WHY];
+    struct cred_allow *a;
+    uint8_t key[SV_HASH];
+    uint64_t at = info->allow_log_index;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (at == 0) {
+        s->legacy_exchanges++; /* an older decisiond: the field did not exist */
+        return;
+    }
+    if (at < s->first_index) {
+        s->unseen_allows++; /* before the bundle's range */
+        return;
+    }
+    allow_key(info->request_id, info->credential_id, key);
+    a = at < index ? allow_find(s, at) : NULL;
+    if (a == NULL || memcmp(a->key, key, SV_HASH) != 0) {
+        snprintf(why, sizeof(why),
+                 "entry %llu is not an earlier allow that released credential %.128s for request "
+                 "%.128s",
+                 (unsigned long long)at, info->credential_id, info->request_id);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-unknown", why);
+        return;
+    }
+    if (a->used) {
+        snprintf(why, sizeof(why), "the allow of entry %llu backs a second exchange",
+                 (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-reused", why);
+        return;
+    }
+    a->used = 1;
+    if (s->have_start && s->last_start > at) {
+        snprintf(why, sizeof(why),
+                 "a start (entry %llu) lies between the allow of entry %llu and its exchange",
+                 (unsigned long long)s->last_start, (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-restarted", why);
+        return;
+    }
+    pass(s->rep, SV_CHECK_EXCHANGES);
+}
+
 static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
                         const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
                         int have_receipts)
@@ -913,12 +1023,19 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         if (info.effect == 3)
             escalate_add(s, index, leaf, info.request_id);
         wants_receipt = info.effect == 1;
+        if (info.effect == 1 && info.credential_id[0] != '\0' && allow_add(s, index, &info) != 0)
+            sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "internal", "out of memory");
+        break;
+    case SV_ENTRY_CREDENTIALS_MINTED:
+        check_exchange(s, index, &info);
         break;
     case SV_ENTRY_ESCALATION_RESOLVED:
         check_resolution(s, index, &info);
         wants_receipt = info.effect == 1;
         break;
     case SV_ENTRY_STARTUP:
+        s->have_start = 1;
+        s->last_start = index;
         if (s->o->policy->measured_start)
             check_startup(s, index, e, len);
         check_separation(s, index, e, len);
@@ -967,6 +1084,17 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         j->rlen = rlen;
         j->time_ms = info.time_unix_ms;
     }
+}
+
+/* The token-exchanges note: exchanges that could not be checked, and why. */
+static void exchanges_note(struct stream *s)
+{
+    if (s->legacy_exchanges == 0 && s->unseen_allows == 0)
+        return;
+    snprintf(s->rep->checks[SV_CHECK_EXCHANGES].note, sizeof(s->rep->checks[0].note),
+             "%llu exchange(s) of an older decisiond name no allow; %llu name an allow before "
+             "this range",
+             (unsigned long long)s->legacy_exchanges, (unsigned long long)s->unseen_allows);
 }
 
 struct worker {
@@ -1439,6 +1567,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                  "%llu resolution(s) name an escalate entry before this range: verify the whole "
                  "log to check them",
                  (unsigned long long)s.unseen_escalations);
+    exchanges_note(&s);
     /* The root of the first `end` leaves, then the checkpoint's root from it and the proof. */
     sv_range_root(&s.range, root_m);
     snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cp.size);
@@ -1566,6 +1695,7 @@ out:
     free(s.digests);
     free(s.starts);
     free(s.escs);
+    free(s.callows);
     free(note);
     free(data);
     return rc;
@@ -1715,6 +1845,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         check_start_chain(&s);
     }
     separation_note(&s);
+    exchanges_note(&s);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
         /* Accept the newest checkpoint: store its note as the new state. */
@@ -1740,6 +1871,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     free(s.digests);
     free(s.starts);
     free(s.escs);
+    free(s.callows);
     free(s.level);
     free(cps);
     return rc;

@@ -41,6 +41,7 @@ enum sv_check_id {
     SV_CHECK_MEASURED,    /* measured starts: replay, approved files, chain (measured-start) */
     SV_CHECK_SEPARATION,  /* each start: signer and engine under distinct non-root uids */
     SV_CHECK_ESCALATIONS, /* each resolution names one earlier escalate entry, resolved once */
+    SV_CHECK_EXCHANGES,   /* each OAuth exchange backed by its own allow of the same start */
     SV_CHECK_COUNT
 };
 

@@ -704,6 +704,21 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
             SWORN_GUARD(check_hash(c->minted[i]->value_sha256, 1, "minted[].value_sha256"));
             SWORN_GUARD(check_hash(c->minted[i]->symbolic_sha256, 1, "minted[].symbolic_sha256"));
         }
+        SWORN_ENSURE(c->n_replaced_credential_ids <= SWORN_FRAME_REPLACED_MAX, SWORN_ERR_RANGE,
+                     "credentials_minted.replaced_credential_ids: %zu, more than %u",
+                     c->n_replaced_credential_ids, SWORN_FRAME_REPLACED_MAX);
+        for (i = 0; i < c->n_replaced_credential_ids; i++) {
+            SWORN_GUARD(check_str(c->replaced_credential_ids[i], SWORN_FRAME_ID_MAX, 1,
+                                  "credentials_minted.replaced_credential_ids[]"));
+            /* Distinct, and none is also minted by this entry (vault.h: ids never collide). */
+            for (size_t k = 0; k < i; k++)
+                SWORN_ENSURE(strcmp(c->replaced_credential_ids[k], c->replaced_credential_ids[i]),
+                             SWORN_ERR_FORMAT, "credentials_minted: a credential replaced twice");
+            for (size_t k = 0; k < c->n_minted; k++)
+                SWORN_ENSURE(strcmp(c->minted[k]->credential_id, c->replaced_credential_ids[i]),
+                             SWORN_ERR_FORMAT,
+                             "credentials_minted: a credential both minted and replaced");
+        }
         return 0;
     }
     case SWORN__V1__ENTRY__KIND_REFUSED:

@@ -54,6 +54,7 @@
 #define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
 #define SWORN_FRAME_EXCHANGE_MAX 8u     /* TokenExchange.tokens */
 #define SWORN_FRAME_DROPPED_MAX 256u    /* RefusalsDropped.dropped */
+#define SWORN_FRAME_REPLACED_MAX 16u    /* CredentialsMinted.replaced_credential_ids */
 #define SWORN_FRAME_TOOL_MAX 256u       /* Resource.tool */
 #define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
 #define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */

@@ -2,8 +2,8 @@
  * fuzz_v_entry.c -- libFuzzer target for the verifier's Entry and Receipt checks (verifier/
  * sv_entry.c, sv_receipt.c): the input as a sworn.v1.Entry, and as a Receipt checked against a
  * fixed receipt key and leaf hash. An entry that is accepted must be 1..65535 bytes and of a
- * known kind; a receipt is never accepted (its signature cannot verify over a fixed leaf
- * without the private key, short of a forgery).
+ * known kind (CredentialsMinted, kind 7, included); a receipt is never accepted (its signature
+ * cannot verify over a fixed leaf without the private key, short of a forgery).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -731,6 +732,72 @@ static void test_hostile_entries(void **state)
     }
 }
 
+/*
+ * CredentialsMinted (finding 9 of issue 11): up to SWORN_FRAME_REPLACED_MAX replaced ids, each
+ * 1..128 bytes, distinct and none also minted by the entry; allow_log_index any number.
+ */
+static void test_minted_entries(void **state)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__CredentialsMinted cm = SWORN__V1__CREDENTIALS_MINTED__INIT;
+    Sworn__V1__MintedCredential mc = SWORN__V1__MINTED_CREDENTIAL__INIT, *mcp[1] = {&mc};
+    char ids[SWORN_FRAME_REPLACED_MAX + 1][32], *idp[SWORN_FRAME_REPLACED_MAX + 1];
+    char long_id[SWORN_FRAME_ID_MAX + 2];
+    uint8_t *b;
+    size_t blen;
+
+    (void)state;
+    mc.field = "access_token";
+    mc.credential_id = "demo.oauth.20";
+    mc.value_sha256 = bin(hash_a, 32);
+    mc.symbolic_sha256 = bin(hash_b, 32);
+    cm.request_id = "x-1";
+    cm.allow_request_id = "oauth-1";
+    cm.from_credential_id = "demo";
+    cm.minted = mcp;
+    cm.n_minted = 1;
+    cm.allow_log_index = 7;
+    for (size_t i = 0; i <= SWORN_FRAME_REPLACED_MAX; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "demo.oauth.%zu", i + 1);
+        idp[i] = ids[i];
+    }
+    cm.replaced_credential_ids = idp;
+    e.kind_case = SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED;
+    e.credentials_minted = &cm;
+    cm.n_replaced_credential_ids = 0;
+    entry_round_trip(&e);
+    cm.n_replaced_credential_ids = SWORN_FRAME_REPLACED_MAX; /* the bound itself */
+    entry_round_trip(&e);
+    /* One more than the bound, a duplicate, a replaced id also minted, an empty and a long id:
+     * refused by the packer and by the decoder. */
+    cm.n_replaced_credential_ids = SWORN_FRAME_REPLACED_MAX + 1;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    free(b);
+    cm.n_replaced_credential_ids = 3;
+    snprintf(ids[2], sizeof(ids[2]), "%s", ids[0]);
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    free(b);
+    snprintf(ids[2], sizeof(ids[2]), "%s", mc.credential_id);
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    free(b);
+    ids[2][0] = '\0';
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    memset(long_id, 'i', SWORN_FRAME_ID_MAX + 1);
+    long_id[SWORN_FRAME_ID_MAX + 1] = '\0';
+    idp[2] = long_id;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    free(b);
+}
+
 /* The envelopes: one message per direction, its oneof saying what it holds, versioned. */
 static void test_envelopes(void **state)
 {
@@ -900,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
         cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
         cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
+        cmocka_unit_test(test_minted_entries),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,10 +14,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -26,6 +28,7 @@
 #include "policy_fixture.h"
 #include "testutil.h"
 #include "vault.h"
+#include "wipe.h"
 
 #define SYM_A "sym_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAaaaa"
 #define SYM_B "sym_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB-_bb"
@@ -626,6 +629,246 @@ static void test_mint(void **state)
     sworn_vault_free(v);
 }
 
+/* Mint one token from github; returns 0 or -1. OUT: id, symbolic. */
+static int mint_one(struct sworn_vault *v, const char *from, const char *value, char id[129],
+                    char sym[64])
+{
+    return sworn_vault_mint(v, from, (const uint8_t *)value, strlen(value), id, sym);
+}
+
+/* Does symbolic token sym release credential id for agent-1 under rule "github"? 1 or 0. */
+static int token_releases(const struct sworn_vault *v, const char *sym, const char *id)
+{
+    struct sworn_pfix_req q;
+    struct sworn_vault_release out;
+    const char *why;
+    int rc;
+
+    sworn_pfix_req_init(&q, "agent-1", "https", "api.github.com", 443, "/repos/z");
+    with_token(&q, sym);
+    rc = sworn_vault_release(v, "github", &q.r, &out, &why);
+    assert_true(rc == 0 || rc == 1);
+    if (rc == 0) {
+        assert_string_equal(out.id, id);
+        sworn_vault_release_wipe(&out);
+    }
+    return rc == 0;
+}
+
+static int count_in_file(const struct fx *f, const char *word)
+{
+    char *text = sworn_test_read_file(f->path, NULL);
+    int n = 0;
+
+    for (const char *p = text; (p = strstr(p, word)) != NULL; p++)
+        n++;
+    free(text);
+    return n;
+}
+
+/*
+ * The per-credential cap (finding 9 of issue 11): the family of "github" (its minted credentials,
+ * and theirs) keeps SWORN_VAULT_MINTED_MAX; the next mint replaces the oldest, says which, and a
+ * replaced symbolic token releases nothing from then on, in memory and after a reload. A batch
+ * that is aborted changes nothing; a vault over the cap (written by hand, or by an older
+ * decisiond) comes down by at most SWORN_VAULT_REPLACED_MAX per mint.
+ */
+static void test_mint_cap(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_vault *v = load_ok(f, good_vault), *v2 = NULL;
+    char ids[SWORN_VAULT_MINTED_MAX + 1][129], syms[SWORN_VAULT_MINTED_MAX + 1][64];
+    struct sworn_vault_mint m;
+    struct sworn_vault_token t[3] = {
+        {(const uint8_t *)"t-a", 3}, {(const uint8_t *)"t-b", 3}, {(const uint8_t *)"t-c", 3}};
+    char *before;
+
+    for (unsigned i = 0; i < SWORN_VAULT_MINTED_MAX; i++) {
+        char want[32];
+
+        assert_int_equal(mint_one(v, "github", "tok", ids[i], syms[i]), 0);
+        snprintf(want, sizeof(want), "github.oauth.%u", i + 1);
+        assert_string_equal(ids[i], want);
+    }
+    assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+    /* One more: the oldest goes, and the new id is not the replaced one. */
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 1, &m), 0);
+    assert_int_equal(m.n, 1);
+    assert_int_equal(m.n_replaced, 1);
+    assert_string_equal(m.replaced[0], "github.oauth.1");
+    assert_string_equal(m.minted[0].id, "github.oauth.9");
+    /* Nothing changed yet. */
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 1);
+    assert_int_equal(sworn_vault_mint_commit(&m), 0);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(token_releases(v, m.minted[0].symbolic, "github.oauth.9"), 1);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 1);
+    sworn_memzero(&m, sizeof(m));
+    assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+    assert_int_equal(sworn_vault_load(f->path, &v2), 0);
+    assert_int_equal(token_releases(v2, syms[0], ids[0]), 0);
+    assert_int_equal(token_releases(v2, syms[1], ids[1]), 1);
+    sworn_vault_free(v2);
+
+    /* A refresh chain counts in the same family: minting from github.oauth.2 replaces it (the
+     * oldest) and keeps the family at the cap. */
+    assert_int_equal(mint_one(v, "github.oauth.2", "tok2", ids[SWORN_VAULT_MINTED_MAX],
+                              syms[SWORN_VAULT_MINTED_MAX]),
+                     0);
+    assert_string_equal(ids[SWORN_VAULT_MINTED_MAX], "github.oauth.2.oauth.1");
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
+    assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+
+    /* A batch of three, aborted: nothing changes, and the mint lock is free again. */
+    before = sworn_test_read_file(f->path, NULL);
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 3, &m), 0);
+    assert_int_equal(m.n_replaced, 3);
+    assert_string_equal(m.replaced[0], "github.oauth.3");
+    sworn_vault_mint_abort(&m);
+    sworn_memzero(&m, sizeof(m));
+    {
+        char *after = sworn_test_read_file(f->path, NULL);
+
+        assert_string_equal(before, after);
+        free(after);
+    }
+    free(before);
+    assert_int_equal(token_releases(v, syms[2], ids[2]), 1);
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 3, &m), 0);
+    assert_int_equal(sworn_vault_mint_commit(&m), 0);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(token_releases(v, syms[2 + k], ids[2 + k]), 0);
+        assert_int_equal(token_releases(v, m.minted[k].symbolic, m.minted[k].id), 1);
+    }
+    sworn_memzero(&m, sizeof(m));
+    /* Other credentials' families are not touched: maps mints its own. */
+    assert_int_equal(mint_one(v, "maps", "k", ids[0], syms[0]), 0);
+    assert_string_equal(ids[0], "maps.oauth.1");
+    assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+    /* Bad batches. */
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 0, &m), -1);
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, SWORN_VAULT_MINT_BATCH_MAX + 1, &m),
+                     -1);
+    sworn_vault_free(v);
+
+    /* A vault over the cap: 30 minted credentials of github, by hand. */
+    {
+        size_t cap = 64 * 1024, len = 0;
+        char *text = malloc(cap);
+        int n;
+
+        assert_non_null(text);
+        len +=
+            (size_t)snprintf(text + len, cap - len,
+                             "{\"version\": 1, \"credentials\": [{\"id\": \"github\", " SYM VAL HDR
+                             "\"principals\": [\"agent-1\"], " DST "}");
+        for (int i = 1; i <= 30; i++)
+            len += (size_t)snprintf(text + len, cap - len,
+                                    ", {\"id\": \"github.oauth.%d\", \"symbolic\": "
+                                    "\"sym_%032d\", " VAL HDR PR DST "}",
+                                    i, i);
+        snprintf(text + len, cap - len, "]}");
+        v = load_ok(f, text);
+        free(text);
+        assert_int_equal(sworn_vault_mint_begin(v, "github", t, 1, &m), 0);
+        assert_int_equal(m.n_replaced, SWORN_VAULT_REPLACED_MAX);
+        assert_string_equal(m.replaced[0], "github.oauth.1");
+        assert_string_equal(m.minted[0].id, "github.oauth.31");
+        assert_int_equal(sworn_vault_mint_commit(&m), 0);
+        n = count_in_file(f, "\"github.oauth.");
+        assert_int_equal(n, 30 - (int)SWORN_VAULT_REPLACED_MAX + 1);
+        assert_int_equal(sworn_vault_mint_begin(v, "github", t, 1, &m), 0);
+        assert_int_equal(m.n_replaced, (size_t)n + 1 - SWORN_VAULT_MINTED_MAX);
+        assert_int_equal(sworn_vault_mint_commit(&m), 0);
+        assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+        sworn_vault_free(v);
+    }
+}
+
+struct write_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int entered, released, timed_out;
+};
+
+/* The write hook: say it is in, then hold the write until the test has released (30 s at most:
+ * a release blocked behind the write would otherwise hang the test instead of failing it). */
+static void hold_write(void *arg)
+{
+    struct write_gate *g = arg;
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 30;
+    pthread_mutex_lock(&g->mu);
+    g->entered = 1;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->released && !g->timed_out)
+        if (pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0)
+            g->timed_out = 1;
+    pthread_mutex_unlock(&g->mu);
+}
+
+struct minter {
+    struct sworn_vault *v;
+    int rc;
+    char id[129], sym[64];
+};
+
+static void *mint_thread(void *arg)
+{
+    struct minter *mt = arg;
+
+    mt->rc = mint_one(mt->v, "github", "gho_during_write", mt->id, mt->sym);
+    return NULL;
+}
+
+/*
+ * A release is not blocked while the vault file is being written (finding 9): a mint is held
+ * inside its file write (the test hook), and meanwhile a release and a token lookup of the same
+ * vault answer, with the credentials as they were (the new one is not there yet); once the write
+ * is let go, the new credential releases.
+ */
+static void test_release_during_write(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_vault *v = load_ok(f, good_vault);
+    struct write_gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+    struct minter mt = {v, -2, "", ""};
+    pthread_t th;
+    struct sworn_pfix_req q;
+    const char *why;
+    char got[129];
+    uint8_t h[32];
+    unsigned int n = 32;
+
+    sworn_vault_set_write_hook(v, hold_write, &g);
+    assert_int_equal(pthread_create(&th, NULL, mint_thread, &mt), 0);
+    pthread_mutex_lock(&g.mu);
+    while (!g.entered)
+        pthread_cond_wait(&g.cv, &g.mu);
+    pthread_mutex_unlock(&g.mu);
+    /* The write is in progress: releases and lookups go on. */
+    sworn_pfix_req_init(&q, "agent-1", "https", "api.github.com", 443, "/repos/z");
+    with_token(&q, SYM_A);
+    assert_int_equal(rel(v, "github", &q, &why), 0);
+    assert_int_equal(EVP_Digest(SYM_B, strlen(SYM_B), h, &n, EVP_sha256(), NULL), 1);
+    assert_int_equal(sworn_vault_lookup_token(v, h, got), 0);
+    assert_string_equal(got, "maps");
+    assert_int_equal(count_in_file(f, "\"github.oauth."), 0);
+    pthread_mutex_lock(&g.mu);
+    g.released = 1;
+    pthread_cond_broadcast(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_false(g.timed_out);
+    assert_int_equal(mt.rc, 0);
+    assert_int_equal(token_releases(v, mt.sym, "github.oauth.1"), 1);
+    assert_int_equal(count_in_file(f, "\"github.oauth."), 1);
+    sworn_memzero(mt.sym, sizeof(mt.sym));
+    sworn_vault_free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -635,6 +878,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mint_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_release_during_write, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

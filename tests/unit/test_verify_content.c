@@ -1231,6 +1231,174 @@ static void test_refusals_dropped(void **state)
     }
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Token exchanges (finding 9 of issue 11): each CredentialsMinted names its own allow. */
+
+/* The decision b holds last becomes an allow that released credential cred. */
+static void with_credential(struct built *b, const char *cred)
+{
+    Sworn__V1__Entry *m = sworn__v1__entry__unpack(NULL, b->len[b->n - 1], b->e[b->n - 1]);
+    uint8_t h[32];
+
+    assert_non_null(m);
+    sv_sha256("the credential's value", 22, h);
+    m->decision->credential_id = (char *)cred;
+    m->decision->credential_sha256.data = h;
+    m->decision->credential_sha256.len = 32;
+    free(b->e[b->n - 1]);
+    b->n--;
+    add_entry(b, m);
+    m->decision->credential_id = NULL; /* not protobuf-c's to free */
+    m->decision->credential_sha256.data = NULL;
+    sworn__v1__entry__free_unpacked(m, NULL);
+}
+
+/* An allow of request id releasing cred, with its receipt; returns its index. */
+static uint64_t cred_allow(const struct fx *f, struct built *b, const char *id, const char *cred)
+{
+    decision(b, id, SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+    with_credential(b, cred);
+    add_receipt(f, b, b->n - 1, b->n - 1);
+    return b->n - 1;
+}
+
+/* A CredentialsMinted entry: two tokens minted from `from`, backed by the allow at allow_index
+ * of allow_id (0: none, an older decisiond), replacing the n_replaced ids of replaced. */
+static void minted(struct built *b, const char *id, const char *allow_id, const char *from,
+                   uint64_t allow_index, const char *const *replaced, size_t n_replaced)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__CredentialsMinted cm = SWORN__V1__CREDENTIALS_MINTED__INIT;
+    Sworn__V1__MintedCredential mc[2], *mcp[2] = {&mc[0], &mc[1]};
+    uint8_t h[2][32];
+    char ids[2][160];
+
+    for (int i = 0; i < 2; i++) {
+        sworn__v1__minted_credential__init(&mc[i]);
+        snprintf(ids[i], sizeof(ids[i]), "%s.oauth.%zu", from, b->n * 2 + (size_t)i + 100);
+        sv_sha256(ids[i], strlen(ids[i]), h[i]);
+        mc[i].field = i == 0 ? "access_token" : "refresh_token";
+        mc[i].credential_id = ids[i];
+        mc[i].value_sha256.data = h[i];
+        mc[i].value_sha256.len = 32;
+        mc[i].symbolic_sha256.data = h[i];
+        mc[i].symbolic_sha256.len = 32;
+    }
+    cm.request_id = (char *)id;
+    cm.allow_request_id = (char *)allow_id;
+    cm.from_credential_id = (char *)from;
+    cm.n_minted = 2;
+    cm.minted = mcp;
+    cm.time_unix_ms = T2023 + 5000;
+    cm.replaced_credential_ids = (char **)replaced;
+    cm.n_replaced_credential_ids = n_replaced;
+    cm.allow_log_index = allow_index;
+    e.kind_case = SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED;
+    e.credentials_minted = &cm;
+    add_entry(b, &e);
+}
+
+static void test_exchanges(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+    uint64_t a, a2;
+    char item[32];
+    static const char *const family[] = {"demo.oauth.1", "demo.oauth.1.oauth.3"};
+    static const char *const stranger[] = {"other.oauth.1"};
+    static const char *const not_minted[] = {"demo"};
+    static const char *const twice[] = {"demo.oauth.1", "demo.oauth.1"};
+
+    /* Good: each exchange names its own allow of the same start (a refresh chain included: the
+     * second exchange is from a minted credential, and replaces members of demo's family). */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = cred_allow(f, &b, "oauth-1", "demo");
+    a2 = cred_allow(f, &b, "oauth-2", "demo.oauth.1");
+    minted(&b, "x-1", "oauth-1", "demo", a, NULL, 0);
+    minted(&b, "x-2", "oauth-2", "demo.oauth.1", a2, family, 2);
+    make_record(f, "exchanges", &b, NULL);
+    rep = verify_json(f, "exchanges", NULL, 0);
+    sworn_verify_expect_pass(rep, "token-exchanges");
+    sworn_verify_expect_pass(rep, "entries");
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "count")),
+                     2);
+    json_object_put(rep);
+
+    /* The review's replay: a second exchange naming the first allow. */
+    minted(&b, "x-3", "oauth-1", "demo", a, NULL, 0);
+    make_record(f, "replayed", &b, NULL);
+    rep = verify_json(f, "replayed", NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-reused", item);
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* An exchange naming a deny, an allow of another credential, another request's allow, an
+     * index after itself: not an allow that backs it. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "oauth-d", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 0);
+    a = cred_allow(f, &b, "oauth-1", "demo");
+    minted(&b, "x-deny", "oauth-d", "demo", 2, NULL, 0);
+    minted(&b, "x-cred", "oauth-1", "other", a, NULL, 0);
+    minted(&b, "x-req", "oauth-9", "demo", a, NULL, 0);
+    minted(&b, "x-future", "oauth-1", "demo", b.n + 5, NULL, 0);
+    make_record(f, "unbacked", &b, NULL);
+    rep = verify_json(f, "unbacked", NULL, 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-unknown", "entry 4");
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "failures")),
+                     4);
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* An allow of before a restart, exchanged after it. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = cred_allow(f, &b, "oauth-1", "demo");
+    startup(&b, 990, 991, 0, T2023 + 4000);
+    minted(&b, "x-1", "oauth-1", "demo", a, NULL, 0);
+    make_record(f, "restarted", &b, NULL);
+    rep = verify_json(f, "restarted", NULL, 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-restarted", "entry 4");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Replaced ids outside the family, not minted ones, named twice: malformed entries. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    minted(&b, "x-1", "oauth-1", "demo", 0, stranger, 1);
+    minted(&b, "x-2", "oauth-2", "demo", 0, not_minted, 1);
+    minted(&b, "x-3", "oauth-3", "demo", 0, twice, 2);
+    make_record(f, "badreplaced", &b, NULL);
+    rep = verify_json(f, "badreplaced", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 3);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* An older decisiond's exchange names no allow: not checked, and the note says so. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    minted(&b, "x-1", "oauth-1", "demo", 0, NULL, 0);
+    make_record(f, "legacy", &b, NULL);
+    rep = verify_json(f, "legacy", NULL, 0);
+    assert_string_equal(json_object_get_string(
+                            sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "result")),
+                        "skipped");
+    assert_non_null(strstr(json_object_get_string(sworn_verify_get(
+                               sworn_verify_check(rep, "token-exchanges"), "note")),
+                           "1 exchange(s) of an older decisiond"));
+    json_object_put(rep);
+    built_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1246,6 +1414,7 @@ int main(void)
         cmocka_unit_test(test_separation_policy_lines),
         cmocka_unit_test_setup_teardown(test_start_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exchanges, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
