@@ -160,7 +160,7 @@ static int symbolic_ok(const char *s, size_t n)
     return 1;
 }
 
-/* A value: 1..16384 bytes of UTF-8, no control characters but tab. Never says where. */
+/* A value: 1..16384 bytes of UTF-8, no unsafe characters (utf8.h) but tab. Never says where. */
 static int value_ok(const uint8_t *p, size_t n)
 {
     struct sworn_buf b = sworn_buf_init(p, n);
@@ -171,7 +171,7 @@ static int value_ok(const uint8_t *p, size_t n)
     while (sworn_buf_remaining(&b) > 0) {
         if (sworn_utf8_next(&b, &cp) < 0)
             return 0;
-        if (cp != '\t' && (sworn_utf8_is_control(cp) || (cp >= 0x80 && cp <= 0x9f)))
+        if (cp != '\t' && sworn_utf8_is_control(cp))
             return 0;
     }
     return 1;
