@@ -370,7 +370,7 @@ int d_policy_reload(struct d_daemon *d,
     j->d = d;
     j->on_done = on_done;
     j->arg = arg;
-    if (sworn_policy_load_file(d->cfg->policy_path, &j->policy) == 0) {
+    if (sworn_policy_load_trusted(d->cfg->policy_path, &j->policy) == 0) {
         sworn_policy_digest(j->policy, j->digest);
     } else {
         snprintf(j->error, sizeof(j->error), "%s", sworn_err_msg());

@@ -291,7 +291,7 @@ int main(int argc, char **argv)
         sworn_dconfig_free(d->cfg);
         return 1;
     }
-    if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0) {
+    if (sworn_policy_load_trusted(d->cfg->policy_path, &d->policy) < 0) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         goto out;
     }

@@ -30,6 +30,7 @@
 #include "launch.h"
 #include "policy.h"
 #include "privdrop.h"
+#include "safefile.h"
 #include "vault.h"
 
 #define LISTEN_BACKLOG 128
@@ -459,7 +460,7 @@ static int check_load(const struct monitor *m)
     struct sworn_vault *vault = NULL;
     int rc = 1;
 
-    if (sworn_policy_load_file(m->cfg->policy_path, &policy) < 0 ||
+    if (sworn_policy_load_trusted(m->cfg->policy_path, &policy) < 0 ||
         (m->cfg->vault_path != NULL && sworn_vault_load(m->cfg->vault_path, &vault) < 0)) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
     } else {
@@ -505,6 +506,19 @@ static int check_only_run(struct monitor *m)
     return WEXITSTATUS(status);
 }
 
+/* The binary at path (the monitor's own) is what safefile.h accepts, when started as root. */
+static int check_self(const char *path)
+{
+    int fd = -1;
+
+    if (geteuid() != 0)
+        return 0;
+    if (sworn_safefile_open(path, 0, SWORN_SAFEFILE_NOBODY, "the daemon's binary", &fd, NULL) < 0)
+        return -1;
+    (void)close(fd);
+    return 0;
+}
+
 int d_monitor_main(const char *config, const char *log_level, int check_only)
 {
     static struct monitor mon;
@@ -526,7 +540,10 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
         rc = check_only_run(m);
         goto out;
     }
-    if (realpath("/proc/self/exe", m->self) == NULL || signer_config(m) < 0) {
+    /* The program the monitor runs as the engine is this one: root's alone as signer.program
+     * (the checked open of safefile.h, as root), or anyone could change what root starts. */
+    if (realpath("/proc/self/exe", m->self) == NULL || check_self(m->self) < 0 ||
+        signer_config(m) < 0) {
         d_log_msg(D_LOG_ERROR, "start_failed", sworn_err_msg());
         goto out;
     }
