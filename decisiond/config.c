@@ -27,7 +27,6 @@
 
 #include "encoding.h"
 #include "err.h"
-#include "fileio.h"
 #include "safefile.h"
 #include "secretfile.h"
 #include "utf8.h"
@@ -316,7 +315,9 @@ static int read_spki(struct ctx *x, const struct sworn_yaml_node *n)
     } else {
         if (path_of(x, n, "pinned_spki", &path) < 0)
             return -1;
-        if (sworn_file_read(path, SPKI_FILE_MAX, &file, &file_len) < 0) {
+        /* The checked open (safefile.h): the pin decides which key the signer may use. */
+        if (sworn_safefile_read(path, 0, SWORN_SAFEFILE_NOBODY, "pinned_spki file", SPKI_FILE_MAX,
+                                &file, &file_len) < 0) {
             rc = sworn_yaml_error(x->d, n, "pinned_spki: %s", sworn_err_msg());
             goto out;
         }
