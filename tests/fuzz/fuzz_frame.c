@@ -17,7 +17,9 @@
  *
  * The seed corpus (corpus/frame/) holds a framed request (in its envelope, and bare as wire
  * version 0 sent it, and of wire version 2), a token exchange, an allow and an error reply, admin
- * requests and responses, a framed policy-loaded Entry and a refused zero-length header.
+ * requests and responses, a framed policy-loaded Entry and a refused zero-length header, and
+ * requests refused for an unsafe character (utf8.h): U+202E and U+009B in the path, U+200B in the
+ * path, a tag character in the principal.
  */
 #include <stdint.h>
 #include <stdlib.h>
