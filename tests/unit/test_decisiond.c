@@ -683,6 +683,60 @@ static Sworn__V1__AdminResponse *reload(struct sworn_stack *s)
 
 /* A broken policy file keeps the old policy, and the failed reload is recorded; a good one
  * takes effect, and decisions carry its digest from then on. */
+/*
+ * Review finding 13, on a real stack: the engine reads the policy through the checked open at
+ * every reload. A policy file replaced by a symbolic link (to a policy that denies everything),
+ * then one that others may write, is refused (the error says why), and the old policy stays.
+ */
+static void test_policy_file_checked(void **state)
+{
+    static const char deny_all[] = "version: 2\nrules:\n  - id: none\n    effect: deny\n";
+    struct sworn_stack s;
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    char *path, *other;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    path = sworn_test_path(s.dir, "policy.yaml");
+    other = sworn_test_path(s.dir, "other.yaml");
+    sworn_test_write_file(other, deny_all, strlen(deny_all), 0644);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(other, path), 0);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_non_null(strstr(ar->error->message, "symbolic link"));
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_decide_path(&s, "after-link", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* The file itself, but world-writable. */
+    assert_int_equal(unlink(path), 0);
+    sworn_test_write_file(path, deny_all, strlen(deny_all), 0644);
+    assert_int_equal(chmod(path, 0666), 0);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_non_null(strstr(ar->error->message, "mode 0666"));
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_decide_path(&s, "after-mode", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* Put right: taken. */
+    assert_int_equal(chmod(path, 0644), 0);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_decide_path(&s, "after-fix", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    free(other);
+    free(path);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 static void test_policy_reload(void **state)
 {
     struct sworn_stack s;
@@ -1246,6 +1300,7 @@ int main(void)
         cmocka_unit_test(test_spoofing_characters_refused),
         cmocka_unit_test(test_escalations),
         cmocka_unit_test(test_policy_reload),
+        cmocka_unit_test(test_policy_file_checked),
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_measured_start_and_quotes),
         cmocka_unit_test(test_token_exchange),
