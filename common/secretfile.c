@@ -11,27 +11,33 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "safefile.h"
+
+/* The uid of sworn_secretfile_allow_owner; written once before threads start. */
+static uid_t allowed_owner = SWORN_SAFEFILE_NOBODY;
+
+void sworn_secretfile_allow_owner(uid_t uid)
+{
+    allowed_owner = uid;
+}
 
 int sworn_secretfile_read(const char *path, const char *what, uint8_t *buf, size_t cap, size_t *len)
 {
+    return sworn_secretfile_read_owned(path, what, allowed_owner, buf, cap, len);
+}
+
+int sworn_secretfile_read_owned(const char *path, const char *what, uid_t also, uint8_t *buf,
+                                size_t cap, size_t *len)
+{
     struct stat st;
     size_t n = 0;
-    int fd;
+    int fd = -1;
 
-    /* O_NONBLOCK so that a FIFO planted at path cannot hang us before fstat refuses it. */
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ELOOP)
-            return sworn_err_set(SWORN_ERR_IO, "%s %s is a symbolic link; refusing it", what, path);
-        return sworn_err_set(SWORN_ERR_IO, "cannot open %s %s: %s", what, path, strerror(errno));
-    }
-    SWORN_ENSURE(fstat(fd, &st) == 0, SWORN_ERR_IO, "cannot stat %s %s: %s", what, path,
-                 strerror(errno));
-    SWORN_ENSURE(S_ISREG(st.st_mode), SWORN_ERR_IO, "%s %s is not a regular file", what, path);
-    SWORN_ENSURE((st.st_mode & 077) == 0, SWORN_ERR_IO,
-                 "%s %s has mode %04o, which lets group or others in; it must be 0600 or "
-                 "stricter (chmod 600 %s)",
-                 what, path, (unsigned)(st.st_mode & 07777), path);
+    /* A missing secret is an error of this reader like the others (SWORN_ERR_IO). */
+    if (sworn_safefile_open(path, SWORN_SAFEFILE_SECRET, also, what, &fd, &st) < 0)
+        return sworn_err_code() == SWORN_ERR_NOTFOUND
+                   ? sworn_err_set(SWORN_ERR_IO, "cannot open %s: %s", what, sworn_err_msg())
+                   : -1;
     SWORN_ENSURE(st.st_size >= 0 && (uintmax_t)st.st_size < cap, SWORN_ERR_FORMAT,
                  "%s %s is larger than %zu bytes", what, path, cap - 1);
     for (;;) {
@@ -51,6 +57,7 @@ int sworn_secretfile_read(const char *path, const char *what, uint8_t *buf, size
     *len = n;
     return 0;
 fail:
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return -1;
 }

@@ -1,8 +1,10 @@
 /*
  * secretfile.h -- reading secrets (key files, PIN files) from the file system.
  *
- * A secret file must be a regular file, not a symbolic link, with no permission bits for group or
- * others (mode 0600 or stricter), and smaller than the caller's buffer; anything else is refused
+ * A secret file is opened with the checked open of safefile.h (SWORN_SAFEFILE_SECRET): no symbolic
+ * link on its path, its folders root's or the caller's and not writable by others, the file a
+ * regular file owned by root or the caller, with no permission bits for group or others (mode
+ * 0600 or stricter); and it must be smaller than the caller's buffer. Anything else is refused
  * with a message that says how to fix it. Secrets never come from argv or the environment.
  */
 #ifndef SWORN_SECRETFILE_H
@@ -10,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * Read the secret file at path into buf (capacity cap; the file must hold at most cap - 1 bytes).
@@ -19,5 +22,19 @@
  */
 int sworn_secretfile_read(const char *path, const char *what, uint8_t *buf, size_t cap,
                           size_t *len);
+
+/*
+ * Let uid own the secret files sworn_secretfile_read reads in this process, besides root and the
+ * effective uid: the uid a process started as root drops to after opening its key (sworn-signer,
+ * which reads the signer user's PIN file as root). Call it before starting threads.
+ */
+void sworn_secretfile_allow_owner(uid_t uid);
+
+/*
+ * The same, where uid `also` may own the file too (root checking the signer's PIN file, which is
+ * the signer's user's); SWORN_SAFEFILE_NOBODY for none.
+ */
+int sworn_secretfile_read_owned(const char *path, const char *what, uid_t also, uint8_t *buf,
+                                size_t cap, size_t *len);
 
 #endif

@@ -29,7 +29,7 @@
 
 #include "encoding.h"
 #include "err.h"
-#include "fileio.h"
+#include "safefile.h"
 #include "secretfile.h"
 #include "utf8.h"
 #include "wipe.h"
@@ -317,7 +317,9 @@ static int read_spki(struct ctx *x, const struct sworn_yaml_node *n)
     } else {
         if (path_of(x, n, "pinned_spki", &path) < 0)
             return -1;
-        if (sworn_file_read(path, SPKI_FILE_MAX, &file, &file_len) < 0) {
+        /* The checked open (safefile.h): the pin decides which key the signer may use. */
+        if (sworn_safefile_read(path, 0, SWORN_SAFEFILE_NOBODY, "pinned_spki file", SPKI_FILE_MAX,
+                                &file, &file_len) < 0) {
             rc = sworn_yaml_error(x->d, n, "pinned_spki: %s", sworn_err_msg());
             goto out;
         }
@@ -903,11 +905,16 @@ static char *config_dir(const char *path)
 int sworn_dconfig_load(const char *path, struct sworn_dconfig **out)
 {
     struct sworn_yaml_doc *d = NULL;
+    char *bytes = NULL;
+    size_t n = 0;
     struct ctx x;
 
     memset(&x, 0, sizeof(x));
     SWORN_ENSURE(path != NULL && out != NULL, SWORN_ERR_ARG, "config: NULL argument");
-    SWORN_GUARD(sworn_yaml_load_file(path, &d));
+    /* The checked open (safefile.h): what the root monitor reads decides who runs what. */
+    SWORN_GUARD(sworn_safefile_read(path, 0, SWORN_SAFEFILE_NOBODY, "configuration",
+                                    SWORN_YAML_MAX_BYTES, &bytes, &n));
+    SWORN_GUARD(sworn_yaml_load_mem(path, (const uint8_t *)bytes, n, &d));
     x.d = d;
     x.dir = config_dir(path);
     SWORN_ENSURE(x.dir != NULL, sworn_err_code(), "%s", sworn_err_msg());
@@ -928,12 +935,14 @@ int sworn_dconfig_load(const char *path, struct sworn_dconfig **out)
     SWORN_GUARD(read_all(&x));
     x.c->tpm_pcrs |= 1u << SWORN_DCONFIG_PCR_ALWAYS;
     sworn_yaml_free(d);
+    free(bytes);
     free(x.dir);
     *out = x.c;
     return 0;
 fail:
     sworn_dconfig_free(x.c);
     sworn_yaml_free(d);
+    free(bytes);
     free(x.dir);
     return -1;
 }
@@ -1006,7 +1015,7 @@ static int need_parent(const struct sworn_dconfig *c, const char *key, const cha
 
 /* A secret file: read it with the secret reader (which checks kind and mode), then wipe it. */
 static int need_secret(const struct sworn_dconfig *c, const char *key, const char *path,
-                       const char *what, size_t cap)
+                       const char *what, size_t cap, uid_t owner)
 {
     uint8_t *buf = malloc(cap);
     size_t len = 0;
@@ -1014,7 +1023,14 @@ static int need_secret(const struct sworn_dconfig *c, const char *key, const cha
 
     if (buf == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
-    rc = sworn_secretfile_read(path, what, buf, cap, &len);
+    /* Root checks a file of the signer's user, which may own it (the engine may not: below).
+     * Its folders must be root's alone (safefile.h): otherwise the engine's uid could put a PIN
+     * file of its choosing, or a link to one, in its place for the next signer. Ownership cannot
+     * change without root, so this check at start holds for every signer started later.
+     * hardening.development: any owner (a development stack may move the signer to another
+     * user); links, mode and folders are checked all the same. */
+    rc = sworn_secretfile_read_owned(path, what, c->development ? SWORN_SAFEFILE_ANYONE : owner,
+                                     buf, cap, &len);
     sworn_memzero(buf, cap);
     free(buf);
     if (rc < 0)
@@ -1022,56 +1038,35 @@ static int need_secret(const struct sworn_dconfig *c, const char *key, const cha
     return 0;
 }
 
-/* Started as root: a file the monitor has executed or loaded as root, which neither the engine's
- * uid nor anyone else may replace (owned by root or this uid, no group or other write, in folders
- * alike, a sticky folder's entries being their owners' alone). */
-static int need_trusted(const struct sworn_dconfig *c, const char *key, const char *path)
+/*
+ * Started as root: a file the monitor has executed or loaded as root, which neither the engine's
+ * uid nor anyone else may replace: the checked open of safefile.h (root's, no group or other
+ * write, folders alike, a sticky folder's entries being their owners' alone, no symbolic link on
+ * the way). follow: the path may be a symbolic link (a PKCS#11 module, which distributions
+ * install as one); then the file it resolves to is checked, with its folders.
+ */
+static int need_trusted_at(const struct sworn_dconfig *c, const char *key, const char *path,
+                           int follow)
 {
-    char *p = geteuid() == 0 ? realpath(path, NULL) : NULL; /* the folders of the file itself */
-    struct stat st;
-    int rc = 0;
+    char *p = NULL;
+    int fd = -1, rc;
 
-    if (p == NULL)
-        return geteuid() == 0 ? sworn_err_set(SWORN_ERR_IO, "%s: %s: %s: %s", c->path, key, path,
-                                              strerror(errno))
-                              : 0;
-    memset(&st, 0, sizeof(st));
-    for (int file = 1; rc == 0; file = 0) {
-        if (stat(p, &st) != 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-            ((st.st_mode & 022) != 0 && (file || (st.st_mode & S_ISVTX) == 0)))
-            rc = sworn_err_set(SWORN_ERR_IO,
-                               "%s: %s: %s: %s is not root's alone (owner uid %lu, mode %04o): "
-                               "another user could replace what root runs",
-                               c->path, key, path, p, (unsigned long)st.st_uid,
-                               (unsigned)(st.st_mode & 07777));
-        if (strcmp(p, "/") == 0 || strcmp(p, ".") == 0)
-            break;
-        {
-            char *d = dirname(p);
-
-            memmove(p, d, strlen(d) + 1);
-        }
-    }
+    if (geteuid() != 0)
+        return 0;
+    if (follow && (p = realpath(path, NULL)) == NULL)
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s: %s: %s", c->path, key, path, strerror(errno));
+    rc = sworn_safefile_open(p != NULL ? p : path, 0, SWORN_SAFEFILE_NOBODY, key, &fd, NULL);
     free(p);
-    return rc;
+    if (rc < 0)
+        return sworn_err_set(sworn_err_code(), "%s: %s: another user could replace what root runs",
+                             c->path, sworn_err_msg());
+    close(fd);
+    return 0;
 }
 
-/*
- * The folders above a file of the signer's (its PIN or key file, owned by signer.user): the file
- * itself is the signer's, but who may replace it is decided by its folders, which must be root's
- * alone as need_trusted says (otherwise the engine's uid could put a PIN file of its choosing, or
- * a link to one, in its place for the next signer).
- */
-static int need_trusted_folder(const struct sworn_dconfig *c, const char *key, const char *path)
+static int need_trusted(const struct sworn_dconfig *c, const char *key, const char *path)
 {
-    char *p = geteuid() == 0 ? realpath(path, NULL) : NULL;
-    int rc;
-
-    if (p == NULL)
-        return 0; /* not root, or no such file: need_secret says what is wrong with it */
-    rc = need_trusted(c, key, dirname(p));
-    free(p);
-    return rc;
+    return need_trusted_at(c, key, path, 0);
 }
 
 /* A secret of the signer's (PIN or key file) that the engine's uid owns is the engine's too. */
@@ -1201,19 +1196,18 @@ static int check(const struct sworn_dconfig *c, int signer_files)
     if (c->export_dir != NULL)
         SWORN_GUARD(need_kind(c, "log.export_dir", c->export_dir, 1));
     if (signer_files && strncmp(c->signer_key, "file:", 5) == 0) {
-        SWORN_GUARD(need_secret(c, "signer.key", c->signer_key + 5, "key file", KEY_FILE_MAX));
+        SWORN_GUARD(need_secret(c, "signer.key", c->signer_key + 5, "key file", KEY_FILE_MAX,
+                                users.signer_uid));
         SWORN_GUARD(need_not_engines(c, &users, "signer.key", c->signer_key + 5));
-        SWORN_GUARD(need_trusted_folder(c, "signer.key", c->signer_key + 5));
     }
     if (signer_files && c->signer_module != NULL) {
         SWORN_GUARD(need_kind(c, "signer.module", c->signer_module, 0));
-        SWORN_GUARD(need_trusted(c, "signer.module", c->signer_module));
+        SWORN_GUARD(need_trusted_at(c, "signer.module", c->signer_module, 1));
     }
     if (signer_files && c->signer_pin_file != NULL) {
-        SWORN_GUARD(
-            need_secret(c, "signer.pin_file", c->signer_pin_file, "PIN file", PIN_FILE_MAX));
+        SWORN_GUARD(need_secret(c, "signer.pin_file", c->signer_pin_file, "PIN file", PIN_FILE_MAX,
+                                users.signer_uid));
         SWORN_GUARD(need_not_engines(c, &users, "signer.pin_file", c->signer_pin_file));
-        SWORN_GUARD(need_trusted_folder(c, "signer.pin_file", c->signer_pin_file));
     }
     if (c->keyring != NULL)
         SWORN_GUARD(need_kind(c, "keyring", c->keyring, 0));

@@ -17,6 +17,7 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "fileio.h"
+#include "safefile.h"
 #include "yamldoc.h"
 
 /* Replies larger than this are cut (tail): the frame limit is 1 MiB. */
@@ -373,9 +374,11 @@ int d_policy_reload(struct d_daemon *d,
     j->d = d;
     j->on_done = on_done;
     j->arg = arg;
-    /* The file is read once: the PolicyLoaded digest is SHA-256 of exactly the bytes parsed
-     * (or refused), never of a second reading that could find other bytes (finding 1). */
-    if (sworn_file_read(d->cfg->policy_path, SWORN_YAML_MAX_BYTES, &bytes, &n) < 0) {
+    /* The file is read once, through the checked open (safefile.h: no link, root's or ours, not
+     * writable by others): the PolicyLoaded digest is SHA-256 of exactly the bytes parsed (or
+     * refused), never of a second reading that could find other bytes (finding 1). */
+    if (sworn_safefile_read(d->cfg->policy_path, 0, SWORN_SAFEFILE_NOBODY, "policy",
+                            SWORN_YAML_MAX_BYTES, &bytes, &n) < 0) {
         snprintf(j->error, sizeof(j->error), "%s", sworn_err_msg()); /* digest: all zero */
     } else if (sworn_policy_load_mem(d->cfg->policy_path, (const uint8_t *)bytes, n, &j->policy) ==
                0) {

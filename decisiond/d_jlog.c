@@ -5,9 +5,12 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "utf8.h"
 
 static atomic_int min_level = D_LOG_INFO;
 
@@ -24,7 +27,7 @@ void d_log(enum d_log_level level, const char *event, json_object *fields)
     struct timespec now;
     struct tm tm;
     char ts[40];
-    const char *text;
+    char *text;
     size_t len;
 
     if ((int)level < atomic_load(&min_level) || (int)level > D_LOG_ERROR) {
@@ -60,8 +63,16 @@ void d_log(enum d_log_level level, const char *event, json_object *fields)
         }
         json_object_put(fields);
     }
-    text = json_object_to_json_string_ext(line,
-                                          JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    /* json-c escapes C0, '"' and '\\' only and copies every other byte: the escaper makes the line
+     * valid UTF-8 JSON without control, bidi or invisible characters (utf8.h), whatever bytes a
+     * message quotes. */
+    text = sworn_utf8_escape_dup(json_object_to_json_string_ext(
+                                     line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                                 SWORN_UTF8_ESCAPE_JSON);
+    if (text == NULL) {
+        json_object_put(line);
+        return;
+    }
     len = strlen(text);
     {
         /* One write per line, so concurrent lines never interleave. */
@@ -76,6 +87,7 @@ void d_log(enum d_log_level level, const char *event, json_object *fields)
             (void)!write(STDERR_FILENO, "\n", 1);
         }
     }
+    free(text);
     json_object_put(line);
 }
 

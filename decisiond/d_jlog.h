@@ -6,6 +6,9 @@
  * "error"), "event" (a fixed, greppable name such as "decision" or "checkpoint"), and the
  * event's own fields. Only the fields given are written: callers never pass credential values,
  * PINs or request bodies, and the logger has no way to print a secret it was not handed.
+ * Every line is valid UTF-8 JSON without control, bidi or invisible characters: whatever bytes a
+ * field holds, they are escaped (common/utf8.h, SWORN_UTF8_ESCAPE_JSON; a byte that is not UTF-8
+ * becomes \ufffd), so a log viewer shows what the line says.
  *
  * Thread safety: lines from several threads never interleave (one write(2) per line).
  */

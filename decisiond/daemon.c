@@ -333,7 +333,7 @@ int main(int argc, char **argv)
         goto out;
     }
     d_refusals_init(&d->refusals, d->cfg);
-    if (sworn_policy_load_file(d->cfg->policy_path, &d->policy) < 0) {
+    if (sworn_policy_load_trusted(d->cfg->policy_path, &d->policy) < 0) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
         goto out;
     }

@@ -30,6 +30,7 @@
 #include "launch.h"
 #include "policy.h"
 #include "privdrop.h"
+#include "safefile.h"
 #include "vault.h"
 
 #include <openssl/evp.h>
@@ -274,7 +275,15 @@ static int open_programs(struct monitor *m)
     m->exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     if (m->exe_fd < 0 || realpath("/proc/self/exe", m->self) == NULL)
         return sworn_err_set(SWORN_ERR_IO, "/proc/self/exe: %s", strerror(errno));
-    m->signer_fd = open(m->cfg->signer_program, O_RDONLY | O_CLOEXEC);
+    /* As root, through the checked open: the descriptor that every signer is exec'd from is the
+     * one whose file, owner and folders were checked. */
+    if (geteuid() == 0) {
+        if (sworn_safefile_open(m->cfg->signer_program, 0, SWORN_SAFEFILE_NOBODY, "signer.program",
+                                &m->signer_fd, &st) < 0)
+            return -1;
+    } else {
+        m->signer_fd = open(m->cfg->signer_program, O_RDONLY | O_CLOEXEC);
+    }
     if (m->signer_fd < 0 || fstat(m->signer_fd, &st) != 0 || !S_ISREG(st.st_mode))
         return sworn_err_set(SWORN_ERR_IO, "signer.program %s: not a regular file to open",
                              m->cfg->signer_program);
@@ -654,7 +663,7 @@ static int check_load(const struct monitor *m)
     struct sworn_vault *vault = NULL;
     int rc = 1;
 
-    if (sworn_policy_load_file(m->cfg->policy_path, &policy) < 0 ||
+    if (sworn_policy_load_trusted(m->cfg->policy_path, &policy) < 0 ||
         (m->cfg->vault_path != NULL && sworn_vault_load(m->cfg->vault_path, &vault) < 0)) {
         fprintf(stderr, "sworn-decisiond: %s\n", sworn_err_msg());
     } else {
@@ -700,6 +709,19 @@ static int check_only_run(struct monitor *m)
     return WEXITSTATUS(status);
 }
 
+/* The binary at path (the monitor's own) is what safefile.h accepts, when started as root. */
+static int check_self(const char *path)
+{
+    int fd = -1;
+
+    if (geteuid() != 0)
+        return 0;
+    if (sworn_safefile_open(path, 0, SWORN_SAFEFILE_NOBODY, "the daemon's binary", &fd, NULL) < 0)
+        return -1;
+    (void)close(fd);
+    return 0;
+}
+
 int d_monitor_main(const char *config, const char *log_level, int check_only)
 {
     static struct monitor mon;
@@ -727,7 +749,10 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
         rc = check_only_run(m);
         goto out;
     }
-    if (open_programs(m) < 0 || signer_config(m) < 0) {
+    /* The programs the monitor runs (the engine is this one) are opened once; as root both must be
+     * what the checked open of safefile.h accepts (root's alone, as signer.program), or anyone
+     * could change what root starts. */
+    if (open_programs(m) < 0 || check_self(m->self) < 0 || signer_config(m) < 0) {
         d_log_msg(D_LOG_ERROR, "start_failed", sworn_err_msg());
         goto out;
     }

@@ -42,6 +42,7 @@
 #include "fileio.h"
 #include "frame.h"
 #include "reqjson.h"
+#include "utf8.h"
 #include "wipe.h"
 
 #define CTL_TIMEOUT_MS 30000
@@ -60,9 +61,15 @@ static int usage(const char *why)
     return 2;
 }
 
+/* An error for a person: the message may quote what the daemon or a file said, so it is
+ * escaped (utf8.h) like everything else swornctl prints. */
 static int die(const char *what)
 {
-    fprintf(stderr, "swornctl: %s: %s\n", what, sworn_err_msg());
+    char msg[SWORN_UTF8_ESCAPE_MAX(SWORN_ERR_MSG_MAX)];
+
+    (void)sworn_utf8_escape(sworn_err_msg(), strlen(sworn_err_msg()), SWORN_UTF8_ESCAPE_TEXT, msg,
+                            sizeof(msg));
+    fprintf(stderr, "swornctl: %s: %s\n", what, msg);
     return 1;
 }
 
@@ -96,10 +103,16 @@ static int decide_call(const char *sock, const Sworn__V1__AuthorizationRequest *
     return rc;
 }
 
+/* One line of JSON: json-c escapes C0 only, so the line goes through the escaper (utf8.h):
+ * no control, bidi or invisible character from a record reaches the operator's terminal. */
 static void print_json(json_object *o)
 {
-    printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *line = sworn_utf8_escape_dup(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        SWORN_UTF8_ESCAPE_JSON);
+
+    printf("%s\n", line != NULL ? line : "{\"error\":\"out of memory\"}");
+    free(line);
     json_object_put(o);
 }
 

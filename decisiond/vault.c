@@ -29,6 +29,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "resource.h"
+#include "safefile.h"
 #include "utf8.h"
 #include "wipe.h"
 
@@ -163,7 +164,7 @@ static int symbolic_ok(const char *s, size_t n)
     return 1;
 }
 
-/* A value: 1..16384 bytes of UTF-8, no control characters but tab. Never says where. */
+/* A value: 1..16384 bytes of UTF-8, no unsafe characters (utf8.h) but tab. Never says where. */
 static int value_ok(const uint8_t *p, size_t n)
 {
     struct sworn_buf b = sworn_buf_init(p, n);
@@ -174,7 +175,7 @@ static int value_ok(const uint8_t *p, size_t n)
     while (sworn_buf_remaining(&b) > 0) {
         if (sworn_utf8_next(&b, &cp) < 0)
             return 0;
-        if (cp != '\t' && (sworn_utf8_is_control(cp) || (cp >= 0x80 && cp <= 0x9f)))
+        if (cp != '\t' && sworn_utf8_is_control(cp))
             return 0;
     }
     return 1;
@@ -212,21 +213,11 @@ static int read_vault_file(const char *path, char **data, size_t *len, size_t *c
     struct stat st;
     char *buf = NULL;
     size_t got = 0, want = 0, cap = 0;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = -1;
 
-    if (fd < 0) {
-        if (errno == ELOOP)
-            return sworn_err_set(SWORN_ERR_IO, "vault %s is a symbolic link; refusing it", path);
-        return sworn_err_set(errno == ENOENT ? SWORN_ERR_NOTFOUND : SWORN_ERR_IO,
-                             "cannot open vault %s: %s", path, strerror(errno));
-    }
-    SWORN_ENSURE(fstat(fd, &st) == 0, SWORN_ERR_IO, "cannot stat vault %s: %s", path,
-                 strerror(errno));
-    SWORN_ENSURE(S_ISREG(st.st_mode), SWORN_ERR_IO, "vault %s is not a regular file", path);
-    SWORN_ENSURE((st.st_mode & 077) == 0, SWORN_ERR_IO,
-                 "vault %s has mode %04o, which lets group or others in; it must be 0600 or "
-                 "stricter (chmod 600 %s)",
-                 path, (unsigned)(st.st_mode & 07777), path);
+    /* The checked open (safefile.h): no link on the path, folders root's or ours, 0600. */
+    SWORN_GUARD(
+        sworn_safefile_open(path, SWORN_SAFEFILE_SECRET, SWORN_SAFEFILE_NOBODY, "vault", &fd, &st));
     SWORN_ENSURE(st.st_uid == geteuid(), SWORN_ERR_IO,
                  "vault %s is owned by uid %lu; it must be owned by uid %lu, which runs decisiond",
                  path, (unsigned long)st.st_uid, (unsigned long)geteuid());
@@ -256,7 +247,8 @@ static int read_vault_file(const char *path, char **data, size_t *len, size_t *c
     return 0;
 fail:
     secret_free((uint8_t *)buf, cap);
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return -1;
 }
 

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "frame.h"
 #include "policy_int.h"
+#include "safefile.h"
 #include "utf8.h"
 #include "yamldoc.h"
 
@@ -716,6 +717,22 @@ int sworn_policy_load_file(const char *path, struct sworn_policy **out)
         return -1;
     rc = load_doc(d, out);
     sworn_yaml_free(d);
+    return rc;
+}
+
+int sworn_policy_load_trusted(const char *path, struct sworn_policy **out)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (path == NULL || out == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_load_trusted: bad arguments");
+    if (sworn_safefile_read(path, 0, SWORN_SAFEFILE_NOBODY, "policy", SWORN_YAML_MAX_BYTES, &data,
+                            &len) != 0)
+        return -1;
+    rc = sworn_policy_load_mem(path, (const uint8_t *)data, len, out);
+    free(data);
     return rc;
 }
 

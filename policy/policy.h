@@ -69,6 +69,12 @@ struct sworn_policy_result {
  * allocated, *out is untouched, and sworn_err says "<file>:<line>:<col>: <message>".
  */
 int sworn_policy_load_file(const char *path, struct sworn_policy **out);
+/*
+ * sworn_policy_load_file for the daemon: the file is read through the checked open of
+ * common/safefile.h (no symbolic link on its path; it and its folders root's or the caller's,
+ * not writable by others), and the bytes parsed are those read from the checked descriptor.
+ */
+int sworn_policy_load_trusted(const char *path, struct sworn_policy **out);
 int sworn_policy_load_mem(const char *name, const uint8_t *p, size_t len,
                           struct sworn_policy **out);
 void sworn_policy_free(struct sworn_policy *p);

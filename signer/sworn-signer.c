@@ -51,6 +51,8 @@
 #include "launch.h"
 #include "p11module.h"
 #include "privdrop.h"
+#include "safefile.h"
+#include "secretfile.h"
 #include "seccomp.h"
 #include "signer.h"
 
@@ -375,6 +377,12 @@ int main(int argc, char **argv)
     /* A hung device call is bounded by the engine's deadline (the monitor kills this process),
      * so device calls run inline, without the watchdog's thread handoff. */
     a.cfg.inline_device_calls = 1;
+    /* Opened as root before the drop, so the key and PIN files are the user's it drops to, or
+     * root's: the root monitor that starts it checked their owners against the configured users
+     * (decisiond/config.c, need_secret; docs/configuration.md, "File checks"). Their links,
+     * modes and folders are checked here again. */
+    if (a.drop)
+        sworn_secretfile_allow_owner(SWORN_SAFEFILE_ANYONE);
     if (sworn_signer_open(&a.cfg, &s) < 0)
         first_error(&code, msg, "");
     if (code == SWORN_OK && lock_memory(a.drop) < 0)

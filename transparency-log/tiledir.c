@@ -29,45 +29,218 @@ static int join(const char *dir, const char *rel, char out[DIR_PATH_MAX])
     return 0;
 }
 
-/* Create every missing folder on the way to the file at path (not the file itself). */
-static int make_parents(const char *path)
-{
-    char tmp[DIR_PATH_MAX];
+/*
+ * Every file export writes lives under the tiles folder and is reached from a descriptor of that
+ * folder (root below), one component at a time, with openat and O_NOFOLLOW: a folder inside it
+ * that was replaced by a symbolic link (to anywhere) stops the export rather than redirect its
+ * writes; temporary files are created with O_EXCL | O_NOFOLLOW and renamed with renameat, so
+ * nothing is ever written through a link that was planted at their name.
+ */
 
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *p = tmp + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return sworn_err_set(SWORN_ERR_IO, "mkdir %s: %s", tmp, strerror(errno));
-        *p = '/';
+/* Open the folder rel[0..len) under root, creating missing folders when create. OUT: *out. */
+static int open_folder(int root, const char *rel, size_t len, int create, int *out)
+{
+    char part[DIR_PATH_MAX];
+    int cur = dup(root);
+
+    if (cur < 0)
+        return sworn_err_set(SWORN_ERR_IO, "export: dup: %s", strerror(errno));
+    for (size_t at = 0; at < len;) {
+        size_t n = 0;
+        int next;
+
+        while (at + n < len && rel[at + n] != '/')
+            n++;
+        if (n == 0 || n >= sizeof(part)) {
+            close(cur);
+            return sworn_err_set(SWORN_ERR_ARG, "export: bad path %.*s", (int)len, rel);
+        }
+        memcpy(part, rel + at, n);
+        part[n] = '\0';
+        next = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && errno == ENOENT && create) {
+            if (mkdirat(cur, part, 0755) != 0 && errno != EEXIST) {
+                int e = errno;
+
+                close(cur);
+                return sworn_err_set(SWORN_ERR_IO, "export: mkdir %.*s: %s", (int)(at + n), rel,
+                                     strerror(e));
+            }
+            next = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (next < 0) {
+            int e = errno;
+
+            close(cur);
+            if (e == ENOENT)
+                return sworn_err_set(SWORN_ERR_NOTFOUND, "export: %.*s does not exist",
+                                     (int)(at + n), rel);
+            return sworn_err_set(SWORN_ERR_IO,
+                                 "export: %.*s: %s (a symbolic link or another file in the tiles "
+                                 "folder is refused: export writes only inside it)",
+                                 (int)(at + n), rel, strerror(e));
+        }
+        close(cur);
+        cur = next;
+        at += n;
+        while (at < len && rel[at] == '/')
+            at++;
     }
+    *out = cur;
     return 0;
 }
 
-/* Write an immutable file: when it exists it must already hold exactly these bytes. */
-static int write_immutable(const char *path, const uint8_t *data, size_t len)
+/* Split rel into its folder (under root; created when missing) and its last component. OUT:
+ * *dfd (close it), *name (points into rel). */
+static int open_parent(int root, const char *rel, int *dfd, const char **name)
 {
-    uint8_t *old = NULL;
-    size_t old_len = 0;
+    const char *slash = strrchr(rel, '/');
 
-    if (sworn_file_read(path, SWORN_TILE_BUNDLE_MAX, (char **)&old, &old_len) == 0) {
-        int same = old_len == len && memcmp(old, data, len) == 0;
-
-        free(old);
-        if (!same)
-            return sworn_err_set(SWORN_ERR_CORRUPT,
-                                 "%s exists with other content: refusing to publish a second tree "
-                                 "under the same name",
-                                 path);
-        return 0;
+    *name = slash != NULL ? slash + 1 : rel;
+    if (**name == '\0')
+        return sworn_err_set(SWORN_ERR_ARG, "export: bad path %s", rel);
+    if (slash == NULL) {
+        *dfd = dup(root);
+        return *dfd < 0 ? sworn_err_set(SWORN_ERR_IO, "export: dup: %s", strerror(errno)) : 0;
     }
-    if (sworn_err_code() != SWORN_ERR_NOTFOUND)
+    return open_folder(root, rel, (size_t)(slash - rel), 1, dfd);
+}
+
+/* Write all of data to fd and fsync it. */
+static int write_all(int fd, const char *rel, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    for (size_t done = 0; done < len;) {
+        ssize_t n = write(fd, p + done, len - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return sworn_err_set(SWORN_ERR_IO, "export: write %s: %s", rel, strerror(errno));
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "export: fsync %s: %s", rel, strerror(errno));
+    return 0;
+}
+
+/* Replace name in folder dfd with data: a temporary file created O_EXCL | O_NOFOLLOW, fsynced,
+ * renamed over name, and the folder fsynced. rel names the file in errors. */
+static int replace_at(int dfd, const char *name, const char *rel, const void *data, size_t len)
+{
+    char tmp[DIR_PATH_MAX];
+    int fd;
+
+    if (snprintf(tmp, sizeof(tmp), ".%s.tmp.%ld", name, (long)getpid()) >= (int)sizeof(tmp))
+        return sworn_err_set(SWORN_ERR_RANGE, "export: name too long: %s", rel);
+    /* A temporary file left by a crashed export of this pid (or planted): its name only. */
+    if (unlinkat(dfd, tmp, 0) != 0 && errno != ENOENT)
+        return sworn_err_set(SWORN_ERR_IO, "export: unlink %s's temporary file: %s", rel,
+                             strerror(errno));
+    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "export: create %s's temporary file: %s", rel,
+                             strerror(errno));
+    if (write_all(fd, rel, data, len) < 0) {
+        close(fd);
+        (void)unlinkat(dfd, tmp, 0);
         return -1;
-    if (make_parents(path) < 0)
+    }
+    if (close(fd) != 0 || renameat(dfd, tmp, dfd, name) != 0) {
+        int e = errno;
+
+        (void)unlinkat(dfd, tmp, 0);
+        return sworn_err_set(SWORN_ERR_IO, "export: replace %s: %s", rel, strerror(e));
+    }
+    if (fsync(dfd) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "export: fsync the folder of %s: %s", rel,
+                             strerror(errno));
+    return 0;
+}
+
+/* Replace the file rel under root (a replaceable file: checkpoint, the sworn/ history). */
+static int replace_rel(int root, const char *rel, const void *data, size_t len)
+{
+    const char *name;
+    int dfd = -1, rc;
+
+    if (open_parent(root, rel, &dfd, &name) < 0)
         return -1;
-    return sworn_file_replace(path, data, len, 0644);
+    rc = replace_at(dfd, name, rel, data, len);
+    close(dfd);
+    return rc;
+}
+
+/* Read name in dfd (never through a link) into buf (capacity cap). OUT: *len. Returns 0, 1 when
+ * it does not exist, -1 on error (a link, not a regular file, larger than cap). */
+static int read_at(int dfd, const char *name, const char *rel, uint8_t *buf, size_t cap,
+                   size_t *len)
+{
+    struct stat st;
+    size_t got = 0;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd < 0 && errno == ENOENT)
+        return 1;
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "export: open %s: %s", rel, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return sworn_err_set(SWORN_ERR_IO, "export: %s is not a regular file", rel);
+    }
+    for (;;) {
+        ssize_t n = read(fd, buf + got, cap - got);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+
+            close(fd);
+            return sworn_err_set(SWORN_ERR_IO, "export: read %s: %s", rel, strerror(e));
+        }
+        if (n == 0)
+            break;
+        got += (size_t)n;
+        if (got == cap) {
+            close(fd);
+            return sworn_err_set(SWORN_ERR_CORRUPT, "export: %s is larger than any tile", rel);
+        }
+    }
+    close(fd);
+    *len = got;
+    return 0;
+}
+
+/* Write an immutable file rel under root: when it exists it must already hold exactly these
+ * bytes. */
+static int write_immutable(int root, const char *rel, const uint8_t *data, size_t len)
+{
+    const char *name;
+    uint8_t *old = malloc(SWORN_TILE_BUNDLE_MAX + 1);
+    size_t old_len = 0;
+    int dfd = -1, rc = -1, r;
+
+    SWORN_ENSURE(old != NULL, SWORN_ERR_NOMEM, "export: out of memory");
+    SWORN_GUARD(open_parent(root, rel, &dfd, &name));
+    r = read_at(dfd, name, rel, old, SWORN_TILE_BUNDLE_MAX + 1, &old_len);
+    if (r < 0)
+        goto fail;
+    if (r == 0) {
+        SWORN_ENSURE(old_len == len && memcmp(old, data, len) == 0, SWORN_ERR_CORRUPT,
+                     "%s exists with other content: refusing to publish a second tree under the "
+                     "same name",
+                     rel);
+        rc = 0;
+        goto fail;
+    }
+    rc = replace_at(dfd, name, rel, data, len);
+fail:
+    if (dfd >= 0)
+        close(dfd);
+    free(old);
+    return rc;
 }
 
 static uint64_t level_size(uint64_t size, int level)
@@ -84,6 +257,12 @@ static int tile_file(const char *dir, const struct sworn_tile_id *id, char out[D
     if (sworn_tile_path(id, rel, sizeof(rel)) < 0)
         return -1;
     return join(dir, rel, out);
+}
+
+/* The path of tile id relative to the tiles folder. */
+static int tile_rel(const struct sworn_tile_id *id, char out[DIR_PATH_MAX])
+{
+    return sworn_tile_path(id, out, DIR_PATH_MAX) < 0 ? -1 : 0;
 }
 
 /* Encode the entry bundle of tile t of a tree of `size` entries. OUT: *len. */
@@ -131,8 +310,9 @@ static int build_receipts(struct sworn_log *log, uint64_t t, unsigned w, uint8_t
     return 0;
 }
 
-/* "sworn/receipts/<N>[.p/<W>]": the entry bundle's path with "tile/entries/" replaced. */
-static int receipts_file(const char *dir, const struct sworn_tile_id *id, char out[DIR_PATH_MAX])
+/* "sworn/receipts/<N>[.p/<W>]": the entry bundle's path with "tile/entries/" replaced, relative
+ * to the tiles folder. */
+static int receipts_rel(const struct sworn_tile_id *id, char out[DIR_PATH_MAX])
 {
     static const char entries_prefix[] = "tile/entries/";
     char rel[SWORN_TILE_PATH_MAX], rrel[SWORN_TILE_PATH_MAX + 8];
@@ -142,12 +322,13 @@ static int receipts_file(const char *dir, const struct sworn_tile_id *id, char o
     if (strncmp(rel, entries_prefix, sizeof(entries_prefix) - 1) != 0)
         return sworn_err_set(SWORN_ERR_ARG, "receipts: %s is not an entry bundle path", rel);
     snprintf(rrel, sizeof(rrel), "sworn/receipts/%s", rel + sizeof(entries_prefix) - 1);
-    return join(dir, rrel, out);
+    snprintf(out, DIR_PATH_MAX, "%s", rrel);
+    return 0;
 }
 
-/* Where the walks below write, and up to which tree size. */
+/* Where the walks below write (a descriptor of the tiles folder), and up to which tree size. */
 struct history_out {
-    const char *dir;
+    int root;
     uint64_t max_size;
 };
 
@@ -155,11 +336,7 @@ struct history_out {
 static int write_history_file(const struct history_out *h, const char *rel, const void *data,
                               size_t len)
 {
-    char path[DIR_PATH_MAX];
-
-    if (join(h->dir, rel, path) < 0 || make_parents(path) < 0)
-        return -1;
-    return sworn_file_replace(path, data, len, 0644);
+    return replace_rel(h->root, rel, data, len);
 }
 
 static int export_checkpoint(void *arg, uint64_t size, const char *note, size_t len)
@@ -192,9 +369,9 @@ static int export_quote(void *arg, uint64_t size, const uint8_t *attest, size_t 
  * Every stored checkpoint and quote of a tree no larger than n, under sworn/ (docs/formats.md):
  * what an auditor needs to check consistency between successive checkpoints and each quote.
  */
-static int export_history(struct sworn_log *log, uint64_t n, uint64_t min_size, const char *dir)
+static int export_history(struct sworn_log *log, uint64_t n, uint64_t min_size, int root)
 {
-    struct history_out h = {dir, n};
+    struct history_out h = {root, n};
 
     if (sworn_log_each_checkpoint_from(log, min_size, export_checkpoint, &h) != 0)
         return -1;
@@ -215,7 +392,7 @@ int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char 
     char path[DIR_PATH_MAX];
     size_t note_len;
     uint64_t n;
-    int rc = -1;
+    int rc = -1, root = -1;
 
     SWORN_ENSURE(note != NULL && buf != NULL, SWORN_ERR_NOMEM, "export: out of memory");
     SWORN_GUARD(sworn_log_get_checkpoint(log, size, note, SWORN_NOTE_MAX_LEN + 1, &note_len, &n));
@@ -223,6 +400,12 @@ int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char 
                  (unsigned long long)since, (unsigned long long)n);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         sworn_err_set(SWORN_ERR_IO, "mkdir %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    /* The tiles folder itself must not be a link either: everything below is relative to it. */
+    root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (root < 0) {
+        sworn_err_set(SWORN_ERR_IO, "export: open the tiles folder %s: %s", dir, strerror(errno));
         goto fail;
     }
     for (int level = 0; level <= SWORN_TILE_MAX_LEVEL && level_size(n, level) > 0; level++) {
@@ -233,8 +416,8 @@ int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char 
             struct sworn_tile_id id = {.level = level, .index = t};
 
             SWORN_GUARD(sworn_log_read_tile(log, n, level, t, buf, &id.width));
-            SWORN_GUARD(tile_file(dir, &id, path));
-            SWORN_GUARD(write_immutable(path, buf, (size_t)id.width * SWORN_HASH_LEN));
+            SWORN_GUARD(tile_rel(&id, path));
+            SWORN_GUARD(write_immutable(root, path, buf, (size_t)id.width * SWORN_HASH_LEN));
         }
     }
     for (uint64_t t = since / SWORN_TILE_WIDTH; n > 0 && t <= (n - 1) / SWORN_TILE_WIDTH; t++) {
@@ -242,22 +425,23 @@ int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char 
         size_t len;
 
         SWORN_GUARD(build_bundle(log, n, t, buf, &len, &id.width));
-        SWORN_GUARD(tile_file(dir, &id, path));
-        SWORN_GUARD(write_immutable(path, buf, len));
+        SWORN_GUARD(tile_rel(&id, path));
+        SWORN_GUARD(write_immutable(root, path, buf, len));
         /* Receipts are written with their entries (one transaction), so this is final too. */
         SWORN_GUARD(build_receipts(log, t, id.width, buf, &len));
-        SWORN_GUARD(receipts_file(dir, &id, path));
-        SWORN_GUARD(write_immutable(path, buf, len));
+        SWORN_GUARD(receipts_rel(&id, path));
+        SWORN_GUARD(write_immutable(root, path, buf, len));
     }
     /* From `since` itself: its checkpoint may have been signed again, and quoted, since. */
-    SWORN_GUARD(export_history(log, n, since, dir));
+    SWORN_GUARD(export_history(log, n, since, root));
     /* Last, so that a reader who sees this checkpoint finds every tile it names. */
-    SWORN_GUARD(join(dir, "checkpoint", path));
-    SWORN_GUARD(sworn_file_replace(path, note, note_len, 0644));
+    SWORN_GUARD(replace_rel(root, "checkpoint", note, note_len));
     if (exported_size != NULL)
         *exported_size = n;
     rc = 0;
 fail:
+    if (root >= 0)
+        close(root);
     free(note);
     free(buf);
     return rc;

@@ -258,51 +258,127 @@ int sv_write_file_atomic(const char *path, const void *data, size_t len, char *w
     return 0;
 }
 
+/* The code point at s[0..n) (n >= 1). OUT: *cp. Returns its length (1..4), or 0 when not UTF-8. */
+static size_t utf8_one(const uint8_t *s, size_t n, uint32_t *cp)
+{
+    uint8_t c = s[0];
+    size_t k;
+    uint32_t v;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+        k = 1;
+        v = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        k = 2;
+        v = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 3;
+        v = c & 0x07;
+    } else {
+        return 0;
+    }
+    /* All k continuation bytes must be there. */
+    if (n <= k)
+        return 0;
+    for (size_t j = 1; j <= k; j++) {
+        if ((s[j] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[j] & 0x3F);
+    }
+    if ((k == 2 && v < 0x800) || (k == 3 && (v < 0x10000 || v > 0x10FFFF)) ||
+        (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return k + 1;
+}
+
 int sv_utf8_valid(const uint8_t *s, size_t n)
 {
-    size_t i = 0;
+    uint32_t cp;
 
-    while (i < n) {
-        uint8_t c = s[i];
-        uint32_t cp;
-        size_t k;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            k = 1;
-            cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            k = 2;
-            cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 3;
-            cp = c & 0x07;
-        } else {
+    for (size_t i = 0, k; i < n; i += k)
+        if ((k = utf8_one(s + i, n - i, &cp)) == 0)
             return 0;
-        }
-        /* All k continuation bytes must be there. */
-        if (n - i <= k)
-            return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xC0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (s[i + j] & 0x3F);
-        }
-        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += k + 1;
-    }
     return 1;
+}
+
+/*
+ * The unsafe characters of docs/protocol.md section 3, which no recorded string may hold: the
+ * controls (C0, DEL, C1), the separators U+2028/U+2029, the Default_Ignorable_Code_Points of
+ * Unicode 15.1 (the bidi controls among them) and U+FFF9..U+FFFB. The verifier's own copy of the
+ * list, written from the document: it shares no code with the recording side.
+ */
+static int unsafe_cp(uint32_t cp)
+{
+    static const uint32_t r[][2] = {
+        {0x0000, 0x001F},   {0x007F, 0x009F},   {0x00AD, 0x00AD},   {0x034F, 0x034F},
+        {0x061C, 0x061C},   {0x115F, 0x1160},   {0x17B4, 0x17B5},   {0x180B, 0x180F},
+        {0x200B, 0x200F},   {0x2028, 0x202E},   {0x2060, 0x206F},   {0x3164, 0x3164},
+        {0xFE00, 0xFE0F},   {0xFEFF, 0xFEFF},   {0xFFA0, 0xFFA0},   {0xFFF0, 0xFFFB},
+        {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0000, 0xE0FFF},
+    };
+
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+        if (cp >= r[i][0] && cp <= r[i][1])
+            return 1;
+    return 0;
 }
 
 int sv_text_clean(const uint8_t *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (s[i] < 0x20 || s[i] == 0x7F)
+    uint32_t cp;
+
+    for (size_t i = 0, k; i < n; i += k)
+        if ((k = utf8_one(s + i, n - i, &cp)) == 0 || unsafe_cp(cp))
             return 0;
-    return sv_utf8_valid(s, n);
+    return 1;
+}
+
+/*
+ * The report's escapers. Deliberately not the recording side's (common/utf8.c, which the
+ * verifier must not link) and simpler than it: everything outside printable ASCII is escaped,
+ * so no list is needed and no look-alike letter reaches the auditor's screen either.
+ */
+void sv_print_text(FILE *out, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '\\')
+            fputs("\\\\", out);
+        else if (c < 0x20 || c >= 0x7F)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+void sv_print_json_string(FILE *out, const char *s)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    size_t n = strlen(s);
+
+    fputc('"', out);
+    for (size_t i = 0, k; i < n; i += k) {
+        uint32_t cp = 0xFFFD;
+
+        if ((k = utf8_one(p + i, n - i, &cp)) == 0) {
+            k = 1;
+            cp = 0xFFFD; /* not UTF-8: the replacement character */
+        }
+        if (cp == '"' || cp == '\\')
+            fprintf(out, "\\%c", (int)cp);
+        else if (cp >= 0x20 && cp < 0x7F)
+            fputc((int)cp, out);
+        else if (cp <= 0xFFFF)
+            fprintf(out, "\\u%04x", (unsigned)cp);
+        else
+            fprintf(out, "\\u%04x\\u%04x", (unsigned)(0xD800 + ((cp - 0x10000) >> 10)),
+                    (unsigned)(0xDC00 + ((cp - 0x10000) & 0x3FF)));
+    }
+    fputc('"', out);
 }

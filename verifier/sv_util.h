@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define SV_HASH 32
@@ -55,7 +56,17 @@ int sv_write_file_atomic(const char *path, const void *data, size_t len, char *w
 /* UTF-8 well-formedness (no overlong, no surrogate, <= U+10FFFF); 1 when valid. */
 int sv_utf8_valid(const uint8_t *s, size_t n);
 
-/* 1 when s (n bytes) is valid UTF-8 with no control byte (C0, DEL; C1 not checked). */
+/*
+ * 1 when s (n bytes) is valid UTF-8 without an unsafe character (docs/protocol.md section 3:
+ * C0, DEL, C1, U+2028/U+2029, bidi controls and the other invisible characters).
+ */
 int sv_text_clean(const uint8_t *s, size_t n);
+
+/* Print s for a person: printable ASCII as it is, a backslash as \\, every other byte as \xNN. */
+void sv_print_text(FILE *out, const char *s);
+
+/* Print s as a JSON string of printable ASCII: every other character as \uXXXX (a surrogate pair
+ * above U+FFFF), a byte that is not UTF-8 as \ufffd. */
+void sv_print_json_string(FILE *out, const char *s);
 
 #endif

@@ -1880,20 +1880,10 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
 /* ------------------------------------------------------------------------------------------ */
 /* Reports */
 
+/* Strings in the report may quote the record (origin, entry fields, file names): escaped. */
 void sv_json_string(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20 || c == 0x7F)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    sv_print_json_string(out, s);
 }
 
 static const char *status_name(enum sv_status s)
@@ -1955,14 +1945,23 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
 {
     char root[64];
 
+    /* Every string that may quote the record is escaped (sv_print_text): the record's bytes
+     * never reach the auditor's terminal as they are. */
     if (r->unreadable) {
-        fprintf(out, "UNREADABLE %s: %s\n", r->record, r->unreadable_why);
+        fputs("UNREADABLE ", out);
+        sv_print_text(out, r->record);
+        fputs(": ", out);
+        sv_print_text(out, r->unreadable_why);
+        fputc('\n', out);
         return;
     }
     sv_b64_encode(r->root, SV_HASH, root, sizeof(root));
-    fprintf(out, "record  %s\norigin  %s\ntree    %llu entries, root %s, %llu checkpoint(s)\n",
-            r->record, r->origin, (unsigned long long)r->size, root,
-            (unsigned long long)r->checkpoints);
+    fputs("record  ", out);
+    sv_print_text(out, r->record);
+    fputs("\norigin  ", out);
+    sv_print_text(out, r->origin);
+    fprintf(out, "\ntree    %llu entries, root %s, %llu checkpoint(s)\n",
+            (unsigned long long)r->size, root, (unsigned long long)r->checkpoints);
     for (int i = 0; i < SV_CHECK_COUNT; i++) {
         const struct sv_check *c = &r->checks[i];
 
@@ -1971,12 +1970,21 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
                 : c->status == SV_FAIL ? "FAILED"
                                        : "-",
                 check_names[i], (unsigned long long)c->count);
-        if (c->status == SV_FAIL)
-            fprintf(out, ", %llu failed; first: %s: %s (%s)", (unsigned long long)c->failures,
-                    c->item, c->why, c->code);
+        if (c->status == SV_FAIL) {
+            fprintf(out, ", %llu failed; first: ", (unsigned long long)c->failures);
+            sv_print_text(out, c->item);
+            fputs(": ", out);
+            sv_print_text(out, c->why);
+            fputs(" (", out);
+            sv_print_text(out, c->code);
+            fputc(')', out);
+        }
         fputc('\n', out);
-        if (c->note[0] != '\0')
-            fprintf(out, "          note: %s\n", c->note);
+        if (c->note[0] != '\0') {
+            fputs("          note: ", out);
+            sv_print_text(out, c->note);
+            fputc('\n', out);
+        }
     }
     if (r->development)
         fprintf(out, "development  the record shows a development start (hardening.development): "

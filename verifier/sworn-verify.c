@@ -12,6 +12,7 @@
 
 #include "sv_fork.h"
 #include "sv_policy.h"
+#include "sv_util.h"
 #include "sv_verify.h"
 
 #define EXIT_FAIL 1
@@ -38,6 +39,13 @@ struct opts {
     const char *pos[4];
     int npos;
 };
+
+/* A message that may quote a record or a file, escaped (sv_print_text), and a newline. */
+static void say(FILE *out, const char *msg)
+{
+    sv_print_text(out, msg);
+    fputc('\n', out);
+}
 
 static int usage(const char *msg)
 {
@@ -111,7 +119,8 @@ static int load_policy(const char *path, struct sv_policy *p)
     char why[SV_WHY];
 
     if (sv_policy_load(path, p, why) != 0) {
-        fprintf(stderr, "sworn-verify: policy %s: %s\n", path, why);
+        fprintf(stderr, "sworn-verify: policy %s: ", path);
+        say(stderr, why);
         return -1;
     }
     return 0;
@@ -145,7 +154,8 @@ static int cmd_verify(struct opts *o)
     else
         sv_report_print_text(rep, stdout);
     if (rc == 2 && !o->json)
-        fprintf(stderr, "sworn-verify: %s\n", rep->unreadable_why);
+        fputs("sworn-verify: ", stderr);
+    say(stderr, rep->unreadable_why);
     free(rep);
     sv_policy_free(&p);
     return rc;
@@ -167,7 +177,8 @@ static int cmd_compare(struct opts *o)
         char w[SV_WHY];
 
         if (sv_write_file_atomic(o->fork_out, proof, proof_len, w) != 0) {
-            fprintf(stderr, "sworn-verify: %s\n", w);
+            fputs("sworn-verify: ", stderr);
+            say(stderr, w);
             rc = EXIT_USAGE;
         }
     }
@@ -185,7 +196,7 @@ static int cmd_compare(struct opts *o)
         }
         printf("}\n");
     } else {
-        printf("%s\n", why);
+        say(stdout, why);
         if (rc == 1 && o->fork_out != NULL)
             printf("fork proof written to %s\n", o->fork_out);
     }
@@ -207,7 +218,8 @@ static int cmd_check_fork(struct opts *o)
     if (load_policy(o->policy, &p) != 0)
         return EXIT_USAGE;
     if (sv_read_file(o->pos[0], SV_FORK_MAX, &data, &len, NULL, why) != 0) {
-        fprintf(stderr, "sworn-verify: %s\n", why);
+        fputs("sworn-verify: ", stderr);
+        say(stderr, why);
         sv_policy_free(&p);
         return EXIT_USAGE;
     }
@@ -215,8 +227,10 @@ static int cmd_check_fork(struct opts *o)
     if (rc == 0)
         printf("fork proven: two checkpoints signed by the log that no append-only log can "
                "both have signed\n");
-    else
-        printf("not a fork proof: %s\n", why);
+    else {
+        fputs("not a fork proof: ", stdout);
+        say(stdout, why);
+    }
     free(data);
     sv_policy_free(&p);
     return rc == 0 ? 0 : EXIT_FAIL;

@@ -25,7 +25,9 @@
  * requests and responses, a framed policy-loaded Entry, a framed RefusalsDropped Entry and one
  * whose pairs are out of order (refused), and a refused zero-length header; a request of exactly
  * SWORN_FRAME_REQUEST_MAX bytes and one of a byte more, the review's 256 header names of 256
- * bytes, and a 1 MiB length announced with 3 bytes after it.
+ * bytes, and a 1 MiB length announced with 3 bytes after it;
+ * and requests refused for an unsafe character (utf8.h): U+202E and U+009B in the path, U+200B
+ * in the path, a tag character in the principal.
  */
 #include <stdint.h>
 #include <stdlib.h>

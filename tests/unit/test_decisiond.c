@@ -43,6 +43,7 @@
 #include "quote.h"
 #include "stack_fixture.h"
 #include "testutil.h"
+#include "utf8.h"
 
 /* Verify a receipt with openssl over TBS = FF "sworn/v1 receipt" 00 || leaf. 0 = verified. */
 static int openssl_verify_receipt(const char *dir, const char *spki_der, const uint8_t leaf[32],
@@ -251,6 +252,148 @@ static int count_refused(struct sworn_stack *s)
             n++;
     sworn__v1__admin_response__free_unpacked(r, NULL);
     return n;
+}
+
+/* Send r as the proxy would but without the client's own checks (it would refuse to encode the
+ * strings below); returns the answer's error code, or 0 when the answer was a decision.
+ * OUT: sha256, the SHA-256 of the body sent (what a Refused entry records). */
+static uint32_t send_raw_request(struct sworn_stack *s, Sworn__V1__AuthorizationRequest *req,
+                                 uint8_t sha256[32])
+{
+    Sworn__V1__DecisionRequest env = SWORN__V1__DECISION_REQUEST__INIT;
+    Sworn__V1__DecisionReply *rep;
+    size_t raw_len, len;
+    uint8_t *raw, *body = NULL;
+    uint32_t code;
+    int fd = sworn_stack_connect(s->decision);
+
+    assert_true(fd >= 0);
+    env.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
+    env.authorize = req;
+    env.version = SWORN_WIRE_VERSION;
+    raw_len = sworn__v1__decision_request__get_packed_size(&env);
+    raw = malloc(SWORN_FRAME_HDR_LEN + raw_len);
+    assert_non_null(raw);
+    sworn__v1__decision_request__pack(&env, raw + SWORN_FRAME_HDR_LEN);
+    raw[0] = raw[1] = 0;
+    raw[2] = (uint8_t)(raw_len >> 8);
+    raw[3] = (uint8_t)raw_len;
+    assert_int_equal(
+        EVP_Digest(raw + SWORN_FRAME_HDR_LEN, raw_len, sha256, NULL, EVP_sha256(), NULL), 1);
+    assert_int_equal(
+        sworn_stack_exchange(fd, raw, SWORN_FRAME_HDR_LEN + raw_len, 10000, &body, &len), 0);
+    close(fd);
+    free(raw);
+    rep = sworn_frame_unpack_reply(body, len);
+    free(body);
+    assert_non_null(rep);
+    code = rep->body_case == SWORN__V1__DECISION_REPLY__BODY_ERROR ? rep->error->code : 0;
+    sworn__v1__decision_reply__free_unpacked(rep, NULL);
+    return code;
+}
+
+/* Every byte of the file at path is printable: valid UTF-8 without an unsafe character, but
+ * newlines (what a terminal shows as it is). */
+static void assert_file_printable(const char *path)
+{
+    size_t len = 0;
+    char *text = sworn_test_read_file(path, &len);
+
+    if (sworn_utf8_check(text, len, 1, path) != 0)
+        fail_msg("%s", sworn_err_msg());
+    free(text);
+}
+
+/*
+ * Review finding 12: a request whose path holds U+202E (RIGHT-TO-LEFT OVERRIDE) and U+009B (the
+ * 8-bit CSI) was decided and recorded with the raw bytes, which `swornctl tail` printed. Now
+ * every string of a request is refused when it holds a control, bidi or invisible character
+ * (common/utf8.h): an error frame, a Refused entry (a deny) naming the code point, and nothing
+ * unescaped in swornctl's output or the daemon's log.
+ */
+static void test_spoofing_characters_refused(void **state)
+{
+    static const struct {
+        const char *principal, *path, *names;
+    } cases[] = {
+        {"agent-1",
+         "/allowed/\xe2\x80\xaetxt.exe\xc2\x9b"
+         "31m",
+         "U+202E"}, /* the review's */
+        {"agent-1",
+         "/allowed/a\xc2\x9b"
+         "31m",
+         "U+009B"},
+        {"agent-1", "/allowed/\xe2\x81\xa6x", "U+2066"},
+        {"agent-1", "/allowed/a\xe2\x80\x8b", "U+200B"},
+        {"agent-1", "/allowed/a\xe2\x80\xa8", "U+2028"},
+        {"agent-1", "/allowed/a\xef\xbb\xbf", "U+FEFF"},
+        {"agent-1", "/allowed/a\xf3\xa0\x81\x81", "U+E0041"},
+        {"agent\xe2\x80\x8f-1", "/allowed/a", "U+200F"}, /* in another string */
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    struct sworn_stack s;
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__TailRequest t = SWORN__V1__TAIL_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+    uint8_t sha[N][32];
+    char *out, *log;
+    int before, found = 0;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    before = count_refused(&s);
+    for (int i = 0; i < N; i++) {
+        struct sworn_stack_req req;
+        char id[32];
+
+        snprintf(id, sizeof(id), "spoof-%d", i);
+        sworn_stack_req_init(&req, id, cases[i].principal, cases[i].path);
+        /* Refused (before the fix: decided, and recorded with the raw bytes). */
+        assert_int_equal(send_raw_request(&s, &req.req, sha[i]), SWORN_ERR_FORMAT);
+    }
+    /* Every refusal is in the record (appended off the loop: wait for them). */
+    for (int i = 0; i < 50 && count_refused(&s) - before < N; i++)
+        sworn_test_sleep_ms(100);
+    assert_int_equal(count_refused(&s) - before, N);
+    t.count = 100;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
+    rq.tail = &t;
+    r = sworn_stack_admin(&s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
+    for (size_t i = 0; i < r->tail->n_entries; i++) {
+        const Sworn__V1__Entry *e = r->tail->entries[i];
+
+        /* No decision was made for any of them. */
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_DECISION)
+            assert_null(strstr(e->decision->request->request_id, "spoof-"));
+        if (e->kind_case != SWORN__V1__ENTRY__KIND_REFUSED)
+            continue;
+        for (int k = 0; k < N; k++) {
+            if (e->refused->frame_sha256.len != 32 ||
+                memcmp(e->refused->frame_sha256.data, sha[k], 32) != 0)
+                continue;
+            assert_int_equal(e->refused->code, SWORN_ERR_FORMAT);
+            assert_string_equal(e->refused->channel, "decision");
+            /* The reason names the character, as U+XXXX. */
+            if (strstr(e->refused->message, cases[k].names) == NULL)
+                fail_msg("case %d: %s", k, e->refused->message);
+            found++;
+        }
+    }
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    assert_int_equal(found, N);
+    /* What the operator sees: swornctl's tail, the daemon's log lines. */
+    assert_int_equal(
+        sworn_stack_sh(&s, "\"$SWORNCTL_BIN\" --config \"$CONFIG\" tail 100 > tail.out"), 0);
+    out = sworn_test_path(s.dir, "tail.out");
+    assert_file_printable(out);
+    log = sworn_test_path(s.dir, "decisiond.log");
+    assert_file_printable(log);
+    free(out);
+    free(log);
+    assert_int_equal(sworn_stack_down(&s), 0);
 }
 
 /* Hostile frames are answered with an error frame, recorded, and cost nothing else. */
@@ -550,6 +693,60 @@ static Sworn__V1__AdminResponse *reload(struct sworn_stack *s)
 
 /* A broken policy file keeps the old policy, and the failed reload is recorded; a good one
  * takes effect, and decisions carry its digest from then on. */
+/*
+ * Review finding 13, on a real stack: the engine reads the policy through the checked open at
+ * every reload. A policy file replaced by a symbolic link (to a policy that denies everything),
+ * then one that others may write, is refused (the error says why), and the old policy stays.
+ */
+static void test_policy_file_checked(void **state)
+{
+    static const char deny_all[] = "version: 2\nrules:\n  - id: none\n    effect: deny\n";
+    struct sworn_stack s;
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    char *path, *other;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    path = sworn_test_path(s.dir, "policy.yaml");
+    other = sworn_test_path(s.dir, "other.yaml");
+    sworn_test_write_file(other, deny_all, strlen(deny_all), 0644);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(other, path), 0);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_non_null(strstr(ar->error->message, "symbolic link"));
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_decide_path(&s, "after-link", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* The file itself, but world-writable. */
+    assert_int_equal(unlink(path), 0);
+    sworn_test_write_file(path, deny_all, strlen(deny_all), 0644);
+    assert_int_equal(chmod(path, 0666), 0);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+    assert_non_null(strstr(ar->error->message, "mode 0666"));
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_decide_path(&s, "after-mode", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* Put right: taken. */
+    assert_int_equal(chmod(path, 0644), 0);
+    ar = reload(&s);
+    assert_non_null(ar);
+    assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+    sworn__v1__admin_response__free_unpacked(ar, NULL);
+    r = sworn_stack_decide_path(&s, "after-fix", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    free(other);
+    free(path);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 static void test_policy_reload(void **state)
 {
     struct sworn_stack s;
@@ -1368,8 +1565,10 @@ int main(void)
         cmocka_unit_test(test_clock_only_in_test_binary),
         cmocka_unit_test(test_recorded_before_effect),
         cmocka_unit_test(test_protocol_refusals),
+        cmocka_unit_test(test_spoofing_characters_refused),
         cmocka_unit_test(test_escalations),
         cmocka_unit_test(test_policy_reload),
+        cmocka_unit_test(test_policy_file_checked),
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_budget_replay_whole_window),
         cmocka_unit_test(test_measured_start_and_quotes),

@@ -9,9 +9,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -389,6 +392,99 @@ static void test_receipts_beside_entries(void **state)
     free(tiles);
 }
 
+/* How many entries the folder path holds (0 when it holds none). */
+static int entries_in(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/*
+ * Review finding 13: export follows no symbolic link inside the tiles folder. A folder of it
+ * replaced by a link to elsewhere stops the export, and nothing is written there; a link planted
+ * at a temporary file's name or at `checkpoint` is replaced, never written through; the tiles
+ * folder itself may not be a link.
+ */
+static void test_export_refuses_links(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    struct sworn_note_signer *signers[1] = {&signer};
+    char *key = sworn_test_path(f->dir, "log.key"), *tiles = sworn_test_path(f->dir, "tiles"),
+         *outside = sworn_test_path(f->dir, "outside"),
+         *victim = sworn_test_path(outside, "victim");
+    char vkey[SWORN_NOTE_VKEY_MAX + 1], note[4096], link[2048], cmd[8192], *data;
+    size_t len;
+
+    assert_int_equal(sworn_note_keygen_ed25519("test.sworn.example/log", key, vkey, sizeof(vkey)),
+                     0);
+    assert_int_equal(sworn_note_signer_open_file(key, NULL, &signer), 0);
+    for (int i = 0; i < 3; i++)
+        sworn_test_append(f->log, "e", 1, (uint64_t)i);
+    assert_int_equal(sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &len, NULL), 0);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), 0);
+    assert_int_equal(mkdir(outside, 0755), 0);
+    sworn_test_write_file(victim, "keep", 4, 0644);
+    sworn_test_append(f->log, "e", 1, 3);
+    assert_int_equal(sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &len, NULL), 0);
+
+    /* tile/ (and then sworn/) replaced by a link to the outside folder: refused, nothing there. */
+    static const char *const folders[] = {"tile/entries", "sworn/checkpoint", "tile", "sworn"};
+    for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++) {
+        snprintf(link, sizeof(link), "%s/%s", tiles, folders[i]);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' && ln -s '%s' '%s'", link, outside, link);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+        assert_non_null(strstr(sworn_err_msg(), "symbolic link"));
+        assert_int_equal(entries_in(outside), 1); /* the victim alone */
+        assert_int_equal(unlink(link), 0);
+    }
+    /* The folder is put right: the export goes through. */
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), 0);
+
+    /* A link at checkpoint's temporary name, and checkpoint itself a link: replaced, the victim
+     * untouched (before: written through, or refused by O_EXCL without a word). */
+    snprintf(link, sizeof(link), "%s/.checkpoint.tmp.%ld", tiles, (long)getpid());
+    assert_int_equal(symlink(victim, link), 0);
+    snprintf(link, sizeof(link), "%s/checkpoint", tiles);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(symlink(victim, link), 0);
+    sworn_test_append(f->log, "e", 1, 4);
+    assert_int_equal(sworn_log_checkpoint(f->log, signers, 1, note, sizeof(note), &len, NULL), 0);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), 0);
+    data = sworn_test_read_file(victim, &len);
+    assert_int_equal(len, 4);
+    assert_memory_equal(data, "keep", 4);
+    free(data);
+    {
+        struct stat st;
+
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+    }
+
+    /* The tiles folder itself a link: refused. */
+    snprintf(link, sizeof(link), "%s/tiles-link", f->dir);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, link, NULL), -1);
+    assert_int_equal(entries_in(outside), 1);
+
+    sworn_note_signer_close(&signer);
+    free(key);
+    free(tiles);
+    free(victim);
+    free(outside);
+}
+
 /*
  * An incremental export (what decisiond does after each checkpoint) leaves the folder as a full
  * export of the same checkpoint does (tiles, partial tiles, entry and receipts bundles, every
@@ -470,6 +566,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_database_refused, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_create_and_open_refusals, sworn_test_log_setup,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_export_refuses_links, sworn_test_log_setup,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_incremental_export, sworn_test_log_setup,
                                         sworn_test_log_teardown),

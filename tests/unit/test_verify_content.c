@@ -139,6 +139,9 @@ static void policy_loaded(const struct fx *f, struct built *b, const uint8_t *di
 }
 
 /* A decision; omit: 1 drops the reason, 2 drops the principal. */
+/* The path of the decisions built below (a test of hostile strings changes it for a while). */
+static const char *decision_path = "/v1/charges";
+
 static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
                      const uint8_t *digest, uint64_t t_ms, int omit)
 {
@@ -158,7 +161,7 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
     rs.scheme = "https";
     rs.host = "api.example.com";
     rs.port = 443;
-    rs.path = "/v1/charges";
+    rs.path = (char *)decision_path;
     cx.method = "POST";
     cx.n_header_names = 2;
     cx.header_names = headers;
@@ -531,6 +534,63 @@ static void test_entry_content(void **state)
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 3);
     json_object_put(rep);
+    built_free(&b);
+}
+
+/* No byte of s (n bytes) is outside printable ASCII but newlines: what a terminal shows as is. */
+static void assert_printable_ascii(const char *s, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != '\n' && (s[i] < 0x20 || s[i] >= 0x7f))
+            fail_msg("%s: byte 0x%02x at %zu", what, (unsigned)(uint8_t)s[i], i);
+}
+
+/*
+ * Review finding 12: an old record (built here) whose entry holds U+202E and U+009B in a path,
+ * in a folder whose name holds them too. The entry fails "entries" with bad-string (the rule of
+ * docs/protocol.md section 3, in the verifier's own copy), and neither report, text or JSON,
+ * prints the bytes as they are.
+ */
+static void test_spoofing_strings(void **state)
+{
+    static const char name[] = "old\xe2\x80\xaetxt.exe\xc2\x9b"
+                               "31m";
+    struct fx *f = *state;
+    struct built b = {0};
+    struct sworn_test_run r;
+    char pn[128], *pp, *rec;
+    json_object *rep;
+
+    policy_loaded(f, &b, f->digest, T2023);
+    decision_path = "/v1/\xe2\x80\xaetxt.exe\xc2\x9b"
+                    "31m";
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+    decision_path = "/v1/charges";
+    make_record(f, name, &b, NULL);
+    rep = verify_json(f, name, NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "bad-string", "entry 1");
+    json_object_put(rep);
+    snprintf(pn, sizeof(pn), "%s.policy", name);
+    pp = P(f, pn);
+    rec = P(f, name);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--no-progress", "--policy", pp, rec, NULL);
+    assert_int_equal(r.status, 1);
+    assert_printable_ascii(r.out, r.out_len, "text report");
+    assert_printable_ascii(r.err, r.err_len, "text report's stderr");
+    assert_non_null(strstr(r.out, "old\\xe2\\x80\\xaetxt.exe\\xc2\\x9b31m"));
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--json", "--no-progress", "--policy", pp, rec,
+                    NULL);
+    assert_int_equal(r.status, 1);
+    assert_printable_ascii(r.out, r.out_len, "JSON report");
+    assert_non_null(strstr(r.out, "old\\u202etxt.exe\\u009b31m"));
+    rep = json_tokener_parse(r.out);
+    assert_non_null(rep);
+    assert_non_null(strstr(json_object_get_string(sworn_verify_get(rep, "record")), name));
+    json_object_put(rep);
+    sworn_test_run_free(&r);
+    free(pp);
+    free(rec);
     built_free(&b);
 }
 
@@ -1406,6 +1466,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_receipt_of_another_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escalation_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spoofing_strings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_development, setup, teardown),
