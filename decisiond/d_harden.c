@@ -1,13 +1,10 @@
 /*
- * d_harden.c -- decisiond's process hardening (d_daemon.h; docs/decisiond.md "Hardening").
+ * d_harden.c -- the engine's process hardening (d_daemon.h; docs/decisiond.md "Hardening").
  *
- * Early (before any secret is read): no core dumps and not dumpable (privdrop.h), and, when run
- * as root, all memory locked so that vault credentials and PINs are never swapped out. Root has
- * CAP_IPC_LOCK, so the lock has no size limit there; an unprivileged daemon cannot lock all its
- * memory under the default RLIMIT_MEMLOCK, and instead relies on the vault locking each value.
- *
- * After the sockets are open and the signer child started: drop to run_as (privdrop.h), so
- * nothing after start-up runs as root.
+ * Early (before any secret is read): no core dumps and not dumpable (privdrop.h). The engine
+ * does not lock all its memory (its log caches and frame buffers hold no secret, and it runs
+ * unprivileged under the default RLIMIT_MEMLOCK): the vault locks each credential value itself
+ * (vault.c). The drop to run_as is the monitor's, before it execs the engine (monitor.c).
  */
 #include <errno.h>
 #include <pwd.h>
