@@ -262,9 +262,10 @@ static json_object *pending_json(const Sworn__V1__PendingEscalation *p)
 }
 
 /*
- * One page of the held escalations from log index from. OUT: *out, the ListEscalationsResponse
- * (inside *whole: free that). 0; 1 after printing an error frame; -1 with sworn_err set, also when
- * the page does not start at from or later (decisiond's promise, which the decoder cannot check).
+ * One page of the held escalations from log index from. OUT: *whole, the answer (free it, also
+ * on failure), and *out, its ListEscalationsResponse. 0; 1 when the answer is an error frame;
+ * -1 with sworn_err set, also when the page does not start at from or later (decisiond's
+ * promise, which the decoder cannot check).
  */
 static int escalations_page(const char *sock, uint64_t from, Sworn__V1__AdminResponse **whole,
                             const Sworn__V1__ListEscalationsResponse **out)
@@ -282,7 +283,7 @@ static int escalations_page(const char *sock, uint64_t from, Sworn__V1__AdminRes
         return -1;
     *whole = r;
     if (r->body_case == SWORN__V1__ADMIN_RESPONSE__BODY_ERROR)
-        return print_error(r->error);
+        return 1;
     if (r->body_case != SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS)
         return sworn_err_set(SWORN_ERR_FORMAT, "decisiond answered a listing with another result");
     if (r->list_escalations->n_pending > 0 && r->list_escalations->pending[0]->log_index < from)
@@ -328,6 +329,11 @@ static int cmd_escalations(const char *sock)
         }
         if (!l->more) {
             printf("],\"total\":%u}\n", (unsigned)l->total);
+            if (l->total != listed)
+                fprintf(stderr,
+                        "swornctl: the held escalations changed during the listing (%zu listed, "
+                        "%u held now): list again to see them as they are\n",
+                        listed, (unsigned)l->total);
             sworn__v1__admin_response__free_unpacked(r, NULL);
             return 0;
         }
@@ -342,12 +348,12 @@ static int cmd_escalations(const char *sock)
         }
         from++;
     }
+    if (opened)
+        fputs("],\"incomplete\":true}\n", stdout);
+    if (rc > 0)
+        print_error(r->error);
     if (r != NULL)
         sworn__v1__admin_response__free_unpacked(r, NULL);
-    if (opened) {
-        fputs("],\"incomplete\":true}\n", stdout);
-        fflush(stdout);
-    }
     return rc > 0 ? 1 : die("escalations");
 }
 

@@ -463,8 +463,11 @@ static void test_listing_pages(void **state)
     sworn__v1__admin_response__free_unpacked(r, NULL);
 
     /* swornctl escalations reads every page: all 20, in index order, with their hashes, and the
-     * total, as one JSON object. */
-    assert_int_equal(sworn_stack_sh(&s, "\"%s\" --config \"$CONFIG\" escalations > esc.json", ctl),
+     * total, as one JSON object; nothing changed meanwhile, so nothing on standard error. */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "\"%s\" --config \"$CONFIG\" escalations > esc.json 2> esc.err "
+                                    "&& [ ! -s esc.err ] && [ \"$(wc -l < esc.json)\" = 1 ]",
+                                    ctl),
                      0);
     file = sworn_test_path(s.dir, "esc.json");
     o = json_object_from_file(file);
