@@ -947,6 +947,7 @@ static void test_escalation_pages(void **state)
     assert_true(back->list_escalations->more);
     assert_int_equal(back->list_escalations->total, SWORN_FRAME_ESCALATIONS_PAGE + 1);
     sworn__v1__admin_response__free_unpacked(back, NULL);
+    free(f);
 
     /* Each rule broken in the bytes a peer would send: the decoder refuses them. Built by
      * protobuf-c's own packer (no checks), then decoded. */
