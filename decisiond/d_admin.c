@@ -58,8 +58,7 @@ void d_admin_list_escalations(struct d_daemon *d, struct d_conn *c,
     Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
     Sworn__V1__ListEscalationsResponse l;
 
-    (void)rq;
-    if (d_escalations_list(d->esc, &l) < 0) {
+    if (d_escalations_list(d->esc, rq->list_escalations->from_index, &l) < 0) {
         d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
         return;
     }

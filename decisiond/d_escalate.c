@@ -263,17 +263,49 @@ unsigned d_escalations_pending(const struct d_escalations *e)
     return e->n;
 }
 
-int d_escalations_list(struct d_escalations *e, Sworn__V1__ListEscalationsResponse *out)
+/*
+ * Put h into page (k of cap, in ascending index) if it is among the cap lowest seen so far; the
+ * one that falls off the end, if any, is forgotten. Returns the new count.
+ */
+static size_t page_insert(struct d_held **page, size_t k, size_t cap, struct d_held *h)
 {
-    size_t i = 0;
+    size_t i;
+
+    if (k == cap && h->index > page[k - 1]->index)
+        return k;
+    if (k < cap)
+        k++;
+    for (i = k - 1; i > 0 && page[i - 1]->index > h->index; i--)
+        page[i] = page[i - 1];
+    page[i] = h;
+    return k;
+}
+
+int d_escalations_list(struct d_escalations *e, uint64_t from_index,
+                       Sworn__V1__ListEscalationsResponse *out)
+{
+    struct d_held *page[SWORN_FRAME_ESCALATIONS_PAGE];
+    size_t k = 0, matching = 0;
 
     sworn__v1__list_escalations_response__init(out);
-    if (e->n == 0)
+    out->total = e->n;
+    /* The SWORN_FRAME_ESCALATIONS_PAGE lowest indexes from from_index on: one pass, no sort of
+     * the whole table (it may hold escalation.max_pending). Indexes are unique: one escalate
+     * entry each. */
+    for (struct d_held *h = e->head; h != NULL; h = h->next) {
+        if (h->index < from_index)
+            continue;
+        matching++;
+        k = page_insert(page, k, SWORN_FRAME_ESCALATIONS_PAGE, h);
+    }
+    out->more = matching > k;
+    if (k == 0)
         return 0;
-    out->pending = calloc(e->n, sizeof(*out->pending));
+    out->pending = calloc(k, sizeof(*out->pending));
     if (out->pending == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "escalations: out of memory");
-    for (struct d_held *h = e->head; h != NULL; h = h->next) {
+    for (size_t i = 0; i < k; i++) {
+        struct d_held *h = page[i];
         Sworn__V1__PendingEscalation *p = calloc(1, sizeof(*p));
 
         if (p == NULL) {
@@ -287,8 +319,8 @@ int d_escalations_list(struct d_escalations *e, Sworn__V1__ListEscalationsRespon
         p->log_index = h->index;
         p->entry_hash.data = h->leaf;
         p->entry_hash.len = sizeof(h->leaf);
-        out->pending[i++] = p;
-        out->n_pending = i;
+        out->pending[i] = p;
+        out->n_pending = i + 1;
     }
     return 0;
 }

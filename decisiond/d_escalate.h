@@ -55,8 +55,15 @@ int d_escalation_hold(struct d_daemon *d, struct d_conn *c, Sworn__V1__Authoriza
 
 unsigned d_escalations_pending(const struct d_escalations *e);
 
-/* Fill a ListEscalationsResponse (items allocated; free with d_escalations_list_free). */
-int d_escalations_list(struct d_escalations *e, Sworn__V1__ListEscalationsResponse *out);
+/*
+ * Fill a ListEscalationsResponse with one page: the held requests whose escalate entry's index is
+ * at least from_index, lowest first, at most SWORN_FRAME_ESCALATIONS_PAGE; more set when others
+ * above the last one listed are held; total, how many are held in all. The page borrows the held
+ * requests: free it (d_escalations_list_free, which frees only what this allocated) before the
+ * table changes. 0, or -1 (out of memory; out then lists nothing).
+ */
+int d_escalations_list(struct d_escalations *e, uint64_t from_index,
+                       Sworn__V1__ListEscalationsResponse *out);
 void d_escalations_list_free(Sworn__V1__ListEscalationsResponse *out);
 
 /* What names the held request to resolve (a ResolveRequest's fields). */

@@ -19,15 +19,17 @@
  * /etc/sworn/decisiond.yaml).
  *
  * approve and deny name the held request by its escalate entry's log index (`escalations` lists
- * it with the entry's hash), never by its request id, which the proxy chooses: an id can name
- * another request than the one the operator looked at. --hash HEX (the entry hash listed) makes
- * decisiond refuse the call unless the entry at INDEX has that hash.
+ * it with the entry's hash, every page of the listing, lowest index first), never by its request
+ * id, which the proxy chooses: an id can name another request than the one the operator looked at.
+ * --hash HEX (the entry hash listed) makes decisiond refuse the call unless the entry at INDEX has
+ * that hash.
  *
  * Output is JSON, one object per line (tail: one per entry). A credential value in a decide
  * answer is never printed, only its id and SHA-256.
  * Exit status: 0 success (decide: ALLOW), 1 failure or a refusal (decide: DENY or an error frame),
  * 2 usage, 3 decide: ESCALATE.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,11 +255,125 @@ static int parse_resolve(int argc, char **argv, Sworn__V1__ResolveRequest *rs,
     return 0;
 }
 
+/* One held escalation as JSON: the index (and hash) is what approve and deny take, the id and
+ * the request are for display. */
+static json_object *pending_json(const Sworn__V1__PendingEscalation *p)
+{
+    json_object *e = json_object_new_object();
+    char *req = sworn_reqjson_print_request(p->request);
+
+    json_object_object_add(e, "log_index", json_object_new_int64((int64_t)p->log_index));
+    json_object_object_add(e, "entry_hash", hex_json(p->entry_hash.data, p->entry_hash.len));
+    json_object_object_add(e, "request_id", json_object_new_string(p->request->request_id));
+    json_object_object_add(e, "since_unix_ms", json_object_new_int64((int64_t)p->since_unix_ms));
+    json_object_object_add(e, "deadline_unix_ms",
+                           json_object_new_int64((int64_t)p->deadline_unix_ms));
+    if (req != NULL)
+        json_object_object_add(e, "request", json_tokener_parse(req));
+    free(req);
+    return e;
+}
+
+/*
+ * One page of the held escalations from log index from. OUT: *whole, the answer (free it, also
+ * on failure), and *out, its ListEscalationsResponse. 0; 1 when the answer is an error frame;
+ * -1 with sworn_err set, also when the page does not start at from or later (decisiond's
+ * promise, which the decoder cannot check).
+ */
+static int escalations_page(const char *sock, uint64_t from, Sworn__V1__AdminResponse **whole,
+                            const Sworn__V1__ListEscalationsResponse **out)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ListEscalationsRequest le = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r = NULL;
+
+    le.from_index = from;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    rq.list_escalations = &le;
+    *whole = NULL;
+    *out = NULL;
+    if (admin_call(sock, &rq, &r) < 0)
+        return -1;
+    *whole = r;
+    if (r->body_case == SWORN__V1__ADMIN_RESPONSE__BODY_ERROR)
+        return 1;
+    if (r->body_case != SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS)
+        return sworn_err_set(SWORN_ERR_FORMAT, "decisiond answered a listing with another result");
+    if (r->list_escalations->n_pending > 0 && r->list_escalations->pending[0]->log_index < from)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "decisiond answered a page from index %llu with index %llu",
+                             (unsigned long long)from,
+                             (unsigned long long)r->list_escalations->pending[0]->log_index);
+    *out = r->list_escalations;
+    return 0;
+}
+
+/*
+ * escalations: every page, from index 0 and then from the last index listed + 1 while decisiond
+ * says more are held, printed as one JSON object {"pending":[...],"total":N} written as the pages
+ * come (memory stays one page, however many are held). total is the last page's count of all
+ * held. Each page is a snapshot of its own moment: an escalation held through the whole listing
+ * is listed exactly once (pages ascend, each from past the last); one resolved meanwhile may be
+ * listed yet gone, one held meanwhile may be missing, and total then differs from what is listed.
+ * A page that cannot be had ends the object with "incomplete":true and exit status 1.
+ */
+static int cmd_escalations(const char *sock)
+{
+    const Sworn__V1__ListEscalationsResponse *l;
+    Sworn__V1__AdminResponse *r;
+    uint64_t from = 0;
+    size_t listed = 0;
+    int rc, opened = 0;
+
+    for (;;) {
+        rc = escalations_page(sock, from, &r, &l);
+        if (rc != 0)
+            break;
+        if (!opened)
+            fputs("{\"pending\":[", stdout);
+        opened = 1;
+        for (size_t i = 0; i < l->n_pending; i++) {
+            json_object *e = pending_json(l->pending[i]);
+
+            printf("%s%s", listed++ == 0 ? "" : ",",
+                   json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+            json_object_put(e);
+        }
+        if (!l->more) {
+            printf("],\"total\":%u}\n", (unsigned)l->total);
+            if (l->total != listed)
+                fprintf(stderr,
+                        "swornctl: the held escalations changed during the listing (%zu listed, "
+                        "%u held now): list again to see them as they are\n",
+                        listed, (unsigned)l->total);
+            sworn__v1__admin_response__free_unpacked(r, NULL);
+            return 0;
+        }
+        /* more is only set on a full page (the decoder checks it), in ascending order. */
+        from = l->pending[l->n_pending - 1]->log_index;
+        sworn__v1__admin_response__free_unpacked(r, NULL);
+        if (from == UINT64_MAX) {
+            rc = sworn_err_set(SWORN_ERR_FORMAT, "decisiond says more are held past index %llu",
+                               (unsigned long long)from);
+            r = NULL;
+            break;
+        }
+        from++;
+    }
+    if (opened)
+        fputs("],\"incomplete\":true}\n", stdout);
+    if (rc > 0)
+        print_error(r->error);
+    if (r != NULL)
+        sworn__v1__admin_response__free_unpacked(r, NULL);
+    return rc > 0 ? 1 : die("escalations");
+}
+
 static int cmd_admin(const char *sock, int argc, char **argv)
 {
     Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
     Sworn__V1__StatusRequest st = SWORN__V1__STATUS_REQUEST__INIT;
-    Sworn__V1__ListEscalationsRequest le = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
     Sworn__V1__ResolveRequest rs = SWORN__V1__RESOLVE_REQUEST__INIT;
     Sworn__V1__ReloadPolicyRequest rl = SWORN__V1__RELOAD_POLICY_REQUEST__INIT;
     Sworn__V1__CheckpointNowRequest cn = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
@@ -273,8 +389,7 @@ static int cmd_admin(const char *sock, int argc, char **argv)
         rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_STATUS;
         rq.status = &st;
     } else if (strcmp(cmd, "escalations") == 0 && argc == 1) {
-        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
-        rq.list_escalations = &le;
+        return cmd_escalations(sock);
     } else if (strcmp(cmd, "approve") == 0 || strcmp(cmd, "deny") == 0) {
         if (parse_resolve(argc, argv, &rs, hash) != 0)
             return 2;
@@ -321,31 +436,6 @@ static int cmd_admin(const char *sock, int argc, char **argv)
         json_object_object_add(o, "pending_escalations",
                                json_object_new_int64(r->status->pending_escalations));
         break;
-    case SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS: {
-        json_object *arr = json_object_new_array();
-
-        for (size_t i = 0; i < r->list_escalations->n_pending; i++) {
-            const Sworn__V1__PendingEscalation *p = r->list_escalations->pending[i];
-            json_object *e = json_object_new_object();
-            char *req = sworn_reqjson_print_request(p->request);
-
-            /* The index (and hash) is what approve and deny take; the id is for display. */
-            json_object_object_add(e, "log_index", json_object_new_int64((int64_t)p->log_index));
-            json_object_object_add(e, "entry_hash",
-                                   hex_json(p->entry_hash.data, p->entry_hash.len));
-            json_object_object_add(e, "request_id", json_object_new_string(p->request->request_id));
-            json_object_object_add(e, "since_unix_ms",
-                                   json_object_new_int64((int64_t)p->since_unix_ms));
-            json_object_object_add(e, "deadline_unix_ms",
-                                   json_object_new_int64((int64_t)p->deadline_unix_ms));
-            if (req != NULL)
-                json_object_object_add(e, "request", json_tokener_parse(req));
-            free(req);
-            json_object_array_add(arr, e);
-        }
-        json_object_object_add(o, "pending", arr);
-        break;
-    }
     case SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE:
         json_object_object_add(o, "log_index",
                                json_object_new_int64((int64_t)r->resolve->log_index));

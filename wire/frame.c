@@ -491,6 +491,23 @@ _Static_assert(SWORN_FRAME_RECORD_OVERHEAD ==
 _Static_assert(SWORN_FRAME_REQUEST_MAX >= 16384u, "a request's length in a record is 3 bytes");
 
 /*
+ * A page of held escalations fits in one frame: each PendingEscalation holds a request of at most
+ * SWORN_FRAME_REQUEST_MAX bytes (check_admin_response checks it), three varints of at most 10
+ * bytes and a 32-byte hash; the page adds total (a uint32) and more; the AdminResponse its tag,
+ * length and version. frame.h's table is this sum.
+ */
+_Static_assert(SWORN_FRAME_PENDING_MAX == PB_BYTES(SWORN_FRAME_REQUEST_MAX) + 3u * (1u + 10u) +
+                                              PB_BYTES(SWORN_FRAME_HASH_LEN),
+               "SWORN_FRAME_PENDING_MAX is a PendingEscalation's worst case");
+_Static_assert(SWORN_FRAME_ESCALATIONS_MAX ==
+                   PB_BYTES(SWORN_FRAME_ESCALATIONS_PAGE * PB_BYTES(SWORN_FRAME_PENDING_MAX) +
+                            (1u + 5u) + (1u + 1u)) +
+                       (1u + 5u),
+               "SWORN_FRAME_ESCALATIONS_MAX is a full page's worst case");
+_Static_assert(SWORN_FRAME_ESCALATIONS_MAX <= SWORN_FRAME_MAX - SWORN_FRAME_MAX / 8u,
+               "a full page of held escalations fits in one frame, with an eighth to spare");
+
+/*
  * The socket's total bound on a request: the per-field bounds alone let 256 header names of 256
  * bytes through, which no entry can hold, so the policy's decision could never be recorded.
  */
@@ -744,10 +761,13 @@ int sworn_frame_check_admin_request(const Sworn__V1__AdminRequest *m)
     SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "AdminRequest is NULL");
     switch (m->body_case) {
     case SWORN__V1__ADMIN_REQUEST__BODY_STATUS:
-    case SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS:
     case SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY:
     case SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW:
     case SWORN__V1__ADMIN_REQUEST__BODY_METRICS:
+        return 0;
+    case SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS:
+        /* from_index may be any index: a page from past the newest entry is empty. */
+        SWORN_ENSURE(m->list_escalations != NULL, SWORN_ERR_ARG, "list_escalations is NULL");
         return 0;
     case SWORN__V1__ADMIN_REQUEST__BODY_RESOLVE:
         SWORN_ENSURE(m->resolve != NULL, SWORN_ERR_ARG, "resolve is NULL");
@@ -770,6 +790,43 @@ fail:
     return -1;
 }
 
+/*
+ * A page of held escalations: at most SWORN_FRAME_ESCALATIONS_PAGE, in strictly ascending log
+ * index (so a client paging from the last index + 1 always moves on, and lists none twice), each
+ * request no larger than the decision socket accepts (so a full page fits in a frame); `more`
+ * only on a full page, and `total` at least what the page shows (and one more with `more`).
+ */
+static int check_escalations_page(const Sworn__V1__ListEscalationsResponse *l)
+{
+    size_t i;
+
+    SWORN_ENSURE(l != NULL, SWORN_ERR_ARG, "list_escalations is NULL");
+    SWORN_GUARD(
+        check_count(l->n_pending, SWORN_FRAME_ESCALATIONS_PAGE, "list_escalations.pending"));
+    SWORN_ENSURE(!l->more || l->n_pending == SWORN_FRAME_ESCALATIONS_PAGE, SWORN_ERR_FORMAT,
+                 "list_escalations.more on a page of %zu, not a full page of %u", l->n_pending,
+                 SWORN_FRAME_ESCALATIONS_PAGE);
+    SWORN_ENSURE((uint64_t)l->total >= (uint64_t)l->n_pending + (l->more ? 1u : 0u),
+                 SWORN_ERR_FORMAT, "list_escalations.total %u is less than the %zu%s listed",
+                 (unsigned)l->total, l->n_pending, l->more ? " (and more)" : "");
+    for (i = 0; i < l->n_pending; i++) {
+        const Sworn__V1__PendingEscalation *e = l->pending[i];
+
+        SWORN_ENSURE(e != NULL && e->request != NULL, SWORN_ERR_FORMAT,
+                     "list_escalations.pending[%zu] has no request", i);
+        SWORN_ENSURE(i == 0 || e->log_index > l->pending[i - 1]->log_index, SWORN_ERR_FORMAT,
+                     "list_escalations.pending[%zu].log_index %llu does not follow %llu", i,
+                     (unsigned long long)e->log_index,
+                     (unsigned long long)l->pending[i - 1]->log_index);
+        SWORN_GUARD(check_hash(e->entry_hash, 1, "list_escalations.pending[].entry_hash"));
+        SWORN_GUARD(sworn_frame_check_request(e->request));
+        SWORN_GUARD(check_request_size(e->request));
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m)
 {
     size_t i;
@@ -782,16 +839,7 @@ int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m)
         SWORN_ENSURE(m->status != NULL, SWORN_ERR_ARG, "status is NULL");
         return check_hash(m->status->policy_digest, 0, "status.policy_digest");
     case SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS:
-        SWORN_ENSURE(m->list_escalations != NULL, SWORN_ERR_ARG, "list_escalations is NULL");
-        for (i = 0; i < m->list_escalations->n_pending; i++) {
-            const Sworn__V1__PendingEscalation *e = m->list_escalations->pending[i];
-
-            SWORN_ENSURE(e != NULL && e->request != NULL, SWORN_ERR_FORMAT,
-                         "list_escalations.pending[%zu] has no request", i);
-            SWORN_GUARD(check_hash(e->entry_hash, 1, "list_escalations.pending[].entry_hash"));
-            SWORN_GUARD(sworn_frame_check_request(e->request));
-        }
-        return 0;
+        return check_escalations_page(m->list_escalations);
     case SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE:
     case SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW:
     case SWORN__V1__ADMIN_RESPONSE__BODY_METRICS:

@@ -84,6 +84,24 @@
  */
 #define SWORN_FRAME_REQUEST_MAX (SWORN_FRAME_ENTRY_MAX - SWORN_FRAME_RECORD_OVERHEAD) /* 55399 */
 
+/*
+ * The most held escalations one ListEscalationsResponse lists (a page; the client asks for the
+ * next from the last index + 1 while `more` is set). Every held request came through the decision
+ * socket, so it is at most SWORN_FRAME_REQUEST_MAX bytes, and a page of 16 of them packs into one
+ * frame whatever they hold (checked at compile time in frame.c):
+ *
+ *   PendingEscalation: request 1 + 3 + 55399, three 10-byte varints 3 * 11,
+ *                      entry_hash 1 + 1 + 32                                     55470
+ *   16 of them, each with its tag and 3-byte length       16 * (1 + 3 + 55470)  887584
+ *   total 1 + 5, more 1 + 1; the AdminResponse's tag and length 1 + 3, its version 1 + 5  887602
+ *
+ * which leaves some 160 KiB of SWORN_FRAME_MAX spare. Without pages, 19 such requests held at once
+ * made the one reply too large to send, and the operator could see none of them.
+ */
+#define SWORN_FRAME_ESCALATIONS_PAGE 16u
+#define SWORN_FRAME_PENDING_MAX 55470u      /* a PendingEscalation, in encoded bytes */
+#define SWORN_FRAME_ESCALATIONS_MAX 887602u /* an AdminResponse holding a full page */
+
 /* The first buffer a body gets (or its whole length when shorter); it doubles from there. */
 #define SWORN_FRAME_DEC_MIN 4096u
 

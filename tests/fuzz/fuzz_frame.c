@@ -25,9 +25,11 @@
  * requests and responses, a framed policy-loaded Entry, a framed RefusalsDropped Entry and one
  * whose pairs are out of order (refused), and a refused zero-length header; a request of exactly
  * SWORN_FRAME_REQUEST_MAX bytes and one of a byte more, the review's 256 header names of 256
- * bytes, and a 1 MiB length announced with 3 bytes after it;
- * and requests refused for an unsafe character (utf8.h): U+202E and U+009B in the path, U+200B
- * in the path, a tag character in the principal.
+ * bytes, and a 1 MiB length announced with 3 bytes after it; requests refused for an unsafe
+ * character (utf8.h): U+202E and U+009B in the path, U+200B in the path, a tag character in the
+ * principal; a paged listing of held escalations (a request from an index, a page, a full page
+ * with more) and pages each breaking one rule (17 listed, unordered or repeated indexes, more on a
+ * partial page, a short total, a held request over SWORN_FRAME_REQUEST_MAX), all refused.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -375,6 +375,52 @@ Sworn__V1__DecisionReply *sworn_stack_read_reply(int fd)
     return r;
 }
 
+void sworn_stack_big_init(struct sworn_stack_big_req *b, const char *id, const char *prefix)
+{
+    memset(b, 0, sizeof(*b));
+    assert_true(strlen(prefix) < sizeof(b->prefix));
+    snprintf(b->prefix, sizeof(b->prefix), "%s", prefix);
+    sworn_stack_req_init(&b->q, id, "agent-1", "/");
+    memset(b->name, 'h', 256);
+    for (size_t i = 0; i < SWORN_FRAME_HEADERS_MAX; i++)
+        b->names[i] = b->name;
+    b->q.context.header_names = b->names;
+    b->q.resource.path = b->path;
+}
+
+size_t sworn_stack_big_size(const struct sworn_stack_big_req *b)
+{
+    return protobuf_c_message_get_packed_size(&b->q.req.base);
+}
+
+void sworn_stack_big_path(struct sworn_stack_big_req *b, size_t n)
+{
+    size_t plen = strlen(b->prefix);
+
+    assert_true(n > plen && n <= SWORN_FRAME_STRING_MAX);
+    memset(b->path, 'p', n);
+    memcpy(b->path, b->prefix, plen);
+    b->path[n] = '\0';
+}
+
+void sworn_stack_big_fit(struct sworn_stack_big_req *b, size_t target)
+{
+    size_t plen = 200;
+
+    sworn_stack_big_path(b, plen);
+    b->q.context.n_header_names = 0;
+    /* Header names (259 encoded bytes each) up to some 600 bytes below the target; the path's
+     * length does the rest, in a few rounds (its length varint may grow by a byte). */
+    while (b->q.context.n_header_names < SWORN_FRAME_HEADERS_MAX &&
+           sworn_stack_big_size(b) + 259 + 600 < target)
+        b->q.context.n_header_names++;
+    for (int round = 0; round < 8 && sworn_stack_big_size(b) != target; round++) {
+        plen = (size_t)((long)plen + (long)target - (long)sworn_stack_big_size(b));
+        sworn_stack_big_path(b, plen);
+    }
+    assert_int_equal(sworn_stack_big_size(b), target);
+}
+
 void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, uint64_t index, int approve)
 {
     sworn__v1__admin_request__init(&m->rq);
@@ -386,46 +432,86 @@ void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, uint64_t index, in
     m->rq.resolve = &m->resolve;
 }
 
-void sworn_stack_list_msg(struct sworn_stack_admin_msg *m)
+void sworn_stack_list_msg(struct sworn_stack_admin_msg *m, uint64_t from_index)
 {
     sworn__v1__admin_request__init(&m->rq);
     sworn__v1__list_escalations_request__init(&m->list);
+    m->list.from_index = from_index;
     m->rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
     m->rq.list_escalations = &m->list;
 }
 
-uint64_t sworn_stack_held_index(const Sworn__V1__AdminResponse *r, const char *id)
+Sworn__V1__AdminResponse *sworn_stack_admin_call(void *arg, const Sworn__V1__AdminRequest *rq)
 {
-    uint64_t index = 0;
-    int found = 0;
+    return sworn_stack_admin(arg, (Sworn__V1__AdminRequest *)rq);
+}
 
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
-    for (size_t i = 0; i < r->list_escalations->n_pending; i++) {
-        const Sworn__V1__PendingEscalation *p = r->list_escalations->pending[i];
+size_t sworn_stack_list_all(sworn_stack_admin_fn admin, void *arg,
+                            void (*fn)(const Sworn__V1__PendingEscalation *p, void *fn_arg),
+                            void *fn_arg)
+{
+    struct sworn_stack_admin_msg m;
+    uint64_t from = 0;
+    size_t listed = 0;
+    int more;
 
-        if (strcmp(p->request->request_id, id) != 0)
-            continue;
-        assert_int_equal(p->entry_hash.len, 32);
-        index = p->log_index;
-        found++;
-    }
-    if (found != 1)
-        fail_msg("%d held escalations with request id %s, not 1", found, id);
-    return index;
+    do {
+        Sworn__V1__AdminResponse *r;
+        const Sworn__V1__ListEscalationsResponse *l;
+
+        sworn_stack_list_msg(&m, from);
+        r = admin(arg, &m.rq);
+        assert_non_null(r);
+        if (r->body_case != SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS)
+            fail_msg("the listing from index %llu was answered with %d (%s)",
+                     (unsigned long long)from, (int)r->body_case,
+                     r->body_case == SWORN__V1__ADMIN_RESPONSE__BODY_ERROR ? r->error->message
+                                                                           : "not a listing");
+        l = r->list_escalations;
+        /* The decoder checked the page's order and size; where it starts is for the client. */
+        assert_true(l->n_pending == 0 || l->pending[0]->log_index >= from);
+        for (size_t i = 0; i < l->n_pending; i++)
+            if (fn != NULL)
+                fn(l->pending[i], fn_arg);
+        listed += l->n_pending;
+        more = l->more;
+        if (more)
+            from = l->pending[l->n_pending - 1]->log_index + 1;
+        sworn__v1__admin_response__free_unpacked(r, NULL);
+    } while (more);
+    return listed;
+}
+
+struct held_find {
+    const char *id;
+    uint64_t index;
+    int found;
+};
+
+static void held_match(const Sworn__V1__PendingEscalation *p, void *arg)
+{
+    struct held_find *f = arg;
+
+    if (strcmp(p->request->request_id, f->id) != 0)
+        return;
+    assert_int_equal(p->entry_hash.len, 32);
+    f->index = p->log_index;
+    f->found++;
+}
+
+uint64_t sworn_stack_held_index(sworn_stack_admin_fn admin, void *arg, const char *id)
+{
+    struct held_find f = {id, 0, 0};
+
+    (void)sworn_stack_list_all(admin, arg, held_match, &f);
+    if (f.found != 1)
+        fail_msg("%d held escalations with request id %s, not 1", f.found, id);
+    return f.index;
 }
 
 uint64_t sworn_stack_index_of(struct sworn_stack *s, const char *id)
 {
-    struct sworn_stack_admin_msg m;
-    Sworn__V1__AdminResponse *r;
-    uint64_t index;
-
-    sworn_stack_list_msg(&m);
-    r = sworn_stack_admin(s, &m.rq);
-    index = sworn_stack_held_index(r, id);
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    return index;
+    return sworn_stack_held_index(sworn_stack_admin_call, s, id);
 }
 
 Sworn__V1__AdminResponse *sworn_stack_resolve_at(struct sworn_stack *s, uint64_t index, int approve)
@@ -443,17 +529,7 @@ Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char 
 
 unsigned sworn_stack_pending(struct sworn_stack *s)
 {
-    struct sworn_stack_admin_msg m;
-    Sworn__V1__AdminResponse *r;
-    unsigned n;
-
-    sworn_stack_list_msg(&m);
-    r = sworn_stack_admin(s, &m.rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
-    n = (unsigned)r->list_escalations->n_pending;
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    return n;
+    return (unsigned)sworn_stack_list_all(sworn_stack_admin_call, s, NULL, NULL);
 }
 
 uint64_t sworn_stack_checkpoint_now(struct sworn_stack *s)

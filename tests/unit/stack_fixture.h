@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "frame.h"
 #include "sworn.pb-c.h"
 
 #include "testutil.h"
@@ -91,6 +92,29 @@ struct sworn_stack_req {
 void sworn_stack_req_init(struct sworn_stack_req *r, const char *id, const char *principal,
                           const char *path);
 
+/*
+ * A request tuned to an exact encoded size, as large as the decision socket takes: header names
+ * of 256 bytes (all one buffer) and a path of prefix then 'p's, whose length does the last bytes.
+ * prefix picks the stack policy's rule ("/with-credential/" allows with a credential,
+ * "/escalate/" escalates); at most 64 bytes.
+ */
+struct sworn_stack_big_req {
+    struct sworn_stack_req q;
+    char *names[SWORN_FRAME_HEADERS_MAX];
+    char name[257];
+    char path[SWORN_FRAME_STRING_MAX + 1];
+    char prefix[65];
+};
+/* Request id (principal agent-1, GET http://127.0.0.1:8080<prefix>...) with no header names. */
+void sworn_stack_big_init(struct sworn_stack_big_req *b, const char *id, const char *prefix);
+/* The request's encoded size. */
+size_t sworn_stack_big_size(const struct sworn_stack_big_req *b);
+/* The path: the prefix, then 'p' up to n bytes (strlen(prefix) < n <= SWORN_FRAME_STRING_MAX). */
+void sworn_stack_big_path(struct sworn_stack_big_req *b, size_t n);
+/* Make the request exactly target encoded bytes (header names, then the path's length); fails
+ * the test when it cannot. */
+void sworn_stack_big_fit(struct sworn_stack_big_req *b, size_t target);
+
 /* Send one request on a new connection to the decision socket; returns the reply (free it). */
 Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn_stack_req *r);
 
@@ -130,16 +154,34 @@ struct sworn_stack_admin_msg {
 /* Resolve the escalation whose escalate entry is at log index: approve it (reason "checked by
  * the test") or deny it (reason ""). Named by index only (no request id, no hash). */
 void sworn_stack_resolve_msg(struct sworn_stack_admin_msg *m, uint64_t index, int approve);
-/* List the held escalations. */
-void sworn_stack_list_msg(struct sworn_stack_admin_msg *m);
+/* List one page of the held escalations: those from log index from_index on. */
+void sworn_stack_list_msg(struct sworn_stack_admin_msg *m, uint64_t from_index);
+
+/* An admin call on some transport (arg: the stack, the engine fixture's engine): the answer (free
+ * it), or NULL when there is none. */
+typedef Sworn__V1__AdminResponse *(*sworn_stack_admin_fn)(void *arg,
+                                                          const Sworn__V1__AdminRequest *rq);
+
+/* sworn_stack_admin as a sworn_stack_admin_fn (arg: the struct sworn_stack). */
+Sworn__V1__AdminResponse *sworn_stack_admin_call(void *arg, const Sworn__V1__AdminRequest *rq);
 
 /*
- * The log index of the one held escalation whose request id is id in r, a ListEscalations
- * answer; fails the test unless exactly one is listed with that id, with a 32-byte entry hash.
+ * The whole listing, page by page as swornctl reads it: from index 0, then from the last index
+ * listed + 1 while the page says more. Fails the test unless every answer is a listing whose
+ * pending start at its from_index or later. Calls fn(p, fn_arg) for each held escalation, lowest
+ * index first, while its page is held (fn may be NULL). Returns how many were listed.
  */
-uint64_t sworn_stack_held_index(const Sworn__V1__AdminResponse *r, const char *id);
+size_t sworn_stack_list_all(sworn_stack_admin_fn admin, void *arg,
+                            void (*fn)(const Sworn__V1__PendingEscalation *p, void *fn_arg),
+                            void *fn_arg);
 
-/* sworn_stack_held_index of a fresh listing. */
+/*
+ * The log index of the one held escalation whose request id is id in a whole listing through
+ * admin; fails the test unless exactly one is listed with that id, with a 32-byte entry hash.
+ */
+uint64_t sworn_stack_held_index(sworn_stack_admin_fn admin, void *arg, const char *id);
+
+/* sworn_stack_held_index on the stack's admin socket. */
 uint64_t sworn_stack_index_of(struct sworn_stack *s, const char *id);
 
 /* Resolve the escalation held at log index (sworn_stack_resolve_msg). Returns the admin response
@@ -154,7 +196,8 @@ Sworn__V1__AdminResponse *sworn_stack_resolve_at(struct sworn_stack *s, uint64_t
  */
 Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char *id, int approve);
 
-/* How many escalations are held; fails the test unless the admin call answers the listing. */
+/* How many escalations are held (sworn_stack_list_all: every page); fails the test unless the
+ * admin calls answer the listing. */
 unsigned sworn_stack_pending(struct sworn_stack *s);
 
 /* CheckpointNow on the admin socket; fails the test unless it is answered. Returns the size. */

@@ -12,7 +12,9 @@
  * entry records both.
  *
  * Also: the request-id table itself (d_seen.h): its bound, and that the oldest id goes when it
- * is full.
+ * is full; and the listing in pages (found while fixing finding 4: 19 held requests of the
+ * largest size made the one listing reply too large, and the operator saw none), with swornctl
+ * reading every page (test_listing_pages).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "d_seen.h"
 #include "err.h"
@@ -66,7 +70,7 @@ static void held_one(struct sworn_stack *s, uint64_t *index, uint8_t hash[32], c
     Sworn__V1__AdminResponse *r;
     const Sworn__V1__PendingEscalation *p;
 
-    sworn_stack_list_msg(&m);
+    sworn_stack_list_msg(&m, 0);
     r = sworn_stack_admin(s, &m.rq);
     assert_non_null(r);
     assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS);
@@ -335,6 +339,209 @@ static void test_swornctl_by_index(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/* One page of the listing from index from (a listing, else the test fails; free it). */
+static Sworn__V1__AdminResponse *page_from(struct sworn_stack *s, uint64_t from)
+{
+    struct sworn_stack_admin_msg m;
+    Sworn__V1__AdminResponse *r;
+
+    sworn_stack_list_msg(&m, from);
+    r = sworn_stack_admin(s, &m.rq);
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS)
+        fail_msg("the listing from %llu was answered with %d (%s)", (unsigned long long)from,
+                 (int)r->body_case,
+                 r->body_case == SWORN__V1__ADMIN_RESPONSE__BODY_ERROR ? r->error->message : "?");
+    return r;
+}
+
+#define PAGED_HELD 20 /* more than a page, and more than one old reply could hold */
+
+/* What the listing test holds: per request id big-NN, its connection and escalate entry. */
+struct paged {
+    int fd[PAGED_HELD];
+    uint64_t index[PAGED_HELD]; /* ascending, as the pages list them */
+    int who[PAGED_HELD];        /* index[i] is big-<who[i]>'s */
+};
+
+/* The request number NN of a listed big-NN. */
+static int big_number(const Sworn__V1__PendingEscalation *p)
+{
+    int n = -1;
+
+    assert_int_equal(sscanf(p->request->request_id, "big-%d", &n), 1);
+    assert_true(n >= 0 && n < PAGED_HELD);
+    return n;
+}
+
+/*
+ * The held escalations are listed in pages (found while fixing finding 4): before, one reply held
+ * them all, and 19 held requests of the largest size the decision socket accepts made it larger
+ * than a frame, so the listing failed and the operator saw none of them. An agent that can
+ * trigger escalations could so blind the operator. Now each page holds at most 16 (which always
+ * fit), lowest index first, with the total and whether more are held; swornctl reads every page.
+ */
+static void test_listing_pages(void **state)
+{
+    struct sworn_stack s;
+    const char *ctl = sworn_test_bin("SWORNCTL_BIN");
+    struct sworn_stack_big_req *b = malloc(sizeof(*b));
+    struct paged h;
+    Sworn__V1__AdminResponse *r;
+    const Sworn__V1__ListEscalationsResponse *l;
+    Sworn__V1__DecisionReply *rep;
+    Sworn__V1__Decision *d;
+    json_object *o, *pending, *v;
+    char *file, id[32];
+    int seen[PAGED_HELD] = {0}, last;
+    uint64_t from;
+
+    (void)state;
+    assert_non_null(b);
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    /* 20 escalations of requests of exactly SWORN_FRAME_REQUEST_MAX bytes, each held with its
+     * connection: 1.1 MB of requests, more than one frame. */
+    for (int i = 0; i < PAGED_HELD; i++) {
+        uint8_t *frame;
+        size_t len;
+
+        snprintf(id, sizeof(id), "big-%02d", i);
+        sworn_stack_big_init(b, id, "/escalate/");
+        sworn_stack_big_fit(b, SWORN_FRAME_REQUEST_MAX);
+        h.fd[i] = sworn_stack_connect(s.decision);
+        assert_true(h.fd[i] >= 0);
+        assert_int_equal(sworn_frame_pack_authorize(&b->q.req, &frame, &len), 0);
+        assert_int_equal(write(h.fd[i], frame, len), (ssize_t)len);
+        free(frame);
+    }
+    wait_pending(&s, PAGED_HELD);
+
+    /* The first page: 16, lowest index first, and more; the total is all 20. */
+    r = page_from(&s, 0);
+    l = r->list_escalations;
+    assert_int_equal(l->n_pending, SWORN_FRAME_ESCALATIONS_PAGE);
+    assert_true(l->more);
+    assert_int_equal(l->total, PAGED_HELD);
+    for (size_t i = 0; i < l->n_pending; i++) {
+        assert_int_equal(protobuf_c_message_get_packed_size(&l->pending[i]->request->base),
+                         SWORN_FRAME_REQUEST_MAX);
+        h.index[i] = l->pending[i]->log_index;
+        h.who[i] = big_number(l->pending[i]);
+        assert_true(i == 0 || h.index[i] > h.index[i - 1]);
+    }
+    from = h.index[SWORN_FRAME_ESCALATIONS_PAGE - 1] + 1;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    /* The next page, from the last index + 1: the other 4, and no more. */
+    r = page_from(&s, from);
+    l = r->list_escalations;
+    assert_int_equal(l->n_pending, PAGED_HELD - SWORN_FRAME_ESCALATIONS_PAGE);
+    assert_false(l->more);
+    assert_int_equal(l->total, PAGED_HELD);
+    for (size_t i = 0; i < l->n_pending; i++) {
+        size_t k = SWORN_FRAME_ESCALATIONS_PAGE + i;
+
+        h.index[k] = l->pending[i]->log_index;
+        h.who[k] = big_number(l->pending[i]);
+        assert_true(h.index[k] > h.index[k - 1]);
+    }
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    /* Every request listed once. */
+    for (int i = 0; i < PAGED_HELD; i++)
+        seen[h.who[i]]++;
+    for (int i = 0; i < PAGED_HELD; i++)
+        assert_int_equal(seen[i], 1);
+    /* A page from the middle starts there; one from past them all is empty, with the total. */
+    r = page_from(&s, h.index[10]);
+    assert_int_equal(r->list_escalations->n_pending, PAGED_HELD - 10);
+    assert_int_equal(r->list_escalations->pending[0]->log_index, h.index[10]);
+    assert_false(r->list_escalations->more);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    r = page_from(&s, h.index[PAGED_HELD - 1] + 1);
+    assert_int_equal(r->list_escalations->n_pending, 0);
+    assert_false(r->list_escalations->more);
+    assert_int_equal(r->list_escalations->total, PAGED_HELD);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+
+    /* swornctl escalations reads every page: all 20, in index order, with their hashes, and the
+     * total, as one JSON object; nothing changed meanwhile, so nothing on standard error. */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "\"%s\" --config \"$CONFIG\" escalations > esc.json 2> esc.err "
+                                    "&& [ ! -s esc.err ] && [ \"$(wc -l < esc.json)\" = 1 ]",
+                                    ctl),
+                     0);
+    file = sworn_test_path(s.dir, "esc.json");
+    o = json_object_from_file(file);
+    free(file);
+    assert_non_null(o);
+    assert_true(json_object_object_get_ex(o, "total", &v));
+    assert_int_equal(json_object_get_int64(v), PAGED_HELD);
+    assert_false(json_object_object_get_ex(o, "incomplete", &v));
+    assert_true(json_object_object_get_ex(o, "pending", &pending));
+    assert_int_equal(json_object_array_length(pending), PAGED_HELD);
+    for (size_t i = 0; i < PAGED_HELD; i++) {
+        json_object *e = json_object_array_get_idx(pending, i);
+
+        assert_true(json_object_object_get_ex(e, "log_index", &v));
+        assert_int_equal((uint64_t)json_object_get_int64(v), h.index[i]);
+        assert_true(json_object_object_get_ex(e, "entry_hash", &v));
+        assert_int_equal(strlen(json_object_get_string(v)), 64);
+        assert_true(json_object_object_get_ex(e, "request_id", &v));
+        snprintf(id, sizeof(id), "big-%02d", h.who[i]);
+        assert_string_equal(json_object_get_string(v), id);
+    }
+    json_object_put(o);
+
+    /* The 20th, on the second page, approved by its index with swornctl: allowed, with a
+     * receipt, on its own connection. */
+    last = h.who[PAGED_HELD - 1];
+    assert_int_equal(sworn_stack_sh(&s, "\"%s\" --config \"$CONFIG\" approve %llu > /dev/null", ctl,
+                                    (unsigned long long)h.index[PAGED_HELD - 1]),
+                     0);
+    rep = sworn_stack_read_reply(h.fd[last]);
+    d = sworn_stack_expect_decision(rep, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_non_null(d->receipt);
+    sworn__v1__decision_reply__free_unpacked(rep, NULL);
+    h.fd[last] = -1;
+    assert_int_equal(sworn_stack_pending(&s), PAGED_HELD - 1);
+
+    /* Each page is a snapshot of its moment. Between the first page and the next, one of the next
+     * page's is resolved and a new one held: the next page lists the others, then the new one
+     * (its index is above them all), and the total says 19 again. */
+    r = page_from(&s, 0);
+    assert_int_equal(r->list_escalations->n_pending, SWORN_FRAME_ESCALATIONS_PAGE);
+    assert_true(r->list_escalations->more);
+    assert_int_equal(r->list_escalations->total, PAGED_HELD - 1);
+    from = r->list_escalations->pending[SWORN_FRAME_ESCALATIONS_PAGE - 1]->log_index + 1;
+    assert_int_equal(from, h.index[SWORN_FRAME_ESCALATIONS_PAGE - 1] + 1);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    r = sworn_stack_resolve_at(&s, h.index[SWORN_FRAME_ESCALATIONS_PAGE], 0);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    {
+        int fl = send_method(&s, "late-1", "GET", "/escalate/late");
+
+        wait_pending(&s, PAGED_HELD - 1);
+        r = page_from(&s, from);
+        l = r->list_escalations;
+        assert_int_equal(l->n_pending, 3);
+        assert_false(l->more);
+        assert_int_equal(l->total, PAGED_HELD - 1);
+        assert_int_equal(l->pending[0]->log_index, h.index[SWORN_FRAME_ESCALATIONS_PAGE + 1]);
+        assert_int_equal(l->pending[1]->log_index, h.index[SWORN_FRAME_ESCALATIONS_PAGE + 2]);
+        assert_string_equal(l->pending[2]->request->request_id, "late-1");
+        assert_true(l->pending[2]->log_index > h.index[PAGED_HELD - 1]);
+        sworn__v1__admin_response__free_unpacked(r, NULL);
+        close(fl);
+    }
+
+    assert_int_equal(sworn_stack_down(&s), 0);
+    for (int i = 0; i < PAGED_HELD; i++)
+        if (h.fd[i] >= 0)
+            close(h.fd[i]);
+    free(b);
+}
+
 /* The request-id table: an id is refused while it is among the last D_SEEN_IDS taken, and the
  * oldest goes when the table is full (memory stays fixed). */
 static void test_seen_table_bound(void **state)
@@ -374,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_seen_table_bound),
         cmocka_unit_test(test_approval_not_redirected),
         cmocka_unit_test(test_swornctl_by_index),
+        cmocka_unit_test(test_listing_pages),
     };
 
     if (getenv("SWORN_DECISIOND_BIN") == NULL) {

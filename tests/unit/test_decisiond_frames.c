@@ -196,57 +196,6 @@ static void wait_handled(struct sworn_stack *s, int fd)
     (void)sworn_stack_pending(s);
 }
 
-/* A request tuned to an exact size with header names of 256 bytes and the length of its path. */
-struct big_req {
-    struct sworn_stack_req q;
-    char *names[SWORN_FRAME_HEADERS_MAX];
-    char name[257];
-    char path[SWORN_FRAME_STRING_MAX + 1];
-};
-
-static void big_init(struct big_req *b, const char *id)
-{
-    memset(b, 0, sizeof(*b));
-    sworn_stack_req_init(&b->q, id, "agent-1", "/");
-    memset(b->name, 'h', 256);
-    for (size_t i = 0; i < SWORN_FRAME_HEADERS_MAX; i++)
-        b->names[i] = b->name;
-    b->q.context.header_names = b->names;
-    b->q.resource.path = b->path;
-}
-
-static size_t big_size(const struct big_req *b)
-{
-    return protobuf_c_message_get_packed_size(&b->q.req.base);
-}
-
-/* The path: the prefix the stack's policy allows with a credential, then 'p' up to n bytes. */
-static void big_path(struct big_req *b, size_t n)
-{
-    static const char prefix[] = "/with-credential/";
-
-    assert_true(n >= sizeof(prefix) && n <= SWORN_FRAME_STRING_MAX);
-    memset(b->path, 'p', n);
-    memcpy(b->path, prefix, sizeof(prefix) - 1);
-    b->path[n] = '\0';
-}
-
-static void big_fit(struct big_req *b, size_t target)
-{
-    size_t plen = 200;
-
-    big_path(b, plen);
-    b->q.context.n_header_names = 0;
-    while (b->q.context.n_header_names < SWORN_FRAME_HEADERS_MAX &&
-           big_size(b) + 259 + 600 < target)
-        b->q.context.n_header_names++;
-    for (int round = 0; round < 8 && big_size(b) != target; round++) {
-        plen = (size_t)((long)plen + (long)target - (long)big_size(b));
-        big_path(b, plen);
-    }
-    assert_int_equal(big_size(b), target);
-}
-
 /* The request framed in its envelope without any check, as a hostile peer sends it. OUT: *len
  * (the frame's), *digest (SHA-256 of the body). Free the result. */
 static uint8_t *raw_frame(Sworn__V1__AuthorizationRequest *req, size_t *len, uint8_t digest[32])
@@ -290,7 +239,7 @@ static void expect_refused(struct sworn_stack *s, const uint8_t *frame, size_t l
 static void test_request_bound(void **state)
 {
     struct sworn_stack s;
-    struct big_req *b = malloc(sizeof(*b));
+    struct sworn_stack_big_req *b = malloc(sizeof(*b));
     uint8_t *frame, digest[32];
     size_t len;
 
@@ -299,8 +248,8 @@ static void test_request_bound(void **state)
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
 
     /* The review's request: 256 header names of 256 bytes. Refused, and in the record. */
-    big_init(b, "review-256x256");
-    big_path(b, 40);
+    sworn_stack_big_init(b, "review-256x256", "/with-credential/");
+    sworn_stack_big_path(b, 40);
     b->q.context.n_header_names = SWORN_FRAME_HEADERS_MAX;
     frame = raw_frame(&b->q.req, &len, digest);
     expect_refused(&s, frame, len, SWORN_ERR_RANGE);
@@ -308,8 +257,8 @@ static void test_request_bound(void **state)
     free(frame);
 
     /* Exactly the bound, under the rule that releases a credential: allowed and recorded. */
-    big_init(b, "largest-request");
-    big_fit(b, SWORN_FRAME_REQUEST_MAX);
+    sworn_stack_big_init(b, "largest-request", "/with-credential/");
+    sworn_stack_big_fit(b, SWORN_FRAME_REQUEST_MAX);
     {
         Sworn__V1__DecisionReply *rep = sworn_stack_decide(&s, &b->q);
         Sworn__V1__Decision *dec =
@@ -344,8 +293,8 @@ static void test_request_bound(void **state)
     }
 
     /* One byte more: refused and recorded, with its digest. */
-    big_init(b, "one-byte-more");
-    big_fit(b, SWORN_FRAME_REQUEST_MAX + 1);
+    sworn_stack_big_init(b, "one-byte-more", "/with-credential/");
+    sworn_stack_big_fit(b, SWORN_FRAME_REQUEST_MAX + 1);
     frame = raw_frame(&b->q.req, &len, digest);
     expect_refused(&s, frame, len, SWORN_ERR_RANGE);
     assert_int_equal(wait_refused(&s, "55400 bytes, more than 55399", digest), 1);

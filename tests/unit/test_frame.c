@@ -950,11 +950,119 @@ static void test_resolve_by_index(void **state)
     pe.entry_hash = bin(hash_a, 32);
     l.n_pending = 1;
     l.pending = pes;
+    l.total = 1;
     resp.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS;
     resp.list_escalations = &l;
     assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), 0);
     free(f);
     pe.entry_hash = bin(hash_a, 0); /* the operator would have nothing to check */
+    assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+}
+
+/*
+ * ListEscalations is paged (found while fixing finding 4): the request's from_index round-trips;
+ * a page is in strictly ascending log index, says more only when full, and its total is at least
+ * what it lists (and one more with more). Each broken rule is refused by the packer and the
+ * decoder alike.
+ */
+static void test_escalation_pages(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__AdminRequest ar = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ListEscalationsRequest lr = SWORN__V1__LIST_ESCALATIONS_REQUEST__INIT;
+    Sworn__V1__AdminResponse resp = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__ListEscalationsResponse l = SWORN__V1__LIST_ESCALATIONS_RESPONSE__INIT;
+    Sworn__V1__PendingEscalation pe[SWORN_FRAME_ESCALATIONS_PAGE];
+    Sworn__V1__PendingEscalation *pp[SWORN_FRAME_ESCALATIONS_PAGE];
+    Sworn__V1__AdminRequest *a;
+    Sworn__V1__AdminResponse *back;
+    uint8_t *f;
+    size_t flen;
+
+    (void)state;
+    lr.from_index = UINT64_MAX;
+    ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_LIST_ESCALATIONS;
+    ar.list_escalations = &lr;
+    assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), 0);
+    a = sworn_frame_unpack_admin_request(f + 4, flen - 4);
+    assert_non_null(a);
+    assert_int_equal(a->list_escalations->from_index, UINT64_MAX);
+    sworn__v1__admin_request__free_unpacked(a, NULL);
+    free(f);
+
+    build_request(&q);
+    for (size_t i = 0; i < SWORN_FRAME_ESCALATIONS_PAGE; i++) {
+        sworn__v1__pending_escalation__init(&pe[i]);
+        pe[i].request = &q.r;
+        pe[i].log_index = 100 + 2 * i;
+        pe[i].entry_hash = bin(hash_a, 32);
+        pp[i] = &pe[i];
+    }
+    l.pending = pp;
+    resp.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS;
+    resp.list_escalations = &l;
+    /* An empty page, and a full one with more and a total beyond it. */
+    assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), 0);
+    free(f);
+    l.n_pending = SWORN_FRAME_ESCALATIONS_PAGE;
+    l.more = 1;
+    l.total = SWORN_FRAME_ESCALATIONS_PAGE + 1;
+    assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), 0);
+    back = sworn_frame_unpack_admin_response(f + 4, flen - 4);
+    assert_non_null(back);
+    assert_true(back->list_escalations->more);
+    assert_int_equal(back->list_escalations->total, SWORN_FRAME_ESCALATIONS_PAGE + 1);
+    sworn__v1__admin_response__free_unpacked(back, NULL);
+    free(f);
+
+    /* Each rule broken in the bytes a peer would send: the decoder refuses them. Built by
+     * protobuf-c's own packer (no checks), then decoded. */
+    {
+        struct {
+            size_t n;
+            int more;
+            uint32_t total;
+            size_t swap; /* 0, or i: make pending[i] the index of pending[i - 1] */
+            const char *why;
+        } bad[] = {
+            {SWORN_FRAME_ESCALATIONS_PAGE, 1, SWORN_FRAME_ESCALATIONS_PAGE, 0, "less than"},
+            {SWORN_FRAME_ESCALATIONS_PAGE - 1, 1, 100, 0, "not a full page"},
+            {3, 0, 2, 0, "less than"},
+            {3, 0, 3, 2, "does not follow"},
+            {0, 1, 1, 0, "not a full page"},
+        };
+
+        for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+            uint8_t *raw;
+            size_t n;
+
+            l.n_pending = bad[k].n;
+            l.more = bad[k].more;
+            l.total = bad[k].total;
+            for (size_t i = 0; i < SWORN_FRAME_ESCALATIONS_PAGE; i++)
+                pe[i].log_index = 100 + 2 * i;
+            if (bad[k].swap != 0)
+                pe[bad[k].swap].log_index = pe[bad[k].swap - 1].log_index;
+            resp.version = SWORN_WIRE_VERSION;
+            n = sworn__v1__admin_response__get_packed_size(&resp);
+            raw = malloc(n);
+            assert_non_null(raw);
+            assert_int_equal(sworn__v1__admin_response__pack(&resp, raw), n);
+            assert_null(sworn_frame_unpack_admin_response(raw, n));
+            assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+            if (strstr(sworn_err_msg(), bad[k].why) == NULL)
+                fail_msg("case %zu: %s", k, sworn_err_msg());
+            assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), -1);
+            free(raw);
+        }
+    }
+    /* Descending is refused too: the client's next page starts past the last one listed. */
+    l.n_pending = 2;
+    l.more = 0;
+    l.total = 2;
+    pe[0].log_index = 9;
+    pe[1].log_index = 8;
     assert_int_equal(sworn_frame_pack_admin_response(&resp, &f, &flen), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
 }
@@ -967,7 +1075,7 @@ int main(void)
         cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
         cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
         cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
-        cmocka_unit_test(test_minted_entries),
+        cmocka_unit_test(test_minted_entries),     cmocka_unit_test(test_escalation_pages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,9 @@
  *   2. Canonicalisation never makes a resource longer than the record's worst case counts. The
  *      other entries made from accepted messages (CredentialsMinted from a TokenExchange,
  *      EscalationResolved from a ResolveRequest, Refused, PolicyLoaded) fit at their worst.
- *   3. The incremental decoder reserves nothing for an announced length: 1 MiB announced and
+ *   3. A page of held escalations at its worst (16 requests of SWORN_FRAME_REQUEST_MAX bytes)
+ *      fits in a frame; 17, or a larger request, are refused (found while fixing finding 4).
+ *   4. The incremental decoder reserves nothing for an announced length: 1 MiB announced and
  *      3 bytes sent hold SWORN_FRAME_DEC_MIN bytes; byte by byte, a body's buffer never holds
  *      more than twice what came; a pool shared by several decoders is never passed, the decoder
  *      that would pass it is refused (SWORN_ERR_RANGE, pool_full) and every byte goes back to
@@ -30,6 +32,7 @@
 #include "err.h"
 #include "frame.h"
 #include "resource.h"
+#include "stack_fixture.h"
 
 /* The record's worst case counts the canonical resource at frame.c's bounds: canonicalisation
  * (policy/resource.h) never makes anything longer. */
@@ -58,80 +61,6 @@ static char *fill(char c, size_t n)
     memset(s, c, n);
     s[n] = '\0';
     return s;
-}
-
-/* A request whose size is tuned with header names of 256 bytes and the length of its path. */
-struct big_req {
-    Sworn__V1__AuthorizationRequest r;
-    Sworn__V1__Principal principal;
-    Sworn__V1__Resource resource;
-    Sworn__V1__Context context;
-    char *names[SWORN_FRAME_HEADERS_MAX];
-    char *name; /* 256 bytes, shared by every header name */
-    char path[SWORN_FRAME_STRING_MAX + 1];
-};
-
-static void big_init(struct big_req *b)
-{
-    Sworn__V1__AuthorizationRequest r = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
-    Sworn__V1__Principal p = SWORN__V1__PRINCIPAL__INIT;
-    Sworn__V1__Resource rs = SWORN__V1__RESOURCE__INIT;
-    Sworn__V1__Context cx = SWORN__V1__CONTEXT__INIT;
-
-    memset(b, 0, sizeof(*b));
-    b->r = r;
-    b->principal = p;
-    b->resource = rs;
-    b->context = cx;
-    b->name = fill('h', 256);
-    for (size_t i = 0; i < SWORN_FRAME_HEADERS_MAX; i++)
-        b->names[i] = b->name;
-    b->r.request_id = "req-boundary";
-    b->principal.id = "agent-1";
-    b->r.principal = &b->principal;
-    b->r.operation = "http.request";
-    b->resource.scheme = "https";
-    b->resource.host = "api.example.com";
-    b->resource.port = 443;
-    b->resource.path = b->path;
-    b->r.resource = &b->resource;
-    b->context.method = "GET";
-    b->context.header_names = b->names;
-    b->r.context = &b->context;
-}
-
-static void big_free(struct big_req *b)
-{
-    free(b->name);
-}
-
-static size_t req_size(const struct big_req *b)
-{
-    return protobuf_c_message_get_packed_size(&b->r.base);
-}
-
-static void set_path(struct big_req *b, size_t n)
-{
-    assert_true(n >= 1 && n <= SWORN_FRAME_STRING_MAX);
-    memset(b->path, 'p', n);
-    b->path[0] = '/';
-    b->path[n] = '\0';
-}
-
-/* Make b's request exactly target bytes (the path's length in 200..8192 does the last bytes). */
-static void big_fit(struct big_req *b, size_t target)
-{
-    size_t plen = 200;
-
-    set_path(b, plen);
-    b->context.n_header_names = 0;
-    while (b->context.n_header_names < SWORN_FRAME_HEADERS_MAX && req_size(b) + 259 + 600 < target)
-        b->context.n_header_names++;
-    for (int round = 0; round < 8 && req_size(b) != target; round++) {
-        plen = (size_t)((long)plen + (long)target - (long)req_size(b));
-        set_path(b, plen);
-    }
-    assert_int_equal(req_size(b), target);
 }
 
 /* The DecisionRecord entry with every field of its own at the most the decoder admits. */
@@ -207,7 +136,7 @@ static uint8_t *envelope(Sworn__V1__AuthorizationRequest *req, size_t *len)
 
 static void test_largest_request_packs(void **state)
 {
-    struct big_req b;
+    struct sworn_stack_big_req b;
     struct worst_record w;
     uint8_t *entry = NULL, *body, *frame = NULL;
     size_t entry_len = 0, body_len, frame_len = 0;
@@ -215,42 +144,42 @@ static void test_largest_request_packs(void **state)
 
     (void)state;
     assert_int_equal(SWORN_FRAME_REQUEST_MAX, 55399);
-    big_init(&b);
-    worst_init(&w, &b.r);
+    sworn_stack_big_init(&b, "req-boundary", "/");
+    worst_init(&w, &b.q.req);
 
     /* Exactly the bound: accepted by the socket's decoder, and its worst entry fills the limit. */
-    big_fit(&b, SWORN_FRAME_REQUEST_MAX);
-    body = envelope(&b.r, &body_len);
+    sworn_stack_big_fit(&b, SWORN_FRAME_REQUEST_MAX);
+    body = envelope(&b.q.req, &body_len);
     m = sworn_frame_unpack_decision_request(body, body_len);
     assert_non_null(m);
     sworn__v1__decision_request__free_unpacked(m, NULL);
     free(body);
-    assert_int_equal(sworn_frame_pack_authorize(&b.r, &frame, &frame_len), 0);
+    assert_int_equal(sworn_frame_pack_authorize(&b.q.req, &frame, &frame_len), 0);
     free(frame);
     assert_int_equal(sworn_frame_pack_entry(&w.e, &entry, &entry_len), 0);
     assert_int_equal(entry_len, SWORN_FRAME_ENTRY_MAX);
     free(entry);
 
     /* One byte more: that entry could not be recorded, so the request is refused at decode. */
-    big_fit(&b, SWORN_FRAME_REQUEST_MAX + 1);
+    sworn_stack_big_fit(&b, SWORN_FRAME_REQUEST_MAX + 1);
     assert_int_equal(sworn_frame_pack_entry(&w.e, &entry, &entry_len), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
     assert_null(entry);
-    body = envelope(&b.r, &body_len);
+    body = envelope(&b.q.req, &body_len);
     assert_null(sworn_frame_unpack_decision_request(body, body_len));
     assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
     assert_non_null(strstr(sworn_err_msg(), "55400 bytes, more than 55399"));
     free(body);
     /* The proxy's packer refuses to send it. */
-    assert_int_equal(sworn_frame_pack_authorize(&b.r, &frame, &frame_len), -1);
+    assert_int_equal(sworn_frame_pack_authorize(&b.q.req, &frame, &frame_len), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
     assert_null(frame);
 
     /* The review's request: 256 header names of 256 bytes, each within its own bound. */
-    set_path(&b, 2);
-    b.context.n_header_names = SWORN_FRAME_HEADERS_MAX;
-    assert_true(req_size(&b) > SWORN_FRAME_REQUEST_MAX);
-    body = envelope(&b.r, &body_len);
+    sworn_stack_big_path(&b, 2);
+    b.q.context.n_header_names = SWORN_FRAME_HEADERS_MAX;
+    assert_true(sworn_stack_big_size(&b) > SWORN_FRAME_REQUEST_MAX);
+    body = envelope(&b.q.req, &body_len);
     assert_null(sworn_frame_unpack_decision_request(body, body_len));
     assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
     free(body);
@@ -261,14 +190,73 @@ static void test_largest_request_packs(void **state)
         size_t fl = 0;
         Sworn__V1__AuthorizationRequest *r;
 
-        assert_int_equal(sworn_frame_pack_request(&b.r, &f, &fl), 0);
+        assert_int_equal(sworn_frame_pack_request(&b.q.req, &f, &fl), 0);
         r = sworn_frame_unpack_request(f + SWORN_FRAME_HDR_LEN, fl - SWORN_FRAME_HDR_LEN);
         assert_non_null(r);
         sworn__v1__authorization_request__free_unpacked(r, NULL);
         free(f);
     }
     worst_free(&w);
-    big_free(&b);
+}
+
+/*
+ * A page of held escalations at its worst fits in a frame (found while fixing finding 4: before
+ * pages, 19 held requests of the largest size made the one listing too large to send): 16
+ * requests of exactly SWORN_FRAME_REQUEST_MAX bytes, every varint at its longest, pack to the
+ * bound frame.h spells out (less 4: the version is 1, one byte, where the bound counts five). A
+ * 17th, or a request one byte larger than the decision socket takes, is refused.
+ */
+static void test_escalations_page_fits(void **state)
+{
+    struct sworn_stack_big_req b;
+    Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+    Sworn__V1__ListEscalationsResponse l = SWORN__V1__LIST_ESCALATIONS_RESPONSE__INIT;
+    Sworn__V1__PendingEscalation pe[SWORN_FRAME_ESCALATIONS_PAGE + 1];
+    Sworn__V1__PendingEscalation *pp[SWORN_FRAME_ESCALATIONS_PAGE + 1];
+    uint8_t *frame = NULL;
+    size_t frame_len = 0;
+    Sworn__V1__AdminResponse *back;
+
+    (void)state;
+    memset(h32, 0x3c, sizeof(h32));
+    sworn_stack_big_init(&b, "req-held", "/");
+    sworn_stack_big_fit(&b, SWORN_FRAME_REQUEST_MAX);
+    for (size_t i = 0; i <= SWORN_FRAME_ESCALATIONS_PAGE; i++) {
+        sworn__v1__pending_escalation__init(&pe[i]);
+        pe[i].request = &b.q.req;
+        pe[i].since_unix_ms = UINT64_MAX;
+        pe[i].deadline_unix_ms = UINT64_MAX;
+        pe[i].log_index = UINT64_MAX - SWORN_FRAME_ESCALATIONS_PAGE + i; /* 10 bytes, ascending */
+        pe[i].entry_hash = bin(h32, 32);
+        pp[i] = &pe[i];
+    }
+    l.pending = pp;
+    l.n_pending = SWORN_FRAME_ESCALATIONS_PAGE;
+    l.total = UINT32_MAX;
+    l.more = 1;
+    r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_LIST_ESCALATIONS;
+    r.list_escalations = &l;
+    assert_int_equal(sworn_frame_pack_admin_response(&r, &frame, &frame_len), 0);
+    assert_int_equal(frame_len - SWORN_FRAME_HDR_LEN, SWORN_FRAME_ESCALATIONS_MAX - 4);
+    assert_true(frame_len <= SWORN_FRAME_HDR_LEN + SWORN_FRAME_MAX);
+    back = sworn_frame_unpack_admin_response(frame + SWORN_FRAME_HDR_LEN,
+                                             frame_len - SWORN_FRAME_HDR_LEN);
+    assert_non_null(back);
+    assert_int_equal(back->list_escalations->n_pending, SWORN_FRAME_ESCALATIONS_PAGE);
+    sworn__v1__admin_response__free_unpacked(back, NULL);
+    free(frame);
+
+    /* 17: refused, by count. */
+    l.n_pending = SWORN_FRAME_ESCALATIONS_PAGE + 1;
+    assert_int_equal(sworn_frame_pack_admin_response(&r, &frame, &frame_len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_non_null(strstr(sworn_err_msg(), "list_escalations.pending has 17 items, more than 16"));
+    /* A held request larger than the decision socket takes: refused, by size. */
+    l.n_pending = SWORN_FRAME_ESCALATIONS_PAGE;
+    sworn_stack_big_fit(&b, SWORN_FRAME_REQUEST_MAX + 1);
+    assert_int_equal(sworn_frame_pack_admin_response(&r, &frame, &frame_len), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    assert_null(frame);
 }
 
 /* The longest raw path canonicalises within the record's bound (or is refused). */
@@ -531,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_largest_request_packs),
         cmocka_unit_test(test_canonical_fits),
         cmocka_unit_test(test_other_entries_fit),
+        cmocka_unit_test(test_escalations_page_fits),
         cmocka_unit_test(test_buffer_grows_with_bytes),
         cmocka_unit_test(test_pool_cap),
     };
