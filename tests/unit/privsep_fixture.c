@@ -1,6 +1,7 @@
 /*
  * privsep_fixture.c -- the privilege-separation tests' stack and checks (privsep_fixture.h).
  */
+#define _GNU_SOURCE /* setresuid, setresgid */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "privsep_fixture.h"
 #include "testutil.h"
@@ -32,6 +36,26 @@ const struct passwd *sworn_privsep_user(const char *name)
     if (pw == NULL)
         fail_msg("no user %s: scripts/install-deps makes it", name);
     return pw;
+}
+
+int sworn_privsep_as_user(const char *name, int (*fn)(void *), void *arg)
+{
+    const struct passwd *pw = sworn_privsep_user(name);
+    uid_t uid = pw->pw_uid;
+    gid_t gid = pw->pw_gid;
+    int status;
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
+            setresuid(uid, uid, uid) != 0)
+            _exit(99);
+        _exit(fn(arg));
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
 }
 
 int sworn_privsep_check_config_in(struct sworn_stack *s, const char *pre, const char *expr)

@@ -23,6 +23,14 @@ int sworn_privsep_teardown(void **state);
 const struct passwd *sworn_privsep_user(const char *name);
 
 /*
+ * Run fn(arg) in a forked child that is only user name (every uid and gid its, no supplementary
+ * groups); returns the child's exit status (99: it could not become the user). Fails the test
+ * when the child does not exit normally.
+ */
+SWORN_TEST_MUST_CHECK
+int sworn_privsep_as_user(const char *name, int (*fn)(void *), void *arg);
+
+/*
  * --check-config on the stack's configuration rewritten by sed expression expr, in a shell whose
  * command prefix is pre ("": none; e.g. a mount namespace); the output goes to check.out in the
  * stack's folder. Returns the exit status.

@@ -337,6 +337,15 @@ Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
     return r->decision;
 }
 
+void sworn_stack_expect_path(struct sworn_stack *s, const char *id, const char *path,
+                             Sworn__V1__Effect effect)
+{
+    Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, path);
+
+    (void)sworn_stack_expect_decision(r, effect); /* it fails the test itself */
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+}
+
 void sworn_stack_expect_allow(struct sworn_stack *s, const char *id)
 {
     Sworn__V1__DecisionReply *r = sworn_stack_decide_path(s, id, "/allowed/x");
@@ -530,6 +539,21 @@ Sworn__V1__AdminResponse *sworn_stack_resolve(struct sworn_stack *s, const char 
 unsigned sworn_stack_pending(struct sworn_stack *s)
 {
     return (unsigned)sworn_stack_list_all(sworn_stack_admin_call, s, NULL, NULL);
+}
+
+Sworn__V1__AdminResponse *sworn_stack_tail(struct sworn_stack *s, uint32_t count)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__TailRequest t = SWORN__V1__TAIL_REQUEST__INIT;
+    Sworn__V1__AdminResponse *r;
+
+    t.count = count;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
+    rq.tail = &t;
+    r = sworn_stack_admin(s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
+    return r;
 }
 
 uint64_t sworn_stack_checkpoint_now(struct sworn_stack *s)

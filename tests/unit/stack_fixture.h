@@ -121,6 +121,11 @@ Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn
 /* Send one admin request; returns the response (free it). */
 Sworn__V1__AdminResponse *sworn_stack_admin(struct sworn_stack *s, Sworn__V1__AdminRequest *rq);
 
+/* The newest count (1..SWORN_FRAME_TAIL_MAX) entries of the log, oldest first (admin Tail):
+ * fails the test unless the answer is a TailResponse. Free with
+ * sworn__v1__admin_response__free_unpacked. */
+Sworn__V1__AdminResponse *sworn_stack_tail(struct sworn_stack *s, uint32_t count);
+
 /* sworn_stack_decide of request id from agent-1 for GET <path>. Returns the reply (free it). */
 Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const char *id,
                                                   const char *path);
@@ -131,6 +136,11 @@ Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const c
  */
 Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
                                                  Sworn__V1__Effect effect);
+
+/* sworn_stack_decide_path of id for path: fails the test unless the answer is a decision with
+ * that effect (sworn_stack_expect_decision). */
+void sworn_stack_expect_path(struct sworn_stack *s, const char *id, const char *path,
+                             Sworn__V1__Effect effect);
 
 /* sworn_stack_decide_path of id for /allowed/x, which the stack's policy allows: fails the test
  * unless the answer is an allow with a signed receipt. */

@@ -703,7 +703,6 @@ static void test_policy_file_checked(void **state)
     static const char deny_all[] = "version: 2\nrules:\n  - id: none\n    effect: deny\n";
     struct sworn_stack s;
     Sworn__V1__AdminResponse *ar;
-    Sworn__V1__DecisionReply *r;
     char *path, *other;
 
     (void)state;
@@ -718,9 +717,7 @@ static void test_policy_file_checked(void **state)
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
     assert_non_null(strstr(ar->error->message, "symbolic link"));
     sworn__v1__admin_response__free_unpacked(ar, NULL);
-    r = sworn_stack_decide_path(&s, "after-link", "/allowed/a");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "after-link", "/allowed/a", SWORN__V1__EFFECT__EFFECT_ALLOW);
     /* The file itself, but world-writable. */
     assert_int_equal(unlink(path), 0);
     sworn_test_write_file(path, deny_all, strlen(deny_all), 0644);
@@ -730,18 +727,14 @@ static void test_policy_file_checked(void **state)
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
     assert_non_null(strstr(ar->error->message, "mode 0666"));
     sworn__v1__admin_response__free_unpacked(ar, NULL);
-    r = sworn_stack_decide_path(&s, "after-mode", "/allowed/a");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "after-mode", "/allowed/a", SWORN__V1__EFFECT__EFFECT_ALLOW);
     /* Put right: taken. */
     assert_int_equal(chmod(path, 0644), 0);
     ar = reload(&s);
     assert_non_null(ar);
     assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
     sworn__v1__admin_response__free_unpacked(ar, NULL);
-    r = sworn_stack_decide_path(&s, "after-fix", "/allowed/a");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "after-fix", "/allowed/a", SWORN__V1__EFFECT__EFFECT_DENY);
     free(other);
     free(path);
     assert_int_equal(sworn_stack_down(&s), 0);
@@ -767,9 +760,7 @@ static void test_policy_reload(void **state)
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
     path = sworn_test_path(s.dir, "policy.yaml");
     orig = sworn_test_read_file(path, &orig_len);
-    r = sworn_stack_decide_path(&s, "before", "/allowed/a");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "before", "/allowed/a", SWORN__V1__EFFECT__EFFECT_ALLOW);
 
     sworn_test_write_file(path, broken, strlen(broken), 0644);
     ar = reload(&s);
@@ -778,9 +769,7 @@ static void test_policy_reload(void **state)
     assert_non_null(strstr(ar->error->message, "policy.yaml:4:"));
     sworn__v1__admin_response__free_unpacked(ar, NULL);
     /* Still the old policy. */
-    r = sworn_stack_decide_path(&s, "during", "/allowed/a");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "during", "/allowed/a", SWORN__V1__EFFECT__EFFECT_ALLOW);
 
     /* A good policy that denies everything. */
     sworn_test_write_file(path, deny_all, strlen(deny_all), 0644);
@@ -840,7 +829,6 @@ static void test_policy_reload(void **state)
 static void test_budget_survives_crash(void **state)
 {
     struct sworn_stack s;
-    Sworn__V1__DecisionReply *r;
     char id[32];
 
     (void)state;
@@ -850,23 +838,15 @@ static void test_budget_survives_crash(void **state)
     sworn_stack_clock_advance(&s, (61000 - sworn_stack_clock_unix_ms(&s) % 60000) % 60000);
     for (int i = 0; i < 3; i++) {
         snprintf(id, sizeof(id), "budget-%d", i);
-        r = sworn_stack_decide_path(&s, id, "/budget/x");
-        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        sworn_stack_expect_path(&s, id, "/budget/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
     }
-    r = sworn_stack_decide_path(&s, "budget-3", "/budget/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "budget-3", "/budget/x", SWORN__V1__EFFECT__EFFECT_DENY);
     sworn_stack_kill_daemon(&s);
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = sworn_stack_decide_path(&s, "budget-4", "/budget/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "budget-4", "/budget/x", SWORN__V1__EFFECT__EFFECT_DENY);
     /* The next minute is a new window: the budget allows again. */
     sworn_stack_clock_advance(&s, 60000);
-    r = sworn_stack_decide_path(&s, "budget-5", "/budget/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "budget-5", "/budget/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
@@ -883,7 +863,6 @@ static void test_budget_survives_crash(void **state)
 static void test_budget_replay_whole_window(void **state)
 {
     struct sworn_stack s;
-    Sworn__V1__DecisionReply *r;
     char id[32], *log_path, *log_text;
 
     (void)state;
@@ -892,15 +871,11 @@ static void test_budget_replay_whole_window(void **state)
     sworn_stack_clock_advance(&s, (61000 - sworn_stack_clock_unix_ms(&s) % 60000) % 60000);
     for (int i = 0; i < 2; i++) {
         snprintf(id, sizeof(id), "window-allow-%d", i);
-        r = sworn_stack_decide_path(&s, id, "/budget/x");
-        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        sworn_stack_expect_path(&s, id, "/budget/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
     }
     for (int i = 0; i < 12; i++) {
         snprintf(id, sizeof(id), "window-deny-%d", i);
-        r = sworn_stack_decide_path(&s, id, "/nothing/here");
-        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        sworn_stack_expect_path(&s, id, "/nothing/here", SWORN__V1__EFFECT__EFFECT_DENY);
     }
     sworn_stack_clock_advance(&s, 20000);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
@@ -908,12 +883,8 @@ static void test_budget_replay_whole_window(void **state)
 
     /* No bound (the default): the whole window is replayed. */
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = sworn_stack_decide_path(&s, "window-allow-2", "/budget/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
-    r = sworn_stack_decide_path(&s, "window-over", "/budget/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "window-allow-2", "/budget/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_stack_expect_path(&s, "window-over", "/budget/x", SWORN__V1__EFFECT__EFFECT_DENY);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
 
     /* A bound smaller than the window's entries: the start is refused, and says why. */
@@ -934,9 +905,7 @@ static void test_budget_replay_whole_window(void **state)
                                         " > decisiond.yaml"),
                      0);
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = sworn_stack_decide_path(&s, "window-over-2", "/budget/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "window-over-2", "/budget/x", SWORN__V1__EFFECT__EFFECT_DENY);
     assert_int_equal(sworn_stack_sh(&s, "cp decisiond.base decisiond.yaml"), 0);
     assert_int_equal(sworn_stack_down(&s), 0);
 }
@@ -1004,7 +973,6 @@ static Sworn__V1__Entry *read_entry(struct sworn_log *log, uint64_t index)
 static void test_measured_start_and_quotes(void **state)
 {
     struct sworn_stack s;
-    Sworn__V1__DecisionReply *r;
     Sworn__V1__Entry *first, *second = NULL;
     struct sworn_log *log;
     struct quote_walk w;
@@ -1019,9 +987,7 @@ static void test_measured_start_and_quotes(void **state)
         char id[16];
 
         snprintf(id, sizeof(id), "m-%d", i);
-        r = sworn_stack_decide_path(&s, id, "/allowed/m");
-        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        sworn_stack_expect_path(&s, id, "/allowed/m", SWORN__V1__EFFECT__EFFECT_ALLOW);
         /* A quoted checkpoint in between: past the 1 s tpm.quote_min_interval, then stored. */
         sworn_stack_clock_advance(&s, 1100);
         sworn_stack_checkpoint_now(&s);
@@ -1029,9 +995,7 @@ static void test_measured_start_and_quotes(void **state)
     /* A second start on the same TPM measures again. */
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = sworn_stack_decide_path(&s, "m-after", "/allowed/m");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "m-after", "/allowed/m", SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
 
     /* The auditor's AK, from the same TPM (swtpm is still running). */
@@ -1271,16 +1235,13 @@ static int find_quote(void *arg, uint64_t size, const uint8_t *attest, size_t at
 static void test_final_checkpoint_quoted(void **state)
 {
     struct sworn_stack s;
-    Sworn__V1__DecisionReply *r;
     struct sworn_log *log;
     uint64_t size, want;
     char *path, rel[64];
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1h --test-clock"), 0);
-    r = sworn_stack_decide_path(&s, "last-1", "/allowed/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "last-1", "/allowed/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
     /* Right after the start's quoted checkpoint (the test clock stands still): this one falls
      * inside the 1 s interval. The call answers once the checkpoint is stored. */
     size = sworn_stack_checkpoint_now(&s);
@@ -1306,7 +1267,6 @@ static void test_final_checkpoint_quoted(void **state)
 static void test_keyring_pins_the_key(void **state)
 {
     struct sworn_stack s;
-    Sworn__V1__DecisionReply *r;
     char *log_path, *log_text;
 
     (void)state;
@@ -1327,9 +1287,7 @@ static void test_keyring_pins_the_key(void **state)
             sworn_test_bin("SWORN_LOG_BIN"), sworn_test_bin("SWORN_HSM_BIN")),
         0);
     assert_int_equal(sworn_stack_start(&s), 0);
-    r = sworn_stack_decide_path(&s, "kr-1", "/allowed/x");
-    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
-    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    sworn_stack_expect_path(&s, "kr-1", "/allowed/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
 
     /* Version 1 does not list the key: refused. */
@@ -1436,7 +1394,6 @@ static void test_measured_what_runs(void **state)
 {
     struct sworn_stack s;
     Sworn__V1__Entry *start, *next;
-    Sworn__V1__DecisionReply *r;
     uint8_t engine_sha[32], signer_sha[32], cfg_sha[32], sha[32];
     pid_t signer;
     char *text, *path;
@@ -1509,9 +1466,7 @@ static void test_measured_what_runs(void **state)
         char id[32];
 
         snprintf(id, sizeof(id), "runs-rewritten-%d", i);
-        r = sworn_stack_decide_path(&s, id, "/allowed/x");
-        sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
-        sworn__v1__decision_reply__free_unpacked(r, NULL);
+        sworn_stack_expect_path(&s, id, "/allowed/x", SWORN__V1__EFFECT__EFFECT_DENY);
     }
     path = sworn_test_path(s.dir, "decisiond.log");
     text = sworn_test_read_file(path, NULL);

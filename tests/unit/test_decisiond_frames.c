@@ -90,22 +90,6 @@ static uint32_t error_code(const uint8_t *body, size_t len, char *msg, size_t ms
     return code;
 }
 
-/* The newest count entries of the log (admin Tail). Free with sworn__v1__admin_response__... */
-static Sworn__V1__AdminResponse *tail(struct sworn_stack *s, uint32_t count)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__TailRequest t = SWORN__V1__TAIL_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-
-    t.count = count;
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
-    rq.tail = &t;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
-    return r;
-}
-
 /*
  * Wait (up to 10 s: Refused entries are appended off the loop) for a Refused entry among the
  * newest 100 whose message holds what and, when digest is not NULL, whose frame_sha256 is it.
@@ -114,7 +98,7 @@ static Sworn__V1__AdminResponse *tail(struct sworn_stack *s, uint32_t count)
 static int wait_refused(struct sworn_stack *s, const char *what, const uint8_t *digest)
 {
     for (int round = 0; round < 100; round++) {
-        Sworn__V1__AdminResponse *r = tail(s, 100);
+        Sworn__V1__AdminResponse *r = sworn_stack_tail(s, 100);
         int n = 0;
 
         for (size_t i = 0; i < r->tail->n_entries; i++) {
@@ -268,7 +252,7 @@ static void test_request_bound(void **state)
         uint8_t *packed;
 
         assert_non_null(dec->credential);
-        t = tail(&s, 5);
+        t = sworn_stack_tail(&s, 5);
         for (size_t i = 0; i < t->tail->n_entries; i++)
             if (t->tail->first_index + i == dec->log_index)
                 e = t->tail->entries[i];

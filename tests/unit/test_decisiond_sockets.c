@@ -57,27 +57,6 @@
 #define NOBODY 65534u
 #define WAIT_STEPS 300 /* x 100 ms: how long a test waits for the daemon to have done something */
 
-/* Run fn(arg) in a child that has become user name (its own group only); its exit status. */
-static int as_user(const char *name, int (*fn)(void *), void *arg)
-{
-    const struct passwd *pw = sworn_privsep_user(name);
-    uid_t uid = pw->pw_uid;
-    gid_t gid = pw->pw_gid;
-    int status;
-    pid_t pid = fork();
-
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
-            setresuid(uid, uid, uid) != 0)
-            _exit(99);
-        _exit(fn(arg));
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
 /* connect(2) to a Unix socket: 0 when it connected, else its errno. */
 static int connect_errno(const char *path)
 {
@@ -136,27 +115,10 @@ static void expect_mode(const char *path, uid_t owner, gid_t group, mode_t mode)
                  (unsigned long)owner, (unsigned long)group);
 }
 
-/* The newest entries (up to 1000), oldest first; free with
- * sworn__v1__admin_response__free_unpacked. */
-static Sworn__V1__AdminResponse *tail(struct sworn_stack *s)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__TailRequest t = SWORN__V1__TAIL_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-
-    t.count = SWORN_FRAME_TAIL_MAX;
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
-    rq.tail = &t;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
-    return r;
-}
-
 /* Refused entries of (channel, uid) in the newest entries. */
 static int count_refused(struct sworn_stack *s, const char *channel, uint32_t uid)
 {
-    Sworn__V1__AdminResponse *r = tail(s);
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(s, SWORN_FRAME_TAIL_MAX);
     int n = 0;
 
     for (size_t i = 0; i < r->tail->n_entries; i++) {
@@ -190,7 +152,7 @@ static uint64_t summary_count(const Sworn__V1__Entry *e, const char *channel, ui
 static uint64_t count_dropped(struct sworn_stack *s, const char *channel, uint32_t uid,
                               int *n_summaries)
 {
-    Sworn__V1__AdminResponse *r = tail(s);
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(s, SWORN_FRAME_TAIL_MAX);
     uint64_t n = 0;
 
     *n_summaries = 0;
@@ -237,7 +199,7 @@ static void test_sockets_closed_to_others(void **state)
     assert_int_equal(chmod(s.dir, 0711), 0);
     expect_mode(s.decision, 0, 0, 0600);
     expect_mode(s.admin, 0, 0, 0600);
-    assert_int_equal(as_user("nobody", both_eacces, &s), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", both_eacces, &s), 0);
     /* Nothing of nobody's reached the daemon; the proxy (root) is served as before. */
     assert_int_equal(count_refused(&s, "decision", NOBODY), 0);
     assert_int_equal(count_refused(&s, "admin", NOBODY), 0);
@@ -256,9 +218,9 @@ static void test_sockets_closed_privsep(void **state)
     expect_mode(s->decision, 0, 0, 0600);
     expect_mode(s->admin, 0, 0, 0600);
     /* The engine's uid accepts on these sockets (the monitor's descriptors) but cannot connect. */
-    assert_int_equal(as_user("sworn-engine", both_eacces, s), 0);
-    assert_int_equal(as_user("sworn-signer", both_eacces, s), 0);
-    assert_int_equal(as_user("nobody", both_eacces, s), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-engine", both_eacces, s), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-signer", both_eacces, s), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", both_eacces, s), 0);
     assert_true(refused_metric(s, "decision") == 0.0);
     assert_true(refused_metric(s, "admin") == 0.0);
     sworn_stack_expect_allow(s, "root-served-privsep");
@@ -290,8 +252,8 @@ static void test_sockets_closed_privsep(void **state)
     assert_int_equal(sworn_stack_start(s), 0);
     expect_mode(s->decision, NOBODY, 0, 0600);
     expect_mode(s->admin, 0, 0, 0600);
-    assert_int_equal(as_user("nobody", decision_only, s), 0);
-    assert_int_equal(as_user("sworn-engine", both_eacces, s), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", decision_only, s), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-engine", both_eacces, s), 0);
     sworn_stack_expect_allow(s, "root-served-still");
 }
 
@@ -306,9 +268,9 @@ static void test_sockets_group(void **state)
     expect_mode(s.decision, 0, g->gr_gid, 0660);
     expect_mode(s.admin, 0, g->gr_gid, 0660);
     /* Not in the group: cannot connect. */
-    assert_int_equal(as_user("sworn-signer", both_eacces, &s), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-signer", both_eacces, &s), 0);
     /* In it (nobody's own group) but no peer: connects, refused by uid, and recorded. */
-    assert_int_equal(as_user("nobody", both_connect, &s), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", both_connect, &s), 0);
     wait_refused_metric(&s, "decision", 1);
     wait_refused_metric(&s, "admin", 1);
     for (int i = 0; i < WAIT_STEPS && (count_refused(&s, "decision", NOBODY) < 1 ||
@@ -493,7 +455,7 @@ static void test_dropped_refusals_summarised(void **state)
     f.path = s.admin;
     f.count = CONNECTS;
     before = refused_metric(&s, "admin");
-    assert_int_equal(as_user("nobody", flood, &f), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", flood, &f), 0);
     wait_refused_metric(&s, "admin", before + CONNECTS);
     /* Every refusal is either recorded or counted: once the first drop is 10 s old (the test clock
      * moves there at once), a RefusalsDropped entry says how many of nobody's were dropped. */
@@ -514,7 +476,7 @@ static void test_dropped_refusals_summarised(void **state)
     /* A second flood, then an orderly stop at once: its drops are in a summary written at the
      * stop, before the final checkpoint. */
     before = refused_metric(&s, "admin");
-    assert_int_equal(as_user("nobody", flood, &f), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", flood, &f), 0);
     wait_refused_metric(&s, "admin", before + CONNECTS);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
     total = log_counts(&s, "admin", NOBODY, &n_refused, &n_summaries);

@@ -98,27 +98,6 @@
 #define WAIT_GONE_MS 10000
 #define REPLY_SIZE sizeof(struct d_monitor_reply)
 
-/* Run fn(arg) in a child that is only user name (every id, no groups); returns its exit code. */
-static int as_user(const char *name, int (*fn)(void *), void *arg)
-{
-    const struct passwd *pw = sworn_privsep_user(name);
-    uid_t uid = pw->pw_uid;
-    gid_t gid = pw->pw_gid;
-    int status;
-    pid_t pid = fork();
-
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (setgroups(0, NULL) != 0 || setresgid(gid, gid, gid) != 0 ||
-            setresuid(uid, uid, uid) != 0)
-            _exit(99);
-        _exit(fn(arg));
-    }
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
 /* Wait (on a pidfd: the stack's processes are not our children) until pid has exited. */
 static int wait_gone(pid_t pid, int timeout_ms)
 {
@@ -227,12 +206,12 @@ static void test_engine_replaces_config(void **state)
     a.out = out;
     a.signer = signer;
     /* In the stack's layout the configuration's folder is root's: the engine cannot replace it. */
-    assert_int_not_equal(as_user("sworn-engine", replace_config, &a), 0);
+    assert_int_not_equal(sworn_privsep_as_user("sworn-engine", replace_config, &a), 0);
     assert_int_not_equal(access(script, F_OK), 0);
     /* An operator who gives the engine the configuration's folder (as the stack once did): the
      * engine replaces it, and the monitor must refuse what it finds there. */
     give_folder_to_engine(s);
-    assert_int_equal(as_user("sworn-engine", replace_config, &a), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-engine", replace_config, &a), 0);
     /* The operator (or a service manager, after the engine crashed) starts it again. */
     assert_int_equal(sworn_stack_stop_daemon(s), 0);
     started = sworn_stack_start(s);
@@ -261,9 +240,9 @@ static void test_engine_undoes_separation(void **state)
     a.dir = s->dir;
     a.config = s->config;
     a.development = 1;
-    assert_int_not_equal(as_user("sworn-engine", replace_config, &a), 0);
+    assert_int_not_equal(sworn_privsep_as_user("sworn-engine", replace_config, &a), 0);
     give_folder_to_engine(s);
-    assert_int_equal(as_user("sworn-engine", replace_config, &a), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-engine", replace_config, &a), 0);
     assert_int_equal(sworn_stack_stop_daemon(s), 0);
     if (sworn_stack_start(s) == 0) {
         char path[64], status[4096];
@@ -379,7 +358,7 @@ static void test_socket_chmod_follows_symlink(void **state)
             /* The decision socket exists now: the engine's uid swaps it for a link. */
             a.link_tmp = link_tmp;
             a.sock = s->decision;
-            assert_int_equal(as_user("sworn-engine", swap_socket, &a), 0);
+            assert_int_equal(sworn_privsep_as_user("sworn-engine", swap_socket, &a), 0);
             swapped = 1;
         }
     }
@@ -601,7 +580,7 @@ static void test_engine_uid_reaches_nothing(void **state)
     up(s, &x.engine, &x.signer);
     x.monitor = s->decisiond_pid;
     x.dir = s->dir;
-    assert_int_equal(as_user("sworn-engine", engine_probe, &x), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-engine", engine_probe, &x), 0);
 }
 
 static int signer_probe(void *p)
@@ -664,7 +643,7 @@ static void test_signer_uid_reaches_nothing(void **state)
     x.monitor = s->decisiond_pid;
     x.dir = s->dir;
     x.log_db = s->log_db;
-    assert_int_equal(as_user("sworn-signer", signer_probe, &x), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-signer", signer_probe, &x), 0);
     /* The secrets to look for. */
     vault_path = sworn_test_path(s->dir, "vault.json");
     vault = sworn_test_read_file(vault_path, &len);
@@ -680,7 +659,7 @@ static void test_signer_uid_reaches_nothing(void **state)
     pin[strcspn(pin, "\r\n")] = '\0';
     assert_true(strlen(pin) >= 4);
     x.pin = pin;
-    assert_int_equal(as_user("nobody", anyone_probe, &x), 0);
+    assert_int_equal(sworn_privsep_as_user("nobody", anyone_probe, &x), 0);
     free(pin);
     free(pin_path);
     free(vault);
@@ -878,7 +857,7 @@ static void test_kill_engine(void **state)
 
     (void)state;
     up(s, &engine, &signer);
-    assert_int_equal(as_user("sworn-engine", kill_engine, &engine), 0);
+    assert_int_equal(sworn_privsep_as_user("sworn-engine", kill_engine, &engine), 0);
     assert_true(wait_gone(engine, WAIT_GONE_MS));
     assert_true(wait_gone(s->decisiond_pid, WAIT_GONE_MS));
     assert_true(wait_gone(signer, WAIT_GONE_MS));

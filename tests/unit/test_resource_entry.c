@@ -154,22 +154,6 @@ static void test_record_checks(void **state)
     assert_int_equal(verify(&x, code), -1);
 }
 
-/* The newest n entries of the stack's log. */
-static Sworn__V1__AdminResponse *tail(struct sworn_stack *s, unsigned n)
-{
-    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
-    Sworn__V1__TailRequest t = SWORN__V1__TAIL_REQUEST__INIT;
-    Sworn__V1__AdminResponse *r;
-
-    t.count = n;
-    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_TAIL;
-    rq.tail = &t;
-    r = sworn_stack_admin(s, &rq);
-    assert_non_null(r);
-    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
-    return r;
-}
-
 static void expect_raw(const Sworn__V1__DecisionRecord *d, const char *text)
 {
     uint8_t h[32];
@@ -208,7 +192,7 @@ static void test_stack_records(void **state)
         }
         sworn__v1__decision_reply__free_unpacked(r, NULL);
     }
-    t = tail(&s, 4);
+    t = sworn_stack_tail(&s, 4);
     assert_int_equal(t->tail->n_entries, 4);
     for (size_t i = 0; i < 4; i++) {
         const Sworn__V1__Entry *e = t->tail->entries[i];
