@@ -338,7 +338,8 @@ struct stream {
     uint64_t state_size;
     uint8_t state_root[SV_HASH];
     int state_checked;
-    /* policy digests seen in PolicyLoaded entries */
+    /* policy digests of the PolicyLoaded entries without error since the newest Startup entry
+     * (all of them while no Startup entry was seen): the policies decisions may name */
     uint8_t (*digests)[SV_HASH];
     size_t ndigests, cap_digests;
     struct sv_keyring_state *keys;
@@ -368,8 +369,7 @@ struct stream {
     size_t ncallows, cap_callows;
     int have_start; /* a Startup entry was seen; the newest is last_start */
     uint64_t last_start;
-    uint64_t legacy_exchanges; /* CredentialsMinted entries without allow_log_index */
-    uint64_t unseen_allows;    /* exchanges naming an allow before the range */
+    uint64_t unseen_allows; /* exchanges naming an allow before the range */
 };
 
 /* Remember Startup entry index's measured policy (the file with role 4) for the next entry. */
@@ -909,6 +909,12 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
         snprintf(why, sizeof(why),
                  "the resolution names entry %llu, which is not an earlier entry of the log",
                  (unsigned long long)info->escalation_index);
+    } else if (s->have_start && s->last_start > info->escalation_index) {
+        code = "resolution-restarted";
+        snprintf(why, sizeof(why),
+                 "a start (entry %llu) lies between the escalate entry %llu and its resolution: "
+                 "decisiond forgets held escalations when it restarts",
+                 (unsigned long long)s->last_start, (unsigned long long)info->escalation_index);
     } else if (info->escalation_index < s->first_index) {
         s->unseen_escalations++; /* before a bundle's range: cannot be checked here */
         return;
@@ -944,7 +950,8 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
  * A CredentialsMinted entry at index: the allow it names (allow_log_index) is an earlier ALLOW
  * decision of this record that released from_credential_id for allow_request_id, no start lies
  * between them (decisiond forgets pending allows when it restarts), and no other exchange named
- * that allow (docs/verifier.md, token-exchanges).
+ * that allow (docs/verifier.md, token-exchanges). An index of 0 names no allow and fails: it is
+ * what anyone who wants an exchange left unchecked would write.
  */
 static void check_exchange(struct stream *s, uint64_t index, const struct sv_entry_info *info)
 {
@@ -955,7 +962,20 @@ static void check_exchange(struct stream *s, uint64_t index, const struct sv_ent
 
     snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
     if (at == 0) {
-        s->legacy_exchanges++; /* an older decisiond: the field did not exist */
+        /* Entry 0 is a Startup entry, never an allow: 0 names none. A decisiond older than the
+         * field wrote it so, and so can anyone who wants the exchange left unchecked. */
+        snprintf(why, sizeof(why),
+                 "the exchange for request %.128s names no allow (allow_log_index 0): the record "
+                 "does not show which allow backed it",
+                 info->request_id);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-unlinked", why);
+        return;
+    }
+    if (at < s->first_index && s->have_start && s->last_start > at) {
+        snprintf(why, sizeof(why),
+                 "a start (entry %llu) lies between the allow of entry %llu and its exchange",
+                 (unsigned long long)s->last_start, (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-restarted", why);
         return;
     }
     if (at < s->first_index) {
@@ -1010,14 +1030,22 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         s->last_time_ms = info.time_unix_ms;
     switch (info.kind) {
     case SV_ENTRY_POLICY_LOADED:
-        digest_add(s, info.digest);
+        if (!info.refused)
+            digest_add(s, info.digest); /* a refused load never decides anything */
         break;
     case SV_ENTRY_DECISION:
-        if (!digest_known(s, info.digest) && s->partial)
-            s->unseen_policies++; /* may have been loaded before the bundle's range */
+        /* After a start only the policies loaded since can decide: decisiond forgets the others
+         * when it restarts. In a bundle, before its first Startup entry, a policy may have been
+         * loaded before the range. */
+        if (!digest_known(s, info.digest) && s->partial && !s->have_start)
+            s->unseen_policies++;
         else if (!digest_known(s, info.digest))
             sv_report_fail(s->rep, SV_CHECK_POLICY, item, "unknown-policy",
-                           "the decision's policy digest matches no earlier PolicyLoaded entry");
+                           s->have_start
+                               ? "the decision's policy digest matches no PolicyLoaded entry "
+                                 "without error since the newest start"
+                               : "the decision's policy digest matches no earlier PolicyLoaded "
+                                 "entry without error");
         else
             pass(s->rep, SV_CHECK_POLICY);
         if (info.effect == 3)
@@ -1036,6 +1064,7 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     case SV_ENTRY_STARTUP:
         s->have_start = 1;
         s->last_start = index;
+        s->ndigests = 0; /* a new start decides only with the policies it loads */
         if (s->o->policy->measured_start)
             check_startup(s, index, e, len);
         check_separation(s, index, e, len);
@@ -1086,15 +1115,14 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     }
 }
 
-/* The token-exchanges note: exchanges that could not be checked, and why. */
+/* The token-exchanges note: exchanges that could not be checked (a bundle's), and why. */
 static void exchanges_note(struct stream *s)
 {
-    if (s->legacy_exchanges == 0 && s->unseen_allows == 0)
+    if (s->unseen_allows == 0)
         return;
     snprintf(s->rep->checks[SV_CHECK_EXCHANGES].note, sizeof(s->rep->checks[0].note),
-             "%llu exchange(s) of an older decisiond name no allow; %llu name an allow before "
-             "this range",
-             (unsigned long long)s->legacy_exchanges, (unsigned long long)s->unseen_allows);
+             "%llu exchange(s) name an allow before this range",
+             (unsigned long long)s->unseen_allows);
 }
 
 struct worker {
