@@ -141,6 +141,20 @@ int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char
                  "%s %s is owned by uid %lu: it must be root's or uid %lu's%s (chown it)", what,
                  path, (unsigned long)st.st_uid, (unsigned long)geteuid(),
                  also != SWORN_SAFEFILE_NOBODY ? " or its user's" : "");
+    /* In a folder others may write (a sticky one), the entry's owner is not who made the entry:
+     * anyone may hard-link there a file of root's they cannot write (without
+     * fs.protected_hardlinks, or with read and write access to it), and the file then passes
+     * every check above under a name they chose. A file with one link was made there. */
+    {
+        struct stat pst;
+
+        SWORN_ENSURE(fstat(dfd, &pst) == 0, SWORN_ERR_IO, "%s %s: cannot stat its folder: %s", what,
+                     path, strerror(errno));
+        SWORN_ENSURE((pst.st_mode & 022) == 0 || st.st_nlink == 1, SWORN_ERR_IO,
+                     "%s %s has %lu hard links in a folder others may write (mode %04o): "
+                     "another user may have linked it there; keep it in a folder of root's",
+                     what, path, (unsigned long)st.st_nlink, (unsigned)(pst.st_mode & 07777));
+    }
     SWORN_ENSURE((st.st_mode & forbid) == 0, SWORN_ERR_IO,
                  "%s %s has mode %04o, which %s; it must be %s (chmod %s %s)", what, path,
                  (unsigned)(st.st_mode & 07777),

@@ -15,7 +15,8 @@
  *   - the file itself is a regular file (opened O_NONBLOCK: a FIFO cannot hang the reader),
  *     owned by root, by the caller's effective uid or by `also`, and not writable by group or
  *     others; with SWORN_SAFEFILE_SECRET, no permission bit at all for group or others (0600 or
- *     stricter).
+ *     stricter); in a folder others may write (a sticky one), it has exactly one link (another
+ *     user could have hard-linked a file of root's there under the name checked).
  * The same checks apply in every mode, development included: a development stack keeps its files
  * in a folder of its own (docs/configuration.md, "File checks").
  *
