@@ -211,3 +211,53 @@ fail:
         close(fd);
     return -1;
 }
+
+int sworn_safefile_opendir(const char *path, int create, const char *what, int *fd)
+{
+    char buf[PATH_MAX], at[PATH_MAX] = "", **comp = NULL;
+    size_t n = 0, at_len = 0;
+    struct stat st;
+    int dfd = -1;
+
+    if (path == NULL || fd == NULL || what == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "safefile: NULL argument");
+    comp = malloc(MAX_COMPONENTS * sizeof(*comp));
+    SWORN_ENSURE(comp != NULL, SWORN_ERR_NOMEM, "%s %s: out of memory", what, path);
+    SWORN_GUARD(split(path, what, buf, comp, &n));
+    dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    SWORN_ENSURE(dfd >= 0, SWORN_ERR_IO, "%s %s: cannot open /: %s", what, path, strerror(errno));
+    SWORN_GUARD(check_folder(dfd, what, path, "/"));
+    for (size_t i = 0; i < n; i++) {
+        int last = i + 1 == n,
+            how = (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+            nfd = openat(dfd, comp[i], how);
+
+        at_len += (size_t)snprintf(at + at_len, sizeof(at) - at_len, "/%s", comp[i]);
+        /* Made inside the checked parent, never through a path walked again. */
+        if (nfd < 0 && errno == ENOENT && last && create &&
+            (mkdirat(dfd, comp[i], 0755) == 0 || errno == EEXIST))
+            nfd = openat(dfd, comp[i], how);
+        if (nfd < 0) {
+            open_failed(dfd, comp[i], what, path, at);
+            goto fail;
+        }
+        close(dfd);
+        dfd = nfd;
+        SWORN_GUARD(check_folder(dfd, what, path, at));
+    }
+    /* The folder itself: others may not even add entries to it, sticky or not. */
+    SWORN_ENSURE(fstat(dfd, &st) == 0, SWORN_ERR_IO, "%s %s: cannot stat: %s", what, path,
+                 strerror(errno));
+    SWORN_ENSURE((st.st_mode & 022) == 0, SWORN_ERR_IO,
+                 "%s %s has mode %04o, which lets group or others add to it; it must be writable "
+                 "by its owner only (chmod go-w %s)",
+                 what, path, (unsigned)(st.st_mode & 07777), path);
+    free(comp);
+    *fd = dfd;
+    return 0;
+fail:
+    if (dfd >= 0)
+        close(dfd);
+    free(comp);
+    return -1;
+}
