@@ -347,6 +347,7 @@ struct stream {
     uint64_t last_time_ms;
     int partial;              /* a bundle file: entries before the range are not seen */
     uint64_t unseen_policies; /* decisions naming a policy loaded before the range */
+    int opens_with_policy;    /* a bundle whose first entry is a PolicyLoaded entry */
     /* Startup entries, in log order (policy measured-start record) */
     struct start_rec *starts;
     size_t nstarts, cap_starts;
@@ -1030,6 +1031,8 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         s->last_time_ms = info.time_unix_ms;
     switch (info.kind) {
     case SV_ENTRY_POLICY_LOADED:
+        if (s->partial && index == s->first_index && index > 0)
+            s->opens_with_policy = 1; /* perhaps a start's own, its Startup entry unseen */
         if (!info.refused)
             digest_add(s, info.digest); /* a refused load never decides anything */
         break;
@@ -1585,11 +1588,21 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     if (p->sworn_entries && !have_receipts)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
                  "the bundle carries no receipts");
-    if (s.unseen_policies > 0)
-        snprintf(rep->checks[SV_CHECK_POLICY].note, sizeof(rep->checks[0].note),
-                 "%llu decision(s) name a policy loaded before this range: verify the whole log "
-                 "to check them",
-                 (unsigned long long)s.unseen_policies);
+    if (s.unseen_policies > 0 || s.opens_with_policy) {
+        char *pnote = rep->checks[SV_CHECK_POLICY].note;
+        size_t cap = sizeof(rep->checks[0].note), used = 0;
+
+        if (s.unseen_policies > 0)
+            used = (size_t)snprintf(pnote, cap,
+                                    "%llu decision(s) name a policy loaded before this range: "
+                                    "verify the whole log to check them",
+                                    (unsigned long long)s.unseen_policies);
+        if (s.opens_with_policy && used < cap)
+            snprintf(pnote + used, cap - used,
+                     "%sthe range opens with a PolicyLoaded entry: if a Startup entry precedes "
+                     "it, the policy that start measured is not compared",
+                     used > 0 ? "; " : "");
+    }
     if (s.unseen_escalations > 0)
         snprintf(rep->checks[SV_CHECK_ESCALATIONS].note, sizeof(rep->checks[0].note),
                  "%llu resolution(s) name an escalate entry before this range: verify the whole "

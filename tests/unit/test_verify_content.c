@@ -1268,6 +1268,22 @@ static void test_start_policy(void **state)
     sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 6");
     sworn_verify_expect_only(rep, "policy-digests");
     json_object_put(rep);
+    /* A bundle that opens right after a start, with the start's own PolicyLoaded entry: the
+     * measured policy cannot be compared, and the note says so (the swapped start below passes
+     * only such a range). */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, other);
+    good_entries(f, &b);
+    make_record(f, "sp-swap-bundle", &b, NULL);
+    built_free(&b);
+    rep = verify_bundle(f, "sp-swap-bundle", 1, 5, "sp-swap.bundle", 0);
+    sworn_verify_expect_pass(rep, "policy-digests");
+    assert_non_null(strstr(
+        json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "policy-digests"), "note")),
+        "the range opens with a PolicyLoaded entry"));
+    json_object_put(rep);
+    rep = verify_bundle(f, "sp-swap-bundle", 0, 6, "sp-swap-all.bundle", 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
+    json_object_put(rep);
 
     /* Within one start, any policy it loaded may name a decision (one decided just before a
      * reload may be recorded just after it). */
