@@ -371,7 +371,59 @@ struct stream {
     int have_start; /* a Startup entry was seen; the newest is last_start */
     uint64_t last_start;
     uint64_t unseen_allows; /* exchanges naming an allow before the range */
+    /* In a bundle, the resolutions and exchanges naming an entry before the range (the entry
+     * named, then the naming entry's index): two naming one entry are caught at the end. */
+    struct unseen_ref *unseen_res, *unseen_ex;
+    size_t nunseen_res, cap_unseen_res, nunseen_ex, cap_unseen_ex;
 };
+
+struct unseen_ref {
+    uint64_t named, at;
+};
+
+/* Remember that entry at names entry named, which lies before the bundle's range. */
+static void unseen_add(struct unseen_ref **v, size_t *n, size_t *cap, uint64_t named, uint64_t at)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        struct unseen_ref *nv = realloc(*v, nc * sizeof(*nv));
+
+        if (nv == NULL)
+            return; /* then a repeat may go unseen: the note still counts them */
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = (struct unseen_ref){named, at};
+}
+
+static int unseen_cmp(const void *a, const void *b)
+{
+    const struct unseen_ref *x = a, *y = b;
+
+    if (x->named != y->named)
+        return x->named < y->named ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Two entries of the range naming one entry before it: the later fails with code. */
+static void unseen_repeats(struct stream *s, int check, struct unseen_ref *v, size_t n,
+                           const char *code, const char *what)
+{
+    char item[64], why[SV_WHY];
+
+    if (n < 2)
+        return;
+    qsort(v, n, sizeof(*v), unseen_cmp);
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].named != v[i - 1].named)
+            continue;
+        snprintf(item, sizeof(item), "entry %llu", (unsigned long long)v[i].at);
+        snprintf(why, sizeof(why), "entry %llu names entry %llu, as entry %llu did: %s",
+                 (unsigned long long)v[i].at, (unsigned long long)v[i].named,
+                 (unsigned long long)v[i - 1].at, what);
+        sv_report_fail(s->rep, check, item, code, why);
+    }
+}
 
 /* Remember Startup entry index's measured policy (the file with role 4) for the next entry. */
 static void note_start(struct stream *s, uint64_t index, const uint8_t *e, size_t len)
@@ -918,6 +970,8 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
                  (unsigned long long)s->last_start, (unsigned long long)info->escalation_index);
     } else if (info->escalation_index < s->first_index) {
         s->unseen_escalations++; /* before a bundle's range: cannot be checked here */
+        unseen_add(&s->unseen_res, &s->nunseen_res, &s->cap_unseen_res, info->escalation_index,
+                   index);
         return;
     } else if ((r = escalate_at(s, info->escalation_index)) == NULL) {
         code = "resolution-not-escalate";
@@ -981,6 +1035,7 @@ static void check_exchange(struct stream *s, uint64_t index, const struct sv_ent
     }
     if (at < s->first_index) {
         s->unseen_allows++; /* before the bundle's range */
+        unseen_add(&s->unseen_ex, &s->nunseen_ex, &s->cap_unseen_ex, at, index);
         return;
     }
     allow_key(info->request_id, info->credential_id, key);
@@ -1603,6 +1658,10 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                      "it, the policy that start measured is not compared",
                      used > 0 ? "; " : "");
     }
+    unseen_repeats(&s, SV_CHECK_ESCALATIONS, s.unseen_res, s.nunseen_res, "resolution-twice",
+                   "one escalation resolved twice");
+    unseen_repeats(&s, SV_CHECK_EXCHANGES, s.unseen_ex, s.nunseen_ex, "exchange-allow-reused",
+                   "one allow backs two exchanges");
     if (s.unseen_escalations > 0)
         snprintf(rep->checks[SV_CHECK_ESCALATIONS].note, sizeof(rep->checks[0].note),
                  "%llu resolution(s) name an escalate entry before this range: verify the whole "
@@ -1737,6 +1796,8 @@ out:
     free(s.starts);
     free(s.escs);
     free(s.callows);
+    free(s.unseen_res);
+    free(s.unseen_ex);
     free(note);
     free(data);
     return rc;

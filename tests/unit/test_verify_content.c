@@ -762,6 +762,22 @@ static void test_escalation_links(void **state)
     sworn_verify_expect_only(rep, "escalations");
     json_object_put(rep);
     built_free(&b);
+
+    /* A bundle that starts after the escalate entry cannot check a resolution against it, but
+     * sees two resolutions of it (a deny, then an allow): resolved twice. One alone is noted. */
+    good_entries(f, &b);
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 3);
+    make_record(f, "esc-twice-bundle", &b, NULL);
+    rep = verify_bundle(f, "esc-twice-bundle", 4, 2, "esc-twice.bundle", 1);
+    sworn_verify_expect_fail(rep, "escalations", "resolution-twice", "entry 5");
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+    rep = verify_bundle(f, "esc-twice-bundle", 4, 1, "esc-once.bundle", 0);
+    assert_non_null(strstr(
+        json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "escalations"), "note")),
+        "1 resolution(s) name an escalate entry before this range"));
+    json_object_put(rep);
+    built_free(&b);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1590,6 +1606,13 @@ static void test_exchanges(void **state)
     make_record(f, "restarted-bundle", &b, NULL);
     rep = verify_bundle(f, "restarted-bundle", 3, 3, "restarted.bundle", 1);
     sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-restarted", "entry 5");
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    /* Two exchanges in range naming one allow before it: the allow backs two. */
+    minted(&b, "x-2", "oauth-1", "demo", a, NULL, 0);
+    make_record(f, "reused-bundle", &b, NULL);
+    rep = verify_bundle(f, "reused-bundle", 4, 3, "reused.bundle", 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-reused", "entry 6");
     sworn_verify_expect_only(rep, "token-exchanges");
     json_object_put(rep);
     /* One that starts after the allow with no start in range: not checked, the note says so. */
