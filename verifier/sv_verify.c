@@ -1974,6 +1974,8 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     free(s.starts);
     free(s.escs);
     free(s.callows);
+    free(s.unseen_res);
+    free(s.unseen_ex);
     free(s.level);
     free(cps);
     return rc;
