@@ -141,6 +141,20 @@ int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char
                  "%s %s is owned by uid %lu: it must be root's or uid %lu's%s (chown it)", what,
                  path, (unsigned long)st.st_uid, (unsigned long)geteuid(),
                  also != SWORN_SAFEFILE_NOBODY ? " or its user's" : "");
+    /* In a folder others may write (a sticky one), the entry's owner is not who made the entry:
+     * anyone may hard-link there a file of root's they cannot write (without
+     * fs.protected_hardlinks, or with read and write access to it), and the file then passes
+     * every check above under a name they chose. A file with one link was made there. */
+    {
+        struct stat pst;
+
+        SWORN_ENSURE(fstat(dfd, &pst) == 0, SWORN_ERR_IO, "%s %s: cannot stat its folder: %s", what,
+                     path, strerror(errno));
+        SWORN_ENSURE((pst.st_mode & 022) == 0 || st.st_nlink == 1, SWORN_ERR_IO,
+                     "%s %s has %lu hard links in a folder others may write (mode %04o): "
+                     "another user may have linked it there; keep it in a folder of root's",
+                     what, path, (unsigned long)st.st_nlink, (unsigned)(pst.st_mode & 07777));
+    }
     SWORN_ENSURE((st.st_mode & forbid) == 0, SWORN_ERR_IO,
                  "%s %s has mode %04o, which %s; it must be %s (chmod %s %s)", what, path,
                  (unsigned)(st.st_mode & 07777),
@@ -195,5 +209,55 @@ fail:
     free(buf);
     if (fd >= 0)
         close(fd);
+    return -1;
+}
+
+int sworn_safefile_opendir(const char *path, int create, const char *what, int *fd)
+{
+    char buf[PATH_MAX], at[PATH_MAX] = "", **comp = NULL;
+    size_t n = 0, at_len = 0;
+    struct stat st;
+    int dfd = -1;
+
+    if (path == NULL || fd == NULL || what == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "safefile: NULL argument");
+    comp = malloc(MAX_COMPONENTS * sizeof(*comp));
+    SWORN_ENSURE(comp != NULL, SWORN_ERR_NOMEM, "%s %s: out of memory", what, path);
+    SWORN_GUARD(split(path, what, buf, comp, &n));
+    dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    SWORN_ENSURE(dfd >= 0, SWORN_ERR_IO, "%s %s: cannot open /: %s", what, path, strerror(errno));
+    SWORN_GUARD(check_folder(dfd, what, path, "/"));
+    for (size_t i = 0; i < n; i++) {
+        int last = i + 1 == n,
+            how = (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+            nfd = openat(dfd, comp[i], how);
+
+        at_len += (size_t)snprintf(at + at_len, sizeof(at) - at_len, "/%s", comp[i]);
+        /* Made inside the checked parent, never through a path walked again. */
+        if (nfd < 0 && errno == ENOENT && last && create &&
+            (mkdirat(dfd, comp[i], 0755) == 0 || errno == EEXIST))
+            nfd = openat(dfd, comp[i], how);
+        if (nfd < 0) {
+            open_failed(dfd, comp[i], what, path, at);
+            goto fail;
+        }
+        close(dfd);
+        dfd = nfd;
+        SWORN_GUARD(check_folder(dfd, what, path, at));
+    }
+    /* The folder itself: others may not even add entries to it, sticky or not. */
+    SWORN_ENSURE(fstat(dfd, &st) == 0, SWORN_ERR_IO, "%s %s: cannot stat: %s", what, path,
+                 strerror(errno));
+    SWORN_ENSURE((st.st_mode & 022) == 0, SWORN_ERR_IO,
+                 "%s %s has mode %04o, which lets group or others add to it; it must be writable "
+                 "by its owner only (chmod go-w %s)",
+                 what, path, (unsigned)(st.st_mode & 07777), path);
+    free(comp);
+    *fd = dfd;
+    return 0;
+fail:
+    if (dfd >= 0)
+        close(dfd);
+    free(comp);
     return -1;
 }

@@ -15,7 +15,8 @@
  *   - the file itself is a regular file (opened O_NONBLOCK: a FIFO cannot hang the reader),
  *     owned by root, by the caller's effective uid or by `also`, and not writable by group or
  *     others; with SWORN_SAFEFILE_SECRET, no permission bit at all for group or others (0600 or
- *     stricter).
+ *     stricter); in a folder others may write (a sticky one), it has exactly one link (another
+ *     user could have hard-linked a file of root's there under the name checked).
  * The same checks apply in every mode, development included: a development stack keeps its files
  * in a folder of its own (docs/configuration.md, "File checks").
  *
@@ -53,5 +54,15 @@ int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char
  */
 int sworn_safefile_read(const char *path, unsigned flags, uid_t also, const char *what, size_t max,
                         char **data, size_t *len);
+
+/*
+ * Open the folder path (O_RDONLY | O_DIRECTORY, O_CLOEXEC) after the same walk: no link
+ * anywhere, every folder on the way and the folder itself root's or the caller's and not
+ * writable by group or others (sticky allowed on the way, not for the folder itself, whose
+ * entries the caller is to trust). With create, a missing last component is made (mkdirat in
+ * the checked parent, mode 0755). OUT: *fd (close it). Returns 0, or -1 with sworn_err set as
+ * sworn_safefile_open.
+ */
+int sworn_safefile_opendir(const char *path, int create, const char *what, int *fd);
 
 #endif

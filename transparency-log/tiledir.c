@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "safefile.h"
 #include "checkpoint.h"
 #include "err.h"
 #include "fileio.h"
@@ -398,16 +399,11 @@ int sworn_tiledir_export_since(struct sworn_log *log, uint64_t size, const char 
     SWORN_GUARD(sworn_log_get_checkpoint(log, size, note, SWORN_NOTE_MAX_LEN + 1, &note_len, &n));
     SWORN_ENSURE(since <= n, SWORN_ERR_ARG, "export: since %llu is beyond the checkpoint's %llu",
                  (unsigned long long)since, (unsigned long long)n);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        sworn_err_set(SWORN_ERR_IO, "mkdir %s: %s", dir, strerror(errno));
-        goto fail;
-    }
-    /* The tiles folder itself must not be a link either: everything below is relative to it. */
-    root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (root < 0) {
-        sworn_err_set(SWORN_ERR_IO, "export: open the tiles folder %s: %s", dir, strerror(errno));
-        goto fail;
-    }
+    /* The tiles folder and every folder on the way: no link, root's or ours, writable by no one
+     * else (a user who could rename one could give the export a folder of theirs, with tiles of
+     * another tree under the names an incremental export never rewrites). Everything below is
+     * relative to this descriptor. */
+    SWORN_GUARD(sworn_safefile_opendir(dir, 1, "export: the tiles folder", &root));
     for (int level = 0; level <= SWORN_TILE_MAX_LEVEL && level_size(n, level) > 0; level++) {
         uint64_t tiles = (level_size(n, level) - 1) / SWORN_TILE_WIDTH + 1;
 

@@ -338,7 +338,8 @@ struct stream {
     uint64_t state_size;
     uint8_t state_root[SV_HASH];
     int state_checked;
-    /* policy digests seen in PolicyLoaded entries */
+    /* policy digests of the PolicyLoaded entries without error since the newest Startup entry
+     * (all of them while no Startup entry was seen): the policies decisions may name */
     uint8_t (*digests)[SV_HASH];
     size_t ndigests, cap_digests;
     struct sv_keyring_state *keys;
@@ -346,6 +347,7 @@ struct stream {
     uint64_t last_time_ms;
     int partial;              /* a bundle file: entries before the range are not seen */
     uint64_t unseen_policies; /* decisions naming a policy loaded before the range */
+    int opens_with_policy;    /* a bundle whose first entry is a PolicyLoaded entry */
     /* Startup entries, in log order (policy measured-start record) */
     struct start_rec *starts;
     size_t nstarts, cap_starts;
@@ -368,9 +370,60 @@ struct stream {
     size_t ncallows, cap_callows;
     int have_start; /* a Startup entry was seen; the newest is last_start */
     uint64_t last_start;
-    uint64_t legacy_exchanges; /* CredentialsMinted entries without allow_log_index */
-    uint64_t unseen_allows;    /* exchanges naming an allow before the range */
+    uint64_t unseen_allows; /* exchanges naming an allow before the range */
+    /* In a bundle, the resolutions and exchanges naming an entry before the range (the entry
+     * named, then the naming entry's index): two naming one entry are caught at the end. */
+    struct unseen_ref *unseen_res, *unseen_ex;
+    size_t nunseen_res, cap_unseen_res, nunseen_ex, cap_unseen_ex;
 };
+
+struct unseen_ref {
+    uint64_t named, at;
+};
+
+/* Remember that entry at names entry named, which lies before the bundle's range. */
+static void unseen_add(struct unseen_ref **v, size_t *n, size_t *cap, uint64_t named, uint64_t at)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        struct unseen_ref *nv = realloc(*v, nc * sizeof(*nv));
+
+        if (nv == NULL)
+            return; /* then a repeat may go unseen: the note still counts them */
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = (struct unseen_ref){named, at};
+}
+
+static int unseen_cmp(const void *a, const void *b)
+{
+    const struct unseen_ref *x = a, *y = b;
+
+    if (x->named != y->named)
+        return x->named < y->named ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Two entries of the range naming one entry before it: the later fails with code. */
+static void unseen_repeats(struct stream *s, int check, struct unseen_ref *v, size_t n,
+                           const char *code, const char *what)
+{
+    char item[64], why[SV_WHY];
+
+    if (n < 2)
+        return;
+    qsort(v, n, sizeof(*v), unseen_cmp);
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].named != v[i - 1].named)
+            continue;
+        snprintf(item, sizeof(item), "entry %llu", (unsigned long long)v[i].at);
+        snprintf(why, sizeof(why), "entry %llu names entry %llu, as entry %llu did: %s",
+                 (unsigned long long)v[i].at, (unsigned long long)v[i].named,
+                 (unsigned long long)v[i - 1].at, what);
+        sv_report_fail(s->rep, check, item, code, why);
+    }
+}
 
 /* Remember Startup entry index's measured policy (the file with role 4) for the next entry. */
 static void note_start(struct stream *s, uint64_t index, const uint8_t *e, size_t len)
@@ -909,8 +962,16 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
         snprintf(why, sizeof(why),
                  "the resolution names entry %llu, which is not an earlier entry of the log",
                  (unsigned long long)info->escalation_index);
+    } else if (s->have_start && s->last_start > info->escalation_index) {
+        code = "resolution-restarted";
+        snprintf(why, sizeof(why),
+                 "a start (entry %llu) lies between the escalate entry %llu and its resolution: "
+                 "decisiond forgets held escalations when it restarts",
+                 (unsigned long long)s->last_start, (unsigned long long)info->escalation_index);
     } else if (info->escalation_index < s->first_index) {
         s->unseen_escalations++; /* before a bundle's range: cannot be checked here */
+        unseen_add(&s->unseen_res, &s->nunseen_res, &s->cap_unseen_res, info->escalation_index,
+                   index);
         return;
     } else if ((r = escalate_at(s, info->escalation_index)) == NULL) {
         code = "resolution-not-escalate";
@@ -944,7 +1005,8 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
  * A CredentialsMinted entry at index: the allow it names (allow_log_index) is an earlier ALLOW
  * decision of this record that released from_credential_id for allow_request_id, no start lies
  * between them (decisiond forgets pending allows when it restarts), and no other exchange named
- * that allow (docs/verifier.md, token-exchanges).
+ * that allow (docs/verifier.md, token-exchanges). An index of 0 names no allow and fails: it is
+ * what anyone who wants an exchange left unchecked would write.
  */
 static void check_exchange(struct stream *s, uint64_t index, const struct sv_entry_info *info)
 {
@@ -955,11 +1017,25 @@ static void check_exchange(struct stream *s, uint64_t index, const struct sv_ent
 
     snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
     if (at == 0) {
-        s->legacy_exchanges++; /* an older decisiond: the field did not exist */
+        /* Entry 0 is a Startup entry, never an allow: 0 names none. A decisiond older than the
+         * field wrote it so, and so can anyone who wants the exchange left unchecked. */
+        snprintf(why, sizeof(why),
+                 "the exchange for request %.128s names no allow (allow_log_index 0): the record "
+                 "does not show which allow backed it",
+                 info->request_id);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-unlinked", why);
+        return;
+    }
+    if (at < s->first_index && s->have_start && s->last_start > at) {
+        snprintf(why, sizeof(why),
+                 "a start (entry %llu) lies between the allow of entry %llu and its exchange",
+                 (unsigned long long)s->last_start, (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "exchange-allow-restarted", why);
         return;
     }
     if (at < s->first_index) {
         s->unseen_allows++; /* before the bundle's range */
+        unseen_add(&s->unseen_ex, &s->nunseen_ex, &s->cap_unseen_ex, at, index);
         return;
     }
     allow_key(info->request_id, info->credential_id, key);
@@ -1010,14 +1086,24 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         s->last_time_ms = info.time_unix_ms;
     switch (info.kind) {
     case SV_ENTRY_POLICY_LOADED:
-        digest_add(s, info.digest);
+        if (s->partial && index == s->first_index && index > 0)
+            s->opens_with_policy = 1; /* perhaps a start's own, its Startup entry unseen */
+        if (!info.refused)
+            digest_add(s, info.digest); /* a refused load never decides anything */
         break;
     case SV_ENTRY_DECISION:
-        if (!digest_known(s, info.digest) && s->partial)
-            s->unseen_policies++; /* may have been loaded before the bundle's range */
+        /* After a start only the policies loaded since can decide: decisiond forgets the others
+         * when it restarts. In a bundle, before its first Startup entry, a policy may have been
+         * loaded before the range. */
+        if (!digest_known(s, info.digest) && s->partial && !s->have_start)
+            s->unseen_policies++;
         else if (!digest_known(s, info.digest))
             sv_report_fail(s->rep, SV_CHECK_POLICY, item, "unknown-policy",
-                           "the decision's policy digest matches no earlier PolicyLoaded entry");
+                           s->have_start
+                               ? "the decision's policy digest matches no PolicyLoaded entry "
+                                 "without error since the newest start"
+                               : "the decision's policy digest matches no earlier PolicyLoaded "
+                                 "entry without error");
         else
             pass(s->rep, SV_CHECK_POLICY);
         if (info.effect == 3)
@@ -1036,6 +1122,7 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     case SV_ENTRY_STARTUP:
         s->have_start = 1;
         s->last_start = index;
+        s->ndigests = 0; /* a new start decides only with the policies it loads */
         if (s->o->policy->measured_start)
             check_startup(s, index, e, len);
         check_separation(s, index, e, len);
@@ -1086,15 +1173,14 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     }
 }
 
-/* The token-exchanges note: exchanges that could not be checked, and why. */
+/* The token-exchanges note: exchanges that could not be checked (a bundle's), and why. */
 static void exchanges_note(struct stream *s)
 {
-    if (s->legacy_exchanges == 0 && s->unseen_allows == 0)
+    if (s->unseen_allows == 0)
         return;
     snprintf(s->rep->checks[SV_CHECK_EXCHANGES].note, sizeof(s->rep->checks[0].note),
-             "%llu exchange(s) of an older decisiond name no allow; %llu name an allow before "
-             "this range",
-             (unsigned long long)s->legacy_exchanges, (unsigned long long)s->unseen_allows);
+             "%llu exchange(s) name an allow before this range",
+             (unsigned long long)s->unseen_allows);
 }
 
 struct worker {
@@ -1557,11 +1643,25 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     if (p->sworn_entries && !have_receipts)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
                  "the bundle carries no receipts");
-    if (s.unseen_policies > 0)
-        snprintf(rep->checks[SV_CHECK_POLICY].note, sizeof(rep->checks[0].note),
-                 "%llu decision(s) name a policy loaded before this range: verify the whole log "
-                 "to check them",
-                 (unsigned long long)s.unseen_policies);
+    if (s.unseen_policies > 0 || s.opens_with_policy) {
+        char *pnote = rep->checks[SV_CHECK_POLICY].note;
+        size_t cap = sizeof(rep->checks[0].note), used = 0;
+
+        if (s.unseen_policies > 0)
+            used = (size_t)snprintf(pnote, cap,
+                                    "%llu decision(s) name a policy loaded before this range: "
+                                    "verify the whole log to check them",
+                                    (unsigned long long)s.unseen_policies);
+        if (s.opens_with_policy && used < cap)
+            snprintf(pnote + used, cap - used,
+                     "%sthe range opens with a PolicyLoaded entry: if a Startup entry precedes "
+                     "it, the policy that start measured is not compared",
+                     used > 0 ? "; " : "");
+    }
+    unseen_repeats(&s, SV_CHECK_ESCALATIONS, s.unseen_res, s.nunseen_res, "resolution-twice",
+                   "one escalation resolved twice");
+    unseen_repeats(&s, SV_CHECK_EXCHANGES, s.unseen_ex, s.nunseen_ex, "exchange-allow-reused",
+                   "one allow backs two exchanges");
     if (s.unseen_escalations > 0)
         snprintf(rep->checks[SV_CHECK_ESCALATIONS].note, sizeof(rep->checks[0].note),
                  "%llu resolution(s) name an escalate entry before this range: verify the whole "
@@ -1696,6 +1796,8 @@ out:
     free(s.starts);
     free(s.escs);
     free(s.callows);
+    free(s.unseen_res);
+    free(s.unseen_ex);
     free(note);
     free(data);
     return rc;
@@ -1872,6 +1974,8 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     free(s.starts);
     free(s.escs);
     free(s.callows);
+    free(s.unseen_res);
+    free(s.unseen_ex);
     free(s.level);
     free(cps);
     return rc;

@@ -478,6 +478,42 @@ static void test_export_refuses_links(void **state)
     assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, link, NULL), -1);
     assert_int_equal(entries_in(outside), 1);
 
+    /* A link on the way to the tiles folder (before: followed, the export wrote in outside/t),
+     * and a folder on the way that others may write, sticky or not (its user could rename the
+     * tiles folder and put one of theirs in its place, with tiles of another tree under the
+     * names an incremental export never rewrites): refused, nothing written. The tiles folder
+     * itself may not even be sticky, nor (as root) another user's. */
+    {
+        char through[4200], open_dir[4200];
+        static const unsigned modes[] = {0777, 0775, 01777};
+
+        snprintf(through, sizeof(through), "%s/t", link);
+        assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, through, NULL), -1);
+        assert_non_null(strstr(sworn_err_msg(), "symbolic link"));
+        assert_int_equal(entries_in(outside), 1);
+        snprintf(open_dir, sizeof(open_dir), "%s/shared", f->dir);
+        assert_int_equal(mkdir(open_dir, 0755), 0);
+        snprintf(through, sizeof(through), "%s/shared/tiles", f->dir);
+        for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+            assert_int_equal(chmod(open_dir, modes[i]), 0);
+            if (modes[i] & 01000) {
+                assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, open_dir, NULL), -1);
+                assert_non_null(strstr(sworn_err_msg(), "lets group or others add to it"));
+                assert_int_equal(chmod(open_dir, 0755), 0);
+                continue;
+            }
+            assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, through, NULL), -1);
+            assert_non_null(strstr(sworn_err_msg(), "not writable by group or others"));
+        }
+        assert_int_equal(entries_in(open_dir), 0);
+        assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, through, NULL), 0);
+        if (geteuid() == 0) {
+            assert_int_equal(chown(through, 65534, 65534), 0);
+            assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, through, NULL), -1);
+            assert_non_null(strstr(sworn_err_msg(), "owner uid 65534"));
+        }
+    }
+
     sworn_note_signer_close(&signer);
     free(key);
     free(tiles);

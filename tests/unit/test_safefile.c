@@ -4,7 +4,7 @@
  * PIN and key files (sworn_secretfile_read) and the vault. A symbolic link (at the file or at a
  * folder on the way), a file or a folder that group or others may write, and (as root, which can
  * give files to other users) a file or folder of another uid are refused; /tmp's sticky bit is
- * not a way around the check of what is inside it.
+ * not a way around the check of what is inside it, nor is a hard link made there.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,6 +133,26 @@ static void test_checks(void **state)
     refused(p, 0, SWORN_SAFEFILE_NOBODY, SWORN_ERR_IO, "not writable by group or others");
     assert_int_equal(chmod(sub, 01777), 0);
     accepted(p, 0, SWORN_SAFEFILE_NOBODY, "in sub");
+    /* A hard link in that sticky folder: its owner and mode are the linked file's, whoever
+     * made the link (a user may link a file of root's into /tmp under the name checked when
+     * fs.protected_hardlinks is off): refused. The same file with two links in folders only
+     * their owner writes (sub made 01755, and the test's own folder) is fine. */
+    {
+        char *hard = sworn_test_path(sub, "hard"), *other = sworn_test_path(f->dir, "hard2");
+
+        assert_int_equal(linkat(AT_FDCWD, ok, AT_FDCWD, hard, 0), 0);
+        refused(hard, 0, SWORN_SAFEFILE_NOBODY, SWORN_ERR_IO, "2 hard links");
+        accepted(ok, 0, SWORN_SAFEFILE_NOBODY, "bytes");
+        assert_int_equal(chmod(sub, 01755), 0);
+        accepted(hard, 0, SWORN_SAFEFILE_NOBODY, "bytes");
+        assert_int_equal(unlink(hard), 0);
+        assert_int_equal(linkat(AT_FDCWD, ok, AT_FDCWD, other, 0), 0);
+        accepted(other, 0, SWORN_SAFEFILE_NOBODY, "bytes");
+        accepted(ok, 0, SWORN_SAFEFILE_NOBODY, "bytes");
+        assert_int_equal(unlink(other), 0);
+        free(hard);
+        free(other);
+    }
     assert_int_equal(chmod(sub, 0755), 0);
     /* Missing; a folder; a FIFO (refused at once, never waited on). */
     free(p);

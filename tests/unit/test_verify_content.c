@@ -7,12 +7,15 @@
  * packed with the recording side's generated code (tests may use it; the verifier does not).
  * Each mutation is detected with its own check and reason in `sworn-verify --json`.
  * Escalation resolutions must each name one earlier escalate entry by index and leaf hash, with
- * its request id, at most once: one case per reason (review finding 2). Startup
+ * its request id, at most once, never across a restart: one case per reason (review finding 2).
+ * Token exchanges name their own allow, never index 0 (finding 9). Startup
  * entries are checked for the separation of signer and engine: one case per reason, a
  * development start accepted by `development allowed`, and an older start without uids
  * accepted by `uids-unrecorded allowed`; and for the policy of each start (test_start_policy):
  * the PolicyLoaded entry right after a Startup entry must carry the policy digest that start
- * measured (role policy), else start-policy-mismatch, -unrecorded or -missing.
+ * measured (role policy), else start-policy-mismatch, -unrecorded or -missing, and a decision
+ * names a policy its own start loaded without error (unknown-policy). Bundles made by
+ * `sworn-log export-bundle` check the same where their range shows it.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -133,6 +136,22 @@ static void policy_loaded(const struct fx *f, struct built *b, const uint8_t *di
     pl.source = "/etc/sworn/policy.yaml";
     pl.time_unix_ms = t_ms;
     pl.version = 3;
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &pl;
+    add_entry(b, &e);
+}
+
+/* A PolicyLoaded entry of a refused load (its error set). */
+static void policy_refused(struct built *b, const uint8_t *digest, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+
+    pl.digest.data = (uint8_t *)digest;
+    pl.digest.len = 32;
+    pl.source = "/etc/sworn/policy.yaml";
+    pl.time_unix_ms = t_ms;
+    pl.error = "policy.yaml:1:1: refused";
     e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
     e.policy_loaded = &pl;
     add_entry(b, &e);
@@ -366,6 +385,28 @@ static json_object *verify_json(const struct fx *f, const char *name, const char
 
     snprintf(pn, sizeof(pn), "%s.policy", policy_name ? policy_name : name);
     return sworn_verify_json(verify_bin, f->dir, pn, name, NULL, want, 0);
+}
+
+/* Entries start..start+count-1 of record name (made by make_record) as the bundle file out,
+ * by `sworn-log export-bundle`; returns the verifier's report (want: its exit status). */
+static json_object *verify_bundle(const struct fx *f, const char *name, unsigned start,
+                                  unsigned count, const char *out, int want)
+{
+    char dbn[128], pn[128], s_start[16], s_count[16], *db, *file;
+    json_object *rep;
+
+    snprintf(dbn, sizeof(dbn), "%s.db", name);
+    snprintf(pn, sizeof(pn), "%s.policy", name);
+    snprintf(s_start, sizeof(s_start), "%u", start);
+    snprintf(s_count, sizeof(s_count), "%u", count);
+    db = P(f, dbn);
+    file = P(f, out);
+    sworn_test_run_ok("export-bundle", NULL, log_bin, "export-bundle", "--db", db, "--start",
+                      s_start, "--count", s_count, file, NULL);
+    rep = sworn_verify_json(verify_bin, f->dir, pn, out, NULL, want, 0);
+    free(db);
+    free(file);
+    return rep;
 }
 
 static int setup(void **state)
@@ -697,6 +738,44 @@ static void test_escalation_links(void **state)
     make_record(f, "esc-nohash", &b, NULL);
     rep = verify_json(f, "esc-nohash", NULL, 1);
     sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Resolved after a restart: decisiond holds escalations in memory and resolves them (deny,
+     * "shutdown") before an orderly stop, so an escalation held when it died can never be
+     * resolved by the next start. An approval written there (with its receipt) is refused, in
+     * the whole record and in a bundle that starts after the escalate entry. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    startup(&b, 990, 991, 0, T2023 + 4000);
+    policy_loaded(f, &b, f->digest, T2023 + 4000);
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 2);
+    add_receipt(f, &b, 5, 5);
+    make_record(f, "esc-restarted", &b, NULL);
+    rep = verify_json(f, "esc-restarted", NULL, 1);
+    sworn_verify_expect_fail(rep, "escalations", "resolution-restarted", "entry 5");
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+    rep = verify_bundle(f, "esc-restarted", 3, 3, "esc-restarted.bundle", 1);
+    sworn_verify_expect_fail(rep, "escalations", "resolution-restarted", "entry 5");
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* A bundle that starts after the escalate entry cannot check a resolution against it, but
+     * sees two resolutions of it (a deny, then an allow): resolved twice. One alone is noted. */
+    good_entries(f, &b);
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 3);
+    make_record(f, "esc-twice-bundle", &b, NULL);
+    rep = verify_bundle(f, "esc-twice-bundle", 4, 2, "esc-twice.bundle", 1);
+    sworn_verify_expect_fail(rep, "escalations", "resolution-twice", "entry 5");
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+    rep = verify_bundle(f, "esc-twice-bundle", 4, 1, "esc-once.bundle", 0);
+    assert_non_null(strstr(
+        json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "escalations"), "note")),
+        "1 resolution(s) name an escalate entry before this range"));
     json_object_put(rep);
     built_free(&b);
 }
@@ -1161,24 +1240,78 @@ static void test_start_policy(void **state)
 
     /* A refused load right after a start is not the start's policy. */
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
-    {
-        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
-        Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
-
-        pl.digest.data = f->digest;
-        pl.digest.len = 32;
-        pl.source = "/etc/sworn/policy.yaml";
-        pl.time_unix_ms = T2023 - 500;
-        pl.error = "policy.yaml:1:1: refused";
-        e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
-        e.policy_loaded = &pl;
-        add_entry(&b, &e);
-    }
+    policy_refused(&b, f->digest, T2023 - 500);
     good_entries(f, &b);
     make_record(f, "sp-refused", &b, NULL);
     built_free(&b);
     rep = verify_json(f, "sp-refused", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
+    json_object_put(rep);
+
+    /* Decisions under a policy whose load was refused: a refused policy never decides. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    policy_loaded(f, &b, f->digest, T2023 - 900);
+    policy_refused(&b, other, T2023 - 800);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
+    make_record(f, "sp-refused-decides", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-refused-decides", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 3");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* The policy in force is not the one measured: a start measured and loaded f->digest, and
+     * its decisions name `other`, a policy loaded (and recorded) before that start. decisiond
+     * forgets every policy but the one it loads at a start, so this record hides which policy
+     * decided. Refused in the whole record and in a bundle that starts at the second start. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 3000, f->digest);
+    policy_loaded(f, &b, f->digest, T2023 - 2900);
+    policy_loaded(f, &b, other, T2023 - 2800);
+    decision(&b, "req-8", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 - 2700, 0);
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    policy_loaded(f, &b, f->digest, T2023 - 900);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
+    make_record(f, "sp-old-policy", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-old-policy", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 6");
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "policy-digests"), "failures")),
+                     1);
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+    rep = verify_bundle(f, "sp-old-policy", 4, 3, "sp-old-policy.bundle", 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 6");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+    /* A bundle that opens right after a start, with the start's own PolicyLoaded entry: the
+     * measured policy cannot be compared, and the note says so (the swapped start below passes
+     * only such a range). */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, other);
+    good_entries(f, &b);
+    make_record(f, "sp-swap-bundle", &b, NULL);
+    built_free(&b);
+    rep = verify_bundle(f, "sp-swap-bundle", 1, 5, "sp-swap.bundle", 0);
+    sworn_verify_expect_pass(rep, "policy-digests");
+    assert_non_null(strstr(
+        json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "policy-digests"), "note")),
+        "the range opens with a PolicyLoaded entry"));
+    json_object_put(rep);
+    rep = verify_bundle(f, "sp-swap-bundle", 0, 6, "sp-swap-all.bundle", 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
+    json_object_put(rep);
+
+    /* Within one start, any policy it loaded may name a decision (one decided just before a
+     * reload may be recorded just after it). */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
+    policy_loaded(f, &b, f->digest, T2023 - 900);
+    policy_loaded(f, &b, other, T2023 - 800);
+    decision(&b, "req-8", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 - 700, 0);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
+    make_record(f, "sp-reloaded", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "sp-reloaded", NULL, 0);
+    sworn_verify_expect_pass(rep, "policy-digests");
     json_object_put(rep);
 }
 
@@ -1443,18 +1576,53 @@ static void test_exchanges(void **state)
     json_object_put(rep);
     built_free(&b);
 
-    /* An older decisiond's exchange names no allow: not checked, and the note says so. */
+    /* An exchange naming no allow (allow_log_index 0, as a decisiond before the field wrote
+     * it): never skipped, since anyone who replays an allow can write 0. Here beside an exchange
+     * that names the allow, whose replays the 0s are. */
     startup(&b, 990, 991, 0, T2023);
     policy_loaded(f, &b, f->digest, T2023);
-    minted(&b, "x-1", "oauth-1", "demo", 0, NULL, 0);
+    a = cred_allow(f, &b, "oauth-1", "demo");
+    minted(&b, "x-1", "oauth-1", "demo", a, NULL, 0);
+    minted(&b, "x-2", "oauth-1", "demo", 0, NULL, 0);
+    minted(&b, "x-3", "oauth-1", "demo", 0, NULL, 0);
     make_record(f, "legacy", &b, NULL);
-    rep = verify_json(f, "legacy", NULL, 0);
+    rep = verify_json(f, "legacy", NULL, 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-unlinked", "entry 4");
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "failures")),
+                     2);
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* A bundle that starts after the allow cannot see it, but sees the start between the two:
+     * the exchange is refused there too, not left to a note. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = cred_allow(f, &b, "oauth-1", "demo");
+    startup(&b, 990, 991, 0, T2023 + 4000);
+    policy_loaded(f, &b, f->digest, T2023 + 4000);
+    minted(&b, "x-1", "oauth-1", "demo", a, NULL, 0);
+    make_record(f, "restarted-bundle", &b, NULL);
+    rep = verify_bundle(f, "restarted-bundle", 3, 3, "restarted.bundle", 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-restarted", "entry 5");
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    /* Two exchanges in range naming one allow before it: the allow backs two. */
+    minted(&b, "x-2", "oauth-1", "demo", a, NULL, 0);
+    make_record(f, "reused-bundle", &b, NULL);
+    rep = verify_bundle(f, "reused-bundle", 4, 3, "reused.bundle", 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-reused", "entry 6");
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    /* One that starts after the allow with no start in range: not checked, the note says so. */
+    rep = verify_bundle(f, "restarted-bundle", 4, 2, "unseen.bundle", 0);
     assert_string_equal(json_object_get_string(
                             sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "result")),
                         "skipped");
     assert_non_null(strstr(json_object_get_string(sworn_verify_get(
                                sworn_verify_check(rep, "token-exchanges"), "note")),
-                           "1 exchange(s) of an older decisiond"));
+                           "1 exchange(s) name an allow before this range"));
     json_object_put(rep);
     built_free(&b);
 }
