@@ -23,6 +23,7 @@
 
 #include "d_daemon.h"
 #include "d_jlog.h"
+#include "d_record.h"
 #include "err.h"
 
 /* A frame must be complete this long after its first byte arrived (the daemon's monotonic clock,
@@ -183,10 +184,7 @@ void d_conn_reply_error(struct d_conn *c, int code, const char *message, const c
     size_t len = 0;
     int rc;
 
-    snprintf(msg, sizeof(msg), "%s", message);
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    d_record_clean_text(message != NULL ? message : "", msg, sizeof(msg));
     e.code = (uint32_t)(code != 0 ? code : SWORN_ERR_IO);
     e.message = msg;
     e.request_id = (char *)(request_id != NULL ? request_id : "");
