@@ -667,6 +667,55 @@ static int count_in_file(const struct fx *f, const char *word)
 }
 
 /*
+ * A mint's replaced credentials release nothing from sworn_vault_mint_begin on. decisiond records
+ * the CredentialsMinted entry (which names them as replaced) between the begin and the commit,
+ * then writes the file: a replaced token that still released in that time was recorded as an
+ * allow after the entry saying it was gone (seen on a dev stack: an allow at the index right
+ * after the entry, releasing the replaced demo.oauth.1). An abort gives them back; the others of
+ * the family, and the token lookup, are as before.
+ */
+static void test_replaced_stops_at_begin(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_vault *v = load_ok(f, good_vault);
+    char ids[SWORN_VAULT_MINTED_MAX][129], syms[SWORN_VAULT_MINTED_MAX][64], found[129];
+    struct sworn_vault_mint m;
+    struct sworn_vault_token t[2] = {{(const uint8_t *)"t-a", 3}, {(const uint8_t *)"t-b", 3}};
+    uint8_t h[32];
+
+    for (unsigned i = 0; i < SWORN_VAULT_MINTED_MAX; i++)
+        assert_int_equal(mint_one(v, "github", "tok", ids[i], syms[i]), 0);
+    /* Begin a mint of two: it replaces github.oauth.1 and .2, which stop at once. */
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 2, &m), 0);
+    assert_int_equal(m.n_replaced, 2);
+    assert_string_equal(m.replaced[0], ids[0]);
+    assert_string_equal(m.replaced[1], ids[1]);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
+    assert_int_equal(token_releases(v, syms[2], ids[2]), 1);
+    assert_int_equal(EVP_Digest(syms[0], strlen(syms[0]), h, NULL, EVP_sha256(), NULL), 1);
+    assert_int_equal(sworn_vault_lookup_token(v, h, found), 1);
+    /* Aborted (the entry could not be recorded): they release again. */
+    sworn_vault_mint_abort(&m);
+    sworn_memzero(&m, sizeof(m));
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 1);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 1);
+    assert_int_equal(sworn_vault_lookup_token(v, h, found), 0);
+    assert_string_equal(found, ids[0]);
+    /* Begun again and committed: gone for good; the new ones release. */
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 2, &m), 0);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(sworn_vault_mint_commit(&m), 0);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
+    assert_int_equal(token_releases(v, m.minted[0].symbolic, m.minted[0].id), 1);
+    assert_int_equal(token_releases(v, m.minted[1].symbolic, m.minted[1].id), 1);
+    assert_int_equal(token_releases(v, syms[2], ids[2]), 1);
+    sworn_memzero(&m, sizeof(m));
+    sworn_vault_free(v);
+}
+
+/*
  * The per-credential cap (finding 9 of issue 11): the family of "github" (its minted credentials,
  * and theirs) keeps SWORN_VAULT_MINTED_MAX; the next mint replaces the oldest, says which, and a
  * replaced symbolic token releases nothing from then on, in memory and after a reload. A batch
@@ -697,8 +746,8 @@ static void test_mint_cap(void **state)
     assert_int_equal(m.n_replaced, 1);
     assert_string_equal(m.replaced[0], "github.oauth.1");
     assert_string_equal(m.minted[0].id, "github.oauth.9");
-    /* Nothing changed yet. */
-    assert_int_equal(token_releases(v, syms[0], ids[0]), 1);
+    /* The replaced one releases nothing from the begin on (test_replaced_stops_at_begin). */
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
     assert_int_equal(sworn_vault_mint_commit(&m), 0);
     assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
     assert_int_equal(token_releases(v, m.minted[0].symbolic, "github.oauth.9"), 1);
@@ -879,6 +928,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mint_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replaced_stops_at_begin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_during_write, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
