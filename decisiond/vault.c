@@ -962,12 +962,17 @@ static int prepare_cred(struct sworn_vault *v, struct sworn_vault_mint *m, size_
                         const struct sworn_vault_cred *from, const struct sworn_vault_token *t,
                         struct sworn_vault_cred *c)
 {
+    /* Named after the family's root, not after `from`: a refresh (a mint from a minted
+     * credential) once appended ".oauth.<n>" to the refreshed id, so a chain grew 8 bytes a
+     * refresh and the 16th refresh of a session failed at the 128-byte id bound. */
+    int rlen = (int)root_len(from->id);
+
     for (unsigned long n = 1;; n++) {
-        int w = snprintf(c->id, sizeof(c->id), "%s.oauth.%lu", from->id, n);
+        int w = snprintf(c->id, sizeof(c->id), "%.*s.oauth.%lu", rlen, from->id, n);
 
         SWORN_ENSURE(w > 0 && (size_t)w <= SWORN_VAULT_ID_MAX, SWORN_ERR_RANGE,
-                     "vault: id \"%s.oauth.%lu\" would be longer than %u bytes", from->id, n,
-                     SWORN_VAULT_ID_MAX);
+                     "vault: id \"%.*s.oauth.%lu\" would be longer than %u bytes", rlen, from->id,
+                     n, SWORN_VAULT_ID_MAX);
         if (!id_taken(v, m, k, c->id))
             break;
     }

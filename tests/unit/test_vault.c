@@ -571,9 +571,9 @@ static void test_mint(void **state)
     sworn_vault_free(v2);
     v2 = NULL;
 
-    /* Minting from a minted credential works too; the id grows. */
+    /* Minting from a minted credential (a refresh) works too; the id is the family root's. */
     assert_int_equal(sworn_vault_mint(v, "github.oauth.1", (const uint8_t *)"x", 1, id, sym), 0);
-    assert_string_equal(id, "github.oauth.1.oauth.1");
+    assert_string_equal(id, "github.oauth.3");
 
     /* Refusals change nothing, and never show the value. */
     text = sworn_test_read_file(f->path, NULL);
@@ -664,6 +664,32 @@ static int count_in_file(const struct fx *f, const char *word)
         n++;
     free(text);
     return n;
+}
+
+/*
+ * A refresh chain: each token minted from the one before (the agent refreshing with the newest
+ * token, as an OAuth client does every hour). The ids once grew by ".oauth.<n>" at each refresh,
+ * so the 16th refresh of a session hit the 128-byte id bound and failed (its allow used up, the
+ * session lost). They are named after the family root now: 100 refreshes all succeed, every id is
+ * "github.oauth.<n>", and the newest releases its value.
+ */
+static void test_refresh_chain_ids(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_vault *v = load_ok(f, good_vault);
+    char from[129] = "github", id[129], sym[64], value[32];
+
+    for (int k = 0; k < 100; k++) {
+        snprintf(value, sizeof(value), "refresh-%d", k);
+        if (mint_one(v, from, value, id, sym) != 0)
+            fail_msg("refresh %d from %s: %s", k + 1, from, sworn_err_msg());
+        assert_int_equal(strncmp(id, "github.oauth.", 13), 0);
+        assert_true(strlen(id) <= strlen("github.oauth.") + 2);
+        assert_int_equal(token_releases(v, sym, id), 1);
+        memcpy(from, id, sizeof(from));
+    }
+    assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+    sworn_vault_free(v);
 }
 
 /*
@@ -764,7 +790,7 @@ static void test_mint_cap(void **state)
     assert_int_equal(mint_one(v, "github.oauth.2", "tok2", ids[SWORN_VAULT_MINTED_MAX],
                               syms[SWORN_VAULT_MINTED_MAX]),
                      0);
-    assert_string_equal(ids[SWORN_VAULT_MINTED_MAX], "github.oauth.2.oauth.1");
+    assert_string_equal(ids[SWORN_VAULT_MINTED_MAX], "github.oauth.1"); /* free again, not .2 */
     assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
     assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
 
@@ -929,6 +955,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mint_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replaced_stops_at_begin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_chain_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_during_write, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
