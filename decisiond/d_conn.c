@@ -23,6 +23,7 @@
 
 #include "d_daemon.h"
 #include "d_jlog.h"
+#include "d_record.h"
 #include "err.h"
 
 /* A frame must be complete this long after its first byte arrived (the daemon's monotonic clock,
@@ -46,6 +47,14 @@
 _Static_assert(D_CONN_FRAME_OWN >= SWORN_FRAME_REQUEST_MAX + 8u,
                "the largest request, in its envelope, fits a connection's own room");
 
+/*
+ * Answers a peer has not read yet: past this many bytes queued for it, reading pauses until the
+ * peer has taken them all (on_written), so a peer that pipelines requests and never reads its
+ * answers cannot make decisiond queue them without bound (each bad frame of 9 bytes is an error
+ * answer of about 100: a peer that sent 2 million of them once held 60 MB of the engine).
+ */
+#define D_CONN_OUTPUT_MAX (64u * 1024u)
+
 struct d_conn {
     struct d_daemon *d;
     const struct d_channel_ops *ops;
@@ -59,6 +68,7 @@ struct d_conn {
     int gone;        /* the peer hung up or we closed: answers are dropped */
     int close_after; /* close once the output is written */
     int in_read;     /* on_read is running: it goes on with buffered frames itself */
+    int out_full;    /* more than D_CONN_OUTPUT_MAX unread by the peer: reading paused */
     unsigned refs;   /* 1 for the connection itself + 1 per job holding it */
     uint64_t req_start_us;
     uint64_t frame_start_us;    /* when the first byte of the partial frame held came */
@@ -138,13 +148,31 @@ void d_conn_close(struct d_conn *c)
 
 static void on_read(struct bufferevent *bev, void *arg);
 
+/* Reading paused while answers wait for the peer? Then it resumes in on_written. */
+static int output_full(struct d_conn *c)
+{
+    if (c->bev != NULL && evbuffer_get_length(bufferevent_get_output(c->bev)) > D_CONN_OUTPUT_MAX)
+        c->out_full = 1;
+    return c->out_full;
+}
+
 static void on_written(struct bufferevent *bev, void *arg)
 {
     struct d_conn *c = arg;
 
-    (void)bev;
-    if (c->close_after)
+    if (c->close_after) {
         conn_drop(c);
+        return;
+    }
+    /* Everything queued is written (the write low-watermark is 0): read again. */
+    if (c->out_full && !c->gone) {
+        c->out_full = 0;
+        if (!c->busy) {
+            bufferevent_enable(bev, EV_READ);
+            if (!c->in_read && evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+                on_read(bev, c);
+        }
+    }
 }
 
 void d_conn_reply(struct d_conn *c, const uint8_t *frame, size_t len)
@@ -166,6 +194,10 @@ void d_conn_reply(struct d_conn *c, const uint8_t *frame, size_t len)
     }
     if (c->close_after)
         return;
+    if (output_full(c)) {
+        bufferevent_disable(c->bev, EV_READ);
+        return;
+    }
     bufferevent_enable(c->bev, EV_READ);
     /* Requests the peer pipelined are already buffered: no new event will announce them. An
      * answer given from inside on_read (a refused frame) leaves them to on_read's own loop, so a
@@ -183,10 +215,7 @@ void d_conn_reply_error(struct d_conn *c, int code, const char *message, const c
     size_t len = 0;
     int rc;
 
-    snprintf(msg, sizeof(msg), "%s", message);
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    d_record_clean_text(message != NULL ? message : "", msg, sizeof(msg));
     e.code = (uint32_t)(code != 0 ? code : SWORN_ERR_IO);
     e.message = msg;
     e.request_id = (char *)(request_id != NULL ? request_id : "");
@@ -232,7 +261,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 
     d_conn_hold(c); /* a handler may drop the connection: keep its memory until we are done */
     c->in_read = 1;
-    while (!c->busy && !c->gone && !c->close_after && evbuffer_get_length(in) > 0) {
+    while (!c->busy && !c->gone && !c->close_after && !c->out_full && evbuffer_get_length(in) > 0) {
         size_t avail = evbuffer_get_contiguous_space(in);
         const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)avail);
         const uint8_t *body = NULL;

@@ -19,6 +19,7 @@
 #include "d_refusals.h"
 #include "err.h"
 #include "merkle.h"
+#include "utf8.h"
 
 int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len)
 {
@@ -65,6 +66,15 @@ int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const 
     return 0;
 }
 
+void d_record_clean_text(const char *in, char *out, size_t cap)
+{
+    /* The JSON mode writes \uXXXX for an unsafe character and \ufffd for a bad byte, and leaves
+     * everything else as it is (a backslash too: a message escaped already, such as the policy
+     * reader's, is not escaped twice). On overflow the escaper leaves a NUL-terminated prefix
+     * that cuts no character and no escape: the text is shortened, never made invalid. */
+    (void)sworn_utf8_escape(in, strlen(in), SWORN_UTF8_ESCAPE_JSON, out, cap);
+}
+
 int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t version,
                    const char *error, uint8_t **out, size_t *len)
 {
@@ -72,10 +82,10 @@ int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t versio
     Sworn__V1__PolicyLoaded p = SWORN__V1__POLICY_LOADED__INIT;
     char clean[SWORN_POLICY_REASON_MAX + 1];
 
-    snprintf(clean, sizeof(clean), "%s", error != NULL ? error : "");
-    for (char *q = clean; *q; q++)
-        if ((unsigned char)*q < 0x20 || *q == 0x7f)
-            *q = '?';
+    /* The error quotes the refused file (a key it did not know): escaped, so that an unsafe
+     * character or a byte that is not UTF-8 there, or a cut through a character, cannot make the
+     * entry fail its own checks and leave the refusal unrecorded. */
+    d_record_clean_text(error != NULL ? error : "", clean, sizeof(clean));
     p.digest.data = (uint8_t *)digest;
     p.digest.len = 32;
     p.source = (char *)source;
@@ -263,11 +273,8 @@ void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pi
         count_dropped(d, ch, uid, now);
         return;
     }
-    /* The message must pass the entry's own checks: keep it printable and short. */
-    snprintf(msg, sizeof(msg), "%s", message);
-    for (char *p = msg; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    /* The message must pass the entry's own checks: escaped and cut at a character. */
+    d_record_clean_text(message, msg, sizeof(msg));
     r.channel = ch == D_CHANNEL_ADMIN ? "admin" : "decision";
     r.peer_uid = (uint32_t)uid;
     r.peer_pid = (uint32_t)pid;

@@ -24,6 +24,14 @@ enum d_channel { D_CHANNEL_DECISION = 0, D_CHANNEL_ADMIN = 1 };
 /* Pack an Entry (checked by frame.c) into a new buffer. OUT: *out (free it), *len. 0 or -1. */
 int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len);
 
+/*
+ * Text of the record (a Refused message, a PolicyLoaded error, an ErrorFrame message) made safe
+ * to store and to show: an unsafe character written \uXXXX and a byte that is not UTF-8 \ufffd
+ * (sworn_utf8_escape's JSON mode, common/utf8.h), the rest as it is; cut to cap - 1 bytes at a
+ * character, never inside one. out always ends in NUL.
+ */
+void d_record_clean_text(const char *in, char *out, size_t cap);
+
 /* Pack a PolicyLoaded entry (error NULL or "" for a policy that took effect). 0 or -1. */
 int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t version,
                    const char *error, uint8_t **out, size_t *len);

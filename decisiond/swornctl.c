@@ -216,6 +216,53 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "peer_uid", json_object_new_int64(e->refused->peer_uid));
         json_object_object_add(o, "message", json_object_new_string(e->refused->message));
         break;
+    case SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED: {
+        const Sworn__V1__CredentialsMinted *m = e->credentials_minted;
+        json_object *minted = json_object_new_array(), *replaced = json_object_new_array();
+
+        json_object_object_add(o, "kind", json_object_new_string("credentials_minted"));
+        json_object_object_add(o, "request_id", json_object_new_string(m->request_id));
+        json_object_object_add(o, "allow_request_id", json_object_new_string(m->allow_request_id));
+        json_object_object_add(o, "allow_log_index",
+                               json_object_new_int64((int64_t)m->allow_log_index));
+        json_object_object_add(o, "from_credential_id",
+                               json_object_new_string(m->from_credential_id));
+        for (size_t i = 0; i < m->n_minted; i++) {
+            json_object *t = json_object_new_object();
+
+            json_object_object_add(t, "field", json_object_new_string(m->minted[i]->field));
+            json_object_object_add(t, "credential_id",
+                                   json_object_new_string(m->minted[i]->credential_id));
+            json_object_array_add(minted, t);
+        }
+        json_object_object_add(o, "minted", minted);
+        for (size_t i = 0; i < m->n_replaced_credential_ids; i++)
+            json_object_array_add(replaced, json_object_new_string(m->replaced_credential_ids[i]));
+        json_object_object_add(o, "replaced_credential_ids", replaced);
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)m->time_unix_ms));
+        break;
+    }
+    case SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED: {
+        const Sworn__V1__RefusalsDropped *r = e->refusals_dropped;
+        json_object *rows = json_object_new_array();
+
+        json_object_object_add(o, "kind", json_object_new_string("refusals_dropped"));
+        json_object_object_add(o, "period_start_unix_ms",
+                               json_object_new_int64((int64_t)r->period_start_unix_ms));
+        json_object_object_add(o, "period_end_unix_ms",
+                               json_object_new_int64((int64_t)r->period_end_unix_ms));
+        for (size_t i = 0; i < r->n_dropped; i++) {
+            json_object *row = json_object_new_object();
+
+            json_object_object_add(row, "channel", json_object_new_string(r->dropped[i]->channel));
+            json_object_object_add(row, "peer_uid", json_object_new_int64(r->dropped[i]->peer_uid));
+            json_object_object_add(row, "count",
+                                   json_object_new_int64((int64_t)r->dropped[i]->count));
+            json_object_array_add(rows, row);
+        }
+        json_object_object_add(o, "dropped", rows);
+        break;
+    }
     default:
         json_object_object_add(o, "kind", json_object_new_string("unknown"));
         break;

@@ -61,6 +61,7 @@ struct sworn_vault_cred {
     size_t n_principals;
     struct dest *dests;
     size_t n_dests;
+    int replacing; /* a mint in progress replaces it: it releases nothing (mint_begin) */
 };
 
 struct sworn_vault {
@@ -704,6 +705,10 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
         reason = "no such credential in the vault";
         goto done;
     }
+    if (c->replacing) {
+        reason = "the credential is being replaced by a newer token";
+        goto done;
+    }
     for (size_t i = 0; i < c->n_principals && !ok; i++)
         ok =
             strcmp(c->principals[i], "*") == 0 || strcmp(c->principals[i], req->principal->id) == 0;
@@ -771,7 +776,7 @@ int sworn_vault_lookup_token(const struct sworn_vault *v, const uint8_t token_sh
     /* Compare with every credential, so the time says nothing about which one matched. */
     for (size_t i = 0; i < v->n; i++)
         if (sworn_memequal_ct(v->creds[i].symbolic_sha256, token_sha256, 32) == 0 &&
-            found == SIZE_MAX)
+            found == SIZE_MAX && !v->creds[i].replacing)
             found = i;
     if (found != SIZE_MAX)
         memcpy(id_out, v->creds[found].id, SWORN_VAULT_ID_MAX + 1);
@@ -957,12 +962,17 @@ static int prepare_cred(struct sworn_vault *v, struct sworn_vault_mint *m, size_
                         const struct sworn_vault_cred *from, const struct sworn_vault_token *t,
                         struct sworn_vault_cred *c)
 {
+    /* Named after the family's root, not after `from`: a refresh (a mint from a minted
+     * credential) once appended ".oauth.<n>" to the refreshed id, so a chain grew 8 bytes a
+     * refresh and the 16th refresh of a session failed at the 128-byte id bound. */
+    int rlen = (int)root_len(from->id);
+
     for (unsigned long n = 1;; n++) {
-        int w = snprintf(c->id, sizeof(c->id), "%s.oauth.%lu", from->id, n);
+        int w = snprintf(c->id, sizeof(c->id), "%.*s.oauth.%lu", rlen, from->id, n);
 
         SWORN_ENSURE(w > 0 && (size_t)w <= SWORN_VAULT_ID_MAX, SWORN_ERR_RANGE,
-                     "vault: id \"%s.oauth.%lu\" would be longer than %u bytes", from->id, n,
-                     SWORN_VAULT_ID_MAX);
+                     "vault: id \"%.*s.oauth.%lu\" would be longer than %u bytes", rlen, from->id,
+                     n, SWORN_VAULT_ID_MAX);
         if (!id_taken(v, m, k, c->id))
             break;
     }
@@ -1002,6 +1012,16 @@ static void drop_prepared(struct sworn_vault_mint *m)
             cred_clear(&m->next[i]);
     free(m->next);
     m->next = NULL;
+}
+
+/* Mark (or unmark) the credentials m replaces, under the release lock: the mint lock, held by
+ * m, keeps v->creds and the indexes in m->replaced_at as they were at mint_begin. */
+static void set_replacing(struct sworn_vault *v, const struct sworn_vault_mint *m, int on)
+{
+    pthread_mutex_lock(&v->lock);
+    for (size_t r = 0; r < m->n_replaced; r++)
+        v->creds[m->replaced_at[r]].replacing = on;
+    pthread_mutex_unlock(&v->lock);
 }
 
 int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
@@ -1059,6 +1079,11 @@ int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
         if (prepare_cred(v, m, k, from, &tokens[k], &m->next[keep + k]) < 0)
             goto fail;
     }
+    /* What this mint replaces releases nothing from now on, before the CredentialsMinted entry
+     * that names it is recorded: else a release during the entry's append and the file's write
+     * would be recorded after the entry that says the credential was replaced. An abort gives
+     * them back. */
+    set_replacing(v, m, 1);
     return 0;
 fail:
     if (m != NULL) {
@@ -1111,6 +1136,7 @@ void sworn_vault_mint_abort(struct sworn_vault_mint *m)
     if (m == NULL || m->v == NULL)
         return;
     v = m->v;
+    set_replacing(v, m, 0);
     drop_prepared(m);
     m->v = NULL;
     pthread_mutex_unlock(&v->mint_lock);

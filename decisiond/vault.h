@@ -56,11 +56,11 @@
  *
  * Minted credentials (OAuth tokens, sworn_vault_mint_begin): a credential "<X>.oauth.<n>" (n
  * decimal) counts as minted from X; its family's root is the id with every such suffix taken
- * off ("github.oauth.1.oauth.2" belongs to "github"). A root keeps at most SWORN_VAULT_MINTED_MAX
- * minted credentials: a mint that would exceed that replaces the oldest members of the family
- * first (the earliest in the vault's order, which is the order they were minted in), at most
- * SWORN_VAULT_REPLACED_MAX of them per mint, and names the replaced ids, so that one
- * credential's exchanges cannot fill the vault.
+ * off ("github.oauth.1.oauth.2", which an older decisiond minted, belongs to "github"). A root
+ * keeps at most SWORN_VAULT_MINTED_MAX minted credentials: a mint that would exceed that replaces
+ * the oldest members of the family first (the earliest in the vault's order, which is the order
+ * they were minted in), at most SWORN_VAULT_REPLACED_MAX of them per mint, and names the replaced
+ * ids, so that one credential's exchanges cannot fill the vault.
  *
  * Thread safety: a vault has two mutexes inside. The release lock guards the credentials in
  * memory: release and lookup take it for their scan and copy, and a mint takes it only for the
@@ -176,12 +176,16 @@ struct sworn_vault_mint {
  * abort), and prepare n (1..SWORN_VAULT_MINT_BATCH_MAX) new credentials, one per token, each
  * inheriting the scope (header/query, principals, destinations) of credential `from_id`, with a
  * fresh random symbolic token (RAND_bytes, "sym_" + 43 base64url chars) and the id
- * "<from_id>.oauth.<k>" (k the smallest positive number that no credential of the vault and no
- * earlier token of this mint uses, so no minted id equals a replaced one); choose the members of
- * from_id's family the cap makes it replace (see the top of this file). Nothing changes yet, in
- * memory or on disk. Returns 0 with m filled, or -1 (SWORN_ERR_ARG, SWORN_ERR_FORMAT for a bad
- * value, never naming it, SWORN_ERR_NOTFOUND, SWORN_ERR_RANGE, SWORN_ERR_NOMEM,
- * SWORN_ERR_CRYPTO) with the lock released and m zeroed.
+ * "<root>.oauth.<k>", root being from_id's family root (a refresh from "github.oauth.3" mints
+ * "github.oauth.<k>", so ids do not grow along a refresh chain), k the smallest positive number
+ * that no credential of the vault and no earlier token of this mint uses, so no minted id equals
+ * a replaced one; choose the members of
+ * from_id's family the cap makes it replace (see the top of this file). The replaced credentials
+ * release nothing from now on ("the credential is being replaced by a newer token"), so that no
+ * release can happen between the CredentialsMinted entry that names them and the commit; an
+ * abort gives them back. Nothing else changes yet, in memory or on disk. Returns 0 with m filled,
+ * or -1 (SWORN_ERR_ARG, SWORN_ERR_FORMAT for a bad value, never naming it, SWORN_ERR_NOTFOUND,
+ * SWORN_ERR_RANGE, SWORN_ERR_NOMEM, SWORN_ERR_CRYPTO) with the lock released and m zeroed.
  */
 int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
                            const struct sworn_vault_token *tokens, size_t n,
@@ -191,10 +195,10 @@ int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
  * Phase 2: rewrite the vault file with the new credentials and without the replaced ones
  * (common/fileio.h sworn_file_replace: atomically, fsynced, mode 0600), holding only the mint
  * lock; then, under the release lock, swap the credentials in memory. Returns 0: from now on the
- * new symbolic tokens release their values and the replaced credentials release nothing. Or -1
+ * new symbolic tokens release their values and the replaced credentials are gone. Or -1
  * (the file could not be written; SWORN_ERR_RANGE when it would exceed SWORN_VAULT_FILE_MAX):
- * nothing changed, on disk or in memory. Either way the mint lock is released and the mint is
- * over.
+ * nothing changed, on disk or in memory (the replaced credentials release again). Either way the
+ * mint lock is released and the mint is over.
  */
 int sworn_vault_mint_commit(struct sworn_vault_mint *m);
 

@@ -141,27 +141,25 @@ static int node_push(struct sworn_yaml_node *parent, struct sworn_yaml_node *key
     return 0;
 }
 
-/*
- * A printable, shortened copy of a key for messages: control bytes become '?', and at most 64
- * bytes are kept (cut on a UTF-8 boundary), so an error line stays one readable line.
- */
-static void printable(const char *s, char out[72])
-{
-    size_t i = 0, o = 0;
+/* The room a key shown in a message takes: 64 bytes of it, escaped, and "...". */
+#define SHOWN_MAX (SWORN_UTF8_ESCAPE_MAX(64) + 3)
 
-    for (; s[i] != '\0' && o < 64; i++) {
-        unsigned char c = (unsigned char)s[i];
-        out[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-    }
-    while (o > 0 && s[i] != '\0' && ((unsigned char)out[o - 1] & 0xc0) == 0x80)
-        o--;
-    if (o > 0 && s[i] != '\0' && ((unsigned char)out[o - 1] & 0xc0) == 0xc0)
-        o--;
-    if (s[i] != '\0') {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
+/*
+ * A printable, shortened copy of a key for messages: at most 64 bytes of it are kept (cut on a
+ * UTF-8 boundary), then unsafe characters (controls, bidi, invisible: utf8.h) and bytes that are
+ * not UTF-8 are escaped as sworn_utf8_escape's text mode writes them, so an error line stays one
+ * readable line, and the PolicyLoaded entry that records a refused reload with this message
+ * passes its own checks (a raw U+202E here once left the refusal unrecorded).
+ */
+static void printable(const char *s, char out[SHOWN_MAX])
+{
+    size_t n = strlen(s), k = n > 64 ? 64 : n;
+
+    while (k > 0 && k < n && ((unsigned char)s[k] & 0xc0) == 0x80)
+        k--;
+    (void)sworn_utf8_escape(s, k, SWORN_UTF8_ESCAPE_TEXT, out, SHOWN_MAX - 3);
+    if (k < n)
+        strcat(out, "...");
 }
 
 /* Attach a finished node to the container on top of the stack, or make it the root. */
@@ -322,7 +320,7 @@ static int key_cmp(const void *a, const void *b)
 static int check_duplicates(struct loader *ld, const struct sworn_yaml_node *map)
 {
     const struct sworn_yaml_node **sorted, *dup = NULL;
-    char shown[72];
+    char shown[SHOWN_MAX];
 
     if (map->n < 2)
         return 0;
@@ -612,7 +610,7 @@ static const char *kind_name(enum sworn_yaml_kind k)
 int sworn_yaml_only_keys(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *map,
                          const char *const *allowed)
 {
-    char shown[72];
+    char shown[SHOWN_MAX];
 
     if (map == NULL || map->kind != SWORN_YAML_MAP)
         return sworn_yaml_error(d, map, "expected a mapping, found %s",

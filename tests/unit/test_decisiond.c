@@ -694,6 +694,90 @@ static Sworn__V1__AdminResponse *reload(struct sworn_stack *s)
 /* A broken policy file keeps the old policy, and the failed reload is recorded; a good one
  * takes effect, and decisions carry its digest from then on. */
 /*
+ * A refused reload is recorded whatever the refused file holds. The policy reader's message
+ * quotes a key it does not know; a key holding U+202E (or invisible characters) once went into
+ * the PolicyLoaded entry's error raw, the entry failed its own check ("policy_loaded.error:
+ * unsafe character U+202E"), and the refusal was not recorded at all: the tree did not grow.
+ * Now the key is shown escaped, in the operator's answer, the log line and the entry.
+ */
+static void test_policy_error_recorded(void **state)
+{
+    static const char *const keys[] = {"a\xe2\x80\xae"
+                                       "b", /* U+202E */
+                                       "\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b"
+                                       "\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b"
+                                       "\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b"
+                                       "\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b"
+                                       "\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b"
+                                       "\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b\xe2\x80\x8b",
+                                       "\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x81\xa6x"}; /* U+2066 */
+    static const char *const shown[] = {"a\\u202eb", "\\u200b\\u200b", "\\u2066x"};
+    struct sworn_stack s;
+    Sworn__V1__AdminResponse *ar;
+    Sworn__V1__DecisionReply *r;
+    struct sworn_log *log;
+    uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+    size_t len, orig_len;
+    char *path, *path2, *orig, *text, *logtext;
+    uint64_t size;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    path = sworn_test_path(s.dir, "policy.yaml");
+    orig = sworn_test_read_file(path, &orig_len);
+    assert_non_null(orig);
+    assert_non_null(strstr(orig, "  - id: demo-allowed\n"));
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        const char *at = strstr(orig, "  - id: demo-allowed\n") + strlen("  - id: demo-allowed\n");
+        uint8_t want[32];
+        Sworn__V1__Entry *e;
+
+        assert_true(asprintf(&text, "%.*s    %s: 1\n%s", (int)(at - orig), orig, keys[k], at) > 0);
+        sworn_test_write_file(path, text, strlen(text), 0644);
+        assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+        size = sworn_log_size(log);
+        sworn_log_close(log);
+        ar = reload(&s);
+        assert_non_null(ar); /* an answer, which the strict decoder took */
+        assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_ERROR);
+        assert_non_null(strstr(ar->error->message, "unknown key"));
+        assert_non_null(strstr(ar->error->message, shown[k]));
+        sworn__v1__admin_response__free_unpacked(ar, NULL);
+        /* The refusal is the next entry, with the escaped key and the refused bytes' digest. */
+        assert_int_equal(sworn_log_open(s.log_db, &log), 0);
+        assert_int_equal(sworn_log_size(log), size + 1);
+        assert_int_equal(sworn_log_read_entry(log, size, entry, sizeof(entry), &len), 0);
+        e = sworn_frame_unpack_entry(entry, len);
+        assert_non_null(e);
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_POLICY_LOADED);
+        assert_non_null(strstr(e->policy_loaded->error, "unknown key"));
+        assert_non_null(strstr(e->policy_loaded->error, shown[k]));
+        EVP_Digest(text, strlen(text), want, NULL, EVP_sha256(), NULL);
+        assert_memory_equal(e->policy_loaded->digest.data, want, 32);
+        sworn__v1__entry__free_unpacked(e, NULL);
+        sworn_log_close(log);
+        free(text);
+    }
+    /* The old policy still decides. */
+    r = sworn_stack_decide_path(&s, "after-refused-reloads", "/allowed/a");
+    sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* And the log lines hold none of the raw characters. */
+    path2 = sworn_test_path(s.dir, "decisiond.log");
+    logtext = sworn_test_read_file(path2, &len);
+    free(path2);
+    assert_non_null(logtext);
+    assert_null(memmem(logtext, len, "\xe2\x80\xae", 3));
+    assert_null(memmem(logtext, len, "\xe2\x80\x8b", 3));
+    assert_null(memmem(logtext, len, "\xe2\x81\xa6", 3));
+    free(logtext);
+    sworn_test_write_file(path, orig, orig_len, 0644);
+    free(orig);
+    free(path);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
+/*
  * Review finding 13, on a real stack: the engine reads the policy through the checked open at
  * every reload. A policy file replaced by a symbolic link (to a policy that denies everything),
  * then one that others may write, is refused (the error says why), and the old policy stays.
@@ -1523,6 +1607,7 @@ int main(void)
         cmocka_unit_test(test_spoofing_characters_refused),
         cmocka_unit_test(test_escalations),
         cmocka_unit_test(test_policy_reload),
+        cmocka_unit_test(test_policy_error_recorded),
         cmocka_unit_test(test_policy_file_checked),
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_budget_replay_whole_window),
@@ -1537,5 +1622,8 @@ int main(void)
         fprintf(stderr, "test_decisiond: sworn-decisiond is not built\n");
         return 1;
     }
+    /* One test by name (a glob), for a quick rerun: SWORN_TEST_FILTER=test_policy_reload. */
+    if (getenv("SWORN_TEST_FILTER") != NULL)
+        cmocka_set_test_filter(getenv("SWORN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,11 @@
  *     after its first byte is refused at its next byte (a read timeout alone was reset by every
  *     byte), recorded and counted in sworn_frame_deadline_total; a frame completed at 29 s is
  *     decided.
+ *   - test_unread_answers_bounded (found after the fixes): a peer that pipelines bad frames and
+ *     never reads its answers makes decisiond stop reading it once about 64 KiB of answers wait
+ *     (its sends then block); before, decisiond read on and queued every answer (2 million
+ *     frames held 60 MB of the engine). A request on another connection is decided meanwhile,
+ *     and once the peer reads, every frame gets its answer, in order.
  * SWORN_TEST_FILTER=NAME (a glob) runs one test; SWORN_KEEP_STACK=1 keeps the stacks' folders.
  */
 #include <stdarg.h>
@@ -498,6 +503,91 @@ static void test_frame_memory(void **state)
     free(stream);
 }
 
+static void test_unread_answers_bounded(void **state)
+{
+    /* A DecisionRequest whose AuthorizationRequest is empty: refused, one ErrorFrame each. */
+    static const uint8_t bad[] = {0, 0, 0, 4, 0x0a, 0x00, 0x78, 0x01};
+    enum { BURST = 4096, LIMIT = 400000 };
+    struct sworn_stack s;
+    uint8_t *burst = malloc(sizeof(bad) * BURST), hdr[4];
+    size_t sent = 0, answers = 0, hdr_have = 0, body_left = 0, off = 0;
+    int fd, first = 1;
+
+    (void)state;
+    assert_non_null(burst);
+    for (size_t i = 0; i < BURST; i++)
+        memcpy(burst + i * sizeof(bad), bad, sizeof(bad));
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
+    fd = sworn_stack_connect(s.decision);
+    assert_true(fd >= 0);
+    /* Send without reading until decisiond stops taking bytes (3 s without room). */
+    while (sent < (size_t)LIMIT * sizeof(bad)) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        ssize_t n;
+
+        if (poll(&p, 1, 3000) == 0)
+            break;
+        n = send(fd, burst + off, sizeof(bad) * BURST - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        assert_true(n > 0);
+        sent += (size_t)n;
+        off = (off + (size_t)n) % (sizeof(bad) * BURST);
+    }
+    if (sent >= (size_t)LIMIT * sizeof(bad))
+        fail_msg("decisiond read %zu frames from a peer that reads none of its answers", LIMIT);
+    /* The daemon serves others meanwhile. */
+    sworn_stack_expect_allow(&s, "while-a-peer-reads-nothing");
+    /* Now read: every frame sent (the last one finished first) gets exactly one answer. */
+    while (answers * sizeof(bad) < sent || sent % sizeof(bad) != 0) {
+        struct pollfd p = {fd, POLLIN | (sent % sizeof(bad) != 0 ? POLLOUT : 0), 0};
+        uint8_t buf[65536];
+        ssize_t n;
+
+        assert_true(poll(&p, 1, 10000) > 0);
+        if (p.revents & POLLOUT) {
+            size_t rest = sizeof(bad) - sent % sizeof(bad);
+
+            n = send(fd, bad + sizeof(bad) - rest, rest, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n > 0)
+                sent += (size_t)n;
+        }
+        if (!(p.revents & POLLIN))
+            continue;
+        n = recv(fd, buf, sizeof(buf), 0);
+        assert_true(n > 0);
+        for (size_t i = 0; i < (size_t)n;) {
+            if (body_left > 0) {
+                size_t k = (size_t)n - i < body_left ? (size_t)n - i : body_left;
+
+                if (first && k == body_left) {
+                    Sworn__V1__DecisionReply *r = sworn_frame_unpack_reply(buf + i, k);
+
+                    assert_non_null(r);
+                    assert_int_equal(r->body_case, SWORN__V1__DECISION_REPLY__BODY_ERROR);
+                    sworn__v1__decision_reply__free_unpacked(r, NULL);
+                    first = 0;
+                }
+                body_left -= k;
+                i += k;
+                answers += body_left == 0;
+                continue;
+            }
+            hdr[hdr_have++] = buf[i++];
+            if (hdr_have == 4) {
+                body_left =
+                    (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
+                assert_true(body_left > 0 && body_left < 1024);
+                hdr_have = 0;
+            }
+        }
+    }
+    assert_int_equal(answers, sent / sizeof(bad));
+    close(fd);
+    free(burst);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 static void test_frame_deadline(void **state)
 {
     struct sworn_stack s;
@@ -558,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_request_bound),
         cmocka_unit_test(test_frame_memory),
         cmocka_unit_test(test_frame_deadline),
+        cmocka_unit_test(test_unread_answers_bounded),
     };
 
     /* One test by name (a glob), for a quick rerun: SWORN_TEST_FILTER=test_frame_deadline. */

@@ -307,6 +307,13 @@ static void test_one_exchange_per_allow(void **state)
     r = exchange(&s, "x-1", "oauth-1", "demo", &t);
     assert_int_equal(r->body_case, SWORN__V1__DECISION_REPLY__BODY_TOKEN_EXCHANGE);
     sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* swornctl's tail shows the exchange, with the allow it used (it printed "unknown"). */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "\"%s\" --config \"$CONFIG\" tail 1 | grep -q "
+                                    "'\"kind\":\"credentials_minted\",\"request_id\":\"x-1\","
+                                    "\"allow_request_id\":\"oauth-1\",\"allow_log_index\":'",
+                                    sworn_test_bin("SWORNCTL_BIN")),
+                     0);
     size = vault_size(&s);
     minted = vault_minted(&s);
     assert_int_equal(minted, SWORN_FRAME_EXCHANGE_MAX);

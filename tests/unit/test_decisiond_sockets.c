@@ -472,6 +472,14 @@ static void test_dropped_refusals_summarised(void **state)
                  recorded, summaries, (unsigned long long)dropped);
     /* Nothing of the proxy's was dropped. */
     assert_int_equal(count_dropped(&s, "decision", 0, &proxy_summaries), 0);
+    /* The operator sees the summary in swornctl's tail, with nobody's count (it was shown as
+     * "unknown" before, so a reader of tail never learnt that refusals had been dropped). */
+    assert_int_equal(sworn_stack_sh(&s,
+                                    "\"%s\" --config \"$CONFIG\" tail 1000 | grep "
+                                    "'\"kind\":\"refusals_dropped\"' | grep -q "
+                                    "'{\"channel\":\"admin\",\"peer_uid\":%u,\"count\":'",
+                                    sworn_test_bin("SWORNCTL_BIN"), (unsigned)NOBODY),
+                     0);
 
     /* A second flood, then an orderly stop at once: its drops are in a summary written at the
      * stop, before the final checkpoint. */

@@ -571,9 +571,9 @@ static void test_mint(void **state)
     sworn_vault_free(v2);
     v2 = NULL;
 
-    /* Minting from a minted credential works too; the id grows. */
+    /* Minting from a minted credential (a refresh) works too; the id is the family root's. */
     assert_int_equal(sworn_vault_mint(v, "github.oauth.1", (const uint8_t *)"x", 1, id, sym), 0);
-    assert_string_equal(id, "github.oauth.1.oauth.1");
+    assert_string_equal(id, "github.oauth.3");
 
     /* Refusals change nothing, and never show the value. */
     text = sworn_test_read_file(f->path, NULL);
@@ -667,6 +667,81 @@ static int count_in_file(const struct fx *f, const char *word)
 }
 
 /*
+ * A refresh chain: each token minted from the one before (the agent refreshing with the newest
+ * token, as an OAuth client does every hour). The ids once grew by ".oauth.<n>" at each refresh,
+ * so the 16th refresh of a session hit the 128-byte id bound and failed (its allow used up, the
+ * session lost). They are named after the family root now: 100 refreshes all succeed, every id is
+ * "github.oauth.<n>", and the newest releases its value.
+ */
+static void test_refresh_chain_ids(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_vault *v = load_ok(f, good_vault);
+    char from[129] = "github", id[129], sym[64], value[32];
+
+    for (int k = 0; k < 100; k++) {
+        snprintf(value, sizeof(value), "refresh-%d", k);
+        if (mint_one(v, from, value, id, sym) != 0)
+            fail_msg("refresh %d from %s: %s", k + 1, from, sworn_err_msg());
+        assert_int_equal(strncmp(id, "github.oauth.", 13), 0);
+        assert_true(strlen(id) <= strlen("github.oauth.") + 2);
+        assert_int_equal(token_releases(v, sym, id), 1);
+        memcpy(from, id, sizeof(from));
+    }
+    assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
+    sworn_vault_free(v);
+}
+
+/*
+ * A mint's replaced credentials release nothing from sworn_vault_mint_begin on. decisiond records
+ * the CredentialsMinted entry (which names them as replaced) between the begin and the commit,
+ * then writes the file: a replaced token that still released in that time was recorded as an
+ * allow after the entry saying it was gone (seen on a dev stack: an allow at the index right
+ * after the entry, releasing the replaced demo.oauth.1). An abort gives them back; the others of
+ * the family, and the token lookup, are as before.
+ */
+static void test_replaced_stops_at_begin(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_vault *v = load_ok(f, good_vault);
+    char ids[SWORN_VAULT_MINTED_MAX][129], syms[SWORN_VAULT_MINTED_MAX][64], found[129];
+    struct sworn_vault_mint m;
+    struct sworn_vault_token t[2] = {{(const uint8_t *)"t-a", 3}, {(const uint8_t *)"t-b", 3}};
+    uint8_t h[32];
+
+    for (unsigned i = 0; i < SWORN_VAULT_MINTED_MAX; i++)
+        assert_int_equal(mint_one(v, "github", "tok", ids[i], syms[i]), 0);
+    /* Begin a mint of two: it replaces github.oauth.1 and .2, which stop at once. */
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 2, &m), 0);
+    assert_int_equal(m.n_replaced, 2);
+    assert_string_equal(m.replaced[0], ids[0]);
+    assert_string_equal(m.replaced[1], ids[1]);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
+    assert_int_equal(token_releases(v, syms[2], ids[2]), 1);
+    assert_int_equal(EVP_Digest(syms[0], strlen(syms[0]), h, NULL, EVP_sha256(), NULL), 1);
+    assert_int_equal(sworn_vault_lookup_token(v, h, found), 1);
+    /* Aborted (the entry could not be recorded): they release again. */
+    sworn_vault_mint_abort(&m);
+    sworn_memzero(&m, sizeof(m));
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 1);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 1);
+    assert_int_equal(sworn_vault_lookup_token(v, h, found), 0);
+    assert_string_equal(found, ids[0]);
+    /* Begun again and committed: gone for good; the new ones release. */
+    assert_int_equal(sworn_vault_mint_begin(v, "github", t, 2, &m), 0);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(sworn_vault_mint_commit(&m), 0);
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
+    assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
+    assert_int_equal(token_releases(v, m.minted[0].symbolic, m.minted[0].id), 1);
+    assert_int_equal(token_releases(v, m.minted[1].symbolic, m.minted[1].id), 1);
+    assert_int_equal(token_releases(v, syms[2], ids[2]), 1);
+    sworn_memzero(&m, sizeof(m));
+    sworn_vault_free(v);
+}
+
+/*
  * The per-credential cap (finding 9 of issue 11): the family of "github" (its minted credentials,
  * and theirs) keeps SWORN_VAULT_MINTED_MAX; the next mint replaces the oldest, says which, and a
  * replaced symbolic token releases nothing from then on, in memory and after a reload. A batch
@@ -697,8 +772,8 @@ static void test_mint_cap(void **state)
     assert_int_equal(m.n_replaced, 1);
     assert_string_equal(m.replaced[0], "github.oauth.1");
     assert_string_equal(m.minted[0].id, "github.oauth.9");
-    /* Nothing changed yet. */
-    assert_int_equal(token_releases(v, syms[0], ids[0]), 1);
+    /* The replaced one releases nothing from the begin on (test_replaced_stops_at_begin). */
+    assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
     assert_int_equal(sworn_vault_mint_commit(&m), 0);
     assert_int_equal(token_releases(v, syms[0], ids[0]), 0);
     assert_int_equal(token_releases(v, m.minted[0].symbolic, "github.oauth.9"), 1);
@@ -715,7 +790,7 @@ static void test_mint_cap(void **state)
     assert_int_equal(mint_one(v, "github.oauth.2", "tok2", ids[SWORN_VAULT_MINTED_MAX],
                               syms[SWORN_VAULT_MINTED_MAX]),
                      0);
-    assert_string_equal(ids[SWORN_VAULT_MINTED_MAX], "github.oauth.2.oauth.1");
+    assert_string_equal(ids[SWORN_VAULT_MINTED_MAX], "github.oauth.1"); /* free again, not .2 */
     assert_int_equal(token_releases(v, syms[1], ids[1]), 0);
     assert_int_equal(count_in_file(f, "\"github.oauth."), (int)SWORN_VAULT_MINTED_MAX);
 
@@ -879,6 +954,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mint_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replaced_stops_at_begin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_chain_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_release_during_write, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
