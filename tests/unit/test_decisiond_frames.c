@@ -535,7 +535,7 @@ static void test_unread_answers_bounded(void **state)
         off = (off + (size_t)n) % (sizeof(bad) * BURST);
     }
     if (sent >= (size_t)LIMIT * sizeof(bad))
-        fail_msg("decisiond read %zu frames from a peer that reads none of its answers", LIMIT);
+        fail_msg("decisiond read %d frames from a peer that reads none of its answers", LIMIT);
     /* The daemon serves others meanwhile. */
     sworn_stack_expect_allow(&s, "while-a-peer-reads-nothing");
     /* Now read: every frame sent (the last one finished first) gets exactly one answer. */
