@@ -214,14 +214,46 @@ static void count_dropped(struct d_daemon *d, enum d_channel ch, uid_t uid, uint
         write_summary(d, 0);
 }
 
+/*
+ * Write the suppressed `refused` lines' counts: one refused_lines_suppressed line per pair, so the
+ * log still says how many of each pair's refusals it did not show (d_refusals.h).
+ */
+static void log_suppressed(struct d_daemon *d)
+{
+    struct d_refusal_summary *s = malloc(sizeof(*s));
+
+    if (s == NULL) {
+        d_log_msg(D_LOG_ERROR, "refused_lines_suppressed", "out of memory (still counted)");
+        return;
+    }
+    d_refusals_take_suppressed(&d->refusals, s);
+    for (size_t i = 0; i < s->n_rows; i++) {
+        json_object *f = json_object_new_object();
+
+        if (f != NULL) {
+            json_object_object_add(
+                f, "channel", json_object_new_string(d_refusals_channel_name(s->rows[i].channel)));
+            json_object_object_add(f, "uid", json_object_new_int64((int64_t)s->rows[i].uid));
+            json_object_object_add(f, "count", json_object_new_int64((int64_t)s->rows[i].count));
+            json_object_object_add(f, "since_ms", json_object_new_int64((int64_t)s->first_ms));
+            json_object_object_add(f, "until_ms", json_object_new_int64((int64_t)s->last_ms));
+        }
+        d_log(D_LOG_WARN, "refused_lines_suppressed", f);
+    }
+    free(s);
+}
+
 static void on_refusals_tick(evutil_socket_t fd, short what, void *arg)
 {
     struct d_daemon *d = arg;
+    uint64_t now = d_now_unix_ms();
 
     (void)fd;
     (void)what;
-    if (d->workq != NULL && d_refusals_due(&d->refusals, d_now_unix_ms()))
+    if (d->workq != NULL && d_refusals_due(&d->refusals, now))
         write_summary(d, 0);
+    if (d_refusals_suppressed_due(&d->refusals, now))
+        log_suppressed(d);
 }
 
 int d_record_refusals_start(struct d_daemon *d)
@@ -242,6 +274,8 @@ void d_record_refusals_stop(struct d_daemon *d)
     }
     if (d_refusals_pending(&d->refusals))
         write_summary(d, 1);
+    if (d_refusals_suppressed_pending(&d->refusals))
+        log_suppressed(d);
 }
 
 void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pid, int code,
@@ -254,9 +288,19 @@ void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pi
     char msg[SWORN_ERR_MSG_MAX];
     struct refused_job *j;
     uint64_t now = d_now_unix_ms();
-    json_object *f = json_object_new_object();
+    json_object *f = NULL;
+    int line;
 
-    atomic_fetch_add(&d->metrics.refused[ch], 1);
+    atomic_fetch_add(&d->metrics.refused[ch], 1); /* the metric counts every refusal */
+    /* Nor a flood of log lines: each pair has a quota of `refused` lines too, and what is over it
+     * is counted and written as one refused_lines_suppressed line per pair (d_refusals.h). */
+    line = d_refusals_log(&d->refusals, ch, (uint32_t)uid, now);
+    if (line < 0) {
+        log_suppressed(d); /* 256 pairs pending: their lines go first */
+        line = d_refusals_log(&d->refusals, ch, (uint32_t)uid, now);
+    }
+    if (line > 0)
+        f = json_object_new_object();
     if (f != NULL) {
         json_object_object_add(
             f, "channel", json_object_new_string(ch == D_CHANNEL_ADMIN ? "admin" : "decision"));
@@ -265,7 +309,10 @@ void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pi
         json_object_object_add(f, "code", json_object_new_int(code));
         json_object_object_add(f, "msg", json_object_new_string(message));
     }
-    d_log(D_LOG_WARN, "refused", f);
+    if (line > 0)
+        d_log(D_LOG_WARN, "refused", f);
+    else if (d_refusals_suppressed_due(&d->refusals, now))
+        log_suppressed(d);
     /* A flood of refusals must not become a flood of entries, nor use up another peer's record:
      * each (channel, uid) pair has its own quota, and what is over it is counted and summarised
      * (d_refusals.h, docs/decisiond.md section 3). */

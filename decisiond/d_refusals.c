@@ -1,6 +1,6 @@
 /*
- * d_refusals.c -- quotas of recorded refusals per (channel, uid) pair and the count of what they
- * drop (d_refusals.h).
+ * d_refusals.c -- quotas of recorded refusals and of their log lines per (channel, uid) pair,
+ * and the counts of what they drop or suppress (d_refusals.h).
  */
 #include "d_refusals.h"
 
@@ -20,6 +20,7 @@ static void reserve(struct d_refusals *r, unsigned channel, const uid_t *uids, s
         s->channel = channel;
         s->uid = (uint32_t)uids[i];
         s->used = 0;
+        s->logged = 0;
     }
 }
 
@@ -31,60 +32,106 @@ void d_refusals_init(struct d_refusals *r, const struct sworn_dconfig *cfg)
     r->n_slots = r->n_reserved;
 }
 
-int d_refusals_admit(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms)
+/*
+ * The pair's slot for the second of now_ms (a new second starts every quota again and frees the
+ * strangers' slots), with its quota in *quota; NULL when it has none: every stranger's slot of
+ * this second is taken, and its quota is 0.
+ */
+static struct d_refusal_slot *slot_of(struct d_refusals *r, unsigned channel, uint32_t uid,
+                                      uint64_t now_ms, unsigned *quota)
 {
     struct d_refusal_slot *s = NULL;
-    unsigned quota = D_REFUSALS_PER_PEER;
 
-    /* A new second: every quota starts again, and the strangers' slots are free. */
     if (now_ms / 1000 != r->second) {
         r->second = now_ms / 1000;
         for (size_t i = 0; i < r->n_reserved; i++)
-            r->slots[i].used = 0;
+            r->slots[i].used = r->slots[i].logged = 0;
         r->n_slots = r->n_reserved;
     }
     for (size_t i = 0; i < r->n_slots && s == NULL; i++)
         if (r->slots[i].channel == channel && r->slots[i].uid == uid)
             s = &r->slots[i];
-    if (s == NULL || s >= r->slots + r->n_reserved)
-        quota = D_REFUSALS_PER_STRANGER;
+    *quota =
+        s != NULL && s < r->slots + r->n_reserved ? D_REFUSALS_PER_PEER : D_REFUSALS_PER_STRANGER;
     if (s == NULL) {
         if (r->n_slots >= r->n_reserved + D_REFUSALS_STRANGERS)
-            return 0; /* every stranger's slot of this second is taken */
+            return NULL;
         s = &r->slots[r->n_slots++];
         s->channel = channel;
         s->uid = uid;
-        s->used = 0;
+        s->used = s->logged = 0;
     }
-    if (s->used >= quota)
+    return s;
+}
+
+int d_refusals_admit(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms)
+{
+    unsigned quota;
+    struct d_refusal_slot *s = slot_of(r, channel, uid, now_ms, &quota);
+
+    if (s == NULL || s->used >= quota)
         return 0;
     s->used++;
     return 1;
 }
 
-int d_refusals_drop(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms)
+/* Count one under (channel, uid) in rows[*n_rows] over [*first_ms, *last_ms]; 0 when it is a new
+ * pair and the rows are full (nothing counted). The drops and the suppressed lines share it. */
+static int count(struct d_refusal_row *rows, size_t *n_rows, uint64_t *first_ms, uint64_t *last_ms,
+                 unsigned channel, uint32_t uid, uint64_t now_ms)
 {
     struct d_refusal_row *row = NULL;
-    int first = r->n_rows == 0;
+    int first = *n_rows == 0;
 
-    for (size_t i = 0; i < r->n_rows && row == NULL; i++)
-        if (r->rows[i].channel == channel && r->rows[i].uid == uid)
-            row = &r->rows[i];
+    for (size_t i = 0; i < *n_rows && row == NULL; i++)
+        if (rows[i].channel == channel && rows[i].uid == uid)
+            row = &rows[i];
     if (row == NULL) {
-        if (r->n_rows >= D_REFUSALS_ROWS)
+        if (*n_rows >= D_REFUSALS_ROWS)
             return 0;
-        row = &r->rows[r->n_rows++];
+        row = &rows[(*n_rows)++];
         row->channel = channel;
         row->uid = uid;
         row->count = 0;
     }
     row->count++;
     if (first)
-        r->first_ms = r->last_ms = now_ms;
+        *first_ms = *last_ms = now_ms;
     /* The entry says period_start <= period_end: a clock that stepped back does not undo that. */
-    if (now_ms > r->last_ms)
-        r->last_ms = now_ms;
+    if (now_ms > *last_ms)
+        *last_ms = now_ms;
     return 1;
+}
+
+int d_refusals_log(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms)
+{
+    unsigned quota;
+    struct d_refusal_slot *s = slot_of(r, channel, uid, now_ms, &quota);
+    struct d_refusal_summary *c = &r->suppressed;
+
+    if (s != NULL && s->logged < quota) {
+        s->logged++;
+        return 1;
+    }
+
+    return count(c->rows, &c->n_rows, &c->first_ms, &c->last_ms, channel, uid, now_ms) ? 0 : -1;
+}
+
+int d_refusals_suppressed_pending(const struct d_refusals *r)
+{
+    return r->suppressed.n_rows > 0;
+}
+
+int d_refusals_suppressed_due(const struct d_refusals *r, uint64_t now_ms)
+{
+    const struct d_refusal_summary *c = &r->suppressed;
+
+    return c->n_rows > 0 && (now_ms < c->first_ms || now_ms - c->first_ms >= D_REFUSALS_SUMMARY_MS);
+}
+
+int d_refusals_drop(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms)
+{
+    return count(r->rows, &r->n_rows, &r->first_ms, &r->last_ms, channel, uid, now_ms);
 }
 
 int d_refusals_pending(const struct d_refusals *r)
@@ -116,4 +163,12 @@ void d_refusals_take(struct d_refusals *r, struct d_refusal_summary *out)
     qsort(out->rows, out->n_rows, sizeof(out->rows[0]), row_cmp);
     r->n_rows = 0;
     r->first_ms = r->last_ms = 0;
+}
+
+void d_refusals_take_suppressed(struct d_refusals *r, struct d_refusal_summary *out)
+{
+    *out = r->suppressed;
+    qsort(out->rows, out->n_rows, sizeof(out->rows[0]), row_cmp);
+    r->suppressed.n_rows = 0;
+    r->suppressed.first_ms = r->suppressed.last_ms = 0;
 }

@@ -19,6 +19,18 @@
  * D_REFUSALS_ROWS pairs pending (d_refusals_drop returns 0: take them first), and at an orderly
  * stop; d_refusals_take hands them over, sorted as the entry wants them, and starts again.
  *
+ * Log lines. The `refused` line of decisiond's log (stderr) is bounded the same way, through the
+ * same slots: each pair writes at most its record quota of lines a second (D_REFUSALS_PER_PEER or
+ * D_REFUSALS_PER_STRANGER; a pair without a stranger's slot that second writes none), so a peer
+ * that pipelines malformed frames cannot fill the operator's log or bury other lines in it. A
+ * line over its quota is suppressed and counted under its pair, apart from the drops (a refusal
+ * may be logged and not recorded, or the reverse: the workers may be gone). The counts are
+ * written as one `refused_lines_suppressed` line per pair when the first suppression is
+ * D_REFUSALS_SUMMARY_MS old (d_refusals_suppressed_due), when a new pair finds D_REFUSALS_ROWS
+ * pairs pending (d_refusals_log returns -1), and at an orderly stop (d_refusals_take_suppressed).
+ * So a pair's lines are at most quota x seconds + one summary per D_REFUSALS_SUMMARY_MS, and its
+ * `refused` lines plus its summaries' counts are exactly its refusals.
+ *
  * Thread safety: none; the daemon's loop thread owns the struct (d_daemon.h).
  */
 #ifndef SWORN_D_REFUSALS_H
@@ -39,13 +51,22 @@
 struct d_refusal_slot {
     uint32_t channel; /* enum d_channel */
     uint32_t uid;
-    unsigned used; /* recorded in the current second */
+    unsigned used;   /* recorded in the current second */
+    unsigned logged; /* `refused` lines written in the current second */
 };
 
 struct d_refusal_row {
     uint32_t channel;
     uint32_t uid;
     uint64_t count;
+};
+
+/* Counts taken out (d_refusals_take, d_refusals_take_suppressed), or pending suppressed lines:
+ * rows sorted by (channel name, uid) once taken, each pair once. */
+struct d_refusal_summary {
+    uint64_t first_ms, last_ms;
+    size_t n_rows;
+    struct d_refusal_row rows[D_REFUSALS_ROWS];
 };
 
 struct d_refusals {
@@ -56,13 +77,8 @@ struct d_refusals {
     uint64_t first_ms, last_ms;
     size_t n_rows;
     struct d_refusal_row rows[D_REFUSALS_ROWS];
-};
-
-/* A summary taken out (d_refusals_take): rows sorted by (channel name, uid), each pair once. */
-struct d_refusal_summary {
-    uint64_t first_ms, last_ms;
-    size_t n_rows;
-    struct d_refusal_row rows[D_REFUSALS_ROWS];
+    /* `refused` lines suppressed since their last summary lines: */
+    struct d_refusal_summary suppressed;
 };
 
 /* Start with the configured peers' reserved pairs (channel 0: proxy, 1: operators). */
@@ -84,6 +100,21 @@ int d_refusals_due(const struct d_refusals *r, uint64_t now_ms);
 
 /* Hand the pending drops over (sorted) and start counting again. */
 void d_refusals_take(struct d_refusals *r, struct d_refusal_summary *out);
+
+/* Whether the `refused` log line of (channel, uid) at now_ms may be written: 1 (the pair's line
+ * quota is charged), 0 (over it: suppressed, and counted under the pair), or -1 (over it, and of
+ * a new pair while D_REFUSALS_ROWS pairs are pending: nothing was counted; take the suppressed
+ * counts (d_refusals_take_suppressed), write their lines, and call again). */
+int d_refusals_log(struct d_refusals *r, unsigned channel, uint32_t uid, uint64_t now_ms);
+
+/* Whether suppressed lines are pending. */
+int d_refusals_suppressed_pending(const struct d_refusals *r);
+
+/* Whether their summary lines are due at now_ms: pending, the first D_REFUSALS_SUMMARY_MS old. */
+int d_refusals_suppressed_due(const struct d_refusals *r, uint64_t now_ms);
+
+/* Hand the suppressed lines' counts over (sorted) and start counting again. */
+void d_refusals_take_suppressed(struct d_refusals *r, struct d_refusal_summary *out);
 
 /* The channel's name in entries: "decision" or "admin". */
 const char *d_refusals_channel_name(unsigned channel);

@@ -21,7 +21,13 @@
  *   - test_dropped_refusals_summarised: what the quota drops is counted per (channel, uid) and
  *     written as a RefusalsDropped entry once the first drop is 10 s old (the test clock moves
  *     time), and at an orderly stop; recorded + dropped equals the refusals made, and sworn-verify
- *     passes the record and reports the same counts.
+ *     passes the record and reports the same counts;
+ *   - test_refused_lines_bounded: the `refused` lines of decisiond's log are bounded the same way
+ *     (found after the fix: 9-byte malformed frames pipelined on the decision socket wrote 300 MB
+ *     of decisiond.log in 32 s). nobody's flood writes at most its quota of lines a second; the
+ *     rest is counted in refused_lines_suppressed lines, written once the first suppression is
+ *     10 s old (the test clock) and at an orderly stop, whose counts plus the lines written are
+ *     exactly the refusals; the proxy's own refusal during the suppression has its line.
  * Not root: there are no other users to be; skipped.
  */
 #define _GNU_SOURCE
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -513,6 +520,105 @@ static void test_dropped_refusals_summarised(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/* decisiond.log's lines of event (refused or refused_lines_suppressed) for (channel, uid): how
+ * many, and in *sum the sum of their "count" fields. */
+static int log_lines(struct sworn_stack *s, const char *event, const char *channel, uint32_t uid,
+                     uint64_t *sum)
+{
+    char path[600];
+    char *text, *line, *save = NULL;
+    size_t len;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/decisiond.log", s->dir);
+    text = sworn_test_read_file(path, &len);
+    *sum = 0;
+    for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        json_object *o = json_tokener_parse(line), *v;
+
+        if (o == NULL)
+            continue;
+        if (json_object_object_get_ex(o, "event", &v) &&
+            strcmp(json_object_get_string(v), event) == 0 &&
+            json_object_object_get_ex(o, "channel", &v) &&
+            strcmp(json_object_get_string(v), channel) == 0 &&
+            json_object_object_get_ex(o, "uid", &v) && json_object_get_int64(v) == (int64_t)uid) {
+            n++;
+            if (json_object_object_get_ex(o, "count", &v))
+                *sum += (uint64_t)json_object_get_int64(v);
+        }
+        json_object_put(o);
+    }
+    free(text);
+    return n;
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t), 0);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void test_refused_lines_bounded(void **state)
+{
+    enum { CONNECTS = 300, STRANGER_QUOTA = 10 };
+    struct sworn_stack s;
+    struct flood f;
+    int lines = 0, summaries = 0, proxy_lines;
+    uint64_t suppressed = 0, unused;
+    double before, t0, seconds;
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --test-clock --socket-group nogroup"), 0);
+    f.path = s.admin;
+    f.count = CONNECTS;
+    before = refused_metric(&s, "admin");
+    t0 = mono_s();
+    assert_int_equal(sworn_privsep_as_user("nobody", flood, &f), 0);
+    wait_refused_metric(&s, "admin", before + CONNECTS);
+    seconds = mono_s() - t0;
+    assert_true(refused_metric(&s, "admin") == before + CONNECTS); /* it counts every refusal */
+    /* The proxy's own refusal, while nobody's lines are suppressed: it has its line. */
+    send_malformed(&s, 1);
+    for (int i = 0; i < WAIT_STEPS && log_lines(&s, "refused", "decision", 0, &unused) < 1; i++)
+        sworn_test_sleep_ms(100);
+    proxy_lines = log_lines(&s, "refused", "decision", 0, &unused);
+    assert_int_equal(proxy_lines, 1);
+    /* Once the first suppression is 10 s old (the test clock), a summary line says how many. */
+    sworn_stack_clock_advance(&s, 11000);
+    for (int i = 0; i < WAIT_STEPS; i++) {
+        lines = log_lines(&s, "refused", "admin", NOBODY, &unused);
+        summaries = log_lines(&s, "refused_lines_suppressed", "admin", NOBODY, &suppressed);
+        if (summaries > 0 && lines + suppressed >= CONNECTS)
+            break;
+        sworn_test_sleep_ms(100);
+    }
+    /* At most the quota a second of decisiond's clock: the flood spans at most seconds + 1. */
+    if (lines + suppressed != CONNECTS || summaries < 1 ||
+        lines > STRANGER_QUOTA * ((int)seconds + 2))
+        fail_msg("%d refusals in %.1f s: %d refused lines, %d summary lines counting %llu",
+                 CONNECTS, seconds, lines, summaries, (unsigned long long)suppressed);
+    /* A second flood, then an orderly stop at once: its suppressed lines are counted at the stop.
+     */
+    before = refused_metric(&s, "admin");
+    t0 = mono_s();
+    assert_int_equal(sworn_privsep_as_user("nobody", flood, &f), 0);
+    wait_refused_metric(&s, "admin", before + CONNECTS);
+    seconds += mono_s() - t0;
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    lines = log_lines(&s, "refused", "admin", NOBODY, &unused);
+    summaries = log_lines(&s, "refused_lines_suppressed", "admin", NOBODY, &suppressed);
+    if (lines + suppressed != 2 * CONNECTS || summaries < 2 ||
+        lines > STRANGER_QUOTA * ((int)seconds + 4))
+        fail_msg("after the stop: %d refusals in %.1f s: %d refused lines, %d summary lines "
+                 "counting %llu",
+                 2 * CONNECTS, seconds, lines, summaries, (unsigned long long)suppressed);
+    assert_int_equal(log_lines(&s, "refused", "decision", 0, &unused), proxy_lines);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_sockets_group),
         cmocka_unit_test(test_flood_does_not_starve_proxy),
         cmocka_unit_test(test_dropped_refusals_summarised),
+        cmocka_unit_test(test_refused_lines_bounded),
     };
 
     if (geteuid() != 0) {

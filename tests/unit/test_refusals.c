@@ -8,6 +8,10 @@
  *   - 8 strangers' pairs a second; a ninth is dropped, a configured peer still recorded;
  *   - drops are counted per pair, due once the first is 10 s old, taken sorted; a 257th pair
  *     asks for the summary to be written first;
+ *   - the `refused` log lines have the same quota per pair, apart from the record's: a pair's
+ *     lines over it are suppressed and counted, due once the first is 10 s old, taken sorted; a
+ *     pair with no stranger's slot writes none; a 257th pair asks for the lines to be written
+ *     first; lines written plus suppressed equal the refusals;
  *   - the entry: the documented bytes; out of order, twice, a count of 0, another channel, no
  *     pairs or 257, times out of order are refused.
  * test_decisiond_sockets drives the same through a real daemon.
@@ -187,6 +191,64 @@ static int accepted(const uint8_t *b, size_t len)
     return 1;
 }
 
+static void test_log_lines(void **state)
+{
+    static struct d_refusal_summary s;
+    uint64_t logged = 0;
+
+    (void)state;
+    d_refusals_init(&r, &cfg);
+    assert_false(d_refusals_suppressed_pending(&r));
+    /* nobody's flood over 3 seconds: at most its quota of lines each second, the rest counted. */
+    for (int i = 0; i < 3000; i++) {
+        int rc = d_refusals_log(&r, 1, 65534, T0 + (uint64_t)i);
+
+        assert_true(rc == 0 || rc == 1);
+        logged += (uint64_t)rc;
+    }
+    assert_int_equal(logged, 3 * D_REFUSALS_PER_STRANGER);
+    /* The record's quota is apart from the lines': nobody's refusals may still be recorded. */
+    assert_int_equal(d_refusals_admit(&r, 1, 65534, T0 + 2999), 1);
+    /* Other pairs keep their lines: the proxy's 100, an operator's, nobody's on the other socket.
+     */
+    for (int i = 0; i < D_REFUSALS_PER_PEER; i++)
+        assert_int_equal(d_refusals_log(&r, 0, 1001, T0 + 2999), 1);
+    assert_int_equal(d_refusals_log(&r, 0, 1001, T0 + 2999), 0);
+    assert_int_equal(d_refusals_log(&r, 1, 0, T0 + 2999), 1);
+    assert_int_equal(d_refusals_log(&r, 0, 65534, T0 + 2999), 1);
+    assert_true(d_refusals_suppressed_pending(&r));
+    assert_false(d_refusals_pending(&r)); /* no drop of the record was counted */
+    /* Due once the first suppression (at T0 + 10) is 10 s old. */
+    assert_false(d_refusals_suppressed_due(&r, T0 + 10 + D_REFUSALS_SUMMARY_MS - 1));
+    assert_true(d_refusals_suppressed_due(&r, T0 + 10 + D_REFUSALS_SUMMARY_MS));
+    d_refusals_take_suppressed(&r, &s);
+    assert_int_equal(s.n_rows, 2);
+    assert_string_equal(d_refusals_channel_name(s.rows[0].channel), "admin");
+    assert_int_equal(s.rows[0].uid, 65534);
+    assert_int_equal(s.rows[0].count, 3000 - 3 * D_REFUSALS_PER_STRANGER);
+    assert_string_equal(d_refusals_channel_name(s.rows[1].channel), "decision");
+    assert_int_equal(s.rows[1].uid, 1001);
+    assert_int_equal(s.rows[1].count, 1);
+    assert_int_equal(s.first_ms, T0 + 10);
+    assert_int_equal(s.last_ms, T0 + 2999);
+    assert_false(d_refusals_suppressed_pending(&r));
+
+    /* Strangers without a slot this second write no line at all; a 257th suppressed pair asks
+     * for the pending lines first. */
+    d_refusals_init(&r, &cfg);
+    for (uint32_t u = 0; u < D_REFUSALS_STRANGERS; u++)
+        assert_int_equal(d_refusals_log(&r, 1, 20000 + u, T0), 1);
+    for (uint32_t u = 0; u < D_REFUSALS_ROWS; u++)
+        assert_int_equal(d_refusals_log(&r, 1, 30000 + u, T0), 0);
+    assert_int_equal(d_refusals_log(&r, 1, 40000, T0), -1);
+    assert_int_equal(d_refusals_log(&r, 1, 30000, T0), 0); /* a pending pair: still counted */
+    d_refusals_take_suppressed(&r, &s);
+    assert_int_equal(s.n_rows, D_REFUSALS_ROWS);
+    assert_int_equal(s.rows[0].count, 2);
+    assert_int_equal(d_refusals_log(&r, 1, 40000, T0), 0);
+    assert_int_equal(d_refusals_log(&r, 0, 1001, T0), 1); /* the proxy's slot is its own */
+}
+
 static void test_entry_bytes(void **state)
 {
     /* docs/formats.md section 1, the example. */
@@ -258,6 +320,7 @@ int main(void)
         cmocka_unit_test_setup(test_quota_per_pair, setup),
         cmocka_unit_test_setup(test_strangers, setup),
         cmocka_unit_test_setup(test_drops_summary, setup),
+        cmocka_unit_test_setup(test_log_lines, setup),
         cmocka_unit_test(test_entry_bytes),
         cmocka_unit_test(test_entry_refused),
     };
