@@ -17,7 +17,8 @@
  *   d_admin.c       the admin socket's calls and the policy reload
  *   d_local.c       the in-process entry point: a request in, the answer to a callback
  *   d_record.c      building entries and appending them with their receipts (worker threads)
- *   d_refusals.c    the quotas of recorded refusals per (channel, uid), and what they dropped
+ *   d_refusals.c    the quotas of recorded refusals and their log lines per (channel, uid), and
+ *                   what they dropped or suppressed
  *   d_checkpoint.c  the checkpoint thread: sign, quote with the TPM, export; off the decision path
  *   d_startup.c     measured start (PCR 23), the startup and policy entries, budget replay
  *   d_harden.c      no core dumps
@@ -90,8 +91,8 @@ struct d_daemon {
     struct sworn_frame_pool frame_pool; /* frame bytes all connections hold (d_conn.c) */
     int stopping;
 
-    /* Refused-frame records: quotas per (channel, uid) pair, and the dropped ones' counts, written
-     * by refusals_timer when due (d_refusals.h, d_record.h). */
+    /* Refused-frame records and log lines: quotas per (channel, uid) pair, and the dropped and
+     * suppressed ones' counts, written by refusals_timer when due (d_refusals.h, d_record.h). */
     struct d_refusals refusals;
     struct event *refusals_timer;
 

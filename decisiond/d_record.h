@@ -53,16 +53,18 @@ int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const 
 /*
  * Record a refused frame or peer (Entry kind refused), off the loop thread, within the quota of
  * its (channel, uid) pair (d_refusals.h); count it in the metrics in every case, and one over the
- * quota in the next RefusalsDropped entry. body may be NULL. Loop thread.
+ * quota in the next RefusalsDropped entry. Log its `refused` line within the pair's line quota,
+ * and count one over it in the pair's next `refused_lines_suppressed` line. body may be NULL.
+ * Loop thread.
  */
 void d_record_refused(struct d_daemon *d, enum d_channel ch, uid_t uid, pid_t pid, int code,
                       const char *message, const char *request_id, const uint8_t *body,
                       size_t body_len);
 
 /*
- * The dropped refusals' summaries: start the loop timer that writes one when due (after the
- * workers started; 0 or -1), and, at an orderly stop once the workers are gone, stop it and write
- * what is still pending at once. Loop thread.
+ * The dropped refusals' summaries and the suppressed lines' counts: start the loop timer that
+ * writes them when due (after the workers started; 0 or -1), and, at an orderly stop once the
+ * workers are gone, stop it and write what is still pending at once. Loop thread.
  */
 int d_record_refusals_start(struct d_daemon *d);
 void d_record_refusals_stop(struct d_daemon *d);
