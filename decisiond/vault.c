@@ -62,6 +62,8 @@ struct sworn_vault_cred {
     struct dest *dests;
     size_t n_dests;
     int replacing; /* a mint in progress replaces it: it releases nothing (mint_begin) */
+    int revoked;   /* a recorded mint replaced it but its file write failed: it releases nothing
+                    * for the rest of this process (sworn_vault_mint_commit) */
 };
 
 struct sworn_vault {
@@ -705,7 +707,7 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
         reason = "no such credential in the vault";
         goto done;
     }
-    if (c->replacing) {
+    if (c->replacing || c->revoked) {
         reason = "the credential is being replaced by a newer token";
         goto done;
     }
@@ -776,7 +778,7 @@ int sworn_vault_lookup_token(const struct sworn_vault *v, const uint8_t token_sh
     /* Compare with every credential, so the time says nothing about which one matched. */
     for (size_t i = 0; i < v->n; i++)
         if (sworn_memequal_ct(v->creds[i].symbolic_sha256, token_sha256, 32) == 0 &&
-            found == SIZE_MAX && !v->creds[i].replacing)
+            found == SIZE_MAX && !v->creds[i].replacing && !v->creds[i].revoked)
             found = i;
     if (found != SIZE_MAX)
         memcpy(id_out, v->creds[found].id, SWORN_VAULT_ID_MAX + 1);
@@ -1109,6 +1111,14 @@ int sworn_vault_mint_commit(struct sworn_vault_mint *m)
         v->write_hook(v->write_hook_arg);
     /* The file first, under the mint lock only: a release goes on meanwhile with the old set. */
     if (write_vault(v->path, m->next, m->n_next) < 0) {
+        /* The CredentialsMinted entry before the commit already names the replaced credentials:
+         * they stay refused, or a later release would contradict the record (sworn-verify,
+         * released-after-replaced). The vault file still holds them, so a restart gives them
+         * back. */
+        pthread_mutex_lock(&v->lock);
+        for (size_t r = 0; r < m->n_replaced; r++)
+            v->creds[m->replaced_at[r]].revoked = 1;
+        pthread_mutex_unlock(&v->lock);
         sworn_vault_mint_abort(m);
         return -1;
     }

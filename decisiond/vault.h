@@ -197,8 +197,10 @@ int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
  * lock; then, under the release lock, swap the credentials in memory. Returns 0: from now on the
  * new symbolic tokens release their values and the replaced credentials are gone. Or -1
  * (the file could not be written; SWORN_ERR_RANGE when it would exceed SWORN_VAULT_FILE_MAX):
- * nothing changed, on disk or in memory (the replaced credentials release again). Either way the
- * mint lock is released and the mint is over.
+ * nothing was stored, on disk or in memory, but the replaced credentials release nothing for the
+ * rest of this process (the mint's entry, recorded before the commit, names them replaced; the
+ * file still holds them, so a restart gives them back). Either way the mint lock is released and
+ * the mint is over.
  */
 int sworn_vault_mint_commit(struct sworn_vault_mint *m);
 

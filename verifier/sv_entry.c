@@ -336,7 +336,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("missing-field", "credentials_minted: request ids must be 1..128 bytes");
         if (!req_id_ok(c->from_credential_id))
             BAD("missing-field", "credentials_minted: no from_credential_id");
-        if (c->n_minted < 1 || c->n_minted > 8)
+        if (c->n_minted < 1 || c->n_minted > SV_MINTED_MAX)
             BAD("bad-field", "credentials_minted: %zu tokens, not 1..8", c->n_minted);
         for (size_t i = 0; i < c->n_minted; i++) {
             const Svpb__V1__MintedCredential *m = c->minted[i];
@@ -346,7 +346,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             if (!d32(&m->value_sha256, 0) || !d32(&m->symbolic_sha256, 0))
                 BAD("bad-field", "credentials_minted: token %zu hash is not 32 bytes", i);
         }
-        if (c->n_replaced_credential_ids > 16)
+        if (c->n_replaced_credential_ids > SV_REPLACED_MAX)
             BAD("bad-field", "credentials_minted: %zu replaced credentials, more than 16",
                 c->n_replaced_credential_ids);
         for (size_t i = 0; i < c->n_replaced_credential_ids; i++) {
@@ -369,6 +369,14 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
                 if (strcmp(c->minted[k]->credential_id, r) == 0)
                     BAD("bad-field", "credentials_minted: a credential both minted and replaced");
         }
+        info->n_minted_ids = c->n_minted;
+        for (size_t i = 0; i < c->n_minted; i++)
+            sv_sha256(c->minted[i]->credential_id, strlen(c->minted[i]->credential_id),
+                      info->minted_ids[i]);
+        info->n_replaced_ids = c->n_replaced_credential_ids;
+        for (size_t i = 0; i < c->n_replaced_credential_ids; i++)
+            sv_sha256(c->replaced_credential_ids[i], strlen(c->replaced_credential_ids[i]),
+                      info->replaced_ids[i]);
         info->time_unix_ms = c->time_unix_ms;
         info->allow_log_index = c->allow_log_index;
         snprintf(info->request_id, sizeof(info->request_id), "%s", c->allow_request_id);

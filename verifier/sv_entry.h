@@ -44,11 +44,15 @@ enum sv_entry_kind {
     SV_ENTRY_REFUSALS_DROPPED = 8,
 };
 
+#define SV_MINTED_MAX 8    /* sworn.proto: CredentialsMinted.minted, 1..8 */
+#define SV_REPLACED_MAX 16 /* sworn.proto: CredentialsMinted.replaced_credential_ids, 0..16 */
+
 struct sv_entry_info {
     enum sv_entry_kind kind;
     int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
     uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
-    uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused */
+    uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused,
+                                credentials_minted */
     char request_id[SV_ID_MAX + 1];    /* decision / escalation_resolved; credentials_minted:
                                           its allow_request_id */
     char credential_id[SV_ID_MAX + 1]; /* decision: the credential released ("" none);
@@ -63,6 +67,11 @@ struct sv_entry_info {
     uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
     uint64_t dropped; /* refusals_dropped: the refusals it counts (saturating at UINT64_MAX) */
+    /* credentials_minted: SHA-256 of each minted credential_id and of each replaced one (the
+     * released-after-replaced rule of token-exchanges keeps digests, not strings) */
+    size_t n_minted_ids, n_replaced_ids;
+    uint8_t minted_ids[SV_MINTED_MAX][SV_HASH];
+    uint8_t replaced_ids[SV_REPLACED_MAX][SV_HASH];
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

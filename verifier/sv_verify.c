@@ -322,6 +322,16 @@ struct cred_allow {
     int used; /* an exchange named it */
 };
 
+/* A credential a CredentialsMinted entry replaced: SHA-256 of its id, the time of the newest
+ * mint that replaced it, and the time of a later mint that minted the same id again (decisiond
+ * names a new credential with the lowest free <root>.oauth.<n>, so a replaced id comes back). */
+struct replaced_rec {
+    uint8_t id[SV_HASH];
+    uint64_t replaced_ms;
+    uint64_t reminted_ms;
+    int reminted;
+};
+
 struct stream {
     const struct sv_verify_opts *o;
     struct rjob *jobs; /* SV_TILE_WIDTH of them */
@@ -371,6 +381,9 @@ struct stream {
     int have_start; /* a Startup entry was seen; the newest is last_start */
     uint64_t last_start;
     uint64_t unseen_allows; /* exchanges naming an allow before the range */
+    /* token-exchanges: the credentials replaced by a mint, sorted by id digest */
+    struct replaced_rec *repl;
+    size_t nrepl, cap_repl;
     /* In a bundle, the resolutions and exchanges naming an entry before the range (the entry
      * named, then the naming entry's index): two naming one entry are caught at the end. */
     struct unseen_ref *unseen_res, *unseen_ex;
@@ -1065,6 +1078,96 @@ static void check_exchange(struct stream *s, uint64_t index, const struct sv_ent
     pass(s->rep, SV_CHECK_EXCHANGES);
 }
 
+/* The replaced credential with id digest id, or NULL; *at: where it is or would be inserted. */
+static struct replaced_rec *replaced_find(struct stream *s, const uint8_t id[SV_HASH], size_t *at)
+{
+    size_t lo = 0, hi = s->nrepl;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = memcmp(s->repl[mid].id, id, SV_HASH);
+
+        if (c == 0) {
+            *at = mid;
+            return &s->repl[mid];
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return NULL;
+}
+
+/*
+ * A CredentialsMinted entry, after check_exchange: its replaced ids are replaced from its time on,
+ * and an id it mints that an earlier mint replaced is a new credential from its time on. 0, or -1
+ * out of memory. The memory is one replaced_rec (56 bytes) per distinct id ever replaced.
+ */
+static int note_replaced(struct stream *s, const struct sv_entry_info *info)
+{
+    size_t at;
+    struct replaced_rec *r;
+
+    for (size_t i = 0; i < info->n_minted_ids; i++)
+        if ((r = replaced_find(s, info->minted_ids[i], &at)) != NULL) {
+            r->reminted = 1;
+            r->reminted_ms = info->time_unix_ms;
+        }
+    for (size_t i = 0; i < info->n_replaced_ids; i++) {
+        if ((r = replaced_find(s, info->replaced_ids[i], &at)) == NULL) {
+            if (s->nrepl == s->cap_repl) {
+                size_t nc = s->cap_repl ? 2 * s->cap_repl : 64;
+                struct replaced_rec *n = realloc(s->repl, nc * sizeof(*n));
+
+                if (n == NULL)
+                    return -1;
+                s->repl = n;
+                s->cap_repl = nc;
+            }
+            memmove(&s->repl[at + 1], &s->repl[at], (s->nrepl - at) * sizeof(*s->repl));
+            s->nrepl++;
+            r = &s->repl[at];
+            memcpy(r->id, info->replaced_ids[i], SV_HASH);
+        }
+        r->replaced_ms = info->time_unix_ms;
+        r->reminted = 0;
+        r->reminted_ms = 0;
+    }
+    return 0;
+}
+
+/*
+ * An ALLOW decision at index that released info->credential_id: a credential an earlier mint
+ * replaced releases nothing from the moment that mint began (sworn_vault_mint_begin, before the
+ * mint's entry time is taken), so the allow must have been decided (its time taken, before the
+ * release) no later than the mint entry's time, or no earlier than a later mint that minted the
+ * id again. Equal milliseconds pass: the clock's resolution cannot order them.
+ */
+static void check_release(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    char item[64], why[SV_WHY];
+    uint8_t id[SV_HASH];
+    size_t at;
+    struct replaced_rec *r;
+
+    sv_sha256(info->credential_id, strlen(info->credential_id), id);
+    if ((r = replaced_find(s, id, &at)) == NULL)
+        return; /* never replaced (or replaced by a mint before a bundle's range) */
+    if (info->time_unix_ms > r->replaced_ms &&
+        (!r->reminted || info->time_unix_ms < r->reminted_ms)) {
+        snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+        snprintf(why, sizeof(why),
+                 "the allow of %llu ms released credential %.128s, which a mint of %llu ms had "
+                 "replaced",
+                 (unsigned long long)info->time_unix_ms, info->credential_id,
+                 (unsigned long long)r->replaced_ms);
+        sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "released-after-replaced", why);
+    }
+    /* A release that passes is not counted: the check's count stays one per exchange. */
+}
+
 static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
                         const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
                         int have_receipts)
@@ -1111,9 +1214,13 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         wants_receipt = info.effect == 1;
         if (info.effect == 1 && info.credential_id[0] != '\0' && allow_add(s, index, &info) != 0)
             sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "internal", "out of memory");
+        if (info.effect == 1 && info.credential_id[0] != '\0')
+            check_release(s, index, &info);
         break;
     case SV_ENTRY_CREDENTIALS_MINTED:
         check_exchange(s, index, &info);
+        if (note_replaced(s, &info) != 0)
+            sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "internal", "out of memory");
         break;
     case SV_ENTRY_ESCALATION_RESOLVED:
         check_resolution(s, index, &info);
@@ -1796,6 +1903,7 @@ out:
     free(s.starts);
     free(s.escs);
     free(s.callows);
+    free(s.repl);
     free(s.unseen_res);
     free(s.unseen_ex);
     free(note);
@@ -1974,6 +2082,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     free(s.starts);
     free(s.escs);
     free(s.callows);
+    free(s.repl);
     free(s.unseen_res);
     free(s.unseen_ex);
     free(s.level);

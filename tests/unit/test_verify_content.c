@@ -1446,19 +1446,27 @@ static void with_credential(struct built *b, const char *cred)
     sworn__v1__entry__free_unpacked(m, NULL);
 }
 
-/* An allow of request id releasing cred, with its receipt; returns its index. */
-static uint64_t cred_allow(const struct fx *f, struct built *b, const char *id, const char *cred)
+/* An allow of request id releasing cred at time_ms, with its receipt; returns its index. */
+static uint64_t cred_allow_at(const struct fx *f, struct built *b, const char *id, const char *cred,
+                              uint64_t time_ms)
 {
-    decision(b, id, SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+    decision(b, id, SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, time_ms, 0);
     with_credential(b, cred);
     add_receipt(f, b, b->n - 1, b->n - 1);
     return b->n - 1;
 }
 
-/* A CredentialsMinted entry: two tokens minted from `from`, backed by the allow at allow_index
- * of allow_id (0: none, an older decisiond), replacing the n_replaced ids of replaced. */
-static void minted(struct built *b, const char *id, const char *allow_id, const char *from,
-                   uint64_t allow_index, const char *const *replaced, size_t n_replaced)
+static uint64_t cred_allow(const struct fx *f, struct built *b, const char *id, const char *cred)
+{
+    return cred_allow_at(f, b, id, cred, T2023 + 1000);
+}
+
+/* A CredentialsMinted entry of time_ms: two tokens minted from `from` (ids[0] and ids[1], or
+ * NULL for fresh ones), backed by the allow at allow_index of allow_id (0: none, an older
+ * decisiond), replacing the n_replaced ids of replaced. */
+static void minted_at(struct built *b, const char *id, const char *allow_id, const char *from,
+                      uint64_t allow_index, const char *const *replaced, size_t n_replaced,
+                      uint64_t time_ms, const char *const *new_ids)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__CredentialsMinted cm = SWORN__V1__CREDENTIALS_MINTED__INIT;
@@ -1468,7 +1476,10 @@ static void minted(struct built *b, const char *id, const char *allow_id, const 
 
     for (int i = 0; i < 2; i++) {
         sworn__v1__minted_credential__init(&mc[i]);
-        snprintf(ids[i], sizeof(ids[i]), "%s.oauth.%zu", from, b->n * 2 + (size_t)i + 100);
+        if (new_ids != NULL)
+            snprintf(ids[i], sizeof(ids[i]), "%s", new_ids[i]);
+        else
+            snprintf(ids[i], sizeof(ids[i]), "%s.oauth.%zu", from, b->n * 2 + (size_t)i + 100);
         sv_sha256(ids[i], strlen(ids[i]), h[i]);
         mc[i].field = i == 0 ? "access_token" : "refresh_token";
         mc[i].credential_id = ids[i];
@@ -1482,13 +1493,19 @@ static void minted(struct built *b, const char *id, const char *allow_id, const 
     cm.from_credential_id = (char *)from;
     cm.n_minted = 2;
     cm.minted = mcp;
-    cm.time_unix_ms = T2023 + 5000;
+    cm.time_unix_ms = time_ms;
     cm.replaced_credential_ids = (char **)replaced;
     cm.n_replaced_credential_ids = n_replaced;
     cm.allow_log_index = allow_index;
     e.kind_case = SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED;
     e.credentials_minted = &cm;
     add_entry(b, &e);
+}
+
+static void minted(struct built *b, const char *id, const char *allow_id, const char *from,
+                   uint64_t allow_index, const char *const *replaced, size_t n_replaced)
+{
+    minted_at(b, id, allow_id, from, allow_index, replaced, n_replaced, T2023 + 5000, NULL);
 }
 
 static void test_exchanges(void **state)
@@ -1627,6 +1644,93 @@ static void test_exchanges(void **state)
     built_free(&b);
 }
 
+/*
+ * A credential a mint replaced releases nothing from the moment that mint began (the vault
+ * refuses it), and the mint entry's time is taken after that: an allow releasing it that is
+ * later than the mint entry is one decisiond could not have made, though it may be appended
+ * after the entry (entries are appended once signed) when it was decided before.
+ */
+static void test_released_after_replaced(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+    uint64_t a, a2;
+    char item[32];
+    static const char *const old[] = {"demo.oauth.1"};
+    static const char *const fresh[] = {"demo.oauth.3", "demo.oauth.4"};
+    static const char *const again[] = {"demo.oauth.1", "demo.oauth.5"};
+    static const char *const old3[] = {"demo.oauth.3"};
+
+    /* Honest: an allow of demo.oauth.1 decided before the mint (and one in the same
+     * millisecond) appended after the entry that replaced it; a member the mint kept and the
+     * new ones, released later; the root, released later. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = cred_allow_at(f, &b, "oauth-1", "demo", T2023 + 1000);
+    minted_at(&b, "x-1", "oauth-1", "demo", a, old, 1, T2023 + 5000, fresh);
+    cred_allow_at(f, &b, "r-1", "demo.oauth.1", T2023 + 4999);
+    cred_allow_at(f, &b, "r-2", "demo.oauth.1", T2023 + 5000);
+    cred_allow_at(f, &b, "r-3", "demo.oauth.2", T2023 + 6000);
+    cred_allow_at(f, &b, "r-4", "demo.oauth.3", T2023 + 6000);
+    cred_allow_at(f, &b, "r-5", "demo", T2023 + 6000);
+    make_record(f, "replaced-honest", &b, NULL);
+    rep = verify_json(f, "replaced-honest", NULL, 0);
+    sworn_verify_expect_pass(rep, "token-exchanges");
+    json_object_put(rep);
+
+    /* The finding: demo.oauth.1 released by an allow later than the mint that replaced it. */
+    cred_allow_at(f, &b, "r-6", "demo.oauth.1", T2023 + 5001);
+    make_record(f, "replaced-late", &b, NULL);
+    rep = verify_json(f, "replaced-late", NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+    sworn_verify_expect_fail(rep, "token-exchanges", "released-after-replaced", item);
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "failures")),
+                     1);
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* decisiond names a new credential with the lowest free <root>.oauth.<n>, so a later mint
+     * mints demo.oauth.1 again: the new one releases from that mint's time on; between the two
+     * mints, and across a restart (the vault file keeps the replacement), it released nothing. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = cred_allow_at(f, &b, "oauth-1", "demo", T2023 + 1000);
+    minted_at(&b, "x-1", "oauth-1", "demo", a, old, 1, T2023 + 5000, fresh);
+    a2 = cred_allow_at(f, &b, "oauth-2", "demo", T2023 + 6000);
+    minted_at(&b, "x-2", "oauth-2", "demo", a2, old3, 1, T2023 + 7000, again);
+    cred_allow_at(f, &b, "r-1", "demo.oauth.1", T2023 + 7000);
+    cred_allow_at(f, &b, "r-2", "demo.oauth.1", T2023 + 9000);
+    cred_allow_at(f, &b, "r-3", "demo.oauth.3", T2023 + 6500);
+    make_record(f, "reminted", &b, NULL);
+    rep = verify_json(f, "reminted", NULL, 0);
+    sworn_verify_expect_pass(rep, "token-exchanges");
+    json_object_put(rep);
+    cred_allow_at(f, &b, "r-4", "demo.oauth.1", T2023 + 6000);
+    startup(&b, 990, 991, 0, T2023 + 10000);
+    policy_loaded(f, &b, f->digest, T2023 + 10000);
+    cred_allow_at(f, &b, "r-5", "demo.oauth.3", T2023 + 11000);
+    make_record(f, "reminted-late", &b, NULL);
+    rep = verify_json(f, "reminted-late", NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b.n - 4);
+    sworn_verify_expect_fail(rep, "token-exchanges", "released-after-replaced", item);
+    /* the other, entry b.n - 1 (demo.oauth.3 after the restart), counts among the failures */
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "token-exchanges"), "failures")),
+                     2);
+    sworn_verify_expect_only(rep, "token-exchanges");
+    json_object_put(rep);
+    /* A bundle whose range starts after the mints does not see them: nothing to check. */
+    rep = verify_bundle(f, "reminted-late", b.n - 3, 3, "replaced.bundle", 0);
+    assert_string_not_equal(json_object_get_string(sworn_verify_get(
+                                sworn_verify_check(rep, "token-exchanges"), "result")),
+                            "fail");
+    json_object_put(rep);
+    built_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1644,6 +1748,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_start_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exchanges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_released_after_replaced, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
