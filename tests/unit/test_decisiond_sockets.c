@@ -74,7 +74,11 @@ static int connect_errno(const char *path)
         return errno;
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        close(fd);
+        return ENAMETOOLONG;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
         e = errno;
     close(fd);
