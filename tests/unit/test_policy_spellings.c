@@ -1,0 +1,511 @@
+/*
+ * test_policy_spellings.c -- the policy review's findings (issue 12) as one table: every
+ * spelling of a request that some server, resolver or framework reads as another request is
+ * either caught by the rule written for its canonical form or refused before any rule, and
+ * recorded. Each case runs twice, through two programs that must agree on every case:
+ *
+ *   - the real `sworn-policy eval` ($SWORN_POLICY_BIN), the auditor's and the author's tool;
+ *   - the real daemon of a dev stack started with the same policy file, whose answer must be a
+ *     decision (not an error) that the log records.
+ *
+ * Both must give the case's effect, rule id and (where the case names one) a reason containing
+ * the given text, and the same reason as each other. A case may repeat its request (budgets): it
+ * then gives one expected effect per repetition, and both programs see the repetitions in order
+ * (eval in one run, so its budget counters are shared like the daemon's).
+ *
+ * Adding a finding's cases: add its policy to `policies` and its rows to `cases`; the harness
+ * does the rest. The requests are built as JSON (docs/policy.md section 8) and read with the
+ * decision socket's own decoder (wire/reqjson.h) for the daemon.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <json-c/json.h>
+
+#include "dclient.h"
+#include "err.h"
+#include "policy_fixture.h"
+#include "reqjson.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+
+#define REPEAT_MAX 8
+#define JSON_MAX 4096
+#define ID_MAX 64
+
+/* A policy of the table, by name. */
+struct policy {
+    const char *name;
+    const char *yaml;
+};
+
+/*
+ * One case. A NULL scheme is "https", a 0 port 443, a NULL principal "agent-1", a NULL method
+ * no context; delegation is a JSON object's text or NULL. expect holds one of 'A' (allow), 'D'
+ * (deny) or 'E' (escalate) per repetition; rule is the rule id every repetition must name ("":
+ * none, refused or default deny), or, when it holds commas, one id per repetition. reason, when
+ * not NULL, is text the reason must contain (of every repetition).
+ */
+struct spelling {
+    const char *policy;
+    const char *what;
+    const char *scheme;
+    const char *host;
+    unsigned port;
+    const char *path;
+    const char *method;
+    const char *principal;
+    const char *delegation;
+    const char *expect;
+    const char *rule;
+    const char *reason;
+};
+
+#define REFUSED "is refused"
+
+static const struct policy policies[] = {
+    {"addresses", "rules:\n"
+                  "  - id: no-metadata\n"
+                  "    effect: deny\n"
+                  "    resource: {hosts: [\"169.254.169.254\"]}\n"
+                  "  - id: no-loopback\n"
+                  "    effect: deny\n"
+                  "    resource: {hosts: [\"127.0.0.1\", \"[::1]\"]}\n"
+                  "  - id: no-private\n"
+                  "    effect: deny\n"
+                  "    resource: {hosts: [\"10.0.0.1\", \"192.168.0.1\", \"172.16.0.1\"]}\n"
+                  "  - id: no-denied\n"
+                  "    effect: deny\n"
+                  "    resource: {paths: [\"/denied/**\"]}\n"
+                  "  - id: open\n"
+                  "    effect: allow\n"
+                  "    resource: {schemes: [http, https]}\n"},
+    {"paths", "rules:\n"
+              "  - id: allowed\n"
+              "    effect: allow\n"
+              "    resource: {paths: [\"/allowed/**\"]}\n"
+              "    methods: [GET, HEAD]\n"
+              "  - id: denied\n"
+              "    effect: deny\n"
+              "    resource: {paths: [\"/denied/**\"]}\n"
+              "  - id: escalate\n"
+              "    effect: escalate\n"
+              "    resource: {paths: [\"/escalate/**\"]}\n"
+              "  - id: api\n"
+              "    effect: allow\n"
+              "    resource: {paths: [\"/api/**\"]}\n"
+              "  - id: api-admin\n"
+              "    effect: deny\n"
+              "    resource: {paths: [\"/api/admin/**\"]}\n"},
+    {"names", "rules:\n"
+              "  - id: no-evil\n"
+              "    effect: deny\n"
+              "    resource: {hosts: [evil.com, \"**.evil.com\", xn--bcher-kva.example]}\n"
+              "  - id: no-metadata\n"
+              "    effect: deny\n"
+              "    resource: {hosts: [\"169.254.169.254\"]}\n"
+              "  - id: web\n"
+              "    effect: allow\n"
+              "    resource: {schemes: [https]}\n"},
+};
+
+static const struct spelling cases[] = {
+    /* Finding 1: IPv4 spellings a resolver maps to a denied address, and encoded paths. */
+    {"addresses", "the canonical form itself", NULL, "169.254.169.254", 0, "/", NULL, NULL, NULL,
+     "D", "no-metadata", NULL},
+    {"addresses", "one integer", NULL, "2852039166", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "hex integer", NULL, "0xa9fea9fe", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "three parts", NULL, "169.254.43518", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "octal parts", NULL, "0251.0376.0251.0376", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "hex parts", NULL, "0xa9.0xfe.0xa9.0xfe", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "leading zeros", NULL, "169.254.169.0254", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "trailing dot", NULL, "169.254.169.254.", 0, "/", NULL, NULL, NULL, "D",
+     "no-metadata", NULL},
+    {"addresses", "loopback, short", NULL, "127.1", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "loopback, octal", NULL, "0177.0.0.1", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "loopback, hex", NULL, "0x7f.0.0.1", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "loopback, integer", NULL, "2130706433", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "loopback, octal integer", NULL, "017700000001", 0, "/", NULL, NULL, NULL, "D",
+     "", REFUSED},
+    {"addresses", "loopback, IPv6 long form", NULL, "[0:0:0:0:0:0:0:1]", 0, "/", NULL, NULL, NULL,
+     "D", "no-loopback", NULL},
+    {"addresses", "loopback, IPv6 without brackets", NULL, "::1", 0, "/", NULL, NULL, NULL, "D",
+     "no-loopback", NULL},
+    {"addresses", "RFC 1918, short", NULL, "10.1", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "RFC 1918, hex part", NULL, "0xa.0.0.1", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "RFC 1918, three parts", NULL, "192.168.1", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "RFC 1918, integer", NULL, "2886729729", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"addresses", "IPv4-mapped IPv6, dotted", NULL, "[::ffff:169.254.169.254]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped IPv6, hex", NULL, "::ffff:a9fe:a9fe", 0, "/", NULL, NULL, NULL, "D",
+     "", REFUSED},
+    {"addresses", "IPv4-mapped loopback", NULL, "[::ffff:7f00:1]", 0, "/", NULL, NULL, NULL, "D",
+     "", REFUSED},
+    {"addresses", "IPv4-mapped RFC 1918, long form", NULL, "[0:0:0:0:0:ffff:a00:1]", 0, "/", NULL,
+     NULL, NULL, "D", "", REFUSED},
+    {"addresses", "zone id", NULL, "[fe80::1%25eth0]", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "encoded slash", NULL, "example.com", 0, "/allowed/..%2fdenied/x", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "encoded backslash", NULL, "example.com", 0, "/allowed/..%5cdenied/x", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "backslashes", NULL, "example.com", 0, "/allowed\\..\\denied\\x", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "dot segments", NULL, "example.com", 0, "/allowed/../denied/x", NULL, NULL, NULL,
+     "D", "no-denied", NULL},
+    {"addresses", "encoded dot segments", NULL, "example.com", 0, "/allowed/%2e%2E/denied/x", NULL,
+     NULL, NULL, "D", "no-denied", NULL},
+    {"addresses", "an ordinary name", NULL, "example.com", 0, "/x", NULL, NULL, NULL, "A", "open",
+     NULL},
+
+    /* Finding 2: path forms that Tomcat, Jetty, Spring and nginx read differently. */
+    {"paths", "plain allow", "http", "127.0.0.1", 8080, "/allowed/x", "GET", NULL, NULL, "A",
+     "allowed", NULL},
+    {"paths", "..; into a denied tree", "http", "127.0.0.1", 8080, "/allowed/..;/denied/secrets",
+     "GET", NULL, NULL, "D", "", REFUSED},
+    {"paths", "..; past the operator", "http", "127.0.0.1", 8080,
+     "/allowed/..;/escalate/delete-repo", "GET", NULL, NULL, "D", "", REFUSED},
+    {"paths", "..; twice", "http", "127.0.0.1", 8080, "/allowed/x/..;/..;/denied/secrets", "GET",
+     NULL, NULL, "D", "", REFUSED},
+    {"paths", "encoded ..;", "http", "127.0.0.1", 8080, "/allowed/%2e%2e;/denied/secrets", "GET",
+     NULL, NULL, "D", "", REFUSED},
+    {"paths", "empty segment", "http", "127.0.0.1", 8080, "/api//admin/x", "GET", NULL, NULL, "D",
+     "", REFUSED},
+    {"paths", "path parameter", "http", "127.0.0.1", 8080, "/api/admin;v=1/x", "GET", NULL, NULL,
+     "D", "", REFUSED},
+    {"paths", "..; under an allowed tree", "http", "127.0.0.1", 8080, "/api/..;/admin/x", "GET",
+     NULL, NULL, "D", "", REFUSED},
+    {"paths", "a deny under an allow", "http", "127.0.0.1", 8080, "/api/admin/x", "GET", NULL, NULL,
+     "D", "api-admin", NULL},
+    {"paths", "dot segment back into the deny", "http", "127.0.0.1", 8080, "/api/x/../admin/y",
+     "GET", NULL, NULL, "D", "api-admin", NULL},
+
+    /* Finding 3: host spellings outside the name grammar. */
+    {"names", "the name", NULL, "evil.com", 0, "/", NULL, NULL, NULL, "D", "no-evil", NULL},
+    {"names", "upper case", NULL, "EVIL.Com", 0, "/", NULL, NULL, NULL, "D", "no-evil", NULL},
+    {"names", "trailing dot", NULL, "evil.com.", 0, "/", NULL, NULL, NULL, "D", "no-evil", NULL},
+    {"names", "a subdomain", NULL, "a.b.evil.com", 0, "/", NULL, NULL, NULL, "D", "no-evil", NULL},
+    {"names", "fullwidth e (UTS-46 maps it to e; refused, not mapped)", NULL, "\xef\xbd\x85vil.com",
+     0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "fullwidth name and ideographic full stop", NULL,
+     "\xef\xbd\x85\xef\xbd\x96\xef\xbd\x89\xef\xbd\x8c\xe3\x80\x82\xef\xbd\x83\xef\xbd\x8f\xef\xbd"
+     "\x8d",
+     0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "a U-label", NULL,
+     "b\xc3\xbc"
+     "cher.example",
+     0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "a U-label in upper case", NULL,
+     "B\xc3\x9c"
+     "CHER.example",
+     0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "a port in the host", NULL, "evil.com:443", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"names", "user info", NULL, "user@evil.com", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "two trailing dots", NULL, "evil.com..", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "an empty label", NULL, "a..evil.com", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "an underscore", NULL, "a_b.evil.com", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "a percent escape", NULL, "evil%2ecom", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "IPv4-mapped IPv6 of the metadata address", NULL, "[::ffff:169.254.169.254]", 0, "/",
+     NULL, NULL, NULL, "D", "", REFUSED},
+    {"names", "IPv4-mapped IPv6, hex, no brackets", NULL, "::ffff:a9fe:a9fe", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"names", "a zone-scoped IPv6 literal", NULL, "[fe80::a9fe:a9fe%25eth0]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"names", "a zone id without brackets", NULL, "fe80::1%eth0", 0, "/", NULL, NULL, NULL, "D", "",
+     REFUSED},
+    {"names", "another name", NULL, "good.example", 0, "/", NULL, NULL, NULL, "A", "web", NULL},
+};
+
+static const char *policy_bin;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    policy_bin = sworn_test_bin("SWORN_POLICY_BIN");
+    sworn_pfix_mkdir("policy-spellings");
+    return 0;
+}
+
+/* Append s to the JSON text in buf (cap bytes) as a JSON string, escaped. */
+static void json_string(char *buf, size_t cap, const char *s)
+{
+    size_t n = strlen(buf);
+
+    assert_true(n + 1 < cap);
+    buf[n++] = '"';
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        assert_true(n + 7 < cap);
+        if (c == '"' || c == '\\') {
+            buf[n++] = '\\';
+            buf[n++] = (char)c;
+        } else if (c < 0x20 || c == 0x7f) {
+            n += (size_t)snprintf(buf + n, cap - n, "\\u%04x", c);
+        } else {
+            buf[n++] = (char)c;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+}
+
+/* Append printf text to buf (cap bytes). */
+static void json_raw(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void json_raw(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    va_list ap;
+    int w;
+
+    va_start(ap, fmt);
+    w = vsnprintf(buf + n, cap - n, fmt, ap);
+    va_end(ap);
+    assert_true(w >= 0 && (size_t)w < cap - n);
+}
+
+/* The request of case c as JSON, with request id id. */
+static void case_json(const struct spelling *c, const char *id, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    json_raw(buf, cap, "{\"request_id\":\"%s\",\"principal\":{\"id\":", id);
+    json_string(buf, cap, c->principal != NULL ? c->principal : "agent-1");
+    json_raw(buf, cap, "},\"operation\":\"http.request\",\"resource\":{\"scheme\":");
+    json_string(buf, cap, c->scheme != NULL ? c->scheme : "https");
+    json_raw(buf, cap, ",\"host\":");
+    json_string(buf, cap, c->host);
+    json_raw(buf, cap, ",\"port\":%u,\"path\":", c->port != 0 ? c->port : 443u);
+    json_string(buf, cap, c->path);
+    json_raw(buf, cap, "}");
+    if (c->method != NULL) {
+        json_raw(buf, cap, ",\"context\":{\"method\":");
+        json_string(buf, cap, c->method);
+        json_raw(buf, cap, "}");
+    }
+    if (c->delegation != NULL)
+        json_raw(buf, cap, ",\"delegation\":%s", c->delegation);
+    json_raw(buf, cap, "}\n");
+}
+
+/* What one program answered to one repetition. */
+struct answer {
+    char effect; /* 'A', 'D' or 'E' */
+    char rule[129];
+    char reason[1100];
+};
+
+static char effect_letter(const char *name)
+{
+    if (strcmp(name, "allow") == 0)
+        return 'A';
+    if (strcmp(name, "deny") == 0)
+        return 'D';
+    if (strcmp(name, "escalate") == 0)
+        return 'E';
+    fail_msg("unknown effect \"%s\"", name);
+    return '?';
+}
+
+/* The rule id repetition rep of case c must name, into out. */
+static void expected_rule(const struct spelling *c, unsigned rep, char out[129])
+{
+    const char *p = c->rule;
+
+    if (strchr(p, ',') == NULL) {
+        snprintf(out, 129, "%s", p);
+        return;
+    }
+    for (unsigned i = 0; i < rep; i++) {
+        p = strchr(p, ',');
+        if (p == NULL)
+            fail_msg("case \"%s\": fewer rule ids than repetitions", c->what);
+        p++;
+    }
+    snprintf(out, 129, "%.*s", (int)strcspn(p, ","), p);
+}
+
+/* 0 when a matches repetition rep of case c, else 1 with a message; who names the program. */
+static int expect_answer(const struct spelling *c, unsigned rep, const char *who,
+                         const struct answer *a)
+{
+    char rule[129];
+
+    expected_rule(c, rep, rule);
+    if (a->effect != c->expect[rep] || strcmp(a->rule, rule) != 0 ||
+        (c->reason != NULL && strstr(a->reason, c->reason) == NULL)) {
+        print_error("%s, policy \"%s\", case \"%s\" (host \"%s\", path \"%s\"), repetition %u: "
+                    "expected %c by \"%s\"%s%s, got %c by \"%s\": %s\n",
+                    who, c->policy, c->what, c->host, c->path, rep + 1, c->expect[rep], rule,
+                    c->reason != NULL ? " with a reason containing " : "",
+                    c->reason != NULL ? c->reason : "", a->effect, a->rule, a->reason);
+        return 1;
+    }
+    return 0;
+}
+
+/* Run sworn-policy eval on the policy file and case c's requests; fills answers. */
+static void eval_case(const char *policy_path, const struct spelling *c, unsigned ci, unsigned reps,
+                      struct answer *answers)
+{
+    const char *argv[3 + REPEAT_MAX + 1];
+    char *files[REPEAT_MAX];
+    struct sworn_test_run r;
+    const char *line;
+
+    argv[0] = policy_bin;
+    argv[1] = "eval";
+    argv[2] = policy_path;
+    for (unsigned i = 0; i < reps; i++) {
+        char json[JSON_MAX], id[ID_MAX], name[ID_MAX + 8];
+
+        snprintf(id, sizeof(id), "eval-%u-%u", ci, i);
+        snprintf(name, sizeof(name), "%s.json", id);
+        case_json(c, id, json, sizeof(json));
+        files[i] = sworn_pfix_put(name, json);
+        argv[3 + i] = files[i];
+    }
+    argv[3 + reps] = NULL;
+    sworn_test_run(argv, NULL, &r);
+    if (r.status == 4 || r.status == 2)
+        fail_msg("sworn-policy eval, case \"%s\": exit %d: %s", c->what, r.status, r.err);
+    line = r.out;
+    for (unsigned i = 0; i < reps; i++) {
+        const char *end = strchr(line, '\n');
+        json_object *o, *v;
+
+        if (end == NULL)
+            fail_msg("sworn-policy eval, case \"%s\": %u lines expected, got: %s", c->what, reps,
+                     r.out);
+        o = json_tokener_parse(line);
+        if (o == NULL)
+            fail_msg("sworn-policy eval, case \"%s\": not JSON: %.*s", c->what, (int)(end - line),
+                     line);
+        assert_true(json_object_object_get_ex(o, "effect", &v));
+        answers[i].effect = effect_letter(json_object_get_string(v));
+        assert_true(json_object_object_get_ex(o, "rule_id", &v));
+        snprintf(answers[i].rule, sizeof(answers[i].rule), "%s", json_object_get_string(v));
+        assert_true(json_object_object_get_ex(o, "reason", &v));
+        snprintf(answers[i].reason, sizeof(answers[i].reason), "%s", json_object_get_string(v));
+        json_object_put(o);
+        line = end + 1;
+    }
+    for (unsigned i = 0; i < reps; i++)
+        free(files[i]);
+    sworn_test_run_free(&r);
+}
+
+/* Send case c's requests to the daemon, in order; fills answers, checking that each is logged. */
+static void daemon_case(struct sworn_stack *s, const struct spelling *c, unsigned ci, unsigned reps,
+                        struct answer *answers)
+{
+    for (unsigned i = 0; i < reps; i++) {
+        Sworn__V1__AuthorizationRequest *req = NULL;
+        Sworn__V1__DecisionReply *reply = NULL;
+        struct sworn_dclient *client = malloc(sizeof(*client));
+        char json[JSON_MAX], id[ID_MAX];
+        Sworn__V1__Decision *d;
+
+        snprintf(id, sizeof(id), "daemon-%u-%u", ci, i);
+        case_json(c, id, json, sizeof(json));
+        if (sworn_reqjson_parse(json, strlen(json), &req) != 0)
+            fail_msg("case \"%s\": the request does not decode: %s", c->what, sworn_err_msg());
+        assert_non_null(client);
+        sworn_dclient_init(client);
+        if (sworn_dclient_connect(client, s->decision) != 0 ||
+            sworn_dclient_decide(client, req, 60000, &reply) != 0)
+            fail_msg("daemon, case \"%s\": no answer: %s", c->what, sworn_err_msg());
+        sworn_dclient_close(client);
+        free(client);
+        if (reply->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION)
+            fail_msg("daemon, case \"%s\": an error instead of a decision: %u %s", c->what,
+                     reply->error->code, reply->error->message);
+        d = reply->decision;
+        /* A decision is answered only once it is recorded: its entry hash names the entry. */
+        assert_int_equal(d->entry_hash.len, 32);
+        answers[i].effect = d->effect == SWORN__V1__EFFECT__EFFECT_ALLOW      ? 'A'
+                            : d->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE ? 'E'
+                            : d->effect == SWORN__V1__EFFECT__EFFECT_DENY     ? 'D'
+                                                                              : '?';
+        snprintf(answers[i].rule, sizeof(answers[i].rule), "%s", d->rule_id);
+        snprintf(answers[i].reason, sizeof(answers[i].reason), "%s", d->reason);
+        sworn__v1__decision_reply__free_unpacked(reply, NULL);
+        sworn__v1__authorization_request__free_unpacked(req, NULL);
+    }
+}
+
+/* Every case of policy p, through both programs; adds the mismatches to *wrong. */
+static void run_policy(const struct policy *p, unsigned *wrong)
+{
+    struct sworn_stack s;
+    char options[1024], name[128];
+    char *path;
+    unsigned n = 0;
+
+    snprintf(name, sizeof(name), "%s.yaml", p->name);
+    path = sworn_pfix_put(name, p->yaml);
+    snprintf(options, sizeof(options), "--no-tpm --file-key --policy %s", path);
+    if (sworn_stack_up(&s, options) != 0)
+        fail_msg("policy \"%s\": the stack did not come up", p->name);
+    for (unsigned ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        const struct spelling *c = &cases[ci];
+        struct answer by_eval[REPEAT_MAX], by_daemon[REPEAT_MAX];
+        unsigned reps = (unsigned)strlen(c->expect);
+
+        if (strcmp(c->policy, p->name) != 0)
+            continue;
+        assert_true(reps >= 1 && reps <= REPEAT_MAX);
+        eval_case(path, c, ci, reps, by_eval);
+        daemon_case(&s, c, ci, reps, by_daemon);
+        for (unsigned i = 0; i < reps; i++) {
+            *wrong += expect_answer(c, i, "sworn-policy eval", &by_eval[i]);
+            *wrong += expect_answer(c, i, "the daemon", &by_daemon[i]);
+            if (strcmp(by_eval[i].reason, by_daemon[i].reason) != 0) {
+                print_error("case \"%s\": eval and the daemon give other reasons: \"%s\" / "
+                            "\"%s\"\n",
+                            c->what, by_eval[i].reason, by_daemon[i].reason);
+                (*wrong)++;
+            }
+        }
+        n++;
+    }
+    print_message("policy \"%s\": %u cases agree\n", p->name, n);
+    assert_true(n > 0);
+    assert_int_equal(sworn_stack_down(&s), 0);
+    free(path);
+}
+
+static void test_spellings(void **state)
+{
+    unsigned wrong = 0;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+        run_policy(&policies[i], &wrong);
+    /* Every mismatch is printed above before the test fails, so one run shows them all. */
+    assert_int_equal(wrong, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spellings),
+    };
+
+    return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);
+}
