@@ -93,44 +93,83 @@ static int split(const char *path, const char *what, char buf[PATH_MAX], char **
     return 0;
 }
 
+/*
+ * The walk both opens share: from / to the folder that holds the path's last component, by
+ * descriptor, never following a symbolic link, each folder on the way checked (check_folder).
+ */
+struct walk {
+    char buf[PATH_MAX]; /* the components */
+    char at[PATH_MAX];  /* the path walked so far, for messages */
+    size_t at_len;
+    char **comp;
+    size_t n;
+    int dfd;          /* the folder that holds last, checked; -1 when none */
+    const char *last; /* the path's last component */
+};
+
+/* Add component c to the walk's message path (it fits: no longer than the path split). */
+static void walk_step(struct walk *w, const char *c)
+{
+    w->at_len += (size_t)snprintf(w->at + w->at_len, sizeof(w->at) - w->at_len, "/%s", c);
+}
+
+/* Walk w to the folder of path's last component; on success and on failure the caller ends
+ * the walk with walk_end. */
+static int walk_to_parent(const char *path, const char *what, struct walk *w)
+{
+    w->at[0] = '\0';
+    w->at_len = 0;
+    w->dfd = -1;
+    w->comp = malloc(MAX_COMPONENTS * sizeof(*w->comp));
+    SWORN_ENSURE(w->comp != NULL, SWORN_ERR_NOMEM, "%s %s: out of memory", what, path);
+    SWORN_GUARD(split(path, what, w->buf, w->comp, &w->n));
+    w->dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    SWORN_ENSURE(w->dfd >= 0, SWORN_ERR_IO, "%s %s: cannot open /: %s", what, path,
+                 strerror(errno));
+    SWORN_GUARD(check_folder(w->dfd, what, path, "/"));
+    for (size_t i = 0; i + 1 < w->n; i++) {
+        int nfd;
+
+        walk_step(w, w->comp[i]);
+        nfd = openat(w->dfd, w->comp[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (nfd < 0)
+            return open_failed(w->dfd, w->comp[i], what, path, w->at);
+        close(w->dfd);
+        w->dfd = nfd;
+        SWORN_GUARD(check_folder(w->dfd, what, path, w->at));
+    }
+    w->last = w->comp[w->n - 1];
+    walk_step(w, w->last);
+    return 0;
+fail:
+    return -1;
+}
+
+/* Release what the walk holds (the folder descriptor unless keep_dfd). */
+static void walk_end(struct walk *w, int keep_dfd)
+{
+    if (w->dfd >= 0 && !keep_dfd)
+        close(w->dfd);
+    w->dfd = -1;
+    free(w->comp);
+    w->comp = NULL;
+}
+
 int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char *what, int *fd,
                         struct stat *st_out)
 {
-    char buf[PATH_MAX], at[PATH_MAX] = "", **comp = NULL;
-    size_t n = 0, at_len = 0;
+    struct walk w = {.dfd = -1};
     struct stat st;
-    int dfd = -1, ffd = -1;
+    int ffd = -1;
     unsigned forbid = (flags & SWORN_SAFEFILE_SECRET) ? 077u : 022u;
 
     if (path == NULL || fd == NULL || what == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "safefile: NULL argument");
-    comp = malloc(MAX_COMPONENTS * sizeof(*comp));
-    SWORN_ENSURE(comp != NULL, SWORN_ERR_NOMEM, "%s %s: out of memory", what, path);
-    SWORN_GUARD(split(path, what, buf, comp, &n));
-    dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    SWORN_ENSURE(dfd >= 0, SWORN_ERR_IO, "%s %s: cannot open /: %s", what, path, strerror(errno));
-    SWORN_GUARD(check_folder(dfd, what, path, "/"));
-    for (size_t i = 0; i < n; i++) {
-        int last = i + 1 == n, nfd;
-
-        /* at: the path so far, for messages (it fits: it is no longer than buf's path). */
-        at_len += (size_t)snprintf(at + at_len, sizeof(at) - at_len, "/%s", comp[i]);
-        if (last) {
-            ffd = openat(dfd, comp[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-            if (ffd < 0) {
-                open_failed(dfd, comp[i], what, path, at);
-                goto fail;
-            }
-            break;
-        }
-        nfd = openat(dfd, comp[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (nfd < 0) {
-            open_failed(dfd, comp[i], what, path, at);
-            goto fail;
-        }
-        close(dfd);
-        dfd = nfd;
-        SWORN_GUARD(check_folder(dfd, what, path, at));
+    SWORN_GUARD(walk_to_parent(path, what, &w));
+    ffd = openat(w.dfd, w.last, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (ffd < 0) {
+        open_failed(w.dfd, w.last, what, path, w.at);
+        goto fail;
     }
     SWORN_ENSURE(fstat(ffd, &st) == 0, SWORN_ERR_IO, "%s %s: cannot stat: %s", what, path,
                  strerror(errno));
@@ -148,8 +187,8 @@ int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char
     {
         struct stat pst;
 
-        SWORN_ENSURE(fstat(dfd, &pst) == 0, SWORN_ERR_IO, "%s %s: cannot stat its folder: %s", what,
-                     path, strerror(errno));
+        SWORN_ENSURE(fstat(w.dfd, &pst) == 0, SWORN_ERR_IO, "%s %s: cannot stat its folder: %s",
+                     what, path, strerror(errno));
         SWORN_ENSURE((pst.st_mode & 022) == 0 || st.st_nlink == 1, SWORN_ERR_IO,
                      "%s %s has %lu hard links in a folder others may write (mode %04o): "
                      "another user may have linked it there; keep it in a folder of root's",
@@ -161,8 +200,7 @@ int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char
                  forbid == 077u ? "lets group or others in" : "lets group or others write it",
                  forbid == 077u ? "0600 or stricter" : "writable by its owner only",
                  forbid == 077u ? "600" : "go-w", path);
-    close(dfd);
-    free(comp);
+    walk_end(&w, 0);
     if (st_out != NULL)
         *st_out = st;
     *fd = ffd;
@@ -170,9 +208,7 @@ int sworn_safefile_open(const char *path, unsigned flags, uid_t also, const char
 fail:
     if (ffd >= 0)
         close(ffd);
-    if (dfd >= 0)
-        close(dfd);
-    free(comp);
+    walk_end(&w, 0);
     return -1;
 }
 
@@ -214,50 +250,37 @@ fail:
 
 int sworn_safefile_opendir(const char *path, int create, const char *what, int *fd)
 {
-    char buf[PATH_MAX], at[PATH_MAX] = "", **comp = NULL;
-    size_t n = 0, at_len = 0;
+    const int how = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    struct walk w = {.dfd = -1};
     struct stat st;
-    int dfd = -1;
+    int nfd;
 
     if (path == NULL || fd == NULL || what == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "safefile: NULL argument");
-    comp = malloc(MAX_COMPONENTS * sizeof(*comp));
-    SWORN_ENSURE(comp != NULL, SWORN_ERR_NOMEM, "%s %s: out of memory", what, path);
-    SWORN_GUARD(split(path, what, buf, comp, &n));
-    dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    SWORN_ENSURE(dfd >= 0, SWORN_ERR_IO, "%s %s: cannot open /: %s", what, path, strerror(errno));
-    SWORN_GUARD(check_folder(dfd, what, path, "/"));
-    for (size_t i = 0; i < n; i++) {
-        int last = i + 1 == n,
-            how = (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-            nfd = openat(dfd, comp[i], how);
-
-        at_len += (size_t)snprintf(at + at_len, sizeof(at) - at_len, "/%s", comp[i]);
-        /* Made inside the checked parent, never through a path walked again. */
-        if (nfd < 0 && errno == ENOENT && last && create &&
-            (mkdirat(dfd, comp[i], 0755) == 0 || errno == EEXIST))
-            nfd = openat(dfd, comp[i], how);
-        if (nfd < 0) {
-            open_failed(dfd, comp[i], what, path, at);
-            goto fail;
-        }
-        close(dfd);
-        dfd = nfd;
-        SWORN_GUARD(check_folder(dfd, what, path, at));
+    SWORN_GUARD(walk_to_parent(path, what, &w));
+    nfd = openat(w.dfd, w.last, how);
+    /* Made inside the checked parent, never through a path walked again. */
+    if (nfd < 0 && errno == ENOENT && create &&
+        (mkdirat(w.dfd, w.last, 0755) == 0 || errno == EEXIST))
+        nfd = openat(w.dfd, w.last, how);
+    if (nfd < 0) {
+        open_failed(w.dfd, w.last, what, path, w.at);
+        goto fail;
     }
+    close(w.dfd);
+    w.dfd = nfd;
+    SWORN_GUARD(check_folder(w.dfd, what, path, w.at));
     /* The folder itself: others may not even add entries to it, sticky or not. */
-    SWORN_ENSURE(fstat(dfd, &st) == 0, SWORN_ERR_IO, "%s %s: cannot stat: %s", what, path,
+    SWORN_ENSURE(fstat(w.dfd, &st) == 0, SWORN_ERR_IO, "%s %s: cannot stat: %s", what, path,
                  strerror(errno));
     SWORN_ENSURE((st.st_mode & 022) == 0, SWORN_ERR_IO,
                  "%s %s has mode %04o, which lets group or others add to it; it must be writable "
                  "by its owner only (chmod go-w %s)",
                  what, path, (unsigned)(st.st_mode & 07777), path);
-    free(comp);
-    *fd = dfd;
+    *fd = w.dfd;
+    walk_end(&w, 1);
     return 0;
 fail:
-    if (dfd >= 0)
-        close(dfd);
-    free(comp);
+    walk_end(&w, 0);
     return -1;
 }
