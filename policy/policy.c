@@ -30,7 +30,7 @@
 #define COUNT_MAX 1000000000ull
 #define POINTER_MAX 256u
 #define SCHEME_MAX 16u
-#define METHOD_MAX 32u
+#define ISSUER_MAX 1024u
 #define DEPTH_MAX 32ull
 
 typedef const struct sworn_yaml_doc ydoc;
@@ -52,6 +52,15 @@ static void free_strs(char **s, size_t n)
     free(s);
 }
 
+static void free_actors(struct pactor *a, size_t n)
+{
+    for (size_t i = 0; i < n && a != NULL; i++) {
+        pglob_free(&a[i].subject);
+        free(a[i].issuer);
+    }
+    free(a);
+}
+
 static void free_rule(struct prule *r)
 {
     free(r->reason);
@@ -59,8 +68,8 @@ static void free_rule(struct prule *r)
     free_globs(r->operations, r->n_operations);
     free_globs(r->paths, r->n_paths);
     free_globs(r->tools, r->n_tools);
-    free_globs(r->req_actors, r->n_req_actors);
-    free_globs(r->forbid_actors, r->n_forbid_actors);
+    free_actors(r->req_actors, r->n_req_actors);
+    free_actors(r->forbid_actors, r->n_forbid_actors);
     free_strs(r->schemes, r->n_schemes);
     free_strs(r->methods, r->n_methods);
     for (size_t i = 0; i < r->n_hosts && r->hosts != NULL; i++)
@@ -80,6 +89,7 @@ void sworn_policy_free(struct sworn_policy *p)
     for (size_t i = 0; i < p->nrules && p->rules != NULL; i++)
         free_rule(&p->rules[i]);
     free(p->rules);
+    free_strs(p->trusted, p->n_trusted);
     free(p);
 }
 
@@ -209,19 +219,6 @@ fail:
     return -1;
 }
 
-/* RFC 9110 token characters, upper case only (methods are case-sensitive; "get" is a typo). */
-static int method_ok(const char *s)
-{
-    size_t n = 0;
-
-    for (; *s != '\0'; s++, n++) {
-        unsigned char c = (unsigned char)*s;
-        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c)))
-            return 0;
-    }
-    return n >= 1 && n <= METHOD_MAX;
-}
-
 static int load_methods(ydoc *d, ynode *rule, struct prule *r)
 {
     ynode *n = sworn_yaml_get(rule, "methods");
@@ -236,13 +233,16 @@ static int load_methods(ydoc *d, ynode *rule, struct prule *r)
         return oom();
     for (i = 0; i < len; i++) {
         ynode *it = sworn_yaml_item(n, i);
-        const char *s = sworn_yaml_text(it, NULL);
+        const char *s = sworn_yaml_text(it, NULL), *why = NULL;
+        char buf[160];
 
-        if (!method_ok(s))
+        /* The same test as a request's method gets (pmethod_check): a method no request can
+         * carry could never match. */
+        if (pmethod_check(s, buf, sizeof(buf), &why) != 0)
             return sworn_yaml_error(d, it,
                                     "\"%.32s\" is not an HTTP method in upper case (methods are "
-                                    "compared exactly: write GET, not get)",
-                                    s);
+                                    "compared exactly: write GET, not get): %s",
+                                    s, why);
         if ((r->methods[i] = strdup(s)) == NULL)
             return oom();
         r->n_methods = i + 1;
@@ -320,7 +320,105 @@ fail:
     return -1;
 }
 
-static int load_delegation(ydoc *d, ynode *rule, struct prule *r)
+/*
+ * An issuer of trusted_issuers or of an actor mapping: 1..1024 bytes of text (no control
+ * characters), compared byte for byte with the actor's issuer. '*' and '?' are refused: an author
+ * who writes them means a glob, and an exact issuer holding them would never be what was meant.
+ */
+static int issuer_check(ydoc *d, ynode *n, const char *what, const char **out)
+{
+    const char *s;
+
+    SWORN_GUARD(sworn_yaml_str(d, n, &s));
+    if (s[0] == '\0')
+        return sworn_yaml_error(d, n,
+                                "%s is empty (an actor without an issuer is never trusted, and "
+                                "no issuer can name it)",
+                                what);
+    if (strlen(s) > ISSUER_MAX || !text_ok(s))
+        return sworn_yaml_error(d, n, "%s is 1..%u bytes on one line (no control characters)", what,
+                                ISSUER_MAX);
+    if (strpbrk(s, "*?") != NULL)
+        return sworn_yaml_error(d, n,
+                                "%s \"%.64s\" holds '*' or '?': issuers are compared exactly, "
+                                "never as patterns",
+                                what, s);
+    *out = s;
+    return 0;
+fail:
+    return -1;
+}
+
+/*
+ * require_actors or forbid_actors at key of delegation mapping g: each item a subject glob (a
+ * plain item) or {issuer: <exact>, subject: <glob>}. narrow: in this list (by the rule's effect)
+ * a plain item matches only actors of trusted_issuers, so the policy must have that list.
+ */
+static int load_actors(ydoc *d, ynode *g, const char *key, const struct prule *r, int narrow,
+                       const struct sworn_policy *p, struct pactor **out, size_t *nout)
+{
+    static const char *const keys[] = {"issuer", "subject", NULL};
+    ynode *n = sworn_yaml_get(g, key);
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    /* need_list would refuse mappings: these two lists alone may hold them. */
+    if (sworn_yaml_kind(n) != SWORN_YAML_SEQ)
+        return sworn_yaml_error(d, n, "%s must be a list", key);
+    len = sworn_yaml_len(n);
+    if (len == 0)
+        return sworn_yaml_error(d, n, "%s is an empty list (leave the key out to match any)", key);
+    if (len > SWORN_POLICY_LIST_MAX)
+        return sworn_yaml_error(d, n, "%s has more than %u items", key, SWORN_POLICY_LIST_MAX);
+    *out = calloc(len, sizeof(**out));
+    if (*out == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(n, i), *sn = it, *in;
+        struct pactor *a = &(*out)[i];
+        const char *s, *why = NULL;
+
+        *nout = i + 1; /* freed from here on, whatever fails below */
+        if (sworn_yaml_kind(it) == SWORN_YAML_MAP) {
+            SWORN_GUARD(need_map(d, it, "an actor"));
+            SWORN_GUARD(sworn_yaml_only_keys(d, it, keys));
+            if ((in = sworn_yaml_get(it, "issuer")) == NULL)
+                return sworn_yaml_error(d, it,
+                                        "an item of %s that is a mapping needs an issuer (the "
+                                        "exact issuer; a plain string is a subject alone)",
+                                        key);
+            if ((sn = sworn_yaml_get(it, "subject")) == NULL)
+                return sworn_yaml_error(d, it,
+                                        "an item of %s that is a mapping needs a subject (a "
+                                        "glob; \"*\" for any subject of that issuer)",
+                                        key);
+            SWORN_GUARD(issuer_check(d, in, "an actor's issuer", &s));
+            if ((a->issuer = strdup(s)) == NULL)
+                return oom();
+        } else if (sworn_yaml_kind(it) != SWORN_YAML_SCALAR) {
+            return sworn_yaml_error(
+                d, it, "items of %s are subject globs or {issuer, subject} mappings", key);
+        }
+        SWORN_GUARD(sworn_yaml_str(d, sn, &s));
+        if (pglob_compile(s, 0, &a->subject, &why) != 0)
+            return sworn_yaml_error(d, sn, "bad pattern in %s: %s", key, why);
+        if (a->issuer == NULL && narrow && p->n_trusted == 0)
+            return sworn_yaml_error(
+                d, it,
+                "\"%.64s\" in %s of %s rule %s matches only actors of a trusted issuer, and the "
+                "policy has no trusted_issuers: name the issuer ({issuer: \"...\", subject: "
+                "\"%.64s\"}) or list trusted_issuers",
+                s, key,
+                r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW ? "allow" : "a deny or escalate",
+                r->id, s);
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct sworn_policy *p)
 {
     static const char *const keys[] = {"required",      "max_depth", "require_actors",
                                        "forbid_actors", "may_act",   NULL};
@@ -351,8 +449,14 @@ static int load_delegation(ydoc *d, ynode *rule, struct prule *r)
         SWORN_GUARD(sworn_yaml_u64(d, n, 0, DEPTH_MAX, &r->max_depth));
         r->has_max_depth = 1;
     }
-    SWORN_GUARD(load_globs(d, g, "require_actors", 0, &r->req_actors, &r->n_req_actors));
-    SWORN_GUARD(load_globs(d, g, "forbid_actors", 0, &r->forbid_actors, &r->n_forbid_actors));
+    /* Plain items read in the direction that fails closed (docs/policy.md 2.5): narrow where
+     * matching grants (require in an allow, forbid in a deny or escalate), broad elsewhere. */
+    r->trusted = p->trusted;
+    r->n_trusted = p->n_trusted;
+    SWORN_GUARD(load_actors(d, g, "require_actors", r, r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW,
+                            p, &r->req_actors, &r->n_req_actors));
+    SWORN_GUARD(load_actors(d, g, "forbid_actors", r, r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW,
+                            p, &r->forbid_actors, &r->n_forbid_actors));
     if ((n = sworn_yaml_get(g, "may_act")) != NULL) {
         const char *s;
 
@@ -530,7 +634,7 @@ fail:
     return -1;
 }
 
-static int load_rule(ydoc *d, ynode *rn, struct prule *r)
+static int load_rule(ydoc *d, ynode *rn, struct prule *r, const struct sworn_policy *p)
 {
     static const char *const keys[] = {"id",
                                        "effect",
@@ -582,7 +686,7 @@ static int load_rule(ydoc *d, ynode *rn, struct prule *r)
     SWORN_GUARD(load_globs(d, rn, "operations", 0, &r->operations, &r->n_operations));
     SWORN_GUARD(load_resource(d, rn, r));
     SWORN_GUARD(load_methods(d, rn, r));
-    SWORN_GUARD(load_delegation(d, rn, r));
+    SWORN_GUARD(load_delegation(d, rn, r, p));
     SWORN_GUARD(load_time(d, rn, r));
     SWORN_GUARD(load_budgets(d, rn, r, en));
     if ((n = sworn_yaml_get(rn, "credential")) != NULL) {
@@ -647,9 +751,42 @@ static int check_unique(ydoc *d, ynode *rules, struct sworn_policy *p)
     return rc;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* trusted_issuers: the issuers whose actors plain items of a narrow list match (2.5). */
+static int load_trusted(ydoc *d, ynode *root, struct sworn_policy *p)
+{
+    ynode *n = sworn_yaml_get(root, "trusted_issuers");
+    size_t i, len;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, n, "trusted_issuers"));
+    len = sworn_yaml_len(n);
+    p->trusted = calloc(len, sizeof(char *));
+    if (p->trusted == NULL)
+        return oom();
+    for (i = 0; i < len; i++) {
+        const char *s;
+
+        SWORN_GUARD(issuer_check(d, sworn_yaml_item(n, i), "a trusted issuer", &s));
+        if ((p->trusted[i] = strdup(s)) == NULL)
+            return oom();
+        p->n_trusted = i + 1;
+    }
+    /* Sorted for bsearch at evaluation (pactor_match). */
+    qsort(p->trusted, p->n_trusted, sizeof(char *), cmp_str);
+    return 0;
+fail:
+    return -1;
+}
+
 static int load_doc(ydoc *d, struct sworn_policy **out)
 {
-    static const char *const keys[] = {"version", "rules", NULL};
+    static const char *const keys[] = {"version", "trusted_issuers", "rules", NULL};
     ynode *root = sworn_yaml_root(d), *n, *rules;
     struct sworn_policy *p = calloc(1, sizeof(*p));
     size_t i;
@@ -660,6 +797,7 @@ static int load_doc(ydoc *d, struct sworn_policy **out)
     SWORN_GUARD(sworn_yaml_only_keys(d, root, keys));
     if ((n = sworn_yaml_get(root, "version")) != NULL)
         SWORN_GUARD(sworn_yaml_u64(d, n, 0, UINT64_MAX, &p->version));
+    SWORN_GUARD(load_trusted(d, root, p));
     if ((rules = sworn_yaml_get(root, "rules")) == NULL) {
         sworn_yaml_error(d, root, "the policy needs a rules list");
         goto fail;
@@ -678,7 +816,7 @@ static int load_doc(ydoc *d, struct sworn_policy **out)
         struct prule *r = &p->rules[i];
 
         p->nrules = i + 1;
-        SWORN_GUARD(load_rule(d, sworn_yaml_item(rules, i), r));
+        SWORN_GUARD(load_rule(d, sworn_yaml_item(rules, i), r, p));
         if (r->count.on && r->count.window_ms > p->max_window_ms)
             p->max_window_ms = r->count.window_ms;
         if (r->sum.on && r->sum.window_ms > p->max_window_ms)
@@ -776,8 +914,28 @@ static int any_glob(const struct pglob *g, size_t n, const char *s)
     return 0;
 }
 
+/* Does an item of list (n items) match actor a? narrow: see pactor_match. */
+static int any_actor(const struct prule *r, const struct pactor *list, size_t n, int narrow,
+                     const Sworn__V1__Actor *a)
+{
+    /* Optional strings may be NULL in a message built by hand (unpacked ones never are). */
+    const char *iss = a->issuer != NULL ? a->issuer : "";
+
+    for (size_t k = 0; k < n; k++)
+        if (pactor_match(&list[k], narrow, a->subject, iss, r->trusted, r->n_trusted))
+            return 1;
+    return 0;
+}
+
+/*
+ * An actor is the pair (issuer, subject) (RFC 8693 4.1, OIDC Core 2). Plain items are read in the
+ * direction that fails closed: in an allow rule require_actors is narrow (only a trusted actor
+ * grants) and forbid_actors broad (no issuer dodges it); in a deny or escalate rule the other way
+ * round, so that no issuer dodges a deny's require_actors or satisfies its forbid_actors.
+ */
 static int match_delegation(const struct prule *r, const Sworn__V1__Delegation *g)
 {
+    int allow = r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW;
     size_t i, k;
 
     if (r->deleg_required == 1 && g == NULL)
@@ -790,13 +948,12 @@ static int match_delegation(const struct prule *r, const Sworn__V1__Delegation *
         int found = 0;
 
         for (i = 0; g != NULL && i < g->n_actors && !found; i++)
-            found = pglob_match(&r->req_actors[k], g->actors[i]->subject,
-                                strlen(g->actors[i]->subject));
+            found = any_actor(r, &r->req_actors[k], 1, allow, g->actors[i]);
         if (!found)
             return 0;
     }
     for (i = 0; g != NULL && i < g->n_actors; i++)
-        if (any_glob(r->forbid_actors, r->n_forbid_actors, g->actors[i]->subject))
+        if (any_actor(r, r->forbid_actors, r->n_forbid_actors, !allow, g->actors[i]))
             return 0;
     if (r->may_act >= 0) {
         int got = SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN;
@@ -1048,6 +1205,24 @@ static int allow(const struct prule *r, struct sworn_budgets *b,
     return 0;
 }
 
+/*
+ * The method half of the canonical request (docs/policy.md 2.2): a non-empty context.method that
+ * is not an upper-case RFC 9110 token is refused before any rule, as a resource without a
+ * canonical form is. Upstream frameworks upper-case, trim or split such methods (`delete` runs
+ * as DELETE), so no rule could judge what is run. An absent or empty method is left to the
+ * matchers (it matches no methods list). Returns 0, or 1 with out set to the refusal.
+ */
+static int canon_method(const Sworn__V1__AuthorizationRequest *req, struct sworn_policy_result *out)
+{
+    const char *m = req->context != NULL ? req->context->method : NULL, *why = NULL;
+    char buf[160];
+
+    if (m == NULL || m[0] == '\0' || pmethod_check(m, buf, sizeof(buf), &why) == 0)
+        return 0;
+    set_reason(out, "the method is refused: %s; denied before any rule", why);
+    return 1;
+}
+
 int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
                       struct sworn_policy_result *out)
@@ -1069,6 +1244,8 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         set_reason(out, "the resource is refused: %s; denied before any rule", why);
         return 0;
     }
+    if (canon_method(req, out) != 0)
+        return 0;
     for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
         const struct prule *r = &p->rules[i];
 

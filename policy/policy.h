@@ -6,8 +6,11 @@
  * Decision procedure (docs/policy.md section "Evaluation"), in short:
  *   1. the request's resource is canonicalised (resource.h); a resource that is refused there
  *      (e.g. %2F in the path, an octal IPv4 host) is denied with rule_id "" and the reason
- *      "the resource is refused: <why>; denied before any rule";
- *   2. every rule whose matchers all hold, on the canonical form only, is a matching rule;
+ *      "the resource is refused: <why>; denied before any rule"; then a non-empty context.method
+ *      that is not an upper-case RFC 9110 token ("delete", "DELETE ") is denied the same way,
+ *      "the method is refused: <why>; denied before any rule";
+ *   2. every rule whose matchers all hold, on the canonical form only, is a matching rule (an
+ *      actor is matched as the pair issuer and subject: docs/policy.md section 2.5);
  *   3. a matching deny rule wins (the first in file order); else a matching escalate rule (the
  *      first); else the first matching allow rule decides: ALLOW when its budgets have room
  *      (charging them at once), else DENY naming it with a reason starting "budget exhausted";

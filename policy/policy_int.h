@@ -72,6 +72,33 @@ void pdec_format(uint64_t micros, char *buf, size_t cap);
  */
 int ppath_pattern_check(const char *pattern, const char **why);
 
+/*
+ * Is m an HTTP method a rule can name: an RFC 9110 token (tchar: ! # $ % & ' * + - . ^ _ ` | ~
+ * DIGIT ALPHA) without lower-case letters, 1..SWORN_POLICY_METHOD_MAX bytes? The same test is
+ * applied to a rule's methods at load and to a request's non-empty context.method before any
+ * rule (docs/policy.md 2.2), so no spelling the upstream might fold or trim reaches a matcher.
+ * Returns 0, or -1 with a plain message in *why (why_buf, cap >= 96 bytes, holds it).
+ */
+#define SWORN_POLICY_METHOD_MAX 32u
+int pmethod_check(const char *m, char *why_buf, size_t cap, const char **why);
+
+/*
+ * An item of require_actors or forbid_actors (docs/policy.md 2.5): a glob on the actor's
+ * subject, and either the exact issuer of the mapping form or none (a plain item, whose issuer
+ * condition comes from the rule's effect: narrow = only issuers of trusted_issuers, broad = any).
+ */
+struct pactor {
+    struct pglob subject;
+    char *issuer; /* the mapping form's issuer, compared byte for byte; NULL: a plain item */
+};
+
+/*
+ * Does item it match actor (subject, issuer)? narrow: a plain item needs an issuer in trusted
+ * (n sorted strings, bsearch); a mapping item always needs its own issuer exactly.
+ */
+int pactor_match(const struct pactor *it, int narrow, const char *subject, const char *issuer,
+                 char *const *trusted, size_t n);
+
 /* --- Rules (policy.c) --- */
 
 struct pbudget {
@@ -87,8 +114,12 @@ struct prule {
     char id[SWORN_POLICY_ID_MAX + 1];
     Sworn__V1__Effect effect;
     char *reason; /* NULL: a generated one */
-    struct pglob *principals, *operations, *paths, *tools, *req_actors, *forbid_actors;
-    size_t n_principals, n_operations, n_paths, n_tools, n_req_actors, n_forbid_actors;
+    struct pglob *principals, *operations, *paths, *tools;
+    size_t n_principals, n_operations, n_paths, n_tools;
+    struct pactor *req_actors, *forbid_actors;
+    size_t n_req_actors, n_forbid_actors;
+    char *const *trusted; /* the policy's trusted_issuers, sorted (owned by the policy) */
+    size_t n_trusted;
     char **schemes, **methods;
     size_t n_schemes, n_methods;
     struct phost *hosts;
@@ -113,6 +144,8 @@ struct sworn_policy {
     uint64_t version;
     struct prule *rules;
     size_t nrules;
+    char **trusted; /* trusted_issuers, sorted with strcmp; NULL when the key is absent */
+    size_t n_trusted;
     uint64_t max_window_ms;
 };
 

@@ -540,3 +540,64 @@ int ppath_pattern_check(const char *pattern, const char **why)
     }
     return 0;
 }
+
+/* --- Methods --- */
+
+int pmethod_check(const char *m, char *why_buf, size_t cap, const char **why)
+{
+    size_t n = strlen(m), i;
+
+    if (n == 0 || n > SWORN_POLICY_METHOD_MAX) {
+        snprintf(why_buf, cap, "a method is 1..%u bytes", SWORN_POLICY_METHOD_MAX);
+        *why = why_buf;
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)m[i];
+
+        if (c >= 'a' && c <= 'z') {
+            /* Frameworks that upper-case the method would run another method than the one
+             * judged (`delete` is executed as DELETE). */
+            snprintf(why_buf, cap,
+                     "it holds the lower-case letter '%c' at offset %zu (a method is a "
+                     "case-sensitive token in upper case)",
+                     c, i);
+            *why = why_buf;
+            return -1;
+        }
+        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL))) {
+            /* Space, tab, separators, non-ASCII: servers trim, split or reject them, each its
+             * own way, so the method judged need not be the method run. */
+            snprintf(why_buf, cap,
+                     "byte 0x%02X at offset %zu is not an RFC 9110 token character (a method is "
+                     "A-Z 0-9 and !#$%%&'*+-.^_`|~ only)",
+                     c, i);
+            *why = why_buf;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* --- Actors --- */
+
+static int cmp_issuer(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(char *const *)elem);
+}
+
+int pactor_match(const struct pactor *it, int narrow, const char *subject, const char *issuer,
+                 char *const *trusted, size_t n)
+{
+    if (it->issuer != NULL) {
+        if (strcmp(it->issuer, issuer) != 0)
+            return 0;
+    } else if (narrow) {
+        /* trusted_issuers never holds "": an actor without an issuer is never trusted. */
+        if (issuer[0] == '\0' || n == 0 ||
+            bsearch(issuer, trusted, n, sizeof(*trusted), cmp_issuer) == NULL)
+            return 0;
+    }
+    return pglob_match(&it->subject, subject, strlen(subject));
+}

@@ -13,7 +13,8 @@
  * A broken property aborts, which libFuzzer reports as a crash.
  *
  * The seed corpus (corpus/policy/) holds the sample policy, a policy using every key, and
- * refused files (unknown key, bad glob, budget on a deny rule, hostile patterns).
+ * refused files (unknown key, bad glob, budget on a deny rule, hostile patterns, bad methods,
+ * bad trusted_issuers and actor mappings, a narrow actor item without trusted_issuers).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +43,17 @@ static const char *const texts[] = {
     "\"resource\":{\"scheme\":\"wss\",\"host\":\"::1\",\"port\":65535,\"path\":\"/budget/x\"},"
     "\"context\":{\"method\":\"GET\",\"json_numbers\":[{\"pointer\":\"/amount\",\"value\":"
     "\"1e3\"}]}}",
+    /* Actors with issuers (trusted, untrusted, none) and a method refused before any rule. */
+    "{\"request_id\":\"5\",\"principal\":{\"id\":\"agent-1\"},\"operation\":\"http.request\","
+    "\"resource\":{\"scheme\":\"https\",\"host\":\"api.github.com\",\"port\":443,\"path\":"
+    "\"/repos/a\"},\"context\":{\"method\":\"GET\"},\"delegation\":{\"subject\":\"u\","
+    "\"issuer\":\"https://idp.example\",\"actors\":[{\"subject\":\"svc-a\",\"issuer\":"
+    "\"https://idp.example\"},{\"subject\":\"runner-1\",\"issuer\":\"https://ci.example.com\"},"
+    "{\"subject\":\"svc-evil\",\"issuer\":\"\"}]}}",
+    "{\"request_id\":\"6\",\"principal\":{\"id\":\"agent-1\"},\"operation\":\"http.request\","
+    "\"resource\":{\"scheme\":\"http\",\"host\":\"127.0.0.1\",\"port\":8080,\"path\":"
+    "\"/allowed/x\"},\"context\":{\"method\":\"delete\"},\"delegation\":{\"subject\":\"u\","
+    "\"actors\":[{\"subject\":\"svc-a\",\"issuer\":\"attacker-idp\"}]}}",
 };
 #define NREQ (sizeof(texts) / sizeof(texts[0]))
 static const uint64_t times[] = {0, 1772442000000ull, 1772442059999ull, 1772528399999ull};

@@ -913,17 +913,22 @@ static void test_delegation(void **state)
 {
     struct sworn_policy *p;
     static const char *const d0 = "";
+    /* Since finding 6 of issue 12, an actor is (issuer, subject): the chain's actors come from
+     * the trusted issuer "idp", and require_actors of an allow needs trusted_issuers. */
     static const char *const d1 = ",\"delegation\":{\"subject\":\"user\",\"actors\":[{"
-                                  "\"subject\":\"svc-a\"}],\"may_act\":\"allowed\"}";
+                                  "\"subject\":\"svc-a\",\"issuer\":\"idp\"}],\"may_act\":"
+                                  "\"allowed\"}";
     static const char *const d3 =
-        ",\"delegation\":{\"subject\":\"user\",\"actors\":[{\"subject\":\"svc-c\"},{\"subject\":"
-        "\"svc-b\"},{\"subject\":\"svc-a\"}],\"may_act\":\"denied\"}";
+        ",\"delegation\":{\"subject\":\"user\",\"actors\":[{\"subject\":\"svc-c\",\"issuer\":"
+        "\"idp\"},{\"subject\":\"svc-b\",\"issuer\":\"idp\"},{\"subject\":\"svc-a\",\"issuer\":"
+        "\"idp\"}],\"may_act\":\"denied\"}";
     static const char *const dbad =
-        ",\"delegation\":{\"subject\":\"user\",\"actors\":[{\"subject\":\"svc-a\"},{\"subject\":"
-        "\"untrusted-x\"}]}";
+        ",\"delegation\":{\"subject\":\"user\",\"actors\":[{\"subject\":\"svc-a\",\"issuer\":"
+        "\"idp\"},{\"subject\":\"untrusted-x\",\"issuer\":\"idp\"}]}";
 
     (void)state;
-    p = sworn_pfix_load("rules:\n"
+    p = sworn_pfix_load("trusted_issuers: [idp]\n"
+                        "rules:\n"
                         "  - id: direct-only\n"
                         "    effect: allow\n"
                         "    principals: [direct]\n"
@@ -965,21 +970,300 @@ static void test_delegation(void **state)
     D("forbid", dbad, DENY, "no-untrusted");
 #undef D
     sworn_policy_free(p);
-    p = sworn_pfix_load("rules:\n"
+    p = sworn_pfix_load("trusted_issuers: [idp]\n"
+                        "rules:\n"
                         "  - id: may\n"
                         "    effect: allow\n"
                         "    delegation: {may_act: not_present, require_actors: [\"svc-?\"]}\n");
     expect(p, NULL,
            http("a", "https", "x", 443, "/", "GET",
-                ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\"}],"
-                "\"may_act\":\"not_present\"}"),
+                ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\","
+                "\"issuer\":\"idp\"}],\"may_act\":\"not_present\"}"),
            T0, ALLOW, "may");
     /* may_act absent in the request counts as unknown. */
     expect(p, NULL,
            http("a", "https", "x", 443, "/", "GET",
-                ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\"}]}"),
+                ",\"delegation\":{\"subject\":\"u\",\"actors\":[{\"subject\":\"svc-a\","
+                "\"issuer\":\"idp\"}]}"),
            T0, DENY, "");
     expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), T0, DENY, "");
+    sworn_policy_free(p);
+}
+
+/* A delegation of one actor (subject, issuer), as the extra text of http(). */
+static const char *deleg1(const char *subject, const char *issuer)
+{
+    static char buf[1024];
+
+    snprintf(buf, sizeof(buf),
+             ",\"delegation\":{\"subject\":\"user\",\"issuer\":\"idp\",\"actors\":[{"
+             "\"subject\":\"%s\",\"issuer\":\"%s\"}]}",
+             subject, issuer);
+    return buf;
+}
+
+/*
+ * Finding 6 of issue 12: an actor is the pair (issuer, subject). Before the fix, svc-a from
+ * attacker-idp satisfied require_actors: [svc-a] (the review's case, first below). Plain items
+ * read in the direction that fails closed, for each effect; mapping items name the issuer.
+ */
+static void test_actor_issuers(void **state)
+{
+    struct sworn_policy *p;
+
+    (void)state;
+    p = sworn_pfix_load("trusted_issuers: [\"https://idp\", \"https://b\", \"https://a\"]\n"
+                        "rules:\n"
+                        "  - id: no-evil\n"
+                        "    effect: deny\n"
+                        "    principals: [deny-req]\n"
+                        "    delegation: {require_actors: [svc-evil]}\n"
+                        "  - id: need-auditor\n"
+                        "    effect: deny\n"
+                        "    principals: [deny-forbid]\n"
+                        "    delegation: {forbid_actors: [auditor]}\n"
+                        "  - id: ask-evil\n"
+                        "    effect: escalate\n"
+                        "    principals: [esc-req]\n"
+                        "    delegation: {require_actors: [svc-evil]}\n"
+                        "  - id: ask-unless-reviewer\n"
+                        "    effect: escalate\n"
+                        "    principals: [esc-forbid]\n"
+                        "    delegation: {forbid_actors: [reviewer]}\n"
+                        "  - id: svc-a\n"
+                        "    effect: allow\n"
+                        "    principals: [allow-req]\n"
+                        "    delegation: {require_actors: [svc-a]}\n"
+                        "  - id: not-untrusted\n"
+                        "    effect: allow\n"
+                        "    principals: [allow-forbid]\n"
+                        "    delegation: {forbid_actors: [\"untrusted-*\"]}\n"
+                        "  - id: mapped\n"
+                        "    effect: allow\n"
+                        "    principals: [allow-map]\n"
+                        "    delegation:\n"
+                        "      require_actors: [{issuer: \"https://other\", subject: \"svc-*\"}]\n"
+                        "  - id: fallback\n"
+                        "    effect: allow\n"
+                        "    principals: [deny-req, deny-forbid, esc-req, esc-forbid]\n");
+#define A(who, sub, iss, eff, rule)                                                                \
+    expect(p, NULL, http(who, "https", "x", 443, "/", "GET", deleg1(sub, iss)), T0, eff, rule)
+    /* allow, require_actors: narrow. */
+    A("allow-req", "svc-a", "attacker-idp", DENY, ""); /* the review's: allowed before */
+    A("allow-req", "svc-a", "https://idp", ALLOW, "svc-a");
+    A("allow-req", "svc-a", "https://a", ALLOW, "svc-a"); /* every trusted issuer (bsearch) */
+    A("allow-req", "svc-a", "https://b", ALLOW, "svc-a");
+    A("allow-req", "svc-a", "", DENY, "");
+    A("allow-req", "svc-a", "HTTPS://IDP", DENY, "");
+    A("allow-req", "svc-a", "https://idp/", DENY, "");
+    A("allow-req", "svc-a", "https://c", DENY, "");
+    A("allow-req", "svc-a", "https://0", DENY, "");
+    /* allow, forbid_actors: broad. */
+    A("allow-forbid", "untrusted-x", "attacker-idp", DENY, "");
+    A("allow-forbid", "untrusted-x", "", DENY, "");
+    A("allow-forbid", "untrusted-x", "https://idp", DENY, "");
+    A("allow-forbid", "svc-a", "attacker-idp", ALLOW, "not-untrusted");
+    /* allow, mapping: that issuer exactly. */
+    A("allow-map", "svc-b", "https://other", ALLOW, "mapped");
+    A("allow-map", "svc-b", "https://idp", DENY, "");
+    A("allow-map", "svc-b", "https://OTHER", DENY, "");
+    A("allow-map", "svc-b", "", DENY, "");
+    A("allow-map", "x", "https://other", DENY, "");
+    /* deny, require_actors: broad. */
+    A("deny-req", "svc-evil", "attacker-idp", DENY, "no-evil");
+    A("deny-req", "svc-evil", "", DENY, "no-evil");
+    A("deny-req", "svc-evil", "https://idp", DENY, "no-evil");
+    A("deny-req", "svc-good", "attacker-idp", ALLOW, "fallback");
+    /* deny, forbid_actors: narrow. */
+    A("deny-forbid", "auditor", "https://idp", ALLOW, "fallback");
+    A("deny-forbid", "auditor", "attacker-idp", DENY, "need-auditor");
+    A("deny-forbid", "auditor", "", DENY, "need-auditor");
+    A("deny-forbid", "auditor", "HTTPS://IDP", DENY, "need-auditor");
+    /* escalate, require_actors: broad. */
+    A("esc-req", "svc-evil", "attacker-idp", ESCALATE, "ask-evil");
+    A("esc-req", "svc-evil", "", ESCALATE, "ask-evil");
+    A("esc-req", "svc-evil", "https://idp", ESCALATE, "ask-evil");
+    /* escalate, forbid_actors: narrow. */
+    A("esc-forbid", "reviewer", "https://idp", ALLOW, "fallback");
+    A("esc-forbid", "reviewer", "attacker-idp", ESCALATE, "ask-unless-reviewer");
+    A("esc-forbid", "reviewer", "", ESCALATE, "ask-unless-reviewer");
+#undef A
+    sworn_policy_free(p);
+
+    /* Broad plain items and mapping items need no trusted_issuers. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: no-evil\n"
+                        "    effect: deny\n"
+                        "    delegation: {require_actors: [svc-evil]}\n"
+                        "  - id: ok\n"
+                        "    effect: allow\n"
+                        "    delegation:\n"
+                        "      forbid_actors: [\"untrusted-*\"]\n"
+                        "      require_actors:\n"
+                        "        - {issuer: \"https://idp\", subject: svc-a}\n"
+                        "        - issuer: \"https://idp\"\n"
+                        "          subject: \"svc-?\"\n");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "GET", deleg1("svc-a", "https://idp")), T0,
+           ALLOW, "ok");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "GET", deleg1("svc-a", "other")), T0, DENY,
+           "");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "GET", deleg1("svc-evil", "https://idp")), T0,
+           DENY, "no-evil");
+    sworn_policy_free(p);
+}
+
+/*
+ * Finding 6: what the loader refuses about actors and issuers (section 5 of docs/policy.md).
+ * A narrow plain item without trusted_issuers would match nothing: refused, naming the way out.
+ */
+static void test_actor_load_refusals(void **state)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {require_actors: [svc-a]}\n",
+         "4:35: \"svc-a\" in require_actors of allow rule a matches only actors of a trusted "
+         "issuer, and the policy has no trusted_issuers: name the issuer ({issuer: \"...\", "
+         "subject: \"svc-a\"}) or list trusted_issuers"},
+        {"rules:\n  - id: a\n    effect: deny\n    delegation: {forbid_actors: [x]}\n",
+         "4:34: \"x\" in forbid_actors of a deny or escalate rule a matches only actors of a "
+         "trusted issuer"},
+        {"rules:\n  - id: a\n    effect: escalate\n    delegation: {forbid_actors: [x]}\n",
+         "4:34: \"x\" in forbid_actors of a deny or escalate rule a"},
+        {"trusted_issuers: []\nrules:\n  - {id: a, effect: deny}\n",
+         "1:18: trusted_issuers is an empty list"},
+        {"trusted_issuers: idp\nrules:\n  - {id: a, effect: deny}\n",
+         "1:18: trusted_issuers must be a list"},
+        {"trusted_issuers: [\"\"]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:19: a trusted issuer is empty (an actor without an issuer is never trusted"},
+        {"trusted_issuers: [[idp]]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:19: items of trusted_issuers must be strings"},
+        {"trusted_issuers: [{issuer: idp}]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:19: items of trusted_issuers must be strings"},
+        {"trusted_issuers: [\"a\\tb\"]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:19: a trusted issuer is 1..1024 bytes on one line"},
+        {"trusted_issuers: [\"https://*.idp\"]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:19: a trusted issuer \"https://*.idp\" holds '*' or '?': issuers are compared exactly"},
+        {"trusted_issuers: [\"https://idp?\"]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:19: a trusted issuer \"https://idp?\" holds '*' or '?'"},
+        {"trusted_issuer: [idp]\nrules:\n  - {id: a, effect: deny}\n",
+         "1:1: unknown key \"trusted_issuer\""},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {require_actors: [{subject: x}]}\n",
+         "4:35: an item of require_actors that is a mapping needs an issuer"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {require_actors: [{issuer: i}]}\n",
+         "4:35: an item of require_actors that is a mapping needs a subject"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{}]}\n",
+         "4:34: an actor is an empty mapping"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{issuer: i, "
+         "subject: x, sub: y}]}\n",
+         "4:58: unknown key \"sub\""},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{issuer: \"\", "
+         "subject: x}]}\n",
+         "4:43: an actor's issuer is empty"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{issuer: \"*\", "
+         "subject: x}]}\n",
+         "4:43: an actor's issuer \"*\" holds '*' or '?'"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{issuer: [i], "
+         "subject: x}]}\n",
+         "4:43:"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{issuer: i, "
+         "subject: \"a**\"}]}\n",
+         "4:55: bad pattern in forbid_actors: \"**\" outside a path pattern"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [{issuer: i, "
+         "subject: \"\"}]}\n",
+         "4:55: bad pattern in forbid_actors: an empty pattern"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: [[x]]}\n",
+         "4:34: items of forbid_actors are subject globs or {issuer, subject} mappings"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: x}\n",
+         "4:33: forbid_actors must be a list"},
+        /* Only these two lists hold mappings. */
+        {"rules:\n  - id: a\n    effect: allow\n    principals: [{issuer: i, subject: x}]\n",
+         "4:18: items of principals must be strings"},
+    };
+    char *big, *text;
+    size_t n = 1025;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        refused(cases[i].text, cases[i].want);
+    /* An issuer of 1025 bytes is refused; 1024 loads. */
+    big = malloc(n + 1);
+    text = malloc(n + 128);
+    assert_non_null(big);
+    assert_non_null(text);
+    memset(big, 'i', n);
+    big[n] = '\0';
+    snprintf(text, n + 128, "trusted_issuers: [\"%s\"]\nrules:\n  - {id: a, effect: deny}\n", big);
+    refused(text, "1:19: a trusted issuer is 1..1024 bytes");
+    big[n - 1] = '\0';
+    snprintf(text, n + 128, "trusted_issuers: [\"%s\"]\nrules:\n  - {id: a, effect: deny}\n", big);
+    sworn_policy_free(sworn_pfix_load(text));
+    free(big);
+    free(text);
+}
+
+/*
+ * Finding 5 of issue 12: a non-empty method that is not an upper-case RFC 9110 token is denied
+ * before any rule (before the fix `delete` passed a deny of DELETE). What the decision socket's
+ * decoder refuses as a malformed frame (control characters, invalid UTF-8, more than 32 bytes)
+ * makes the evaluation fail, and decisiond refuses and records the frame.
+ */
+static void test_method_refused(void **state)
+{
+    static const char *const refused_methods[] = {
+        "delete",   "Delete", "DELETE ", " DELETE", "DEL ETE", " ",    "DEL\xc3\x89TE",
+        "GET,POST", "(GET)",  "GET/1",   "\"GET\"", "G@T",     "GE:T",
+    };
+    static const char *const malformed[] = {
+        "GET\t",      "GET\r\n", "\tGET",           "GET\x7f",
+        "G\xc2\x85T", "G\xffT",  "GET\xe2\x80\x8b", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"};
+    struct sworn_policy *p =
+        sworn_pfix_load("rules:\n"
+                        "  - {id: no-delete, effect: deny, methods: [DELETE]}\n"
+                        "  - {id: open, effect: allow}\n");
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+    char *saved;
+
+    (void)state;
+    expect(p, NULL, http("a", "https", "x", 443, "/", "DELETE", ""), T0, DENY, "no-delete");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), T0, ALLOW, "open");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "", ""), T0, ALLOW, "open");
+    expect(p, NULL, http("a", "https", "x", 443, "/", "!#$%&'*+-.^_`|~09AZ", ""), T0, ALLOW,
+           "open");
+    for (size_t i = 0; i < sizeof(refused_methods) / sizeof(refused_methods[0]); i++) {
+        r = http("a", "https", "x", 443, "/", "GET", "");
+        saved = r->context->method;
+        r->context->method = (char *)refused_methods[i];
+        res = ev(p, NULL, r, T0);
+        if (res.effect != DENY || res.rule_id[0] != '\0' ||
+            strncmp(res.reason, "the method is refused: ", 23) != 0 ||
+            strstr(res.reason, "; denied before any rule") == NULL)
+            fail_msg("method \"%s\": %s", refused_methods[i], res.reason);
+        r->context->method = saved;
+        rfree(r);
+    }
+    for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+        r = http("a", "https", "x", 443, "/", "GET", "");
+        saved = r->context->method;
+        r->context->method = (char *)malformed[i];
+        if (sworn_policy_eval(p, NULL, r, T0, &res) != -1)
+            fail_msg("method %zu passed the decoder's check: %s", i, res.reason);
+        assert_int_equal(res.effect, DENY);
+        r->context->method = saved;
+        rfree(r);
+    }
+    /* A hand-built message without a method string is no method. */
+    r = http("a", "https", "x", 443, "/", "GET", "");
+    saved = r->context->method;
+    r->context->method = NULL;
+    res = ev(p, NULL, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    r->context->method = saved;
+    rfree(r);
+    /* At load, the same test: a method no request can carry is refused. */
+    refused("rules:\n  - {id: a, effect: deny, methods: [\"DEL ETE\"]}\n",
+            "2:37: \"DEL ETE\" is not an HTTP method in upper case");
     sworn_policy_free(p);
 }
 
@@ -1307,6 +1591,9 @@ int main(void)
         cmocka_unit_test(test_budget_cap),
         cmocka_unit_test(test_budget_threads),
         cmocka_unit_test(test_delegation),
+        cmocka_unit_test(test_actor_issuers),
+        cmocka_unit_test(test_actor_load_refusals),
+        cmocka_unit_test(test_method_refused),
         cmocka_unit_test(test_load_refusals),
         cmocka_unit_test(test_digest_and_mem),
         cmocka_unit_test(test_eval_refuses_bad_request),

@@ -69,6 +69,16 @@ struct spelling {
 };
 
 #define REFUSED "is refused"
+#define METHOD_REFUSED "the method is refused: "
+
+/* Delegations (docs/policy.md section 8) of one or two actors, each (subject, issuer). */
+#define IDP "https://idp.example"
+#define DELEG1(s1, i1)                                                                             \
+    "{\"subject\":\"user\",\"issuer\":\"" IDP "\",\"actors\":[{\"subject\":\"" s1                  \
+    "\",\"issuer\":\"" i1 "\"}]}"
+#define DELEG2(s1, i1, s2, i2)                                                                     \
+    "{\"subject\":\"user\",\"issuer\":\"" IDP "\",\"actors\":[{\"subject\":\"" s1                  \
+    "\",\"issuer\":\"" i1 "\"},{\"subject\":\"" s2 "\",\"issuer\":\"" i2 "\"}]}"
 
 static const struct policy policies[] = {
     {"addresses", "rules:\n"
@@ -114,6 +124,39 @@ static const struct policy policies[] = {
               "  - id: web\n"
               "    effect: allow\n"
               "    resource: {schemes: [https]}\n"},
+    {"methods", "rules:\n"
+                "  - id: no-delete\n"
+                "    effect: deny\n"
+                "    methods: [DELETE]\n"
+                "  - id: open\n"
+                "    effect: allow\n"},
+    {"actors", "trusted_issuers: [\"https://idp.example\", \"https://idp2.example\"]\n"
+               "rules:\n"
+               "  - id: no-evil\n"
+               "    effect: deny\n"
+               "    delegation: {require_actors: [svc-evil]}\n"
+               "  - id: no-evil-idp\n"
+               "    effect: deny\n"
+               "    delegation:\n"
+               "      require_actors: [{issuer: \"https://evil.example\", subject: \"*\"}]\n"
+               "  - id: need-auditor\n"
+               "    effect: deny\n"
+               "    principals: [agent-audited]\n"
+               "    delegation: {forbid_actors: [auditor]}\n"
+               "  - id: svc-a\n"
+               "    effect: allow\n"
+               "    principals: [agent-1]\n"
+               "    delegation: {require_actors: [svc-a], forbid_actors: [\"untrusted-*\"]}\n"
+               "  - id: svc-b-other\n"
+               "    effect: allow\n"
+               "    principals: [agent-1]\n"
+               "    delegation:\n"
+               "      require_actors:\n"
+               "        - issuer: \"https://other.example\"\n"
+               "          subject: svc-b\n"
+               "  - id: fallback\n"
+               "    effect: allow\n"
+               "    principals: [agent-audited]\n"},
 };
 
 static const struct spelling cases[] = {
@@ -229,6 +272,138 @@ static const struct spelling cases[] = {
     {"names", "a zone id without brackets", NULL, "fe80::1%eth0", 0, "/", NULL, NULL, NULL, "D", "",
      REFUSED},
     {"names", "another name", NULL, "good.example", 0, "/", NULL, NULL, NULL, "A", "web", NULL},
+
+    /* Finding 5: methods that are not upper-case RFC 9110 tokens, refused before any rule.
+     * (`GET\t`, a C1 control or bytes that are not UTF-8 never get this far: the decision
+     * socket's decoder refuses the frame and records it, tests/unit/test_policy.c,
+     * test_method_refused.) */
+    {"methods", "DELETE is denied", NULL, "api.example", 0, "/", "DELETE", NULL, NULL, "D",
+     "no-delete", NULL},
+    {"methods", "GET is allowed", NULL, "api.example", 0, "/", "GET", NULL, NULL, "A", "open",
+     NULL},
+    {"methods", "another token", NULL, "api.example", 0, "/", "M-SEARCH", NULL, NULL, "A", "open",
+     NULL},
+    {"methods", "no context: matches no methods list", NULL, "api.example", 0, "/", NULL, NULL,
+     NULL, "A", "open", NULL},
+    {"methods", "an empty method: matches no methods list", NULL, "api.example", 0, "/", "", NULL,
+     NULL, "A", "open", NULL},
+    {"methods", "lower case", NULL, "api.example", 0, "/", "delete", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "capitalised", NULL, "api.example", 0, "/", "Delete", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "mixed case", NULL, "api.example", 0, "/", "dElEtE", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "one lower-case letter last", NULL, "api.example", 0, "/", "DELETe", NULL, NULL,
+     "D", "", METHOD_REFUSED},
+    {"methods", "trailing space", NULL, "api.example", 0, "/", "DELETE ", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "leading space", NULL, "api.example", 0, "/", " DELETE", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "a space inside", NULL, "api.example", 0, "/", "DEL ETE", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "one space", NULL, "api.example", 0, "/", " ", NULL, NULL, "D", "", METHOD_REFUSED},
+    {"methods", "a request line", NULL, "api.example", 0, "/", "DELETE /x", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "a list", NULL, "api.example", 0, "/", "GET,DELETE", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "a separator", NULL, "api.example", 0, "/", "DELETE;", NULL, NULL, "D", "",
+     METHOD_REFUSED},
+    {"methods", "a no-break space", NULL, "api.example", 0, "/", "DELETE\xc2\xa0", NULL, NULL, "D",
+     "", METHOD_REFUSED},
+    {"methods", "a non-ASCII letter", NULL, "api.example", 0, "/", "DEL\xc3\x89TE", NULL, NULL, "D",
+     "", METHOD_REFUSED},
+    {"methods", "fullwidth letters (NFKC maps them to DELETE)", NULL, "api.example", 0, "/",
+     "\xef\xbc\xa4\xef\xbc\xa5\xef\xbc\xac\xef\xbc\xa5\xef\xbc\xb4\xef\xbc\xa5", NULL, NULL, "D",
+     "", METHOD_REFUSED},
+    {"methods", "dotless i (upper-cases to I)", NULL, "api.example", 0, "/", "DEL\xc4\xb1TE", NULL,
+     NULL, "D", "", METHOD_REFUSED},
+    {"methods", "a bad resource is named first", NULL, "127.1", 0, "/", "delete", NULL, NULL, "D",
+     "", "the resource is refused"},
+
+    /* Finding 6: an actor is (issuer, subject). Plain items read in the direction that fails
+     * closed: narrow (trusted issuers only) for require_actors of an allow and forbid_actors of
+     * a deny or escalate, broad (any issuer) for the other two. (The daemon holds an escalation
+     * for an operator, so escalate rules are tested in tests/unit/test_policy.c,
+     * test_actor_issuers.) */
+    {"actors", "a trusted svc-a", NULL, "api.example", 0, "/", "GET", NULL, DELEG1("svc-a", IDP),
+     "A", "svc-a", NULL},
+    {"actors", "a second trusted issuer", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://idp2.example"), "A", "svc-a", NULL},
+    {"actors", "the review's: svc-a from attacker-idp", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "attacker-idp"), "D", "", NULL},
+    {"actors", "svc-a without an issuer (never trusted)", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", ""), "D", "", NULL},
+    {"actors", "the trusted issuer only at the top level", NULL, "api.example", 0, "/", "GET", NULL,
+     "{\"subject\":\"user\",\"issuer\":\"" IDP "\",\"actors\":[{\"subject\":\"svc-a\","
+     "\"issuer\":\"\"}]}",
+     "D", "", NULL},
+    {"actors", "issuer in upper case (another issuer)", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "HTTPS://IDP.EXAMPLE"), "D", "", NULL},
+    {"actors", "issuer host in upper case", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://IDP.example"), "D", "", NULL},
+    {"actors", "issuer with a trailing slash", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://idp.example/"), "D", "", NULL},
+    {"actors", "issuer with a trailing space", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://idp.example "), "D", "", NULL},
+    {"actors", "issuer with a no-break space", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://idp.example\xc2\xa0"), "D", "", NULL},
+    {"actors", "a trusted issuer as a prefix", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://idp.example.attacker"), "D", "", NULL},
+    {"actors", "a prefix of a trusted issuer", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-a", "https://idp"), "D", "", NULL},
+    {"actors", "a look-alike letter in the issuer (Cyrillic e)", NULL, "api.example", 0, "/", "GET",
+     NULL, DELEG1("svc-a", "https://idp.\xd0\xb5xample"), "D", "", NULL},
+    {"actors", "no delegation at all", NULL, "api.example", 0, "/", "GET", NULL, NULL, "D", "",
+     NULL},
+    {"actors", "subject in upper case", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("SVC-A", IDP), "D", "", NULL},
+    {"actors", "svc-a twice, once trusted", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG2("svc-a", "attacker-idp", "svc-a", IDP), "A", "svc-a", NULL},
+    {"actors", "deny: svc-evil from attacker-idp", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-evil", "attacker-idp"), "D", "no-evil", NULL},
+    {"actors", "deny: svc-evil without an issuer", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-evil", ""), "D", "no-evil", NULL},
+    {"actors", "deny: svc-evil from a trusted issuer", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-evil", IDP), "D", "no-evil", NULL},
+    {"actors", "deny: svc-evil behind a trusted svc-a", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG2("svc-a", IDP, "svc-evil", "attacker-idp"), "D", "no-evil", NULL},
+    {"actors", "deny: svc-evil before a trusted svc-a", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG2("svc-evil", "HTTPS://IDP.EXAMPLE", "svc-a", IDP), "D", "no-evil", NULL},
+    {"actors", "allow's forbid: untrusted-x from attacker-idp", NULL, "api.example", 0, "/", "GET",
+     NULL, DELEG2("svc-a", IDP, "untrusted-x", "attacker-idp"), "D", "", NULL},
+    {"actors", "allow's forbid: untrusted-x without an issuer", NULL, "api.example", 0, "/", "GET",
+     NULL, DELEG2("svc-a", IDP, "untrusted-x", ""), "D", "", NULL},
+    {"actors", "allow's forbid: untrusted-x from a trusted issuer", NULL, "api.example", 0, "/",
+     "GET", NULL, DELEG2("untrusted-x", IDP, "svc-a", IDP), "D", "", NULL},
+    {"actors", "mapping: the right issuer", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-b", "https://other.example"), "A", "svc-b-other", NULL},
+    {"actors", "mapping: a trusted but other issuer", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-b", IDP), "D", "", NULL},
+    {"actors", "mapping: attacker-idp", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-b", "attacker-idp"), "D", "", NULL},
+    {"actors", "mapping: issuer in upper case", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("svc-b", "HTTPS://OTHER.EXAMPLE"), "D", "", NULL},
+    {"actors", "mapping: no issuer", NULL, "api.example", 0, "/", "GET", NULL, DELEG1("svc-b", ""),
+     "D", "", NULL},
+    {"actors", "deny by issuer: any subject", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG1("anyone", "https://evil.example"), "D", "no-evil-idp", NULL},
+    {"actors", "deny by issuer: behind a trusted svc-a", NULL, "api.example", 0, "/", "GET", NULL,
+     DELEG2("svc-a", IDP, "svc-a", "https://evil.example"), "D", "no-evil-idp", NULL},
+    {"actors", "deny by issuer is exact, but another spelling is untrusted", NULL, "api.example", 0,
+     "/", "GET", NULL, DELEG1("svc-a", "https://EVIL.example"), "D", "", NULL},
+    {"actors", "deny's forbid: a trusted auditor", NULL, "api.example", 0, "/", "GET",
+     "agent-audited", DELEG1("auditor", IDP), "A", "fallback", NULL},
+    {"actors", "deny's forbid: auditor from attacker-idp", NULL, "api.example", 0, "/", "GET",
+     "agent-audited", DELEG1("auditor", "attacker-idp"), "D", "need-auditor", NULL},
+    {"actors", "deny's forbid: auditor without an issuer", NULL, "api.example", 0, "/", "GET",
+     "agent-audited", DELEG1("auditor", ""), "D", "need-auditor", NULL},
+    {"actors", "deny's forbid: auditor, issuer in upper case", NULL, "api.example", 0, "/", "GET",
+     "agent-audited", DELEG1("auditor", "HTTPS://IDP.EXAMPLE"), "D", "need-auditor", NULL},
+    {"actors", "deny's forbid: auditor untrusted beside another trusted actor", NULL, "api.example",
+     0, "/", "GET", "agent-audited", DELEG2("svc-a", IDP, "auditor", "attacker-idp"), "D",
+     "need-auditor", NULL},
+    {"actors", "deny's forbid: no delegation", NULL, "api.example", 0, "/", "GET", "agent-audited",
+     NULL, "D", "need-auditor", NULL},
 };
 
 static const char *policy_bin;
