@@ -25,7 +25,7 @@
 #include "sv_util.h"
 
 #define SV_POLICY_MAX (256u * 1024u)
-#define SV_POLICY_KEYS 32
+#define SV_POLICY_KEYS 32 /* at most 64: a group holds its witnesses as a 64-bit mask */
 #define SV_POLICY_GROUPS 32
 #define SV_GROUP_MEMBERS 32
 #define SV_KEYRING_FILES 64
@@ -44,6 +44,7 @@ struct sv_group {
     unsigned nmembers;
     int member_is_group[SV_GROUP_MEMBERS];
     unsigned member[SV_GROUP_MEMBERS]; /* index into witnesses or groups */
+    uint64_t witness_mask; /* the witnesses its members name, expanded (bit i: witness i) */
 };
 
 struct sv_policy {
