@@ -9,7 +9,10 @@
  * `event-log`, `measured-start`, `measured-file`, `quotes`, `tpm-firmware-min`, `development`,
  * `uids-unrecorded`, `keyring-root`, `keyring-threshold`, `keyring`, `receipt-key`. Paths are
  * relative to the policy file's folder. Every unknown directive, repeated singleton, bad key,
- * unknown group member, group cycle or out-of-range number is refused with its line number.
+ * unknown group member, group cycle or out-of-range number is refused with its line number; so
+ * is one public key listed twice (two witness, log, keyring-root or receipt-key lines, or a
+ * witness and a log line, whatever the names) and a group whose members, expanded through
+ * nested groups, share a witness: every threshold then counts distinct keys.
  *
  * sv_policy_load reads the files the policy names (AK public area, event log) too, so a policy
  * that loads is complete. Free with sv_policy_free. Not thread-safe while loading; read-only

@@ -822,7 +822,8 @@ static void test_state_is_the_verified_note(void **state)
  * checkpoint of size 600: it is kept and the run fails `rollback` (before the fix the run wrote
  * 300 over it). Replaced with a symbolic link: it is kept and the run is unreadable (before,
  * the rename replaced the link). Replaced with the size-100 note of the same tree: the run
- * stores its own 300 (moving forward, consistent).
+ * stores its own 300 (moving forward, consistent). Replaced with another tree's checkpoint of
+ * size 300: kept, and the run fails `fork`.
  */
 static void test_state_changed_during_run(void **state)
 {
@@ -831,6 +832,8 @@ static void test_state_changed_during_run(void **state)
     struct swap newer = {f, "state", "good/checkpoint", NULL};
     struct swap older = {f, "state", "good/sworn/checkpoint/100", NULL};
     struct swap link = {f, "state", NULL, target};
+    struct swap forked = {f, "state", "fork300/checkpoint", NULL};
+    char *db4 = P(f, "db4"), *key = P(f, "log.key");
     struct stat sb;
     json_object *rep;
 
@@ -858,6 +861,20 @@ static void test_state_changed_during_run(void **state)
     json_object_put(rep);
     expect_state_is(f, "old/checkpoint");
 
+    /* Another tree of the same size during the run (a fork's checkpoint of size 300): kept,
+     * fork. */
+    sworn_test_run_ok("init db4", NULL, log_bin, "init", "--db", db4, "--origin", ORIGIN, "--key",
+                      key, "--key-name", KEY_NAME, NULL);
+    append_lines(f, db4, "e", 0, 100);
+    append_lines(f, db4, "other", 100, 300);
+    checkpoint(db4);
+    export_tiles(f, db4, NULL, "fork300");
+    rep = verify_swapped(f, "old", &forked, 1);
+    sworn_verify_expect_fail(rep, "state", "fork", "state");
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 0);
+    json_object_put(rep);
+    expect_state_is(f, "fork300/checkpoint");
+
     /* And a state that is a symbolic link from the start is refused (exit 2), not followed. */
     unlink(st);
     assert_int_equal(symlink(target, st), 0);
@@ -866,6 +883,8 @@ static void test_state_changed_during_run(void **state)
     assert_int_equal(lstat(st, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
     free(db);
+    free(db4);
+    free(key);
     free(st);
 }
 
