@@ -141,6 +141,7 @@ static int parse_text(const char *text, size_t len, struct version *v, char *why
 {
     char *buf, *line, *save = NULL;
     int lineno = 0, state = 0; /* 0 header, 1 version, 2 threshold, 3 roots, 4 keys */
+    int rc = -1;               /* -2: a root key listed twice */
     uint8_t prev_id[SV_HASH];
     int have_prev = 0;
     char w[SV_WHY];
@@ -210,12 +211,21 @@ static int parse_text(const char *text, size_t len, struct version *v, char *why
                 sv_fail(why, "keyring line %d: a cosignature key cannot be a root", lineno);
                 goto bad;
             }
-            for (size_t i = 0; i < v->nroots; i++)
-                if (strcmp(v->roots[i].text, v->roots[v->nroots].text) == 0) {
+            /* One holder must never count twice: not by name and id, not by key (the key
+             * under two names signs twice and would meet a threshold of two alone). The
+             * recording side's keyring/keyring.c refuses the same, in the same words. */
+            for (size_t i = 0; i < v->nroots; i++) {
+                const struct sv_vkey *o = &v->roots[i], *r = &v->roots[v->nroots];
+
+                if ((o->id == r->id && strcmp(o->name, r->name) == 0) ||
+                    memcmp(o->spki_hash, r->spki_hash, SV_HASH) == 0) {
                     sv_vkey_free(&v->roots[v->nroots]);
-                    sv_fail(why, "keyring line %d: root listed twice", lineno);
+                    sv_fail(why, "keyring line %d: roots %zu and %zu are the same key", lineno,
+                            i + 1, v->nroots + 1);
+                    rc = -2;
                     goto bad;
                 }
+            }
             v->nroots++;
         } else if ((state == 3 || state == 4) && strcmp(f[0], "key") == 0 && v->nroots > 0) {
             struct kkey *k = &v->keys[v->nkeys];
@@ -294,15 +304,17 @@ static int parse_text(const char *text, size_t len, struct version *v, char *why
 bad:
     free(buf);
     version_free(v);
-    return -1;
+    return rc;
 }
 
 int sv_keyring_parse_text(const char *text, size_t len, char *why)
 {
     struct version v;
 
-    if (parse_text(text, len, &v, why) != 0)
-        return -1;
+    int rc = parse_text(text, len, &v, why);
+
+    if (rc != 0)
+        return rc;
     version_free(&v);
     return 0;
 }
@@ -319,8 +331,18 @@ static unsigned count_signers(const struct sv_note *n, const struct sv_vkey *set
         *bad = 1;
         return 0;
     }
-    for (size_t i = 0; i < nset; i++)
-        c += res.verified[i] > 0;
+    /* Count keys, not lines: a key that appears twice in set counts once (the parsers refuse
+     * such sets; this keeps the count right whatever set it is given). */
+    for (size_t i = 0; i < nset; i++) {
+        int again = 0;
+
+        if (res.verified[i] == 0)
+            continue;
+        for (size_t j = 0; j < i; j++)
+            if (res.verified[j] > 0 && memcmp(set[j].spki_hash, set[i].spki_hash, SV_HASH) == 0)
+                again = 1;
+        c += !again;
+    }
     return c;
 }
 
@@ -368,7 +390,7 @@ int sv_keyring_load(const struct sv_policy *p, struct sv_keyring_state **out, ch
 {
     struct sv_keyring_state *k = calloc(1, sizeof(*k));
     struct version cur, next;
-    int have = 0;
+    int have = 0, rc = -1;
     char w[SV_WHY];
 
     *out = NULL;
@@ -386,10 +408,15 @@ int sv_keyring_load(const struct sv_policy *p, struct sv_keyring_state **out, ch
             sv_fail(why, "keyring: %s", w);
             goto fail;
         }
-        if (sv_note_parse((const char *)data, len, &n, w) != 0 ||
-            parse_text(n.text, n.text_len, &next, w) != 0) {
+        if (sv_note_parse((const char *)data, len, &n, w) != 0) {
             free(data);
             sv_fail(why, "keyring %s: %s (every version must be signed)", p->keyring_files[i], w);
+            goto fail;
+        }
+        rc = parse_text(n.text, n.text_len, &next, w);
+        if (rc != 0) {
+            free(data);
+            sv_fail(why, "keyring %s: %s", p->keyring_files[i], w);
             goto fail;
         }
         if (next.number != (uint64_t)i + 1) {
@@ -445,7 +472,7 @@ int sv_keyring_load(const struct sv_policy *p, struct sv_keyring_state **out, ch
 fail:
     version_free(&cur);
     free(k);
-    return -1;
+    return rc == -2 ? -2 : -1;
 }
 
 void sv_keyring_free(struct sv_keyring_state *k)

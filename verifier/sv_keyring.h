@@ -31,10 +31,16 @@
 struct sv_keyring_state;
 struct evp_pkey_st;
 
+/*
+ * 0; -1 with why; -2 with why when a version lists one root key twice (under two names, or one
+ * name and id twice): identity is the public key, and such a version would let one root meet
+ * a threshold of two. Thresholds count distinct keys.
+ */
 int sv_keyring_load(const struct sv_policy *p, struct sv_keyring_state **out, char *why);
 void sv_keyring_free(struct sv_keyring_state *k);
 
-/* Parse and check one keyring version's text (for tests and fuzzing): 0 or -1 with why. */
+/* Parse and check one keyring version's text (for tests and fuzzing): 0, or -1 (-2 for a root
+ * key listed twice) with why. */
 int sv_keyring_parse_text(const char *text, size_t len, char *why);
 
 int sv_keyring_has_purpose(const struct sv_keyring_state *k, const char *purpose);

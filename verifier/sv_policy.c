@@ -99,6 +99,34 @@ static int replay_event_log(const char *path, uint8_t pcr[32], char *why)
     return 0;
 }
 
+/*
+ * Identity is the public key (its SPKI hash: one Ed25519 key has the same one whether written as
+ * type 0x01 or 0x04), not the name or id it is written under: one key listed twice would count
+ * twice toward a threshold or quorum. The key h must not be a witness's (witnesses: 1) or a log
+ * key (logs: 1) already; returns the description of the earlier line's key, or NULL.
+ */
+static const char *seen_key(const struct sv_policy *p, const uint8_t h[SV_HASH], int logs,
+                            int witnesses, char *out, size_t cap)
+{
+    for (size_t i = 0; logs && i < p->nlogs; i++)
+        if (memcmp(p->logs[i].spki_hash, h, SV_HASH) == 0) {
+            snprintf(out, cap, "log key %s", p->logs[i].name);
+            return out;
+        }
+    for (size_t i = 0; witnesses && i < p->nwitnesses; i++)
+        if (memcmp(p->witnesses[i].spki_hash, h, SV_HASH) == 0) {
+            snprintf(out, cap, "witness %s", p->witness_names[i]);
+            return out;
+        }
+    return NULL;
+}
+
+/* The witnesses a member stands for, expanded through nested groups (bit i: witness i). */
+static uint64_t member_mask(const struct sv_policy *p, int is_group, unsigned idx)
+{
+    return is_group ? p->groups[idx].witness_mask : (uint64_t)1 << idx;
+}
+
 static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, int *have, char *why)
 {
     const char *d = f[0];
@@ -118,6 +146,10 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
             sv_vkey_free(&p->logs[p->nlogs]);
             return sv_fail(why, "log: a cosignature key (0x04) cannot be a log key");
         }
+        if (seen_key(p, p->logs[p->nlogs].spki_hash, 1, 1, w, sizeof(w)) != NULL) {
+            sv_vkey_free(&p->logs[p->nlogs]);
+            return sv_fail(why, "log: the same key as %.200s (one line per key)", w);
+        }
         p->nlogs++;
     } else if (strcmp(d, "witness") == 0) {
         int g;
@@ -129,6 +161,12 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
             return sv_fail(why, "witness: name '%s' too long or already used", f[1]);
         if (sv_vkey_parse(f[2], strlen(f[2]), &p->witnesses[p->nwitnesses], w) != 0)
             return sv_fail(why, "witness: %s", w);
+        /* Under another name the same key would meet a group of two with one cosignature; as a
+         * log key too, the log would witness itself. */
+        if (seen_key(p, p->witnesses[p->nwitnesses].spki_hash, 1, 1, w, sizeof(w)) != NULL) {
+            sv_vkey_free(&p->witnesses[p->nwitnesses]);
+            return sv_fail(why, "witness %s: the same key as %.200s (one line per key)", f[1], w);
+        }
         snprintf(p->witness_names[p->nwitnesses], SV_NAME_MAX + 1, "%s", f[1]);
         p->nwitnesses++;
     } else if (strcmp(d, "group") == 0) {
@@ -160,6 +198,20 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
             for (int j = 3; j < i; j++)
                 if (strcmp(f[j], f[i]) == 0)
                     return sv_fail(why, "group %s: member '%s' twice", g->name, f[i]);
+            /* Members, expanded through nested groups, must not share a witness: one
+             * cosignature would then meet two of them and count twice toward k. */
+            if (g->witness_mask & member_mask(p, isg, idx)) {
+                uint64_t both = g->witness_mask & member_mask(p, isg, idx);
+                unsigned wi = 0;
+
+                while (!(both >> wi & 1))
+                    wi++;
+                return sv_fail(why,
+                               "group %s: member '%s' names witness '%s' that an earlier member "
+                               "names too (a witness counts once: members must not overlap)",
+                               g->name, f[i], p->witness_names[wi]);
+            }
+            g->witness_mask |= member_mask(p, isg, idx);
             g->member_is_group[i - 3] = isg;
             g->member[i - 3] = idx;
         }
@@ -289,6 +341,15 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
             sv_vkey_free(&p->roots[p->nroots]);
             return sv_fail(why, "keyring-root: a cosignature key cannot be a root");
         }
+        for (size_t i = 0; i < p->nroots; i++)
+            if (memcmp(p->roots[i].spki_hash, p->roots[p->nroots].spki_hash, SV_HASH) == 0) {
+                snprintf(w, sizeof(w), "%s", p->roots[i].name);
+                sv_vkey_free(&p->roots[p->nroots]);
+                return sv_fail(why,
+                               "keyring-root: the same key as root %.200s (one line per key: "
+                               "it would count twice toward keyring-threshold)",
+                               w);
+            }
         p->nroots++;
     } else if (strcmp(d, "keyring-threshold") == 0) {
         uint64_t t;
@@ -332,6 +393,12 @@ static int parse_line(struct sv_policy *p, char **f, int nf, const char *path, i
                                      w) != 0) {
             return sv_fail(why, "receipt-key: %s", w);
         }
+        for (size_t i = 0; i < p->nreceipt_keys; i++)
+            if (memcmp(p->receipt_keys[i].spki_hash, p->receipt_keys[p->nreceipt_keys].spki_hash,
+                       SV_HASH) == 0) {
+                sv_vkey_free(&p->receipt_keys[p->nreceipt_keys]);
+                return sv_fail(why, "receipt-key: listed twice (one line per key)");
+            }
         p->nreceipt_keys++;
     } else {
         return sv_fail(why, "unknown directive '%s'", d);

@@ -9,7 +9,10 @@
  * `event-log`, `measured-start`, `measured-file`, `quotes`, `tpm-firmware-min`, `development`,
  * `uids-unrecorded`, `keyring-root`, `keyring-threshold`, `keyring`, `receipt-key`. Paths are
  * relative to the policy file's folder. Every unknown directive, repeated singleton, bad key,
- * unknown group member, group cycle or out-of-range number is refused with its line number.
+ * unknown group member, group cycle or out-of-range number is refused with its line number; so
+ * is one public key listed twice (two witness, log, keyring-root or receipt-key lines, or a
+ * witness and a log line, whatever the names) and a group whose members, expanded through
+ * nested groups, share a witness: every threshold then counts distinct keys.
  *
  * sv_policy_load reads the files the policy names (AK public area, event log) too, so a policy
  * that loads is complete. Free with sv_policy_free. Not thread-safe while loading; read-only
@@ -25,7 +28,7 @@
 #include "sv_util.h"
 
 #define SV_POLICY_MAX (256u * 1024u)
-#define SV_POLICY_KEYS 32
+#define SV_POLICY_KEYS 32 /* at most 64: a group holds its witnesses as a 64-bit mask */
 #define SV_POLICY_GROUPS 32
 #define SV_GROUP_MEMBERS 32
 #define SV_KEYRING_FILES 64
@@ -44,6 +47,7 @@ struct sv_group {
     unsigned nmembers;
     int member_is_group[SV_GROUP_MEMBERS];
     unsigned member[SV_GROUP_MEMBERS]; /* index into witnesses or groups */
+    uint64_t witness_mask; /* the witnesses its members name, expanded (bit i: witness i) */
 };
 
 struct sv_policy {

@@ -222,13 +222,21 @@ int sv_write_file_atomic(const char *path, const void *data, size_t len, char *w
     char tmp[4096], dir[4096];
     const uint8_t *p = data;
     size_t done = 0;
-    int fd, dfd;
+    struct stat st;
+    int fd, dfd, r;
 
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+    /* The temporary: a fresh name made with O_CREAT | O_EXCL (mkstemp), so nothing planted in
+     * the folder beforehand (a symbolic link, a hard link to another file) is ever opened. */
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
         return sv_fail(why, "%s: path too long", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    fd = mkstemp(tmp);
     if (fd < 0)
         return sv_fail(why, "%s: %s", tmp, strerror(errno));
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || fchmod(fd, 0600) != 0) {
+        close(fd);
+        unlink(tmp);
+        return sv_fail(why, "%s: %s", tmp, strerror(errno));
+    }
     while (done < len) {
         ssize_t w = write(fd, p + done, len - done);
 
@@ -245,16 +253,25 @@ int sv_write_file_atomic(const char *path, const void *data, size_t len, char *w
         unlink(tmp);
         return sv_fail(why, "%s: fsync failed", tmp);
     }
-    if (rename(tmp, path) != 0) {
+    /* The file replaced must be a regular file or absent: a symbolic link there is refused (a
+     * rename would replace the link itself, not write through it, but it is not ours). */
+    if (lstat(path, &st) == 0 ? !S_ISREG(st.st_mode) : errno != ENOENT) {
         unlink(tmp);
-        return sv_fail(why, "%s: rename failed: %s", path, strerror(errno));
+        return sv_fail(why, "%s: not a regular file (a symbolic link?): not replaced", path);
+    }
+    if (rename(tmp, path) != 0) {
+        r = errno;
+        unlink(tmp);
+        return sv_fail(why, "%s: rename failed: %s", path, strerror(r));
     }
     snprintf(dir, sizeof(dir), "%s", path);
     dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
+    if (dfd < 0)
+        return sv_fail(why, "%s: its folder: %s", path, strerror(errno));
+    r = fsync(dfd);
+    close(dfd);
+    if (r != 0)
+        return sv_fail(why, "%s: fsync of its folder failed", path);
     return 0;
 }
 

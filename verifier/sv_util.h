@@ -50,7 +50,11 @@ int sv_parse_u64(const char *in, size_t in_len, uint64_t *out);
 int sv_read_file(const char *path, size_t max, uint8_t **data, size_t *len, int *missing,
                  char *why);
 
-/* Write a file atomically: path.tmp, fsync, rename, fsync of the folder. 0 or -1 with why. */
+/*
+ * Write a file atomically: a fresh temporary path.tmp.XXXXXX in the same folder (created with
+ * O_EXCL, mode 0600, never a planted link), fsync, rename over path, fsync of the folder. path
+ * must be a regular file or absent (a symbolic link there is refused). 0 or -1 with why.
+ */
 int sv_write_file_atomic(const char *path, const void *data, size_t len, char *why);
 
 /* UTF-8 well-formedness (no overlong, no surrogate, <= U+10FFFF); 1 when valid. */

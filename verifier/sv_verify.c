@@ -193,8 +193,11 @@ static char *join(const char *dir, const char *rel)
 }
 
 /* Every checkpoint of the record: `checkpoint` and sworn/checkpoint/<size>. */
+/* Read and verify every checkpoint of a record folder. OUT: the verified ones, and the bytes of
+ * the `checkpoint` file when it verified (*newest, free it; NULL otherwise): the note a passing
+ * run stores as the state, from memory, never read again. */
 static int load_checkpoints(const struct sv_policy *p, struct sv_report *rep, const char *dir,
-                            struct cp_rec **out, size_t *nout)
+                            struct cp_rec **out, size_t *nout, uint8_t **newest, size_t *newest_len)
 {
     struct cp_rec *cps = NULL;
     size_t n = 0, cap = 0;
@@ -220,11 +223,16 @@ static int load_checkpoints(const struct sv_policy *p, struct sv_report *rep, co
         free(data);
         return -1;
     }
+    *newest = NULL;
+    *newest_len = 0;
     if (take_checkpoint(p, rep, "checkpoint", data, len, &cps[0]) == 0) {
         cps[0].newest = 1;
         n = 1;
+        *newest = data;
+        *newest_len = len;
+    } else {
+        free(data);
     }
-    free(data);
     hdir = join(dir, "sworn/checkpoint");
     d = hdir == NULL ? NULL : opendir(hdir);
     while (d != NULL && (e = readdir(d)) != NULL) {
@@ -1545,8 +1553,18 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
 
 /* ------------------------------------------------------------------------------------------ */
 
-static int load_state(const struct sv_policy *p, const char *path, struct sv_checkpoint *st,
-                      int *have, char *why)
+/* The state file as loaded at the start of a run: its bytes, to see at the end whether it
+ * changed meanwhile. */
+struct state_in {
+    int have;
+    struct sv_checkpoint cp;
+    uint8_t *bytes;
+    size_t len;
+};
+
+/* Read the state file (never through a symbolic link: sv_read_file opens with O_NOFOLLOW and
+ * takes only a regular file). A missing one is a first run. 0, or -1 with why. */
+static int load_state(const struct sv_policy *p, const char *path, struct state_in *st, char *why)
 {
     uint8_t *data;
     size_t len;
@@ -1554,18 +1572,111 @@ static int load_state(const struct sv_policy *p, const char *path, struct sv_che
     enum sv_check_id failed;
     char code[32], w[SV_WHY];
 
-    *have = 0;
+    memset(st, 0, sizeof(*st));
     if (sv_read_file(path, SV_NOTE_MAX, &data, &len, &missing, w) != 0) {
         if (missing)
             return 0; /* the first run: no state yet */
         return sv_fail(why, "state: %s", w);
     }
-    if (sv_verify_checkpoint_note(p, (const char *)data, len, st, NULL, &failed, code, w) != 0) {
+    if (sv_verify_checkpoint_note(p, (const char *)data, len, &st->cp, NULL, &failed, code, w) !=
+        0) {
         free(data);
         return sv_fail(why, "state file is not a checkpoint this policy accepts: %s", w);
     }
-    free(data);
-    *have = 1;
+    st->have = 1;
+    st->bytes = data;
+    st->len = len;
+    return 0;
+}
+
+/*
+ * A passing run stores the note it verified (note, its tree size `size`), from memory: never a
+ * second read of the record, which anyone who can write the record folder could have swapped
+ * meanwhile for an older checkpoint, rolling the auditor's state back (issue 13, finding 3). The
+ * state never moves backwards: when the state file changed during the run (another run, another
+ * hand), it is checked as at the start: newer than `size` fails `rollback`, a size this run
+ * verified (sizes[i], roots[i]) with another root fails `fork`, and either way it is kept; the
+ * same size and root is kept as it is; a size this run did not see, or a file that is no
+ * longer a checkpoint the policy accepts (or is a symbolic link now), is kept and the run ends
+ * unreadable (2). Returns 0 (stored or kept), 1 (a failure was reported) or 2 (rep->unreadable).
+ */
+static int store_state(const struct sv_verify_opts *o, struct sv_report *rep,
+                       const struct state_in *in, const uint8_t *note, size_t note_len,
+                       uint64_t size, const uint64_t *sizes, const uint8_t (*roots)[SV_HASH],
+                       size_t n)
+{
+    const struct sv_policy *p = o->policy;
+    uint8_t *now;
+    size_t now_len;
+    int missing;
+    struct sv_checkpoint cur;
+    enum sv_check_id failed;
+    char code[32], w[SV_WHY], why[SV_WHY];
+
+    if (sv_read_file(o->state_path, SV_NOTE_MAX, &now, &now_len, &missing, w) != 0) {
+        if (!missing) {
+            rep->unreadable = 1;
+            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why),
+                     "state: %.400s (it changed during the run; kept)", w);
+            return 2;
+        }
+        now = NULL; /* absent (again): the note is stored */
+    } else if (in->have && now_len == in->len && memcmp(now, in->bytes, now_len) == 0) {
+        free(now);
+        now = NULL; /* as loaded, and checked: the note is stored */
+    }
+    if (now != NULL) {
+        /* Changed during the run: check it as a state is checked at the start. */
+        size_t i;
+
+        if (sv_verify_checkpoint_note(p, (const char *)now, now_len, &cur, NULL, &failed, code,
+                                      w) != 0) {
+            free(now);
+            rep->unreadable = 1;
+            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why),
+                     "state file changed during the run and is not a checkpoint this policy "
+                     "accepts (kept): %.300s",
+                     w);
+            return 2;
+        }
+        free(now);
+        rep->state_size = cur.size;
+        if (cur.size > size) {
+            snprintf(why, sizeof(why),
+                     "the state file changed during the run to a checkpoint of size %llu, newer "
+                     "than this record's newest (size %llu): kept; the record is older than "
+                     "what was accepted",
+                     (unsigned long long)cur.size, (unsigned long long)size);
+            sv_report_fail(rep, SV_CHECK_STATE, "state", "rollback", why);
+            return 1;
+        }
+        for (i = 0; i < n && sizes[i] != cur.size; i++)
+            ;
+        if (i == n) {
+            rep->unreadable = 1;
+            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why),
+                     "state file changed during the run to a checkpoint of size %llu, which this "
+                     "run did not check (kept): run again",
+                     (unsigned long long)cur.size);
+            return 2;
+        }
+        if (memcmp(roots[i], cur.root, SV_HASH) != 0) {
+            snprintf(why, sizeof(why),
+                     "the state file changed during the run to a checkpoint of size %llu whose "
+                     "root differs from the record's at that size: two signed trees (kept)",
+                     (unsigned long long)cur.size);
+            sv_report_fail(rep, SV_CHECK_STATE, "state", "fork", why);
+            return 1;
+        }
+        if (cur.size == size)
+            return 0; /* the same tree: nothing to move */
+    }
+    if (sv_write_file_atomic(o->state_path, note, note_len, w) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", w);
+        return 2;
+    }
+    rep->state_updated = 1;
     return 0;
 }
 
@@ -1622,8 +1733,10 @@ static uint8_t *b64_alloc(const char *s, size_t n, size_t *out_len)
 }
 
 static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *rep,
-                              const struct sv_checkpoint *st, int have_state)
+                              const struct state_in *sin)
 {
+    const struct sv_checkpoint *st = &sin->cp;
+    int have_state = sin->have;
     const struct sv_policy *p = o->policy;
     struct stream s;
     struct lines l;
@@ -1874,13 +1987,14 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                  s.nstarts);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL && state_ok) {
-        if (sv_write_file_atomic(o->state_path, note, note_len, why) == 0)
-            rep->state_updated = 1;
-        else {
-            rep->unreadable = 1;
-            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
-            rc = 2;
-        }
+        /* The bundle's own checkpoint note, verified above, from memory. */
+        uint64_t sizes[2] = {end, cp.size};
+        uint8_t roots[2][SV_HASH];
+
+        memcpy(roots[0], root_m, SV_HASH);
+        memcpy(roots[1], cp.root, SV_HASH);
+        rc = store_state(o, rep, sin, note, note_len, cp.size, sizes,
+                         (const uint8_t(*)[SV_HASH])roots, 2);
     }
     goto out;
 malformed:
@@ -1917,8 +2031,11 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     struct stream s;
     struct cp_rec *cps = NULL;
     size_t ncps = 0;
-    struct sv_checkpoint st;
-    int have_state = 0;
+    struct state_in sin;
+    const struct sv_checkpoint *stp = &sin.cp;
+    int have_state;
+    uint8_t *newest = NULL;
+    size_t newest_len = 0;
     uint64_t size;
     char why[SV_WHY];
     int rc;
@@ -1927,18 +2044,24 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     memset(&s, 0, sizeof(s));
     copy_cut(rep->record, sizeof(rep->record), o->record);
     snprintf(rep->origin, sizeof(rep->origin), "%s", p->origin);
-    if (o->state_path != NULL && load_state(p, o->state_path, &st, &have_state, why) != 0) {
+    memset(&sin, 0, sizeof(sin));
+    if (o->state_path != NULL && load_state(p, o->state_path, &sin, why) != 0) {
         rep->unreadable = 1;
         snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
         return 2;
     }
+    have_state = sin.have;
     {
         struct stat sb;
 
-        if (stat(o->record, &sb) == 0 && S_ISREG(sb.st_mode))
-            return verify_bundle_file(o, rep, &st, have_state);
+        if (stat(o->record, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            rc = verify_bundle_file(o, rep, &sin);
+            free(sin.bytes);
+            return rc;
+        }
     }
-    if (load_checkpoints(p, rep, o->record, &cps, &ncps) != 0) {
+    if (load_checkpoints(p, rep, o->record, &cps, &ncps, &newest, &newest_len) != 0) {
+        free(sin.bytes);
         if (!rep->unreadable) {
             rep->unreadable = 1;
             snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "out of memory");
@@ -1947,6 +2070,8 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     }
     if (ncps == 0) {
         free(cps);
+        free(newest);
+        free(sin.bytes);
         return 1; /* no checkpoint verified: the failures say why */
     }
     /* The tree to verify is the largest verified checkpoint; `checkpoint` should be it. */
@@ -1965,17 +2090,17 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     memcpy(rep->root, cps[ncps - 1].root, SV_HASH);
     rep->checkpoints = ncps;
     if (have_state) {
-        rep->state_size = st.size;
-        if (st.size > size) {
+        rep->state_size = stp->size;
+        if (stp->size > size) {
             snprintf(why, sizeof(why),
                      "the record's newest checkpoint (size %llu) is older than the one accepted "
                      "before (size %llu): the record was rolled back or truncated",
-                     (unsigned long long)size, (unsigned long long)st.size);
+                     (unsigned long long)size, (unsigned long long)stp->size);
             sv_report_fail(rep, SV_CHECK_STATE, "state", "rollback", why);
         } else {
             s.use_state = 1;
-            s.state_size = st.size;
-            memcpy(s.state_root, st.root, SV_HASH);
+            s.state_size = stp->size;
+            memcpy(s.state_root, stp->root, SV_HASH);
         }
     }
     s.o = o;
@@ -1986,11 +2111,16 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     s.level = calloc(LEVELS, sizeof(*s.level));
     if (s.level == NULL) {
         free(cps);
+        free(newest);
+        free(sin.bytes);
         return 2;
     }
     if (p->nkeyring_files > 0) {
-        if (sv_keyring_load(p, &s.keys, why) != 0) {
-            sv_report_fail(rep, SV_CHECK_KEYS, "keyring", "keyring", why);
+        int kr = sv_keyring_load(p, &s.keys, why);
+
+        if (kr != 0) {
+            sv_report_fail(rep, SV_CHECK_KEYS, "keyring",
+                           kr == -2 ? "keyring-root-twice" : "keyring", why);
             s.keys = NULL;
         } else {
             pass(rep, SV_CHECK_KEYS);
@@ -2058,23 +2188,30 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     exchanges_note(&s);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
-        /* Accept the newest checkpoint: store its note as the new state. */
-        char *path = join(o->record, "checkpoint");
-        uint8_t *data;
-        size_t len;
+        /* Accept the newest checkpoint: store the very note verified above, from memory. A
+         * passing run has one: `checkpoint` verified, is the largest (else stale-checkpoint)
+         * and its root was recomputed from the entries (roots). */
+        uint64_t *sizes = calloc(ncps, sizeof(*sizes));
+        uint8_t(*roots)[SV_HASH] = calloc(ncps, sizeof(*roots));
 
-        if (path != NULL && sv_read_file(path, SV_NOTE_MAX, &data, &len, NULL, why) == 0) {
-            if (sv_write_file_atomic(o->state_path, data, len, why) == 0)
-                rep->state_updated = 1;
-            else {
-                rep->unreadable = 1;
-                snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "%s", why);
-                rc = 2;
+        if (newest == NULL || sizes == NULL || roots == NULL) {
+            rep->unreadable = 1;
+            snprintf(rep->unreadable_why, sizeof(rep->unreadable_why),
+                     "state: out of memory, or no verified `checkpoint` note to store");
+            rc = 2;
+        } else {
+            for (size_t i = 0; i < ncps; i++) {
+                sizes[i] = cps[i].size;
+                memcpy(roots[i], cps[i].root, SV_HASH);
             }
-            free(data);
+            rc = store_state(o, rep, &sin, newest, newest_len, size, sizes,
+                             (const uint8_t(*)[SV_HASH])roots, ncps);
         }
-        free(path);
+        free(sizes);
+        free(roots);
     }
+    free(newest);
+    free(sin.bytes);
     free(s.jobs);
     sv_receipt_keys_free(s.rkeys);
     sv_keyring_free(s.keys);

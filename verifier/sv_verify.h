@@ -10,7 +10,9 @@
  * size (a fork against what this auditor accepted before), and, per the policy, each entry's
  * content, its receipt, the policy digests, quotes and key events. Memory is bounded by a few
  * tiles plus one small record per checkpoint; nothing the record claims about a hash is
- * trusted before it is recomputed.
+ * trusted before it is recomputed. A passing run with a state path stores, as the new state,
+ * the very `checkpoint` note it verified, kept in memory (never a second read of the record),
+ * and never moves the state backwards (docs/verifier.md section 4).
  *
  * Results: every check gets a status, a count and its first failure (item, stable reason code,
  * message). Thread-safe for distinct reports; the policy is only read.

@@ -675,6 +675,10 @@ static void expect_policy_refused(const char *text, const char *needle)
 }
 
 #define WKEY "example.org/witness+cacf2e50+BGbguFjkYqYJ5m/nE3DIFtiEb/ED1UmaIqf+w3/bxCSn"
+/* WKEY's public key under another name; TESSERA_VKEY's public key as a cosignature key */
+#define WKEY2 "other.example/witness+a27bba1e+BGbguFjkYqYJ5m/nE3DIFtiEb/ED1UmaIqf+w3/bxCSn"
+#define TESSERA_WKEY "self.example/witness+ef5d46a7+BOHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx"
+#define RKEY "MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE="
 
 static void test_policy(void **state)
 {
@@ -719,6 +723,25 @@ static void test_policy(void **state)
     expect_policy_refused("origin a\nlog " WKEY "\n", "cosignature key");
     expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nkeyring-root " TESSERA_VKEY "\n",
                           "go together");
+    /* One key never counts twice (issue 13, finding 7): identity is the public key, whatever
+     * the name, id or type (0x01, 0x04) it is written under. */
+    expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nwitness w1 " WKEY "\nwitness w2 " WKEY2
+                          "\ngroup g 2 w1 w2\nquorum g\n",
+                          "line 4: witness w2: the same key as witness w1");
+    expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nwitness self " TESSERA_WKEY
+                          "\nquorum self\n",
+                          "line 3: witness self: the same key as log key");
+    expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nwitness w1 " WKEY
+                          "\ngroup a any w1\ngroup b any w1\ngroup q 2 a b\nquorum q\n",
+                          "line 6: group q: member 'b' names witness 'w1'");
+    expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nwitness w1 " WKEY
+                          "\ngroup a any w1\ngroup q all a w1\nquorum q\n",
+                          "line 5: group q: member 'w1' names witness 'w1'");
+    expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nlog " TESSERA_VKEY "\n",
+                          "line 3: log: the same key as log key");
+    expect_policy_refused("origin a\nlog " TESSERA_VKEY "\nreceipt-key " RKEY "\nreceipt-key " RKEY
+                          "\n",
+                          "line 4: receipt-key: listed twice");
 }
 
 int main(void)

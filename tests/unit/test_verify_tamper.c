@@ -5,10 +5,17 @@
  * the reason of that mutation in its --json report. Also: exit statuses 0 and 2, the state file
  * (rollback and fork against it, updated only on success), `compare` and the fork proof,
  * witness cosignatures against a quorum, and hash tiles that the verifier recomputes rather
- * than trusts (GHSA-672p-m5jq-mrh8: never accept what was not recomputed).
+ * than trusts (GHSA-672p-m5jq-mrh8: never accept what was not recomputed). And the verifier
+ * review's findings 3 (the state is the verified note, from memory, even when the record's
+ * checkpoint or the state file changes during the run: see run_paused for how a run is paused
+ * at a known point without a hook) and 7 (one key never counts twice toward a quorum or
+ * threshold).
  */
+#define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -605,6 +614,557 @@ static void test_witness_quorum(void **state)
     EVP_PKEY_free(k);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Finding 3: the state file is the note verified, from memory */
+
+/*
+ * Run argv (the real sworn-verify, with --json and without --no-progress) so that it stops at a
+ * known point in its run, call mid(arg) there, and let it finish; OUT: its stdout (free it).
+ * Returns its exit status.
+ *
+ * How it stops, deterministically and without any hook in the binary: sworn-verify draws its
+ * progress bar on stderr when stderr is a terminal, first after the first entry bundle, so
+ * after it read and verified every checkpoint and loaded the state, and before it stores the
+ * state. Its stderr is a pseudo-terminal with TOSTOP set, of which it is a background process
+ * group: its first write there stops it with SIGTTOU (POSIX job control). A session leader in
+ * between (the terminal's controlling process) waits for that stop, lets the test act, clears
+ * TOSTOP and continues it. Nothing sleeps: each step waits for the previous one's event.
+ */
+static int run_paused(const char *const *argv, void (*mid)(void *), void *arg, char **out)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY), outp[2], up[2], down[2], st;
+    const char *slave;
+    pid_t leader;
+    char c = 0, *buf = NULL;
+    size_t len = 0, cap = 0;
+
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    slave = ptsname(m);
+    assert_non_null(slave);
+    assert_int_equal(pipe(outp), 0);
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+    leader = fork();
+    assert_true(leader >= 0);
+    if (leader == 0) {
+        struct termios t;
+        pid_t v;
+        int s, vs;
+
+        if (setsid() < 0 || (s = open(slave, O_RDWR)) < 0 || tcgetattr(s, &t) != 0)
+            _exit(120);
+        t.c_lflag |= TOSTOP;
+        if (tcsetattr(s, TCSANOW, &t) != 0)
+            _exit(121);
+        v = fork();
+        if (v < 0)
+            _exit(122);
+        if (v == 0) {
+            sigset_t none;
+
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            signal(SIGTTOU, SIG_DFL);
+            if (setpgid(0, 0) != 0 || dup2(s, 2) < 0 || dup2(outp[1], 1) < 0)
+                _exit(123);
+            execv(argv[0], (char *const *)argv);
+            _exit(127);
+        }
+        (void)setpgid(v, v); /* also here, so it is in the background before it can write */
+        if (waitpid(v, &vs, WUNTRACED) != v)
+            _exit(124);
+        if (WIFSTOPPED(vs)) {
+            if (write(up[1], "s", 1) != 1 || read(down[0], &c, 1) != 1)
+                _exit(125);
+            t.c_lflag &= ~(tcflag_t)TOSTOP;
+            if (tcsetattr(s, TCSANOW, &t) != 0 || kill(v, SIGCONT) != 0 || waitpid(v, &vs, 0) != v)
+                _exit(126);
+        } else if (write(up[1], "x", 1) != 1) {
+            _exit(125);
+        }
+        _exit(WIFEXITED(vs) ? WEXITSTATUS(vs) : 128 + WTERMSIG(vs));
+    }
+    close(outp[1]);
+    close(up[1]);
+    close(down[0]);
+    assert_int_equal(read(up[0], &c, 1), 1);
+    if (c != 's')
+        fail_msg("%s did not stop at its first progress line (it never drew one)", argv[0]);
+    mid(arg);
+    assert_int_equal(write(down[1], "g", 1), 1);
+    for (;;) {
+        ssize_t r;
+
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 16384;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        r = read(outp[0], buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        assert_true(r >= 0);
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    assert_int_equal(waitpid(leader, &st, 0), leader);
+    close(outp[0]);
+    close(up[0]);
+    close(down[1]);
+    close(m);
+    assert_true(WIFEXITED(st));
+    *out = buf;
+    return WEXITSTATUS(st);
+}
+
+struct swap {
+    const struct fx *f;
+    const char *rel;  /* the file to replace, relative to the test folder */
+    const char *from; /* with this one's bytes (relative); NULL: a symbolic link to link_to */
+    const char *link_to;
+};
+
+static void swap_file(void *arg)
+{
+    const struct swap *w = arg;
+    char *dst = P(w->f, w->rel), tmp[4200];
+
+    snprintf(tmp, sizeof(tmp), "%s.swap", dst);
+    if (w->from != NULL) {
+        size_t len;
+        uint8_t *d = sworn_verify_read_rel(w->f->dir, w->from, &len);
+
+        sworn_test_write_file(tmp, d, len, 0644);
+        free(d);
+    } else {
+        assert_int_equal(symlink(w->link_to, tmp), 0);
+    }
+    assert_int_equal(rename(tmp, dst), 0);
+    free(dst);
+}
+
+/* sworn-verify verify --json --policy policy --state state <record>, paused once (run_paused)
+ * to swap one file; expects exit status want and returns the report. */
+static json_object *verify_swapped(const struct fx *f, const char *record, const struct swap *w,
+                                   int want)
+{
+    char *pol = P(f, "policy"), *st = P(f, "state"), *rec = P(f, record), *out;
+    const char *argv[] = {verify_bin, "verify", "--json", "--policy", pol,
+                          "--state",  st,       rec,      NULL};
+    int rc = run_paused(argv, swap_file, (void *)w, &out);
+    json_object *o = json_tokener_parse(out);
+
+    if (rc != want || o == NULL)
+        fail_msg("sworn-verify on %s: exit %d, expected %d; output:\n%s", record, rc, want, out);
+    free(out);
+    free(pol);
+    free(st);
+    free(rec);
+    return o;
+}
+
+static void expect_state_is(const struct fx *f, const char *rel)
+{
+    size_t a, b;
+    uint8_t *want = sworn_verify_read_rel(f->dir, rel, &a),
+            *got = sworn_verify_read_rel(f->dir, "state", &b);
+
+    if (a != b || memcmp(want, got, a) != 0)
+        fail_msg("the state file is not the bytes of %s", rel);
+    free(want);
+    free(got);
+}
+
+/*
+ * The attack of finding 3: the record's `checkpoint` (size 600) is swapped, while sworn-verify
+ * runs, for its older checkpoint of size 100 (anyone who can write the record folder can). The
+ * run verified 600, so the state must be the 600 note; before the fix it was the 100 note read
+ * again at the end, after which a fork sharing only the first 100 entries passed.
+ */
+static void test_state_is_the_verified_note(void **state)
+{
+    struct fx *f = *state;
+    char *db3 = P(f, "db3"), *key = P(f, "log.key");
+    struct swap w = {f, "swap/checkpoint", "swap/sworn/checkpoint/100", NULL};
+    json_object *rep;
+
+    free(copy_record(f, "good", "swap"));
+    rep = verify_swapped(f, "swap", &w, 0);
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 1);
+    json_object_put(rep);
+    expect_state_is(f, "good/checkpoint"); /* the note verified, not the one swapped in */
+
+    /* The fork that shares only the first 100 entries fails against that state. */
+    sworn_test_run_ok("init db3", NULL, log_bin, "init", "--db", db3, "--origin", ORIGIN, "--key",
+                      key, "--key-name", KEY_NAME, NULL);
+    append_lines(f, db3, "e", 0, 100);
+    checkpoint(db3);
+    append_lines(f, db3, "fork", 100, 700);
+    checkpoint(db3);
+    export_tiles(f, db3, NULL, "fork100");
+    rep = verify_json(f, "policy", "fork100", NULL, 0); /* fine on its own */
+    json_object_put(rep);
+    rep = verify_json(f, "policy", "fork100", "state", 1);
+    sworn_verify_expect_fail(rep, "state", "fork", "state (size 600)");
+    json_object_put(rep);
+    expect_state_is(f, "good/checkpoint");
+    free(db3);
+    free(key);
+}
+
+/*
+ * The state never moves backwards, and is never a symbolic link: while a run verifies the
+ * record at size 300, the state file is replaced (by another run, by another hand) with the
+ * checkpoint of size 600: it is kept and the run fails `rollback` (before the fix the run wrote
+ * 300 over it). Replaced with a symbolic link: it is kept and the run is unreadable (before,
+ * the rename replaced the link). Replaced with the size-100 note of the same tree: the run
+ * stores its own 300 (moving forward, consistent). Replaced with another tree's checkpoint of
+ * size 300: kept, and the run fails `fork`.
+ */
+static void test_state_changed_during_run(void **state)
+{
+    struct fx *f = *state;
+    char *db = P(f, "db"), *st = P(f, "state"), target[4200];
+    struct swap newer = {f, "state", "good/checkpoint", NULL};
+    struct swap older = {f, "state", "good/sworn/checkpoint/100", NULL};
+    struct swap link = {f, "state", NULL, target};
+    struct swap forked = {f, "state", "fork300/checkpoint", NULL};
+    char *db4 = P(f, "db4"), *key = P(f, "log.key");
+    struct stat sb;
+    json_object *rep;
+
+    export_tiles(f, db, "300", "old");
+    /* Newer during the run: kept, rollback. */
+    rep = verify_swapped(f, "old", &newer, 1);
+    sworn_verify_expect_fail(rep, "state", "rollback", "state");
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 0);
+    json_object_put(rep);
+    expect_state_is(f, "good/checkpoint");
+
+    /* A symbolic link during the run: kept, unreadable (exit 2). */
+    unlink(st);
+    snprintf(target, sizeof(target), "%s/good/checkpoint", f->dir);
+    rep = verify_swapped(f, "old", &link, 2);
+    assert_string_equal(json_object_get_string(sworn_verify_get(rep, "result")), "unreadable");
+    json_object_put(rep);
+    assert_int_equal(lstat(st, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    unlink(st);
+
+    /* Older (size 100 of the same tree) during the run: the run's own 300 is stored. */
+    rep = verify_swapped(f, "old", &older, 0);
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 1);
+    json_object_put(rep);
+    expect_state_is(f, "old/checkpoint");
+
+    /* Another tree of the same size during the run (a fork's checkpoint of size 300): kept,
+     * fork. */
+    sworn_test_run_ok("init db4", NULL, log_bin, "init", "--db", db4, "--origin", ORIGIN, "--key",
+                      key, "--key-name", KEY_NAME, NULL);
+    append_lines(f, db4, "e", 0, 100);
+    append_lines(f, db4, "other", 100, 300);
+    checkpoint(db4);
+    export_tiles(f, db4, NULL, "fork300");
+    rep = verify_swapped(f, "old", &forked, 1);
+    sworn_verify_expect_fail(rep, "state", "fork", "state");
+    assert_int_equal(json_object_get_boolean(sworn_verify_get(rep, "state_updated")), 0);
+    json_object_put(rep);
+    expect_state_is(f, "fork300/checkpoint");
+
+    /* And a state that is a symbolic link from the start is refused (exit 2), not followed. */
+    unlink(st);
+    assert_int_equal(symlink(target, st), 0);
+    rep = verify_json(f, "policy", "old", "state", 2);
+    json_object_put(rep);
+    assert_int_equal(lstat(st, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    free(db);
+    free(db4);
+    free(key);
+    free(st);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Finding 7: one key never counts twice toward a quorum or a threshold */
+
+/* The C2SP verifier key of Ed25519 key k under name, of type (0x01 or 0x04); OUT: its id. */
+static void ed_vkey(EVP_PKEY *k, const char *name, uint8_t type, char *out, size_t cap,
+                    uint32_t *id)
+{
+    uint8_t pub[33], h[SV_HASH], pre[300];
+    size_t publen = 32, pl;
+    char b64[64];
+
+    pub[0] = type;
+    assert_int_equal(EVP_PKEY_get_raw_public_key(k, pub + 1, &publen), 1);
+    pl = (size_t)snprintf((char *)pre, sizeof(pre), "%s\n", name);
+    memcpy(pre + pl, pub, 33);
+    sv_sha256(pre, pl + 33, h);
+    *id = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+    sv_b64_encode(pub, 33, b64, sizeof(b64));
+    snprintf(out, cap, "%s+%08x+%s", name, *id, b64);
+}
+
+static EVP_PKEY *ed_keygen(void)
+{
+    EVP_PKEY *k = NULL;
+    EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+
+    assert_int_equal(EVP_PKEY_keygen_init(kc), 1);
+    assert_int_equal(EVP_PKEY_keygen(kc, &k), 1);
+    EVP_PKEY_CTX_free(kc);
+    return k;
+}
+
+/* Cosign every checkpoint file of record rec with k under name (type 0x04). */
+static void cosign_record(const struct fx *f, const char *rec, EVP_PKEY *k, const char *name)
+{
+    const char *files[] = {"checkpoint", "sworn/checkpoint/100", "sworn/checkpoint/300",
+                           "sworn/checkpoint/600"};
+    char vk[300];
+    uint32_t id;
+
+    ed_vkey(k, name, 0x04, vk, sizeof(vk), &id);
+    for (size_t i = 0; i < 4; i++) {
+        char rel[128];
+
+        snprintf(rel, sizeof(rel), "%s/%s", rec, files[i]);
+        cosign_file(f, rel, k, name, id, 0);
+    }
+}
+
+/* sworn-verify with policy `name` must refuse the policy (exit 2) naming line `line` and saying
+ * `needle`. */
+static void expect_policy_refused(const struct fx *f, const char *name, const char *record,
+                                  int line, const char *needle)
+{
+    char *pol = P(f, name), *rec = P(f, record), ln[32];
+    struct sworn_test_run r;
+
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--json", "--policy", pol, rec, NULL);
+    snprintf(ln, sizeof(ln), "line %d:", line);
+    if (r.status != 2 || strstr(r.err, ln) == NULL || strstr(r.err, needle) == NULL)
+        fail_msg("policy %s: exit %d, expected 2 with '%s' and '%s'; stdout:\n%s\nstderr:\n%s",
+                 name, r.status, ln, needle, r.out, r.err);
+    sworn_test_run_free(&r);
+    free(pol);
+    free(rec);
+}
+
+/* A signed keyring note: text, then one signature line per name, all by the one key k. */
+static void write_keyring(const struct fx *f, const char *rel, const char *text, EVP_PKEY *k,
+                          const char *const *names, size_t nnames)
+{
+    char note[8192], b64[200];
+    size_t n = strlen(text);
+
+    memcpy(note, text, n);
+    note[n++] = '\n';
+    for (size_t i = 0; i < nnames; i++) {
+        EVP_MD_CTX *c = EVP_MD_CTX_new();
+        uint8_t raw[4 + 64];
+        size_t siglen = 64;
+        char vk[300];
+        uint32_t id;
+
+        ed_vkey(k, names[i], 0x01, vk, sizeof(vk), &id);
+        for (int j = 0; j < 4; j++)
+            raw[j] = (uint8_t)(id >> (24 - 8 * j));
+        assert_int_equal(EVP_DigestSignInit(c, NULL, NULL, NULL, k), 1);
+        assert_int_equal(EVP_DigestSign(c, raw + 4, &siglen, (const uint8_t *)text, strlen(text)),
+                         1);
+        EVP_MD_CTX_free(c);
+        sv_b64_encode(raw, sizeof(raw), b64, sizeof(b64));
+        n += (size_t)snprintf(note + n, sizeof(note) - n, "\xe2\x80\x94 %s %s\n", names[i], b64);
+    }
+    sworn_verify_write_rel(f->dir, rel, note, n);
+}
+
+/*
+ * Finding 7, one test per way in. Before the fix each passed with one key's signatures (exit 0);
+ * now a policy that lists one key twice is refused with its line number (exit 2), and a keyring
+ * version that does fails `keys` with `keyring-root-twice`. The policy's lines: 1 a comment,
+ * 2 origin, 3 log, then the extra lines (write_policy).
+ */
+
+/* Two witness lines, one key under two names, `group g 2 w1 w2`, one holder (one stolen key)
+ * cosigning every checkpoint under both names. */
+static void test_witness_key_twice(void **state)
+{
+    struct fx *f = *state;
+    EVP_PKEY *k = ed_keygen();
+    char va[300], vb[300], extra[2048];
+    uint32_t id;
+
+    ed_vkey(k, "wa.example", 0x04, va, sizeof(va), &id);
+    ed_vkey(k, "wb.example", 0x04, vb, sizeof(vb), &id);
+    free(copy_record(f, "good", "w2"));
+    cosign_record(f, "w2", k, "wa.example");
+    cosign_record(f, "w2", k, "wb.example");
+    snprintf(extra, sizeof(extra), "witness w1 %s\nwitness w2 %s\ngroup g 2 w1 w2\nquorum g\n", va,
+             vb);
+    write_policy(f, "p-w2", f->vkey, extra);
+    expect_policy_refused(f, "p-w2", "w2", 5, "the same key as witness w1");
+    /* Also when the second line spells the key as type 0x01 (an Ed25519 note key): it is the
+     * same public key. */
+    ed_vkey(k, "wb.example", 0x01, vb, sizeof(vb), &id);
+    snprintf(extra, sizeof(extra), "witness w1 %s\nwitness w2 %s\ngroup g 2 w1 w2\nquorum g\n", va,
+             vb);
+    write_policy(f, "p-w2b", f->vkey, extra);
+    expect_policy_refused(f, "p-w2b", "w2", 5, "the same key as witness w1");
+    EVP_PKEY_free(k);
+}
+
+/* Nested groups that repeat a witness: group a (w1) and group b (w1 or w2) meet `group q 2 a b`
+ * with w1's cosignature alone. The same groups without the overlap still work. */
+static void test_nested_groups_repeat_witness(void **state)
+{
+    struct fx *f = *state;
+    EVP_PKEY *k = ed_keygen(), *k2 = ed_keygen();
+    char va[300], v2[300], extra[2048];
+    uint32_t id;
+    json_object *rep;
+
+    ed_vkey(k, "wa.example", 0x04, va, sizeof(va), &id);
+    ed_vkey(k2, "w2.example", 0x04, v2, sizeof(v2), &id);
+    free(copy_record(f, "good", "w1only"));
+    cosign_record(f, "w1only", k, "wa.example");
+    snprintf(extra, sizeof(extra),
+             "witness w1 %s\nwitness w2 %s\ngroup a any w1\ngroup b any w1 w2\ngroup q 2 a b\n"
+             "quorum q\n",
+             va, v2);
+    write_policy(f, "p-nest", f->vkey, extra);
+    expect_policy_refused(f, "p-nest", "w1only", 8, "names witness 'w1' that an earlier member");
+    /* A group that repeats a witness beside the group holding it: `group q 2 a w1`. */
+    snprintf(extra, sizeof(extra),
+             "witness w1 %s\nwitness w2 %s\ngroup a any w1 w2\ngroup q 2 a w1\nquorum q\n", va, v2);
+    write_policy(f, "p-nest2", f->vkey, extra);
+    expect_policy_refused(f, "p-nest2", "w1only", 7, "names witness 'w1' that an earlier member");
+
+    free(copy_record(f, "good", "w12"));
+    cosign_record(f, "w12", k, "wa.example");
+    cosign_record(f, "w12", k2, "w2.example");
+    snprintf(extra, sizeof(extra),
+             "witness w1 %s\nwitness w2 %s\ngroup a any w1\ngroup b any w2\ngroup q 2 a b\n"
+             "quorum q\n",
+             va, v2);
+    write_policy(f, "p-disjoint", f->vkey, extra);
+    rep = verify_json(f, "p-disjoint", "w12", NULL, 0);
+    sworn_verify_expect_pass(rep, "witness-quorum");
+    json_object_put(rep);
+    rep = verify_json(f, "p-disjoint", "w1only", NULL, 1);
+    expect_fail(rep, "witness-quorum", "quorum-not-met");
+    json_object_put(rep);
+    EVP_PKEY_free(k);
+    EVP_PKEY_free(k2);
+}
+
+/* The log's own key as a witness (type 0x01, the log's name and id): the log's signature line
+ * is then its own cosignature, and the operator alone meets the quorum. */
+static void test_log_key_as_witness(void **state)
+{
+    struct fx *f = *state;
+    char extra[2048];
+
+    snprintf(extra, sizeof(extra), "witness self %s\nquorum self\n", f->vkey);
+    write_policy(f, "p-self", f->vkey, extra);
+    expect_policy_refused(f, "p-self", "good", 4, "the same key as log key");
+}
+
+/* The SPKI of the log's key (from its verifier key) as base64, and its key id as hex. */
+static void log_spki(const struct fx *f, char *spki_b64, size_t cap, char hex[65])
+{
+    static const uint8_t spki_ed[12] = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03,
+                                        0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
+    uint8_t raw[300], spki[300], h[SV_HASH];
+    size_t spki_len;
+    const char *b64 = strchr(strchr(f->vkey, '+') + 1, '+') + 1; /* base64 may hold '+' */
+    long n = sv_b64_decode(b64, strlen(b64), raw, sizeof(raw));
+
+    assert_true(n > 1);
+    if (raw[0] == 0x01) { /* Ed25519: the SPKI is a fixed prefix and the key */
+        assert_int_equal(n, 33);
+        memcpy(spki, spki_ed, 12);
+        memcpy(spki + 12, raw + 1, 32);
+        spki_len = 44;
+    } else { /* 0x02: the key is the DER SPKI */
+        assert_int_equal(raw[0], 0x02);
+        memcpy(spki, raw + 1, (size_t)n - 1);
+        spki_len = (size_t)n - 1;
+    }
+    sv_sha256(spki, spki_len, h);
+    sv_hex(h, SV_HASH, hex);
+    sv_b64_encode(spki, spki_len, spki_b64, cap);
+}
+
+/* A keyring version 1 that lists one root key under two names with threshold 2, signed by that
+ * one key under both names (`sworn-hsm keyring verify` refuses it); the log's key is its
+ * checkpoint key. The same version with that root once and threshold 1 passes. */
+static void test_keyring_root_twice(void **state)
+{
+    struct fx *f = *state;
+    EVP_PKEY *k = ed_keygen();
+    char ra[300], rb[300], text[4096], extra[2048], spki_b64[400], hex[65];
+    const char *both[] = {"root-a.example", "root-b.example"};
+    uint32_t id;
+    json_object *rep;
+
+    ed_vkey(k, both[0], 0x01, ra, sizeof(ra), &id);
+    ed_vkey(k, both[1], 0x01, rb, sizeof(rb), &id);
+    log_spki(f, spki_b64, sizeof(spki_b64), hex);
+    snprintf(text, sizeof(text),
+             "sworn keyring v1\nversion 1\nthreshold 2\nroot %s\nroot %s\nkey %s checkpoint "
+             "active 2020-01-01T00:00:00Z - %s\n",
+             ra, rb, hex, spki_b64);
+    write_keyring(f, "kr-twice", text, k, both, 2);
+    snprintf(extra, sizeof(extra), "keyring-root %s\nkeyring-threshold 1\nkeyring kr-twice\n", ra);
+    write_policy(f, "p-kr", f->vkey, extra);
+    rep = verify_json(f, "p-kr", "good", NULL, 1);
+    sworn_verify_expect_fail(rep, "keys", "keyring-root-twice", "keyring");
+    json_object_put(rep);
+
+    snprintf(text, sizeof(text),
+             "sworn keyring v1\nversion 1\nthreshold 1\nroot %s\nkey %s checkpoint active "
+             "2020-01-01T00:00:00Z - %s\n",
+             ra, hex, spki_b64);
+    write_keyring(f, "kr-one", text, k, both, 1);
+    snprintf(extra, sizeof(extra), "keyring-root %s\nkeyring-threshold 1\nkeyring kr-one\n", ra);
+    write_policy(f, "p-kr1", f->vkey, extra);
+    rep = verify_json(f, "p-kr1", "good", NULL, 0);
+    sworn_verify_expect_pass(rep, "keys");
+    json_object_put(rep);
+    EVP_PKEY_free(k);
+}
+
+/* The policy's own roots: one key under two names against `keyring-threshold 2`, and version 1
+ * signed by it under both names. */
+static void test_policy_roots_twice(void **state)
+{
+    struct fx *f = *state;
+    EVP_PKEY *k = ed_keygen();
+    char ra[300], rb[300], text[4096], extra[2048], spki_b64[400], hex[65];
+    const char *both[] = {"root-a.example", "root-b.example"};
+    uint32_t id;
+
+    ed_vkey(k, both[0], 0x01, ra, sizeof(ra), &id);
+    ed_vkey(k, both[1], 0x01, rb, sizeof(rb), &id);
+    log_spki(f, spki_b64, sizeof(spki_b64), hex);
+    snprintf(text, sizeof(text),
+             "sworn keyring v1\nversion 1\nthreshold 1\nroot %s\nkey %s checkpoint active "
+             "2020-01-01T00:00:00Z - %s\n",
+             ra, hex, spki_b64);
+    write_keyring(f, "kr-one", text, k, both, 2);
+    snprintf(extra, sizeof(extra),
+             "keyring-root %s\nkeyring-root %s\nkeyring-threshold 2\nkeyring kr-one\n", ra, rb);
+    write_policy(f, "p-roots", f->vkey, extra);
+    expect_policy_refused(f, "p-roots", "good", 5, "the same key as root root-a.example");
+    EVP_PKEY_free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +1178,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compare_and_fork_proof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tiles_not_trusted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness_quorum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_is_the_verified_note, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_changed_during_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_witness_key_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_groups_repeat_witness, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_log_key_as_witness, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keyring_root_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_policy_roots_twice, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
