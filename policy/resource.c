@@ -113,7 +113,13 @@ static void ipv6_text(const uint8_t a[16], char *out, size_t cap)
     }
 }
 
-static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], const char **why)
+/*
+ * The IPv6 text s[0..n) (without brackets) into out: "[" RFC 5952 "]" with *kind IPv6, or, for
+ * an IPv4-mapped address (::ffff:0:0/96, which every dual-stack socket connects to as the IPv4
+ * address), the dotted quad with *kind IPv4 and addr[0..4) the IPv4 address.
+ */
+static int canon_ipv6(const char *s, size_t n, char *out, enum sworn_resource_host_kind *kind,
+                      uint8_t addr[16], const char **why)
 {
     char buf[INET6_ADDRSTRLEN + 1], text[INET6_ADDRSTRLEN + 1];
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -139,10 +145,24 @@ static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], cons
         *why = "the host is not an IPv6 address";
         return 1;
     }
-    if (memcmp(addr, mapped, 12) == 0 || memcmp(addr, translated, 12) == 0 ||
+    if (memcmp(addr, mapped, 12) == 0) {
+        uint8_t v4[4];
+
+        memcpy(v4, addr + 12, 4);
+        memset(addr, 0, 16);
+        if (v4[0] == 0 && v4[1] == 0 && v4[2] == 0 && v4[3] == 0) {
+            *why = "the unspecified address 0.0.0.0 (it connects to this host), IPv4-mapped";
+            return 1;
+        }
+        memcpy(addr, v4, 4);
+        snprintf(out, SWORN_RESOURCE_HOST_MAX + 1, "%u.%u.%u.%u", v4[0], v4[1], v4[2], v4[3]);
+        *kind = SWORN_RESOURCE_HOST_IPV4;
+        return 0;
+    }
+    if (memcmp(addr, translated, 12) == 0 ||
         (memcmp(addr, zero, 12) == 0 && memcmp(addr + 12, zero, 3) != 0) ||
         (memcmp(addr, zero, 12) == 0 && addr[15] > 1)) {
-        *why = "an IPv4-mapped or IPv4-compatible IPv6 address (write the IPv4 address)";
+        *why = "an IPv4-translated or IPv4-compatible IPv6 address (write the IPv4 address)";
         return 1;
     }
     if (memcmp(addr, zero, 16) == 0) {
@@ -151,6 +171,7 @@ static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], cons
     }
     ipv6_text(addr, text, sizeof(text));
     snprintf(out, SWORN_RESOURCE_HOST_MAX + 1, "[%s]", text);
+    *kind = SWORN_RESOURCE_HOST_IPV6;
     return 0;
 }
 
@@ -219,14 +240,14 @@ int sworn_resource_canon_host(const char *in, char out[SWORN_RESOURCE_HOST_MAX +
             *why = "a '[' in the host without its ']'";
             return 1;
         }
-        rc = in[0] == '[' ? canon_ipv6(in + 1, n - 2, buf, addr, why)
-                          : canon_ipv6(in, n, buf, addr, why);
+        rc = in[0] == '[' ? canon_ipv6(in + 1, n - 2, buf, kind, addr, why)
+                          : canon_ipv6(in, n, buf, kind, addr, why);
         if (rc != 0) {
             memset(addr, 0, 16);
+            *kind = 0;
             return 1;
         }
         memcpy(out, buf, strlen(buf) + 1);
-        *kind = SWORN_RESOURCE_HOST_IPV6;
         return 0;
     }
     if (n > 1 && in[n - 1] == '.')

@@ -10,9 +10,11 @@
  *           ("a.example." is "a.example"). An IPv4 address only as a dotted quad of decimal
  *           octets without leading zeros; a name whose last label is a number (all digits, or
  *           "0x" and hex digits) is any other IPv4 spelling (octal, hex, short, one integer) and
- *           is refused. An IPv6 address, with or without brackets, becomes "[" RFC 5952 text "]";
- *           zone ids, IPv4-mapped, -translated and -compatible addresses are refused. The
- *           unspecified addresses 0.0.0.0 and [::] (which connect to this host) are refused.
+ *           is refused. An IPv6 address, with or without brackets, becomes "[" RFC 5952 text "]",
+ *           except an IPv4-mapped one (::ffff:0:0/96), which is its IPv4 address (the dotted
+ *           quad, kind IPv4); zone ids, IPv4-translated and -compatible addresses are refused.
+ *           The unspecified addresses 0.0.0.0, [::] and [::ffff:0.0.0.0] (which connect to this
+ *           host) are refused. A byte >= 0x80 is refused (no UTS-46 mapping: A-labels only).
  *   port    1..65535, always explicit (Resource.port is required on the wire, so there is no
  *           default to elide).
  *   path    "" becomes "/"; otherwise it starts with '/'. Percent escapes: hex upper-cased,

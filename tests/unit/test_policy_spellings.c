@@ -114,6 +114,17 @@ static const struct policy policies[] = {
               "  - id: web\n"
               "    effect: allow\n"
               "    resource: {schemes: [https]}\n"},
+    /* Findings 1 and 3: IPv4-mapped IPv6 is the IPv4 address, in requests and in patterns. */
+    {"mapped", "rules:\n"
+               "  - id: no-metadata\n"
+               "    effect: deny\n"
+               "    resource: {hosts: [\"[::ffff:169.254.169.254]\"]}\n"
+               "  - id: no-loopback\n"
+               "    effect: deny\n"
+               "    resource: {hosts: [\"::ffff:7f00:1\"]}\n"
+               "  - id: internal\n"
+               "    effect: allow\n"
+               "    resource: {hosts: [\"10.0.0.5\"]}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -151,13 +162,13 @@ static const struct spelling cases[] = {
     {"addresses", "RFC 1918, integer", NULL, "2886729729", 0, "/", NULL, NULL, NULL, "D", "",
      REFUSED},
     {"addresses", "IPv4-mapped IPv6, dotted", NULL, "[::ffff:169.254.169.254]", 0, "/", NULL, NULL,
-     NULL, "D", "", REFUSED},
+     NULL, "D", "no-metadata", NULL},
     {"addresses", "IPv4-mapped IPv6, hex", NULL, "::ffff:a9fe:a9fe", 0, "/", NULL, NULL, NULL, "D",
-     "", REFUSED},
+     "no-metadata", NULL},
     {"addresses", "IPv4-mapped loopback", NULL, "[::ffff:7f00:1]", 0, "/", NULL, NULL, NULL, "D",
-     "", REFUSED},
+     "no-loopback", NULL},
     {"addresses", "IPv4-mapped RFC 1918, long form", NULL, "[0:0:0:0:0:ffff:a00:1]", 0, "/", NULL,
-     NULL, NULL, "D", "", REFUSED},
+     NULL, NULL, "D", "no-private", NULL},
     {"addresses", "zone id", NULL, "[fe80::1%25eth0]", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"addresses", "encoded slash", NULL, "example.com", 0, "/allowed/..%2fdenied/x", NULL, NULL,
      NULL, "D", "", REFUSED},
@@ -221,14 +232,62 @@ static const struct spelling cases[] = {
     {"names", "an underscore", NULL, "a_b.evil.com", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"names", "a percent escape", NULL, "evil%2ecom", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"names", "IPv4-mapped IPv6 of the metadata address", NULL, "[::ffff:169.254.169.254]", 0, "/",
-     NULL, NULL, NULL, "D", "", REFUSED},
+     NULL, NULL, NULL, "D", "no-metadata", NULL},
     {"names", "IPv4-mapped IPv6, hex, no brackets", NULL, "::ffff:a9fe:a9fe", 0, "/", NULL, NULL,
-     NULL, "D", "", REFUSED},
+     NULL, "D", "no-metadata", NULL},
     {"names", "a zone-scoped IPv6 literal", NULL, "[fe80::a9fe:a9fe%25eth0]", 0, "/", NULL, NULL,
      NULL, "D", "", REFUSED},
     {"names", "a zone id without brackets", NULL, "fe80::1%eth0", 0, "/", NULL, NULL, NULL, "D", "",
      REFUSED},
     {"names", "another name", NULL, "good.example", 0, "/", NULL, NULL, NULL, "A", "web", NULL},
+
+    /* Findings 1 and 3 (engineer A): IPv4-mapped IPv6 maps to IPv4; the other embeddings, the
+     * mapped unspecified address and zone ids stay refused. */
+    {"addresses", "IPv4-mapped loopback, leading zeros", NULL, "[::ffff:7f00:0001]", 0, "/", NULL,
+     NULL, NULL, "D", "no-loopback", NULL},
+    {"addresses", "IPv4-mapped loopback, dotted", NULL, "[::ffff:127.0.0.1]", 0, "/", NULL, NULL,
+     NULL, "D", "no-loopback", NULL},
+    {"addresses", "IPv4-mapped loopback, upper case, no brackets", NULL, "::FFFF:127.0.0.1", 0, "/",
+     NULL, NULL, NULL, "D", "no-loopback", NULL},
+    {"addresses", "IPv4-mapped RFC 1918, long dotted form", NULL, "[0:0:0:0:0:ffff:192.168.0.1]", 0,
+     "/", NULL, NULL, NULL, "D", "no-private", NULL},
+    {"addresses", "IPv4-mapped RFC 1918, zero-padded", NULL,
+     "[0000:0000:0000:0000:0000:ffff:ac10:0001]", 0, "/", NULL, NULL, NULL, "D", "no-private",
+     NULL},
+    {"addresses", "IPv4-mapped metadata, trailing dot", NULL, "[::ffff:169.254.169.254.]", 0, "/",
+     NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped unspecified", NULL, "[::ffff:0.0.0.0]", 0, "/", NULL, NULL, NULL,
+     "D", "", REFUSED},
+    {"addresses", "IPv4-mapped unspecified, hex", NULL, "::ffff:0:0", 0, "/", NULL, NULL, NULL, "D",
+     "", REFUSED},
+    {"addresses", "IPv4-mapped, short IPv4 inside", NULL, "[::ffff:127.1]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped, octal IPv4 inside", NULL, "[::ffff:0177.0.0.1]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped with a zone id", NULL, "[::ffff:169.254.169.254%25eth0]", 0, "/",
+     NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-translated metadata", NULL, "[::ffff:0:a9fe:a9fe]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-compatible metadata", NULL, "[::169.254.169.254]", 0, "/", NULL, NULL, NULL,
+     "D", "", REFUSED},
+    {"addresses", "NAT64 metadata is another (IPv6) address", NULL, "[64:ff9b::a9fe:a9fe]", 0, "/",
+     NULL, NULL, NULL, "A", "open", NULL},
+    {"mapped", "a mapped host allowed by the rule for its IPv4 address", NULL, "[::ffff:10.0.0.5]",
+     0, "/", NULL, NULL, NULL, "A", "internal", NULL},
+    {"mapped", "the same, hex without brackets", NULL, "::ffff:a00:5", 0, "/", NULL, NULL, NULL,
+     "A", "internal", NULL},
+    {"mapped", "the IPv4 address itself", NULL, "10.0.0.5", 0, "/", NULL, NULL, NULL, "A",
+     "internal", NULL},
+    {"mapped", "a pattern written mapped denies the dotted quad", NULL, "169.254.169.254", 0, "/",
+     NULL, NULL, NULL, "D", "no-metadata", NULL},
+    {"mapped", "and the mapped request", NULL, "[::ffff:a9fe:a9fe]", 0, "/", NULL, NULL, NULL, "D",
+     "no-metadata", NULL},
+    {"mapped", "a hex mapped pattern denies the dotted quad", NULL, "127.0.0.1", 0, "/", NULL, NULL,
+     NULL, "D", "no-loopback", NULL},
+    {"mapped", "a translated form of the allowed address is refused", NULL, "[::ffff:0:a00:5]", 0,
+     "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"mapped", "another address", NULL, "10.0.0.6", 0, "/", NULL, NULL, NULL, "D", "",
+     "default deny"},
 };
 
 static const char *policy_bin;

@@ -71,6 +71,17 @@ static const struct host_ok hosts_ok[] = {
     {"[fe80::]", "[fe80::]", SWORN_RESOURCE_HOST_IPV6},
     {"[1:2:3:4:5:6:7:8]", "[1:2:3:4:5:6:7:8]", SWORN_RESOURCE_HOST_IPV6},
     {"[64:ff9b::1.2.3.4]", "[64:ff9b::102:304]", SWORN_RESOURCE_HOST_IPV6},
+    /* IPv4-mapped IPv6 (::ffff:0:0/96) is the IPv4 address a dual-stack socket connects to. */
+    {"[::ffff:127.0.0.1]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:7f00:1]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:7f00:0001]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"::ffff:10.0.0.1", "10.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::FFFF:7F00:1]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[0:0:0:0:0:ffff:a00:1]", "10.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[0000:0000:0000:0000:0000:FFFF:A9FE:A9FE]", "169.254.169.254", SWORN_RESOURCE_HOST_IPV4},
+    {"::ffff:a9fe:a9fe", "169.254.169.254", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:0.0.0.1]", "0.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:255.255.255.255]", "255.255.255.255", SWORN_RESOURCE_HOST_IPV4},
 };
 
 struct bad {
@@ -118,11 +129,17 @@ static const struct bad hosts_bad[] = {
     {"0.0.0.0", "unspecified"},
     {"[::]", "unspecified"},
     {"[0:0:0:0:0:0:0:0]", "unspecified"},
-    {"[::ffff:127.0.0.1]", "IPv4-mapped"},
-    {"[::ffff:7f00:1]", "IPv4-mapped"},
-    {"::ffff:10.0.0.1", "IPv4-mapped"},
-    {"[::ffff:0:127.0.0.1]", "IPv4-mapped"}, /* RFC 2765 IPv4-translated */
-    {"[::FFFF:7F00:1]", "IPv4-mapped"},
+    /* IPv4-mapped forms of 0.0.0.0, and mapped text no resolver reads as the quad. */
+    {"[::ffff:0.0.0.0]", "unspecified"},
+    {"[::ffff:0:0]", "unspecified"},
+    {"::ffff:0.0.0.0", "unspecified"},
+    {"[::ffff:127.0.0.01]", "not an IPv6 address"},
+    {"[::ffff:127.1]", "not an IPv6 address"},
+    {"[::ffff:0x7f.0.0.1]", "not an IPv6 address"},
+    {"[::ffff:127.0.0.1%25lo]", "zone"},
+    {"[::ffff:127.0.0.1]:443", "without its ']'"},
+    {"[::ffff:0:127.0.0.1]", "IPv4-translated"}, /* RFC 2765 */
+    {"[::ffff:0:7f00:1]", "IPv4-translated"},
     {"[::127.0.0.1]", "IPv4-compatible"},
     {"[::2]", "IPv4-compatible"},
     {"[fe80::1%25eth0]", "zone"},
@@ -717,6 +734,13 @@ static const char *const loopback_spellings[] = {
     "[::]",
     "[::ffff:127.0.0.1]",
     "[::ffff:7f00:1]",
+    "[::ffff:7f00:0001]",
+    "::ffff:127.0.0.1",
+    "[0:0:0:0:0:ffff:7f00:1]",
+    "[::FFFF:127.0.0.1]",
+    "[::ffff:0.0.0.0]",
+    "[::ffff:127.1]",
+    "[::ffff:127.0.0.1%25lo]",
     "[::ffff:0:7f00:1]",
     "[::127.0.0.1]",
     "[::7f00:1]",
@@ -868,8 +892,11 @@ static void test_load_refusals(void **state)
     policy_refused("rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"*.a_b\"]}\n",
                    "bad host pattern: a character other than");
     policy_refused(
-        "rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"[::ffff:1.2.3.4]\"]}\n",
-        "IPv4-mapped");
+        "rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"[::ffff:0:1.2.3.4]\"]}\n",
+        "IPv4-translated");
+    policy_refused(
+        "rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"[::ffff:0.0.0.0]\"]}\n",
+        "unspecified");
     /* Path patterns that could never match a canonical path. */
     static const char *const bad_paths[][2] = {{"/admin%2F*", "%2F"},
                                                {"/a/%7E/**", "unreserved"},
@@ -900,7 +927,8 @@ static void test_load_refusals(void **state)
     sworn_policy_free(p);
     /* Vault destinations that could never match a canonical resource. */
     vault_refused("{\"scheme\": \"https\", \"host\": \"0x7f.1\"}", "dotted quad");
-    vault_refused("{\"scheme\": \"https\", \"host\": \"[::ffff:1.2.3.4]\"}", "IPv4-mapped");
+    vault_refused("{\"scheme\": \"https\", \"host\": \"[::ffff:0:1.2.3.4]\"}", "IPv4-translated");
+    vault_refused("{\"scheme\": \"https\", \"host\": \"[::ffff:0:0]\"}", "unspecified");
     vault_refused("{\"scheme\": \"https\", \"host\": \"a_b.example\"}", "host must be");
     vault_refused("{\"scheme\": \"https\", \"host\": \"*.127.0.0.1\"}", "wildcard host");
     vault_refused("{\"scheme\": \"https\", \"host\": \"h.example\", \"path_prefix\": \"/a%2fb\"}",
@@ -915,6 +943,19 @@ static void test_load_refusals(void **state)
     assert_true(released(v, "https", "::1", 8443, "/~user/x/y"));
     assert_true(released(v, "https", "[::1]", 8443, "/%7Euser/x"));
     assert_false(released(v, "https", "[::1]", 8443, "/~user/xy"));
+    sworn_vault_free(v);
+    /* An IPv4-mapped destination is its IPv4 address, and so is an IPv4-mapped request host. */
+    v = load_vault("{\"version\": 1, \"credentials\": [{\"id\": \"api\", \"symbolic\": "
+                   "\"" SYM_A "\", \"value\": \"V\", \"header\": \"x\", \"principals\": "
+                   "[\"*\"], \"destinations\": [{\"scheme\": \"https\", \"host\": "
+                   "\"[::ffff:10.0.0.1]\"}, {\"scheme\": \"https\", \"host\": \"10.0.0.2\"}]}]}");
+    assert_true(released(v, "https", "10.0.0.1", 443, "/"));
+    assert_true(released(v, "https", "::ffff:a00:1", 443, "/"));
+    assert_true(released(v, "https", "[::ffff:10.0.0.2]", 443, "/"));
+    assert_true(released(v, "https", "[0:0:0:0:0:ffff:a00:2]", 443, "/"));
+    assert_false(released(v, "https", "[::ffff:0:a00:2]", 443, "/"));
+    assert_false(released(v, "https", "[::a00:2]", 443, "/"));
+    assert_false(released(v, "https", "10.0.0.3", 443, "/"));
     sworn_vault_free(v);
 }
 
