@@ -125,6 +125,20 @@ static const struct policy policies[] = {
                "  - id: internal\n"
                "    effect: allow\n"
                "    resource: {hosts: [\"10.0.0.5\"]}\n"},
+    /* Finding 2: path parameters, permitted by one rule; denies match the bare path. */
+    {"params", "rules:\n"
+               "  - id: app\n"
+               "    effect: allow\n"
+               "    resource: {paths: [\"/app/**\"], path_parameters: true}\n"
+               "  - id: plain\n"
+               "    effect: allow\n"
+               "    resource: {paths: [\"/plain/**\"]}\n"
+               "  - id: app-admin\n"
+               "    effect: deny\n"
+               "    resource: {paths: [\"/app/admin/**\"]}\n"
+               "  - id: app-pay\n"
+               "    effect: escalate\n"
+               "    resource: {paths: [\"/app/pay/**\"]}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -288,6 +302,53 @@ static const struct spelling cases[] = {
      "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"mapped", "another address", NULL, "10.0.0.6", 0, "/", NULL, NULL, NULL, "D", "",
      "default deny"},
+
+/* Finding 2 (engineer A): path parameters, "name;params" only, permitted per rule. */
+#define P(what, path, expect, rule, reason)                                                        \
+    {                                                                                              \
+        "params", what, NULL, "app.example", 0, path, "GET", NULL, NULL, expect, rule, reason      \
+    }
+    P("a session id under a permitting allow", "/app/x;jsessionid=1", "A", "app", NULL),
+    P("matrix parameters on two segments", "/app/a;v=1/b;c=2,3;d", "A", "app", NULL),
+    P("an encoded ';' is a byte of the segment", "/app/x%3Bv=1", "A", "app", NULL),
+    P("';' in the query is not a parameter", "/app/x?a;b", "A", "app", NULL),
+    P("the same under an allow that does not permit them", "/plain/x;jsessionid=1", "D", "",
+      "rule plain, which matches it without them, does not permit them"),
+    P("that allow without parameters", "/plain/x", "A", "plain", NULL),
+    P("a parameter on the denied segment", "/app/admin;v=1/x", "D", "app-admin", NULL),
+    P("a parameter on the last segment", "/app/admin/x;v=1", "D", "app-admin", NULL),
+    P("a parameter on the parent segment", "/app;v=1/admin/x", "D", "app-admin", NULL),
+    P("an empty parameter", "/app/admin;/x", "D", "app-admin", NULL),
+    P("parameters then a real dot segment", "/app/x;a=1/../admin/y", "D", "app-admin", NULL),
+    P("the bare path has the verdict of the path itself", "/app/admin;v=1", "A", "app", NULL),
+    P("and so does the path itself", "/app/admin", "A", "app", NULL),
+    P("an escalation that does not permit them denies", "/app/pay;x=1/42", "D", "app-pay",
+      "does not permit them"),
+    P("also with the parameter on the last segment", "/app/pay/42;x", "D", "app-pay",
+      "does not permit them"),
+    P("..; into the denied tree", "/app/x/..;/admin/y", "D", "", REFUSED),
+    P("..; with parameters", "/app/x/..;v=1/admin/y", "D", "", REFUSED),
+    P("encoded ..;", "/app/x/%2e%2e;/admin/y", "D", "", REFUSED),
+    P("half-encoded ..;", "/app/x/.%2E;/admin/y", "D", "", REFUSED),
+    P(".;", "/app/.;/admin/y", "D", "", REFUSED),
+    P("encoded .;", "/app/%2e;x/admin/y", "D", "", REFUSED),
+    P("a segment of parameters only", "/app/;x/admin/y", "D", "", REFUSED),
+    P("a segment that is only ';'", "/app/;/admin/y", "D", "", REFUSED),
+    P("parameters first", "/;x/app/y", "D", "", REFUSED),
+    P("parameters, then ..;", "/app/x;a=1/..;/admin", "D", "", REFUSED),
+    P("..; at the end", "/app/admin/x/..;", "D", "", REFUSED),
+    P("..%3B (a decoder on the way makes it ..;)", "/app/x/..%3B/admin/y", "D", "", REFUSED),
+    P("encoded slashes in a parameter (nginx decodes them)", "/app/x;a%2f..%2f..%2fadmin", "D", "",
+      REFUSED),
+    P("an encoded backslash in a parameter", "/app/x;a%5c..%5cadmin", "D", "", REFUSED),
+    P("double encoding in a parameter", "/app/x;%252e%252e", "D", "", REFUSED),
+    P("an empty segment after parameters", "/app/x;a//admin/y", "D", "", REFUSED),
+    P("a fullwidth slash in a parameter", "/app/x;%ef%bc%8fadmin", "D", "", REFUSED),
+    P("parameters where no rule matches", "/other;x", "D", "", "no rule matched (default deny)"),
+#undef P
+    /* And a policy without path_parameters refuses them before any rule, as before. */
+    {"paths", "a session id, no rule permits them", "http", "127.0.0.1", 8080,
+     "/allowed/x;jsessionid=1", "GET", NULL, NULL, "D", "", "path_parameters: true"},
 };
 
 static const char *policy_bin;
