@@ -41,9 +41,9 @@
  * Matching a request (sworn_vault_release) sees only the canonical form of its resource
  * (sworn_resource_canon): a resource that has none is never released for. Then the scheme and
  * port are equal, the host is equal (or matches the wildcard as above), and when path_prefix is
- * set the canonical path without its parameters (resource.h's bare: the part before any '?',
- * each segment's ";..." removed, the path the policy's globs match) matches it on a segment
- * boundary: a prefix
+ * set the canonical path (the part before any '?'; for a path with parameters, both without
+ * them and as written, as the policy's allow rules require: sworn_resource_under_prefix)
+ * matches it on a segment boundary: a prefix
  * ending in "/" matches paths that start with it ("/repos/" matches "/repos/x", not "/repos");
  * any other prefix matches the path equal to it or starting with it followed by "/" ("/repos"
  * matches "/repos" and "/repos/x", not "/reposx"). Dot segments are removed before matching

@@ -866,11 +866,20 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
             return 0;
     }
     if (r->n_paths > 0) {
-        /* The path without its parameters (as Tomcat and Spring read it); the query (from
-         * the first '?') is not matched. */
+        /* The query (from the first '?') is not matched. A path with parameters has two
+         * readings: without them (Tomcat, Jetty, Spring) and as written (nginx and most
+         * others, where "a;x" is one segment). An allow must hold for both; a deny or an
+         * escalation applies when it names either. */
         plen = res->bare_len;
         for (ok = 0, i = 0; i < r->n_paths && !ok; i++)
             ok = pglob_match(&r->paths[i], path, plen);
+        if (res->path_params) {
+            int full = 0;
+
+            for (i = 0; i < r->n_paths && !full; i++)
+                full = pglob_match(&r->paths[i], res->path, res->path_len);
+            ok = r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW ? ok && full : ok || full;
+        }
         if (!ok)
             return 0;
     }

@@ -708,11 +708,17 @@ int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RE
     return 0;
 }
 
+static int under(const char *path, size_t len, const char *prefix, size_t pl)
+{
+    if (pl == 0 || len < pl || memcmp(path, prefix, pl) != 0)
+        return 0;
+    return prefix[pl - 1] == '/' || len == pl || path[pl] == '/';
+}
+
 int sworn_resource_under_prefix(const struct sworn_resource *c, const char *prefix)
 {
     size_t pl = strlen(prefix);
 
-    if (pl == 0 || c->bare_len < pl || memcmp(c->bare, prefix, pl) != 0)
-        return 0;
-    return prefix[pl - 1] == '/' || c->bare_len == pl || c->bare[pl] == '/';
+    /* Both readings of a path with parameters (as the policy's allow rules require). */
+    return under(c->bare, c->bare_len, prefix, pl) && under(c->path, c->path_len, prefix, pl);
 }

@@ -30,14 +30,13 @@
  *           the rest of the path, so no '/', %2F, %5C there either); refused when the name is
  *           empty (";x") or a dot segment ("..;", ".;", "%2e%2e;x"), and a dot segment before
  *           "%3B" is refused too. The canonical form keeps the parameters (path) and also
- *           gives the path with every segment's ";params" removed (bare), which the policy's
- *           path globs and the vault's path prefixes match. Whether a path with parameters is
- *           acceptable at all is the policy's decision (docs/policy.md 2.0 and 2.4).
- *   query   everything from the first '?', kept, its escapes normalised as in the path. It may
- *           hold '/', '?', ';', %2F, %5C and encoded control characters other than %00 (it is
- *           never matched); it may not hold raw controls, raw bytes >= 0x80, '\', '#', %00,
- *           invalid escapes or double encoding.
- *   tool    kept as carried (the decision socket already requires UTF-8 without controls).
+ *           gives the path with every segment's ";params" removed (bare): the policy's path
+ *           globs and the vault's path prefixes match both readings. Whether a path with parameters
+ * is acceptable at all is the policy's decision (docs/policy.md 2.0 and 2.4). query   everything
+ * from the first '?', kept, its escapes normalised as in the path. It may hold '/', '?', ';', %2F,
+ * %5C and encoded control characters other than %00 (it is never matched); it may not hold raw
+ * controls, raw bytes >= 0x80, '\', '#', %00, invalid escapes or double encoding. tool    kept as
+ * carried (the decision socket already requires UTF-8 without controls).
  *
  * Canonicalisation is idempotent: canonicalising a canonical form gives it back unchanged.
  *
@@ -122,8 +121,10 @@ void sworn_resource_to_pb(const struct sworn_resource *c, Sworn__V1__Resource *o
 int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RESOURCE_SHA256_LEN]);
 
 /*
- * Does the canonical path without its parameters (bare) lie under the canonical prefix (which
- * holds no ';') on a segment boundary? A prefix ending in '/' matches paths that start with it; any
+ * Do both readings of the canonical path, without its parameters (bare) and as written (path
+ * before its '?'), lie under the canonical prefix (which holds no ';') on a segment boundary?
+ * ("/public;x/y" does not lie under "/public": a server that keeps parameters reads the segment
+ * "public;x".) A prefix ending in '/' matches paths that start with it; any
  * other prefix matches the path equal to it or followed by '/'. The vault's path_prefix rule.
  */
 int sworn_resource_under_prefix(const struct sworn_resource *c, const char *prefix);

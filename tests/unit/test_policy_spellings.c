@@ -138,7 +138,10 @@ static const struct policy policies[] = {
                "    resource: {paths: [\"/app/admin/**\"]}\n"
                "  - id: app-pay\n"
                "    effect: escalate\n"
-               "    resource: {paths: [\"/app/pay/**\"]}\n"},
+               "    resource: {paths: [\"/app/pay/**\"]}\n"
+               "  - id: no-exe\n"
+               "    effect: deny\n"
+               "    resource: {paths: [\"/app/files/*.exe\"]}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -345,6 +348,11 @@ static const struct spelling cases[] = {
     P("an empty segment after parameters", "/app/x;a//admin/y", "D", "", REFUSED),
     P("a fullwidth slash in a parameter", "/app/x;%ef%bc%8fadmin", "D", "", REFUSED),
     P("parameters where no rule matches", "/other;x", "D", "", "no rule matched (default deny)"),
+    P("an allow holds for both readings (nginx: segment \"app;v=1\")", "/app;v=1/x", "D", "",
+      "no rule matched (default deny)"),
+    P("a deny applies to the bare reading", "/app/files/a.exe;x", "D", "no-exe", NULL),
+    P("and to the reading as written", "/app/files/a;x.exe", "D", "no-exe", NULL),
+    P("neither reading is denied", "/app/files/a;x.exe/b", "A", "app", NULL),
 #undef P
     /* And a policy without path_parameters refuses them before any rule, as before. */
     {"paths", "a session id, no rule permits them", "http", "127.0.0.1", 8080,

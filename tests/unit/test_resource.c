@@ -1054,7 +1054,9 @@ static void test_path_params(void **state)
                         "  - id: no-admin\n    effect: deny\n"
                         "    resource: {paths: [\"/app/admin/**\"]}\n"
                         "  - id: ask\n    effect: escalate\n"
-                        "    resource: {paths: [\"/app/pay/**\"]}\n");
+                        "    resource: {paths: [\"/app/pay/**\"]}\n"
+                        "  - id: no-exe\n    effect: deny\n"
+                        "    resource: {paths: [\"/app/*.exe\"]}\n");
     assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;jsessionid=1", rule),
                      SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_string_equal(rule, "app");
@@ -1074,6 +1076,22 @@ static void test_path_params(void **state)
     assert_int_equal(eval(p, "https", "x.example", 443, "/app/..;/admin/x", rule),
                      SWORN__V1__EFFECT__EFFECT_DENY);
     assert_string_equal(rule, "");
+    /* An allow holds for both readings (nginx: the segment "app;v=1" is not "app"), a deny
+     * applies to either. */
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app;v=1/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app;v=1/admin/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-admin");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x.exe;a", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-exe");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;a.exe", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-exe");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;a.exe/y", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn_policy_free(p);
 
     /* At load: only booleans, and not on a deny rule. */
@@ -1090,8 +1108,11 @@ static void test_path_params(void **state)
                    "\"" SYM_A "\", \"value\": \"V\", \"header\": \"x\", \"principals\": "
                    "[\"*\"], \"destinations\": [{\"scheme\": \"https\", \"host\": "
                    "\"h.example\", \"path_prefix\": \"/public\"}]}]}");
-    assert_true(released(v, "https", "h.example", 443, "/public;x/y"));
-    assert_true(released(v, "https", "h.example", 443, "/public;x"));
+    assert_true(released(v, "https", "h.example", 443, "/public/y;x"));
+    assert_true(released(v, "https", "h.example", 443, "/public/a;b/c;d=e"));
+    /* Both readings must be inside: nginx reads "/public;x/y" as the segment "public;x". */
+    assert_false(released(v, "https", "h.example", 443, "/public;x/y"));
+    assert_false(released(v, "https", "h.example", 443, "/public;x"));
     assert_false(released(v, "https", "h.example", 443, "/publicx;/y"));
     assert_false(released(v, "https", "h.example", 443, "/public/..;/admin"));
     assert_false(released(v, "https", "h.example", 443, "/public;/../admin"));
