@@ -313,7 +313,7 @@ static int load_resource(ydoc *d, ynode *rule, struct prule *r)
     SWORN_GUARD(sworn_yaml_only_keys(d, res, keys));
     if ((n = sworn_yaml_get(res, "path_parameters")) != NULL) {
         SWORN_GUARD(sworn_yaml_bool(d, n, &r->path_params));
-        /* A deny matches a path with parameters whatever it says (on the bare path), so a
+        /* A deny matches a path with parameters whatever it says (on either reading), so a
          * "true" there would only suggest that a "false" one does not. */
         if (r->path_params && r->effect == SWORN__V1__EFFECT__EFFECT_DENY)
             return sworn_yaml_error(d, n,
@@ -1100,14 +1100,14 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
         const struct prule *r = &p->rules[i];
 
-        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL) ||
+        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL && !res.path_params) ||
             (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL))
             continue;
         if (!rule_matches(r, req, &res, now_unix_ms))
             continue;
-        /* Path parameters: an allow or escalate rule that does not permit them does not match
-         * (its paths matched the bare path only). An escalate rule that would have matched
-         * denies, so that adding ";x" never turns an escalation into a later rule's allow. */
+        /* Path parameters: an allow or escalate rule that does not permit them does not match.
+         * An escalate rule that would have matched denies, so that adding ";x" never turns an
+         * escalation into a later rule's allow (escalate rules are all looked at then). */
         if (res.path_params && r->effect != SWORN__V1__EFFECT__EFFECT_DENY && !r->path_params) {
             if (unpermitted == NULL || (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE &&
                                         unpermitted->effect != SWORN__V1__EFFECT__EFFECT_ESCALATE))
@@ -1126,9 +1126,8 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     } else if (unpermitted != NULL && unpermitted->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE) {
         memcpy(out->rule_id, unpermitted->id, strlen(unpermitted->id) + 1);
         set_reason(out,
-                   "denied by rule %s: it would escalate this path without its parameters, but "
-                   "the path has parameters (';') and the rule does not permit them "
-                   "(path_parameters: true)",
+                   "denied by rule %s: it would escalate this request, but the path has "
+                   "parameters (';') and the rule does not permit them (path_parameters: true)",
                    unpermitted->id);
     } else if (esc != NULL) {
         decide(out, esc, SWORN__V1__EFFECT__EFFECT_ESCALATE, "escalated");
@@ -1143,7 +1142,7 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     } else if (unpermitted != NULL) {
         set_reason(out,
                    "no rule matched (default deny): the path has parameters (';') and rule %s, "
-                   "which matches it without them, does not permit them (path_parameters: true)",
+                   "which matches its path, does not permit them (path_parameters: true)",
                    unpermitted->id);
     } else {
         set_reason(out, "no rule matched (default deny)");

@@ -316,7 +316,7 @@ static const struct spelling cases[] = {
     P("an encoded ';' is a byte of the segment", "/app/x%3Bv=1", "A", "app", NULL),
     P("';' in the query is not a parameter", "/app/x?a;b", "A", "app", NULL),
     P("the same under an allow that does not permit them", "/plain/x;jsessionid=1", "D", "",
-      "rule plain, which matches it without them, does not permit them"),
+      "rule plain, which matches its path, does not permit them"),
     P("that allow without parameters", "/plain/x", "A", "plain", NULL),
     P("a parameter on the denied segment", "/app/admin;v=1/x", "D", "app-admin", NULL),
     P("a parameter on the last segment", "/app/admin/x;v=1", "D", "app-admin", NULL),

@@ -1094,6 +1094,27 @@ static void test_path_params(void **state)
                      SWORN__V1__EFFECT__EFFECT_ALLOW);
     sworn_policy_free(p);
 
+    /* An escalation that does not permit them denies, also after one that does. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: e1\n    effect: escalate\n"
+                        "    resource: {paths: [\"/pay/**\"], path_parameters: true}\n"
+                        "  - id: e2\n    effect: escalate\n"
+                        "    resource: {paths: [\"/pay/big/**\"]}\n"
+                        "  - id: all\n    effect: allow\n"
+                        "    resource: {path_parameters: true}\n");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/pay/big;x/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "e2");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/pay/small;x/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_string_equal(rule, "e1");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/pay/big/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_string_equal(rule, "e1");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/other;x", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_policy_free(p);
+
     /* At load: only booleans, and not on a deny rule. */
     policy_refused("rules:\n  - id: a\n    effect: allow\n    resource: {path_parameters: yes}\n",
                    "");
