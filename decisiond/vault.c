@@ -372,6 +372,12 @@ static int parse_dest(const char *path, const char *where, json_object *o, struc
         if (sworn_resource_canon_path(s, canon, &plen, &why) != 0)
             return sworn_err_set(SWORN_ERR_FORMAT, "vault %s: %s: path_prefix is refused: %s", path,
                                  where, why);
+        /* Matched against the request's path without its parameters, which has no ';'. */
+        if (strchr(canon, ';') != NULL)
+            return sworn_err_set(SWORN_ERR_FORMAT,
+                                 "vault %s: %s: path_prefix is refused: a ';' (path parameters; "
+                                 "the prefix is matched against the path without them)",
+                                 path, where);
         d->path_prefix = strdup(canon);
         if (d->path_prefix == NULL)
             return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");

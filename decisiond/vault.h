@@ -35,13 +35,15 @@
  *     as "[" RFC 5952 "]"), or "*." followed by such a host name of at least two labels:
  *     "*.example.com" matches any host that ends in ".example.com" with one or more labels
  *     before it ("a.example.com", "a.b.example.com"), never "example.com" itself; "*.com" is
- *     refused. path_prefix is canonicalised the same way at load (a prefix resource.h refuses
- *     is refused) and stored canonical.
+ *     refused. path_prefix is canonicalised the same way at load (a prefix resource.h refuses,
+ *     or one holding ';', is refused) and stored canonical.
  *
  * Matching a request (sworn_vault_release) sees only the canonical form of its resource
  * (sworn_resource_canon): a resource that has none is never released for. Then the scheme and
  * port are equal, the host is equal (or matches the wildcard as above), and when path_prefix is
- * set the canonical path (the part before any '?') matches it on a segment boundary: a prefix
+ * set the canonical path (the part before any '?'; for a path with parameters, both without
+ * them and as written, as the policy's allow rules require: sworn_resource_under_prefix)
+ * matches it on a segment boundary: a prefix
  * ending in "/" matches paths that start with it ("/repos/" matches "/repos/x", not "/repos");
  * any other prefix matches the path equal to it or starting with it followed by "/" ("/repos"
  * matches "/repos" and "/repos/x", not "/reposx"). Dot segments are removed before matching

@@ -303,13 +303,23 @@ fail:
 
 static int load_resource(ydoc *d, ynode *rule, struct prule *r)
 {
-    static const char *const keys[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
-    ynode *res = sworn_yaml_get(rule, "resource");
+    static const char *const keys[] = {"schemes", "hosts",           "ports", "paths",
+                                       "tools",   "path_parameters", NULL};
+    ynode *res = sworn_yaml_get(rule, "resource"), *n;
 
     if (res == NULL)
         return 0;
     SWORN_GUARD(need_map(d, res, "resource"));
     SWORN_GUARD(sworn_yaml_only_keys(d, res, keys));
+    if ((n = sworn_yaml_get(res, "path_parameters")) != NULL) {
+        SWORN_GUARD(sworn_yaml_bool(d, n, &r->path_params));
+        /* A deny matches a path with parameters whatever it says (on either reading), so a
+         * "true" there would only suggest that a "false" one does not. */
+        if (r->path_params && r->effect == SWORN__V1__EFFECT__EFFECT_DENY)
+            return sworn_yaml_error(d, n,
+                                    "path_parameters is only for allow and escalate rules (a deny "
+                                    "rule matches paths with parameters whatever it says)");
+    }
     SWORN_GUARD(load_schemes(d, res, r));
     SWORN_GUARD(load_hosts(d, res, r));
     SWORN_GUARD(load_ports(d, res, r));
@@ -817,6 +827,7 @@ static int load_doc(ydoc *d, struct sworn_policy **out)
 
         p->nrules = i + 1;
         SWORN_GUARD(load_rule(d, sworn_yaml_item(rules, i), r, p));
+        p->path_params |= r->path_params;
         if (r->count.on && r->count.window_ms > p->max_window_ms)
             p->max_window_ms = r->count.window_ms;
         if (r->sum.on && r->sum.window_ms > p->max_window_ms)
@@ -985,7 +996,7 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
 {
     /* Optional strings may be NULL in a message built by hand (unpacked ones never are). */
     const char *method = q->context != NULL && q->context->method != NULL ? q->context->method : "";
-    const char *path = res->path, *tool = res->tool;
+    const char *path = res->bare, *tool = res->tool;
     size_t i, plen;
     int ok;
 
@@ -1012,10 +1023,20 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
             return 0;
     }
     if (r->n_paths > 0) {
-        /* The path only: the query (from the first '?') is not matched. */
-        plen = res->path_len;
+        /* The query (from the first '?') is not matched. A path with parameters has two
+         * readings: without them (Tomcat, Jetty, Spring) and as written (nginx and most
+         * others, where "a;x" is one segment). An allow must hold for both; a deny or an
+         * escalation applies when it names either. */
+        plen = res->bare_len;
         for (ok = 0, i = 0; i < r->n_paths && !ok; i++)
             ok = pglob_match(&r->paths[i], path, plen);
+        if (res->path_params) {
+            int full = 0;
+
+            for (i = 0; i < r->n_paths && !full; i++)
+                full = pglob_match(&r->paths[i], res->path, res->path_len);
+            ok = r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW ? ok && full : ok || full;
+        }
         if (!ok)
             return 0;
     }
@@ -1227,7 +1248,7 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
                       struct sworn_policy_result *out)
 {
-    const struct prule *deny = NULL, *esc = NULL, *alw = NULL;
+    const struct prule *deny = NULL, *esc = NULL, *alw = NULL, *unpermitted = NULL;
     struct sworn_resource res;
     const char *why = NULL;
 
@@ -1244,16 +1265,32 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         set_reason(out, "the resource is refused: %s; denied before any rule", why);
         return 0;
     }
+    if (res.path_params && !p->path_params) {
+        set_reason(out,
+                   "the resource is refused: a ';' in the path (path parameters, which servers "
+                   "read differently; no rule of this policy has path_parameters: true); denied "
+                   "before any rule");
+        return 0;
+    }
     if (canon_method(req, out) != 0)
         return 0;
     for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
         const struct prule *r = &p->rules[i];
 
-        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL) ||
+        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL && !res.path_params) ||
             (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL))
             continue;
         if (!rule_matches(r, req, &res, now_unix_ms))
             continue;
+        /* Path parameters: an allow or escalate rule that does not permit them does not match.
+         * An escalate rule that would have matched denies, so that adding ";x" never turns an
+         * escalation into a later rule's allow (escalate rules are all looked at then). */
+        if (res.path_params && r->effect != SWORN__V1__EFFECT__EFFECT_DENY && !r->path_params) {
+            if (unpermitted == NULL || (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE &&
+                                        unpermitted->effect != SWORN__V1__EFFECT__EFFECT_ESCALATE))
+                unpermitted = r;
+            continue;
+        }
         if (r->effect == SWORN__V1__EFFECT__EFFECT_DENY)
             deny = r;
         else if (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE)
@@ -1263,6 +1300,12 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     }
     if (deny != NULL) {
         decide(out, deny, SWORN__V1__EFFECT__EFFECT_DENY, "denied");
+    } else if (unpermitted != NULL && unpermitted->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE) {
+        memcpy(out->rule_id, unpermitted->id, strlen(unpermitted->id) + 1);
+        set_reason(out,
+                   "denied by rule %s: it would escalate this request, but the path has "
+                   "parameters (';') and the rule does not permit them (path_parameters: true)",
+                   unpermitted->id);
     } else if (esc != NULL) {
         decide(out, esc, SWORN__V1__EFFECT__EFFECT_ESCALATE, "escalated");
         out->escalation_timeout_ms = esc->escalation_timeout_ms;
@@ -1273,6 +1316,11 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
             set_reason(out, "internal error (denied)");
             return -1;
         }
+    } else if (unpermitted != NULL) {
+        set_reason(out,
+                   "no rule matched (default deny): the path has parameters (';') and rule %s, "
+                   "which matches its path, does not permit them (path_parameters: true)",
+                   unpermitted->id);
     } else {
         set_reason(out, "no rule matched (default deny)");
     }

@@ -137,6 +137,7 @@ struct prule {
     struct pbudget count, sum;
     char credential[SWORN_POLICY_ID_MAX + 1];
     uint64_t escalation_timeout_ms;
+    int path_params; /* resource.path_parameters: true (allow and escalate rules only) */
 };
 
 struct sworn_policy {
@@ -147,6 +148,7 @@ struct sworn_policy {
     char **trusted; /* trusted_issuers, sorted with strcmp; NULL when the key is absent */
     size_t n_trusted;
     uint64_t max_window_ms;
+    int path_params; /* some rule has path_parameters: true; else ';' in a path is refused */
 };
 
 /* The rule with id, or NULL. */

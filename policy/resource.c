@@ -45,7 +45,8 @@ static int is_unreserved(unsigned c)
     return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
-/* RFC 3986 sub-delims, ':' and '@' (pchar without unreserved and escapes); ';' is not here. */
+/* RFC 3986 sub-delims, ':' and '@' (pchar without unreserved and escapes); ';' is not here:
+ * in a path it starts path parameters (check_params), in a query it is an ordinary byte. */
 static int is_pchar_other(unsigned c)
 {
     return c != '\0' && strchr("!$&'()*+,=:@", (int)c) != NULL;
@@ -113,7 +114,13 @@ static void ipv6_text(const uint8_t a[16], char *out, size_t cap)
     }
 }
 
-static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], const char **why)
+/*
+ * The IPv6 text s[0..n) (without brackets) into out: "[" RFC 5952 "]" with *kind IPv6, or, for
+ * an IPv4-mapped address (::ffff:0:0/96, which every dual-stack socket connects to as the IPv4
+ * address), the dotted quad with *kind IPv4 and addr[0..4) the IPv4 address.
+ */
+static int canon_ipv6(const char *s, size_t n, char *out, enum sworn_resource_host_kind *kind,
+                      uint8_t addr[16], const char **why)
 {
     char buf[INET6_ADDRSTRLEN + 1], text[INET6_ADDRSTRLEN + 1];
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -139,10 +146,24 @@ static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], cons
         *why = "the host is not an IPv6 address";
         return 1;
     }
-    if (memcmp(addr, mapped, 12) == 0 || memcmp(addr, translated, 12) == 0 ||
+    if (memcmp(addr, mapped, 12) == 0) {
+        uint8_t v4[4];
+
+        memcpy(v4, addr + 12, 4);
+        memset(addr, 0, 16);
+        if (v4[0] == 0 && v4[1] == 0 && v4[2] == 0 && v4[3] == 0) {
+            *why = "the unspecified address 0.0.0.0 (it connects to this host), IPv4-mapped";
+            return 1;
+        }
+        memcpy(addr, v4, 4);
+        snprintf(out, SWORN_RESOURCE_HOST_MAX + 1, "%u.%u.%u.%u", v4[0], v4[1], v4[2], v4[3]);
+        *kind = SWORN_RESOURCE_HOST_IPV4;
+        return 0;
+    }
+    if (memcmp(addr, translated, 12) == 0 ||
         (memcmp(addr, zero, 12) == 0 && memcmp(addr + 12, zero, 3) != 0) ||
         (memcmp(addr, zero, 12) == 0 && addr[15] > 1)) {
-        *why = "an IPv4-mapped or IPv4-compatible IPv6 address (write the IPv4 address)";
+        *why = "an IPv4-translated or IPv4-compatible IPv6 address (write the IPv4 address)";
         return 1;
     }
     if (memcmp(addr, zero, 16) == 0) {
@@ -151,6 +172,7 @@ static int canon_ipv6(const char *s, size_t n, char *out, uint8_t addr[16], cons
     }
     ipv6_text(addr, text, sizeof(text));
     snprintf(out, SWORN_RESOURCE_HOST_MAX + 1, "[%s]", text);
+    *kind = SWORN_RESOURCE_HOST_IPV6;
     return 0;
 }
 
@@ -219,14 +241,14 @@ int sworn_resource_canon_host(const char *in, char out[SWORN_RESOURCE_HOST_MAX +
             *why = "a '[' in the host without its ']'";
             return 1;
         }
-        rc = in[0] == '[' ? canon_ipv6(in + 1, n - 2, buf, addr, why)
-                          : canon_ipv6(in, n, buf, addr, why);
+        rc = in[0] == '[' ? canon_ipv6(in + 1, n - 2, buf, kind, addr, why)
+                          : canon_ipv6(in, n, buf, kind, addr, why);
         if (rc != 0) {
             memset(addr, 0, 16);
+            *kind = 0;
             return 1;
         }
         memcpy(out, buf, strlen(buf) + 1);
-        *kind = SWORN_RESOURCE_HOST_IPV6;
         return 0;
     }
     if (n > 1 && in[n - 1] == '.')
@@ -377,11 +399,6 @@ static long norm_escapes(const char *in, size_t n, int query, char *out, const c
                 *why = "a '#' (fragment) in the path or query";
                 return -1;
             }
-            if (c == ';' && !query) {
-                *why = "a ';' in the path (path parameters are read differently by servers; "
-                       "percent-encode it as %3B)";
-                return -1;
-            }
             if (!is_unreserved(c) && !is_pchar_other(c) && c != '/' && c != ';' &&
                 !(query && c == '?')) {
                 *why = "a character in the path or query that must be percent-encoded";
@@ -443,6 +460,83 @@ not_utf8:
     return -1;
 }
 
+/* Is s[0..n) a dot segment ("." or "..", escapes already decoded by norm_escapes)? */
+static int dot_segment(const char *s, size_t n)
+{
+    return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/*
+ * Path parameters in the normalised path p[0..n) (before dot removal). A segment holding ';' is
+ * "name;params": Tomcat, Jetty and Spring drop ";params" from each segment before they resolve
+ * dot segments, so the name must be a real segment: not empty ("/;x/", which they read as "//")
+ * and not a dot segment ("..;", "%2e%2e;x", ".;", which they read as ".." and "."). A name that
+ * is a dot segment before an escaped ';' ("..%3B") is refused too: a server or proxy on the way
+ * that decodes %3B would make it one. Sets *has when a ';' is present. 0, or -1 with *why.
+ */
+static int check_params(const char *p, size_t n, int *has, const char **why)
+{
+    *has = 0;
+    for (size_t i = 1; i <= n;) {
+        size_t s = i, semi = 0, esc = 0;
+        int seen_semi = 0, seen_esc = 0;
+
+        while (i < n && p[i] != '/') {
+            if (p[i] == ';' && !seen_semi) {
+                seen_semi = 1;
+                semi = i;
+            }
+            if (p[i] == '%' && i + 2 < n && p[i + 1] == '3' && p[i + 2] == 'B' && !seen_esc &&
+                !seen_semi) {
+                seen_esc = 1;
+                esc = i;
+            }
+            i++;
+        }
+        if (seen_semi) {
+            *has = 1;
+            if (semi == s) {
+                *why = "a path segment that is only parameters (';x'): servers that drop path "
+                       "parameters read it as an empty segment";
+                return -1;
+            }
+            if (dot_segment(p + s, semi - s)) {
+                *why = "a dot segment with path parameters ('..;', '.;', %2e forms too): "
+                       "Tomcat, Jetty and Spring read it as '..' or '.'";
+                return -1;
+            }
+        }
+        if (seen_esc && dot_segment(p + s, esc - s)) {
+            *why = "a dot segment before an encoded ';' ('..%3B'): a server that decodes it "
+                   "reads '..;'";
+            return -1;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/*
+ * p[0..n) (canonical, no query) with every segment's parameters (from its first ';' to the end
+ * of the segment) removed, into out (room for n + 1 bytes, NUL-terminated). Returns the length.
+ */
+static size_t strip_params(const char *p, size_t n, char *out)
+{
+    size_t o = 0;
+    int in_params = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '/')
+            in_params = 0;
+        else if (p[i] == ';')
+            in_params = 1;
+        if (!in_params)
+            out[o++] = p[i];
+    }
+    out[o] = '\0';
+    return o;
+}
+
 /*
  * RFC 3986 section 5.2.4 on p[0..n) (starts with '/', no empty segment but perhaps the last),
  * in place. Returns the new length (>= 1).
@@ -487,6 +581,7 @@ int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const
     size_t n = in == NULL ? 0 : strlen(in), pn;
     const char *q;
     long w, qw = 0;
+    int has_params = 0;
 
     out[0] = '\0';
     *path_len = 0;
@@ -513,6 +608,8 @@ int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const
             *why = "an empty path segment (\"//\"): servers disagree on what it means";
             goto refused;
         }
+    if (check_params(out, (size_t)w, &has_params, why) != 0)
+        goto refused;
     w = (long)remove_dots(out, (size_t)w);
     *path_len = (size_t)w;
     if (q != NULL) {
@@ -560,6 +657,8 @@ int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *ou
     out->port = r->port;
     if (sworn_resource_canon_path(r->path, out->path, &out->path_len, why) != 0)
         goto refused;
+    out->path_params = memchr(out->path, ';', out->path_len) != NULL;
+    out->bare_len = strip_params(out->path, out->path_len, out->bare);
     tl = r->tool == NULL ? 0 : strlen(r->tool);
     if (tl > SWORN_RESOURCE_TOOL_MAX) {
         *why = "the tool name is longer than 256 bytes";
@@ -609,11 +708,17 @@ int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RE
     return 0;
 }
 
+static int under(const char *path, size_t len, const char *prefix, size_t pl)
+{
+    if (pl == 0 || len < pl || memcmp(path, prefix, pl) != 0)
+        return 0;
+    return prefix[pl - 1] == '/' || len == pl || path[pl] == '/';
+}
+
 int sworn_resource_under_prefix(const struct sworn_resource *c, const char *prefix)
 {
     size_t pl = strlen(prefix);
 
-    if (pl == 0 || c->path_len < pl || memcmp(c->path, prefix, pl) != 0)
-        return 0;
-    return prefix[pl - 1] == '/' || c->path_len == pl || c->path[pl] == '/';
+    /* Both readings of a path with parameters (as the policy's allow rules require). */
+    return under(c->bare, c->bare_len, prefix, pl) && under(c->path, c->path_len, prefix, pl);
 }

@@ -10,9 +10,11 @@
  *           ("a.example." is "a.example"). An IPv4 address only as a dotted quad of decimal
  *           octets without leading zeros; a name whose last label is a number (all digits, or
  *           "0x" and hex digits) is any other IPv4 spelling (octal, hex, short, one integer) and
- *           is refused. An IPv6 address, with or without brackets, becomes "[" RFC 5952 text "]";
- *           zone ids, IPv4-mapped, -translated and -compatible addresses are refused. The
- *           unspecified addresses 0.0.0.0 and [::] (which connect to this host) are refused.
+ *           is refused. An IPv6 address, with or without brackets, becomes "[" RFC 5952 text "]",
+ *           except an IPv4-mapped one (::ffff:0:0/96), which is its IPv4 address (the dotted
+ *           quad, kind IPv4); zone ids, IPv4-translated and -compatible addresses are refused.
+ *           The unspecified addresses 0.0.0.0, [::] and [::ffff:0.0.0.0] (which connect to this
+ *           host) are refused. A byte >= 0x80 is refused (no UTS-46 mapping: A-labels only).
  *   port    1..65535, always explicit (Resource.port is required on the wire, so there is no
  *           default to elide).
  *   path    "" becomes "/"; otherwise it starts with '/'. Percent escapes: hex upper-cased,
@@ -22,14 +24,19 @@
  *           encoding, also when the two digits were themselves escaped), encoded bytes >= 0x80
  *           that are not UTF-8 (overlong forms like %C0%AF included) or that encode a Unicode
  *           look-alike of '.', '/' or '\' (U+2024 U+2025 U+2044 U+2215 U+29F8 U+29F9 U+FE52
- *           U+FE68 U+FF0E U+FF0F U+FF3C), raw bytes >= 0x80, '#',
- *           ';' (path parameters), characters RFC 3986 does not allow raw, an empty segment
- *           ("//") and more than SWORN_RESOURCE_PATH_MAX bytes.
- *   query   everything from the first '?', kept, its escapes normalised as in the path. It may
- *           hold '/', '?', ';', %2F, %5C and encoded control characters other than %00 (it is
- *           never matched); it may not hold raw controls, raw bytes >= 0x80, '\', '#', %00,
- *           invalid escapes or double encoding.
- *   tool    kept as carried (the decision socket already requires UTF-8 without controls).
+ *           U+FE68 U+FF0E U+FF0F U+FF3C), raw bytes >= 0x80, '#', characters RFC 3986 does
+ *           not allow raw, an empty segment ("//") and more than SWORN_RESOURCE_PATH_MAX bytes.
+ *           Path parameters: a segment holding ';' is "name;params" (params normalised like
+ *           the rest of the path, so no '/', %2F, %5C there either); refused when the name is
+ *           empty (";x") or a dot segment ("..;", ".;", "%2e%2e;x"), and a dot segment before
+ *           "%3B" is refused too. The canonical form keeps the parameters (path) and also
+ *           gives the path with every segment's ";params" removed (bare): the policy's path
+ *           globs and the vault's path prefixes match both readings. Whether a path with parameters
+ * is acceptable at all is the policy's decision (docs/policy.md 2.0 and 2.4). query   everything
+ * from the first '?', kept, its escapes normalised as in the path. It may hold '/', '?', ';', %2F,
+ * %5C and encoded control characters other than %00 (it is never matched); it may not hold raw
+ * controls, raw bytes >= 0x80, '\', '#', %00, invalid escapes or double encoding. tool    kept as
+ * carried (the decision socket already requires UTF-8 without controls).
  *
  * Canonicalisation is idempotent: canonicalising a canonical form gives it back unchanged.
  *
@@ -69,6 +76,9 @@ struct sworn_resource {
     uint32_t port;
     char path[SWORN_RESOURCE_PATH_MAX + 1]; /* path, then '?' and the query when there is one */
     size_t path_len;                        /* bytes of path before the '?' (>= 1) */
+    int path_params;                        /* 1: the path (before '?') holds a ';' */
+    char bare[SWORN_RESOURCE_PATH_MAX + 1]; /* path before '?', each segment's ";..." removed */
+    size_t bare_len;                        /* strlen(bare) (>= 1); == path_len without ';' */
     char tool[SWORN_RESOURCE_TOOL_MAX + 1]; /* "" when none */
 };
 
@@ -111,9 +121,11 @@ void sworn_resource_to_pb(const struct sworn_resource *c, Sworn__V1__Resource *o
 int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RESOURCE_SHA256_LEN]);
 
 /*
- * Does the canonical path (before its '?') lie under the canonical prefix on a segment
- * boundary? A prefix ending in '/' matches paths that start with it; any other prefix matches
- * the path equal to it or followed by '/'. The vault's path_prefix rule.
+ * Do both readings of the canonical path, without its parameters (bare) and as written (path
+ * before its '?'), lie under the canonical prefix (which holds no ';') on a segment boundary?
+ * ("/public;x/y" does not lie under "/public": a server that keeps parameters reads the segment
+ * "public;x".) A prefix ending in '/' matches paths that start with it; any
+ * other prefix matches the path equal to it or followed by '/'. The vault's path_prefix rule.
  */
 int sworn_resource_under_prefix(const struct sworn_resource *c, const char *prefix);
 

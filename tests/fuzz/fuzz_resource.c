@@ -10,8 +10,11 @@
  *   - a canonical form is a valid request resource (sworn_frame_check_request accepts it);
  *   - the policy and the vault agree: for four scopes written once as policy rules and once as
  *     vault destinations (wildcard host and path prefix; exact host and prefix without slash;
- *     an IPv4 host with any path; an IPv6 host), the policy allows exactly when the vault
- *     releases, and neither does when the resource has no canonical form.
+ *     an IPv4 host with any path, written IPv4-mapped in the policy; an IPv6 host), all
+ *     permitting path parameters, the policy allows exactly when the vault releases (both
+ *     judge the path without its parameters), and neither does when the resource has no
+ *     canonical form. tests/fuzz/fuzz_policy_vault.c does the same for scopes built from the
+ *     input.
  * Anything else aborts, which libFuzzer reports as a crash.
  */
 #include <stdint.h>
@@ -32,14 +35,18 @@
 
 static const char *const policies[NSCOPES] = {
     "rules:\n  - id: s\n    effect: allow\n    resource:\n      schemes: [https]\n"
-    "      hosts: [\"**.example.com\"]\n      ports: [443]\n      paths: [\"/repos/**\"]\n",
+    "      hosts: [\"**.example.com\"]\n      ports: [443]\n      paths: [\"/repos/**\"]\n"
+    "      path_parameters: true\n",
     "rules:\n  - id: s\n    effect: allow\n    resource:\n      schemes: [wss]\n"
     "      hosts: [\"API.example.com.\"]\n      ports: [443]\n"
-    "      paths: [\"/upload\", \"/upload/**\"]\n",
+    "      paths: [\"/upload\", \"/upload/**\"]\n"
+    "      path_parameters: true\n",
     "rules:\n  - id: s\n    effect: allow\n    resource:\n      schemes: [http]\n"
-    "      hosts: [\"127.0.0.1\"]\n      ports: [8080]\n",
+    "      hosts: [\"[::ffff:127.0.0.1]\"]\n      ports: [8080]\n"
+    "      path_parameters: true\n",
     "rules:\n  - id: s\n    effect: allow\n    resource:\n      schemes: [https]\n"
-    "      hosts: [\"2001:DB8:0::1\"]\n      ports: [443]\n      paths: [\"/a%20b/**\"]\n",
+    "      hosts: [\"2001:DB8:0::1\"]\n      ports: [443]\n      paths: [\"/a%20b/**\"]\n"
+    "      path_parameters: true\n",
 };
 
 static const char vault_text[] =

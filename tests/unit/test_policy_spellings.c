@@ -157,6 +157,34 @@ static const struct policy policies[] = {
                "  - id: fallback\n"
                "    effect: allow\n"
                "    principals: [agent-audited]\n"},
+    /* Findings 1 and 3: IPv4-mapped IPv6 is the IPv4 address, in requests and in patterns. */
+    {"mapped", "rules:\n"
+               "  - id: no-metadata\n"
+               "    effect: deny\n"
+               "    resource: {hosts: [\"[::ffff:169.254.169.254]\"]}\n"
+               "  - id: no-loopback\n"
+               "    effect: deny\n"
+               "    resource: {hosts: [\"::ffff:7f00:1\"]}\n"
+               "  - id: internal\n"
+               "    effect: allow\n"
+               "    resource: {hosts: [\"10.0.0.5\"]}\n"},
+    /* Finding 2: path parameters, permitted by one rule; denies match the bare path. */
+    {"params", "rules:\n"
+               "  - id: app\n"
+               "    effect: allow\n"
+               "    resource: {paths: [\"/app/**\"], path_parameters: true}\n"
+               "  - id: plain\n"
+               "    effect: allow\n"
+               "    resource: {paths: [\"/plain/**\"]}\n"
+               "  - id: app-admin\n"
+               "    effect: deny\n"
+               "    resource: {paths: [\"/app/admin/**\"]}\n"
+               "  - id: app-pay\n"
+               "    effect: escalate\n"
+               "    resource: {paths: [\"/app/pay/**\"]}\n"
+               "  - id: no-exe\n"
+               "    effect: deny\n"
+               "    resource: {paths: [\"/app/files/*.exe\"]}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -194,13 +222,13 @@ static const struct spelling cases[] = {
     {"addresses", "RFC 1918, integer", NULL, "2886729729", 0, "/", NULL, NULL, NULL, "D", "",
      REFUSED},
     {"addresses", "IPv4-mapped IPv6, dotted", NULL, "[::ffff:169.254.169.254]", 0, "/", NULL, NULL,
-     NULL, "D", "", REFUSED},
+     NULL, "D", "no-metadata", NULL},
     {"addresses", "IPv4-mapped IPv6, hex", NULL, "::ffff:a9fe:a9fe", 0, "/", NULL, NULL, NULL, "D",
-     "", REFUSED},
+     "no-metadata", NULL},
     {"addresses", "IPv4-mapped loopback", NULL, "[::ffff:7f00:1]", 0, "/", NULL, NULL, NULL, "D",
-     "", REFUSED},
+     "no-loopback", NULL},
     {"addresses", "IPv4-mapped RFC 1918, long form", NULL, "[0:0:0:0:0:ffff:a00:1]", 0, "/", NULL,
-     NULL, NULL, "D", "", REFUSED},
+     NULL, NULL, "D", "no-private", NULL},
     {"addresses", "zone id", NULL, "[fe80::1%25eth0]", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"addresses", "encoded slash", NULL, "example.com", 0, "/allowed/..%2fdenied/x", NULL, NULL,
      NULL, "D", "", REFUSED},
@@ -264,9 +292,9 @@ static const struct spelling cases[] = {
     {"names", "an underscore", NULL, "a_b.evil.com", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"names", "a percent escape", NULL, "evil%2ecom", 0, "/", NULL, NULL, NULL, "D", "", REFUSED},
     {"names", "IPv4-mapped IPv6 of the metadata address", NULL, "[::ffff:169.254.169.254]", 0, "/",
-     NULL, NULL, NULL, "D", "", REFUSED},
+     NULL, NULL, NULL, "D", "no-metadata", NULL},
     {"names", "IPv4-mapped IPv6, hex, no brackets", NULL, "::ffff:a9fe:a9fe", 0, "/", NULL, NULL,
-     NULL, "D", "", REFUSED},
+     NULL, "D", "no-metadata", NULL},
     {"names", "a zone-scoped IPv6 literal", NULL, "[fe80::a9fe:a9fe%25eth0]", 0, "/", NULL, NULL,
      NULL, "D", "", REFUSED},
     {"names", "a zone id without brackets", NULL, "fe80::1%eth0", 0, "/", NULL, NULL, NULL, "D", "",
@@ -404,6 +432,105 @@ static const struct spelling cases[] = {
      "need-auditor", NULL},
     {"actors", "deny's forbid: no delegation", NULL, "api.example", 0, "/", "GET", "agent-audited",
      NULL, "D", "need-auditor", NULL},
+    /* Findings 1 and 3 (engineer A): IPv4-mapped IPv6 maps to IPv4; the other embeddings, the
+     * mapped unspecified address and zone ids stay refused. */
+    {"addresses", "IPv4-mapped loopback, leading zeros", NULL, "[::ffff:7f00:0001]", 0, "/", NULL,
+     NULL, NULL, "D", "no-loopback", NULL},
+    {"addresses", "IPv4-mapped loopback, dotted", NULL, "[::ffff:127.0.0.1]", 0, "/", NULL, NULL,
+     NULL, "D", "no-loopback", NULL},
+    {"addresses", "IPv4-mapped loopback, upper case, no brackets", NULL, "::FFFF:127.0.0.1", 0, "/",
+     NULL, NULL, NULL, "D", "no-loopback", NULL},
+    {"addresses", "IPv4-mapped RFC 1918, long dotted form", NULL, "[0:0:0:0:0:ffff:192.168.0.1]", 0,
+     "/", NULL, NULL, NULL, "D", "no-private", NULL},
+    {"addresses", "IPv4-mapped RFC 1918, zero-padded", NULL,
+     "[0000:0000:0000:0000:0000:ffff:ac10:0001]", 0, "/", NULL, NULL, NULL, "D", "no-private",
+     NULL},
+    {"addresses", "IPv4-mapped metadata, trailing dot", NULL, "[::ffff:169.254.169.254.]", 0, "/",
+     NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped unspecified", NULL, "[::ffff:0.0.0.0]", 0, "/", NULL, NULL, NULL,
+     "D", "", REFUSED},
+    {"addresses", "IPv4-mapped unspecified, hex", NULL, "::ffff:0:0", 0, "/", NULL, NULL, NULL, "D",
+     "", REFUSED},
+    {"addresses", "IPv4-mapped, short IPv4 inside", NULL, "[::ffff:127.1]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped, octal IPv4 inside", NULL, "[::ffff:0177.0.0.1]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-mapped with a zone id", NULL, "[::ffff:169.254.169.254%25eth0]", 0, "/",
+     NULL, NULL, NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-translated metadata", NULL, "[::ffff:0:a9fe:a9fe]", 0, "/", NULL, NULL,
+     NULL, "D", "", REFUSED},
+    {"addresses", "IPv4-compatible metadata", NULL, "[::169.254.169.254]", 0, "/", NULL, NULL, NULL,
+     "D", "", REFUSED},
+    {"addresses", "NAT64 metadata is another (IPv6) address", NULL, "[64:ff9b::a9fe:a9fe]", 0, "/",
+     NULL, NULL, NULL, "A", "open", NULL},
+    {"mapped", "a mapped host allowed by the rule for its IPv4 address", NULL, "[::ffff:10.0.0.5]",
+     0, "/", NULL, NULL, NULL, "A", "internal", NULL},
+    {"mapped", "the same, hex without brackets", NULL, "::ffff:a00:5", 0, "/", NULL, NULL, NULL,
+     "A", "internal", NULL},
+    {"mapped", "the IPv4 address itself", NULL, "10.0.0.5", 0, "/", NULL, NULL, NULL, "A",
+     "internal", NULL},
+    {"mapped", "a pattern written mapped denies the dotted quad", NULL, "169.254.169.254", 0, "/",
+     NULL, NULL, NULL, "D", "no-metadata", NULL},
+    {"mapped", "and the mapped request", NULL, "[::ffff:a9fe:a9fe]", 0, "/", NULL, NULL, NULL, "D",
+     "no-metadata", NULL},
+    {"mapped", "a hex mapped pattern denies the dotted quad", NULL, "127.0.0.1", 0, "/", NULL, NULL,
+     NULL, "D", "no-loopback", NULL},
+    {"mapped", "a translated form of the allowed address is refused", NULL, "[::ffff:0:a00:5]", 0,
+     "/", NULL, NULL, NULL, "D", "", REFUSED},
+    {"mapped", "another address", NULL, "10.0.0.6", 0, "/", NULL, NULL, NULL, "D", "",
+     "default deny"},
+
+/* Finding 2 (engineer A): path parameters, "name;params" only, permitted per rule. */
+#define P(what, path, expect, rule, reason)                                                        \
+    {                                                                                              \
+        "params", what, NULL, "app.example", 0, path, "GET", NULL, NULL, expect, rule, reason      \
+    }
+    P("a session id under a permitting allow", "/app/x;jsessionid=1", "A", "app", NULL),
+    P("matrix parameters on two segments", "/app/a;v=1/b;c=2,3;d", "A", "app", NULL),
+    P("an encoded ';' is a byte of the segment", "/app/x%3Bv=1", "A", "app", NULL),
+    P("';' in the query is not a parameter", "/app/x?a;b", "A", "app", NULL),
+    P("the same under an allow that does not permit them", "/plain/x;jsessionid=1", "D", "",
+      "rule plain, which matches its path, does not permit them"),
+    P("that allow without parameters", "/plain/x", "A", "plain", NULL),
+    P("a parameter on the denied segment", "/app/admin;v=1/x", "D", "app-admin", NULL),
+    P("a parameter on the last segment", "/app/admin/x;v=1", "D", "app-admin", NULL),
+    P("a parameter on the parent segment", "/app;v=1/admin/x", "D", "app-admin", NULL),
+    P("an empty parameter", "/app/admin;/x", "D", "app-admin", NULL),
+    P("parameters then a real dot segment", "/app/x;a=1/../admin/y", "D", "app-admin", NULL),
+    P("the bare path has the verdict of the path itself", "/app/admin;v=1", "A", "app", NULL),
+    P("and so does the path itself", "/app/admin", "A", "app", NULL),
+    P("an escalation that does not permit them denies", "/app/pay;x=1/42", "D", "app-pay",
+      "does not permit them"),
+    P("also with the parameter on the last segment", "/app/pay/42;x", "D", "app-pay",
+      "does not permit them"),
+    P("..; into the denied tree", "/app/x/..;/admin/y", "D", "", REFUSED),
+    P("..; with parameters", "/app/x/..;v=1/admin/y", "D", "", REFUSED),
+    P("encoded ..;", "/app/x/%2e%2e;/admin/y", "D", "", REFUSED),
+    P("half-encoded ..;", "/app/x/.%2E;/admin/y", "D", "", REFUSED),
+    P(".;", "/app/.;/admin/y", "D", "", REFUSED),
+    P("encoded .;", "/app/%2e;x/admin/y", "D", "", REFUSED),
+    P("a segment of parameters only", "/app/;x/admin/y", "D", "", REFUSED),
+    P("a segment that is only ';'", "/app/;/admin/y", "D", "", REFUSED),
+    P("parameters first", "/;x/app/y", "D", "", REFUSED),
+    P("parameters, then ..;", "/app/x;a=1/..;/admin", "D", "", REFUSED),
+    P("..; at the end", "/app/admin/x/..;", "D", "", REFUSED),
+    P("..%3B (a decoder on the way makes it ..;)", "/app/x/..%3B/admin/y", "D", "", REFUSED),
+    P("encoded slashes in a parameter (nginx decodes them)", "/app/x;a%2f..%2f..%2fadmin", "D", "",
+      REFUSED),
+    P("an encoded backslash in a parameter", "/app/x;a%5c..%5cadmin", "D", "", REFUSED),
+    P("double encoding in a parameter", "/app/x;%252e%252e", "D", "", REFUSED),
+    P("an empty segment after parameters", "/app/x;a//admin/y", "D", "", REFUSED),
+    P("a fullwidth slash in a parameter", "/app/x;%ef%bc%8fadmin", "D", "", REFUSED),
+    P("parameters where no rule matches", "/other;x", "D", "", "no rule matched (default deny)"),
+    P("an allow holds for both readings (nginx: segment \"app;v=1\")", "/app;v=1/x", "D", "",
+      "no rule matched (default deny)"),
+    P("a deny applies to the bare reading", "/app/files/a.exe;x", "D", "no-exe", NULL),
+    P("and to the reading as written", "/app/files/a;x.exe", "D", "no-exe", NULL),
+    P("neither reading is denied", "/app/files/a;x.exe/b", "A", "app", NULL),
+#undef P
+    /* And a policy without path_parameters refuses them before any rule, as before. */
+    {"paths", "a session id, no rule permits them", "http", "127.0.0.1", 8080,
+     "/allowed/x;jsessionid=1", "GET", NULL, NULL, "D", "", "path_parameters: true"},
 };
 
 static const char *policy_bin;

@@ -71,6 +71,17 @@ static const struct host_ok hosts_ok[] = {
     {"[fe80::]", "[fe80::]", SWORN_RESOURCE_HOST_IPV6},
     {"[1:2:3:4:5:6:7:8]", "[1:2:3:4:5:6:7:8]", SWORN_RESOURCE_HOST_IPV6},
     {"[64:ff9b::1.2.3.4]", "[64:ff9b::102:304]", SWORN_RESOURCE_HOST_IPV6},
+    /* IPv4-mapped IPv6 (::ffff:0:0/96) is the IPv4 address a dual-stack socket connects to. */
+    {"[::ffff:127.0.0.1]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:7f00:1]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:7f00:0001]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"::ffff:10.0.0.1", "10.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::FFFF:7F00:1]", "127.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[0:0:0:0:0:ffff:a00:1]", "10.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[0000:0000:0000:0000:0000:FFFF:A9FE:A9FE]", "169.254.169.254", SWORN_RESOURCE_HOST_IPV4},
+    {"::ffff:a9fe:a9fe", "169.254.169.254", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:0.0.0.1]", "0.0.0.1", SWORN_RESOURCE_HOST_IPV4},
+    {"[::ffff:255.255.255.255]", "255.255.255.255", SWORN_RESOURCE_HOST_IPV4},
 };
 
 struct bad {
@@ -118,11 +129,17 @@ static const struct bad hosts_bad[] = {
     {"0.0.0.0", "unspecified"},
     {"[::]", "unspecified"},
     {"[0:0:0:0:0:0:0:0]", "unspecified"},
-    {"[::ffff:127.0.0.1]", "IPv4-mapped"},
-    {"[::ffff:7f00:1]", "IPv4-mapped"},
-    {"::ffff:10.0.0.1", "IPv4-mapped"},
-    {"[::ffff:0:127.0.0.1]", "IPv4-mapped"}, /* RFC 2765 IPv4-translated */
-    {"[::FFFF:7F00:1]", "IPv4-mapped"},
+    /* IPv4-mapped forms of 0.0.0.0, and mapped text no resolver reads as the quad. */
+    {"[::ffff:0.0.0.0]", "unspecified"},
+    {"[::ffff:0:0]", "unspecified"},
+    {"::ffff:0.0.0.0", "unspecified"},
+    {"[::ffff:127.0.0.01]", "not an IPv6 address"},
+    {"[::ffff:127.1]", "not an IPv6 address"},
+    {"[::ffff:0x7f.0.0.1]", "not an IPv6 address"},
+    {"[::ffff:127.0.0.1%25lo]", "zone"},
+    {"[::ffff:127.0.0.1]:443", "without its ']'"},
+    {"[::ffff:0:127.0.0.1]", "IPv4-translated"}, /* RFC 2765 */
+    {"[::ffff:0:7f00:1]", "IPv4-translated"},
     {"[::127.0.0.1]", "IPv4-compatible"},
     {"[::2]", "IPv4-compatible"},
     {"[fe80::1%25eth0]", "zone"},
@@ -266,6 +283,19 @@ static const struct path_ok paths_ok[] = {
     {"/a%e2%80%a6", "/a%E2%80%A6"}, /* U+2026 is "..." under NFKC: an ordinary segment */
     {"/a/./b?c/./d", "/a/b?c/./d"},
     {"/a/%2e%2e?%2e%2e", "/?.."},
+    /* Path parameters ("name;params"): kept, escapes normalised like the rest of the path;
+     * whether the policy accepts them is its business (test_path_params). */
+    {"/a;b", "/a;b"},
+    {"/admin;x/y", "/admin;x/y"},
+    {"/a;", "/a;"},
+    {"/a;b;c=d,e/f;g", "/a;b;c=d,e/f;g"},
+    {"/a;jsessionid=%7e%3b", "/a;jsessionid=~%3B"},
+    {"/a;%2e%2e/b", "/a;../b"},
+    {"/a;b/../c", "/c"},
+    {"/x;a=1/./y", "/x;a=1/y"},
+    {"/...;x", "/...;x"},
+    {"/.x;y", "/.x;y"},
+    {"/a/x..%3bb", "/a/x..%3Bb"},
 };
 
 static const struct bad paths_bad[] = {
@@ -339,9 +369,34 @@ static const struct bad paths_bad[] = {
     {"/a?\x1b", "control"},
     {"/a#b", "fragment"},
     {"/a?b#c", "fragment"},
-    {"/a;b", "';'"},
-    {"/admin;x/y", "';'"},
-    {"/..;/admin", "';'"},
+    /* Path parameters on a segment whose name is empty or a dot segment, in any spelling. */
+    {"/..;/admin", "dot segment with path parameters"},
+    {"/a/..;x/b", "dot segment with path parameters"},
+    {"/a/.;/b", "dot segment with path parameters"},
+    {"/a/.;x", "dot segment with path parameters"},
+    {"/a/%2e%2e;/b", "dot segment with path parameters"},
+    {"/a/%2E%2e;x/b", "dot segment with path parameters"},
+    {"/a/.%2e;/b", "dot segment with path parameters"},
+    {"/a/%2e.;/b", "dot segment with path parameters"},
+    {"/a/%2e;/b", "dot segment with path parameters"},
+    {"/a/..;", "dot segment with path parameters"},
+    {"/app/x;a=1/..;/admin", "dot segment with path parameters"},
+    {"/;x", "only parameters"},
+    {"/;", "only parameters"},
+    {"/a/;/b", "only parameters"},
+    {"/a/;x=1/b", "only parameters"},
+    {"/a;x//b", "empty path segment"},
+    {"/a;x%2f..%2f..%2fadmin", "%2F"},
+    {"/a;x%5c..", "%5C"},
+    {"/a;x%00", "%00"},
+    {"/a;x%252e", "double"},
+    {"/a;x%ef%bc%8f", "look-alike"},
+    {"/a;x\\..", "backslash"},
+    {"/a;x#y", "fragment"},
+    {"/a/..%3b/b", "encoded ';'"},
+    {"/a/..%3Bx/b", "encoded ';'"},
+    {"/a/.%3b/b", "encoded ';'"},
+    {"/a/%2e%2e%3b/b", "encoded ';'"},
     {"/a b", "must be percent-encoded"},
     {"/a\"b", "must be percent-encoded"},
     {"/a<b>", "must be percent-encoded"},
@@ -717,6 +772,13 @@ static const char *const loopback_spellings[] = {
     "[::]",
     "[::ffff:127.0.0.1]",
     "[::ffff:7f00:1]",
+    "[::ffff:7f00:0001]",
+    "::ffff:127.0.0.1",
+    "[0:0:0:0:0:ffff:7f00:1]",
+    "[::FFFF:127.0.0.1]",
+    "[::ffff:0.0.0.0]",
+    "[::ffff:127.1]",
+    "[::ffff:127.0.0.1%25lo]",
     "[::ffff:0:7f00:1]",
     "[::127.0.0.1]",
     "[::7f00:1]",
@@ -868,8 +930,11 @@ static void test_load_refusals(void **state)
     policy_refused("rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"*.a_b\"]}\n",
                    "bad host pattern: a character other than");
     policy_refused(
-        "rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"[::ffff:1.2.3.4]\"]}\n",
-        "IPv4-mapped");
+        "rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"[::ffff:0:1.2.3.4]\"]}\n",
+        "IPv4-translated");
+    policy_refused(
+        "rules:\n  - id: a\n    effect: deny\n    resource: {hosts: [\"[::ffff:0.0.0.0]\"]}\n",
+        "unspecified");
     /* Path patterns that could never match a canonical path. */
     static const char *const bad_paths[][2] = {{"/admin%2F*", "%2F"},
                                                {"/a/%7E/**", "unreserved"},
@@ -900,7 +965,8 @@ static void test_load_refusals(void **state)
     sworn_policy_free(p);
     /* Vault destinations that could never match a canonical resource. */
     vault_refused("{\"scheme\": \"https\", \"host\": \"0x7f.1\"}", "dotted quad");
-    vault_refused("{\"scheme\": \"https\", \"host\": \"[::ffff:1.2.3.4]\"}", "IPv4-mapped");
+    vault_refused("{\"scheme\": \"https\", \"host\": \"[::ffff:0:1.2.3.4]\"}", "IPv4-translated");
+    vault_refused("{\"scheme\": \"https\", \"host\": \"[::ffff:0:0]\"}", "unspecified");
     vault_refused("{\"scheme\": \"https\", \"host\": \"a_b.example\"}", "host must be");
     vault_refused("{\"scheme\": \"https\", \"host\": \"*.127.0.0.1\"}", "wildcard host");
     vault_refused("{\"scheme\": \"https\", \"host\": \"h.example\", \"path_prefix\": \"/a%2fb\"}",
@@ -916,6 +982,165 @@ static void test_load_refusals(void **state)
     assert_true(released(v, "https", "[::1]", 8443, "/%7Euser/x"));
     assert_false(released(v, "https", "[::1]", 8443, "/~user/xy"));
     sworn_vault_free(v);
+    /* An IPv4-mapped destination is its IPv4 address, and so is an IPv4-mapped request host. */
+    v = load_vault("{\"version\": 1, \"credentials\": [{\"id\": \"api\", \"symbolic\": "
+                   "\"" SYM_A "\", \"value\": \"V\", \"header\": \"x\", \"principals\": "
+                   "[\"*\"], \"destinations\": [{\"scheme\": \"https\", \"host\": "
+                   "\"[::ffff:10.0.0.1]\"}, {\"scheme\": \"https\", \"host\": \"10.0.0.2\"}]}]}");
+    assert_true(released(v, "https", "10.0.0.1", 443, "/"));
+    assert_true(released(v, "https", "::ffff:a00:1", 443, "/"));
+    assert_true(released(v, "https", "[::ffff:10.0.0.2]", 443, "/"));
+    assert_true(released(v, "https", "[0:0:0:0:0:ffff:a00:2]", 443, "/"));
+    assert_false(released(v, "https", "[::ffff:0:a00:2]", 443, "/"));
+    assert_false(released(v, "https", "[::a00:2]", 443, "/"));
+    assert_false(released(v, "https", "10.0.0.3", 443, "/"));
+    sworn_vault_free(v);
+}
+
+/* Path parameters: the canonical form keeps them, the bare path drops them, the policy refuses
+ * them unless a rule permits them, and the vault judges its prefix on the bare path. */
+static void test_path_params(void **state)
+{
+    static const char *const rows[][2] = {
+        {"/a/b", "/a/b"},
+        {"/app/x;jsessionid=1", "/app/x"},
+        {"/api/admin;v=1/x", "/api/admin/x"},
+        {"/a;b;c/d;e=f?q;r=s", "/a/d"},
+        {"/a;", "/a"},
+        {"/a;x/", "/a/"},
+        {"/a;x/b;y/..", "/a/"},
+    };
+    static struct sworn_resource c;
+    struct sworn_policy *p;
+    struct sworn_vault *v;
+    char rule[129];
+    const char *why;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
+
+        r.scheme = (char *)"https";
+        r.host = (char *)"h.example";
+        r.port = 443;
+        r.path = (char *)rows[i][0];
+        if (sworn_resource_canon(&r, &c, &why) != 0)
+            fail_msg("\"%s\" refused: %s", rows[i][0], why);
+        if (strcmp(c.bare, rows[i][1]) != 0)
+            fail_msg("\"%s\": bare \"%s\", want \"%s\"", rows[i][0], c.bare, rows[i][1]);
+        assert_int_equal(c.bare_len, strlen(c.bare));
+        assert_int_equal(c.path_params, memchr(c.path, ';', c.path_len) != NULL);
+        assert_int_equal(c.path_params, c.bare_len != c.path_len);
+    }
+
+    /* No rule permits them: refused before any rule, even where a deny would apply. */
+    p = sworn_pfix_load("rules:\n  - id: all\n    effect: allow\n"
+                        "  - id: no-admin\n    effect: deny\n"
+                        "    resource: {paths: [\"/admin/**\"]}\n");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;jsessionid=1", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x?a;b", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW); /* ';' in the query is not a parameter */
+    sworn_policy_free(p);
+
+    /* One rule permits them: others do not match, denies always do (on the bare path), an
+     * escalation without them denies instead of falling through to an allow. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: app\n    effect: allow\n"
+                        "    resource: {paths: [\"/app/**\"], path_parameters: true}\n"
+                        "  - id: plain\n    effect: allow\n"
+                        "    resource: {paths: [\"/plain/**\"], path_parameters: false}\n"
+                        "  - id: no-admin\n    effect: deny\n"
+                        "    resource: {paths: [\"/app/admin/**\"]}\n"
+                        "  - id: ask\n    effect: escalate\n"
+                        "    resource: {paths: [\"/app/pay/**\"]}\n"
+                        "  - id: no-exe\n    effect: deny\n"
+                        "    resource: {paths: [\"/app/*.exe\"]}\n");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;jsessionid=1", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_string_equal(rule, "app");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/plain/x;jsessionid=1", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/plain/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/admin;v=1/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-admin");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/pay;x/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "ask");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/pay/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/..;/admin/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    /* An allow holds for both readings (nginx: the segment "app;v=1" is not "app"), a deny
+     * applies to either. */
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app;v=1/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app;v=1/admin/x", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-admin");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x.exe;a", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-exe");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;a.exe", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-exe");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/app/x;a.exe/y", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_policy_free(p);
+
+    /* An escalation that does not permit them denies, also after one that does. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: e1\n    effect: escalate\n"
+                        "    resource: {paths: [\"/pay/**\"], path_parameters: true}\n"
+                        "  - id: e2\n    effect: escalate\n"
+                        "    resource: {paths: [\"/pay/big/**\"]}\n"
+                        "  - id: all\n    effect: allow\n"
+                        "    resource: {path_parameters: true}\n");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/pay/big;x/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "e2");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/pay/small;x/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_string_equal(rule, "e1");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/pay/big/1", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_string_equal(rule, "e1");
+    assert_int_equal(eval(p, "https", "x.example", 443, "/other;x", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_policy_free(p);
+
+    /* At load: only booleans, and not on a deny rule. */
+    policy_refused("rules:\n  - id: a\n    effect: allow\n    resource: {path_parameters: yes}\n",
+                   "");
+    policy_refused("rules:\n  - id: a\n    effect: deny\n    resource: {path_parameters: true}\n",
+                   "only for allow and escalate rules");
+    p = sworn_pfix_load("rules:\n  - id: a\n    effect: deny\n    resource: {path_parameters: "
+                        "false}\n");
+    sworn_policy_free(p);
+
+    /* The vault: its prefix is matched on the bare path, and a prefix with ';' is refused. */
+    v = load_vault("{\"version\": 1, \"credentials\": [{\"id\": \"api\", \"symbolic\": "
+                   "\"" SYM_A "\", \"value\": \"V\", \"header\": \"x\", \"principals\": "
+                   "[\"*\"], \"destinations\": [{\"scheme\": \"https\", \"host\": "
+                   "\"h.example\", \"path_prefix\": \"/public\"}]}]}");
+    assert_true(released(v, "https", "h.example", 443, "/public/y;x"));
+    assert_true(released(v, "https", "h.example", 443, "/public/a;b/c;d=e"));
+    /* Both readings must be inside: nginx reads "/public;x/y" as the segment "public;x". */
+    assert_false(released(v, "https", "h.example", 443, "/public;x/y"));
+    assert_false(released(v, "https", "h.example", 443, "/public;x"));
+    assert_false(released(v, "https", "h.example", 443, "/publicx;/y"));
+    assert_false(released(v, "https", "h.example", 443, "/public/..;/admin"));
+    assert_false(released(v, "https", "h.example", 443, "/public;/../admin"));
+    sworn_vault_free(v);
+    vault_refused("{\"scheme\": \"https\", \"host\": \"h.example\", \"path_prefix\": "
+                  "\"/a;b\"}",
+                  "path_prefix is refused: a ';'");
 }
 
 int main(void)
@@ -926,6 +1151,7 @@ int main(void)
         cmocka_unit_test(test_resources),       cmocka_unit_test(test_raw_digest),
         cmocka_unit_test(test_no_dodge_policy), cmocka_unit_test(test_refusal_reason),
         cmocka_unit_test(test_no_dodge_vault),  cmocka_unit_test(test_load_refusals),
+        cmocka_unit_test(test_path_params),
     };
 
     return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);

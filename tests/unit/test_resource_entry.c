@@ -8,7 +8,9 @@
  * refuse a canonical form without the digest, a digest of the wrong length, and (the verifier,
  * which recomputes it) a digest that is not the request's. Then a real stack: decisiond fills
  * both fields for an allow, for a deny reached through dot segments, and leaves the canonical
- * form out (with the digest kept) for a refused resource, and the verifier accepts every entry.
+ * form out (with the digest kept) for a refused resource; a path with parameters that the
+ * policy refuses has its canonical form (parameters kept) recorded; the verifier accepts every
+ * entry.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,17 +168,22 @@ static void expect_raw(const Sworn__V1__DecisionRecord *d, const char *text)
 static void test_stack_records(void **state)
 {
     static const char *const paths[] = {"/allowed/x", "/allowed/%2e%2E/denied/./x", "/allowed%2fx",
-                                        "/allowed/%7e"};
+                                        "/allowed/%7e", "/allowed/x;jsessionid=%7e1"};
     static const Sworn__V1__Effect effects[] = {
         SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN__V1__EFFECT__EFFECT_DENY,
-        SWORN__V1__EFFECT__EFFECT_DENY, SWORN__V1__EFFECT__EFFECT_ALLOW};
-    static const char *const canon[] = {"/allowed/x", "/denied/x", NULL, "/allowed/~"};
+        SWORN__V1__EFFECT__EFFECT_DENY, SWORN__V1__EFFECT__EFFECT_ALLOW,
+        SWORN__V1__EFFECT__EFFECT_DENY};
+    /* The last has a canonical form (with its parameters) that the sample policy, where no
+     * rule has path_parameters: true, refuses before any rule. */
+    static const char *const canon[] = {"/allowed/x", "/denied/x", NULL, "/allowed/~",
+                                        "/allowed/x;jsessionid=~1"};
+    const size_t n_paths = sizeof(paths) / sizeof(paths[0]);
     struct sworn_stack s;
     Sworn__V1__AdminResponse *t;
 
     (void)state;
     assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < n_paths; i++) {
         char id[32];
         Sworn__V1__DecisionReply *r;
         Sworn__V1__Decision *d;
@@ -190,11 +197,15 @@ static void test_stack_records(void **state)
             assert_string_equal(d->rule_id, "");
             assert_non_null(strstr(d->reason, "the resource is refused: an encoded '/'"));
         }
+        if (i == 4) {
+            assert_string_equal(d->rule_id, "");
+            assert_non_null(strstr(d->reason, "the resource is refused: a ';' in the path"));
+        }
         sworn__v1__decision_reply__free_unpacked(r, NULL);
     }
-    t = sworn_stack_tail(&s, 4);
-    assert_int_equal(t->tail->n_entries, 4);
-    for (size_t i = 0; i < 4; i++) {
+    t = sworn_stack_tail(&s, (uint32_t)n_paths);
+    assert_int_equal(t->tail->n_entries, n_paths);
+    for (size_t i = 0; i < n_paths; i++) {
         const Sworn__V1__Entry *e = t->tail->entries[i];
         const Sworn__V1__DecisionRecord *d;
         char raw[600], code[32], why[512];
