@@ -259,26 +259,28 @@ tpm_failed:
  * existed) is walked to index 0. budgets.replay_max_entries bounds the walk: reaching that bound
  * before a mark or index 0 refuses the start rather than under-count.
  *
+ * The clock at start may itself be wrong ahead (stepped forward, to be set right later while
+ * running). The window is so measured back from the earlier of the clock and the high water of
+ * the log before this start (its entries from index `own` on are this start's own, stamped by
+ * the clock): a mark ends the walk only when its high water is older than a window back from
+ * both. Then the counters hold every allow of every window the clock can be in from the earlier
+ * of the two on (docs/decisiond.md, "Time marks").
+ *
  * With no budget in the policy the walk still goes back to the newest mark (any), for the high
  * water. OUT: *high_water, the largest stamp of the whole log (the mark's high water and own
  * time, and every stamp after it).
  */
-static int replay_budgets(struct d_daemon *d, uint64_t *high_water)
+static int replay_budgets(struct d_daemon *d, uint64_t own, uint64_t *high_water)
 {
     uint64_t window = sworn_policy_max_window_ms(d->policy), size = sworn_log_size(d->log);
     uint64_t now = d_now_unix_ms(), from = size, replayed = 0, bound = d->cfg->replay_max_entries;
-    uint64_t cutoff, hw = 0;
+    uint64_t cutoff, hw = 0, before = 0; /* before: the high water of the entries before own */
     int stopped_at_mark = 0;
     uint8_t *buf;
 
     *high_water = 0;
     if (size == 0)
         return 0;
-    /* A mark at or before cutoff ends the walk; with no budget, any mark does. */
-    if (window == 0)
-        cutoff = UINT64_MAX;
-    else
-        cutoff = now > window + REPLAY_SLACK_MS ? now - window - REPLAY_SLACK_MS : 0;
     buf = malloc(SWORN_FRAME_ENTRY_MAX);
     if (buf == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "budget replay: out of memory");
@@ -295,12 +297,27 @@ static int replay_budgets(struct d_daemon *d, uint64_t *high_water)
             goto fail;
         if (d_entry_time(e, &t) && t > hw)
             hw = t;
-        if (e->kind_case == SWORN__V1__ENTRY__KIND_TIME_MARK &&
-            e->time_mark->high_water_unix_ms <= cutoff) {
-            /* Nothing before this mark is later than its high water. */
-            if (e->time_mark->high_water_unix_ms > hw)
-                hw = e->time_mark->high_water_unix_ms;
-            stop = 1;
+        if (d_entry_time(e, &t) && from - 1 < own && t > before)
+            before = t;
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_TIME_MARK) {
+            /* Nothing before this mark is later than its high water: with it, before is the
+             * high water of everything before this start. A mark at or before the cutoff ends
+             * the walk; with no budget, any mark does. */
+            uint64_t mark_hw = e->time_mark->high_water_unix_ms;
+            uint64_t from_ms = now < before ? now : before;
+
+            if (mark_hw > before)
+                from_ms = now < mark_hw ? now : mark_hw;
+            if (window == 0)
+                cutoff = UINT64_MAX;
+            else
+                cutoff =
+                    from_ms > window + REPLAY_SLACK_MS ? from_ms - window - REPLAY_SLACK_MS : 0;
+            if (mark_hw <= cutoff) {
+                if (mark_hw > hw)
+                    hw = mark_hw;
+                stop = 1;
+            }
         }
         sworn__v1__entry__free_unpacked(e, NULL);
         from--;
@@ -361,7 +378,7 @@ int d_startup_record(struct d_daemon *d)
 {
     uint8_t *entry = NULL;
     size_t len = 0;
-    uint64_t index, high_water;
+    uint64_t index, high_water, own = sworn_log_size(d->log);
     int rc;
 
     if (measure(d) < 0)
@@ -371,7 +388,7 @@ int d_startup_record(struct d_daemon *d)
         return -1;
     rc = d_record_append(d, entry, len, NULL, 0, &index);
     free(entry);
-    if (rc < 0 || replay_budgets(d, &high_water) < 0)
+    if (rc < 0 || replay_budgets(d, own, &high_water) < 0)
         return -1;
     /* The start's mark, before any decision: the high water of the whole log, and how far the
      * clock is behind it (the warning entry; d_timemark_append logs `clock_behind` too). */

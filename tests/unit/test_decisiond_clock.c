@@ -9,6 +9,9 @@
  *     hour budget at T; a restart with the wall clock at T - 2h records one decision; a restart
  *     at T + 1 min. The replay once stopped at that one decision, older than the window, and
  *     the budget allowed three more in the same window; now the fourth is denied.
+ *   - test_budget_replay_clock_ahead_at_start: the clock a day ahead at start, set right while
+ *     running: the allows of the hour it comes back to were replayed (the window is measured
+ *     back from the earlier of the clock and the log's high water), so the fourth is denied.
  *   - test_start_mark_clock_behind: a start with the clock behind the newest entry writes a
  *     TimeMark with clock_behind_ms = high water - clock, and logs a `clock_behind` warning.
  *   - test_replay_stops_at_mark: a start whose newest mark's high water is older than the window
@@ -187,6 +190,37 @@ static void test_budget_replay_clock_step(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/*
+ * The other way round: the clock is a day ahead at start (stepped forward by mistake) and set
+ * right while the daemon runs. The replay measured the window back from the clock alone and
+ * skipped the allows of the hour the clock comes back to; it now measures back from the earlier
+ * of the clock and the log's high water.
+ */
+static void test_budget_replay_clock_ahead_at_start(void **state)
+{
+    struct sworn_stack s;
+    char id[32];
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --test-clock"), 0);
+    budget_per_hour(&s);
+    to_minute_one_of_an_hour(&s);
+    for (int i = 0; i < 3; i++) {
+        snprintf(id, sizeof(id), "ahead-allow-%d", i);
+        sworn_stack_expect_path(&s, id, "/budget/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    }
+    /* A periodic mark covers the three allows (ten minutes on, still in their hour). */
+    sworn_stack_clock_advance(&s, 10 * MINUTE_MS);
+    wait_log(&s, "\"reason\":\"periodic\"", 1);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    sworn_stack_clock_step(&s, 24 * (int64_t)HOUR_MS);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    /* Set right while running: back in the hour of the three allows. */
+    sworn_stack_clock_step(&s, -24 * (int64_t)HOUR_MS);
+    sworn_stack_expect_path(&s, "ahead-over", "/budget/x", SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
 static void test_start_mark_clock_behind(void **state)
 {
     struct sworn_stack s;
@@ -232,13 +266,11 @@ static void test_replay_stops_at_mark(void **state)
         snprintf(id, sizeof(id), "walk-deny-%d", i);
         sworn_stack_expect_path(&s, id, "/nothing/here", SWORN__V1__EFFECT__EFFECT_DENY);
     }
-    /* Past the sample policy's window (1 min) and the slack (10 min). */
+    /* Past the sample policy's window (1 min) and the slack (10 min): the periodic mark covers
+     * the twenty denies, whose stamps are older than any window from the log's end on. */
     sworn_stack_clock_advance(&s, 12 * MINUTE_MS);
+    wait_log(&s, "\"reason\":\"periodic\"", 1);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
-    /* This start's mark covers the twenty denies, whose stamps are older than the window now. */
-    assert_int_equal(sworn_stack_start(&s), 0);
-    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
-    sworn_stack_clock_advance(&s, 12 * MINUTE_MS);
     /* The next start stops at that mark: its Startup and PolicyLoaded entries and the mark. */
     assert_int_equal(sworn_stack_start(&s), 0);
     assert_int_equal(last_field(&s, "budgets_replayed", "entries_read"), 3);
@@ -325,6 +357,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_budget_replay_clock_step),
+        cmocka_unit_test(test_budget_replay_clock_ahead_at_start),
         cmocka_unit_test(test_start_mark_clock_behind),
         cmocka_unit_test(test_replay_stops_at_mark),
         cmocka_unit_test(test_periodic_mark),
