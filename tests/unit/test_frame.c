@@ -823,9 +823,22 @@ static void test_time_mark_entries(void **state)
     uint8_t *b;
     size_t blen;
 
+    /* docs/formats.md section 1's example, byte for byte: the clock two hours behind. */
+    static const uint8_t example[] = {0x4a, 0x15, 0x08, 0x80, 0xc0, 0xef, 0xe2, 0xad,
+                                      0x33, 0x10, 0x80, 0xfa, 0xa6, 0xe6, 0xad, 0x33,
+                                      0x18, 0x80, 0xba, 0xb7, 0x03, 0x20, 0x01};
+
     (void)state;
     e.kind_case = SWORN__V1__ENTRY__KIND_TIME_MARK;
     e.time_mark = &m;
+    m.time_unix_ms = 1764633600000ull;
+    m.high_water_unix_ms = 1764640800000ull;
+    m.clock_behind_ms = 7200000;
+    m.reason = SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_START;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+    assert_int_equal(blen, sizeof(example));
+    assert_memory_equal(b, example, sizeof(example));
+    free(b);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         m.time_unix_ms = cases[i].t;
         m.high_water_unix_ms = cases[i].hw;
