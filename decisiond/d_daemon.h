@@ -21,6 +21,7 @@
  *                   what they dropped or suppressed
  *   d_checkpoint.c  the checkpoint thread: sign, quote with the TPM, export; off the decision path
  *   d_startup.c     measured start (PCR 23), the startup and policy entries, budget replay
+ *   d_timemark.c    the log's time high water, where log order is decided; TimeMark entries
  *   d_harden.c      no core dumps
  *   monitor.c       the monitor process, and the engine's channel to it (monitor.h)
  *   d_workq.c       the worker threads; d_metrics.c, d_jlog.c: observability; d_clock.c: time
@@ -45,6 +46,7 @@
 #include "d_metrics.h"
 #include "d_recent.h"
 #include "d_refusals.h"
+#include "d_timemark.h"
 #include "d_workq.h"
 #include "frame.h"
 #include "logstore.h"
@@ -95,6 +97,10 @@ struct d_daemon {
      * suppressed ones' counts, written by refusals_timer when due (d_refusals.h, d_record.h). */
     struct d_refusals refusals;
     struct event *refusals_timer;
+
+    /* The log's time high water and the TimeMark entries (d_timemark.h): every append goes
+     * through it. Any thread. */
+    struct d_timemark tm;
 
     struct d_checkpointer *cp;
     /* The TPM: used by d_startup.c before the checkpoint thread starts, then by that thread

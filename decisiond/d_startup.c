@@ -22,11 +22,12 @@
  *
  * Budgets: a restart must not give an agent a fresh budget. Every ALLOW decision inside the
  * policy's longest budget window is replayed from the log into the budget counters before any
- * request is served: the log is walked back by index until an entry older than the window,
- * however many entries that is (the walk once stopped after 10 million entries and silently
- * forgot older allows: finding 11). budgets.replay_max_entries bounds the walk for an operator
- * who wants a bounded start; a window holding more entries than that refuses the start rather
- * than under-count.
+ * request is served: the log is walked back by index until a TimeMark entry whose high water is
+ * older than the window (d_timemark.h), however many entries that is (the walk once stopped
+ * after 10 million entries and silently forgot older allows: finding 11; it once stopped at one
+ * decision stamped while the clock was behind: issue 12, finding 4). budgets.replay_max_entries
+ * bounds the walk for an operator who wants a bounded start; a walk longer than that refuses the
+ * start rather than under-count. Then the start's TimeMark is appended, before any decision.
  */
 #define _XOPEN_SOURCE 700 /* realpath, pread */
 #include <errno.h>
@@ -49,12 +50,12 @@
 
 #define MEASURE_MAX_FILES 64
 /*
- * How far past the window the budget replay walks. Entries are appended in the order of their
- * times only roughly: a decision is stamped when it is evaluated and appended once it is
- * recorded, after its receipt is signed (signer.timeout, at most 60 s) and its group commit.
- * An entry that looks older than the window may so sit after an allow that is not; ten minutes
- * past the window covers any such delay. Allows the extra walk finds charge windows that have
- * ended, which are dropped (policy/budget.c).
+ * How far past the window the mark that ends the budget replay must be. A mark's high water
+ * covers exactly the entries before it in log order (d_timemark.h), so the slack is a margin,
+ * not what soundness rests on: it keeps the walk at least as long as it was when it trusted the
+ * stamps (a decision is stamped when it is evaluated and appended after its receipt is signed,
+ * signer.timeout, at most 60 s). Allows the extra walk finds charge windows that have ended,
+ * which are dropped (policy/budget.c).
  */
 #define REPLAY_SLACK_MS (10u * 60u * 1000u)
 
@@ -242,75 +243,99 @@ tpm_failed:
     return append_startup(d, &sm, fp, n, &index);
 }
 
-/* The time an entry carries, if its kind has one (0 when it does not). */
-static int entry_time(const Sworn__V1__Entry *e, uint64_t *t)
-{
-    switch (e->kind_case) {
-    case SWORN__V1__ENTRY__KIND_DECISION:
-        *t = e->decision->time_unix_ms;
-        return 1;
-    case SWORN__V1__ENTRY__KIND_POLICY_LOADED:
-        *t = e->policy_loaded->time_unix_ms;
-        return 1;
-    case SWORN__V1__ENTRY__KIND_STARTUP:
-        *t = e->startup->time_unix_ms;
-        return 1;
-    case SWORN__V1__ENTRY__KIND_REFUSED:
-        *t = e->refused->time_unix_ms;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /*
- * Replay the ALLOW decisions of the log's last window into the budgets. Entries are appended in
- * time order, give or take REPLAY_SLACK_MS (one wall clock stamps them all), so walking back by
- * index until the first entry older than the longest window plus that slack finds every allow
- * inside the window; nothing older can still count (a window is at most that long and aligned,
- * policy/budget.c). The walk reads as many entries as
- * the window holds, unless budgets.replay_max_entries bounds it: reaching that bound inside the
- * window refuses the start.
+ * Replay the ALLOW decisions of the log's last window into the budgets, and find the log's time
+ * high water (d_timemark.h).
+ *
+ * The log is NOT in time order: one wall clock stamps the entries, and it can step back (an NTP
+ * step, a VM restored from a snapshot). Walking back until the first entry older than the window
+ * once stopped at a single decision stamped while the clock was behind, and forgot every allow
+ * before it that was still inside the window (issue 12, finding 4). So no stamp of an ordinary
+ * entry stops the walk; only a TimeMark does: its high water is the largest stamp of every entry
+ * before it (checked by sworn-verify), so a mark whose high water is older than the window plus
+ * REPLAY_SLACK_MS proves that nothing before it can still count. The walk charges every allow it
+ * passes, in log order, whatever its stamp (an allow stamped in an ended window charges a
+ * counter that is dropped, policy/budget.c). A log without such a mark (written before marks
+ * existed) is walked to index 0. budgets.replay_max_entries bounds the walk: reaching that bound
+ * before a mark or index 0 refuses the start rather than under-count.
+ *
+ * The clock at start may itself be wrong ahead (stepped forward, to be set right later while
+ * running). The window is so measured back from the earlier of the clock and the high water of
+ * the log before this start (its entries from index `own` on are this start's own, stamped by
+ * the clock): a mark ends the walk only when its high water is older than a window back from
+ * both. Then the counters hold every allow of every window the clock can be in from the earlier
+ * of the two on (docs/decisiond.md, "Time marks").
+ *
+ * With no budget in the policy the walk still goes back to the newest mark (any), for the high
+ * water. OUT: *high_water, the largest stamp of the whole log (the mark's high water and own
+ * time, and every stamp after it).
  */
-static int replay_budgets(struct d_daemon *d)
+static int replay_budgets(struct d_daemon *d, uint64_t own, uint64_t *high_water)
 {
     uint64_t window = sworn_policy_max_window_ms(d->policy), size = sworn_log_size(d->log);
     uint64_t now = d_now_unix_ms(), from = size, replayed = 0, bound = d->cfg->replay_max_entries;
+    uint64_t cutoff, hw = 0, before = 0; /* before: the high water of the entries before own */
+    int stopped_at_mark = 0;
     uint8_t *buf;
 
-    if (window == 0 || size == 0)
+    *high_water = 0;
+    if (size == 0)
         return 0;
     buf = malloc(SWORN_FRAME_ENTRY_MAX);
     if (buf == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "budget replay: out of memory");
-    /* Walk back to the first entry older than the window. */
     while (from > 0) {
         size_t len;
         Sworn__V1__Entry *e;
         uint64_t t;
-        int older;
+        int stop = 0;
 
         if (sworn_log_read_entry(d->log, from - 1, buf, SWORN_FRAME_ENTRY_MAX, &len) < 0)
             goto fail;
         e = sworn_frame_unpack_entry(buf, len);
         if (e == NULL)
             goto fail;
-        /* An entry stamped after now (the clock was set back) is inside the window. */
-        older = entry_time(e, &t) && t <= now && now - t > window + REPLAY_SLACK_MS;
+        if (d_entry_time(e, &t) && t > hw)
+            hw = t;
+        if (d_entry_time(e, &t) && from - 1 < own && t > before)
+            before = t;
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_TIME_MARK) {
+            /* Nothing before this mark is later than its high water: with it, before is the
+             * high water of everything before this start. A mark at or before the cutoff ends
+             * the walk; with no budget, any mark does. */
+            uint64_t mark_hw = e->time_mark->high_water_unix_ms;
+            uint64_t from_ms = now < before ? now : before;
+
+            if (mark_hw > before)
+                from_ms = now < mark_hw ? now : mark_hw;
+            if (window == 0)
+                cutoff = UINT64_MAX;
+            else
+                cutoff =
+                    from_ms > window + REPLAY_SLACK_MS ? from_ms - window - REPLAY_SLACK_MS : 0;
+            if (mark_hw <= cutoff) {
+                if (mark_hw > hw)
+                    hw = mark_hw;
+                stop = 1;
+            }
+        }
         sworn__v1__entry__free_unpacked(e, NULL);
-        if (older)
-            break;
         from--;
-        if (bound != 0 && size - from > bound) {
+        if (stop) {
+            stopped_at_mark = 1;
+            break;
+        }
+        if (window != 0 && bound != 0 && size - from > bound) {
             free(buf);
             return sworn_err_set(SWORN_ERR_RANGE,
                                  "budget replay: the policy's longest budget window (%llu ms) "
-                                 "holds more than %llu log entries (budgets.replay_max_entries); "
-                                 "refusing to start rather than under-count the budgets",
+                                 "holds more than %llu log entries (budgets.replay_max_entries), "
+                                 "or no TimeMark entry older than the window was found within "
+                                 "them; refusing to start rather than under-count the budgets",
                                  (unsigned long long)window, (unsigned long long)bound);
         }
     }
-    for (uint64_t i = from; i < size; i++) {
+    for (uint64_t i = from; window != 0 && i < size; i++) {
         size_t len;
         Sworn__V1__Entry *e;
         int rc = 0;
@@ -329,6 +354,7 @@ static int replay_budgets(struct d_daemon *d)
             goto fail;
     }
     free(buf);
+    *high_water = hw;
     {
         json_object *f = json_object_new_object();
 
@@ -337,6 +363,8 @@ static int replay_budgets(struct d_daemon *d)
             json_object_object_add(f, "from_index", json_object_new_int64((int64_t)from));
             json_object_object_add(f, "entries_read",
                                    json_object_new_int64((int64_t)(size - from)));
+            json_object_object_add(f, "stopped_at_mark", json_object_new_boolean(stopped_at_mark));
+            json_object_object_add(f, "high_water_unix_ms", json_object_new_int64((int64_t)hw));
         }
         d_log(D_LOG_INFO, "budgets_replayed", f);
     }
@@ -350,7 +378,7 @@ int d_startup_record(struct d_daemon *d)
 {
     uint8_t *entry = NULL;
     size_t len = 0;
-    uint64_t index;
+    uint64_t index, high_water, own = sworn_log_size(d->log);
     int rc;
 
     if (measure(d) < 0)
@@ -360,9 +388,12 @@ int d_startup_record(struct d_daemon *d)
         return -1;
     rc = d_record_append(d, entry, len, NULL, 0, &index);
     free(entry);
-    if (rc < 0)
+    if (rc < 0 || replay_budgets(d, own, &high_water) < 0)
         return -1;
-    return replay_budgets(d);
+    /* The start's mark, before any decision: the high water of the whole log, and how far the
+     * clock is behind it (the warning entry; d_timemark_append logs `clock_behind` too). */
+    d_timemark_set_high_water(d, high_water);
+    return d_timemark_append(d, SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_START, NULL, NULL);
 }
 
 /*

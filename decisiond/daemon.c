@@ -208,6 +208,7 @@ static void shutdown_all(struct d_daemon *d)
     if (d->sig_hup != NULL)
         event_free(d->sig_hup);
     d_server_close_listeners(d);
+    d_timemark_stop(d); /* no new periodic mark; a queued one is written as the workers drain */
     d_workq_stop(d->workq);
     d->workq = NULL;
     if (d->esc != NULL)
@@ -227,6 +228,7 @@ static void shutdown_all(struct d_daemon *d)
     if (d->base != NULL)
         event_base_free(d->base);
     sworn_dconfig_free(d->cfg);
+    d_timemark_destroy(&d->tm);
 }
 
 /*
@@ -365,7 +367,7 @@ int main(int argc, char **argv)
         fail("keyring");
         goto out;
     }
-    if (open_log(d) < 0) {
+    if (d_timemark_init(&d->tm) < 0 || open_log(d) < 0) {
         fail("log");
         goto out;
     }
@@ -383,7 +385,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 || d_checkpointer_start(d) < 0 ||
-        d_record_refusals_start(d) < 0) {
+        d_record_refusals_start(d) < 0 || d_timemark_start(d) < 0) {
         fail("threads");
         goto out;
     }

@@ -263,6 +263,22 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "dropped", rows);
         break;
     }
+    case SWORN__V1__ENTRY__KIND_TIME_MARK: {
+        const Sworn__V1__TimeMark *t = e->time_mark;
+
+        json_object_object_add(o, "kind", json_object_new_string("time_mark"));
+        json_object_object_add(
+            o, "reason",
+            json_object_new_string(t->reason == SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_START
+                                       ? "start"
+                                       : "periodic"));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)t->time_unix_ms));
+        json_object_object_add(o, "high_water_unix_ms",
+                               json_object_new_int64((int64_t)t->high_water_unix_ms));
+        json_object_object_add(o, "clock_behind_ms",
+                               json_object_new_int64((int64_t)t->clock_behind_ms));
+        break;
+    }
     default:
         json_object_object_add(o, "kind", json_object_new_string("unknown"));
         break;

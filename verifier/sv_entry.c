@@ -416,6 +416,22 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         info->time_unix_ms = r->time_unix_ms;
         return 0;
     }
+    case SVPB__V1__ENTRY__KIND_TIME_MARK: {
+        /* The log's time so far (issue 12, finding 4); its high water is checked against the
+         * entries before it by check `time-marks`. */
+        const Svpb__V1__TimeMark *t = e->time_mark;
+
+        if (t->reason != 1 && t->reason != 2)
+            BAD("bad-field", "time_mark: reason %d is not START or PERIODIC", (int)t->reason);
+        if (t->clock_behind_ms !=
+            (t->high_water_unix_ms > t->time_unix_ms ? t->high_water_unix_ms - t->time_unix_ms : 0))
+            BAD("bad-field",
+                "time_mark: clock_behind_ms is not max(0, high_water_unix_ms - time_unix_ms)");
+        info->time_unix_ms = t->time_unix_ms;
+        info->high_water_ms = t->high_water_unix_ms;
+        info->clock_behind_ms = t->clock_behind_ms;
+        return 0;
+    }
     default:
         BAD("missing-field", "entry: no kind set");
     }

@@ -15,7 +15,9 @@
  * starting with '/', and the request's port and tool (the canonical form itself is policy/
  * resource.c's business: the verifier does not recompute it). A RefusalsDropped entry needs 1..256
  * pairs, each with a channel "decision" or "admin" and a count of at least 1, in strictly
- * ascending (channel, peer_uid) order, and period_start <= period_end <= time_unix_ms; a Refused
+ * ascending (channel, peer_uid) order, and period_start <= period_end <= time_unix_ms; a TimeMark
+ * a reason START or PERIODIC and clock_behind_ms = max(0, high_water_unix_ms - time_unix_ms)
+ * (its high water against the earlier entries is sv_verify.c's check `time-marks`); a Refused
  * entry a channel "decision" or "admin". For a CredentialsMinted entry the
  * replaced_credential_ids are at most 16, distinct, none also minted by the entry, and each a
  * minted member of from_credential_id's family (docs/formats.md section 1: the root with
@@ -42,6 +44,7 @@ enum sv_entry_kind {
     SV_ENTRY_REFUSED = 6,
     SV_ENTRY_CREDENTIALS_MINTED = 7,
     SV_ENTRY_REFUSALS_DROPPED = 8,
+    SV_ENTRY_TIME_MARK = 9,
 };
 
 #define SV_MINTED_MAX 8    /* sworn.proto: CredentialsMinted.minted, 1..8 */
@@ -49,10 +52,12 @@ enum sv_entry_kind {
 
 struct sv_entry_info {
     enum sv_entry_kind kind;
-    int effect;              /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
-    uint8_t digest[SV_HASH]; /* decision: policy_digest; policy_loaded: digest */
-    uint64_t time_unix_ms;   /* decision, policy_loaded, key_event, startup, refused,
-                                credentials_minted */
+    int effect;               /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
+    uint8_t digest[SV_HASH];  /* decision: policy_digest; policy_loaded: digest */
+    uint64_t time_unix_ms;    /* decision, policy_loaded, key_event, startup, refused,
+                                 credentials_minted, refusals_dropped, time_mark */
+    uint64_t high_water_ms;   /* time_mark: high_water_unix_ms */
+    uint64_t clock_behind_ms; /* time_mark: clock_behind_ms */
     char request_id[SV_ID_MAX + 1];    /* decision / escalation_resolved; credentials_minted:
                                           its allow_request_id */
     char credential_id[SV_ID_MAX + 1]; /* decision: the credential released ("" none);

@@ -37,6 +37,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "separation",
     "escalations",
     "token-exchanges",
+    "time-marks",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -1176,6 +1177,39 @@ static void check_release(struct stream *s, uint64_t index, const struct sv_entr
     /* A release that passes is not counted: the check's count stays one per exchange. */
 }
 
+/*
+ * A TimeMark's high water must be the largest time stamp of every entry before it
+ * (docs/verifier.md, check `time-marks`): decisiond's budget replay stops at a mark whose high
+ * water is older than every budget window, so a high water written lower than an earlier stamp
+ * would let a restart forget allows still inside their window (issue 12, finding 4). From index 0
+ * it must equal the maximum; in a bundle that starts later it must be at least the maximum of what
+ * the bundle shows (the entries before it are not seen). A high water above every earlier stamp
+ * only makes the replay walk further, but decisiond never writes one: it fails too, from index 0.
+ */
+static void check_time_mark(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    char item[64], why[SV_WHY];
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (info->high_water_ms < s->last_time_ms) {
+        snprintf(why, sizeof(why),
+                 "the mark's high water %llu is below the time stamp %llu of an earlier entry: a "
+                 "replay stopping at it would forget allows still inside their window",
+                 (unsigned long long)info->high_water_ms, (unsigned long long)s->last_time_ms);
+        sv_report_fail(s->rep, SV_CHECK_TIME_MARKS, item, "high-water-low", why);
+    } else if (!s->partial && info->high_water_ms > s->last_time_ms) {
+        snprintf(why, sizeof(why),
+                 "the mark's high water %llu is above every earlier time stamp (the largest is "
+                 "%llu)",
+                 (unsigned long long)info->high_water_ms, (unsigned long long)s->last_time_ms);
+        sv_report_fail(s->rep, SV_CHECK_TIME_MARKS, item, "high-water-high", why);
+    } else {
+        pass(s->rep, SV_CHECK_TIME_MARKS);
+    }
+    if (info->clock_behind_ms > 0)
+        s->rep->clock_behind++;
+}
+
 static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
                         const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
                         int have_receipts)
@@ -1193,6 +1227,8 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     pass(s->rep, SV_CHECK_ENTRIES);
     if (s->start_pending)
         check_start_policy(s, index, &info);
+    if (info.kind == SV_ENTRY_TIME_MARK)
+        check_time_mark(s, index, &info);
     if (info.time_unix_ms > s->last_time_ms)
         s->last_time_ms = info.time_unix_ms;
     switch (info.kind) {
@@ -2266,6 +2302,7 @@ void sv_report_print_json(const struct sv_report *r, FILE *out)
     fprintf(out, ",\"refused\":%llu,\"refusals_dropped\":%llu,\"refusal_summaries\":%llu",
             (unsigned long long)r->refused, (unsigned long long)r->refusals_dropped,
             (unsigned long long)r->refusal_summaries);
+    fprintf(out, ",\"clock_behind\":%llu", (unsigned long long)r->clock_behind);
     fprintf(out, ",\"checks\":[");
     for (int i = 0; i < SV_CHECK_COUNT; i++) {
         const struct sv_check *c = &r->checks[i];
@@ -2345,6 +2382,11 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
                 "summaries\n",
                 (unsigned long long)r->refused, (unsigned long long)r->refusals_dropped,
                 (unsigned long long)r->refusal_summaries);
+    if (r->clock_behind > 0)
+        fprintf(out,
+                "clock   %llu time mark(s) show decisiond's clock behind the record (an NTP step "
+                "or a VM restore): time stamps are not in log order there\n",
+                (unsigned long long)r->clock_behind);
     if (r->state_size > 0 || r->state_updated)
         fprintf(out, "state   previously accepted size %llu%s\n", (unsigned long long)r->state_size,
                 r->state_updated ? "; updated to this record's newest checkpoint" : "");

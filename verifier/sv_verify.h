@@ -44,6 +44,7 @@ enum sv_check_id {
     SV_CHECK_SEPARATION,  /* each start: signer and engine under distinct non-root uids */
     SV_CHECK_ESCALATIONS, /* each resolution names one earlier escalate entry, resolved once */
     SV_CHECK_EXCHANGES,   /* each OAuth exchange backed by its own allow of the same start */
+    SV_CHECK_TIME_MARKS,  /* each TimeMark's high water is the largest earlier time stamp */
     SV_CHECK_COUNT
 };
 
@@ -77,6 +78,7 @@ struct sv_report {
     uint64_t refused;           /* Refused entries checked */
     uint64_t refusals_dropped;  /* refusals the RefusalsDropped entries count (saturating) */
     uint64_t refusal_summaries; /* RefusalsDropped entries checked */
+    uint64_t clock_behind;      /* TimeMark entries whose clock was behind the record */
     int unreadable;             /* the record could not be read at all (exit 2) */
     char unreadable_why[SV_WHY];
     struct sv_check checks[SV_CHECK_COUNT];

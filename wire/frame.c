@@ -636,6 +636,24 @@ fail:
     return -1;
 }
 
+/* A time mark: a known reason, and clock_behind_ms exactly what its two times say (one form; the
+ * verifier checks the high water against the entries before it). */
+static int check_time_mark(const Sworn__V1__TimeMark *t)
+{
+    SWORN_ENSURE(t != NULL, SWORN_ERR_ARG, "entry.time_mark is NULL");
+    SWORN_ENSURE(t->reason == SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_START ||
+                     t->reason == SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_PERIODIC,
+                 SWORN_ERR_FORMAT, "time_mark.reason %d is not 1..2", (int)t->reason);
+    SWORN_ENSURE(
+        t->clock_behind_ms ==
+            (t->high_water_unix_ms > t->time_unix_ms ? t->high_water_unix_ms - t->time_unix_ms : 0),
+        SWORN_ERR_FORMAT,
+        "time_mark.clock_behind_ms is not max(0, high_water_unix_ms - time_unix_ms)");
+    return 0;
+fail:
+    return -1;
+}
+
 int sworn_frame_check_entry(const Sworn__V1__Entry *m)
 {
     size_t i;
@@ -749,6 +767,8 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
         return check_hash(m->refused->frame_sha256, 0, "refused.frame_sha256");
     case SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED:
         return check_refusals_dropped(m->refusals_dropped);
+    case SWORN__V1__ENTRY__KIND_TIME_MARK:
+        return check_time_mark(m->time_mark);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }

@@ -23,7 +23,9 @@
  * The seed corpus (corpus/frame/) holds a framed request (in its envelope, and bare as wire
  * version 0 sent it, and of wire version 2), a token exchange, an allow and an error reply, admin
  * requests and responses, a framed policy-loaded Entry, a framed RefusalsDropped Entry and one
- * whose pairs are out of order (refused), and a refused zero-length header; a request of exactly
+ * whose pairs are out of order (refused), framed TimeMark entries (at start, periodic, with the
+ * clock behind) and ones refused for a clock_behind_ms that is not max(0, high water - time) or
+ * a reason outside 1..2, and a refused zero-length header; a request of exactly
  * SWORN_FRAME_REQUEST_MAX bytes and one of a byte more, the review's 256 header names of 256
  * bytes, and a 1 MiB length announced with 3 bytes after it; requests refused for an unsafe
  * character (utf8.h): U+202E and U+009B in the path, U+200B in the path, a tag character in the

@@ -2,8 +2,10 @@
  * fuzz_v_entry.c -- libFuzzer target for the verifier's Entry and Receipt checks (verifier/
  * sv_entry.c, sv_receipt.c): the input as a sworn.v1.Entry, and as a Receipt checked against a
  * fixed receipt key and leaf hash. An entry that is accepted must be 1..65535 bytes and of a
- * known kind (CredentialsMinted, kind 7, included); a receipt is never accepted (its signature
- * cannot verify over a fixed leaf without the private key, short of a forgery).
+ * known kind (CredentialsMinted, kind 7, and TimeMark, kind 9, included; the seeds hold TimeMarks
+ * with the clock behind and ones refused for a wrong clock_behind_ms or reason); a receipt is never
+ * accepted (its signature cannot verify over a fixed leaf without the private key, short of a
+ * forgery).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (sv_entry_check(data, size, &info, code, why) == 0 &&
         (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION ||
-         info.kind > SV_ENTRY_REFUSALS_DROPPED))
+         info.kind > SV_ENTRY_TIME_MARK))
         abort();
     if (sv_receipt_verify(keys, data, size, leaf, 0, code, why) == 0)
         abort();

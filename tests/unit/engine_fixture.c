@@ -68,6 +68,7 @@ int sworn_engine_up(struct sworn_engine *e, const char *policy_yaml)
     d = e->d = calloc(1, sizeof(*d)); /* large: it holds the recently-allowed table */
     assert_non_null(d);
     d_metrics_init(&d->metrics);
+    assert_int_equal(d_timemark_init(&d->tm), 0);
     if (sworn_dconfig_load(config, &d->cfg) < 0 || sworn_dconfig_check(d->cfg) < 0) {
         free(config);
         return engine_fail(e, "configuration");
@@ -112,6 +113,7 @@ void sworn_engine_down(struct sworn_engine *e)
         if (d->base != NULL)
             event_base_free(d->base);
         sworn_dconfig_free(d->cfg);
+        d_timemark_destroy(&d->tm);
         free(d);
     }
     if (e->dir != NULL) {

@@ -177,23 +177,26 @@ int sworn_stack_down(struct sworn_stack *s)
     return rc;
 }
 
-static uint64_t clock_offset(struct sworn_stack *s)
+/* The test clock's offset (both clocks) and wall step (the wall clock alone): d_clock.c. */
+static uint64_t clock_read(struct sworn_stack *s, int64_t *step)
 {
-    char *text;
+    char *text, *end;
     uint64_t v;
 
     if (s->clock[0] == '\0')
         fail_msg("the stack has no test clock (start it with --test-clock)");
     text = sworn_test_read_file(s->clock, NULL);
-    v = strtoull(text, NULL, 10);
+    v = strtoull(text, &end, 10);
+    *step = *end == ' ' ? strtoll(end + 1, NULL, 10) : 0;
     free(text);
     return v;
 }
 
-void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms)
+static void clock_write(struct sworn_stack *s, uint64_t offset, int64_t step)
 {
-    char *tmp = sworn_test_path(s->dir, "clock.new"), text[32];
-    int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)(clock_offset(s) + ms));
+    char *tmp = sworn_test_path(s->dir, "clock.new"), text[64];
+    int n =
+        snprintf(text, sizeof(text), "%llu %lld\n", (unsigned long long)offset, (long long)step);
 
     sworn_test_write_file(tmp, text, (size_t)n, 0600);
     if (rename(tmp, s->clock) != 0)
@@ -201,12 +204,32 @@ void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms)
     free(tmp);
 }
 
+void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms)
+{
+    int64_t step;
+    uint64_t offset = clock_read(s, &step);
+
+    clock_write(s, offset + ms, step);
+}
+
+void sworn_stack_clock_step(struct sworn_stack *s, int64_t ms)
+{
+    int64_t step;
+    uint64_t offset = clock_read(s, &step);
+
+    clock_write(s, offset, step + ms);
+}
+
 uint64_t sworn_stack_clock_unix_ms(struct sworn_stack *s)
 {
     struct timespec ts;
+    int64_t step;
+    uint64_t offset = clock_read(s, &step);
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u + clock_offset(s);
+    return (uint64_t)((int64_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u +
+                                offset) +
+                      step);
 }
 
 /* A client for one call: its read buffer is large, and test threads call at once. */

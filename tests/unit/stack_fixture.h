@@ -66,7 +66,14 @@ int sworn_stack_down(struct sworn_stack *s);
  */
 void sworn_stack_clock_advance(struct sworn_stack *s, uint64_t ms);
 
-/* With --test-clock: the daemon's wall clock now (ms since the epoch: system clock + offset). */
+/*
+ * With --test-clock: step the daemon's wall clock alone by ms (negative: back, as an NTP step or a
+ * VM restored from a snapshot does), at once; its monotonic clock does not move. Steps add up.
+ */
+void sworn_stack_clock_step(struct sworn_stack *s, int64_t ms);
+
+/* With --test-clock: the daemon's wall clock now (ms since the epoch: system clock + offset +
+ * step). */
 uint64_t sworn_stack_clock_unix_ms(struct sworn_stack *s);
 
 /* Connect to a Unix socket; returns the fd or -1. */

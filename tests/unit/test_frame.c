@@ -799,6 +799,63 @@ static void test_minted_entries(void **state)
 }
 
 /* The envelopes: one message per direction, its oneof saying what it holds, versioned. */
+/* TimeMark entries (issue 12, finding 4): a known reason, and clock_behind_ms exactly
+ * max(0, high water - time); anything else is refused by the packer and the decoder. */
+static void test_time_mark_entries(void **state)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__TimeMark m = SWORN__V1__TIME_MARK__INIT;
+    static const struct {
+        uint64_t t, hw, behind;
+        int reason, ok;
+    } cases[] = {
+        {1000, 900, 0, 1, 1},              /* at start, the clock ahead of the record */
+        {1000, 1000, 0, 2, 1},             /* periodic, the clock at the high water */
+        {1000, 8200, 7200, 1, 1},          /* the clock 7.2 s behind */
+        {0, 0, 0, 1, 1},                   /* an empty log's first start */
+        {1000, 8200, 0, 1, 0},             /* behind, but says it is not */
+        {1000, 900, 100, 2, 0},            /* not behind, but says it is */
+        {1000, 8200, 7199, 1, 0},          /* off by one */
+        {1000, 900, 0, 0, 0},              /* no reason */
+        {1000, 900, 0, 3, 0},              /* an unknown reason */
+        {0, UINT64_MAX, UINT64_MAX, 1, 1}, /* the extremes: no overflow */
+    };
+    uint8_t *b;
+    size_t blen;
+
+    /* docs/formats.md section 1's example, byte for byte: the clock two hours behind. */
+    static const uint8_t example[] = {0x4a, 0x15, 0x08, 0x80, 0xc0, 0xef, 0xe2, 0xad,
+                                      0x33, 0x10, 0x80, 0xfa, 0xa6, 0xe6, 0xad, 0x33,
+                                      0x18, 0x80, 0xba, 0xb7, 0x03, 0x20, 0x01};
+
+    (void)state;
+    e.kind_case = SWORN__V1__ENTRY__KIND_TIME_MARK;
+    e.time_mark = &m;
+    m.time_unix_ms = 1764633600000ull;
+    m.high_water_unix_ms = 1764640800000ull;
+    m.clock_behind_ms = 7200000;
+    m.reason = SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_START;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+    assert_int_equal(blen, sizeof(example));
+    assert_memory_equal(b, example, sizeof(example));
+    free(b);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        m.time_unix_ms = cases[i].t;
+        m.high_water_unix_ms = cases[i].hw;
+        m.clock_behind_ms = cases[i].behind;
+        m.reason = (Sworn__V1__TimeMarkReason)cases[i].reason;
+        if (cases[i].ok) {
+            entry_round_trip(&e);
+            continue;
+        }
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        b = raw_pack(&e.base, &blen);
+        assert_null(sworn_frame_unpack_entry(b, blen));
+        free(b);
+    }
+}
+
 static void test_envelopes(void **state)
 {
     struct req_parts q;
@@ -1075,7 +1132,8 @@ int main(void)
         cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
         cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
         cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
-        cmocka_unit_test(test_minted_entries),     cmocka_unit_test(test_escalation_pages),
+        cmocka_unit_test(test_minted_entries),     cmocka_unit_test(test_time_mark_entries),
+        cmocka_unit_test(test_escalation_pages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

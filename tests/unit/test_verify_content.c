@@ -15,7 +15,11 @@
  * the PolicyLoaded entry right after a Startup entry must carry the policy digest that start
  * measured (role policy), else start-policy-mismatch, -unrecorded or -missing, and a decision
  * names a policy its own start loaded without error (unknown-policy). Bundles made by
- * `sworn-log export-bundle` check the same where their range shows it.
+ * `sworn-log export-bundle` check the same where their range shows it. TimeMark entries
+ * (test_time_marks, issue 12 finding 4): a high water lowered below an earlier entry's time stamp,
+ * which would end decisiond's budget replay before allows still in their window, fails
+ * `time-marks` with high-water-low (in a bundle too), one above every earlier stamp with
+ * high-water-high, and a clock_behind_ms or reason out of form fails `entries`.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -1366,6 +1370,117 @@ static void refusals_dropped(struct built *b, const struct dropped_row *rows, si
     add_entry(b, &e);
 }
 
+/* A TimeMark entry as given (the recording side's packer, unchecked). */
+static void time_mark(struct built *b, uint64_t t, uint64_t high_water, uint64_t behind, int reason)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__TimeMark m = SWORN__V1__TIME_MARK__INIT;
+
+    m.time_unix_ms = t;
+    m.high_water_unix_ms = high_water;
+    m.clock_behind_ms = behind;
+    m.reason = (Sworn__V1__TimeMarkReason)reason;
+    e.kind_case = SWORN__V1__ENTRY__KIND_TIME_MARK;
+    e.time_mark = &m;
+    add_entry(b, &e);
+}
+
+/*
+ * The log's time marks as decisiond writes them around a clock step back, then each way a
+ * dishonest operator could write one to shorten the budget replay (issue 12, finding 4).
+ * good_entries' largest stamp is T2023 + 3000; entry 5 is the first mark.
+ */
+static void marks_around_a_step(const struct fx *f, struct built *b, uint64_t second_high_water)
+{
+    time_mark(b, T2023 + 5000, T2023 + 3000, 0, 2);
+    /* The clock steps back 100 s: a decision stamped before everything above. */
+    decision(b, "req-behind", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 - 95000, 0);
+    time_mark(b, T2023 - 90000, second_high_water,
+              second_high_water > T2023 - 90000 ? second_high_water - (T2023 - 90000) : 0, 1);
+}
+
+static void test_time_marks(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+    char item[32];
+
+    /* Good: the second mark's high water is the first mark's own time, the largest stamp before
+     * it; its clock is 95 s behind: counted in the report. */
+    good_entries(f, &b);
+    marks_around_a_step(f, &b, T2023 + 5000);
+    make_record(f, "marks", &b, NULL);
+    rep = verify_json(f, "marks", NULL, 0);
+    sworn_verify_expect_pass(rep, "entries");
+    sworn_verify_expect_pass(rep, "time-marks");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "time-marks"), "count")), 2);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "clock_behind")), 1);
+    json_object_put(rep);
+
+    /* A bundle of the last three entries sees only the first mark's time before the second
+     * mark: its high water is at least that, so it passes. */
+    rep = verify_bundle(f, "marks", 5, 3, "marks.bundle", 0);
+    sworn_verify_expect_pass(rep, "time-marks");
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Lowered to the good entries' largest stamp, below the first mark's own time: refused. */
+    good_entries(f, &b);
+    marks_around_a_step(f, &b, T2023 + 3000);
+    make_record(f, "marks-low", &b, NULL);
+    rep = verify_json(f, "marks-low", NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+    sworn_verify_expect_fail(rep, "time-marks", "high-water-low", item);
+    json_object_put(rep);
+    /* The bundle of the last three entries shows the first mark: refused there too. */
+    rep = verify_bundle(f, "marks-low", 5, 3, "marks-low.bundle", 1);
+    sworn_verify_expect_fail(rep, "time-marks", "high-water-low", item);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Lowered to the clock that stepped back (what a replay trusting the stamps assumed): the
+     * clock_behind_ms then says 0 and agrees with its times, yet the mark is refused. */
+    good_entries(f, &b);
+    marks_around_a_step(f, &b, T2023 - 95000);
+    make_record(f, "marks-lower", &b, NULL);
+    rep = verify_json(f, "marks-lower", NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+    sworn_verify_expect_pass(rep, "entries");
+    sworn_verify_expect_fail(rep, "time-marks", "high-water-low", item);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* Above every earlier stamp: decisiond never writes it. */
+    good_entries(f, &b);
+    marks_around_a_step(f, &b, T2023 + 7000);
+    make_record(f, "marks-high", &b, NULL);
+    rep = verify_json(f, "marks-high", NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+    sworn_verify_expect_fail(rep, "time-marks", "high-water-high", item);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* clock_behind_ms that is not max(0, high water - time), and a reason of 0: entries fails. */
+    for (int i = 0; i < 2; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "marks-form-%d", i);
+        good_entries(f, &b);
+        if (i == 0)
+            time_mark(&b, T2023 + 5000, T2023 + 3000, 1, 2);
+        else
+            time_mark(&b, T2023 + 5000, T2023 + 3000, 0, 0);
+        make_record(f, name, &b, NULL);
+        rep = verify_json(f, name, NULL, 1);
+        snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+        sworn_verify_expect_fail(rep, "entries", "bad-field", item);
+        json_object_put(rep);
+        built_free(&b);
+    }
+}
+
 static void test_refusals_dropped(void **state)
 {
     static const struct dropped_row good[] = {
@@ -1747,6 +1862,7 @@ int main(void)
         cmocka_unit_test(test_separation_policy_lines),
         cmocka_unit_test_setup_teardown(test_start_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_marks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exchanges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_released_after_replaced, setup, teardown),
     };
