@@ -1,7 +1,8 @@
 /*
  * sv_ids.c -- the request ids of one start (sv_ids.h): a ring of the last SV_IDS_WINDOW ids
  * taken and an open-addressing index into it (linear probing, deletion by backward shift, so no
- * tombstones pile up).
+ * tombstones pile up), and beside it the set of ids held by an escalation, as decisiond keeps its
+ * held escalations apart from its ring (d_escalate.c checks those first, exactly).
  */
 #include "sv_ids.h"
 
@@ -17,7 +18,13 @@
 
 struct ring_id {
     uint8_t key[KEY];
-    uint8_t held;
+};
+
+/* The ids held by an escalation: a growable open-addressing set, at most half full. */
+struct held_set {
+    uint8_t (*key)[KEY];
+    uint8_t *used;
+    size_t cap, n; /* cap a power of two, or 0 */
 };
 
 struct sv_ids {
@@ -25,6 +32,7 @@ struct sv_ids {
     struct ring_id *ring; /* SV_IDS_WINDOW; the oldest at head once full */
     uint32_t *slot;       /* SLOTS; 0 empty, else ring position + 1 */
     uint32_t n, head;
+    struct held_set held;
 };
 
 struct sv_ids *sv_ids_new(void)
@@ -46,6 +54,8 @@ void sv_ids_free(struct sv_ids *t)
         return;
     free(t->ring);
     free(t->slot);
+    free(t->held.key);
+    free(t->held.used);
     free(t);
 }
 
@@ -55,6 +65,9 @@ void sv_ids_reset(struct sv_ids *t)
     t->head = 0;
     if (t->slot != NULL)
         memset(t->slot, 0, SLOTS * sizeof(*t->slot));
+    if (t->held.used != NULL)
+        memset(t->held.used, 0, t->held.cap);
+    t->held.n = 0;
 }
 
 static void key_of(const struct sv_ids *t, const char *id, uint8_t key[KEY])
@@ -112,13 +125,94 @@ static void unslot(struct sv_ids *t, uint32_t i)
     }
 }
 
+/* The held set's slot holding key, or the empty slot where it would go (cap > 0). */
+static size_t held_find(const struct held_set *h, const uint8_t key[KEY])
+{
+    size_t m = h->cap - 1, i;
+    uint32_t k;
+
+    memcpy(&k, key, sizeof(k));
+    i = k & m;
+    while (h->used[i] && memcmp(h->key[i], key, KEY) != 0)
+        i = (i + 1) & m;
+    return i;
+}
+
+static int held_has(const struct held_set *h, const uint8_t key[KEY])
+{
+    return h->n > 0 && h->used[held_find(h, key)];
+}
+
+static int held_add(struct held_set *h, const uint8_t key[KEY])
+{
+    size_t i;
+
+    if (2 * (h->n + 1) > h->cap) {
+        struct held_set g = {0};
+
+        g.cap = h->cap ? 2 * h->cap : 64;
+        g.key = malloc(g.cap * KEY);
+        g.used = calloc(g.cap, 1);
+        if (g.key == NULL || g.used == NULL) {
+            free(g.key);
+            free(g.used);
+            return -1;
+        }
+        for (size_t j = 0; j < h->cap; j++)
+            if (h->used[j]) {
+                size_t at = held_find(&g, h->key[j]);
+
+                memcpy(g.key[at], h->key[j], KEY);
+                g.used[at] = 1;
+                g.n++;
+            }
+        free(h->key);
+        free(h->used);
+        *h = g;
+    }
+    i = held_find(h, key);
+    if (!h->used[i]) {
+        memcpy(h->key[i], key, KEY);
+        h->used[i] = 1;
+        h->n++;
+    }
+    return 0;
+}
+
+/* Remove key (backward shift, so lookups need no tombstones). */
+static void held_del(struct held_set *h, const uint8_t key[KEY])
+{
+    size_t m, i, j;
+
+    if (h->n == 0 || !h->used[i = held_find(h, key)])
+        return;
+    m = h->cap - 1;
+    h->used[i] = 0;
+    h->n--;
+    for (j = (i + 1) & m; h->used[j]; j = (j + 1) & m) {
+        uint32_t k;
+        size_t home_j;
+
+        memcpy(&k, h->key[j], sizeof(k));
+        home_j = k & m;
+        if ((i < j) ? (home_j <= i || home_j > j) : (home_j <= i && home_j > j)) {
+            memcpy(h->key[i], h->key[j], KEY);
+            h->used[i] = 1;
+            h->used[j] = 0;
+            i = j;
+        }
+    }
+}
+
 int sv_ids_live(const struct sv_ids *t, const char *id)
 {
     uint8_t key[KEY];
 
+    key_of(t, id, key);
+    if (held_has(&t->held, key))
+        return 1;
     if (t->slot == NULL || t->n == 0)
         return 0;
-    key_of(t, id, key);
     return t->slot[find(t, key)] != 0;
 }
 
@@ -139,13 +233,10 @@ int sv_ids_take(struct sv_ids *t, const char *id, int held)
         }
     }
     key_of(t, id, key);
+    if (held && held_add(&t->held, key) != 0)
+        return -1;
     if (t->n == SV_IDS_WINDOW) {
-        /* Full: the oldest goes, or, when held, is taken again (at most once round the ring:
-         * when every id is held, the oldest goes anyway, which only shortens the memory). */
-        for (uint32_t k = 0; k < SV_IDS_WINDOW && t->ring[t->head].held; k++) {
-            /* move the held id to the newest position: the head becomes the tail */
-            t->head = (t->head + 1) % SV_IDS_WINDOW;
-        }
+        /* Full: the oldest goes (a held one stays live through the held set). */
         unslot(t, find(t, t->ring[t->head].key));
         pos = t->head;
         t->head = (t->head + 1) % SV_IDS_WINDOW;
@@ -154,7 +245,6 @@ int sv_ids_take(struct sv_ids *t, const char *id, int held)
         t->n++;
     }
     memcpy(t->ring[pos].key, key, KEY);
-    t->ring[pos].held = held != 0;
     t->slot[find(t, key)] = pos + 1;
     return 0;
 }
@@ -162,12 +252,7 @@ int sv_ids_take(struct sv_ids *t, const char *id, int held)
 void sv_ids_release(struct sv_ids *t, const char *id)
 {
     uint8_t key[KEY];
-    uint32_t i;
 
-    if (t->slot == NULL || t->n == 0)
-        return;
     key_of(t, id, key);
-    i = find(t, key);
-    if (t->slot[i] != 0)
-        t->ring[t->slot[i] - 1].held = 0;
+    held_del(&t->held, key);
 }

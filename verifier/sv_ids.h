@@ -11,8 +11,9 @@
  *
  * Ids are kept as 16 bytes of SHA-256(salt || id) with a random salt per table, so that a record
  * cannot choose ids that all fall into one bucket (a collision only makes two ids look alike: a
- * false failure, never a pass). Memory: at most SV_IDS_WINDOW ids of 17 bytes plus an index of
- * 2 * SV_IDS_WINDOW 4-byte slots, about 1.6 MiB, allocated at the first id.
+ * false failure, never a pass). Memory: at most SV_IDS_WINDOW ids of 16 bytes plus an index of
+ * 2 * SV_IDS_WINDOW 4-byte slots, 1.5 MiB, allocated at the first id, and 17 to 68 bytes per
+ * held id.
  */
 #ifndef SV_IDS_H
 #define SV_IDS_H
@@ -32,8 +33,8 @@ void sv_ids_reset(struct sv_ids *t);
 /* 1 when id is live (among the last SV_IDS_WINDOW taken, or held), else 0. */
 int sv_ids_live(const struct sv_ids *t, const char *id);
 /* Take id (it must not be live): it becomes the newest; the oldest goes when SV_IDS_WINDOW are
- * kept, unless held (then it is taken again, as decisiond never forgets a held id). held: an
- * escalation now holds it. 0, or -1 out of memory. */
+ * kept. held: an escalation now holds it, and it stays live until sv_ids_release, however many
+ * ids follow. 0, or -1 out of memory. */
 int sv_ids_take(struct sv_ids *t, const char *id, int held);
 /* The escalation of id (live) was resolved: it is no longer held. */
 void sv_ids_release(struct sv_ids *t, const char *id);
