@@ -224,6 +224,9 @@ static void leaf_of(const struct built *b, size_t i, uint8_t out[32])
     free(in);
 }
 
+/* The operator of the resolutions built below ("timeout": decisiond's deny at the deadline). */
+static const char *escalation_operator = "alice";
+
 /* An EscalationResolved naming the escalate entry at index with hash (NULL: unlinked, as a
  * decisiond older than fields 5 and 6 wrote it). */
 static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect effect,
@@ -234,7 +237,7 @@ static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect e
 
     r.request_id = (char *)id;
     r.effect = effect;
-    r.operator_ = "alice";
+    r.operator_ = (char *)escalation_operator;
     r.reason = "approved on the phone";
     if (hash != NULL) {
         r.escalation_index = index;
@@ -2119,7 +2122,9 @@ static void test_request_ids(void **state)
     /* Two resolutions after a timeout deny: the timeout resolved it. */
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    escalation_operator = "timeout";
     escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 1);
+    escalation_operator = "alice";
     escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
     add_receipt(f, &b, 3, 3);
     escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
