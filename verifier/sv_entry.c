@@ -242,6 +242,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         if (check_canonical(d, code, why) != 0)
             return -1;
         info->effect = d->effect;
+        info->no_rule = d->rule_id[0] == '\0';
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;
         snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
@@ -256,6 +257,10 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         memcpy(info->digest, e->policy_loaded->digest.data, SV_HASH);
         info->time_unix_ms = e->policy_loaded->time_unix_ms;
         info->refused = e->policy_loaded->error[0] != '\0';
+        if (strlen(e->policy_loaded->source) > SV_SOURCE_MAX)
+            info->source_long = 1;
+        else
+            snprintf(info->source, sizeof(info->source), "%s", e->policy_loaded->source);
         return 0;
     case SVPB__V1__ENTRY__KIND_KEY_EVENT:
         if (e->key_event->statement.len == 0 ||

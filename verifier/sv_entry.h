@@ -50,6 +50,8 @@ enum sv_entry_kind {
 #define SV_MINTED_MAX 8    /* sworn.proto: CredentialsMinted.minted, 1..8 */
 #define SV_REPLACED_MAX 16 /* sworn.proto: CredentialsMinted.replaced_credential_ids, 0..16 */
 
+#define SV_SOURCE_MAX 4096 /* the longest PolicyLoaded source compared with measured-file */
+
 struct sv_entry_info {
     enum sv_entry_kind kind;
     int effect;               /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
@@ -69,6 +71,12 @@ struct sv_entry_info {
     uint64_t escalation_index;
     uint8_t escalation_hash[SV_HASH];
     int refused; /* policy_loaded: the load was refused (its error is set) */
+    /* policy_loaded: its source (the policy's path), when at most SV_SOURCE_MAX bytes; source_long
+     * is 1 when it is longer (then source is empty and matches no measured-file path) */
+    char source[SV_SOURCE_MAX + 1];
+    int source_long;
+    int no_rule; /* decision: rule_id is empty (no rule decided: decisiond's refusal of a
+                    duplicate request id, or a deny no rule matched) */
     uint8_t statement[SV_STATEMENT_MAX]; /* key_event: the statement */
     size_t statement_len;
     uint64_t dropped; /* refusals_dropped: the refusals it counts (saturating at UINT64_MAX) */

@@ -13,6 +13,7 @@
 
 #include "quote.h"
 #include "sv_entry.h"
+#include "sv_ids.h"
 #include "sv_keyring.h"
 #include "sv_merkle.h"
 #include "sv_receipt.h"
@@ -361,6 +362,16 @@ struct stream {
      * (all of them while no Startup entry was seen): the policies decisions may name */
     uint8_t (*digests)[SV_HASH];
     size_t ndigests, cap_digests;
+    /* The policy in force (check_policy_in_force): the newest successful load of this start
+     * (cur), the one it replaced (prev), and the earliest time of a decision after that load
+     * naming cur (new_min_ms, when have_new). */
+    int have_cur, have_prev, have_new;
+    uint8_t cur_policy[SV_HASH], prev_policy[SV_HASH];
+    uint64_t new_min_ms;
+    int have_old; /* a decision after that load named prev; old_max_ms the latest one's time */
+    uint64_t old_max_ms, old_max_index, new_min_index;
+    /* The request ids of this start as decisiond remembers them (sv_ids.h); NULL out of memory */
+    struct sv_ids *ids;
     struct sv_keyring_state *keys;
     struct sv_receipt_keys *rkeys;
     uint64_t last_time_ms;
@@ -553,6 +564,24 @@ static void check_startup(struct stream *s, uint64_t index, const uint8_t *e, si
         if (memcmp(pcr, st.pcr23, SV_HASH) != 0) {
             sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-start-replay",
                            "the measured files do not replay from pcr23_before to pcr23");
+            ok = 0;
+        }
+    }
+    {
+        /* What decisiond measures at every start (decisiond/d_startup.c): its image, the signer
+         * program, the configuration and the policy, one file each, then any tpm.measure files.
+         * A start that lists fewer measured less than it ran, whatever the files it lists. */
+        unsigned count[5] = {0};
+
+        for (size_t i = 0; i < st.nfiles; i++)
+            if (st.role[i] >= 1 && st.role[i] <= 4)
+                count[st.role[i]]++;
+        if (count[1] != 1 || count[2] != 1 || count[3] != 1 || count[4] != 1) {
+            snprintf(why, sizeof(why),
+                     "the start lists %u image, %u signer, %u configuration and %u policy files "
+                     "(MeasuredFile roles 1 to 4): a start measures exactly one of each",
+                     count[1], count[2], count[3], count[4]);
+            sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-start-incomplete", why);
             ok = 0;
         }
     }
@@ -1020,6 +1049,8 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
         return;
     }
     r->resolved = 1;
+    if (s->ids != NULL)
+        sv_ids_release(s->ids, r->request_id); /* no longer held: only the window keeps it */
     pass(s->rep, SV_CHECK_ESCALATIONS);
 }
 
@@ -1210,6 +1241,152 @@ static void check_time_mark(struct stream *s, uint64_t index, const struct sv_en
         s->rep->clock_behind++;
 }
 
+static int all_zero(const uint8_t d[SV_HASH])
+{
+    uint8_t z = 0;
+
+    for (size_t i = 0; i < SV_HASH; i++)
+        z |= d[i];
+    return z == 0;
+}
+
+/*
+ * A PolicyLoaded entry without error: its policy is in force from here, the one in force before
+ * is the one it replaced. 32 zero bytes are no policy's digest (decisiond records them only for a
+ * file it could not read, and then with an error). Under `measured-start record` every policy
+ * that took effect must be one a measured-file line approves, as the start's own is (the start's
+ * files are checked in check_startup; a reload measures nothing into PCR 23, so this is the only
+ * place its policy is held to the auditor's list).
+ */
+static void note_policy_loaded(struct stream *s, const char *item, const struct sv_entry_info *info)
+{
+    const struct sv_policy *p = s->o->policy;
+
+    if (all_zero(info->digest)) {
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "policy-digest-zero",
+                       "a policy load without error whose digest is 32 zero bytes: no policy "
+                       "file has that SHA-256");
+        return;
+    }
+    if (p->measured_start && (info->source_long || !file_approved(p, info->digest, info->source))) {
+        char hex[2 * SV_HASH + 1], why[SV_WHY];
+
+        sv_hex(info->digest, SV_HASH, hex);
+        snprintf(why, sizeof(why),
+                 "the policy loaded from %.200s (sha256 %s) took effect, and no measured-file "
+                 "line approves it",
+                 info->source_long ? "a source longer than 4096 bytes" : info->source, hex);
+        sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "policy-unapproved", why);
+    }
+    digest_add(s, info->digest);
+    if (s->have_cur) {
+        memcpy(s->prev_policy, s->cur_policy, SV_HASH);
+        s->have_prev = 1;
+    }
+    memcpy(s->cur_policy, info->digest, SV_HASH);
+    s->have_cur = 1;
+    s->have_new = s->have_old = 0;
+}
+
+/*
+ * A decision names the policy in force at its position (docs/decisiond.md section 5). decisiond
+ * swaps its policy on the loop thread once the new PolicyLoaded entry is durable, and decisions
+ * are recorded by several workers: a decision taken under the old policy before the swap may be
+ * appended after the PolicyLoaded entry, and even after a decision taken under the new policy
+ * (a deny, needing no receipt, can overtake an allow being signed). Both were taken in that
+ * order, so the exact slack is: after a load, a decision may name the policy that load replaced
+ * (never one replaced before it), as long as it was decided no later than every decision under
+ * the new policy (decisiond's clock, which entries record). Anything else is a decision under a
+ * superseded policy.
+ */
+static void check_policy_in_force(struct stream *s, uint64_t index, const char *item,
+                                  const struct sv_entry_info *info)
+{
+    char why[SV_WHY];
+    uint64_t t = info->time_unix_ms;
+
+    if (all_zero(info->digest)) {
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "policy-digest-zero",
+                       "the decision names 32 zero bytes as its policy digest: no policy");
+    } else if (s->have_cur && memcmp(info->digest, s->cur_policy, SV_HASH) == 0) {
+        if (s->have_old && t < s->old_max_ms) {
+            snprintf(why, sizeof(why),
+                     "decided at %llu under the policy in force, before the decision at entry "
+                     "%llu (%llu) under the policy it replaced: that one was decided after the "
+                     "reload took effect",
+                     (unsigned long long)t, (unsigned long long)s->old_max_index,
+                     (unsigned long long)s->old_max_ms);
+            sv_report_fail(s->rep, SV_CHECK_POLICY, item, "policy-superseded", why);
+            return;
+        }
+        if (!s->have_new || t < s->new_min_ms) {
+            s->new_min_ms = t;
+            s->new_min_index = index;
+            s->have_new = 1;
+        }
+        pass(s->rep, SV_CHECK_POLICY);
+    } else if (s->have_prev && memcmp(info->digest, s->prev_policy, SV_HASH) == 0) {
+        if (s->have_new && t > s->new_min_ms) {
+            snprintf(why, sizeof(why),
+                     "decided at %llu under the policy the newest load replaced, after the "
+                     "decision at entry %llu (%llu) under the new one",
+                     (unsigned long long)t, (unsigned long long)s->new_min_index,
+                     (unsigned long long)s->new_min_ms);
+            sv_report_fail(s->rep, SV_CHECK_POLICY, item, "policy-superseded", why);
+            return;
+        }
+        if (!s->have_old || t > s->old_max_ms) {
+            s->old_max_ms = t;
+            s->old_max_index = index;
+            s->have_old = 1;
+        }
+        pass(s->rep, SV_CHECK_POLICY);
+    } else if (digest_known(s, info->digest)) {
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "policy-superseded",
+                       "the decision names a policy of this start that two or more later loads "
+                       "replaced");
+    } else if (s->partial && !s->have_start) {
+        /* In a bundle, before its first Startup entry, a policy may have been loaded before the
+         * range. */
+        s->unseen_policies++;
+    } else {
+        /* After a start only the policies loaded since can decide: decisiond forgets the others
+         * when it restarts. */
+        sv_report_fail(s->rep, SV_CHECK_POLICY, item, "unknown-policy",
+                       s->have_start ? "the decision's policy digest matches no PolicyLoaded entry "
+                                       "without error since the newest start"
+                                     : "the decision's policy digest matches no earlier "
+                                       "PolicyLoaded entry without error");
+    }
+}
+
+/*
+ * Request ids (sv_ids.h): within one start, a decision whose id decisiond still remembers (among
+ * the last 65536 it took, or held by an escalation) is decisiond's refusal of a duplicate id, a
+ * DENY with no rule; any other decision takes its id. So one id is never decided twice by the
+ * policy within decisiond's memory, an escalated request's id is never decided again while it is
+ * held, and nothing but that refusal lies between an escalate entry and its resolution.
+ */
+static void check_request_id(struct stream *s, const char *item, const struct sv_entry_info *info)
+{
+    if (s->ids == NULL)
+        return; /* failed as internal when the stream began */
+    if (sv_ids_live(s->ids, info->request_id)) {
+        char why[SV_WHY];
+
+        if (info->effect == 2 && info->no_rule)
+            return; /* decisiond's refusal of a duplicate id: takes nothing */
+        snprintf(why, sizeof(why),
+                 "request %.128s was decided before in this start, within decisiond's memory of "
+                 "the last 65536 ids; a repeat may only be the deny of a duplicate id (no rule)",
+                 info->request_id);
+        sv_report_fail(s->rep, SV_CHECK_ESCALATIONS, item, "request-id-reused", why);
+        return;
+    }
+    if (sv_ids_take(s->ids, info->request_id, info->effect == 3) != 0)
+        sv_report_fail(s->rep, SV_CHECK_ESCALATIONS, item, "internal", "out of memory");
+}
+
 static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
                         const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
                         int have_receipts)
@@ -1236,23 +1413,11 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         if (s->partial && index == s->first_index && index > 0)
             s->opens_with_policy = 1; /* perhaps a start's own, its Startup entry unseen */
         if (!info.refused)
-            digest_add(s, info.digest); /* a refused load never decides anything */
+            note_policy_loaded(s, item, &info); /* a refused load never decides anything */
         break;
     case SV_ENTRY_DECISION:
-        /* After a start only the policies loaded since can decide: decisiond forgets the others
-         * when it restarts. In a bundle, before its first Startup entry, a policy may have been
-         * loaded before the range. */
-        if (!digest_known(s, info.digest) && s->partial && !s->have_start)
-            s->unseen_policies++;
-        else if (!digest_known(s, info.digest))
-            sv_report_fail(s->rep, SV_CHECK_POLICY, item, "unknown-policy",
-                           s->have_start
-                               ? "the decision's policy digest matches no PolicyLoaded entry "
-                                 "without error since the newest start"
-                               : "the decision's policy digest matches no earlier PolicyLoaded "
-                                 "entry without error");
-        else
-            pass(s->rep, SV_CHECK_POLICY);
+        check_policy_in_force(s, index, item, &info);
+        check_request_id(s, item, &info);
         if (info.effect == 3)
             escalate_add(s, index, leaf, info.request_id);
         wants_receipt = info.effect == 1;
@@ -1274,6 +1439,9 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         s->have_start = 1;
         s->last_start = index;
         s->ndigests = 0; /* a new start decides only with the policies it loads */
+        s->have_cur = s->have_prev = s->have_new = s->have_old = 0;
+        if (s->ids != NULL)
+            sv_ids_reset(s->ids); /* decisiond's table of ids starts empty at each start */
         if (s->o->policy->measured_start)
             check_startup(s, index, e, len);
         check_separation(s, index, e, len);
@@ -1875,6 +2043,9 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     /* Entries: content, receipts, leaves. */
     s.o = o;
     s.rep = rep;
+    if ((s.ids = sv_ids_new()) == NULL)
+        sv_report_fail(rep, SV_CHECK_ESCALATIONS, "log", "internal",
+                       "out of memory or randomness: request ids not checked");
     s.partial = start > 0;
     s.first_index = start;
     if (p->sworn_entries) {
@@ -2052,6 +2223,7 @@ out:
     free(s.digests);
     free(s.starts);
     free(s.escs);
+    sv_ids_free(s.ids);
     free(s.callows);
     free(s.repl);
     free(s.unseen_res);
@@ -2141,6 +2313,9 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     }
     s.o = o;
     s.rep = rep;
+    if ((s.ids = sv_ids_new()) == NULL)
+        sv_report_fail(rep, SV_CHECK_ESCALATIONS, "log", "internal",
+                       "out of memory or randomness: request ids not checked");
     s.cps = cps;
     s.ncps = ncps;
     sv_range_init(&s.range);
@@ -2254,6 +2429,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     free(s.digests);
     free(s.starts);
     free(s.escs);
+    sv_ids_free(s.ids);
     free(s.callows);
     free(s.repl);
     free(s.unseen_res);

@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "sv_fork.h"
+#include "sv_ids.h"
 #include "sv_merkle.h"
 #include "sv_note.h"
 #include "sv_policy.h"
@@ -744,6 +745,64 @@ static void test_policy(void **state)
                           "line 4: receipt-key: listed twice");
 }
 
+/* The request ids of one start (sv_ids.h), as decisiond's d_seen.h remembers them: the last
+ * 65536 taken, held ones however old, nothing after a reset (finding 5 of the verifier review). */
+static void test_request_id_window(void **state)
+{
+    struct sv_ids *t = sv_ids_new();
+    char id[32];
+
+    (void)state;
+    assert_non_null(t);
+    assert_int_equal(sv_ids_live(t, "a"), 0);
+    assert_int_equal(sv_ids_take(t, "a", 0), 0);
+    assert_int_equal(sv_ids_take(t, "held", 1), 0);
+    assert_int_equal(sv_ids_live(t, "a"), 1);
+    /* 65535 more ids: "a" is the oldest of the last 65536 and still live. */
+    for (unsigned i = 0; i < SV_IDS_WINDOW - 2; i++) {
+        snprintf(id, sizeof(id), "r-%u", i);
+        assert_int_equal(sv_ids_live(t, id), 0);
+        assert_int_equal(sv_ids_take(t, id, 0), 0);
+    }
+    assert_int_equal(sv_ids_live(t, "a"), 1);
+    assert_int_equal(sv_ids_live(t, "r-0"), 1);
+    /* One more: "a" goes (decisiond may take it again), the held id stays. */
+    assert_int_equal(sv_ids_take(t, "one-more", 0), 0);
+    assert_int_equal(sv_ids_live(t, "a"), 0);
+    assert_int_equal(sv_ids_live(t, "held"), 1);
+    assert_int_equal(sv_ids_live(t, "r-0"), 1);
+    /* Another full round: the held id is still live, every old one went. */
+    for (unsigned i = 0; i < SV_IDS_WINDOW; i++) {
+        snprintf(id, sizeof(id), "s-%u", i);
+        assert_int_equal(sv_ids_take(t, id, 0), 0);
+    }
+    assert_int_equal(sv_ids_live(t, "held"), 1);
+    assert_int_equal(sv_ids_live(t, "r-0"), 0);
+    assert_int_equal(sv_ids_live(t, "one-more"), 0);
+    assert_int_equal(sv_ids_live(t, "s-0"), 1);
+    /* Released (its escalation resolved) long after it left the window: not live any more,
+     * as decisiond, whose ring forgot it, may take it again. */
+    sv_ids_release(t, "held");
+    assert_int_equal(sv_ids_live(t, "held"), 0);
+    /* Released while still in the window: live until the window moves past it. */
+    assert_int_equal(sv_ids_take(t, "held2", 1), 0);
+    sv_ids_release(t, "held2");
+    assert_int_equal(sv_ids_live(t, "held2"), 1);
+    for (unsigned i = 0; i < SV_IDS_WINDOW; i++) {
+        snprintf(id, sizeof(id), "u-%u", i);
+        assert_int_equal(sv_ids_take(t, id, 0), 0);
+    }
+    assert_int_equal(sv_ids_live(t, "held2"), 0);
+    assert_int_equal(sv_ids_live(t, "u-0"), 1);
+    /* A start forgets every id. */
+    sv_ids_reset(t);
+    assert_int_equal(sv_ids_live(t, "u-0"), 0);
+    assert_int_equal(sv_ids_live(t, "u-65535"), 0);
+    assert_int_equal(sv_ids_take(t, "u-0", 0), 0);
+    assert_int_equal(sv_ids_live(t, "u-0"), 1);
+    sv_ids_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,6 +811,7 @@ int main(void)
         cmocka_unit_test(test_adversarial_proofs),  cmocka_unit_test(test_signed_note_vectors),
         cmocka_unit_test(test_tessera_checkpoints), cmocka_unit_test(test_tessera_record),
         cmocka_unit_test(test_tile_paths),          cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_request_id_window),
     };
 
     (void)sworn_test_vectors();

@@ -161,7 +161,8 @@ static void policy_refused(struct built *b, const uint8_t *digest, uint64_t t_ms
     add_entry(b, &e);
 }
 
-/* A decision; omit: 1 drops the reason, 2 drops the principal. */
+/* A decision; omit: 1 drops the reason, 2 drops the principal, 3 drops the rule (as decisiond's
+ * deny of a duplicate request id, which no rule decides). */
 /* The path of the decisions built below (a test of hostile strings changes it for a while). */
 static const char *decision_path = "/v1/charges";
 
@@ -202,8 +203,11 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
     rq.time_unix_ms = t_ms;
     d.request = &rq;
     d.effect = effect;
-    d.rule_id = "charges";
-    d.reason = omit == 1 ? "" : "rule charges matched";
+    d.rule_id = omit == 3 ? "" : "charges";
+    d.reason = omit == 1   ? ""
+               : omit == 3 ? "denied: duplicate request id: decisiond took this id among its last "
+                             "65536 requests"
+                           : "rule charges matched";
     d.policy_digest.data = (uint8_t *)digest;
     d.policy_digest.len = 32;
     d.time_unix_ms = t_ms;
@@ -224,6 +228,9 @@ static void leaf_of(const struct built *b, size_t i, uint8_t out[32])
     free(in);
 }
 
+/* The operator of the resolutions built below ("timeout": decisiond's deny at the deadline). */
+static const char *escalation_operator = "alice";
+
 /* An EscalationResolved naming the escalate entry at index with hash (NULL: unlinked, as a
  * decisiond older than fields 5 and 6 wrote it). */
 static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect effect,
@@ -234,7 +241,7 @@ static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect e
 
     r.request_id = (char *)id;
     r.effect = effect;
-    r.operator_ = "alice";
+    r.operator_ = (char *)escalation_operator;
     r.reason = "approved on the phone";
     if (hash != NULL) {
         r.escalation_index = index;
@@ -710,7 +717,24 @@ static void test_escalation_links(void **state)
     decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 0);
     leaf_of(&b, 2, leaf);
     escalation_link(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
-    expect_escalation_fail(f, &b, "esc-swap", "resolution-hash-mismatch", "entry 3");
+    /* The second escalation under one id is itself refused now (decisiond refuses a duplicate
+     * id; finding 5 of the verifier review), and the swapped hash still counts as a failure. */
+    make_record(f, "esc-swap", &b, NULL);
+    rep = verify_json(f, "esc-swap", NULL, 1);
+    sworn_verify_expect_fail(rep, "escalations", "request-id-reused", "entry 2");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "escalations"), "failures")),
+        2);
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+    built_free(&b);
+    /* The same swap between two escalations of distinct ids: the hash alone refuses it. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    decision(&b, "dup-2", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 0);
+    leaf_of(&b, 2, leaf);
+    escalation_link(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
+    expect_escalation_fail(f, &b, "esc-swap2", "resolution-hash-mismatch", "entry 3");
 
     /* Another request id than the escalate entry's. */
     policy_loaded(f, &b, f->digest, T2023);
@@ -1846,6 +1870,418 @@ static void test_released_after_replaced(void **state)
     built_free(&b);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* The verifier review (issue 13), findings 1, 4 and 5. */
+
+#define ROLE_ALL 0xfu /* startup_roles: image, signer, configuration and policy */
+
+/*
+ * A measured Startup entry as decisiond writes it (decisiond/d_startup.c): the image, the signer
+ * program, the configuration and the policy (roles 1 to 4), those of mask (bit r-1 for role r),
+ * extended into PCR 23 from 32 zero bytes.
+ */
+static void startup_roles(struct built *b, uint64_t t_ms, const uint8_t *policy_sha256,
+                          unsigned mask)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
+    Sworn__V1__MeasuredFile mf[4], *files[4];
+    static const char *const paths[4] = {"/usr/libexec/sworn/sworn-decisiond",
+                                         "/usr/libexec/sworn/sworn-signer",
+                                         "/etc/sworn/decisiond.yaml", "/etc/sworn/policy.yaml"};
+    static const char *const contents[3] = {"sworn-decisiond", "sworn-signer", "decisiond.yaml"};
+    uint8_t sha[4][32], before[32] = {0}, pcr[32], cat[64];
+    size_t n = 0;
+
+    memcpy(pcr, before, 32);
+    for (unsigned r = 0; r < 4; r++) {
+        if (!(mask & (1u << r)))
+            continue;
+        if (r < 3)
+            sv_sha256(contents[r], strlen(contents[r]), sha[r]);
+        else
+            memcpy(sha[r], policy_sha256, 32);
+        sworn__v1__measured_file__init(&mf[n]);
+        mf[n].path = (char *)paths[r];
+        mf[n].sha256.data = sha[r];
+        mf[n].sha256.len = 32;
+        mf[n].role = (Sworn__V1__MeasuredRole)(r + 1);
+        files[n] = &mf[n];
+        memcpy(cat, pcr, 32);
+        memcpy(cat + 32, sha[r], 32);
+        sv_sha256(cat, 64, pcr);
+        n++;
+    }
+    sm.n_files = n;
+    sm.files = files;
+    sm.pcr23_before.data = before;
+    sm.pcr23_before.len = 32;
+    sm.pcr23.data = pcr;
+    sm.pcr23.len = 32;
+    sm.time_unix_ms = t_ms;
+    sm.engine_uid = 1001;
+    sm.signer_uid = 1002;
+    e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
+    e.startup = &sm;
+    add_entry(b, &e);
+}
+
+/* Add `measured-start record` and the measured-file lines approving the files startup_roles
+ * measures, with policy (and its path) as the approved policy, to <name>.policy. */
+static void policy_measured(const struct fx *f, const char *name, const uint8_t *policy)
+{
+    static const char *const paths[3] = {"/usr/libexec/sworn/sworn-decisiond",
+                                         "/usr/libexec/sworn/sworn-signer",
+                                         "/etc/sworn/decisiond.yaml"};
+    static const char *const contents[3] = {"sworn-decisiond", "sworn-signer", "decisiond.yaml"};
+    char line[256], hex[65];
+    uint8_t sha[32];
+
+    policy_add(f, name, "measured-start record");
+    for (int i = 0; i < 3; i++) {
+        sv_sha256(contents[i], strlen(contents[i]), sha);
+        sv_hex(sha, 32, hex);
+        snprintf(line, sizeof(line), "measured-file %s %s", hex, paths[i]);
+        policy_add(f, name, line);
+    }
+    sv_hex(policy, 32, hex);
+    snprintf(line, sizeof(line), "measured-file %s /etc/sworn/policy.yaml", hex);
+    policy_add(f, name, line);
+}
+
+/* Verify record name (made from b) under its policy with the measured-start lines. */
+static json_object *verify_measured(const struct fx *f, const char *name, struct built *b, int want)
+{
+    json_object *rep;
+
+    make_record(f, name, b, NULL);
+    built_free(b);
+    policy_measured(f, name, f->digest);
+    rep = verify_json(f, name, NULL, want);
+    return rep;
+}
+
+/* Finding 1: under `measured-start record`, the policy that decides is one the auditor approved:
+ * the start's own (the entry after its Startup entry), every later one that took effect, and a
+ * start lists what decisiond measures. */
+static void test_measured_policy(void **state)
+{
+    struct fx *f = *state;
+    uint8_t other[32];
+    json_object *rep;
+    struct built b = {0};
+
+    sv_sha256("policy: allow everything", 24, other);
+    /* As decisiond records it: passes. */
+    startup_roles(&b, T2023 - 1000, f->digest, ROLE_ALL);
+    good_entries(f, &b);
+    rep = verify_measured(f, "mp-good", &b, 0);
+    sworn_verify_expect_pass(rep, "measured-start");
+    sworn_verify_expect_pass(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* The start measures the approved policy; its PolicyLoaded entry and every decision name
+     * another (the policy file swapped between decisiond's two reads). */
+    startup_roles(&b, T2023 - 1000, f->digest, ROLE_ALL);
+    policy_loaded(f, &b, other, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 1000, 0);
+    rep = verify_measured(f, "mp-swap", &b, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
+    sworn_verify_expect_fail(rep, "measured-start", "policy-unapproved", "entry 1");
+    json_object_put(rep);
+
+    /* A later reload to a policy no measured-file line approves. */
+    startup_roles(&b, T2023 - 1000, f->digest, ROLE_ALL);
+    good_entries(f, &b);
+    policy_loaded(f, &b, other, T2023 + 5000);
+    decision(&b, "req-7", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 6000, 0);
+    rep = verify_measured(f, "mp-reload", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "policy-unapproved", "entry 6");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+
+    /* The approved digest from another source than the approved path. */
+    startup_roles(&b, T2023 - 1000, f->digest, ROLE_ALL);
+    good_entries(f, &b);
+    {
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+        Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+
+        pl.digest.data = f->digest;
+        pl.digest.len = 32;
+        pl.source = "/tmp/policy.yaml";
+        pl.time_unix_ms = T2023 + 5000;
+        e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+        e.policy_loaded = &pl;
+        add_entry(&b, &e);
+    }
+    rep = verify_measured(f, "mp-path", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "policy-unapproved", "entry 6");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+
+    /* A refused reload to an unapproved policy decides nothing: no failure. */
+    startup_roles(&b, T2023 - 1000, f->digest, ROLE_ALL);
+    good_entries(f, &b);
+    policy_refused(&b, other, T2023 + 5000);
+    rep = verify_measured(f, "mp-refused", &b, 0);
+    sworn_verify_expect_pass(rep, "measured-start");
+    json_object_put(rep);
+
+    /* A start that lists no files at all (PCR 23 unchanged). */
+    startup_roles(&b, T2023 - 1000, f->digest, 0);
+    good_entries(f, &b);
+    rep = verify_measured(f, "mp-nofiles", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "measured-start-incomplete", "entry 0");
+    sworn_verify_expect_fail(rep, "policy-digests", "start-policy-unrecorded", "entry 1");
+    json_object_put(rep);
+
+    /* A start that lists only the policy: every file it lists is approved, and the image,
+     * signer and configuration it ran are not shown. Likewise without the signer alone. */
+    startup_roles(&b, T2023 - 1000, f->digest, 0x8u);
+    good_entries(f, &b);
+    rep = verify_measured(f, "mp-policyonly", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "measured-start-incomplete", "entry 0");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+    startup_roles(&b, T2023 - 1000, f->digest, 0xdu);
+    good_entries(f, &b);
+    rep = verify_measured(f, "mp-nosigner", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "measured-start-incomplete", "entry 0");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+}
+
+/* Finding 4: only successful loads count, 32 zero bytes are no policy, and a decision names the
+ * policy in force at its position, with exactly the slack decisiond's recording leaves. */
+static void test_policy_in_force(void **state)
+{
+    struct fx *f = *state;
+    uint8_t other[32], third[32], zero[32] = {0};
+    json_object *rep;
+    struct built b = {0};
+
+    sv_sha256("policy: allow everything", 24, other);
+    sv_sha256("policy: allow nothing", 21, third);
+
+    /* An allow under a policy whose load was refused. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    policy_refused(&b, other, T2023 + 100);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, other, T2023 + 200, 0);
+    add_receipt(f, &b, 3, 3);
+    make_record(f, "pf-refused", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-refused", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 3");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* Allows under an all-zero digest: a start measuring and loading 32 zero bytes. */
+    startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, zero);
+    policy_loaded(f, &b, zero, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, zero, T2023 + 200, 0);
+    add_receipt(f, &b, 2, 2);
+    make_record(f, "pf-zero", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-zero", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "policy-digest-zero", "entry 1");
+    assert_int_equal(json_object_get_int64(
+                         sworn_verify_get(sworn_verify_check(rep, "policy-digests"), "failures")),
+                     2);
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+    /* ... and a decision naming zeros after a real load. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, zero, T2023 + 200, 0);
+    make_record(f, "pf-zero2", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-zero2", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "policy-digest-zero", "entry 2");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* P1 named after P2 was loaded and after a decision under P2 decided earlier: P1 was
+     * decided after the reload took effect. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    policy_loaded(f, &b, other, T2023 + 100);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 200, 0);
+    decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 300, 0);
+    make_record(f, "pf-after", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-after", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 4");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+    /* The same inversion the other way round in the log: P2 decided before a P1 decision that
+     * precedes it. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    policy_loaded(f, &b, other, T2023 + 100);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 300, 0);
+    decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 200, 0);
+    make_record(f, "pf-before", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-before", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 4");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+    /* P1 after two later loads (P2, P3): superseded twice over. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    policy_loaded(f, &b, other, T2023 + 100);
+    policy_loaded(f, &b, third, T2023 + 200);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 300, 0);
+    make_record(f, "pf-twice", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-twice", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 4");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+
+    /* The slack decisiond's recording leaves, which passes: decisions taken under P1 before the
+     * swap, appended after P2's entry, one even after a P2 deny decided later (an allow being
+     * signed overtaken), and one in the same millisecond; then a reload back to P1 makes P1 the
+     * policy in force again. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    policy_loaded(f, &b, other, T2023 + 100);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 150, 0);
+    decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 200, 0);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 190, 0);
+    decision(&b, "req-4", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 200, 0);
+    decision(&b, "req-5", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 300, 0);
+    policy_loaded(f, &b, f->digest, T2023 + 400);
+    decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 500, 0);
+    decision(&b, "req-7", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 390, 0);
+    make_record(f, "pf-slack", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-slack", NULL, 0);
+    sworn_verify_expect_pass(rep, "policy-digests");
+    json_object_put(rep);
+    /* ... but not a P2 decision after the reload back that was decided after a P1 one. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    policy_loaded(f, &b, other, T2023 + 100);
+    policy_loaded(f, &b, f->digest, T2023 + 400);
+    decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 500, 0);
+    decision(&b, "req-7", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 501, 0);
+    make_record(f, "pf-back", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "pf-back", NULL, 1);
+    sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 5");
+    sworn_verify_expect_only(rep, "policy-digests");
+    json_object_put(rep);
+}
+
+/* Finding 5: resolutions and request ids. */
+static void test_request_ids(void **state)
+{
+    struct fx *f = *state;
+    json_object *rep;
+    struct built b = {0};
+
+    /* A deny followed by an EscalationResolved allow of the same request, naming the deny. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+    escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 2, 2);
+    expect_escalation_fail(f, &b, "ri-deny-res", "resolution-not-escalate", "entry 2");
+    /* ... naming an escalation of the id, with a policy deny of the same id in between. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 0);
+    escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 3, 3);
+    expect_escalation_fail(f, &b, "ri-between", "request-id-reused", "entry 2");
+    /* decisiond's own deny of the duplicate id (no rule) in between passes: it is what
+     * decisiond records when a request reuses a held id, and it decided nothing. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 3);
+    escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 3, 3);
+    make_record(f, "ri-dup-refused", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "ri-dup-refused", NULL, 0);
+    sworn_verify_expect_pass(rep, "escalations");
+    json_object_put(rep);
+    /* ... but an escalation of a held id in between is no such refusal. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 3);
+    escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 3, 3);
+    expect_escalation_fail(f, &b, "ri-esc-twice", "request-id-reused", "entry 2");
+
+    /* A resolution for a request that never appears: an allow naming an escalate entry of
+     * another id, and one naming an entry past the log. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    escalation(&b, "req-never", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 2, 2);
+    expect_escalation_fail(f, &b, "ri-never", "resolution-request-mismatch", "entry 2");
+    {
+        uint8_t leaf[32];
+
+        policy_loaded(f, &b, f->digest, T2023);
+        decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+        leaf_of(&b, 1, leaf);
+        escalation_link(&b, "req-never", SWORN__V1__EFFECT__EFFECT_ALLOW, 7, leaf);
+        add_receipt(f, &b, 2, 2);
+        expect_escalation_fail(f, &b, "ri-never2", "resolution-index-missing", "entry 2");
+    }
+
+    /* Two resolutions after a timeout deny: the timeout resolved it. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    escalation_operator = "timeout";
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 1);
+    escalation_operator = "alice";
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 3, 3);
+    escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 4, 4);
+    make_record(f, "ri-timeout", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "ri-timeout", NULL, 1);
+    sworn_verify_expect_fail(rep, "escalations", "resolution-twice", "entry 3");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "escalations"), "failures")),
+        2);
+    sworn_verify_expect_only(rep, "escalations");
+    json_object_put(rep);
+
+    /* One request id decided deny and then allow. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 2000, 0);
+    add_receipt(f, &b, 2, 2);
+    expect_escalation_fail(f, &b, "ri-deny-allow", "request-id-reused", "entry 2");
+    /* A repeat that looks like the duplicate refusal but allows is no refusal either. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1500, 3);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 2000, 3);
+    add_receipt(f, &b, 3, 3);
+    expect_escalation_fail(f, &b, "ri-norule-allow", "request-id-reused", "entry 3");
+
+    /* The same id in two starts passes: decisiond's memory of ids starts empty at a start. */
+    startup(&b, 1001, 1002, 0, T2023 - 1000);
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+    startup(&b, 1001, 1002, 0, T2023 + 2000);
+    policy_loaded(f, &b, f->digest, T2023 + 2100);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 3000, 0);
+    add_receipt(f, &b, 5, 5);
+    make_record(f, "ri-restart", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "ri-restart", NULL, 0);
+    json_object_put(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1865,6 +2301,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_marks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exchanges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_released_after_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_measured_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_policy_in_force, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_ids, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");

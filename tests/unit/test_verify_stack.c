@@ -1,8 +1,9 @@
 /*
  * test_verify_stack.c -- the tamper suite on records made by the real stack: scripts/dev-stack
- * (swtpm, a SoftHSM token, sworn-decisiond) records allows, denies and an approved escalation over
- * two starts, and the auditor's `sworn-verify` ($SWORN_VERIFY_BIN) checks the exported tiles
- * folder against a trust policy built from keys obtained out of band: the SoftHSM key's SPKI
+ * (swtpm, a SoftHSM token, sworn-decisiond) records allows, denies, an approved escalation, an id
+ * taken again after a restart, the deny of a duplicate id and a reload over two starts, and the
+ * auditor's `sworn-verify` ($SWORN_VERIFY_BIN) checks the exported tiles folder against a trust
+ * policy built from keys obtained out of band: the SoftHSM key's SPKI
  * (`sworn-hsm pubkey --der`, `sworn-log vkey --spki`), the AK (`sworn-tpm provision`) and the
  * digests of the measured files, computed here from the files themselves (`measured-start
  * record`, `measured-file`).
@@ -467,6 +468,26 @@ static int group_setup(void **state)
     decide(&f->a, "d-3", "/denied/3", SWORN__V1__EFFECT__EFFECT_DENY);
     checkpoint_now(&f->a);
     decide(&f->a, "a-4", "/with-credential/4", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    /* Request ids as decisiond keeps them (the verifier's request-id-reused rule must pass
+     * them): an id of run 1 is taken again after the restart, and an id of this run sent again
+     * is decisiond's recorded deny of a duplicate, not a second decision. */
+    decide(&f->a, "a-1", "/allowed/1", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    decide(&f->a, "a-3", "/allowed/3", SWORN__V1__EFFECT__EFFECT_DENY);
+    /* A reload of the (unchanged, approved) policy file: its PolicyLoaded entry must meet a
+     * measured-file line, and the decisions after it name the policy in force. */
+    {
+        Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+        Sworn__V1__ReloadPolicyRequest rl = SWORN__V1__RELOAD_POLICY_REQUEST__INIT;
+        Sworn__V1__AdminResponse *ar;
+
+        rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY;
+        rq.reload_policy = &rl;
+        ar = sworn_stack_admin(&f->a, &rq);
+        assert_non_null(ar);
+        assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+        sworn__v1__admin_response__free_unpacked(ar, NULL);
+    }
+    decide(&f->a, "a-6", "/allowed/6", SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_int_equal(sworn_stack_stop_daemon(&f->a), 0);
     p = P(f, "good");
     cp_a(f, f->a.tiles, p);
