@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "err.h"
 #include "frame.h"
@@ -1231,13 +1232,30 @@ static int allow(const struct prule *r, struct sworn_budgets *b,
  * is not an upper-case RFC 9110 token is refused before any rule, as a resource without a
  * canonical form is. Upstream frameworks upper-case, trim or split such methods (`delete` runs
  * as DELETE), so no rule could judge what is run. An absent or empty method is left to the
- * matchers (it matches no methods list). Returns 0, or 1 with out set to the refusal.
+ * matchers (it matches no methods list). A request that names a method-override header is
+ * refused too, whatever its method: the header's value is not seen, and is what runs.
+ * Returns 0, or 1 with out set to the refusal.
  */
 static int canon_method(const Sworn__V1__AuthorizationRequest *req, struct sworn_policy_result *out)
 {
+    /* Headers that Express's method-override, Rack, ASP.NET, Symfony and others honour as the
+     * method to run: a POST carrying one is run as DELETE there, past a deny of DELETE. */
+    static const char *const overrides[] = {"x-http-method-override", "x-http-method",
+                                            "x-method-override"};
     const char *m = req->context != NULL ? req->context->method : NULL, *why = NULL;
     char buf[160];
 
+    if (req->context != NULL)
+        for (size_t i = 0; i < req->context->n_header_names; i++)
+            for (size_t k = 0; k < sizeof(overrides) / sizeof(overrides[0]); k++)
+                if (strcasecmp(req->context->header_names[i], overrides[k]) == 0) {
+                    set_reason(out,
+                               "the method is refused: the request carries a method-override "
+                               "header (%s), which some frameworks run as the method instead; "
+                               "send the method itself; denied before any rule",
+                               overrides[k]);
+                    return 1;
+                }
     if (m == NULL || m[0] == '\0' || pmethod_check(m, buf, sizeof(buf), &why) == 0)
         return 0;
     set_reason(out, "the method is refused: %s; denied before any rule", why);
