@@ -781,18 +781,15 @@ static void test_replay(void **state)
     rec.rule_id = (char *)"counted";
     rec.time_unix_ms = T0 + 10 * MIN;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
-    /* Ignored: not an allow; unknown rule; a rule without budget; an earlier window. */
+    /* Ignored: not an allow. */
     rec.effect = DENY;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
     rec.effect = ESCALATE;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
-    rec.effect = ALLOW;
-    rec.rule_id = (char *)"gone";
-    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
-    rec.rule_id = (char *)"free";
-    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
     assert_int_equal(sworn_budgets_count(b), 2);
-    rec.rule_id = (char *)"counted";
+    /* An earlier window: counters of their own. (An allow named by a rule that is gone or has no
+     * budget still charges "counted", which matches its request: test_replay_every_matching.) */
+    rec.effect = ALLOW;
     rec.time_unix_ms = T0 - 1;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
     assert_int_equal(sworn_budgets_count(b), 4);
@@ -906,6 +903,442 @@ static void test_budget_threads(void **state)
     }
     assert_int_equal(total, 1000);
     sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/*
+ * Finding 7 of the policy review: the first matching allow decided alone, so a broader allow
+ * earlier in the file ("read-all", no budget) switched off a later rule's budget ("pay-budget",
+ * count 1): three /pay/x GETs were all allowed. Now every matching allow rule's budget must have
+ * room; the first matching allow still decides (id, reason, credential).
+ */
+static void test_budgets_every_matching_allow(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: read-all\n"
+                        "    effect: allow\n"
+                        "    reason: \"reads are fine\"\n"
+                        "    methods: [GET]\n"
+                        "    credential: ro\n"
+                        "  - id: pay-budget\n"
+                        "    effect: allow\n"
+                        "    reason: \"never the reason of a GET\"\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "    credential: never-used\n"
+                        "  - id: no-secret\n"
+                        "    effect: deny\n"
+                        "    resource: {paths: [\"/pay/secret\"]}\n"
+                        "  - id: ask\n"
+                        "    effect: escalate\n"
+                        "    resource: {paths: [\"/pay/ask\"]}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* A deny and an escalate charge nothing. */
+    expect(p, b, http("a", "https", "x", 443, "/pay/secret", "GET", ""), T0, DENY, "no-secret");
+    expect(p, b, http("a", "https", "x", 443, "/pay/ask", "GET", ""), T0, ESCALATE, "ask");
+    assert_int_equal(sworn_budgets_count(b), 0);
+    /* The first allow decides (its reason and credential), the later one's budget is charged. */
+    r = http("a", "https", "x", 443, "/pay/x", "GET", "");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.rule_id, "read-all");
+    assert_string_equal(res.reason, "reads are fine");
+    assert_string_equal(res.credential_id, "ro");
+    assert_true(res.charges[0].used);
+    assert_int_equal(sworn_budgets_count(b), 1);
+    /* The second and third: the budget of pay-budget has no room. */
+    for (int i = 0; i < 2; i++) {
+        res = ev(p, b, r, T0 + 1);
+        assert_int_equal(res.effect, DENY);
+        assert_string_equal(res.rule_id, "pay-budget");
+        assert_string_equal(res.reason, "budget exhausted: rule pay-budget allows 1 requests per "
+                                        "1h per principal; 1 already allowed in the window that "
+                                        "began 2026-03-02T00:00:00Z");
+        assert_string_equal(res.credential_id, "");
+        assert_false(res.charges[0].used);
+    }
+    rfree(r);
+    /* Requests outside /pay are untouched, and another principal has its own budget. */
+    expect(p, b, http("a", "https", "x", 443, "/other", "GET", ""), T0, ALLOW, "read-all");
+    expect(p, b, http("b", "https", "x", 443, "/pay/x", "GET", ""), T0, ALLOW, "read-all");
+    /* A POST is allowed by pay-budget alone, which decides and is charged once. */
+    expect(p, b, http("c", "https", "x", 443, "/pay/x", "POST", ""), T0, ALLOW, "pay-budget");
+    expect(p, b, http("c", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "pay-budget");
+    /* The next window starts empty. */
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0 + HOUR, ALLOW, "read-all");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/*
+ * All or none: a decision that one rule's budget refuses charges no other rule's budget, and the
+ * DENY names the first refusing rule in file order; different per: scopes and sums included.
+ */
+static void test_budgets_all_or_none(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: wide\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 2, window: 1h}\n"
+                        "  - id: narrow\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "  - id: shared\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/g/**\"]}\n"
+                        "    budget: {count: 2, window: 1h, per: global}\n"
+                        "  - id: spend\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/g/**\", \"/s/**\"]}\n"
+                        "    sum: {pointer: /amount, max: 10, window: 1h}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* /pay/x charges wide and narrow; the second is refused by narrow and charges wide nothing,
+     * so wide still has room for one more, and then none. */
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0, ALLOW, "wide");
+    assert_int_equal(sworn_budgets_count(b), 2);
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "narrow");
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "narrow");
+    expect(p, b, http("a", "https", "x", 443, "/other", "GET", ""), T0, ALLOW, "wide");
+    /* Both exhausted: the first in file order is named. */
+    r = http("a", "https", "x", 443, "/pay/x", "GET", "");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "wide");
+    assert_non_null(strstr(res.reason, "budget exhausted: rule wide allows 2 requests"));
+    rfree(r);
+    /* A global budget and a per-principal sum on one request: b, then c, each with 4. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"b\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/g/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("4") "]}}");
+    expect(p, b, r, T0, ALLOW, "wide");
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"c\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/g/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("4") "]}}");
+    expect(p, b, r, T0, ALLOW, "wide");
+    /* The global count is spent: d is refused by shared, and neither d's wide count nor d's sum
+     * is charged: d then spends all 10 under /s, and has one more wide allow, then none. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"d\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/g/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("4") "]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "shared");
+    assert_non_null(strstr(res.reason, "for all principals together"));
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"d\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/s/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("10") "]}}");
+    expect(p, b, r, T0, ALLOW, "wide");
+    expect(p, b, http("d", "https", "x", 443, "/other", "GET", ""), T0, ALLOW, "wide");
+    expect(p, b, http("d", "https", "x", 443, "/other", "GET", ""), T0, DENY, "wide");
+    /* A sum that cannot be measured refuses with its own reason, unless an earlier rule's budget
+     * refuses first (file order). */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"e\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/s/1\"}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "spend");
+    assert_string_equal(res.reason, "sum budget of rule spend: the request has no number at "
+                                    "/amount");
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"d\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/s/1\"}}");
+    expect(p, b, r, T0, DENY, "wide");
+    /* Without budget state: the first budget rule, with the sum's reason when it is the sum. */
+    expect(p, NULL, http("f", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "wide");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/* A refund undoes every charge of the decision, in every rule; the counter cap and the bound. */
+static void test_budgets_refund_cap_bound(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res, res2;
+    Sworn__V1__AuthorizationRequest *r;
+    char text[8192];
+    size_t n = 0;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: first\n"
+                        "    effect: allow\n"
+                        "  - id: one\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1, window: 1m}\n"
+                        "  - id: two\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1, window: 1h, per: global}\n"
+                        "    sum: {pointer: /n, max: 5, window: 1m}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+           "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+           "\"json_numbers\":[{\"pointer\":\"/n\",\"value\":\"5\"}]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.rule_id, "first");
+    assert_int_equal(sworn_budgets_count(b), 3);
+    res2 = ev(p, b, r, T0);
+    assert_int_equal(res2.effect, DENY);
+    assert_string_equal(res2.rule_id, "one");
+    sworn_budgets_refund(b, &res2); /* charged nothing: a no-op */
+    assert_int_equal(sworn_budgets_count(b), 3);
+    sworn_budgets_refund(b, &res);
+    assert_int_equal(sworn_budgets_count(b), 0);
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    sworn_budgets_free(b);
+    /* The cap of counters: the decision needs three, one is left: nothing is charged, and the
+     * first rule that needed a new counter is named. */
+    assert_int_equal(sworn_budgets_new_cap(2, &b), 0);
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "one");
+    assert_non_null(strstr(res.reason, "budget state full"));
+    assert_int_equal(sworn_budgets_count(b), 0);
+    rfree(r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+
+    /* At most SWORN_POLICY_BUDGET_RULES_MAX budget rules per request: 16 allow, 17 deny. */
+    for (int k = 0; k < 2; k++) {
+        unsigned rules = SWORN_POLICY_BUDGET_RULES_MAX + (unsigned)k;
+
+        n = (size_t)snprintf(text, sizeof(text), "rules:\n  - id: free\n    effect: allow\n");
+        for (unsigned i = 0; i < rules; i++)
+            n += (size_t)snprintf(text + n, sizeof(text) - n,
+                                  "  - id: b%u\n    effect: allow\n"
+                                  "    budget: {count: 5, window: 1m}\n",
+                                  i);
+        p = sworn_pfix_load(text);
+        assert_int_equal(sworn_budgets_new(&b), 0);
+        r = http("a", "https", "x", 443, "/", "GET", "");
+        res = ev(p, b, r, T0);
+        if (k == 0) {
+            assert_int_equal(res.effect, ALLOW);
+            assert_string_equal(res.rule_id, "free");
+            assert_int_equal(sworn_budgets_count(b), SWORN_POLICY_BUDGET_RULES_MAX);
+        } else {
+            assert_int_equal(res.effect, DENY);
+            assert_string_equal(res.rule_id, "b16");
+            assert_non_null(strstr(res.reason, "too many budgets"));
+            assert_int_equal(sworn_budgets_count(b), 0);
+        }
+        rfree(r);
+        sworn_budgets_free(b);
+        sworn_policy_free(p);
+    }
+}
+
+struct racer2 {
+    const struct sworn_policy *p;
+    struct sworn_budgets *b;
+    Sworn__V1__AuthorizationRequest *r;
+    int allowed, failed;
+};
+
+static void *race2(void *arg)
+{
+    struct racer2 *x = arg;
+    struct sworn_policy_result res;
+
+    for (int i = 0; i < 400; i++) {
+        if (sworn_policy_eval(x->p, x->b, x->r, T0, &res) != 0)
+            x->failed++;
+        else if (res.effect == ALLOW)
+            x->allowed++;
+    }
+    return NULL;
+}
+
+/*
+ * Threads on two global budgets that one request charges together, and on the wider one alone:
+ * no thread ever sees one charged and the other refused, so exactly 600 of the requests under
+ * /pay pass (the narrow budget) and the wide budget holds exactly what was allowed.
+ */
+static void test_budgets_threads_two_rules(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct racer2 x[4];
+    pthread_t th[4];
+    int pay = 0, other = 0;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: wide\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1000, window: 1h, per: global}\n"
+                        "  - id: narrow\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 600, window: 1h, per: global}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    for (int i = 0; i < 4; i++) {
+        char who[16];
+
+        snprintf(who, sizeof(who), "t%d", i);
+        x[i].p = p;
+        x[i].b = b;
+        x[i].r = http(who, "https", "x", 443, i < 2 ? "/pay/x" : "/other", "GET", "");
+        x[i].allowed = x[i].failed = 0;
+    }
+    /* The /pay threads first, alone: 800 tries for 600. */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, race2, &x[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(x[i].failed, 0);
+        pay += x[i].allowed;
+    }
+    assert_int_equal(pay, 600);
+    /* Then all four: wide has exactly 400 left (the 200 refused /pay tries charged nothing). */
+    for (int i = 0; i < 4; i++) {
+        x[i].allowed = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, race2, &x[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(x[i].failed, 0);
+        if (i < 2)
+            assert_int_equal(x[i].allowed, 0);
+        else
+            other += x[i].allowed;
+    }
+    assert_int_equal(other, 400);
+    for (int i = 0; i < 4; i++)
+        rfree(x[i].r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/*
+ * The replay at start charges what the ALLOW charged: every matching allow rule with a budget,
+ * not only the rule named in rule_id; the named rule even when a reload narrowed it; nothing for
+ * rules that do not match; deny rules are not consulted (the decision was taken).
+ */
+static void test_replay_every_matching(void **state)
+{
+    struct sworn_policy *p, *p2;
+    struct sworn_budgets *b;
+    Sworn__V1__DecisionRecord rec = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__Resource canon = SWORN__V1__RESOURCE__INIT;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: read-all\n"
+                        "    effect: allow\n"
+                        "    methods: [GET]\n"
+                        "  - id: pay-budget\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "  - id: spend\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    sum: {pointer: /amount, max: 10, window: 1h}\n"
+                        "  - id: other-budget\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/other/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "  - id: later-deny\n"
+                        "    effect: deny\n"
+                        "    resource: {paths: [\"/pay/closed\"]}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* Decided by read-all (no budget of its own), a non-canonical spelling of /pay/x. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/a/../pay/x\"},\"context\":{"
+           "\"method\":\"GET\",\"json_numbers\":[" AMT("6") "]}}");
+    rec.request = r;
+    rec.effect = ALLOW;
+    rec.rule_id = (char *)"read-all";
+    rec.time_unix_ms = T0 + 10 * MIN;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2); /* pay-budget and spend, not other-budget */
+    expect(p, b, http("a", "https", "h", 1, "/pay/y", "GET", ""), T0 + 20 * MIN, DENY,
+           "pay-budget");
+    expect(p, b, http("a", "https", "h", 1, "/other/1", "GET", ""), T0 + 20 * MIN, ALLOW,
+           "read-all");
+    sworn_budgets_free(b);
+
+    /* The recorded canonical form is what is matched when the record has one. */
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    canon.scheme = (char *)"https";
+    canon.host = (char *)"h";
+    canon.port = 1;
+    canon.path = (char *)"/other/1";
+    canon.tool = (char *)"";
+    rec.canonical_resource = &canon;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 1);
+    expect(p, b, http("a", "https", "h", 1, "/other/2", "GET", ""), T0 + 20 * MIN, DENY,
+           "other-budget");
+    expect(p, b,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+              "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":"
+              "\"/pay/y\"},\"context\":{\"method\":\"GET\",\"json_numbers\":[" AMT("10") "]}}"),
+           T0 + 20 * MIN, ALLOW, "read-all");
+    rec.canonical_resource = NULL;
+    sworn_budgets_free(b);
+
+    /* A rule id that no longer exists: the request's matching rules are still charged; a deny
+     * that matches now is not consulted. */
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    rec.rule_id = (char *)"gone";
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2);
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"b\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/pay/closed\"},\"context\":{"
+           "\"method\":\"GET\",\"json_numbers\":[" AMT("6") "]}}");
+    rec.request = r;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 4);
+    sworn_budgets_free(b);
+
+    /* Reloaded since: pay-budget now covers /shop only. It decided the allow, so it is still
+     * charged; spend no longer exists. A record whose resource is refused now charges only the
+     * rule that decided it. */
+    p2 = sworn_pfix_load("rules:\n"
+                         "  - id: pay-budget\n"
+                         "    effect: allow\n"
+                         "    resource: {paths: [\"/shop/**\"]}\n"
+                         "    budget: {count: 1, window: 1h}\n"
+                         "  - id: other-budget\n"
+                         "    effect: allow\n"
+                         "    budget: {count: 1, window: 1h}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    rec.rule_id = (char *)"pay-budget";
+    assert_int_equal(sworn_budgets_replay(b, p2, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2); /* pay-budget (named), other-budget (matches) */
+    expect(p2, b, http("b", "https", "h", 1, "/shop/1", "GET", ""), T0 + 20 * MIN, DENY,
+           "pay-budget");
+    sworn_budgets_free(b);
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"c\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/x%%2Fy\"}}");
+    rec.request = r;
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    assert_int_equal(sworn_budgets_replay(b, p2, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 1);
+    sworn_budgets_free(b);
+    rfree(r);
+    sworn_policy_free(p2);
     sworn_policy_free(p);
 }
 
@@ -1306,6 +1739,11 @@ int main(void)
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_budget_cap),
         cmocka_unit_test(test_budget_threads),
+        cmocka_unit_test(test_budgets_every_matching_allow),
+        cmocka_unit_test(test_budgets_all_or_none),
+        cmocka_unit_test(test_budgets_refund_cap_bound),
+        cmocka_unit_test(test_budgets_threads_two_rules),
+        cmocka_unit_test(test_replay_every_matching),
         cmocka_unit_test(test_delegation),
         cmocka_unit_test(test_load_refusals),
         cmocka_unit_test(test_digest_and_mem),
