@@ -994,6 +994,45 @@ static void test_budget_replay_whole_window(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/*
+ * Finding 7 of the policy review: an ALLOW charges the budgets of every matching allow rule, and
+ * the replay at start must charge the same set. Before, the replay charged only the rule named
+ * in rule_id: an allow decided by read-all (no budget) that spent pay-budget's only unit was
+ * forgotten at a restart, and pay-budget allowed once more.
+ */
+static void test_budget_replay_every_matching_rule(void **state)
+{
+    static const char policy[] = "rules:\n"
+                                 "  - id: read-all\n"
+                                 "    effect: allow\n"
+                                 "    methods: [GET]\n"
+                                 "  - id: pay-budget\n"
+                                 "    effect: allow\n"
+                                 "    resource: {paths: [\"/pay/**\"]}\n"
+                                 "    budget: {count: 1, window: 1h}\n";
+    struct sworn_stack s;
+    char *dir = sworn_test_tmpdir("f7policy"), *p = sworn_test_path(dir, "policy.yaml"), opts[600];
+
+    (void)state;
+    sworn_test_write_file(p, policy, strlen(policy), 0644);
+    snprintf(opts, sizeof(opts), "--no-tpm --file-key --test-clock --policy %s", p);
+    assert_int_equal(sworn_stack_up(&s, opts), 0);
+    /* One second into an hour: the whole test runs inside one window of the budget. */
+    sworn_stack_clock_advance(&s, (3601000 - sworn_stack_clock_unix_ms(&s) % 3600000) % 3600000);
+    sworn_stack_expect_path(&s, "f7-pay-1", "/pay/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_stack_expect_path(&s, "f7-pay-2", "/pay/x", SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn_stack_expect_path(&s, "f7-other", "/other", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_stack_clock_advance(&s, 20000);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    /* The allow of f7-pay-1 (rule_id read-all) still counts in pay-budget after the restart. */
+    sworn_stack_expect_path(&s, "f7-pay-3", "/pay/x", SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn_stack_expect_path(&s, "f7-other-2", "/other", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_int_equal(sworn_stack_down(&s), 0);
+    free(p);
+    free(dir);
+}
+
 struct quote_walk {
     struct sworn_log *log;
     const uint8_t *ak;
@@ -1611,6 +1650,7 @@ int main(void)
         cmocka_unit_test(test_policy_file_checked),
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_budget_replay_whole_window),
+        cmocka_unit_test(test_budget_replay_every_matching_rule),
         cmocka_unit_test(test_measured_start_and_quotes),
         cmocka_unit_test(test_measured_what_runs),
         cmocka_unit_test(test_token_exchange),
