@@ -442,7 +442,7 @@ static void test_combining(void **state)
                         "    effect: deny\n"
                         "    reason: \"no secrets\"\n"
                         "    resource: {paths: [\"/secret/**\", \"/admin/secret/**\"]}\n");
-    /* The first matching allow decides; a later one is not consulted. */
+    /* The first matching allow decides; a later one (without a budget) changes nothing. */
     r = http("a", "https", "x", 443, "/public", "GET", "");
     res = ev(p, NULL, r, T0);
     assert_int_equal(res.effect, ALLOW);
