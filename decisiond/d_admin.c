@@ -17,6 +17,7 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "fileio.h"
+#include "lint.h"
 #include "safefile.h"
 #include "yamldoc.h"
 
@@ -329,6 +330,26 @@ static void reload_work(void *arg)
         snprintf(j->error, sizeof(j->error), "policy entry not recorded: %s", sworn_err_msg());
 }
 
+static void log_warning(void *arg, const struct sworn_lint_warning *w)
+{
+    json_object *f = json_object_new_object();
+
+    if (f != NULL) {
+        json_object_object_add(f, "path", json_object_new_string((const char *)arg));
+        json_object_object_add(f, "line", json_object_new_int64(w->line));
+        json_object_object_add(f, "col", json_object_new_int64(w->col));
+        json_object_object_add(f, "rule", json_object_new_string(w->rule_id));
+        json_object_object_add(f, "msg", json_object_new_string(w->message));
+    }
+    d_log(D_LOG_WARN, "policy_warning", f);
+}
+
+void d_policy_warnings(const struct sworn_policy *p, const char *path)
+{
+    if (sworn_policy_lint(p, log_warning, (void *)path) < 0)
+        d_log_msg(D_LOG_WARN, "policy_warning", sworn_err_msg());
+}
+
 static void reload_done(void *arg)
 {
     struct reload_job *j = arg;
@@ -343,6 +364,7 @@ static void reload_done(void *arg)
         j->policy = NULL;
         memcpy(d->policy_digest, j->digest, 32);
         atomic_fetch_add(&d->metrics.reloads_ok, 1);
+        d_policy_warnings(d->policy, d->cfg->policy_path);
     } else {
         atomic_fetch_add(&d->metrics.reloads_failed, 1);
     }

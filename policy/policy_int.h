@@ -106,6 +106,12 @@ struct prule {
     struct pbudget count, sum;
     char credential[SWORN_POLICY_ID_MAX + 1];
     uint64_t escalation_timeout_ms;
+    /* For the lint module (lint.h): where the rule's mapping is in the file (1-based), whether it
+     * has a delegation key, and whether it has a key (at its top or under resource) that lint.c
+     * does not know, in which case lint never claims that it covers another rule. */
+    unsigned line, col;
+    int has_delegation;
+    int lint_opaque;
 };
 
 struct sworn_policy {

@@ -1009,9 +1009,13 @@ static void test_budget_replay_every_matching_rule(void **state)
                                  "  - id: pay-budget\n"
                                  "    effect: allow\n"
                                  "    resource: {paths: [\"/pay/**\"]}\n"
-                                 "    budget: {count: 1, window: 1h}\n";
+                                 "    budget: {count: 1, window: 1h}\n"
+                                 "  - id: no-secret\n"
+                                 "    effect: deny\n"
+                                 "    resource: {paths: [\"/pay/secret/**\"]}\n";
     struct sworn_stack s;
     char *dir = sworn_test_tmpdir("f7policy"), *p = sworn_test_path(dir, "policy.yaml"), opts[600];
+    char *log_path, *log_text;
 
     (void)state;
     sworn_test_write_file(p, policy, strlen(policy), 0644);
@@ -1028,6 +1032,22 @@ static void test_budget_replay_every_matching_rule(void **state)
     /* The allow of f7-pay-1 (rule_id read-all) still counts in pay-budget after the restart. */
     sworn_stack_expect_path(&s, "f7-pay-3", "/pay/x", SWORN__V1__EFFECT__EFFECT_DENY);
     sworn_stack_expect_path(&s, "f7-other-2", "/other", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    /* The policy's warning (policy/lint.h) is logged at each start, with its position. */
+    log_path = sworn_test_path(s.dir, "decisiond.log");
+    log_text = sworn_test_read_file(log_path, NULL);
+    assert_non_null(log_text);
+    assert_non_null(strstr(log_text, "\"event\":\"policy_warning\""));
+    assert_non_null(strstr(log_text, "\"line\":9,\"col\":5,\"rule\":\"no-secret\""));
+    assert_non_null(strstr(log_text, "path pattern \\\"/pay/secret/**\\\" does not match"));
+    {
+        int starts = 0;
+
+        for (const char *c = log_text; (c = strstr(c, "\"event\":\"policy_warning\"")) != NULL; c++)
+            starts++;
+        assert_int_equal(starts, 2); /* the first start and the restart */
+    }
+    free(log_text);
+    free(log_path);
     assert_int_equal(sworn_stack_down(&s), 0);
     free(p);
     free(dir);

@@ -27,6 +27,7 @@
 
 #include "err.h"
 #include "frame.h"
+#include "lint.h"
 #include "policy.h"
 #include "policy_fixture.h"
 #include "reqjson.h"
@@ -1342,6 +1343,258 @@ static void test_replay_every_matching(void **state)
     sworn_policy_free(p);
 }
 
+/* --- Warnings (policy/lint.h) --- */
+
+struct lint_seen {
+    int n;
+    char text[8][2700];
+    unsigned line[8], col[8];
+    char rule[8][129];
+};
+
+static void lint_collect(void *arg, const struct sworn_lint_warning *w)
+{
+    struct lint_seen *s = arg;
+
+    assert_non_null(w->message);
+    assert_null(strchr(w->message, '\n'));
+    if (s->n < 8) {
+        snprintf(s->text[s->n], sizeof(s->text[s->n]), "%s", w->message);
+        snprintf(s->rule[s->n], sizeof(s->rule[s->n]), "%s", w->rule_id);
+        s->line[s->n] = w->line;
+        s->col[s->n] = w->col;
+    }
+    s->n++;
+}
+
+/* The warnings of a policy given as text (it must load). */
+static struct lint_seen lint_of(const char *text)
+{
+    struct sworn_policy *p = sworn_pfix_load(text);
+    struct lint_seen s;
+    int n;
+
+    memset(&s, 0, sizeof(s));
+    n = sworn_policy_lint(p, lint_collect, &s);
+    assert_int_equal(n, s.n);
+    sworn_policy_free(p);
+    return s;
+}
+
+/* A policy that must give exactly one warning, about rule, at line:col, containing want. */
+static void lint_one(const char *text, const char *rule, unsigned line, unsigned col,
+                     const char *want)
+{
+    struct lint_seen s = lint_of(text);
+
+    if (s.n != 1)
+        fail_msg("%d warnings (expected one containing \"%s\"):\n%s\n%s\n---\n%s", s.n, want,
+                 s.n > 0 ? s.text[0] : "", s.n > 1 ? s.text[1] : "", text);
+    assert_string_equal(s.rule[0], rule);
+    assert_int_equal(s.line[0], line);
+    assert_int_equal(s.col[0], col);
+    if (strstr(s.text[0], want) == NULL)
+        fail_msg("warning \"%s\" lacks \"%s\"", s.text[0], want);
+}
+
+/* A policy that must give no warning. */
+static void lint_none(const char *text)
+{
+    struct lint_seen s = lint_of(text);
+
+    if (s.n != 0)
+        fail_msg("unexpected warning: %s\n---\n%s", s.text[0], text);
+}
+
+static void test_lint_shadowed(void **state)
+{
+    (void)state;
+    /* Finding 7's policy: read-all does not cover pay-budget (POSTs reach it). */
+    lint_none("rules:\n"
+              "  - {id: read-all, effect: allow, methods: [GET]}\n"
+              "  - id: pay-budget\n"
+              "    effect: allow\n"
+              "    resource: {paths: [\"/pay/**\"]}\n"
+              "    budget: {count: 1, window: 1h}\n");
+    /* An allow for everything shadows any later allow: its budgets still count. */
+    lint_one("rules:\n"
+             "  - id: all\n"
+             "    effect: allow\n"
+             "  - id: pay-budget\n"
+             "    effect: allow\n"
+             "    resource: {paths: [\"/pay/**\"]}\n"
+             "    budget: {count: 1, window: 1h}\n"
+             "    credential: pay\n",
+             "pay-budget", 4, 5,
+             "rule \"pay-budget\" can never decide: the earlier allow rule \"all\" (line 2) "
+             "matches every request it matches, so its reason and credential are never used (its "
+             "budgets still count");
+    /* Lists: items, "*", globs over literals, literal prefixes, hosts, schemes, ports, time. */
+    lint_one(
+        "rules:\n"
+        "  - id: wide\n"
+        "    effect: allow\n"
+        "    principals: [\"agent-*\"]\n"
+        "    operations: [\"*\"]\n"
+        "    resource:\n"
+        "      schemes: [https, http]\n"
+        "      hosts: [\"**.example.com\", \"*.example.org\", \"10.0.0.1\"]\n"
+        "      ports: [443, 8443]\n"
+        "      paths: [\"/api/**\", \"/x\"]\n"
+        "    methods: [GET, POST]\n"
+        "  - id: narrow\n"
+        "    effect: allow\n"
+        "    principals: [agent-1, \"agent-b*\"]\n"
+        "    operations: [http.request]\n"
+        "    resource:\n"
+        "      schemes: [https]\n"
+        "      hosts: [a.example.com, \"*.b.example.com\", \"**.c.example.com\", x.example.org,"
+        " \"*.example.org\", \"10.0.0.1\"]\n"
+        "      ports: [443]\n"
+        "      paths: [\"/api/v1/*\", \"/api/x/**\", \"/x\"]\n"
+        "    methods: [GET]\n"
+        "    time: {days: [mon], hours: \"09:00-10:00\"}\n",
+        "narrow", 12, 5, "the earlier allow rule \"wide\" (line 2)");
+    /* Deny and escalate rules shadowed by earlier ones of their effect. */
+    lint_one("rules:\n"
+             "  - {id: d1, effect: deny, resource: {paths: [\"/**\"]}}\n"
+             "  - {id: d2, effect: deny, reason: never, resource: {paths: [\"/a/b\"]}}\n",
+             "d2", 3, 5,
+             "the earlier deny rule \"d1\" (line 2) matches every request it matches, "
+             "so its reason is never used");
+    lint_one("rules:\n"
+             "  - {id: e1, effect: escalate, resource: {paths: [\"/a/b\"]}}\n"
+             "  - {id: e2, effect: escalate, resource: {paths: [\"/a/b\"]}}\n",
+             "e2", 3, 5, "its reason and escalation_timeout is never used");
+    /* A later deny of another effect is not "shadowing": it overrides, one warning, not two. */
+    lint_one("rules:\n"
+             "  - {id: ask, effect: escalate, resource: {paths: [\"/a/b\"]}}\n"
+             "  - {id: no, effect: deny, resource: {paths: [\"/a/b\"]}}\n",
+             "ask", 2, 5, "rule \"ask\" can never escalate: deny rule \"no\" (line 3)");
+}
+
+static void test_lint_overridden(void **state)
+{
+    (void)state;
+    /* A deny anywhere in the file that covers an allow or an escalate rule. */
+    lint_one("rules:\n"
+             "  - {id: reads, effect: allow, resource: {hosts: [api.example]}, methods: [GET]}\n"
+             "  - {id: no-api, effect: deny, resource: {hosts: [api.example]}}\n",
+             "reads", 2, 5,
+             "rule \"reads\" can never allow: deny rule \"no-api\" (line 3) matches every "
+             "request it matches, and a deny wins wherever it is in the file");
+    lint_one("rules:\n"
+             "  - {id: no, effect: deny, principals: [\"*\"]}\n"
+             "  - {id: ask, effect: escalate, resource: {paths: [\"/ask\"]}}\n",
+             "ask", 3, 5, "rule \"ask\" can never escalate: deny rule \"no\" (line 2)");
+    lint_one("rules:\n"
+             "  - {id: ok, effect: allow, resource: {paths: [\"/ask/x\"]}}\n"
+             "  - {id: ask, effect: escalate, resource: {paths: [\"/ask/*\", \"/ask\"]}}\n",
+             "ok", 2, 5, "rule \"ok\" can never allow: escalate rule \"ask\" (line 3)");
+}
+
+static void test_lint_no_false_positives(void **state)
+{
+    char path[1024], *text;
+
+    (void)state;
+    /* The sample policy is clean. */
+    snprintf(path, sizeof(path), "%s/policy/examples/policy.yaml", sworn_test_source_dir());
+    text = sworn_test_read_file(path, NULL);
+    assert_non_null(text);
+    lint_none(text);
+    free(text);
+    /* Overlap is not cover: each of these rules still decides some request. */
+    lint_none(
+        "rules:\n"
+        "  - {id: a, effect: allow, resource: {paths: [\"/a/*\"]}}\n"
+        "  - {id: b, effect: allow, resource: {paths: [\"/*/b\"]}}\n"
+        "  - {id: c, effect: allow, resource: {paths: [\"/a/**\"]}}\n"
+        "  - {id: d, effect: allow, resource: {hosts: [\"*.example.com\"]}}\n"
+        "  - {id: e, effect: allow, resource: {hosts: [\"**.example.com\"]}}\n"
+        "  - {id: f, effect: allow, resource: {hosts: [example.com]}}\n"
+        "  - {id: g, effect: allow, resource: {hosts: [\"*.a.example.net\"]}}\n"
+        "  - {id: h, effect: allow, resource: {hosts: [\"**.example.net\"]}, methods: [PUT]}\n"
+        "  - {id: i, effect: allow, resource: {schemes: [https]}}\n"
+        "  - {id: j, effect: allow, resource: {ports: [443]}, methods: [GET]}\n"
+        "  - {id: k, effect: allow, resource: {tools: [\"*\"]}}\n"
+        "  - {id: l, effect: allow, methods: [DELETE]}\n"
+        "  - {id: m, effect: allow, time: {days: [mon]}}\n"
+        "  - {id: n, effect: allow, time: {days: [tue], hours: \"09:00-10:00\"}}\n"
+        "  - {id: o, effect: allow, principals: [\"agent-*\"], methods: [PATCH]}\n"
+        "  - {id: p, effect: allow, principals: [\"*-1\"], methods: [PATCH]}\n");
+    /* A tools list never matches a request without a tool, so "*" does not cover no tools. */
+    lint_none("rules:\n"
+              "  - {id: tools, effect: allow, resource: {tools: [\"*\"]}}\n"
+              "  - {id: any, effect: allow, resource: {hosts: [a.example]}}\n");
+    /* A schemes list without ws and wss does not cover a rule without schemes. */
+    lint_none("rules:\n"
+              "  - {id: web, effect: allow, resource: {schemes: [http, https]}}\n"
+              "  - {id: any, effect: allow, resource: {hosts: [a.example]}}\n");
+    /* Delegation conditions are never judged: no warning either way. */
+    lint_none("rules:\n"
+              "  - {id: chain, effect: deny, delegation: {forbid_actors: [\"x*\"]}}\n"
+              "  - {id: any, effect: allow, resource: {hosts: [a.example]}}\n");
+    /* A deny for a bare prefix and its tree, names and subdomains: clean. */
+    lint_none(
+        "rules:\n"
+        "  - id: no\n"
+        "    effect: deny\n"
+        "    resource:\n"
+        "      hosts: [evil.com, \"**.evil.com\", \"*.bad.example\", bad.example]\n"
+        "      paths: [\"/admin\", \"/admin/**\", \"/.git\", \"/.git/**\", \"/**/.git/**\"]\n"
+        "  - {id: x, effect: deny, resource: {paths: [\"/**/x\", \"/x\"]}}\n"
+        "  - {id: y, effect: deny, resource: {hosts: [y.example], paths: [\"/**/y\", \"/**\"]}}\n"
+        "  - {id: open, effect: allow, resource: {hosts: [pub.example], paths: [\"/pub/**\"]},"
+        " principals: [agent-1]}\n");
+}
+
+static void test_lint_globs(void **state)
+{
+    (void)state;
+    lint_one("rules:\n"
+             "  - id: no-admin\n"
+             "    effect: deny\n"
+             "    resource: {paths: [\"/admin/**\"]}\n",
+             "no-admin", 2, 5,
+             "path pattern \"/admin/**\" does not match \"/admin\" itself (only \"/admin/\" and "
+             "below): a request for \"/admin\" escapes this deny rule; add \"/admin\" to paths");
+    lint_one("rules:\n"
+             "  - id: ask\n"
+             "    effect: escalate\n"
+             "    resource: {paths: [\"/pay/**\"]}\n",
+             "ask", 2, 5, "a request for \"/pay\" skips the operator (escalate rule)");
+    lint_one("rules:\n"
+             "  - id: no-evil\n"
+             "    effect: deny\n"
+             "    resource: {hosts: [\"**.evil.com\"]}\n",
+             "no-evil", 2, 5,
+             "host pattern \"**.evil.com\" does not match \"evil.com\" itself (only names below "
+             "it): a request to \"evil.com\" escapes this deny rule; add \"evil.com\" to hosts");
+    lint_one("rules:\n"
+             "  - id: no-evil\n"
+             "    effect: deny\n"
+             "    resource: {hosts: [\"*.Evil.com.\"]}\n",
+             "no-evil", 2, 5, "add \"evil.com\" to hosts");
+    lint_one("rules:\n"
+             "  - id: no-git\n"
+             "    effect: deny\n"
+             "    resource: {paths: [\"/**/.git/**\"]}\n",
+             "no-git", 2, 5,
+             "path pattern \"/**/.git/**\" needs at least one segment where \"/**/\" stands, so it "
+             "does not match the paths of \"/.git/**\"");
+    lint_one("rules:\n"
+             "  - id: no-z\n"
+             "    effect: deny\n"
+             "    resource: {paths: [\"/a/**/z\"]}\n",
+             "no-z", 2, 5, "add \"/a/z\" to paths");
+    /* In an allow rule a bare name that is not matched is denied by default: no warning. */
+    lint_none("rules:\n"
+              "  - id: repos\n"
+              "    effect: allow\n"
+              "    resource: {hosts: [\"**.github.com\"], paths: [\"/repos/**\", \"/**/x\"]}\n");
+}
+
 static void test_delegation(void **state)
 {
     struct sworn_policy *p;
@@ -1744,6 +1997,10 @@ int main(void)
         cmocka_unit_test(test_budgets_refund_cap_bound),
         cmocka_unit_test(test_budgets_threads_two_rules),
         cmocka_unit_test(test_replay_every_matching),
+        cmocka_unit_test(test_lint_shadowed),
+        cmocka_unit_test(test_lint_overridden),
+        cmocka_unit_test(test_lint_no_false_positives),
+        cmocka_unit_test(test_lint_globs),
         cmocka_unit_test(test_delegation),
         cmocka_unit_test(test_load_refusals),
         cmocka_unit_test(test_digest_and_mem),
