@@ -330,12 +330,24 @@ static void reload_work(void *arg)
         snprintf(j->error, sizeof(j->error), "policy entry not recorded: %s", sworn_err_msg());
 }
 
+/* At most this many policy_warning lines per load; the rest are counted in one more line. */
+#define D_POLICY_WARNINGS_LOGGED 100
+
+struct warn_log {
+    const char *path;
+    int n;
+};
+
 static void log_warning(void *arg, const struct sworn_lint_warning *w)
 {
-    json_object *f = json_object_new_object();
+    struct warn_log *wl = arg;
+    json_object *f;
 
+    if (wl->n++ >= D_POLICY_WARNINGS_LOGGED)
+        return;
+    f = json_object_new_object();
     if (f != NULL) {
-        json_object_object_add(f, "path", json_object_new_string((const char *)arg));
+        json_object_object_add(f, "path", json_object_new_string(wl->path));
         json_object_object_add(f, "line", json_object_new_int64(w->line));
         json_object_object_add(f, "col", json_object_new_int64(w->col));
         json_object_object_add(f, "rule", json_object_new_string(w->rule_id));
@@ -346,8 +358,19 @@ static void log_warning(void *arg, const struct sworn_lint_warning *w)
 
 void d_policy_warnings(const struct sworn_policy *p, const char *path)
 {
-    if (sworn_policy_lint(p, log_warning, (void *)path) < 0)
+    struct warn_log wl = {path, 0};
+    char msg[160];
+
+    if (sworn_policy_lint(p, log_warning, &wl) < 0) {
         d_log_msg(D_LOG_WARN, "policy_warning", sworn_err_msg());
+        return;
+    }
+    if (wl.n > D_POLICY_WARNINGS_LOGGED) {
+        snprintf(msg, sizeof(msg),
+                 "%d more warnings not logged: run sworn-policy check on the policy file",
+                 wl.n - D_POLICY_WARNINGS_LOGGED);
+        d_log_msg(D_LOG_WARN, "policy_warning", msg);
+    }
 }
 
 static void reload_done(void *arg)

@@ -38,8 +38,8 @@ int d_policy_reload(struct d_daemon *d,
                     void *arg);
 
 /* Log one "policy_warning" line (warn level: path, line, col, rule, msg) per warning of
- * policy/lint.h about policy p, loaded from path: at start and after each reload. The policy is
- * used all the same; the warnings are for its author. */
+ * policy/lint.h about policy p, loaded from path: at start and after each reload; past 100, one
+ * line counts the rest. The policy is used all the same; the warnings are for its author. */
 void d_policy_warnings(const struct sworn_policy *p, const char *path);
 
 #endif

@@ -405,24 +405,26 @@ static void host_warnings(struct lint *l, const struct prule *r)
 int sworn_policy_lint(const struct sworn_policy *p, sworn_lint_fn fn, void *arg)
 {
     struct lint l = {p, fn, arg, 0, SWORN_LINT_STEPS_MAX};
+    int stopped = 0;
 
     if (p == NULL || fn == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_lint: bad arguments");
     for (size_t j = 0; j < p->nrules; j++) {
         const struct prule *r = &p->rules[j];
 
-        if (!overridden(&l, r))
+        if (l.steps > 0 && !overridden(&l, r))
             shadowed(&l, r, j);
-        if (r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW) {
-            path_warnings(&l, r);
-            host_warnings(&l, r);
-        }
-        if (l.steps == 0) {
+        if (l.steps == 0 && !stopped) {
             warn(&l, r,
                  "the policy is too large to compare every pair of rules: rules from \"%s\" on "
                  "were not checked for shadowing",
                  r->id);
-            break;
+            stopped = 1;
+        }
+        /* The glob warnings look at one rule at a time; they go on to the end. */
+        if (r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW) {
+            path_warnings(&l, r);
+            host_warnings(&l, r);
         }
     }
     return l.count;

@@ -1549,6 +1549,32 @@ static void test_lint_no_false_positives(void **state)
         " principals: [agent-1]}\n");
 }
 
+/* The work is bounded: a policy too large to compare every pair gets one last warning saying so,
+ * and no claim about the rules not compared. */
+static void test_lint_bounded(void **state)
+{
+    size_t cap = 8001 * 100, n;
+    char *text = malloc(cap);
+    struct lint_seen s;
+
+    (void)state;
+    assert_non_null(text);
+    n = (size_t)snprintf(text, cap, "rules:\n");
+    for (int i = 0; i < 8000; i++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "  - {id: r%d, effect: allow, resource: {paths: [\"/a%d/*\"]}}\n", i,
+                              i);
+    /* The last rule's glob warning is still given: those look at one rule at a time. */
+    n += (size_t)snprintf(text + n, cap - n,
+                          "  - {id: last, effect: deny, resource: {hosts: [\"**.evil.com\"]}}\n");
+    s = lint_of(text);
+    assert_int_equal(s.n, 2);
+    assert_non_null(strstr(s.text[0], "the policy is too large to compare every pair of rules"));
+    assert_string_equal(s.rule[1], "last");
+    assert_non_null(strstr(s.text[1], "add \"evil.com\" to hosts"));
+    free(text);
+}
+
 static void test_lint_globs(void **state)
 {
     (void)state;
@@ -2001,6 +2027,7 @@ int main(void)
         cmocka_unit_test(test_lint_overridden),
         cmocka_unit_test(test_lint_no_false_positives),
         cmocka_unit_test(test_lint_globs),
+        cmocka_unit_test(test_lint_bounded),
         cmocka_unit_test(test_delegation),
         cmocka_unit_test(test_load_refusals),
         cmocka_unit_test(test_digest_and_mem),
