@@ -1047,6 +1047,27 @@ static void test_budget_replay_every_matching_rule(void **state)
         assert_int_equal(starts, 2); /* the first start and the restart */
     }
     free(log_text);
+    /* A reload logs the new policy's warnings too. */
+    {
+        static const char more[] = "  - id: no-evil\n"
+                                   "    effect: deny\n"
+                                   "    resource: {hosts: [\"**.evil.com\"]}\n";
+        char *pp = sworn_test_path(s.dir, "policy.yaml"), *text;
+        Sworn__V1__AdminResponse *ar;
+
+        assert_true(asprintf(&text, "%s%s", policy, more) > 0);
+        sworn_test_write_file(pp, text, strlen(text), 0644);
+        ar = reload(&s);
+        assert_non_null(ar);
+        assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+        sworn__v1__admin_response__free_unpacked(ar, NULL);
+        log_text = sworn_test_read_file(log_path, NULL);
+        assert_non_null(log_text);
+        assert_non_null(strstr(log_text, "\"line\":12,\"col\":5,\"rule\":\"no-evil\""));
+        free(log_text);
+        free(text);
+        free(pp);
+    }
     free(log_path);
     assert_int_equal(sworn_stack_down(&s), 0);
     free(p);
