@@ -17,6 +17,7 @@
 #include "d_jlog.h"
 #include "err.h"
 #include "fileio.h"
+#include "lint.h"
 #include "safefile.h"
 #include "yamldoc.h"
 
@@ -329,6 +330,49 @@ static void reload_work(void *arg)
         snprintf(j->error, sizeof(j->error), "policy entry not recorded: %s", sworn_err_msg());
 }
 
+/* At most this many policy_warning lines per load; the rest are counted in one more line. */
+#define D_POLICY_WARNINGS_LOGGED 100
+
+struct warn_log {
+    const char *path;
+    int n;
+};
+
+static void log_warning(void *arg, const struct sworn_lint_warning *w)
+{
+    struct warn_log *wl = arg;
+    json_object *f;
+
+    if (wl->n++ >= D_POLICY_WARNINGS_LOGGED)
+        return;
+    f = json_object_new_object();
+    if (f != NULL) {
+        json_object_object_add(f, "path", json_object_new_string(wl->path));
+        json_object_object_add(f, "line", json_object_new_int64(w->line));
+        json_object_object_add(f, "col", json_object_new_int64(w->col));
+        json_object_object_add(f, "rule", json_object_new_string(w->rule_id));
+        json_object_object_add(f, "msg", json_object_new_string(w->message));
+    }
+    d_log(D_LOG_WARN, "policy_warning", f);
+}
+
+void d_policy_warnings(const struct sworn_policy *p, const char *path)
+{
+    struct warn_log wl = {path, 0};
+    char msg[160];
+
+    if (sworn_policy_lint(p, log_warning, &wl) < 0) {
+        d_log_msg(D_LOG_WARN, "policy_warning", sworn_err_msg());
+        return;
+    }
+    if (wl.n > D_POLICY_WARNINGS_LOGGED) {
+        snprintf(msg, sizeof(msg),
+                 "%d more warnings not logged: run sworn-policy check on the policy file",
+                 wl.n - D_POLICY_WARNINGS_LOGGED);
+        d_log_msg(D_LOG_WARN, "policy_warning", msg);
+    }
+}
+
 static void reload_done(void *arg)
 {
     struct reload_job *j = arg;
@@ -343,6 +387,7 @@ static void reload_done(void *arg)
         j->policy = NULL;
         memcpy(d->policy_digest, j->digest, 32);
         atomic_fetch_add(&d->metrics.reloads_ok, 1);
+        d_policy_warnings(d->policy, d->cfg->policy_path);
     } else {
         atomic_fetch_add(&d->metrics.reloads_failed, 1);
     }

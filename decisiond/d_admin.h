@@ -15,6 +15,7 @@
 
 struct d_daemon;
 struct d_conn;
+struct sworn_policy;
 
 /* An admin call: rq is the decoded request (valid during the call only). */
 typedef void (*d_admin_fn)(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
@@ -35,5 +36,10 @@ void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__Admi
 int d_policy_reload(struct d_daemon *d,
                     void (*on_done)(void *arg, int ok, uint64_t index, const char *error),
                     void *arg);
+
+/* Log one "policy_warning" line (warn level: path, line, col, rule, msg) per warning of
+ * policy/lint.h about policy p, loaded from path: at start and after each reload; past 100, one
+ * line counts the rest. The policy is used all the same; the warnings are for its author. */
+void d_policy_warnings(const struct sworn_policy *p, const char *path);
 
 #endif

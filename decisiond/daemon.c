@@ -340,6 +340,7 @@ int main(int argc, char **argv)
         goto out;
     }
     sworn_policy_digest(d->policy, d->policy_digest);
+    d_policy_warnings(d->policy, d->cfg->policy_path);
     /* The path only names the image in the record; its bytes are read through exe_fd. */
     if (d->exe_fd < 0 || realpath("/proc/self/exe", self) == NULL) {
         fail("/proc/self/exe");

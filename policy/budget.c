@@ -4,7 +4,8 @@
  *
  * A counter is named by a 32-byte key, SHA-256 of (domain, kind, rule id, scope, principal,
  * pointer, window length, window start), so counters of different rules, principals and windows
- * never meet, and a result can name what it charged in fixed space for a later refund. Windows
+ * never meet, and a result can name what it charged in fixed space for a later refund (the
+ * charges of every matching allow rule of one decision: SWORN_POLICY_CHARGES at most). Windows
  * are fixed and aligned to the Unix epoch: start = t - t mod window. A counter lives until its
  * window ends; counters of ended windows are dropped whenever room is needed, so at most `cap`
  * counters exist at once, whatever the number of principals. A policy reload keeps the counters
@@ -12,7 +13,10 @@
  *
  * Counters sit in a chained hash table indexed by the key's first bytes (the keys are hashes, so
  * no input can pile them into one chain). One mutex guards the table: check-and-charge of one
- * decision is atomic, so two threads can never both take the last unit of a budget.
+ * decision, across all the rules whose budgets it charges, is atomic (all or none), so two
+ * threads can never both take the last unit of a budget, and no thread ever sees one rule's
+ * budget charged by a decision that another rule's budget then refuses. A refund undoes all the
+ * charges of one decision under the lock too.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -219,18 +223,30 @@ int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, cons
 int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const uint64_t *limits,
                   size_t n, uint64_t now_ms, int force, size_t *which, uint64_t *used)
 {
-    struct bnode *nodes[SWORN_POLICY_CHARGES] = {NULL, NULL}, *fresh[SWORN_POLICY_CHARGES];
-    size_t i, need = 0;
+    struct bnode *nodes[SWORN_POLICY_CHARGES], *fresh[SWORN_POLICY_CHARGES];
+    size_t i, k, need = 0, first_new = n;
     int rc = 0;
 
+    if (n > SWORN_POLICY_CHARGES)
+        return sworn_err_set(SWORN_ERR_ARG, "budget_charge: more than %u charges",
+                             SWORN_POLICY_CHARGES);
+    /* Two charges of one counter would find it absent twice and link it twice. Keys name the rule
+     * and the kind and rule ids are unique, so this never happens; refuse it rather than rely on
+     * it (n <= 32: cheap). */
+    for (i = 0; i < n; i++)
+        for (k = i + 1; k < n; k++)
+            if (memcmp(c[i].key, c[k].key, sizeof(c[i].key)) == 0)
+                return sworn_err_set(SWORN_ERR_ARG, "budget_charge: one counter charged twice");
     pthread_mutex_lock(&b->mu);
+    /* Check every charge before any is made: a decision charges all its budgets or none, and no
+     * other thread sees one charged and another not (the lock is held throughout). */
     for (i = 0; i < n; i++) {
         uint64_t cur;
 
         nodes[i] = find(b, c[i].key, NULL);
         cur = nodes[i] != NULL ? nodes[i]->value : 0;
-        if (nodes[i] == NULL)
-            need++;
+        if (nodes[i] == NULL && need++ == 0)
+            first_new = i;
         if (!force && (cur > UINT64_MAX - c[i].amount || cur + c[i].amount > limits[i])) {
             *which = i;
             *used = cur;
@@ -242,6 +258,7 @@ int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const 
         sweep(b, now_ms);
         /* Sweeping may have dropped none of ours: they are in the current window. */
         if (b->count + need > b->cap) {
+            *which = first_new;
             rc = 2;
             goto out;
         }
@@ -257,12 +274,12 @@ int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const 
     }
     for (i = 0; i < n; i++) {
         if (fresh[i] != NULL) {
-            size_t k = bucket(b, c[i].key);
+            size_t kb = bucket(b, c[i].key);
 
             memcpy(fresh[i]->key, c[i].key, 32);
             fresh[i]->window_end_ms = c[i].window_end_ms;
-            fresh[i]->next = b->tab[k];
-            b->tab[k] = fresh[i];
+            fresh[i]->next = b->tab[kb];
+            b->tab[kb] = fresh[i];
             b->count++;
             nodes[i] = fresh[i];
         }

@@ -645,6 +645,53 @@ fail:
     return -1;
 }
 
+/*
+ * Keep what the lint module needs (policy_int.h): the rule's position, and whether any key of it
+ * is one that lint.c does not know (a key added later, which may widen or narrow what the rule
+ * matches in a way lint cannot judge).
+ */
+static void note_for_lint(ynode *rn, struct prule *r)
+{
+    static const char *const known[] = {"id",
+                                        "effect",
+                                        "reason",
+                                        "principals",
+                                        "operations",
+                                        "resource",
+                                        "methods",
+                                        "delegation",
+                                        "time",
+                                        "budget",
+                                        "sum",
+                                        "credential",
+                                        "escalation_timeout",
+                                        NULL};
+    static const char *const known_res[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
+    ynode *res = sworn_yaml_get(rn, "resource");
+    size_t i, k;
+
+    r->line = sworn_yaml_line(rn);
+    r->col = sworn_yaml_col(rn);
+    r->has_delegation = sworn_yaml_get(rn, "delegation") != NULL;
+    for (i = 0; i < sworn_yaml_len(rn); i++) {
+        const char *key = sworn_yaml_key(rn, i);
+
+        for (k = 0; key != NULL && known[k] != NULL && strcmp(known[k], key) != 0; k++)
+            ;
+        if (known[k] == NULL)
+            r->lint_opaque = 1;
+    }
+    /* A resource that is not a mapping is refused by load_resource, after this. */
+    for (i = 0; sworn_yaml_kind(res) == SWORN_YAML_MAP && i < sworn_yaml_len(res); i++) {
+        const char *key = sworn_yaml_key(res, i);
+
+        for (k = 0; key != NULL && known_res[k] != NULL && strcmp(known_res[k], key) != 0; k++)
+            ;
+        if (known_res[k] == NULL)
+            r->lint_opaque = 1;
+    }
+}
+
 static int load_rule(ydoc *d, ynode *rn, struct prule *r, const struct sworn_policy *p)
 {
     static const char *const keys[] = {"id",
@@ -667,6 +714,7 @@ static int load_rule(ydoc *d, ynode *rn, struct prule *r, const struct sworn_pol
     if (sworn_yaml_kind(rn) != SWORN_YAML_MAP)
         return sworn_yaml_error(d, rn, "a rule must be a mapping");
     SWORN_GUARD(sworn_yaml_only_keys(d, rn, keys));
+    note_for_lint(rn, r);
     if ((n = sworn_yaml_get(rn, "id")) == NULL)
         return sworn_yaml_error(d, rn, "a rule needs an id");
     SWORN_GUARD(sworn_yaml_str(d, n, &s));
@@ -1117,113 +1165,174 @@ static int find_number(const Sworn__V1__AuthorizationRequest *q, const char *poi
     return found ? 0 : 1;
 }
 
-/* The charges of allow rule r for q at now. 0, 1 with out set to a deny, -1 internal error. */
-static int build_charges(const struct prule *r, const Sworn__V1__AuthorizationRequest *q,
-                         uint64_t now, struct sworn_policy_charge *c, uint64_t *limits, size_t *n,
-                         struct sworn_policy_result *out)
+static int has_budget(const struct prule *r)
 {
-    *n = 0;
+    return r->count.on || r->sum.on;
+}
+
+/* What one charge of an allow is for: the rule, its budget, and why a sum cannot be measured. */
+struct slot {
+    const struct prule *r;
+    const struct pbudget *bg;
+    int unmeasured; /* 0; else find_number's 1 (none) or 2 (several), or 3 (why) */
+    const char *why;
+};
+
+/*
+ * Append the charges of allow rule r for q at now to c/limits/slots (at *n). A sum that cannot
+ * be measured becomes one charge that never fits (amount UINT64_MAX, limit 0; policy_int.h), in
+ * place of the rule's charges, so that budget_charge finds the first refusing rule in file order
+ * and the rule's own reason is the sum's, as when it decided alone. 0, or -1 (hash failure).
+ */
+static int add_charges(const struct prule *r, const Sworn__V1__AuthorizationRequest *q,
+                       uint64_t now, struct sworn_policy_charge *c, uint64_t *limits,
+                       struct slot *slots, size_t *n)
+{
+    const char *value = NULL, *why = NULL;
+    uint64_t amount = 0;
+    int f = 0;
+
+    if (r->sum.on) {
+        f = find_number(q, r->sum.pointer, &value);
+        if (f == 0 && pdec_parse_json(value, &amount, &why) != 0)
+            f = 3;
+        if (f != 0) {
+            if (budget_key(r, &r->sum, 1, q->principal->id, now, &c[*n]) != 0)
+                return -1;
+            c[*n].amount = UINT64_MAX;
+            limits[*n] = 0;
+            slots[(*n)++] = (struct slot){r, &r->sum, f, why};
+            return 0;
+        }
+    }
+    /* The count first: a request that exhausts both names the count (docs/policy.md 4.4). */
     if (r->count.on) {
         if (budget_key(r, &r->count, 0, q->principal->id, now, &c[*n]) != 0)
             return -1;
         c[*n].amount = 1;
-        limits[(*n)++] = r->count.limit;
+        limits[*n] = r->count.limit;
+        slots[(*n)++] = (struct slot){r, &r->count, 0, NULL};
     }
     if (r->sum.on) {
-        const char *value = NULL, *why = NULL;
-        int f = find_number(q, r->sum.pointer, &value);
-
-        if (f != 0 || pdec_parse_json(value, &c[*n].amount, &why) != 0) {
-            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
-            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
-        }
-        if (f == 1) {
-            set_reason(out, "sum budget of rule %s: the request has no number at %s", r->id,
-                       r->sum.pointer);
-            return 1;
-        }
-        if (f == 2) {
-            set_reason(out, "sum budget of rule %s: the request has more than one number at %s",
-                       r->id, r->sum.pointer);
-            return 1;
-        }
-        if (why != NULL) {
-            set_reason(out, "sum budget of rule %s: the number at %s is %s", r->id, r->sum.pointer,
-                       why);
-            return 1;
-        }
         if (budget_key(r, &r->sum, 1, q->principal->id, now, &c[*n]) != 0)
             return -1;
-        limits[(*n)++] = r->sum.limit;
+        c[*n].amount = amount;
+        limits[*n] = r->sum.limit;
+        slots[(*n)++] = (struct slot){r, &r->sum, 0, NULL};
     }
     return 0;
 }
 
-static int allow(const struct prule *r, struct sworn_budgets *b,
-                 const Sworn__V1__AuthorizationRequest *q, uint64_t now,
+static void deny_by(struct sworn_policy_result *out, const struct prule *r)
+{
+    out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+}
+
+/* The DENY of slot s, which did not fit (used: its counter; amount: what the request asked). */
+static void deny_budget(struct sworn_policy_result *out, const struct slot *s, uint64_t used,
+                        uint64_t amount, uint64_t now)
+{
+    const struct prule *r = s->r;
+    const struct pbudget *bg = s->bg;
+    char start[96], a[40], u[40], m[40];
+    uint64_t ws = now - now % bg->window_ms;
+
+    deny_by(out, r);
+    if (s->unmeasured == 1) {
+        set_reason(out, "sum budget of rule %s: the request has no number at %s", r->id,
+                   bg->pointer);
+        return;
+    }
+    if (s->unmeasured == 2) {
+        set_reason(out, "sum budget of rule %s: the request has more than one number at %s", r->id,
+                   bg->pointer);
+        return;
+    }
+    if (s->unmeasured == 3) {
+        set_reason(out, "sum budget of rule %s: the number at %s is %s", r->id, bg->pointer,
+                   s->why);
+        return;
+    }
+    rfc3339(ws, start, sizeof(start));
+    if (bg == &r->count) {
+        set_reason(out,
+                   "budget exhausted: rule %s allows %llu requests per %s %s; %llu "
+                   "already allowed in the window that began %s",
+                   r->id, (unsigned long long)bg->limit, bg->window_text,
+                   bg->global ? "for all principals together" : "per principal",
+                   (unsigned long long)used, start);
+    } else {
+        pdec_format(bg->limit, m, sizeof(m));
+        pdec_format(used, u, sizeof(u));
+        pdec_format(amount, a, sizeof(a));
+        set_reason(out,
+                   "budget exhausted: rule %s allows a sum of %s at %s per %s %s; "
+                   "%s already used in the window that began %s, this request asks %s",
+                   r->id, m, bg->pointer, bg->window_text,
+                   bg->global ? "for all principals together" : "per principal", u, start, a);
+    }
+}
+
+/*
+ * The allow of rule alw (the first matching allow rule), when the budgets of every matching
+ * allow rule with a budget (budgeted[0..nb), in file order; nb may be one more than
+ * SWORN_POLICY_BUDGET_RULES_MAX) have room: all of them are charged in one atomic step, or none.
+ * Otherwise DENY by the first of them, in file order, that cannot take the request. 0 with out
+ * set, -1 on an internal failure.
+ */
+static int allow(const struct prule *alw, const struct prule *const *budgeted, size_t nb,
+                 struct sworn_budgets *b, const Sworn__V1__AuthorizationRequest *q, uint64_t now,
                  struct sworn_policy_result *out)
 {
     struct sworn_policy_charge c[SWORN_POLICY_CHARGES];
     uint64_t limits[SWORN_POLICY_CHARGES], used = 0;
+    struct slot slots[SWORN_POLICY_CHARGES];
     size_t n = 0, which = 0;
     int rc;
 
+    if (nb > SWORN_POLICY_BUDGET_RULES_MAX) {
+        deny_by(out, budgeted[SWORN_POLICY_BUDGET_RULES_MAX]);
+        set_reason(out,
+                   "too many budgets: more than %u allow rules with a budget match this request "
+                   "(rule %s is one too many); denied",
+                   SWORN_POLICY_BUDGET_RULES_MAX, budgeted[SWORN_POLICY_BUDGET_RULES_MAX]->id);
+        return 0;
+    }
     memset(c, 0, sizeof(c));
-    rc = build_charges(r, q, now, c, limits, &n, out);
-    if (rc != 0)
-        return rc < 0 ? -1 : 0;
+    for (size_t k = 0; k < nb; k++)
+        if (add_charges(budgeted[k], q, now, c, limits, slots, &n) != 0)
+            return -1;
     if (n > 0) {
         if (b == NULL) {
-            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
-            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
-            set_reason(out, "rule %s has a budget but no budget state was given", r->id);
+            if (slots[0].unmeasured != 0) {
+                deny_budget(out, &slots[0], 0, 0, now);
+            } else {
+                deny_by(out, slots[0].r);
+                set_reason(out, "rule %s has a budget but no budget state was given",
+                           slots[0].r->id);
+            }
             return 0;
         }
         rc = budget_charge(b, c, limits, n, now, 0, &which, &used);
         if (rc < 0)
             return -1;
         if (rc == 1) {
-            /* The count is charge 0 when the rule has one; the sum is the last. */
-            const struct pbudget *bg = r->count.on && which == 0 ? &r->count : &r->sum;
-            char start[96], a[40], u[40], m[40];
-            uint64_t ws = now - now % bg->window_ms;
-
-            rfc3339(ws, start, sizeof(start));
-            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
-            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
-            if (bg == &r->count) {
-                set_reason(out,
-                           "budget exhausted: rule %s allows %llu requests per %s %s; %llu "
-                           "already allowed in the window that began %s",
-                           r->id, (unsigned long long)bg->limit, bg->window_text,
-                           bg->global ? "for all principals together" : "per principal",
-                           (unsigned long long)used, start);
-            } else {
-                pdec_format(bg->limit, m, sizeof(m));
-                pdec_format(used, u, sizeof(u));
-                pdec_format(c[which].amount, a, sizeof(a));
-                set_reason(out,
-                           "budget exhausted: rule %s allows a sum of %s at %s per %s %s; "
-                           "%s already used in the window that began %s, this request asks %s",
-                           r->id, m, bg->pointer, bg->window_text,
-                           bg->global ? "for all principals together" : "per principal", u, start,
-                           a);
-            }
+            deny_budget(out, &slots[which], used, c[which].amount, now);
             return 0;
         }
         if (rc == 2) {
-            out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
-            memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+            deny_by(out, slots[which].r);
             set_reason(out,
                        "budget state full: too many budget counters are tracked (too many "
                        "principals or windows); rule %s cannot allow until windows end",
-                       r->id);
+                       slots[which].r->id);
             return 0;
         }
         memcpy(out->charges, c, sizeof(c));
     }
-    decide(out, r, SWORN__V1__EFFECT__EFFECT_ALLOW, "allowed");
-    memcpy(out->credential_id, r->credential, strlen(r->credential) + 1);
+    decide(out, alw, SWORN__V1__EFFECT__EFFECT_ALLOW, "allowed");
+    memcpy(out->credential_id, alw->credential, strlen(alw->credential) + 1);
     return 0;
 }
 
@@ -1267,6 +1376,9 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       struct sworn_policy_result *out)
 {
     const struct prule *deny = NULL, *esc = NULL, *alw = NULL, *unpermitted = NULL;
+    /* Every matching allow rule with a budget, in file order (one more than the cap: a deny). */
+    const struct prule *budgeted[SWORN_POLICY_BUDGET_RULES_MAX + 1];
+    size_t nb = 0;
     struct sworn_resource res;
     const char *why = NULL;
 
@@ -1295,26 +1407,37 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
         const struct prule *r = &p->rules[i];
 
+        /* Once an allow rule decides, a later allow rule matters only for its budgets. */
         if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL && !res.path_params) ||
-            (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL))
+            (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL &&
+             (!has_budget(r) || nb > SWORN_POLICY_BUDGET_RULES_MAX)))
             continue;
         if (!rule_matches(r, req, &res, now_unix_ms))
             continue;
         /* Path parameters: an allow or escalate rule that does not permit them does not match.
          * An escalate rule that would have matched denies, so that adding ";x" never turns an
-         * escalation into a later rule's allow (escalate rules are all looked at then). */
+         * escalation into a later rule's allow (escalate rules are all looked at then). Such an
+         * allow rule cannot decide, but its budgets still bind: a ";x" must not dodge a budget
+         * that the path without it would meet. */
         if (res.path_params && r->effect != SWORN__V1__EFFECT__EFFECT_DENY && !r->path_params) {
             if (unpermitted == NULL || (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE &&
                                         unpermitted->effect != SWORN__V1__EFFECT__EFFECT_ESCALATE))
                 unpermitted = r;
+            if (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && has_budget(r) &&
+                nb <= SWORN_POLICY_BUDGET_RULES_MAX)
+                budgeted[nb++] = r;
             continue;
         }
-        if (r->effect == SWORN__V1__EFFECT__EFFECT_DENY)
+        if (r->effect == SWORN__V1__EFFECT__EFFECT_DENY) {
             deny = r;
-        else if (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE)
+        } else if (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE) {
             esc = r;
-        else
-            alw = r;
+        } else {
+            if (alw == NULL)
+                alw = r;
+            if (has_budget(r) && nb <= SWORN_POLICY_BUDGET_RULES_MAX)
+                budgeted[nb++] = r;
+        }
     }
     if (deny != NULL) {
         decide(out, deny, SWORN__V1__EFFECT__EFFECT_DENY, "denied");
@@ -1328,7 +1451,7 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         decide(out, esc, SWORN__V1__EFFECT__EFFECT_ESCALATE, "escalated");
         out->escalation_timeout_ms = esc->escalation_timeout_ms;
     } else if (alw != NULL) {
-        if (allow(alw, b, req, now_unix_ms, out) != 0) {
+        if (allow(alw, budgeted, nb, b, req, now_unix_ms, out) != 0) {
             memset(out, 0, sizeof(*out));
             out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
             set_reason(out, "internal error (denied)");
@@ -1345,26 +1468,16 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     return 0;
 }
 
-int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
-                         const Sworn__V1__DecisionRecord *rec)
+/* Charge rule r's budgets for the recorded allow rec, without checking limits. 0 or -1. */
+static int replay_rule(struct sworn_budgets *b, const struct prule *r,
+                       const Sworn__V1__DecisionRecord *rec)
 {
-    struct sworn_policy_charge c[SWORN_POLICY_CHARGES];
-    uint64_t limits[SWORN_POLICY_CHARGES], used;
-    const struct prule *r;
-    const char *principal, *value = NULL, *why = NULL;
+    struct sworn_policy_charge c[2];
+    uint64_t limits[2], used;
+    const char *principal = rec->request->principal->id, *value = NULL, *why = NULL;
     size_t n = 0, which;
     int rc;
 
-    if (b == NULL || p == NULL || rec == NULL)
-        return sworn_err_set(SWORN_ERR_ARG, "sworn_budgets_replay: bad arguments");
-    if (rec->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || rec->rule_id == NULL ||
-        rec->request == NULL || rec->request->principal == NULL ||
-        rec->request->principal->id == NULL)
-        return 0;
-    r = policy_find_rule(p, rec->rule_id);
-    if (r == NULL || r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || (!r->count.on && !r->sum.on))
-        return 0;
-    principal = rec->request->principal->id;
     memset(c, 0, sizeof(c));
     if (r->count.on) {
         if (budget_key(r, &r->count, 0, principal, rec->time_unix_ms, &c[n]) != 0)
@@ -1384,4 +1497,43 @@ int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
     if (rc == 2)
         return sworn_err_set(SWORN_ERR_RANGE, "budget state full while replaying rule %s", r->id);
     return rc < 0 ? -1 : 0;
+}
+
+int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
+                         const Sworn__V1__DecisionRecord *rec)
+{
+    const struct prule *named;
+    struct sworn_resource res;
+    const char *why = NULL;
+    int matchable;
+
+    if (b == NULL || p == NULL || rec == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_budgets_replay: bad arguments");
+    if (rec->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || rec->rule_id == NULL ||
+        rec->request == NULL || rec->request->principal == NULL ||
+        rec->request->principal->id == NULL)
+        return 0;
+    named = policy_find_rule(p, rec->rule_id);
+    /*
+     * The ALLOW charged every matching allow rule's budgets (sworn_policy_eval): match the
+     * recorded request again, on the canonical form the decision was taken on (recorded with it;
+     * canonicalising a canonical form gives it back), or on its resource canonicalised now in an
+     * entry older than that field. A record that cannot be matched (it breaks the request checks,
+     * or its resource is refused now) still charges the rule that decided it.
+     */
+    matchable = sworn_frame_check_request(rec->request) == 0 &&
+                sworn_resource_canon(rec->canonical_resource != NULL ? rec->canonical_resource
+                                                                     : rec->request->resource,
+                                     &res, &why) == 0;
+    for (size_t i = 0; i < p->nrules; i++) {
+        const struct prule *r = &p->rules[i];
+
+        if (r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || !has_budget(r))
+            continue;
+        if (r != named && !(matchable && rule_matches(r, rec->request, &res, rec->time_unix_ms)))
+            continue;
+        if (replay_rule(b, r, rec) != 0)
+            return -1;
+    }
+    return 0;
 }

@@ -12,8 +12,13 @@
  *   2. every rule whose matchers all hold, on the canonical form only, is a matching rule (an
  *      actor is matched as the pair issuer and subject: docs/policy.md section 2.5);
  *   3. a matching deny rule wins (the first in file order); else a matching escalate rule (the
- *      first); else the first matching allow rule decides: ALLOW when its budgets have room
- *      (charging them at once), else DENY naming it with a reason starting "budget exhausted";
+ *      first); else the first matching allow rule decides (its id, reason and credential), but
+ *      only when the budgets of EVERY matching allow rule have room: the ALLOW then charges all
+ *      of them at once, atomically (all or none); otherwise DENY naming the first matching allow
+ *      rule, in file order, whose budget cannot take the request (a reason starting "budget
+ *      exhausted", or one of the other budget reasons of docs/policy.md section 4.4). So a
+ *      broader allow earlier in the file never switches a later rule's budget off (finding 7 of
+ *      the policy review);
  *   4. no matching rule: DENY with rule_id "" (default deny).
  *
  * Matching never backtracks: globs run as a state-set simulation, O(len(text) * len(pattern)),
@@ -38,7 +43,10 @@
 #define SWORN_POLICY_GLOB_MAX 512u    /* one glob or host pattern */
 #define SWORN_POLICY_RULES_MAX 10000u /* rules in one file */
 #define SWORN_POLICY_LIST_MAX 1000u   /* items in one list (principals, hosts, ...) */
-#define SWORN_POLICY_CHARGES 2u       /* budgets one decision can charge (count and sum) */
+/* Allow rules with a budget that one request may match; one more is a DENY (docs/policy.md 4.4). */
+#define SWORN_POLICY_BUDGET_RULES_MAX 16u
+/* Budget charges one decision can make: a count and a sum of each of those rules. */
+#define SWORN_POLICY_CHARGES (2u * SWORN_POLICY_BUDGET_RULES_MAX)
 /* Budget counters tracked at once (all rules, principals and windows together). */
 #define SWORN_BUDGETS_DEFAULT_CAP 65536u
 
@@ -107,8 +115,9 @@ size_t sworn_budgets_count(struct sworn_budgets *b);
  * Evaluate req at now_unix_ms (Unix milliseconds, UTC) against p, with budgets b (which may be
  * NULL only when p has no budgets; a budget rule then denies). Returns 0 with *out filled (a
  * deny is a result, not an error), or -1 only on an internal failure (an out-of-memory or a
- * request that breaks sworn_frame_check_request); the caller then denies. An ALLOW that passes a
- * budget charges it at once (a reservation; see sworn_budgets_refund). Deterministic: the same
+ * request that breaks sworn_frame_check_request); the caller then denies. An ALLOW charges the
+ * budgets of every matching allow rule at once, all or none under the budget lock (a reservation;
+ * see sworn_budgets_refund); a DENY or ESCALATE charges nothing. Deterministic: the same
  * policy, budget state, request and time give the same result and the same budget state.
  */
 int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
@@ -116,16 +125,21 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       struct sworn_policy_result *out);
 
 /*
- * Undo what r charged (when the decision could not be recorded and became a deny). Call it at
- * most once per result. A counter whose window has ended and been dropped is left alone.
+ * Undo everything r charged, in every rule's budgets (when the decision could not be recorded and
+ * became a deny), under the budget lock in one step. Call it at most once per result. A counter
+ * whose window has ended and been dropped is left alone.
  */
 void sworn_budgets_refund(struct sworn_budgets *b, const struct sworn_policy_result *r);
 
 /*
- * Rebuild after a restart: charge the budgets of rule rec->rule_id of p for one ALLOW decision
- * already in the log, as if evaluated at rec->time_unix_ms (no limit is checked: the decision
- * was taken). Records that are not ALLOW, whose rule no longer exists or has no budget, or whose
- * summed number is missing or unreadable (for that sum only) are ignored. Replay in log order.
+ * Rebuild after a restart: charge, for one ALLOW decision already in the log, the budgets an
+ * ALLOW of that request charges under p (no limit is checked: the decision was taken), as if
+ * evaluated at rec->time_unix_ms: every allow rule of p with a budget that matches the recorded
+ * request (its recorded canonical resource when there is one, else the request's resource
+ * canonicalised now) at that time, and the rule named by rec->rule_id when it is an allow rule
+ * with a budget even if it no longer matches (p may be a policy reloaded since the decision;
+ * docs/policy.md section 4.6). Deny and escalate rules are not consulted. Records that are not
+ * ALLOW are ignored; a summed number that is missing or unreadable is skipped for that sum only.
  * Returns 0, or -1 (out of memory, or the cap is reached).
  */
 int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,

@@ -138,6 +138,12 @@ struct prule {
     char credential[SWORN_POLICY_ID_MAX + 1];
     uint64_t escalation_timeout_ms;
     int path_params; /* resource.path_parameters: true (allow and escalate rules only) */
+    /* For the lint module (lint.h): where the rule's mapping is in the file (1-based), whether it
+     * has a delegation key, and whether it has a key (at its top or under resource) that lint.c
+     * does not know, in which case lint never claims that it covers another rule. */
+    unsigned line, col;
+    int has_delegation;
+    int lint_opaque;
 };
 
 struct sworn_policy {
@@ -165,10 +171,14 @@ int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, cons
                uint64_t now_ms, struct sworn_policy_charge *c);
 
 /*
- * Check and charge the charges of one allow atomically: when each counter plus its amount stays
- * within its limit (limits[i]), all are charged and 0 returned. Otherwise nothing is charged and
- * 1 is returned with *which the index that did not fit (and *used its current value), or 2 when
- * the counter table is full. -1 on out of memory. force: charge without checking (replay).
+ * Check and charge the n (<= SWORN_POLICY_CHARGES) charges of one allow atomically, under the
+ * budget lock: when each counter plus its amount stays within its limit (limits[i]), all are
+ * charged and 0 returned. Otherwise nothing is charged and 1 is returned with *which the first
+ * index that did not fit (and *used its current value), or 2 when the counter table is full
+ * (*which: the first index that needed a new counter). -1 on out of memory, or when two charges
+ * name one counter. force: charge without checking (replay). A charge with amount UINT64_MAX and
+ * limit 0 never fits: policy.c uses it for a sum that cannot be measured, so that the first
+ * refusing rule in file order is found in one pass.
  */
 int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const uint64_t *limits,
                   size_t n, uint64_t now_ms, int force, size_t *which, uint64_t *used);

@@ -2,9 +2,11 @@
  * policy-cli.c -- sworn-policy: check a policy file, or evaluate requests against it offline,
  * exactly as sworn-decisiond would (the same library, the same code path).
  *
- *   sworn-policy check FILE
- *       Load FILE. On success print "FILE: ok, N rules, version V, sha256 HEX" and exit 0; on a
- *       bad policy print "FILE:LINE:COL: message" on stderr and exit 1.
+ *   sworn-policy check [--strict] FILE
+ *       Load FILE. On success print "FILE:LINE:COL: warning: message" on stderr for each warning
+ *       of lint.h (a shadowed rule, a glob that misses a bare name), then
+ *       "FILE: ok, N rules, version V, sha256 HEX", and exit 0 (with --strict: 1 when there was
+ *       a warning); on a bad policy print "FILE:LINE:COL: message" on stderr and exit 1.
  *   sworn-policy eval FILE REQUEST.json [REQUEST.json ...] [--at TIME]
  *       Evaluate each request in order, with budgets that start empty and are shared by the
  *       requests of this run, at TIME (RFC 3339, e.g. 2026-03-02T09:30:00Z or with an offset,
@@ -28,6 +30,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "frame.h"
+#include "lint.h"
 #include "policy.h"
 #include "reqjson.h"
 
@@ -39,7 +42,7 @@
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: sworn-policy check FILE\n"
+    fprintf(stderr, "usage: sworn-policy check [--strict] FILE\n"
                     "       sworn-policy eval FILE REQUEST.json [REQUEST.json ...] [--at TIME]\n"
                     "TIME: RFC 3339 (2026-03-02T09:30:00Z) or Unix milliseconds\n");
 }
@@ -106,14 +109,27 @@ static int parse_at(const char *s, uint64_t *out)
     return 0;
 }
 
-static int cmd_check(const char *file)
+/* A warning of lint.h, as "FILE:LINE:COL: warning: message" (the form of load errors). */
+static void print_warning(void *arg, const struct sworn_lint_warning *w)
+{
+    fprintf(stderr, "%s:%u:%u: warning: %s\n", (const char *)arg, w->line, w->col, w->message);
+}
+
+static int cmd_check(const char *file, int strict)
 {
     struct sworn_policy *p = NULL;
     uint8_t digest[32];
     char hex[65];
+    int warnings;
 
     if (sworn_policy_load_file(file, &p) != 0) {
         fprintf(stderr, "%s\n", sworn_err_msg());
+        return 1;
+    }
+    warnings = sworn_policy_lint(p, print_warning, (void *)file);
+    if (warnings < 0) {
+        fprintf(stderr, "sworn-policy: %s\n", sworn_err_msg());
+        sworn_policy_free(p);
         return 1;
     }
     sworn_policy_digest(p, digest);
@@ -121,6 +137,10 @@ static int cmd_check(const char *file)
     printf("%s: ok, %zu rules, version %llu, sha256 %s\n", file, sworn_policy_rule_count(p),
            (unsigned long long)sworn_policy_version(p), hex);
     sworn_policy_free(p);
+    if (strict && warnings > 0) {
+        fprintf(stderr, "%s: %d warning%s (--strict)\n", file, warnings, warnings == 1 ? "" : "s");
+        return 1;
+    }
     return 0;
 }
 
@@ -220,7 +240,9 @@ out:
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "check") == 0)
-        return cmd_check(argv[2]);
+        return cmd_check(argv[2], 0);
+    if (argc == 4 && strcmp(argv[1], "check") == 0 && strcmp(argv[2], "--strict") == 0)
+        return cmd_check(argv[3], 1);
     if (argc >= 4 && strcmp(argv[1], "eval") == 0)
         return cmd_eval(argc - 2, argv + 2);
     usage();

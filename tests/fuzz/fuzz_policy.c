@@ -9,7 +9,11 @@
  *   - every evaluation of a fixed set of requests at fixed times returns 0 with an effect that
  *     is ALLOW, DENY or ESCALATE, a non-empty reason without control characters, a rule id that
  *     is "" (deny only) or one of the policy's rules, and a credential only on an allow;
- *   - evaluation is deterministic: the same sequence on fresh budgets gives the same results.
+ *   - evaluation is deterministic: the same sequence on fresh budgets gives the same results;
+ *   - refunding every ALLOW leaves no budget counter behind (a decision's charges, across all
+ *     the matching allow rules it charged, are undone together; finding 7 of the policy review);
+ *   - every warning of lint.h names a rule of the policy at a position (line and column >= 1)
+ *     and has a non-empty one-line message; lint never fails on a loaded policy.
  * A broken property aborts, which libFuzzer reports as a crash.
  *
  * The seed corpus (corpus/policy/) holds the sample policy, a policy using every key, and
@@ -23,6 +27,7 @@
 #include <openssl/sha.h>
 
 #include "err.h"
+#include "lint.h"
 #include "policy.h"
 #include "reqjson.h"
 #include "fuzz.h"
@@ -88,6 +93,38 @@ static void check_result(const struct sworn_policy *p, const struct sworn_policy
     (void)p;
 }
 
+/* Every ALLOW at once refunded: the budgets end as they began, empty. */
+static void refund_all(const struct sworn_policy *p)
+{
+    struct sworn_budgets *b;
+    struct sworn_policy_result r;
+
+    if (sworn_budgets_new(&b) != 0)
+        abort();
+    for (size_t t = 0; t < NTIME; t++)
+        for (size_t i = 0; i < NREQ; i++) {
+            if (sworn_policy_eval(p, b, reqs[i], times[t], &r) != 0)
+                abort();
+            sworn_budgets_refund(b, &r);
+            if (sworn_budgets_count(b) != 0)
+                abort();
+        }
+    sworn_budgets_free(b);
+}
+
+static void check_warning(void *arg, const struct sworn_lint_warning *w)
+{
+    const struct sworn_policy *p = arg;
+
+    (void)p;
+    if (w->line < 1 || w->col < 1 || w->rule_id == NULL || w->rule_id[0] == '\0' ||
+        w->message == NULL || w->message[0] == '\0')
+        abort();
+    for (const char *c = w->message; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            abort();
+}
+
 /* Run every request at every time on fresh budgets; out gets the effects in order. */
 static void run_all(const struct sworn_policy *p, int *out)
 {
@@ -133,6 +170,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run_all(p, a);
     run_all(p, b);
     if (memcmp(a, b, sizeof(a)) != 0)
+        abort();
+    refund_all(p);
+    if (sworn_policy_lint(p, check_warning, p) < 0)
         abort();
     sworn_policy_free(p);
     return 0;

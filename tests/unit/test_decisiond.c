@@ -994,6 +994,86 @@ static void test_budget_replay_whole_window(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/*
+ * Finding 7 of the policy review: an ALLOW charges the budgets of every matching allow rule, and
+ * the replay at start must charge the same set. Before, the replay charged only the rule named
+ * in rule_id: an allow decided by read-all (no budget) that spent pay-budget's only unit was
+ * forgotten at a restart, and pay-budget allowed once more.
+ */
+static void test_budget_replay_every_matching_rule(void **state)
+{
+    static const char policy[] = "rules:\n"
+                                 "  - id: read-all\n"
+                                 "    effect: allow\n"
+                                 "    methods: [GET]\n"
+                                 "  - id: pay-budget\n"
+                                 "    effect: allow\n"
+                                 "    resource: {paths: [\"/pay/**\"]}\n"
+                                 "    budget: {count: 1, window: 1h}\n"
+                                 "  - id: no-secret\n"
+                                 "    effect: deny\n"
+                                 "    resource: {paths: [\"/pay/secret/**\"]}\n";
+    struct sworn_stack s;
+    char *dir = sworn_test_tmpdir("f7policy"), *p = sworn_test_path(dir, "policy.yaml"), opts[600];
+    char *log_path, *log_text;
+
+    (void)state;
+    sworn_test_write_file(p, policy, strlen(policy), 0644);
+    snprintf(opts, sizeof(opts), "--no-tpm --file-key --test-clock --policy %s", p);
+    assert_int_equal(sworn_stack_up(&s, opts), 0);
+    /* One second into an hour: the whole test runs inside one window of the budget. */
+    sworn_stack_clock_advance(&s, (3601000 - sworn_stack_clock_unix_ms(&s) % 3600000) % 3600000);
+    sworn_stack_expect_path(&s, "f7-pay-1", "/pay/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_stack_expect_path(&s, "f7-pay-2", "/pay/x", SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn_stack_expect_path(&s, "f7-other", "/other", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    sworn_stack_clock_advance(&s, 20000);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    /* The allow of f7-pay-1 (rule_id read-all) still counts in pay-budget after the restart. */
+    sworn_stack_expect_path(&s, "f7-pay-3", "/pay/x", SWORN__V1__EFFECT__EFFECT_DENY);
+    sworn_stack_expect_path(&s, "f7-other-2", "/other", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    /* The policy's warning (policy/lint.h) is logged at each start, with its position. */
+    log_path = sworn_test_path(s.dir, "decisiond.log");
+    log_text = sworn_test_read_file(log_path, NULL);
+    assert_non_null(log_text);
+    assert_non_null(strstr(log_text, "\"event\":\"policy_warning\""));
+    assert_non_null(strstr(log_text, "\"line\":9,\"col\":5,\"rule\":\"no-secret\""));
+    assert_non_null(strstr(log_text, "path pattern \\\"/pay/secret/**\\\" does not match"));
+    {
+        int starts = 0;
+
+        for (const char *c = log_text; (c = strstr(c, "\"event\":\"policy_warning\"")) != NULL; c++)
+            starts++;
+        assert_int_equal(starts, 2); /* the first start and the restart */
+    }
+    free(log_text);
+    /* A reload logs the new policy's warnings too. */
+    {
+        static const char more[] = "  - id: no-evil\n"
+                                   "    effect: deny\n"
+                                   "    resource: {hosts: [\"**.evil.com\"]}\n";
+        char *pp = sworn_test_path(s.dir, "policy.yaml"), *text;
+        Sworn__V1__AdminResponse *ar;
+
+        assert_true(asprintf(&text, "%s%s", policy, more) > 0);
+        sworn_test_write_file(pp, text, strlen(text), 0644);
+        ar = reload(&s);
+        assert_non_null(ar);
+        assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY);
+        sworn__v1__admin_response__free_unpacked(ar, NULL);
+        log_text = sworn_test_read_file(log_path, NULL);
+        assert_non_null(log_text);
+        assert_non_null(strstr(log_text, "\"line\":12,\"col\":5,\"rule\":\"no-evil\""));
+        free(log_text);
+        free(text);
+        free(pp);
+    }
+    free(log_path);
+    assert_int_equal(sworn_stack_down(&s), 0);
+    free(p);
+    free(dir);
+}
+
 struct quote_walk {
     struct sworn_log *log;
     const uint8_t *ak;
@@ -1611,6 +1691,7 @@ int main(void)
         cmocka_unit_test(test_policy_file_checked),
         cmocka_unit_test(test_budget_survives_crash),
         cmocka_unit_test(test_budget_replay_whole_window),
+        cmocka_unit_test(test_budget_replay_every_matching_rule),
         cmocka_unit_test(test_measured_start_and_quotes),
         cmocka_unit_test(test_measured_what_runs),
         cmocka_unit_test(test_token_exchange),

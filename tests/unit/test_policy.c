@@ -27,6 +27,7 @@
 
 #include "err.h"
 #include "frame.h"
+#include "lint.h"
 #include "policy.h"
 #include "policy_fixture.h"
 #include "reqjson.h"
@@ -442,7 +443,7 @@ static void test_combining(void **state)
                         "    effect: deny\n"
                         "    reason: \"no secrets\"\n"
                         "    resource: {paths: [\"/secret/**\", \"/admin/secret/**\"]}\n");
-    /* The first matching allow decides; a later one is not consulted. */
+    /* The first matching allow decides; a later one (without a budget) changes nothing. */
     r = http("a", "https", "x", 443, "/public", "GET", "");
     res = ev(p, NULL, r, T0);
     assert_int_equal(res.effect, ALLOW);
@@ -781,18 +782,15 @@ static void test_replay(void **state)
     rec.rule_id = (char *)"counted";
     rec.time_unix_ms = T0 + 10 * MIN;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
-    /* Ignored: not an allow; unknown rule; a rule without budget; an earlier window. */
+    /* Ignored: not an allow. */
     rec.effect = DENY;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
     rec.effect = ESCALATE;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
-    rec.effect = ALLOW;
-    rec.rule_id = (char *)"gone";
-    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
-    rec.rule_id = (char *)"free";
-    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
     assert_int_equal(sworn_budgets_count(b), 2);
-    rec.rule_id = (char *)"counted";
+    /* An earlier window: counters of their own. (An allow named by a rule that is gone or has no
+     * budget still charges "counted", which matches its request: test_replay_every_matching.) */
+    rec.effect = ALLOW;
     rec.time_unix_ms = T0 - 1;
     assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
     assert_int_equal(sworn_budgets_count(b), 4);
@@ -907,6 +905,720 @@ static void test_budget_threads(void **state)
     assert_int_equal(total, 1000);
     sworn_budgets_free(b);
     sworn_policy_free(p);
+}
+
+/*
+ * Finding 7 of the policy review: the first matching allow decided alone, so a broader allow
+ * earlier in the file ("read-all", no budget) switched off a later rule's budget ("pay-budget",
+ * count 1): three /pay/x GETs were all allowed. Now every matching allow rule's budget must have
+ * room; the first matching allow still decides (id, reason, credential).
+ */
+static void test_budgets_every_matching_allow(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: read-all\n"
+                        "    effect: allow\n"
+                        "    reason: \"reads are fine\"\n"
+                        "    methods: [GET]\n"
+                        "    credential: ro\n"
+                        "  - id: pay-budget\n"
+                        "    effect: allow\n"
+                        "    reason: \"never the reason of a GET\"\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "    credential: never-used\n"
+                        "  - id: no-secret\n"
+                        "    effect: deny\n"
+                        "    resource: {paths: [\"/pay/secret\"]}\n"
+                        "  - id: ask\n"
+                        "    effect: escalate\n"
+                        "    resource: {paths: [\"/pay/ask\"]}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* A deny and an escalate charge nothing. */
+    expect(p, b, http("a", "https", "x", 443, "/pay/secret", "GET", ""), T0, DENY, "no-secret");
+    expect(p, b, http("a", "https", "x", 443, "/pay/ask", "GET", ""), T0, ESCALATE, "ask");
+    assert_int_equal(sworn_budgets_count(b), 0);
+    /* The first allow decides (its reason and credential), the later one's budget is charged. */
+    r = http("a", "https", "x", 443, "/pay/x", "GET", "");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.rule_id, "read-all");
+    assert_string_equal(res.reason, "reads are fine");
+    assert_string_equal(res.credential_id, "ro");
+    assert_true(res.charges[0].used);
+    assert_int_equal(sworn_budgets_count(b), 1);
+    /* The second and third: the budget of pay-budget has no room. */
+    for (int i = 0; i < 2; i++) {
+        res = ev(p, b, r, T0 + 1);
+        assert_int_equal(res.effect, DENY);
+        assert_string_equal(res.rule_id, "pay-budget");
+        assert_string_equal(res.reason, "budget exhausted: rule pay-budget allows 1 requests per "
+                                        "1h per principal; 1 already allowed in the window that "
+                                        "began 2026-03-02T00:00:00Z");
+        assert_string_equal(res.credential_id, "");
+        assert_false(res.charges[0].used);
+    }
+    rfree(r);
+    /* Requests outside /pay are untouched, and another principal has its own budget. */
+    expect(p, b, http("a", "https", "x", 443, "/other", "GET", ""), T0, ALLOW, "read-all");
+    expect(p, b, http("b", "https", "x", 443, "/pay/x", "GET", ""), T0, ALLOW, "read-all");
+    /* A POST is allowed by pay-budget alone, which decides and is charged once. */
+    expect(p, b, http("c", "https", "x", 443, "/pay/x", "POST", ""), T0, ALLOW, "pay-budget");
+    expect(p, b, http("c", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "pay-budget");
+    /* The next window starts empty. */
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0 + HOUR, ALLOW, "read-all");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/*
+ * All or none: a decision that one rule's budget refuses charges no other rule's budget, and the
+ * DENY names the first refusing rule in file order; different per: scopes and sums included.
+ */
+static void test_budgets_all_or_none(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: wide\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 2, window: 1h}\n"
+                        "  - id: narrow\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "  - id: shared\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/g/**\"]}\n"
+                        "    budget: {count: 2, window: 1h, per: global}\n"
+                        "  - id: spend\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/g/**\", \"/s/**\"]}\n"
+                        "    sum: {pointer: /amount, max: 10, window: 1h}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* /pay/x charges wide and narrow; the second is refused by narrow and charges wide nothing,
+     * so wide still has room for one more, and then none. */
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0, ALLOW, "wide");
+    assert_int_equal(sworn_budgets_count(b), 2);
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "narrow");
+    expect(p, b, http("a", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "narrow");
+    expect(p, b, http("a", "https", "x", 443, "/other", "GET", ""), T0, ALLOW, "wide");
+    /* Both exhausted: the first in file order is named. */
+    r = http("a", "https", "x", 443, "/pay/x", "GET", "");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "wide");
+    assert_non_null(strstr(res.reason, "budget exhausted: rule wide allows 2 requests"));
+    rfree(r);
+    /* A global budget and a per-principal sum on one request: b, then c, each with 4. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"b\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/g/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("4") "]}}");
+    expect(p, b, r, T0, ALLOW, "wide");
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"c\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/g/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("4") "]}}");
+    expect(p, b, r, T0, ALLOW, "wide");
+    /* The global count is spent: d is refused by shared, and neither d's wide count nor d's sum
+     * is charged: d then spends all 10 under /s, and has one more wide allow, then none. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"d\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/g/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("4") "]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "shared");
+    assert_non_null(strstr(res.reason, "for all principals together"));
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"d\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/s/1\"},\"context\":{"
+           "\"json_numbers\":[" AMT("10") "]}}");
+    expect(p, b, r, T0, ALLOW, "wide");
+    expect(p, b, http("d", "https", "x", 443, "/other", "GET", ""), T0, ALLOW, "wide");
+    expect(p, b, http("d", "https", "x", 443, "/other", "GET", ""), T0, DENY, "wide");
+    /* A sum that cannot be measured refuses with its own reason, unless an earlier rule's budget
+     * refuses first (file order). */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"e\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/s/1\"}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "spend");
+    assert_string_equal(res.reason, "sum budget of rule spend: the request has no number at "
+                                    "/amount");
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"d\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/s/1\"}}");
+    expect(p, b, r, T0, DENY, "wide");
+    /* Without budget state: the first budget rule, with the sum's reason when it is the sum. */
+    expect(p, NULL, http("f", "https", "x", 443, "/pay/x", "GET", ""), T0, DENY, "wide");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/* A refund undoes every charge of the decision, in every rule; the counter cap and the bound. */
+static void test_budgets_refund_cap_bound(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct sworn_policy_result res, res2;
+    Sworn__V1__AuthorizationRequest *r;
+    char text[8192];
+    size_t n = 0;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: first\n"
+                        "    effect: allow\n"
+                        "  - id: one\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1, window: 1m}\n"
+                        "  - id: two\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1, window: 1h, per: global}\n"
+                        "    sum: {pointer: /n, max: 5, window: 1m}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+           "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1},\"context\":{"
+           "\"json_numbers\":[{\"pointer\":\"/n\",\"value\":\"5\"}]}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.rule_id, "first");
+    assert_int_equal(sworn_budgets_count(b), 3);
+    res2 = ev(p, b, r, T0);
+    assert_int_equal(res2.effect, DENY);
+    assert_string_equal(res2.rule_id, "one");
+    sworn_budgets_refund(b, &res2); /* charged nothing: a no-op */
+    assert_int_equal(sworn_budgets_count(b), 3);
+    sworn_budgets_refund(b, &res);
+    assert_int_equal(sworn_budgets_count(b), 0);
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    sworn_budgets_free(b);
+    /* The cap of counters: the decision needs three, one is left: nothing is charged, and the
+     * first rule that needed a new counter is named. */
+    assert_int_equal(sworn_budgets_new_cap(2, &b), 0);
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "one");
+    assert_non_null(strstr(res.reason, "budget state full"));
+    assert_int_equal(sworn_budgets_count(b), 0);
+    rfree(r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+
+    /* At most SWORN_POLICY_BUDGET_RULES_MAX budget rules per request: 16 allow, 17 deny. */
+    for (int k = 0; k < 2; k++) {
+        unsigned rules = SWORN_POLICY_BUDGET_RULES_MAX + (unsigned)k;
+
+        n = (size_t)snprintf(text, sizeof(text), "rules:\n  - id: free\n    effect: allow\n");
+        for (unsigned i = 0; i < rules; i++)
+            n += (size_t)snprintf(text + n, sizeof(text) - n,
+                                  "  - id: b%u\n    effect: allow\n"
+                                  "    budget: {count: 5, window: 1m}\n",
+                                  i);
+        p = sworn_pfix_load(text);
+        assert_int_equal(sworn_budgets_new(&b), 0);
+        r = http("a", "https", "x", 443, "/", "GET", "");
+        res = ev(p, b, r, T0);
+        if (k == 0) {
+            assert_int_equal(res.effect, ALLOW);
+            assert_string_equal(res.rule_id, "free");
+            assert_int_equal(sworn_budgets_count(b), SWORN_POLICY_BUDGET_RULES_MAX);
+        } else {
+            assert_int_equal(res.effect, DENY);
+            assert_string_equal(res.rule_id, "b16");
+            assert_non_null(strstr(res.reason, "too many budgets"));
+            assert_int_equal(sworn_budgets_count(b), 0);
+        }
+        rfree(r);
+        sworn_budgets_free(b);
+        sworn_policy_free(p);
+    }
+}
+
+struct racer2 {
+    const struct sworn_policy *p;
+    struct sworn_budgets *b;
+    Sworn__V1__AuthorizationRequest *r;
+    int allowed, failed;
+};
+
+static void *race2(void *arg)
+{
+    struct racer2 *x = arg;
+    struct sworn_policy_result res;
+
+    for (int i = 0; i < 400; i++) {
+        if (sworn_policy_eval(x->p, x->b, x->r, T0, &res) != 0)
+            x->failed++;
+        else if (res.effect == ALLOW)
+            x->allowed++;
+    }
+    return NULL;
+}
+
+/*
+ * Threads on two global budgets that one request charges together, and on the wider one alone:
+ * no thread ever sees one charged and the other refused, so exactly 600 of the requests under
+ * /pay pass (the narrow budget) and the wide budget holds exactly what was allowed.
+ */
+static void test_budgets_threads_two_rules(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_budgets *b;
+    struct racer2 x[4];
+    pthread_t th[4];
+    int pay = 0, other = 0;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: wide\n"
+                        "    effect: allow\n"
+                        "    budget: {count: 1000, window: 1h, per: global}\n"
+                        "  - id: narrow\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 600, window: 1h, per: global}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    for (int i = 0; i < 4; i++) {
+        char who[16];
+
+        snprintf(who, sizeof(who), "t%d", i);
+        x[i].p = p;
+        x[i].b = b;
+        x[i].r = http(who, "https", "x", 443, i < 2 ? "/pay/x" : "/other", "GET", "");
+        x[i].allowed = x[i].failed = 0;
+    }
+    /* The /pay threads first, alone: 800 tries for 600. */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, race2, &x[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(x[i].failed, 0);
+        pay += x[i].allowed;
+    }
+    assert_int_equal(pay, 600);
+    /* Then all four: wide has exactly 400 left (the 200 refused /pay tries charged nothing). */
+    for (int i = 0; i < 4; i++) {
+        x[i].allowed = 0;
+        assert_int_equal(pthread_create(&th[i], NULL, race2, &x[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(x[i].failed, 0);
+        if (i < 2)
+            assert_int_equal(x[i].allowed, 0);
+        else
+            other += x[i].allowed;
+    }
+    assert_int_equal(other, 400);
+    for (int i = 0; i < 4; i++)
+        rfree(x[i].r);
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
+/*
+ * The replay at start charges what the ALLOW charged: every matching allow rule with a budget,
+ * not only the rule named in rule_id; the named rule even when a reload narrowed it; nothing for
+ * rules that do not match; deny rules are not consulted (the decision was taken).
+ */
+static void test_replay_every_matching(void **state)
+{
+    struct sworn_policy *p, *p2;
+    struct sworn_budgets *b;
+    Sworn__V1__DecisionRecord rec = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__Resource canon = SWORN__V1__RESOURCE__INIT;
+    Sworn__V1__AuthorizationRequest *r;
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: read-all\n"
+                        "    effect: allow\n"
+                        "    methods: [GET]\n"
+                        "  - id: pay-budget\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "  - id: spend\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/pay/**\"]}\n"
+                        "    sum: {pointer: /amount, max: 10, window: 1h}\n"
+                        "  - id: other-budget\n"
+                        "    effect: allow\n"
+                        "    resource: {paths: [\"/other/**\"]}\n"
+                        "    budget: {count: 1, window: 1h}\n"
+                        "  - id: later-deny\n"
+                        "    effect: deny\n"
+                        "    resource: {paths: [\"/pay/closed\"]}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* Decided by read-all (no budget of its own), a non-canonical spelling of /pay/x. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/a/../pay/x\"},\"context\":{"
+           "\"method\":\"GET\",\"json_numbers\":[" AMT("6") "]}}");
+    rec.request = r;
+    rec.effect = ALLOW;
+    rec.rule_id = (char *)"read-all";
+    rec.time_unix_ms = T0 + 10 * MIN;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2); /* pay-budget and spend, not other-budget */
+    expect(p, b, http("a", "https", "h", 1, "/pay/y", "GET", ""), T0 + 20 * MIN, DENY,
+           "pay-budget");
+    expect(p, b, http("a", "https", "h", 1, "/other/1", "GET", ""), T0 + 20 * MIN, ALLOW,
+           "read-all");
+    sworn_budgets_free(b);
+
+    /* The recorded canonical form is what is matched when the record has one. */
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    canon.scheme = (char *)"https";
+    canon.host = (char *)"h";
+    canon.port = 1;
+    canon.path = (char *)"/other/1";
+    canon.tool = (char *)"";
+    rec.canonical_resource = &canon;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 1);
+    expect(p, b, http("a", "https", "h", 1, "/other/2", "GET", ""), T0 + 20 * MIN, DENY,
+           "other-budget");
+    expect(p, b,
+           rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"x\","
+              "\"resource\":{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":"
+              "\"/pay/y\"},\"context\":{\"method\":\"GET\",\"json_numbers\":[" AMT("10") "]}}"),
+           T0 + 20 * MIN, ALLOW, "read-all");
+    rec.canonical_resource = NULL;
+    sworn_budgets_free(b);
+
+    /* A rule id that no longer exists: the request's matching rules are still charged; a deny
+     * that matches now is not consulted. */
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    rec.rule_id = (char *)"gone";
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2);
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"b\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/pay/closed\"},\"context\":{"
+           "\"method\":\"GET\",\"json_numbers\":[" AMT("6") "]}}");
+    rec.request = r;
+    assert_int_equal(sworn_budgets_replay(b, p, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 4);
+    sworn_budgets_free(b);
+
+    /* Reloaded since: pay-budget now covers /shop only. It decided the allow, so it is still
+     * charged; spend no longer exists. A record whose resource is refused now charges only the
+     * rule that decided it. */
+    p2 = sworn_pfix_load("rules:\n"
+                         "  - id: pay-budget\n"
+                         "    effect: allow\n"
+                         "    resource: {paths: [\"/shop/**\"]}\n"
+                         "    budget: {count: 1, window: 1h}\n"
+                         "  - id: other-budget\n"
+                         "    effect: allow\n"
+                         "    budget: {count: 1, window: 1h}\n");
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    rec.rule_id = (char *)"pay-budget";
+    assert_int_equal(sworn_budgets_replay(b, p2, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 2); /* pay-budget (named), other-budget (matches) */
+    expect(p2, b, http("b", "https", "h", 1, "/shop/1", "GET", ""), T0 + 20 * MIN, DENY,
+           "pay-budget");
+    sworn_budgets_free(b);
+    rfree(r);
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"c\"},\"operation\":\"x\",\"resource\":"
+           "{\"scheme\":\"https\",\"host\":\"h\",\"port\":1,\"path\":\"/x%%2Fy\"}}");
+    rec.request = r;
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    assert_int_equal(sworn_budgets_replay(b, p2, &rec), 0);
+    assert_int_equal(sworn_budgets_count(b), 1);
+    sworn_budgets_free(b);
+    rfree(r);
+    sworn_policy_free(p2);
+    sworn_policy_free(p);
+}
+
+/* --- Warnings (policy/lint.h) --- */
+
+struct lint_seen {
+    int n;
+    char text[8][2700];
+    unsigned line[8], col[8];
+    char rule[8][129];
+};
+
+static void lint_collect(void *arg, const struct sworn_lint_warning *w)
+{
+    struct lint_seen *s = arg;
+
+    assert_non_null(w->message);
+    assert_null(strchr(w->message, '\n'));
+    if (s->n < 8) {
+        snprintf(s->text[s->n], sizeof(s->text[s->n]), "%s", w->message);
+        snprintf(s->rule[s->n], sizeof(s->rule[s->n]), "%s", w->rule_id);
+        s->line[s->n] = w->line;
+        s->col[s->n] = w->col;
+    }
+    s->n++;
+}
+
+/* The warnings of a policy given as text (it must load). */
+static struct lint_seen lint_of(const char *text)
+{
+    struct sworn_policy *p = sworn_pfix_load(text);
+    struct lint_seen s;
+    int n;
+
+    memset(&s, 0, sizeof(s));
+    n = sworn_policy_lint(p, lint_collect, &s);
+    assert_int_equal(n, s.n);
+    sworn_policy_free(p);
+    return s;
+}
+
+/* A policy that must give exactly one warning, about rule, at line:col, containing want. */
+static void lint_one(const char *text, const char *rule, unsigned line, unsigned col,
+                     const char *want)
+{
+    struct lint_seen s = lint_of(text);
+
+    if (s.n != 1)
+        fail_msg("%d warnings (expected one containing \"%s\"):\n%s\n%s\n---\n%s", s.n, want,
+                 s.n > 0 ? s.text[0] : "", s.n > 1 ? s.text[1] : "", text);
+    assert_string_equal(s.rule[0], rule);
+    assert_int_equal(s.line[0], line);
+    assert_int_equal(s.col[0], col);
+    if (strstr(s.text[0], want) == NULL)
+        fail_msg("warning \"%s\" lacks \"%s\"", s.text[0], want);
+}
+
+/* A policy that must give no warning. */
+static void lint_none(const char *text)
+{
+    struct lint_seen s = lint_of(text);
+
+    if (s.n != 0)
+        fail_msg("unexpected warning: %s\n---\n%s", s.text[0], text);
+}
+
+static void test_lint_shadowed(void **state)
+{
+    (void)state;
+    /* Finding 7's policy: read-all does not cover pay-budget (POSTs reach it). */
+    lint_none("rules:\n"
+              "  - {id: read-all, effect: allow, methods: [GET]}\n"
+              "  - id: pay-budget\n"
+              "    effect: allow\n"
+              "    resource: {paths: [\"/pay/**\"]}\n"
+              "    budget: {count: 1, window: 1h}\n");
+    /* An allow for everything shadows any later allow: its budgets still count. */
+    lint_one("rules:\n"
+             "  - id: all\n"
+             "    effect: allow\n"
+             "  - id: pay-budget\n"
+             "    effect: allow\n"
+             "    resource: {paths: [\"/pay/**\"]}\n"
+             "    budget: {count: 1, window: 1h}\n"
+             "    credential: pay\n",
+             "pay-budget", 4, 5,
+             "rule \"pay-budget\" can never decide: the earlier allow rule \"all\" (line 2) "
+             "matches every request it matches, so its reason and credential are never used (its "
+             "budgets still count");
+    /* Lists: items, "*", globs over literals, literal prefixes, hosts, schemes, ports, time. */
+    lint_one(
+        "rules:\n"
+        "  - id: wide\n"
+        "    effect: allow\n"
+        "    principals: [\"agent-*\"]\n"
+        "    operations: [\"*\"]\n"
+        "    resource:\n"
+        "      schemes: [https, http]\n"
+        "      hosts: [\"**.example.com\", \"*.example.org\", \"10.0.0.1\"]\n"
+        "      ports: [443, 8443]\n"
+        "      paths: [\"/api/**\", \"/x\"]\n"
+        "    methods: [GET, POST]\n"
+        "  - id: narrow\n"
+        "    effect: allow\n"
+        "    principals: [agent-1, \"agent-b*\"]\n"
+        "    operations: [http.request]\n"
+        "    resource:\n"
+        "      schemes: [https]\n"
+        "      hosts: [a.example.com, \"*.b.example.com\", \"**.c.example.com\", x.example.org,"
+        " \"*.example.org\", \"10.0.0.1\"]\n"
+        "      ports: [443]\n"
+        "      paths: [\"/api/v1/*\", \"/api/x/**\", \"/x\"]\n"
+        "    methods: [GET]\n"
+        "    time: {days: [mon], hours: \"09:00-10:00\"}\n",
+        "narrow", 12, 5, "the earlier allow rule \"wide\" (line 2)");
+    /* Deny and escalate rules shadowed by earlier ones of their effect. */
+    lint_one("rules:\n"
+             "  - {id: d1, effect: deny, resource: {paths: [\"/**\"]}}\n"
+             "  - {id: d2, effect: deny, reason: never, resource: {paths: [\"/a/b\"]}}\n",
+             "d2", 3, 5,
+             "the earlier deny rule \"d1\" (line 2) matches every request it matches, "
+             "so its reason is never used");
+    lint_one("rules:\n"
+             "  - {id: e1, effect: escalate, resource: {paths: [\"/a/b\"]}}\n"
+             "  - {id: e2, effect: escalate, resource: {paths: [\"/a/b\"]}}\n",
+             "e2", 3, 5, "its reason and escalation_timeout is never used");
+    /* A later deny of another effect is not "shadowing": it overrides, one warning, not two. */
+    lint_one("rules:\n"
+             "  - {id: ask, effect: escalate, resource: {paths: [\"/a/b\"]}}\n"
+             "  - {id: no, effect: deny, resource: {paths: [\"/a/b\"]}}\n",
+             "ask", 2, 5, "rule \"ask\" can never escalate: deny rule \"no\" (line 3)");
+}
+
+static void test_lint_overridden(void **state)
+{
+    (void)state;
+    /* A deny anywhere in the file that covers an allow or an escalate rule. */
+    lint_one("rules:\n"
+             "  - {id: reads, effect: allow, resource: {hosts: [api.example]}, methods: [GET]}\n"
+             "  - {id: no-api, effect: deny, resource: {hosts: [api.example]}}\n",
+             "reads", 2, 5,
+             "rule \"reads\" can never allow: deny rule \"no-api\" (line 3) matches every "
+             "request it matches, and a deny wins wherever it is in the file");
+    lint_one("rules:\n"
+             "  - {id: no, effect: deny, principals: [\"*\"]}\n"
+             "  - {id: ask, effect: escalate, resource: {paths: [\"/ask\"]}}\n",
+             "ask", 3, 5, "rule \"ask\" can never escalate: deny rule \"no\" (line 2)");
+    lint_one("rules:\n"
+             "  - {id: ok, effect: allow, resource: {paths: [\"/ask/x\"]}}\n"
+             "  - {id: ask, effect: escalate, resource: {paths: [\"/ask/*\", \"/ask\"]}}\n",
+             "ok", 2, 5, "rule \"ok\" can never allow: escalate rule \"ask\" (line 3)");
+}
+
+static void test_lint_no_false_positives(void **state)
+{
+    char path[1024], *text;
+
+    (void)state;
+    /* The sample policy is clean. */
+    snprintf(path, sizeof(path), "%s/policy/examples/policy.yaml", sworn_test_source_dir());
+    text = sworn_test_read_file(path, NULL);
+    assert_non_null(text);
+    lint_none(text);
+    free(text);
+    /* Overlap is not cover: each of these rules still decides some request. */
+    lint_none(
+        "rules:\n"
+        "  - {id: a, effect: allow, resource: {paths: [\"/a/*\"]}}\n"
+        "  - {id: b, effect: allow, resource: {paths: [\"/*/b\"]}}\n"
+        "  - {id: c, effect: allow, resource: {paths: [\"/a/**\"]}}\n"
+        "  - {id: d, effect: allow, resource: {hosts: [\"*.example.com\"]}}\n"
+        "  - {id: e, effect: allow, resource: {hosts: [\"**.example.com\"]}}\n"
+        "  - {id: f, effect: allow, resource: {hosts: [example.com]}}\n"
+        "  - {id: g, effect: allow, resource: {hosts: [\"*.a.example.net\"]}}\n"
+        "  - {id: h, effect: allow, resource: {hosts: [\"**.example.net\"]}, methods: [PUT]}\n"
+        "  - {id: i, effect: allow, resource: {schemes: [https]}}\n"
+        "  - {id: j, effect: allow, resource: {ports: [443]}, methods: [GET]}\n"
+        "  - {id: k, effect: allow, resource: {tools: [\"*\"]}}\n"
+        "  - {id: l, effect: allow, methods: [DELETE]}\n"
+        "  - {id: m, effect: allow, time: {days: [mon]}}\n"
+        "  - {id: n, effect: allow, time: {days: [tue], hours: \"09:00-10:00\"}}\n"
+        "  - {id: o, effect: allow, principals: [\"agent-*\"], methods: [PATCH]}\n"
+        "  - {id: p, effect: allow, principals: [\"*-1\"], methods: [PATCH]}\n");
+    /* A tools list never matches a request without a tool, so "*" does not cover no tools. */
+    lint_none("rules:\n"
+              "  - {id: tools, effect: allow, resource: {tools: [\"*\"]}}\n"
+              "  - {id: any, effect: allow, resource: {hosts: [a.example]}}\n");
+    /* A schemes list without ws and wss does not cover a rule without schemes. */
+    lint_none("rules:\n"
+              "  - {id: web, effect: allow, resource: {schemes: [http, https]}}\n"
+              "  - {id: any, effect: allow, resource: {hosts: [a.example]}}\n");
+    /* Delegation conditions are never judged: no warning either way. */
+    lint_none("rules:\n"
+              "  - {id: chain, effect: deny, delegation: {require_actors: [\"x*\"]}}\n"
+              "  - {id: any, effect: allow, resource: {hosts: [a.example]}}\n");
+    /* A deny for a bare prefix and its tree, names and subdomains: clean. */
+    lint_none(
+        "rules:\n"
+        "  - id: no\n"
+        "    effect: deny\n"
+        "    resource:\n"
+        "      hosts: [evil.com, \"**.evil.com\", \"*.bad.example\", bad.example]\n"
+        "      paths: [\"/admin\", \"/admin/**\", \"/.git\", \"/.git/**\", \"/**/.git/**\"]\n"
+        "  - {id: x, effect: deny, resource: {paths: [\"/**/x\", \"/x\"]}}\n"
+        "  - {id: y, effect: deny, resource: {hosts: [y.example], paths: [\"/**/y\", \"/**\"]}}\n"
+        "  - {id: open, effect: allow, resource: {hosts: [pub.example], paths: [\"/pub/**\"]},"
+        " principals: [agent-1]}\n");
+}
+
+/* The work is bounded: a policy too large to compare every pair gets one last warning saying so,
+ * and no claim about the rules not compared. */
+static void test_lint_bounded(void **state)
+{
+    size_t cap = 8001 * 100, n;
+    char *text = malloc(cap);
+    struct lint_seen s;
+
+    (void)state;
+    assert_non_null(text);
+    n = (size_t)snprintf(text, cap, "rules:\n");
+    for (int i = 0; i < 8000; i++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "  - {id: r%d, effect: allow, resource: {paths: [\"/a%d/*\"]}}\n", i,
+                              i);
+    /* The last rule's glob warning is still given: those look at one rule at a time. */
+    n += (size_t)snprintf(text + n, cap - n,
+                          "  - {id: last, effect: deny, resource: {hosts: [\"**.evil.com\"]}}\n");
+    s = lint_of(text);
+    assert_int_equal(s.n, 2);
+    assert_non_null(strstr(s.text[0], "the policy is too large to compare every pair of rules"));
+    assert_string_equal(s.rule[1], "last");
+    assert_non_null(strstr(s.text[1], "add \"evil.com\" to hosts"));
+    free(text);
+}
+
+static void test_lint_globs(void **state)
+{
+    (void)state;
+    lint_one("rules:\n"
+             "  - id: no-admin\n"
+             "    effect: deny\n"
+             "    resource: {paths: [\"/admin/**\"]}\n",
+             "no-admin", 2, 5,
+             "path pattern \"/admin/**\" does not match \"/admin\" itself (only \"/admin/\" and "
+             "below): a request for \"/admin\" escapes this deny rule; add \"/admin\" to paths");
+    lint_one("rules:\n"
+             "  - id: ask\n"
+             "    effect: escalate\n"
+             "    resource: {paths: [\"/pay/**\"]}\n",
+             "ask", 2, 5, "a request for \"/pay\" skips the operator (escalate rule)");
+    lint_one("rules:\n"
+             "  - id: no-evil\n"
+             "    effect: deny\n"
+             "    resource: {hosts: [\"**.evil.com\"]}\n",
+             "no-evil", 2, 5,
+             "host pattern \"**.evil.com\" does not match \"evil.com\" itself (only names below "
+             "it): a request to \"evil.com\" escapes this deny rule; add \"evil.com\" to hosts");
+    lint_one("rules:\n"
+             "  - id: no-evil\n"
+             "    effect: deny\n"
+             "    resource: {hosts: [\"*.Evil.com.\"]}\n",
+             "no-evil", 2, 5, "add \"evil.com\" to hosts");
+    lint_one("rules:\n"
+             "  - id: no-git\n"
+             "    effect: deny\n"
+             "    resource: {paths: [\"/**/.git/**\"]}\n",
+             "no-git", 2, 5,
+             "path pattern \"/**/.git/**\" needs at least one segment where \"/**/\" stands, so it "
+             "does not match the paths of \"/.git/**\"");
+    lint_one("rules:\n"
+             "  - id: no-z\n"
+             "    effect: deny\n"
+             "    resource: {paths: [\"/a/**/z\"]}\n",
+             "no-z", 2, 5, "add \"/a/z\" to paths");
+    /* In an allow rule a bare name that is not matched is denied by default: no warning. */
+    lint_none("rules:\n"
+              "  - id: repos\n"
+              "    effect: allow\n"
+              "    resource: {hosts: [\"**.github.com\"], paths: [\"/repos/**\", \"/**/x\"]}\n");
 }
 
 static void test_delegation(void **state)
@@ -1617,6 +2329,16 @@ int main(void)
         cmocka_unit_test(test_replay),
         cmocka_unit_test(test_budget_cap),
         cmocka_unit_test(test_budget_threads),
+        cmocka_unit_test(test_budgets_every_matching_allow),
+        cmocka_unit_test(test_budgets_all_or_none),
+        cmocka_unit_test(test_budgets_refund_cap_bound),
+        cmocka_unit_test(test_budgets_threads_two_rules),
+        cmocka_unit_test(test_replay_every_matching),
+        cmocka_unit_test(test_lint_shadowed),
+        cmocka_unit_test(test_lint_overridden),
+        cmocka_unit_test(test_lint_no_false_positives),
+        cmocka_unit_test(test_lint_globs),
+        cmocka_unit_test(test_lint_bounded),
         cmocka_unit_test(test_delegation),
         cmocka_unit_test(test_actor_issuers),
         cmocka_unit_test(test_actor_load_refusals),

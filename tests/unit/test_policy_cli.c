@@ -136,6 +136,91 @@ static void test_check(void **state)
     free(good);
 }
 
+/*
+ * Warnings (policy/lint.h, docs/policy.md section 7): printed on stderr as FILE:LINE:COL:
+ * warning: ..., at the rule's position; the policy still loads (exit 0, the same ok line), and
+ * --strict makes a warning exit 1. A clean policy, and the sample policy, print none.
+ */
+static void test_check_warnings(void **state)
+{
+    static const char warned[] = "rules:\n"
+                                 "  - id: read-all\n"
+                                 "    effect: allow\n"
+                                 "  - id: pay-budget\n"
+                                 "    effect: allow\n"
+                                 "    resource: {paths: [\"/pay/**\"]}\n"
+                                 "    budget: {count: 1, window: 1h}\n"
+                                 "  - id: no-git\n"
+                                 "    effect: deny\n"
+                                 "    resource:\n"
+                                 "      paths: [\"/**/.git/**\"]\n"
+                                 "  -   id: no-evil\n"
+                                 "      effect: deny\n"
+                                 "      resource: {hosts: [\"**.evil.com\"]}\n";
+    char *file = sworn_pfix_put("warned.yaml", warned),
+         *clean = sworn_pfix_put("clean.yaml", policy);
+    char want[2048], sample[1024], hex[65];
+    uint8_t digest[32];
+    struct run r;
+
+    (void)state;
+    SHA256((const unsigned char *)warned, strlen(warned), digest);
+    sworn_test_hex(digest, 32, hex);
+    run(&r, "check", file, NULL);
+    assert_int_equal(r.status, 0);
+    snprintf(want, sizeof(want), "%s: ok, 4 rules, version 0, sha256 %s\n", file, hex);
+    assert_string_equal(r.out, want);
+    snprintf(want, sizeof(want),
+             "%s:4:5: warning: rule \"pay-budget\" can never decide: the earlier allow rule "
+             "\"read-all\" (line 2) matches every request it matches, so its reason and credential "
+             "are never used (its budgets still count: every matching allow rule's budget must "
+             "have room, docs/policy.md section 3); move it above \"read-all\" if it should "
+             "decide\n",
+             file);
+    if (strstr(r.err, want) == NULL)
+        fail_msg("stderr lacks\n%s\ngot\n%s", want, r.err);
+    snprintf(want, sizeof(want),
+             "%s:8:5: warning: path pattern \"/**/.git/**\" needs at least one segment where "
+             "\"/**/\" stands, so it does not match the paths of \"/.git/**\"",
+             file);
+    if (strstr(r.err, want) == NULL)
+        fail_msg("stderr lacks\n%s\ngot\n%s", want, r.err);
+    snprintf(want, sizeof(want),
+             "%s:12:7: warning: host pattern \"**.evil.com\" does not match \"evil.com\" itself",
+             file);
+    if (strstr(r.err, want) == NULL)
+        fail_msg("stderr lacks\n%s\ngot\n%s", want, r.err);
+    /* Three warnings, three lines. */
+    {
+        int lines = 0;
+
+        for (const char *c = r.err; *c != '\0'; c++)
+            lines += *c == '\n';
+        assert_int_equal(lines, 3);
+    }
+    /* --strict: the same, and exit 1. */
+    run(&r, "check", "--strict", file, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "warning: rule \"pay-budget\" can never decide"));
+    snprintf(want, sizeof(want), "%s: 3 warnings (--strict)\n", file);
+    assert_non_null(strstr(r.err, want));
+    /* A clean policy: no warning, exit 0 with --strict too. */
+    run(&r, "check", "--strict", clean, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    /* The sample policy of the dev stack and the demo is clean. */
+    snprintf(sample, sizeof(sample), "%s/policy/examples/policy.yaml", sworn_test_source_dir());
+    run(&r, "check", "--strict", sample, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, ": ok, 5 rules, version 1, sha256 "));
+    /* --strict is an option of check only, before the file. */
+    run(&r, "check", file, "--strict", NULL);
+    assert_int_equal(r.status, 2);
+    free(file);
+    free(clean);
+}
+
 static void test_usage(void **state)
 {
     char *good = sworn_pfix_put("good.yaml", policy), *req = request("u.json", "/r/x", "GET");
@@ -251,6 +336,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_check_warnings),
         cmocka_unit_test(test_usage),
         cmocka_unit_test(test_eval),
     };

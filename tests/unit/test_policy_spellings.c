@@ -51,7 +51,8 @@ struct policy {
  * no context; delegation is a JSON object's text or NULL. expect holds one of 'A' (allow), 'D'
  * (deny) or 'E' (escalate) per repetition; rule is the rule id every repetition must name ("":
  * none, refused or default deny), or, when it holds commas, one id per repetition. reason, when
- * not NULL, is text the reason must contain (of every repetition).
+ * not NULL, is text the reason must contain (of every repetition). A case named in `numbers`
+ * (below) also carries that context.json_numbers (for sum budgets).
  */
 struct spelling {
     const char *policy;
@@ -185,6 +186,41 @@ static const struct policy policies[] = {
                "  - id: no-exe\n"
                "    effect: deny\n"
                "    resource: {paths: [\"/app/files/*.exe\"]}\n"},
+    /* Finding 7: a broader allow earlier in the file must not switch a later budget off. */
+    {"budgets", "rules:\n"
+                "  - id: read-all\n"
+                "    effect: allow\n"
+                "    methods: [GET]\n"
+                "  - id: pay-budget\n"
+                "    effect: allow\n"
+                "    resource: {paths: [\"/pay/**\"]}\n"
+                "    budget: {count: 1, window: 1d}\n"
+                "  - id: spend\n"
+                "    effect: allow\n"
+                "    resource: {paths: [\"/spend/**\"]}\n"
+                "    sum: {pointer: /amount, max: \"10\", window: 1d}\n"
+                "  - id: wide-budget\n"
+                "    effect: allow\n"
+                "    resource: {paths: [\"/two/**\"]}\n"
+                "    budget: {count: 3, window: 1d}\n"
+                "  - id: narrow-budget\n"
+                "    effect: allow\n"
+                "    resource: {paths: [\"/two/narrow/**\"]}\n"
+                "    budget: {count: 2, window: 1d, per: global}\n"
+                "  - id: no-secret\n"
+                "    effect: deny\n"
+                "    resource: {paths: [\"/pay/secret/**\"]}\n"},
+    /* Findings 2 and 7 together: a ';' must not dodge a budget of a rule that does not permit
+     * path parameters, under a broader allow that does. */
+    {"params-budgets", "rules:\n"
+                       "  - id: read-all\n"
+                       "    effect: allow\n"
+                       "    methods: [GET]\n"
+                       "    resource: {path_parameters: true}\n"
+                       "  - id: pay-budget\n"
+                       "    effect: allow\n"
+                       "    resource: {paths: [\"/pay/**\"]}\n"
+                       "    budget: {count: 1, window: 1d}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -531,7 +567,52 @@ static const struct spelling cases[] = {
     /* And a policy without path_parameters refuses them before any rule, as before. */
     {"paths", "a session id, no rule permits them", "http", "127.0.0.1", 8080,
      "/allowed/x;jsessionid=1", "GET", NULL, NULL, "D", "", "path_parameters: true"},
+    /* Finding 7: every matching allow rule's budget must have room; the first allow decides. */
+    {"budgets", "three /pay/x GETs: read-all no longer switches pay-budget off", NULL,
+     "api.example", 0, "/pay/x", "GET", "f7-pay", NULL, "ADD", "read-all,pay-budget,pay-budget",
+     NULL},
+    {"budgets", "the refusal names the budget that is exhausted", NULL, "api.example", 0, "/pay/y",
+     "GET", "f7-pay-reason", NULL, "AD", "read-all,pay-budget", NULL},
+    {"budgets", "a POST is decided by pay-budget alone", NULL, "api.example", 0, "/pay/x", "POST",
+     "f7-post", NULL, "AD", "pay-budget", NULL},
+    {"budgets", "a sum budget under a broader allow", NULL, "api.example", 0, "/spend/x", "GET",
+     "f7-sum", NULL, "AD", "read-all,spend", NULL},
+    {"budgets", "a sum that cannot be measured under a broader allow", NULL, "api.example", 0,
+     "/spend/x", "GET", "f7-nosum", NULL, "DD", "spend", "the request has no number at /amount"},
+    {"budgets", "a sum with two numbers under a broader allow", NULL, "api.example", 0, "/spend/x",
+     "GET", "f7-twosum", NULL, "D", "spend", "more than one number"},
+    {"budgets",
+     "two budgets (per principal and global), both with room, then the narrower one "
+     "exhausted",
+     NULL, "api.example", 0, "/two/narrow/x", "GET", "f7-two", NULL, "AAD",
+     "read-all,read-all,narrow-budget", NULL},
+    {"budgets", "a path only the wider budget covers", NULL, "api.example", 0, "/two/x", "GET",
+     "f7-wide", NULL, "AAAD", "read-all,read-all,read-all,wide-budget", NULL},
+    {"budgets", "a deny still overrides, and charges nothing", NULL, "api.example", 0,
+     "/pay/secret/x", "GET", "f7-deny", NULL, "DD", "no-secret", NULL},
+    {"params-budgets", "a path parameter under a broader allow that permits them", NULL,
+     "api.example", 0, "/pay/x;a=1", "GET", "f27-params", NULL, "ADD",
+     "read-all,pay-budget,pay-budget", NULL},
 };
+
+/* The context.json_numbers of the cases that carry numbers, by their `what` (finding 7). */
+static const struct {
+    const char *what;
+    const char *numbers;
+} numbers[] = {
+    {"a sum budget under a broader allow", "[{\"pointer\":\"/amount\",\"value\":\"6\"}]"},
+    {"a sum with two numbers under a broader allow",
+     "[{\"pointer\":\"/amount\",\"value\":\"1\"},{\"pointer\":\"/amount\",\"value\":\"1\"}]"},
+};
+
+/* The json_numbers array of case c, or NULL. */
+static const char *case_numbers(const struct spelling *c)
+{
+    for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
+        if (strcmp(numbers[i].what, c->what) == 0)
+            return numbers[i].numbers;
+    return NULL;
+}
 
 static const char *policy_bin;
 
@@ -585,6 +666,8 @@ static void json_raw(char *buf, size_t cap, const char *fmt, ...)
 /* The request of case c as JSON, with request id id. */
 static void case_json(const struct spelling *c, const char *id, char *buf, size_t cap)
 {
+    const char *nums = case_numbers(c);
+
     buf[0] = '\0';
     json_raw(buf, cap, "{\"request_id\":\"%s\",\"principal\":{\"id\":", id);
     json_string(buf, cap, c->principal != NULL ? c->principal : "agent-1");
@@ -595,9 +678,14 @@ static void case_json(const struct spelling *c, const char *id, char *buf, size_
     json_raw(buf, cap, ",\"port\":%u,\"path\":", c->port != 0 ? c->port : 443u);
     json_string(buf, cap, c->path);
     json_raw(buf, cap, "}");
-    if (c->method != NULL) {
-        json_raw(buf, cap, ",\"context\":{\"method\":");
-        json_string(buf, cap, c->method);
+    if (c->method != NULL || nums != NULL) {
+        json_raw(buf, cap, ",\"context\":{");
+        if (c->method != NULL) {
+            json_raw(buf, cap, "\"method\":");
+            json_string(buf, cap, c->method);
+        }
+        if (nums != NULL)
+            json_raw(buf, cap, "%s\"json_numbers\":%s", c->method != NULL ? "," : "", nums);
         json_raw(buf, cap, "}");
     }
     if (c->delegation != NULL)
