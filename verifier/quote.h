@@ -116,11 +116,15 @@ enum sv_quote_reason sv_quote_ak_name(const uint8_t *ak_public, size_t ak_public
                                       size_t why_cap);
 
 enum sv_quote_order {
-    SV_ORDER_OK,       /* same resetCount, clock went forward */
-    SV_ORDER_OK_RESET, /* resetCount went up: the TPM was reset (rebooted) in between */
-    SV_ORDER_ROLLBACK, /* resetCount or clock went back: TPM2_Clear, a rolled-back state or
-                          another TPM */
-    SV_ORDER_REPLAY,   /* the same instant: the same quote offered twice */
+    SV_ORDER_OK,               /* same resetCount, clock went forward */
+    SV_ORDER_OK_RESET,         /* resetCount went up: the TPM was reset (rebooted) in between */
+    SV_ORDER_ROLLBACK,         /* resetCount or clock went back: TPM2_Clear, a rolled-back state or
+                                  another TPM */
+    SV_ORDER_REPLAY,           /* the same instant: the same quote offered twice */
+    SV_ORDER_RESET_CLOCK_BACK, /* resetCount went up and the next quote says safe = 1, yet its
+                                  clock is below prev's: after an orderly shutdown the TPM
+                                  restores Clock from NV, so this is a restored (rolled-back)
+                                  TPM state or another TPM */
 };
 
 /*
@@ -129,6 +133,13 @@ enum sv_quote_order {
  * clock may have lost time and quotes made before the reset may be missing ("possible gap
  * (disorderly restart)"); otherwise 0. With the same resetCount, a restartCount
  * that went back is a ROLLBACK too (it only goes down on a Reset).
+ *
+ * safe = 1 (TPM 2.0 Part 1, Clock: no value of Clock greater than the current one has been
+ * reported) holds the clock to its order across a Reset too: the TPM saves Clock to NV at an
+ * orderly shutdown (TPM2_Shutdown) and restores it at the next power-on, keeping safe; only an
+ * unorderly one clears safe, and TPM2_ClockSet never moves Clock back. So a higher resetCount
+ * with next.safe == 1 and next.clock < prev.clock is SV_ORDER_RESET_CLOCK_BACK (issue 13
+ * finding 10: a TPM state restored from a copy, then restarted in order).
  */
 enum sv_quote_order sv_quote_time_order(const struct sv_quote_clock *prev,
                                         const struct sv_quote_clock *next, int *gap);

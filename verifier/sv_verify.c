@@ -1508,15 +1508,22 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
             enum sv_quote_order ord =
                 have_prev ? sv_quote_time_order(&prev, &res.clock, &gap) : SV_ORDER_OK;
 
-            if (ord == SV_ORDER_ROLLBACK || ord == SV_ORDER_REPLAY) {
+            if (ord == SV_ORDER_ROLLBACK || ord == SV_ORDER_REPLAY ||
+                ord == SV_ORDER_RESET_CLOCK_BACK) {
                 snprintf(why, sizeof(why),
                          "TPM time went %s against the previous quote (reset %u clock %llu, "
                          "then reset %u clock %llu)",
-                         ord == SV_ORDER_REPLAY ? "nowhere (a replayed quote)" : "back",
+                         ord == SV_ORDER_REPLAY ? "nowhere (a replayed quote)"
+                         : ord == SV_ORDER_RESET_CLOCK_BACK
+                             ? "back across a reset the TPM says followed an orderly shutdown "
+                               "(safe = 1): a restored TPM state or another TPM"
+                             : "back",
                          prev.reset_count, (unsigned long long)prev.clock, res.clock.reset_count,
                          (unsigned long long)res.clock.clock);
                 sv_report_fail(rep, SV_CHECK_QUOTES, item,
-                               ord == SV_ORDER_REPLAY ? "quote-replay" : "quote-time-rollback",
+                               ord == SV_ORDER_REPLAY             ? "quote-replay"
+                               : ord == SV_ORDER_RESET_CLOCK_BACK ? "quote-reset-clock-back"
+                                                                  : "quote-time-rollback",
                                why);
             } else {
                 pass(rep, SV_CHECK_QUOTES);

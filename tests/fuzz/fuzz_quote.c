@@ -113,6 +113,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if ((ord == SV_ORDER_REPLAY) != (a.reset_count == b.reset_count && a.clock == b.clock &&
                                          b.restart_count >= a.restart_count))
             abort();
+        /* safe = 1 across a reset: the clock never goes back (issue 13 finding 10) */
+        if ((ord == SV_ORDER_RESET_CLOCK_BACK) !=
+            (b.reset_count > a.reset_count && b.safe != 0 && b.clock < a.clock))
+            abort();
     }
     return 0;
 }
