@@ -22,8 +22,8 @@
  *     CVE-2024-29038), type TPM_ST_ATTEST_QUOTE, qualifiedSigner the AK's qualified name as a
  *     primary of the endorsement hierarchy (where DESIGN.md 4 puts it, so clockInfo is not
  *     obfuscated), extraData == extra, PCR selection exactly the policy's (one sha256 bank),
- *     pcrDigest == SHA-256(expected values of the selected PCRs in index order), no trailing
- *     bytes;
+ *     pcrDigest == SHA-256(expected values of the selected PCRs in index order) (only its
+ *     length when the policy says pcr_values_unknown), no trailing bytes;
  *   - sig is ECDSA with SHA-256, r and s 1..32 bytes, no trailing bytes, and verifies with the
  *     AK over SHA-256(attest);
  *   - when the policy sets min_firmware_version, the attest's firmwareVersion is at least that
@@ -76,6 +76,12 @@ struct sv_quote_policy {
     /* Lowest acceptable TPMS_ATTEST.firmwareVersion (the vendor's 64-bit value, compared as an
      * unsigned integer); 0: no floor, so a zero-initialised policy keeps the checks above. */
     uint64_t min_firmware_version;
+    /* 1: the expected PCR values are not known (a bundle file that does not show the start in
+     * force, issue 13 finding 9): pcrDigest is not compared, and everything else is checked
+     * (the AK, magic, type, qualifiedSigner, extraData, the selection exactly pcr_mask, the
+     * signature, the firmware floor). The caller must say the PCRs were not checked. 0 (a
+     * zero-initialised policy): pcrDigest is compared. */
+    int pcr_values_unknown;
 };
 
 /* The clock of one quote (TPMS_CLOCK_INFO), what sv_quote_time_order compares. */
