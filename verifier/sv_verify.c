@@ -1267,8 +1267,18 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
                        "an allow without a receipt");
         return;
     }
-    if (s->rkeys == NULL || s->jobs == NULL)
+    if (s->rkeys == NULL) {
+        /* A keyring was given to check receipts against and holds no receipt key (nor does
+         * the policy): a failure, not a receipt left unchecked. */
+        if (s->o->policy->nkeyring_files > 0)
+            sv_report_fail(s->rep, SV_CHECK_RECEIPTS, item, "receipt-key-unknown",
+                           s->keys != NULL
+                               ? "the policy's keyring lists no receipt key and the policy no "
+                                 "receipt-key: the receipt cannot be checked"
+                               : "the policy's keyring did not load: the receipt cannot be "
+                                 "checked");
         return;
+    }
     {
         struct rjob *j = &s->jobs[s->njobs++];
 
@@ -1425,6 +1435,76 @@ static int stream_bundle(struct stream *s, uint64_t b, unsigned w)
     free(data);
     free(rdata);
     return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Keys: one path for a folder and a bundle file (issue 13 finding 2: a bundle ignored the
+ * keyring, so a revoked checkpoint key and an unknown receipt key passed there). */
+
+/* Load the policy's keyring (a failure is the keys check's) and the receipt keys: the policy's
+ * receipt-key lines and the keyring's receipt keys. -1 only when out of memory. */
+static int load_keys(struct stream *s)
+{
+    const struct sv_policy *p = s->o->policy;
+    char why[SV_WHY];
+
+    if (p->nkeyring_files > 0) {
+        if (sv_keyring_load(p, &s->keys, why) != 0) {
+            sv_report_fail(s->rep, SV_CHECK_KEYS, "keyring", "keyring", why);
+            s->keys = NULL;
+        } else {
+            pass(s->rep, SV_CHECK_KEYS);
+        }
+    }
+    if (p->sworn_entries) {
+        s->rkeys = sv_receipt_keys_new(p, s->keys);
+        if (s->rkeys != NULL && (s->jobs = calloc(SV_TILE_WIDTH, sizeof(*s->jobs))) == NULL)
+            return -1; /* never skip receipt signatures for want of memory */
+    }
+    return 0;
+}
+
+/*
+ * Every checkpoint's signing log keys must be checkpoint keys of the keyring valid at the
+ * checkpoint's time: the newest entry time in its tree (a folder, and a bundle whose range
+ * reaches its checkpoint); with later set (a bundle whose range ends before its checkpoint),
+ * that time is only a lower bound, and the key must not have ended by then. A checkpoint of
+ * sworn entries none of which carries a time (time 0, a bundle of resolutions only) cannot have
+ * its key's validity checked: that fails (checkpoint-time-unknown) rather than take time 0 as
+ * "any time" (the empty tree has no entry and is exempt).
+ */
+static void check_checkpoint_keys(struct stream *s, const struct cp_rec *cps, size_t n, int later)
+{
+    const struct sv_policy *p = s->o->policy;
+
+    if (s->keys == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        char item[64], why[SV_WHY];
+
+        snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cps[i].size);
+        if (p->sworn_entries && cps[i].time_ms == 0 && cps[i].size > 0) {
+            sv_report_fail(s->rep, SV_CHECK_KEYS, item, "checkpoint-time-unknown",
+                           "no entry under this checkpoint carries a time: its signing key's "
+                           "validity in the keyring cannot be checked");
+            continue;
+        }
+        for (size_t k = 0; k < p->nlogs; k++) {
+            char w[SV_WHY];
+            int ed;
+
+            if (!(cps[i].signers >> k & 1))
+                continue;
+            if ((later ? sv_keyring_key_from : sv_keyring_key)(s->keys, p->logs[k].spki_hash,
+                                                               "checkpoint", cps[i].time_ms / 1000,
+                                                               &ed, w) == NULL) {
+                snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
+                sv_report_fail(s->rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
+            } else {
+                pass(s->rep, SV_CHECK_KEYS);
+            }
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1735,28 +1815,37 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     s.rep = rep;
     s.partial = start > 0;
     s.first_index = start;
-    if (p->sworn_entries) {
-        s.rkeys = sv_receipt_keys_new(p, NULL);
-        if (s.rkeys != NULL)
-            s.jobs = calloc(SV_TILE_WIDTH, sizeof(*s.jobs));
+    if (load_keys(&s) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "out of memory");
+        goto out; /* rc 2 */
     }
     pass(rep, SV_CHECK_BUNDLES);
     for (uint64_t i = 0; i < count; i++) {
         uint8_t leaf[SV_HASH];
 
         sv_leaf_hash(entries[i], elen[i], leaf);
+        /* No receipt lines: every allow of the range is a missing receipt, as in a folder
+         * without its receipts files (a bundle cannot drop its receipts to skip them). */
         if (p->sworn_entries)
-            check_entry(&s, start + i, entries[i], elen[i], leaf, receipts[i], rlen[i],
-                        have_receipts);
+            check_entry(&s, start + i, entries[i], elen[i], leaf, receipts[i], rlen[i], 1);
         sv_range_push(&s.range, leaf);
         if (s.njobs == SV_TILE_WIDTH || i + 1 == count)
             finish_receipts(&s);
         if (o->progress != NULL && ((i + 1) % 256 == 0 || i + 1 == count))
             o->progress(i + 1, count, o->progress_arg);
     }
-    if (p->sworn_entries && !have_receipts)
+    if (p->sworn_entries && !have_receipts && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
-                 "the bundle carries no receipts");
+                 "the bundle carries no receipt lines (its range holds no allow)");
+    if (p->sworn_entries && s.rkeys == NULL && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL &&
+        have_receipts)
+        snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
+                 "no receipt keys in the policy: receipt signatures not checked");
+    /* Keys: the checkpoint's signing key valid at the newest time of the range's entries (its
+     * own time when the range reaches it; otherwise the checkpoint is later still). */
+    cp.time_ms = s.last_time_ms;
+    check_checkpoint_keys(&s, &cp, 1, end < cp.size);
     if (s.unseen_policies > 0 || s.opens_with_policy) {
         char *pnote = rep->checks[SV_CHECK_POLICY].note;
         size_t cap = sizeof(rep->checks[0].note), used = 0;
@@ -1910,6 +1999,7 @@ out:
     free(proof);
     free(s.jobs);
     sv_receipt_keys_free(s.rkeys);
+    sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
     free(s.escs);
@@ -1999,18 +2089,11 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         free(cps);
         return 2;
     }
-    if (p->nkeyring_files > 0) {
-        if (sv_keyring_load(p, &s.keys, why) != 0) {
-            sv_report_fail(rep, SV_CHECK_KEYS, "keyring", "keyring", why);
-            s.keys = NULL;
-        } else {
-            pass(rep, SV_CHECK_KEYS);
-        }
-    }
-    if (p->sworn_entries) {
-        s.rkeys = sv_receipt_keys_new(p, s.keys);
-        if (s.rkeys != NULL)
-            s.jobs = calloc(SV_TILE_WIDTH, sizeof(*s.jobs));
+    if (load_keys(&s) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "out of memory");
+        rc = 2;
+        goto done;
     }
     check_roots(&s); /* checkpoints (and a state) of size 0 */
     for (uint64_t b = 0; b * SV_TILE_WIDTH < size; b++) {
@@ -2033,27 +2116,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         sv_report_fail(rep, SV_CHECK_ROOTS, "log", "truncated", why);
     }
     /* Keys: every checkpoint's signing key valid when it signed. */
-    if (s.keys != NULL) {
-        for (size_t i = 0; i < ncps; i++) {
-            char item[64];
-
-            snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cps[i].size);
-            for (size_t k = 0; k < p->nlogs; k++) {
-                char w[SV_WHY];
-                int ed;
-
-                if (!(cps[i].signers >> k & 1))
-                    continue;
-                if (sv_keyring_key(s.keys, p->logs[k].spki_hash, "checkpoint",
-                                   cps[i].time_ms / 1000, &ed, w) == NULL) {
-                    snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
-                    sv_report_fail(rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
-                } else {
-                    pass(rep, SV_CHECK_KEYS);
-                }
-            }
-        }
-    }
+    check_checkpoint_keys(&s, cps, ncps, 0);
     if (p->sworn_entries && s.rkeys == NULL && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
                  "no receipt keys in the policy: receipt signatures not checked");
@@ -2086,6 +2149,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         }
         free(path);
     }
+done:
     free(s.jobs);
     sv_receipt_keys_free(s.rkeys);
     sv_keyring_free(s.keys);
