@@ -1264,13 +1264,13 @@ static void test_keys_bundle(void **state)
     char *rder = P(f, "kb-receipt.der"), *ev = P(f, "kb-revoke-cp.event"),
          *evr = P(f, "kb-revoke-r.event");
     char *v[8], rootv[256], keyid[65], *statement;
-    const char *vn[8] = {"kbv1", "kbv2", "kbv3", "kbv4c", "kbv4r", "kbv2x", NULL, NULL};
+    const char *vn[8] = {"kbv1", "kbv2", "kbv3", "kbv4c", "kbv4r", "kbv2x", "kbv4c0", NULL};
     struct built b = {0};
     struct sworn_test_run r;
     json_object *rep;
     uint8_t id[32];
 
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         v[i] = P(f, vn[i]);
     sworn_test_write_file(rder, f->receipt_spki, sizeof(f->receipt_spki), 0644);
     sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
@@ -1304,6 +1304,16 @@ static void test_keys_bundle(void **state)
                       v[3], NULL);
     sworn_test_run_ok("keyring sign v4c", NULL, hsm_bin, "keyring", "sign", "--in", v[3], "--out",
                       v[3], "--prev", v[2], "--root-key", root, NULL);
+    {
+        char *ev0 = P(f, "kb-revoke-cp0.event");
+
+        sworn_test_run_ok("revoke cp 2023", NULL, hsm_bin, "revoke", "--keyring", v[2], "--key-id",
+                          keyid, "--effective-from", "2023-01-01T00:00:00Z", "--out", ev0,
+                          "--keyring-out", v[6], NULL);
+        sworn_test_run_ok("keyring sign v4c0", NULL, hsm_bin, "keyring", "sign", "--in", v[6],
+                          "--out", v[6], "--prev", v[2], "--root-key", root, NULL);
+        free(ev0);
+    }
     sv_hex(f->receipt_id, 32, keyid);
     sworn_test_run_ok("revoke receipt", NULL, hsm_bin, "revoke", "--keyring", v[2], "--key-id",
                       keyid, "--effective-from", "2023-01-01T00:00:00Z", "--out", evr,
@@ -1425,6 +1435,13 @@ static void test_keys_bundle(void **state)
     rep = verify_with(f, "kb-cprevoked", "kb-head.bundle", 0);
     sworn_verify_expect_pass(rep, "keys");
     json_object_put(rep);
+    keyring_policy(f, "kb", "kb-cprevoked0", rootv,
+                   "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4c0\n");
+    rep = verify_with(f, "kb-cprevoked0", "kb-head.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 6");
+    assert_non_null(strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "revoked"));
+    sworn_verify_expect_only(rep, "keys");
+    json_object_put(rep);
 
     /* A key event in a bundle is checked against the keyring: the checkpoint key's revocation,
      * which v3 does not record. */
@@ -1444,7 +1461,7 @@ static void test_keys_bundle(void **state)
     json_object_put(rep);
 
     free(statement);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         free(v[i]);
     free(root);
     free(pem);
