@@ -1846,6 +1846,10 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
      * own time when the range reaches it; otherwise the checkpoint is later still). */
     cp.time_ms = s.last_time_ms;
     check_checkpoint_keys(&s, &cp, 1, end < cp.size);
+    if (s.keys != NULL && end < cp.size && rep->checks[SV_CHECK_KEYS].status != SV_FAIL)
+        snprintf(rep->checks[SV_CHECK_KEYS].note, sizeof(rep->checks[0].note),
+                 "the bundle ends before its checkpoint, whose own time it does not show: the "
+                 "checkpoint key was checked not to have ended by the range's newest entry");
     if (s.unseen_policies > 0 || s.opens_with_policy) {
         char *pnote = rep->checks[SV_CHECK_POLICY].note;
         size_t cap = sizeof(rep->checks[0].note), used = 0;

@@ -1434,6 +1434,8 @@ static void test_keys_bundle(void **state)
     export_bundle(f, "kb", 0, 3, "kb-head.bundle");
     rep = verify_with(f, "kb-cprevoked", "kb-head.bundle", 0);
     sworn_verify_expect_pass(rep, "keys");
+    assert_non_null(
+        strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "does not show"));
     json_object_put(rep);
     keyring_policy(f, "kb", "kb-cprevoked0", rootv,
                    "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4c0\n");
