@@ -188,6 +188,8 @@ const char *sv_quote_order_name(enum sv_quote_order o)
         return "rollback";
     case SV_ORDER_REPLAY:
         return "replay";
+    case SV_ORDER_RESET_CLOCK_BACK:
+        return "reset-clock-back";
     }
     return "unknown";
 }
@@ -489,6 +491,10 @@ static enum sv_quote_reason check_attest(const struct sv_quote_policy *policy, c
     if (!rd_done(&r))
         return fail(SV_QUOTE_ATTEST_PARSE, why, cap, "%zu bytes after the attestation",
                     r.len - r.off);
+    if (policy->pcr_values_unknown)
+        return digest_len == 32 ? SV_QUOTE_OK
+                                : fail(SV_QUOTE_PCR_DIGEST, why, cap,
+                                       "pcrDigest of %zu bytes is not a SHA-256", digest_len);
     /* pcrDigest = H(PCR[i] || PCR[j] || ...) over the selected PCRs in index order */
     c = EVP_MD_CTX_new();
     ok = c != NULL && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1;
@@ -578,7 +584,11 @@ enum sv_quote_order sv_quote_time_order(const struct sv_quote_clock *prev,
         return SV_ORDER_ROLLBACK;
     if (next->reset_count > prev->reset_count) {
         /* the clock may legitimately go back a little across a disorderly reset (it is saved
-         * to NV only now and then); safe == 0 says so, and that quotes may be missing */
+         * to NV only now and then); safe == 0 says so, and that quotes may be missing. With
+         * safe == 1 the shutdown was orderly, Clock was saved and restored, and no larger
+         * value was ever reported: going back is a restored state or another TPM. */
+        if (next->safe != 0 && next->clock < prev->clock)
+            return SV_ORDER_RESET_CLOCK_BACK;
         if (gap != NULL)
             *gap = next->safe == 0;
         return SV_ORDER_OK_RESET;

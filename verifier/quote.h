@@ -22,8 +22,8 @@
  *     CVE-2024-29038), type TPM_ST_ATTEST_QUOTE, qualifiedSigner the AK's qualified name as a
  *     primary of the endorsement hierarchy (where DESIGN.md 4 puts it, so clockInfo is not
  *     obfuscated), extraData == extra, PCR selection exactly the policy's (one sha256 bank),
- *     pcrDigest == SHA-256(expected values of the selected PCRs in index order), no trailing
- *     bytes;
+ *     pcrDigest == SHA-256(expected values of the selected PCRs in index order) (only its
+ *     length when the policy says pcr_values_unknown), no trailing bytes;
  *   - sig is ECDSA with SHA-256, r and s 1..32 bytes, no trailing bytes, and verifies with the
  *     AK over SHA-256(attest);
  *   - when the policy sets min_firmware_version, the attest's firmwareVersion is at least that
@@ -76,6 +76,12 @@ struct sv_quote_policy {
     /* Lowest acceptable TPMS_ATTEST.firmwareVersion (the vendor's 64-bit value, compared as an
      * unsigned integer); 0: no floor, so a zero-initialised policy keeps the checks above. */
     uint64_t min_firmware_version;
+    /* 1: the expected PCR values are not known (a bundle file that does not show the start in
+     * force, issue 13 finding 9): pcrDigest is not compared, and everything else is checked
+     * (the AK, magic, type, qualifiedSigner, extraData, the selection exactly pcr_mask, the
+     * signature, the firmware floor). The caller must say the PCRs were not checked. 0 (a
+     * zero-initialised policy): pcrDigest is compared. */
+    int pcr_values_unknown;
 };
 
 /* The clock of one quote (TPMS_CLOCK_INFO), what sv_quote_time_order compares. */
@@ -116,11 +122,15 @@ enum sv_quote_reason sv_quote_ak_name(const uint8_t *ak_public, size_t ak_public
                                       size_t why_cap);
 
 enum sv_quote_order {
-    SV_ORDER_OK,       /* same resetCount, clock went forward */
-    SV_ORDER_OK_RESET, /* resetCount went up: the TPM was reset (rebooted) in between */
-    SV_ORDER_ROLLBACK, /* resetCount or clock went back: TPM2_Clear, a rolled-back state or
-                          another TPM */
-    SV_ORDER_REPLAY,   /* the same instant: the same quote offered twice */
+    SV_ORDER_OK,               /* same resetCount, clock went forward */
+    SV_ORDER_OK_RESET,         /* resetCount went up: the TPM was reset (rebooted) in between */
+    SV_ORDER_ROLLBACK,         /* resetCount or clock went back: TPM2_Clear, a rolled-back state or
+                                  another TPM */
+    SV_ORDER_REPLAY,           /* the same instant: the same quote offered twice */
+    SV_ORDER_RESET_CLOCK_BACK, /* resetCount went up and the next quote says safe = 1, yet its
+                                  clock is below prev's: after an orderly shutdown the TPM
+                                  restores Clock from NV, so this is a restored (rolled-back)
+                                  TPM state or another TPM */
 };
 
 /*
@@ -129,6 +139,13 @@ enum sv_quote_order {
  * clock may have lost time and quotes made before the reset may be missing ("possible gap
  * (disorderly restart)"); otherwise 0. With the same resetCount, a restartCount
  * that went back is a ROLLBACK too (it only goes down on a Reset).
+ *
+ * safe = 1 (TPM 2.0 Part 1, Clock: no value of Clock greater than the current one has been
+ * reported) holds the clock to its order across a Reset too: the TPM saves Clock to NV at an
+ * orderly shutdown (TPM2_Shutdown) and restores it at the next power-on, keeping safe; only an
+ * unorderly one clears safe, and TPM2_ClockSet never moves Clock back. So a higher resetCount
+ * with next.safe == 1 and next.clock < prev.clock is SV_ORDER_RESET_CLOCK_BACK (issue 13
+ * finding 10: a TPM state restored from a copy, then restarted in order).
  */
 enum sv_quote_order sv_quote_time_order(const struct sv_quote_clock *prev,
                                         const struct sv_quote_clock *next, int *gap);

@@ -526,6 +526,31 @@ EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_H
     return key->pkey;
 }
 
+EVP_PKEY *sv_keyring_key_from(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
+                              const char *purpose, uint64_t t, int *ed, char *why)
+{
+    const struct kkey *key = find_key(&k->v, id);
+
+    if (t == 0)
+        return sv_keyring_key(k, id, purpose, 0, ed, why);
+    if (key == NULL) {
+        sv_fail(why, "the key is not in the keyring");
+        return NULL;
+    }
+    if (strcmp(key->purpose, purpose) != 0) {
+        sv_fail(why, "the key is a %s key, not a %s key", key->purpose, purpose);
+        return NULL;
+    }
+    /* Valid at some time >= t: not ended (retired or revoked) at or before t. */
+    if (key->status != K_ACTIVE && t >= key->until) {
+        sv_fail(why, "the key was %s before %llu, the newest time it signed over",
+                key->status == K_REVOKED ? "revoked" : "retired", (unsigned long long)t);
+        return NULL;
+    }
+    *ed = key->ed;
+    return key->pkey;
+}
+
 /* Verify sign(key-event, d): the signature over FF "sworn/v1 key-event" 00 || d. */
 static int event_sig_ok(const struct kkey *key, const uint8_t d[SV_HASH], const uint8_t *sig,
                         size_t sig_len)

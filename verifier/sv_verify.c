@@ -1479,8 +1479,18 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
                        "an allow without a receipt");
         return;
     }
-    if (s->rkeys == NULL || s->jobs == NULL)
+    if (s->rkeys == NULL) {
+        /* A keyring was given to check receipts against and holds no receipt key (nor does
+         * the policy): a failure, not a receipt left unchecked. */
+        if (s->o->policy->nkeyring_files > 0)
+            sv_report_fail(s->rep, SV_CHECK_RECEIPTS, item, "receipt-key-unknown",
+                           s->keys != NULL
+                               ? "the policy's keyring lists no receipt key and the policy no "
+                                 "receipt-key: the receipt cannot be checked"
+                               : "the policy's keyring did not load: the receipt cannot be "
+                                 "checked");
         return;
+    }
     {
         struct rjob *j = &s->jobs[s->njobs++];
 
@@ -1640,6 +1650,79 @@ static int stream_bundle(struct stream *s, uint64_t b, unsigned w)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Keys: one path for a folder and a bundle file (issue 13 finding 2: a bundle ignored the
+ * keyring, so a revoked checkpoint key and an unknown receipt key passed there). */
+
+/* Load the policy's keyring (a failure is the keys check's) and the receipt keys: the policy's
+ * receipt-key lines and the keyring's receipt keys. -1 only when out of memory. */
+static int load_keys(struct stream *s)
+{
+    const struct sv_policy *p = s->o->policy;
+    char why[SV_WHY];
+
+    if (p->nkeyring_files > 0) {
+        int kr = sv_keyring_load(p, &s->keys, why);
+
+        if (kr != 0) {
+            sv_report_fail(s->rep, SV_CHECK_KEYS, "keyring",
+                           kr == -2 ? "keyring-root-twice" : "keyring", why);
+            s->keys = NULL;
+        } else {
+            pass(s->rep, SV_CHECK_KEYS);
+        }
+    }
+    if (p->sworn_entries) {
+        s->rkeys = sv_receipt_keys_new(p, s->keys);
+        if (s->rkeys != NULL && (s->jobs = calloc(SV_TILE_WIDTH, sizeof(*s->jobs))) == NULL)
+            return -1; /* never skip receipt signatures for want of memory */
+    }
+    return 0;
+}
+
+/*
+ * Every checkpoint's signing log keys must be checkpoint keys of the keyring valid at the
+ * checkpoint's time: the newest entry time in its tree (a folder, and a bundle whose range
+ * reaches its checkpoint); with later set (a bundle whose range ends before its checkpoint),
+ * that time is only a lower bound, and the key must not have ended by then. A checkpoint of
+ * sworn entries none of which carries a time (time 0, a bundle of resolutions only) cannot have
+ * its key's validity checked: that fails (checkpoint-time-unknown) rather than take time 0 as
+ * "any time" (the empty tree has no entry and is exempt).
+ */
+static void check_checkpoint_keys(struct stream *s, const struct cp_rec *cps, size_t n, int later)
+{
+    const struct sv_policy *p = s->o->policy;
+
+    if (s->keys == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        char item[64], why[SV_WHY];
+
+        snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cps[i].size);
+        if (p->sworn_entries && cps[i].time_ms == 0 && cps[i].size > 0) {
+            sv_report_fail(s->rep, SV_CHECK_KEYS, item, "checkpoint-time-unknown",
+                           "no entry under this checkpoint carries a time: its signing key's "
+                           "validity in the keyring cannot be checked");
+            continue;
+        }
+        for (size_t k = 0; k < p->nlogs; k++) {
+            char w[SV_WHY];
+            int ed;
+
+            if (!(cps[i].signers >> k & 1))
+                continue;
+            if ((later ? sv_keyring_key_from : sv_keyring_key)(s->keys, p->logs[k].spki_hash,
+                                                               "checkpoint", cps[i].time_ms / 1000,
+                                                               &ed, w) == NULL) {
+                snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
+                sv_report_fail(s->rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
+            } else {
+                pass(s->rep, SV_CHECK_KEYS);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* Quotes */
 
 static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const char *dir,
@@ -1720,15 +1803,22 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
             enum sv_quote_order ord =
                 have_prev ? sv_quote_time_order(&prev, &res.clock, &gap) : SV_ORDER_OK;
 
-            if (ord == SV_ORDER_ROLLBACK || ord == SV_ORDER_REPLAY) {
+            if (ord == SV_ORDER_ROLLBACK || ord == SV_ORDER_REPLAY ||
+                ord == SV_ORDER_RESET_CLOCK_BACK) {
                 snprintf(why, sizeof(why),
                          "TPM time went %s against the previous quote (reset %u clock %llu, "
                          "then reset %u clock %llu)",
-                         ord == SV_ORDER_REPLAY ? "nowhere (a replayed quote)" : "back",
+                         ord == SV_ORDER_REPLAY ? "nowhere (a replayed quote)"
+                         : ord == SV_ORDER_RESET_CLOCK_BACK
+                             ? "back across a reset the TPM says followed an orderly shutdown "
+                               "(safe = 1): a restored TPM state or another TPM"
+                             : "back",
                          prev.reset_count, (unsigned long long)prev.clock, res.clock.reset_count,
                          (unsigned long long)res.clock.clock);
                 sv_report_fail(rep, SV_CHECK_QUOTES, item,
-                               ord == SV_ORDER_REPLAY ? "quote-replay" : "quote-time-rollback",
+                               ord == SV_ORDER_REPLAY             ? "quote-replay"
+                               : ord == SV_ORDER_RESET_CLOCK_BACK ? "quote-reset-clock-back"
+                                                                  : "quote-time-rollback",
                                why);
             } else {
                 pass(rep, SV_CHECK_QUOTES);
@@ -2048,28 +2138,41 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                        "out of memory or randomness: request ids not checked");
     s.partial = start > 0;
     s.first_index = start;
-    if (p->sworn_entries) {
-        s.rkeys = sv_receipt_keys_new(p, NULL);
-        if (s.rkeys != NULL)
-            s.jobs = calloc(SV_TILE_WIDTH, sizeof(*s.jobs));
+    if (load_keys(&s) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "out of memory");
+        goto out; /* rc 2 */
     }
     pass(rep, SV_CHECK_BUNDLES);
     for (uint64_t i = 0; i < count; i++) {
         uint8_t leaf[SV_HASH];
 
         sv_leaf_hash(entries[i], elen[i], leaf);
+        /* No receipt lines: every allow of the range is a missing receipt, as in a folder
+         * without its receipts files (a bundle cannot drop its receipts to skip them). */
         if (p->sworn_entries)
-            check_entry(&s, start + i, entries[i], elen[i], leaf, receipts[i], rlen[i],
-                        have_receipts);
+            check_entry(&s, start + i, entries[i], elen[i], leaf, receipts[i], rlen[i], 1);
         sv_range_push(&s.range, leaf);
         if (s.njobs == SV_TILE_WIDTH || i + 1 == count)
             finish_receipts(&s);
         if (o->progress != NULL && ((i + 1) % 256 == 0 || i + 1 == count))
             o->progress(i + 1, count, o->progress_arg);
     }
-    if (p->sworn_entries && !have_receipts)
+    if (p->sworn_entries && !have_receipts && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
-                 "the bundle carries no receipts");
+                 "the bundle carries no receipt lines (its range holds no allow)");
+    if (p->sworn_entries && s.rkeys == NULL && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL &&
+        have_receipts)
+        snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
+                 "no receipt keys in the policy: receipt signatures not checked");
+    /* Keys: the checkpoint's signing key valid at the newest time of the range's entries (its
+     * own time when the range reaches it; otherwise the checkpoint is later still). */
+    cp.time_ms = s.last_time_ms;
+    check_checkpoint_keys(&s, &cp, 1, end < cp.size);
+    if (s.keys != NULL && end < cp.size && rep->checks[SV_CHECK_KEYS].status != SV_FAIL)
+        snprintf(rep->checks[SV_CHECK_KEYS].note, sizeof(rep->checks[0].note),
+                 "the bundle ends before its checkpoint, whose own time it does not show: the "
+                 "checkpoint key was checked not to have ended by the range's newest entry");
     if (s.unseen_policies > 0 || s.opens_with_policy) {
         char *pnote = rep->checks[SV_CHECK_POLICY].note;
         size_t cap = sizeof(rep->checks[0].note), used = 0;
@@ -2144,17 +2247,14 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
         }
         int in_force = -1; /* measured-start: the start whose pcr23 the quote must show */
 
-        if (p->measured_start) {
-            /* Only when the bundle reaches its checkpoint is its newest start the one in force. */
-            if (end == cp.size && s.nstarts > 0 && s.starts[s.nstarts - 1].measured)
-                in_force = (int)(s.nstarts - 1);
-            else
-                snprintf(rep->checks[SV_CHECK_QUOTES].note, sizeof(rep->checks[0].note),
-                         "the bundle does not show the start in force at its checkpoint (no "
-                         "measured Startup entry up to size %llu): its quote is not checked",
-                         (unsigned long long)cp.size);
-        }
-        if (p->quotes > 0 && p->ak_public != NULL && (!p->measured_start || in_force >= 0)) {
+        /* Only when the bundle reaches its checkpoint is its newest start the one in force.
+         * When it is not shown, PCR 23 cannot be expected, but the rest of the quote can and
+         * must be checked: the AK's signature over a TPM-made quote of this very checkpoint
+         * (issue 13 finding 9: random bytes met `quotes require`). */
+        if (p->measured_start && end == cp.size && s.nstarts > 0 &&
+            s.starts[s.nstarts - 1].measured)
+            in_force = (int)(s.nstarts - 1);
+        if (p->quotes > 0 && p->ak_public != NULL) {
             struct sv_quote_policy qp;
             struct sv_quote_result res;
             enum sv_quote_reason r;
@@ -2164,6 +2264,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
             memcpy(qp.pcr_values, p->pcr_values, sizeof(qp.pcr_values));
             if (in_force >= 0)
                 memcpy(qp.pcr_values[23], s.starts[in_force].after, 32);
+            qp.pcr_values_unknown = p->measured_start && in_force < 0;
             qp.min_firmware_version = p->min_firmware_version;
             r = sv_quote_check(&qp, p->ak_public, p->ak_public_len, att, alen, sig, slen, text_hash,
                                &res, why, sizeof(why));
@@ -2174,6 +2275,12 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                 sv_report_fail(rep, SV_CHECK_QUOTES, "bundle quote", code, why);
             } else {
                 pass(rep, SV_CHECK_QUOTES);
+                if (qp.pcr_values_unknown)
+                    snprintf(rep->checks[SV_CHECK_QUOTES].note, sizeof(rep->checks[0].note),
+                             "the bundle does not show the start in force at its checkpoint (no "
+                             "measured Startup entry up to size %llu): its quote's AK signature "
+                             "and checkpoint hash verify, its PCR 23 is not checked",
+                             (unsigned long long)cp.size);
             }
         }
         free(att);
@@ -2220,6 +2327,7 @@ out:
     free(proof);
     free(s.jobs);
     sv_receipt_keys_free(s.rkeys);
+    sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
     free(s.escs);
@@ -2326,21 +2434,11 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         free(sin.bytes);
         return 2;
     }
-    if (p->nkeyring_files > 0) {
-        int kr = sv_keyring_load(p, &s.keys, why);
-
-        if (kr != 0) {
-            sv_report_fail(rep, SV_CHECK_KEYS, "keyring",
-                           kr == -2 ? "keyring-root-twice" : "keyring", why);
-            s.keys = NULL;
-        } else {
-            pass(rep, SV_CHECK_KEYS);
-        }
-    }
-    if (p->sworn_entries) {
-        s.rkeys = sv_receipt_keys_new(p, s.keys);
-        if (s.rkeys != NULL)
-            s.jobs = calloc(SV_TILE_WIDTH, sizeof(*s.jobs));
+    if (load_keys(&s) != 0) {
+        rep->unreadable = 1;
+        snprintf(rep->unreadable_why, sizeof(rep->unreadable_why), "out of memory");
+        rc = 2;
+        goto done;
     }
     check_roots(&s); /* checkpoints (and a state) of size 0 */
     for (uint64_t b = 0; b * SV_TILE_WIDTH < size; b++) {
@@ -2363,27 +2461,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         sv_report_fail(rep, SV_CHECK_ROOTS, "log", "truncated", why);
     }
     /* Keys: every checkpoint's signing key valid when it signed. */
-    if (s.keys != NULL) {
-        for (size_t i = 0; i < ncps; i++) {
-            char item[64];
-
-            snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cps[i].size);
-            for (size_t k = 0; k < p->nlogs; k++) {
-                char w[SV_WHY];
-                int ed;
-
-                if (!(cps[i].signers >> k & 1))
-                    continue;
-                if (sv_keyring_key(s.keys, p->logs[k].spki_hash, "checkpoint",
-                                   cps[i].time_ms / 1000, &ed, w) == NULL) {
-                    snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
-                    sv_report_fail(rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
-                } else {
-                    pass(rep, SV_CHECK_KEYS);
-                }
-            }
-        }
-    }
+    check_checkpoint_keys(&s, cps, ncps, 0);
     if (p->sworn_entries && s.rkeys == NULL && rep->checks[SV_CHECK_RECEIPTS].status != SV_FAIL)
         snprintf(rep->checks[SV_CHECK_RECEIPTS].note, sizeof(rep->checks[0].note),
                  "no receipt keys in the policy: receipt signatures not checked");
@@ -2421,6 +2499,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
         free(sizes);
         free(roots);
     }
+done:
     free(newest);
     free(sin.bytes);
     free(s.jobs);

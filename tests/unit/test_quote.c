@@ -529,12 +529,19 @@ static void test_order_table(void **state)
     (void)state;
     n = p, n.clock = 1001;
     assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_OK);
-    n = p, n.reset_count = 4, n.clock = 10, n.safe = 1;
+    /* A Reset after an orderly shutdown (safe = 1) keeps the clock: forward is a reset, back a
+     * restored TPM state (issue 13 finding 10); after a disorderly one (safe = 0) the clock may
+     * have lost time, a possible gap. */
+    n = p, n.reset_count = 4, n.clock = 1000, n.safe = 1;
     assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_OK_RESET);
     assert_int_equal(gap, 0);
+    n = p, n.reset_count = 4, n.clock = 10, n.safe = 1;
+    assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_RESET_CLOCK_BACK);
     n.safe = 0;
     assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_OK_RESET);
     assert_int_equal(gap, 1);
+    n = p, n.reset_count = 4, n.clock = 999, n.safe = 2; /* any non-zero TPMI_YES_NO is yes */
+    assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_RESET_CLOCK_BACK);
     n = p, n.reset_count = 2, n.clock = 5000;
     assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_ROLLBACK);
     n = p, n.clock = 999;
@@ -544,6 +551,7 @@ static void test_order_table(void **state)
     p.restart_count = 2, n = p, n.clock = 2000, n.restart_count = 1;
     assert_int_equal(sv_quote_time_order(&p, &n, &gap), SV_ORDER_ROLLBACK);
     assert_string_equal(sv_quote_order_name(SV_ORDER_OK_RESET), "ok-reset");
+    assert_string_equal(sv_quote_order_name(SV_ORDER_RESET_CLOCK_BACK), "reset-clock-back");
 }
 
 static void test_bad_args(void **state)

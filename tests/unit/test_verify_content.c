@@ -8,7 +8,8 @@
  * Each mutation is detected with its own check and reason in `sworn-verify --json`.
  * Escalation resolutions must each name one earlier escalate entry by index and leaf hash, with
  * its request id, at most once, never across a restart: one case per reason (review finding 2).
- * Token exchanges name their own allow, never index 0 (finding 9). Startup
+ * Token exchanges name their own allow, never index 0 (finding 9). Bundle files load the keyring
+ * as folders do (issue 13 finding 2, test_keys_bundle). Startup
  * entries are checked for the separation of signer and engine: one case per reason, a
  * development start accepted by `development allowed`, and an older start without uids
  * accepted by `uids-unrecorded allowed`; and for the policy of each start (test_start_policy):
@@ -1201,6 +1202,307 @@ static void test_keys(void **state)
     free(der2);
 }
 
+/* Export entries start..start+count-1 of record name (made by make_record) as the bundle
+ * file out (by the real `sworn-log export-bundle`). */
+static void export_bundle(const struct fx *f, const char *name, unsigned start, unsigned count,
+                          const char *out)
+{
+    char dbn[128], s_start[16], s_count[16], *db, *file;
+
+    snprintf(dbn, sizeof(dbn), "%s.db", name);
+    snprintf(s_start, sizeof(s_start), "%u", start);
+    snprintf(s_count, sizeof(s_count), "%u", count);
+    db = P(f, dbn);
+    file = P(f, out);
+    unlink(file);
+    sworn_test_run_ok("export-bundle", NULL, log_bin, "export-bundle", "--db", db, "--start",
+                      s_start, "--count", s_count, file, NULL);
+    free(db);
+    free(file);
+}
+
+/* `sworn-verify verify --json` of the record or bundle file rec with policy <pol>.policy. */
+static json_object *verify_with(const struct fx *f, const char *pol, const char *rec, int want)
+{
+    char pn[128];
+
+    snprintf(pn, sizeof(pn), "%s.policy", pol);
+    return sworn_verify_json(verify_bin, f->dir, pn, rec, NULL, want, 0);
+}
+
+/* Write <pol>.policy: record name's policy without its receipt-key line (receipts are checked
+ * with the keyring's receipt keys only), then the keyring lines. */
+static void keyring_policy(const struct fx *f, const char *name, const char *pol, const char *rootv,
+                           const char *keyrings)
+{
+    char pn[128], *pp, *base, *rk, text[4096];
+
+    snprintf(pn, sizeof(pn), "%s.policy", name);
+    pp = P(f, pn);
+    base = sworn_test_read_file(pp, NULL);
+    free(pp);
+    rk = strstr(base, "receipt-key ");
+    assert_non_null(rk);
+    memmove(rk, strchr(rk, '\n') + 1, strlen(strchr(rk, '\n') + 1) + 1);
+    snprintf(text, sizeof(text), "%skeyring-root %s\nkeyring-threshold 1\n%s", base, rootv,
+             keyrings);
+    snprintf(pn, sizeof(pn), "%s.policy", pol);
+    pp = P(f, pn);
+    sworn_test_write_file(pp, text, strlen(text), 0600);
+    free(pp);
+    free(base);
+}
+
+/* Drop every "receipt " line of bundle file name. */
+static void drop_receipt_lines(const struct fx *f, const char *name)
+{
+    char *path = P(f, name), *text, *p, *nl;
+    size_t len;
+
+    text = sworn_test_read_file(path, &len);
+    while ((p = strstr(text, "\nreceipt ")) != NULL) {
+        nl = strchr(p + 1, '\n');
+        assert_non_null(nl);
+        memmove(p + 1, nl + 1, strlen(nl + 1) + 1);
+    }
+    sworn_test_write_file(path, text, strlen(text), 0644);
+    free(text);
+    free(path);
+}
+
+/*
+ * Issue 13 finding 2: a bundle file ignored the keyring, so the same forged entries that fail as
+ * a folder (a revoked checkpoint key, an unknown receipt key) passed as a bundle ("receipts 0
+ * checked", "keys 0 checked"). Now a bundle loads the keyring as a folder does: its checkpoint's
+ * signing key must be a checkpoint key valid at the newest time of its entries (not ended by
+ * then when the range stops short of the checkpoint), its receipts verify with the keyring's
+ * receipt keys at their entries' times, its key events are checked, and a keyring given to check
+ * against that cannot check anything is a failure: no receipt key for a receipt
+ * (receipt-key-unknown), no entry time for the checkpoint key (checkpoint-time-unknown), and a
+ * bundle without its receipt lines has every allow's receipt missing. Each bundle case below
+ * exited 0 before the fix.
+ */
+static void test_keys_bundle(void **state)
+{
+    struct fx *f = *state;
+    char *root = P(f, "kb-root.key"), *pem = new_pem(f, "kb-cp.pem"),
+         *pem2 = new_pem(f, "kb-cp2.pem");
+    char *der = spki_der_of_pem(f, pem, "kb-cp.der"),
+         *der2 = spki_der_of_pem(f, pem2, "kb-cp2.der");
+    char *rder = P(f, "kb-receipt.der"), *ev = P(f, "kb-revoke-cp.event"),
+         *evr = P(f, "kb-revoke-r.event");
+    char *v[8], rootv[256], keyid[65], *statement;
+    const char *vn[8] = {"kbv1", "kbv2", "kbv3", "kbv4c", "kbv4r", "kbv2x", "kbv4c0", NULL};
+    struct built b = {0};
+    struct sworn_test_run r;
+    json_object *rep;
+    uint8_t id[32];
+
+    for (int i = 0; i < 7; i++)
+        v[i] = P(f, vn[i]);
+    sworn_test_write_file(rder, f->receipt_spki, sizeof(f->receipt_spki), 0644);
+    sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
+    sworn_test_run_must(&r, "keygen root");
+    snprintf(rootv, sizeof(rootv), "%.*s", (int)strcspn(r.out, "\n"), r.out);
+    sworn_test_run_free(&r);
+    /* v1 roots; v2 the checkpoint key; v3 the receipt key; v4c the checkpoint key revoked from
+     * 2024-01-01; v4r the receipt key revoked from 2023-01-01; v2x another checkpoint key. */
+    sworn_test_run_ok("keyring init", NULL, hsm_bin, "keyring", "init", "--out", v[0],
+                      "--threshold", "1", "--root-vkey", rootv, "--root-key", root, NULL);
+    sworn_test_run_ok("keyring add cp", NULL, hsm_bin, "keyring", "add", "--in", v[0], "--out",
+                      v[1], "--spki", der, "--purpose", "checkpoint", "--valid-from",
+                      "2020-01-01T00:00:00Z", NULL);
+    sworn_test_run_ok("keyring sign v2", NULL, hsm_bin, "keyring", "sign", "--in", v[1], "--out",
+                      v[1], "--prev", v[0], "--root-key", root, NULL);
+    sworn_test_run_ok("keyring add receipt", NULL, hsm_bin, "keyring", "add", "--in", v[1], "--out",
+                      v[2], "--spki", rder, "--purpose", "receipt", "--valid-from",
+                      "2020-01-01T00:00:00Z", NULL);
+    sworn_test_run_ok("keyring sign v3", NULL, hsm_bin, "keyring", "sign", "--in", v[2], "--out",
+                      v[2], "--prev", v[1], "--root-key", root, NULL);
+    {
+        size_t n;
+        char *d = sworn_test_read_file(der, &n);
+
+        sv_sha256(d, n, id);
+        sv_hex(id, 32, keyid);
+        free(d);
+    }
+    sworn_test_run_ok("revoke cp", NULL, hsm_bin, "revoke", "--keyring", v[2], "--key-id", keyid,
+                      "--effective-from", "2024-01-01T00:00:00Z", "--out", ev, "--keyring-out",
+                      v[3], NULL);
+    sworn_test_run_ok("keyring sign v4c", NULL, hsm_bin, "keyring", "sign", "--in", v[3], "--out",
+                      v[3], "--prev", v[2], "--root-key", root, NULL);
+    {
+        char *ev0 = P(f, "kb-revoke-cp0.event");
+
+        sworn_test_run_ok("revoke cp 2023", NULL, hsm_bin, "revoke", "--keyring", v[2], "--key-id",
+                          keyid, "--effective-from", "2023-01-01T00:00:00Z", "--out", ev0,
+                          "--keyring-out", v[6], NULL);
+        sworn_test_run_ok("keyring sign v4c0", NULL, hsm_bin, "keyring", "sign", "--in", v[6],
+                          "--out", v[6], "--prev", v[2], "--root-key", root, NULL);
+        free(ev0);
+    }
+    sv_hex(f->receipt_id, 32, keyid);
+    sworn_test_run_ok("revoke receipt", NULL, hsm_bin, "revoke", "--keyring", v[2], "--key-id",
+                      keyid, "--effective-from", "2023-01-01T00:00:00Z", "--out", evr,
+                      "--keyring-out", v[4], NULL);
+    sworn_test_run_ok("keyring sign v4r", NULL, hsm_bin, "keyring", "sign", "--in", v[4], "--out",
+                      v[4], "--prev", v[2], "--root-key", root, NULL);
+    sworn_test_run_ok("keyring add x", NULL, hsm_bin, "keyring", "add", "--in", v[0], "--out", v[5],
+                      "--spki", der2, "--purpose", "checkpoint", "--valid-from",
+                      "2020-01-01T00:00:00Z", NULL);
+    sworn_test_run_ok("keyring sign x", NULL, hsm_bin, "keyring", "sign", "--in", v[5], "--out",
+                      v[5], "--prev", v[0], "--root-key", root, NULL);
+    statement = sworn_test_read_file(ev, NULL);
+
+    /* The record: the good entries of 2023 (0 policy, 1 allow, 2 deny, 3 escalate, 4 the
+     * resolution, which has no time), then a deny of 2024-02-01, under checkpoints by the
+     * checkpoint key (make_record signs once, at 6). */
+    good_entries(f, &b);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2024, 0);
+    make_record(f, "kb", &b, pem);
+    built_free(&b);
+    keyring_policy(f, "kb", "kb-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
+    keyring_policy(f, "kb", "kb-cprevoked", rootv,
+                   "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4c\n");
+    keyring_policy(f, "kb", "kb-rrevoked", rootv,
+                   "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4r\n");
+    keyring_policy(f, "kb", "kb-norkey", rootv, "keyring kbv1\nkeyring kbv2\n");
+    keyring_policy(f, "kb", "kb-x", rootv, "keyring kbv1\nkeyring kbv2x\n");
+    keyring_policy(f, "kb", "kb-gap", rootv, "keyring kbv1\nkeyring kbv3\n");
+
+    /* Genuine: the whole range, and entry 1 (an allow with its receipt) alone. Keys are checked
+     * (the keyring and the checkpoint key), receipts with the keyring's receipt key. */
+    export_bundle(f, "kb", 0, 6, "kb-all.bundle");
+    rep = verify_with(f, "kb-ring", "kb-all.bundle", 0);
+    sworn_verify_expect_pass(rep, "keys");
+    sworn_verify_expect_pass(rep, "receipts");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "keys"), "count")), 2);
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "receipts"), "count")), 2);
+    json_object_put(rep);
+    export_bundle(f, "kb", 1, 1, "kb-1.bundle");
+    rep = verify_with(f, "kb-ring", "kb-1.bundle", 0);
+    sworn_verify_expect_pass(rep, "keys");
+    sworn_verify_expect_pass(rep, "receipts");
+    json_object_put(rep);
+
+    /* The checkpoint key revoked from 2024-01-01, the checkpoint over a 2024 entry: refused in
+     * the folder and in the bundle of that entry (the bundle reaches the checkpoint). */
+    rep = verify_with(f, "kb-cprevoked", "kb", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 6");
+    json_object_put(rep);
+    export_bundle(f, "kb", 5, 1, "kb-5.bundle");
+    rep = verify_with(f, "kb-cprevoked", "kb-5.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 6");
+    assert_non_null(strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "revoked"));
+    sworn_verify_expect_only(rep, "keys");
+    json_object_put(rep);
+
+    /* A keyring that does not list the log's key. */
+    rep = verify_with(f, "kb-x", "kb-1.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 6");
+    assert_non_null(
+        strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "not in the keyring"));
+    json_object_put(rep);
+
+    /* The receipt key revoked before the allow: receipt-key-invalid, folder and bundle. */
+    rep = verify_with(f, "kb-rrevoked", "kb", 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 1");
+    json_object_put(rep);
+    rep = verify_with(f, "kb-rrevoked", "kb-1.bundle", 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 1");
+    sworn_verify_expect_only(rep, "receipts");
+    json_object_put(rep);
+
+    /* A keyring without the receipt key (and no receipt-key line): the receipts cannot be
+     * checked against it, a failure in the folder and the bundle alike. */
+    rep = verify_with(f, "kb-norkey", "kb", 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-unknown", "entry 1");
+    json_object_put(rep);
+    rep = verify_with(f, "kb-norkey", "kb-1.bundle", 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-unknown", "entry 1");
+    sworn_verify_expect_only(rep, "receipts");
+    json_object_put(rep);
+
+    /* A keyring chain that does not verify (version 2 left out). */
+    rep = verify_with(f, "kb-gap", "kb-1.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "keyring", "keyring");
+    json_object_put(rep);
+
+    /* The bundle's receipt lines dropped: each allow's receipt is missing. */
+    export_bundle(f, "kb", 0, 6, "kb-norec.bundle");
+    drop_receipt_lines(f, "kb-norec.bundle");
+    rep = verify_with(f, "kb-ring", "kb-norec.bundle", 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-missing", "entry 1");
+    sworn_verify_expect_only(rep, "receipts");
+    json_object_put(rep);
+
+    /* The resolution alone: no entry time to check the checkpoint key at. */
+    export_bundle(f, "kb", 4, 1, "kb-4.bundle");
+    rep = verify_with(f, "kb-ring", "kb-4.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-time-unknown", "checkpoint 6");
+    sworn_verify_expect_only(rep, "keys");
+    json_object_put(rep);
+
+    /* The same rule in a folder: a record whose only entry has no time (a resolution; it also
+     * fails escalations, naming nothing). */
+    escalation_link(&b, "req-x", SWORN__V1__EFFECT__EFFECT_DENY, 0, NULL);
+    make_record(f, "kbt", &b, pem);
+    built_free(&b);
+    keyring_policy(f, "kbt", "kbt-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
+    rep = verify_with(f, "kbt-ring", "kbt", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-time-unknown", "checkpoint 1");
+    json_object_put(rep);
+
+    /* A bundle short of the checkpoint: 2023 entries under the checkpoint over the 2024 entry.
+     * The checkpoint is later than its newest entry, so a key revoked from 2024 is not refused
+     * there (its time is not shown), but one ended before the range's newest entry is. */
+    export_bundle(f, "kb", 0, 3, "kb-head.bundle");
+    rep = verify_with(f, "kb-cprevoked", "kb-head.bundle", 0);
+    sworn_verify_expect_pass(rep, "keys");
+    assert_non_null(
+        strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "does not show"));
+    json_object_put(rep);
+    keyring_policy(f, "kb", "kb-cprevoked0", rootv,
+                   "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4c0\n");
+    rep = verify_with(f, "kb-cprevoked0", "kb-head.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 6");
+    assert_non_null(strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "revoked"));
+    sworn_verify_expect_only(rep, "keys");
+    json_object_put(rep);
+
+    /* A key event in a bundle is checked against the keyring: the checkpoint key's revocation,
+     * which v3 does not record. */
+    good_entries(f, &b);
+    key_event(&b, statement, T2023 + 5000);
+    make_record(f, "kbe", &b, pem);
+    built_free(&b);
+    keyring_policy(f, "kbe", "kbe-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
+    export_bundle(f, "kbe", 5, 1, "kbe-5.bundle");
+    rep = verify_with(f, "kbe-ring", "kbe-5.bundle", 1);
+    sworn_verify_expect_fail(rep, "keys", "key-event", "entry 5");
+    json_object_put(rep);
+    keyring_policy(f, "kbe", "kbe-ring4", rootv,
+                   "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4c\n");
+    rep = verify_with(f, "kbe-ring4", "kbe-5.bundle", 0);
+    sworn_verify_expect_pass(rep, "keys");
+    json_object_put(rep);
+
+    free(statement);
+    for (int i = 0; i < 7; i++)
+        free(v[i]);
+    free(root);
+    free(pem);
+    free(pem2);
+    free(der);
+    free(der2);
+    free(rder);
+    free(ev);
+    free(evr);
+}
+
 /*
  * A start's own PolicyLoaded entry (the one right after its Startup entry) names the policy the
  * start measured (finding 1 of the control-plane review): a record where the policy measured into
@@ -2291,6 +2593,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_escalation_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spoofing_strings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keys_bundle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_development, setup, teardown),
         cmocka_unit_test_setup_teardown(test_separation_uids, setup, teardown),

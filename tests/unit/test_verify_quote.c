@@ -6,7 +6,9 @@
  * its own reason: a forged quote (magic changed; a signature byte flipped), a replayed quote
  * (another checkpoint's), a foreign quote (another TPM's AK), a quote out of TPM time order,
  * a missing quote when the policy requires one, PCR values other than the event log's, and a
- * TPM firmware version below the policy's floor.
+ * TPM firmware version below the policy's floor. And TPM time across a Reset (issue 13 finding
+ * 10): a TPM state copied, restored and restarted in order quotes with safe = 1 and a clock
+ * below an earlier quote's (quote-reset-clock-back), while an orderly Reset passes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -220,9 +222,10 @@ static void copy_record(struct fx *f, const char *to)
     free(b);
 }
 
-/* Verify record name with policy pol; expect the quotes check's result and reason. */
-static void expect_quotes(struct fx *f, const char *pol, const char *name, int want_status,
-                          const char *reason, const char *item)
+/* Verify record name with policy pol; expect the quotes check's result and reason, or, when
+ * reason is NULL, a pass of want_count quotes. */
+static void expect_quotes_n(struct fx *f, const char *pol, const char *name, int want_status,
+                            const char *reason, const char *item, int want_count)
 {
     char *pp = P(f, pol), *rec = P(f, name), *out;
     int st = runv(f, &out, verify_bin, "verify", "--json", "--policy", pp, rec, NULL);
@@ -245,7 +248,7 @@ static void expect_quotes(struct fx *f, const char *pol, const char *name, int w
         json_object_object_get_ex(c, "result", &r);
         json_object_object_get_ex(c, "count", &cnt);
         assert_string_equal(json_object_get_string(r), "pass");
-        assert_int_equal(json_object_get_int(cnt), 3);
+        assert_int_equal(json_object_get_int(cnt), want_count);
     } else {
         json_object *ff, *r, *it;
 
@@ -261,6 +264,12 @@ static void expect_quotes(struct fx *f, const char *pol, const char *name, int w
     free(out);
     free(pp);
     free(rec);
+}
+
+static void expect_quotes(struct fx *f, const char *pol, const char *name, int want_status,
+                          const char *reason, const char *item)
+{
+    expect_quotes_n(f, pol, name, want_status, reason, item, 3);
 }
 
 static void test_good(void **state)
@@ -362,6 +371,149 @@ static void test_missing_and_pcrs(void **state)
     expect_quotes(f, "policy-fw0", "good", 0, NULL, NULL);
 }
 
+/* Shut TPM t down in order (TPM2_Shutdown(CLEAR)), then kill it: its next start is a TPM
+ * Reset after an orderly shutdown, so its quotes say safe = 1. */
+static void orderly_stop(struct sworn_test_swtpm *t)
+{
+    if (sworn_test_swtpm_sh(t, "tpm2_shutdown -c") != 0)
+        fail_msg("tpm2_shutdown -c failed");
+    if (sworn_test_swtpm_kill(t) != 0)
+        fail_msg("cannot kill swtpm");
+}
+
+/* Measure the binary into PCR 23 of t again (after a reset), as at the start, into a throwaway
+ * event log: the same one extend from zero, so the policy's event log still replays to it. */
+static void measure_again(struct fx *f, struct sworn_test_swtpm *t, const char *log_name)
+{
+    char *ev = P(f, log_name), *m1 = P(f, "decisiond.bin");
+
+    runv(f, NULL, tpm_bin, "measure", "--tcti", t->tcti, "--event-log", ev, m1, NULL);
+    free(ev);
+    free(m1);
+}
+
+/*
+ * Issue 13 finding 10: TPM time order across a Reset. A real swtpm, provisioned and then shut
+ * down in order, its state copied. A Reset after an orderly shutdown keeps the clock (saved to
+ * NV, restored at power-on, safe = 1): quotes across it pass. Then the clock is set far forward
+ * (TPM2_ClockSet, as time passing would), a checkpoint quoted; the copy of the TPM state is
+ * put back (a dishonest operator rolling the TPM back), and after an orderly restart the TPM
+ * quotes the next checkpoint with a higher resetCount, safe = 1 and a clock far below the
+ * previous quote's: quote-reset-clock-back (today's code took any resetCount rise as a reset).
+ */
+static void test_reset_clock_back(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_test_swtpm t;
+    char *out, *db = P(f, "rdb"), *akd = P(f, "rak"), *snap = P(f, "rsnap"), *in = P(f, ".rlines");
+    char text[2048];
+
+    memset(&t, 0, sizeof(t));
+    if (sworn_test_swtpm_start(&t) != 0)
+        fail_msg("cannot start swtpm");
+    assert_int_equal(mkdir(akd, 0700), 0);
+    runv(f, NULL, tpm_bin, "provision", "--tcti", t.tcti, "--out-dir", akd, NULL);
+    measure_again(f, &t, "rev0");
+    /* A log of its own: checkpoints at 10, 20 and 30. */
+    {
+        char *key = P(f, "log.key");
+
+        runv(f, NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key, "--key-name",
+             "quote.sworn.example", NULL);
+        free(key);
+    }
+    for (unsigned k = 0; k < 3; k++) {
+        FILE *fp = fopen(in, "w");
+        char note[16], *pn;
+
+        assert_non_null(fp);
+        for (unsigned i = 10 * k; i < 10 * k + 10; i++)
+            fprintf(fp, "r%u\n", i);
+        fclose(fp);
+        runv(f, NULL, log_bin, "append", "--db", db, in, NULL);
+        runv(f, &out, log_bin, "checkpoint", "--db", db, NULL);
+        snprintf(note, sizeof(note), "rcp%u", 10 * (k + 1));
+        pn = P(f, note);
+        sworn_test_write_file(pn, out, strlen(out), 0644);
+        free(pn);
+        free(out);
+    }
+    quote(f, &t, "rcp10", "r10");
+    orderly_stop(&t);
+    sworn_test_rmtree(snap);
+    runv(f, NULL, "cp", "-a", t.state, snap, NULL);
+    /* An orderly Reset: the clock goes on from where it was. */
+    if (sworn_test_swtpm_restart(&t) != 0)
+        fail_msg("cannot restart swtpm");
+    measure_again(f, &t, "rev1");
+    quote(f, &t, "rcp20", "r20");
+    /* Time passes (set forward: TPM2_ClockSet never goes back), then quotes of checkpoints 20
+     * and 30. */
+    if (sworn_test_swtpm_sh(&t, "tpm2_setclock 100000000") != 0)
+        fail_msg("tpm2_setclock failed");
+    quote(f, &t, "rcp20", "r20late");
+    quote(f, &t, "rcp30", "r30late");
+    /* The TPM state copied after the first shutdown comes back; two orderly restarts later the
+     * resetCount is above that of r20late, safe is 1, and the clock is where the copy left it. */
+    orderly_stop(&t);
+    sworn_test_rmtree(t.state);
+    runv(f, NULL, "cp", "-a", snap, t.state, NULL);
+    if (sworn_test_swtpm_restart(&t) != 0)
+        fail_msg("cannot restart swtpm");
+    orderly_stop(&t);
+    if (sworn_test_swtpm_restart(&t) != 0)
+        fail_msg("cannot restart swtpm");
+    measure_again(f, &t, "rev2");
+    quote(f, &t, "rcp30", "r30back");
+    sworn_test_swtpm_stop(&t);
+
+    {
+        const char *qs[][3] = {{"r10", "r20", "r30late"}, {"r10", "r20late", "r30back"}};
+        const char *recs[] = {"reset-ok", "reset-back"};
+        char *pdb;
+
+        for (int r = 0; r < 2; r++) {
+            char *rec = P(f, recs[r]), sz[8], a[64], sg[64], *pa, *ps;
+
+            pdb = P(f, "rdb.copy");
+            runv(f, NULL, "cp", "-a", db, pdb, NULL);
+            for (int q = 0; q < 3; q++) {
+                snprintf(sz, sizeof(sz), "%d", 10 * (q + 1));
+                snprintf(a, sizeof(a), "%s.attest", qs[r][q]);
+                snprintf(sg, sizeof(sg), "%s.sig", qs[r][q]);
+                pa = P(f, a);
+                ps = P(f, sg);
+                runv(f, NULL, log_bin, "add-quote", "--db", pdb, "--size", sz, "--attest", pa,
+                     "--sig", ps, NULL);
+                free(pa);
+                free(ps);
+            }
+            runv(f, NULL, log_bin, "export-tiles", "--db", pdb, rec, NULL);
+            unlink(pdb);
+            free(pdb);
+            free(rec);
+        }
+    }
+    {
+        char *pp = P(f, "rpolicy");
+
+        snprintf(text, sizeof(text),
+                 "origin %s\nlog %s\nentries opaque\nak-public rak/ak.pub\nevent-log rev0\n"
+                 "quotes require\n",
+                 ORIGIN, f->vkey);
+        sworn_test_write_file(pp, text, strlen(text), 0600);
+        free(pp);
+    }
+    /* Forward across an orderly reset and within one cycle: all three pass. */
+    expect_quotes_n(f, "rpolicy", "reset-ok", 0, NULL, NULL, 3);
+    /* Back across an orderly reset: refused at the quote after the rollback. */
+    expect_quotes_n(f, "rpolicy", "reset-back", 1, "quote-reset-clock-back", "sworn/quote/30", 0);
+    free(db);
+    free(akd);
+    free(snap);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_replayed_and_foreign),
         cmocka_unit_test(test_time_order),
         cmocka_unit_test(test_missing_and_pcrs),
+        cmocka_unit_test(test_reset_clock_back),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");

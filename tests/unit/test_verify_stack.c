@@ -24,6 +24,10 @@
  * The dev stack runs with hardening.development: true, so the policies say `development
  * allowed`; without it the genuine record fails separation with development-mode.
  *
+ * Bundle files of the same log whose range does not show the start in force still have their
+ * quote checked, all but PCR 23 (issue 13 finding 9): random bytes, a forged signature, another
+ * checkpoint's and another TPM's quote are refused, the genuine quote passes with a note.
+ *
  * Every mutation and the reason observed are printed as a table at the end.
  */
 #define _GNU_SOURCE /* realpath, strndup */
@@ -1103,6 +1107,161 @@ static void test_tpm_reset(void **state)
     free(rec);
 }
 
+/* Export entries start..start+count-1 of the stack's log under the checkpoint of "good"'s
+ * newest size as the bundle file name (by the real `sworn-log export-bundle`, with that
+ * checkpoint's quote). */
+static void export_bundle(struct fx *f, unsigned start, unsigned count, const char *name)
+{
+    char s_start[16], s_count[16], *out = P(f, name);
+
+    unlink(out);
+    snprintf(s_start, sizeof(s_start), "%u", start);
+    snprintf(s_count, sizeof(s_count), "%u", count);
+    must(runv(f, NULL, log_bin, "export-bundle", "--db", f->a.log_db, "--size", f->newest,
+              "--start", s_start, "--count", s_count, out, NULL),
+         "sworn-log export-bundle");
+    free(out);
+}
+
+/* Replace the quote line (the last) of bundle file name with one of the given bytes. */
+static void set_bundle_quote(struct fx *f, const char *name, const uint8_t *a, size_t alen,
+                             const uint8_t *sg, size_t slen)
+{
+    char *path = P(f, name), *text, *q, *out;
+    size_t len, n;
+
+    text = sworn_test_read_file(path, &len);
+    q = strstr(text, "\nquote ");
+    assert_non_null(q);
+    n = (size_t)(q + 1 - text);
+    out = malloc(n + 16 + 4 * (alen + slen) / 3 + 16);
+    assert_non_null(out);
+    memcpy(out, text, n);
+    memcpy(out + n, "quote ", 6);
+    n += 6;
+    n += (size_t)EVP_EncodeBlock((unsigned char *)out + n, a, (int)alen);
+    out[n++] = ' ';
+    n += (size_t)EVP_EncodeBlock((unsigned char *)out + n, sg, (int)slen);
+    out[n++] = '\n';
+    sworn_test_write_file(path, out, n, 0644);
+    free(out);
+    free(text);
+    free(path);
+}
+
+/* The same, with the quote in record files from (<from>.attest, <from>.sig, under f->dir). */
+static void set_bundle_quote_from(struct fx *f, const char *name, const char *from)
+{
+    char rel[160];
+    uint8_t *a, *sg;
+    size_t alen, slen;
+
+    snprintf(rel, sizeof(rel), "%s.attest", from);
+    a = sworn_verify_read_rel(f->dir, rel, &alen);
+    snprintf(rel, sizeof(rel), "%s.sig", from);
+    sg = sworn_verify_read_rel(f->dir, rel, &slen);
+    set_bundle_quote(f, name, a, alen, sg, slen);
+    free(a);
+    free(sg);
+}
+
+/*
+ * Issue 13 finding 9: the quote of a bundle file that does not show the start in force at its
+ * checkpoint (a range that ends before the checkpoint, or holds no measured Startup entry). PCR 23
+ * cannot be expected, but the rest must verify: the genuine quote passes, with a note saying PCR 23
+ * was not checked; a quote line of random bytes, another checkpoint's genuine quote, and another
+ * TPM's genuine quote are refused with their own reasons under `quotes require` (before the fix
+ * the quote was not looked at, and any bytes met `quotes require`).
+ */
+static void test_bundle_quote_unshown_start(void **state)
+{
+    struct fx *f = *state;
+    uint8_t junk_a[120], junk_s[72]; /* random bytes: no TPMT_SIGNATURE, no TPMS_ATTEST */
+    json_object *rep, *note;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    char from[160];
+    const struct {
+        unsigned start, count;
+        const char *name;
+    } ranges[] = {{1, 1, "b-mid"}, {0, 0, "b-tail"}};
+    unsigned newest = (unsigned)atoi(f->newest);
+
+    for (size_t i = 0; i < sizeof(junk_a); i++)
+        junk_a[i] = (uint8_t)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    for (size_t i = 0; i < sizeof(junk_s); i++)
+        junk_s[i] = (uint8_t)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    assert_false(junk_s[0] == 0x00 && junk_s[1] == 0x18); /* not TPM_ALG_ECDSA by chance */
+    for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+        char bad[64];
+        /* b-mid: entry 1 (the first start's PolicyLoaded entry), short of the checkpoint;
+         * b-tail: the last entry under the checkpoint, which is no Startup entry. */
+        unsigned start = ranges[r].count != 0 ? ranges[r].start : 0;
+        unsigned count = ranges[r].count != 0 ? ranges[r].count : 1;
+
+        if (ranges[r].count == 0) {
+            assert_true(newest > 2);
+            start = newest - 1;
+        }
+        snprintf(bad, sizeof(bad), "%s-junk", ranges[r].name);
+        export_bundle(f, start, count, bad);
+        set_bundle_quote(f, bad, junk_a, sizeof(junk_a), junk_s, sizeof(junk_s));
+        rep = verify_json(f, "policy", bad, NULL, 1);
+        expect_fail(rep, r == 0 ? "bundle, start unshown: random quote" : NULL, "quotes",
+                    "quote-signature-alg");
+        sworn_verify_expect_only(rep, "quotes");
+        json_object_put(rep);
+
+        /* The genuine attestation with its signature's last byte flipped: the AK's signature
+         * is what is checked at the least. */
+        snprintf(bad, sizeof(bad), "%s-forged", ranges[r].name);
+        export_bundle(f, start, count, bad);
+        {
+            char rel[160];
+            uint8_t *a, *sg;
+            size_t alen, slen;
+
+            snprintf(rel, sizeof(rel), "good/sworn/quote/%s.attest", f->newest);
+            a = sworn_verify_read_rel(f->dir, rel, &alen);
+            snprintf(rel, sizeof(rel), "good/sworn/quote/%s.sig", f->newest);
+            sg = sworn_verify_read_rel(f->dir, rel, &slen);
+            sg[slen - 1] ^= 0x01;
+            set_bundle_quote(f, bad, a, alen, sg, slen);
+            free(a);
+            free(sg);
+        }
+        rep = verify_json(f, "policy", bad, NULL, 1);
+        expect_fail(rep, r == 0 ? "bundle, start unshown: forged quote" : NULL, "quotes",
+                    "quote-signature-invalid");
+        sworn_verify_expect_only(rep, "quotes");
+        json_object_put(rep);
+
+        snprintf(bad, sizeof(bad), "%s-replay", ranges[r].name);
+        export_bundle(f, start, count, bad);
+        snprintf(from, sizeof(from), "good/sworn/quote/%s", f->older);
+        set_bundle_quote_from(f, bad, from);
+        rep = verify_json(f, "policy", bad, NULL, 1);
+        expect_fail(rep, r == 0 ? "bundle, start unshown: replayed quote" : NULL, "quotes",
+                    "quote-extra-data");
+        json_object_put(rep);
+
+        snprintf(bad, sizeof(bad), "%s-foreign", ranges[r].name);
+        export_bundle(f, start, count, bad);
+        set_bundle_quote_from(f, bad, "foreign");
+        rep = verify_json(f, "policy", bad, NULL, 1);
+        expect_fail(rep, r == 0 ? "bundle, start unshown: foreign quote" : NULL, "quotes",
+                    "quote-qualified-signer");
+        json_object_put(rep);
+
+        /* The genuine quote: checked but for PCR 23, and the note says so. */
+        export_bundle(f, start, count, ranges[r].name);
+        rep = verify_json(f, "policy", ranges[r].name, NULL, 0);
+        sworn_verify_expect_pass(rep, "quotes");
+        assert_true(json_object_object_get_ex(sworn_verify_check(rep, "quotes"), "note", &note));
+        assert_non_null(strstr(json_object_get_string(note), "PCR 23 is not checked"));
+        json_object_put(rep);
+    }
+}
+
 /* The policy lines of measured start, and what the parser refuses. */
 static void test_policy_lines(void **state)
 {
@@ -1175,6 +1334,7 @@ int main(void)
         cmocka_unit_test(test_receipt_of_another_entry),
         cmocka_unit_test(test_malicious_operator),
         cmocka_unit_test(test_tpm_reset),
+        cmocka_unit_test(test_bundle_quote_unshown_start),
         cmocka_unit_test(test_policy_lines),
     };
 
