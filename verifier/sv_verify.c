@@ -524,6 +524,15 @@ static int file_approved(const struct sv_policy *p, const uint8_t d[SV_HASH], co
     return 0;
 }
 
+/* A digest some measured-file line approves, under any path. */
+static int digest_approved(const struct sv_policy *p, const uint8_t d[SV_HASH])
+{
+    for (size_t i = 0; i < p->nmeasured_files; i++)
+        if (memcmp(p->measured_files[i].sha256, d, SV_HASH) == 0)
+            return 1;
+    return 0;
+}
+
 /*
  * A Startup entry under `measured-start record`: it must carry both PCR values, its files must
  * replay from pcr23_before to pcr23 (PCR_new = SHA-256(PCR_old || digest), in order), and every
@@ -1347,7 +1356,18 @@ static void check_policy_in_force(struct stream *s, uint64_t index, const char *
                        "replaced");
     } else if (s->partial && !s->have_start) {
         /* In a bundle, before its first Startup entry, a policy may have been loaded before the
-         * range. */
+         * range. Under `measured-start record` it must still be one the auditor approved: its
+         * load (unseen) had to be, whatever its source. */
+        if (s->o->policy->measured_start && !digest_approved(s->o->policy, info->digest)) {
+            char hex[2 * SV_HASH + 1];
+
+            sv_hex(info->digest, SV_HASH, hex);
+            snprintf(why, sizeof(why),
+                     "the decision names policy sha256 %s, loaded before this range, and no "
+                     "measured-file line approves it",
+                     hex);
+            sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "policy-unapproved", why);
+        }
         s->unseen_policies++;
     } else {
         /* After a start only the policies loaded since can decide: decisiond forgets the others
@@ -1408,6 +1428,13 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         check_time_mark(s, index, &info);
     if (info.time_unix_ms > s->last_time_ms)
         s->last_time_ms = info.time_unix_ms;
+    if (s->o->policy->measured_start && index == 0 && info.kind != SV_ENTRY_STARTUP)
+        /* decisiond appends a Startup entry first: what a record holds before its first start
+         * was appended by a process no start measured (no binary, signer or configuration the
+         * auditor approved, no separation shown). */
+        sv_report_fail(s->rep, SV_CHECK_MEASURED, item, "measured-start-missing",
+                       "entry 0 is not a Startup entry: the entries before the first start were "
+                       "appended by a decisiond that no start measured");
     switch (info.kind) {
     case SV_ENTRY_POLICY_LOADED:
         if (s->partial && index == s->first_index && index > 0)

@@ -16,7 +16,9 @@
  * the PolicyLoaded entry right after a Startup entry must carry the policy digest that start
  * measured (role policy), else start-policy-mismatch, -unrecorded or -missing, and a decision
  * names a policy its own start loaded without error (unknown-policy). Bundles made by
- * `sworn-log export-bundle` check the same where their range shows it. TimeMark entries
+ * `sworn-log export-bundle` check the same where their range shows it (test_measured_unseen:
+ * under `measured-start record`, entry 0 must be a Startup entry, and a bundle's decision under
+ * a policy loaded before its range must name an approved digest). TimeMark entries
  * (test_time_marks, issue 12 finding 4): a high water lowered below an earlier entry's time stamp,
  * which would end decisiond's budget replay before allows still in their window, fails
  * `time-marks` with high-water-low (in a bundle too), one above every earlier stamp with
@@ -2584,6 +2586,53 @@ static void test_request_ids(void **state)
     json_object_put(rep);
 }
 
+/* Under `measured-start record`, what no start measured: entries before the first Startup entry
+ * (entry 0 is decisiond's Startup entry; a record that opens with decisions had them appended by
+ * a process the auditor never saw measured) fail measured-start-missing at entry 0; and in a
+ * bundle, a decision naming a policy loaded before the range fails policy-unapproved when no
+ * measured-file line approves that digest (its unseen load had to be approved). */
+static void test_measured_unseen(void **state)
+{
+    struct fx *f = *state;
+    uint8_t other[32];
+    json_object *rep;
+    struct built b = {0};
+
+    sv_sha256("policy: allow everything", 24, other);
+    /* An allow, a deny, an escalation allowed, then a measured start: before it, unmeasured. */
+    good_entries(f, &b);
+    startup_roles(&b, T2023 + 9000, f->digest, ROLE_ALL);
+    policy_loaded(f, &b, f->digest, T2023 + 9001);
+    decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 9002, 0);
+    rep = verify_measured(f, "mu-before", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "measured-start-missing", "entry 0");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+
+    /* A reload to an unapproved policy and allows under it: the folder fails at the load; a
+     * bundle of the last allow alone (its load before the range) fails at the allow. */
+    startup_roles(&b, T2023 - 1000, f->digest, ROLE_ALL);
+    good_entries(f, &b);
+    policy_loaded(f, &b, other, T2023 + 5000);
+    decision(&b, "req-7", SWORN__V1__EFFECT__EFFECT_ALLOW, other, T2023 + 6000, 0);
+    add_receipt(f, &b, b.n - 1, b.n - 1);
+    decision(&b, "req-8", SWORN__V1__EFFECT__EFFECT_ALLOW, other, T2023 + 7000, 0);
+    add_receipt(f, &b, b.n - 1, b.n - 1);
+    rep = verify_measured(f, "mu-reload", &b, 1);
+    sworn_verify_expect_fail(rep, "measured-start", "policy-unapproved", "entry 6");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+    export_bundle(f, "mu-reload", 8, 1, "mu-reload.bundle");
+    rep = verify_with(f, "mu-reload", "mu-reload.bundle", 1);
+    sworn_verify_expect_fail(rep, "measured-start", "policy-unapproved", "entry 8");
+    sworn_verify_expect_only(rep, "measured-start");
+    json_object_put(rep);
+    /* A bundle of the deny at entry 3, under the approved policy loaded before it: passes. */
+    export_bundle(f, "mu-reload", 3, 1, "mu-approved.bundle");
+    rep = verify_with(f, "mu-reload", "mu-approved.bundle", 0);
+    json_object_put(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2607,6 +2656,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_measured_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_policy_in_force, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_measured_unseen, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
