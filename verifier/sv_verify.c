@@ -375,6 +375,9 @@ struct stream {
     struct sv_keyring_state *keys;
     struct sv_receipt_keys *rkeys;
     uint64_t last_time_ms;
+    uint64_t mark_floor_ms;    /* a bundle: the largest high water of the marks it shows */
+    uint64_t mark_floor_index; /* the mark that set it */
+    int have_mark_floor;
     int partial;              /* a bundle file: entries before the range are not seen */
     uint64_t unseen_policies; /* decisions naming a policy loaded before the range */
     int opens_with_policy;    /* a bundle whose first entry is a PolicyLoaded entry */
@@ -1231,7 +1234,17 @@ static void check_time_mark(struct stream *s, uint64_t index, const struct sv_en
     char item[64], why[SV_WHY];
 
     snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
-    if (info->high_water_ms < s->last_time_ms) {
+    if (s->partial && s->have_mark_floor && info->high_water_ms < s->mark_floor_ms &&
+        s->mark_floor_ms >= s->last_time_ms) {
+        /* In a bundle the entries before the range are not seen, but an earlier mark of the
+         * range says a stamp as late as its high water came before it, hence before this one. */
+        snprintf(why, sizeof(why),
+                 "the mark's high water %llu is below the high water %llu of the mark at entry "
+                 "%llu: a replay stopping at it would forget allows still inside their window",
+                 (unsigned long long)info->high_water_ms, (unsigned long long)s->mark_floor_ms,
+                 (unsigned long long)s->mark_floor_index);
+        sv_report_fail(s->rep, SV_CHECK_TIME_MARKS, item, "high-water-low", why);
+    } else if (info->high_water_ms < s->last_time_ms) {
         snprintf(why, sizeof(why),
                  "the mark's high water %llu is below the time stamp %llu of an earlier entry: a "
                  "replay stopping at it would forget allows still inside their window",
@@ -1245,6 +1258,11 @@ static void check_time_mark(struct stream *s, uint64_t index, const struct sv_en
         sv_report_fail(s->rep, SV_CHECK_TIME_MARKS, item, "high-water-high", why);
     } else {
         pass(s->rep, SV_CHECK_TIME_MARKS);
+    }
+    if (s->partial && (!s->have_mark_floor || info->high_water_ms > s->mark_floor_ms)) {
+        s->mark_floor_ms = info->high_water_ms;
+        s->mark_floor_index = index;
+        s->have_mark_floor = 1;
     }
     if (info->clock_behind_ms > 0)
         s->rep->clock_behind++;

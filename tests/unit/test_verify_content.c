@@ -21,7 +21,8 @@
  * a policy loaded before its range must name an approved digest). TimeMark entries
  * (test_time_marks, issue 12 finding 4): a high water lowered below an earlier entry's time stamp,
  * which would end decisiond's budget replay before allows still in their window, fails
- * `time-marks` with high-water-low (in a bundle too), one above every earlier stamp with
+ * `time-marks` with high-water-low (in a bundle too, below an earlier mark's high water in the
+ * bundle included), one above every earlier stamp with
  * high-water-high, and a clock_behind_ms or reason out of form fails `entries`.
  */
 #include <errno.h>
@@ -1777,6 +1778,40 @@ static void test_time_marks(void **state)
     snprintf(item, sizeof(item), "entry %zu", b.n - 1);
     sworn_verify_expect_pass(rep, "entries");
     sworn_verify_expect_fail(rep, "time-marks", "high-water-low", item);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* A bundle from a mark whose high water (T2023 + 8000, a stamp before the range) is above
+     * every stamp the bundle shows, then a later mark lowered to the largest stamp the bundle
+     * shows: the folder fails it, and so must the bundle (the first mark says that stamp came
+     * before the second too). */
+    good_entries(f, &b);                                                               /* 0..4 */
+    decision(&b, "req-5", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 8000, 0); /* 5 */
+    decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 4000, 0); /* 6 */
+    time_mark(&b, T2023 + 4500, T2023 + 8000, 3500, 2);                                /* 7 */
+    decision(&b, "req-8", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 5000, 0); /* 8 */
+    time_mark(&b, T2023 + 6000, T2023 + 5000, 0, 2);                                   /* 9 */
+    make_record(f, "marks-bundle-low", &b, NULL);
+    rep = verify_json(f, "marks-bundle-low", NULL, 1);
+    sworn_verify_expect_fail(rep, "time-marks", "high-water-low", "entry 9");
+    json_object_put(rep);
+    rep = verify_bundle(f, "marks-bundle-low", 7, 3, "marks-bundle-low.bundle", 1);
+    sworn_verify_expect_fail(rep, "time-marks", "high-water-low", "entry 9");
+    sworn_verify_expect_only(rep, "time-marks");
+    json_object_put(rep);
+    /* The same bundle with the second mark at the first's high water passes. */
+    built_free(&b);
+    good_entries(f, &b);
+    decision(&b, "req-5", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 8000, 0);
+    decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 4000, 0);
+    time_mark(&b, T2023 + 4500, T2023 + 8000, 3500, 2);
+    decision(&b, "req-8", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 5000, 0);
+    time_mark(&b, T2023 + 6000, T2023 + 8000, 2000, 2);
+    make_record(f, "marks-bundle-ok", &b, NULL);
+    rep = verify_json(f, "marks-bundle-ok", NULL, 0);
+    json_object_put(rep);
+    rep = verify_bundle(f, "marks-bundle-ok", 7, 3, "marks-bundle-ok.bundle", 0);
+    sworn_verify_expect_pass(rep, "time-marks");
     json_object_put(rep);
     built_free(&b);
 
