@@ -60,6 +60,14 @@ struct evp_pkey_st *sv_keyring_key(const struct sv_keyring_state *k, const uint8
 struct evp_pkey_st *sv_keyring_key_from(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
                                         const char *purpose, uint64_t t, int *ed, char *why);
 
+/* The keyring time (seconds) of a time stamp in milliseconds. 0 stays 0 (no time: the unknown
+ * time of sv_keyring_key); a stamp inside the first second of 1970 is second 1, not 0, so an entry
+ * stamped 1..999 ms is held to its keys' validity instead of passing as one without a time. */
+static inline uint64_t sv_keyring_seconds(uint64_t ms)
+{
+    return ms != 0 && ms < 1000 ? 1 : ms / 1000;
+}
+
 /* Check a key-event statement found at log index. 0 or -1 with why. */
 int sv_keyring_event(struct sv_keyring_state *k, const uint8_t *st, size_t len, uint64_t index,
                      char *why);

@@ -75,7 +75,7 @@ int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t 
     if (key == NULL && k->k != NULL) {
         char w[SV_WHY];
 
-        key = sv_keyring_key(k->k, m->key_id.data, "receipt", time_ms / 1000, &ed, w);
+        key = sv_keyring_key(k->k, m->key_id.data, "receipt", sv_keyring_seconds(time_ms), &ed, w);
         if (key == NULL && sv_keyring_knows(k->k, m->key_id.data))
             BAD("receipt-key-invalid", "%s", w);
     }

@@ -1755,9 +1755,9 @@ static void check_checkpoint_keys(struct stream *s, const struct cp_rec *cps, si
 
             if (!(cps[i].signers >> k & 1))
                 continue;
-            if ((later ? sv_keyring_key_from : sv_keyring_key)(s->keys, p->logs[k].spki_hash,
-                                                               "checkpoint", cps[i].time_ms / 1000,
-                                                               &ed, w) == NULL) {
+            if ((later ? sv_keyring_key_from
+                       : sv_keyring_key)(s->keys, p->logs[k].spki_hash, "checkpoint",
+                                         sv_keyring_seconds(cps[i].time_ms), &ed, w) == NULL) {
                 snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
                 sv_report_fail(s->rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
             } else {

@@ -1190,6 +1190,24 @@ static void test_keys(void **state)
         free(v2u);
     }
     built_free(&b);
+
+    /* 5. Entries stamped inside the first second of 1970 (500 and 600 ms): a time, not none;
+     *    the key, valid from 2020, was not valid then (second 0 is the keyring's "no time"). */
+    policy_loaded(f, &b, f->digest, 500);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, 600, 0);
+    make_record(f, "subsecond", &b, pem);
+    free(pp);
+    pp = P(f, "subsecond.policy");
+    free(basepol);
+    basepol = sworn_test_read_file(pp, NULL);
+    snprintf(text, sizeof(text), "%skeyring-root %s\nkeyring-threshold 1\nkeyring v1\nkeyring v2\n",
+             basepol, rootv);
+    sworn_test_write_file(pp, text, strlen(text), 0600);
+    rep = verify_json(f, "subsecond", NULL, 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 2");
+    sworn_verify_expect_only(rep, "keys");
+    json_object_put(rep);
+    built_free(&b);
     free(basepol);
     free(pp);
     free(statement);
