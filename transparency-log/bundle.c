@@ -117,6 +117,12 @@ static int each_quote(void *arg, uint64_t size, const uint8_t *attest, size_t at
 int sworn_bundle_build(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
                        char **result, size_t *result_len)
 {
+    return sworn_bundle_build_since(log, size, start, count, 0, result, result_len);
+}
+
+int sworn_bundle_build_since(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
+                             uint64_t since, char **result, size_t *result_len)
+{
     struct out o = {0};
     char *note = malloc(NOTE_CAP), line[64];
     uint8_t *entry = malloc(65536), receipt[SWORN_LOG_RECEIPT_MAX];
@@ -171,6 +177,22 @@ int sworn_bundle_build(struct sworn_log *log, uint64_t size, uint64_t start, uin
         for (size_t i = 0; i < n; i++)
             SWORN_GUARD(put_b64(&o, "proof ", proof + i * SWORN_HASH_LEN, SWORN_HASH_LEN));
     }
+    /* The auditor's saved tree: the proof that the checkpoint extends it (state, docs/verifier.md
+     * section 9), which the range alone cannot show unless it ends at that size. */
+    if (since != 0) {
+        SWORN_ENSURE(since <= note_size, SWORN_ERR_RANGE,
+                     "bundle: --old %llu is larger than the checkpoint's tree (%llu)",
+                     (unsigned long long)since, (unsigned long long)note_size);
+        snprintf(line, sizeof(line), "since %llu\n", (unsigned long long)since);
+        SWORN_GUARD(put(&o, line, strlen(line)));
+        if (since < note_size) {
+            SWORN_GUARD(sworn_log_prove_consistency(log, since, note_size, proof,
+                                                    SWORN_MERKLE_MAX_PROOF, &n));
+            for (size_t i = 0; i < n; i++)
+                SWORN_GUARD(
+                    put_b64(&o, "since-proof ", proof + i * SWORN_HASH_LEN, SWORN_HASH_LEN));
+        }
+    }
     qf.size = note_size;
     qf.o = &o;
     qf.rc = 0;
@@ -191,10 +213,16 @@ fail:
 int sworn_bundle_export(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
                         const char *path)
 {
+    return sworn_bundle_export_since(log, size, start, count, 0, path);
+}
+
+int sworn_bundle_export_since(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
+                              uint64_t since, const char *path)
+{
     char *data = NULL;
     size_t len = 0;
 
-    SWORN_GUARD(sworn_bundle_build(log, size, start, count, &data, &len));
+    SWORN_GUARD(sworn_bundle_build_since(log, size, start, count, since, &data, &len));
     SWORN_GUARD(sworn_file_create(path, data, len, 0644));
     free(data);
     return 0;

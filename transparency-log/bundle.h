@@ -15,6 +15,8 @@
  *     receipt <base64 | ->        count lines, "-" for an entry without a receipt
  *     proof <base64 hash>         the RFC 9162 consistency proof from start + count to n (none
  *                                 when they are equal)
+ *     since <m>                   optional (an auditor's saved tree size m, 1..n): then
+ *     since-proof <base64 hash>   the RFC 9162 consistency proof from m to n (none when m = n)
  *     quote <base64 attest> <base64 sig>   at most one: the TPM quote of that checkpoint
  * A reader recomputes the root of the first start + count leaves from the left hashes and the
  * entries, and the checkpoint's root from it and the proof: nothing is taken on trust.
@@ -46,5 +48,15 @@ int sworn_bundle_export(struct sworn_log *log, uint64_t size, uint64_t start, ui
  */
 int sworn_bundle_build(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
                        char **out, size_t *out_len);
+
+/*
+ * The two above with the `since` lines for an auditor's saved tree of size since (0: none;
+ * otherwise 1..n, else SWORN_ERR_RANGE): the consistency proof from it to the checkpoint, so that
+ * sworn-verify --state can tie a bundle to the tree it accepted before whatever the range.
+ */
+int sworn_bundle_build_since(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
+                             uint64_t since, char **out, size_t *out_len);
+int sworn_bundle_export_since(struct sworn_log *log, uint64_t size, uint64_t start, uint64_t count,
+                              uint64_t since, const char *path);
 
 #endif

@@ -57,9 +57,10 @@ static const char usage_text[] =
     "        verify against signed checkpoints; the proof is read from PROOFFILE or stdin\n"
     "  export-tiles --db PATH [--size N] DIR\n"
     "        write the C2SP tlog-tiles folder of the newest (or size N) checkpoint\n"
-    "  export-bundle --db PATH [--size N] --start S --count C FILE\n"
+    "  export-bundle --db PATH [--size N] --start S --count C [--old M] FILE\n"
     "        write entries S..S+C-1 with the checkpoint of size N (default the newest), the\n"
-    "        hashes that tie them to it, their receipts and its quote, as one file (C <= 65536)\n"
+    "        hashes that tie them to it, their receipts and its quote, as one file (C <= 65536);\n"
+    "        with --old M also the proof that it extends the tree of size M an auditor saved\n"
     "  import-tiles --db PATH --vkey VKEY [--vkey ...] DIR\n"
     "        read a tlog-tiles folder into a new database, verifying everything\n"
     "  add-quote --db PATH --size N --attest FILE --sig FILE\n"
@@ -746,8 +747,12 @@ static int cmd_export_bundle(struct opts *o)
         return fail_usage("needs --db PATH --start S --count C and exactly one FILE");
     if (open_log(o->db, &log) < 0)
         return fail_err();
-    ok = sworn_bundle_export(log, o->have_size ? o->size : UINT64_MAX, o->start, o->count,
-                             o->argv[0]) == 0;
+    if (o->old_note != NULL && (!o->have_old || o->old == 0)) {
+        sworn_log_close(log);
+        return fail_usage("--old needs the saved tree size, a decimal number of at least 1");
+    }
+    ok = sworn_bundle_export_since(log, o->have_size ? o->size : UINT64_MAX, o->start, o->count,
+                                   o->have_old ? o->old : 0, o->argv[0]) == 0;
     sworn_log_close(log);
     if (!ok)
         return fail_err();

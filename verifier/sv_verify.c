@@ -2080,10 +2080,11 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     struct stream s;
     struct lines l;
     uint8_t *data = NULL, *note = NULL, **entries = NULL, **receipts = NULL;
-    size_t len, note_len = 0, *elen = NULL, *rlen = NULL, proof_n = 0;
-    uint8_t(*proof)[SV_HASH] = NULL, text_hash[SV_HASH], root_m[SV_HASH];
+    size_t len, note_len = 0, *elen = NULL, *rlen = NULL, proof_n = 0, since_n = 0;
+    uint8_t(*proof)[SV_HASH] = NULL, (*since_proof)[SV_HASH] = NULL, text_hash[SV_HASH],
+    root_m[SV_HASH];
     struct cp_rec cp;
-    uint64_t start = 0, count = 0, end;
+    uint64_t start = 0, count = 0, end, since = 0;
     const char *rest;
     size_t rl;
     char why[SV_WHY], item[64];
@@ -2174,6 +2175,23 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
             goto malformed;
         }
         proof_n++;
+    }
+    /* The optional tie to an auditor's saved tree (`sworn-log export-bundle --old M`). */
+    if (peek_tag(&l, "since ")) {
+        if (next_line(&l, "since ", &rest, &rl) != 0 || sv_parse_u64(rest, rl, &since) != 0 ||
+            since == 0 || since > cp.size ||
+            (since_proof = calloc(SV_PROOF_MAX, SV_HASH)) == NULL) {
+            bad = "the 'since' line is malformed (a tree size 1..the checkpoint's)";
+            goto malformed;
+        }
+        while (peek_tag(&l, "since-proof ")) {
+            if (since_n == SV_PROOF_MAX || next_line(&l, "since-proof ", &rest, &rl) != 0 ||
+                rl != 44 || sv_b64_decode(rest, 44, since_proof[since_n], SV_HASH) != SV_HASH) {
+                bad = "a 'since-proof' line is malformed, or more than 128";
+                goto malformed;
+            }
+            since_n++;
+        }
     }
     /* Entries: content, receipts, leaves. */
     s.o = o;
@@ -2269,12 +2287,26 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                 pass(rep, SV_CHECK_STATE);
                 state_ok = 1;
             }
+        } else if (since == st->size) {
+            /* The range does not reach the saved size: the bundle's own proof from it does. */
+            if (sv_verify_consistency(st->size, cp.size, st->root, cp.root,
+                                      (const uint8_t(*)[SV_HASH])since_proof, since_n, why) != 0)
+                sv_report_fail(rep, SV_CHECK_STATE, "state", "fork",
+                               "the bundle's checkpoint does not extend the tree accepted before "
+                               "(its since-proof fails): the log forked");
+            else {
+                pass(rep, SV_CHECK_STATE);
+                state_ok = 1;
+            }
         } else {
-            snprintf(rep->checks[SV_CHECK_STATE].note, sizeof(rep->checks[0].note),
-                     "a bundle cannot be checked against a state of size %llu (it covers sizes "
-                     "%llu and %llu); the state is kept",
-                     (unsigned long long)st->size, (unsigned long long)end,
-                     (unsigned long long)cp.size);
+            /* Nothing ties this checkpoint to the saved tree: a fork would pass unseen, so the
+             * state check fails rather than notes it (found attacking issue 13's fixes). */
+            snprintf(why, sizeof(why),
+                     "the bundle covers the tree sizes %llu and %llu and carries no proof from "
+                     "the saved size %llu (export it with --old %llu, or verify the folder)",
+                     (unsigned long long)end, (unsigned long long)cp.size,
+                     (unsigned long long)st->size, (unsigned long long)st->size);
+            sv_report_fail(rep, SV_CHECK_STATE, "state", "state-unconnected", why);
         }
     }
     /* The quote, when there is one. */
@@ -2370,6 +2402,7 @@ out:
     free(elen);
     free(rlen);
     free(proof);
+    free(since_proof);
     free(s.jobs);
     sv_receipt_keys_free(s.rkeys);
     sv_keyring_free(s.keys);

@@ -240,6 +240,93 @@ static void test_tampered(void **state)
     expect(f, "t", NULL, 1, "entry-bundles", "bundle-malformed");
 }
 
+/* A second log under the same key and origin whose entries differ from entry 0 on: a fork. */
+static char *make_fork(struct fx *f)
+{
+    char *db = P(f, "fork.db"), *key = P(f, "log.key"), *in = P(f, "fork-lines");
+    FILE *fp;
+
+    runv(f, NULL, NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key, "--key-name",
+         "bundle.sworn.example", NULL);
+    for (int part = 0; part < 2; part++) {
+        fp = fopen(in, "w");
+        assert_non_null(fp);
+        for (int i = part ? 300 : 0; i < (part ? 700 : 300); i++)
+            fprintf(fp, "forked%d\n", i);
+        fclose(fp);
+        runv(f, NULL, in, log_bin, "append", "--db", db, NULL);
+        runv(f, NULL, NULL, log_bin, "checkpoint", "--db", db, NULL);
+    }
+    free(key);
+    free(in);
+    return db;
+}
+
+/*
+ * A bundle whose range neither ends at the saved size nor has its checkpoint there proved
+ * nothing about the saved tree, and passed with a note: a fork's bundle went unseen (found
+ * attacking issue 13's fixes). It now fails `state-unconnected`, and `export-bundle --old M`
+ * adds the consistency proof from the saved size M, which ties it.
+ */
+static void test_state_tied_by_since(void **state)
+{
+    struct fx *f = *state;
+    char *fork_db = make_fork(f), *st = P(f, "state"), *saved = P(f, "state-300"), *b;
+    char *data;
+    size_t len = 0;
+
+    /* The auditor accepts the tree of 300 (a bundle of all of it) and keeps that state. */
+    make_bundle(f, 300, 0, 300, "first");
+    expect(f, "first", "state", 0, NULL, NULL);
+    data = sworn_test_read_file(st, &len);
+    assert_non_null(data);
+    sworn_test_write_file(saved, data, len, 0600);
+    free(data);
+    /* A later bundle of entries 600..699 under the checkpoint of 700: nothing ties it to 300. */
+    make_bundle(f, UINT64_MAX, 600, 100, "late");
+    expect(f, "late", "state", 1, "state", "state-unconnected");
+    /* With the proof from 300 (written by the real sworn-log), it passes and moves the state. */
+    b = P(f, "late-since");
+    runv(f, NULL, NULL, log_bin, "export-bundle", "--db", f->db, "--start", "600", "--count", "100",
+         "--old", "300", b, NULL);
+    expect(f, "late-since", "state", 0, NULL, NULL);
+    free(b);
+    /* The fork's bundle of the same range under the state of 300: unconnected without the
+     * proof, and with it the proof fails, since the fork's tree of 300 is another. */
+    data = sworn_test_read_file(saved, &len);
+    assert_non_null(data);
+    sworn_test_write_file(st, data, len, 0600);
+    free(data);
+    b = P(f, "fork-late");
+    runv(f, NULL, NULL, log_bin, "export-bundle", "--db", fork_db, "--start", "600", "--count",
+         "100", b, NULL);
+    expect(f, "fork-late", "state", 1, "state", "state-unconnected");
+    free(b);
+    b = P(f, "fork-late-since");
+    runv(f, NULL, NULL, log_bin, "export-bundle", "--db", fork_db, "--start", "600", "--count",
+         "100", "--old", "300", b, NULL);
+    expect(f, "fork-late-since", "state", 1, "state", "fork");
+    free(b);
+    /* The writer refuses a saved size above the checkpoint's tree and 0. */
+    b = P(f, "bad-since");
+    {
+        char *out = NULL;
+
+        assert_int_equal(runv(f, &out, NULL, log_bin, "export-bundle", "--db", f->db, "--start",
+                              "0", "--count", "1", "--old", "701", b, NULL),
+                         2);
+        free(out);
+        assert_int_equal(runv(f, &out, NULL, log_bin, "export-bundle", "--db", f->db, "--start",
+                              "0", "--count", "1", "--old", "0", b, NULL),
+                         2);
+        free(out);
+    }
+    free(b);
+    free(st);
+    free(saved);
+    free(fork_db);
+}
+
 static void test_state_and_writer_refusals(void **state)
 {
     struct fx *f = *state;
@@ -274,6 +361,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ranges_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tampered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_and_writer_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_tied_by_since, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
