@@ -399,6 +399,21 @@ static void host_warnings(struct lint *l, const struct prule *r)
                  "host pattern \"%s\" does not match \"%s\" itself (only names below it): a "
                  "request to \"%s\" %s; add \"%s\" to hosts",
                  h->text, bare, bare, escapes(r), bare);
+        /* "*.x": exactly one label before x (the vault's "*.x" is one or more), so a name two
+         * labels below x is not matched unless another pattern of the rule matches it. */
+        if (h->multi || strlen(bare) + 4 > SWORN_RESOURCE_HOST_MAX)
+            continue;
+        memset(&res, 0, sizeof(res));
+        snprintf(res.host, sizeof(res.host), "a.b.%s", bare);
+        res.host_kind = SWORN_RESOURCE_HOST_NAME;
+        matched = 0;
+        for (size_t k = 0; k < r->n_hosts && !matched; k++)
+            matched = phost_match(&r->hosts[k], &res);
+        if (!matched)
+            warn(l, r,
+                 "host pattern \"%s\" matches exactly one label before \"%s\": a request to "
+                 "\"a.b.%s\" %s; write \"**.%s\" for every name below \"%s\"",
+                 h->text, bare, bare, escapes(r), bare, bare);
     }
 }
 

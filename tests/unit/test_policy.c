@@ -1541,7 +1541,7 @@ static void test_lint_no_false_positives(void **state)
         "  - id: no\n"
         "    effect: deny\n"
         "    resource:\n"
-        "      hosts: [evil.com, \"**.evil.com\", \"*.bad.example\", bad.example]\n"
+        "      hosts: [evil.com, \"**.evil.com\", \"*.bad.example\", bad.example, \"*.*.bad.example\"]\n"
         "      paths: [\"/admin\", \"/admin/**\", \"/.git\", \"/.git/**\", \"/**/.git/**\"]\n"
         "  - {id: x, effect: deny, resource: {paths: [\"/**/x\", \"/x\"]}}\n"
         "  - {id: y, effect: deny, resource: {hosts: [y.example], paths: [\"/**/y\", \"/**\"]}}\n"
@@ -1600,8 +1600,22 @@ static void test_lint_globs(void **state)
     lint_one("rules:\n"
              "  - id: no-evil\n"
              "    effect: deny\n"
-             "    resource: {hosts: [\"*.Evil.com.\"]}\n",
+             "    resource: {hosts: [\"*.Evil.com.\", \"*.*.evil.com\"]}\n",
              "no-evil", 2, 5, "add \"evil.com\" to hosts");
+    /* "*.x" is one label before x (the vault's "*.x" is one or more): a.b.x escapes a deny. */
+    lint_one("rules:\n"
+             "  - id: no-evil\n"
+             "    effect: deny\n"
+             "    resource: {hosts: [\"*.evil.com\", evil.com]}\n",
+             "no-evil", 2, 5,
+             "host pattern \"*.evil.com\" matches exactly one label before \"evil.com\": a request "
+             "to \"a.b.evil.com\" escapes this deny rule; write \"**.evil.com\" for every name "
+             "below \"evil.com\"");
+    lint_one("rules:\n"
+             "  - id: ask\n"
+             "    effect: escalate\n"
+             "    resource: {hosts: [\"*.pay.example\", pay.example]}\n",
+             "ask", 2, 5, "a request to \"a.b.pay.example\" skips the operator (escalate rule)");
     lint_one("rules:\n"
              "  - id: no-git\n"
              "    effect: deny\n"
