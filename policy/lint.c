@@ -417,6 +417,32 @@ static void host_warnings(struct lint *l, const struct prule *r)
     }
 }
 
+/* Does r's schemes list hold s (folded to lower case at load)? */
+static int has_scheme(const struct prule *r, const char *s)
+{
+    for (size_t i = 0; i < r->n_schemes; i++)
+        if (strcmp(r->schemes[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * "http" without "ws" (or "https" without "wss"): a WebSocket request is an HTTP GET to the same
+ * server (with an Upgrade header that a handler without WebSocket support ignores), so it
+ * reaches what the rule meant to hold back.
+ */
+static void scheme_warnings(struct lint *l, const struct prule *r)
+{
+    static const char *const pairs[][2] = {{"http", "ws"}, {"https", "wss"}};
+
+    for (size_t i = 0; i < 2; i++)
+        if (has_scheme(r, pairs[i][0]) && !has_scheme(r, pairs[i][1]))
+            warn(l, r,
+                 "schemes has \"%s\" but not \"%s\": a WebSocket request (%s://) to the same "
+                 "server is an HTTP GET there, and %s; add \"%s\" to schemes",
+                 pairs[i][0], pairs[i][1], pairs[i][1], escapes(r), pairs[i][1]);
+}
+
 int sworn_policy_lint(const struct sworn_policy *p, sworn_lint_fn fn, void *arg)
 {
     struct lint l = {p, fn, arg, 0, SWORN_LINT_STEPS_MAX};
@@ -440,6 +466,7 @@ int sworn_policy_lint(const struct sworn_policy *p, sworn_lint_fn fn, void *arg)
         if (r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW) {
             path_warnings(&l, r);
             host_warnings(&l, r);
+            scheme_warnings(&l, r);
         }
     }
     return l.count;

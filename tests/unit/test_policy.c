@@ -1628,6 +1628,22 @@ static void test_lint_globs(void **state)
              "    effect: deny\n"
              "    resource: {paths: [\"/a/**/z\"]}\n",
              "no-z", 2, 5, "add \"/a/z\" to paths");
+    /* A WebSocket request is an HTTP GET to the same server: "http" without "ws" in a deny. */
+    lint_one("rules:\n"
+             "  - id: no-plain\n"
+             "    effect: deny\n"
+             "    resource: {schemes: [HTTP], hosts: [\"10.0.0.5\"]}\n",
+             "no-plain", 2, 5,
+             "schemes has \"http\" but not \"ws\": a WebSocket request (ws://) to the same server "
+             "is an HTTP GET there, and escapes this deny rule; add \"ws\" to schemes");
+    lint_one("rules:\n"
+             "  - id: ask\n"
+             "    effect: escalate\n"
+             "    resource: {schemes: [https, ws]}\n",
+             "ask", 2, 5, "schemes has \"https\" but not \"wss\"");
+    lint_none("rules:\n"
+              "  - {id: no, effect: deny, resource: {schemes: [http, ws, wss, https], hosts: [x.example]}}\n"
+              "  - {id: web, effect: allow, resource: {schemes: [https]}}\n");
     /* In an allow rule a bare name that is not matched is denied by default: no warning. */
     lint_none("rules:\n"
               "  - id: repos\n"
