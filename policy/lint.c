@@ -321,11 +321,30 @@ static const char *escapes(const struct prule *r)
                                                        : "skips the operator (escalate rule)";
 }
 
-/* Does some path pattern of r match the literal path s (len bytes)? */
-static int paths_match(const struct prule *r, const char *s, size_t len)
+/*
+ * Steps one glob match costs: its simulation is O(text x tokens), up to 8192 x 512, so a policy
+ * of long patterns full of "**" made the bare-prefix check (every pattern against every other
+ * of its rule) run for minutes at each load and reload, with decisions waiting.
+ */
+#define LINT_GLOB_UNIT 16u
+
+static int glob_step(struct lint *l, const struct pglob *g, size_t len)
+{
+    uint64_t cost = 1 + ((uint64_t)(len + 1) * (uint64_t)(g->ntok + 1)) / LINT_GLOB_UNIT;
+
+    if (l->steps < cost) {
+        l->steps = 0;
+        return 0;
+    }
+    l->steps -= cost;
+    return 1;
+}
+
+/* Does some path pattern of r match the literal path s (len bytes)? Out of steps: unsure, 1. */
+static int paths_match(struct lint *l, const struct prule *r, const char *s, size_t len)
 {
     for (size_t i = 0; i < r->n_paths; i++)
-        if (pglob_match(&r->paths[i], s, len))
+        if (!glob_step(l, &r->paths[i], len) || pglob_match(&r->paths[i], s, len))
             return 1;
     return 0;
 }
@@ -339,7 +358,7 @@ static void path_warnings(struct lint *l, const struct prule *r)
 
         /* "/x/" then "**": "/x" itself is not matched. Only for a literal "/x" (no wildcard). */
         if (prefix_then_any(g, &lit) && lit >= 3 && t[lit - 1] == '/' &&
-            !paths_match(r, t, lit - 1))
+            !paths_match(l, r, t, lit - 1))
             warn(l, r,
                  "path pattern \"%s\" does not match \"%.*s\" itself (only \"%.*s\" and below): "
                  "a request for \"%.*s\" %s; add \"%.*s\" to paths",
@@ -371,6 +390,34 @@ static void path_warnings(struct lint *l, const struct prule *r)
     }
 }
 
+/* Labels of the name s. */
+static size_t name_labels(const char *s)
+{
+    size_t n = 1;
+
+    for (; *s != '\0'; s++)
+        n += *s == '.';
+    return n;
+}
+
+/*
+ * Does some host pattern of r match the name res->host of `labels` labels? Patterns that cannot
+ * (an IP, another label count, "**." over as many labels or more) are passed over without a
+ * match, so a rule of 1000 patterns costs 10^6 cheap tests, not 10^6 matches.
+ */
+static int hosts_match_name(const struct prule *r, const struct sworn_resource *res, size_t labels)
+{
+    for (size_t k = 0; k < r->n_hosts; k++) {
+        const struct phost *c = &r->hosts[k];
+
+        if (c->ip != 0 || (c->multi ? c->nlabels >= labels : c->nlabels != labels))
+            continue;
+        if (phost_match(c, res))
+            return 1;
+    }
+    return 0;
+}
+
 static void host_warnings(struct lint *l, const struct prule *r)
 {
     for (size_t i = 0; i < r->n_hosts; i++) {
@@ -392,14 +439,52 @@ static void host_warnings(struct lint *l, const struct prule *r)
         memset(&res, 0, sizeof(res));
         memcpy(res.host, bare, strlen(bare) + 1);
         res.host_kind = SWORN_RESOURCE_HOST_NAME;
-        for (size_t k = 0; k < r->n_hosts && !matched; k++)
-            matched = phost_match(&r->hosts[k], &res);
+        matched = hosts_match_name(r, &res, name_labels(bare));
         if (!matched)
             warn(l, r,
                  "host pattern \"%s\" does not match \"%s\" itself (only names below it): a "
                  "request to \"%s\" %s; add \"%s\" to hosts",
                  h->text, bare, bare, escapes(r), bare);
+        /* "*.x": exactly one label before x (the vault's "*.x" is one or more), so a name two
+         * labels below x is not matched unless another pattern of the rule matches it. */
+        if (h->multi || strlen(bare) + 4 > SWORN_RESOURCE_HOST_MAX)
+            continue;
+        memset(&res, 0, sizeof(res));
+        snprintf(res.host, sizeof(res.host), "a.b.%s", bare);
+        res.host_kind = SWORN_RESOURCE_HOST_NAME;
+        matched = hosts_match_name(r, &res, name_labels(bare) + 2);
+        if (!matched)
+            warn(l, r,
+                 "host pattern \"%s\" matches exactly one label before \"%s\": a request to "
+                 "\"a.b.%s\" %s; write \"**.%s\" for every name below \"%s\"",
+                 h->text, bare, bare, escapes(r), bare, bare);
     }
+}
+
+/* Does r's schemes list hold s (folded to lower case at load)? */
+static int has_scheme(const struct prule *r, const char *s)
+{
+    for (size_t i = 0; i < r->n_schemes; i++)
+        if (strcmp(r->schemes[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * "http" without "ws" (or "https" without "wss"): a WebSocket request is an HTTP GET to the same
+ * server (with an Upgrade header that a handler without WebSocket support ignores), so it
+ * reaches what the rule meant to hold back.
+ */
+static void scheme_warnings(struct lint *l, const struct prule *r)
+{
+    static const char *const pairs[][2] = {{"http", "ws"}, {"https", "wss"}};
+
+    for (size_t i = 0; i < 2; i++)
+        if (has_scheme(r, pairs[i][0]) && !has_scheme(r, pairs[i][1]))
+            warn(l, r,
+                 "schemes has \"%s\" but not \"%s\": a WebSocket request (%s://) to the same "
+                 "server is an HTTP GET there, and %s; add \"%s\" to schemes",
+                 pairs[i][0], pairs[i][1], pairs[i][1], escapes(r), pairs[i][1]);
 }
 
 int sworn_policy_lint(const struct sworn_policy *p, sworn_lint_fn fn, void *arg)
@@ -414,17 +499,19 @@ int sworn_policy_lint(const struct sworn_policy *p, sworn_lint_fn fn, void *arg)
 
         if (l.steps > 0 && !overridden(&l, r))
             shadowed(&l, r, j);
-        if (l.steps == 0 && !stopped) {
-            warn(&l, r,
-                 "the policy is too large to compare every pair of rules: rules from \"%s\" on "
-                 "were not checked for shadowing",
-                 r->id);
-            stopped = 1;
-        }
-        /* The glob warnings look at one rule at a time; they go on to the end. */
+        /* The glob warnings look at one rule at a time; the host and scheme ones go on to the
+         * end, the path ones (glob matches, which can be costly) share the steps. */
         if (r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW) {
             path_warnings(&l, r);
             host_warnings(&l, r);
+            scheme_warnings(&l, r);
+        }
+        if (l.steps == 0 && !stopped) {
+            warn(&l, r,
+                 "the policy is too large to compare every pair of rules: rules from \"%s\" on "
+                 "were not checked for shadowing nor for their path patterns",
+                 r->id);
+            stopped = 1;
         }
     }
     return l.count;

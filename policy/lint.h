@@ -22,8 +22,9 @@
  * Contract: sworn_policy_lint calls fn once per warning, in file order of the rule it is about,
  * with the rule's position (1-based line and column of its mapping, as in load errors) and a
  * one-line message without the file name; the message and rule id are valid only during the
- * call. The work is bounded (at most SWORN_LINT_STEPS_MAX comparisons; past that a last warning
- * says that the shadowing checks stopped early), so a large policy cannot stall a load.
+ * call. The work is bounded (at most SWORN_LINT_STEPS_MAX comparisons, a path glob match
+ * counting by its cost; past that a last warning says that the shadowing and path checks stopped
+ * early), so a large policy cannot stall a load.
  * Returns the number of warnings (>= 0), or -1 with sworn_err set on an internal failure
  * (out of memory). Pure: reads the policy only; thread-safe on an immutable policy.
  */

@@ -1337,6 +1337,37 @@ static int allow(const struct prule *alw, const struct prule *const *budgeted, s
 }
 
 /*
+ * 1 when the header name `name` is `want` (lower case, '-' between words) as a server may read
+ * it: ASCII case folded, '_' read as '-' (CGI, WSGI, Rack and PHP carry both as "HTTP_X_..._X",
+ * so Puma and Rack::MethodOverride honour `X_HTTP_METHOD_OVERRIDE`), and spaces and tabs around
+ * it dropped (lenient parsers trim "X-HTTP-Method-Override " before the colon).
+ */
+static int header_is(const char *name, const char *want)
+{
+    size_t n = strlen(name);
+
+    while (n > 0 && (name[0] == ' ' || name[0] == '\t')) {
+        name++;
+        n--;
+    }
+    while (n > 0 && (name[n - 1] == ' ' || name[n - 1] == '\t'))
+        n--;
+    if (n != strlen(want))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        else if (c == '_')
+            c = '-';
+        if (c != want[i])
+            return 0;
+    }
+    return 1;
+}
+
+/*
  * The method half of the canonical request (docs/policy.md 2.2): a non-empty context.method that
  * is not an upper-case RFC 9110 token is refused before any rule, as a resource without a
  * canonical form is. Upstream frameworks upper-case, trim or split such methods (`delete` runs
@@ -1357,7 +1388,7 @@ static int canon_method(const Sworn__V1__AuthorizationRequest *req, struct sworn
     if (req->context != NULL)
         for (size_t i = 0; i < req->context->n_header_names; i++)
             for (size_t k = 0; k < sizeof(overrides) / sizeof(overrides[0]); k++)
-                if (strcasecmp(req->context->header_names[i], overrides[k]) == 0) {
+                if (header_is(req->context->header_names[i], overrides[k])) {
                     set_reason(out,
                                "the method is refused: the request carries a method-override "
                                "header (%s), which some frameworks run as the method instead; "

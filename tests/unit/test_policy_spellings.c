@@ -221,6 +221,11 @@ static const struct policy policies[] = {
                        "    effect: allow\n"
                        "    resource: {paths: [\"/pay/**\"]}\n"
                        "    budget: {count: 1, window: 1d}\n"},
+    /* Attack 1: a method-override header spelt with '_' (CGI, WSGI, Rack and PHP read
+     * X_HTTP_METHOD_OVERRIDE as X-HTTP-Method-Override) or with spaces around it. */
+    {"attack-1", "rules:\n"
+                 "  - {id: open, effect: allow}\n"
+                 "  - {id: no-delete, effect: deny, methods: [DELETE]}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -593,7 +598,38 @@ static const struct spelling cases[] = {
     {"params-budgets", "a path parameter under a broader allow that permits them", NULL,
      "api.example", 0, "/pay/x;a=1", "GET", "f27-params", NULL, "ADD",
      "read-all,pay-budget,pay-budget", NULL},
+    {"attack-1", "a POST without an override header", NULL, "api.example", 0, "/x", "POST", NULL,
+     NULL, "A", "open", NULL},
+    {"attack-1", "the override header with '_' (Rack via Puma runs it)", NULL, "api.example", 0,
+     "/x", "POST", NULL, NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
+    {"attack-1", "X-HTTP-Method with '_' in lower case", NULL, "api.example", 0, "/x", "POST",
+     NULL, NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
+    {"attack-1", "the override header with a space before the colon", NULL, "api.example", 0,
+     "/x", "POST", NULL, NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
+    {"attack-1", "another header with '_'", NULL, "api.example", 0, "/x", "POST", NULL, NULL, "A",
+     "open", NULL},
 };
+
+/* The context.header_names of the cases that carry header names, by their `what` (attack 1). */
+static const struct {
+    const char *what;
+    const char *names;
+} headers[] = {
+    {"a POST without an override header", "[\"accept\",\"x-http-method-overridden\"]"},
+    {"the override header with '_' (Rack via Puma runs it)", "[\"X_HTTP_METHOD_OVERRIDE\"]"},
+    {"X-HTTP-Method with '_' in lower case", "[\"accept\",\"x_http_method\"]"},
+    {"the override header with a space before the colon", "[\"X-HTTP-Method-Override \"]"},
+    {"another header with '_'", "[\"x_request_id\"]"},
+};
+
+/* The header_names array of case c, or NULL. */
+static const char *case_headers(const struct spelling *c)
+{
+    for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++)
+        if (strcmp(headers[i].what, c->what) == 0)
+            return headers[i].names;
+    return NULL;
+}
 
 /* The context.json_numbers of the cases that carry numbers, by their `what` (finding 7). */
 static const struct {
@@ -666,7 +702,7 @@ static void json_raw(char *buf, size_t cap, const char *fmt, ...)
 /* The request of case c as JSON, with request id id. */
 static void case_json(const struct spelling *c, const char *id, char *buf, size_t cap)
 {
-    const char *nums = case_numbers(c);
+    const char *nums = case_numbers(c), *hdrs = case_headers(c);
 
     buf[0] = '\0';
     json_raw(buf, cap, "{\"request_id\":\"%s\",\"principal\":{\"id\":", id);
@@ -678,7 +714,7 @@ static void case_json(const struct spelling *c, const char *id, char *buf, size_
     json_raw(buf, cap, ",\"port\":%u,\"path\":", c->port != 0 ? c->port : 443u);
     json_string(buf, cap, c->path);
     json_raw(buf, cap, "}");
-    if (c->method != NULL || nums != NULL) {
+    if (c->method != NULL || nums != NULL || hdrs != NULL) {
         json_raw(buf, cap, ",\"context\":{");
         if (c->method != NULL) {
             json_raw(buf, cap, "\"method\":");
@@ -686,6 +722,9 @@ static void case_json(const struct spelling *c, const char *id, char *buf, size_
         }
         if (nums != NULL)
             json_raw(buf, cap, "%s\"json_numbers\":%s", c->method != NULL ? "," : "", nums);
+        if (hdrs != NULL)
+            json_raw(buf, cap, "%s\"header_names\":%s",
+                     c->method != NULL || nums != NULL ? "," : "", hdrs);
         json_raw(buf, cap, "}");
     }
     if (c->delegation != NULL)
