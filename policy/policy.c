@@ -1367,6 +1367,52 @@ static int header_is(const char *name, const char *want)
     return 1;
 }
 
+/* An RFC 9110 tchar: ! # $ % & ' * + - . ^ _ ` | ~ DIGIT ALPHA. */
+static int is_tchar(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/*
+ * The header half of the canonical request (docs/policy.md 2.2): every name in
+ * context.header_names must be an RFC 9110 token (servers trim, fold or map other names, a
+ * no-break space or a fullwidth letter included, so a name judged would not be the name read),
+ * and none may be a URL-override header (X-Original-URL, X-Rewrite-URL), by which some IIS and
+ * PHP stacks route a request to another path than the one judged. Returns 0, or 1 with out set.
+ */
+static int canon_headers(const Sworn__V1__AuthorizationRequest *req,
+                         struct sworn_policy_result *out)
+{
+    static const char *const url_overrides[] = {"x-original-url", "x-rewrite-url"};
+
+    if (req->context == NULL)
+        return 0;
+    for (size_t i = 0; i < req->context->n_header_names; i++) {
+        const char *name = req->context->header_names[i];
+
+        for (size_t k = 0; name[k] != '\0'; k++)
+            if (!is_tchar((unsigned char)name[k])) {
+                set_reason(out,
+                           "the request is refused: header name %zu holds byte 0x%02X at offset "
+                           "%zu, which is not an RFC 9110 token character (servers trim or map "
+                           "such names); denied before any rule",
+                           i, (unsigned)(unsigned char)name[k], k);
+                return 1;
+            }
+        for (size_t k = 0; k < sizeof(url_overrides) / sizeof(url_overrides[0]); k++)
+            if (header_is(name, url_overrides[k])) {
+                set_reason(out,
+                           "the request is refused: it carries a URL-override header (%s), by "
+                           "which some servers route to another path than the one judged; "
+                           "denied before any rule",
+                           url_overrides[k]);
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /*
  * The method half of the canonical request (docs/policy.md 2.2): a non-empty context.method that
  * is not an upper-case RFC 9110 token is refused before any rule, as a resource without a
@@ -1433,7 +1479,7 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                    "before any rule");
         return 0;
     }
-    if (canon_method(req, out) != 0)
+    if (canon_headers(req, out) != 0 || canon_method(req, out) != 0)
         return 0;
     for (size_t i = 0; i < p->nrules && deny == NULL; i++) {
         const struct prule *r = &p->rules[i];

@@ -1544,7 +1544,8 @@ static void test_lint_no_false_positives(void **state)
         "  - id: no\n"
         "    effect: deny\n"
         "    resource:\n"
-        "      hosts: [evil.com, \"**.evil.com\", \"*.bad.example\", bad.example, \"*.*.bad.example\"]\n"
+        "      hosts: [evil.com, \"**.evil.com\", \"*.bad.example\", bad.example, "
+        "\"*.*.bad.example\"]\n"
         "      paths: [\"/admin\", \"/admin/**\", \"/.git\", \"/.git/**\", \"/**/.git/**\"]\n"
         "  - {id: x, effect: deny, resource: {paths: [\"/**/x\", \"/x\"]}}\n"
         "  - {id: y, effect: deny, resource: {hosts: [y.example], paths: [\"/**/y\", \"/**\"]}}\n"
@@ -1584,8 +1585,9 @@ static void test_lint_bounded(void **state)
     cap = 200000;
     text = malloc(cap);
     assert_non_null(text);
-    n = (size_t)snprintf(text, cap, "rules:\n  - id: slow\n    effect: deny\n    resource:\n"
-                                    "      paths: [");
+    n = (size_t)snprintf(text, cap,
+                         "rules:\n  - id: slow\n    effect: deny\n    resource:\n"
+                         "      paths: [");
     for (int i = 0; i < 120; i++) {
         n += (size_t)snprintf(text + n, cap - n, "%s\"/", i > 0 ? ", " : "");
         if (i < 60) {
@@ -1604,9 +1606,10 @@ static void test_lint_bounded(void **state)
     s = lint_of(text);
     /* Before, every one of the 60 bare prefixes was checked and warned about, and no more. */
     assert_true(s.n >= 1 && s.n < 60);
-    assert_non_null(strstr(s.text[s.n < 8 ? s.n - 1 : 7], "the policy is too large to compare every pair of "
-                                            "rules: rules from \"slow\" on were not checked for "
-                                            "shadowing nor for their path patterns"));
+    assert_non_null(strstr(s.text[s.n < 8 ? s.n - 1 : 7],
+                           "the policy is too large to compare every pair of "
+                           "rules: rules from \"slow\" on were not checked for "
+                           "shadowing nor for their path patterns"));
     free(text);
 }
 
@@ -1677,7 +1680,8 @@ static void test_lint_globs(void **state)
              "    resource: {schemes: [https, ws]}\n",
              "ask", 2, 5, "schemes has \"https\" but not \"wss\"");
     lint_none("rules:\n"
-              "  - {id: no, effect: deny, resource: {schemes: [http, ws, wss, https], hosts: [x.example]}}\n"
+              "  - {id: no, effect: deny, resource: {schemes: [http, ws, wss, https], hosts: "
+              "[x.example]}}\n"
               "  - {id: web, effect: allow, resource: {schemes: [https]}}\n");
     /* In an allow rule a bare name that is not matched is denied by default: no warning. */
     lint_none("rules:\n"
@@ -2046,8 +2050,24 @@ static void test_method_refused(void **state)
          * trim them) are the same header. */
         static const char *const names[] = {"X-HTTP-Method-Override", "x-http-method",
                                             "X-Method-Override",      "X_HTTP_METHOD_OVERRIDE",
-                                            "x_http-method",          "X_Method_Override",
-                                            "x-http-method-override ", " X-HTTP-Method"};
+                                            "x_http-method",          "X_Method_Override"};
+        /* Spaces around a name, a colon, non-ASCII: not a token, refused as such first. */
+        static const char *const not_tokens[] = {
+            "x-http-method-override ", " X-HTTP-Method",
+            "x-http-method-override:", "X-HTTP-Method-Override\u00a0"};
+
+        for (size_t i = 0; i < sizeof(not_tokens) / sizeof(not_tokens[0]); i++) {
+            r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":"
+                   "\"http.request\",\"resource\":{\"scheme\":\"https\",\"host\":\"x\","
+                   "\"port\":443,\"path\":\"/\"},\"context\":{\"method\":\"POST\","
+                   "\"header_names\":[\"accept\",\"%s\"]}}",
+                   not_tokens[i]);
+            res = ev(p, NULL, r, T0);
+            if (res.effect != DENY || res.rule_id[0] != '\0' ||
+                strstr(res.reason, "the request is refused: header name 1 ") == NULL)
+                fail_msg("header %s: %s", not_tokens[i], res.reason);
+            rfree(r);
+        }
 
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
             r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":"
@@ -2066,7 +2086,7 @@ static void test_method_refused(void **state)
                "\"http.request\",\"resource\":{\"scheme\":\"https\",\"host\":\"x\","
                "\"port\":443,\"path\":\"/\"},\"context\":{\"method\":\"POST\","
                "\"header_names\":[\"x-http-method-overridden\",\"x_http_method_overrides\","
-               "\"x-http-method-override:\",\"xhttpmethod\"]}}");
+               "\"xhttpmethod\"]}}");
         res = ev(p, NULL, r, T0);
         assert_int_equal(res.effect, ALLOW);
         rfree(r);

@@ -71,6 +71,7 @@ struct spelling {
 
 #define REFUSED "is refused"
 #define METHOD_REFUSED "the method is refused: "
+#define HEADER_REFUSED "the request is refused: header name "
 
 /* Delegations (docs/policy.md section 8) of one or two actors, each (subject, issuer). */
 #define IDP "https://idp.example"
@@ -602,12 +603,27 @@ static const struct spelling cases[] = {
      NULL, "A", "open", NULL},
     {"attack-1", "the override header with '_' (Rack via Puma runs it)", NULL, "api.example", 0,
      "/x", "POST", NULL, NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
-    {"attack-1", "X-HTTP-Method with '_' in lower case", NULL, "api.example", 0, "/x", "POST",
-     NULL, NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
-    {"attack-1", "the override header with a space before the colon", NULL, "api.example", 0,
-     "/x", "POST", NULL, NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
+    {"attack-1", "X-HTTP-Method with '_' in lower case", NULL, "api.example", 0, "/x", "POST", NULL,
+     NULL, "D", "", METHOD_REFUSED "the request carries a method-override"},
+    {"attack-1", "the override header with a space before the colon", NULL, "api.example", 0, "/x",
+     "POST", NULL, NULL, "D", "", HEADER_REFUSED},
     {"attack-1", "another header with '_'", NULL, "api.example", 0, "/x", "POST", NULL, NULL, "A",
      "open", NULL},
+    /* Found attacking the fix of attack 1: header names that are not tokens, which servers
+     * trim or map (a no-break space, an ideographic space, a fullwidth letter), and the
+     * URL-override headers by which some IIS and PHP stacks route to another path. */
+    {"attack-1", "the override header with a no-break space", NULL, "api.example", 0, "/x", "POST",
+     NULL, NULL, "D", "", HEADER_REFUSED},
+    {"attack-1", "the override header with an ideographic space", NULL, "api.example", 0, "/x",
+     "POST", NULL, NULL, "D", "", HEADER_REFUSED},
+    {"attack-1", "the override header with a fullwidth e", NULL, "api.example", 0, "/x", "POST",
+     NULL, NULL, "D", "", HEADER_REFUSED},
+    {"attack-1", "a header name with a colon", NULL, "api.example", 0, "/x", "GET", NULL, NULL, "D",
+     "", HEADER_REFUSED},
+    {"attack-1", "X-Original-URL", NULL, "api.example", 0, "/x", "GET", NULL, NULL, "D", "",
+     "URL-override header (x-original-url)"},
+    {"attack-1", "x_rewrite_url", NULL, "api.example", 0, "/x", "GET", NULL, NULL, "D", "",
+     "URL-override header (x-rewrite-url)"},
 };
 
 /* The context.header_names of the cases that carry header names, by their `what` (attack 1). */
@@ -620,6 +636,12 @@ static const struct {
     {"X-HTTP-Method with '_' in lower case", "[\"accept\",\"x_http_method\"]"},
     {"the override header with a space before the colon", "[\"X-HTTP-Method-Override \"]"},
     {"another header with '_'", "[\"x_request_id\"]"},
+    {"the override header with a no-break space", "[\"X-HTTP-Method-Override\u00a0\"]"},
+    {"the override header with an ideographic space", "[\"X-HTTP-Method-Override\u3000\"]"},
+    {"the override header with a fullwidth e", "[\"X-HTTP-M\uff45thod-Override\"]"},
+    {"a header name with a colon", "[\"accept:\"]"},
+    {"X-Original-URL", "[\"accept\",\"X-Original-URL\"]"},
+    {"x_rewrite_url", "[\"x_rewrite_url\"]"},
 };
 
 /* The header_names array of case c, or NULL. */
