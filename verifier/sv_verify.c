@@ -2371,13 +2371,19 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
             for (size_t k = 0; k < p->nlogs; k++) {
                 char w[SV_WHY];
                 int ed;
+                /* The newest entry time in its tree; none (an opaque log, a tree of no entry
+                 * with a time) is unknown, never "any time" (issue 13, finding 6). Entry times
+                 * are never 0 (entries: time-missing). */
+                int known = cps[i].time_ms != 0;
 
                 if (!(cps[i].signers >> k & 1))
                     continue;
                 if (sv_keyring_key(s.keys, p->logs[k].spki_hash, "checkpoint",
-                                   cps[i].time_ms / 1000, &ed, w) == NULL) {
+                                   known ? cps[i].time_ms / 1000 : SV_TIME_UNKNOWN, &ed,
+                                   w) == NULL) {
                     snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
-                    sv_report_fail(rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
+                    sv_report_fail(rep, SV_CHECK_KEYS, item,
+                                   known ? "checkpoint-key" : "checkpoint-key-time-unknown", why);
                 } else {
                     pass(rep, SV_CHECK_KEYS);
                 }

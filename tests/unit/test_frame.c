@@ -254,6 +254,8 @@ static void test_reply_round_trip(void **state)
     assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
 }
 
+static uint8_t *raw_pack(const ProtobufCMessage *m, size_t *len);
+
 static void entry_round_trip(const Sworn__V1__Entry *e)
 {
     uint8_t *b, *again;
@@ -313,11 +315,13 @@ static void test_entry_round_trips(void **state)
     pl.digest = bin(hash_a, 32);
     pl.source = "/etc/sworn/policy.toml";
     pl.version = 3;
+    pl.time_unix_ms = 6;
     e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
     e.policy_loaded = &pl;
     entry_round_trip(&e);
 
     ke.statement = bin((const uint8_t *)"sworn key event\n", 16);
+    ke.time_unix_ms = 7;
     e.kind_case = SWORN__V1__ENTRY__KIND_KEY_EVENT;
     e.key_event = &ke;
     entry_round_trip(&e);
@@ -327,6 +331,7 @@ static void test_entry_round_trips(void **state)
     sm.files = mfp;
     sm.n_files = 1;
     sm.pcr23 = bin(hash_a, 32);
+    sm.time_unix_ms = 1;
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
     /* PCR 23 after extending without the value before it cannot be replayed: refused. */
@@ -354,6 +359,21 @@ static void test_entry_round_trips(void **state)
     er.operator_ = "alice";
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &er;
+    /* Without a time (issue 13, finding 6): decisiond writes one, so the packer refuses none;
+     * the decoder reads it (an entry of a decisiond before field 7), the verifier refuses it. */
+    {
+        uint8_t *raw;
+        Sworn__V1__Entry *old;
+
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        raw = raw_pack(&e.base, &blen);
+        old = sworn_frame_unpack_entry(raw, blen);
+        assert_non_null(old);
+        sworn__v1__entry__free_unpacked(old, NULL);
+        free(raw);
+    }
+    er.time_unix_ms = 8;
     entry_round_trip(&e);
     /* Linked to its escalate entry (fields 5 and 6); an index without the hash, or a short
      * hash, is refused (review finding 2). */
@@ -757,6 +777,7 @@ static void test_minted_entries(void **state)
     cm.minted = mcp;
     cm.n_minted = 1;
     cm.allow_log_index = 7;
+    cm.time_unix_ms = 9;
     for (size_t i = 0; i <= SWORN_FRAME_REPLACED_MAX; i++) {
         snprintf(ids[i], sizeof(ids[i]), "demo.oauth.%zu", i + 1);
         idp[i] = ids[i];
@@ -809,16 +830,17 @@ static void test_time_mark_entries(void **state)
         uint64_t t, hw, behind;
         int reason, ok;
     } cases[] = {
-        {1000, 900, 0, 1, 1},              /* at start, the clock ahead of the record */
-        {1000, 1000, 0, 2, 1},             /* periodic, the clock at the high water */
-        {1000, 8200, 7200, 1, 1},          /* the clock 7.2 s behind */
-        {0, 0, 0, 1, 1},                   /* an empty log's first start */
-        {1000, 8200, 0, 1, 0},             /* behind, but says it is not */
-        {1000, 900, 100, 2, 0},            /* not behind, but says it is */
-        {1000, 8200, 7199, 1, 0},          /* off by one */
-        {1000, 900, 0, 0, 0},              /* no reason */
-        {1000, 900, 0, 3, 0},              /* an unknown reason */
-        {0, UINT64_MAX, UINT64_MAX, 1, 1}, /* the extremes: no overflow */
+        {1000, 900, 0, 1, 1},                  /* at start, the clock ahead of the record */
+        {1000, 1000, 0, 2, 1},                 /* periodic, the clock at the high water */
+        {1000, 8200, 7200, 1, 1},              /* the clock 7.2 s behind */
+        {1, 0, 0, 1, 1},                       /* an empty log's first start */
+        {0, 0, 0, 1, 0},                       /* no time (issue 13, finding 6) */
+        {1000, 8200, 0, 1, 0},                 /* behind, but says it is not */
+        {1000, 900, 100, 2, 0},                /* not behind, but says it is */
+        {1000, 8200, 7199, 1, 0},              /* off by one */
+        {1000, 900, 0, 0, 0},                  /* no reason */
+        {1000, 900, 0, 3, 0},                  /* an unknown reason */
+        {1, UINT64_MAX, UINT64_MAX - 1, 1, 1}, /* the extremes: no overflow */
     };
     uint8_t *b;
     size_t blen;
