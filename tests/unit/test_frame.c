@@ -375,6 +375,45 @@ static void test_entry_round_trips(void **state)
     }
     er.time_unix_ms = 8;
     entry_round_trip(&e);
+    /* docs/formats.md section 1's example, byte for byte: "dup-1" allowed by alice, naming
+     * entry 17 by its leaf hash, resolved at 1764633600000. */
+    {
+        uint8_t want[2 + 16 + 2 + 34 + 7];
+        size_t n = 0;
+
+        er.request_id = "dup-1";
+        er.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+        er.escalation_index = 17;
+        er.escalation_hash = bin(hash_a, 32);
+        er.time_unix_ms = 1764633600000ull;
+        want[n++] = 0x2a;
+        want[n++] = (uint8_t)(sizeof(want) - 2);
+        memcpy(want + n,
+               "\x0a\x05"
+               "dup-1"
+               "\x10\x01\x1a\x05"
+               "alice",
+               16);
+        n += 16;
+        want[n++] = 0x28;
+        want[n++] = 0x11;
+        want[n++] = 0x32;
+        want[n++] = 0x20;
+        memcpy(want + n, hash_a, 32);
+        n += 32;
+        memcpy(want + n, "\x38\x80\xc0\xef\xe2\xad\x33", 7);
+        n += 7;
+        assert_int_equal(n, sizeof(want));
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+        assert_int_equal(blen, sizeof(want));
+        assert_memory_equal(b, want, sizeof(want));
+        free(b);
+        er.request_id = "req-0001";
+        er.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        er.escalation_index = 0;
+        er.escalation_hash = bin(hash_a, 0);
+        er.time_unix_ms = 8;
+    }
     /* Linked to its escalate entry (fields 5 and 6); an index without the hash, or a short
      * hash, is refused (review finding 2). */
     er.escalation_index = 7;
