@@ -116,6 +116,7 @@ static int pack_resolution(const struct d_commit *c, uint8_t **out, size_t *len)
     er.escalation_index = j->held->index;
     er.escalation_hash.data = (uint8_t *)j->held->leaf;
     er.escalation_hash.len = sizeof(j->held->leaf);
+    er.time_unix_ms = c->time_ms; /* the key that signs its receipt must be valid then */
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &er;
     return d_entry_pack(&e, out, len);

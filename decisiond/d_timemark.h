@@ -50,9 +50,8 @@ void d_timemark_destroy(struct d_timemark *t);
 
 /*
  * The time stamp an entry carries (docs/formats.md, "Time stamps of entries"): the time_unix_ms
- * of a DecisionRecord, PolicyLoaded, KeyEvent, StartupMeasurement, Refused, CredentialsMinted,
- * RefusalsDropped or TimeMark. OUT: *t. Returns 1, or 0 for a kind without one
- * (EscalationResolved).
+ * of every kind. OUT: *t. Returns 1, or 0 for an entry without one (an EscalationResolved
+ * written before its field 7 existed).
  */
 int d_entry_time(const Sworn__V1__Entry *e, uint64_t *t);
 

@@ -209,6 +209,9 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "escalation_hash",
                                hex_json(e->escalation_resolved->escalation_hash.data,
                                         e->escalation_resolved->escalation_hash.len));
+        json_object_object_add(
+            o, "time_unix_ms",
+            json_object_new_int64((int64_t)e->escalation_resolved->time_unix_ms));
         break;
     case SWORN__V1__ENTRY__KIND_REFUSED:
         json_object_object_add(o, "kind", json_object_new_string("refused"));

@@ -12,6 +12,17 @@
 #define STRING_MAX 8192
 #define REASON_MAX 1024
 
+/* sworn.proto's and docs/protocol.md section 3's bounds (wire/frame.h has the recording side's
+ * copy; the verifier keeps its own, issue 13 finding 8). */
+#define OPERATION_MAX 64
+#define SCHEME_MAX 16
+#define HOST_MAX 255
+#define TOOL_MAX 256
+#define METHOD_MAX 32
+#define NAME_MAX_ 256 /* a covered component's name */
+#define OPERATOR_MAX 256
+#define CANON_SCHEME_MAX 5
+
 /* A failure with a fixed message naming one field. */
 static int fail_code(char *code, const char *c, char *why, const char *what, const char *name)
 {
@@ -64,6 +75,52 @@ static int walk(const ProtobufCMessage *m, int depth, char *code, char *why)
     return 0;
 }
 
+/* RFC 8259 section 6: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and nothing else. */
+static int json_number_ok(const char *p)
+{
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return 0;
+    if (*p == '.') {
+        if (!(p[1] >= '0' && p[1] <= '9'))
+            return 0;
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            ;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
+/* docs/policy.md 2.2: an RFC 9110 token (tchar) without lower-case letters, 1..32 bytes. */
+static int method_token_ok(const char *m)
+{
+    size_t n = strlen(m);
+
+    if (n < 1 || n > METHOD_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = m[i];
+
+        if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#$%&'*+-.^_`|~", c)))
+            return 0;
+    }
+    return 1;
+}
+
 static int d32(const ProtobufCBinaryData *b, int may_be_empty)
 {
     return b->len == 32 || (may_be_empty && b->len == 0);
@@ -111,12 +168,22 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
         BAD("missing-field", "decision: no principal id");
     if (r->operation[0] == '\0')
         BAD("missing-field", "decision: no operation");
+    if (strlen(r->operation) > OPERATION_MAX)
+        BAD("field-too-long", "decision: operation longer than %d bytes", OPERATION_MAX);
     if (r->resource == NULL || r->resource->scheme[0] == '\0' || r->resource->host[0] == '\0')
         BAD("missing-field", "decision: no resource scheme or host");
+    if (strlen(r->resource->scheme) > SCHEME_MAX || strlen(r->resource->host) > HOST_MAX ||
+        strlen(r->resource->tool) > TOOL_MAX)
+        BAD("field-too-long",
+            "decision: resource scheme, host or tool longer than %d, %d or %d bytes", SCHEME_MAX,
+            HOST_MAX, TOOL_MAX);
     if (r->resource->port < 1 || r->resource->port > 65535)
         BAD("bad-field", "decision: resource port %u out of 1..65535", r->resource->port);
     if (r->context != NULL) {
         const Svpb__V1__Context *c = r->context;
+
+        if (strlen(c->method) > METHOD_MAX)
+            BAD("field-too-long", "decision: context.method longer than %d bytes", METHOD_MAX);
 
         if (c->n_header_names > 256)
             BAD("bad-field", "decision: more than 256 header names");
@@ -127,9 +194,13 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
             BAD("bad-field", "decision: a context digest is not 32 bytes");
         if (c->n_covered > 64)
             BAD("bad-field", "decision: more than 64 covered components");
-        for (size_t i = 0; i < c->n_covered; i++)
+        for (size_t i = 0; i < c->n_covered; i++) {
             if (c->covered[i]->name[0] == '\0' || !d32(&c->covered[i]->value_sha256, 0))
                 BAD("bad-field", "decision: covered component %zu malformed", i);
+            if (strlen(c->covered[i]->name) > NAME_MAX_)
+                BAD("field-too-long", "decision: covered component %zu name longer than %d bytes",
+                    i, NAME_MAX_);
+        }
         if (c->n_json_numbers > 64)
             BAD("bad-field", "decision: more than 64 JSON numbers");
         for (size_t i = 0; i < c->n_json_numbers; i++) {
@@ -138,6 +209,11 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
 
             if (pl < 1 || pl > 256 || j->pointer[0] != '/' || vl < 1 || vl > 64)
                 BAD("bad-field", "decision: JSON number %zu malformed", i);
+            if (!json_number_ok(j->value))
+                BAD("json-number",
+                    "decision: JSON number %zu's value is not one RFC 8259 number (a budget "
+                    "would sum what the proxy did not read as one)",
+                    i);
         }
     }
     if (r->delegation != NULL) {
@@ -153,7 +229,7 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
         for (size_t i = 0; i < g->n_token_sha256; i++)
             if (!d32(&g->token_sha256[i], 0))
                 BAD("bad-field", "decision: delegation token hash %zu is not 32 bytes", i);
-        if (g->may_act != NULL && g->may_act->result > 3)
+        if (g->may_act != NULL && ((int)g->may_act->result < 0 || g->may_act->result > 3))
             BAD("bad-field", "decision: unknown may_act result");
     }
     return 0;
@@ -204,6 +280,9 @@ static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *
     if (strcmp(c->scheme, "http") != 0 && strcmp(c->scheme, "https") != 0 &&
         strcmp(c->scheme, "ws") != 0 && strcmp(c->scheme, "wss") != 0)
         BAD("bad-field", "decision: canonical_resource scheme is not http, https, ws or wss");
+    if (strlen(c->scheme) > CANON_SCHEME_MAX)
+        BAD("bad-field", "decision: canonical_resource scheme longer than %d bytes",
+            CANON_SCHEME_MAX);
     if (c->host[0] == '\0' || strlen(c->host) > 253)
         BAD("bad-field", "decision: canonical_resource host is not 1..253 bytes");
     if (c->port < 1 || c->port > 65535 || c->port != d->request->resource->port)
@@ -225,6 +304,22 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             return -1;
         if (d->effect < 1 || d->effect > 3)
             BAD("bad-field", "decision: effect %d is not ALLOW, DENY or ESCALATE", d->effect);
+        /* Only a deny is decided by no rule (no rule matched, a refused resource or method, a
+         * duplicate id: docs/policy.md section 3); an allow or escalate names its rule. */
+        if (d->rule_id[0] == '\0' && d->effect != 2)
+            BAD("rule-missing", "decision: an %s without a rule_id",
+                d->effect == 1 ? "ALLOW" : "ESCALATE");
+        if (strlen(d->rule_id) > SV_ID_MAX)
+            BAD("field-too-long", "decision: rule_id longer than %d bytes", SV_ID_MAX);
+        /* A non-empty method that is not an upper-case token is refused before any rule
+         * (docs/policy.md 2.2): only a deny by no rule may hold one. An empty or absent method
+         * is decisiond's to decide (it matches no methods list), so it is no failure. */
+        if (d->request->context != NULL && d->request->context->method[0] != '\0' &&
+            !method_token_ok(d->request->context->method) &&
+            (d->effect != 2 || d->rule_id[0] != '\0'))
+            BAD("method-not-token",
+                "decision: context.method is not an upper-case RFC 9110 token, so decisiond "
+                "denies it before any rule; this entry is no such deny");
         if (d->reason[0] == '\0')
             BAD("missing-field", "decision: no reason");
         if (strlen(d->reason) > REASON_MAX)
@@ -254,6 +349,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("missing-field", "policy_loaded: digest is not 32 bytes");
         if (e->policy_loaded->source[0] == '\0')
             BAD("missing-field", "policy_loaded: no source");
+        if (strlen(e->policy_loaded->error) > REASON_MAX)
+            BAD("error-too-long", "policy_loaded: error longer than %d bytes", REASON_MAX);
         memcpy(info->digest, e->policy_loaded->digest.data, SV_HASH);
         info->time_unix_ms = e->policy_loaded->time_unix_ms;
         info->refused = e->policy_loaded->error[0] != '\0';
@@ -278,6 +375,11 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         for (size_t i = 0; i < e->startup->n_files; i++) {
             if (e->startup->files[i]->path[0] == '\0' || !d32(&e->startup->files[i]->sha256, 0))
                 BAD("bad-field", "startup: file %zu malformed", i);
+            if (e->startup->files[i]->path[0] != '/')
+                BAD("path-relative",
+                    "startup: file %zu's path is not absolute (an auditor could not tell which "
+                    "file was measured)",
+                    i);
             /* 0: a decisiond older than roles; protobuf-c keeps unknown enum numbers. */
             if ((int)e->startup->files[i]->role < 0 ||
                 e->startup->files[i]->role > SVPB__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA)
@@ -292,6 +394,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("bad-field", "startup: pcr23 is not 32 bytes");
         if (!d32(&e->startup->pcr23_before, 1))
             BAD("bad-field", "startup: pcr23_before is not 32 bytes");
+        if ((e->startup->pcr23.len == 0) != (e->startup->pcr23_before.len == 0))
+            BAD("pcr-half", "startup: pcr23 and pcr23_before are not both set or both empty");
         info->time_unix_ms = e->startup->time_unix_ms;
         return 0;
     }
@@ -304,6 +408,9 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("bad-field", "escalation_resolved: effect %d is not ALLOW or DENY", r->effect);
         if (r->operator_[0] == '\0')
             BAD("missing-field", "escalation_resolved: no operator");
+        if (strlen(r->operator_) > OPERATOR_MAX)
+            BAD("field-too-long", "escalation_resolved: operator longer than %d bytes",
+                OPERATOR_MAX);
         if (strlen(r->reason) > REASON_MAX)
             BAD("bad-field", "escalation_resolved: reason longer than %d bytes", REASON_MAX);
         if (!d32(&r->escalation_hash, 1))
@@ -316,6 +423,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             memcpy(info->escalation_hash, r->escalation_hash.data, SV_HASH);
         }
         info->effect = r->effect;
+        info->time_unix_ms = r->time_unix_ms;
         snprintf(info->request_id, sizeof(info->request_id), "%s", r->request_id);
         return 0;
     }
@@ -477,6 +585,14 @@ int sv_entry_check(const uint8_t *e, size_t len, struct sv_entry_info *info, cha
     }
     info->kind = (enum sv_entry_kind)m->kind_case;
     r = check_kind(m, info, code, why);
+    /* Every kind carries decisiond's clock (issue 13, finding 6): key validity is checked at
+     * it, and 0 would be a time no key was valid at, or, read as "unknown", any. An
+     * EscalationResolved written before its field 7 has none, and is refused too. */
+    if (r == 0 && info->time_unix_ms == 0) {
+        snprintf(code, 32, "time-missing");
+        r = sv_fail(why, "the entry has no time_unix_ms (decisiond stamps every entry with its "
+                         "clock; the keys that sign for it are checked at that time)");
+    }
 out:
     free(re);
     svpb__v1__entry__free_unpacked(m, NULL);

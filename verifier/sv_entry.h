@@ -21,7 +21,14 @@
  * entry a channel "decision" or "admin". For a CredentialsMinted entry the
  * replaced_credential_ids are at most 16, distinct, none also minted by the entry, and each a
  * minted member of from_credential_id's family (docs/formats.md section 1: the root with
- * ".oauth.<n>" suffixes). Otherwise it returns -1 with
+ * ".oauth.<n>" suffixes). Every entry has a time_unix_ms that is not 0 (time-missing: issue 13,
+ * finding 6). The verifier's own copy of docs/protocol.md section 3's bounds and shapes (finding 8)
+ * has its own codes: json-number (a JsonNumber value not one RFC 8259 number), error-too-long (a
+ * PolicyLoaded error over 1024 bytes), path-relative (a measured path not starting with '/'),
+ * pcr-half (pcr23 without pcr23_before or the reverse), rule-missing (an ALLOW or ESCALATE with
+ * no rule_id), method-not-token (a non-empty method that is not an upper-case RFC 9110 token, in
+ * anything but a deny by no rule), field-too-long (operation, scheme, host, tool, method, covered
+ * name, rule_id, operator over wire/frame.c's bounds). Otherwise it returns -1 with
  * a short stable reason code in code and a message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H
@@ -56,8 +63,8 @@ struct sv_entry_info {
     enum sv_entry_kind kind;
     int effect;               /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
     uint8_t digest[SV_HASH];  /* decision: policy_digest; policy_loaded: digest */
-    uint64_t time_unix_ms;    /* decision, policy_loaded, key_event, startup, refused,
-                                 credentials_minted, refusals_dropped, time_mark */
+    uint64_t time_unix_ms;    /* every kind (escalation_resolved: field 7); never 0 once
+                                 accepted (time-missing) */
     uint64_t high_water_ms;   /* time_mark: high_water_unix_ms */
     uint64_t clock_behind_ms; /* time_mark: clock_behind_ms */
     char request_id[SV_ID_MAX + 1];    /* decision / escalation_resolved; credentials_minted:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>
@@ -514,8 +515,21 @@ EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_H
         sv_fail(why, "the key is a %s key, not a %s key", key->purpose, purpose);
         return NULL;
     }
-    /* t = 0: the time is unknown (no entry carries one); only a revoked key is refused. */
-    if (t == 0 ? key->status == K_REVOKED : !valid_at(key, t)) {
+    /* No time known: only a key valid now and from now on (an active one) can be shown to have
+     * been valid when it signed. 0 is a time, checked like any other. */
+    if (t == SV_TIME_UNKNOWN) {
+        uint64_t now = (uint64_t)time(NULL);
+
+        if (key->status != K_ACTIVE || !valid_at(key, now)) {
+            sv_fail(why,
+                    "no entry time says when it signed, and the key is not valid now (%s): only "
+                    "an active key valid now is accepted then",
+                    key->status == K_REVOKED   ? "revoked"
+                    : key->status == K_RETIRED ? "retired"
+                                               : "not yet valid");
+            return NULL;
+        }
+    } else if (!valid_at(key, t)) {
         sv_fail(why, "the key was not valid at %llu (%s)", (unsigned long long)t,
                 key->status == K_REVOKED   ? "revoked"
                 : key->status == K_RETIRED ? "retired"

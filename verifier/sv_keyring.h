@@ -47,8 +47,12 @@ int sv_keyring_has_purpose(const struct sv_keyring_state *k, const char *purpose
 int sv_keyring_knows(const struct sv_keyring_state *k, const uint8_t id[SV_HASH]);
 
 /* The key with this id if it may sign for purpose at time t (seconds): its public key (owned
- * by k) and *ed = 1 for Ed25519. NULL with why otherwise. t = 0 means the time is unknown (a
- * log without entry times): then any key of the purpose counts except a revoked one. */
+ * by k) and *ed = 1 for Ed25519. NULL with why otherwise. t = 0 is 1970-01-01, a time like any
+ * other, never "any time" (issue 13, finding 6). t = SV_TIME_UNKNOWN means no time is known (an
+ * opaque log, a checkpoint over no entry): then the key must be valid now, at the verifier's own
+ * clock, and stay so (active, valid-from not after now): neither a retired or revoked key nor
+ * one valid only later counts. */
+#define SV_TIME_UNKNOWN UINT64_MAX
 struct evp_pkey_st *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
                                    const char *purpose, uint64_t t, int *ed, char *why);
 

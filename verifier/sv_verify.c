@@ -1752,14 +1752,24 @@ static void check_checkpoint_keys(struct stream *s, const struct cp_rec *cps, si
         for (size_t k = 0; k < p->nlogs; k++) {
             char w[SV_WHY];
             int ed;
+            /* No time (an opaque log, the empty tree) is unknown, never "any time": the key
+             * must then be active and valid now (issue 13, finding 6). */
+            int known = cps[i].time_ms != 0;
+            const struct evp_pkey_st *key;
 
             if (!(cps[i].signers >> k & 1))
                 continue;
-            if ((later ? sv_keyring_key_from
-                       : sv_keyring_key)(s->keys, p->logs[k].spki_hash, "checkpoint",
-                                         sv_keyring_seconds(cps[i].time_ms), &ed, w) == NULL) {
+            if (known && later)
+                key = sv_keyring_key_from(s->keys, p->logs[k].spki_hash, "checkpoint",
+                                          sv_keyring_seconds(cps[i].time_ms), &ed, w);
+            else
+                key = sv_keyring_key(s->keys, p->logs[k].spki_hash, "checkpoint",
+                                     known ? sv_keyring_seconds(cps[i].time_ms) : SV_TIME_UNKNOWN,
+                                     &ed, w);
+            if (key == NULL) {
                 snprintf(why, sizeof(why), "signed by %.200s: %.250s", p->logs[k].name, w);
-                sv_report_fail(s->rep, SV_CHECK_KEYS, item, "checkpoint-key", why);
+                sv_report_fail(s->rep, SV_CHECK_KEYS, item,
+                               known ? "checkpoint-key" : "checkpoint-key-time-unknown", why);
             } else {
                 pass(s->rep, SV_CHECK_KEYS);
             }

@@ -654,7 +654,56 @@ fail:
     return -1;
 }
 
-int sworn_frame_check_entry(const Sworn__V1__Entry *m)
+/*
+ * The entry's time stamp (docs/formats.md, "Time stamps of entries"): every kind carries
+ * decisiond's clock, and decisiond never writes 0 (writing). Read back, an EscalationResolved
+ * may lack one: it had no field 7 before issue 13 (finding 6), and decisiond still reads its own
+ * older log at start; sworn-verify refuses such an entry (time-missing). Every other kind always
+ * had its time, so 0 there is refused also when read.
+ */
+static int check_entry_time(const Sworn__V1__Entry *m, int writing)
+{
+    uint64_t t;
+
+    switch (m->kind_case) {
+    case SWORN__V1__ENTRY__KIND_DECISION:
+        t = m->decision->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_POLICY_LOADED:
+        t = m->policy_loaded->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_KEY_EVENT:
+        t = m->key_event->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_STARTUP:
+        t = m->startup->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED:
+        t = m->escalation_resolved->time_unix_ms;
+        if (!writing)
+            return 0;
+        break;
+    case SWORN__V1__ENTRY__KIND_REFUSED:
+        t = m->refused->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED:
+        t = m->credentials_minted->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED:
+        t = m->refusals_dropped->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_TIME_MARK:
+        t = m->time_mark->time_unix_ms;
+        break;
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
+    }
+    if (t == 0)
+        return sworn_err_set(SWORN_ERR_FORMAT, "entry.time_unix_ms is missing (0)");
+    return 0;
+}
+
+static int check_entry_shape(const Sworn__V1__Entry *m)
 {
     size_t i;
 
@@ -772,6 +821,14 @@ int sworn_frame_check_entry(const Sworn__V1__Entry *m)
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }
+fail:
+    return -1;
+}
+
+int sworn_frame_check_entry(const Sworn__V1__Entry *m)
+{
+    SWORN_GUARD(check_entry_shape(m));
+    return check_entry_time(m, 0);
 fail:
     return -1;
 }
@@ -1082,7 +1139,7 @@ int sworn_frame_pack_entry(const Sworn__V1__Entry *m, uint8_t **out, size_t *out
 {
     *out = NULL;
     *out_len = 0;
-    if (sworn_frame_check_entry(m) != 0)
+    if (check_entry_shape(m) != 0 || check_entry_time(m, 1) != 0)
         return -1;
     return pack(&m->base, 0, out, out_len);
 }

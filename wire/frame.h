@@ -186,7 +186,10 @@ long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size
  * Check a message's shape rules (not its encoding). Each returns 0, or -1 with sworn_err set and
  * a message naming the field. sworn_frame_check_decision_request also bounds an authorize body
  * by SWORN_FRAME_REQUEST_MAX (the socket's rule); sworn_frame_check_request does not, since a
- * stored DecisionRecord is bounded by the entry's own limit.
+ * stored DecisionRecord is bounded by the entry's own limit. sworn_frame_check_entry (also
+ * what sworn_frame_unpack_entry applies) refuses an entry whose time_unix_ms is 0, except an
+ * EscalationResolved (one written before its field 7 has none); sworn_frame_pack_entry refuses
+ * that too: decisiond writes a time in every entry (issue 13, finding 6).
  */
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
 int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);

@@ -7,7 +7,9 @@
  * Besides not crashing, it checks properties that a lax decoder would break:
  *   - the decoder never hands out a body longer than SWORN_FRAME_MAX or of the wrong length, and
  *     feeding the same stream one byte at a time gives the same frames;
- *   - a message that decodes packs again (through the checked packers) to exactly its bytes;
+ *   - a message that decodes packs again (through the checked packers) to exactly its bytes,
+ *     but for an EscalationResolved without a time, which decodes (an older decisiond wrote it)
+ *     and which the packer refuses (decisiond stamps every entry; issue 13, finding 6);
  *   - no body is both a DecisionRequest and an AdminRequest (a request sent to the wrong socket
  *     is refused), nor both a DecisionRequest and a bare AuthorizationRequest (a wire version 0
  *     request is never taken for an envelope);
@@ -171,6 +173,13 @@ static void check_body(const uint8_t *p, size_t len)
     }
     if (e == NULL) {
         refused();
+    } else if (e->kind_case == SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED &&
+               e->escalation_resolved->time_unix_ms == 0) {
+        /* A resolution of a decisiond before field 7: read back, never written (finding 6). */
+        if (sworn_frame_pack_entry(e, &out, &out_len) == 0)
+            abort();
+        refused();
+        sworn__v1__entry__free_unpacked(e, NULL);
     } else {
         if (sworn_frame_pack_entry(e, &out, &out_len) != 0)
             abort();

@@ -3,7 +3,9 @@
  * sv_entry.c, sv_receipt.c): the input as a sworn.v1.Entry, and as a Receipt checked against a
  * fixed receipt key and leaf hash. An entry that is accepted must be 1..65535 bytes and of a
  * known kind (CredentialsMinted, kind 7, and TimeMark, kind 9, included; the seeds hold TimeMarks
- * with the clock behind and ones refused for a wrong clock_behind_ms or reason); a receipt is never
+ * with the clock behind and ones refused for a wrong clock_behind_ms or reason; issue 13's seeds
+ * hold entries without a time, time-missing-*, and one of each shape rule of findings 8, shape-*,
+ * refused and accepted); a receipt is never
  * accepted (its signature cannot verify over a fixed leaf without the private key, short of a
  * forgery).
  */

@@ -254,6 +254,8 @@ static void test_reply_round_trip(void **state)
     assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
 }
 
+static uint8_t *raw_pack(const ProtobufCMessage *m, size_t *len);
+
 static void entry_round_trip(const Sworn__V1__Entry *e)
 {
     uint8_t *b, *again;
@@ -313,11 +315,13 @@ static void test_entry_round_trips(void **state)
     pl.digest = bin(hash_a, 32);
     pl.source = "/etc/sworn/policy.toml";
     pl.version = 3;
+    pl.time_unix_ms = 6;
     e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
     e.policy_loaded = &pl;
     entry_round_trip(&e);
 
     ke.statement = bin((const uint8_t *)"sworn key event\n", 16);
+    ke.time_unix_ms = 7;
     e.kind_case = SWORN__V1__ENTRY__KIND_KEY_EVENT;
     e.key_event = &ke;
     entry_round_trip(&e);
@@ -327,6 +331,7 @@ static void test_entry_round_trips(void **state)
     sm.files = mfp;
     sm.n_files = 1;
     sm.pcr23 = bin(hash_a, 32);
+    sm.time_unix_ms = 1;
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
     /* PCR 23 after extending without the value before it cannot be replayed: refused. */
@@ -354,7 +359,61 @@ static void test_entry_round_trips(void **state)
     er.operator_ = "alice";
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &er;
+    /* Without a time (issue 13, finding 6): decisiond writes one, so the packer refuses none;
+     * the decoder reads it (an entry of a decisiond before field 7), the verifier refuses it. */
+    {
+        uint8_t *raw;
+        Sworn__V1__Entry *old;
+
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        raw = raw_pack(&e.base, &blen);
+        old = sworn_frame_unpack_entry(raw, blen);
+        assert_non_null(old);
+        sworn__v1__entry__free_unpacked(old, NULL);
+        free(raw);
+    }
+    er.time_unix_ms = 8;
     entry_round_trip(&e);
+    /* docs/formats.md section 1's example, byte for byte: "dup-1" allowed by alice, naming
+     * entry 17 by its leaf hash, resolved at 1764633600000. */
+    {
+        uint8_t want[2 + 16 + 2 + 34 + 7];
+        size_t n = 0;
+
+        er.request_id = "dup-1";
+        er.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+        er.escalation_index = 17;
+        er.escalation_hash = bin(hash_a, 32);
+        er.time_unix_ms = 1764633600000ull;
+        want[n++] = 0x2a;
+        want[n++] = (uint8_t)(sizeof(want) - 2);
+        memcpy(want + n,
+               "\x0a\x05"
+               "dup-1"
+               "\x10\x01\x1a\x05"
+               "alice",
+               16);
+        n += 16;
+        want[n++] = 0x28;
+        want[n++] = 0x11;
+        want[n++] = 0x32;
+        want[n++] = 0x20;
+        memcpy(want + n, hash_a, 32);
+        n += 32;
+        memcpy(want + n, "\x38\x80\xc0\xef\xe2\xad\x33", 7);
+        n += 7;
+        assert_int_equal(n, sizeof(want));
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+        assert_int_equal(blen, sizeof(want));
+        assert_memory_equal(b, want, sizeof(want));
+        free(b);
+        er.request_id = "req-0001";
+        er.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        er.escalation_index = 0;
+        er.escalation_hash = bin(hash_a, 0);
+        er.time_unix_ms = 8;
+    }
     /* Linked to its escalate entry (fields 5 and 6); an index without the hash, or a short
      * hash, is refused (review finding 2). */
     er.escalation_index = 7;
@@ -757,6 +816,7 @@ static void test_minted_entries(void **state)
     cm.minted = mcp;
     cm.n_minted = 1;
     cm.allow_log_index = 7;
+    cm.time_unix_ms = 9;
     for (size_t i = 0; i <= SWORN_FRAME_REPLACED_MAX; i++) {
         snprintf(ids[i], sizeof(ids[i]), "demo.oauth.%zu", i + 1);
         idp[i] = ids[i];
@@ -809,16 +869,17 @@ static void test_time_mark_entries(void **state)
         uint64_t t, hw, behind;
         int reason, ok;
     } cases[] = {
-        {1000, 900, 0, 1, 1},              /* at start, the clock ahead of the record */
-        {1000, 1000, 0, 2, 1},             /* periodic, the clock at the high water */
-        {1000, 8200, 7200, 1, 1},          /* the clock 7.2 s behind */
-        {0, 0, 0, 1, 1},                   /* an empty log's first start */
-        {1000, 8200, 0, 1, 0},             /* behind, but says it is not */
-        {1000, 900, 100, 2, 0},            /* not behind, but says it is */
-        {1000, 8200, 7199, 1, 0},          /* off by one */
-        {1000, 900, 0, 0, 0},              /* no reason */
-        {1000, 900, 0, 3, 0},              /* an unknown reason */
-        {0, UINT64_MAX, UINT64_MAX, 1, 1}, /* the extremes: no overflow */
+        {1000, 900, 0, 1, 1},                  /* at start, the clock ahead of the record */
+        {1000, 1000, 0, 2, 1},                 /* periodic, the clock at the high water */
+        {1000, 8200, 7200, 1, 1},              /* the clock 7.2 s behind */
+        {1, 0, 0, 1, 1},                       /* an empty log's first start */
+        {0, 0, 0, 1, 0},                       /* no time (issue 13, finding 6) */
+        {1000, 8200, 0, 1, 0},                 /* behind, but says it is not */
+        {1000, 900, 100, 2, 0},                /* not behind, but says it is */
+        {1000, 8200, 7199, 1, 0},              /* off by one */
+        {1000, 900, 0, 0, 0},                  /* no reason */
+        {1000, 900, 0, 3, 0},                  /* an unknown reason */
+        {1, UINT64_MAX, UINT64_MAX - 1, 1, 1}, /* the extremes: no overflow */
     };
     uint8_t *b;
     size_t blen;

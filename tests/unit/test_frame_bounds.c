@@ -325,6 +325,9 @@ static void test_other_entries_fit(void **state)
     er.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
     er.operator_ = op;
     er.reason = text;
+    er.escalation_index = UINT64_MAX;
+    er.escalation_hash = bin(h32, 32);
+    er.time_unix_ms = UINT64_MAX;
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &er;
     assert_int_equal(sworn_frame_pack_entry(&e, &out, &len), 0);

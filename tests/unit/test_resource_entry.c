@@ -68,6 +68,7 @@ static void mkrec(struct rec *x, const char *host, const char *path)
     x->d.request = &x->r;
     x->d.effect = SWORN__V1__EFFECT__EFFECT_DENY;
     x->d.reason = (char *)"denied";
+    x->d.time_unix_ms = 1764633600000ull;
     x->d.policy_digest.data = digest;
     x->d.policy_digest.len = 32;
     x->d.canonical_resource = &x->canon;

@@ -235,6 +235,10 @@ static void leaf_of(const struct built *b, size_t i, uint8_t out[32])
 /* The operator of the resolutions built below ("timeout": decisiond's deny at the deadline). */
 static const char *escalation_operator = "alice";
 
+/* The time of the resolutions built below (decisiond's clock when it resolved: field 7); 0
+ * leaves it out, as a decisiond before the field wrote it (issue 13, finding 6). */
+static uint64_t escalation_time_ms = 1685577603000ull; /* T2023 + 3000, the escalation's own */
+
 /* An EscalationResolved naming the escalate entry at index with hash (NULL: unlinked, as a
  * decisiond older than fields 5 and 6 wrote it). */
 static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect effect,
@@ -247,6 +251,7 @@ static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect e
     r.effect = effect;
     r.operator_ = (char *)escalation_operator;
     r.reason = "approved on the phone";
+    r.time_unix_ms = escalation_time_ms;
     if (hash != NULL) {
         r.escalation_index = index;
         r.escalation_hash.data = (uint8_t *)hash;
@@ -1460,16 +1465,16 @@ static void test_keys_bundle(void **state)
     sworn_verify_expect_only(rep, "receipts");
     json_object_put(rep);
 
-    /* The resolution alone: no entry time to check the checkpoint key at. */
+    /* The resolution alone: since issue 13 finding 6 it carries its time, and the checkpoint
+     * key is checked at it (the rule for a tree without times is in the folder case below). */
     export_bundle(f, "kb", 4, 1, "kb-4.bundle");
-    rep = verify_with(f, "kb-ring", "kb-4.bundle", 1);
-    sworn_verify_expect_fail(rep, "keys", "checkpoint-time-unknown", "checkpoint 6");
-    sworn_verify_expect_only(rep, "keys");
+    rep = verify_with(f, "kb-ring", "kb-4.bundle", 0);
+    sworn_verify_expect_pass(rep, "keys");
     json_object_put(rep);
 
-    /* The same rule in a folder: a record whose only entry has no time (a resolution; it also
-     * fails escalations, naming nothing). */
-    escalation_link(&b, "req-x", SWORN__V1__EFFECT__EFFECT_DENY, 0, NULL);
+    /* The same rule in a folder: a record whose only entry has no time (a deny stamped 0; it
+     * also fails entries, time-missing). */
+    decision(&b, "req-x", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, 0, 0);
     make_record(f, "kbt", &b, pem);
     built_free(&b);
     keyring_policy(f, "kbt", "kbt-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
@@ -2568,10 +2573,21 @@ static void test_request_ids(void **state)
     /* ... but an escalation of a held id in between is no such refusal. */
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
-    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 3);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 0);
     escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
     add_receipt(f, &b, 3, 3);
     expect_escalation_fail(f, &b, "ri-esc-twice", "request-id-reused", "entry 2");
+    /* Nor is one dressed as the refusal (no rule): an escalate names its rule (finding 8). */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 3);
+    escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, &b, 3, 3);
+    make_record(f, "ri-esc-norule", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "ri-esc-norule", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "rule-missing", "entry 2");
+    json_object_put(rep);
 
     /* A resolution for a request that never appears: an allow naming an escalate entry of
      * another id, and one naming an entry past the log. */
@@ -2617,13 +2633,25 @@ static void test_request_ids(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 2000, 0);
     add_receipt(f, &b, 2, 2);
     expect_escalation_fail(f, &b, "ri-deny-allow", "request-id-reused", "entry 2");
-    /* A repeat that looks like the duplicate refusal but allows is no refusal either. */
+    /* A repeat that looks like the duplicate refusal but allows is no refusal either: an allow
+     * by no rule is no entry decisiond writes (entries, rule-missing: finding 8); with its
+     * rule, the repeat is request-id-reused. */
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1500, 3);
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 2000, 3);
     add_receipt(f, &b, 3, 3);
-    expect_escalation_fail(f, &b, "ri-norule-allow", "request-id-reused", "entry 3");
+    make_record(f, "ri-norule-allow", &b, NULL);
+    built_free(&b);
+    rep = verify_json(f, "ri-norule-allow", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "rule-missing", "entry 3");
+    json_object_put(rep);
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1500, 3);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 2000, 0);
+    add_receipt(f, &b, 3, 3);
+    expect_escalation_fail(f, &b, "ri-norule-then-allow", "request-id-reused", "entry 3");
 
     /* The same id in two starts passes: decisiond's memory of ids starts empty at a start. */
     startup(&b, 1001, 1002, 0, T2023 - 1000);
@@ -2686,6 +2714,563 @@ static void test_measured_unseen(void **state)
     json_object_put(rep);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Issue 13, finding 6: every entry has a time, and key validity is checked at it. Before the fix
+ * an EscalationResolved had no time, so its receipt was checked at time 0, where only a revoked
+ * key was refused; so was any entry whose time was left out, and a checkpoint over entries
+ * without one. Each record below passed then (exit 0); now an entry without a time fails
+ * `entries` with time-missing, a receipt key not valid at the resolution's time fails `receipts`
+ * with receipt-key-invalid, and a checkpoint whose time is unknown needs a key valid now
+ * (checkpoint-key-time-unknown).
+ */
+
+/* Keyring version 2 after v1 (root, rootv): the log's checkpoint key cp_der valid from cp_from,
+ * and the fixture's receipt key valid from r_from, retired at r_until when r_until is not NULL;
+ * signed by root. Returns its path. */
+static char *keyring_v2(const struct fx *f, const char *name, const char *root, const char *v1,
+                        const char *cp_der, const char *cp_from, const char *r_from,
+                        const char *r_until)
+{
+    char tn[128], *out = P(f, name), *tmp, *rder = P(f, "receipt.der");
+
+    snprintf(tn, sizeof(tn), "%s.tmp", name);
+    tmp = P(f, tn);
+    sworn_test_write_file(rder, (const char *)f->receipt_spki, sizeof(f->receipt_spki), 0644);
+    sworn_test_run_ok("keyring add cp", NULL, hsm_bin, "keyring", "add", "--in", v1, "--out", tmp,
+                      "--spki", cp_der, "--purpose", "checkpoint", "--valid-from", cp_from, NULL);
+    sworn_test_run_ok("keyring add receipt", NULL, hsm_bin, "keyring", "add", "--in", tmp, "--out",
+                      out, "--spki", rder, "--purpose", "receipt", "--valid-from", r_from, NULL);
+    {
+        /* Two adds make version 3 of an unsigned version 2: one version 2 with both keys. */
+        size_t n;
+        char *t = sworn_test_read_file(out, &n), *v = strstr(t, "\nversion 3\n");
+
+        assert_non_null(v);
+        v[9] = '2';
+        sworn_test_write_file(out, t, n, 0644);
+        free(t);
+    }
+    if (r_until != NULL) {
+        /* Retired: the status and valid-until of the receipt key's line (sworn-hsm retires a
+         * key only through its HSM; the text is what the roots sign). */
+        size_t n;
+        char *t = sworn_test_read_file(out, &n), *k, want[96], text[8192];
+
+        snprintf(want, sizeof(want), "receipt active %s -", r_from);
+        k = strstr(t, want);
+        assert_non_null(k);
+        snprintf(text, sizeof(text), "%.*sreceipt retired %s %s%s", (int)(k - t), t, r_from,
+                 r_until, k + strlen(want));
+        sworn_test_write_file(out, text, strlen(text), 0644);
+        free(t);
+    }
+    sworn_test_run_ok("keyring sign", NULL, hsm_bin, "keyring", "sign", "--in", out, "--out", out,
+                      "--prev", v1, "--root-key", root, NULL);
+    free(tmp);
+    free(rder);
+    return out;
+}
+
+/* Record name's policy without its receipt-key line, with the keyring v1, v2 (kr) instead. */
+static void policy_with_keyring(const struct fx *f, const char *name, const char *rootv,
+                                const char *v1, const char *kr)
+{
+    char pn[128], *pp, *pol, *rk, text[8192];
+
+    snprintf(pn, sizeof(pn), "%s.policy", name);
+    pp = P(f, pn);
+    pol = sworn_test_read_file(pp, NULL);
+    rk = strstr(pol, "receipt-key ");
+    assert_non_null(rk);
+    snprintf(text, sizeof(text),
+             "%.*s%skeyring-root %s\nkeyring-threshold 1\nkeyring %s\nkeyring %s\n",
+             (int)(rk - pol), pol, strchr(rk, '\n') + 1, rootv, v1, kr);
+    sworn_test_write_file(pp, text, strlen(text), 0600);
+    free(pol);
+    free(pp);
+}
+
+/* An escalation allowed by an operator: policy, escalate, resolution (at escalation_time_ms)
+ * with its receipt at entry 2, the only allow. */
+static void escalation_only(const struct fx *f, struct built *b)
+{
+    policy_loaded(f, b, f->digest, T2023);
+    decision(b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
+    escalation(b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
+    add_receipt(f, b, 2, 2);
+}
+
+/* Record name of b, logged with the key pem, verified against keyring kr: its report. */
+static json_object *verify_keyring(const struct fx *f, const char *name, struct built *b,
+                                   const char *pem, const char *rootv, const char *v1,
+                                   const char *kr, int want)
+{
+    json_object *rep;
+
+    make_record(f, name, b, pem);
+    built_free(b);
+    policy_with_keyring(f, name, rootv, v1, kr);
+    rep = verify_json(f, name, NULL, want);
+    return rep;
+}
+
+static void test_entry_times(void **state)
+{
+    struct fx *f = *state;
+    char *root = P(f, "root.key"), *v1 = P(f, "v1");
+    char *pem = new_pem(f, "cp.pem"), *der = spki_der_of_pem(f, pem, "cp.der");
+    char rootv[256], *retired, *later, *cp_later, *good;
+    struct sworn_test_run r;
+    struct built b = {0};
+    json_object *rep;
+
+    sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
+    sworn_test_run_must(&r, "keygen root");
+    snprintf(rootv, sizeof(rootv), "%.*s", (int)strcspn(r.out, "\n"), r.out);
+    sworn_test_run_free(&r);
+    sworn_test_run_ok("keyring init", NULL, hsm_bin, "keyring", "init", "--out", v1, "--threshold",
+                      "1", "--root-vkey", rootv, "--root-key", root, NULL);
+    /* The receipt key retired at the start of 2023 (the record is of June 2023); valid only from
+     * 2024 (the year after); the checkpoint key valid only from 2099 (after now); all good. */
+    retired = keyring_v2(f, "kr-retired", root, v1, der, "2020-01-01T00:00:00Z",
+                         "2020-01-01T00:00:00Z", "2023-01-01T00:00:00Z");
+    later = keyring_v2(f, "kr-later", root, v1, der, "2020-01-01T00:00:00Z", "2024-01-01T00:00:00Z",
+                       NULL);
+    cp_later = keyring_v2(f, "kr-cp-later", root, v1, der, "2099-01-01T00:00:00Z",
+                          "2020-01-01T00:00:00Z", NULL);
+    good = keyring_v2(f, "kr-good", root, v1, der, "2020-01-01T00:00:00Z", "2020-01-01T00:00:00Z",
+                      NULL);
+
+    /* The genuine resolution, at decisiond's clock, with a key valid then: passes. */
+    escalation_only(f, &b);
+    rep = verify_keyring(f, "t-good", &b, pem, rootv, v1, good, 0);
+    sworn_verify_expect_pass(rep, "receipts");
+    sworn_verify_expect_pass(rep, "keys");
+    json_object_put(rep);
+
+    /* 1. The resolution without a time, its receipt by a retired key: before, checked at 0. */
+    escalation_time_ms = 0;
+    escalation_only(f, &b);
+    rep = verify_keyring(f, "t-none-retired", &b, pem, rootv, v1, retired, 1);
+    sworn_verify_expect_fail(rep, "entries", "time-missing", "entry 2");
+    json_object_put(rep);
+    /* 2. ... by a key valid only from the next year. */
+    escalation_only(f, &b);
+    rep = verify_keyring(f, "t-none-later", &b, pem, rootv, v1, later, 1);
+    sworn_verify_expect_fail(rep, "entries", "time-missing", "entry 2");
+    json_object_put(rep);
+    escalation_time_ms = T2023 + 3000;
+    /* 3. With its time, each key is checked at it. */
+    escalation_only(f, &b);
+    rep = verify_keyring(f, "t-retired", &b, pem, rootv, v1, retired, 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 2");
+    assert_non_null(
+        strstr(json_object_to_json_string(sworn_verify_check(rep, "receipts")), "retired"));
+    sworn_verify_expect_pass(rep, "entries");
+    json_object_put(rep);
+    escalation_only(f, &b);
+    rep = verify_keyring(f, "t-later", &b, pem, rootv, v1, later, 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 2");
+    assert_non_null(
+        strstr(json_object_to_json_string(sworn_verify_check(rep, "receipts")), "not yet valid"));
+    json_object_put(rep);
+    /* 4. An allow whose time is left out, its receipt by a key valid only later. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, 0, 0);
+    add_receipt(f, &b, 1, 1);
+    rep = verify_keyring(f, "t-allow-none", &b, pem, rootv, v1, later, 1);
+    sworn_verify_expect_fail(rep, "entries", "time-missing", "entry 1");
+    json_object_put(rep);
+    /* 5. A checkpoint over sworn entries without a time, by a checkpoint key valid only from
+     *    2099: before, checked at 0 ("any time"); now a sworn checkpoint with no entry time
+     *    fails keys whatever the key (checkpoint-time-unknown: decisiond stamps every entry, so
+     *    such a tree is not one it wrote), with a key valid since 2020 too. The rule "valid
+     *    now" is for opaque logs, whose entries carry no time (test_verify_tamper,
+     *    test_keyring_no_time). */
+    policy_loaded(f, &b, f->digest, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, 0, 0);
+    rep = verify_keyring(f, "t-cp-none", &b, pem, rootv, v1, cp_later, 1);
+    sworn_verify_expect_fail(rep, "entries", "time-missing", "entry 0");
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-time-unknown", NULL);
+    json_object_put(rep);
+    policy_loaded(f, &b, f->digest, 0);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, 0, 0);
+    rep = verify_keyring(f, "t-cp-none-good", &b, pem, rootv, v1, good, 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-time-unknown", NULL);
+    json_object_put(rep);
+    /* ... and with times, the checkpoint key is checked at the newest of them (June 2023). */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+    rep = verify_keyring(f, "t-cp-later", &b, pem, rootv, v1, cp_later, 1);
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", NULL);
+    sworn_verify_expect_pass(rep, "entries");
+    json_object_put(rep);
+    /* 6. A time of 1 ms (1970) is a time, not "unknown": a key valid from 2020 was not valid. */
+    policy_loaded(f, &b, f->digest, 1);
+    decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, 1, 0);
+    add_receipt(f, &b, 1, 1);
+    rep = verify_keyring(f, "t-epoch", &b, pem, rootv, v1, good, 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 1");
+    sworn_verify_expect_fail(rep, "keys", "checkpoint-key", NULL);
+    json_object_put(rep);
+
+    /* 7. Every other kind without its time fails entries with time-missing. */
+    {
+        static const struct dropped_row row = {"admin", 65534, 3};
+        const char *names[] = {"t0-policy", "t0-key",     "t0-start", "t0-refused",
+                               "t0-minted", "t0-dropped", "t0-mark"};
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+            policy_loaded(f, &b, f->digest, T2023);
+            switch (i) {
+            case 0:
+                policy_loaded(f, &b, f->digest, 0);
+                break;
+            case 1:
+                key_event(&b, "sworn key event\n", 0);
+                break;
+            case 2:
+                startup(&b, 990, 991, 0, 0);
+                break;
+            case 3:
+                refused(&b, "admin", 65534, 0);
+                break;
+            case 4:
+                minted_at(&b, "x-1", "oauth-1", "demo", 7, NULL, 0, 0, NULL);
+                break;
+            case 5:
+                refusals_dropped(&b, &row, 1, 0, 0, 0);
+                break;
+            default:
+                time_mark(&b, 0, T2023, T2023, 2);
+                break;
+            }
+            make_record(f, names[i], &b, NULL);
+            built_free(&b);
+            rep = verify_json(f, names[i], NULL, 1);
+            sworn_verify_expect_fail(rep, "entries", "time-missing", "entry 1");
+            json_object_put(rep);
+        }
+    }
+    free(retired);
+    free(later);
+    free(cp_later);
+    free(good);
+    free(root);
+    free(v1);
+    free(pem);
+    free(der);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/*
+ * Issue 13, finding 8: the shape rules of docs/protocol.md section 3 and sworn.proto, checked by
+ * the verifier itself. Each bad entry below passed `entries` before the fix (exit 0 there); now
+ * each fails with its own code. Entries decisiond writes pass: a deny of a refused method by no
+ * rule, an http.request without a method (decisiond decides it: it matches no methods list,
+ * docs/policy.md 2.2), an error of exactly 1024 bytes.
+ */
+
+/* A decision as decisiond writes it, its parts held here so that a test can change one. */
+struct dec {
+    Sworn__V1__Entry e;
+    Sworn__V1__DecisionRecord d;
+    Sworn__V1__AuthorizationRequest rq;
+    Sworn__V1__Principal pr;
+    Sworn__V1__Resource rs;
+    Sworn__V1__Context cx;
+    Sworn__V1__JsonNumber jn, *jns[1];
+    Sworn__V1__CoveredComponent cc, *ccs[1];
+    uint8_t h[32];
+};
+
+static void dec_init(struct dec *x, const uint8_t *digest)
+{
+    memset(x, 0, sizeof(*x));
+    sworn__v1__entry__init(&x->e);
+    sworn__v1__decision_record__init(&x->d);
+    sworn__v1__authorization_request__init(&x->rq);
+    sworn__v1__principal__init(&x->pr);
+    sworn__v1__resource__init(&x->rs);
+    sworn__v1__context__init(&x->cx);
+    sworn__v1__json_number__init(&x->jn);
+    sworn__v1__covered_component__init(&x->cc);
+    sv_sha256("body", 4, x->h);
+    x->pr.id = "agent-1";
+    x->rs.scheme = "https";
+    x->rs.host = "api.example.com";
+    x->rs.port = 443;
+    x->rs.path = "/v1/charges";
+    x->cx.method = "POST";
+    x->jn.pointer = "/amount";
+    x->jn.value = "12.50";
+    x->jns[0] = &x->jn;
+    x->cx.json_numbers = x->jns;
+    x->cx.n_json_numbers = 1;
+    x->cc.name = "@method";
+    x->cc.value_sha256.data = x->h;
+    x->cc.value_sha256.len = 32;
+    x->ccs[0] = &x->cc;
+    x->cx.covered = x->ccs;
+    x->cx.n_covered = 1;
+    x->rq.request_id = "req-1";
+    x->rq.principal = &x->pr;
+    x->rq.operation = "http.request";
+    x->rq.resource = &x->rs;
+    x->rq.context = &x->cx;
+    x->rq.time_unix_ms = T2023 + 1000;
+    x->d.request = &x->rq;
+    x->d.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    x->d.rule_id = "charges";
+    x->d.reason = "denied by rule charges";
+    x->d.policy_digest.data = (uint8_t *)digest;
+    x->d.policy_digest.len = 32;
+    x->d.time_unix_ms = T2023 + 1000;
+    x->e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    x->e.decision = &x->d;
+}
+
+/* Record name: a policy load, then entry 1 (b's last; an allow with its receipt); entries fails
+ * with code at entry 1, or passes when code is NULL (then the verifier exits with want). */
+static void expect_shape(const struct fx *f, struct built *b, const char *name, const char *code,
+                         int want)
+{
+    json_object *rep;
+
+    make_record(f, name, b, NULL);
+    built_free(b);
+    rep = verify_json(f, name, NULL, code != NULL ? 1 : want);
+    if (code != NULL)
+        sworn_verify_expect_fail(rep, "entries", code, "entry 1");
+    else
+        sworn_verify_expect_pass(rep, "entries");
+    json_object_put(rep);
+}
+
+static char *filled(char c, size_t n)
+{
+    char *s = malloc(n + 1);
+
+    assert_non_null(s);
+    memset(s, c, n);
+    s[n] = '\0';
+    return s;
+}
+
+static void test_entry_shapes(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    struct dec x;
+    char name[64];
+    char *s1025 = filled('e', 1025), *s1024 = filled('e', 1024), *s33 = filled('A', 33),
+         *s65 = filled('o', 65), *s17 = filled('h', 17), *s256 = filled('a', 256),
+         *s257 = filled('t', 257), *s129 = filled('r', 129);
+
+    /* JSON numbers that are not one RFC 8259 number (a budget sums them). */
+    {
+        static const char *const bad[] = {"1.",  "01",    "+1",       ".5",  "1e", "1e+",
+                                          "-",   "NaN",   "0x10",     " 1",  "1 ", "1,5",
+                                          "--1", "1.5.2", "Infinity", "1E5x"};
+        static const char *const ok[] = {"0", "-0", "12.50", "-3", "1e3", "1E+3", "2.5e-7"};
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            policy_loaded(f, &b, f->digest, T2023);
+            dec_init(&x, f->digest);
+            x.jn.value = (char *)bad[i];
+            add_entry(&b, &x.e);
+            snprintf(name, sizeof(name), "sh-json-%zu", i);
+            expect_shape(f, &b, name, "json-number", 1);
+        }
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+            policy_loaded(f, &b, f->digest, T2023);
+            dec_init(&x, f->digest);
+            x.jn.value = (char *)ok[i];
+            add_entry(&b, &x.e);
+            snprintf(name, sizeof(name), "sh-json-ok-%zu", i);
+            expect_shape(f, &b, name, NULL, 0);
+        }
+    }
+    /* A refused load's error over its 1024 bytes; at 1024 it passes. */
+    policy_loaded(f, &b, f->digest, T2023);
+    {
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+        Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+
+        pl.digest.data = f->digest;
+        pl.digest.len = 32;
+        pl.source = "/etc/sworn/policy.yaml";
+        pl.time_unix_ms = T2023 + 500;
+        pl.error = s1025;
+        e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+        e.policy_loaded = &pl;
+        add_entry(&b, &e);
+        expect_shape(f, &b, "sh-error-long", "error-too-long", 1);
+        policy_loaded(f, &b, f->digest, T2023);
+        pl.error = s1024;
+        add_entry(&b, &e);
+        expect_shape(f, &b, "sh-error-1024", NULL, 0);
+    }
+    /* A measured file named by a relative path; PCR 23 after without the value before. */
+    {
+        static const char *const rel[] = {"usr/libexec/sworn/sworn-decisiond", "./sworn-decisiond",
+                                          "sworn-decisiond"};
+
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+            Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+            Sworn__V1__StartupMeasurement sm = SWORN__V1__STARTUP_MEASUREMENT__INIT;
+            Sworn__V1__MeasuredFile mf = SWORN__V1__MEASURED_FILE__INIT, *files[1] = {&mf};
+
+            mf.path = (char *)rel[i];
+            mf.sha256.data = f->digest;
+            mf.sha256.len = 32;
+            mf.role = SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE;
+            sm.files = files;
+            sm.n_files = 1;
+            sm.time_unix_ms = T2023;
+            sm.engine_uid = 990;
+            sm.signer_uid = 991;
+            e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
+            e.startup = &sm;
+            policy_loaded(f, &b, f->digest, T2023);
+            add_entry(&b, &e);
+            snprintf(name, sizeof(name), "sh-relpath-%zu", i);
+            expect_shape(f, &b, name, "path-relative", 1);
+            if (i == 0) {
+                mf.path = "/usr/libexec/sworn/sworn-decisiond";
+                sm.pcr23.data = f->digest;
+                sm.pcr23.len = 32;
+                policy_loaded(f, &b, f->digest, T2023);
+                add_entry(&b, &e);
+                expect_shape(f, &b, "sh-pcr-half", "pcr-half", 1);
+            }
+        }
+    }
+    /* An allow or an escalate with no rule; a deny by no rule is decisiond's (no rule matched). */
+    policy_loaded(f, &b, f->digest, T2023);
+    dec_init(&x, f->digest);
+    x.d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    x.d.rule_id = "";
+    x.d.reason = "allowed by rule";
+    add_entry(&b, &x.e);
+    add_receipt(f, &b, 1, 1);
+    expect_shape(f, &b, "sh-allow-norule", "rule-missing", 1);
+    policy_loaded(f, &b, f->digest, T2023);
+    x.d.effect = SWORN__V1__EFFECT__EFFECT_ESCALATE;
+    add_entry(&b, &x.e);
+    expect_shape(f, &b, "sh-escalate-norule", "rule-missing", 1);
+    policy_loaded(f, &b, f->digest, T2023);
+    x.d.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    x.d.reason = "no rule matched (default deny)";
+    add_entry(&b, &x.e);
+    expect_shape(f, &b, "sh-deny-norule", NULL, 0);
+    /* Methods: one that is not an upper-case token is denied by no rule before any rule; an
+     * allow of it, or a deny by a rule, is no record decisiond writes. No method at all is
+     * decisiond's to decide (it matches no methods list): an allow of it passes. */
+    {
+        static const char *const bad[] = {"get", "Delete", "GET,DELETE", "G T", "GET\xc2\xa0"};
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            policy_loaded(f, &b, f->digest, T2023);
+            dec_init(&x, f->digest);
+            x.cx.method = (char *)bad[i];
+            x.d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+            x.d.reason = "allowed by rule charges";
+            add_entry(&b, &x.e);
+            add_receipt(f, &b, 1, 1);
+            snprintf(name, sizeof(name), "sh-method-%zu", i);
+            /* a no-break space is not UTF-8 control: the method rule itself refuses it */
+            expect_shape(f, &b, name, "method-not-token", 1);
+        }
+        policy_loaded(f, &b, f->digest, T2023);
+        dec_init(&x, f->digest); /* a deny by rule charges of "get" */
+        x.cx.method = "get";
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-method-rule-deny", "method-not-token", 1);
+        policy_loaded(f, &b, f->digest, T2023);
+        x.d.rule_id = "";
+        x.d.reason = "the method is refused: a lower-case letter; denied before any rule";
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-method-refused", NULL, 0);
+        policy_loaded(f, &b, f->digest, T2023);
+        dec_init(&x, f->digest);
+        x.cx.method = "";
+        x.d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+        x.d.reason = "allowed by rule charges";
+        add_entry(&b, &x.e);
+        add_receipt(f, &b, 1, 1);
+        expect_shape(f, &b, "sh-method-empty", NULL, 0);
+        policy_loaded(f, &b, f->digest, T2023);
+        x.rq.context = NULL;
+        add_entry(&b, &x.e);
+        add_receipt(f, &b, 1, 1);
+        expect_shape(f, &b, "sh-method-nocontext", NULL, 0);
+    }
+    /* Bounds of the recording side's decoder (wire/frame.c), each one over. */
+    {
+        static const char *const what[] = {"method", "operation", "scheme", "host",
+                                           "tool",   "covered",   "rule"};
+
+        for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+            policy_loaded(f, &b, f->digest, T2023);
+            dec_init(&x, f->digest);
+            switch (i) {
+            case 0:
+                x.cx.method = s33;
+                break;
+            case 1:
+                x.rq.operation = s65;
+                break;
+            case 2:
+                x.rs.scheme = s17;
+                break;
+            case 3:
+                x.rs.host = s256;
+                break;
+            case 4:
+                x.rs.tool = s257;
+                break;
+            case 5:
+                x.cc.name = s257;
+                break;
+            default:
+                x.d.rule_id = s129;
+                break;
+            }
+            add_entry(&b, &x.e);
+            snprintf(name, sizeof(name), "sh-long-%s", what[i]);
+            expect_shape(f, &b, name, "field-too-long", 1);
+        }
+        /* An operator over its 256 bytes (ResolveRequest's peer name). */
+        policy_loaded(f, &b, f->digest, T2023);
+        escalation_operator = s257;
+        escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 0, NULL);
+        escalation_operator = "alice";
+        expect_shape(f, &b, "sh-long-operator", "field-too-long", 1);
+        policy_loaded(f, &b, f->digest, T2023);
+        escalation_operator = s256;
+        escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 0, NULL);
+        escalation_operator = "alice";
+        make_record(f, "sh-operator-256", &b, NULL);
+        built_free(&b);
+        {
+            json_object *rep = verify_json(f, "sh-operator-256", NULL, 1);
+
+            sworn_verify_expect_pass(rep, "entries"); /* fails escalations: unlinked */
+            json_object_put(rep);
+        }
+    }
+    free(s1025);
+    free(s1024);
+    free(s33);
+    free(s65);
+    free(s17);
+    free(s256);
+    free(s257);
+    free(s129);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2710,6 +3295,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_policy_in_force, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_measured_unseen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_times, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_shapes, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");

@@ -1165,6 +1165,45 @@ static void test_policy_roots_twice(void **state)
     EVP_PKEY_free(k);
 }
 
+/*
+ * Issue 13, finding 6: an opaque log's entries carry no time, so the time a checkpoint was signed
+ * is unknown. It was checked at time 0, where only a revoked key was refused: the log's key
+ * retired in 2021, or valid only from 2099, passed `keys` (exit 0). Now an unknown time needs a
+ * key valid now (active, valid-from not after the verifier's clock): both fail
+ * `checkpoint-key-time-unknown`; the key active since 2020 passes (test_keyring_root_twice).
+ */
+static void test_keyring_no_time(void **state)
+{
+    struct fx *f = *state;
+    EVP_PKEY *k = ed_keygen();
+    char ra[300], text[4096], extra[2048], spki_b64[400], hex[65];
+    const char *names[] = {"root-a.example"};
+    const char *lines[] = {"retired 2020-01-01T00:00:00Z 2021-01-01T00:00:00Z",
+                           "active 2099-01-01T00:00:00Z -"};
+    uint32_t id;
+    json_object *rep;
+
+    ed_vkey(k, names[0], 0x01, ra, sizeof(ra), &id);
+    log_spki(f, spki_b64, sizeof(spki_b64), hex);
+    for (size_t i = 0; i < 2; i++) {
+        char kr[32], pol[32];
+
+        snprintf(kr, sizeof(kr), "kr-nt-%zu", i);
+        snprintf(pol, sizeof(pol), "p-nt-%zu", i);
+        snprintf(text, sizeof(text),
+                 "sworn keyring v1\nversion 1\nthreshold 1\nroot %s\nkey %s checkpoint %s %s\n", ra,
+                 hex, lines[i], spki_b64);
+        write_keyring(f, kr, text, k, names, 1);
+        snprintf(extra, sizeof(extra), "keyring-root %s\nkeyring-threshold 1\nkeyring %s\n", ra,
+                 kr);
+        write_policy(f, pol, f->vkey, extra);
+        rep = verify_json(f, pol, "good", NULL, 1);
+        sworn_verify_expect_fail(rep, "keys", "checkpoint-key-time-unknown", "checkpoint 100");
+        json_object_put(rep);
+    }
+    EVP_PKEY_free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1178,6 +1217,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compare_and_fork_proof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tiles_not_trusted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness_quorum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keyring_no_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_is_the_verified_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_changed_during_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness_key_twice, setup, teardown),
