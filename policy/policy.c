@@ -645,75 +645,53 @@ fail:
     return -1;
 }
 
+/* The keys of a rule (docs/policy.md section 1): what the loader accepts and lint knows. */
+static const char *const rule_keys[] = {
+    "id",         "effect", "reason", "principals", "operations", "resource",           "methods",
+    "delegation", "time",   "budget", "sum",        "credential", "escalation_timeout", NULL};
+
 /*
  * Keep what the lint module needs (policy_int.h): the rule's position, and whether any key of it
  * is one that lint.c does not know (a key added later, which may widen or narrow what the rule
  * matches in a way lint cannot judge).
  */
-static void note_for_lint(ynode *rn, struct prule *r)
+/* 1 when the mapping m has a key that is not in known (NULL-terminated). */
+static int has_unknown_key(ynode *m, const char *const *known)
 {
-    static const char *const known[] = {"id",
-                                        "effect",
-                                        "reason",
-                                        "principals",
-                                        "operations",
-                                        "resource",
-                                        "methods",
-                                        "delegation",
-                                        "time",
-                                        "budget",
-                                        "sum",
-                                        "credential",
-                                        "escalation_timeout",
-                                        NULL};
-    static const char *const known_res[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
-    ynode *res = sworn_yaml_get(rn, "resource");
-    size_t i, k;
-
-    r->line = sworn_yaml_line(rn);
-    r->col = sworn_yaml_col(rn);
-    r->has_delegation = sworn_yaml_get(rn, "delegation") != NULL;
-    for (i = 0; i < sworn_yaml_len(rn); i++) {
-        const char *key = sworn_yaml_key(rn, i);
+    for (size_t i = 0; i < sworn_yaml_len(m); i++) {
+        const char *key = sworn_yaml_key(m, i);
+        size_t k;
 
         for (k = 0; key != NULL && known[k] != NULL && strcmp(known[k], key) != 0; k++)
             ;
         if (known[k] == NULL)
-            r->lint_opaque = 1;
+            return 1;
     }
-    /* A resource that is not a mapping is refused by load_resource, after this. */
-    for (i = 0; sworn_yaml_kind(res) == SWORN_YAML_MAP && i < sworn_yaml_len(res); i++) {
-        const char *key = sworn_yaml_key(res, i);
+    return 0;
+}
 
-        for (k = 0; key != NULL && known_res[k] != NULL && strcmp(known_res[k], key) != 0; k++)
-            ;
-        if (known_res[k] == NULL)
-            r->lint_opaque = 1;
-    }
+static void note_for_lint(ynode *rn, struct prule *r)
+{
+    /* Not path_parameters: lint does not judge what it permits. */
+    static const char *const known_res[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
+    ynode *res = sworn_yaml_get(rn, "resource");
+
+    r->line = sworn_yaml_line(rn);
+    r->col = sworn_yaml_col(rn);
+    r->has_delegation = sworn_yaml_get(rn, "delegation") != NULL;
+    /* A resource that is not a mapping is refused by load_resource, after this. */
+    r->lint_opaque = has_unknown_key(rn, rule_keys) ||
+                     (sworn_yaml_kind(res) == SWORN_YAML_MAP && has_unknown_key(res, known_res));
 }
 
 static int load_rule(ydoc *d, ynode *rn, struct prule *r, const struct sworn_policy *p)
 {
-    static const char *const keys[] = {"id",
-                                       "effect",
-                                       "reason",
-                                       "principals",
-                                       "operations",
-                                       "resource",
-                                       "methods",
-                                       "delegation",
-                                       "time",
-                                       "budget",
-                                       "sum",
-                                       "credential",
-                                       "escalation_timeout",
-                                       NULL};
     ynode *n, *en;
     const char *s;
 
     if (sworn_yaml_kind(rn) != SWORN_YAML_MAP)
         return sworn_yaml_error(d, rn, "a rule must be a mapping");
-    SWORN_GUARD(sworn_yaml_only_keys(d, rn, keys));
+    SWORN_GUARD(sworn_yaml_only_keys(d, rn, rule_keys));
     note_for_lint(rn, r);
     if ((n = sworn_yaml_get(rn, "id")) == NULL)
         return sworn_yaml_error(d, rn, "a rule needs an id");
