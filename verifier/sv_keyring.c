@@ -502,8 +502,9 @@ static int valid_at(const struct kkey *key, uint64_t t)
     return key->from <= t && (key->status == K_ACTIVE || t < key->until);
 }
 
-EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
-                         const char *purpose, uint64_t t, int *ed, char *why)
+/* The key id of the keyring, if it is there with this purpose; else NULL with why set. */
+static const struct kkey *key_of_purpose(const struct sv_keyring_state *k,
+                                         const uint8_t id[SV_HASH], const char *purpose, char *why)
 {
     const struct kkey *key = find_key(&k->v, id);
 
@@ -515,6 +516,16 @@ EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_H
         sv_fail(why, "the key is a %s key, not a %s key", key->purpose, purpose);
         return NULL;
     }
+    return key;
+}
+
+EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
+                         const char *purpose, uint64_t t, int *ed, char *why)
+{
+    const struct kkey *key = key_of_purpose(k, id, purpose, why);
+
+    if (key == NULL)
+        return NULL;
     /* No time known: only a key valid now and from now on (an active one) can be shown to have
      * been valid when it signed. 0 is a time, checked like any other. */
     if (t == SV_TIME_UNKNOWN) {
@@ -543,18 +554,13 @@ EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_H
 EVP_PKEY *sv_keyring_key_from(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
                               const char *purpose, uint64_t t, int *ed, char *why)
 {
-    const struct kkey *key = find_key(&k->v, id);
+    const struct kkey *key;
 
-    if (t == 0)
-        return sv_keyring_key(k, id, purpose, 0, ed, why);
-    if (key == NULL) {
-        sv_fail(why, "the key is not in the keyring");
+    if (t == SV_TIME_UNKNOWN)
+        return sv_keyring_key(k, id, purpose, t, ed, why);
+    key = key_of_purpose(k, id, purpose, why);
+    if (key == NULL)
         return NULL;
-    }
-    if (strcmp(key->purpose, purpose) != 0) {
-        sv_fail(why, "the key is a %s key, not a %s key", key->purpose, purpose);
-        return NULL;
-    }
     /* Valid at some time >= t: not ended (retired or revoked) at or before t. */
     if (key->status != K_ACTIVE && t >= key->until) {
         sv_fail(why, "the key was %s before %llu, the newest time it signed over",

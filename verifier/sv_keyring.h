@@ -59,7 +59,7 @@ struct evp_pkey_st *sv_keyring_key(const struct sv_keyring_state *k, const uint8
 /* As sv_keyring_key for a time known only to be t or later (a bundle file whose range ends
  * before its checkpoint: the checkpoint was signed after its newest entry, how much later the
  * bundle does not show): the key may sign for purpose at some time >= t, so it must not have
- * been retired or revoked at or before t; a valid-from after t is no failure. t = 0 as in
+ * been retired or revoked at or before t; a valid-from after t is no failure. SV_TIME_UNKNOWN as in
  * sv_keyring_key. */
 struct evp_pkey_st *sv_keyring_key_from(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
                                         const char *purpose, uint64_t t, int *ed, char *why);
