@@ -540,6 +540,13 @@ EVP_PKEY *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_H
                                                : "not yet valid");
             return NULL;
         }
+    } else if (key->from > (uint64_t)time(NULL)) {
+        /* Whatever time its entries claim (an entry stamped after the verifier's clock), what
+         * it signed exists now, so it was signed no later than now: a key valid only later
+         * signed nothing yet. */
+        sv_fail(why, "the key is valid only from %llu, after now (not yet valid)",
+                (unsigned long long)key->from);
+        return NULL;
     } else if (!valid_at(key, t)) {
         sv_fail(why, "the key was not valid at %llu (%s)", (unsigned long long)t,
                 key->status == K_REVOKED   ? "revoked"
@@ -561,7 +568,14 @@ EVP_PKEY *sv_keyring_key_from(const struct sv_keyring_state *k, const uint8_t id
     key = key_of_purpose(k, id, purpose, why);
     if (key == NULL)
         return NULL;
-    /* Valid at some time >= t: not ended (retired or revoked) at or before t. */
+    /* Signed no later than now, whatever its entries claim: a key valid only after now
+     * signed nothing yet. */
+    if (key->from > (uint64_t)time(NULL)) {
+        sv_fail(why, "the key is valid only from %llu, after now (not yet valid)",
+                (unsigned long long)key->from);
+        return NULL;
+    }
+    /* Valid at some time >= t (and <= now): not ended (retired or revoked) at or before t. */
     if (key->status != K_ACTIVE && t >= key->until) {
         sv_fail(why, "the key was %s before %llu, the newest time it signed over",
                 key->status == K_REVOKED ? "revoked" : "retired", (unsigned long long)t);

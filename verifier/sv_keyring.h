@@ -51,7 +51,8 @@ int sv_keyring_knows(const struct sv_keyring_state *k, const uint8_t id[SV_HASH]
  * other, never "any time" (issue 13, finding 6). t = SV_TIME_UNKNOWN means no time is known (an
  * opaque log, a checkpoint over no entry): then the key must be valid now, at the verifier's own
  * clock, and stay so (active, valid-from not after now): neither a retired or revoked key nor
- * one valid only later counts. */
+ * one valid only later counts. Whatever t, a key valid only from after now fails: what the
+ * record holds was signed no later than now (an entry stamped in the future moves t, not that). */
 #define SV_TIME_UNKNOWN UINT64_MAX
 struct evp_pkey_st *sv_keyring_key(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
                                    const char *purpose, uint64_t t, int *ed, char *why);
@@ -59,7 +60,8 @@ struct evp_pkey_st *sv_keyring_key(const struct sv_keyring_state *k, const uint8
 /* As sv_keyring_key for a time known only to be t or later (a bundle file whose range ends
  * before its checkpoint: the checkpoint was signed after its newest entry, how much later the
  * bundle does not show): the key may sign for purpose at some time >= t, so it must not have
- * been retired or revoked at or before t; a valid-from after t is no failure. SV_TIME_UNKNOWN as in
+ * been retired or revoked at or before t; a valid-from after t is no failure, one after now is.
+ * SV_TIME_UNKNOWN as in
  * sv_keyring_key. */
 struct evp_pkey_st *sv_keyring_key_from(const struct sv_keyring_state *k, const uint8_t id[SV_HASH],
                                         const char *purpose, uint64_t t, int *ed, char *why);

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -2914,6 +2915,41 @@ static void test_entry_times(void **state)
     sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 1");
     sworn_verify_expect_fail(rep, "keys", "checkpoint-key", NULL);
     json_object_put(rep);
+
+    /* 6b. A time after the verifier's clock (found attacking issue 13's fixes): an entry
+     *     stamped 2100 moved the checkpoint's time, and its receipt's, past a key valid only
+     *     from 2099, which then passed though it can have signed nothing yet. What a record
+     *     holds was signed no later than now: a key valid only after now fails whatever the
+     *     entries claim. A clock a little ahead of the verifier's, with keys valid now, passes. */
+    {
+        char *rc_later = keyring_v2(f, "kr-rc-later", root, v1, der, "2020-01-01T00:00:00Z",
+                                    "2099-01-01T00:00:00Z", NULL);
+        uint64_t t2100 = 4102444800000ull, ahead = ((uint64_t)time(NULL) + 3600) * 1000;
+
+        policy_loaded(f, &b, f->digest, T2023);
+        decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, t2100, 0);
+        rep = verify_keyring(f, "t-cp-future", &b, pem, rootv, v1, cp_later, 1);
+        sworn_verify_expect_fail(rep, "keys", "checkpoint-key", NULL);
+        assert_non_null(
+            strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "after now"));
+        sworn_verify_expect_pass(rep, "entries");
+        json_object_put(rep);
+        policy_loaded(f, &b, f->digest, T2023);
+        decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, t2100, 0);
+        add_receipt(f, &b, 1, 1);
+        rep = verify_keyring(f, "t-rc-future", &b, pem, rootv, v1, rc_later, 1);
+        sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 1");
+        sworn_verify_expect_pass(rep, "keys");
+        json_object_put(rep);
+        policy_loaded(f, &b, f->digest, T2023);
+        decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, ahead, 0);
+        add_receipt(f, &b, 1, 1);
+        rep = verify_keyring(f, "t-ahead", &b, pem, rootv, v1, good, 0);
+        sworn_verify_expect_pass(rep, "receipts");
+        sworn_verify_expect_pass(rep, "keys");
+        json_object_put(rep);
+        free(rc_later);
+    }
 
     /* 7. Every other kind without its time fails entries with time-missing. */
     {
