@@ -2951,6 +2951,33 @@ static void test_entry_times(void **state)
         free(rc_later);
     }
 
+    /* 6c. Seconds against milliseconds at a key's boundaries: the last millisecond before a
+     *     receipt key's valid-until second is inside, its first millisecond is not; the last
+     *     millisecond before a valid-from second is outside, its first is inside. */
+    {
+        static const struct {
+            uint64_t t;
+            int retired, pass;
+        } at[] = {{1672531199999ull, 1, 1}, {1672531200000ull, 1, 0},
+                  {1704067199999ull, 0, 0}, {1704067200000ull, 0, 1}};
+
+        for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+            char nm[32];
+
+            snprintf(nm, sizeof(nm), "t-edge-%zu", i);
+            policy_loaded(f, &b, f->digest, T2023);
+            decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, at[i].t, 0);
+            add_receipt(f, &b, 1, 1);
+            rep = verify_keyring(f, nm, &b, pem, rootv, v1, at[i].retired ? retired : later,
+                                 at[i].pass ? 0 : 1);
+            if (at[i].pass)
+                sworn_verify_expect_pass(rep, "receipts");
+            else
+                sworn_verify_expect_fail(rep, "receipts", "receipt-key-invalid", "entry 1");
+            json_object_put(rep);
+        }
+    }
+
     /* 7. Every other kind without its time fails entries with time-missing. */
     {
         static const struct dropped_row row = {"admin", 65534, 3};
