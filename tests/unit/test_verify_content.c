@@ -2948,6 +2948,19 @@ static void test_entry_times(void **state)
         sworn_verify_expect_pass(rep, "receipts");
         sworn_verify_expect_pass(rep, "keys");
         json_object_put(rep);
+        /* A bundle whose range ends before its checkpoint: the checkpoint was signed later,
+         * but no later than now, so a checkpoint key valid only from 2099 fails there too. */
+        policy_loaded(f, &b, f->digest, T2023);
+        decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
+        decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 0);
+        rep = verify_keyring(f, "t-cp-bundle", &b, pem, rootv, v1, cp_later, 1);
+        sworn_verify_expect_fail(rep, "keys", "checkpoint-key", NULL);
+        json_object_put(rep);
+        rep = verify_bundle(f, "t-cp-bundle", 0, 2, "t-cp-bundle.bundle", 1);
+        sworn_verify_expect_fail(rep, "keys", "checkpoint-key", NULL);
+        assert_non_null(
+            strstr(json_object_to_json_string(sworn_verify_check(rep, "keys")), "after now"));
+        json_object_put(rep);
         free(rc_later);
     }
 
