@@ -2971,8 +2971,10 @@ static void test_entry_times(void **state)
         static const struct {
             uint64_t t;
             int retired, pass;
-        } at[] = {{1672531199999ull, 1, 1}, {1672531200000ull, 1, 0},
-                  {1704067199999ull, 0, 0}, {1704067200000ull, 0, 1}};
+        } at[] = {{1672531199999ull, 1, 1},
+                  {1672531200000ull, 1, 0},
+                  {1704067199999ull, 0, 0},
+                  {1704067200000ull, 0, 1}};
 
         for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
             char nm[32];
