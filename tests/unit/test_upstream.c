@@ -10,6 +10,9 @@
  *                              line per request in the documented format
  *   WebSocket ws and wss       every message echoed; each handshake logged with its path and
  *                              Authorization; wss refused without the CA
+ *   the ws client via a proxy  (Debian's tinyproxy) wss and ws --tunnel through CONNECT echo;
+ *                              plain ws goes as an absolute-form request; a refused CONNECT
+ *                              is reported as "connect-status NNN"
  *   raw upstreams              echo, banner, reset after a head (curl: 56), stall (nothing
  *                              comes; stop ends it), half a response (curl: 18), counters
  *   two fixtures at once       distinct folders and ports, both serving (ctest -j)
@@ -24,6 +27,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,7 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -42,6 +49,16 @@
 static struct sworn_upstream up; /* the group's fixture; stopped by the group teardown */
 static struct sworn_upstream pair_a,
     pair_b; /* test_two_at_once_and_stop's; stopped there or at teardown */
+
+/* Debian's tinyproxy, a proxy no one here wrote, for the ws client's proxy modes. */
+struct tinyproxy {
+    char *dir, *log;
+    uint16_t port;
+    pid_t pid;
+};
+static struct tinyproxy tp; /* test_ws_client_through_proxy's; stopped at teardown too */
+
+static void tinyproxy_stop(struct tinyproxy *t);
 
 static int group_setup(void **state)
 {
@@ -55,6 +72,7 @@ static int group_teardown(void **state)
     sworn_upstream_stop(&up);
     sworn_upstream_stop(&pair_a);
     sworn_upstream_stop(&pair_b);
+    tinyproxy_stop(&tp);
     return 0;
 }
 
@@ -227,6 +245,162 @@ static void test_websocket(void **state)
     const char *not_ws[] = {"--noproxy", "*", http, NULL};
     assert_int_equal(sworn_upstream_curl(not_ws, body, sizeof(body), &code), 0);
     assert_true(code == 426 || code == 400);
+}
+
+/* ---- The WebSocket client through a proxy ---- */
+
+static uint16_t free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One start of tinyproxy on a free port: 0 when it listens (its log says so), 1 when it exited
+ * (the port was taken meanwhile: try another). */
+static int tinyproxy_attempt(struct tinyproxy *t)
+{
+    char *conf = sworn_test_path(t->dir, "tinyproxy.conf"), text[1024];
+    char *out = sworn_test_path(t->dir, "tinyproxy.out");
+    int64_t deadline = monotonic_ms() + SWORN_UPSTREAM_START_MS;
+    int n, status, rc = -1;
+
+    t->port = free_port();
+    n = snprintf(text, sizeof(text),
+                 "Port %u\nListen 127.0.0.1\nTimeout 60\nMaxClients 16\nLogLevel Info\n"
+                 "LogFile \"%s\"\n",
+                 (unsigned)t->port, t->log);
+    assert_true(n > 0 && (size_t)n < sizeof(text));
+    sworn_test_write_file(conf, text, (size_t)n, 0600);
+    sworn_test_write_file(t->log, "", 0, 0600);
+    fflush(stdout);
+    fflush(stderr);
+    t->pid = fork();
+    assert_true(t->pid >= 0);
+    if (t->pid == 0) {
+        char *const argv[] = {"/usr/bin/tinyproxy", "-d", "-c", conf, NULL};
+        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    while (rc < 0 && monotonic_ms() <= deadline) {
+        char *log = sworn_test_read_file_opt(t->log, NULL);
+
+        if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
+            t->pid = 0;
+            rc = 1;
+        } else if (log != NULL && strstr(log, "listening on fd") != NULL) {
+            rc = 0;
+        } else {
+            sworn_test_sleep_ms(5);
+        }
+        free(log);
+    }
+    free(conf);
+    free(out);
+    if (rc < 0)
+        fail_msg("tinyproxy did not listen within %d ms", SWORN_UPSTREAM_START_MS);
+    return rc;
+}
+
+static void tinyproxy_start(struct tinyproxy *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->dir = sworn_test_tmpdir("tinyproxy");
+    t->log = sworn_test_path(t->dir, "tinyproxy.log");
+    for (int i = 0; i < 5; i++)
+        if (tinyproxy_attempt(t) == 0)
+            return;
+    fail_msg("tinyproxy found its port taken 5 times");
+}
+
+static void tinyproxy_stop(struct tinyproxy *t)
+{
+    int status;
+
+    if (t->pid > 0) {
+        kill(t->pid, SIGTERM);
+        while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        t->pid = 0;
+    }
+    if (t->dir != NULL && getenv("SWORN_KEEP_STACK") == NULL)
+        sworn_test_rmtree(t->dir);
+    free(t->dir);
+    free(t->log);
+    memset(t, 0, sizeof(*t));
+}
+
+static void test_ws_client_through_proxy(void **state)
+{
+    char uri[256], out[512], proxy[64], line[256], *log;
+    (void)state;
+
+    tinyproxy_start(&tp);
+    snprintf(proxy, sizeof(proxy), "127.0.0.1:%u", (unsigned)tp.port);
+
+    /* wss: CONNECT localhost:PORT, then TLS to the server through the tunnel. */
+    snprintf(uri, sizeof(uri), "wss://localhost:%u/through-connect", (unsigned)up.wss_port);
+    const char *wss[] = {uri,
+                         "--proxy",
+                         proxy,
+                         "--cacert",
+                         up.ca_cert,
+                         "--header",
+                         "Authorization: Bearer tunnel-token",
+                         "hello through",
+                         NULL};
+    assert_int_equal(sworn_upstream_ws_client(wss, out, sizeof(out)), 0);
+    assert_string_equal(out, "recv hello through\n");
+    assert_int_equal(
+        sworn_upstream_wait_ws_log(&up, "/through-connect auth=Bearer tunnel-token", WAIT_MS), 0);
+
+    /* ws with --tunnel: CONNECT too, then the plain handshake. */
+    snprintf(uri, sizeof(uri), "ws://127.0.0.1:%u/plain-tunnel", (unsigned)up.ws_port);
+    const char *tunnel[] = {uri, "--proxy", proxy, "--tunnel", "plain", NULL};
+    assert_int_equal(sworn_upstream_ws_client(tunnel, out, sizeof(out)), 0);
+    assert_string_equal(out, "recv plain\n");
+    log = sworn_test_read_file(tp.log, NULL);
+    snprintf(line, sizeof(line), "CONNECT 127.0.0.1:%u HTTP/1.1", (unsigned)up.ws_port);
+    assert_non_null(strstr(log, line));
+    free(log);
+
+    /* ws without --tunnel: an absolute-form request reaches the proxy. tinyproxy drops the
+     * Upgrade headers (hop-by-hop), so the server refuses the handshake: exit 2, its status. */
+    snprintf(uri, sizeof(uri), "ws://127.0.0.1:%u/absolute", (unsigned)up.ws_port);
+    const char *absolute[] = {uri, "--proxy", proxy, "never echoed", NULL};
+    assert_int_equal(sworn_upstream_ws_client(absolute, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "status "));
+    log = sworn_test_read_file(tp.log, NULL);
+    snprintf(line, sizeof(line), "GET http://127.0.0.1:%u/absolute HTTP/1.1", (unsigned)up.ws_port);
+    assert_non_null(strstr(log, line));
+    free(log);
+
+    /* A CONNECT the proxy cannot make (nothing listens there) is refused: "connect-status". */
+    snprintf(uri, sizeof(uri), "ws://127.0.0.1:%u/nowhere", (unsigned)free_port());
+    const char *refused[] = {uri, "--proxy", proxy, "--tunnel", "never echoed", NULL};
+    assert_int_equal(sworn_upstream_ws_client(refused, out, sizeof(out)), 2);
+    assert_non_null(strstr(out, "connect-status "));
+    assert_null(strstr(out, "connect-status 200"));
+    tinyproxy_stop(&tp);
 }
 
 /* ---- Raw upstreams ---- */
@@ -465,17 +639,12 @@ static void test_two_at_once_and_stop(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_http_static),
-        cmocka_unit_test(test_https_static),
-        cmocka_unit_test(test_big_streams),
-        cmocka_unit_test(test_echo_and_log),
-        cmocka_unit_test(test_websocket),
-        cmocka_unit_test(test_rawup_echo),
-        cmocka_unit_test(test_rawup_banner),
-        cmocka_unit_test(test_rawup_reset),
-        cmocka_unit_test(test_rawup_stall),
-        cmocka_unit_test(test_rawup_half_response),
-        cmocka_unit_test(test_two_at_once_and_stop),
+        cmocka_unit_test(test_http_static),         cmocka_unit_test(test_https_static),
+        cmocka_unit_test(test_big_streams),         cmocka_unit_test(test_echo_and_log),
+        cmocka_unit_test(test_websocket),           cmocka_unit_test(test_ws_client_through_proxy),
+        cmocka_unit_test(test_rawup_echo),          cmocka_unit_test(test_rawup_banner),
+        cmocka_unit_test(test_rawup_reset),         cmocka_unit_test(test_rawup_stall),
+        cmocka_unit_test(test_rawup_half_response), cmocka_unit_test(test_two_at_once_and_stop),
     };
 
     if (getenv("SWORN_TEST_FILTER") != NULL)
