@@ -2,8 +2,10 @@
  * fuzz_jwt.c -- libFuzzer target for proxy/p_jwt.c (the delegation token) and proxy/p_token.c
  * (the symbolic token scan). Every input is given to both.
  *
- * sworn_jwt_read, on the whole input as a token, without a key and with a fixed Ed25519 key
- * (whose signature no input is expected to make; the alg and signature paths run). Asserted:
+ * sworn_jwt_read, on the whole input as a token and on an unsigned token whose payload is the
+ * input (so that the JSON reader is fuzzed without base64url in the way), without a key and with a
+ * fixed Ed25519 key (whose signature no input is expected to make; the alg and signature paths
+ * run). Asserted:
  *   - it answers 0 or 1 (-1 only for out of memory); on 1 a reason is given, the delegation is
  *     zero but the hash; on 0 no reason;
  *   - the hash is the SHA-256 of the input, in both answers;
@@ -151,7 +153,8 @@ static EVP_PKEY *fixed_key(void)
     return key;
 }
 
-static void fuzz_jwt(const uint8_t *data, size_t size)
+/* Every read of one token: without a key twice (deterministic), then with the fixed key. */
+static void fuzz_one(const uint8_t *data, size_t size)
 {
     struct sworn_jwt_delegation *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)),
                                 *k = malloc(sizeof(*k));
@@ -171,6 +174,57 @@ static void fuzz_jwt(const uint8_t *data, size_t size)
     free(a);
     free(b);
     free(k);
+}
+
+/* Unpadded base64url of in[0..n) into out (capacity at least n * 4 / 3 + 4). Returns the length. */
+static size_t b64url(const uint8_t *in, size_t n, char *out)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t o = 0, i;
+
+    for (i = 0; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = a[v >> 18];
+        out[o++] = a[(v >> 12) & 63];
+        out[o++] = a[(v >> 6) & 63];
+        out[o++] = a[v & 63];
+    }
+    if (n - i >= 1) {
+        uint32_t v = (uint32_t)in[i] << 16 | (n - i == 2 ? (uint32_t)in[i + 1] << 8 : 0);
+        out[o++] = a[v >> 18];
+        out[o++] = a[(v >> 12) & 63];
+        if (n - i == 2)
+            out[o++] = a[(v >> 6) & 63];
+    }
+    return o;
+}
+
+/*
+ * The input as the payload of an unsigned token too, so that the JSON reader and the claims are
+ * fuzzed directly rather than through base64url.
+ */
+static void fuzz_payload(const uint8_t *data, size_t size)
+{
+    static const char header[] = "eyJhbGciOiJub25lIn0."; /* {"alg":"none"} */
+    char *tok;
+    size_t n;
+
+    if (size > SWORN_JWT_MAX)
+        return;
+    tok = malloc(sizeof(header) + size * 4 / 3 + 8);
+    CHECK(tok != NULL);
+    memcpy(tok, header, sizeof(header) - 1);
+    n = sizeof(header) - 1;
+    n += b64url(data, size, tok + n);
+    tok[n++] = '.';
+    fuzz_one((const uint8_t *)tok, n);
+    free(tok);
+}
+
+static void fuzz_jwt(const uint8_t *data, size_t size)
+{
+    fuzz_one(data, size);
+    fuzz_payload(data, size);
 }
 
 static int is_ows(uint8_t c)
