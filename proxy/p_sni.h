@@ -31,7 +31,9 @@
  *   other extensions (including encrypted_client_hello) are skipped by their length.
  * Bytes after the first record are not looked at (the TLS stack reads them).
  *
- * Thread safety: pure computation on the caller's bytes, no allocation, no globals.
+ * Thread safety: pure computation on the caller's bytes, no allocation, no globals (the bounded
+ * reads of common/buf.h may overwrite this thread's sworn_err slot; the answer is *why, not it).
+ * The extension bookkeeping takes 8 KiB of stack (one bit per extension type).
  */
 #ifndef SWORN_P_SNI_H
 #define SWORN_P_SNI_H

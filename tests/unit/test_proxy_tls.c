@@ -228,7 +228,7 @@ static void *tls_server_main(void *arg)
 
             s->handshaken[i] = 1;
             SSL_get0_alpn_selected(ssl, &a, &alen);
-            if (alen < sizeof(s->alpn[i])) {
+            if (alen > 0 && alen < sizeof(s->alpn[i])) {
                 memcpy(s->alpn[i], a, alen);
                 s->alpn[i][alen] = '\0';
             }
