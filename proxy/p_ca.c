@@ -405,7 +405,7 @@ int sworn_proxy_ca_load(const char *cert_path, const char *key_path, unsigned le
 {
     struct sworn_proxy_ca *ca = NULL;
     unsigned fp_len = 0;
-    int locked = 0;
+    int mutex_made = 0;
 
     if (out != NULL)
         *out = NULL;
@@ -421,7 +421,7 @@ int sworn_proxy_ca_load(const char *cert_path, const char *key_path, unsigned le
     SWORN_ENSURE(ca != NULL, SWORN_ERR_NOMEM, "local CA: out of memory");
     SWORN_ENSURE(pthread_mutex_init(&ca->lock, NULL) == 0, SWORN_ERR_NOMEM,
                  "local CA: cannot make a mutex");
-    locked = 1;
+    mutex_made = 1;
     ca->ttl = leaf_ttl_s;
     ca->cache_max = cache_max;
     ca->nbuckets = 16;
@@ -457,7 +457,7 @@ fail:
         EVP_PKEY_free(ca->key);
         EVP_PKEY_free(ca->leaf_key);
         free(ca->buckets);
-        if (locked)
+        if (mutex_made)
             pthread_mutex_destroy(&ca->lock);
         free(ca);
     }
