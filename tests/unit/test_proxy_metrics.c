@@ -36,6 +36,7 @@
 
 #include <json-c/json.h>
 
+#include "d_jlog.h"
 #include "err.h"
 #include "p_jlog.h"
 #include "p_metrics.h"
@@ -933,6 +934,46 @@ static void test_log_truncated(void **state)
     json_object_put(o);
 }
 
+/* The same fields give the same line as decisiond's d_log, byte for byte after the time stamp:
+ * the escaping is decisiond's, not a second one that could drift. */
+static void test_log_as_decisiond(void **state)
+{
+    static const char *const values[] = {
+        "plain",
+        "/a\xe2\x80\xae"
+        "exe.txt\x1b[31mred\x07\x7f\xc2\x9b\xe2\x80\x8b\xe2\x81\xa6x",
+        "\xff\xe2\x80\"\\\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80/end",
+        "tag \xf3\xa0\x80\x81 sep \xe2\x80\xa8 bom \xef\xbb\xbf emoji \xf0\x9f\x98\x80 ok",
+        "slash / and </script>",
+    };
+    char mine[8192], theirs[8192];
+    size_t n_mine, n_theirs;
+    int saved = dup(STDERR_FILENO);
+
+    (void)state;
+    assert_true(saved >= 0);
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        json_object *a = json_object_new_object(), *b = json_object_new_object();
+
+        json_object_object_add(a, "v", json_object_new_string(values[i]));
+        json_object_object_add(a, values[i], json_object_new_int((int)i));
+        json_object_object_add(b, "v", json_object_new_string(values[i]));
+        json_object_object_add(b, values[i], json_object_new_int((int)i));
+        sworn_plog(SWORN_PLOG_WARN, "same", a);
+        n_mine = one_line(mine, sizeof(mine));
+        assert_int_equal(dup2(log_pair[0], STDERR_FILENO), STDERR_FILENO);
+        d_log(D_LOG_WARN, "same", b);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        n_theirs = one_line(theirs, sizeof(theirs));
+        /* {"ts":"2026-12-02T12:00:00.123Z", is 33 bytes; the rest must be identical */
+        assert_int_equal(n_mine, n_theirs);
+        assert_true(n_mine > 33);
+        assert_memory_equal(mine + 33, theirs + 33, n_mine - 33);
+        json_object_put(parse_line(mine, n_mine, "warn", "same"));
+    }
+    close(saved);
+}
+
 /* sworn_plog_open(-1) sends the lines to stderr again (here: stderr is our socket). */
 static void test_log_stderr(void **state)
 {
@@ -967,6 +1008,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_log_hostile, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_log_request, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_log_truncated, log_setup, log_teardown),
+        cmocka_unit_test_setup_teardown(test_log_as_decisiond, log_setup, log_teardown),
         cmocka_unit_test_setup_teardown(test_log_stderr, log_setup, log_teardown),
     };
 
