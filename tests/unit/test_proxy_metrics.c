@@ -940,8 +940,9 @@ static void test_log_as_decisiond(void **state)
 {
     static const char *const values[] = {
         "plain",
-        "/a\xe2\x80\xae"
-        "exe.txt\x1b[31mred\x07\x7f\xc2\x9b\xe2\x80\x8b\xe2\x81\xa6x",
+        /* Two literals on purpose: "\xae" followed by "e" would be one escape. */
+        ("/a\xe2\x80\xae"
+         "exe.txt\x1b[31mred\x07\x7f\xc2\x9b\xe2\x80\x8b\xe2\x81\xa6x"),
         "\xff\xe2\x80\"\\\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80/end",
         "tag \xf3\xa0\x80\x81 sep \xe2\x80\xa8 bom \xef\xbb\xbf emoji \xf0\x9f\x98\x80 ok",
         "slash / and </script>",
