@@ -152,13 +152,14 @@ enum line_result { LINE_OK, LINE_MORE, LINE_BAD };
 /*
  * The line starting at pos in p[0..n). LINE_OK: it ends at *end with CRLF at p[*end..*end+2).
  * LINE_MORE: no CRLF yet; p[pos..*end) is what there is (a CR in the last byte left out).
- * LINE_BAD: a bare LF or bare CR (*why).
+ * LINE_BAD: a bare LF or bare CR (*why) at *end.
  */
 static enum line_result next_line(const uint8_t *p, size_t n, size_t pos, size_t *end,
                                   const char **why)
 {
     for (size_t i = pos; i < n; i++) {
         if (p[i] == '\n') {
+            *end = i;
             *why = "a bare LF (line feed without carriage return) in the head";
             return LINE_BAD;
         }
@@ -259,15 +260,13 @@ static int scan_head(const uint8_t *p, size_t len, const struct sworn_http_limit
         return 1;
     }
     for (;;) {
-        enum line_result r = next_line(p, n, pos, &end, why);
+        const char *bad_end = NULL;
+        enum line_result r = next_line(p, n, pos, &end, &bad_end);
 
-        if (r == LINE_BAD) {
-            *status = 400;
-            return -1;
-        }
-        if (r == LINE_MORE) {
-            /* In the order a complete line is checked in, so that the answer stays the same
-               when the line is completed. */
+        if (r != LINE_OK) {
+            /* What a shorter input would have found first is found first (in the order a
+               complete line is checked in), so that the answer stays the same as more bytes
+               come: the bytes before a bare CR or LF, or those of the incomplete line. */
             if (!first && *nfields == fmax && end > pos) {
                 *status = 431;
                 *why = "more header fields than the limit";
@@ -278,6 +277,13 @@ static int scan_head(const uint8_t *p, size_t len, const struct sworn_http_limit
                 *status = 400;
                 return -1;
             }
+        }
+        if (r == LINE_BAD) {
+            *status = 400;
+            *why = bad_end;
+            return -1;
+        }
+        if (r == LINE_MORE) {
             if (len >= lim->head_max) {
                 *status = 431;
                 *why = "a head longer than the limit";
@@ -288,7 +294,7 @@ static int scan_head(const uint8_t *p, size_t len, const struct sworn_http_limit
         if (first) {
             if (end == pos) {
                 *status = 400;
-                *why = "an empty line before the request line";
+                *why = "an empty line before the request or status line";
                 return -1;
             }
             if (start(p, end, ctx, status, why) != 0)
