@@ -22,11 +22,20 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "p_http.h"
+#include "testutil.h"
 
 /* The structs are large; one of each is enough. */
 static struct sworn_http_request req, req2;
@@ -712,6 +721,33 @@ static void test_pipelined(void **state)
     assert_span(req.path, req.path_len, "/c");
     off += req.head_len;
     assert_int_equal(parse_req(two + off, n - off, &status, &why), 1);
+
+    /* A chunked body ends where its last chunk and trailers end; the next head starts there. */
+    static const char chunked[] =
+        "POST /e HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "3\r\nabc\r\n0\r\nT: 1\r\n\r\n"
+        "GET /f HTTP/1.1\r\nHost: a\r\n\r\n";
+    struct sworn_http_chunked c;
+    const uint8_t *data;
+    size_t data_len;
+
+    n = strlen(chunked);
+    assert_int_equal(parse_req(chunked, n, &status, &why), 0);
+    assert_int_equal(req.framing, CH);
+    off = req.head_len;
+    sworn_http_chunked_init(&c, 100, 0);
+    while (!sworn_http_chunked_done(&c)) {
+        long r = sworn_http_chunked_feed(&c, (const uint8_t *)chunked + off, n - off, &data,
+                                         &data_len, &status, &why);
+
+        assert_true(r > 0);
+        off += (size_t)r;
+    }
+    assert_int_equal(sworn_http_chunked_total(&c), 3);
+    assert_memory_equal(chunked + off, "GET /f ", 7);
+    assert_int_equal(parse_req(chunked + off, n - off, &status, &why), 0);
+    assert_span(req.path, req.path_len, "/f");
+    assert_int_equal(req.head_len, n - off);
 }
 
 /* A head of exactly head_max bytes is accepted, one more is 431; the same for fields_max. */
@@ -1298,6 +1334,263 @@ static void test_connection_lists(void **state)
     assert_null(sworn_http_field_find(req.fields, 0, "Host"));
 }
 
+/* ---- what real clients send ---- */
+
+/* A listening socket on 127.0.0.1 and a port the kernel picked. */
+static int listen_local(unsigned *port)
+{
+    struct sockaddr_in sin;
+    socklen_t sl = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+    *port = ntohs(sin.sin_port);
+    return fd;
+}
+
+/* Wait (at most 20 s) until fd is readable; fails the test on a timeout. */
+static void wait_readable(int fd)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+    assert_int_equal(poll(&pfd, 1, 20000), 1);
+}
+
+struct captured {
+    char buf[65536];
+    size_t len;
+    int rc, status;
+    const char *why;
+    char body[4096];
+    size_t body_len;
+};
+
+/*
+ * Start argv (a client pointed at the listener lfd), accept its connection and read what it sends
+ * until the request head is parsed (or refused) and, for a body, until the body is complete; then
+ * close the connection (the client gives up: no answer is sent) and reap the client. *cap holds
+ * the parse's answer (on 0, req holds the head) and the decoded body.
+ */
+static void capture(int lfd, char *const argv[], struct captured *cap)
+{
+    struct sworn_http_chunked ch;
+    size_t body_off = 0;
+    int fd, wst;
+    pid_t pid;
+
+    memset(cap, 0, sizeof(*cap));
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    wait_readable(lfd);
+    fd = accept(lfd, NULL, NULL);
+    assert_true(fd >= 0);
+    for (;;) {
+        ssize_t got;
+
+        cap->rc = parse_req(cap->buf, cap->len, &cap->status, &cap->why);
+        if (cap->rc == 0) {
+            body_off = req.head_len;
+            if (req.framing == SWORN_HTTP_NO_BODY)
+                break;
+            if (req.framing == SWORN_HTTP_LENGTH && cap->len - body_off >= req.content_length) {
+                memcpy(cap->body, cap->buf + body_off, (size_t)req.content_length);
+                cap->body_len = (size_t)req.content_length;
+                break;
+            }
+            if (req.framing == SWORN_HTTP_CHUNKED) {
+                size_t off = body_off;
+
+                sworn_http_chunked_init(&ch, sizeof(cap->body), 0);
+                cap->body_len = 0;
+                while (off < cap->len && !sworn_http_chunked_done(&ch)) {
+                    const uint8_t *d;
+                    size_t dl;
+                    int st;
+                    const char *w;
+                    long r = sworn_http_chunked_feed(&ch, (const uint8_t *)cap->buf + off,
+                                                     cap->len - off, &d, &dl, &st, &w);
+
+                    assert_true(r > 0);
+                    if (d != NULL) {
+                        memcpy(cap->body + cap->body_len, d, dl);
+                        cap->body_len += dl;
+                    }
+                    off += (size_t)r;
+                }
+                if (sworn_http_chunked_done(&ch))
+                    break;
+            }
+        } else if (cap->rc == -1) {
+            break;
+        }
+        assert_true(cap->len < sizeof(cap->buf));
+        wait_readable(fd);
+        got = read(fd, cap->buf + cap->len, sizeof(cap->buf) - cap->len);
+        assert_true(got > 0);
+        cap->len += (size_t)got;
+    }
+    close(fd);
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) != 127);
+}
+
+static void test_real_clients(void **state)
+{
+    static struct captured cap;
+    char proxy[64], origin[64], proxy_hp[64], ws_script[512];
+    unsigned port;
+    int lfd = listen_local(&port);
+
+    (void)state;
+    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", port);
+    snprintf(proxy_hp, sizeof(proxy_hp), "127.0.0.1:%u", port);
+    snprintf(origin, sizeof(origin), "http://127.0.0.1:%u/o", port);
+    snprintf(ws_script, sizeof(ws_script), "%s/tests/unit/ws_echo.py", sworn_test_source_dir());
+
+    /* curl as a forward proxy's client: absolute-form, Host, Proxy-Connection. */
+    {
+        char *argv[] = {
+            "curl", "-s", "--max-time", "20", "-x", proxy, "http://a.example:8080/p?q=1", NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_int_equal(req.form, SWORN_HTTP_ABSOLUTE);
+        assert_span(req.host, req.host_len, "a.example");
+        assert_int_equal(req.port, 8080);
+        assert_span(req.path, req.path_len, "/p?q=1");
+        assert_span(req.host_field, req.host_field_len, "a.example:8080");
+        assert_int_equal(req.connection_close, 0);
+        assert_non_null(sworn_http_field_find(req.fields, req.nfields, "Proxy-Connection"));
+    }
+    /* curl's CONNECT for https. */
+    {
+        char *argv[] = {"curl", "-s", "--max-time", "20", "-x", proxy, "https://a.example/", NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_int_equal(req.form, SWORN_HTTP_AUTHORITY);
+        assert_span(req.method, req.method_len, "CONNECT");
+        assert_span(req.host, req.host_len, "a.example");
+        assert_int_equal(req.port, 443);
+        assert_span(req.host_field, req.host_field_len, "a.example:443");
+    }
+    /* A body with a Content-Length, and a chunked one. */
+    {
+        char *argv[] = {"curl", "-s",    "--max-time",         "20", "-x", proxy,
+                        "-d",   "hello", "http://a.example/f", NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_span(req.method, req.method_len, "POST");
+        assert_int_equal(req.framing, SWORN_HTTP_LENGTH);
+        assert_int_equal(cap.body_len, 5);
+        assert_memory_equal(cap.body, "hello", 5);
+    }
+    {
+        char *argv[] = {"curl",
+                        "-s",
+                        "--max-time",
+                        "20",
+                        "-x",
+                        proxy,
+                        "-H",
+                        "Transfer-Encoding: chunked",
+                        "-d",
+                        "hello chunks",
+                        "http://a.example/f",
+                        NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_int_equal(req.framing, SWORN_HTTP_CHUNKED);
+        assert_int_equal(cap.body_len, 12);
+        assert_memory_equal(cap.body, "hello chunks", 12);
+    }
+    /* Expect: 100-continue (curl waits a moment for the 100, then sends the body). */
+    {
+        char *argv[] = {
+            "curl", "-s",  "--max-time",         "20", "-x", proxy, "-H", "Expect: 100-continue",
+            "-d",   "abc", "http://a.example/f", NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_int_equal(req.expect_continue, 1);
+        assert_memory_equal(cap.body, "abc", 3);
+    }
+    /* HTTP/1.0, and an IPv6 literal. */
+    {
+        char *argv[] = {"curl", "-s", "-0", "--max-time", "20", "-x", proxy, "http://[::1]:8080/v6",
+                        NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_int_equal(req.version_minor, 0);
+        assert_int_equal(req.connection_close, 1);
+        assert_span(req.host, req.host_len, "[::1]");
+        assert_int_equal(req.port, 8080);
+        assert_span(req.host_field, req.host_field_len, "[::1]:8080");
+    }
+    /* wget as a proxy client. */
+    {
+        char *argv[] = {
+            "wget",          "-q", "--tries=1", "--timeout=20",       "-O", "/dev/null", "-e",
+            "use_proxy=yes", "-e", NULL,        "http://a.example/w", NULL};
+        char setting[96];
+
+        snprintf(setting, sizeof(setting), "http_proxy=%s", proxy);
+        argv[9] = setting;
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, 0);
+        assert_int_equal(req.form, SWORN_HTTP_ABSOLUTE);
+        assert_span(req.path, req.path_len, "/w");
+        assert_span(req.host_field, req.host_field_len, "a.example");
+    }
+    /* A WebSocket client (python3-websockets) through a forward proxy: a valid upgrade. */
+    {
+        char *argv[] = {"/usr/bin/python3", ws_script, "client", "ws://a.example/s",
+                        "--proxy",          proxy_hp,  "hi",     NULL};
+
+        if (access("/usr/bin/python3", X_OK) == 0) {
+            capture(lfd, argv, &cap);
+            assert_int_equal(cap.rc, 0);
+            assert_int_equal(req.upgrade_websocket, 1);
+            assert_span(req.path, req.path_len, "/s");
+        }
+    }
+    /* curl's h2c upgrade and its HTTP/2 preface are refused. */
+    {
+        char *argv[] = {"curl", "-s", "--max-time", "20", "--http2", origin, NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, -1);
+        assert_int_equal(cap.status, 400);
+        assert_string_equal(cap.why, "an HTTP2-Settings field (an upgrade to HTTP/2)");
+    }
+    {
+        char *argv[] = {"curl", "-s", "--max-time", "20", "--http2-prior-knowledge", origin, NULL};
+
+        capture(lfd, argv, &cap);
+        assert_int_equal(cap.rc, -1);
+        assert_int_equal(cap.status, 505);
+    }
+    close(lfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1306,7 +1599,7 @@ int main(void)
         cmocka_unit_test(test_pipelined),        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_chunked_decode),   cmocka_unit_test(test_chunked_refusals),
         cmocka_unit_test(test_response_framing), cmocka_unit_test(test_hop_by_hop),
-        cmocka_unit_test(test_connection_lists),
+        cmocka_unit_test(test_connection_lists), cmocka_unit_test(test_real_clients),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
