@@ -129,6 +129,16 @@ static void test_build(void **state)
                                          NELEM(insn), &sig),
                      0);
     assert_true(mon.allowed > eng.allowed && eng.allowed > sig.allowed);
+    /* The proxy: the engine's allow-list; the engine's kill list plus bind and listen. */
+    {
+        struct sworn_seccomp_report px;
+
+        assert_int_equal(sworn_seccomp_build(SWORN_SECCOMP_PROXY, SWORN_SECCOMP_ENFORCE,
+                                             SWORN_SECCOMP_INET, insn, NELEM(insn), &px),
+                         0);
+        assert_int_equal(px.allowed, eng.allowed);
+        assert_int_equal(px.killed, eng.killed + 2);
+    }
     assert_true(sig.killed > eng.killed && eng.killed > mon.killed);
     /* SWORN_SECCOMP_NOEXEC moves execve to the monitor's kill list (outside sanitizer builds). */
     assert_int_equal(sworn_seccomp_build(SWORN_SECCOMP_MONITOR, SWORN_SECCOMP_ENFORCE,
@@ -146,7 +156,7 @@ static void test_build(void **state)
         -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
     assert_int_equal(
-        sworn_seccomp_build((enum sworn_seccomp_role)4, SWORN_SECCOMP_ENFORCE, 0, insn, 10, &r),
+        sworn_seccomp_build((enum sworn_seccomp_role)5, SWORN_SECCOMP_ENFORCE, 0, insn, 10, &r),
         -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
     assert_int_equal(sworn_seccomp_build(SWORN_SECCOMP_ENGINE, (enum sworn_seccomp_mode)3, 0, insn,
@@ -173,6 +183,7 @@ static void test_build(void **state)
     assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_MONITOR), "monitor");
     assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_ENGINE), "engine");
     assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_SIGNER), "signer");
+    assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_PROXY), "proxy");
     assert_string_equal(sworn_seccomp_role_name((enum sworn_seccomp_role)0), "?");
     assert_string_equal(sworn_seccomp_mode_name(SWORN_SECCOMP_OFF), "off");
     assert_string_equal(sworn_seccomp_mode_name(SWORN_SECCOMP_LOG), "log");
