@@ -178,8 +178,7 @@ struct sworn_http_chunked {
     size_t line_len;    /* bytes of the current size line */
     size_t trailer_len; /* bytes of the trailer section so far */
     unsigned trailer_fields;
-    size_t field_len; /* bytes of the current trailer line */
-    int status;       /* a refusal, sticky */
+    int status; /* a refusal, sticky */
     const char *why;
 };
 /*
