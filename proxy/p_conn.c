@@ -85,6 +85,7 @@ struct pconn {
     int freeing; /* set once the connection is to be freed */
     int depth;   /* callbacks of this connection running now: it is freed when the last returns */
     int head_started;
+    size_t head_parsed; /* bytes of the head the parser last saw */
 
     /* CONNECT */
     int in_tunnel;                          /* inside a terminated TLS tunnel */
@@ -211,6 +212,7 @@ static void reset_request(struct pconn *c)
     c->bytes_up = c->bytes_down = 0;
     c->ms_decide = -1;
     c->head_started = 0;
+    c->head_parsed = 0;
     memset(&c->rq, 0, sizeof(c->rq));
 }
 
@@ -712,6 +714,12 @@ static void step_head(struct pconn *c)
         arm(c, c->px->conf->head_timeout_ms);
     }
     n = len < lim.head_max ? len : lim.head_max;
+    /* The parser reads from the first byte each time: parse when the head may be complete, at
+     * the limit, or every KiB (a malformed head is still refused early), not at every byte. */
+    if (n < lim.head_max && n < c->head_parsed + 1024 &&
+        evbuffer_search(in, "\r\n\r\n", 4, NULL).pos < 0)
+        return;
+    c->head_parsed = n;
     p = evbuffer_pullup(in, (ev_ssize_t)n);
     if (p == NULL) {
         conn_abort(c);
