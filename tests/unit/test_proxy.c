@@ -24,6 +24,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -82,6 +83,9 @@ static const char policy_text[] =
     "  - id: deny\n    effect: deny\n    reason: \"test: denied\"\n"
     "    resource:\n      hosts: [\"127.0.0.1\", \"localhost\"]\n"
     "      paths: [\"/denied\", \"/denied/**\"]\n"
+    "  - id: escalate\n    effect: escalate\n    reason: \"test: needs an operator\"\n"
+    "    resource:\n      hosts: [\"127.0.0.1\"]\n      paths: [\"/escalate/**\"]\n"
+    "    escalation_timeout: 2m\n"
     "  - id: tcp-echo\n    effect: allow\n    reason: \"test: raw tcp to the echo server\"\n"
     "    operations: [\"tcp.connect\"]\n"
     "    resource:\n      schemes: [tcp]\n      hosts: [\"127.0.0.1\"]\n      ports: [%u]\n";
@@ -295,7 +299,9 @@ static int setup(void **state)
     snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s --vault %s", T.policy, T.vault);
     if (sworn_stack_up(&T.s, opts) != 0)
         return -1;
-    snprintf(extra, sizeof(extra), "connect:\n  raw_ports: [%u]\n  tls_wait: 2s\n",
+    snprintf(extra, sizeof(extra),
+             "connect:\n  raw_ports: [%u]\n  tls_wait: 2s\n"
+             "delegation:\n  header: x-delegation-token\n",
              (unsigned)T.echo.port);
     po.upstream_ca = T.u.ca_cert;
     po.extra = extra;
@@ -700,6 +706,90 @@ static void test_tunnel_not_tls_decided_as_tcp(void **state)
     assert_false(sworn_upstream_log_has(&T.u, "t=rawtunnel"));
 }
 
+/* ---- escalation: held until the operator answers ---- */
+
+struct held_curl {
+    char url[256], body[4096];
+    int code, rc;
+};
+
+static void *curl_thread(void *arg)
+{
+    struct held_curl *h = arg;
+
+    h->rc = curl_x(h->body, sizeof(h->body), &h->code, h->url, NULL);
+    return NULL;
+}
+
+static void held_id(const Sworn__V1__PendingEscalation *p, void *arg)
+{
+    snprintf(arg, 128, "%s", p->request->request_id);
+}
+
+static void test_escalation_held_then_allowed(void **state)
+{
+    struct held_curl h = {0};
+    pthread_t t;
+    char id[128] = "";
+    Sworn__V1__AdminResponse *r;
+
+    (void)state;
+    url_of(h.url, sizeof(h.url), "http", T.u.http_port, "/escalate/x?t=held");
+    assert_int_equal(pthread_create(&t, NULL, curl_thread, &h), 0);
+    /* Wait until decisiond holds it (the proxy asked and is waiting), then approve it. */
+    while (id[0] == '\0') {
+        if (sworn_stack_list_all(sworn_stack_admin_call, &T.s, held_id, id) == 0)
+            sworn_test_sleep_ms(10);
+    }
+    assert_false(sworn_upstream_log_has(&T.u, "t=held"));
+    r = sworn_stack_resolve(&T.s, id, 1);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(h.rc, 0);
+    /* nginx has no /escalate/: its 404 is the proof the request reached it after the approval */
+    assert_int_equal(h.code, 404);
+    assert_int_equal(sworn_upstream_wait_log(&T.u, "t=held", 20000), 0);
+}
+
+/* ---- the delegation chain, read from the configured header ---- */
+
+static void test_delegation_chain_recorded(void **state)
+{
+    /* {"alg":"ES256"} . {"sub":"user-7","iss":"https://idp.test","act":{"sub":"agent-x"}} . sig */
+    static const char jwt[] = "eyJhbGciOiJFUzI1NiJ9."
+                              "eyJzdWIiOiJ1c2VyLTciLCJpc3MiOiJodHRwczovL2lkcC50ZXN0IiwiYWN0Ijp7"
+                              "InN1YiI6ImFnZW50LXgifX0."
+                              "c2ln";
+    char url[256], body[4096], header[512];
+    int code = 0;
+    Sworn__V1__AdminResponse *tail;
+    const Sworn__V1__DecisionRecord *d = NULL;
+
+    (void)state;
+    url_of(url, sizeof(url), "http", T.u.http_port, "/allowed/hello.txt?t=deleg");
+    snprintf(header, sizeof(header), "X-Delegation-Token: %s", jwt);
+    assert_int_equal(curl_x(body, sizeof(body), &code, "-H", header, url, NULL), 0);
+    assert_int_equal(code, 200);
+    assert_int_equal(sworn_upstream_wait_log(&T.u, "t=deleg", 20000), 0);
+    tail = sworn_stack_tail(&T.s, 1000);
+    for (size_t i = 0; i < tail->tail->n_entries; i++) {
+        const Sworn__V1__Entry *e = tail->tail->entries[i];
+
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_DECISION &&
+            strstr(e->decision->request->resource->path, "t=deleg") != NULL)
+            d = e->decision;
+    }
+    assert_non_null(d);
+    assert_non_null(d->request->delegation);
+    assert_string_equal(d->request->delegation->subject, "user-7");
+    assert_string_equal(d->request->delegation->issuer, "https://idp.test");
+    assert_int_equal(d->request->delegation->n_actors, 1);
+    assert_string_equal(d->request->delegation->actors[0]->subject, "agent-x");
+    assert_int_equal(d->request->delegation->n_token_sha256, 1);
+    assert_int_equal(d->request->delegation->token_sha256[0].len, 32);
+    sworn__v1__admin_response__free_unpacked(tail, NULL);
+}
+
 /* ---- metrics ---- */
 
 static void test_metrics_socket(void **state)
@@ -733,6 +823,8 @@ int main(void)
         cmocka_unit_test(test_refusal_recorded_and_closed),
         cmocka_unit_test(test_tcp_connect_raw_port),
         cmocka_unit_test(test_tunnel_not_tls_decided_as_tcp),
+        cmocka_unit_test(test_escalation_held_then_allowed),
+        cmocka_unit_test(test_delegation_chain_recorded),
         cmocka_unit_test(test_metrics_socket),
     };
 
