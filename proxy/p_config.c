@@ -544,8 +544,9 @@ static int only_for(const struct ctx *x, const struct sworn_yaml_node *m, const 
 static int read_listener(const struct ctx *x, const struct sworn_yaml_node *m,
                          struct sworn_pconf_listener *l)
 {
-    static const char *const keys[] = {"unix", "hostlink", "tcp",  "principal", "sandbox",
-                                       "mode", "group",    "uids", "port_file", NULL};
+    static const char *const keys[] = {"unix",      "hostlink", "tcp",   "principal",
+                                       "sandbox",   "mode",     "group", "uids",
+                                       "port_file", "tls",      NULL};
     static const char *const kinds[] = {"unix", "hostlink", "tcp"};
     const struct sworn_yaml_node *n, *kind_node = NULL;
     int sock;
@@ -587,6 +588,9 @@ static int read_listener(const struct ctx *x, const struct sworn_yaml_node *m,
     SWORN_GUARD(only_for(x, m, "group", sock, "unix and hostlink"));
     SWORN_GUARD(only_for(x, m, "uids", sock, "unix and hostlink"));
     SWORN_GUARD(only_for(x, m, "port_file", !sock, "tcp"));
+    SWORN_GUARD(only_for(x, m, "tls", !sock, "tcp"));
+    if ((n = sworn_yaml_get(m, "tls")) != NULL)
+        SWORN_GUARD(sworn_yaml_bool(x->d, n, &l->tls));
     l->mode = sock ? 0600 : 0;
     if ((n = sworn_yaml_get(m, "mode")) != NULL)
         SWORN_GUARD(read_mode(x, n, &l->mode));

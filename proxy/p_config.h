@@ -7,7 +7,7 @@
  *
  *     user: NAME-or-UID
  *     listen:   [ {unix|hostlink: PATH, principal, sandbox, mode, group, uids},
- *                 {tcp: "127.0.0.1:PORT", principal, sandbox, port_file} ]        (1..16)
+ *                 {tcp: "127.0.0.1:PORT", principal, sandbox, port_file, tls} ]   (1..16)
  *     decisiond: {socket, timeout: 5s, escalation_max: 10m}
  *     ca:        {cert, key, leaf_lifetime: 1h, cache: 1024}
  *     upstream:  {ca_file, connect_timeout: 10s, response_timeout: 60s, allow_private: [CIDR]}
@@ -69,6 +69,7 @@ struct sworn_pconf_listener {
     int family;       /* TCP: 4 or 6; 0 for the others */
     uint16_t port;    /* TCP: 0..65535 (0: the kernel picks) */
     char port_file[SWORN_PCONF_PATH_MAX]; /* TCP: where the bound port is written; "" none */
+    int tls; /* TCP: clients speak TLS to the proxy (an HTTPS proxy; the leaf is the CA's) */
     char principal[SWORN_PCONF_PRINCIPAL_MAX + 1]; /* required; 1..128 bytes 0x21..0x7e */
     char sandbox[SWORN_PCONF_PRINCIPAL_MAX + 1];   /* optional (""); same characters */
     uid_t uids[SWORN_PCONF_UIDS_MAX];              /* UNIX, HOSTLINK: peer uids allowed */

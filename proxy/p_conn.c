@@ -74,10 +74,15 @@ struct pconn {
     struct sworn_proxy *px;
     struct sworn_plistener *l;
     uid_t uid;
-    struct bufferevent *a;     /* the agent (a TLS filter inside a terminated tunnel) */
-    struct bufferevent *a_raw; /* inside a terminated tunnel: the socket under the TLS filter */
-    SSL *ssl;                  /* and the filter's TLS (freed by us: the filter does not own it) */
-    struct bufferevent *u;     /* upstream, when connected */
+    struct bufferevent *a; /* the agent (a TLS filter inside a terminated tunnel) */
+    /* The agent's side as layers: [0] the socket, then a TLS filter for a TLS listener and one
+     * for a terminated tunnel; a == layer[nlayers - 1]. A filter does not own what is under it
+     * (no BEV_OPT_CLOSE_ON_FREE), nor its SSL: at the close each is shut down and freed from the
+     * top, and the layer below awaited (closing_progress). */
+    struct bufferevent *layer[3];
+    SSL *layer_ssl[3];
+    int nlayers;
+    struct bufferevent *u; /* upstream, when connected */
     struct event *timer;
     struct sworn_pdecide dec;
     struct sworn_pup pup;
@@ -234,12 +239,11 @@ static void conn_free(struct pconn *c)
     free_upstream(c);
     sworn_pdecide_free(&c->dec);
     sworn_prefuse_free(&c->refusal);
-    if (c->a != NULL)
-        bufferevent_free(c->a);
-    if (c->ssl != NULL)
-        SSL_free(c->ssl);
-    if (c->a_raw != NULL)
-        bufferevent_free(c->a_raw);
+    for (int i = c->nlayers - 1; i >= 0; i--) {
+        bufferevent_free(c->layer[i]);
+        if (c->layer_ssl[i] != NULL)
+            SSL_free(c->layer_ssl[i]);
+    }
     if (c->timer != NULL)
         event_free(c->timer);
     if (c->body != NULL)
@@ -289,27 +293,29 @@ static void on_a_write(struct bufferevent *bev, void *arg);
 static void on_a_event(struct bufferevent *bev, short what, void *arg);
 
 /*
- * CLOSING: once the agent's output is written, end. Inside a TLS tunnel the filter's output
- * going empty only means it is encrypted into the socket's output: the TLS is shut down
- * (close_notify), the filter freed, and the socket's own output awaited.
+ * CLOSING: once the agent's output is written, end. Over TLS a filter's output going empty only
+ * means it is encrypted into the layer below: each TLS layer is shut down (close_notify) and
+ * freed from the top, and the layer below awaited, down to the socket.
  */
 static void closing_progress(struct pconn *c)
 {
-    if (evbuffer_get_length(bufferevent_get_output(c->a)) > 0)
-        return;
-    if (c->a_raw != NULL) {
-        (void)SSL_shutdown(c->ssl);
-        bufferevent_free(c->a);
-        SSL_free(c->ssl);
-        c->ssl = NULL;
-        c->a = c->a_raw;
-        c->a_raw = NULL;
+    while (evbuffer_get_length(bufferevent_get_output(c->a)) == 0) {
+        int top = c->nlayers - 1;
+
+        if (top == 0) {
+            conn_abort(c);
+            return;
+        }
+        (void)SSL_shutdown(c->layer_ssl[top]);
+        bufferevent_free(c->layer[top]);
+        SSL_free(c->layer_ssl[top]);
+        c->layer[top] = NULL;
+        c->layer_ssl[top] = NULL;
+        c->nlayers = top;
+        c->a = c->layer[top - 1];
         bufferevent_setcb(c->a, NULL, on_a_write, on_a_event, c);
         bufferevent_enable(c->a, EV_WRITE);
-        if (evbuffer_get_length(bufferevent_get_output(c->a)) > 0)
-            return;
     }
-    conn_abort(c);
 }
 
 /* End the connection once what is queued for the agent is written. */
@@ -1533,46 +1539,61 @@ static void handle_connect(struct pconn *c)
 
 static void on_a_read(struct bufferevent *bev, void *arg);
 
-static void start_tls(struct pconn *c)
+/*
+ * Put a TLS server layer on the agent's side, presenting a leaf for host (canonical). Returns 0,
+ * or -1 (the caller ends the connection).
+ */
+static int push_tls(struct pconn *c, const char *host)
 {
     struct sworn_proxy_ca_stats before, after;
     SSL_CTX *ctx;
     SSL *ssl;
     struct bufferevent *tls;
 
-    evtimer_del(c->timer);
+    if (c->nlayers >= 3)
+        return -1;
     sworn_proxy_ca_stats(c->px->ca, &before);
-    ctx = sworn_proxy_ca_ctx_for(c->px->ca, c->tun.host, time(NULL));
+    ctx = sworn_proxy_ca_ctx_for(c->px->ca, host, time(NULL));
     sworn_proxy_ca_stats(c->px->ca, &after);
     if (after.mints > before.mints)
         sworn_pmetrics_leaf_minted(&c->px->metrics);
     if (ctx == NULL) {
-        sworn_plog(SWORN_PLOG_ERROR, "leaf_failed", NULL);
-        conn_abort(c);
-        return;
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "host", json_object_new_string(host));
+        json_object_object_add(o, "error", json_object_new_string(sworn_err_msg()));
+        sworn_plog(SWORN_PLOG_ERROR, "leaf_failed", o);
+        return -1;
     }
     ssl = SSL_new(ctx);
     SSL_CTX_free(ctx);
-    if (ssl == NULL) {
-        conn_abort(c);
-        return;
-    }
-    /* Not BEV_OPT_CLOSE_ON_FREE: the socket must outlive the filter at the close (above). */
+    if (ssl == NULL)
+        return -1;
     tls = bufferevent_openssl_filter_new(c->px->base, c->a, ssl, BUFFEREVENT_SSL_ACCEPTING,
                                          BEV_OPT_DEFER_CALLBACKS);
     if (tls == NULL) {
         SSL_free(ssl);
-        conn_abort(c);
-        return;
+        return -1;
     }
-    c->a_raw = c->a;
-    c->ssl = ssl;
+    c->layer[c->nlayers] = tls;
+    c->layer_ssl[c->nlayers] = ssl;
+    c->nlayers++;
     c->a = tls;
-    c->in_tunnel = 1;
-    sworn_pmetrics_tunnel(&c->px->metrics, SWORN_PMETRICS_TLS);
     bufferevent_setcb(c->a, on_a_read, on_a_write, on_a_event, c);
     bufferevent_setwatermark(c->a, EV_READ, 0, AGENT_INPUT_MAX);
     bufferevent_enable(c->a, EV_READ | EV_WRITE);
+    return 0;
+}
+
+static void start_tls(struct pconn *c)
+{
+    evtimer_del(c->timer);
+    if (push_tls(c, c->tun.host) != 0) {
+        conn_abort(c);
+        return;
+    }
+    c->in_tunnel = 1;
+    sworn_pmetrics_tunnel(&c->px->metrics, SWORN_PMETRICS_TLS);
     reset_request(c);
     start_head(c);
 }
@@ -1877,6 +1898,10 @@ void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
     c->tmp = evbuffer_new();
     px->connections++;
     sworn_pmetrics_connection_open(&px->metrics);
+    if (c->a != NULL) {
+        c->layer[0] = c->a;
+        c->nlayers = 1;
+    }
     if (c->a == NULL || c->timer == NULL || c->body == NULL || c->tmp == NULL ||
         sworn_pdecide_init(&c->dec, px->base, px->conf->decision_socket,
                            px->conf->decision_timeout_ms, px->conf->escalation_max_ms) != 0) {
@@ -1888,5 +1913,15 @@ void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
     bufferevent_setcb(c->a, on_a_read, on_a_write, on_a_event, c);
     bufferevent_setwatermark(c->a, EV_READ, 0, AGENT_INPUT_MAX);
     bufferevent_enable(c->a, EV_READ | EV_WRITE);
+    if (l->conf->tls) {
+        /* An HTTPS proxy listener: the leaf names the listener's address. */
+        char host[SWORN_RESOURCE_HOST_MAX + 1];
+
+        snprintf(host, sizeof(host), l->conf->family == 6 ? "[%s]" : "%s", l->conf->address);
+        if (push_tls(c, host) != 0) {
+            conn_abort(c);
+            return;
+        }
+    }
     start_head(c);
 }

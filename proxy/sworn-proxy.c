@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,11 @@ static int serve(void)
 {
     json_object *o;
 
+    /* A peer that resets its connection must cost that connection, not the process: writes to a
+     * closed socket fail with EPIPE instead of raising SIGPIPE (libevent and OpenSSL write with
+     * plain send and write). */
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+        return sworn_err_set(SWORN_ERR_IO, "cannot ignore SIGPIPE: %s", strerror(errno));
     if (sworn_proxy_harden_early() != 0 || open_log() != 0)
         return -1;
     sworn_plog_set_level(config.log_debug ? SWORN_PLOG_DEBUG : SWORN_PLOG_INFO);

@@ -45,6 +45,8 @@ static int run_proxy(struct sworn_pfx *p)
     int64_t deadline = mono_ms() + START_WAIT_MS;
 
     unlink(p->port_file);
+    if (p->tls_port_file[0] != '\0')
+        unlink(p->tls_port_file);
     p->pid = sworn_upstream_spawn(argv, p->err);
     if (p->pid <= 0)
         return -1;
@@ -63,6 +65,18 @@ static int run_proxy(struct sworn_pfx *p)
             return -1;
         }
         sworn_test_sleep_ms(5);
+    }
+    if (p->tls_port_file[0] != '\0') {
+        /* written before the first listener's (after every listener is bound): there now */
+        char *text = sworn_test_read_file_opt(p->tls_port_file, NULL);
+
+        if (text == NULL) {
+            fprintf(stderr, "sworn-proxy wrote no port file for its TLS listener\n");
+            return -1;
+        }
+        p->tls_port = (uint16_t)atoi(text);
+        free(text);
+        snprintf(p->tls_url, sizeof(p->tls_url), "https://127.0.0.1:%u", (unsigned)p->tls_port);
     }
     snprintf(p->url, sizeof(p->url), "http://127.0.0.1:%u", (unsigned)p->port);
     snprintf(p->hostport, sizeof(p->hostport), "127.0.0.1:%u", (unsigned)p->port);
@@ -103,23 +117,29 @@ int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
         fprintf(stderr, "%s failed\n", cmd);
         return -1;
     }
-    n = snprintf(text, sizeof(text),
-                 "listen:\n"
-                 "  - tcp: \"127.0.0.1:0\"\n    principal: agent-1\n    port_file: %s\n"
-                 "  - unix: %s\n    principal: agent-unix\n"
-                 "decisiond:\n  socket: %s\n%s"
-                 "ca:\n  cert: %s\n  key: %s/ca.key\n"
-                 "upstream:\n%s%s%s  allow_private: [\"127.0.0.0/8\"]\n%s"
-                 "log:\n  file: %s\n"
-                 "metrics:\n  socket: %s\n"
-                 "%s",
-                 p->port_file, p->unix_socket, decision_socket,
-                 opts->decisiond != NULL ? opts->decisiond : "", p->ca_cert, ca_dir,
-                 opts->upstream_ca != NULL ? "  ca_file: " : "",
-                 opts->upstream_ca != NULL ? opts->upstream_ca : "",
-                 opts->upstream_ca != NULL ? "\n" : "",
-                 opts->upstream != NULL ? opts->upstream : "", p->log, p->metrics_socket,
-                 opts->extra != NULL ? opts->extra : "");
+    if (opts->tls_listener)
+        snprintf(p->tls_port_file, sizeof(p->tls_port_file), "%s/tls-port", p->dir);
+    n = snprintf(
+        text, sizeof(text),
+        "listen:\n"
+        "%s%s%s"
+        "  - tcp: \"127.0.0.1:0\"\n    principal: agent-1\n    port_file: %s\n"
+        "  - unix: %s\n    principal: agent-unix\n"
+        "decisiond:\n  socket: %s\n%s"
+        "ca:\n  cert: %s\n  key: %s/ca.key\n"
+        "upstream:\n%s%s%s  allow_private: [\"127.0.0.0/8\"]\n%s"
+        "log:\n  file: %s\n"
+        "metrics:\n  socket: %s\n"
+        "%s",
+        opts->tls_listener ? "  - tcp: \"127.0.0.1:0\"\n    principal: agent-1\n    tls: true\n"
+                             "    port_file: "
+                           : "",
+        p->tls_port_file, opts->tls_listener ? "\n" : "", p->port_file, p->unix_socket,
+        decision_socket, opts->decisiond != NULL ? opts->decisiond : "", p->ca_cert, ca_dir,
+        opts->upstream_ca != NULL ? "  ca_file: " : "",
+        opts->upstream_ca != NULL ? opts->upstream_ca : "", opts->upstream_ca != NULL ? "\n" : "",
+        opts->upstream != NULL ? opts->upstream : "", p->log, p->metrics_socket,
+        opts->extra != NULL ? opts->extra : "");
     if (n < 0 || (size_t)n >= sizeof(text)) {
         fprintf(stderr, "the proxy configuration does not fit\n");
         return -1;

@@ -7,7 +7,9 @@
  *
  * The configuration written (docs/proxy.md):
  *   listen:    tcp 127.0.0.1:0 (principal agent-1, port file DIR/port);
- *              unix DIR/agent.sock (principal agent-unix)
+ *              unix DIR/agent.sock (principal agent-unix);
+ *              with opts->tls_listener also tcp 127.0.0.1:0 with tls: true (principal agent-1,
+ *              port file DIR/tls-port): an HTTPS proxy, its leaf minted by the proxy's CA
  *   decisiond: socket (the stack's), then opts->decisiond's lines
  *   ca:        DIR/ca (sworn-proxy ca init)
  *   upstream:  ca_file opts->upstream_ca (when given), allow_private 127.0.0.0/8, then
@@ -31,6 +33,7 @@ struct sworn_pfx_opts {
     const char *decisiond;   /* lines (indented two spaces) added under decisiond:, or NULL */
     const char *upstream;    /* lines added under upstream:, or NULL */
     const char *extra;       /* top-level YAML appended, or NULL */
+    int tls_listener;        /* also an HTTPS proxy listener (tls_port, tls_url) */
 };
 
 struct sworn_pfx {
@@ -40,6 +43,9 @@ struct sworn_pfx {
     uint16_t port;     /* the tcp listener's */
     char url[64];      /* http://127.0.0.1:PORT */
     char hostport[32]; /* 127.0.0.1:PORT */
+    char tls_port_file[1024];
+    uint16_t tls_port; /* the HTTPS listener's, with opts->tls_listener */
+    char tls_url[64];  /* https://127.0.0.1:TLS_PORT */
     pid_t pid;
 };
 

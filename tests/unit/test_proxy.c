@@ -305,6 +305,7 @@ static int setup(void **state)
              (unsigned)T.echo.port);
     po.upstream_ca = T.u.ca_cert;
     po.extra = extra;
+    po.tls_listener = 1;
     return sworn_pfx_start(&T.p, T.s.decision, &po);
 }
 
@@ -543,6 +544,32 @@ static void test_sni_other_than_connect_host_refused(void **state)
     if (r.status != 0)
         fail_msg("s_client through the tunnel: %s\n%s", r.out, r.err);
     sworn_test_run_free(&r);
+}
+
+static void test_https_proxy_listener(void **state)
+{
+    char url[256], body[4096];
+    int code = 0;
+    const char *plain[] = {"-x", T.p.tls_url, "--proxy-cacert", T.p.ca_cert, url, NULL};
+    const char *tls[] = {"-x", T.p.tls_url, "--proxy-cacert", T.p.ca_cert, "--cacert", T.p.ca_cert,
+                         url,  NULL};
+
+    (void)state;
+    /* curl speaks TLS to the proxy itself (an HTTPS proxy), trusting its CA (--proxy-cacert) */
+    url_of(url, sizeof(url), "http", T.u.http_port, "/allowed/hello.txt?t=tlsproxy");
+    assert_int_equal(sworn_upstream_curl(plain, body, sizeof(body), &code), 0);
+    assert_int_equal(code, 200);
+    assert_string_equal(body, "hello\n");
+    assert_int_equal(sworn_upstream_wait_log(&T.u, "t=tlsproxy", 20000), 0);
+    /* and HTTPS through it: TLS to the proxy, and the tunnel's TLS inside, both the proxy's */
+    url_of(url, sizeof(url), "https", T.u.https_port, "/allowed/hello.txt?t=tlsintls");
+    assert_int_equal(sworn_upstream_curl(tls, body, sizeof(body), &code), 0);
+    assert_int_equal(code, 200);
+    assert_int_equal(sworn_upstream_wait_log(&T.u, "t=tlsintls", 20000), 0);
+    url_of(url, sizeof(url), "http", T.u.http_port, "/denied/x?t=tlsproxydeny");
+    assert_int_equal(sworn_upstream_curl(plain, body, sizeof(body), &code), 0);
+    assert_int_equal(code, 403);
+    expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "deny");
 }
 
 /* ---- WebSocket ---- */
@@ -825,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_https_credential_and_deny),
         cmocka_unit_test(test_https_domain_fronting_refused),
         cmocka_unit_test(test_sni_other_than_connect_host_refused),
+        cmocka_unit_test(test_https_proxy_listener),
         cmocka_unit_test(test_websocket_ws_and_wss),
         cmocka_unit_test(test_unix_listener_principal_and_uid),
         cmocka_unit_test(test_refusal_recorded_and_closed),
