@@ -65,6 +65,25 @@ static int comm_is(pid_t pid, const char *name)
            comm[len] == '\n';
 }
 
+/* The stack of the running test: the teardown stops what a failed test left up. */
+static struct sworn_stack stack;
+static char *conf_dir; /* test_callers_proxy_config's folder */
+
+static int down_teardown(void **state)
+{
+    int rc = 0;
+
+    (void)state;
+    if (stack.dir != NULL && sworn_stack_down(&stack) != 0)
+        rc = -1; /* a sanitizer report in a log: the test fails */
+    if (conf_dir != NULL) {
+        sworn_test_rmtree(conf_dir);
+        free(conf_dir);
+        conf_dir = NULL;
+    }
+    return rc;
+}
+
 /* What a fresh proxy stack must show, whoever runs it. */
 static void expect_proxy_up(struct sworn_stack *s)
 {
@@ -105,59 +124,59 @@ static void expect_down(struct sworn_stack *s)
 
 static void test_up_start_proxy_down(void **state)
 {
-    struct sworn_stack s;
+    struct sworn_stack *const sp = &stack;
     pid_t first, daemon;
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --proxy"), 0);
-    expect_proxy_up(&s);
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key --proxy"), 0);
+    expect_proxy_up(sp);
     /* A development stack: one uid for everything, the invoking one is the proxy's peer uid. */
-    assert_int_equal(sworn_stack_sh(&s, "grep -qx \"  proxy_uids: \\[$(id -u)\\]\" decisiond.yaml"),
+    assert_int_equal(sworn_stack_sh(sp, "grep -qx \"  proxy_uids: \\[$(id -u)\\]\" decisiond.yaml"),
                      0);
 
     /* start-proxy: the old proxy is stopped, a new one bound a new port and logged ready. */
-    first = s.proxy_pid;
-    assert_int_equal(sworn_stack_start_proxy(&s), 0);
-    assert_true(s.proxy_pid > 0 && s.proxy_pid != first);
+    first = sp->proxy_pid;
+    assert_int_equal(sworn_stack_start_proxy(sp), 0);
+    assert_true(sp->proxy_pid > 0 && sp->proxy_pid != first);
     assert_true(sworn_stack_pid_gone(first));
-    assert_false(sworn_stack_pid_gone(s.proxy_pid));
-    assert_int_equal(count_lines(s.proxy_log, "\"event\":\"ready\""), 2);
-    assert_int_equal(sworn_stack_sh(&s, "grep -qx \"PROXY_URL=%s\" stack.env", s.proxy_url), 0);
+    assert_false(sworn_stack_pid_gone(sp->proxy_pid));
+    assert_int_equal(count_lines(sp->proxy_log, "\"event\":\"ready\""), 2);
+    assert_int_equal(sworn_stack_sh(sp, "grep -qx \"PROXY_URL=%s\" stack.env", sp->proxy_url), 0);
 
     /* start (a new decisiond after a stop) leaves the proxy as it is. */
-    daemon = s.decisiond_pid;
-    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
-    assert_int_equal(sworn_stack_start(&s), 0);
-    assert_true(s.decisiond_pid != daemon);
-    assert_false(sworn_stack_pid_gone(s.proxy_pid));
-    assert_int_equal(count_lines(s.proxy_log, "\"event\":\"ready\""), 2);
+    daemon = sp->decisiond_pid;
+    assert_int_equal(sworn_stack_stop_daemon(sp), 0);
+    assert_int_equal(sworn_stack_start(sp), 0);
+    assert_true(sp->decisiond_pid != daemon);
+    assert_false(sworn_stack_pid_gone(sp->proxy_pid));
+    assert_int_equal(count_lines(sp->proxy_log, "\"event\":\"ready\""), 2);
 
-    expect_down(&s);
+    expect_down(sp);
 }
 
 static void test_no_proxy_by_default(void **state)
 {
-    struct sworn_stack s;
+    struct sworn_stack *const sp = &stack;
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key"), 0);
-    assert_string_equal(s.proxy_url, "");
-    assert_string_equal(s.proxy_ca, "");
-    assert_int_equal(s.proxy_pid, 0);
-    assert_int_equal(sworn_stack_sh(&s, "! grep -q '^PROXY_' stack.env && test ! -e proxy.yaml && "
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key"), 0);
+    assert_string_equal(sp->proxy_url, "");
+    assert_string_equal(sp->proxy_ca, "");
+    assert_int_equal(sp->proxy_pid, 0);
+    assert_int_equal(sworn_stack_sh(sp, "! grep -q '^PROXY_' stack.env && test ! -e proxy.yaml && "
                                         "test ! -e proxy.pid"),
                      0);
-    assert_int_equal(sworn_stack_sh(&s, "grep -qx \"  proxy_uids: \\[$(id -u)\\]\" decisiond.yaml"),
+    assert_int_equal(sworn_stack_sh(sp, "grep -qx \"  proxy_uids: \\[$(id -u)\\]\" decisiond.yaml"),
                      0);
-    assert_int_equal(sworn_stack_down(&s), 0);
+    assert_int_equal(sworn_stack_down(sp), 0);
 }
 
 /* The stack's own --proxy-config: the caller's file is used where it is, and read for the
  * variables (its tcp listener's port file, its unix listener, its CA). */
 static void test_callers_proxy_config(void **state)
 {
-    struct sworn_stack s;
-    char *dir = sworn_test_tmpdir("proxyconf"), opts[1024];
+    struct sworn_stack *const sp = &stack;
+    char *dir = conf_dir = sworn_test_tmpdir("proxyconf"), opts[1024];
     const char *proxy_bin = getenv("SWORN_PROXY_BIN"); /* set by the build (tests/CMakeLists.txt) */
 
     (void)state;
@@ -181,9 +200,9 @@ static void test_callers_proxy_config(void **state)
                            dir, dir, proxy_bin, dir, dir, dir, dir, dir, dir, dir, dir),
                      0);
     snprintf(opts, sizeof(opts), "--no-tpm --file-key --proxy-config %s/proxy.yaml", dir);
-    assert_int_equal(sworn_stack_up(&s, opts), 0);
+    assert_int_equal(sworn_stack_up(sp, opts), 0);
     assert_int_equal(
-        sworn_stack_sh(&s,
+        sworn_stack_sh(sp,
                        "test \"$PROXY_CONFIG\" = %s/proxy.yaml && "
                        "test \"$PROXY_SOCKET\" = %s/run/agent.sock && "
                        "test \"$PROXY_CA\" = %s/ca/ca.crt && "
@@ -192,11 +211,9 @@ static void test_callers_proxy_config(void **state)
                        "test ! -e proxy.yaml",
                        dir, dir, dir, dir, dir),
         0);
-    assert_true(comm_is(s.proxy_pid, "sworn-proxy"));
-    assert_int_equal(count_lines(s.proxy_log, "\"event\":\"ready\""), 1);
-    expect_down(&s);
-    sworn_test_rmtree(dir);
-    free(dir);
+    assert_true(comm_is(sp->proxy_pid, "sworn-proxy"));
+    assert_int_equal(count_lines(sp->proxy_log, "\"event\":\"ready\""), 1);
+    expect_down(sp);
 }
 
 /* Among the newest log entries: a deny (rule demo-denied) of GET http://127.0.0.1:8080<path>
@@ -232,27 +249,27 @@ static void expect_recorded_deny(struct sworn_stack *s, const char *path)
  * JSON body (nothing listens on port 8080: nothing was forwarded), and the deny is recorded. */
 static void test_denied_through_proxy(void **state)
 {
-    struct sworn_stack s;
+    struct sworn_stack *const sp = &stack;
 
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --proxy"), 0);
-    assert_int_equal(sworn_stack_sh(&s,
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --file-key --proxy"), 0);
+    assert_int_equal(sworn_stack_sh(sp,
                                     "code=$(curl -sS -o body.json -w '%%{http_code}' "
                                     "--max-time 20 -x \"$PROXY_URL\" "
                                     "http://127.0.0.1:8080/denied/secrets) && "
                                     "test \"$code\" = 403 && /usr/bin/python3 -c 'import json,sys; "
                                     "json.load(open(sys.argv[1]))' body.json"),
                      0);
-    expect_recorded_deny(&s, "/denied/secrets");
+    expect_recorded_deny(sp, "/denied/secrets");
     /* The hostlink socket serves the same: curl over the Unix socket, the request line in
      * absolute form as a proxy receives it (--request-target). */
-    assert_int_equal(sworn_stack_sh(&s, "code=$(curl -sS -o /dev/null -w '%%{http_code}' "
+    assert_int_equal(sworn_stack_sh(sp, "code=$(curl -sS -o /dev/null -w '%%{http_code}' "
                                         "--max-time 20 --unix-socket \"$PROXY_SOCKET\" "
                                         "--request-target http://127.0.0.1:8080/denied/other "
                                         "http://127.0.0.1:8080/) && test \"$code\" = 403"),
                      0);
-    expect_recorded_deny(&s, "/denied/other");
-    expect_down(&s);
+    expect_recorded_deny(sp, "/denied/other");
+    expect_down(sp);
 }
 
 /* As root with --privsep: the proxy runs as sworn-proxy, decisiond serves that uid on the
@@ -260,46 +277,46 @@ static void test_denied_through_proxy(void **state)
  * reads them before it drops to its user). */
 static void test_privsep_proxy(void **state)
 {
-    struct sworn_stack s;
+    struct sworn_stack *const sp = &stack;
     struct passwd *pw = getpwnam("sworn-proxy");
     char path[600];
     struct stat st;
 
     (void)state;
     assert_non_null(pw); /* scripts/install-deps makes it */
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --privsep --proxy"), 0);
-    expect_proxy_up(&s);
-    assert_int_equal(sworn_stack_sh(&s, "test \"$(ps -o user= -p \"$PROXY_PID\")\" = sworn-proxy"),
+    assert_int_equal(sworn_stack_up(sp, "--no-tpm --privsep --proxy"), 0);
+    expect_proxy_up(sp);
+    assert_int_equal(sworn_stack_sh(sp, "test \"$(ps -o user= -p \"$PROXY_PID\")\" = sworn-proxy"),
                      0);
-    assert_int_equal(sworn_stack_sh(&s, "grep -qx '  proxy_uids: \\[0, %lu\\]' decisiond.yaml",
+    assert_int_equal(sworn_stack_sh(sp, "grep -qx '  proxy_uids: \\[0, %lu\\]' decisiond.yaml",
                                     (unsigned long)pw->pw_uid),
                      0);
-    assert_int_equal(stat(s.decision, &st), 0);
+    assert_int_equal(stat(sp->decision, &st), 0);
     assert_int_equal(st.st_uid, pw->pw_uid);
     assert_int_equal(st.st_mode & 0777, 0600);
-    snprintf(path, sizeof(path), "%s/proxy-ca/ca.key", s.dir);
+    snprintf(path, sizeof(path), "%s/proxy-ca/ca.key", sp->dir);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_uid, 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    assert_int_equal(sworn_stack_sh(&s, "code=$(curl -sS -o /dev/null -w '%%{http_code}' "
+    assert_int_equal(sworn_stack_sh(sp, "code=$(curl -sS -o /dev/null -w '%%{http_code}' "
                                         "--max-time 20 -x \"$PROXY_URL\" "
                                         "http://127.0.0.1:8080/denied/secrets) && "
                                         "test \"$code\" = 403"),
                      0);
-    expect_recorded_deny(&s, "/denied/secrets");
-    expect_down(&s);
+    expect_recorded_deny(sp, "/denied/secrets");
+    expect_down(sp);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_up_start_proxy_down),
-        cmocka_unit_test(test_no_proxy_by_default),
-        cmocka_unit_test(test_callers_proxy_config),
-        cmocka_unit_test(test_denied_through_proxy),
+        cmocka_unit_test_teardown(test_up_start_proxy_down, down_teardown),
+        cmocka_unit_test_teardown(test_no_proxy_by_default, down_teardown),
+        cmocka_unit_test_teardown(test_callers_proxy_config, down_teardown),
+        cmocka_unit_test_teardown(test_denied_through_proxy, down_teardown),
     };
     const struct CMUnitTest root_tests[] = {
-        cmocka_unit_test(test_privsep_proxy),
+        cmocka_unit_test_teardown(test_privsep_proxy, down_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
