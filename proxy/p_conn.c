@@ -143,7 +143,7 @@ struct pconn {
     struct evbuffer *tmp;
 
     /* For the request's log line. */
-    double t0, ms_decide;
+    double t0, ms_decide, t_upstream;
     uint64_t bytes_up, bytes_down;
     int status;
     const char *effect;
@@ -1111,6 +1111,7 @@ static void send_request(struct pconn *c)
     sworn_pmetrics_bytes(&c->px->metrics, evbuffer_get_length(out) - before, 0);
     /* The real value is in the output buffer now; the copy kept is for masking only. */
     c->ph = PH_RESPONSE_HEAD;
+    c->t_upstream = now_s();
     {
         struct timeval tv = {(time_t)(c->px->conf->upstream_timeout_ms / 1000),
                              (suseconds_t)(c->px->conf->upstream_timeout_ms % 1000) * 1000};
@@ -1287,6 +1288,7 @@ static void step_response_head(struct pconn *c)
             return;
         }
         c->status = (int)c->rs.status;
+        sworn_pmetrics_upstream_time(&c->px->metrics, now_s() - c->t_upstream);
         c->close_after = c->rq.connection_close || c->rs.framing == SWORN_HTTP_UNTIL_CLOSE ||
                          (c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 0);
         c->resp_chunked_out = c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 1;
@@ -1533,11 +1535,17 @@ static void on_a_read(struct bufferevent *bev, void *arg);
 
 static void start_tls(struct pconn *c)
 {
-    SSL_CTX *ctx = sworn_proxy_ca_ctx_for(c->px->ca, c->tun.host, time(NULL));
+    struct sworn_proxy_ca_stats before, after;
+    SSL_CTX *ctx;
     SSL *ssl;
     struct bufferevent *tls;
 
     evtimer_del(c->timer);
+    sworn_proxy_ca_stats(c->px->ca, &before);
+    ctx = sworn_proxy_ca_ctx_for(c->px->ca, c->tun.host, time(NULL));
+    sworn_proxy_ca_stats(c->px->ca, &after);
+    if (after.mints > before.mints)
+        sworn_pmetrics_leaf_minted(&c->px->metrics);
     if (ctx == NULL) {
         sworn_plog(SWORN_PLOG_ERROR, "leaf_failed", NULL);
         conn_abort(c);

@@ -803,6 +803,13 @@ static void test_metrics_socket(void **state)
     assert_int_equal(code, 200);
     assert_non_null(strstr(body, "sworn_proxy_requests_total{effect=\"allow\""));
     assert_non_null(strstr(body, "sworn_proxy_requests_total{effect=\"deny\""));
+    /* the tests before minted leaves (CONNECT), timed upstreams, opened tunnels and WebSockets */
+    assert_null(strstr(body, "sworn_proxy_leaf_certs_minted_total 0\n"));
+    assert_null(strstr(body, "sworn_proxy_upstream_seconds_count 0\n"));
+    assert_null(strstr(body, "sworn_proxy_websockets_total 0\n"));
+    assert_non_null(strstr(body, "sworn_proxy_leaf_certs_minted_total "));
+    assert_non_null(strstr(body, "sworn_proxy_upstream_seconds_count "));
+    assert_non_null(strstr(body, "sworn_proxy_websockets_total "));
 }
 
 int main(void)
