@@ -6,12 +6,16 @@
  * to squid; the same over HTTPS through CONNECT (sworn-proxy terminates TLS, squid and tinyproxy
  * only tunnel it); and the CPU time per request of each proxy and of decisiond.
  *
- * Usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--build DIR] [--source DIR]
+ * Usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--no-decisiond] [--build DIR]
+ *                    [--source DIR]
  *   DIR              an existing, empty folder (absolute); scripts/bench makes it and removes it
  *   --seconds S      measured time per case (default 10, or $SWORN_BENCH_SECONDS); each case
  *                    also runs WARMUP_SECONDS untimed first
  *   --tls-host NAME  the name the HTTPS cases CONNECT to and verify (default localhost; nginx's
  *                    certificate names localhost, 127.0.0.1 and upstream.test)
+ *   --no-decisiond   when the target is missed, do not run bench_decisiond (built beside this
+ *                    program, on a stack of its own, after this one's is down) for decisiond's
+ *                    decisions/s alone
  *   --build DIR      the build holding decisiond/sworn-decisiond, proxy/sworn-proxy and
  *                    hsm/sworn-hsm (default: the one this bench was built in)
  *   --source DIR     the source folder holding scripts/dev-stack (default: this bench's source)
@@ -1405,10 +1409,55 @@ static void print_cpu(const char *label, const struct result *r, const char *wha
     printf(" (nginx %.1f us)\n", r->nginx_us);
 }
 
+/*
+ * Run bench_decisiond (built beside this program) on a stack of its own, after ours is down:
+ * the peak closed-loop decisions/s of decisiond alone on this machine. Returns it, or 0 when
+ * that run failed (printed: information, not a failure of this bench).
+ */
+static double decisiond_alone(const char *dir, double seconds)
+{
+    char self[BENCH_PATH_MAX], prog[BENCH_PATH_MAX + 32], sub[BENCH_PATH_MAX], out[BENCH_PATH_MAX],
+        log[BENCH_PATH_MAX], secs[32], text[65536];
+    char *argv[] = {
+        prog, sub,       "--stacks",        "notpm",    "--entries",        "0", "--seconds",
+        secs, "--build", (char *)build_dir, "--source", (char *)source_dir, NULL};
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    const char *p;
+    double peak = 0;
+    size_t len;
+    pid_t pid;
+    int status = 0;
+
+    if (n <= 0)
+        bench_die_sys("/proc/self/exe");
+    self[n] = '\0';
+    if (strrchr(self, '/') != NULL)
+        *strrchr(self, '/') = '\0';
+    snprintf(prog, sizeof(prog), "%s/bench_decisiond", self);
+    snprintf(secs, sizeof(secs), "%.1f", seconds / 5 < 1.5 ? 1.5 : seconds / 5);
+    bench_join_path(sub, dir, "decisiond-alone");
+    make_dir(sub, 0700);
+    bench_join_path(out, dir, "decisiond-alone.out");
+    bench_join_path(log, dir, "decisiond-alone.log");
+    printf("  running bench_decisiond for decisiond's own rate (about 40 s) ...\n");
+    pid = bench_spawn(argv, log, out);
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            bench_die_sys("waitpid bench_decisiond");
+    bench_read_small(out, (uint8_t *)text, sizeof(text), &len);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || (p = strstr(text, "  peak: ")) == NULL ||
+        sscanf(p, "  peak: %lf", &peak) != 1) {
+        fprintf(stderr, "bench_proxy: bench_decisiond failed (status 0x%x): see %s\n",
+                (unsigned)status, log);
+        return 0;
+    }
+    return peak;
+}
+
 static _Noreturn void usage(void)
 {
-    fprintf(stderr, "usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--build DIR] "
-                    "[--source DIR]   (DIR absolute)\n");
+    fprintf(stderr, "usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--no-decisiond] "
+                    "[--build DIR] [--source DIR]   (DIR absolute)\n");
     exit(1);
 }
 
@@ -1425,7 +1474,7 @@ int main(int argc, char **argv)
     struct result http[N_CASES], https[N_CASES];
     struct sigaction sa;
     SSL_CTX *ctx_bench, *ctx_sworn = NULL;
-    int failed = 0;
+    int failed = 0, with_decisiond = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     FILE *la;
     double t_setup;
@@ -1439,6 +1488,10 @@ int main(int argc, char **argv)
             if (dir != NULL)
                 usage();
             dir = argv[i];
+            continue;
+        }
+        if (strcmp(argv[i], "--no-decisiond") == 0) {
+            with_decisiond = 0;
             continue;
         }
         if (i + 1 >= argc)
@@ -1586,11 +1639,15 @@ int main(int argc, char **argv)
         printf("  sworn-proxy p50 / squid's                    %s (%.2f ms vs %.2f ms)\n",
                p50_ok ? "PASS" : "MISS", s->p50, q->p50);
         printf("  target %s\n", rate_ok && p50_ok ? "MET" : "NOT MET");
-        if (!(rate_ok && p50_ok) && s->cpu_us[1] > s->cpu_us[0])
-            printf("  decisiond spends more CPU per request than the proxy (%.0f vs %.0f us): it "
-                   "is the likely limit;\n  its decisions/s alone: bench_decisiond (peak "
-                   "closed-loop decisions/s, same machine)\n",
-                   s->cpu_us[1], s->cpu_us[0]);
+        if (!(rate_ok && p50_ok) && with_decisiond) {
+            double peak = decisiond_alone(dir, seconds);
+
+            printf("  decisiond alone (bench_decisiond --stacks notpm, its own clients on the "
+                   "decision socket):\n  peak %.0f decisions/s; sworn-proxy reached %.2f of it, "
+                   "squid's rate is %.2f x it%s\n",
+                   peak, peak > 0 ? s->rate / peak : 0, peak > 0 ? q->rate / peak : 0,
+                   peak > 0 && s->rate >= 0.8 * peak ? " (decisiond is the limit)" : "");
+        }
     }
     return failed;
 }
