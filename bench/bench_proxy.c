@@ -403,6 +403,19 @@ static void make_certs(struct upstream *u)
     bench_run(u->dir, sign, NULL);
 }
 
+/* 1 when [::1] can be bound here (IPv6 loopback is up). */
+static int have_ipv6_loopback(void)
+{
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+    if (fd < 0)
+        return 0;
+    ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
 static void start_nginx(struct upstream *u, const char *dir)
 {
     char conf[BENCH_PATH_MAX], www[BENCH_PATH_MAX], path[BENCH_PATH_MAX], tmp[BENCH_PATH_MAX],
@@ -429,6 +442,7 @@ static void start_nginx(struct upstream *u, const char *dir)
     bench_join_path(err, u->dir, "error.log");
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
         const char *d = u->dir;
+        char v6[128] = "";
         unsigned ports[2];
         int n;
 
@@ -436,6 +450,10 @@ static void start_nginx(struct upstream *u, const char *dir)
         do
             u->https_port = free_port();
         while (u->https_port == u->http_port);
+        /* A proxy that resolves the --tls-host name (localhost) may get ::1 first. */
+        if (have_ipv6_loopback())
+            snprintf(v6, sizeof(v6), "    listen [::1]:%u;\n    listen [::1]:%u ssl;\n",
+                     u->http_port, u->https_port);
         /* One worker (master_process off), no access log: nginx's own cost is the same in
          * every case, and the direct case shows it. */
         n = snprintf(text, sizeof(text),
@@ -458,13 +476,14 @@ static void start_nginx(struct upstream *u, const char *dir)
                      "  server {\n"
                      "    listen 127.0.0.1:%u;\n"
                      "    listen 127.0.0.1:%u ssl;\n"
+                     "%s"
                      "    server_name localhost upstream.test;\n"
                      "    ssl_certificate %s;\n"
                      "    ssl_certificate_key %s;\n"
                      "    root %s;\n"
                      "  }\n"
                      "}\n",
-                     d, d, d, d, d, d, d, d, u->http_port, u->https_port, u->cert, u->key, www);
+                     d, d, d, d, d, d, d, d, u->http_port, u->https_port, v6, u->cert, u->key, www);
         if (n < 0 || (size_t)n >= sizeof(text))
             bench_die_msg("nginx.conf does not fit");
         put_text(conf, text, 0600);
