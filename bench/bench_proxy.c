@@ -1031,10 +1031,68 @@ static int conn_fill(struct conn *c)
     return 0;
 }
 
+/* Fill until a CRLF follows pos; OUT: *eol, the offset of that CR. 0, or -1. */
+static int line_at(struct conn *c, size_t pos, size_t *eol)
+{
+    for (;;) {
+        const char *p = c->have > pos ? memmem(c->buf + pos, c->have - pos, "\r\n", 2) : NULL;
+
+        if (p != NULL) {
+            *eol = (size_t)(p - c->buf);
+            return 0;
+        }
+        if (conn_fill(c) < 0)
+            return -1;
+    }
+}
+
+/* A chunked body from pos (the end of the head), trailers skipped. OUT: *end, the offset after
+ * it; the body's bytes appended to body (NUL-terminated, at most cap - 1). 0, or -1. */
+static int read_chunked(struct conn *c, size_t pos, char *body, size_t cap, size_t *end)
+{
+    size_t kept = 0, eol;
+
+    for (;;) {
+        char *hex_end;
+        unsigned long size;
+
+        if (line_at(c, pos, &eol) < 0)
+            return -1;
+        size = strtoul(c->buf + pos, &hex_end, 16);
+        if (hex_end == c->buf + pos || size > sizeof(c->buf))
+            return -1;
+        pos = eol + 2;
+        if (size == 0)
+            break;
+        while (c->have < pos + size + 2)
+            if (conn_fill(c) < 0)
+                return -1;
+        if (body != NULL && kept < cap - 1) {
+            size_t k = size < cap - 1 - kept ? size : cap - 1 - kept;
+
+            memcpy(body + kept, c->buf + pos, k);
+            kept += k;
+        }
+        pos += size + 2;
+    }
+    for (;;) { /* trailer fields, then the empty line */
+        if (line_at(c, pos, &eol) < 0)
+            return -1;
+        if (eol == pos)
+            break;
+        pos = eol + 2;
+    }
+    if (body != NULL)
+        body[kept] = '\0';
+    *end = pos + 2;
+    return 0;
+}
+
 /*
- * Read one response (head, then Content-Length bytes of body). OUT: *status, the body (NUL-
- * terminated, at most cap - 1 bytes kept) when body != NULL. Leaves bytes after it in the buffer.
- * CONNECT's answer has no body (head_only). Returns 0, or -1 on I/O or framing errors.
+ * Read one response (head, then Content-Length bytes of body, or a chunked body). OUT: *status,
+ * the body (NUL-terminated, at most cap - 1 bytes kept) when body != NULL. Leaves bytes after it
+ * in the buffer. CONNECT's answer has no body (head_only). Returns 0, or -1 on I/O or framing
+ * errors (a body larger than the buffer included).
  */
 static int read_response(struct conn *c, int head_only, int *status, char *body, size_t cap)
 {
@@ -1055,8 +1113,16 @@ static int read_response(struct conn *c, int head_only, int *status, char *body,
     if (!head_only) {
         *end = '\0';
         cl = strcasestr(c->buf, "\r\ncontent-length:");
-        if (cl == NULL)
-            return -1;
+        if (cl == NULL) {
+            int chunked = strcasestr(c->buf, "\r\ntransfer-encoding: chunked") != NULL;
+
+            *end = '\r';
+            if (!chunked || read_chunked(c, head_len, body, cap, &total) < 0)
+                return -1;
+            memmove(c->buf, c->buf + total, c->have - total);
+            c->have -= total;
+            return 0;
+        }
         body_len = strtoul(cl + 17, NULL, 10);
         *end = '\r';
         if (body_len > sizeof(c->buf) - 1 - head_len)
