@@ -238,6 +238,7 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
     argv[n++] = (char *)build_dir;
     if (!tpm)
         argv[n++] = "--no-tpm";
+    argv[n++] = "--no-proxy"; /* decisiond alone is measured */
     argv[n++] = "--policy";
     argv[n++] = policy;
     argv[n++] = "--workers";

@@ -2,7 +2,8 @@
  * d_decide.c -- one fresh decision, from decoded request to answer (d_decide.h;
  * docs/decisiond.md).
  *
- *   loop thread:  request id taken (a duplicate is denied here) -> tpm.required gate -> policy
+ *   loop thread:  request id taken (a duplicate is denied here) -> the proxy's own refusal
+ *                 (denied here, sworn_policy_refusal) -> tpm.required gate -> policy
  *                 (+ budgets) -> escalation cap -> credential release for an allow -> the commit
  *                 step (d_commit.h: record, + receipt, on a worker)
  *   loop thread:  answer the Decision; or, for an escalation, hold the request for an operator
@@ -116,6 +117,10 @@ void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__Author
          * policy runs (no budget is charged). Never taken for the earlier request (finding 2 of
          * the review, docs/decisiond.md section 2). */
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    } else if (sworn_policy_refusal(req, &c->res)) {
+        /* The proxy refused the request itself (bad framing, an obs-fold, ...): a recorded
+         * DENY, rule "", before the TPM gate and the policy; nothing charged, no credential
+         * (docs/decisiond.md section 2). */
     } else if (d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
         snprintf(c->res.reason, sizeof(c->res.reason),

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -311,6 +312,11 @@ static int parse_dest(const char *path, const char *where, json_object *o, struc
                              path, where);
     SWORN_GUARD(only_keys(path, where, o, keys));
     SWORN_GUARD(get_string(path, where, o, "scheme", 1, &s, &n));
+    if (strcasecmp(s, SWORN_RESOURCE_SCHEME_TCP) == 0)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "vault %s: %s: scheme tcp: a credential is never injected into a "
+                             "raw TCP tunnel (it has no header or query to carry one)",
+                             path, where);
     if (strcmp(s, "http") != 0 && strcmp(s, "https") != 0 && strcmp(s, "ws") != 0 &&
         strcmp(s, "wss") != 0)
         return sworn_err_set(SWORN_ERR_FORMAT,
@@ -726,6 +732,12 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
     }
     if (canon_rc != 0) {
         reason = refusal; /* a static sentence of resource.c */
+        goto done;
+    }
+    if (strcmp(res.scheme, SWORN_RESOURCE_SCHEME_TCP) == 0) {
+        /* No destination can name tcp (refused at load); said here too, so that no future
+         * destination form could ever put a secret into a raw tunnel. */
+        reason = "a credential is never injected into a raw TCP tunnel (scheme tcp)";
         goto done;
     }
     ok = 0;

@@ -148,14 +148,26 @@ static int strs_cover(struct lint *l, char **a, size_t na, char **b, size_t nb)
     return 1;
 }
 
-/* Schemes: an absent list means the four a canonical resource can have (docs/policy.md 2.0). */
+/*
+ * Schemes: an absent list means the schemes a canonical resource can have (docs/policy.md 2.0)
+ * that the rule matches without naming them: the four HTTP ones, and tcp too for a deny rule
+ * (an allow or escalate rule matches tcp only when its list names it, docs/policy.md 2.2).
+ */
 static int schemes_cover(struct lint *l, const struct prule *a, const struct prule *b)
 {
-    static char *all[] = {"http", "https", "ws", "wss"};
+    static char *all[] = {"http", "https", "ws", "wss", "tcp"};
+    size_t na = a->effect == SWORN__V1__EFFECT__EFFECT_DENY ? 5 : 4;
+    size_t nb = b->effect == SWORN__V1__EFFECT__EFFECT_DENY ? 5 : 4;
 
+    if (a->n_schemes != 0) {
+        na = a->n_schemes;
+        if (b->n_schemes == 0)
+            return strs_cover(l, a->schemes, na, all, nb);
+        return strs_cover(l, a->schemes, na, b->schemes, b->n_schemes);
+    }
     if (b->n_schemes == 0)
-        return strs_cover(l, a->schemes, a->n_schemes, all, 4);
-    return strs_cover(l, a->schemes, a->n_schemes, b->schemes, b->n_schemes);
+        return strs_cover(l, all, na, all, nb);
+    return strs_cover(l, all, na, b->schemes, b->n_schemes);
 }
 
 static int ports_cover(struct lint *l, const struct prule *a, const struct prule *b)

@@ -1036,6 +1036,12 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
             ok = strcmp(r->schemes[i], res->scheme) == 0; /* both lower case */
         if (!ok)
             return 0;
+    } else if (r->effect != SWORN__V1__EFFECT__EFFECT_DENY &&
+               strcmp(res->scheme, SWORN_RESOURCE_SCHEME_TCP) == 0) {
+        /* A raw tunnel only where a rule names it: an allow or escalate rule written for HTTP
+         * must never open raw TCP, while a deny of a host covers its raw ports too
+         * (docs/policy.md 2.2). */
+        return 0;
     }
     if (r->n_hosts > 0) {
         for (ok = 0, i = 0; i < r->n_hosts && !ok; i++)
@@ -1426,6 +1432,18 @@ static int canon_method(const Sworn__V1__AuthorizationRequest *req, struct sworn
     return 1;
 }
 
+int sworn_policy_refusal(const Sworn__V1__AuthorizationRequest *req,
+                         struct sworn_policy_result *out)
+{
+    if (req == NULL || req->refusal == NULL)
+        return 0;
+    memset(out, 0, sizeof(*out));
+    out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    set_reason(out, "refused by the proxy: %s",
+               req->refusal->reason != NULL ? req->refusal->reason : "");
+    return 1;
+}
+
 int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
                       struct sworn_policy_result *out)
@@ -1446,6 +1464,8 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no policy");
     if (sworn_frame_check_request(req) != 0)
         return -1;
+    if (sworn_policy_refusal(req, out))
+        return 0;
     if (sworn_resource_canon(req->resource, &res, &why) != 0) {
         set_reason(out, "the resource is refused: %s; denied before any rule", why);
         return 0;

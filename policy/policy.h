@@ -4,6 +4,8 @@
  * count and sum budgets kept apart from the policy so that a reload keeps them.
  *
  * Decision procedure (docs/policy.md section "Evaluation"), in short:
+ *   0. a request the proxy refused itself (AuthorizationRequest.refusal) is denied with rule_id
+ *      "" and the reason "refused by the proxy: <its reason>" (sworn_policy_refusal);
  *   1. the request's resource is canonicalised (resource.h); a resource that is refused there
  *      (e.g. %2F in the path, an octal IPv4 host) is denied with rule_id "" and the reason
  *      "the resource is refused: <why>; denied before any rule"; then a non-empty context.method
@@ -123,6 +125,19 @@ size_t sworn_budgets_count(struct sworn_budgets *b);
 int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
                       struct sworn_policy_result *out);
+
+/*
+ * A request the proxy refused itself (req->refusal present: bad framing, an obs-fold, a head
+ * too large; docs/policy.md section 3): the one place that decides it. Returns 1 with *out
+ * filled: DENY, rule_id "", reason "refused by the proxy: " + refusal.reason, no credential, no
+ * charge; or 0 (no refusal; *out untouched). No policy is consulted: a refusal comes before
+ * every rule and every check of the resource, which may be incomplete. sworn_policy_eval calls
+ * it first; decisiond calls it right after taking the request id (so a duplicate id is still
+ * the duplicate deny). req must have passed sworn_frame_check_request (the reason is then at
+ * most 256 bytes, and fits). Pure; thread-safe.
+ */
+int sworn_policy_refusal(const Sworn__V1__AuthorizationRequest *req,
+                         struct sworn_policy_result *out);
 
 /*
  * Undo everything r charged, in every rule's budgets (when the decision could not be recorded and

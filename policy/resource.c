@@ -61,7 +61,7 @@ static unsigned lower(unsigned c)
 
 static int canon_scheme(const char *in, char out[SWORN_RESOURCE_SCHEME_MAX + 1], const char **why)
 {
-    static const char *const ok[] = {"http", "https", "ws", "wss"};
+    static const char *const ok[] = {"http", "https", "ws", "wss", SWORN_RESOURCE_SCHEME_TCP};
     char buf[SWORN_RESOURCE_SCHEME_MAX + 1];
     size_t n = in == NULL ? 0 : strlen(in);
 
@@ -76,7 +76,7 @@ static int canon_scheme(const char *in, char out[SWORN_RESOURCE_SCHEME_MAX + 1],
             return 0;
         }
 bad:
-    *why = "the scheme is not http, https, ws or wss";
+    *why = "the scheme is not http, https, ws, wss or tcp";
     return 1;
 }
 
@@ -655,10 +655,19 @@ int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *ou
         goto refused;
     }
     out->port = r->port;
-    if (sworn_resource_canon_path(r->path, out->path, &out->path_len, why) != 0)
-        goto refused;
-    out->path_params = memchr(out->path, ';', out->path_len) != NULL;
-    out->bare_len = strip_params(out->path, out->path_len, out->bare);
+    if (strcmp(out->scheme, SWORN_RESOURCE_SCHEME_TCP) == 0) {
+        /* A raw tunnel (operation tcp.connect) has a host and a port and nothing else: its path
+         * is "" (and stays "", so the form is idempotent); any path is refused. */
+        if (r->path != NULL && r->path[0] != '\0') {
+            *why = "a tcp resource (a raw tunnel) has no path";
+            goto refused;
+        }
+    } else {
+        if (sworn_resource_canon_path(r->path, out->path, &out->path_len, why) != 0)
+            goto refused;
+        out->path_params = memchr(out->path, ';', out->path_len) != NULL;
+        out->bare_len = strip_params(out->path, out->path_len, out->bare);
+    }
     tl = r->tool == NULL ? 0 : strlen(r->tool);
     if (tl > SWORN_RESOURCE_TOOL_MAX) {
         *why = "the tool name is longer than 256 bytes";

@@ -4,7 +4,8 @@
  * docs/policy.md section 2.0 gives the rules byte by byte; in short:
  *
  *   scheme  lower-cased; one of http, https, ws, wss (the proxy's schemes; an MCP tool call
- *           travels over http or https and names its tool in `tool`).
+ *           travels over http or https and names its tool in `tool`), or tcp (operation
+ *           tcp.connect: a raw CONNECT tunnel, which has a host and a port but no path).
  *   host    lower-cased. A name: LDH labels (a-z 0-9 '-', 1..63 bytes, no '-' first or last;
  *           IDNA A-labels "xn--..." are LDH), at most 253 bytes, one trailing dot stripped
  *           ("a.example." is "a.example"). An IPv4 address only as a dotted quad of decimal
@@ -17,7 +18,9 @@
  *           host) are refused. A byte >= 0x80 is refused (no UTS-46 mapping: A-labels only).
  *   port    1..65535, always explicit (Resource.port is required on the wire, so there is no
  *           default to elide).
- *   path    "" becomes "/"; otherwise it starts with '/'. Percent escapes: hex upper-cased,
+ *   path    scheme tcp: must be "" (or NULL), and stays "" (path_len and bare_len 0, bare "");
+ *           any other path is refused. Otherwise:
+ *           "" becomes "/"; otherwise it starts with '/'. Percent escapes: hex upper-cased,
  *           unreserved characters (A-Z a-z 0-9 - . _ ~) decoded. Then RFC 3986 section 5.2.4
  *           dot-segment removal. Refused: %2F, %5C, '\', %00, any other encoded or raw control
  *           character, '%' without two hex digits, "%25" followed by two hex digits (double
@@ -53,6 +56,7 @@
 #include "sworn.pb-c.h"
 
 #define SWORN_RESOURCE_SCHEME_MAX 5u    /* "https" */
+#define SWORN_RESOURCE_SCHEME_TCP "tcp" /* a raw tunnel: host and port, no path */
 #define SWORN_RESOURCE_HOST_MAX 253u    /* a name, without the stripped trailing dot */
 #define SWORN_RESOURCE_LABEL_MAX 63u    /* one label of a name */
 #define SWORN_RESOURCE_HOST_IN_MAX 255u /* a host as carried (resource.host on the wire) */
@@ -75,10 +79,10 @@ struct sworn_resource {
     uint8_t addr[16]; /* IPv4: addr[0..4); IPv6: all 16; a name: zero */
     uint32_t port;
     char path[SWORN_RESOURCE_PATH_MAX + 1]; /* path, then '?' and the query when there is one */
-    size_t path_len;                        /* bytes of path before the '?' (>= 1) */
+    size_t path_len;                        /* bytes of path before the '?' (>= 1; 0: tcp) */
     int path_params;                        /* 1: the path (before '?') holds a ';' */
     char bare[SWORN_RESOURCE_PATH_MAX + 1]; /* path before '?', each segment's ";..." removed */
-    size_t bare_len;                        /* strlen(bare) (>= 1); == path_len without ';' */
+    size_t bare_len; /* strlen(bare) (>= 1; 0: tcp); == path_len without ';' */
     char tool[SWORN_RESOURCE_TOOL_MAX + 1]; /* "" when none */
 };
 

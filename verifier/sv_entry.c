@@ -22,6 +22,7 @@
 #define NAME_MAX_ 256 /* a covered component's name */
 #define OPERATOR_MAX 256
 #define CANON_SCHEME_MAX 5
+#define REFUSAL_REASON_MAX 256 /* ProxyRefusal.reason: 1..256 bytes */
 
 /* A failure with a fixed message naming one field. */
 static int fail_code(char *code, const char *c, char *why, const char *what, const char *name)
@@ -170,14 +171,32 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
         BAD("missing-field", "decision: no operation");
     if (strlen(r->operation) > OPERATION_MAX)
         BAD("field-too-long", "decision: operation longer than %d bytes", OPERATION_MAX);
-    if (r->resource == NULL || r->resource->scheme[0] == '\0' || r->resource->host[0] == '\0')
+    /* A request the proxy refused itself may have had no readable target: then its scheme and
+     * host may be empty and its port 0 (docs/protocol.md, ProxyRefusal). */
+    if (r->refusal != NULL) {
+        const Svpb__V1__ProxyRefusal *f = r->refusal;
+        size_t rl = strlen(f->reason);
+
+        if (f->status < 400 || f->status > 599)
+            BAD("bad-field", "decision: refusal.status %u is outside 400..599", f->status);
+        if (rl == 0)
+            BAD("missing-field", "decision: refusal without a reason");
+        if (rl > REFUSAL_REASON_MAX)
+            BAD("field-too-long", "decision: refusal.reason longer than %d bytes",
+                REFUSAL_REASON_MAX);
+        if (!d32(&f->head_sha256, 1))
+            BAD("bad-field", "decision: refusal.head_sha256 is not 32 bytes");
+    }
+    if (r->resource == NULL ||
+        (r->refusal == NULL && (r->resource->scheme[0] == '\0' || r->resource->host[0] == '\0')))
         BAD("missing-field", "decision: no resource scheme or host");
     if (strlen(r->resource->scheme) > SCHEME_MAX || strlen(r->resource->host) > HOST_MAX ||
         strlen(r->resource->tool) > TOOL_MAX)
         BAD("field-too-long",
             "decision: resource scheme, host or tool longer than %d, %d or %d bytes", SCHEME_MAX,
             HOST_MAX, TOOL_MAX);
-    if (r->resource->port < 1 || r->resource->port > 65535)
+    if ((r->resource->port < 1 || r->resource->port > 65535) &&
+        !(r->refusal != NULL && r->resource->port == 0))
         BAD("bad-field", "decision: resource port %u out of 1..65535", r->resource->port);
     if (r->context != NULL) {
         const Svpb__V1__Context *c = r->context;
@@ -278,8 +297,9 @@ static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *
     if (d->raw_target_sha256.len == 0)
         BAD("missing-field", "decision: canonical_resource without raw_target_sha256");
     if (strcmp(c->scheme, "http") != 0 && strcmp(c->scheme, "https") != 0 &&
-        strcmp(c->scheme, "ws") != 0 && strcmp(c->scheme, "wss") != 0)
-        BAD("bad-field", "decision: canonical_resource scheme is not http, https, ws or wss");
+        strcmp(c->scheme, "ws") != 0 && strcmp(c->scheme, "wss") != 0 &&
+        strcmp(c->scheme, "tcp") != 0)
+        BAD("bad-field", "decision: canonical_resource scheme is not http, https, ws, wss or tcp");
     if (strlen(c->scheme) > CANON_SCHEME_MAX)
         BAD("bad-field", "decision: canonical_resource scheme longer than %d bytes",
             CANON_SCHEME_MAX);
@@ -287,8 +307,12 @@ static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *
         BAD("bad-field", "decision: canonical_resource host is not 1..253 bytes");
     if (c->port < 1 || c->port > 65535 || c->port != d->request->resource->port)
         BAD("bad-field", "decision: canonical_resource port is not the request's port");
-    if (c->path[0] != '/')
+    if (strcmp(c->scheme, "tcp") == 0) {
+        if (c->path[0] != '\0')
+            BAD("bad-field", "decision: canonical_resource path is not empty for scheme tcp");
+    } else if (c->path[0] != '/') {
         BAD("bad-field", "decision: canonical_resource path does not start with '/'");
+    }
     if (strcmp(c->tool, d->request->resource->tool) != 0)
         BAD("bad-field", "decision: canonical_resource tool is not the request's tool");
     return 0;
@@ -304,6 +328,20 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             return -1;
         if (d->effect < 1 || d->effect > 3)
             BAD("bad-field", "decision: effect %d is not ALLOW, DENY or ESCALATE", d->effect);
+        /* A request the proxy refused itself is denied before any rule, with no credential
+         * (docs/policy.md section 3): any other record of it is no decision decisiond takes. */
+        if (d->request->refusal != NULL &&
+            (d->effect != 2 || d->rule_id[0] != '\0' || d->credential_id[0] != '\0' ||
+             d->credential_sha256.len != 0))
+            BAD("refusal-not-deny",
+                "decision: the proxy refused this request itself, so decisiond denies it by no "
+                "rule and releases nothing; this entry is %s%s%s",
+                d->effect == 1   ? "an ALLOW"
+                : d->effect == 3 ? "an ESCALATE"
+                                 : "a DENY",
+                d->rule_id[0] != '\0' ? " naming a rule" : "",
+                d->credential_id[0] != '\0' || d->credential_sha256.len != 0 ? " with a credential"
+                                                                             : "");
         /* Only a deny is decided by no rule (no rule matched, a refused resource or method, a
          * duplicate id: docs/policy.md section 3); an allow or escalate names its rule. */
         if (d->rule_id[0] == '\0' && d->effect != 2)

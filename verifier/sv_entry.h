@@ -11,25 +11,26 @@
  * of sworn.proto hold (required fields, 32-byte digests, bounds on repeated fields, effects).
  * For a DecisionRecord the reason must be present (1..1024 bytes); raw_target_sha256, when
  * present, must be SHA-256 of the recorded request's scheme "://" host ":" port path; and a
- * canonical_resource needs it, an http/https/ws/wss scheme, a host of 1..253 bytes, a path
- * starting with '/', and the request's port and tool (the canonical form itself is policy/
- * resource.c's business: the verifier does not recompute it). A RefusalsDropped entry needs 1..256
- * pairs, each with a channel "decision" or "admin" and a count of at least 1, in strictly
- * ascending (channel, peer_uid) order, and period_start <= period_end <= time_unix_ms; a TimeMark
- * a reason START or PERIODIC and clock_behind_ms = max(0, high_water_unix_ms - time_unix_ms)
- * (its high water against the earlier entries is sv_verify.c's check `time-marks`); a Refused
- * entry a channel "decision" or "admin". For a CredentialsMinted entry the
- * replaced_credential_ids are at most 16, distinct, none also minted by the entry, and each a
- * minted member of from_credential_id's family (docs/formats.md section 1: the root with
+ * canonical_resource needs it, an http/https/ws/wss scheme and a host of 1..253 bytes and a path
+ * starting with '/' (or the scheme tcp and an empty path), and the request's port and tool (the
+ * canonical form itself is policy/resource.c's business: the verifier does not recompute it). A
+ * RefusalsDropped entry needs 1..256 pairs, each with a channel "decision" or "admin" and a count
+ * of at least 1, in strictly ascending (channel, peer_uid) order, and period_start <= period_end <=
+ * time_unix_ms; a TimeMark a reason START or PERIODIC and clock_behind_ms = max(0,
+ * high_water_unix_ms - time_unix_ms) (its high water against the earlier entries is sv_verify.c's
+ * check `time-marks`); a Refused entry a channel "decision" or "admin". For a CredentialsMinted
+ * entry the replaced_credential_ids are at most 16, distinct, none also minted by the entry, and
+ * each a minted member of from_credential_id's family (docs/formats.md section 1: the root with
  * ".oauth.<n>" suffixes). Every entry has a time_unix_ms that is not 0 (time-missing: issue 13,
  * finding 6). The verifier's own copy of docs/protocol.md section 3's bounds and shapes (finding 8)
  * has its own codes: json-number (a JsonNumber value not one RFC 8259 number), error-too-long (a
  * PolicyLoaded error over 1024 bytes), path-relative (a measured path not starting with '/'),
  * pcr-half (pcr23 without pcr23_before or the reverse), rule-missing (an ALLOW or ESCALATE with
  * no rule_id), method-not-token (a non-empty method that is not an upper-case RFC 9110 token, in
- * anything but a deny by no rule), field-too-long (operation, scheme, host, tool, method, covered
- * name, rule_id, operator over wire/frame.c's bounds). Otherwise it returns -1 with
- * a short stable reason code in code and a message in why. Thread-safe.
+ * anything but a deny by no rule), refusal-not-deny (a request holding a ProxyRefusal recorded
+ * as anything but a DENY by no rule without a credential), field-too-long (operation, scheme, host,
+ * tool, method, covered name, rule_id, operator over wire/frame.c's bounds). Otherwise it returns
+ * -1 with a short stable reason code in code and a message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H
 #define SV_ENTRY_H

@@ -346,19 +346,40 @@ fail:
     return -1;
 }
 
+static int check_refusal(const Sworn__V1__ProxyRefusal *f)
+{
+    SWORN_ENSURE(f->status >= SWORN_FRAME_REFUSAL_STATUS_MIN &&
+                     f->status <= SWORN_FRAME_REFUSAL_STATUS_MAX,
+                 SWORN_ERR_RANGE, "refusal.status %u is outside 400..599", (unsigned)f->status);
+    SWORN_GUARD(check_str(f->reason, SWORN_FRAME_REFUSAL_REASON_MAX, 1, "refusal.reason"));
+    SWORN_GUARD(check_hash(f->head_sha256, 0, "refusal.head_sha256"));
+    return 0;
+fail:
+    return -1;
+}
+
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
 {
+    /* A request the proxy refused itself may have had no readable target (docs/protocol.md):
+     * then scheme and host may be empty and the port 0. Every other rule holds as always. */
+    int refused;
+
     SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "AuthorizationRequest is NULL");
+    refused = m->refusal != NULL;
     SWORN_GUARD(check_request_id(m->request_id));
     SWORN_ENSURE(m->principal != NULL, SWORN_ERR_FORMAT, "principal is missing");
     SWORN_GUARD(check_str(m->principal->id, SWORN_FRAME_STRING_MAX, 1, "principal.id"));
     SWORN_GUARD(check_str(m->principal->sandbox, SWORN_FRAME_STRING_MAX, 0, "principal.sandbox"));
     SWORN_GUARD(check_str(m->operation, 64, 1, "operation"));
+    if (refused)
+        SWORN_GUARD(check_refusal(m->refusal));
     SWORN_ENSURE(m->resource != NULL, SWORN_ERR_FORMAT, "resource is missing");
-    SWORN_GUARD(check_str(m->resource->scheme, 16, 1, "resource.scheme"));
-    SWORN_GUARD(check_str(m->resource->host, 255, 1, "resource.host"));
-    SWORN_ENSURE(m->resource->port >= 1 && m->resource->port <= 65535, SWORN_ERR_RANGE,
-                 "resource.port %u is outside 1..65535", (unsigned)m->resource->port);
+    SWORN_GUARD(check_str(m->resource->scheme, 16, !refused, "resource.scheme"));
+    SWORN_GUARD(check_str(m->resource->host, 255, !refused, "resource.host"));
+    SWORN_ENSURE((refused && m->resource->port == 0) ||
+                     (m->resource->port >= 1 && m->resource->port <= 65535),
+                 SWORN_ERR_RANGE, "resource.port %u is outside 1..65535",
+                 (unsigned)m->resource->port);
     SWORN_GUARD(check_str(m->resource->path, SWORN_FRAME_STRING_MAX, 0, "resource.path"));
     SWORN_GUARD(check_str(m->resource->tool, SWORN_FRAME_TOOL_MAX, 0, "resource.tool"));
     if (m->context != NULL)
@@ -584,10 +605,16 @@ static int check_record(const Sworn__V1__DecisionRecord *r)
             check_str(c->host, SWORN_FRAME_CANON_HOST_MAX, 1, "decision.canonical_resource.host"));
         SWORN_ENSURE(c->port >= 1 && c->port <= 65535, SWORN_ERR_RANGE,
                      "decision.canonical_resource.port %u is outside 1..65535", (unsigned)c->port);
-        SWORN_GUARD(
-            check_str(c->path, SWORN_FRAME_STRING_MAX, 1, "decision.canonical_resource.path"));
-        SWORN_ENSURE(c->path[0] == '/', SWORN_ERR_FORMAT,
-                     "decision.canonical_resource.path does not start with '/'");
+        if (strcmp(c->scheme, "tcp") == 0) {
+            /* A raw tunnel (operation tcp.connect) has no path: policy/resource.h. */
+            SWORN_ENSURE(c->path == NULL || c->path[0] == '\0', SWORN_ERR_FORMAT,
+                         "decision.canonical_resource.path is not empty for scheme tcp");
+        } else {
+            SWORN_GUARD(
+                check_str(c->path, SWORN_FRAME_STRING_MAX, 1, "decision.canonical_resource.path"));
+            SWORN_ENSURE(c->path[0] == '/', SWORN_ERR_FORMAT,
+                         "decision.canonical_resource.path does not start with '/'");
+        }
         SWORN_GUARD(
             check_str(c->tool, SWORN_FRAME_TOOL_MAX, 0, "decision.canonical_resource.tool"));
     }

@@ -59,6 +59,11 @@
 #define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
 #define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */
 
+/* AuthorizationRequest.refusal (ProxyRefusal): status 400..599, reason 1..256 bytes. */
+#define SWORN_FRAME_REFUSAL_STATUS_MIN 400u
+#define SWORN_FRAME_REFUSAL_STATUS_MAX 599u
+#define SWORN_FRAME_REFUSAL_REASON_MAX 256u
+
 /*
  * The most a DecisionRecord entry adds around the AuthorizationRequest it stores, every field of
  * its own at its maximum (protobuf: a 1-byte tag per field, a length varint per length-delimited

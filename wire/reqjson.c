@@ -356,10 +356,31 @@ fail:
     return -1;
 }
 
+static int parse_refusal(struct arena *a, json_object *o, Sworn__V1__ProxyRefusal **out)
+{
+    static const char *const keys[] = {"status", "reason", "head_sha256", NULL};
+    Sworn__V1__ProxyRefusal *m = alloc(a, sizeof(*m));
+    uint64_t status;
+
+    if (m == NULL)
+        return -1;
+    sworn__v1__proxy_refusal__init(m);
+    SWORN_GUARD(only_keys(o, "refusal", keys));
+    SWORN_GUARD(get_uint(o, "status", UINT32_MAX, &status));
+    m->status = (uint32_t)status;
+    SWORN_GUARD(get_str(o, "reason", &m->reason));
+    SWORN_GUARD(hex32(a, get(o, "head_sha256"), "refusal.head_sha256", &m->head_sha256));
+    *out = m;
+    return 0;
+fail:
+    return -1;
+}
+
 static int build(struct arena *a, json_object *o, Sworn__V1__AuthorizationRequest *m)
 {
-    static const char *const keys[] = {"request_id", "principal",  "operation",    "resource",
-                                       "context",    "delegation", "time_unix_ms", NULL};
+    static const char *const keys[] = {"request_id", "principal",    "operation",
+                                       "resource",   "context",      "delegation",
+                                       "refusal",    "time_unix_ms", NULL};
     json_object *v;
 
     SWORN_GUARD(only_keys(o, "the request", keys));
@@ -373,6 +394,8 @@ static int build(struct arena *a, json_object *o, Sworn__V1__AuthorizationReques
         SWORN_GUARD(parse_context(a, v, &m->context));
     if ((v = get(o, "delegation")) != NULL)
         SWORN_GUARD(parse_delegation(a, v, &m->delegation));
+    if ((v = get(o, "refusal")) != NULL)
+        SWORN_GUARD(parse_refusal(a, v, &m->refusal));
     SWORN_GUARD(get_uint(o, "time_unix_ms", UINT64_MAX, &m->time_unix_ms));
     return 0;
 fail:
@@ -643,6 +666,12 @@ char *sworn_reqjson_print_request(const Sworn__V1__AuthorizationRequest *m)
     if (m->delegation != NULL) {
         SWORN_GUARD(add(o, "delegation", sub = json_object_new_object()));
         SWORN_GUARD(print_delegation(sub, m->delegation));
+    }
+    if (m->refusal != NULL) {
+        SWORN_GUARD(add(o, "refusal", sub = json_object_new_object()));
+        SWORN_GUARD(add(sub, "status", json_object_new_uint64(m->refusal->status)));
+        SWORN_GUARD(add_str(sub, "reason", m->refusal->reason));
+        SWORN_GUARD(add_hex(sub, "head_sha256", m->refusal->head_sha256));
     }
     SWORN_GUARD(add(o, "time_unix_ms", json_object_new_uint64(m->time_unix_ms)));
     return finish(o);

@@ -16,7 +16,11 @@
  *                "credential_token_sha256": "<64 hex>"},
  *    "delegation": {"subject": "user", "issuer": "idp", "actors": [{"subject": "svc-a",
  *                   "issuer": ""}], "may_act": "allowed", "token_sha256": ["<64 hex>"]},
+ *    "refusal": {"status": 400, "reason": "obs-fold in a header", "head_sha256": "<64 hex>"},
  *    "time_unix_ms": 1767225600000}
+ *
+ * "refusal" is present only for a request the proxy refused itself (a recorded DENY before any
+ * rule: policy.h, sworn_policy_refusal).
  *
  * Parsing is strict: the input is at most SWORN_REQJSON_MAX bytes of RFC 8259 JSON (json-c's
  * strict mode, nesting at most 8), one object and nothing after it; unknown keys, wrong types,

@@ -33,7 +33,9 @@
  * character (utf8.h): U+202E and U+009B in the path, U+200B in the path, a tag character in the
  * principal; a paged listing of held escalations (a request from an index, a page, a full page
  * with more) and pages each breaking one rule (17 listed, unordered or repeated indexes, more on a
- * partial page, a short total, a held request over SWORN_FRAME_REQUEST_MAX), all refused.
+ * partial page, a short total, a held request over SWORN_FRAME_REQUEST_MAX), all refused; a
+ * request the proxy refused itself (a ProxyRefusal, with a resource and with an empty one) and
+ * refusals out of shape (status 600, no reason), refused; a raw tunnel (scheme tcp, no path).
  */
 #include <stdint.h>
 #include <stdlib.h>

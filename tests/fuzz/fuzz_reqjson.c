@@ -10,7 +10,9 @@
  * A broken property aborts, which libFuzzer reports as a crash.
  *
  * The seed corpus (corpus/reqjson/) holds full and minimal requests and refused ones (unknown
- * key, bad hash, wrong types, deep nesting, trailing text).
+ * key, bad hash, wrong types, deep nesting, trailing text), a request the proxy refused itself
+ * (a "refusal" object with an empty resource) and one with a status out of 400..599, and a raw
+ * tunnel (tcp.connect, scheme tcp, no path).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,8 @@
  * Asserted, for every input:
  *   - canonicalisation answers 0 or 1; on 1 the output is all zero and a reason is given;
  *   - it is idempotent: the canonical form canonicalises to itself, byte for byte, and so do the
- *     host and the path on their own;
+ *     host and the path on their own; the scheme tcp (a raw tunnel) has an empty path, every
+ *     other canonical path starts with '/';
  *   - a canonical form is a valid request resource (sworn_frame_check_request accepts it);
  *   - the policy and the vault agree: for four scopes written once as policy rules and once as
  *     vault destinations (wildcard host and path prefix; exact host and prefix without slash;
@@ -124,6 +125,13 @@ static void check_idempotent(const Sworn__V1__Resource *r)
     sworn_resource_to_pb(&c, &pb);
     if (sworn_resource_canon(&pb, &again, &why) != 0 || memcmp(&c, &again, sizeof(c)) != 0)
         abort();
+    if (strcmp(c.scheme, "tcp") == 0) {
+        /* A raw tunnel has no path: both readings are empty. */
+        if (c.path[0] != '\0' || c.path_len != 0 || c.bare[0] != '\0' || c.bare_len != 0 ||
+            c.path_params)
+            abort();
+        return;
+    }
     if (c.path[0] != '/' || c.path_len < 1 || c.path_len > strlen(c.path) ||
         (c.path[c.path_len] != '\0' && c.path[c.path_len] != '?'))
         abort();

@@ -5,7 +5,9 @@
  * known kind (CredentialsMinted, kind 7, and TimeMark, kind 9, included; the seeds hold TimeMarks
  * with the clock behind and ones refused for a wrong clock_behind_ms or reason; issue 13's seeds
  * hold entries without a time, time-missing-*, and one of each shape rule of findings 8, shape-*,
- * refused and accepted); a receipt is never
+ * refused and accepted; decision-refusal-* a request the proxy refused itself, denied as
+ * decisiond does and allowed as it never does, refusal-not-deny; decision-tcp a raw tunnel's
+ * canonical form with an empty path); a receipt is never
  * accepted (its signature cannot verify over a fixed leaf without the private key, short of a
  * forgery).
  */

@@ -76,6 +76,13 @@ static int read_env(struct sworn_stack *s)
     s->decisiond_pid = (pid_t)atol(pid);
     env_value(env, "SWTPM_PID", pid, sizeof(pid));
     s->swtpm_pid = (pid_t)atol(pid);
+    env_value(env, "PROXY_URL", s->proxy_url, sizeof(s->proxy_url));
+    env_value(env, "PROXY_SOCKET", s->proxy_socket, sizeof(s->proxy_socket));
+    env_value(env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
+    env_value(env, "PROXY_CONFIG", s->proxy_config, sizeof(s->proxy_config));
+    env_value(env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
+    env_value(env, "PROXY_PID", pid, sizeof(pid));
+    s->proxy_pid = (pid_t)atol(pid);
     free(env);
     return 0;
 }
@@ -112,15 +119,59 @@ static int run_script(const char *fmt, ...)
     return rc;
 }
 
+/* options without the word "--proxy" into out; returns whether the stack gets the proxy: that
+ * word, or --proxy-config (kept: the script reads it). */
+static int take_proxy_option(const char *options, char *out, size_t cap)
+{
+    const char *p = options;
+    size_t used = 0;
+    int proxy = 0;
+
+    out[0] = '\0';
+    while (*p) {
+        size_t n;
+
+        while (*p == ' ')
+            p++;
+        n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        if (n == strlen("--proxy") && strncmp(p, "--proxy", n) == 0) {
+            proxy = 1;
+        } else {
+            if (n == strlen("--proxy-config") && strncmp(p, "--proxy-config", n) == 0)
+                proxy = 1;
+            assert_true(used + n + 2 <= cap);
+            if (used > 0)
+                out[used++] = ' ';
+            memcpy(out + used, p, n);
+            used += n;
+            out[used] = '\0';
+        }
+        p += n;
+    }
+    return proxy;
+}
+
 int sworn_stack_up(struct sworn_stack *s, const char *options)
 {
+    char rest[1024];
+    int proxy = take_proxy_option(options, rest, sizeof(rest));
+
     memset(s, 0, sizeof(*s));
     s->dir = sworn_test_tmpdir("stack");
-    if (run_script("%s/scripts/dev-stack up %s --build %s %s >%s/up.out 2>&1", SWORN_SOURCE_DIR,
-                   s->dir, SWORN_BINARY_DIR, options, s->dir) != 0) {
+    if (run_script("%s/scripts/dev-stack up %s --build %s %s %s >%s/up.out 2>&1", SWORN_SOURCE_DIR,
+                   s->dir, SWORN_BINARY_DIR, proxy ? "" : "--no-proxy", rest, s->dir) != 0) {
         run_script("cat %s/up.out >&2", s->dir);
         return -1;
     }
+    return read_env(s);
+}
+
+int sworn_stack_start_proxy(struct sworn_stack *s)
+{
+    if (run_script("%s/scripts/dev-stack start-proxy %s >&2", SWORN_SOURCE_DIR, s->dir) != 0)
+        return -1;
     return read_env(s);
 }
 
@@ -166,8 +217,8 @@ int sworn_stack_down(struct sworn_stack *s)
     /* grep exits 0 when it finds a report: then show it, and fail. */
     rc = run_script("grep -E -A30 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|"
                     "Sanitizer has encountered|runtime error:' %s/decisiond.log "
-                    ">&2",
-                    s->dir) == 0
+                    "$(test -e %s/proxy.log && echo %s/proxy.log) >&2",
+                    s->dir, s->dir, s->dir) == 0
              ? -1
              : 0;
     if (getenv("SWORN_KEEP_STACK") == NULL)

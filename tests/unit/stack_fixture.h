@@ -1,8 +1,8 @@
 /*
  * stack_fixture.h -- a whole control plane for a test: scripts/dev-stack starts swtpm, a SoftHSM
- * token with a generated key and sworn-decisiond inside a fresh temporary folder, and the test
- * talks to the real sockets as the proxy and the operator would. Test code only: failures abort
- * the test with a message.
+ * token with a generated key and sworn-decisiond inside a fresh temporary folder (and, when the
+ * test asks with "--proxy", sworn-proxy in front of it), and the test talks to the real sockets
+ * as the proxy and the operator would. Test code only: failures abort the test with a message.
  */
 #ifndef SWORN_STACK_FIXTURE_H
 #define SWORN_STACK_FIXTURE_H
@@ -30,15 +30,32 @@ struct sworn_stack {
     char clock[512];     /* the test clock's file with --test-clock, else "" */
     pid_t decisiond_pid; /* the current daemon */
     pid_t swtpm_pid;     /* 0 with --no-tpm */
+    /* sworn-proxy, with "--proxy" (else "" and 0): */
+    char proxy_url[128];    /* PROXY_URL: http://127.0.0.1:PORT, the tcp listener (agent-1) */
+    char proxy_socket[512]; /* PROXY_SOCKET: the hostlink socket (agent-1) */
+    char proxy_ca[512];     /* PROXY_CA: the proxy's CA certificate, for a client to trust */
+    char proxy_config[512]; /* PROXY_CONFIG: its configuration file */
+    char proxy_log[512];    /* PROXY_LOG: its JSON log lines (DIR/proxy.log) */
+    pid_t proxy_pid;        /* PROXY_PID: the running proxy */
 };
 
 /*
  * `scripts/dev-stack up DIR --build <build> <options>` in a new temporary folder (options as in
  * the script, space-separated, may be ""), then read DIR/stack.env into s. Returns 0, or -1 when
  * the stack did not come up (its log is printed).
+ *
+ * The proxy: the fixture starts the stack without sworn-proxy (it adds --no-proxy) unless options
+ * hold the word "--proxy" (taken out before the script sees the rest) or --proxy-config FILE
+ * (kept): most tests drive decisiond directly and need neither the proxy's start time nor a second
+ * peer of the decision socket.
  */
 SWORN_TEST_MUST_CHECK
 int sworn_stack_up(struct sworn_stack *s, const char *options);
+
+/* `scripts/dev-stack start-proxy DIR`: start the proxy again (a running one is stopped first);
+ * re-reads stack.env (a new PROXY_PID, and PROXY_URL: port 0 picks a new port). */
+SWORN_TEST_MUST_CHECK
+int sworn_stack_start_proxy(struct sworn_stack *s);
 
 /* `scripts/dev-stack start DIR`: start decisiond again (after a kill); re-reads its pid. */
 SWORN_TEST_MUST_CHECK
@@ -53,8 +70,9 @@ void sworn_stack_kill_daemon(struct sworn_stack *s);
 
 /*
  * `scripts/dev-stack down DIR`, then remove the folder (kept when SWORN_KEEP_STACK is set).
- * Returns 0, or -1 when the daemon's log holds a sanitizer report (printed): in the sanitizer
- * build a leak or undefined behaviour in the daemon fails the test that drove it.
+ * Returns 0, or -1 when the daemon's log or the proxy's (DIR/proxy.log, which also takes its
+ * standard error) holds a sanitizer report (printed): in the sanitizer build a leak or undefined
+ * behaviour in the daemon or the proxy fails the test that drove it.
  */
 SWORN_TEST_MUST_CHECK
 int sworn_stack_down(struct sworn_stack *s);

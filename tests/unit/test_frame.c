@@ -181,6 +181,151 @@ static void test_request_round_trip(void **state)
     free(f);
 }
 
+static uint8_t *raw_pack(const ProtobufCMessage *m, size_t *len);
+
+/* Does q (packed without the checks) decode, and does the checked packer take it? */
+static int request_ok(struct req_parts *q)
+{
+    uint8_t *b, *f;
+    size_t blen, flen;
+    Sworn__V1__AuthorizationRequest *m;
+    int packed;
+
+    b = raw_pack(&q->r.base, &blen);
+    m = sworn_frame_unpack_request(b, blen);
+    packed = sworn_frame_pack_request(&q->r, &f, &flen) == 0;
+    if (packed)
+        free(f);
+    assert_int_equal(packed, m != NULL); /* the packer and the decoder hold one rule */
+    if (m != NULL)
+        sworn__v1__authorization_request__free_unpacked(m, NULL);
+    free(b);
+    return packed;
+}
+
+/*
+ * ProxyRefusal (field 8): a request the proxy refused itself. Its shape (status 400..599,
+ * reason 1..256 bytes, head_sha256 empty or 32 bytes), and the resource it relaxes (scheme and
+ * host may be empty, the port 0) while every other rule holds.
+ */
+static void test_request_refusal(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__ProxyRefusal rf = SWORN__V1__PROXY_REFUSAL__INIT;
+    Sworn__V1__AuthorizationRequest *m;
+    uint8_t *f;
+    size_t flen;
+    char r256[SWORN_FRAME_REFUSAL_REASON_MAX + 1], r257[SWORN_FRAME_REFUSAL_REASON_MAX + 2];
+
+    (void)state;
+    memset(r256, 'r', sizeof(r256) - 1);
+    r256[sizeof(r256) - 1] = '\0';
+    memset(r257, 'r', sizeof(r257) - 1);
+    r257[sizeof(r257) - 1] = '\0';
+    build_request(&q);
+    rf.status = 400;
+    rf.reason = "obs-fold (a header line continued on the next line)";
+    rf.head_sha256 = bin(hash_b, 32);
+    q.r.refusal = &rf;
+    /* Round trip, byte for byte, with the refusal's fields intact. */
+    assert_int_equal(sworn_frame_pack_request(&q.r, &f, &flen), 0);
+    m = sworn_frame_unpack_request(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_non_null(m->refusal);
+    assert_int_equal(m->refusal->status, 400);
+    assert_string_equal(m->refusal->reason, rf.reason);
+    assert_int_equal(m->refusal->head_sha256.len, 32);
+    assert_memory_equal(m->refusal->head_sha256.data, hash_b, 32);
+    sworn__v1__authorization_request__free_unpacked(m, NULL);
+    free(f);
+
+    /* docs/protocol.md's bytes: status 400, reason "bad", a head digest, as field 8. */
+    {
+        Sworn__V1__AuthorizationRequest only = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
+        Sworn__V1__ProxyRefusal bad = SWORN__V1__PROXY_REFUSAL__INIT;
+        uint8_t want[2 + 3 + 5 + 34], got[sizeof(want)];
+
+        bad.status = 400;
+        bad.reason = "bad";
+        bad.head_sha256 = bin(hash_b, 32);
+        only.refusal = &bad;
+        memcpy(want,
+               "\x42\x2a\x08\x90\x03\x12\x03"
+               "bad\x1a\x20",
+               12);
+        memcpy(want + 12, hash_b, 32);
+        assert_int_equal(sworn__v1__authorization_request__get_packed_size(&only), sizeof(want));
+        assert_int_equal(sworn__v1__authorization_request__pack(&only, got), sizeof(want));
+        assert_memory_equal(got, want, sizeof(want));
+    }
+    /* Status bounds: 400 and 599 in, 399, 600 and 0 out (SWORN_ERR_RANGE). */
+    for (unsigned st = 0; st < 5; st++) {
+        static const unsigned v[] = {400, 599, 399, 600, 0};
+
+        build_request(&q);
+        q.r.refusal = &rf;
+        rf.status = v[st];
+        assert_int_equal(request_ok(&q), st < 2);
+        if (st >= 2)
+            assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    }
+    rf.status = 431;
+    /* Reason: 1..256 bytes, UTF-8 without controls. */
+    rf.reason = r256;
+    assert_true(request_ok(&q));
+    rf.reason = r257;
+    assert_false(request_ok(&q));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    rf.reason = "";
+    assert_false(request_ok(&q));
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    rf.reason = "bad\x01byte";
+    assert_false(request_ok(&q));
+    rf.reason = "x";
+    assert_true(request_ok(&q));
+    /* head_sha256: empty or exactly 32 bytes. */
+    rf.head_sha256 = bin(hash_b, 0);
+    assert_true(request_ok(&q));
+    rf.head_sha256 = bin(hash_b, 31);
+    assert_false(request_ok(&q));
+    rf.head_sha256 = bin(hash_b, 33);
+    assert_false(request_ok(&q));
+    rf.head_sha256 = bin(hash_b, 32);
+
+    /* With a refusal the resource may be what could be read: empty scheme and host, port 0. */
+    q.resource.scheme = "";
+    q.resource.host = "";
+    q.resource.port = 0;
+    q.resource.path = "";
+    assert_true(request_ok(&q));
+    /* ... but still present, with ports above 65535 refused, and the rest required. */
+    q.resource.port = 70000;
+    assert_false(request_ok(&q));
+    q.resource.port = 0;
+    q.r.resource = NULL;
+    assert_false(request_ok(&q));
+    q.r.resource = &q.resource;
+    q.r.operation = "";
+    assert_false(request_ok(&q));
+    q.r.operation = "http.request";
+    q.r.request_id = "";
+    assert_false(request_ok(&q));
+    q.r.request_id = "req-0001";
+    q.principal.id = "";
+    assert_false(request_ok(&q));
+    q.principal.id = "agent-1";
+    assert_true(request_ok(&q));
+    /* Without a refusal the old rules hold: the same resource is refused. */
+    q.r.refusal = NULL;
+    assert_false(request_ok(&q));
+    q.resource.scheme = "https";
+    q.resource.host = "h.example";
+    assert_false(request_ok(&q)); /* port 0 */
+    assert_int_equal(sworn_err_code(), SWORN_ERR_RANGE);
+    q.resource.port = 443;
+    assert_true(request_ok(&q));
+}
+
 static void test_reply_round_trip(void **state)
 {
     Sworn__V1__Decision d = SWORN__V1__DECISION__INIT;
@@ -1188,13 +1333,13 @@ static void test_escalation_pages(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_reply_round_trip),
-        cmocka_unit_test(test_entry_round_trips),  cmocka_unit_test(test_hostile_headers),
-        cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
-        cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
-        cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
-        cmocka_unit_test(test_minted_entries),     cmocka_unit_test(test_time_mark_entries),
-        cmocka_unit_test(test_escalation_pages),
+        cmocka_unit_test(test_request_round_trip),       cmocka_unit_test(test_request_refusal),
+        cmocka_unit_test(test_reply_round_trip),         cmocka_unit_test(test_entry_round_trips),
+        cmocka_unit_test(test_hostile_headers),          cmocka_unit_test(test_encode_limits),
+        cmocka_unit_test(test_two_frames_in_one_buffer), cmocka_unit_test(test_hostile_bodies),
+        cmocka_unit_test(test_hostile_entries),          cmocka_unit_test(test_envelopes),
+        cmocka_unit_test(test_resolve_by_index),         cmocka_unit_test(test_minted_entries),
+        cmocka_unit_test(test_time_mark_entries),        cmocka_unit_test(test_escalation_pages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

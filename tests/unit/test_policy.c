@@ -1494,6 +1494,23 @@ static void test_lint_overridden(void **state)
              "  - {id: ok, effect: allow, resource: {paths: [\"/ask/x\"]}}\n"
              "  - {id: ask, effect: escalate, resource: {paths: [\"/ask/*\", \"/ask\"]}}\n",
              "ok", 2, 5, "rule \"ok\" can never allow: escalate rule \"ask\" (line 3)");
+    /* Scheme tcp (raw tunnels): a deny without schemes matches it, so it overrides an allow
+     * naming tcp; an escalate without schemes does not (it never matches tcp), so no warning,
+     * and neither does an allow without schemes shadow a later allow naming tcp. */
+    lint_one("rules:\n"
+             "  - {id: db, effect: allow, resource: {schemes: [tcp], ports: [5432]}}\n"
+             "  - {id: no-db, effect: deny, resource: {ports: [5432]}}\n",
+             "db", 2, 5, "rule \"db\" can never allow: deny rule \"no-db\" (line 3)");
+    lint_none("rules:\n"
+              "  - {id: ask, effect: escalate, resource: {ports: [5432]}}\n"
+              "  - {id: db, effect: allow, resource: {schemes: [tcp], ports: [5432]}}\n");
+    lint_none("rules:\n"
+              "  - {id: all, effect: allow}\n"
+              "  - {id: db, effect: allow, reason: raw, resource: {schemes: [tcp]}}\n");
+    /* An allow naming tcp and the HTTP schemes is not covered by a deny naming only http. */
+    lint_none("rules:\n"
+              "  - {id: db, effect: allow, resource: {schemes: [tcp, http, ws], ports: [80]}}\n"
+              "  - {id: no-http, effect: deny, resource: {schemes: [http, ws], ports: [80]}}\n");
 }
 
 static void test_lint_no_false_positives(void **state)
@@ -2259,6 +2276,108 @@ static void test_eval_refuses_bad_request(void **state)
     sworn_policy_free(p);
 }
 
+/*
+ * A request the proxy refused itself (AuthorizationRequest.refusal): sworn_policy_refusal and
+ * sworn_policy_eval deny it by no rule, "refused by the proxy: <reason>", before every rule
+ * (an allow-all policy, a credential rule), every resource check (an empty or uncanonical
+ * resource) and every budget (nothing charged); without a refusal it returns 0.
+ */
+static void test_proxy_refusal(void **state)
+{
+    struct sworn_policy *p = sworn_pfix_load("rules:\n"
+                                             "  - id: all\n"
+                                             "    effect: allow\n"
+                                             "    credential: github\n"
+                                             "    budget: {count: 1, window: 1h}\n");
+    struct sworn_budgets *b;
+    struct sworn_policy_result res;
+    Sworn__V1__AuthorizationRequest *r;
+    char *back;
+    static const char refusal[] =
+        ",\"refusal\":{\"status\":400,\"reason\":\"obs-fold in a header\",\"head_sha256\":"
+        "\"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"}";
+
+    (void)state;
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    /* The function itself: 1 with the deny, or 0 leaving out untouched. */
+    r = http("a", "https", "x", 443, "/", "GET", refusal);
+    memset(&res, 0x55, sizeof(res));
+    assert_int_equal(sworn_policy_refusal(r, &res), 1);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.rule_id, "");
+    assert_string_equal(res.reason, "refused by the proxy: obs-fold in a header");
+    assert_string_equal(res.credential_id, "");
+    assert_int_equal(res.escalation_timeout_ms, 0);
+    for (size_t i = 0; i < SWORN_POLICY_CHARGES; i++)
+        assert_int_equal(res.charges[i].used, 0);
+    /* The JSON form round-trips the refusal. */
+    back = sworn_reqjson_print_request(r);
+    assert_non_null(back);
+    assert_non_null(strstr(back, "\"refusal\":{\"status\":400,\"reason\":\"obs-fold in a "
+                                 "header\",\"head_sha256\":\"000102"));
+    {
+        Sworn__V1__AuthorizationRequest *again = NULL;
+        char *twice;
+
+        assert_int_equal(sworn_reqjson_parse(back, strlen(back), &again), 0);
+        twice = sworn_reqjson_print_request(again);
+        assert_string_equal(twice, back);
+        free(twice);
+        rfree(again);
+    }
+    free(back);
+    /* Eval gives the same answer, charges nothing: the allow that follows still has its 1. */
+    expect(p, b, r, T0, DENY, "");
+    r = http("a", "https", "x", 443, "/", "GET", refusal);
+    res = ev(p, b, r, T0);
+    assert_string_equal(res.reason, "refused by the proxy: obs-fold in a header");
+    rfree(r);
+    assert_int_equal(sworn_budgets_count(b), 0);
+    /* Before the resource checks: an empty resource, an uncanonical one, a refused method. */
+    r = rq("{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":\"http.request\","
+           "\"resource\":{},\"refusal\":{\"status\":431,\"reason\":\"request head too large\"}}");
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, DENY);
+    assert_string_equal(res.reason, "refused by the proxy: request head too large");
+    rfree(r);
+    expect(p, b, http("a", "https", "0177.0.0.1", 443, "/a/%2F", "get", refusal), T0, DENY, "");
+    /* Without a refusal: 0, and the result is left alone; the policy decides. */
+    r = http("a", "https", "x", 443, "/", "GET", "");
+    memset(&res, 0x55, sizeof(res));
+    assert_int_equal(sworn_policy_refusal(r, &res), 0);
+    assert_int_equal(res.rule_id[0], 0x55);
+    assert_int_equal(sworn_policy_refusal(NULL, &res), 0);
+    res = ev(p, b, r, T0);
+    assert_int_equal(res.effect, ALLOW);
+    assert_string_equal(res.credential_id, "github");
+    rfree(r);
+    /* Refusals the request form itself refuses: status out of 400..599, an empty reason. */
+    {
+        static const char *const badr[] = {
+            "{\"status\":399,\"reason\":\"x\"}",
+            "{\"status\":600,\"reason\":\"x\"}",
+            "{\"status\":400}",
+            "{\"status\":400,\"reason\":\"\"}",
+            "{\"reason\":\"x\"}",
+            "{\"status\":400,\"reason\":\"x\",\"head_sha256\":\"00\"}",
+            "{\"status\":400,\"reason\":\"x\",\"why\":1}"};
+
+        for (size_t i = 0; i < sizeof(badr) / sizeof(badr[0]); i++) {
+            char buf[512];
+
+            snprintf(buf, sizeof(buf),
+                     "{\"request_id\":\"r\",\"principal\":{\"id\":\"a\"},\"operation\":"
+                     "\"http.request\",\"resource\":{},\"refusal\":%s}",
+                     badr[i]);
+            r = NULL;
+            if (sworn_reqjson_parse(buf, strlen(buf), &r) == 0)
+                fail_msg("accepted: %s", buf);
+        }
+    }
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
 static void test_reqjson(void **state)
 {
     static const char full[] =
@@ -2434,6 +2553,7 @@ int main(void)
         cmocka_unit_test(test_actor_issuers),
         cmocka_unit_test(test_actor_load_refusals),
         cmocka_unit_test(test_method_refused),
+        cmocka_unit_test(test_proxy_refusal),
         cmocka_unit_test(test_load_refusals),
         cmocka_unit_test(test_digest_and_mem),
         cmocka_unit_test(test_eval_refuses_bad_request),

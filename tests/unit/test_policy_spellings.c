@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 
@@ -47,12 +48,14 @@ struct policy {
 };
 
 /*
- * One case. A NULL scheme is "https", a 0 port 443, a NULL principal "agent-1", a NULL method
- * no context; delegation is a JSON object's text or NULL. expect holds one of 'A' (allow), 'D'
- * (deny) or 'E' (escalate) per repetition; rule is the rule id every repetition must name ("":
- * none, refused or default deny), or, when it holds commas, one id per repetition. reason, when
- * not NULL, is text the reason must contain (of every repetition). A case named in `numbers`
- * (below) also carries that context.json_numbers (for sum budgets).
+ * One case. A NULL scheme is "https", a 0 port 443 (but 0 with the scheme "": no readable
+ * target), a NULL principal "agent-1", a NULL method no context; the operation is "tcp.connect"
+ * for the scheme tcp (in any case: a raw tunnel) and "http.request" otherwise; delegation is a JSON
+ * object's text or NULL. expect holds one of 'A' (allow), 'D' (deny) or 'E' (escalate) per
+ * repetition; rule is the rule id every repetition must name ("": none, refused or default deny),
+ * or, when it holds commas, one id per repetition. reason, when not NULL, is text the reason must
+ * contain (of every repetition). A case named in `numbers` (below) also carries that
+ * context.json_numbers (for sum budgets).
  */
 struct spelling {
     const char *policy;
@@ -227,6 +230,22 @@ static const struct policy policies[] = {
     {"attack-1", "rules:\n"
                  "  - {id: open, effect: allow}\n"
                  "  - {id: no-delete, effect: deny, methods: [DELETE]}\n"},
+    /* Raw tunnels (operation tcp.connect, scheme tcp): an allow written without schemes is for
+     * HTTP and never opens raw TCP; a deny without schemes covers a host's raw ports too. And
+     * requests the proxy refused itself, denied before every rule of an allow-all policy. */
+    {"tcp", "rules:\n"
+            "  - id: no-evil\n"
+            "    effect: deny\n"
+            "    resource: {hosts: [evil.example]}\n"
+            "  - id: web\n"
+            "    effect: allow\n"
+            "    resource: {hosts: [\"**.example\"]}\n"
+            "  - id: ask\n"
+            "    effect: escalate\n"
+            "    resource: {hosts: [ask.example]}\n"
+            "  - id: db\n"
+            "    effect: allow\n"
+            "    resource: {schemes: [tcp], hosts: [db.example], ports: [5432]}\n"},
 };
 
 static const struct spelling cases[] = {
@@ -624,7 +643,48 @@ static const struct spelling cases[] = {
      "URL-override header (x-original-url)"},
     {"attack-1", "x_rewrite_url", NULL, "api.example", 0, "/x", "GET", NULL, NULL, "D", "",
      "URL-override header (x-rewrite-url)"},
+    {"tcp", "https under an allow without schemes", NULL, "web.example", 0, "/", "GET", NULL, NULL,
+     "A", "web", NULL},
+    {"tcp", "tcp under an allow without schemes", "tcp", "web.example", 22, "", NULL, NULL, NULL,
+     "D", "", "no rule matched"},
+    {"tcp", "tcp under an escalate without schemes", "tcp", "ask.example", 22, "", NULL, NULL, NULL,
+     "D", "", "no rule matched"},
+    {"tcp", "tcp named by the rule", "tcp", "db.example", 5432, "", NULL, NULL, NULL, "A", "db",
+     NULL},
+    {"tcp", "TCP in upper case, a host with a dot", "TCP", "DB.Example.", 5432, "", NULL, NULL,
+     NULL, "A", "db", NULL},
+    {"tcp", "tcp to another port", "tcp", "db.example", 5433, "", NULL, NULL, NULL, "D", "", NULL},
+    {"tcp", "tcp to a denied host", "tcp", "evil.example", 5432, "", NULL, NULL, NULL, "D",
+     "no-evil", NULL},
+    {"tcp", "tcp with a path", "tcp", "db.example", 5432, "/x", NULL, NULL, NULL, "D", "",
+     "a tcp resource (a raw tunnel) has no path"},
+    {"tcp", "a refusal of the proxy", NULL, "web.example", 0, "/", "GET", NULL, NULL, "D", "",
+     "refused by the proxy: obs-fold"},
+    {"tcp", "a refusal without a readable target", "", "", 0, "", NULL, NULL, NULL, "D", "",
+     "refused by the proxy: the request line is not HTTP/1.1"},
 };
+
+/* The refusal (AuthorizationRequest.refusal, a ProxyRefusal) of the cases that carry one, by
+ * their `what`. */
+static const struct {
+    const char *what;
+    const char *refusal;
+} refusals[] = {
+    {"a refusal of the proxy", "{\"status\":400,\"reason\":\"obs-fold in header 2\","
+                               "\"head_sha256\":\"000102030405060708090a0b0c0d0e0f10111213141516"
+                               "1718191a1b1c1d1e1f\"}"},
+    {"a refusal without a readable target",
+     "{\"status\":400,\"reason\":\"the request line is not HTTP/1.1\"}"},
+};
+
+/* The refusal object of case c, or NULL. */
+static const char *case_refusal(const struct spelling *c)
+{
+    for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+        if (strcmp(refusals[i].what, c->what) == 0)
+            return refusals[i].refusal;
+    return NULL;
+}
 
 /* The context.header_names of the cases that carry header names, by their `what` (attack 1). */
 static const struct {
@@ -724,16 +784,21 @@ static void json_raw(char *buf, size_t cap, const char *fmt, ...)
 /* The request of case c as JSON, with request id id. */
 static void case_json(const struct spelling *c, const char *id, char *buf, size_t cap)
 {
-    const char *nums = case_numbers(c), *hdrs = case_headers(c);
+    const char *nums = case_numbers(c), *hdrs = case_headers(c), *refusal = case_refusal(c);
+    const char *scheme = c->scheme != NULL ? c->scheme : "https";
+    /* A raw tunnel is what the proxy asks about as tcp.connect; a request it refused with no
+     * readable target has an empty resource (port 0). */
+    const char *op = strcasecmp(scheme, "tcp") == 0 ? "tcp.connect" : "http.request";
+    unsigned port = c->port != 0 ? c->port : scheme[0] == '\0' ? 0u : 443u;
 
     buf[0] = '\0';
     json_raw(buf, cap, "{\"request_id\":\"%s\",\"principal\":{\"id\":", id);
     json_string(buf, cap, c->principal != NULL ? c->principal : "agent-1");
-    json_raw(buf, cap, "},\"operation\":\"http.request\",\"resource\":{\"scheme\":");
-    json_string(buf, cap, c->scheme != NULL ? c->scheme : "https");
+    json_raw(buf, cap, "},\"operation\":\"%s\",\"resource\":{\"scheme\":", op);
+    json_string(buf, cap, scheme);
     json_raw(buf, cap, ",\"host\":");
     json_string(buf, cap, c->host);
-    json_raw(buf, cap, ",\"port\":%u,\"path\":", c->port != 0 ? c->port : 443u);
+    json_raw(buf, cap, ",\"port\":%u,\"path\":", port);
     json_string(buf, cap, c->path);
     json_raw(buf, cap, "}");
     if (c->method != NULL || nums != NULL || hdrs != NULL) {
@@ -751,6 +816,8 @@ static void case_json(const struct spelling *c, const char *id, char *buf, size_
     }
     if (c->delegation != NULL)
         json_raw(buf, cap, ",\"delegation\":%s", c->delegation);
+    if (refusal != NULL)
+        json_raw(buf, cap, ",\"refusal\":%s", refusal);
     json_raw(buf, cap, "}\n");
 }
 

@@ -512,6 +512,21 @@ static const struct res_row resources[] = {
     {"https", "x.example", 65536, "/", "", NULL, NULL, NULL, "port"},
     {"https", "x.example", 443, "/a%2f", "", NULL, NULL, NULL, "%2F"},
     {"https", "0x7f.1", 443, "/", "", NULL, NULL, NULL, "dotted quad"},
+    /* tcp (operation tcp.connect, a raw tunnel): any case in, "tcp" out; host and port as for
+     * http; no path (and the empty path stays empty); the port is required (no default). */
+    {"tcp", "db.example", 5432, "", "", "tcp", "db.example", "", NULL},
+    {"TCP", "DB.Example.", 22, "", "", "tcp", "db.example", "", NULL},
+    {"Tcp", "::ffff:10.0.0.1", 6379, NULL, "", "tcp", "10.0.0.1", "", NULL},
+    {"tcp", "[2001:DB8::1]", 1, "", "", "tcp", "[2001:db8::1]", "", NULL},
+    {"tcp", "db.example", 5432, "/", "", NULL, NULL, NULL, "no path"},
+    {"tcp", "db.example", 5432, "/x", "", NULL, NULL, NULL, "no path"},
+    {"tcp", "db.example", 5432, "?a", "", NULL, NULL, NULL, "no path"},
+    {"tcp", "db.example", 0, "", "", NULL, NULL, NULL, "port"},
+    {"tcp", "db.example", 65536, "", "", NULL, NULL, NULL, "port"},
+    {"tcp", "0177.0.0.1", 22, "", "", NULL, NULL, NULL, "dotted quad"},
+    {"tcp", "", 22, "", "", NULL, NULL, NULL, "empty"},
+    {"tcps", "db.example", 22, "", "", NULL, NULL, NULL, "scheme"},
+    {"udp", "db.example", 53, "", "", NULL, NULL, NULL, "scheme"},
 };
 
 static void test_resources(void **state)
@@ -551,6 +566,13 @@ static void test_resources(void **state)
         assert_string_equal(c.path, w->want_path);
         assert_string_equal(c.tool, w->tool);
         assert_int_equal(c.port, w->port);
+        assert_int_equal(c.path_len, strcspn(c.path, "?"));
+        if (strcmp(c.scheme, "tcp") == 0) { /* no path: both readings empty */
+            assert_int_equal(c.path_len, 0);
+            assert_int_equal(c.bare_len, 0);
+            assert_string_equal(c.bare, "");
+            assert_int_equal(c.path_params, 0);
+        }
         pb = pb0;
         sworn_resource_to_pb(&c, &pb);
         assert_int_equal(sworn_resource_canon(&pb, &again, &why), 0);
@@ -997,6 +1019,95 @@ static void test_load_refusals(void **state)
     sworn_vault_free(v);
 }
 
+/*
+ * Scheme tcp through the real policy and vault: an allow or escalate rule without `schemes`
+ * never matches it (a rule written for http must never open raw TCP), one naming tcp does; a
+ * deny rule without `schemes` matches it (a deny of a host covers its raw ports), a deny with
+ * `paths` does not (a tunnel has no path); the vault refuses a tcp destination at load and
+ * releases nothing for a tcp resource, so an allow with a credential for tcp is a deny.
+ */
+static void test_tcp(void **state)
+{
+    struct sworn_policy *p;
+    struct sworn_vault *v;
+    struct sworn_pfix_req q;
+    struct sworn_policy_result res;
+    char rule[129];
+
+    (void)state;
+    p = sworn_pfix_load("rules:\n"
+                        "  - {id: web, effect: allow}\n"
+                        "  - {id: ask, effect: escalate, resource: {hosts: [ask.example]}}\n");
+    assert_int_equal(eval(p, "tcp", "db.example", 5432, "", rule), SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "tcp", "ask.example", 22, "", rule), SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "https", "db.example", 443, "/", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_int_equal(eval(p, "https", "ask.example", 443, "/", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    sworn_policy_free(p);
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: no-evil\n"
+                        "    effect: deny\n"
+                        "    resource: {hosts: [evil.example]}\n"
+                        "  - id: no-admin\n"
+                        "    effect: deny\n"
+                        "    resource: {paths: [\"/**\"], hosts: [admin.example]}\n"
+                        "  - id: db\n"
+                        "    effect: allow\n"
+                        "    resource: {schemes: [TCP], ports: [5432]}\n"
+                        "  - id: ask\n"
+                        "    effect: escalate\n"
+                        "    resource: {schemes: [tcp], hosts: [ask.example]}\n");
+    assert_int_equal(eval(p, "tcp", "db.example", 5432, "", rule), SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_string_equal(rule, "db");
+    assert_int_equal(eval(p, "TCP", "DB.example.", 5432, "", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_int_equal(eval(p, "tcp", "db.example", 5433, "", rule), SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "");
+    assert_int_equal(eval(p, "tcp", "ask.example", 22, "", rule),
+                     SWORN__V1__EFFECT__EFFECT_ESCALATE);
+    assert_int_equal(eval(p, "tcp", "evil.example", 5432, "", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(rule, "no-evil");
+    assert_int_equal(eval(p, "tcp", "admin.example", 5432, "", rule),
+                     SWORN__V1__EFFECT__EFFECT_ALLOW); /* a path rule is about HTTP paths */
+    assert_int_equal(eval(p, "https", "db.example", 5432, "/", rule),
+                     SWORN__V1__EFFECT__EFFECT_DENY); /* schemes: [tcp] is tcp only */
+    /* A tcp resource with a path has no canonical form: refused before any rule. */
+    mkreq(&q, "tcp", "db.example", 5432, "/x");
+    assert_int_equal(sworn_policy_eval(p, NULL, &q.r, 0, &res), 0);
+    assert_int_equal(res.effect, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(res.rule_id, "");
+    assert_non_null(strstr(res.reason, "the resource is refused: a tcp resource (a raw tunnel) "
+                                       "has no path"));
+    sworn_policy_free(p);
+    /* The vault: no tcp destination, in any case ... */
+    vault_refused("{\"scheme\": \"tcp\", \"host\": \"db.example\", \"port\": 5432}",
+                  "never injected into a raw TCP tunnel");
+    vault_refused("{\"scheme\": \"TCP\", \"host\": \"db.example\", \"port\": 5432}",
+                  "never injected into a raw TCP tunnel");
+    /* ... and nothing released for a tcp resource, even where an http destination matches. */
+    v = load_vault("{\"version\": 1, \"credentials\": [{\"id\": \"api\", \"symbolic\": "
+                   "\"" SYM_A "\", \"value\": \"V\", \"header\": \"x\", \"principals\": "
+                   "[\"*\"], \"destinations\": [{\"scheme\": \"http\", \"host\": "
+                   "\"db.example\", \"port\": 5432}]}]}");
+    assert_true(released(v, "http", "db.example", 5432, "/"));
+    assert_false(released(v, "tcp", "db.example", 5432, ""));
+    {
+        struct sworn_vault_release out;
+        const char *why = NULL;
+
+        mkreq(&q, "tcp", "db.example", 5432, "");
+        memset(&out, 0, sizeof(out));
+        assert_int_equal(sworn_vault_release(v, "api", &q.r, &out, &why), 1);
+        assert_non_null(strstr(why, "raw TCP tunnel"));
+        assert_null(out.value);
+    }
+    sworn_vault_free(v);
+}
+
 /* Path parameters: the canonical form keeps them, the bare path drops them, the policy refuses
  * them unless a rule permits them, and the vault judges its prefix on the bare path. */
 static void test_path_params(void **state)
@@ -1151,7 +1262,7 @@ int main(void)
         cmocka_unit_test(test_resources),       cmocka_unit_test(test_raw_digest),
         cmocka_unit_test(test_no_dodge_policy), cmocka_unit_test(test_refusal_reason),
         cmocka_unit_test(test_no_dodge_vault),  cmocka_unit_test(test_load_refusals),
-        cmocka_unit_test(test_path_params),
+        cmocka_unit_test(test_path_params),     cmocka_unit_test(test_tcp),
     };
 
     return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);

@@ -10,7 +10,10 @@
  * both fields for an allow, for a deny reached through dot segments, and leaves the canonical
  * form out (with the digest kept) for a refused resource; a path with parameters that the
  * policy refuses has its canonical form (parameters kept) recorded; the verifier accepts every
- * entry.
+ * entry. Raw tunnels (scheme tcp, operation tcp.connect): the canonical form has an empty path
+ * (and only it may), both decoders say so; through a stack, an allow naming tcp is recorded with
+ * that form, an allow without schemes never matches tcp, and an allow naming tcp with a
+ * credential is a deny (the vault never injects one into a raw tunnel).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,6 +158,28 @@ static void test_record_checks(void **state)
     x.canon.host = (char *)"";
     assert_int_equal(sworn_frame_check_entry(&x.e), -1);
     assert_int_equal(verify(&x, code), -1);
+    /* A raw tunnel (scheme tcp): its canonical path is empty, and only its is. */
+    mkrec(&x, "DB.example.", "");
+    x.res.scheme = (char *)"TCP";
+    x.r.operation = (char *)"tcp.connect";
+    x.canon.scheme = (char *)"tcp";
+    x.canon.host = (char *)"db.example";
+    x.canon.path = (char *)"";
+    SHA256((const unsigned char *)"TCP://DB.example.:443", 21, x.raw);
+    assert_int_equal(sworn_frame_check_entry(&x.e), 0);
+    assert_int_equal(verify(&x, code), 0);
+    x.canon.path = (char *)"/";
+    assert_int_equal(sworn_frame_check_entry(&x.e), -1);
+    assert_non_null(strstr(sworn_err_msg(), "not empty for scheme tcp"));
+    assert_int_equal(verify(&x, code), -1);
+    assert_string_equal(code, "bad-field");
+    x.canon.path = (char *)"";
+    x.canon.scheme = (char *)"https";
+    assert_int_equal(sworn_frame_check_entry(&x.e), -1);
+    assert_int_equal(verify(&x, code), -1);
+    x.canon.scheme = (char *)"udp";
+    assert_int_equal(verify(&x, code), -1);
+    assert_string_equal(code, "bad-field");
 }
 
 static void expect_raw(const Sworn__V1__DecisionRecord *d, const char *text)
@@ -239,11 +264,107 @@ static void test_stack_records(void **state)
     assert_int_equal(sworn_stack_down(&s), 0);
 }
 
+/* Request id for scheme tcp (operation tcp.connect) to 127.0.0.1:port, no path, no context. */
+static Sworn__V1__DecisionReply *decide_tcp(struct sworn_stack *s, const char *id, uint32_t port)
+{
+    struct sworn_stack_req q;
+
+    sworn_stack_req_init(&q, id, "agent-1", "");
+    q.req.operation = "tcp.connect";
+    q.resource.scheme = "tcp";
+    q.resource.port = port;
+    q.req.context = NULL;
+    return sworn_stack_decide(s, &q);
+}
+
+/*
+ * Raw tunnels through a real stack: an allow naming tcp allows and records the canonical form
+ * (scheme tcp, no path); an allow without schemes does not match tcp (default deny); an allow
+ * naming tcp with a credential is a deny, the credential not released (the vault never puts one
+ * into a raw tunnel, even where its destination's host and port match); the verifier accepts
+ * every entry.
+ */
+static void test_stack_tcp(void **state)
+{
+    static const char policy[] = "rules:\n"
+                                 "  - id: db\n"
+                                 "    effect: allow\n"
+                                 "    resource: {schemes: [tcp], ports: [5432]}\n"
+                                 "  - id: tunnel-cred\n"
+                                 "    effect: allow\n"
+                                 "    credential: demo\n"
+                                 "    resource: {schemes: [tcp], ports: [8080]}\n"
+                                 "  - id: web\n"
+                                 "    effect: allow\n";
+    struct sworn_stack s;
+    Sworn__V1__DecisionReply *r;
+    Sworn__V1__Decision *d;
+    Sworn__V1__AdminResponse *t;
+    char options[1024], *path, *dir = sworn_test_tmpdir("tcp-policy");
+
+    (void)state;
+    path = sworn_test_path(dir, "policy.yaml");
+    sworn_test_write_file(path, policy, strlen(policy), 0600);
+    snprintf(options, sizeof(options), "--no-tpm --file-key --policy %s", path);
+    assert_int_equal(sworn_stack_up(&s, options), 0);
+    r = decide_tcp(&s, "tcp-db", 5432);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_string_equal(d->rule_id, "db");
+    assert_null(d->credential);
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    r = decide_tcp(&s, "tcp-other", 22);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(d->rule_id, "");
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    r = decide_tcp(&s, "tcp-cred", 8080);
+    d = sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_null(d->credential);
+    assert_non_null(strstr(d->reason, "credential demo not released: a credential is never "
+                                      "injected into a raw TCP tunnel"));
+    sworn__v1__decision_reply__free_unpacked(r, NULL);
+    /* The same host and port over http: the vault's destination, so the web rule allows. */
+    sworn_stack_expect_path(&s, "http-web", "/with-credential/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
+    t = sworn_stack_tail(&s, 4);
+    assert_int_equal(t->tail->n_entries, 4);
+    for (size_t i = 0; i < 4; i++) {
+        const Sworn__V1__DecisionRecord *rec = t->tail->entries[i]->decision;
+        char code[32], why[512];
+        struct sv_entry_info info;
+        size_t n = sworn__v1__entry__get_packed_size(t->tail->entries[i]);
+        uint8_t *b = malloc(n);
+
+        assert_int_equal(t->tail->entries[i]->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+        assert_non_null(rec->canonical_resource);
+        if (i < 3) {
+            char raw[64];
+
+            assert_string_equal(rec->request->operation, "tcp.connect");
+            assert_string_equal(rec->canonical_resource->scheme, "tcp");
+            assert_string_equal(rec->canonical_resource->path, "");
+            assert_string_equal(rec->credential_id, "");
+            snprintf(raw, sizeof(raw), "tcp://127.0.0.1:%u",
+                     (unsigned)rec->request->resource->port);
+            expect_raw(rec, raw);
+        }
+        assert_non_null(b);
+        sworn__v1__entry__pack(t->tail->entries[i], b);
+        if (sv_entry_check(b, n, &info, code, why) != 0)
+            fail_msg("the verifier refuses entry %zu: %s %s", i, code, why);
+        free(b);
+    }
+    sworn__v1__admin_response__free_unpacked(t, NULL);
+    assert_int_equal(sworn_stack_down(&s), 0);
+    sworn_test_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_checks),
         cmocka_unit_test(test_stack_records),
+        cmocka_unit_test(test_stack_tcp),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3243,6 +3243,87 @@ static void test_entry_shapes(void **state)
     x.d.reason = "no rule matched (default deny)";
     add_entry(&b, &x.e);
     expect_shape(f, &b, "sh-deny-norule", NULL, 0);
+    /* A request the proxy refused itself (ProxyRefusal) is decisiond's deny by no rule, without
+     * a credential: an allow, an escalation, a deny naming a rule, or a credential released
+     * fails refusal-not-deny; the deny decisiond writes passes, with an empty resource too. */
+    {
+        Sworn__V1__ProxyRefusal rf = SWORN__V1__PROXY_REFUSAL__INIT;
+        uint8_t head[32], cred[32], raw[32];
+
+        static const char head_text[] = "GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n";
+
+        sv_sha256(head_text, sizeof(head_text) - 1, head);
+        sv_sha256("secret", 6, cred);
+        rf.status = 400;
+        rf.reason = "obs-fold (a header line continued on the next line)";
+        rf.head_sha256.data = head;
+        rf.head_sha256.len = 32;
+        for (int k = 0; k < 5; k++) {
+            static const char *const names[] = {"sh-refusal-allow", "sh-refusal-allow-norule",
+                                                "sh-refusal-escalate", "sh-refusal-deny-rule",
+                                                "sh-refusal-deny-cred"};
+
+            policy_loaded(f, &b, f->digest, T2023);
+            dec_init(&x, f->digest);
+            x.rq.refusal = &rf;
+            x.d.effect = k <= 1   ? SWORN__V1__EFFECT__EFFECT_ALLOW
+                         : k == 2 ? SWORN__V1__EFFECT__EFFECT_ESCALATE
+                                  : SWORN__V1__EFFECT__EFFECT_DENY;
+            x.d.rule_id = k == 1 || k == 4 ? "" : "charges";
+            x.d.reason = "refused by the proxy: obs-fold (a header line continued on the next "
+                         "line)";
+            if (k == 4) { /* a deny by no rule that released a credential */
+                x.d.credential_id = "github";
+                x.d.credential_sha256.data = cred;
+                x.d.credential_sha256.len = 32;
+            }
+            add_entry(&b, &x.e);
+            if (k <= 1)
+                add_receipt(f, &b, 1, 1);
+            expect_shape(f, &b, names[k], "refusal-not-deny", 1);
+        }
+        policy_loaded(f, &b, f->digest, T2023);
+        dec_init(&x, f->digest);
+        x.rq.refusal = &rf;
+        x.d.rule_id = "";
+        x.d.reason = "refused by the proxy: obs-fold (a header line continued on the next line)";
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-refusal-deny", NULL, 0);
+        /* No readable target: scheme and host empty, port 0 (with its raw target digest). */
+        policy_loaded(f, &b, f->digest, T2023);
+        x.rs.scheme = "";
+        x.rs.host = "";
+        x.rs.port = 0;
+        x.rs.path = "";
+        sv_sha256("://:0", 5, raw);
+        x.d.raw_target_sha256.data = raw;
+        x.d.raw_target_sha256.len = 32;
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-refusal-empty", NULL, 0);
+        /* The same resource without a refusal is no request at all. */
+        policy_loaded(f, &b, f->digest, T2023);
+        x.rq.refusal = NULL;
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-refusal-none-empty", "missing-field", 1);
+        /* The refusal's own shape: status 400..599, a reason of 1..256 bytes. */
+        policy_loaded(f, &b, f->digest, T2023);
+        dec_init(&x, f->digest);
+        x.rq.refusal = &rf;
+        x.d.rule_id = "";
+        rf.status = 399;
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-refusal-399", "bad-field", 1);
+        policy_loaded(f, &b, f->digest, T2023);
+        rf.status = 600;
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-refusal-600", "bad-field", 1);
+        policy_loaded(f, &b, f->digest, T2023);
+        rf.status = 431;
+        rf.reason = "";
+        add_entry(&b, &x.e);
+        expect_shape(f, &b, "sh-refusal-noreason", "missing-field", 1);
+        rf.reason = "request head too large";
+    }
     /* Methods: one that is not an upper-case token is denied by no rule before any rule; an
      * allow of it, or a deny by a rule, is no record decisiond writes. No method at all is
      * decisiond's to decide (it matches no methods list): an allow of it passes. */
