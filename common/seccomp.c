@@ -91,6 +91,8 @@ const char *sworn_seccomp_role_name(enum sworn_seccomp_role role)
         return "engine";
     case SWORN_SECCOMP_SIGNER:
         return "signer";
+    case SWORN_SECCOMP_PROXY:
+        return "proxy";
     default:
         return "?";
     }
@@ -100,7 +102,7 @@ const char *sworn_seccomp_role_name(enum sworn_seccomp_role role)
 static int check_args(enum sworn_seccomp_role role, enum sworn_seccomp_mode mode, unsigned flags)
 {
     if (role != SWORN_SECCOMP_MONITOR && role != SWORN_SECCOMP_ENGINE &&
-        role != SWORN_SECCOMP_SIGNER)
+        role != SWORN_SECCOMP_SIGNER && role != SWORN_SECCOMP_PROXY)
         return sworn_err_set(SWORN_ERR_ARG, "seccomp: unknown role %d", (int)role);
     if (mode != SWORN_SECCOMP_OFF && mode != SWORN_SECCOMP_LOG && mode != SWORN_SECCOMP_ENFORCE)
         return sworn_err_set(SWORN_ERR_ARG, "seccomp: unknown mode %d", (int)mode);
@@ -483,10 +485,16 @@ static const int signer_killed[] = {
     __NR_accept4,
 };
 
+/* Killed in the proxy: every listener is bound before its filter, and no name is served. */
+static const int proxy_killed[] = {
+    __NR_bind,
+    __NR_listen,
+};
+
 #define ROLE_BIT(r) (1u << (unsigned)(r))
 #define ALL_ROLES                                                                                  \
     (ROLE_BIT(SWORN_SECCOMP_MONITOR) | ROLE_BIT(SWORN_SECCOMP_ENGINE) |                            \
-     ROLE_BIT(SWORN_SECCOMP_SIGNER))
+     ROLE_BIT(SWORN_SECCOMP_SIGNER) | ROLE_BIT(SWORN_SECCOMP_PROXY))
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 struct list {
@@ -498,15 +506,18 @@ struct list {
 static const struct list allow_lists[] = {
     {base_allowed, NELEM(base_allowed), ALL_ROLES},
     {engine_allowed, NELEM(engine_allowed),
-     ROLE_BIT(SWORN_SECCOMP_ENGINE) | ROLE_BIT(SWORN_SECCOMP_MONITOR)},
+     ROLE_BIT(SWORN_SECCOMP_ENGINE) | ROLE_BIT(SWORN_SECCOMP_MONITOR) |
+         ROLE_BIT(SWORN_SECCOMP_PROXY)},
     {monitor_allowed, NELEM(monitor_allowed), ROLE_BIT(SWORN_SECCOMP_MONITOR)},
 };
 
 static const struct list kill_lists[] = {
     {base_killed, NELEM(base_killed), ALL_ROLES},
     {confined_killed, NELEM(confined_killed),
-     ROLE_BIT(SWORN_SECCOMP_ENGINE) | ROLE_BIT(SWORN_SECCOMP_SIGNER)},
+     ROLE_BIT(SWORN_SECCOMP_ENGINE) | ROLE_BIT(SWORN_SECCOMP_SIGNER) |
+         ROLE_BIT(SWORN_SECCOMP_PROXY)},
     {signer_killed, NELEM(signer_killed), ROLE_BIT(SWORN_SECCOMP_SIGNER)},
+    {proxy_killed, NELEM(proxy_killed), ROLE_BIT(SWORN_SECCOMP_PROXY)},
 };
 
 /* Namespaces: a clone that asks for one is an unshare (killed likewise). */

@@ -33,6 +33,11 @@
  *   - SWORN_SECCOMP_ENGINE (policy, vault, log, libevent, workers, TPM): what the running daemon
  *     needs, but never a new process (clone only with CLONE_THREAD), a program, or another
  *     identity.
+ *   - SWORN_SECCOMP_PROXY (sworn-proxy, after its listeners are bound, its CA key read and its
+ *     privileges dropped): the engine's allow-list (the event loop, descriptors, memory, time,
+ *     files for its log) with SWORN_SECCOMP_INET for upstream connections and DNS; never a new
+ *     process, a program or another identity, and never bind or listen (killed): nothing it does
+ *     after start serves a new address.
  *   - SWORN_SECCOMP_MONITOR (the root process that fork+execs the engine and the signer and
  *     restarts the signer): everything the engine and the signer allow, since its children
  *     inherit its filter and stacked filters are as strict as the strictest of them, plus what
@@ -72,6 +77,7 @@ enum sworn_seccomp_role {
     SWORN_SECCOMP_MONITOR = 1, /* the privileged parent: starts and restarts the others */
     SWORN_SECCOMP_ENGINE = 2,  /* decisiond's engine: policy, vault, log, checkpoints */
     SWORN_SECCOMP_SIGNER = 3,  /* sworn-signer: signs digests on one socketpair */
+    SWORN_SECCOMP_PROXY = 4,   /* sworn-proxy: its event loop, TLS, DNS, upstream connections */
 };
 
 /* Flags for sworn_seccomp_install. SWORN_SECCOMP_INET: socket(AF_INET/AF_INET6) allowed. */

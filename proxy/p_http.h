@@ -36,11 +36,11 @@
 #define SWORN_HTTP_CONTENT_LENGTH_DIGITS 18u
 
 struct sworn_http_limits {
-    size_t
-        head_max; /* bytes of request/status line + fields + the final CRLF; more: 431 (requests) */
+    /* bytes of request/status line + fields + the final CRLF; more: 431 (requests) */
+    size_t head_max;
     size_t fields_max; /* header fields; more: 431; <= SWORN_HTTP_FIELDS_MAX */
 };
-/* IN/OUT: *l set to head_max 16384, fields_max 100. */
+/* OUT: *l set to head_max 16384, fields_max 100 (limits.head and limits.headers' defaults). */
 void sworn_http_limits_default(struct sworn_http_limits *l);
 
 struct sworn_http_field {
@@ -178,8 +178,7 @@ struct sworn_http_chunked {
     size_t line_len;    /* bytes of the current size line */
     size_t trailer_len; /* bytes of the trailer section so far */
     unsigned trailer_fields;
-    size_t field_len; /* bytes of the current trailer line */
-    int status;       /* a refusal, sticky */
+    int status; /* a refusal, sticky */
     const char *why;
 };
 /*

@@ -1,31 +1,128 @@
 /*
  * sworn-proxy.c -- the program: parse the command line, then hand over to the proxy's modules
- * (docs/proxy.md). Being written (issue 14): today it checks a configuration
- * (--check-config) and answers --help and --version; serving comes with the event loop.
+ * (docs/proxy.md).
  *
- * Exit codes: 0 success, 1 a configuration that is refused, 2 bad usage.
+ *   sworn-proxy --config FILE                 serve, in the foreground, until SIGTERM or SIGINT
+ *   sworn-proxy --check-config --config FILE  load and check FILE, print "FILE: ok"
+ *   sworn-proxy ca init DIR [--cn NAME] [--days N]
+ *                                             make the local CA (DIR/ca.crt, DIR/ca.key 0600)
+ *   sworn-proxy --version | --help
+ *
+ * Exit codes: 0 success (and an orderly stop), 1 a configuration or CA that is refused or a
+ * failure to start or run, 2 bad usage.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "err.h"
+#include "p_ca.h"
 #include "p_config.h"
+#include "p_harden.h"
+#include "p_jlog.h"
+#include "p_proxy.h"
 #include "p_version.h"
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sworn-proxy --check-config --config FILE\n"
+    fprintf(out, "usage: sworn-proxy --config FILE\n"
+                 "       sworn-proxy --check-config --config FILE\n"
+                 "       sworn-proxy ca init DIR [--cn NAME] [--days N]\n"
                  "       sworn-proxy --version | --help\n");
 }
 
-/* The configuration is about 100 KiB: kept off the stack. */
+/* The configuration is about 100 KiB, the proxy's state more: kept off the stack. */
 static struct sworn_pconf config;
+static struct sworn_proxy proxy;
+
+static int ca_init(int argc, char **argv)
+{
+    const char *dir = NULL, *cn = "sworn-proxy local CA";
+    unsigned long days = 365;
+
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--cn") == 0 && i + 1 < argc) {
+            cn = argv[++i];
+        } else if (strcmp(argv[i], "--days") == 0 && i + 1 < argc) {
+            char *end = NULL;
+
+            errno = 0;
+            days = strtoul(argv[++i], &end, 10);
+            if (errno != 0 || end == argv[i] || *end != '\0' || days == 0 || days > 3650) {
+                fprintf(stderr, "sworn-proxy: --days must be 1..3650\n");
+                return 2;
+            }
+        } else if (dir == NULL && argv[i][0] != '-') {
+            dir = argv[i];
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (dir == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    if (sworn_proxy_ca_init(dir, cn, (unsigned)days) != 0) {
+        fprintf(stderr, "sworn-proxy: ca init: %s\n", sworn_err_msg());
+        return 1;
+    }
+    printf("%s/ca.crt\n%s/ca.key\n", dir, dir);
+    return 0;
+}
+
+static int open_log(void)
+{
+    int fd;
+
+    if (config.log_path[0] == '\0')
+        return 0;
+    fd = open(config.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "log.file %s: %s", config.log_path, strerror(errno));
+    sworn_plog_open(fd);
+    return 0;
+}
+
+static int serve(void)
+{
+    json_object *o;
+
+    if (sworn_proxy_harden_early() != 0 || open_log() != 0)
+        return -1;
+    sworn_plog_set_level(config.log_debug ? SWORN_PLOG_DEBUG : SWORN_PLOG_INFO);
+    if (sworn_proxy_open(&proxy, &config) != 0)
+        return -1;
+    if (sworn_proxy_harden(&proxy) != 0) {
+        sworn_proxy_close(&proxy);
+        return -1;
+    }
+    o = json_object_new_object();
+    json_object_object_add(o, "version", json_object_new_string(sworn_proxy_version()));
+    json_object_object_add(o, "config", json_object_new_string(config.path));
+    json_object_object_add(o, "pid", json_object_new_int64((int64_t)getpid()));
+    sworn_plog(SWORN_PLOG_INFO, "ready", o);
+    if (sworn_proxy_run(&proxy) != 0) {
+        sworn_proxy_close(&proxy);
+        return -1;
+    }
+    sworn_proxy_close(&proxy);
+    sworn_plog(SWORN_PLOG_INFO, "stopped", NULL);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
     const char *path = NULL;
     int check = 0;
 
+    if (argc >= 3 && strcmp(argv[1], "ca") == 0 && strcmp(argv[2], "init") == 0)
+        return ca_init(argc, argv);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--version") == 0) {
             printf("%s\n", sworn_proxy_version());
@@ -42,7 +139,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (path == NULL || !check) {
+    if (path == NULL) {
         usage(stderr);
         return 2;
     }
@@ -50,6 +147,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "sworn-proxy: %s\n", sworn_err_msg());
         return 1;
     }
-    printf("%s: ok\n", path);
+    if (check) {
+        printf("%s: ok\n", path);
+        return 0;
+    }
+    if (serve() != 0) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "error", json_object_new_string(sworn_err_msg()));
+        sworn_plog(SWORN_PLOG_ERROR, "fatal", o);
+        fprintf(stderr, "sworn-proxy: %s\n", sworn_err_msg());
+        return 1;
+    }
     return 0;
 }

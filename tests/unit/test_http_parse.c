@@ -36,6 +36,7 @@
 
 #include "p_http.h"
 #include "testutil.h"
+#include "upstream_fixture.h"
 
 /* The structs are large; one of each is enough. */
 static struct sworn_http_request req, req2;
@@ -1591,6 +1592,191 @@ static void test_real_clients(void **state)
     close(lfd);
 }
 
+/* A connection to 127.0.0.1:port. */
+static int connect_local(unsigned port)
+{
+    struct sockaddr_in sin;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sin.sin_port = htons((uint16_t)port);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    return fd;
+}
+
+struct stream {
+    int fd;
+    char *buf;
+    size_t len, cap, off; /* off: where the next response starts */
+    int eof;
+};
+
+/* Read more of the stream (at most 20 s of waiting); 0 at EOF. */
+static size_t stream_more(struct stream *st)
+{
+    ssize_t got;
+
+    assert_true(st->len < st->cap);
+    wait_readable(st->fd);
+    got = read(st->fd, st->buf + st->len, st->cap - st->len);
+    assert_true(got >= 0);
+    if (got == 0)
+        st->eof = 1;
+    st->len += (size_t)got;
+    return (size_t)got;
+}
+
+/*
+ * The next response of the stream into resp (request_was_head as given), its body read as its
+ * framing says (decoded into body, at most body_cap bytes kept; *body_len counts all of it); the
+ * stream's offset is moved past it.
+ */
+static void next_response(struct stream *st, int head, char *body, size_t body_cap,
+                          size_t *body_len)
+{
+    struct sworn_http_limits lim;
+    const char *why = NULL;
+    int rc;
+
+    sworn_http_limits_default(&lim);
+    *body_len = 0;
+    while ((rc = sworn_http_parse_response((const uint8_t *)st->buf + st->off, st->len - st->off,
+                                           &lim, head, &resp, &why)) == 1)
+        assert_true(stream_more(st) > 0);
+    if (rc != 0) {
+        fprintf(stderr, "response refused: %s\n", why);
+        fail();
+    }
+    st->off += resp.head_len;
+    if (resp.framing == SWORN_HTTP_LENGTH) {
+        while (st->len - st->off < resp.content_length)
+            assert_true(stream_more(st) > 0);
+        *body_len = (size_t)resp.content_length;
+    } else if (resp.framing == SWORN_HTTP_UNTIL_CLOSE) {
+        while (!st->eof)
+            stream_more(st);
+        *body_len = st->len - st->off;
+    } else if (resp.framing == SWORN_HTTP_CHUNKED) {
+        struct sworn_http_chunked c;
+
+        sworn_http_chunked_init(&c, UINT64_MAX, 1);
+        while (!sworn_http_chunked_done(&c)) {
+            const uint8_t *d;
+            size_t dl;
+            int status;
+            long r;
+
+            if (st->off == st->len)
+                assert_true(stream_more(st) > 0);
+            r = sworn_http_chunked_feed(&c, (const uint8_t *)st->buf + st->off, st->len - st->off,
+                                        &d, &dl, &status, &why);
+            assert_true(r > 0);
+            if (d != NULL && *body_len + dl <= body_cap)
+                memcpy(body + *body_len, d, dl);
+            if (d != NULL)
+                *body_len += dl;
+            st->off += (size_t)r;
+        }
+        return;
+    }
+    if (*body_len <= body_cap)
+        memcpy(body, st->buf + st->off, *body_len);
+    st->off += *body_len;
+}
+
+/* Real upstreams' responses (nginx, python3-websockets) parse with the framing they mean. */
+static void test_real_responses(void **state)
+{
+    static struct sworn_upstream u;
+    struct stream st = {.fd = -1};
+    char body[256], req_text[1024], etag[128];
+    size_t body_len;
+    const struct sworn_http_field *f;
+
+    (void)state;
+    assert_int_equal(sworn_upstream_start(&u), 0);
+    st.cap = SWORN_UPSTREAM_BIG_SIZE + 65536;
+    st.buf = malloc(st.cap);
+    assert_non_null(st.buf);
+    st.fd = connect_local(u.http_port);
+
+    /* Four requests pipelined on one connection: GET, HEAD, a large GET, a 404. */
+    snprintf(req_text, sizeof(req_text),
+             "GET /allowed/hello.txt HTTP/1.1\r\nHost: localhost\r\n\r\n"
+             "HEAD /allowed/hello.txt HTTP/1.1\r\nHost: localhost\r\n\r\n"
+             "GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n"
+             "GET /missing HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    assert_int_equal(write(st.fd, req_text, strlen(req_text)), (ssize_t)strlen(req_text));
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.framing, SWORN_HTTP_LENGTH);
+    assert_int_equal(body_len, 6);
+    assert_memory_equal(body, "hello\n", 6);
+    assert_int_equal(resp.connection_close, 0);
+    f = sworn_http_field_find(resp.fields, resp.nfields, "ETag");
+    assert_non_null(f);
+    assert_true(f->value_len < sizeof(etag));
+    memcpy(etag, f->value, f->value_len);
+    etag[f->value_len] = '\0';
+    next_response(&st, 1, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.framing, SWORN_HTTP_NO_BODY);
+    assert_int_equal(body_len, 0);
+    assert_non_null(sworn_http_field_find(resp.fields, resp.nfields, "Content-Length"));
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.framing, SWORN_HTTP_LENGTH);
+    assert_int_equal(body_len, SWORN_UPSTREAM_BIG_SIZE);
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 404);
+    assert_int_equal(resp.framing, SWORN_HTTP_LENGTH);
+
+    /* 304 to a conditional GET (its Content-Length, if any, is not a body), then close. */
+    snprintf(req_text, sizeof(req_text),
+             "GET /allowed/hello.txt HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: %s\r\n\r\n"
+             "GET /echo/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+             etag);
+    assert_int_equal(write(st.fd, req_text, strlen(req_text)), (ssize_t)strlen(req_text));
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 304);
+    assert_int_equal(resp.framing, SWORN_HTTP_NO_BODY);
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.connection_close, 1);
+    assert_true(body_len > 6 && memcmp(body, "GET /echo/x", 11) == 0);
+    assert_int_equal(st.off, st.len);
+    close(st.fd);
+
+    /* HTTP/1.0: nginx closes after the response. */
+    st.fd = connect_local(u.http_port);
+    st.len = st.off = 0;
+    st.eof = 0;
+    snprintf(req_text, sizeof(req_text), "GET /allowed/hello.txt HTTP/1.0\r\n\r\n");
+    assert_int_equal(write(st.fd, req_text, strlen(req_text)), (ssize_t)strlen(req_text));
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 200);
+    assert_int_equal(resp.connection_close, 1);
+    close(st.fd);
+
+    /* A WebSocket server's 101. */
+    st.fd = connect_local(u.ws_port);
+    st.len = st.off = 0;
+    st.eof = 0;
+    snprintf(req_text, sizeof(req_text),
+             "GET /s HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    assert_int_equal(write(st.fd, req_text, strlen(req_text)), (ssize_t)strlen(req_text));
+    next_response(&st, 0, body, sizeof(body), &body_len);
+    assert_int_equal(resp.status, 101);
+    assert_int_equal(resp.framing, SWORN_HTTP_NO_BODY);
+    close(st.fd);
+
+    free(st.buf);
+    sworn_upstream_stop(&u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1600,6 +1786,7 @@ int main(void)
         cmocka_unit_test(test_chunked_decode),   cmocka_unit_test(test_chunked_refusals),
         cmocka_unit_test(test_response_framing), cmocka_unit_test(test_hop_by_hop),
         cmocka_unit_test(test_connection_lists), cmocka_unit_test(test_real_clients),
+        cmocka_unit_test(test_real_responses),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

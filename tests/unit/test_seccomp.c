@@ -53,6 +53,8 @@
 #include <sys/ptrace.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -129,6 +131,16 @@ static void test_build(void **state)
                                          NELEM(insn), &sig),
                      0);
     assert_true(mon.allowed > eng.allowed && eng.allowed > sig.allowed);
+    /* The proxy: the engine's allow-list; the engine's kill list plus bind and listen. */
+    {
+        struct sworn_seccomp_report px;
+
+        assert_int_equal(sworn_seccomp_build(SWORN_SECCOMP_PROXY, SWORN_SECCOMP_ENFORCE,
+                                             SWORN_SECCOMP_INET, insn, NELEM(insn), &px),
+                         0);
+        assert_int_equal(px.allowed, eng.allowed);
+        assert_int_equal(px.killed, eng.killed + 2);
+    }
     assert_true(sig.killed > eng.killed && eng.killed > mon.killed);
     /* SWORN_SECCOMP_NOEXEC moves execve to the monitor's kill list (outside sanitizer builds). */
     assert_int_equal(sworn_seccomp_build(SWORN_SECCOMP_MONITOR, SWORN_SECCOMP_ENFORCE,
@@ -146,7 +158,7 @@ static void test_build(void **state)
         -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
     assert_int_equal(
-        sworn_seccomp_build((enum sworn_seccomp_role)4, SWORN_SECCOMP_ENFORCE, 0, insn, 10, &r),
+        sworn_seccomp_build((enum sworn_seccomp_role)5, SWORN_SECCOMP_ENFORCE, 0, insn, 10, &r),
         -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
     assert_int_equal(sworn_seccomp_build(SWORN_SECCOMP_ENGINE, (enum sworn_seccomp_mode)3, 0, insn,
@@ -173,6 +185,7 @@ static void test_build(void **state)
     assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_MONITOR), "monitor");
     assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_ENGINE), "engine");
     assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_SIGNER), "signer");
+    assert_string_equal(sworn_seccomp_role_name(SWORN_SECCOMP_PROXY), "proxy");
     assert_string_equal(sworn_seccomp_role_name((enum sworn_seccomp_role)0), "?");
     assert_string_equal(sworn_seccomp_mode_name(SWORN_SECCOMP_OFF), "off");
     assert_string_equal(sworn_seccomp_mode_name(SWORN_SECCOMP_LOG), "log");
@@ -785,6 +798,56 @@ static void test_signer_kills(void **state)
     expect_kills(SWORN_SECCOMP_SIGNER, cases, NELEM(cases), 0);
 }
 
+/* The proxy: the engine's calls, plus an upstream TCP socket and a UDP socket (DNS). */
+static int proxy_checks(void)
+{
+    int rc = engine_checks(), fd;
+    struct sockaddr_in sin;
+
+    if (rc != 0)
+        return rc;
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(9); /* discard: nobody listens; the connect is refused or sent */
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0 ||
+        sendto(fd, "q", 1, 0, NULL, 0) != 1)
+        return 60;
+    close(fd);
+    fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 61;
+    close(fd);
+    return 0;
+}
+
+static void test_proxy_allowed(void **state)
+{
+    (void)state;
+    sworn_child_expect_exit0(
+        in_role(SWORN_SECCOMP_PROXY, SWORN_SECCOMP_ENFORCE, SWORN_SECCOMP_INET, proxy_checks));
+}
+
+static void test_proxy_kills(void **state)
+{
+    static const struct sworn_child_kill cases[] = {
+        {"bind", call_bind, 0},
+        {"listen", call_listen, 0},
+        {"fork", sworn_child_call_fork, 1},
+        {"clone without CLONE_THREAD", call_clone_process, 1},
+        {"execve", sworn_child_call_execve, 1},
+        {"setresuid (own uid)", sworn_child_call_setresuid_own, 0},
+        {"setuid", call_setuid, 0},
+        {"unshare", sworn_child_call_unshare, 0},
+        {"ptrace", sworn_child_call_ptrace, 1},
+        {"mount", sworn_child_call_mount, 0},
+    };
+
+    (void)state;
+    expect_kills(SWORN_SECCOMP_PROXY, cases, NELEM(cases), SWORN_SECCOMP_INET);
+}
+
 /* Fork and exec argv (with envp, NULL: none) with stdout into out (cap bytes, NUL-terminated);
  * the wait status, or -1. */
 static int spawn(char *const argv[], char *const envp[], char *out, size_t cap)
@@ -997,6 +1060,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_engine_kills),
         cmocka_unit_test_setup_teardown(test_signer_allowed, tmp_setup, tmp_teardown),
         cmocka_unit_test(test_signer_kills),
+        cmocka_unit_test(test_proxy_allowed),
+        cmocka_unit_test(test_proxy_kills),
         cmocka_unit_test_setup_teardown(test_monitor_allowed, tmp_setup, tmp_teardown),
         cmocka_unit_test(test_monitor_kills),
         cmocka_unit_test(test_log_mode),

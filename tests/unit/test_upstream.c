@@ -6,7 +6,7 @@
  *                              CA under the name upstream.test (and 127.0.0.1), and fails
  *                              without it; big.bin streams its 4 MiB pattern
  *   /echo/                     the body shows the method, URI, Authorization, X-Api-Key and
- *                              X-Sworn-Log-Index upstream received; the access log holds one
+ *                              Sworn-Log-Index upstream received; the access log holds one
  *                              line per request in the documented format
  *   WebSocket ws and wss       every message echoed; each handshake logged with its path and
  *                              Authorization; wss refused without the CA
@@ -183,7 +183,7 @@ static void test_echo_and_log(void **state)
     const char *get[] = {"--noproxy", "*",
                          "-H",        "Authorization: Bearer real-secret-1",
                          "-H",        "X-Api-Key: key-1",
-                         "-H",        "X-Sworn-Log-Index: 42",
+                         "-H",        "Sworn-Log-Index: 42",
                          u,           NULL};
     assert_int_equal(sworn_upstream_curl(get, body, sizeof(body), &code), 0);
     assert_int_equal(code, 200);

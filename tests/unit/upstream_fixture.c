@@ -178,7 +178,7 @@ static int port_open(uint16_t port)
  * Start argv (argv[0] a full path) with stdin from /dev/null and stdout and stderr appended to
  * log_path. The child dies with the thread that started it. Returns the pid, or -1.
  */
-static pid_t spawn(char *const argv[], const char *log_path)
+pid_t sworn_upstream_spawn(char *const argv[], const char *log_path)
 {
     int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -224,7 +224,7 @@ static int exited(pid_t pid, int *status)
 }
 
 /* SIGTERM pid, wait up to STOP_WAIT_MS for it, then SIGKILL it; reaps it. */
-static void stop_child(pid_t *pid, const char *what)
+void sworn_upstream_stop_child(pid_t *pid, const char *what)
 {
     int status = 0;
     int64_t deadline = now_ms() + STOP_WAIT_MS;
@@ -380,7 +380,7 @@ static int write_nginx_conf(struct sworn_upstream *u)
         "http {\n"
         "  log_format sworn '$msec $request_method \"$request_uri\" $status "
         "auth=\"$http_authorization\" key=\"$http_x_api_key\" $request_length $content_length "
-        "idx=\"$http_x_sworn_log_index\" host=\"$http_host\"';\n"
+        "idx=\"$http_sworn_log_index\" host=\"$http_host\"';\n"
         "  access_log %s/access.log sworn;\n"
         "  client_body_temp_path %s/tmp/body;\n"
         "  proxy_temp_path %s/tmp/proxy;\n"
@@ -400,7 +400,7 @@ static int write_nginx_conf(struct sworn_upstream *u)
         "    location /echo/ {\n"
         "      default_type text/plain;\n"
         "      return 200 \"$request_method $request_uri auth=$http_authorization "
-        "key=$http_x_api_key idx=$http_x_sworn_log_index\\n\";\n"
+        "key=$http_x_api_key idx=$http_sworn_log_index\\n\";\n"
         "    }\n"
         "  }\n"
         "}\n",
@@ -456,7 +456,7 @@ static int nginx_attempt(struct sworn_upstream *u)
     if ((unlink(pidfile) != 0 && errno != ENOENT) ||
         (truncate(u->error_log, 0) != 0 && errno != ENOENT))
         return complain("cannot clear %s or %s: %s", pidfile, u->error_log, strerror(errno));
-    u->nginx_pid = spawn(argv, nginx_out);
+    u->nginx_pid = sworn_upstream_spawn(argv, nginx_out);
     if (u->nginx_pid < 0) {
         u->nginx_pid = 0;
         return -1;
@@ -479,7 +479,7 @@ static int nginx_attempt(struct sworn_upstream *u)
     complain("nginx did not listen on ports %u and %u within %d ms", (unsigned)u->http_port,
              (unsigned)u->https_port, SWORN_UPSTREAM_START_MS);
     dump_file(u->error_log);
-    stop_child(&u->nginx_pid, "nginx");
+    sworn_upstream_stop_child(&u->nginx_pid, "nginx");
     return -1;
 }
 
@@ -507,7 +507,7 @@ static int start_ws(struct sworn_upstream *u)
     if (join(ports, sizeof(ports), u->dir, "ws.ports") < 0 ||
         join(out, sizeof(out), u->dir, "ws.out") < 0)
         return -1;
-    u->ws_pid = spawn(argv, out);
+    u->ws_pid = sworn_upstream_spawn(argv, out);
     if (u->ws_pid < 0) {
         u->ws_pid = 0;
         return -1;
@@ -537,7 +537,7 @@ static int start_ws(struct sworn_upstream *u)
     }
     complain("the WebSocket server did not listen within %d ms", SWORN_UPSTREAM_START_MS);
     dump_file(out);
-    stop_child(&u->ws_pid, "the WebSocket server");
+    sworn_upstream_stop_child(&u->ws_pid, "the WebSocket server");
     return -1;
 }
 
@@ -574,8 +574,8 @@ int sworn_upstream_start(struct sworn_upstream *u)
 
 void sworn_upstream_stop(struct sworn_upstream *u)
 {
-    stop_child(&u->nginx_pid, "nginx");
-    stop_child(&u->ws_pid, "the WebSocket server");
+    sworn_upstream_stop_child(&u->nginx_pid, "nginx");
+    sworn_upstream_stop_child(&u->ws_pid, "the WebSocket server");
     if (u->dir[0] == '\0')
         return;
     if (getenv("SWORN_KEEP_STACK") == NULL)

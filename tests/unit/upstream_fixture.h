@@ -18,12 +18,12 @@
  *   /big.bin              SWORN_UPSTREAM_BIG_SIZE bytes, byte i = i % 251 (streamed responses)
  *   /echo/<anything>      200, text/plain, any method (a request body is discarded), the body
  *                         "<METHOD> <URI> auth=<Authorization> key=<X-Api-Key>
- *                          idx=<X-Sworn-Log-Index>\n" on one line (URI as sent, query included;
+ *                          idx=<Sworn-Log-Index>\n" on one line (URI as sent, query included;
  *                         absent headers empty), so a test sees what upstream received
  *   anything else         as nginx does: 404, or 405 for a POST to a static file
  * The access log (u->access_log) has one line per request, written after the response:
  *   $msec $request_method "$request_uri" $status auth="$http_authorization"
- *   key="$http_x_api_key" $request_length $content_length idx="$http_x_sworn_log_index"
+ *   key="$http_x_api_key" $request_length $content_length idx="$http_sworn_log_index"
  *   host="$http_host"
  * (one line; nginx writes "-" for an empty variable and escapes '"', '\' and bytes outside
  * 0x20..0x7e as \xHH).
@@ -73,6 +73,16 @@ int sworn_upstream_start(struct sworn_upstream *u);
 /* SIGTERM both servers, wait for them (SIGKILL after 10 s), and remove the folder (kept when
  * SWORN_KEEP_STACK is set). Safe on a zeroed, failed or already stopped fixture. */
 void sworn_upstream_stop(struct sworn_upstream *u);
+
+/*
+ * Start argv (argv[0] a full path) with stdin from /dev/null and stdout and stderr appended to
+ * log_path; the child dies with the thread that started it (PR_SET_PDEATHSIG). Returns the pid,
+ * or -1 (printed). For other servers a test starts (sworn-proxy: proxy_fixture.h).
+ */
+pid_t sworn_upstream_spawn(char *const argv[], const char *log_path);
+
+/* SIGTERM *pid, wait up to 10 s, then SIGKILL; reap it and set *pid to 0. Safe when 0. */
+void sworn_upstream_stop_child(pid_t *pid, const char *what);
 
 /* How many requests the access log holds now (its lines). */
 size_t sworn_upstream_log_count(struct sworn_upstream *u);

@@ -1,0 +1,168 @@
+/*
+ * p_build.c -- the AuthorizationRequest of one agent request (p_build.h).
+ */
+#include "p_build.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "encoding.h"
+#include "err.h"
+
+static int sha256(const void *p, size_t n, uint8_t out[32])
+{
+    SWORN_ENSURE(EVP_Digest(p, n, out, NULL, EVP_sha256(), NULL) == 1, SWORN_ERR_CRYPTO,
+                 "SHA-256 failed");
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_pbuild_content_digest(const uint8_t sha[32], char out[64])
+{
+    char b64[48];
+    long n = sworn_base64_encode(sha, 32, b64, sizeof(b64));
+
+    SWORN_ENSURE(n > 0, SWORN_ERR_CRYPTO, "base64 failed");
+    snprintf(out, 64, "sha-256=:%.*s:", (int)n, b64);
+    return 0;
+fail:
+    return -1;
+}
+
+/* Copy s into dst (cap bytes); 1 when it does not fit. */
+static int copy(char *dst, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n >= cap)
+        return 1;
+    memcpy(dst, s, n + 1);
+    return 0;
+}
+
+static int add_covered(struct sworn_pbuild *b, const char *name, const char *value, size_t len)
+{
+    size_t i = b->context.n_covered;
+
+    if (sha256(value, len, b->covered_sha[i]) != 0)
+        return -1;
+    sworn__v1__covered_component__init(&b->covered[i]);
+    b->covered[i].name = (char *)name;
+    b->covered[i].value_sha256.data = b->covered_sha[i];
+    b->covered[i].value_sha256.len = 32;
+    b->covered_ptr[i] = &b->covered[i];
+    b->context.n_covered = i + 1;
+    return 0;
+}
+
+static unsigned default_port(const char *scheme)
+{
+    if (strcmp(scheme, "https") == 0 || strcmp(scheme, "wss") == 0)
+        return 443;
+    if (strcmp(scheme, "http") == 0 || strcmp(scheme, "ws") == 0)
+        return 80;
+    return 0;
+}
+
+static int build_covered(struct sworn_pbuild *b, const struct sworn_pbuild_in *in, char digest[64])
+{
+    const struct sworn_resource *c = in->canonical;
+    char authority[SWORN_RESOURCE_HOST_MAX + 8];
+    const char *q = strchr(in->path, '?');
+    size_t path_len = q != NULL ? (size_t)(q - in->path) : strlen(in->path);
+
+    b->context.covered = b->covered_ptr;
+    if (c == NULL)
+        return 0;
+    if (c->port == default_port(c->scheme))
+        snprintf(authority, sizeof(authority), "%s", c->host);
+    else
+        snprintf(authority, sizeof(authority), "%s:%u", c->host, (unsigned)c->port);
+    if (in->method[0] != '\0')
+        SWORN_GUARD(add_covered(b, "@method", in->method, strlen(in->method)));
+    SWORN_GUARD(add_covered(b, "@authority", authority, strlen(authority)));
+    if (path_len > 0)
+        SWORN_GUARD(add_covered(b, "@path", in->path, path_len));
+    if (q != NULL)
+        SWORN_GUARD(add_covered(b, "@query", q, strlen(q)));
+    if (in->has_body)
+        SWORN_GUARD(add_covered(b, "content-digest", digest, strlen(digest)));
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_pbuild_request(struct sworn_pbuild *b, const struct sworn_pbuild_in *in, const char **why)
+{
+    char digest[64] = "";
+
+    sworn__v1__authorization_request__init(&b->req);
+    sworn__v1__principal__init(&b->principal);
+    sworn__v1__resource__init(&b->resource);
+    sworn__v1__context__init(&b->context);
+    if (copy(b->id, sizeof(b->id), in->request_id) ||
+        copy(b->principal_id, sizeof(b->principal_id), in->principal) ||
+        copy(b->sandbox, sizeof(b->sandbox), in->sandbox) ||
+        copy(b->operation, sizeof(b->operation), in->operation) ||
+        copy(b->method, sizeof(b->method), in->method)) {
+        *why = "the request's method is too long";
+        return 1;
+    }
+    if (copy(b->scheme, sizeof(b->scheme), in->scheme)) {
+        *why = "the target's scheme is too long";
+        return 1;
+    }
+    if (copy(b->host, sizeof(b->host), in->host)) {
+        *why = "the target's host is too long";
+        return 1;
+    }
+    if (copy(b->path, sizeof(b->path), in->path)) {
+        *why = "the target's path is too long";
+        return 1;
+    }
+    if (in->nheader_names > SWORN_FRAME_HEADERS_MAX) {
+        *why = "the request has too many header fields";
+        return 1;
+    }
+    b->req.request_id = b->id;
+    b->principal.id = b->principal_id;
+    b->principal.sandbox = b->sandbox;
+    b->principal.uid = (uint32_t)in->uid;
+    b->req.principal = &b->principal;
+    b->req.operation = b->operation;
+    b->resource.scheme = b->scheme;
+    b->resource.host = b->host;
+    b->resource.port = in->port;
+    b->resource.path = b->path;
+    b->req.resource = &b->resource;
+    b->context.method = b->method;
+    for (size_t i = 0; i < in->nheader_names; i++)
+        b->names[i] = (char *)in->header_names[i];
+    b->context.header_names = b->names;
+    b->context.n_header_names = in->nheader_names;
+    if (in->has_body) {
+        SWORN_GUARD(sha256(in->body, in->body_len, b->body_sha));
+        b->context.body_sha256.data = b->body_sha;
+        b->context.body_sha256.len = 32;
+        b->context.body_length = in->body_len;
+        SWORN_GUARD(sworn_pbuild_content_digest(b->body_sha, digest));
+    }
+    SWORN_GUARD(build_covered(b, in, digest));
+    if (in->token_sha256 != NULL) {
+        memcpy(b->token_sha, in->token_sha256, 32);
+        b->context.credential_token_sha256.data = b->token_sha;
+        b->context.credential_token_sha256.len = 32;
+    }
+    b->req.context = &b->context;
+    if (in->delegation != NULL) {
+        sworn_jwt_to_pb(in->delegation, &b->jwt);
+        b->req.delegation = &b->jwt.del;
+    }
+    b->req.time_unix_ms = in->time_unix_ms;
+    return 0;
+fail:
+    return -1;
+}

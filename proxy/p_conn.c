@@ -1,0 +1,1892 @@
+/*
+ * p_conn.c -- one agent connection (docs/proxy.md, "How a request is handled").
+ *
+ * The phases of a connection, one request at a time:
+ *
+ *   HEAD      read and parse a request head (p_http.h); a refusal is recorded and answered,
+ *             and the connection is closed (the stream may be out of step after it)
+ *   BODY      read the whole body (de-chunked) up to limits.body: the record holds its digest
+ *   DECIDE    ask decisiond (p_decide.h); nothing goes anywhere until the answer
+ *   UPSTREAM  after an allow: resolve, filter, connect, TLS (p_upstream.h)
+ *   RESPONSE  the request goes upstream with the credential in place; the response head is
+ *             parsed, cleaned and masked, its body streamed (masked) to the agent
+ *   PEEK      after "200" to a CONNECT: the first bytes tell a TLS ClientHello (terminated with
+ *             a leaf for the CONNECT host) from anything else (decided as tcp.connect)
+ *   SPLICE    an allowed tcp.connect, or a WebSocket after its 101: bytes both ways, undecided
+ *   CLOSING   the last answer is being written; then the connection is freed
+ *
+ * Every callback is deferred (BEV_OPT_DEFER_CALLBACKS), so no libevent callback runs inside
+ * another; but a decision or an upstream result reaches the connection from inside its helper's
+ * callback. So every entry point counts itself in c->depth (conn_enter, conn_leave), and a
+ * connection that is ended (conn_abort) is only marked, its events stopped, and freed when the
+ * outermost entry returns: code after an abort may still read c, and checks c->freeing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+
+#include "err.h"
+#include "p_build.h"
+#include "p_ca.h"
+#include "p_decide.h"
+#include "p_http.h"
+#include "p_jlog.h"
+#include "p_jwt.h"
+#include "p_mask.h"
+#include "p_proxy.h"
+#include "p_refuse.h"
+#include "p_sni.h"
+#include "p_token.h"
+#include "p_upstream.h"
+#include "resource.h"
+#include "wipe.h"
+
+#define RESPONSE_HEAD_MAX 65536u    /* bytes of an upstream response head */
+#define AGENT_INPUT_MAX 262144u     /* read no further ahead of the agent than this */
+#define OUTPUT_HIGH (1024u * 1024u) /* stop reading the other side above this much unsent */
+
+enum phase {
+    PH_HEAD = 1,
+    PH_BODY,
+    PH_DECIDE,
+    PH_UPSTREAM,
+    PH_RESPONSE_HEAD,
+    PH_RESPONSE_BODY,
+    PH_PEEK,
+    PH_SPLICE,
+    PH_CLOSING,
+};
+
+struct pconn {
+    struct sworn_proxy *px;
+    struct sworn_plistener *l;
+    uid_t uid;
+    struct bufferevent *a;     /* the agent (a TLS filter inside a terminated tunnel) */
+    struct bufferevent *a_raw; /* inside a terminated tunnel: the socket under the TLS filter */
+    SSL *ssl;                  /* and the filter's TLS (freed by us: the filter does not own it) */
+    struct bufferevent *u;     /* upstream, when connected */
+    struct event *timer;
+    struct sworn_pdecide dec;
+    struct sworn_pup pup;
+    enum phase ph;
+    int freeing; /* set once the connection is to be freed */
+    int depth;   /* callbacks of this connection running now: it is freed when the last returns */
+    int head_started;
+    size_t head_parsed; /* bytes of the head the parser last saw */
+
+    /* CONNECT */
+    int in_tunnel;                          /* inside a terminated TLS tunnel */
+    int raw_connect;                        /* a CONNECT to a raw port, decided before any answer */
+    int tunnel_open;                        /* "200" was sent for the CONNECT */
+    struct sworn_resource tun;              /* the CONNECT host (canonical) and port */
+    char tun_host[SWORN_HTTP_HOST_MAX + 1]; /* as the CONNECT wrote it */
+    uint16_t tun_port;
+
+    /* The request. */
+    uint8_t *head;
+    size_t head_len;
+    struct sworn_http_request rq;
+    char *names_buf;
+    const char *names[SWORN_FRAME_HEADERS_MAX];
+    size_t nnames;
+    struct evbuffer *body;
+    int has_body;
+    uint64_t body_need;
+    struct sworn_http_chunked chunked;
+    char id[64];
+    const char *operation;
+    char scheme[8];
+    char host[SWORN_HTTP_HOST_MAX + 1];
+    uint16_t port;
+    char path[SWORN_RESOURCE_PATH_MAX + 1];
+    char method[SWORN_HTTP_METHOD_MAX + 1];
+    struct sworn_resource res;
+    int res_ok;
+    char url[SWORN_RESOURCE_PATH_MAX + 300];
+    struct sworn_symtok_scan tok;
+    struct sworn_jwt_delegation del;
+    struct sworn_pbuild build;
+    struct sworn_prefuse refusal;
+    int upgrade;
+
+    /* The decision. */
+    int has_index;
+    uint64_t log_index;
+    char reason[SWORN_FRAME_TEXT_MAX + 1];
+    int has_cred;
+    char cred_header[257], cred_query[257];
+    uint8_t *cred;
+    size_t cred_len;
+    struct sworn_pmask mask;
+
+    /* Upstream and its response. */
+    char up_key[SWORN_RESOURCE_HOST_MAX + 32];
+    int up_reusable;
+    struct sworn_http_response rs;
+    uint64_t resp_remaining;
+    struct sworn_http_chunked rchunked;
+    int resp_chunked_out; /* the agent gets the body chunked (HTTP/1.1) */
+    int close_after;
+    struct evbuffer *tmp;
+
+    /* For the request's log line. */
+    double t0, ms_decide, t_upstream;
+    uint64_t bytes_up, bytes_down;
+    int status;
+    const char *effect;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void arm(struct pconn *c, uint64_t ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+
+    evtimer_add(c->timer, &tv);
+}
+
+static void wipe_credential(struct pconn *c)
+{
+    if (c->cred != NULL) {
+        sworn_memzero(c->cred, c->cred_len);
+        free(c->cred);
+    }
+    c->cred = NULL;
+    c->cred_len = 0;
+    c->has_cred = 0;
+    c->cred_header[0] = c->cred_query[0] = '\0';
+}
+
+/* Forget the request (not the connection, the tunnel or a reusable upstream). */
+static void reset_request(struct pconn *c)
+{
+    free(c->head);
+    c->head = NULL;
+    c->head_len = 0;
+    free(c->names_buf);
+    c->names_buf = NULL;
+    c->nnames = 0;
+    if (c->body != NULL)
+        evbuffer_drain(c->body, evbuffer_get_length(c->body));
+    c->has_body = 0;
+    c->body_need = 0;
+    c->id[0] = '\0';
+    c->operation = NULL;
+    c->res_ok = 0;
+    c->upgrade = 0;
+    c->has_index = 0;
+    c->reason[0] = '\0';
+    c->url[0] = '\0';
+    c->method[0] = '\0';
+    wipe_credential(c);
+    sworn_pmask_free(&c->mask);
+    c->status = 0;
+    c->effect = NULL;
+    c->bytes_up = c->bytes_down = 0;
+    c->ms_decide = -1;
+    c->head_started = 0;
+    c->head_parsed = 0;
+    memset(&c->rq, 0, sizeof(c->rq));
+}
+
+static void free_upstream(struct pconn *c)
+{
+    sworn_pup_cancel(&c->pup);
+    if (c->u != NULL)
+        bufferevent_free(c->u);
+    c->u = NULL;
+    c->up_key[0] = '\0';
+    c->up_reusable = 0;
+}
+
+static void conn_free(struct pconn *c)
+{
+    struct sworn_proxy *px = c->px;
+
+    reset_request(c);
+    free_upstream(c);
+    sworn_pdecide_free(&c->dec);
+    sworn_prefuse_free(&c->refusal);
+    if (c->a != NULL)
+        bufferevent_free(c->a);
+    if (c->ssl != NULL)
+        SSL_free(c->ssl);
+    if (c->a_raw != NULL)
+        bufferevent_free(c->a_raw);
+    if (c->timer != NULL)
+        event_free(c->timer);
+    if (c->body != NULL)
+        evbuffer_free(c->body);
+    if (c->tmp != NULL)
+        evbuffer_free(c->tmp);
+    sworn_pmetrics_connection_close(&px->metrics);
+    px->connections--;
+    sworn_memzero(c, sizeof(*c));
+    free(c);
+}
+
+/* End the connection now (nothing more is written); freed once no entry point runs. */
+static void conn_abort(struct pconn *c)
+{
+    if (c->freeing)
+        return;
+    c->freeing = 1;
+    c->ph = PH_CLOSING;
+    if (c->depth == 0) {
+        conn_free(c);
+        return;
+    }
+    /* Stop everything that could call in again; the memory stays until conn_leave. */
+    evtimer_del(c->timer);
+    free_upstream(c);
+    sworn_pdecide_free(&c->dec);
+    if (c->a != NULL)
+        bufferevent_disable(c->a, EV_READ | EV_WRITE);
+}
+
+static struct pconn *conn_enter(void *arg)
+{
+    struct pconn *c = arg;
+
+    c->depth++;
+    return c;
+}
+
+static void conn_leave(struct pconn *c)
+{
+    if (--c->depth == 0 && c->freeing)
+        conn_free(c);
+}
+
+static void on_a_write(struct bufferevent *bev, void *arg);
+static void on_a_event(struct bufferevent *bev, short what, void *arg);
+
+/*
+ * CLOSING: once the agent's output is written, end. Inside a TLS tunnel the filter's output
+ * going empty only means it is encrypted into the socket's output: the TLS is shut down
+ * (close_notify), the filter freed, and the socket's own output awaited.
+ */
+static void closing_progress(struct pconn *c)
+{
+    if (evbuffer_get_length(bufferevent_get_output(c->a)) > 0)
+        return;
+    if (c->a_raw != NULL) {
+        (void)SSL_shutdown(c->ssl);
+        bufferevent_free(c->a);
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+        c->a = c->a_raw;
+        c->a_raw = NULL;
+        bufferevent_setcb(c->a, NULL, on_a_write, on_a_event, c);
+        bufferevent_enable(c->a, EV_WRITE);
+        if (evbuffer_get_length(bufferevent_get_output(c->a)) > 0)
+            return;
+    }
+    conn_abort(c);
+}
+
+/* End the connection once what is queued for the agent is written. */
+static void conn_close_after_write(struct pconn *c)
+{
+    c->ph = PH_CLOSING;
+    free_upstream(c);
+    evtimer_del(c->timer);
+    bufferevent_disable(c->a, EV_READ);
+    arm(c, 10000); /* an agent that never reads its answer does not hold the slot */
+    closing_progress(c);
+}
+
+static void log_request(struct pconn *c)
+{
+    struct sworn_plog_req r = {0};
+
+    r.request_id = c->id[0] != '\0' ? c->id : NULL;
+    r.principal = c->l->conf->principal;
+    r.method = c->method[0] != '\0' ? c->method : NULL;
+    r.url = c->url[0] != '\0' ? c->url : NULL;
+    r.status = c->status;
+    r.effect = c->effect;
+    r.has_log_index = c->has_index;
+    r.log_index = c->log_index;
+    r.bytes_up = c->bytes_up;
+    r.bytes_down = c->bytes_down;
+    r.ms_decide = c->ms_decide;
+    r.ms_total = c->t0 > 0 ? (now_s() - c->t0) * 1000.0 : -1;
+    r.reason = c->reason[0] != '\0' ? c->reason : NULL;
+    sworn_plog_request(&r);
+}
+
+static enum sworn_pmetrics_effect metric_effect(const char *effect)
+{
+    if (effect == NULL)
+        return SWORN_PMETRICS_ERROR;
+    if (strcmp(effect, "allow") == 0)
+        return SWORN_PMETRICS_ALLOW;
+    if (strcmp(effect, "deny") == 0)
+        return SWORN_PMETRICS_DENY;
+    if (strcmp(effect, "refused") == 0)
+        return SWORN_PMETRICS_REFUSED;
+    return SWORN_PMETRICS_ERROR;
+}
+
+static const char *status_text(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 403:
+        return "Forbidden";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 414:
+        return "URI Too Long";
+    case 417:
+        return "Expectation Failed";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 501:
+        return "Not Implemented";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Error";
+    }
+}
+
+/*
+ * Answer the agent itself (a deny, a refusal, a failure): a small JSON body with the request id,
+ * the reason and the log index when there is one. Nothing of the request goes anywhere.
+ */
+static void reply_json(struct pconn *c, int status, const char *effect, int close)
+{
+    json_object *o = json_object_new_object();
+    const char *body;
+    size_t body_len;
+    struct evbuffer *out = bufferevent_get_output(c->a);
+
+    if (c->id[0] != '\0')
+        json_object_object_add(o, "request_id", json_object_new_string(c->id));
+    json_object_object_add(o, "effect", json_object_new_string(effect));
+    if (c->reason[0] != '\0')
+        json_object_object_add(o, "reason", json_object_new_string(c->reason));
+    if (c->has_index)
+        json_object_object_add(o, "log_index", json_object_new_int64((int64_t)c->log_index));
+    body =
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    body_len = strlen(body);
+    evbuffer_add_printf(
+        out,
+        "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+        "Cache-Control: no-store\r\n%s\r\n",
+        status, status_text(status), body_len + 1, close ? "Connection: close\r\n" : "");
+    evbuffer_add(out, body, body_len);
+    evbuffer_add(out, "\n", 1);
+    json_object_put(o);
+    c->status = status;
+    c->effect = effect;
+    c->bytes_down += body_len + 1;
+    sworn_pmetrics_request(&c->px->metrics, metric_effect(effect), status);
+    log_request(c);
+}
+
+static void start_head(struct pconn *c);
+static void step_head(struct pconn *c);
+static void step_body(struct pconn *c);
+static void step_peek(struct pconn *c);
+static void step_response_head(struct pconn *c);
+static void step_response_body(struct pconn *c);
+static void splice_move(struct pconn *c, struct bufferevent *from, struct bufferevent *to,
+                        int mask);
+static void ask(struct pconn *c);
+
+/* After an answer that leaves the connection usable: the next request. */
+static void next_request(struct pconn *c)
+{
+    if (c->rq.connection_close || c->close_after) {
+        conn_close_after_write(c);
+        return;
+    }
+    reset_request(c);
+    start_head(c);
+    if (evbuffer_get_length(bufferevent_get_input(c->a)) > 0)
+        step_head(c);
+}
+
+/* --- Refusals: recorded denies (p_refuse.h), then the connection is closed. --- */
+
+static void on_refusal_recorded_in(struct pconn *c, void *unused_arg,
+                                   const struct sworn_prefuse_result *r)
+{
+    (void)unused_arg;
+
+    if (r->recorded) {
+        c->has_index = 1;
+        c->log_index = r->log_index;
+    }
+    if (c->tunnel_open && !c->in_tunnel) {
+        /* A refused tunnel: the agent expects TLS or raw bytes, not an HTTP answer. */
+        c->status = 0;
+        c->effect = "refused";
+        sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_REFUSED, 400);
+        log_request(c);
+        conn_abort(c);
+        return;
+    }
+    reply_json(c, r->status, "refused", 1);
+    conn_close_after_write(c);
+}
+
+static void on_refusal_recorded(void *arg, const struct sworn_prefuse_result *r)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_refusal_recorded_in(c, arg, r);
+    conn_leave(c);
+}
+
+/*
+ * Refuse the request: status and a static sentence. What could be read of it goes to decisiond
+ * with the refusal (recorded as a DENY), then the agent gets the status and the connection ends.
+ */
+static void refuse(struct pconn *c, int status, const char *why, const uint8_t *head,
+                   size_t head_len)
+{
+    struct sworn_prefuse_in in = {0};
+
+    evtimer_del(c->timer);
+    bufferevent_disable(c->a, EV_READ);
+    if (c->id[0] == '\0')
+        sworn_proxy_next_id(c->px, c->id);
+    snprintf(c->reason, sizeof(c->reason), "refused by the proxy: %s", why);
+    c->ph = PH_DECIDE;
+    in.request_id = c->id;
+    in.principal = c->l->conf->principal;
+    in.sandbox = c->l->conf->sandbox;
+    in.uid = c->uid;
+    in.operation = c->operation != NULL ? c->operation : "http.request";
+    in.scheme = c->scheme;
+    in.host = c->host;
+    in.port = c->port;
+    in.path = c->path;
+    in.method = c->method;
+    in.status = status;
+    in.why = why;
+    in.head = head;
+    in.head_len = head_len;
+    in.time_unix_ms = wall_ms();
+    sworn_prefuse_start(&c->refusal, &c->dec, &c->build, &in, on_refusal_recorded, c);
+}
+
+/* --- Reading the request. --- */
+
+static void start_head(struct pconn *c)
+{
+    c->ph = PH_HEAD;
+    c->head_started = 0;
+    evtimer_del(c->timer);
+    arm(c, c->px->conf->idle_timeout_ms);
+    bufferevent_enable(c->a, EV_READ);
+}
+
+static void copy_span(char *dst, size_t cap, const char *p, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, p, n);
+    dst[n] = '\0';
+}
+
+static void lower(char *s)
+{
+    for (; *s != '\0'; s++)
+        if (*s >= 'A' && *s <= 'Z')
+            *s = (char)(*s - 'A' + 'a');
+}
+
+/* The canonical URL for the log line (never the raw target). */
+static void make_url(struct pconn *c)
+{
+    if (!c->res_ok)
+        return;
+    if (strcmp(c->res.scheme, "tcp") == 0)
+        snprintf(c->url, sizeof(c->url), "tcp://%s:%u", c->res.host, (unsigned)c->res.port);
+    else
+        snprintf(c->url, sizeof(c->url), "%s://%s:%u%s", c->res.scheme, c->res.host,
+                 (unsigned)c->res.port, c->res.path);
+}
+
+static void canonicalise(struct pconn *c)
+{
+    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
+    const char *why = NULL;
+
+    r.scheme = c->scheme;
+    r.host = c->host;
+    r.port = c->port;
+    r.path = c->path;
+    c->res_ok = sworn_resource_canon(&r, &c->res, &why) == 0;
+    make_url(c);
+}
+
+/* Is the host:port of an authority (as written) the tunnel's? */
+static int names_tunnel(struct pconn *c, const char *host, size_t host_len, uint16_t port)
+{
+    char in[SWORN_HTTP_HOST_MAX + 1], canon[SWORN_RESOURCE_HOST_MAX + 1];
+    enum sworn_resource_host_kind kind;
+    uint8_t addr[16];
+    const char *why;
+
+    if (host_len == 0 || host_len > SWORN_HTTP_HOST_MAX)
+        return 0;
+    copy_span(in, sizeof(in), host, host_len);
+    if (sworn_resource_canon_host(in, canon, &kind, addr, &why) != 0)
+        return 0;
+    return strcmp(canon, c->tun.host) == 0 && port == c->tun_port;
+}
+
+static void handle_connect(struct pconn *c);
+
+/* A parsed head: which request is it, and may it be asked about? */
+static void classify(struct pconn *c)
+{
+    const struct sworn_http_request *q = &c->rq;
+
+    copy_span(c->method, sizeof(c->method), q->method, q->method_len);
+    c->upgrade = q->upgrade_websocket;
+    c->operation = c->upgrade ? "ws.upgrade" : "http.request";
+    if (q->form == SWORN_HTTP_AUTHORITY) {
+        if (c->in_tunnel) {
+            refuse(c, 400, "a CONNECT inside a tunnel", c->head, c->head_len);
+            return;
+        }
+        handle_connect(c);
+        return;
+    }
+    if (q->form == SWORN_HTTP_ASTERISK) {
+        refuse(c, 400, "an asterisk-form request", c->head, c->head_len);
+        return;
+    }
+    if (c->in_tunnel) {
+        uint16_t hport = q->host_field_port_given ? q->host_field_port : 443;
+
+        snprintf(c->scheme, sizeof(c->scheme), "%s", c->upgrade ? "wss" : "https");
+        snprintf(c->host, sizeof(c->host), "%s", c->tun_host);
+        c->port = c->tun_port;
+        copy_span(c->path, sizeof(c->path), q->path, q->path_len);
+        if (q->form == SWORN_HTTP_ABSOLUTE) {
+            char s[8];
+
+            copy_span(s, sizeof(s), q->scheme, q->scheme_len);
+            lower(s);
+            if (strcmp(s, "https") != 0 && strcmp(s, "wss") != 0) {
+                refuse(c, 400, "a request inside a TLS tunnel names another scheme", c->head,
+                       c->head_len);
+                return;
+            }
+            if (!names_tunnel(c, q->host, q->host_len, q->port)) {
+                refuse(c, 400, "the target does not name the tunnel's host", c->head, c->head_len);
+                return;
+            }
+        }
+        if (!q->has_host || !names_tunnel(c, q->host_field_host, q->host_field_host_len, hport)) {
+            refuse(c, 400, "the Host header does not name the tunnel's host (domain fronting)",
+                   c->head, c->head_len);
+            return;
+        }
+    } else {
+        if (q->form != SWORN_HTTP_ABSOLUTE) {
+            refuse(c, 400, "not a proxy request: the target must be an absolute URL", c->head,
+                   c->head_len);
+            return;
+        }
+        copy_span(c->scheme, sizeof(c->scheme), q->scheme, q->scheme_len);
+        lower(c->scheme);
+        if (c->upgrade && strcmp(c->scheme, "http") == 0)
+            snprintf(c->scheme, sizeof(c->scheme), "ws");
+        else if (c->upgrade && strcmp(c->scheme, "https") == 0)
+            snprintf(c->scheme, sizeof(c->scheme), "wss");
+        if (!c->upgrade && (strcmp(c->scheme, "ws") == 0 || strcmp(c->scheme, "wss") == 0)) {
+            refuse(c, 400, "a ws or wss target without a WebSocket upgrade", c->head, c->head_len);
+            return;
+        }
+        if (q->host_len > SWORN_HTTP_HOST_MAX) {
+            refuse(c, 400, "the target's host is too long", c->head, c->head_len);
+            return;
+        }
+        copy_span(c->host, sizeof(c->host), q->host, q->host_len);
+        c->port = q->port;
+        if (q->path_len > SWORN_RESOURCE_PATH_MAX) {
+            refuse(c, 414, "the target's path is too long", c->head, c->head_len);
+            return;
+        }
+        copy_span(c->path, sizeof(c->path), q->path, q->path_len);
+    }
+    canonicalise(c);
+    if (q->framing == SWORN_HTTP_LENGTH && q->content_length > c->px->conf->body_max) {
+        refuse(c, 413, "the body is larger than limits.body", c->head, c->head_len);
+        return;
+    }
+    c->has_body = q->framing != SWORN_HTTP_NO_BODY;
+    if (!c->has_body) {
+        ask(c);
+        return;
+    }
+    if (q->expect_continue)
+        evbuffer_add_printf(bufferevent_get_output(c->a), "HTTP/1.1 100 Continue\r\n\r\n");
+    c->ph = PH_BODY;
+    if (q->framing == SWORN_HTTP_LENGTH)
+        c->body_need = q->content_length;
+    else
+        sworn_http_chunked_init(&c->chunked, c->px->conf->body_max, 0);
+    evtimer_del(c->timer);
+    arm(c, c->px->conf->body_timeout_ms);
+    step_body(c);
+}
+
+static void head_sha_refuse(struct pconn *c, int status, const char *why, const uint8_t *p,
+                            size_t n)
+{
+    uint8_t *copy = malloc(n > 0 ? n : 1);
+
+    if (copy == NULL) {
+        conn_abort(c);
+        return;
+    }
+    memcpy(copy, p, n);
+    free(c->head);
+    c->head = copy;
+    c->head_len = n;
+    refuse(c, status, why, c->head, c->head_len);
+}
+
+static void step_head(struct pconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->a);
+    size_t len = evbuffer_get_length(in), n;
+    struct sworn_http_limits lim = {c->px->conf->head_max, c->px->conf->headers_max};
+    const uint8_t *p;
+    int status = 0, r;
+    const char *why = NULL;
+
+    if (len == 0)
+        return;
+    if (!c->head_started) {
+        c->head_started = 1;
+        c->t0 = now_s();
+        evtimer_del(c->timer);
+        arm(c, c->px->conf->head_timeout_ms);
+    }
+    n = len < lim.head_max ? len : lim.head_max;
+    /* The parser reads from the first byte each time: parse when the head may be complete, at
+     * the limit, or every KiB (a malformed head is still refused early), not at every byte. */
+    if (n < lim.head_max && n < c->head_parsed + 1024 &&
+        evbuffer_search(in, "\r\n\r\n", 4, NULL).pos < 0)
+        return;
+    c->head_parsed = n;
+    p = evbuffer_pullup(in, (ev_ssize_t)n);
+    if (p == NULL) {
+        conn_abort(c);
+        return;
+    }
+    r = sworn_http_parse_request(p, n, &lim, &c->rq, &status, &why);
+    if (r == 1) {
+        if (n >= lim.head_max)
+            head_sha_refuse(c, 431, "the request head is larger than limits.head", p, n);
+        return;
+    }
+    if (r < 0) {
+        head_sha_refuse(c, status, why, p, n);
+        return;
+    }
+    c->head_len = c->rq.head_len;
+    c->head = malloc(c->head_len);
+    if (c->head == NULL) {
+        conn_abort(c);
+        return;
+    }
+    memcpy(c->head, p, c->head_len);
+    evbuffer_drain(in, c->head_len);
+    /* Point the parse at the connection's own copy (the buffer it read may move). */
+    r = sworn_http_parse_request(c->head, c->head_len, &lim, &c->rq, &status, &why);
+    if (r != 0) {
+        refuse(c, 400, "the request head does not parse twice alike", c->head, c->head_len);
+        return;
+    }
+    evtimer_del(c->timer);
+    classify(c);
+}
+
+static void step_body(struct pconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->a);
+
+    if (c->rq.framing == SWORN_HTTP_LENGTH) {
+        size_t have = evbuffer_get_length(in);
+        size_t take = have < c->body_need ? have : (size_t)c->body_need;
+
+        if (take > 0) {
+            evbuffer_remove_buffer(in, c->body, take);
+            c->body_need -= take;
+        }
+        if (c->body_need == 0) {
+            evtimer_del(c->timer);
+            ask(c);
+        }
+        return;
+    }
+    while (evbuffer_get_length(in) > 0) {
+        size_t n = evbuffer_get_contiguous_space(in);
+        const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)n), *data = NULL;
+        size_t data_len = 0;
+        int status = 0;
+        const char *why = NULL;
+        long used = sworn_http_chunked_feed(&c->chunked, p, n, &data, &data_len, &status, &why);
+
+        if (used < 0) {
+            refuse(c, status, why, c->head, c->head_len);
+            return;
+        }
+        if (data_len > 0 && evbuffer_add(c->body, data, data_len) != 0) {
+            conn_abort(c);
+            return;
+        }
+        evbuffer_drain(in, (size_t)used);
+        if (sworn_http_chunked_done(&c->chunked)) {
+            evtimer_del(c->timer);
+            ask(c);
+            return;
+        }
+        if (used == 0)
+            break;
+    }
+}
+
+/* --- Asking decisiond. --- */
+
+static void on_decision(void *arg, const struct sworn_pdecide_result *r);
+
+/* The header names as sent, NUL-terminated, in c->names_buf. */
+static int collect_names(struct pconn *c)
+{
+    size_t total = 0, off = 0;
+
+    for (size_t i = 0; i < c->rq.nfields; i++)
+        total += c->rq.fields[i].name_len + 1;
+    c->names_buf = malloc(total > 0 ? total : 1);
+    if (c->names_buf == NULL)
+        return -1;
+    c->nnames = 0;
+    for (size_t i = 0; i < c->rq.nfields && i < SWORN_FRAME_HEADERS_MAX; i++) {
+        memcpy(c->names_buf + off, c->rq.fields[i].name, c->rq.fields[i].name_len);
+        c->names_buf[off + c->rq.fields[i].name_len] = '\0';
+        c->names[c->nnames++] = c->names_buf + off;
+        off += c->rq.fields[i].name_len + 1;
+    }
+    return 0;
+}
+
+static void ask(struct pconn *c)
+{
+    struct sworn_pbuild_in in = {0};
+    const uint8_t *values[SWORN_HTTP_FIELDS_MAX];
+    size_t lens[SWORN_HTTP_FIELDS_MAX];
+    const char *q = strchr(c->path, '?');
+    const char *why = NULL;
+    int has_del = 0;
+    size_t body_len = evbuffer_get_length(c->body);
+    const uint8_t *body = body_len > 0 ? evbuffer_pullup(c->body, -1) : NULL;
+    int r;
+
+    bufferevent_disable(c->a, EV_READ); /* the next request waits for this one's answer */
+    c->ph = PH_DECIDE;
+    if (c->id[0] == '\0')
+        sworn_proxy_next_id(c->px, c->id);
+    for (size_t i = 0; i < c->rq.nfields; i++) {
+        values[i] = (const uint8_t *)c->rq.fields[i].value;
+        lens[i] = c->rq.fields[i].value_len;
+    }
+    if (sworn_symtok_scan(values, lens, c->rq.nfields, q != NULL ? (const uint8_t *)q + 1 : NULL,
+                          q != NULL ? strlen(q + 1) : 0, &c->tok) != 0) {
+        refuse(c, 502, "the symbolic token could not be hashed", c->head, c->head_len);
+        return;
+    }
+    if (c->tok.distinct > 1) {
+        refuse(c, 400, "the request presents two different symbolic tokens", c->head, c->head_len);
+        return;
+    }
+    if (c->px->conf->delegation_header[0] != '\0') {
+        const struct sworn_http_field *f =
+            sworn_http_field_find(c->rq.fields, c->rq.nfields, c->px->conf->delegation_header);
+
+        if (f != NULL) {
+            const char *jwhy = NULL;
+            int jr = sworn_jwt_read(f->value, f->value_len, c->px->delegation_key, time(NULL),
+                                    &c->del, &jwhy);
+
+            if (jr != 0) {
+                refuse(c, jr > 0 ? 400 : 502,
+                       jr > 0 ? jwhy : "the delegation token could not be read", c->head,
+                       c->head_len);
+                return;
+            }
+            has_del = 1;
+        }
+    }
+    if (collect_names(c) != 0) {
+        conn_abort(c);
+        return;
+    }
+    in.request_id = c->id;
+    in.principal = c->l->conf->principal;
+    in.sandbox = c->l->conf->sandbox;
+    in.uid = c->uid;
+    in.operation = c->operation;
+    in.scheme = c->scheme;
+    in.host = c->host;
+    in.port = c->port;
+    in.path = c->path;
+    in.method = c->method;
+    in.canonical = c->res_ok ? &c->res : NULL;
+    in.header_names = c->names;
+    in.nheader_names = c->nnames;
+    in.body = body;
+    in.body_len = body_len;
+    in.has_body = c->has_body;
+    in.token_sha256 = c->tok.nhits > 0 ? c->tok.sha256 : NULL;
+    in.delegation = has_del ? &c->del : NULL;
+    in.time_unix_ms = wall_ms();
+    r = sworn_pbuild_request(&c->build, &in, &why);
+    if (r > 0) {
+        refuse(c, 400, why, c->head, c->head_len);
+        return;
+    }
+    if (r < 0 || sworn_pdecide_ask(&c->dec, &c->build.req, on_decision, c) != 0) {
+        snprintf(c->reason, sizeof(c->reason), "the request could not be sent to decisiond");
+        reply_json(c, 502, "error", 1);
+        conn_close_after_write(c);
+        return;
+    }
+}
+
+static void start_upstream(struct pconn *c);
+
+static int take_credential(struct pconn *c, const Sworn__V1__Credential *cr)
+{
+    if (cr == NULL)
+        return 0;
+    c->cred = malloc(cr->value.len);
+    if (c->cred == NULL)
+        return -1;
+    memcpy(c->cred, cr->value.data, cr->value.len);
+    c->cred_len = cr->value.len;
+    snprintf(c->cred_header, sizeof(c->cred_header), "%s", cr->header_name);
+    snprintf(c->cred_query, sizeof(c->cred_query), "%s", cr->query_name);
+    c->has_cred = 1;
+    return sworn_pmask_init(&c->mask, c->cred, c->cred_len);
+}
+
+static void on_decision_in(struct pconn *c, void *unused_arg, const struct sworn_pdecide_result *r)
+{
+    (void)unused_arg;
+
+    c->ms_decide = r->seconds * 1000.0;
+    sworn_pmetrics_decision_time(&c->px->metrics, r->seconds);
+    if (r->outcome == SWORN_PDECIDE_FAILED) {
+        sworn_pmetrics_decisiond_failure(&c->px->metrics, r->failure);
+        snprintf(c->reason, sizeof(c->reason), "%s", r->why);
+        /* An ErrorFrame is decisiond's recorded refusal; anything else is the proxy's 502. */
+        reply_json(c, r->failure == SWORN_PMETRICS_ERROR_FRAME ? 403 : 502, "error", 0);
+        if (c->tunnel_open && !c->in_tunnel) {
+            conn_close_after_write(c);
+            return;
+        }
+        next_request(c);
+        return;
+    }
+    c->has_index = 1;
+    c->log_index = r->decision->log_index;
+    snprintf(c->reason, sizeof(c->reason), "%s", r->decision->reason);
+    if (r->decision->effect != SWORN__V1__EFFECT__EFFECT_ALLOW) {
+        if (c->tunnel_open && !c->in_tunnel) {
+            /* A peeked tunnel that tcp.connect does not allow: nothing to answer in HTTP. */
+            c->effect = "deny";
+            c->status = 0;
+            sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_DENY, 403);
+            log_request(c);
+            conn_abort(c);
+            return;
+        }
+        reply_json(c, 403, "deny", 0);
+        next_request(c);
+        return;
+    }
+    if (take_credential(c, r->decision->credential) != 0) {
+        snprintf(c->reason, sizeof(c->reason), "out of memory");
+        reply_json(c, 502, "error", 1);
+        conn_close_after_write(c);
+        return;
+    }
+    c->effect = "allow";
+    start_upstream(c);
+}
+
+static void on_decision(void *arg, const struct sworn_pdecide_result *r)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_decision_in(c, arg, r);
+    conn_leave(c);
+}
+
+/* --- Upstream. --- */
+
+static void on_u_read(struct bufferevent *bev, void *arg);
+static void on_u_write(struct bufferevent *bev, void *arg);
+static void on_u_event(struct bufferevent *bev, short what, void *arg);
+
+static void upstream_failed(struct pconn *c, int status, const char *why)
+{
+    free_upstream(c);
+    snprintf(c->reason, sizeof(c->reason), "%s", why);
+    if (c->tunnel_open && !c->in_tunnel) {
+        c->status = 0;
+        c->effect = "error";
+        sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ERROR, status);
+        log_request(c);
+        conn_abort(c);
+        return;
+    }
+    reply_json(c, status, "error", 1);
+    conn_close_after_write(c);
+}
+
+/* The request line's target for upstream: the path, with the credential's query parameter. */
+static int write_target(struct pconn *c, struct evbuffer *out)
+{
+    const char *q = strchr(c->path, '?');
+    size_t plen = q != NULL ? (size_t)(q - c->path) : strlen(c->path);
+    int first = 1;
+
+    if (!c->has_cred || c->cred_query[0] == '\0')
+        return evbuffer_add(out, c->path, strlen(c->path));
+    for (size_t i = 0; i < c->cred_len; i++) {
+        uint8_t b = c->cred[i];
+
+        /* A value that would end the target or the parameter cannot go into a query. */
+        if (b <= 0x20 || b >= 0x7f || b == '#' || b == '&')
+            return -2;
+    }
+    evbuffer_add(out, c->path, plen);
+    if (q != NULL) {
+        const char *s = q + 1;
+
+        while (*s != '\0') {
+            const char *e = strchr(s, '&');
+            size_t n = e != NULL ? (size_t)(e - s) : strlen(s);
+            size_t qn = strlen(c->cred_query);
+            int same = n >= qn && strncmp(s, c->cred_query, qn) == 0 && (n == qn || s[qn] == '=');
+
+            if (!same) {
+                evbuffer_add(out, first ? "?" : "&", 1);
+                evbuffer_add(out, s, n);
+                first = 0;
+            }
+            s += n;
+            if (*s == '&')
+                s++;
+        }
+    }
+    evbuffer_add(out, first ? "?" : "&", 1);
+    evbuffer_add(out, c->cred_query, strlen(c->cred_query));
+    evbuffer_add(out, "=", 1);
+    evbuffer_add(out, c->cred, c->cred_len);
+    return 0;
+}
+
+/* Is this request field one that must not go upstream as the agent sent it? */
+static int field_dropped(struct pconn *c, const struct sworn_http_field *f)
+{
+    if (sworn_http_hop_by_hop(f->name, f->name_len) ||
+        sworn_http_connection_lists(c->rq.fields, c->rq.nfields, f->name, f->name_len))
+        return 1;
+    if ((f->name_len == 4 && strncasecmp(f->name, "host", 4) == 0) ||
+        (f->name_len == 14 && strncasecmp(f->name, "content-length", 14) == 0) ||
+        (f->name_len == 15 && strncasecmp(f->name, "sworn-log-index", 15) == 0) ||
+        (f->name_len == 6 && strncasecmp(f->name, "expect", 6) == 0))
+        return 1;
+    if (c->px->conf->delegation_header[0] != '\0' &&
+        f->name_len == strlen(c->px->conf->delegation_header) &&
+        strncasecmp(f->name, c->px->conf->delegation_header, f->name_len) == 0)
+        return 1;
+    if (c->has_cred && c->cred_header[0] != '\0' && f->name_len == strlen(c->cred_header) &&
+        strncasecmp(f->name, c->cred_header, f->name_len) == 0)
+        return 1;
+    return 0;
+}
+
+static void send_request(struct pconn *c)
+{
+    struct evbuffer *out = bufferevent_get_output(c->u);
+    size_t before = evbuffer_get_length(out);
+    int rc;
+
+    evbuffer_add(out, c->method, strlen(c->method));
+    evbuffer_add(out, " ", 1);
+    rc = write_target(c, out);
+    if (rc != 0) {
+        evbuffer_drain(out, evbuffer_get_length(out));
+        upstream_failed(c, 502, "the credential cannot be put in a query");
+        return;
+    }
+    evbuffer_add_printf(out, " HTTP/1.1\r\nHost: ");
+    if (c->rq.has_host)
+        evbuffer_add(out, c->rq.host_field, c->rq.host_field_len);
+    else if (c->res.port == 80 || c->res.port == 443)
+        evbuffer_add_printf(out, "%s", c->res.host);
+    else
+        evbuffer_add_printf(out, "%s:%u", c->res.host, (unsigned)c->res.port);
+    evbuffer_add(out, "\r\n", 2);
+    for (size_t i = 0; i < c->rq.nfields; i++) {
+        const struct sworn_http_field *f = &c->rq.fields[i];
+
+        if (field_dropped(c, f))
+            continue;
+        evbuffer_add(out, f->name, f->name_len);
+        evbuffer_add(out, ": ", 2);
+        evbuffer_add(out, f->value, f->value_len);
+        evbuffer_add(out, "\r\n", 2);
+    }
+    if (c->upgrade)
+        evbuffer_add_printf(out, "Connection: Upgrade\r\nUpgrade: websocket\r\n");
+    if (c->has_cred && c->cred_header[0] != '\0') {
+        evbuffer_add(out, c->cred_header, strlen(c->cred_header));
+        evbuffer_add(out, ": ", 2);
+        evbuffer_add(out, c->cred, c->cred_len);
+        evbuffer_add(out, "\r\n", 2);
+    }
+    evbuffer_add_printf(out, "sworn-log-index: %llu\r\n", (unsigned long long)c->log_index);
+    if (c->has_body)
+        evbuffer_add_printf(out, "Content-Length: %zu\r\n", evbuffer_get_length(c->body));
+    evbuffer_add(out, "\r\n", 2);
+    if (c->has_body)
+        evbuffer_add_buffer(out, c->body);
+    c->bytes_up += evbuffer_get_length(out) - before;
+    sworn_pmetrics_bytes(&c->px->metrics, evbuffer_get_length(out) - before, 0);
+    /* The real value is in the output buffer now; the copy kept is for masking only. */
+    c->ph = PH_RESPONSE_HEAD;
+    c->t_upstream = now_s();
+    {
+        struct timeval tv = {(time_t)(c->px->conf->upstream_timeout_ms / 1000),
+                             (suseconds_t)(c->px->conf->upstream_timeout_ms % 1000) * 1000};
+
+        bufferevent_set_timeouts(c->u, &tv, NULL);
+    }
+    bufferevent_setcb(c->u, on_u_read, on_u_write, on_u_event, c);
+    bufferevent_enable(c->u, EV_READ | EV_WRITE);
+}
+
+static void start_splice(struct pconn *c)
+{
+    c->ph = PH_SPLICE;
+    bufferevent_set_timeouts(c->u, NULL, NULL);
+    bufferevent_setcb(c->u, on_u_read, on_u_write, on_u_event, c);
+    bufferevent_enable(c->u, EV_READ | EV_WRITE);
+    bufferevent_enable(c->a, EV_READ | EV_WRITE);
+    splice_move(c, c->a, c->u, 0);
+    splice_move(c, c->u, c->a, 1);
+}
+
+static void on_upstream_in(struct pconn *c, void *unused_arg, struct bufferevent *bev,
+                           enum sworn_pup_failure f, const char *why)
+{
+    (void)unused_arg;
+
+    sworn_pup_cancel(&c->pup);
+    if (f != SWORN_PUP_OK) {
+        char text[200];
+
+        snprintf(text, sizeof(text), "upstream %s: %s", sworn_pup_failure_name(f), why);
+        upstream_failed(c, 502, text);
+        return;
+    }
+    c->u = bev;
+    if (strcmp(c->operation, "tcp.connect") == 0) {
+        sworn_pmetrics_tunnel(&c->px->metrics, SWORN_PMETRICS_TCP);
+        if (c->raw_connect)
+            evbuffer_add_printf(bufferevent_get_output(c->a),
+                                "HTTP/1.1 200 Connection established\r\n\r\n");
+        c->status = 200;
+        sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, 200);
+        log_request(c);
+        start_splice(c);
+        return;
+    }
+    send_request(c);
+}
+
+static void on_upstream(void *arg, struct bufferevent *bev, enum sworn_pup_failure f,
+                        const char *why)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_upstream_in(c, arg, bev, f, why);
+    conn_leave(c);
+}
+
+static void start_upstream(struct pconn *c)
+{
+    int tls = strcmp(c->res.scheme, "https") == 0 || strcmp(c->res.scheme, "wss") == 0;
+    char key[sizeof(c->up_key)];
+
+    c->ph = PH_UPSTREAM;
+    snprintf(key, sizeof(key), "%s://%s:%u", tls ? "tls" : "tcp", c->res.host,
+             (unsigned)c->res.port);
+    if (c->u != NULL && c->up_reusable && strcmp(key, c->up_key) == 0 &&
+        strcmp(c->operation, "http.request") == 0) {
+        send_request(c);
+        return;
+    }
+    free_upstream(c);
+    snprintf(c->up_key, sizeof(c->up_key), "%s", key);
+    if (sworn_pup_start(&c->pup, c->px, &c->res, tls, on_upstream, c) != 0)
+        upstream_failed(c, 502, "the upstream connection cannot be started");
+}
+
+/* --- The response. --- */
+
+static void response_done(struct pconn *c)
+{
+    sworn_pmask_flush(&c->mask, bufferevent_get_output(c->a));
+    if (c->mask.masked > 0) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "request_id", json_object_new_string(c->id));
+        json_object_object_add(o, "occurrences", json_object_new_int64((int64_t)c->mask.masked));
+        sworn_plog(SWORN_PLOG_WARN, "credential_masked", o);
+    }
+    sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, c->status);
+    log_request(c);
+    c->up_reusable = !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE;
+    if (!c->up_reusable)
+        free_upstream(c);
+    else
+        bufferevent_set_timeouts(c->u, NULL, NULL);
+    next_request(c);
+}
+
+static void write_response_head(struct pconn *c, const uint8_t *p)
+{
+    struct evbuffer *out = c->tmp;
+    const struct sworn_http_response *s = &c->rs;
+    size_t n;
+    uint8_t *flat;
+
+    (void)p;
+    evbuffer_drain(out, evbuffer_get_length(out));
+    evbuffer_add_printf(out, "HTTP/1.1 %u ", s->status);
+    evbuffer_add(out, s->reason, s->reason_len);
+    evbuffer_add(out, "\r\n", 2);
+    for (size_t i = 0; i < s->nfields; i++) {
+        const struct sworn_http_field *f = &s->fields[i];
+
+        if (sworn_http_hop_by_hop(f->name, f->name_len) ||
+            sworn_http_connection_lists(s->fields, s->nfields, f->name, f->name_len))
+            continue;
+        if (f->name_len == 14 && strncasecmp(f->name, "content-length", 14) == 0 &&
+            s->framing != SWORN_HTTP_LENGTH)
+            continue;
+        evbuffer_add(out, f->name, f->name_len);
+        evbuffer_add(out, ": ", 2);
+        evbuffer_add(out, f->value, f->value_len);
+        evbuffer_add(out, "\r\n", 2);
+    }
+    if (s->status == 101)
+        evbuffer_add_printf(out, "Connection: Upgrade\r\nUpgrade: websocket\r\n");
+    else if (c->resp_chunked_out)
+        evbuffer_add_printf(out, "Transfer-Encoding: chunked\r\n");
+    if (c->close_after && s->status != 101)
+        evbuffer_add_printf(out, "Connection: close\r\n");
+    evbuffer_add(out, "\r\n", 2);
+    n = evbuffer_get_length(out);
+    flat = evbuffer_pullup(out, -1);
+    c->mask.masked += sworn_pmask_inplace(&c->mask, flat, n);
+    c->bytes_down += n;
+    bufferevent_write_buffer(c->a, out);
+}
+
+static void step_response_head(struct pconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->u);
+    struct sworn_http_limits lim = {RESPONSE_HEAD_MAX, SWORN_HTTP_FIELDS_MAX};
+
+    for (;;) {
+        size_t len = evbuffer_get_length(in), n;
+        const uint8_t *p;
+        const char *why = NULL;
+        int r;
+
+        if (len == 0)
+            return;
+        n = len < RESPONSE_HEAD_MAX ? len : RESPONSE_HEAD_MAX;
+        p = evbuffer_pullup(in, (ev_ssize_t)n);
+        r = sworn_http_parse_response(p, n, &lim, strcmp(c->method, "HEAD") == 0, &c->rs, &why);
+        if (r == 1) {
+            if (n >= RESPONSE_HEAD_MAX)
+                upstream_failed(c, 502, "the upstream's response head is too large");
+            return;
+        }
+        if (r < 0) {
+            char text[200];
+
+            snprintf(text, sizeof(text), "the upstream's response is refused: %s", why);
+            upstream_failed(c, 502, text);
+            return;
+        }
+        if (c->rs.status >= 100 && c->rs.status < 200 && c->rs.status != 101) {
+            evbuffer_drain(in, c->rs.head_len); /* interim answers are not relayed */
+            continue;
+        }
+        if (c->rs.status == 101 && !c->upgrade) {
+            upstream_failed(c, 502, "the upstream switched protocols without an upgrade");
+            return;
+        }
+        c->status = (int)c->rs.status;
+        sworn_pmetrics_upstream_time(&c->px->metrics, now_s() - c->t_upstream);
+        c->close_after = c->rq.connection_close || c->rs.framing == SWORN_HTTP_UNTIL_CLOSE ||
+                         (c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 0);
+        c->resp_chunked_out = c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 1;
+        write_response_head(c, p);
+        evbuffer_drain(in, c->rs.head_len);
+        if (c->rs.status == 101) {
+            sworn_pmetrics_websocket(&c->px->metrics);
+            sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, 101);
+            log_request(c);
+            start_splice(c);
+            return;
+        }
+        c->ph = PH_RESPONSE_BODY;
+        switch (c->rs.framing) {
+        case SWORN_HTTP_NO_BODY:
+            response_done(c);
+            return;
+        case SWORN_HTTP_LENGTH:
+            c->resp_remaining = c->rs.content_length;
+            break;
+        case SWORN_HTTP_CHUNKED:
+            sworn_http_chunked_init(&c->rchunked, UINT64_MAX, 1);
+            break;
+        case SWORN_HTTP_UNTIL_CLOSE:
+            break;
+        }
+        step_response_body(c);
+        return;
+    }
+}
+
+/* Pass body bytes through the mask to the agent, chunked again when the agent gets chunks. */
+static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
+{
+    struct evbuffer *out = bufferevent_get_output(c->a);
+    size_t before = evbuffer_get_length(c->tmp);
+
+    evbuffer_drain(c->tmp, before);
+    if (sworn_pmask_feed(&c->mask, p, n, c->tmp) != 0)
+        return -1;
+    if (final && sworn_pmask_flush(&c->mask, c->tmp) != 0)
+        return -1;
+    n = evbuffer_get_length(c->tmp);
+    c->bytes_down += n;
+    sworn_pmetrics_bytes(&c->px->metrics, 0, n);
+    if (c->resp_chunked_out && n > 0)
+        evbuffer_add_printf(out, "%zx\r\n", n);
+    evbuffer_add_buffer(out, c->tmp);
+    if (c->resp_chunked_out && n > 0)
+        evbuffer_add(out, "\r\n", 2);
+    if (c->resp_chunked_out && final)
+        evbuffer_add(out, "0\r\n\r\n", 5);
+    return 0;
+}
+
+static void backpressure(struct pconn *c, struct bufferevent *from, struct bufferevent *to)
+{
+    if (evbuffer_get_length(bufferevent_get_output(to)) > OUTPUT_HIGH) {
+        bufferevent_disable(from, EV_READ);
+        bufferevent_setwatermark(to, EV_WRITE, OUTPUT_HIGH / 2, 0);
+    }
+    (void)c;
+}
+
+static void step_response_body(struct pconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->u);
+
+    while (c->ph == PH_RESPONSE_BODY && evbuffer_get_length(in) > 0) {
+        size_t n = evbuffer_get_contiguous_space(in);
+        const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)n);
+
+        if (c->rs.framing == SWORN_HTTP_LENGTH) {
+            size_t take = n < c->resp_remaining ? n : (size_t)c->resp_remaining;
+            int last = take == c->resp_remaining;
+
+            if (pass_body(c, p, take, last) != 0) {
+                conn_abort(c);
+                return;
+            }
+            evbuffer_drain(in, take);
+            c->resp_remaining -= take;
+            if (last) {
+                response_done(c);
+                return;
+            }
+        } else if (c->rs.framing == SWORN_HTTP_CHUNKED) {
+            const uint8_t *data = NULL;
+            size_t data_len = 0;
+            int status = 0;
+            const char *why = NULL;
+            long used =
+                sworn_http_chunked_feed(&c->rchunked, p, n, &data, &data_len, &status, &why);
+
+            if (used < 0) {
+                /* The head went out: the agent sees the body cut short. */
+                snprintf(c->reason, sizeof(c->reason), "the upstream's chunked body is refused: %s",
+                         why);
+                c->close_after = 1;
+                log_request(c);
+                conn_abort(c);
+                return;
+            }
+            if (pass_body(c, data, data_len, sworn_http_chunked_done(&c->rchunked)) != 0) {
+                conn_abort(c);
+                return;
+            }
+            evbuffer_drain(in, (size_t)used);
+            if (sworn_http_chunked_done(&c->rchunked)) {
+                response_done(c);
+                return;
+            }
+            if (used == 0)
+                break;
+        } else {
+            if (pass_body(c, p, n, 0) != 0) {
+                conn_abort(c);
+                return;
+            }
+            evbuffer_drain(in, n);
+        }
+    }
+    if (c->ph == PH_RESPONSE_BODY && c->u != NULL)
+        backpressure(c, c->u, c->a);
+}
+
+/* --- Splicing (tcp.connect, WebSocket after 101). --- */
+
+static void splice_move(struct pconn *c, struct bufferevent *from, struct bufferevent *to, int mask)
+{
+    struct evbuffer *in = bufferevent_get_input(from);
+    size_t n = evbuffer_get_length(in);
+
+    if (n == 0)
+        return;
+    if (mask && c->mask.secret != NULL) {
+        uint8_t *p = evbuffer_pullup(in, -1);
+
+        evbuffer_drain(c->tmp, evbuffer_get_length(c->tmp));
+        if (sworn_pmask_feed(&c->mask, p, n, c->tmp) != 0) {
+            conn_abort(c);
+            return;
+        }
+        evbuffer_drain(in, n);
+        bufferevent_write_buffer(to, c->tmp);
+    } else {
+        bufferevent_write_buffer(to, in);
+    }
+    if (mask) {
+        c->bytes_down += n;
+        sworn_pmetrics_bytes(&c->px->metrics, 0, n);
+    } else {
+        c->bytes_up += n;
+        sworn_pmetrics_bytes(&c->px->metrics, n, 0);
+    }
+    backpressure(c, from, to);
+}
+
+/* One side of a splice ended: write what the other side is owed, then close. */
+static void splice_end(struct pconn *c, struct bufferevent *ended)
+{
+    if (ended == c->u) {
+        splice_move(c, c->u, c->a, 1);
+        if (!c->freeing)
+            sworn_pmask_flush(&c->mask, bufferevent_get_output(c->a));
+        if (!c->freeing)
+            conn_close_after_write(c);
+        return;
+    }
+    conn_abort(c);
+}
+
+/* --- CONNECT. --- */
+
+static int raw_port(const struct sworn_pconf *conf, uint16_t port)
+{
+    for (size_t i = 0; i < conf->nraw_ports; i++)
+        if (conf->raw_ports[i] == port)
+            return 1;
+    return 0;
+}
+
+/* Decide the tunnel as raw TCP (a raw port, bytes that are not TLS, or silence). */
+static void decide_tcp(struct pconn *c)
+{
+    evtimer_del(c->timer);
+    c->operation = "tcp.connect";
+    snprintf(c->scheme, sizeof(c->scheme), "tcp");
+    snprintf(c->host, sizeof(c->host), "%s", c->tun_host);
+    c->port = c->tun_port;
+    c->path[0] = '\0';
+    c->method[0] = '\0';
+    c->has_body = 0;
+    c->upgrade = 0;
+    canonicalise(c);
+    if (c->t0 <= 0)
+        c->t0 = now_s();
+    ask(c);
+}
+
+static void handle_connect(struct pconn *c)
+{
+    const struct sworn_http_request *q = &c->rq;
+    const char *why = NULL;
+
+    c->operation = "tcp.connect";
+    snprintf(c->scheme, sizeof(c->scheme), "tcp");
+    copy_span(c->host, sizeof(c->host), q->host, q->host_len);
+    c->port = q->port;
+    c->path[0] = '\0';
+    if (q->host_len > SWORN_HTTP_HOST_MAX ||
+        sworn_resource_canon_host(c->host, c->tun.host, &c->tun.host_kind, c->tun.addr, &why) !=
+            0) {
+        refuse(c, 400, why != NULL ? why : "the CONNECT host is too long", c->head, c->head_len);
+        return;
+    }
+    snprintf(c->tun_host, sizeof(c->tun_host), "%s", c->host);
+    c->tun_port = q->port;
+    c->tun.port = q->port;
+    if (q->framing != SWORN_HTTP_NO_BODY) {
+        refuse(c, 400, "a CONNECT with a body", c->head, c->head_len);
+        return;
+    }
+    if (raw_port(c->px->conf, q->port)) {
+        c->raw_connect = 1;
+        decide_tcp(c);
+        return;
+    }
+    /* Nothing is reached yet: the tunnel's first bytes say what is decided. */
+    evbuffer_add_printf(bufferevent_get_output(c->a),
+                        "HTTP/1.1 200 Connection established\r\n\r\n");
+    c->tunnel_open = 1;
+    c->ph = PH_PEEK;
+    free(c->head);
+    c->head = NULL;
+    c->head_len = 0;
+    memset(&c->rq, 0, sizeof(c->rq));
+    arm(c, c->px->conf->tls_peek_ms);
+    bufferevent_enable(c->a, EV_READ);
+    step_peek(c);
+}
+
+static void on_a_read(struct bufferevent *bev, void *arg);
+
+static void start_tls(struct pconn *c)
+{
+    struct sworn_proxy_ca_stats before, after;
+    SSL_CTX *ctx;
+    SSL *ssl;
+    struct bufferevent *tls;
+
+    evtimer_del(c->timer);
+    sworn_proxy_ca_stats(c->px->ca, &before);
+    ctx = sworn_proxy_ca_ctx_for(c->px->ca, c->tun.host, time(NULL));
+    sworn_proxy_ca_stats(c->px->ca, &after);
+    if (after.mints > before.mints)
+        sworn_pmetrics_leaf_minted(&c->px->metrics);
+    if (ctx == NULL) {
+        sworn_plog(SWORN_PLOG_ERROR, "leaf_failed", NULL);
+        conn_abort(c);
+        return;
+    }
+    ssl = SSL_new(ctx);
+    SSL_CTX_free(ctx);
+    if (ssl == NULL) {
+        conn_abort(c);
+        return;
+    }
+    /* Not BEV_OPT_CLOSE_ON_FREE: the socket must outlive the filter at the close (above). */
+    tls = bufferevent_openssl_filter_new(c->px->base, c->a, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                         BEV_OPT_DEFER_CALLBACKS);
+    if (tls == NULL) {
+        SSL_free(ssl);
+        conn_abort(c);
+        return;
+    }
+    c->a_raw = c->a;
+    c->ssl = ssl;
+    c->a = tls;
+    c->in_tunnel = 1;
+    sworn_pmetrics_tunnel(&c->px->metrics, SWORN_PMETRICS_TLS);
+    bufferevent_setcb(c->a, on_a_read, on_a_write, on_a_event, c);
+    bufferevent_setwatermark(c->a, EV_READ, 0, AGENT_INPUT_MAX);
+    bufferevent_enable(c->a, EV_READ | EV_WRITE);
+    reset_request(c);
+    start_head(c);
+}
+
+static void step_peek(struct pconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->a);
+    size_t len = evbuffer_get_length(in);
+    size_t n = len < SWORN_SNI_PEEK_MAX ? len : SWORN_SNI_PEEK_MAX;
+    const uint8_t *p;
+    struct sworn_sni sni;
+    const char *why = NULL;
+    int r;
+
+    if (len == 0)
+        return;
+    p = evbuffer_pullup(in, (ev_ssize_t)n);
+    if (!sworn_sni_looks_tls(p, n)) {
+        decide_tcp(c);
+        return;
+    }
+    r = sworn_sni_peek(p, n, &sni, &why);
+    if (r == 1)
+        return;
+    c->operation = "tcp.connect";
+    if (r < 0) {
+        evtimer_del(c->timer);
+        snprintf(c->scheme, sizeof(c->scheme), "tcp");
+        canonicalise(c);
+        refuse(c, 400, why, NULL, 0);
+        return;
+    }
+    if (sni.has_sni) {
+        char canon[SWORN_RESOURCE_HOST_MAX + 1];
+        enum sworn_resource_host_kind kind;
+        uint8_t addr[16];
+        const char *cwhy;
+
+        if (sworn_resource_canon_host(sni.name, canon, &kind, addr, &cwhy) != 0 ||
+            strcmp(canon, c->tun.host) != 0) {
+            evtimer_del(c->timer);
+            snprintf(c->scheme, sizeof(c->scheme), "tcp");
+            canonicalise(c);
+            refuse(c, 400, "the TLS server name does not name the CONNECT host (domain fronting)",
+                   NULL, 0);
+            return;
+        }
+    }
+    start_tls(c);
+}
+
+/* --- The agent's and upstream's callbacks. --- */
+
+static void on_a_read_in(struct pconn *c, struct bufferevent *bev, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)bev;
+    switch (c->ph) {
+    case PH_HEAD:
+        step_head(c);
+        break;
+    case PH_BODY:
+        step_body(c);
+        break;
+    case PH_PEEK:
+        step_peek(c);
+        break;
+    case PH_SPLICE:
+        splice_move(c, c->a, c->u, 0);
+        break;
+    default:
+        break; /* the next request waits in the buffer */
+    }
+}
+
+static void on_a_read(struct bufferevent *bev, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_a_read_in(c, bev, arg);
+    conn_leave(c);
+}
+
+static void on_a_write_in(struct pconn *c, struct bufferevent *bev, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)bev;
+    if (c->ph == PH_CLOSING) {
+        closing_progress(c);
+        return;
+    }
+    if (c->u != NULL && (c->ph == PH_RESPONSE_BODY || c->ph == PH_SPLICE)) {
+        bufferevent_setwatermark(c->a, EV_WRITE, 0, 0);
+        bufferevent_enable(c->u, EV_READ);
+        if (evbuffer_get_length(bufferevent_get_input(c->u)) > 0) {
+            if (c->ph == PH_SPLICE)
+                splice_move(c, c->u, c->a, 1);
+            else
+                step_response_body(c);
+        }
+    }
+}
+
+static void on_a_write(struct bufferevent *bev, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_a_write_in(c, bev, arg);
+    conn_leave(c);
+}
+
+static void on_a_event_in(struct pconn *c, struct bufferevent *bev, short what, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)bev;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+        if (c->ph == PH_SPLICE && c->u != NULL && (what & BEV_EVENT_EOF)) {
+            /* The agent finished sending: pass that on and let upstream answer. */
+            splice_move(c, c->a, c->u, 0);
+            conn_abort(c);
+            return;
+        }
+        /* The agent went away: whatever is in flight is dropped, nothing more is forwarded. */
+        if (c->ph == PH_DECIDE || c->ph == PH_UPSTREAM || c->ph == PH_RESPONSE_HEAD ||
+            c->ph == PH_RESPONSE_BODY) {
+            if (c->effect == NULL)
+                c->effect = "error";
+            snprintf(c->reason, sizeof(c->reason), "the agent closed the connection");
+            log_request(c);
+        }
+        conn_abort(c);
+    }
+}
+
+static void on_a_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_a_event_in(c, bev, what, arg);
+    conn_leave(c);
+}
+
+static void on_u_read_in(struct pconn *c, struct bufferevent *bev, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)bev;
+    if (c->ph == PH_RESPONSE_HEAD)
+        step_response_head(c);
+    else if (c->ph == PH_RESPONSE_BODY)
+        step_response_body(c);
+    else if (c->ph == PH_SPLICE)
+        splice_move(c, c->u, c->a, 1);
+    else
+        free_upstream(c); /* bytes from an idle upstream: it is out of step; not reused */
+}
+
+static void on_u_read(struct bufferevent *bev, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_u_read_in(c, bev, arg);
+    conn_leave(c);
+}
+
+static void on_u_write_in(struct pconn *c, struct bufferevent *bev, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)bev;
+    if (c->ph == PH_SPLICE) {
+        bufferevent_setwatermark(c->u, EV_WRITE, 0, 0);
+        bufferevent_enable(c->a, EV_READ);
+        splice_move(c, c->a, c->u, 0);
+    }
+}
+
+static void on_u_write(struct bufferevent *bev, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_u_write_in(c, bev, arg);
+    conn_leave(c);
+}
+
+static void on_u_event_in(struct pconn *c, struct bufferevent *bev, short what, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)bev;
+    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)))
+        return;
+    switch (c->ph) {
+    case PH_RESPONSE_HEAD:
+        step_response_head(c);
+        if (c->ph == PH_RESPONSE_HEAD && !c->freeing)
+            upstream_failed(c, (what & BEV_EVENT_TIMEOUT) ? 504 : 502,
+                            (what & BEV_EVENT_TIMEOUT) ? "the upstream did not answer in time"
+                                                       : "the upstream closed without an answer");
+        break;
+    case PH_RESPONSE_BODY:
+        step_response_body(c);
+        if (c->freeing || c->ph != PH_RESPONSE_BODY)
+            break;
+        if (c->rs.framing == SWORN_HTTP_UNTIL_CLOSE && (what & BEV_EVENT_EOF)) {
+            pass_body(c, NULL, 0, 1);
+            free_upstream(c);
+            c->close_after = 1;
+            response_done(c);
+            break;
+        }
+        /* Cut short: the agent's copy cannot be completed; close it so it sees that. */
+        snprintf(c->reason, sizeof(c->reason), "the upstream's response was cut short");
+        log_request(c);
+        conn_abort(c);
+        break;
+    case PH_SPLICE:
+        splice_end(c, c->u);
+        break;
+    default:
+        free_upstream(c); /* an idle kept-alive upstream went away */
+        break;
+    }
+}
+
+static void on_u_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_u_event_in(c, bev, what, arg);
+    conn_leave(c);
+}
+
+static void on_timer_in(struct pconn *c, evutil_socket_t fd, short what, void *unused_arg)
+{
+    (void)unused_arg;
+
+    (void)fd;
+    (void)what;
+    switch (c->ph) {
+    case PH_HEAD:
+        if (!c->head_started) {
+            conn_abort(c); /* idle: a kept-alive connection with no next request */
+            return;
+        }
+        snprintf(c->reason, sizeof(c->reason), "the request head did not arrive in time");
+        reply_json(c, 408, "error", 1);
+        conn_close_after_write(c);
+        return;
+    case PH_BODY:
+        snprintf(c->reason, sizeof(c->reason), "the request body did not arrive in time");
+        reply_json(c, 408, "error", 1);
+        conn_close_after_write(c);
+        return;
+    case PH_PEEK:
+        decide_tcp(c); /* silence: a protocol where the server speaks first */
+        return;
+    default:
+        conn_abort(c); /* CLOSING: the agent does not read its answer */
+        return;
+    }
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_timer_in(c, fd, what, arg);
+    conn_leave(c);
+}
+
+void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
+{
+    struct sworn_proxy *px = l->px;
+    struct pconn *c;
+
+    if (px->connections >= px->conf->connections_max) {
+        static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                   "Connection: close\r\n\r\n";
+        ssize_t w = write(fd, busy, sizeof(busy) - 1);
+
+        (void)w; /* best effort: the connection is refused either way */
+        close(fd);
+        sworn_pmetrics_request(&px->metrics, SWORN_PMETRICS_ERROR, 503);
+        return;
+    }
+    c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        close(fd);
+        return;
+    }
+    c->px = px;
+    c->l = l;
+    c->uid = uid;
+    c->ms_decide = -1;
+    c->a = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+    c->timer = evtimer_new(px->base, on_timer, c);
+    c->body = evbuffer_new();
+    c->tmp = evbuffer_new();
+    px->connections++;
+    sworn_pmetrics_connection_open(&px->metrics);
+    if (c->a == NULL || c->timer == NULL || c->body == NULL || c->tmp == NULL ||
+        sworn_pdecide_init(&c->dec, px->base, px->conf->decision_socket,
+                           px->conf->decision_timeout_ms, px->conf->escalation_max_ms) != 0) {
+        if (c->a == NULL)
+            close(fd);
+        conn_abort(c);
+        return;
+    }
+    bufferevent_setcb(c->a, on_a_read, on_a_write, on_a_event, c);
+    bufferevent_setwatermark(c->a, EV_READ, 0, AGENT_INPUT_MAX);
+    bufferevent_enable(c->a, EV_READ | EV_WRITE);
+    start_head(c);
+}

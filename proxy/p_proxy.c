@@ -1,0 +1,115 @@
+/*
+ * p_proxy.c -- bringing the proxy up, running its loop, and taking it down (p_proxy.h).
+ */
+#include "p_proxy.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+#include <openssl/rand.h>
+
+#include "encoding.h"
+#include "err.h"
+#include "p_ca.h"
+#include "p_jlog.h"
+#include "p_jwt.h"
+#include "p_mserve.h"
+#include "p_uptls.h"
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct sworn_proxy *px = arg;
+    json_object *o = json_object_new_object();
+
+    (void)what;
+    json_object_object_add(o, "signal", json_object_new_int((int)sig));
+    sworn_plog(SWORN_PLOG_INFO, "stopping", o);
+    sworn_proxy_stop(px);
+}
+
+void sworn_proxy_next_id(struct sworn_proxy *px, char out[64])
+{
+    snprintf(out, 64, "%s-%llu", px->id_prefix, (unsigned long long)++px->id_counter);
+}
+
+int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
+{
+    uint8_t rnd[8];
+
+    memset(px, 0, sizeof(*px));
+    px->conf = conf;
+    sworn_pmetrics_init(&px->metrics);
+    /* Request ids: a random prefix per process, so a restarted proxy never repeats one (decisiond
+     * refuses an id it took among its last 65536). */
+    SWORN_ENSURE(RAND_bytes(rnd, sizeof(rnd)) == 1, SWORN_ERR_CRYPTO, "RAND_bytes failed");
+    memcpy(px->id_prefix, "px-", 3);
+    SWORN_GUARD(sworn_hex_encode(rnd, sizeof(rnd), px->id_prefix + 3, sizeof(px->id_prefix) - 3));
+    px->base = event_base_new();
+    SWORN_ENSURE(px->base != NULL, SWORN_ERR_NOMEM, "event_base_new failed");
+    if (sworn_proxy_ca_load(conf->ca_cert, conf->ca_key, conf->leaf_ttl_s, conf->leaf_cache,
+                            &px->ca) != 0)
+        goto fail;
+    px->upstream_tls = sworn_uptls_ctx(conf->upstream_ca_file);
+    if (px->upstream_tls == NULL)
+        goto fail;
+    /* The resolver reads /etc/resolv.conf and /etc/hosts now, before any privilege drop. */
+    px->dns = evdns_base_new(px->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (px->dns == NULL) {
+        sworn_err_set(SWORN_ERR_IO, "the resolver cannot be set up (/etc/resolv.conf)");
+        goto fail;
+    }
+    if (conf->delegation_verify_key[0] != '\0') {
+        px->delegation_key = sworn_jwt_load_key(conf->delegation_verify_key);
+        if (px->delegation_key == NULL)
+            goto fail;
+    }
+    if (sworn_plisten_open(px) != 0 || sworn_mserve_open(px) != 0)
+        goto fail;
+    px->sig_term = evsignal_new(px->base, SIGTERM, on_signal, px);
+    px->sig_int = evsignal_new(px->base, SIGINT, on_signal, px);
+    if (px->sig_term == NULL || px->sig_int == NULL || evsignal_add(px->sig_term, NULL) != 0 ||
+        evsignal_add(px->sig_int, NULL) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "signal handlers cannot be set up");
+        goto fail;
+    }
+    return 0;
+fail:
+    sworn_proxy_close(px);
+    return -1;
+}
+
+int sworn_proxy_run(struct sworn_proxy *px)
+{
+    if (event_base_dispatch(px->base) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "the event loop failed");
+    return 0;
+}
+
+void sworn_proxy_stop(struct sworn_proxy *px)
+{
+    px->stopping = 1;
+    event_base_loopexit(px->base, NULL);
+}
+
+void sworn_proxy_close(struct sworn_proxy *px)
+{
+    sworn_plisten_close(px);
+    sworn_mserve_close(px);
+    if (px->sig_term != NULL)
+        event_free(px->sig_term);
+    if (px->sig_int != NULL)
+        event_free(px->sig_int);
+    if (px->dns != NULL)
+        evdns_base_free(px->dns, 1);
+    if (px->upstream_tls != NULL)
+        SSL_CTX_free(px->upstream_tls);
+    sworn_proxy_ca_free(px->ca);
+    EVP_PKEY_free(px->delegation_key);
+    if (px->base != NULL)
+        event_base_free(px->base);
+    memset(px, 0, sizeof(*px));
+}

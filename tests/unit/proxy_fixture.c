@@ -1,0 +1,282 @@
+/*
+ * proxy_fixture.c -- a real sworn-proxy for a test (proxy_fixture.h).
+ */
+#define _GNU_SOURCE
+#include "proxy_fixture.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "upstream_fixture.h"
+
+#define START_WAIT_MS 20000
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void print_file(const char *what, const char *path)
+{
+    char *text = sworn_test_read_file_opt(path, NULL);
+
+    fprintf(stderr, "---- %s (%s)\n%s\n----\n", what, path, text != NULL ? text : "(absent)");
+    free(text);
+}
+
+static int run_proxy(struct sworn_pfx *p)
+{
+    const char *bin = getenv("SWORN_PROXY_BIN");
+    char *argv[] = {(char *)bin, "--config", p->config, NULL};
+    int64_t deadline = mono_ms() + START_WAIT_MS;
+
+    unlink(p->port_file);
+    p->pid = sworn_upstream_spawn(argv, p->err);
+    if (p->pid <= 0)
+        return -1;
+    for (;;) {
+        char *text = sworn_test_read_file_opt(p->port_file, NULL);
+
+        if (text != NULL) {
+            p->port = (uint16_t)atoi(text);
+            free(text);
+            break;
+        }
+        if (!sworn_pfx_alive(p) || mono_ms() > deadline) {
+            fprintf(stderr, "sworn-proxy did not start\n");
+            print_file("its error output", p->err);
+            print_file("its log", p->log);
+            return -1;
+        }
+        sworn_test_sleep_ms(5);
+    }
+    snprintf(p->url, sizeof(p->url), "http://127.0.0.1:%u", (unsigned)p->port);
+    snprintf(p->hostport, sizeof(p->hostport), "127.0.0.1:%u", (unsigned)p->port);
+    return 0;
+}
+
+int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
+                    const struct sworn_pfx_opts *opts)
+{
+    const char *bin = getenv("SWORN_PROXY_BIN");
+    char ca_dir[512], cmd[2048], text[16384];
+    struct sworn_pfx_opts none = {0};
+    int n;
+
+    memset(p, 0, sizeof(*p));
+    if (opts == NULL)
+        opts = &none;
+    if (bin == NULL) {
+        fprintf(stderr, "SWORN_PROXY_BIN is not set\n");
+        return -1;
+    }
+    p->dir = sworn_test_tmpdir("proxy");
+    chmod(p->dir, 0700);
+    snprintf(p->config, sizeof(p->config), "%s/proxy.yaml", p->dir);
+    snprintf(p->log, sizeof(p->log), "%s/proxy.log", p->dir);
+    snprintf(p->err, sizeof(p->err), "%s/proxy.err", p->dir);
+    snprintf(p->port_file, sizeof(p->port_file), "%s/port", p->dir);
+    snprintf(p->unix_socket, sizeof(p->unix_socket), "%s/agent.sock", p->dir);
+    snprintf(p->metrics_socket, sizeof(p->metrics_socket), "%s/metrics.sock", p->dir);
+    snprintf(ca_dir, sizeof(ca_dir) - 8, "%s/ca", p->dir);
+    snprintf(p->ca_cert, sizeof(p->ca_cert), "%s/ca.crt", ca_dir);
+    if (mkdir(ca_dir, 0700) != 0) {
+        fprintf(stderr, "mkdir %s: %s\n", ca_dir, strerror(errno));
+        return -1;
+    }
+    snprintf(cmd, sizeof(cmd), "'%s' ca init '%s' >/dev/null", bin, ca_dir);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "%s failed\n", cmd);
+        return -1;
+    }
+    n = snprintf(text, sizeof(text),
+                 "listen:\n"
+                 "  - tcp: \"127.0.0.1:0\"\n    principal: agent-1\n    port_file: %s\n"
+                 "  - unix: %s\n    principal: agent-unix\n"
+                 "decisiond:\n  socket: %s\n%s"
+                 "ca:\n  cert: %s\n  key: %s/ca.key\n"
+                 "upstream:\n%s%s%s  allow_private: [\"127.0.0.0/8\"]\n%s"
+                 "log:\n  file: %s\n"
+                 "metrics:\n  socket: %s\n"
+                 "%s",
+                 p->port_file, p->unix_socket, decision_socket,
+                 opts->decisiond != NULL ? opts->decisiond : "", p->ca_cert, ca_dir,
+                 opts->upstream_ca != NULL ? "  ca_file: " : "",
+                 opts->upstream_ca != NULL ? opts->upstream_ca : "",
+                 opts->upstream_ca != NULL ? "\n" : "",
+                 opts->upstream != NULL ? opts->upstream : "", p->log, p->metrics_socket,
+                 opts->extra != NULL ? opts->extra : "");
+    if (n < 0 || (size_t)n >= sizeof(text)) {
+        fprintf(stderr, "the proxy configuration does not fit\n");
+        return -1;
+    }
+    sworn_test_write_file(p->config, text, (size_t)n, 0600);
+    return run_proxy(p);
+}
+
+int sworn_pfx_restart(struct sworn_pfx *p)
+{
+    if (p->pid > 0)
+        sworn_upstream_stop_child(&p->pid, "sworn-proxy");
+    return run_proxy(p);
+}
+
+void sworn_pfx_kill(struct sworn_pfx *p)
+{
+    if (p->pid <= 0)
+        return;
+    kill(p->pid, SIGKILL);
+    while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    p->pid = 0;
+}
+
+int sworn_pfx_alive(struct sworn_pfx *p)
+{
+    int status;
+    pid_t r;
+
+    if (p->pid <= 0)
+        return 0;
+    while ((r = waitpid(p->pid, &status, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (r == p->pid) {
+        p->pid = 0;
+        return 0;
+    }
+    return 1;
+}
+
+int sworn_pfx_stop(struct sworn_pfx *p)
+{
+    int rc = 0, status = 0;
+    char *err;
+
+    if (p->dir == NULL)
+        return 0;
+    if (p->pid > 0) {
+        kill(p->pid, SIGTERM);
+        while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        p->pid = 0;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "sworn-proxy ended with status 0x%x\n", (unsigned)status);
+            print_file("its error output", p->err);
+            rc = -1;
+        }
+    }
+    err = sworn_test_read_file_opt(p->err, NULL);
+    if (err != NULL &&
+        (strstr(err, "Sanitizer") != NULL || strstr(err, "runtime error:") != NULL)) {
+        fprintf(stderr, "sworn-proxy's error output holds a sanitizer report:\n%s\n", err);
+        rc = -1;
+    }
+    free(err);
+    if (getenv("SWORN_KEEP_STACK") == NULL)
+        sworn_test_rmtree(p->dir);
+    else
+        fprintf(stderr, "proxy folder kept: %s\n", p->dir);
+    free(p->dir);
+    p->dir = NULL;
+    return rc;
+}
+
+size_t sworn_pfx_log_count(struct sworn_pfx *p, const char *needle)
+{
+    char *text = sworn_test_read_file_opt(p->log, NULL);
+    size_t count = 0;
+
+    if (text == NULL)
+        return 0;
+    for (char *line = text, *end; *line != '\0'; line = end + 1) {
+        end = strchr(line, '\n');
+        if (end == NULL)
+            end = line + strlen(line) - 1;
+        else
+            *end = '\0';
+        if (strstr(line, needle) != NULL)
+            count++;
+        if (end[1] == '\0' || end < line)
+            break;
+    }
+    free(text);
+    return count;
+}
+
+int sworn_pfx_wait_log(struct sworn_pfx *p, const char *needle, int timeout_ms)
+{
+    int64_t deadline = mono_ms() + timeout_ms;
+
+    while (sworn_pfx_log_count(p, needle) == 0) {
+        if (mono_ms() > deadline)
+            return -1;
+        sworn_test_sleep_ms(5);
+    }
+    return 0;
+}
+
+long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
+                   int timeout_ms, char *out, size_t cap)
+{
+    struct sockaddr_in sin = {0};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    size_t have = 0, sent = 0;
+    int64_t deadline = mono_ms() + timeout_ms;
+
+    if (fd < 0)
+        return -1;
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(p->port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+        close(fd);
+        return -1;
+    }
+    while (sent < len) {
+        ssize_t w = send(fd, (const char *)bytes + sent, len - sent, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break; /* the proxy closed early: read what it said */
+        sent += (size_t)w;
+    }
+    if (!keep_open)
+        shutdown(fd, SHUT_WR);
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int64_t left = deadline - mono_ms();
+        ssize_t r;
+
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+            break;
+        if (have + 1 >= cap) {
+            char sink[4096];
+
+            r = recv(fd, sink, sizeof(sink), 0);
+        } else {
+            r = recv(fd, out + have, cap - 1 - have, 0);
+            if (r > 0)
+                have += (size_t)r;
+        }
+        if (r <= 0)
+            break;
+    }
+    out[have] = '\0';
+    close(fd);
+    return (long)have;
+}

@@ -1,0 +1,83 @@
+/*
+ * proxy_fixture.h -- a real sworn-proxy for a test, in a fresh temporary folder of its own, on the
+ * decision socket of a stack the test started (stack_fixture.h, usually with --no-proxy), with a
+ * configuration the test shapes: the fault tests restart it, the corpus tests set its limits.
+ * (scripts/dev-stack starts one too, with its own generated configuration; tests that need only
+ * that use sworn_stack_up with --proxy.)
+ *
+ * The configuration written (docs/proxy.md):
+ *   listen:    tcp 127.0.0.1:0 (principal agent-1, port file DIR/port);
+ *              unix DIR/agent.sock (principal agent-unix)
+ *   decisiond: socket (the stack's), then opts->decisiond's lines
+ *   ca:        DIR/ca (sworn-proxy ca init)
+ *   upstream:  ca_file opts->upstream_ca (when given), allow_private 127.0.0.0/8, then
+ *              opts->upstream's lines
+ *   log:       DIR/proxy.log;  metrics: DIR/metrics.sock
+ *   then opts->extra verbatim (other top-level sections: connect, limits, timeouts, delegation)
+ *
+ * The proxy's standard error goes to DIR/proxy.err; sworn_pfx_stop fails when it holds a
+ * sanitizer report. Test code only: failures print why and return -1.
+ */
+#ifndef SWORN_PROXY_FIXTURE_H
+#define SWORN_PROXY_FIXTURE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "testutil.h"
+
+struct sworn_pfx_opts {
+    const char *upstream_ca; /* PEM file the proxy trusts for upstream TLS; NULL: the default */
+    const char *decisiond;   /* lines (indented two spaces) added under decisiond:, or NULL */
+    const char *upstream;    /* lines added under upstream:, or NULL */
+    const char *extra;       /* top-level YAML appended, or NULL */
+};
+
+struct sworn_pfx {
+    char *dir;
+    char config[1024], log[1024], err[1024], port_file[1024], ca_cert[1024];
+    char unix_socket[108], metrics_socket[108];
+    uint16_t port;     /* the tcp listener's */
+    char url[64];      /* http://127.0.0.1:PORT */
+    char hostport[32]; /* 127.0.0.1:PORT */
+    pid_t pid;
+};
+
+/* Make the folder, the CA and the configuration, and start the proxy; waits until its port file
+ * is there (20 s at most). Returns 0, or -1 (the proxy's error output is printed). */
+SWORN_TEST_MUST_CHECK
+int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
+                    const struct sworn_pfx_opts *opts);
+
+/* Start the proxy again on the same folder and configuration (after sworn_pfx_kill or a stop);
+ * a new port. Returns 0 or -1. */
+SWORN_TEST_MUST_CHECK
+int sworn_pfx_restart(struct sworn_pfx *p);
+
+/* SIGKILL the proxy and reap it. */
+void sworn_pfx_kill(struct sworn_pfx *p);
+
+/* SIGTERM it, wait, remove the folder (kept with SWORN_KEEP_STACK). Returns 0, or -1 when it did
+ * not exit 0 or its error output holds a sanitizer report (printed). Safe on a failed start. */
+SWORN_TEST_MUST_CHECK
+int sworn_pfx_stop(struct sworn_pfx *p);
+
+/* Whether the proxy is still running (not exited). */
+int sworn_pfx_alive(struct sworn_pfx *p);
+
+/* Wait until a line of the proxy's log contains needle; 0, or -1 after timeout_ms. */
+SWORN_TEST_MUST_CHECK
+int sworn_pfx_wait_log(struct sworn_pfx *p, const char *needle, int timeout_ms);
+
+/* How many lines of the proxy's log contain needle. */
+size_t sworn_pfx_log_count(struct sworn_pfx *p, const char *needle);
+
+/*
+ * Send raw bytes to the tcp listener on a new connection, shut down the writing side unless
+ * keep_open, and read everything the proxy sends until it closes (or timeout_ms passes: then the
+ * answer so far). out: cap bytes, NUL-terminated. Returns the bytes read, or -1 (no connection).
+ */
+long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
+                   int timeout_ms, char *out, size_t cap);
+
+#endif
