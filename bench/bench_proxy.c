@@ -1505,12 +1505,19 @@ static void print_cpu(const char *label, const struct result *r, const char *wha
     printf(" (nginx %.1f us)\n", r->nginx_us);
 }
 
+/* What bench_decisiond measured: its peak, and its point with CLIENTS clients (the concurrency
+ * of this bench: one decisiond connection per agent connection). */
+struct alone {
+    double peak;
+    double at_clients, p50_at_clients; /* decisions/s and p50 ms; 0 when not found */
+};
+
 /*
  * Run bench_decisiond (built beside this program) on a stack of its own, after ours is down:
- * the peak closed-loop decisions/s of decisiond alone on this machine. Returns it, or 0 when
- * that run failed (printed: information, not a failure of this bench).
+ * decisiond's closed-loop decisions/s alone on this machine. 0, or -1 when that run failed
+ * (printed: information, not a failure of this bench).
  */
-static double decisiond_alone(const char *dir, double seconds)
+static int decisiond_alone(const char *dir, double seconds, struct alone *a)
 {
     char self[BENCH_PATH_MAX], prog[BENCH_PATH_MAX + 32], sub[BENCH_PATH_MAX], out[BENCH_PATH_MAX],
         log[BENCH_PATH_MAX], secs[32], text[65536];
@@ -1519,7 +1526,6 @@ static double decisiond_alone(const char *dir, double seconds)
         secs, "--build", (char *)build_dir, "--source", (char *)source_dir, NULL};
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     const char *p;
-    double peak = 0;
     size_t len;
     pid_t pid;
     int status = 0;
@@ -1541,13 +1547,26 @@ static double decisiond_alone(const char *dir, double seconds)
         if (errno != EINTR)
             bench_die_sys("waitpid bench_decisiond");
     bench_read_small(out, (uint8_t *)text, sizeof(text), &len);
+    memset(a, 0, sizeof(*a));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || (p = strstr(text, "  peak: ")) == NULL ||
-        sscanf(p, "  peak: %lf", &peak) != 1) {
+        sscanf(p, "  peak: %lf", &a->peak) != 1) {
         fprintf(stderr, "bench_proxy: bench_decisiond failed (status 0x%x): see %s\n",
                 (unsigned)status, log);
-        return 0;
+        return -1;
     }
-    return peak;
+    /* The closed-loop rows: "  clients dec/s p50 ...". */
+    for (p = strstr(text, "== Closed loop"); p != NULL && p < strstr(text, "  peak: ");
+         p = strchr(p + 1, '\n')) {
+        int clients = 0;
+        double rate = 0, p50 = 0;
+
+        if (sscanf(p + 1, " %d %lf %lf", &clients, &rate, &p50) == 3 && clients == CLIENTS) {
+            a->at_clients = rate;
+            a->p50_at_clients = p50;
+            break;
+        }
+    }
+    return 0;
 }
 
 static _Noreturn void usage(void)
@@ -1740,15 +1759,23 @@ int main(int argc, char **argv)
                p50_ok ? "PASS" : "MISS", s->p50, q->p50);
         printf("  target %s\n", rate_ok && p50_ok ? "MET" : "NOT MET");
         if (!(rate_ok && p50_ok) && with_decisiond) {
-            double peak = decisiond_alone(dir, seconds);
+            struct alone a;
 
-            printf("  decisiond alone (bench_decisiond --stacks notpm, its own clients on the "
-                   "decision socket):\n  peak %.0f decisions/s; sworn-proxy reached %.2f of it, "
-                   "squid's rate is %.2f x it%s\n",
-                   peak, peak > 0 ? s->rate / peak : 0, peak > 0 ? q->rate / peak : 0,
-                   peak > 0 && s->rate >= 0.8 * peak
-                       ? " (within 20 % of it: decisiond is the limit)"
-                       : "");
+            if (decisiond_alone(dir, seconds, &a) == 0) {
+                double same = a.at_clients > 0 ? a.at_clients : a.peak;
+
+                printf("  decisiond alone (bench_decisiond --stacks notpm, its own clients on the "
+                       "decision socket):\n");
+                printf("    peak %.0f decisions/s; with %d clients (this bench's concurrency) "
+                       "%.0f/s, p50 %.2f ms\n",
+                       a.peak, CLIENTS, a.at_clients, a.p50_at_clients);
+                printf("    sworn-proxy reached %.2f of decisiond's rate with %d clients%s;\n"
+                       "    squid's rate is %.2f x decisiond's peak: decisiond would have to be "
+                       "that much faster\n",
+                       same > 0 ? s->rate / same : 0, CLIENTS,
+                       same > 0 && s->rate >= 0.8 * same ? " (decisiond is the limit)" : "",
+                       a.peak > 0 ? q->rate / a.peak : 0);
+            }
         }
     }
     return failed;
