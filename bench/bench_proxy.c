@@ -59,6 +59,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -508,11 +509,18 @@ struct fwd {
     pid_t pid;
 };
 
-/* squid may drop to its effective user (Debian: proxy) when started as root: its folder and
- * files must be that user's then. */
+/* squid drops to its effective user (Debian: proxy) when started as root: its folder must be
+ * that user's then. */
 static void give_to_proxy_user(const char *path)
 {
-    if (geteuid() == 0 && chown(path, 13, 13) != 0) /* Debian's proxy:proxy is 13:13 */
+    const struct passwd *pw;
+
+    if (geteuid() != 0)
+        return;
+    pw = getpwnam("proxy");
+    if (pw == NULL)
+        bench_die_msg("squid runs as the user proxy when started as root, and there is none");
+    if (chown(path, pw->pw_uid, pw->pw_gid) != 0)
         bench_die_sys(path);
 }
 
