@@ -626,6 +626,7 @@ struct stack {
     char why[BENCH_PATH_MAX + 512]; /* when not up: what failed */
     char dir[BENCH_PATH_MAX];       /* the stack's folder */
     char proxy_ca[BENCH_PATH_MAX];  /* PROXY_CA */
+    char proxy_log[BENCH_PATH_MAX]; /* PROXY_LOG: its JSON lines; "" when not given */
     unsigned port;                  /* from PROXY_URL */
     pid_t proxy_pid, decisiond_pid;
 };
@@ -762,6 +763,7 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
     s->proxy_pid = (pid_t)atol(value);
     kill_proxy = s->proxy_pid;
     env_value((const char *)env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
+    env_value((const char *)env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
     env_value((const char *)env, "PROXY_URL", value, sizeof(value));
     if (value[0] == '\0') {
         snprintf(s->why, sizeof(s->why), "scripts/dev-stack wrote no PROXY_URL");
@@ -850,6 +852,10 @@ struct result {
     uint64_t closes;   /* wrk's read errors: the server closed a kept-alive connection */
     double cpu_us[2];  /* per request: [0] the proxy (with descendants), [1] decisiond (same) */
     double nginx_us;   /* nginx, per request */
+    /* sworn-proxy's own request lines (PROXY_LOG) written in the window: how many, and the p50
+     * and p99 of ms_decide (waiting for decisiond) and of ms_total, in ms */
+    size_t jlines;
+    double decide_p50, decide_p99, total_p50, total_p99;
 };
 
 struct target {
@@ -857,6 +863,7 @@ struct target {
     unsigned proxy_port; /* 0: direct to nginx */
     pid_t cpu_pid[2];    /* processes whose CPU is counted (0: none) */
     int sworn;           /* sworn-proxy: terminates TLS, checks Host */
+    const char *jlog;    /* sworn-proxy's log file (one JSON line per request), or NULL */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -1355,13 +1362,81 @@ static int cmp_u32(const void *a, const void *b)
 /* The window's cost: CPU of the target's processes and nginx before and after. */
 struct cpu_mark {
     double t[2], nginx;
+    off_t jlog_size; /* the proxy's log file's size */
+    const char *jlog;
 };
 
 static void cpu_mark(const struct target *t, pid_t nginx, struct cpu_mark *m)
 {
+    struct stat st;
+
     for (int i = 0; i < 2; i++)
         m->t[i] = t->cpu_pid[i] > 0 ? tree_cpu(t->cpu_pid[i], 0) : 0;
     m->nginx = proc_cpu(nginx);
+    m->jlog = t->jlog;
+    m->jlog_size = t->jlog != NULL && stat(t->jlog, &st) == 0 ? st.st_size : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* sworn-proxy's request lines between two marks: the time it waited for decisiond and its
+ * total, as it logged them ("ms_decide", "ms_total"; docs/proxy.md). A line cut at the end of
+ * the window is skipped. */
+static void jlog_window(const struct cpu_mark *a, const struct cpu_mark *b, struct result *r)
+{
+    char line[4096];
+    double *dec = NULL, *tot = NULL;
+    size_t n = 0, cap = 0;
+    FILE *f;
+    off_t pos;
+
+    if (a->jlog == NULL || b->jlog_size <= a->jlog_size || (f = fopen(a->jlog, "r")) == NULL)
+        return;
+    if (fseeko(f, a->jlog_size, SEEK_SET) != 0) {
+        fclose(f);
+        return;
+    }
+    for (pos = a->jlog_size; pos < b->jlog_size && fgets(line, sizeof(line), f) != NULL;
+         pos += (off_t)strlen(line)) {
+        const char *d = strstr(line, "\"ms_decide\":"), *t = strstr(line, "\"ms_total\":");
+
+        if (strchr(line, '\n') == NULL || d == NULL || t == NULL ||
+            strstr(line, "\"event\":\"request\"") == NULL)
+            continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 65536;
+            double *nd = realloc(dec, c * sizeof(*nd)), *nt;
+
+            if (nd == NULL)
+                bench_die_msg("out of memory");
+            dec = nd;
+            nt = realloc(tot, c * sizeof(*nt));
+            if (nt == NULL)
+                bench_die_msg("out of memory");
+            tot = nt;
+            cap = c;
+        }
+        dec[n] = strtod(d + 12, NULL);
+        tot[n] = strtod(t + 11, NULL);
+        n++;
+    }
+    fclose(f);
+    if (n > 0) {
+        qsort(dec, n, sizeof(*dec), cmp_double);
+        qsort(tot, n, sizeof(*tot), cmp_double);
+        r->jlines = n;
+        r->decide_p50 = dec[(size_t)(0.50 * (double)(n - 1) + 0.5)];
+        r->decide_p99 = dec[(size_t)(0.99 * (double)(n - 1) + 0.5)];
+        r->total_p50 = tot[(size_t)(0.50 * (double)(n - 1) + 0.5)];
+        r->total_p99 = tot[(size_t)(0.99 * (double)(n - 1) + 0.5)];
+    }
+    free(dec);
+    free(tot);
 }
 
 static void cpu_per_request(const struct cpu_mark *a, const struct cpu_mark *b, struct result *r)
@@ -1371,6 +1446,7 @@ static void cpu_per_request(const struct cpu_mark *a, const struct cpu_mark *b, 
     for (int i = 0; i < 2; i++)
         r->cpu_us[i] = (b->t[i] - a->t[i]) * 1e6 / n;
     r->nginx_us = (b->nginx - a->nginx) * 1e6 / n;
+    jlog_window(a, b, r);
 }
 
 static void tls_load(const struct tls_case *tc, const struct target *t, pid_t nginx, double seconds,
@@ -1682,7 +1758,8 @@ int main(int argc, char **argv)
     tg[C_SWORN] = (struct target){.label = "sworn-proxy (decide, record, sign)",
                                   .proxy_port = st.port,
                                   .cpu_pid = {st.proxy_pid, st.decisiond_pid},
-                                  .sworn = 1};
+                                  .sworn = 1,
+                                  .jlog = st.proxy_log[0] != '\0' ? st.proxy_log : NULL};
     memset(http, 0, sizeof(http));
     memset(https, 0, sizeof(https));
 
@@ -1737,6 +1814,15 @@ int main(int argc, char **argv)
     print_cpu("HTTPS tinyproxy (tunnel)", &https[C_TINY], "tinyproxy", NULL);
     print_cpu("HTTPS sworn-proxy (terminated)", &https[C_SWORN], "sworn-proxy",
               "decisiond (+children)");
+    for (int k = 0; k < 2; k++) {
+        const struct result *r = k == 0 ? &http[C_SWORN] : &https[C_SWORN];
+
+        if (r->done && r->jlines > 0)
+            printf("  %-34s %zu request lines in the window: waiting for decisiond p50 %.2f ms, "
+                   "p99 %.2f ms;\n  %-34s in the proxy in all p50 %.2f ms, p99 %.2f ms\n",
+                   k == 0 ? "HTTP sworn-proxy, its own log" : "HTTPS sworn-proxy, its own log",
+                   r->jlines, r->decide_p50, r->decide_p99, "", r->total_p50, r->total_p99);
+    }
     if (http[C_SWORN].done) {
         double d = http[C_SWORN].cpu_us[1], p = http[C_SWORN].cpu_us[0];
 
