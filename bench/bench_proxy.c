@@ -40,6 +40,8 @@
  *   CPU     utime + stime (/proc/PID/stat) of each proxy and of decisiond, each with all its
  *           descendants (/proc/PID/task/TID/children: decisiond's engine and signer), before and
  *           after each measured window, per request.
+ *   log     sworn-proxy's own request lines (PROXY_LOG) written in each window: the p50 and p99
+ *           of ms_decide (its wait for decisiond) and of ms_total.
  * Every case is probed first with one request that must answer 200 with the file's bytes; a
  * probe that fails is a setup failure. Target (issue text): sworn-proxy with the full record at
  * least 1.0x squid's plain-forwarding requests/s, with a p50 no worse than squid's.
