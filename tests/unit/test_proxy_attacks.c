@@ -69,6 +69,10 @@ static const char policy_text[] =
     "    operations: [\"http.request\"]\n"
     "    resource:\n      schemes: [http, https]\n      hosts: [\"127.0.0.1\"]\n"
     "      paths: [\"/open/**\", \"/body/**\", \"/drop/**\"]\n"
+    "  - id: open-by-name\n    effect: allow\n    reason: \"atk: open by name\"\n"
+    "    operations: [\"http.request\"]\n"
+    "    resource:\n      schemes: [http]\n      hosts: [\"localhost\"]\n"
+    "      paths: [\"/open/**\"]\n"
     "  - id: ws\n    effect: allow\n    reason: \"atk: websocket\"\n"
     "    operations: [\"ws.upgrade\"]\n"
     "    resource:\n      schemes: [ws]\n      hosts: [\"127.0.0.1\"]\n"
@@ -587,6 +591,49 @@ static void test_hostile_bytes_do_not_wedge(void **state)
     assert_int_equal(code, 200);
 }
 
+/* DNS rebinding: an allowed name that resolves to loopback (localhost, from /etc/hosts) is not
+ * connected to when upstream.allow_private does not admit loopback (502, counted), while the IP
+ * literal the policy names is (the policy's choice). */
+static void test_name_to_loopback_refused_without_allow_private(void **state)
+{
+    struct sworn_pfx p4;
+    char *cfg, *at, url[256], body[4096], metrics[65536];
+    int code = 0;
+    const char *margv[] = {"--unix-socket", NULL, "http://localhost/metrics", NULL};
+    static const char loopback[] = "allow_private: [\"127.0.0.0/8\"]";
+
+    (void)state;
+    assert_int_equal(sworn_pfx_start(&p4, T.s.decision, NULL), 0);
+    sworn_pfx_kill(&p4);
+    cfg = sworn_test_read_file(p4.config, NULL);
+    at = strstr(cfg, loopback);
+    assert_non_null(at);
+    memcpy(at, "allow_private: [\"10.0.0.0/8\"] ", sizeof(loopback) - 1);
+    sworn_test_write_file(p4.config, cfg, strlen(cfg), 0600);
+    free(cfg);
+    assert_int_equal(sworn_pfx_restart(&p4), 0);
+    snprintf(url, sizeof(url), "http://localhost:%u/open/rebind", (unsigned)T.up_port);
+    {
+        const char *argv[] = {"-x", p4.url, url, NULL};
+
+        assert_int_equal(sworn_upstream_curl(argv, body, sizeof(body), &code), 0);
+    }
+    assert_int_equal(code, 502);
+    up_url(url, sizeof(url), "/open/literal");
+    {
+        const char *argv[] = {"-x", p4.url, url, NULL};
+
+        assert_int_equal(sworn_upstream_curl(argv, body, sizeof(body), &code), 0);
+    }
+    assert_int_equal(code, 200);
+    margv[1] = p4.metrics_socket;
+    assert_int_equal(sworn_upstream_curl(margv, metrics, sizeof(metrics), &code), 0);
+    assert_non_null(strstr(metrics, "sworn_proxy_dns_refused_total 1"));
+    assert_int_equal(sworn_pfx_stop(&p4), 0);
+    barrier();
+    assert_false(up_has("/open/rebind"));
+}
+
 /* ---- what reaches upstream: HOLES ---- */
 
 #if ATTACK_HOLES
@@ -637,6 +684,52 @@ static void test_hole_sworn_log_index_underscore_forwarded(void **state)
     assert_int_equal(up_wait("GET /open/forged-index "), 0);
     if (up_has("Sworn_Log_Index"))
         fail_msg("HOLE: upstream received the agent's Sworn_Log_Index");
+}
+#endif
+
+#if ATTACK_HOLES
+/*
+ * HOLE: a request with a header field name of 257 bytes or more (the wire's limit for
+ * Context.header_names) is answered 502 "the request could not be sent to decisiond", and
+ * nothing is recorded: no decision, no refusal, no log_index. The agent can so make any attempt
+ * (here a GET of a denied path) leave no trace in the log: one padding field per request. It is
+ * sent nowhere, but "every refusal is a recorded deny" does not hold, and the proxy counts it as
+ * a decisiond failure. Safe behaviour asserted: the answer names a log entry, a DENY for this
+ * request (a refusal, as for "a target too long for the wire").
+ */
+static void test_hole_long_header_name_leaves_no_record(void **state)
+{
+    char name[301], req[2048], out[8192], *json;
+    json_object *o, *v;
+    long long index = -1;
+
+    (void)state;
+    memset(name, 'X', 300);
+    name[300] = '\0';
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u/denied/unrecorded HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "%s: 1\r\nConnection: close\r\n\r\n",
+             (unsigned)T.up_port, (unsigned)T.up_port, name);
+    assert_true(raw(&T.p, req, out, sizeof(out)) > 0);
+    json = strstr(out, "\r\n\r\n");
+    assert_non_null(json);
+    o = json_tokener_parse(json + 4);
+    assert_non_null(o);
+    if (json_object_object_get_ex(o, "log_index", &v))
+        index = json_object_get_int64(v);
+    json_object_put(o);
+    if (index < 0)
+        fail_msg("HOLE: the request was answered without any record: %s", out);
+    {
+        Sworn__V1__AdminResponse *tail = sworn_stack_tail(&T.s, 1000);
+        const Sworn__V1__Entry *e;
+
+        assert_true(index >= (long long)tail->tail->first_index);
+        e = tail->tail->entries[index - (long long)tail->tail->first_index];
+        assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+        assert_int_equal(e->decision->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+        sworn__v1__admin_response__free_unpacked(tail, NULL);
+    }
 }
 #endif
 
@@ -767,11 +860,13 @@ int main(void)
         cmocka_unit_test(test_ws_upgrade_answered_200_is_no_tunnel),
         cmocka_unit_test(test_tunnel_inner_target_tricks),
         cmocka_unit_test(test_hostile_bytes_do_not_wedge),
+        cmocka_unit_test(test_name_to_loopback_refused_without_allow_private),
 #if ATTACK_HOLES
         cmocka_unit_test(test_hole_gzip_echo_reveals_credential),
         cmocka_unit_test(test_hole_range_pieces_reveal_credential),
         cmocka_unit_test(test_hole_raw_path_sent_instead_of_canonical),
         cmocka_unit_test(test_hole_sworn_log_index_underscore_forwarded),
+        cmocka_unit_test(test_hole_long_header_name_leaves_no_record),
         cmocka_unit_test(test_hole_one_agent_exhausts_connections_for_all),
         cmocka_unit_test(test_hole_log_file_world_writable_used),
         cmocka_unit_test(test_hole_port_file_temp_precreated),
