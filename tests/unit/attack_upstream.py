@@ -20,6 +20,11 @@
 #   /trailer/... 200 chunked "ok\n" with the auth value in a trailer field X-Echo
 #   /reason/...  200 with the auth value as the status line's reason phrase
 #   /early/...   103 Early Hints echoing the auth value in X-Echo, then 200 "ok\n"
+#   /wsauth/...  a WebSocket upgrade answered 101, then one text message "auth=<value>", compressed
+#                (permessage-deflate) when the client offered it, as servers do by default,
+#                then a close frame and a FIN
+#   /wsfrag/...  the same, never compressed, the message sent in two fragments split inside the
+#                value (servers fragment long messages as they please)
 #   /drop/...    nothing: the connection is closed once the request is read (a server that took
 #                the request and died before answering)
 #   /lower/...   200 "auth=<value in lower case>\n" (a case-insensitive echo)
@@ -28,6 +33,7 @@
 #   /u101/...    101 Switching Protocols to any request, then echoes every byte raw
 #   /body/...    200 "len=<bytes of body received> sha=<sha256 hex of them>\n"
 #   anything     200 "ok <request line>\n"
+import base64
 import gzip
 import hashlib
 import os
@@ -35,6 +41,46 @@ import socket
 import sys
 import threading
 import time
+import zlib
+
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def ws_frame(first_byte, payload):
+    if len(payload) < 126:
+        head = bytes([first_byte, len(payload)])
+    else:
+        head = bytes([first_byte, 126]) + len(payload).to_bytes(2, "big")
+    return head + payload
+
+
+def ws_auth(conn, lines, auth, fragmented):
+    """Answer a WebSocket upgrade with 101 and send one text message "auth=<value>": with
+    permessage-deflate when the client offered it (RFC 7692, as most servers do by default),
+    else in two fragments split inside the value (fragmented) or in one frame."""
+    key = field(lines, "sec-websocket-key") or ""
+    accept = base64.b64encode(hashlib.sha1((key + WS_GUID).encode()).digest()).decode()
+    ext = (field(lines, "sec-websocket-extensions") or "").lower()
+    deflate = "permessage-deflate" in ext and not fragmented
+    head = ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Accept: %s\r\n" % accept)
+    if deflate:
+        head += "Sec-WebSocket-Extensions: permessage-deflate\r\n"
+    conn.sendall((head + "\r\n").encode())
+    msg = ("auth=%s" % auth).encode("latin-1")
+    if deflate:
+        c = zlib.compressobj(wbits=-15)
+        data = c.compress(msg) + c.flush(zlib.Z_SYNC_FLUSH)
+        conn.sendall(ws_frame(0xC1, data[:-4]))
+    elif fragmented:
+        conn.sendall(ws_frame(0x01, msg[:12]) + ws_frame(0x80, msg[12:]))
+    else:
+        conn.sendall(ws_frame(0x81, msg))
+    # then a close frame and the end of the stream, so that nothing is left waiting for more
+    conn.sendall(ws_frame(0x88, b"\x03\xe8"))
+    conn.shutdown(socket.SHUT_WR)
+    while conn.recv(65536):
+        pass
 
 
 def log_head(log_path, head_lines):
@@ -117,6 +163,9 @@ def serve(conn, log_path):
                 conn.sendall(b"HTTP/1.1 103 Early Hints\r\nX-Echo: " + auth.encode("latin-1") +
                              b"\r\n\r\n")
                 answer(conn, "200 OK", b"ok\n")
+            elif target.startswith("/wsauth/") or target.startswith("/wsfrag/"):
+                ws_auth(conn, lines, auth, target.startswith("/wsfrag/"))
+                return
             elif target.startswith("/drop/"):
                 return
             elif target.startswith("/lower/"):

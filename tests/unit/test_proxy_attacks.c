@@ -45,6 +45,9 @@
 #define SYM "sym_hdrhdrhdrhdrhdrhdrhdrhdrhdrhdrhdr01"
 #define REAL "Bearer real-header-secret-4af1c0de77"
 #define REAL_CORE "real-header-secret-4af1c0de77" /* the part no mask may leave readable */
+#define WS_SYM "sym_wswswswswswswswswswswswswswswswsws04"
+#define WS_REAL "Bearer real-ws-secret-77aa01bb"
+#define WS_REAL_CORE "real-ws-secret-77aa01bb"
 
 static struct {
     struct sworn_stack s;
@@ -77,6 +80,11 @@ static const char policy_text[] =
     "    operations: [\"ws.upgrade\"]\n"
     "    resource:\n      schemes: [ws]\n      hosts: [\"127.0.0.1\"]\n"
     "      paths: [\"/open/**\"]\n"
+    "  - id: ws-cred\n    effect: allow\n    reason: \"atk: websocket with a credential\"\n"
+    "    operations: [\"ws.upgrade\"]\n"
+    "    resource:\n      schemes: [ws]\n      hosts: [\"127.0.0.1\"]\n"
+    "      paths: [\"/wsauth/**\", \"/wsfrag/**\"]\n"
+    "    credential: wsc\n"
     "  - id: deny\n    effect: deny\n    reason: \"atk: denied\"\n"
     "    resource:\n      hosts: [\"127.0.0.1\"]\n      paths: [\"/denied\", \"/denied/**\"]\n";
 
@@ -229,6 +237,69 @@ static void tunnel(const char *connect_to, const char *inner, struct sworn_test_
     free(in);
 }
 
+/*
+ * A WebSocket upgrade to path on the upstream (offering permessage-deflate when deflate), sent
+ * raw; the upstream answers 101, one text message "auth=<value>" and a close. OUT: the message's
+ * payload as the agent can read it (fragments joined; inflated by python3's zlib when the frame
+ * says compressed), NUL-terminated in msg. Returns 1 when a 101 came.
+ */
+static int ws_message(const char *path, int deflate, char *msg, size_t cap)
+{
+    char req[1024], out[8192], *frames, *in;
+    long n;
+    size_t at, have = 0;
+    int compressed = 0;
+    unsigned char *f;
+
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u%s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%s\r\n",
+             (unsigned)T.up_port, path, (unsigned)T.up_port,
+             deflate ? "Sec-WebSocket-Extensions: permessage-deflate\r\n" : "");
+    n = raw(&T.p, req, out, sizeof(out));
+    msg[0] = '\0';
+    if (n <= 0 || strncmp(out, "HTTP/1.1 101 ", 13) != 0)
+        return 0;
+    frames = strstr(out, "\r\n\r\n");
+    assert_non_null(frames);
+    frames += 4;
+    f = (unsigned char *)frames;
+    at = 0;
+    while ((long)(frames - out) + (long)at + 2 <= n) {
+        size_t len = f[at + 1] & 0x7f;
+
+        if ((f[at] & 0x0f) == 0x8) /* the close frame */
+            break;
+        if (f[at] & 0x40)
+            compressed = 1;
+        assert_true(len < 126 && have + len < cap);
+        memcpy(msg + have, f + at + 2, len);
+        have += len;
+        at += 2 + len;
+    }
+    msg[have] = '\0';
+    if (!compressed)
+        return 1;
+    /* permessage-deflate: raw deflate without its final empty block (RFC 7692 7.2.2) */
+    in = sworn_test_path(T.dir, "ws-deflated");
+    sworn_test_write_file(in, msg, have, 0600);
+    {
+        struct sworn_test_run r;
+
+        sworn_test_runv(&r, NULL, "/usr/bin/python3", "-c",
+                        "import sys, zlib; d = open(sys.argv[1], 'rb').read(); "
+                        "sys.stdout.write(zlib.decompressobj(wbits=-15).decompress("
+                        "d + b'\\x00\\x00\\xff\\xff').decode('latin-1'))",
+                        in, NULL);
+        sworn_test_run_must(&r, "inflating the message");
+        snprintf(msg, cap, "%s", r.out);
+        sworn_test_run_free(&r);
+    }
+    free(in);
+    return 1;
+}
+
 /* ---- setup ---- */
 
 static int start_upstream(void)
@@ -281,9 +352,13 @@ static int setup(void **state)
                  " {\"id\": \"hdr\", \"symbolic\": \"" SYM "\", \"value\": \"" REAL
                  "\", \"header\": \"authorization\", \"principals\": [\"agent-1\"],\n"
                  "  \"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", \"port\": "
+                 "%u}]},\n"
+                 " {\"id\": \"wsc\", \"symbolic\": \"" WS_SYM "\", \"value\": \"" WS_REAL
+                 "\", \"header\": \"authorization\", \"principals\": [\"agent-1\"],\n"
+                 "  \"destinations\": [{\"scheme\": \"ws\", \"host\": \"127.0.0.1\", \"port\": "
                  "%u}]}\n"
                  "]}\n",
-                 (unsigned)T.up_port);
+                 (unsigned)T.up_port, (unsigned)T.up_port);
     sworn_test_write_file(T.vault, vault, (size_t)n, 0600);
     snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s --vault %s", T.policy, T.vault);
     if (sworn_stack_up(&T.s, opts) != 0)
@@ -352,6 +427,17 @@ static void test_redirect_relayed_not_followed(void **state)
     assert_false(up_has("GET /denied/redirected "));
 }
 
+/* A WebSocket message in one frame holding the credential is masked. */
+static void test_websocket_frame_masked(void **state)
+{
+    char msg[4096];
+
+    (void)state;
+    assert_true(ws_message("/wsauth/one", 0, msg, sizeof(msg)));
+    assert_string_equal(msg, "auth=******************************");
+    assert_true(up_has("authorization: " WS_REAL " |"));
+}
+
 /* ---- the credential in what comes back: HOLES ---- */
 
 #if ATTACK_HOLES
@@ -400,6 +486,42 @@ static void test_hole_range_pieces_reveal_credential(void **state)
     snprintf(joined, sizeof(joined), "%s%s", one, two);
     if (strstr(joined, REAL_CORE) != NULL)
         fail_msg("HOLE: two byte ranges joined are the real credential: %s", joined);
+}
+#endif
+
+#if ATTACK_HOLES
+/*
+ * HOLE: WebSocket compression. The agent offers permessage-deflate (every browser and most
+ * clients do), the server accepts it (most do by default) and sends a message holding the
+ * credential it received in the handshake (a "whoami", an error quoting the request); the
+ * proxy's mask sees only compressed bytes, and the agent inflates the real value. Promise
+ * broken: the agent never sees a real credential ("in WebSocket frames after a 101"). Safe
+ * behaviour asserted: the message the agent reads holds no real value.
+ */
+static void test_hole_websocket_deflate_reveals_credential(void **state)
+{
+    char msg[4096];
+
+    (void)state;
+    assert_true(ws_message("/wsauth/deflate", 1, msg, sizeof(msg)));
+    if (strstr(msg, WS_REAL_CORE) != NULL)
+        fail_msg("HOLE: the agent inflated the real credential: %s", msg);
+}
+
+/*
+ * HOLE: WebSocket fragmentation. The server sends the message in two fragments split inside the
+ * value (servers fragment as they please; RFC 6455 5.4); the frame header between the fragments
+ * breaks the exact byte match, and the agent joins the fragments into the real value. Safe
+ * behaviour asserted: the joined message holds no real value.
+ */
+static void test_hole_websocket_fragments_reveal_credential(void **state)
+{
+    char msg[4096];
+
+    (void)state;
+    assert_true(ws_message("/wsfrag/x", 0, msg, sizeof(msg)));
+    if (strstr(msg, WS_REAL_CORE) != NULL)
+        fail_msg("HOLE: the fragments joined are the real credential: %s", msg);
 }
 #endif
 
@@ -853,6 +975,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_masking_of_plain_echoes),
         cmocka_unit_test(test_redirect_relayed_not_followed),
+        cmocka_unit_test(test_websocket_frame_masked),
         cmocka_unit_test(test_no_second_send_after_upstream_drop),
         cmocka_unit_test(test_chunked_body_digest_is_what_upstream_got),
         cmocka_unit_test(test_pipelined_deny_between_allows),
@@ -864,6 +987,8 @@ int main(void)
 #if ATTACK_HOLES
         cmocka_unit_test(test_hole_gzip_echo_reveals_credential),
         cmocka_unit_test(test_hole_range_pieces_reveal_credential),
+        cmocka_unit_test(test_hole_websocket_deflate_reveals_credential),
+        cmocka_unit_test(test_hole_websocket_fragments_reveal_credential),
         cmocka_unit_test(test_hole_raw_path_sent_instead_of_canonical),
         cmocka_unit_test(test_hole_sworn_log_index_underscore_forwarded),
         cmocka_unit_test(test_hole_long_header_name_leaves_no_record),
