@@ -25,6 +25,8 @@
 #                then a close frame and a FIN
 #   /wsfrag/...  the same, never compressed, the message sent in two fragments split inside the
 #                value (servers fragment long messages as they please)
+#   /login/...   302 to /accounts/login/?next=<the request target, percent-encoded>, as a login
+#                redirect of Django, Flask-Login or Rails does for a request without a session
 #   /drop/...    nothing: the connection is closed once the request is read (a server that took
 #                the request and died before answering)
 #   /lower/...   200 "auth=<value in lower case>\n" (a case-insensitive echo)
@@ -41,6 +43,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 import zlib
 
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -166,6 +169,9 @@ def serve(conn, log_path):
             elif target.startswith("/wsauth/") or target.startswith("/wsfrag/"):
                 ws_auth(conn, lines, auth, target.startswith("/wsfrag/"))
                 return
+            elif target.startswith("/login/"):
+                nxt = urllib.parse.quote(target, safe="")
+                answer(conn, "302 Found", b"", ["Location: /accounts/login/?next=" + nxt])
             elif target.startswith("/drop/"):
                 return
             elif target.startswith("/lower/"):

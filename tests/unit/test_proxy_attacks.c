@@ -45,6 +45,8 @@
 #define SYM "sym_hdrhdrhdrhdrhdrhdrhdrhdrhdrhdrhdr01"
 #define REAL "Bearer real-header-secret-4af1c0de77"
 #define REAL_CORE "real-header-secret-4af1c0de77" /* the part no mask may leave readable */
+#define Q_SYM "sym_qryqryqryqryqryqryqryqryqryqryqry02"
+#define Q_REAL "real/query+secret=9b2e11aa" /* base64-like: '/', '+' and '=' are common in keys */
 #define WS_SYM "sym_wswswswswswswswswswswswswswswswsws04"
 #define WS_REAL "Bearer real-ws-secret-77aa01bb"
 #define WS_REAL_CORE "real-ws-secret-77aa01bb"
@@ -80,6 +82,11 @@ static const char policy_text[] =
     "    operations: [\"ws.upgrade\"]\n"
     "    resource:\n      schemes: [ws]\n      hosts: [\"127.0.0.1\"]\n"
     "      paths: [\"/open/**\"]\n"
+    "  - id: cred-query\n    effect: allow\n    reason: \"atk: query credential\"\n"
+    "    operations: [\"http.request\"]\n"
+    "    resource:\n      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+    "      paths: [\"/login/**\"]\n"
+    "    credential: qry\n"
     "  - id: ws-cred\n    effect: allow\n    reason: \"atk: websocket with a credential\"\n"
     "    operations: [\"ws.upgrade\"]\n"
     "    resource:\n      schemes: [ws]\n      hosts: [\"127.0.0.1\"]\n"
@@ -356,9 +363,13 @@ static int setup(void **state)
                  " {\"id\": \"wsc\", \"symbolic\": \"" WS_SYM "\", \"value\": \"" WS_REAL
                  "\", \"header\": \"authorization\", \"principals\": [\"agent-1\"],\n"
                  "  \"destinations\": [{\"scheme\": \"ws\", \"host\": \"127.0.0.1\", \"port\": "
+                 "%u}]},\n"
+                 " {\"id\": \"qry\", \"symbolic\": \"" Q_SYM "\", \"value\": \"" Q_REAL
+                 "\", \"query\": \"api_key\", \"principals\": [\"agent-1\"],\n"
+                 "  \"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", \"port\": "
                  "%u}]}\n"
                  "]}\n",
-                 (unsigned)T.up_port, (unsigned)T.up_port);
+                 (unsigned)T.up_port, (unsigned)T.up_port, (unsigned)T.up_port);
     sworn_test_write_file(T.vault, vault, (size_t)n, 0600);
     snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s --vault %s", T.policy, T.vault);
     if (sworn_stack_up(&T.s, opts) != 0)
@@ -522,6 +533,44 @@ static void test_hole_websocket_fragments_reveal_credential(void **state)
     assert_true(ws_message("/wsfrag/x", 0, msg, sizeof(msg)));
     if (strstr(msg, WS_REAL_CORE) != NULL)
         fail_msg("HOLE: the fragments joined are the real credential: %s", msg);
+}
+#endif
+
+#if ATTACK_HOLES
+/*
+ * HOLE: a query credential comes back percent-encoded. The agent sends
+ * GET /login/x?api_key=<symbolic> (rule cred-query); the proxy sets api_key=<real value>; the
+ * upstream, as any login redirect does for a request without a session (Django's
+ * login_required, Flask-Login, Rails), answers 302 to /accounts/login/?next=<the request target,
+ * percent-encoded>. A real key holding '/', '+' or '=' (base64, common) is written %2F, %2B,
+ * %3D there, the exact-bytes mask misses it, and the agent reads the key by decoding the
+ * Location. No collusion: the upstream did nothing unusual. Safe behaviour asserted: the
+ * decoded Location holds no real value.
+ */
+static void test_hole_query_credential_percent_encoded_in_redirect(void **state)
+{
+    char url[512], body[4096], decoded[4096];
+    size_t n = 0;
+    int code = 0;
+
+    (void)state;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/login/x?api_key=" Q_SYM, (unsigned)T.up_port);
+    assert_int_equal(curl_x(body, sizeof(body), &code, "-i", url, NULL), 0);
+    assert_int_equal(code, 302);
+    assert_true(up_has("api_key=" Q_REAL " HTTP/1.1"));
+    for (const char *p = body; *p != '\0' && n + 1 < sizeof(decoded); p++) {
+        unsigned v;
+
+        if (p[0] == '%' && sscanf(p + 1, "%2x", &v) == 1) {
+            decoded[n++] = (char)v;
+            p += 2;
+        } else {
+            decoded[n++] = *p;
+        }
+    }
+    decoded[n] = '\0';
+    if (strstr(decoded, Q_REAL) != NULL)
+        fail_msg("HOLE: the agent decoded the real query credential from: %s", body);
 }
 #endif
 
@@ -989,6 +1038,7 @@ int main(void)
         cmocka_unit_test(test_hole_range_pieces_reveal_credential),
         cmocka_unit_test(test_hole_websocket_deflate_reveals_credential),
         cmocka_unit_test(test_hole_websocket_fragments_reveal_credential),
+        cmocka_unit_test(test_hole_query_credential_percent_encoded_in_redirect),
         cmocka_unit_test(test_hole_raw_path_sent_instead_of_canonical),
         cmocka_unit_test(test_hole_sworn_log_index_underscore_forwarded),
         cmocka_unit_test(test_hole_long_header_name_leaves_no_record),
