@@ -12,6 +12,8 @@
 # each field "name: value" joined by " | " (so a test sees exactly what upstream got).
 #
 # What it answers (the auth value is the request's Authorization field, "" when absent):
+#   .../status-101...  an ordinary 101 (no Upgrade, no Sec-WebSocket-Accept), as httpbin's
+#                /status/101 sends, after which the connection goes on serving HTTP requests
 #   /gz/...      200, "auth=<value>\n"; gzip-encoded (Content-Encoding: gzip) when the request's
 #                Accept-Encoding lists gzip, as httpbin's /gzip and any compressing server do
 #   /range/...   200 "auth=<value>\n", or 206 with the byte range of a "Range: bytes=A-B" field
@@ -134,7 +136,11 @@ def serve(conn, log_path):
             target = lines[0].split(" ")[1]
             auth = field(lines, "authorization") or ""
             echo = ("auth=%s\n" % auth).encode("latin-1")
-            if target.startswith("/gz/"):
+            if "/status-101" in target:
+                # httpbin's /status/101: an ordinary response whose status happens to be 101;
+                # the connection stays an HTTP/1.1 one and serves the next request
+                conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nContent-Length: 0\r\n\r\n")
+            elif target.startswith("/gz/"):
                 ae = (field(lines, "accept-encoding") or "").lower()
                 if "gzip" in ae:
                     answer(conn, "200 OK", gzip.compress(echo), ["Content-Encoding: gzip"])

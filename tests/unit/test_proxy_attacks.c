@@ -809,6 +809,42 @@ static void test_name_to_loopback_refused_without_allow_private(void **state)
 
 #if ATTACK_HOLES
 /*
+ * HOLE: WebSocket smuggling through a 101 that is no WebSocket handshake. The agent sends an
+ * allowed WebSocket upgrade (rule ws) to an endpoint that answers with a status it chooses, as
+ * httpbin's /status/101 does: "HTTP/1.1 101 Switching Protocols", no Upgrade field, no
+ * Sec-WebSocket-Accept, and the connection stays an ordinary HTTP one. The proxy takes it as the
+ * upgrade (it even writes Upgrade and Connection into the 101 it relays) and splices; the agent
+ * then sends "GET /denied/smuggled" through the splice and the upstream serves it: an outbound
+ * request no decision allowed or recorded, past a deny. Safe behaviour asserted: without a
+ * Sec-WebSocket-Accept matching the key (RFC 6455 4.1) and Upgrade: websocket there is no
+ * tunnel, and the denied request never reaches upstream.
+ */
+static void test_hole_websocket_smuggling_via_plain_101(void **state)
+{
+    char req[1024], buf[8192];
+    size_t have = 0;
+    int fd = dial_tcp(T.p.port);
+
+    (void)state;
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u/open/status-101 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+             (unsigned)T.up_port, (unsigned)T.up_port);
+    send_str(fd, req);
+    (void)read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n");
+    snprintf(req, sizeof(req), "GET /denied/smuggled HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+             (unsigned)T.up_port);
+    if (send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
+        (void)read_until(fd, buf, sizeof(buf), &have, "ok GET /denied/smuggled");
+    close(fd);
+    barrier();
+    if (up_has("GET /denied/smuggled "))
+        fail_msg("HOLE: a request smuggled through a plain 101 reached upstream; the agent got: %s",
+                 buf);
+}
+
+/*
  * HOLE: the proxy sends the agent's spelling of the path, not the canonical form that was
  * decided. `GET http://H/denied/../open/x` is canonicalised by decisiond to /open/x and allowed
  * (rule open), and upstream receives `GET /denied/../open/x`. An upstream that routes on the
@@ -1039,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_hole_websocket_deflate_reveals_credential),
         cmocka_unit_test(test_hole_websocket_fragments_reveal_credential),
         cmocka_unit_test(test_hole_query_credential_percent_encoded_in_redirect),
+        cmocka_unit_test(test_hole_websocket_smuggling_via_plain_101),
         cmocka_unit_test(test_hole_raw_path_sent_instead_of_canonical),
         cmocka_unit_test(test_hole_sworn_log_index_underscore_forwarded),
         cmocka_unit_test(test_hole_long_header_name_leaves_no_record),
