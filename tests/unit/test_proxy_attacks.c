@@ -990,6 +990,56 @@ static void test_hole_one_agent_exhausts_connections_for_all(void **state)
 }
 #endif
 
+#if ATTACK_HOLES
+/*
+ * HOLE: one agent kills the proxy for everyone. It sends a request that is denied (or allowed:
+ * any that gets an answer) and resets the connection at once (SO_LINGER 0; a client that closes
+ * with pipelined requests unanswered does the same); when the proxy writes the answer to the
+ * reset socket it dies of SIGPIPE: no log line, no sanitizer report, exit by signal 13. Found by
+ * mutating requests at the listener; reproduced every time with one connection. Promise broken:
+ * the proxy fails closed and stays up (every other agent loses its way out until the proxy is
+ * restarted). Safe behaviour asserted: the proxy is still running and serving afterwards.
+ */
+static void test_hole_agent_reset_kills_proxy(void **state)
+{
+    struct sworn_pfx p5;
+    struct linger lg = {1, 0};
+    char req[512], url[256], body[512];
+    int fd, code = 0, alive = 1;
+
+    (void)state;
+    assert_int_equal(sworn_pfx_start(&p5, T.s.decision, NULL), 0);
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u/denied/reset HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+             (unsigned)T.up_port, (unsigned)T.up_port);
+    fd = dial_tcp(p5.port);
+    send_str(fd, req);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+    close(fd);
+    /* the proxy logs the request's line once it is done with it (or dies writing the answer) */
+    for (int i = 0; i < 2000 && alive; i++) {
+        if (sworn_pfx_log_count(&p5, "/denied/reset") > 0)
+            break;
+        alive = sworn_pfx_alive(&p5);
+        sworn_test_sleep_ms(5);
+    }
+    if (alive) {
+        up_url(url, sizeof(url), "/open/after-reset");
+        {
+            const char *argv[] = {"-x", p5.url, url, NULL};
+
+            (void)sworn_upstream_curl(argv, body, sizeof(body), &code);
+        }
+        alive = sworn_pfx_alive(&p5) && code == 200;
+    }
+    if (!alive) {
+        (void)!sworn_pfx_stop(&p5);
+        fail_msg("HOLE: the proxy died after an agent reset its connection (SIGPIPE)");
+    }
+    assert_int_equal(sworn_pfx_stop(&p5), 0);
+}
+#endif
+
 /* ---- the operator's and the outsider's files: HOLES ---- */
 
 #if ATTACK_HOLES
@@ -1080,6 +1130,7 @@ int main(void)
         cmocka_unit_test(test_hole_sworn_log_index_underscore_forwarded),
         cmocka_unit_test(test_hole_long_header_name_leaves_no_record),
         cmocka_unit_test(test_hole_one_agent_exhausts_connections_for_all),
+        cmocka_unit_test(test_hole_agent_reset_kills_proxy),
         cmocka_unit_test(test_hole_log_file_world_writable_used),
         cmocka_unit_test(test_hole_port_file_temp_precreated),
 #endif
