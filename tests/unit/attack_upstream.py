@@ -29,6 +29,7 @@
 #                value (servers fragment long messages as they please)
 #   /login/...   302 to /accounts/login/?next=<the request target, percent-encoded>, as a login
 #                redirect of Django, Flask-Login or Rails does for a request without a session
+#   /rst/...     the connection reset (SO_LINGER 0) as soon as the head is read, the body unread
 #   /drop/...    nothing: the connection is closed once the request is read (a server that took
 #                the request and died before answering)
 #   /lower/...   200 "auth=<value in lower case>\n" (a case-insensitive echo)
@@ -126,6 +127,10 @@ def serve(conn, log_path):
             if lines is None:
                 return
             log_head(log_path, lines)
+            if lines[0].split(" ")[1].startswith("/rst/"):
+                # a server that refuses the request at its head and resets (SO_LINGER 0)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
+                return
             length = int(field(lines, "content-length") or "0")
             while len(buf) < length:
                 data = conn.recv(65536)

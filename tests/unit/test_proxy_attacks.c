@@ -73,7 +73,7 @@ static const char policy_text[] =
     "  - id: open\n    effect: allow\n    reason: \"atk: open\"\n"
     "    operations: [\"http.request\"]\n"
     "    resource:\n      schemes: [http, https]\n      hosts: [\"127.0.0.1\"]\n"
-    "      paths: [\"/open/**\", \"/body/**\", \"/drop/**\"]\n"
+    "      paths: [\"/open/**\", \"/body/**\", \"/drop/**\", \"/rst/**\"]\n"
     "  - id: open-by-name\n    effect: allow\n    reason: \"atk: open by name\"\n"
     "    operations: [\"http.request\"]\n"
     "    resource:\n      schemes: [http]\n      hosts: [\"localhost\"]\n"
@@ -1040,6 +1040,50 @@ static void test_hole_agent_reset_kills_proxy(void **state)
 }
 #endif
 
+#if ATTACK_HOLES
+/*
+ * HOLE: an upstream kills the proxy the same way. The agent POSTs a body of 4 MB to an allowed
+ * upstream that refuses the request at its head and resets (a server with a smaller body limit
+ * does exactly this); the proxy, still writing the body, dies of SIGPIPE. Safe behaviour
+ * asserted: the agent gets a 502 and the proxy stays up.
+ */
+static void test_hole_upstream_reset_kills_proxy(void **state)
+{
+    struct sworn_pfx p6;
+    char url[256], body[512], *zeros, *file;
+    int code = 0, alive;
+
+    (void)state;
+    assert_int_equal(sworn_pfx_start(&p6, T.s.decision, NULL), 0);
+    zeros = calloc(1, 4000000);
+    assert_non_null(zeros);
+    file = sworn_test_path(T.dir, "zeros.bin");
+    sworn_test_write_file(file, zeros, 4000000, 0600);
+    free(zeros);
+    up_url(url, sizeof(url), "/rst/x");
+    {
+        char data[1100];
+        const char *argv[] = {"-x", p6.url, "--data-binary", data, url, NULL};
+
+        snprintf(data, sizeof(data), "@%s", file);
+        (void)sworn_upstream_curl(argv, body, sizeof(body), &code);
+    }
+    free(file);
+    up_url(url, sizeof(url), "/open/after-upstream-reset");
+    {
+        const char *argv[] = {"-x", p6.url, url, NULL};
+
+        (void)sworn_upstream_curl(argv, body, sizeof(body), &code);
+    }
+    alive = sworn_pfx_alive(&p6) && code == 200;
+    if (!alive) {
+        (void)!sworn_pfx_stop(&p6);
+        fail_msg("HOLE: the proxy died after an upstream reset while it sent a body (SIGPIPE)");
+    }
+    assert_int_equal(sworn_pfx_stop(&p6), 0);
+}
+#endif
+
 /* ---- the operator's and the outsider's files: HOLES ---- */
 
 #if ATTACK_HOLES
@@ -1131,6 +1175,7 @@ int main(void)
         cmocka_unit_test(test_hole_long_header_name_leaves_no_record),
         cmocka_unit_test(test_hole_one_agent_exhausts_connections_for_all),
         cmocka_unit_test(test_hole_agent_reset_kills_proxy),
+        cmocka_unit_test(test_hole_upstream_reset_kills_proxy),
         cmocka_unit_test(test_hole_log_file_world_writable_used),
         cmocka_unit_test(test_hole_port_file_temp_precreated),
 #endif
