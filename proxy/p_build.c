@@ -71,12 +71,16 @@ static int build_covered(struct sworn_pbuild *b, const struct sworn_pbuild_in *i
 {
     const struct sworn_resource *c = in->canonical;
     char authority[SWORN_RESOURCE_HOST_MAX + 8];
-    const char *q = strchr(in->path, '?');
-    size_t path_len = q != NULL ? (size_t)(q - in->path) : strlen(in->path);
+    const char *path, *q;
+    size_t path_len;
 
     b->context.covered = b->covered_ptr;
     if (c == NULL)
         return 0;
+    /* What upstream gets: the canonical path and query (the proxy sends that form). */
+    path = c->path;
+    q = strchr(path, '?');
+    path_len = q != NULL ? (size_t)(q - path) : strlen(path);
     if (c->port == default_port(c->scheme))
         snprintf(authority, sizeof(authority), "%s", c->host);
     else
@@ -85,7 +89,7 @@ static int build_covered(struct sworn_pbuild *b, const struct sworn_pbuild_in *i
         SWORN_GUARD(add_covered(b, "@method", in->method, strlen(in->method)));
     SWORN_GUARD(add_covered(b, "@authority", authority, strlen(authority)));
     if (path_len > 0)
-        SWORN_GUARD(add_covered(b, "@path", in->path, path_len));
+        SWORN_GUARD(add_covered(b, "@path", path, path_len));
     if (q != NULL)
         SWORN_GUARD(add_covered(b, "@query", q, strlen(q)));
     if (in->has_body)
@@ -127,6 +131,11 @@ int sworn_pbuild_request(struct sworn_pbuild *b, const struct sworn_pbuild_in *i
         *why = "the request has too many header fields";
         return 1;
     }
+    for (size_t i = 0; i < in->nheader_names; i++)
+        if (strlen(in->header_names[i]) > SWORN_PBUILD_NAME_MAX) {
+            *why = "a header field name is longer than 256 bytes";
+            return 1;
+        }
     b->req.request_id = b->id;
     b->principal.id = b->principal_id;
     b->principal.sandbox = b->sandbox;

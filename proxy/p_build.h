@@ -10,8 +10,8 @@
  * The covered components (RFC 9421 names, in this order; a value's SHA-256 each):
  *   "@method"         the method
  *   "@authority"      the canonical host, and ":port" when it is not the scheme's default
- *   "@path"           the path as sent (before '?')
- *   "@query"          "?" and the query as sent, only when the target has one
+ *   "@path"           the canonical path (before '?'), as the proxy sends it upstream
+ *   "@query"          "?" and the canonical query, only when the target has one
  *   "content-digest"  "sha-256=:<base64 of the body's SHA-256>:" (RFC 9530), only with a body
  *
  * Memory: struct sworn_pbuild holds every part the message points to; it is large (the header
@@ -32,6 +32,7 @@
 
 #define SWORN_PBUILD_COVERED_MAX 5u
 #define SWORN_PBUILD_NAMES_MAX 16384u /* bytes of header names with their NULs */
+#define SWORN_PBUILD_NAME_MAX 256u    /* bytes of one header name (Context.header_names[]) */
 
 /* What one request asks (all strings NUL-terminated; lengths bounded by the parser). */
 struct sworn_pbuild_in {

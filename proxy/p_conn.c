@@ -38,6 +38,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 
+#include "encoding.h"
 #include "err.h"
 #include "p_build.h"
 #include "p_ca.h"
@@ -76,12 +77,14 @@ struct pconn {
     uid_t uid;
     struct bufferevent *a; /* the agent (a TLS filter inside a terminated tunnel) */
     /* The agent's side as layers: [0] the socket, then a TLS filter for a TLS listener and one
-     * for a terminated tunnel; a == layer[nlayers - 1]. A filter does not own what is under it
-     * (no BEV_OPT_CLOSE_ON_FREE), nor its SSL: at the close each is shut down and freed from the
-     * top, and the layer below awaited (closing_progress). */
+     * for a terminated tunnel; a == layer[nlayers - 1]. Each filter owns the layer under it and
+     * its SSL (BEV_OPT_CLOSE_ON_FREE): freeing the top frees all, whenever libevent is done with
+     * them. At an orderly close the TLS layers are shut down (close_notify) and the socket's own
+     * output is awaited through an evbuffer callback (closing_progress). */
     struct bufferevent *layer[3];
     SSL *layer_ssl[3];
     int nlayers;
+    int tls_closing;       /* the close_notify is sent; waiting for the socket's output to drain */
     struct bufferevent *u; /* upstream, when connected */
     struct event *timer;
     struct sworn_pdecide dec;
@@ -231,6 +234,8 @@ static void free_upstream(struct pconn *c)
     c->up_reusable = 0;
 }
 
+static void on_socket_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
+
 static void conn_free(struct pconn *c)
 {
     struct sworn_proxy *px = c->px;
@@ -239,10 +244,12 @@ static void conn_free(struct pconn *c)
     free_upstream(c);
     sworn_pdecide_free(&c->dec);
     sworn_prefuse_free(&c->refusal);
-    for (int i = c->nlayers - 1; i >= 0; i--) {
-        bufferevent_free(c->layer[i]);
-        if (c->layer_ssl[i] != NULL)
-            SSL_free(c->layer_ssl[i]);
+    if (c->nlayers > 0) {
+        /* The socket may outlive this (libevent frees a bufferevent when its callbacks are
+         * done): nothing of it may call back into c after this. */
+        if (c->tls_closing)
+            evbuffer_remove_cb(bufferevent_get_output(c->layer[0]), on_socket_drained, c);
+        bufferevent_free(c->layer[c->nlayers - 1]);
     }
     if (c->timer != NULL)
         event_free(c->timer);
@@ -252,6 +259,7 @@ static void conn_free(struct pconn *c)
         evbuffer_free(c->tmp);
     sworn_pmetrics_connection_close(&px->metrics);
     px->connections--;
+    c->l->connections--;
     sworn_memzero(c, sizeof(*c));
     free(c);
 }
@@ -297,25 +305,39 @@ static void on_a_event(struct bufferevent *bev, short what, void *arg);
  * means it is encrypted into the layer below: each TLS layer is shut down (close_notify) and
  * freed from the top, and the layer below awaited, down to the socket.
  */
+/* Is every layer's output written to the socket, and the socket's to the peer? */
+static int all_written(const struct pconn *c)
+{
+    for (int i = 0; i < c->nlayers; i++)
+        if (evbuffer_get_length(bufferevent_get_output(c->layer[i])) > 0)
+            return 0;
+    return 1;
+}
+
 static void closing_progress(struct pconn *c)
 {
-    while (evbuffer_get_length(bufferevent_get_output(c->a)) == 0) {
-        int top = c->nlayers - 1;
-
-        if (top == 0) {
-            conn_abort(c);
-            return;
-        }
-        (void)SSL_shutdown(c->layer_ssl[top]);
-        bufferevent_free(c->layer[top]);
-        SSL_free(c->layer_ssl[top]);
-        c->layer[top] = NULL;
-        c->layer_ssl[top] = NULL;
-        c->nlayers = top;
-        c->a = c->layer[top - 1];
-        bufferevent_setcb(c->a, NULL, on_a_write, on_a_event, c);
-        bufferevent_enable(c->a, EV_WRITE);
+    if (evbuffer_get_length(bufferevent_get_output(c->a)) > 0)
+        return; /* on_a_write comes back when it is */
+    if (c->nlayers > 1 && !c->tls_closing) {
+        c->tls_closing = 1;
+        for (int i = c->nlayers - 1; i >= 1; i--)
+            (void)SSL_shutdown(c->layer_ssl[i]);
+        evbuffer_add_cb(bufferevent_get_output(c->layer[0]), on_socket_drained, c);
     }
+    if (all_written(c))
+        conn_abort(c);
+}
+
+/* The socket's output changed (at the close of a TLS connection): end once all is written. */
+static void on_socket_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+    struct pconn *c = arg;
+
+    (void)buf;
+    (void)info;
+    /* An evbuffer callback may run inside libevent's own calls: end from the loop instead. */
+    if (c->ph == PH_CLOSING && !c->freeing && all_written(c))
+        event_active(c->timer, EV_TIMEOUT, 1);
 }
 
 /* End the connection once what is queued for the agent is written. */
@@ -900,10 +922,17 @@ static void ask(struct pconn *c)
     in.time_unix_ms = wall_ms();
     r = sworn_pbuild_request(&c->build, &in, &why);
     if (r > 0) {
-        refuse(c, 400, why, c->head, c->head_len);
+        refuse(c, 431, why, c->head, c->head_len);
         return;
     }
-    if (r < 0 || sworn_pdecide_ask(&c->dec, &c->build.req, on_decision, c) != 0) {
+    if (r == 0 && sworn_pdecide_ask(&c->dec, &c->build.req, on_decision, c) != 0 &&
+        sworn_err_code() != SWORN_ERR_NOMEM) {
+        /* The message is over the wire's bounds (the header names, the target): recorded as a
+         * refusal, which carries neither. */
+        refuse(c, 431, "the request is too large to be recorded", c->head, c->head_len);
+        return;
+    }
+    if (r < 0 || sworn_pdecide_busy(&c->dec) == 0) {
         snprintf(c->reason, sizeof(c->reason), "the request could not be sent to decisiond");
         reply_json(c, 502, "error", 1);
         conn_close_after_write(c);
@@ -1003,15 +1032,20 @@ static void upstream_failed(struct pconn *c, int status, const char *why)
     conn_close_after_write(c);
 }
 
-/* The request line's target for upstream: the path, with the credential's query parameter. */
+/*
+ * The request line's target for upstream: the canonical path and query that the policy decided
+ * on (docs/policy.md 2.0: what upstream gets is the form that was judged, never the agent's
+ * spelling), with the credential's query parameter.
+ */
 static int write_target(struct pconn *c, struct evbuffer *out)
 {
-    const char *q = strchr(c->path, '?');
-    size_t plen = q != NULL ? (size_t)(q - c->path) : strlen(c->path);
+    const char *path = c->res.path;
+    const char *q = strchr(path, '?');
+    size_t plen = q != NULL ? (size_t)(q - path) : strlen(path);
     int first = 1;
 
     if (!c->has_cred || c->cred_query[0] == '\0')
-        return evbuffer_add(out, c->path, strlen(c->path));
+        return evbuffer_add(out, path, strlen(path));
     for (size_t i = 0; i < c->cred_len; i++) {
         uint8_t b = c->cred[i];
 
@@ -1019,7 +1053,7 @@ static int write_target(struct pconn *c, struct evbuffer *out)
         if (b <= 0x20 || b >= 0x7f || b == '#' || b == '&')
             return -2;
     }
-    evbuffer_add(out, c->path, plen);
+    evbuffer_add(out, path, plen);
     if (q != NULL) {
         const char *s = q + 1;
 
@@ -1046,25 +1080,58 @@ static int write_target(struct pconn *c, struct evbuffer *out)
     return 0;
 }
 
+/*
+ * Does a field name read as name (lower case, '-') for a server that folds case and reads '_'
+ * as '-' (CGI, WSGI, PHP and Rack all map both to HTTP_NAME)?
+ */
+static int name_reads_as(const char *n, size_t len, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < len && name[i] != '\0'; i++) {
+        char a = n[i] == '_' ? '-' : n[i];
+
+        if (a >= 'A' && a <= 'Z')
+            a = (char)(a - 'A' + 'a');
+        if (a != name[i])
+            return 0;
+    }
+    return i == len && name[i] == '\0';
+}
+
+/*
+ * Fields that, with a credential in flight, would let the response carry it in a form the mask
+ * cannot see: a compressed body, a piece of it, a compressed WebSocket.
+ */
+static const char *const encoding_fields[] = {"accept-encoding", "range", "if-range",
+                                              "sec-websocket-extensions", NULL};
+
 /* Is this request field one that must not go upstream as the agent sent it? */
 static int field_dropped(struct pconn *c, const struct sworn_http_field *f)
 {
     if (sworn_http_hop_by_hop(f->name, f->name_len) ||
         sworn_http_connection_lists(c->rq.fields, c->rq.nfields, f->name, f->name_len))
         return 1;
-    if ((f->name_len == 4 && strncasecmp(f->name, "host", 4) == 0) ||
-        (f->name_len == 14 && strncasecmp(f->name, "content-length", 14) == 0) ||
-        (f->name_len == 15 && strncasecmp(f->name, "sworn-log-index", 15) == 0) ||
-        (f->name_len == 6 && strncasecmp(f->name, "expect", 6) == 0))
+    if (name_reads_as(f->name, f->name_len, "host") ||
+        name_reads_as(f->name, f->name_len, "content-length") ||
+        name_reads_as(f->name, f->name_len, "sworn-log-index") ||
+        name_reads_as(f->name, f->name_len, "expect"))
         return 1;
     if (c->px->conf->delegation_header[0] != '\0' &&
-        f->name_len == strlen(c->px->conf->delegation_header) &&
-        strncasecmp(f->name, c->px->conf->delegation_header, f->name_len) == 0)
+        name_reads_as(f->name, f->name_len, c->px->conf->delegation_header))
         return 1;
-    if (c->has_cred && c->cred_header[0] != '\0' && f->name_len == strlen(c->cred_header) &&
-        strncasecmp(f->name, c->cred_header, f->name_len) == 0)
+    if (c->has_cred && c->cred_header[0] != '\0' &&
+        name_reads_as(f->name, f->name_len, c->cred_header))
         return 1;
+    for (size_t i = 0; c->has_cred && encoding_fields[i] != NULL; i++)
+        if (name_reads_as(f->name, f->name_len, encoding_fields[i]))
+            return 1;
     return 0;
+}
+
+static unsigned default_port(const char *scheme)
+{
+    return strcmp(scheme, "https") == 0 || strcmp(scheme, "wss") == 0 ? 443 : 80;
 }
 
 static void send_request(struct pconn *c)
@@ -1081,10 +1148,9 @@ static void send_request(struct pconn *c)
         upstream_failed(c, 502, "the credential cannot be put in a query");
         return;
     }
+    /* Host: the canonical authority (the parser checked the agent's Host names the target). */
     evbuffer_add_printf(out, " HTTP/1.1\r\nHost: ");
-    if (c->rq.has_host)
-        evbuffer_add(out, c->rq.host_field, c->rq.host_field_len);
-    else if (c->res.port == 80 || c->res.port == 443)
+    if (c->res.port == default_port(c->res.scheme))
         evbuffer_add_printf(out, "%s", c->res.host);
     else
         evbuffer_add_printf(out, "%s:%u", c->res.host, (unsigned)c->res.port);
@@ -1101,6 +1167,8 @@ static void send_request(struct pconn *c)
     }
     if (c->upgrade)
         evbuffer_add_printf(out, "Connection: Upgrade\r\nUpgrade: websocket\r\n");
+    if (c->has_cred && !c->upgrade)
+        evbuffer_add_printf(out, "Accept-Encoding: identity\r\n");
     if (c->has_cred && c->cred_header[0] != '\0') {
         evbuffer_add(out, c->cred_header, strlen(c->cred_header));
         evbuffer_add(out, ": ", 2);
@@ -1184,7 +1252,7 @@ static void start_upstream(struct pconn *c)
     c->ph = PH_UPSTREAM;
     snprintf(key, sizeof(key), "%s://%s:%u", tls ? "tls" : "tcp", c->res.host,
              (unsigned)c->res.port);
-    if (c->u != NULL && c->up_reusable && strcmp(key, c->up_key) == 0 &&
+    if (c->u != NULL && c->up_reusable && !c->has_cred && strcmp(key, c->up_key) == 0 &&
         strcmp(c->operation, "http.request") == 0) {
         send_request(c);
         return;
@@ -1209,7 +1277,10 @@ static void response_done(struct pconn *c)
     }
     sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, c->status);
     log_request(c);
-    c->up_reusable = !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE;
+    /* A connection that carried a credential is not used again: an upstream that binds
+     * authentication to the connection (NTLM, Negotiate) would run the next request with it. */
+    c->up_reusable =
+        !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE && !c->has_cred;
     if (!c->up_reusable)
         free_upstream(c);
     else
@@ -1257,6 +1328,99 @@ static void write_response_head(struct pconn *c, const uint8_t *p)
     bufferevent_write_buffer(c->a, out);
 }
 
+/* Does field value v (a comma-separated list) hold token, ASCII case aside? */
+static int value_lists(const char *v, size_t n, const char *token)
+{
+    size_t t = strlen(token), i = 0;
+
+    while (i < n) {
+        size_t start, end;
+
+        while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+            i++;
+        start = i;
+        while (i < n && v[i] != ',')
+            i++;
+        end = i;
+        while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+            end--;
+        if (end - start == t && strncasecmp(v + start, token, t) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Is a 101 the WebSocket handshake it answers (RFC 6455 4.2.2: Upgrade websocket, Connection
+ * upgrade, Sec-WebSocket-Accept = base64(SHA-1(key + GUID)))? A bare 101 would turn the
+ * connection into an undecided tunnel where a second request could be sent.
+ */
+static int websocket_accepted(struct pconn *c)
+{
+    static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    const struct sworn_http_field *key =
+        sworn_http_field_find(c->rq.fields, c->rq.nfields, "sec-websocket-key");
+    const struct sworn_http_field *up =
+        sworn_http_field_find(c->rs.fields, c->rs.nfields, "upgrade");
+    const struct sworn_http_field *acc =
+        sworn_http_field_find(c->rs.fields, c->rs.nfields, "sec-websocket-accept");
+    uint8_t sha[20];
+    char text[128], b64[40];
+    EVP_MD_CTX *md;
+    long n;
+    int ok;
+
+    if (key == NULL || up == NULL || acc == NULL ||
+        !value_lists(up->value, up->value_len, "websocket"))
+        return 0;
+    ok = 0;
+    for (size_t i = 0; i < c->rs.nfields; i++)
+        if (c->rs.fields[i].name_len == 10 &&
+            strncasecmp(c->rs.fields[i].name, "connection", 10) == 0 &&
+            value_lists(c->rs.fields[i].value, c->rs.fields[i].value_len, "upgrade"))
+            ok = 1;
+    if (!ok || key->value_len > sizeof(text) - sizeof(guid))
+        return 0;
+    memcpy(text, key->value, key->value_len);
+    memcpy(text + key->value_len, guid, sizeof(guid) - 1);
+    md = EVP_MD_CTX_new();
+    ok = md != NULL && EVP_DigestInit_ex(md, EVP_sha1(), NULL) == 1 &&
+         EVP_DigestUpdate(md, text, key->value_len + sizeof(guid) - 1) == 1 &&
+         EVP_DigestFinal_ex(md, sha, NULL) == 1;
+    EVP_MD_CTX_free(md);
+    if (!ok)
+        return 0;
+    n = sworn_base64_encode(sha, sizeof(sha), b64, sizeof(b64));
+    return n > 0 && (size_t)n == acc->value_len && memcmp(b64, acc->value, (size_t)n) == 0;
+}
+
+/* A response head the proxy will not relay (a static sentence), or NULL. */
+static const char *response_refused(struct pconn *c)
+{
+    const struct sworn_http_field *f;
+
+    if (c->rs.status == 101 && !websocket_accepted(c))
+        return "the upstream's 101 is not the WebSocket handshake asked for";
+    if (!c->has_cred)
+        return NULL;
+    /* With the credential in flight the body must be one the mask reads: no coding, no piece,
+     * no compressed WebSocket (the request asked for none: an upstream sending one anyway is
+     * not relayed). */
+    for (size_t i = 0; i < c->rs.nfields; i++) {
+        f = &c->rs.fields[i];
+        if (f->name_len == 16 && strncasecmp(f->name, "content-encoding", 16) == 0 &&
+            !(f->value_len == 8 && strncasecmp(f->value, "identity", 8) == 0))
+            return "the upstream's encoded response cannot be checked for the credential";
+    }
+    if (c->rs.status == 206 ||
+        sworn_http_field_find(c->rs.fields, c->rs.nfields, "content-range") != NULL)
+        return "the upstream's partial response cannot be checked for the credential";
+    if (c->rs.status == 101 &&
+        sworn_http_field_find(c->rs.fields, c->rs.nfields, "sec-websocket-extensions") != NULL)
+        return "the upstream's WebSocket extensions cannot be checked for the credential";
+    return NULL;
+}
+
 static void step_response_head(struct pconn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->u);
@@ -1292,6 +1456,14 @@ static void step_response_head(struct pconn *c)
         if (c->rs.status == 101 && !c->upgrade) {
             upstream_failed(c, 502, "the upstream switched protocols without an upgrade");
             return;
+        }
+        {
+            const char *bad = response_refused(c);
+
+            if (bad != NULL) {
+                upstream_failed(c, 502, bad);
+                return;
+            }
         }
         c->status = (int)c->rs.status;
         sworn_pmetrics_upstream_time(&c->px->metrics, now_s() - c->t_upstream);
@@ -1570,11 +1742,9 @@ static int push_tls(struct pconn *c, const char *host)
     if (ssl == NULL)
         return -1;
     tls = bufferevent_openssl_filter_new(c->px->base, c->a, ssl, BUFFEREVENT_SSL_ACCEPTING,
-                                         BEV_OPT_DEFER_CALLBACKS);
-    if (tls == NULL) {
-        SSL_free(ssl);
-        return -1;
-    }
+                                         BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+    if (tls == NULL)
+        return -1; /* libevent frees ssl on some of its failure paths: never twice, so not here */
     c->layer[c->nlayers] = tls;
     c->layer_ssl[c->nlayers] = ssl;
     c->nlayers++;
@@ -1873,7 +2043,9 @@ void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
     struct sworn_proxy *px = l->px;
     struct pconn *c;
 
-    if (px->connections >= px->conf->connections_max) {
+    /* limits.connections holds per listener: an agent filling its own listener's share cannot
+     * turn away the agents of another (each sandbox has a listener of its own). */
+    if (l->connections >= px->conf->connections_max) {
         static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                                    "Connection: close\r\n\r\n";
         ssize_t w = write(fd, busy, sizeof(busy) - 1);
@@ -1897,6 +2069,7 @@ void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
     c->body = evbuffer_new();
     c->tmp = evbuffer_new();
     px->connections++;
+    l->connections++;
     sworn_pmetrics_connection_open(&px->metrics);
     if (c->a != NULL) {
         c->layer[0] = c->a;

@@ -37,6 +37,7 @@ struct sworn_plistener {
     const struct sworn_pconf_listener *conf;
     struct evconnlistener *lev;
     uint16_t bound_port; /* TCP: the port the kernel gave */
+    size_t connections;  /* agent connections open on it now (limits.connections each) */
 };
 
 struct sworn_proxy {

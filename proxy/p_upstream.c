@@ -91,6 +91,33 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     }
 }
 
+/*
+ * Is sa one of the proxy's own TCP listeners (its port, on a loopback or unspecified address or
+ * the listener's own)? Connecting there would let a tunnel re-enter the proxy as the principal of
+ * another listener.
+ */
+static int is_own_listener(const struct sworn_pup *u, const struct sockaddr *sa)
+{
+    uint16_t port;
+    enum sworn_addr_class k = sworn_addr_classify(sa);
+
+    if (sa->sa_family == AF_INET)
+        port = ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    else if (sa->sa_family == AF_INET6)
+        port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+    else
+        return 0;
+    if (k != SWORN_ADDR_LOOPBACK && k != SWORN_ADDR_UNSPECIFIED)
+        return 0;
+    for (size_t i = 0; i < u->px->nlisteners; i++) {
+        const struct sworn_plistener *l = &u->px->listeners[i];
+
+        if (l->conf->kind == SWORN_PCONF_TCP && l->bound_port == port)
+            return 1;
+    }
+    return 0;
+}
+
 static void start_attempt(struct sworn_pup *u)
 {
     const struct sockaddr *sa = (const struct sockaddr *)&u->addrs[u->next];
@@ -101,6 +128,10 @@ static void start_attempt(struct sworn_pup *u)
 
     sworn_addr_format(sa, u->peer, sizeof(u->peer));
     u->next++;
+    if (is_own_listener(u, sa)) {
+        fail_later(u, SWORN_PUP_REFUSED_ADDRESS, "the destination is the proxy's own listener");
+        return;
+    }
     if (u->tls) {
         SSL *ssl = SSL_new(u->px->upstream_tls);
 

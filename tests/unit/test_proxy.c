@@ -764,7 +764,9 @@ static void test_escalation_held_then_allowed(void **state)
     url_of(h.url, sizeof(h.url), "http", T.u.http_port, "/escalate/x?t=held");
     assert_int_equal(pthread_create(&t, NULL, curl_thread, &h), 0);
     /* Wait until decisiond holds it (the proxy asked and is waiting), then approve it. */
-    while (id[0] == '\0') {
+    for (int waited = 0; id[0] == '\0'; waited += 10) {
+        if (waited > 20000)
+            fail_msg("the escalated request was not held within 20 s");
         if (sworn_stack_list_all(sworn_stack_admin_call, &T.s, held_id, id) == 0)
             sworn_test_sleep_ms(10);
     }
