@@ -24,7 +24,9 @@
  * The access log (u->access_log) has one line per request, written after the response:
  *   $msec $request_method "$request_uri" $status auth="$http_authorization"
  *   key="$http_x_api_key" $request_length $content_length idx="$http_sworn_log_index"
- *   host="$http_host"
+ *   host="$http_host" drop="$http_x_drop" pauth="$http_proxy_authorization"
+ *   pconn="$http_proxy_connection" te="$http_transfer_encoding" trailer="$http_x_trailer"
+ * (the last five show that hop-by-hop fields, Proxy-* and a chunked body's trailer were dropped)
  * (one line; nginx writes "-" for an empty variable and escapes '"', '\' and bytes outside
  * 0x20..0x7e as \xHH).
  *
