@@ -826,7 +826,10 @@ static void ask(struct pconn *c)
     const uint8_t *body = body_len > 0 ? evbuffer_pullup(c->body, -1) : NULL;
     int r;
 
-    bufferevent_disable(c->a, EV_READ); /* the next request waits for this one's answer */
+    /* Reading goes on while the request is decided (the next request waits in the buffer: the
+       read callback does nothing outside HEAD, BODY, PEEK and SPLICE), so that an agent that goes
+       away while its request is held is seen (on_a_event) and its request dropped: an allow that
+       comes after it must not be forwarded for no one. */
     c->ph = PH_DECIDE;
     if (c->id[0] == '\0')
         sworn_proxy_next_id(c->px, c->id);
