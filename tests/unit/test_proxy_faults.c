@@ -451,6 +451,7 @@ static void test_agent_gone_while_held(void **state)
     close(fd);
     /* the proxy sees its agent go while the decision is held */
     wait_no_connections(&T.held);
+    assert_int_equal(sworn_pfx_wait_log(&T.held, "the agent closed the connection", 5000), 0);
     /* the operator approves it anyway: the agent is gone, nothing goes upstream */
     r = sworn_stack_resolve(&T.s, f.id, 1);
     sworn__v1__admin_response__free_unpacked(r, NULL);

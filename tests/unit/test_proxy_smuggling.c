@@ -58,11 +58,12 @@ static const char policy_text[] =
     "      paths: [\"/denied\", \"/denied/**\"]\n";
 
 /*
- * The corpus. In bytes: {H} is 127.0.0.1:PORT (nginx), {N} the row's marker number ("Nz"), {Z} a
- * NUL byte, {B} 3000 bytes of 'a' (a head over limits.head), {F} 20 header fields (over
- * limits.headers), {D} 2000 bytes of 'b' (a body over limits.body), {S} a whole GET request for
- * /echo/smuggled (to hide in a body), {SD} and {SX} its length in decimal and hex. Every request
- * the proxy may keep serving ends with Connection: close, so every row ends with the proxy closing.
+ * The corpus. In bytes: {H} is 127.0.0.1:PORT (nginx), {P} PORT, {N} the row's marker number
+ * ("Nz"), {Z} a NUL byte, {B} 3000 bytes of 'a' (a head over limits.head), {F} 20 header fields
+ * (over limits.headers), {D} 2000 bytes of 'b' (a body over limits.body), {S} a whole GET request
+ * for /echo/smuggled (to hide in a body), {SD} and {SX} its length in decimal and hex. Every
+ * request the proxy may keep serving ends with Connection: close, so every row ends with the proxy
+ * closing.
  */
 struct row {
     const char *name;
@@ -219,6 +220,43 @@ static const struct row corpus[] = {
            "GET http://{H}/echo/after?case={N} HTTP/1.1\r\nHost: {H}\r\n" CLOSE "\r\n",
      "200 400", "A R400"},
     {"two allowed", T_GET "\r\n" T_POST CLOSE "Content-Length: 2\r\n\r\nhi", "200 200", "A A"},
+    {"allowed with Connection: close, then another",
+     T_GET CLOSE "\r\nGET http://{H}/echo/after?case={N} HTTP/1.1\r\nHost: {H}\r\n\r\n", "200",
+     "A"},
+    /* more framing and syntax */
+    {"trailer named Content-Length",
+     T_POST CLOSE "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nContent-Length: 50\r\n\r\n",
+     "200", "A"},
+    {"trailer with obs-fold",
+     T_POST "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: a\r\n b\r\n\r\n", "400",
+     "R400"},
+    {"trailer with bare LF",
+     T_POST "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-T: a\n\r\n", "400", "R400"},
+    {"chunk size with trailing space",
+     T_POST "Transfer-Encoding: chunked\r\n\r\n5 \r\nhello\r\n0\r\n\r\n", "400", "R400"},
+    {"chunk size over every limit",
+     T_POST "Transfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nhello\r\n0\r\n\r\n", "413",
+     "R413"},
+    {"upper-case chunk size",
+     T_POST CLOSE "Transfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n", "200", "A"},
+    {"Content-Length 0", T_POST CLOSE "Content-Length: 0\r\n\r\n", "200", "A"},
+    {"forged sworn-log-index", T_GET CLOSE "Sworn-Log-Index: 1\r\n\r\n", "200", "A"},
+    {"field line without a colon", T_GET "X-A b\r\n\r\n", "400", "R400"},
+    {"empty field name", T_GET ": b\r\n\r\n", "400", "R400"},
+    {"tab in the request line", "GET\thttp://{H}/echo/s?case={N} HTTP/1.1\r\nHost: {H}\r\n\r\n",
+     "400", "R400"},
+    {"Host with userinfo", "GET http://{H}/echo/s?case={N} HTTP/1.1\r\nHost: u@{H}\r\n\r\n", "400",
+     "R400"},
+    {"percent-encoded host",
+     "GET http://127.0.0.%31:{P}/echo/s?case={N} HTTP/1.1\r\nHost: 127.0.0.%31:{P}\r\n\r\n", "400",
+     "R400"},
+    {"upper-case scheme and host match",
+     "GET HTTP://{H}/echo/s?case={N} HTTP/1.1\r\nHost: {H}\r\n" CLOSE "\r\n", "200", "A"},
+    {"an empty line before the request", "\r\n" T_GET CLOSE "\r\n", "400", "R400"},
+    {"WebSocket upgrade without a key", T_GET "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+     "400", "R400"},
+    {"Expect other than 100-continue", T_POST "Expect: 200-ok\r\nContent-Length: 1\r\n\r\nx", "417",
+     "R417"},
     /* hop-by-hop and Proxy-* fields are not forwarded */
     {"hop-by-hop removed",
      T_GET "Connection: close, X-Drop\r\nX-Drop: secret\r\nProxy-Authorization: Basic eDp5\r\n"
@@ -296,6 +334,9 @@ static void expand(struct bytes *b, const char *t, int row)
             put_s(b, tmp);
         } else if (strncmp(t, "{N}", 3) == 0) {
             snprintf(tmp, sizeof(tmp), "%dz", row);
+            put_s(b, tmp);
+        } else if (strncmp(t, "{P}", 3) == 0) {
+            snprintf(tmp, sizeof(tmp), "%u", (unsigned)T.u.http_port);
             put_s(b, tmp);
         } else if (strncmp(t, "{Z}", 3) == 0) {
             put(b, "", 1);
@@ -610,6 +651,13 @@ static void test_forwarded_framing_and_fields(void **state)
     if (strstr(line, " 5 idx=\"") == NULL || strstr(line, "te=\"-\"") == NULL ||
         strstr(line, "trailer=\"-\"") == NULL)
         fail_msg("the trailer's request reached nginx as: %s", line);
+    free(line);
+    /* a trailer named Content-Length changes nothing: the body's own length goes */
+    snprintf(needle, sizeof(needle), "case=%dz\"", row_named("trailer named Content-Length"));
+    line = access_line(needle);
+    assert_non_null(line);
+    if (strstr(line, " 5 idx=\"") == NULL)
+        fail_msg("the request with a Content-Length trailer reached nginx as: %s", line);
     free(line);
     /* the hidden request in a chunked body: a body of its length, de-chunked */
     {
