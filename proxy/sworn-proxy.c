@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,10 @@ static int serve(void)
 {
     json_object *o;
 
+    /* A peer that hangs up (an agent closing mid-response, an upstream going away) makes the
+       next write fail with EPIPE: an error of that connection, never a SIGPIPE that ends the
+       proxy for every agent. libevent writes with writev(), which has no MSG_NOSIGNAL. */
+    signal(SIGPIPE, SIG_IGN);
     if (sworn_proxy_harden_early() != 0 || open_log() != 0)
         return -1;
     sworn_plog_set_level(config.log_debug ? SWORN_PLOG_DEBUG : SWORN_PLOG_INFO);
