@@ -42,6 +42,7 @@ static struct {
     struct sworn_rawup stall, reset, half;
     struct sworn_stack s;
     struct sworn_pfx fast, held;
+    uint16_t closed_port; /* a port nothing listens on (bound once, then closed) */
     char *dir;
     char policy[600];
     int barrier;
@@ -53,12 +54,12 @@ static const char policy_text[] =
     "  - id: echo\n    effect: allow\n    reason: \"test: echo\"\n"
     "    operations: [\"http.request\"]\n"
     "    resource:\n      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
-    "      paths: [\"/echo/**\", \"/allowed/**\"]\n"
+    "      paths: [\"/echo/**\", \"/allowed/**\", \"/big.bin\"]\n"
     "    methods: [GET, POST]\n"
     "  - id: raw-upstreams\n    effect: allow\n    reason: \"test: the raw upstreams\"\n"
     "    operations: [\"http.request\"]\n"
     "    resource:\n      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
-    "      ports: [%u, %u, %u]\n      paths: [\"/**\"]\n"
+    "      ports: [%u, %u, %u, %u]\n      paths: [\"/**\"]\n"
     "  - id: ask\n    effect: escalate\n    reason: \"test: an operator decides\"\n"
     "    resource:\n      hosts: [\"127.0.0.1\"]\n      paths: [\"/escalate/**\"]\n";
 
@@ -211,6 +212,56 @@ static void send_all(int fd, const char *s)
     assert_int_equal(send(fd, s, strlen(s), MSG_NOSIGNAL), (ssize_t)strlen(s));
 }
 
+/* A port of 127.0.0.1 that was free a moment ago (bound to port 0, then closed). */
+static uint16_t free_port(void)
+{
+    struct sockaddr_in sin = {0};
+    socklen_t len = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    assert_true(fd >= 0);
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+    close(fd);
+    return ntohs(sin.sin_port);
+}
+
+/* Wait until request part is held for an operator; its request id into id. */
+struct find_held {
+    const char *part;
+    char id[128];
+    int found;
+};
+
+static void find_held_fn(const Sworn__V1__PendingEscalation *p, void *arg)
+{
+    struct find_held *f = arg;
+
+    if (p->request != NULL && p->request->resource != NULL &&
+        strstr(p->request->resource->path, f->part) != NULL) {
+        snprintf(f->id, sizeof(f->id), "%s", p->request->request_id);
+        f->found++;
+    }
+}
+
+static void wait_held(struct find_held *f)
+{
+    int64_t deadline = mono_ms() + 20000;
+
+    for (;;) {
+        f->found = 0;
+        (void)sworn_stack_list_all(sworn_stack_admin_call, &T.s, find_held_fn, f);
+        if (f->found > 0)
+            break;
+        if (mono_ms() > deadline)
+            fail_msg("%s was not held for an operator", f->part);
+        sworn_test_sleep_ms(20);
+    }
+    assert_int_equal(f->found, 1);
+}
+
 /* ---- setup ---- */
 
 static int setup(void **state)
@@ -227,8 +278,9 @@ static int setup(void **state)
         return -1;
     T.dir = sworn_test_tmpdir("proxy-faults");
     snprintf(T.policy, sizeof(T.policy), "%s/policy.yaml", T.dir);
+    T.closed_port = free_port();
     n = snprintf(text, sizeof(text), policy_text, (unsigned)T.stall.port, (unsigned)T.reset.port,
-                 (unsigned)T.half.port);
+                 (unsigned)T.half.port, (unsigned)T.closed_port);
     sworn_test_write_file(T.policy, text, (size_t)n, 0600);
     snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s", T.policy);
     if (sworn_stack_up(&T.s, opts) != 0)
@@ -409,28 +461,10 @@ static void test_agent_gone_mid_body(void **state)
     assert_true(sworn_pfx_alive(&T.fast));
 }
 
-struct find_held {
-    const char *part;
-    char id[128];
-    int found;
-};
-
-static void find_held_fn(const Sworn__V1__PendingEscalation *p, void *arg)
-{
-    struct find_held *f = arg;
-
-    if (p->request != NULL && p->request->resource != NULL &&
-        strstr(p->request->resource->path, f->part) != NULL) {
-        snprintf(f->id, sizeof(f->id), "%s", p->request->request_id);
-        f->found++;
-    }
-}
-
 static void test_agent_gone_while_held(void **state)
 {
     char req[512];
     struct find_held f = {"f=held", "", 0};
-    int64_t deadline = mono_ms() + 20000;
     Sworn__V1__AdminResponse *r;
     int fd;
 
@@ -441,25 +475,123 @@ static void test_agent_gone_while_held(void **state)
              "Connection: close\r\n\r\n",
              (unsigned)T.u.http_port, (unsigned)T.u.http_port);
     send_all(fd, req);
-    while (f.found == 0) {
-        if (mono_ms() > deadline)
-            fail_msg("the request was not held for an operator");
-        sworn_test_sleep_ms(20);
-        (void)sworn_stack_list_all(sworn_stack_admin_call, &T.s, find_held_fn, &f);
-    }
-    assert_int_equal(f.found, 1);
+    wait_held(&f);
     close(fd);
     /* the proxy sees its agent go while the decision is held */
     wait_no_connections(&T.held);
     assert_int_equal(sworn_pfx_wait_log(&T.held, "the agent closed the connection", 5000), 0);
     /* the operator approves it anyway: the agent is gone, nothing goes upstream */
     r = sworn_stack_resolve(&T.s, f.id, 1);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
     sworn__v1__admin_response__free_unpacked(r, NULL);
     barrier();
     assert_false(sworn_upstream_log_has(&T.u, "f=held"));
     assert_true(sworn_pfx_alive(&T.held));
     /* and the proxy that held it serves the next request */
     expect_served(&T.held, "/echo/s?f=after-held");
+}
+
+/* Held past decisiond.escalation_max: the agent gets 502, and an approval after it is recorded but
+ * forwarded nowhere. */
+static void test_held_past_escalation_max(void **state)
+{
+    char out[8192];
+    struct find_held f = {"f=too-late", "", 0};
+    Sworn__V1__AdminResponse *r;
+
+    (void)state;
+    assert_true(raw_get(&T.fast, T.u.http_port, "/escalate/x?f=too-late", out, sizeof(out)) > 0);
+    if (status_of(out) != 502)
+        fail_msg("held past escalation_max: %s", out);
+    wait_held(&f);
+    assert_non_null(strstr(out, f.id));
+    /* the approval is recorded (an EscalationResolved entry, durable when the call returns) */
+    r = sworn_stack_resolve(&T.s, f.id, 1);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    barrier();
+    assert_false(sworn_upstream_log_has(&T.u, "f=too-late"));
+    assert_true(sworn_pfx_alive(&T.fast));
+}
+
+/* decisiond killed while it holds a request: the agent gets 502 at once (not after
+ * escalation_max), nothing goes upstream; after a restart the proxy serves again. */
+static void test_decisiond_killed_while_held(void **state)
+{
+    char req[512], buf[8192];
+    struct find_held f = {"f=held-kill", "", 0};
+    size_t have = 0;
+    int fd;
+
+    (void)state;
+    fd = dial(&T.held);
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u/escalate/x?f=held-kill HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Connection: close\r\n\r\n",
+             (unsigned)T.u.http_port, (unsigned)T.u.http_port);
+    send_all(fd, req);
+    wait_held(&f);
+    sworn_stack_kill_daemon(&T.s);
+    for (;;) {
+        ssize_t r = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+    }
+    buf[have] = '\0';
+    close(fd);
+    if (status_of(buf) != 502 || strstr(buf, f.id) == NULL)
+        fail_msg("decisiond killed while holding the request: %s", buf);
+    assert_true(sworn_pfx_alive(&T.held));
+    assert_int_equal(sworn_stack_start(&T.s), 0);
+    expect_served(&T.held, "/echo/s?f=after-held-kill");
+    barrier();
+    assert_false(sworn_upstream_log_has(&T.u, "f=held-kill"));
+}
+
+static void test_upstream_refuses_connection(void **state)
+{
+    char out[8192];
+
+    (void)state;
+    assert_true(raw_get(&T.fast, T.closed_port, "/x?f=refused", out, sizeof(out)) > 0);
+    if (status_of(out) != 502)
+        fail_msg("an upstream port nothing listens on: %s", out);
+    assert_non_null(strstr(out, "\"request_id\":"));
+    assert_true(sworn_pfx_alive(&T.fast));
+    expect_served(&T.fast, "/echo/s?f=after-refused");
+}
+
+/* The agent goes away in the middle of a big response: the proxy lets go of both sides. */
+static void test_agent_gone_mid_response(void **state)
+{
+    char req[512], buf[4096];
+    size_t have = 0;
+    int fd;
+
+    (void)state;
+    fd = dial(&T.fast);
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u/big.bin?f=midresponse HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+             (unsigned)T.u.http_port, (unsigned)T.u.http_port);
+    send_all(fd, req);
+    while (have < sizeof(buf) - 1) {
+        ssize_t r = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
+
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+        buf[have] = '\0';
+        if (strstr(buf, "\r\n\r\n") != NULL)
+            break;
+    }
+    buf[have] = '\0';
+    assert_int_equal(status_of(buf), 200);
+    close(fd);
+    wait_no_connections(&T.fast);
+    assert_true(sworn_pfx_alive(&T.fast));
+    expect_served(&T.fast, "/echo/s?f=after-midresponse");
 }
 
 /* ---- after all of it ---- */
@@ -483,6 +615,10 @@ int main(void)
         cmocka_unit_test(test_upstream_half_response),
         cmocka_unit_test(test_agent_gone_mid_body),
         cmocka_unit_test(test_agent_gone_while_held),
+        cmocka_unit_test(test_held_past_escalation_max),
+        cmocka_unit_test(test_decisiond_killed_while_held),
+        cmocka_unit_test(test_upstream_refuses_connection),
+        cmocka_unit_test(test_agent_gone_mid_response),
         cmocka_unit_test(test_proxies_stop_cleanly),
     };
 
