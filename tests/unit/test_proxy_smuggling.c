@@ -24,6 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -391,7 +396,7 @@ static int marker_row(const char *s)
 
 /* The decision records from index from on match want ("A D R400 ..."), each of them this row's
  * when its path holds a marker; rows whose target was read must name it. */
-static void expect_records(int row, uint64_t from, const char *want)
+static void expect_records(int row, int marker, uint64_t from, const char *want)
 {
     Sworn__V1__AdminResponse *tail = sworn_stack_tail(&T.s, 1000);
     const Sworn__V1__TailResponse *t = tail->tail;
@@ -419,13 +424,13 @@ static void expect_records(int row, uint64_t from, const char *want)
         d = e->decision;
         if (d->request->resource != NULL && d->request->resource->path != NULL &&
             marker_row(d->request->resource->path) >= 0 &&
-            !has_marker(d->request->resource->path, row))
+            !has_marker(d->request->resource->path, marker))
             fail_msg("row %d (%s): record %zu is for another row: %s", row, name, k,
                      d->request->resource->path);
         if (strcmp(w, "A") == 0 || strcmp(w, "D") == 0) {
             if (d->request->refusal != NULL)
                 fail_msg("row %d (%s): record %zu is a refusal (%s)", row, name, k, d->reason);
-            if (!has_marker(d->request->resource->path, row))
+            if (!has_marker(d->request->resource->path, marker))
                 fail_msg("row %d (%s): record %zu does not name the row", row, name, k);
             assert_int_equal(d->effect, w[0] == 'A' ? SWORN__V1__EFFECT__EFFECT_ALLOW
                                                     : SWORN__V1__EFFECT__EFFECT_DENY);
@@ -543,25 +548,68 @@ static int teardown(void **state)
 
 /* ---- the corpus ---- */
 
-static void test_corpus(void **state)
+/*
+ * Send bytes on a new connection one byte per write (TCP_NODELAY), stopping once the proxy has
+ * answered (a refusal closes the connection: more bytes would only draw a reset), then read until
+ * the proxy closes (20 s at most). Returns the bytes read, out NUL-terminated.
+ */
+static long raw_bytewise(const char *bytes, size_t len, char *out, size_t cap)
+{
+    struct sockaddr_in sin = {0};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    size_t have = 0;
+
+    assert_true(fd >= 0);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(T.p.port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)), 0);
+    for (size_t i = 0; i < len; i++) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+
+        if (poll(&pfd, 1, 0) > 0 || send(fd, bytes + i, 1, MSG_NOSIGNAL) != 1)
+            break;
+    }
+    for (int rounds = 0; rounds < 400 && have + 1 < cap; rounds++) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ssize_t r;
+
+        if (poll(&pfd, 1, 50) <= 0)
+            continue;
+        r = recv(fd, out + have, cap - 1 - have, 0);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+    }
+    out[have] = '\0';
+    close(fd);
+    return (long)have;
+}
+
+/* Run every row (markers marker_base + row), in one write or byte by byte. */
+static void run_corpus(int marker_base, int bytewise)
 {
     struct bytes b = {0};
     static char out[65536];
     char got[64];
 
-    (void)state;
     for (size_t row = 0; row < NROWS; row++) {
         uint64_t from = log_end();
+        int marker = marker_base + (int)row;
         long n;
 
-        expand(&b, corpus[row].bytes, (int)row);
-        n = sworn_pfx_raw(&T.p, b.p, b.len, 1, 20000, out, sizeof(out));
+        expand(&b, corpus[row].bytes, marker);
+        if (bytewise)
+            n = raw_bytewise(b.p, b.len, out, sizeof(out));
+        else
+            n = sworn_pfx_raw(&T.p, b.p, b.len, 1, 20000, out, sizeof(out));
         if (n < 0)
             fail_msg("row %zu (%s): no connection", row, corpus[row].name);
         answer_statuses(out, n, got, sizeof(got));
         if (strcmp(got, corpus[row].statuses) != 0)
-            fail_msg("row %zu (%s): answered \"%s\", expected \"%s\":\n%s", row, corpus[row].name,
-                     got, corpus[row].statuses, out);
+            fail_msg("row %zu (%s%s): answered \"%s\", expected \"%s\":\n%s", row, corpus[row].name,
+                     bytewise ? ", byte by byte" : "", got, corpus[row].statuses, out);
         /* a refusal closes the connection with its answer */
         {
             const char *last = strrchr(corpus[row].records, ' ');
@@ -571,12 +619,17 @@ static void test_corpus(void **state)
                 fail_msg("row %zu (%s): the refusal does not close:\n%s", row, corpus[row].name,
                          out);
         }
-        expect_records((int)row, from, corpus[row].records);
+        expect_records((int)row, marker, from, corpus[row].records);
         assert_true(sworn_pfx_alive(&T.p));
     }
     free(b.p);
-    barrier();
+}
 
+/* After a barrier: every request nginx saw is an ALLOW entry of the record for that path,
+ * forwarded once; every ALLOW entry was forwarded; nothing hidden or refused-after arrived. */
+static void expect_upstream_matches_record(void)
+{
+    barrier();
     /* Every request nginx saw is an ALLOW entry of the record, forwarded once. */
     {
         Sworn__V1__AdminResponse *tail = sworn_stack_tail(&T.s, 1000);
@@ -627,6 +680,22 @@ static void test_corpus(void **state)
         free(log);
         sworn__v1__admin_response__free_unpacked(tail, NULL);
     }
+}
+
+static void test_corpus(void **state)
+{
+    (void)state;
+    run_corpus(0, 0);
+    expect_upstream_matches_record();
+}
+
+/* The same bytes, one write per byte: the head and the body arrive in pieces, the answers and
+ * the records must be the same. */
+static void test_corpus_byte_by_byte(void **state)
+{
+    (void)state;
+    run_corpus(1000, 1);
+    expect_upstream_matches_record();
 }
 
 /* What upstream got for the rows that check how a request is cleaned. */
@@ -718,6 +787,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_forwarded_framing_and_fields),
+        cmocka_unit_test(test_corpus_byte_by_byte),
         cmocka_unit_test(test_refusal_answer_names_the_record),
     };
 
