@@ -380,6 +380,80 @@ static void test_decisiond_stalled(void **state)
     assert_false(sworn_upstream_log_has(&T.u, "f=stalled"));
 }
 
+/* Read one whole answer (a head with a Content-Length, and its body) from fd into buf; its
+ * status, or 0 when the connection ended first. */
+static int read_answer(int fd, char *buf, size_t cap)
+{
+    size_t have = 0;
+    char *end = NULL;
+    size_t want = 0;
+
+    buf[0] = '\0';
+    for (;;) {
+        ssize_t r;
+
+        if (end == NULL && (end = strstr(buf, "\r\n\r\n")) != NULL) {
+            const char *cl = strcasestr(buf, "\r\ncontent-length: ");
+
+            assert_non_null(cl);
+            want = (size_t)(end + 4 - buf) + strtoul(cl + 18, NULL, 10);
+            assert_true(want < cap);
+        }
+        if (end != NULL && have >= want)
+            break;
+        r = recv(fd, buf + have, cap - 1 - have, 0);
+        if (r <= 0)
+            return 0;
+        have += (size_t)r;
+        buf[have] = '\0';
+    }
+    assert_int_equal(have, want); /* nothing more was sent than this answer */
+    return status_of(buf);
+}
+
+/* One request on an open agent connection (kept alive); the answer's status. */
+static int keepalive_get(int fd, const char *path, char *buf, size_t cap)
+{
+    char req[512];
+
+    snprintf(req, sizeof(req), "GET http://127.0.0.1:%u%s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+             (unsigned)T.u.http_port, path, (unsigned)T.u.http_port);
+    send_all(fd, req);
+    return read_answer(fd, buf, cap);
+}
+
+/* One agent connection, kept alive across decisiond stopping, resuming, dying and coming back:
+ * each failure is a 502 on that connection, which stays usable, and the answer decisiond gives
+ * late to the stalled request is never taken for the next one's (a new decisiond link). */
+static void test_one_connection_across_decisiond_faults(void **state)
+{
+    char buf[8192];
+    int fd;
+
+    (void)state;
+    fd = dial(&T.fast);
+    assert_int_equal(keepalive_get(fd, "/echo/s?f=ka1", buf, sizeof(buf)), 200);
+    signal_daemon(SIGSTOP);
+    assert_int_equal(keepalive_get(fd, "/echo/s?f=ka2", buf, sizeof(buf)), 502);
+    signal_daemon(SIGCONT);
+    assert_int_equal(keepalive_get(fd, "/echo/s?f=ka3", buf, sizeof(buf)), 200);
+    assert_non_null(strstr(buf, "GET /echo/s?f=ka3 "));
+    sworn_stack_kill_daemon(&T.s);
+    assert_int_equal(keepalive_get(fd, "/echo/s?f=ka4", buf, sizeof(buf)), 502);
+    assert_int_equal(sworn_stack_start(&T.s), 0);
+    assert_int_equal(keepalive_get(fd, "/echo/s?f=ka5", buf, sizeof(buf)), 200);
+    assert_non_null(strstr(buf, "GET /echo/s?f=ka5 "));
+    close(fd);
+    assert_int_equal(wait_allow_recorded("f=ka2", 20000), 0);
+    barrier();
+    assert_true(sworn_upstream_log_has(&T.u, "f=ka1\""));
+    assert_false(sworn_upstream_log_has(&T.u, "f=ka2"));
+    assert_true(sworn_upstream_log_has(&T.u, "f=ka3\""));
+    assert_false(sworn_upstream_log_has(&T.u, "f=ka4"));
+    assert_true(sworn_upstream_log_has(&T.u, "f=ka5\""));
+    assert_true(sworn_pfx_alive(&T.fast));
+}
+
 /* ---- upstreams ---- */
 
 static void test_upstream_stalls(void **state)
@@ -610,6 +684,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decisiond_killed_then_restarted),
         cmocka_unit_test(test_decisiond_stalled),
+        cmocka_unit_test(test_one_connection_across_decisiond_faults),
         cmocka_unit_test(test_upstream_stalls),
         cmocka_unit_test(test_upstream_resets),
         cmocka_unit_test(test_upstream_half_response),
