@@ -1197,7 +1197,10 @@ static void response_done(struct pconn *c)
     }
     sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, c->status);
     log_request(c);
-    c->up_reusable = !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE;
+    /* Bytes after the response's end are no one's answer: kept, they would be read as the
+       response to the next request sent on this connection. */
+    c->up_reusable = !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE &&
+                     c->u != NULL && evbuffer_get_length(bufferevent_get_input(c->u)) == 0;
     if (!c->up_reusable)
         free_upstream(c);
     else
