@@ -40,6 +40,7 @@
 static struct {
     struct sworn_upstream u;
     struct sworn_rawup stall, reset, half;
+    struct sworn_rawup clte, twice, barelf; /* CANNED: answers the proxy must not pass on */
     struct sworn_stack s;
     struct sworn_pfx fast, held;
     uint16_t closed_port; /* a port nothing listens on (bound once, then closed) */
@@ -59,7 +60,7 @@ static const char policy_text[] =
     "  - id: raw-upstreams\n    effect: allow\n    reason: \"test: the raw upstreams\"\n"
     "    operations: [\"http.request\"]\n"
     "    resource:\n      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
-    "      ports: [%u, %u, %u, %u]\n      paths: [\"/**\"]\n"
+    "      ports: [%u, %u, %u, %u, %u, %u, %u]\n      paths: [\"/**\"]\n"
     "  - id: ask\n    effect: escalate\n    reason: \"test: an operator decides\"\n"
     "    resource:\n      hosts: [\"127.0.0.1\"]\n      paths: [\"/escalate/**\"]\n";
 
@@ -276,11 +277,21 @@ static int setup(void **state)
         sworn_rawup_start(&T.reset, SWORN_RAWUP_RESET_AFTER_HEAD) != 0 ||
         sworn_rawup_start(&T.half, SWORN_RAWUP_HALF_RESPONSE) != 0)
         return -1;
+    T.clte.canned = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "0\r\n\r\n";
+    T.twice.canned = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                     "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged";
+    T.barelf.canned = "HTTP/1.1 200 OK\nContent-Length: 2\n\nok";
+    if (sworn_rawup_start(&T.clte, SWORN_RAWUP_CANNED) != 0 ||
+        sworn_rawup_start(&T.twice, SWORN_RAWUP_CANNED) != 0 ||
+        sworn_rawup_start(&T.barelf, SWORN_RAWUP_CANNED) != 0)
+        return -1;
     T.dir = sworn_test_tmpdir("proxy-faults");
     snprintf(T.policy, sizeof(T.policy), "%s/policy.yaml", T.dir);
     T.closed_port = free_port();
     n = snprintf(text, sizeof(text), policy_text, (unsigned)T.stall.port, (unsigned)T.reset.port,
-                 (unsigned)T.half.port, (unsigned)T.closed_port);
+                 (unsigned)T.half.port, (unsigned)T.closed_port, (unsigned)T.clte.port,
+                 (unsigned)T.twice.port, (unsigned)T.barelf.port);
     sworn_test_write_file(T.policy, text, (size_t)n, 0600);
     snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s", T.policy);
     if (sworn_stack_up(&T.s, opts) != 0)
@@ -306,6 +317,9 @@ static int teardown(void **state)
     sworn_rawup_stop(&T.stall);
     sworn_rawup_stop(&T.reset);
     sworn_rawup_stop(&T.half);
+    sworn_rawup_stop(&T.clte);
+    sworn_rawup_stop(&T.twice);
+    sworn_rawup_stop(&T.barelf);
     sworn_upstream_stop(&T.u);
     if (T.dir != NULL) {
         sworn_test_rmtree(T.dir);
@@ -512,6 +526,44 @@ static void test_upstream_half_response(void **state)
     expect_served(&T.fast, "/echo/s?f=after-half");
 }
 
+/* Responses the strict parser refuses: the agent gets 502, not the upstream's bytes. */
+static void test_upstream_answers_refused(void **state)
+{
+    char out[8192];
+
+    (void)state;
+    assert_true(raw_get(&T.fast, T.clte.port, "/x?f=resp-clte", out, sizeof(out)) > 0);
+    if (status_of(out) != 502 || strstr(out, "Content-Length and Transfer-Encoding") == NULL)
+        fail_msg("a response with Content-Length and Transfer-Encoding: %s", out);
+    assert_true(raw_get(&T.fast, T.barelf.port, "/x?f=resp-barelf", out, sizeof(out)) > 0);
+    if (status_of(out) != 502)
+        fail_msg("a response with bare LF line ends: %s", out);
+    assert_true(sworn_pfx_alive(&T.fast));
+}
+
+/* An upstream that sends two responses to one request: the second is no one's answer. The next
+ * request on the same agent connection (the same upstream, which the proxy may keep) gets its
+ * own response, never the extra one. */
+static void test_upstream_extra_response_not_taken_for_the_next(void **state)
+{
+    char req[512], buf[8192];
+    int fd;
+
+    (void)state;
+    fd = dial(&T.fast);
+    for (int i = 0; i < 2; i++) {
+        snprintf(req, sizeof(req),
+                 "GET http://127.0.0.1:%u/x?f=twice-%d HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+                 (unsigned)T.twice.port, i, (unsigned)T.twice.port);
+        send_all(fd, req);
+        assert_int_equal(read_answer(fd, buf, sizeof(buf)), 200);
+        if (strstr(buf, "\r\n\r\nok") == NULL)
+            fail_msg("request %d to the upstream that answers twice got: %s", i, buf);
+    }
+    close(fd);
+    assert_true(sworn_pfx_alive(&T.fast));
+}
+
 /* ---- the agent going away ---- */
 
 static void test_agent_gone_mid_body(void **state)
@@ -697,6 +749,8 @@ int main(void)
         cmocka_unit_test(test_upstream_stalls),
         cmocka_unit_test(test_upstream_resets),
         cmocka_unit_test(test_upstream_half_response),
+        cmocka_unit_test(test_upstream_answers_refused),
+        cmocka_unit_test(test_upstream_extra_response_not_taken_for_the_next),
         cmocka_unit_test(test_agent_gone_mid_body),
         cmocka_unit_test(test_agent_gone_while_held),
         cmocka_unit_test(test_held_past_escalation_max),

@@ -869,6 +869,13 @@ static void rawup_read(struct sworn_rawup *r, int slot)
                 rawup_close(r, slot, 0);
         }
         break;
+    case SWORN_RAWUP_CANNED:
+        for (size_t i = 0; i < heads && r->canned != NULL; i++)
+            if (rawup_send(r, r->conn[slot], r->canned, strlen(r->canned)) < 0) {
+                rawup_close(r, slot, 0);
+                break;
+            }
+        break;
     case SWORN_RAWUP_STALL:
     default:
         break;
@@ -923,8 +930,11 @@ int sworn_rawup_start(struct sworn_rawup *r, enum sworn_rawup_mode mode)
     socklen_t len = sizeof(a);
     pthread_condattr_t ca;
 
+    const char *canned = r->canned; /* the one field a caller sets before start */
+
     memset(r, 0, sizeof(*r));
     r->mode = mode;
+    r->canned = canned;
     r->listen_fd = r->wake[0] = r->wake[1] = -1;
     for (int i = 0; i < SWORN_RAWUP_CONNS; i++)
         r->conn[i] = -1;
