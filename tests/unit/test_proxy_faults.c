@@ -1,10 +1,13 @@
 /*
  * test_proxy_faults.c -- sworn-proxy when the things around it fail (issue 14, "Fault tests"):
- * decisiond killed, stalled and restarted; an upstream that never answers, resets, or sends half
- * a response; an agent that goes away in the middle of its body or while its request is held for
- * an operator. Each time: nothing is forwarded without an allow, the agent gets a clear answer
- * (502/504 with the request id) or a closed connection, and the proxy stays up and serves the
- * next request. At the end the proxies stop cleanly (in the sanitizer build: without a report).
+ * decisiond killed, stalled and restarted (also under one kept-alive agent connection, and while
+ * it holds a request); an upstream that never answers, resets, refuses the connection, sends half
+ * a response, a response the strict parser refuses, or two responses to one request; an agent
+ * that goes away in the middle of its body, of its response, or while its request is held for an
+ * operator (or past escalation_max, then approved). Each time: nothing is forwarded without an
+ * allow (nor after the agent is gone), the agent gets a clear answer (502/504 with the request
+ * id) or a closed connection, and the proxy stays up and serves the next request. At the end the
+ * proxies stop cleanly (in the sanitizer build: without a report).
  *
  * Two proxies on the same stack: "fast" with short deadlines (decisiond.timeout 500ms,
  * escalation_max 1s, upstream.response_timeout 500ms) for the stalls, and "held" with the default
