@@ -742,17 +742,19 @@ static void step_head(struct pconn *c)
         arm(c, c->px->conf->head_timeout_ms);
     }
     n = len < lim.head_max ? len : lim.head_max;
-    /* The parser reads from the first byte each time: parse when the head may be complete, at
-     * the limit, or every KiB (a malformed head is still refused early), not at every byte. */
-    if (n < lim.head_max && n < c->head_parsed + 1024 &&
-        evbuffer_search(in, "\r\n\r\n", 4, NULL).pos < 0)
-        return;
-    c->head_parsed = n;
     p = evbuffer_pullup(in, (ev_ssize_t)n);
     if (p == NULL) {
         conn_abort(c);
         return;
     }
+    /* The parser reads from the first byte each time: parse when a line ended since the last
+     * parse (the head may be complete, or a line wrong: bare LF ends count), at the limit, or
+     * every KiB; not at every byte, which a head sent a byte at a time made quadratic. */
+    if (n < lim.head_max && n < c->head_parsed + 1024 &&
+        memchr(p + c->head_parsed, '\n', n - c->head_parsed) == NULL &&
+        memchr(p + c->head_parsed, '\r', n - c->head_parsed) == NULL)
+        return;
+    c->head_parsed = n;
     r = sworn_http_parse_request(p, n, &lim, &c->rq, &status, &why);
     if (r == 1) {
         if (n >= lim.head_max)
@@ -862,7 +864,10 @@ static void ask(struct pconn *c)
     const uint8_t *body = body_len > 0 ? evbuffer_pullup(c->body, -1) : NULL;
     int r;
 
-    bufferevent_disable(c->a, EV_READ); /* the next request waits for this one's answer */
+    /* Reading goes on while the request is decided (the next request waits in the buffer: the
+       read callback does nothing outside HEAD, BODY, PEEK and SPLICE), so that an agent that goes
+       away while its request is held is seen (on_a_event) and its request dropped: an allow that
+       comes after it must not be forwarded for no one. */
     c->ph = PH_DECIDE;
     if (c->id[0] == '\0')
         sworn_proxy_next_id(c->px, c->id);
@@ -1277,10 +1282,13 @@ static void response_done(struct pconn *c)
     }
     sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, c->status);
     log_request(c);
-    /* A connection that carried a credential is not used again: an upstream that binds
-     * authentication to the connection (NTLM, Negotiate) would run the next request with it. */
-    c->up_reusable =
-        !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE && !c->has_cred;
+    /* Not used again: a connection that carried a credential (an upstream that binds
+     * authentication to the connection, NTLM or Negotiate, would run the next request with it),
+     * or one with bytes after the response's end (no one's answer: kept, they would be read as
+     * the response to the next request sent on it). */
+    c->up_reusable = !c->rs.connection_close && c->rs.framing != SWORN_HTTP_UNTIL_CLOSE &&
+                     !c->has_cred && c->u != NULL &&
+                     evbuffer_get_length(bufferevent_get_input(c->u)) == 0;
     if (!c->up_reusable)
         free_upstream(c);
     else

@@ -175,6 +175,12 @@ int sworn_pfx_alive(struct sworn_pfx *p)
     while ((r = waitpid(p->pid, &status, WNOHANG)) < 0 && errno == EINTR)
         ;
     if (r == p->pid) {
+        /* it ended on its own: say how, and what it said (a test will fail on this) */
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "sworn-proxy was killed by signal %d\n", WTERMSIG(status));
+        else
+            fprintf(stderr, "sworn-proxy exited with status %d\n", WEXITSTATUS(status));
+        print_file("its error output", p->err);
         p->pid = 0;
         return 0;
     }

@@ -68,7 +68,8 @@ void sworn_pfx_kill(struct sworn_pfx *p);
 SWORN_TEST_MUST_CHECK
 int sworn_pfx_stop(struct sworn_pfx *p);
 
-/* Whether the proxy is still running (not exited). */
+/* Whether the proxy is still running (not exited). When it has ended, how (a signal or its exit
+ * status) and its error output are printed. */
 int sworn_pfx_alive(struct sworn_pfx *p);
 
 /* Wait until a line of the proxy's log contains needle; 0, or -1 after timeout_ms. */

@@ -380,7 +380,9 @@ static int write_nginx_conf(struct sworn_upstream *u)
         "http {\n"
         "  log_format sworn '$msec $request_method \"$request_uri\" $status "
         "auth=\"$http_authorization\" key=\"$http_x_api_key\" $request_length $content_length "
-        "idx=\"$http_sworn_log_index\" host=\"$http_host\"';\n"
+        "idx=\"$http_sworn_log_index\" host=\"$http_host\" drop=\"$http_x_drop\" "
+        "pauth=\"$http_proxy_authorization\" pconn=\"$http_proxy_connection\" "
+        "te=\"$http_transfer_encoding\" trailer=\"$http_x_trailer\"';\n"
         "  access_log %s/access.log sworn;\n"
         "  client_body_temp_path %s/tmp/body;\n"
         "  proxy_temp_path %s/tmp/proxy;\n"
@@ -867,6 +869,13 @@ static void rawup_read(struct sworn_rawup *r, int slot)
                 rawup_close(r, slot, 0);
         }
         break;
+    case SWORN_RAWUP_CANNED:
+        for (size_t i = 0; i < heads && r->canned != NULL; i++)
+            if (rawup_send(r, r->conn[slot], r->canned, strlen(r->canned)) < 0) {
+                rawup_close(r, slot, 0);
+                break;
+            }
+        break;
     case SWORN_RAWUP_STALL:
     default:
         break;
@@ -921,8 +930,11 @@ int sworn_rawup_start(struct sworn_rawup *r, enum sworn_rawup_mode mode)
     socklen_t len = sizeof(a);
     pthread_condattr_t ca;
 
+    const char *canned = r->canned; /* the one field a caller sets before start */
+
     memset(r, 0, sizeof(*r));
     r->mode = mode;
+    r->canned = canned;
     r->listen_fd = r->wake[0] = r->wake[1] = -1;
     for (int i = 0; i < SWORN_RAWUP_CONNS; i++)
         r->conn[i] = -1;

@@ -24,7 +24,9 @@
  * The access log (u->access_log) has one line per request, written after the response:
  *   $msec $request_method "$request_uri" $status auth="$http_authorization"
  *   key="$http_x_api_key" $request_length $content_length idx="$http_sworn_log_index"
- *   host="$http_host"
+ *   host="$http_host" drop="$http_x_drop" pauth="$http_proxy_authorization"
+ *   pconn="$http_proxy_connection" te="$http_transfer_encoding" trailer="$http_x_trailer"
+ * (the last five show that hop-by-hop fields, Proxy-* and a chunked body's trailer were dropped)
  * (one line; nginx writes "-" for an empty variable and escapes '"', '\' and bytes outside
  * 0x20..0x7e as \xHH).
  *
@@ -139,6 +141,9 @@ enum sworn_rawup_mode {
                                      promising 100 bytes, giving 3), then shut the connection
                                      down for writing (a FIN) and read until the peer closes */
     SWORN_RAWUP_BANNER,           /* send SWORN_RAWUP_BANNER_TEXT on accept, then echo */
+    SWORN_RAWUP_CANNED,           /* after each request head, send r->canned (set it before
+                                     start: any bytes, e.g. a response the proxy must refuse, or
+                                     more than one response); the connection stays open */
 };
 
 #define SWORN_RAWUP_HALF "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc"
@@ -149,6 +154,7 @@ struct sworn_rawup {
     uint16_t port; /* 127.0.0.1:port, bound (by the kernel's choice) before start returns */
     /* Internals: the serving thread's. */
     enum sworn_rawup_mode mode;
+    const char *canned; /* CANNED: the caller's NUL-terminated text (it outlives the server) */
     int listen_fd, wake[2];
     int conn[SWORN_RAWUP_CONNS];
     unsigned head_match[SWORN_RAWUP_CONNS]; /* bytes of CRLF CRLF matched so far */
@@ -164,7 +170,8 @@ struct sworn_rawup {
                               every mode; RESET_AFTER_HEAD stops reading at the first one */
 };
 
-/* Bind 127.0.0.1:0 and start the serving thread in mode. Returns 0, or -1 (printed). */
+/* Bind 127.0.0.1:0 and start the serving thread in mode. Every field is reset but r->canned
+ * (for CANNED: set it before the call). Returns 0, or -1 (printed). */
 SWORN_TEST_MUST_CHECK
 int sworn_rawup_start(struct sworn_rawup *r, enum sworn_rawup_mode mode);
 
