@@ -1330,6 +1330,11 @@ size_t sworn_pconf_warnings(const struct sworn_pconf *c, uid_t euid, sworn_pconf
         warnf(&n, fn, arg, "user",
               "no user: the proxy is running as root (every agent connection is served by a root "
               "process); set user: to an unprivileged user");
+    else if (c->has_user && c->uid == 0)
+        warnf(&n, fn, arg, "user",
+              "user: %s is uid 0: the proxy is running as root (every agent connection is served "
+              "by a root process); name an unprivileged user",
+              c->user);
     if (c->seccomp_mode == SWORN_SECCOMP_LOG)
         warnf(&n, fn, arg, "hardening.seccomp",
               "seccomp is log: system calls outside the proxy's list are allowed (only logged)");

@@ -163,7 +163,8 @@ int sworn_pconf_open_log(const struct sworn_pconf *c, int *fd);
 
 /*
  * Settings that are legal but weaken the proxy, one call of fn (when not NULL) each, with the key
- * and a sentence: no `user:` while euid is 0 (the proxy runs as root); hardening.seccomp log or
+ * and a sentence: no `user:` while euid is 0, or a `user:` of uid 0 (the proxy runs as root);
+ * hardening.seccomp log or
  * off; each upstream.allow_private range shorter than /8 (IPv4; also through ::ffff:0:0/96) or
  * /16 (IPv6); each TCP listener (any local user can connect as its principal). Returns how many.
  */

@@ -1149,6 +1149,65 @@ static void test_hole_port_file_temp_precreated(void **state)
 }
 
 /*
+ * The port file's temporary name, when something is there that a killed proxy of this uid did
+ * not leave (a file with a second name, another user's file, a folder), is never written
+ * through, removed or renamed: the proxy refuses to start and says what is in the way. A log
+ * file others may read is refused the same way, and the proxy writes nothing into it.
+ */
+static void test_port_file_temp_not_ours_refused(void **state)
+{
+    struct sworn_pfx p3;
+    char tmp[1100], other[1100];
+    struct stat st;
+    char *err;
+
+    (void)state;
+    assert_int_equal(sworn_pfx_start(&p3, T.s.decision, NULL), 0);
+    sworn_pfx_kill(&p3);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", p3.port_file);
+    snprintf(other, sizeof(other), "%s.other", p3.port_file);
+    sworn_test_write_file(other, "1\n", 2, 0600);
+    assert_int_equal(link(other, tmp), 0);
+    assert_int_equal(sworn_pfx_restart(&p3), -1);
+    err = sworn_test_read_file(p3.err, NULL);
+    assert_non_null(strstr(err, ".tmp is in the way"));
+    free(err);
+    assert_int_equal(stat(other, &st), 0);
+    assert_int_equal(st.st_nlink, 2); /* left as it was */
+    assert_int_equal(unlink(tmp), 0);
+    if (geteuid() == 0) {
+        sworn_test_write_file(tmp, "1\n", 2, 0644);
+        assert_int_equal(chown(tmp, 65534, 65534), 0);
+        assert_int_equal(sworn_pfx_restart(&p3), -1);
+        assert_int_equal(stat(tmp, &st), 0);
+        assert_int_equal(st.st_uid, 65534);
+        assert_int_equal(unlink(tmp), 0);
+    }
+    assert_int_equal(mkdir(tmp, 0700), 0);
+    assert_int_equal(sworn_pfx_restart(&p3), -1);
+    assert_int_equal(rmdir(tmp), 0);
+    /* the log: 0644 lets others read every URL line */
+    assert_int_equal(chmod(p3.log, 0644), 0);
+    assert_int_equal(stat(p3.log, &st), 0);
+    {
+        off_t before = st.st_size;
+
+        assert_int_equal(sworn_pfx_restart(&p3), -1);
+        err = sworn_test_read_file(p3.err, NULL);
+        assert_non_null(strstr(err, "has mode 0644"));
+        free(err);
+        assert_int_equal(stat(p3.log, &st), 0);
+        assert_int_equal(st.st_size, before);
+    }
+    assert_int_equal(chmod(p3.log, 0640), 0);
+    assert_int_equal(sworn_pfx_restart(&p3), 0);
+    assert_int_equal(stat(p3.port_file, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(sworn_pfx_stop(&p3), 0);
+}
+
+/*
  * A dishonest or careless operator weakens the proxy with settings that are legal: each must be
  * said, as a warn line at start (event config_warning) and by --check-config (warning lines on
  * stderr; --strict makes them fatal). The fixture's proxy has a TCP listener and no user: (root,
@@ -1247,6 +1306,7 @@ int main(void)
         cmocka_unit_test(test_name_to_loopback_refused_without_allow_private),
         cmocka_unit_test(test_hole_log_file_world_writable_used),
         cmocka_unit_test(test_hole_port_file_temp_precreated),
+        cmocka_unit_test(test_port_file_temp_not_ours_refused),
         cmocka_unit_test(test_weakening_settings_warned),
         cmocka_unit_test(test_nofile_raised_for_connections),
 #if ATTACK_HOLES

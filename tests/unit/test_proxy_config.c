@@ -1058,8 +1058,11 @@ static void test_warnings(void **state)
     warns(MIN, 1000, 0, NULL, NULL);
     /* as root with no user: */
     warns(MIN, 0, 1, "user: no user: the proxy is running as root", NULL);
-    warns("user: root\n" MIN, 0, 0, NULL, NULL);
-    warns("user: 0\n" MIN, 0, 0, NULL, NULL);
+    warns("user: root\n" MIN, 0, 1, "user: user: root is uid 0: the proxy is running as root",
+          NULL);
+    warns("user: 0\n" MIN, 1000, 1, "the proxy is running as root", NULL);
+    if (getpwnam("nobody") != NULL) /* a user of this machine that is not root */
+        warns("user: nobody\n" MIN, 0, 0, NULL, NULL);
     /* seccomp */
     warns(MIN "hardening: {seccomp: log}\n", 1000, 1, "hardening.seccomp: seccomp is log", NULL);
     warns(MIN "hardening: {seccomp: off}\n", 1000, 1, "hardening.seccomp: seccomp is off", NULL);
