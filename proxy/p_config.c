@@ -12,10 +12,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <libgen.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1169,6 +1172,207 @@ fail:
     return -1;
 }
 
+/* --- the proxy's own files: the log and the port files -----------------------------------------
+ */
+
+int sworn_pconf_file_dir(const char *path, const char *what, int *dirfd, char *base)
+{
+    char folder[SWORN_PCONF_PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t flen;
+
+    *dirfd = -1;
+    if (slash == NULL || slash[1] == '\0' || strlen(slash + 1) > NAME_MAX ||
+        strcmp(slash + 1, ".") == 0 || strcmp(slash + 1, "..") == 0)
+        return sworn_err_set(SWORN_ERR_ARG, "%s %s: does not name a file in a folder", what, path);
+    flen = (size_t)(slash - path);
+    if (flen >= sizeof(folder))
+        return sworn_err_set(SWORN_ERR_RANGE, "%s %s: path too long", what, path);
+    if (flen == 0) {
+        folder[0] = '/';
+        folder[1] = '\0';
+    } else {
+        memcpy(folder, path, flen);
+        folder[flen] = '\0';
+    }
+    /* safefile.h: no link on the way, every folder root's or ours and not writable by group or
+     * others (sticky only on the way), and the folder itself writable by its owner only: nobody
+     * else can put a file, a link or a FIFO under the name between our check and our use. */
+    SWORN_GUARD(sworn_safefile_opendir(folder, 0, what, dirfd));
+    memcpy(base, slash + 1, strlen(slash + 1) + 1);
+    return 0;
+fail:
+    return -1;
+}
+
+/* The log file as found (st, from fstat or fstatat without following a link) is one only root and
+ * the proxy can read in full or write: else others read every URL line or forge lines. */
+static int log_stat_ok(const char *path, const struct stat *st)
+{
+    uid_t me = geteuid();
+
+    if (!S_ISREG(st->st_mode))
+        return sworn_err_set(SWORN_ERR_IO, "log.file %s is not a regular file", path);
+    if (st->st_uid != 0 && st->st_uid != me)
+        return sworn_err_set(SWORN_ERR_IO,
+                             "log.file %s is owned by uid %lu, not by root or uid %lu: remove it "
+                             "(the proxy makes it, mode 0640) or chown it",
+                             path, (unsigned long)st->st_uid, (unsigned long)me);
+    if (st->st_nlink != 1)
+        return sworn_err_set(SWORN_ERR_IO,
+                             "log.file %s has %lu links: another name may reach it; remove it "
+                             "(the proxy makes it, mode 0640)",
+                             path, (unsigned long)st->st_nlink);
+    if ((st->st_mode & (S_IWGRP | S_IWOTH | S_IROTH)) != 0)
+        return sworn_err_set(SWORN_ERR_IO,
+                             "log.file %s has mode %04o: group or others may write it or others "
+                             "read it; chmod 0640 (or 0600) it",
+                             path, (unsigned)(st->st_mode & 07777));
+    return 0;
+}
+
+int sworn_pconf_open_log(const struct sworn_pconf *c, int *fd)
+{
+    char base[NAME_MAX + 1];
+    struct stat st;
+    int dfd = -1, f;
+
+    *fd = -1;
+    if (c->log_path[0] == '\0')
+        return 0;
+    SWORN_GUARD(sworn_pconf_file_dir(c->log_path, "log.file folder", &dfd, base));
+    /* O_NONBLOCK: a FIFO under the name fails (ENXIO) rather than hangs; the mode is checked
+     * below, after the open, on the descriptor that is then written. */
+    f = openat(dfd, base, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+               0640);
+    if (f < 0) {
+        sworn_err_set(SWORN_ERR_IO, "log.file %s: %s", c->log_path, strerror(errno));
+        goto fail;
+    }
+    if (fstat(f, &st) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "log.file %s: fstat: %s", c->log_path, strerror(errno));
+        close(f);
+        goto fail;
+    }
+    if (log_stat_ok(c->log_path, &st) != 0) {
+        close(f);
+        goto fail;
+    }
+    close(dfd);
+    *fd = f;
+    return 0;
+fail:
+    if (dfd >= 0)
+        close(dfd);
+    return -1;
+}
+
+/* check: path's folder as sworn_pconf_file_dir wants it; an existing log file as
+ * sworn_pconf_open_log wants it (log 1), or an existing port file a regular file (log 0). */
+static int check_own_file(const struct sworn_pconf *c, const char *key, const char *path, int log)
+{
+    char base[NAME_MAX + 1];
+    struct stat st;
+    int dfd = -1;
+
+    if (sworn_pconf_file_dir(path, log ? "log.file folder" : "port file folder", &dfd, base) != 0)
+        return sworn_err_set(sworn_err_code(), "%s: %s: %s", c->path, key, sworn_err_msg());
+    if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (log && log_stat_ok(path, &st) != 0) {
+            close(dfd);
+            return sworn_err_set(SWORN_ERR_IO, "%s: %s: %s", c->path, key, sworn_err_msg());
+        }
+    } else if (errno != ENOENT) {
+        int e = errno;
+
+        close(dfd);
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s: %s: %s", c->path, key, path, strerror(e));
+    }
+    close(dfd);
+    return 0;
+}
+
+/* --- warnings: legal settings that weaken the proxy ---------------------------------------- */
+
+static void warnf(size_t *n, sworn_pconf_warn_fn fn, void *arg, const char *key, const char *fmt,
+                  ...) __attribute__((format(printf, 5, 6)));
+
+static void warnf(size_t *n, sworn_pconf_warn_fn fn, void *arg, const char *key, const char *fmt,
+                  ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    (*n)++;
+    if (fn != NULL)
+        fn(arg, key, msg);
+}
+
+/* Whether r is an IPv6 range inside ::ffff:0:0/96 (the IPv4-mapped addresses). */
+static int cidr_is_mapped(const struct sworn_pconf_cidr *r)
+{
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+    return r->family == 6 && r->prefix >= 96 && memcmp(r->addr, mapped, sizeof(mapped)) == 0;
+}
+
+size_t sworn_pconf_warnings(const struct sworn_pconf *c, uid_t euid, sworn_pconf_warn_fn fn,
+                            void *arg)
+{
+    size_t n = 0;
+
+    if (c == NULL)
+        return 0;
+    if (!c->has_user && euid == 0)
+        warnf(&n, fn, arg, "user",
+              "no user: the proxy is running as root (every agent connection is served by a root "
+              "process); set user: to an unprivileged user");
+    else if (c->has_user && c->uid == 0)
+        warnf(&n, fn, arg, "user",
+              "user: %s is uid 0: the proxy is running as root (every agent connection is served "
+              "by a root process); name an unprivileged user",
+              c->user);
+    if (c->seccomp_mode == SWORN_SECCOMP_LOG)
+        warnf(&n, fn, arg, "hardening.seccomp",
+              "seccomp is log: system calls outside the proxy's list are allowed (only logged)");
+    else if (c->seccomp_mode == SWORN_SECCOMP_OFF)
+        warnf(&n, fn, arg, "hardening.seccomp", "seccomp is off: no system call filter");
+    for (size_t i = 0; i < c->nallow_private; i++) {
+        const struct sworn_pconf_cidr *r = &c->allow_private[i];
+        char text[INET6_ADDRSTRLEN];
+        int broad;
+
+        if (r->family == 4)
+            broad = r->prefix < 8;
+        else if (cidr_is_mapped(r))
+            broad = r->prefix < 96 + 8; /* IPv4 through the mapped form */
+        else
+            broad = r->prefix < 16;
+        if (!broad)
+            continue;
+        if (inet_ntop(r->family == 4 ? AF_INET : AF_INET6, r->addr, text, sizeof(text)) == NULL)
+            snprintf(text, sizeof(text), "?");
+        warnf(&n, fn, arg, "upstream.allow_private",
+              "allow_private %s/%u is broad (shorter than /%u): allowed names may reach "
+              "internal addresses in all of it (DNS rebinding, metadata services)",
+              text, r->prefix, r->family == 4 ? 8u : (cidr_is_mapped(r) ? 104u : 16u));
+    }
+    for (size_t i = 0; i < c->nlisteners; i++) {
+        const struct sworn_pconf_listener *l = &c->listeners[i];
+
+        if (l->kind == SWORN_PCONF_TCP)
+            warnf(&n, fn, arg, "listen.tcp",
+                  "tcp listener %s%s%s:%u (line %u): any local user can connect as principal %s "
+                  "(a TCP peer has no uid to check)",
+                  l->family == 6 ? "[" : "", l->address, l->family == 6 ? "]" : "",
+                  (unsigned)l->port, l->line, l->principal);
+    }
+    return n;
+}
+
 int sworn_pconf_check(const struct sworn_pconf *c)
 {
     uint8_t *key = NULL;
@@ -1196,8 +1400,10 @@ int sworn_pconf_check(const struct sworn_pconf *c)
     for (size_t i = 0; i < c->nlisteners; i++) {
         const struct sworn_pconf_listener *l = &c->listeners[i];
 
-        if (l->kind == SWORN_PCONF_TCP && l->port_file[0] != '\0')
+        if (l->kind == SWORN_PCONF_TCP && l->port_file[0] != '\0') {
             SWORN_GUARD(need_parent(c, "listen.port_file", l->port_file, 0));
+            SWORN_GUARD(check_own_file(c, "listen.port_file", l->port_file, 0));
+        }
         if (l->kind != SWORN_PCONF_TCP)
             SWORN_GUARD(need_parent(
                 c, l->kind == SWORN_PCONF_UNIX ? "listen.unix" : "listen.hostlink", l->path, 1));
@@ -1205,8 +1411,10 @@ int sworn_pconf_check(const struct sworn_pconf *c)
     SWORN_GUARD(need_parent(c, "decisiond.socket", c->decision_socket, 1));
     if (c->metrics_socket[0] != '\0')
         SWORN_GUARD(need_parent(c, "metrics.socket", c->metrics_socket, 1));
-    if (c->log_path[0] != '\0')
+    if (c->log_path[0] != '\0') {
         SWORN_GUARD(need_parent(c, "log.file", c->log_path, 0));
+        SWORN_GUARD(check_own_file(c, "log.file", c->log_path, 1));
+    }
     if (c->has_user && getpwuid(c->uid) == NULL)
         return sworn_err_set(SWORN_ERR_NOTFOUND, "%s: user: no user has uid %lu", c->path,
                              (unsigned long)c->uid);

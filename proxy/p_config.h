@@ -32,7 +32,10 @@
  * Checking (sworn_pconf_check) looks at the file system: the CA certificate and every other file
  * named is a regular file, the CA key is a secret file (0600 or stricter, owned by root, the
  * caller or the proxy's user: common/secretfile.h), and the folder of every socket, the port
- * files and the log file exists. `sworn-proxy --check-config --config FILE` runs both.
+ * files and the log file exists, and the folders of the log file and the port files are root's or
+ * the caller's and writable by their owner only (sworn_pconf_file_dir), and an existing log file
+ * passes the checks of sworn_pconf_open_log. `sworn-proxy --check-config --config FILE` runs
+ * both, then prints the warnings (sworn_pconf_warnings).
  *
  * Memory: the structure is fixed-size and self-contained (no pointer in it), so a caller may copy
  * it and needs no free; it is large (about 100 KiB), so keep it off small stacks. Nothing in it is
@@ -137,5 +140,36 @@ int sworn_pconf_load_mem(const char *name, const uint8_t *p, size_t len, struct 
  * -1 with sworn_err set to the first problem found: "<path>: <key>: <file>: <why>".
  */
 int sworn_pconf_check(const struct sworn_pconf *c);
+
+/*
+ * Open the folder of path (a file the proxy writes: its log, a port file) with the checked walk of
+ * common/safefile.h (sworn_safefile_opendir): no symbolic link on the way, every folder root's or
+ * the effective uid's and not writable by group or others (sticky allowed on the way only), the
+ * folder itself writable by its owner only. `what` names it in errors. OUT: *dirfd (close it;
+ * -1 on failure), base (the file's name in it; capacity NAME_MAX + 1). Returns 0, or -1 with
+ * sworn_err set (SWORN_ERR_ARG: path names no file in a folder; else as safefile.h).
+ */
+int sworn_pconf_file_dir(const char *path, const char *what, int *dirfd, char *base);
+
+/*
+ * Open log.file to append (O_APPEND, close-on-exec), made mode 0640 when missing, relative to its
+ * checked folder (sworn_pconf_file_dir) without following a link; then, on the descriptor, it must
+ * be a regular file owned by root or the effective uid, with one link, no write bit for group or
+ * others and no read bit for others. OUT: *fd (-1 when log.file is not set: the log goes to
+ * stderr). Returns 0, or -1 with sworn_err set naming the file, its mode or owner and the fix.
+ * Call it before dropping privileges: the descriptor stays writable after the drop.
+ */
+int sworn_pconf_open_log(const struct sworn_pconf *c, int *fd);
+
+/*
+ * Settings that are legal but weaken the proxy, one call of fn (when not NULL) each, with the key
+ * and a sentence: no `user:` while euid is 0, or a `user:` of uid 0 (the proxy runs as root);
+ * hardening.seccomp log or
+ * off; each upstream.allow_private range shorter than /8 (IPv4; also through ::ffff:0:0/96) or
+ * /16 (IPv6); each TCP listener (any local user can connect as its principal). Returns how many.
+ */
+typedef void (*sworn_pconf_warn_fn)(void *arg, const char *key, const char *message);
+size_t sworn_pconf_warnings(const struct sworn_pconf *c, uid_t euid, sworn_pconf_warn_fn fn,
+                            void *arg);
 
 #endif

@@ -49,6 +49,17 @@ int sworn_proxy_harden(struct sworn_proxy *px)
             json_object_new_string(
                 rc == 0 ? sworn_seccomp_mode_name((enum sworn_seccomp_mode)c->seccomp_mode)
                         : "off"));
+        if (rc == 1 && c->seccomp_mode != SWORN_SECCOMP_OFF) {
+            /* enforce or log asked, nothing installed: an architecture without a table. Never
+             * silent: the operator believes the proxy is confined. */
+            json_object *w = json_object_new_object();
+
+            json_object_object_add(
+                w, "warning",
+                json_object_new_string("no seccomp table for this architecture: the proxy runs "
+                                       "without a system call filter"));
+            sworn_plog(SWORN_PLOG_WARN, "seccomp_unavailable", w);
+        }
         if (rc == 0) {
             json_object_object_add(o, "seccomp_arch", json_object_new_string(rep.arch));
             json_object_object_add(o, "seccomp_instructions",

@@ -12,9 +12,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -114,31 +116,67 @@ static int listen_tcp(const struct sworn_pconf_listener *c, int *out, uint16_t *
     return 0;
 }
 
-/* The port, decimal and a newline, written whole: a temporary file renamed over the name. */
+/*
+ * The port, decimal and a newline, written whole: a temporary file renamed over the name, both in
+ * the port file's checked folder (root's or ours, writable by its owner only: p_config.h's
+ * sworn_pconf_file_dir), so nobody else can have made the temporary file or swap either name.
+ * The temporary name is created with O_EXCL; a stale one is removed first only when it is a
+ * regular file of ours with one link (left by a proxy that was killed), anything else refuses.
+ * The published file is 0644 and the effective uid's (who writes it).
+ */
 static int write_port_file(const char *path, uint16_t port)
 {
-    char tmp[SWORN_PCONF_PATH_MAX + 16], text[16];
-    int fd, n = snprintf(text, sizeof(text), "%u\n", (unsigned)port);
+    char base[NAME_MAX + 1], tmp[NAME_MAX + 8], text[16];
+    struct stat st;
+    int dfd = -1, fd = -1, n = snprintf(text, sizeof(text), "%u\n", (unsigned)port);
 
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-        return sworn_err_set(SWORN_ERR_ARG, "port file %s: path too long", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "port file %s: %s", tmp, strerror(errno));
-    if (write(fd, text, (size_t)n) != n || fsync(fd) != 0) {
+    if (sworn_pconf_file_dir(path, "port file folder", &dfd, base) != 0)
+        return -1;
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", base) > NAME_MAX) {
+        close(dfd);
+        return sworn_err_set(SWORN_ERR_ARG, "port file %s: name too long", path);
+    }
+    if (fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+            close(dfd);
+            return sworn_err_set(SWORN_ERR_IO,
+                                 "port file %s.tmp is in the way (uid %lu, mode %04o, %lu links): "
+                                 "not a stale file of this proxy; remove it",
+                                 path, (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777),
+                                 (unsigned long)st.st_nlink);
+        }
+        if (unlinkat(dfd, tmp, 0) != 0 && errno != ENOENT) {
+            int e = errno;
+
+            close(dfd);
+            return sworn_err_set(SWORN_ERR_IO, "port file %s.tmp: %s", path, strerror(e));
+        }
+    }
+    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+
+        close(dfd);
+        return sworn_err_set(SWORN_ERR_IO, "port file %s.tmp: %s", path, strerror(e));
+    }
+    /* The umask may have taken bits away: the file is to be readable by every client. */
+    if (fchmod(fd, 0644) != 0 || write(fd, text, (size_t)n) != n || fsync(fd) != 0) {
         int e = errno;
 
         close(fd);
-        unlink(tmp);
-        return sworn_err_set(SWORN_ERR_IO, "port file %s: %s", tmp, strerror(e));
+        unlinkat(dfd, tmp, 0);
+        close(dfd);
+        return sworn_err_set(SWORN_ERR_IO, "port file %s.tmp: %s", path, strerror(e));
     }
     close(fd);
-    if (rename(tmp, path) != 0) {
+    if (renameat(dfd, tmp, dfd, base) != 0 || fsync(dfd) != 0) {
         int e = errno;
 
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
+        close(dfd);
         return sworn_err_set(SWORN_ERR_IO, "port file %s: %s", path, strerror(e));
     }
+    close(dfd);
     return 0;
 }
 

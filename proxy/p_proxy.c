@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <event2/dns.h>
 #include <event2/event.h>
@@ -36,12 +37,57 @@ void sworn_proxy_next_id(struct sworn_proxy *px, char out[64])
     snprintf(out, 64, "%s-%llu", px->id_prefix, (unsigned long long)++px->id_counter);
 }
 
+/*
+ * Each agent connection may hold three descriptors (the agent's, upstream's, decisiond's); the
+ * listeners, the log, the resolver and the loop need some more. Raise the soft RLIMIT_NOFILE to
+ * that (never above the hard limit, which only a privileged process could raise), and say so when
+ * the hard limit leaves fewer connections than limits.connections: accept would fail with EMFILE
+ * long before the configured limit is reached.
+ */
+#define FDS_PER_CONNECTION 3u
+#define FDS_BASE 64u
+
+static void raise_nofile(const struct sworn_pconf *conf)
+{
+    rlim_t want = (rlim_t)conf->connections_max * FDS_PER_CONNECTION + FDS_BASE;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        struct rlimit up = rl;
+
+        up.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl = up;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        json_object *o = json_object_new_object();
+        uint64_t can =
+            rl.rlim_cur > FDS_BASE ? (uint64_t)(rl.rlim_cur - FDS_BASE) / FDS_PER_CONNECTION : 0;
+
+        json_object_object_add(o, "nofile_limit", json_object_new_int64((int64_t)rl.rlim_cur));
+        json_object_object_add(o, "nofile_wanted", json_object_new_int64((int64_t)want));
+        json_object_object_add(o, "connections_configured",
+                               json_object_new_int64((int64_t)conf->connections_max));
+        json_object_object_add(o, "connections_servable", json_object_new_int64((int64_t)can));
+        json_object_object_add(
+            o, "warning",
+            json_object_new_string("the hard RLIMIT_NOFILE is below 3 * limits.connections + 64: "
+                                   "only connections_servable agent connections can be served "
+                                   "(raise LimitNOFILE= or ulimit -Hn, or lower "
+                                   "limits.connections)"));
+        sworn_plog(SWORN_PLOG_WARN, "nofile_limit", o);
+    }
+}
+
 int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
 {
     uint8_t rnd[8];
 
     memset(px, 0, sizeof(*px));
     px->conf = conf;
+    raise_nofile(conf);
     sworn_pmetrics_init(&px->metrics);
     /* Request ids: a random prefix per process, so a restarted proxy never repeats one (decisiond
      * refuses an id it took among its last 65536). */

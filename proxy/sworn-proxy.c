@@ -3,7 +3,11 @@
  * (docs/proxy.md).
  *
  *   sworn-proxy --config FILE                 serve, in the foreground, until SIGTERM or SIGINT
- *   sworn-proxy --check-config --config FILE  load and check FILE, print "FILE: ok"
+ *   sworn-proxy --check-config [--strict] --config FILE
+ *                                             load and check FILE, print each setting that
+ *                                             weakens the proxy as "FILE: warning: KEY: ..." on
+ *                                             stderr, then "FILE: ok" (with --strict a warning
+ *                                             makes it exit 1)
  *   sworn-proxy ca init DIR [--cn NAME] [--days N]
  *                                             make the local CA (DIR/ca.crt, DIR/ca.key 0600)
  *   sworn-proxy --version | --help
@@ -32,7 +36,7 @@
 static void usage(FILE *out)
 {
     fprintf(out, "usage: sworn-proxy --config FILE\n"
-                 "       sworn-proxy --check-config --config FILE\n"
+                 "       sworn-proxy --check-config [--strict] --config FILE\n"
                  "       sworn-proxy ca init DIR [--cn NAME] [--days N]\n"
                  "       sworn-proxy --version | --help\n");
 }
@@ -77,17 +81,33 @@ static int ca_init(int argc, char **argv)
     return 0;
 }
 
+/* log.file, opened and checked before the privilege drop (p_config.h: sworn_pconf_open_log). */
 static int open_log(void)
 {
-    int fd;
+    int fd = -1;
 
-    if (config.log_path[0] == '\0')
-        return 0;
-    fd = open(config.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "log.file %s: %s", config.log_path, strerror(errno));
-    sworn_plog_open(fd);
+    if (sworn_pconf_open_log(&config, &fd) != 0)
+        return -1;
+    if (fd >= 0)
+        sworn_plog_open(fd);
     return 0;
+}
+
+/* One warn line per weakening setting (p_config.h: sworn_pconf_warnings). */
+static void log_warning(void *arg, const char *key, const char *message)
+{
+    json_object *o = json_object_new_object();
+
+    (void)arg;
+    json_object_object_add(o, "key", json_object_new_string(key));
+    json_object_object_add(o, "warning", json_object_new_string(message));
+    sworn_plog(SWORN_PLOG_WARN, "config_warning", o);
+}
+
+/* --check-config's form, that of sworn-policy check: "FILE: warning: KEY: message". */
+static void print_warning(void *arg, const char *key, const char *message)
+{
+    fprintf(stderr, "%s: warning: %s: %s\n", (const char *)arg, key, message);
 }
 
 static int serve(void)
@@ -102,6 +122,7 @@ static int serve(void)
     if (sworn_proxy_harden_early() != 0 || open_log() != 0)
         return -1;
     sworn_plog_set_level(config.log_debug ? SWORN_PLOG_DEBUG : SWORN_PLOG_INFO);
+    (void)sworn_pconf_warnings(&config, geteuid(), log_warning, NULL);
     if (sworn_proxy_open(&proxy, &config) != 0)
         return -1;
     if (sworn_proxy_harden(&proxy) != 0) {
@@ -125,7 +146,7 @@ static int serve(void)
 int main(int argc, char **argv)
 {
     const char *path = NULL;
-    int check = 0;
+    int check = 0, strict = 0;
 
     if (argc >= 3 && strcmp(argv[1], "ca") == 0 && strcmp(argv[2], "init") == 0)
         return ca_init(argc, argv);
@@ -138,6 +159,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--check-config") == 0) {
             check = 1;
+        } else if (strcmp(argv[i], "--strict") == 0) {
+            strict = 1;
         } else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
             path = argv[++i];
         } else {
@@ -145,7 +168,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (path == NULL) {
+    if (path == NULL || (strict && !check)) {
         usage(stderr);
         return 2;
     }
@@ -154,6 +177,13 @@ int main(int argc, char **argv)
         return 1;
     }
     if (check) {
+        size_t warnings = sworn_pconf_warnings(&config, geteuid(), print_warning, (void *)path);
+
+        if (strict && warnings > 0) {
+            fprintf(stderr, "%s: %zu warning%s (--strict)\n", path, warnings,
+                    warnings == 1 ? "" : "s");
+            return 1;
+        }
         printf("%s: ok\n", path);
         return 0;
     }

@@ -8,7 +8,8 @@
  * p_config.h promises: 1..16 listeners, each with a principal of 1..128 bytes 0x21..0x7e, paths
  * absolute and NUL-terminated within their arrays, a TCP listener on loopback, modes 0600 or 0660
  * (0660 with a group), no two socket listeners on one path, every bound respected, CIDRs without
- * host bits, raw ports non-zero. Anything else aborts, which libFuzzer reports as a crash.
+ * host bits, raw ports non-zero; and its warnings (sworn_pconf_warnings) are counted as called.
+ * Anything else aborts, which libFuzzer reports as a crash.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +28,13 @@ static void must(int ok)
 {
     if (!ok)
         abort();
+}
+
+static void warning_ok(void *arg, const char *key, const char *message)
+{
+    must(key != NULL && key[0] != '\0' && message != NULL && message[0] != '\0');
+    must(strlen(message) < 512);
+    ++*(size_t *)arg;
 }
 
 /* NUL-terminated within cap, and (when non-empty, or required) absolute. */
@@ -138,5 +146,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     must(c->log_debug == 0 || c->log_debug == 1);
     must(c->seccomp_mode == SWORN_SECCOMP_OFF || c->seccomp_mode == SWORN_SECCOMP_LOG ||
          c->seccomp_mode == SWORN_SECCOMP_ENFORCE);
+    /* The warnings of a loaded file: each has a key and a sentence, and they are counted. */
+    {
+        size_t seen = 0, n = sworn_pconf_warnings(c, 0, warning_ok, &seen);
+
+        must(n == seen && n <= 2 + c->nallow_private + c->nlisteners);
+        must(sworn_pconf_warnings(c, 1000, NULL, NULL) <= n);
+    }
     return 0;
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1069,12 +1070,11 @@ static void test_hole_upstream_reset_kills_proxy(void **state)
     assert_int_equal(sworn_pfx_stop(&p6), 0);
 }
 
-/* ---- the operator's and the outsider's files: HOLES ---- */
+/* ---- the operator's and the outsider's files (holes found, now fixed) ---- */
 
-#if ATTACK_HOLES
 /*
- * HOLE: log.file is opened as it is found. A log file that already exists with mode 0666 (an
- * outsider made it first in a shared folder, or an operator's mistake) is appended to as it is:
+ * HOLE (fixed): log.file is opened as it is found. A log file that already exists with mode 0666
+ * (an outsider made it first in a shared folder, or an operator's mistake) is appended to as it is:
  * `--check-config` passes and the proxy starts, so every other user reads each request line
  * (principals, URLs with their queries) and writes forged lines into the proxy's log. The proxy
  * checks its configuration file, its CA key and its sockets' folders this way, not its log.
@@ -1101,8 +1101,8 @@ static void test_hole_log_file_world_writable_used(void **state)
 }
 
 /*
- * HOLE: the port file's temporary name (PORT_FILE.tmp) is opened without O_EXCL and renamed into
- * place with whatever mode and owner it had. An outsider who creates PORT_FILE.tmp first (mode
+ * HOLE (fixed): the port file's temporary name (PORT_FILE.tmp) is opened without O_EXCL and renamed
+ * into place with whatever mode and owner it had. An outsider who creates PORT_FILE.tmp first (mode
  * 0666, in a shared folder) owns the port file the proxy then publishes and can rewrite it at
  * any time: the clients that read it (the dev stack, tests, a launcher) then send the agent to
  * the outsider's port instead of the proxy. (Found as root with nobody's file in a 1777 folder:
@@ -1132,7 +1132,148 @@ static void test_hole_port_file_temp_precreated(void **state)
     if (rc == 0 && (st.st_mode & 0022) != 0)
         fail_msg("HOLE: the published port file has mode %04o", (unsigned)(st.st_mode & 07777));
 }
-#endif
+
+/*
+ * The port file's temporary name, when something is there that a killed proxy of this uid did
+ * not leave (a file with a second name, another user's file, a folder), is never written
+ * through, removed or renamed: the proxy refuses to start and says what is in the way. A log
+ * file others may read is refused the same way, and the proxy writes nothing into it.
+ */
+static void test_port_file_temp_not_ours_refused(void **state)
+{
+    struct sworn_pfx p3;
+    char tmp[1100], other[1100];
+    struct stat st;
+    char *err;
+
+    (void)state;
+    assert_int_equal(sworn_pfx_start(&p3, T.s.decision, NULL), 0);
+    sworn_pfx_kill(&p3);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", p3.port_file);
+    snprintf(other, sizeof(other), "%s.other", p3.port_file);
+    sworn_test_write_file(other, "1\n", 2, 0600);
+    assert_int_equal(link(other, tmp), 0);
+    assert_int_equal(sworn_pfx_restart(&p3), -1);
+    err = sworn_test_read_file(p3.err, NULL);
+    assert_non_null(strstr(err, ".tmp is in the way"));
+    free(err);
+    assert_int_equal(stat(other, &st), 0);
+    assert_int_equal(st.st_nlink, 2); /* left as it was */
+    assert_int_equal(unlink(tmp), 0);
+    if (geteuid() == 0) {
+        sworn_test_write_file(tmp, "1\n", 2, 0644);
+        assert_int_equal(chown(tmp, 65534, 65534), 0);
+        assert_int_equal(sworn_pfx_restart(&p3), -1);
+        assert_int_equal(stat(tmp, &st), 0);
+        assert_int_equal(st.st_uid, 65534);
+        assert_int_equal(unlink(tmp), 0);
+    }
+    assert_int_equal(mkdir(tmp, 0700), 0);
+    assert_int_equal(sworn_pfx_restart(&p3), -1);
+    assert_int_equal(rmdir(tmp), 0);
+    /* the log: 0644 lets others read every URL line */
+    assert_int_equal(chmod(p3.log, 0644), 0);
+    assert_int_equal(stat(p3.log, &st), 0);
+    {
+        off_t before = st.st_size;
+
+        assert_int_equal(sworn_pfx_restart(&p3), -1);
+        err = sworn_test_read_file(p3.err, NULL);
+        assert_non_null(strstr(err, "has mode 0644"));
+        free(err);
+        assert_int_equal(stat(p3.log, &st), 0);
+        assert_int_equal(st.st_size, before);
+    }
+    assert_int_equal(chmod(p3.log, 0640), 0);
+    assert_int_equal(sworn_pfx_restart(&p3), 0);
+    assert_int_equal(stat(p3.port_file, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(sworn_pfx_stop(&p3), 0);
+}
+
+/*
+ * A dishonest or careless operator weakens the proxy with settings that are legal: each must be
+ * said, as a warn line at start (event config_warning) and by --check-config (warning lines on
+ * stderr; --strict makes them fatal). The fixture's proxy has a TCP listener and no user: (root,
+ * in CI); this one also turns seccomp to log.
+ */
+static void test_weakening_settings_warned(void **state)
+{
+    struct sworn_pfx_opts po = {0};
+    struct sworn_pfx p3;
+    struct sworn_test_run r = {0};
+    const char *bin = getenv("SWORN_PROXY_BIN");
+
+    (void)state;
+    assert_non_null(bin);
+    po.extra = "hardening:\n  seccomp: log\n";
+    assert_int_equal(sworn_pfx_start(&p3, T.s.decision, &po), 0);
+    assert_int_equal(sworn_pfx_wait_log(&p3, "\"ready\"", 20000), 0);
+    /* every warn line is written before the listeners open, so before "ready" */
+    assert_int_equal(sworn_pfx_log_count(
+                         &p3, "\"level\":\"warn\",\"event\":\"config_warning\",\"key\":\"hardening."
+                              "seccomp\""),
+                     1);
+    assert_int_equal(sworn_pfx_log_count(&p3, "any local user can connect as principal agent-1"),
+                     1);
+    assert_int_equal(sworn_pfx_log_count(&p3, "running as root"), geteuid() == 0 ? 1 : 0);
+
+    sworn_test_runv(&r, NULL, bin, "--check-config", "--config", p3.config, NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, ": ok"));
+    assert_non_null(strstr(r.err, ": warning: hardening.seccomp: seccomp is log"));
+    assert_non_null(strstr(r.err, ": warning: listen.tcp: "));
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, bin, "--check-config", "--strict", "--config", p3.config, NULL);
+    assert_int_equal(r.status, 1);
+    assert_null(strstr(r.out, ": ok"));
+    assert_non_null(strstr(r.err, "(--strict)"));
+    sworn_test_run_free(&r);
+    assert_int_equal(sworn_pfx_stop(&p3), 0);
+}
+
+/*
+ * An agent opening many connections must not hit EMFILE below limits.connections because the
+ * proxy kept a small inherited soft RLIMIT_NOFILE: started with a soft limit of 128, the proxy
+ * raises it to 3 * limits.connections + 64 (the hard limit permitting), or says how many
+ * connections it can really serve.
+ */
+static void test_nofile_raised_for_connections(void **state)
+{
+    struct sworn_pfx_opts po = {0};
+    struct sworn_pfx p3;
+    struct rlimit saved, low;
+    char path[64], limits[4096], *line;
+    unsigned long long soft = 0;
+    const rlim_t want = 3 * 2000 + 64;
+
+    (void)state;
+    po.extra = "limits:\n  connections: 2000\n";
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    low = saved;
+    low.rlim_cur = 128;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    {
+        int rc = sworn_pfx_start(&p3, T.s.decision, &po);
+
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+        assert_int_equal(rc, 0);
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/limits", (long)p3.pid);
+    assert_int_equal(sworn_test_read_proc(path, limits, sizeof(limits)), 0);
+    line = strstr(limits, "Max open files");
+    assert_non_null(line);
+    assert_int_equal(sscanf(line + strlen("Max open files"), "%llu", &soft), 1);
+    if (saved.rlim_max == RLIM_INFINITY || saved.rlim_max >= want) {
+        assert_true(soft == (unsigned long long)want);
+        assert_int_equal(sworn_pfx_log_count(&p3, "\"nofile_limit\""), 0);
+    } else {
+        assert_true(soft == (unsigned long long)saved.rlim_max);
+        assert_int_equal(sworn_pfx_log_count(&p3, "\"event\":\"nofile_limit\""), 1);
+    }
+    assert_int_equal(sworn_pfx_stop(&p3), 0);
+}
 
 int main(void)
 {
@@ -1159,11 +1300,14 @@ int main(void)
         cmocka_unit_test(test_hole_one_agent_exhausts_connections_for_all),
         cmocka_unit_test(test_hole_agent_reset_kills_proxy),
         cmocka_unit_test(test_hole_upstream_reset_kills_proxy),
+        cmocka_unit_test(test_hole_log_file_world_writable_used),
+        cmocka_unit_test(test_hole_port_file_temp_precreated),
+        cmocka_unit_test(test_port_file_temp_not_ours_refused),
+        cmocka_unit_test(test_weakening_settings_warned),
+        cmocka_unit_test(test_nofile_raised_for_connections),
 #if ATTACK_HOLES
         cmocka_unit_test(test_hole_websocket_fragments_reveal_credential),
         cmocka_unit_test(test_hole_query_credential_percent_encoded_in_redirect),
-        cmocka_unit_test(test_hole_log_file_world_writable_used),
-        cmocka_unit_test(test_hole_port_file_temp_precreated),
 #endif
     };
 

@@ -933,6 +933,72 @@ static void test_check(void **state)
     CHECK_FAILS(want);
     p = sworn_test_path(dir, "log");
     assert_int_equal(mkdir(p, 0700), 0);
+    /* The log's folder: writable by its owner only (else another user swaps the file). */
+    assert_int_equal(chmod(p, 0770), 0);
+    CHECK_FAILS("log.file: log.file folder ");
+    CHECK_FAILS("writable");
+    assert_int_equal(chmod(p, 01777), 0);
+    CHECK_FAILS("log.file: log.file folder ");
+    assert_int_equal(chmod(p, 0755), 0);
+    free(p);
+    assert_int_equal(sworn_pconf_check(c), 0);
+    /* An existing log file others may write or read (every URL line) is refused, ... */
+    p = sworn_test_path(dir, "log/proxy.log");
+    sworn_test_write_file(p, "", 0, 0600);
+    assert_int_equal(chmod(p, 0666), 0);
+    snprintf(want, sizeof(want), "log.file: log.file %s has mode 0666", p);
+    CHECK_FAILS(want);
+    CHECK_FAILS("chmod 0640");
+    assert_int_equal(chmod(p, 0620), 0);
+    CHECK_FAILS("has mode 0620");
+    assert_int_equal(chmod(p, 0644), 0);
+    CHECK_FAILS("has mode 0644");
+    /* ... as is one with a second name (a hard link reaches it from elsewhere), ... */
+    assert_int_equal(chmod(p, 0640), 0);
+    {
+        char *q = sworn_test_path(dir, "log/other-name");
+
+        assert_int_equal(link(p, q), 0);
+        CHECK_FAILS("has 2 links");
+        assert_int_equal(unlink(q), 0);
+        free(q);
+    }
+    /* ... and, when the test can make one, a file of another user's. */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(p, 65534, 65534), 0);
+        CHECK_FAILS("is owned by uid 65534, not by root or uid 0");
+        assert_int_equal(chown(p, 0, 0), 0);
+    }
+    assert_int_equal(sworn_pconf_check(c), 0);
+    assert_int_equal(chmod(p, 0600), 0);
+    assert_int_equal(sworn_pconf_check(c), 0);
+    /* sworn_pconf_open_log applies the same rules on the descriptor it returns. */
+    {
+        int fd = -1;
+        struct stat st;
+
+        assert_int_equal(chmod(p, 0666), 0);
+        assert_int_equal(sworn_pconf_open_log(c, &fd), -1);
+        assert_int_equal(fd, -1);
+        assert_non_null(strstr(sworn_err_msg(), "has mode 0666"));
+        assert_int_equal(unlink(p), 0);
+        assert_int_equal(symlink("/etc/passwd", p), 0);
+        assert_int_equal(sworn_pconf_open_log(c, &fd), -1);
+        assert_int_equal(unlink(p), 0);
+        /* missing: made 0640 (or stricter, by the umask) */
+        assert_int_equal(sworn_pconf_open_log(c, &fd), 0);
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_true(S_ISREG(st.st_mode) && (st.st_mode & 0137) == 0);
+        close(fd);
+        assert_int_equal(sworn_pconf_check(c), 0);
+    }
+    free(p);
+    /* The port file's folder, the same rule. */
+    p = sworn_test_path(dir, "run");
+    assert_int_equal(chmod(p, 0777), 0);
+    CHECK_FAILS("listen.port_file: port file folder ");
+    assert_int_equal(chmod(p, 0700), 0);
     free(p);
     assert_int_equal(sworn_pconf_check(c), 0);
     /* An existing socket at a listener's path is fine: the proxy replaces it. */
@@ -955,6 +1021,78 @@ static void test_check(void **state)
 #undef CHECK_FAILS
 }
 
+/* Collects the warnings of sworn_pconf_warnings, joined by newlines. */
+struct warned {
+    char text[4096];
+    size_t n;
+};
+
+static void collect(void *arg, const char *key, const char *message)
+{
+    struct warned *w = arg;
+    size_t at = strlen(w->text);
+
+    snprintf(w->text + at, sizeof(w->text) - at, "%s: %s\n", key, message);
+    w->n++;
+}
+
+/* One warning row: text loaded, checked as uid euid, gives n warnings, each sub among them. */
+static void warns(const char *text, uid_t euid, size_t n, const char *sub1, const char *sub2)
+{
+    struct sworn_pconf *c = load_ok(text);
+    struct warned w = {{0}, 0};
+    size_t got = sworn_pconf_warnings(c, euid, collect, &w);
+
+    if (got != n || w.n != n || (sub1 != NULL && strstr(w.text, sub1) == NULL) ||
+        (sub2 != NULL && strstr(w.text, sub2) == NULL))
+        fail_msg("got %zu warnings:\n%s\nwant %zu with \"%s\" and \"%s\"\n--- input:\n%s", got,
+                 w.text, n, sub1 ? sub1 : "", sub2 ? sub2 : "", text);
+    assert_int_equal(sworn_pconf_warnings(c, euid, NULL, NULL), n);
+    free(c);
+}
+
+static void test_warnings(void **state)
+{
+    (void)state;
+    /* the minimal file as a user: nothing to say */
+    warns(MIN, 1000, 0, NULL, NULL);
+    /* as root with no user: */
+    warns(MIN, 0, 1, "user: no user: the proxy is running as root", NULL);
+    warns("user: root\n" MIN, 0, 1, "user: user: root is uid 0: the proxy is running as root",
+          NULL);
+    warns("user: 0\n" MIN, 1000, 1, "the proxy is running as root", NULL);
+    if (getpwnam("nobody") != NULL) /* a user of this machine that is not root */
+        warns("user: nobody\n" MIN, 0, 0, NULL, NULL);
+    /* seccomp */
+    warns(MIN "hardening: {seccomp: log}\n", 1000, 1, "hardening.seccomp: seccomp is log", NULL);
+    warns(MIN "hardening: {seccomp: off}\n", 1000, 1, "hardening.seccomp: seccomp is off", NULL);
+    warns(MIN "hardening: {seccomp: enforce}\n", 1000, 0, NULL, NULL);
+    /* allow_private: shorter than /8 (IPv4), /16 (IPv6), /104 through the mapped form */
+    warns(MIN "upstream: {allow_private: [\"0.0.0.0/0\"]}\n", 1000, 1,
+          "upstream.allow_private: allow_private 0.0.0.0/0 is broad (shorter than /8)", NULL);
+    warns(MIN "upstream: {allow_private: [\"10.0.0.0/7\", \"10.0.0.0/8\", \"127.0.0.0/8\"]}\n",
+          1000, 1, "allow_private 10.0.0.0/7 is broad", NULL);
+    warns(MIN "upstream: {allow_private: [\"::/0\", \"fd00::/15\", \"fd00::/16\", \"::1/128\"]}\n",
+          1000, 2, "allow_private ::/0 is broad (shorter than /16)", "fd00::/15");
+    warns(MIN "upstream: {allow_private: [\"::ffff:0.0.0.0/96\", \"::ffff:10.0.0.0/104\"]}\n", 1000,
+          1, "allow_private ::ffff:0.0.0.0/96 is broad (shorter than /104)", NULL);
+    /* every TCP listener, with its principal */
+    warns("listen:\n"
+          "  - {tcp: \"127.0.0.1:8080\", principal: agent-7}\n"
+          "  - {tcp: \"[::1]:0\", principal: agent-8}\n"
+          "  - {unix: /run/a.sock, principal: p}\n" D2 C3,
+          1000, 2,
+          "listen.tcp: tcp listener 127.0.0.1:8080 (line 2): any local user can connect as "
+          "principal agent-7",
+          "tcp listener [::1]:0 (line 3): any local user can connect as principal agent-8");
+    /* all at once */
+    warns("listen: [{tcp: \"127.0.0.1:0\", principal: a}]\n" D2 C3
+          "upstream: {allow_private: [\"0.0.0.0/0\", \"::/0\"]}\n"
+          "hardening: {seccomp: off}\n",
+          0, 5, "running as root", "seccomp is off");
+    assert_int_equal(sworn_pconf_warnings(NULL, 0, collect, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -962,7 +1100,7 @@ int main(void)
         cmocka_unit_test(test_values),   cmocka_unit_test(test_identities),
         cmocka_unit_test(test_refusals), cmocka_unit_test(test_path_lengths),
         cmocka_unit_test(test_bounds),   cmocka_unit_test(test_load_file),
-        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_check),    cmocka_unit_test(test_warnings),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
