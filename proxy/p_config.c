@@ -48,6 +48,7 @@
 #define DEFAULT_HEAD_MAX 16384u
 #define DEFAULT_HEADERS_MAX 100u
 #define DEFAULT_BODY_MAX 8388608u
+#define DEFAULT_BODIES_MAX 268435456u /* 256 MiB of request bodies held at once, all together */
 #define DEFAULT_CONNECTIONS_MAX 1024u
 #define DEFAULT_HEAD_TIMEOUT_MS (30 * MS_SECOND)
 #define DEFAULT_BODY_TIMEOUT_MS (60 * MS_SECOND)
@@ -869,7 +870,7 @@ fail:
 
 static int read_limits(struct ctx *x)
 {
-    static const char *const keys[] = {"head", "headers", "body", "connections", NULL};
+    static const char *const keys[] = {"head", "headers", "body", "bodies", "connections", NULL};
     const struct sworn_yaml_node *m;
     struct sworn_pconf *c = x->c;
 
@@ -879,7 +880,15 @@ static int read_limits(struct ctx *x)
     SWORN_GUARD(get_size(x, m, "head", 1024, 1048576, &c->head_max));
     SWORN_GUARD(get_size(x, m, "headers", 8, 128, &c->headers_max));
     SWORN_GUARD(get_u64(x, m, "body", 0, 1073741824, &c->body_max));
+    SWORN_GUARD(get_u64(x, m, "bodies", 1048576, 17179869184ull, &c->bodies_max));
     SWORN_GUARD(get_size(x, m, "connections", 1, 65536, &c->connections_max));
+    if (sworn_yaml_get(m, "bodies") == NULL && c->bodies_max < c->body_max)
+        c->bodies_max = c->body_max; /* the default never turns away one body limits.body allows */
+    if (c->bodies_max < c->body_max)
+        return sworn_yaml_error(
+            x->d, sworn_yaml_get(m, "bodies") != NULL ? sworn_yaml_get(m, "bodies") : m,
+            "limits.bodies (%llu) must be at least limits.body (%llu)",
+            (unsigned long long)c->bodies_max, (unsigned long long)c->body_max);
     return 0;
 fail:
     return -1;
@@ -1085,6 +1094,7 @@ static void set_defaults(struct sworn_pconf *c)
     c->head_max = DEFAULT_HEAD_MAX;
     c->headers_max = DEFAULT_HEADERS_MAX;
     c->body_max = DEFAULT_BODY_MAX;
+    c->bodies_max = DEFAULT_BODIES_MAX;
     c->connections_max = DEFAULT_CONNECTIONS_MAX;
     c->head_timeout_ms = DEFAULT_HEAD_TIMEOUT_MS;
     c->body_timeout_ms = DEFAULT_BODY_TIMEOUT_MS;

@@ -12,7 +12,7 @@
  *     ca:        {cert, key, leaf_lifetime: 1h, cache: 1024}
  *     upstream:  {ca_file, connect_timeout: 10s, response_timeout: 60s, allow_private: [CIDR]}
  *     connect:   {raw_ports: [PORT], tls_wait: 5s}
- *     limits:    {head: 16384, headers: 100, body: 8388608, connections: 1024}
+ *     limits:    {head: 16384, headers: 100, body: 8388608, bodies: 268435456, connections: 1024}
  *     timeouts:  {head: 30s, body: 60s, idle: 60s}
  *     delegation: {header, verify_key}
  *     metrics:   {socket}
@@ -112,6 +112,8 @@ struct sworn_pconf {
     size_t head_max;        /* limits.head, default 16384, 1024..1048576 */
     size_t headers_max;     /* limits.headers, default 100, 8..128 */
     uint64_t body_max;      /* limits.body, default 8388608, 0..1073741824 */
+    uint64_t bodies_max;    /* limits.bodies: all bodies held at once, default 256 MiB,
+                               1 MiB..16 GiB, at least limits.body */
     size_t connections_max; /* limits.connections, default 1024, 1..65536 */
     uint64_t head_timeout_ms, body_timeout_ms, idle_timeout_ms; /* 30s, 60s, 60s; 100ms..1h */
     char delegation_header[SWORN_PCONF_HEADER_MAX + 1];         /* lower-case field name; "" none */

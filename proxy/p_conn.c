@@ -113,6 +113,7 @@ struct pconn {
     struct evbuffer *body;
     int has_body;
     uint64_t body_need;
+    uint64_t body_charged; /* bytes of px->bodies_held that are this request's */
     struct sworn_http_chunked chunked;
     char id[64];
     const char *operation;
@@ -203,6 +204,8 @@ static void reset_request(struct pconn *c)
     c->nnames = 0;
     if (c->body != NULL)
         evbuffer_drain(c->body, evbuffer_get_length(c->body));
+    c->px->bodies_held -= c->body_charged;
+    c->body_charged = 0;
     c->has_body = 0;
     c->body_need = 0;
     c->id[0] = '\0';
@@ -783,6 +786,26 @@ static void step_head(struct pconn *c)
     classify(c);
 }
 
+/*
+ * Charge n more body bytes to the proxy's whole (limits.bodies): bodies are read whole before the
+ * decision, so without a bound for all together many agents' bodies could take the memory. Over
+ * it: 503 and the connection ends (capacity, not the request's fault: not a refusal). Returns 0,
+ * or -1 when the connection was ended.
+ */
+static int charge_body(struct pconn *c, size_t n)
+{
+    if (c->px->bodies_held + n > c->px->conf->bodies_max) {
+        snprintf(c->reason, sizeof(c->reason),
+                 "the proxy holds limits.bodies of request bodies: try again later");
+        reply_json(c, 503, "error", 1);
+        conn_close_after_write(c);
+        return -1;
+    }
+    c->px->bodies_held += n;
+    c->body_charged += n;
+    return 0;
+}
+
 static void step_body(struct pconn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->a);
@@ -792,6 +815,8 @@ static void step_body(struct pconn *c)
         size_t take = have < c->body_need ? have : (size_t)c->body_need;
 
         if (take > 0) {
+            if (charge_body(c, take) != 0)
+                return;
             evbuffer_remove_buffer(in, c->body, take);
             c->body_need -= take;
         }
@@ -813,6 +838,8 @@ static void step_body(struct pconn *c)
             refuse(c, status, why, c->head, c->head_len);
             return;
         }
+        if (data_len > 0 && charge_body(c, data_len) != 0)
+            return;
         if (data_len > 0 && evbuffer_add(c->body, data, data_len) != 0) {
             conn_abort(c);
             return;

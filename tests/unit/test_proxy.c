@@ -819,6 +819,58 @@ static void test_delegation_chain_recorded(void **state)
     sworn__v1__admin_response__free_unpacked(tail, NULL);
 }
 
+/* ---- limits.bodies: all bodies held at once ---- */
+
+static void test_bodies_held_bounded(void **state)
+{
+    struct sworn_pfx p2;
+    struct sworn_pfx_opts po = {0};
+    char head[512], buf[4096];
+    size_t have = 0;
+    char *chunk = malloc(600000);
+    int a, b;
+    struct sockaddr_in sin = {0};
+
+    (void)state;
+    assert_non_null(chunk);
+    memset(chunk, 'x', 600000);
+    po.extra = "limits:\n  body: 1048576\n  bodies: 1048576\n";
+    assert_int_equal(sworn_pfx_start(&p2, T.s.decision, &po), 0);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(p2.port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    b = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_int_equal(connect(a, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(connect(b, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    /* a: 600000 of a 1000000-byte body, held (not complete, so not yet decided) */
+    snprintf(head, sizeof(head),
+             "POST http://127.0.0.1:%u/echo/post/a HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Content-Length: 1000000\r\n\r\n",
+             (unsigned)T.u.http_port, (unsigned)T.u.http_port);
+    send_all(a, head);
+    assert_int_equal(write(a, chunk, 600000), 600000);
+    /* b: a whole body of 600000, which together with a's would pass limits.bodies */
+    snprintf(head, sizeof(head),
+             "POST http://127.0.0.1:%u/echo/post/b HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Content-Length: 600000\r\n\r\n",
+             (unsigned)T.u.http_port, (unsigned)T.u.http_port);
+    send_all(b, head);
+    assert_int_equal(write(b, chunk, 600000), 600000);
+    /* Which of the two the proxy read first is its business: the other one gets the 503. */
+    assert_true(read_until(b, buf, sizeof(buf), &have, "\r\n\r\n"));
+    if (strstr(buf, "HTTP/1.1 503 ") == NULL) {
+        assert_non_null(strstr(buf, "HTTP/1.1 200 "));
+        have = 0;
+        assert_true(read_until(a, buf, sizeof(buf), &have, "\r\n\r\n"));
+        assert_non_null(strstr(buf, "HTTP/1.1 503 "));
+    }
+    close(a);
+    close(b);
+    free(chunk);
+    assert_int_equal(sworn_pfx_stop(&p2), 0);
+}
+
 /* ---- metrics ---- */
 
 static void test_metrics_socket(void **state)
@@ -861,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_tcp_connect_raw_port),
         cmocka_unit_test(test_tunnel_not_tls_decided_as_tcp),
         cmocka_unit_test(test_escalation_held_then_allowed),
+        cmocka_unit_test(test_bodies_held_bounded),
         cmocka_unit_test(test_delegation_chain_recorded),
         cmocka_unit_test(test_metrics_socket),
     };

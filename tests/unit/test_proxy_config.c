@@ -571,6 +571,9 @@ static void test_refusals(void **state)
         /* limits:, timeouts: */
         {MIN "limits: {head: 16k}\n", "4:16: ", "unsigned decimal"},
         {MIN "limits: {header: 100}\n", "4:10: ", "unknown key \"header\""},
+        {MIN "limits: {body: 4194304, bodies: 2097152}\n",
+         "4:33: ", "limits.bodies (2097152) must be at least limits.body (4194304)"},
+        {MIN "limits: {bodies: 1048575}\n", "4:18: ", "1048575"},
         {MIN "timeouts: {head: 30}\n", "4:18: ", "expected a duration"},
         {MIN "timeouts: {read: 30s}\n", "4:12: ", "unknown key \"read\""},
         /* delegation: */
