@@ -113,8 +113,8 @@ int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
         if (px->delegation_key == NULL)
             goto fail;
     }
-    if (sworn_plisten_open(px) != 0 || sworn_mserve_open(px) != 0)
-        goto fail;
+    /* The orderly stop is set up before the port files say the proxy is there: a SIGTERM that
+     * follows them at once must stop it, not kill it. */
     px->sig_term = evsignal_new(px->base, SIGTERM, on_signal, px);
     px->sig_int = evsignal_new(px->base, SIGINT, on_signal, px);
     if (px->sig_term == NULL || px->sig_int == NULL || evsignal_add(px->sig_term, NULL) != 0 ||
@@ -122,6 +122,8 @@ int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
         sworn_err_set(SWORN_ERR_IO, "signal handlers cannot be set up");
         goto fail;
     }
+    if (sworn_plisten_open(px) != 0 || sworn_mserve_open(px) != 0)
+        goto fail;
     return 0;
 fail:
     sworn_proxy_close(px);
