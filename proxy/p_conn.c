@@ -140,6 +140,7 @@ struct pconn {
     uint8_t *cred;
     size_t cred_len;
     struct sworn_pmask mask;
+    struct event *flush_timer; /* sends what the mask holds once upstream is quiet (p_mask.h) */
 
     /* Upstream and its response. */
     char up_key[SWORN_RESOURCE_HOST_MAX + 32];
@@ -256,6 +257,8 @@ static void conn_free(struct pconn *c)
     }
     if (c->timer != NULL)
         event_free(c->timer);
+    if (c->flush_timer != NULL)
+        event_free(c->flush_timer);
     if (c->body != NULL)
         evbuffer_free(c->body);
     if (c->tmp != NULL)
@@ -1299,6 +1302,8 @@ static void start_upstream(struct pconn *c)
 
 static void response_done(struct pconn *c)
 {
+    if (c->flush_timer != NULL)
+        evtimer_del(c->flush_timer);
     sworn_pmask_flush(&c->mask, bufferevent_get_output(c->a));
     if (c->mask.masked > 0) {
         json_object *o = json_object_new_object();
@@ -1358,7 +1363,7 @@ static void write_response_head(struct pconn *c, const uint8_t *p)
     evbuffer_add(out, "\r\n", 2);
     n = evbuffer_get_length(out);
     flat = evbuffer_pullup(out, -1);
-    c->mask.masked += sworn_pmask_inplace(&c->mask, flat, n);
+    sworn_pmask_inplace(&c->mask, flat, n); /* counted in c->mask.masked */
     c->bytes_down += n;
     bufferevent_write_buffer(c->a, out);
 }
@@ -1533,7 +1538,27 @@ static void step_response_head(struct pconn *c)
     }
 }
 
-/* Pass body bytes through the mask to the agent, chunked again when the agent gets chunks. */
+static void on_mask_flush(evutil_socket_t fd, short what, void *arg);
+
+/* What the mask holds waits for more bytes, at most SWORN_PMASK_FLUSH_MS of upstream's silence
+ * (a short message or an SSE event would otherwise stay stuck until upstream closes). */
+static void mask_flush_later(struct pconn *c)
+{
+    struct timeval tv = {0, (suseconds_t)SWORN_PMASK_FLUSH_MS * 1000};
+
+    if (sworn_pmask_pending(&c->mask) == 0) {
+        if (c->flush_timer != NULL)
+            evtimer_del(c->flush_timer);
+        return;
+    }
+    if (c->flush_timer == NULL)
+        c->flush_timer = evtimer_new(bufferevent_get_base(c->a), on_mask_flush, c);
+    if (c->flush_timer != NULL)
+        evtimer_add(c->flush_timer, &tv);
+}
+
+/* Pass body bytes through the mask to the agent, chunked again when the agent gets chunks.
+ * final: 0 more comes, 1 the body ends, 2 flush what the mask holds (more may come). */
 static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
 {
     struct evbuffer *out = bufferevent_get_output(c->a);
@@ -1544,6 +1569,8 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
         return -1;
     if (final && sworn_pmask_flush(&c->mask, c->tmp) != 0)
         return -1;
+    if (!final)
+        mask_flush_later(c);
     n = evbuffer_get_length(c->tmp);
     c->bytes_down += n;
     sworn_pmetrics_bytes(&c->px->metrics, 0, n);
@@ -1552,7 +1579,7 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
     evbuffer_add_buffer(out, c->tmp);
     if (c->resp_chunked_out && n > 0)
         evbuffer_add(out, "\r\n", 2);
-    if (c->resp_chunked_out && final)
+    if (c->resp_chunked_out && final == 1)
         evbuffer_add(out, "0\r\n\r\n", 5);
     return 0;
 }
@@ -1637,16 +1664,28 @@ static void splice_move(struct pconn *c, struct bufferevent *from, struct buffer
 
     if (n == 0)
         return;
-    if (mask && c->mask.secret != NULL) {
+    if (mask && sworn_pmask_active(&c->mask)) {
         uint8_t *p = evbuffer_pullup(in, -1);
 
+        /* After a 101 with a credential the bytes are WebSocket frames: matched across the
+         * payload of fragments and frames, the framing kept; a malformed stream ends it. */
+        if (c->upgrade && c->has_cred && !c->mask.ws && sworn_pmask_websocket(&c->mask) != 0) {
+            conn_abort(c);
+            return;
+        }
         evbuffer_drain(c->tmp, evbuffer_get_length(c->tmp));
         if (sworn_pmask_feed(&c->mask, p, n, c->tmp) != 0) {
+            json_object *o = json_object_new_object();
+
+            json_object_object_add(o, "request_id", json_object_new_string(c->id));
+            json_object_object_add(o, "error", json_object_new_string(sworn_err_msg()));
+            sworn_plog(SWORN_PLOG_WARN, "upstream_stream_refused", o);
             conn_abort(c);
             return;
         }
         evbuffer_drain(in, n);
         bufferevent_write_buffer(to, c->tmp);
+        mask_flush_later(c);
     } else {
         bufferevent_write_buffer(to, in);
     }
@@ -1658,6 +1697,36 @@ static void splice_move(struct pconn *c, struct bufferevent *from, struct buffer
         sworn_pmetrics_bytes(&c->px->metrics, n, 0);
     }
     backpressure(c, from, to);
+}
+
+static void on_mask_flush_in(struct pconn *c)
+{
+    if (c->freeing || sworn_pmask_pending(&c->mask) == 0)
+        return;
+    /* Quiet means upstream sent nothing more, not that the agent reads slowly: while upstream's
+     * bytes wait unread (backpressure), the rest of a value may be among them. */
+    if (c->u != NULL && (evbuffer_get_length(bufferevent_get_input(c->u)) > 0 ||
+                         !(bufferevent_get_enabled(c->u) & EV_READ))) {
+        mask_flush_later(c);
+        return;
+    }
+    if (c->ph == PH_RESPONSE_BODY) {
+        if (pass_body(c, NULL, 0, 2) != 0)
+            conn_abort(c);
+    } else if (c->ph == PH_SPLICE) {
+        if (sworn_pmask_flush(&c->mask, bufferevent_get_output(c->a)) != 0)
+            conn_abort(c);
+    }
+}
+
+static void on_mask_flush(evutil_socket_t fd, short what, void *arg)
+{
+    struct pconn *c = conn_enter(arg);
+
+    (void)fd;
+    (void)what;
+    on_mask_flush_in(c);
+    conn_leave(c);
 }
 
 /* One side of a splice ended: write what the other side is owed, then close. */
