@@ -513,9 +513,7 @@ static void test_hole_websocket_deflate_reveals_credential(void **state)
     if (strstr(msg, WS_REAL_CORE) != NULL)
         fail_msg("HOLE: the agent inflated the real credential: %s", msg);
 }
-#endif
 
-#if ATTACK_HOLES
 /*
  * Was a HOLE (fixed: the mask's WebSocket mode, proxy/p_mask.h, matches across the payload of
  * fragments and frames, the framing kept). WebSocket fragmentation: the server sends the message
@@ -1309,10 +1307,6 @@ int main(void)
         cmocka_unit_test(test_port_file_temp_not_ours_refused),
         cmocka_unit_test(test_weakening_settings_warned),
         cmocka_unit_test(test_nofile_raised_for_connections),
-#if ATTACK_HOLES
-        cmocka_unit_test(test_hole_websocket_fragments_reveal_credential),
-        cmocka_unit_test(test_hole_query_credential_percent_encoded_in_redirect),
-#endif
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
