@@ -51,9 +51,9 @@ struct sworn_proxy {
     struct sworn_plistener listeners[SWORN_PCONF_LISTENERS_MAX];
     size_t nlisteners;
     struct evconnlistener *metrics_lev;
-    size_t connections; /* agent connections open now */
+    size_t connections;   /* agent connections open now */
     uint64_t bodies_held; /* request body bytes all connections hold now (limits.bodies) */
-    char id_prefix[24]; /* random per process: request ids are "<prefix>-<counter>" */
+    char id_prefix[24];   /* random per process: request ids are "<prefix>-<counter>" */
     uint64_t id_counter;
     struct event *sig_term, *sig_int;
     int stopping;
