@@ -134,7 +134,6 @@ struct stack {
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
 static const char *checkpoint_interval = "1s"; /* dev-stack's default */
 static pid_t main_pid;
-static char down_dir[BENCH_PATH_MAX]; /* the stack to stop at exit; "" when none is up */
 /* For the signal handler, which may only kill(). */
 static volatile pid_t kill_daemon, kill_swtpm;
 /* The largest log index any reply carried, + 1: the log's size as the clients saw it. */
@@ -153,57 +152,9 @@ static void on_signal(int sig)
 /* Run dev-stack down on the stack, if one is up; never exits (it runs from atexit too). */
 static void stack_down(void)
 {
-    char script[BENCH_PATH_MAX], log[BENCH_PATH_MAX];
-    char *argv[] = {script, "down", down_dir, NULL};
-    pid_t pid;
-    struct stat st;
-
-    if (down_dir[0] == '\0' || getpid() != main_pid)
-        return;
-    /* dev-stack failed before it made the folder: nothing is up (and bench_spawn, which exits
-     * when it cannot open its log, must not run from atexit then). */
-    if (stat(down_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        down_dir[0] = '\0';
-        return;
-    }
-    if (snprintf(script, sizeof(script), "%s/scripts/dev-stack", source_dir) >=
-            (int)sizeof(script) ||
-        snprintf(log, sizeof(log), "%s/down.log", down_dir) >= (int)sizeof(log))
-        return;
-    pid = bench_spawn(argv, log, NULL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    down_dir[0] = '\0';
+    bench_stack_down();
     kill_daemon = 0;
     kill_swtpm = 0;
-}
-
-/* The value of KEY in stack.env (KEY=VALUE or KEY="VALUE"); "" when absent. */
-static void env_value(const char *text, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-
-    out[0] = '\0';
-    for (const char *line = text; line != NULL && *line != '\0';) {
-        const char *end = strchr(line, '\n');
-        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
-
-        if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
-            const char *v = line + klen + 1;
-            size_t vlen = len - klen - 1;
-
-            if (vlen >= 2 && v[0] == '"' && v[vlen - 1] == '"') {
-                v++;
-                vlen -= 2;
-            }
-            if (vlen >= cap)
-                bench_die_msg("a value in stack.env is too long");
-            memcpy(out, v, vlen);
-            out[vlen] = '\0';
-            return;
-        }
-        line = end != NULL ? end + 1 : NULL;
-    }
 }
 
 static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers)
@@ -247,21 +198,21 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
     argv[n++] = (char *)checkpoint_interval;
     argv[n] = NULL;
     /* From here on, a stack may be (partly) up: stop it at exit, whatever happens. */
-    snprintf(down_dir, sizeof(down_dir), "%s", s->dir);
+    bench_stack_watch(s->dir, source_dir);
     bench_run(dir, argv, out);
 
     bench_join_path(env_path, s->dir, "stack.env");
     bench_read_small(env_path, env, sizeof(env), &len);
-    env_value((const char *)env, "DECISIOND_PID", value, sizeof(value));
+    bench_env_value((const char *)env, "DECISIOND_PID", value, sizeof(value));
     s->daemon_pid = (pid_t)atol(value);
     kill_daemon = s->daemon_pid;
-    env_value((const char *)env, "SWTPM_PID", value, sizeof(value));
+    bench_env_value((const char *)env, "SWTPM_PID", value, sizeof(value));
     kill_swtpm = (pid_t)atol(value);
-    env_value((const char *)env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
-    env_value((const char *)env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
-    env_value((const char *)env, "HSM_URI", s->uri, sizeof(s->uri));
-    env_value((const char *)env, "PIN_FILE", s->pin_file, sizeof(s->pin_file));
-    env_value((const char *)env, "SPKI_DER", spki_path, sizeof(spki_path));
+    bench_env_value((const char *)env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
+    bench_env_value((const char *)env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
+    bench_env_value((const char *)env, "HSM_URI", s->uri, sizeof(s->uri));
+    bench_env_value((const char *)env, "PIN_FILE", s->pin_file, sizeof(s->pin_file));
+    bench_env_value((const char *)env, "SPKI_DER", spki_path, sizeof(spki_path));
     if (s->daemon_pid <= 0 || s->sock[0] == '\0' || s->softhsm_conf[0] == '\0' ||
         s->uri[0] == '\0' || s->pin_file[0] == '\0' || spki_path[0] == '\0')
         bench_die_msg("stack.env lacks the daemon's pid, socket or SoftHSM key");
@@ -302,33 +253,6 @@ struct cpu_snap {
     uint64_t busy, total;           /* /proc/stat jiffies, all CPUs */
 };
 
-/* utime + stime of a process in seconds; OUT: *ppid. -1 when it is gone. */
-static double proc_cpu(pid_t pid, pid_t *ppid)
-{
-    char path[64], text[1024];
-    unsigned long long ut = 0, st = 0;
-    long pp = 0;
-    const char *p;
-    size_t n;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    /* Fields after the command name (which may hold spaces): state ppid ... utime(14) stime(15). */
-    p = strrchr(text, ')');
-    if (p == NULL ||
-        sscanf(p + 1, " %*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pp, &ut, &st) != 3)
-        return -1;
-    if (ppid != NULL)
-        *ppid = (pid_t)pp;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static void cpu_snap(pid_t daemon, struct cpu_snap *c)
 {
     struct timespec ts;
@@ -338,7 +262,7 @@ static void cpu_snap(pid_t daemon, struct cpu_snap *c)
     FILE *f;
 
     memset(c, 0, sizeof(*c));
-    c->daemon = proc_cpu(daemon, NULL);
+    c->daemon = bench_proc_cpu(daemon, NULL);
     /* The daemon's children: its signer process (a restarted one too). */
     dir = opendir("/proc");
     if (dir == NULL)
@@ -347,7 +271,7 @@ static void cpu_snap(pid_t daemon, struct cpu_snap *c)
         pid_t pid = (pid_t)atol(e->d_name), ppid = 0;
         double t;
 
-        if (pid > 0 && (t = proc_cpu(pid, &ppid)) >= 0 && ppid == daemon)
+        if (pid > 0 && (t = bench_proc_cpu(pid, &ppid)) >= 0 && ppid == daemon)
             c->children += t;
     }
     closedir(dir);

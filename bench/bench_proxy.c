@@ -122,7 +122,6 @@ struct child {
 static struct child children[MAX_CHILDREN];
 static pid_t main_pid;
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
-static char down_dir[BENCH_PATH_MAX]; /* the dev stack to stop at exit; "" when none */
 /* For the signal handler, which may only kill(): the stack's daemons. */
 static volatile pid_t kill_proxy, kill_decisiond;
 
@@ -170,24 +169,7 @@ static void child_stop(pid_t pid)
 /* Run dev-stack down on the stack, if one is (partly) up; never exits (atexit). */
 static void stack_down(void)
 {
-    char script[BENCH_PATH_MAX], log[BENCH_PATH_MAX];
-    char *argv[] = {script, "down", down_dir, NULL};
-    struct stat st;
-    pid_t pid;
-
-    if (down_dir[0] == '\0' || getpid() != main_pid)
-        return;
-    if (stat(down_dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
-        snprintf(script, sizeof(script), "%s/scripts/dev-stack", source_dir) >=
-            (int)sizeof(script) ||
-        snprintf(log, sizeof(log), "%s/down.log", down_dir) >= (int)sizeof(log)) {
-        down_dir[0] = '\0';
-        return;
-    }
-    pid = bench_spawn(argv, log, NULL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    down_dir[0] = '\0';
+    bench_stack_down();
     kill_proxy = 0;
     kill_decisiond = 0;
 }
@@ -251,19 +233,6 @@ static unsigned free_port(void)
     return ntohs(a.sin_port);
 }
 
-static int port_open(unsigned port)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0)
-        bench_die_sys("socket");
-    ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    close(fd);
-    return ok;
-}
-
 /* 1 when the file at path holds the word (an error log saying a port was taken). */
 static int file_has(const char *path, const char *word)
 {
@@ -306,7 +275,7 @@ static pid_t start_server(char *const argv[], const char *name, const char *log,
             exit(1);
         }
         for (int i = 0; i < nports && up; i++)
-            up = port_open(ports[i]);
+            up = bench_port_open(ports[i]);
         if (up) {
             child_add(pid, name);
             return pid;
@@ -633,34 +602,6 @@ struct stack {
     pid_t proxy_pid, decisiond_pid;
 };
 
-/* The value of KEY in stack.env (KEY=VALUE or KEY="VALUE"); "" when absent. */
-static void env_value(const char *text, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-
-    out[0] = '\0';
-    for (const char *line = text; line != NULL && *line != '\0';) {
-        const char *end = strchr(line, '\n');
-        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
-
-        if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
-            const char *v = line + klen + 1;
-            size_t vlen = len - klen - 1;
-
-            if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
-                v++;
-                vlen -= 2;
-            }
-            if (vlen >= cap)
-                bench_die_msg("a value in stack.env is too long");
-            memcpy(out, v, vlen);
-            out[vlen] = '\0';
-            return;
-        }
-        line = end != NULL ? end + 1 : NULL;
-    }
-}
-
 /* dev-stack's last own message ("dev-stack: ..."), else the log's last non-empty line, for a
  * one-line reason. */
 static void last_line(const char *path, char *out, size_t cap)
@@ -740,7 +681,7 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
         bench_die_msg("the policy does not fit");
     put_text(policy, text, 0600);
 
-    snprintf(down_dir, sizeof(down_dir), "%s", s->dir);
+    bench_stack_watch(s->dir, source_dir);
     pid = bench_spawn(argv, log, out);
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
@@ -758,15 +699,15 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
     }
     bench_join_path(env_path, s->dir, "stack.env");
     bench_read_small(env_path, env, sizeof(env), &len);
-    env_value((const char *)env, "DECISIOND_PID", value, sizeof(value));
+    bench_env_value((const char *)env, "DECISIOND_PID", value, sizeof(value));
     s->decisiond_pid = (pid_t)atol(value);
     kill_decisiond = s->decisiond_pid;
-    env_value((const char *)env, "PROXY_PID", value, sizeof(value));
+    bench_env_value((const char *)env, "PROXY_PID", value, sizeof(value));
     s->proxy_pid = (pid_t)atol(value);
     kill_proxy = s->proxy_pid;
-    env_value((const char *)env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
-    env_value((const char *)env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
-    env_value((const char *)env, "PROXY_URL", value, sizeof(value));
+    bench_env_value((const char *)env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
+    bench_env_value((const char *)env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
+    bench_env_value((const char *)env, "PROXY_URL", value, sizeof(value));
     if (value[0] == '\0') {
         snprintf(s->why, sizeof(s->why), "scripts/dev-stack wrote no PROXY_URL");
         stack_down();
@@ -786,25 +727,9 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
 /* utime + stime of one process in seconds; 0 when it is gone. */
 static double proc_cpu(pid_t pid)
 {
-    char path[64], text[1024];
-    unsigned long long ut = 0, st = 0;
-    const char *p;
-    size_t n;
-    FILE *f;
+    double t = bench_proc_cpu(pid, NULL);
 
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    /* After the command name (which may hold spaces): state ppid ... utime(14) stime(15). */
-    p = strrchr(text, ')');
-    if (p == NULL ||
-        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return 0;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    return t < 0 ? 0 : t;
 }
 
 /* The process and every descendant (each thread's children file), depth bounded. */

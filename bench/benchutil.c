@@ -1,6 +1,6 @@
 /*
- * benchutil.c -- see benchutil.h. Moved here from bench_signer.c and bench_quote.c, which had
- * their own copies.
+ * benchutil.c -- see benchutil.h. Moved here from bench_signer.c, bench_quote.c, bench_decisiond.c
+ * and bench_proxy.c, which had their own copies.
  */
 #define _GNU_SOURCE
 #include "benchutil.h"
@@ -30,7 +30,9 @@
 
 static const char *prog = "bench";
 static pid_t main_pid;
-static pid_t swtpm_pid; /* the running swtpm, or 0 */
+static pid_t swtpm_pid;                  /* the running swtpm, or 0 */
+static char down_dir[BENCH_PATH_MAX];    /* the dev stack bench_stack_down stops; "" when none */
+static char down_script[BENCH_PATH_MAX]; /* its scripts/dev-stack */
 
 /* ---------------------------------------------------------------------------------------------
  * Failing: print the reason and exit 1 (the atexit handler kills swtpm).
@@ -239,7 +241,7 @@ static int free_port_pair(void)
     bench_die_msg("no free pair of loopback ports for swtpm");
 }
 
-static int port_open(int port)
+int bench_port_open(unsigned port)
 {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
@@ -295,7 +297,7 @@ void bench_swtpm_start(const char *dir, char *tcti, size_t tcti_cap)
             }
             if (r < 0)
                 bench_die_sys("waitpid swtpm");
-            if (port_open(port) && port_open(port + 1))
+            if (bench_port_open((unsigned)port) && bench_port_open((unsigned)port + 1))
                 break;
             if (waited > TPM_READY_MS) {
                 bench_dump_log(log);
@@ -309,4 +311,93 @@ void bench_swtpm_start(const char *dir, char *tcti, size_t tcti_cap)
         bench_die_msg("swtpm did not start");
     }
     snprintf(tcti, tcti_cap, "swtpm:host=127.0.0.1,port=%d", port);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * /proc and the dev stack.
+ */
+
+double bench_proc_cpu(pid_t pid, pid_t *ppid)
+{
+    char path[64], text[1024];
+    unsigned long long ut = 0, st = 0;
+    long pp = 0;
+    const char *p;
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    /* Fields after the command name (which may hold spaces): state ppid ... utime(14) stime(15). */
+    p = strrchr(text, ')');
+    if (p == NULL ||
+        sscanf(p + 1, " %*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pp, &ut, &st) != 3)
+        return -1;
+    if (ppid != NULL)
+        *ppid = (pid_t)pp;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+void bench_env_value(const char *text, const char *key, char *out, size_t cap)
+{
+    size_t klen = strlen(key);
+
+    out[0] = '\0';
+    for (const char *line = text; line != NULL && *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+
+        if (len > klen && strncmp(line, key, klen) == 0 && line[klen] == '=') {
+            const char *v = line + klen + 1;
+            size_t vlen = len - klen - 1;
+
+            if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
+                v++;
+                vlen -= 2;
+            }
+            if (vlen >= cap)
+                bench_die_msg("a value in stack.env is too long");
+            memcpy(out, v, vlen);
+            out[vlen] = '\0';
+            return;
+        }
+        line = end != NULL ? end + 1 : NULL;
+    }
+}
+
+void bench_stack_watch(const char *stack_dir, const char *source_dir)
+{
+    if (snprintf(down_dir, sizeof(down_dir), "%s", stack_dir) >= (int)sizeof(down_dir) ||
+        snprintf(down_script, sizeof(down_script), "%s/scripts/dev-stack", source_dir) >=
+            (int)sizeof(down_script)) {
+        down_dir[0] = '\0';
+        bench_die_msg("the stack's or the source's path is too long");
+    }
+}
+
+void bench_stack_down(void)
+{
+    char log[BENCH_PATH_MAX];
+    char *argv[] = {down_script, "down", down_dir, NULL};
+    struct stat st;
+    pid_t pid;
+
+    if (down_dir[0] == '\0' || getpid() != main_pid)
+        return;
+    /* dev-stack failed before it made the folder: nothing is up (and bench_spawn, which exits
+     * when it cannot open its log, must not run from atexit then). */
+    if (stat(down_dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        snprintf(log, sizeof(log), "%s/down.log", down_dir) >= (int)sizeof(log)) {
+        down_dir[0] = '\0';
+        return;
+    }
+    pid = bench_spawn(argv, log, NULL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    down_dir[0] = '\0';
 }

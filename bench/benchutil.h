@@ -1,8 +1,10 @@
 /*
- * benchutil.h -- what bench_signer and bench_quote share: failing loudly, the clock, paths, and
- * starting external tools and swtpm. Benchmarks are standalone programs (they cannot link the
- * test fixtures), and every failure here prints "<program>: <why>" to stderr and exits 1; the
- * atexit handler bench_init installs kills the swtpm bench_swtpm_start started, on every exit.
+ * benchutil.h -- what the benchmarks share: failing loudly, the clock, paths, starting external
+ * tools and swtpm, probing loopback ports, CPU time from /proc, and (bench_decisiond, bench_proxy)
+ * reading scripts/dev-stack's stack.env and stopping its stack at exit. Benchmarks are standalone
+ * programs (they cannot link the test fixtures), and every failure here prints "<program>: <why>"
+ * to stderr and exits 1; the atexit handler bench_init installs kills the swtpm bench_swtpm_start
+ * started, on every exit.
  *
  * Processes are started with fork + execvp while the bench runs no other thread (setup comes
  * first), so the child may call anything before exec. A child dies with the bench
@@ -62,5 +64,36 @@ void bench_swtpm_start(const char *dir, char *tcti, size_t tcti_cap);
 
 /* Kill swtpm (if this process started it); also run at exit. */
 void bench_swtpm_stop(void);
+
+/* 1 when a TCP connection to 127.0.0.1:port succeeds now, 0 otherwise; dies when no socket. */
+int bench_port_open(unsigned port);
+
+/*
+ * utime + stime of one process (all its threads) in seconds, from /proc/PID/stat. OUT: *ppid
+ * (may be NULL). Returns -1 when the process is gone or the file cannot be parsed.
+ */
+double bench_proc_cpu(pid_t pid, pid_t *ppid);
+
+/*
+ * The value of key in text, scripts/dev-stack's stack.env (lines KEY=VALUE, KEY="VALUE" or
+ * KEY='VALUE'; the quotes are removed), into out (cap bytes with the NUL); "" when the key is
+ * absent. Dies when the value does not fit.
+ */
+void bench_env_value(const char *text, const char *key, char *out, size_t cap);
+
+/*
+ * The dev stack to stop: from this call on, bench_stack_down runs
+ * "<source_dir>/scripts/dev-stack down <stack_dir>" (both copied). Call it before
+ * "dev-stack up", so that a stack that came partly up is stopped too.
+ */
+void bench_stack_watch(const char *stack_dir, const char *source_dir);
+
+/*
+ * Run dev-stack down on the watched stack and wait for it (its output to <stack_dir>/down.log),
+ * then forget the stack. Does nothing when none is watched, when stack_dir was never made
+ * (dev-stack failed before it made it: nothing is up), or in any process but the bench's own.
+ * Never exits, so it may run from an atexit handler; not from a signal handler.
+ */
+void bench_stack_down(void);
 
 #endif
