@@ -495,27 +495,72 @@ static void give_to_proxy_user(const char *path)
         bench_die_sys(path);
 }
 
-static void start_squid(struct fwd *f, const char *dir)
+/* A forwarder's files, in DIR/<name>: its configuration, its stdout+stderr and its own log. */
+struct fwd_files {
+    char dir[BENCH_PATH_MAX], conf[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX];
+};
+
+/* Write the forwarder's configuration (files->conf) for listening on 127.0.0.1:port. */
+typedef void fwd_configure(const struct fwd_files *files, unsigned port);
+
+static void fwd_files_make(struct fwd_files *files, const char *dir, const char *name,
+                           const char *log_name)
 {
-    char sdir[BENCH_PATH_MAX], conf[BENCH_PATH_MAX], log[BENCH_PATH_MAX], cache_log[BENCH_PATH_MAX],
-        text[4096];
-    char *argv[] = {SQUID_BIN, "-N", "-f", conf, NULL};
-    const char *logs[] = {cache_log, log};
+    char conf_name[64], out_name[64];
 
-    f->name = "squid";
-    bench_join_path(sdir, dir, "squid");
-    make_dir(sdir, 0755);
-    give_to_proxy_user(sdir);
-    bench_join_path(conf, sdir, "squid.conf");
-    bench_join_path(log, sdir, "squid.out");
-    bench_join_path(cache_log, sdir, "cache.log");
+    snprintf(conf_name, sizeof(conf_name), "%s.conf", name);
+    snprintf(out_name, sizeof(out_name), "%s.out", name);
+    bench_join_path(files->dir, dir, name);
+    make_dir(files->dir, 0755);
+    bench_join_path(files->conf, files->dir, conf_name);
+    bench_join_path(files->out, files->dir, out_name);
+    bench_join_path(files->log, files->dir, log_name);
+}
+
+/*
+ * Start "bin fg_flag conf_flag CONF" (fg_flag: stay in the foreground) on a free port, written
+ * into its configuration by configure; a new port each time it exits saying the port was taken,
+ * START_ATTEMPTS times at most. OUT: f (name, port, pid). Dies when it fails otherwise.
+ */
+static void start_fwd(struct fwd *f, const char *name, const struct fwd_files *files,
+                      const char *bin, const char *fg_flag, const char *conf_flag,
+                      fwd_configure *configure)
+{
+    char *argv[] = {(char *)bin, (char *)fg_flag, (char *)conf_flag, (char *)files->conf, NULL};
+    const char *logs[] = {files->log, files->out};
+    char why[128];
+
+    f->name = name;
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        int n;
-
         f->port = free_port();
-        /* Plain forwarding: nothing cached, every request goes to nginx; one access log line
-         * per request as an installed squid writes it (sworn-proxy records every request too). */
-        n = snprintf(text, sizeof(text),
+        configure(files, f->port);
+        f->pid = start_server(argv, name, files->out, &f->port, 1, logs, 2);
+        if (f->pid > 0)
+            return;
+    }
+    snprintf(why, sizeof(why), "%s found its port taken every time", name);
+    bench_die_msg(why);
+}
+
+/* Write conf (a forwarder's configuration file, an absolute path) from text (n: snprintf's
+ * return into cap bytes), or die saying it does not fit. */
+static void put_conf(const char *conf, const char *text, int n, size_t cap)
+{
+    if (n < 0 || (size_t)n >= cap) {
+        char why[BENCH_PATH_MAX + 32];
+
+        snprintf(why, sizeof(why), "%s does not fit", strrchr(conf, '/') + 1);
+        bench_die_msg(why);
+    }
+    put_text(conf, text, 0644);
+}
+
+static void squid_configure(const struct fwd_files *files, unsigned port)
+{
+    char text[4096];
+    /* Plain forwarding: nothing cached, every request goes to nginx; one access log line per
+     * request as an installed squid writes it (sworn-proxy records every request too). */
+    int n = snprintf(text, sizeof(text),
                      "http_port 127.0.0.1:%u\n"
                      "visible_hostname sworn-bench\n"
                      "acl bench_client src 127.0.0.1\n"
@@ -532,42 +577,32 @@ static void start_squid(struct fwd *f, const char *dir)
                      "coredump_dir %s\n"
                      "shutdown_lifetime 0 seconds\n"
                      "logfile_rotate 0\n",
-                     f->port, geteuid() == 0 ? "cache_effective_user proxy\n" : "", sdir, cache_log,
-                     sdir, sdir);
-        if (n < 0 || (size_t)n >= sizeof(text))
-            bench_die_msg("squid.conf does not fit");
-        put_text(conf, text, 0644);
-        if (truncate(cache_log, 0) != 0 && errno != ENOENT)
-            bench_die_sys(cache_log);
-        f->pid = start_server(argv, "squid", log, &f->port, 1, logs, 2);
-        if (f->pid > 0)
-            return;
-    }
-    bench_die_msg("squid found its port taken every time");
+                     port, geteuid() == 0 ? "cache_effective_user proxy\n" : "", files->dir,
+                     files->log, files->dir, files->dir);
+
+    put_conf(files->conf, text, n, sizeof(text));
+    /* A fresh cache.log: start_server reads it for "in use" (the port taken this time). */
+    if (truncate(files->log, 0) != 0 && errno != ENOENT)
+        bench_die_sys(files->log);
 }
 
-static void start_tinyproxy(struct fwd *f, const char *dir)
+static void start_squid(struct fwd *f, const char *dir)
 {
-    char tdir[BENCH_PATH_MAX], conf[BENCH_PATH_MAX], log[BENCH_PATH_MAX], tlog[BENCH_PATH_MAX],
-        text[4096];
-    char *argv[] = {TINYPROXY_BIN, "-d", "-c", conf, NULL};
-    const char *logs[] = {log, tlog};
+    struct fwd_files files;
 
-    f->name = "tinyproxy";
-    bench_join_path(tdir, dir, "tinyproxy");
-    make_dir(tdir, 0755);
-    bench_join_path(conf, tdir, "tinyproxy.conf");
-    bench_join_path(log, tdir, "tinyproxy.out");
-    bench_join_path(tlog, tdir, "tinyproxy.log");
-    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        int n;
+    fwd_files_make(&files, dir, "squid", "cache.log");
+    give_to_proxy_user(files.dir);
+    start_fwd(f, "squid", &files, SQUID_BIN, "-N", "-f", squid_configure);
+}
 
-        f->port = free_port();
-        /* LogLevel Warning: no line per request. At Debian's default, Info (several lines per
-         * request), it answered about 900 requests/s here, at Connect about 1,800, at Warning
-         * about 6,000: its logging, not its forwarding, would be measured. No ConnectPort:
-         * CONNECT to any port. MaxClients above CLIENTS. */
-        n = snprintf(text, sizeof(text),
+static void tinyproxy_configure(const struct fwd_files *files, unsigned port)
+{
+    char text[4096];
+    /* LogLevel Warning: no line per request. At Debian's default, Info (several lines per
+     * request), it answered about 900 requests/s here, at Connect about 1,800, at Warning about
+     * 6,000: its logging, not its forwarding, would be measured. No ConnectPort: CONNECT to any
+     * port. MaxClients above CLIENTS. */
+    int n = snprintf(text, sizeof(text),
                      "Port %u\n"
                      "Listen 127.0.0.1\n"
                      "Timeout 600\n"
@@ -577,15 +612,17 @@ static void start_tinyproxy(struct fwd *f, const char *dir)
                      "LogLevel Warning\n"
                      "PidFile \"%s/tinyproxy.pid\"\n"
                      "ViaProxyName \"sworn-bench\"\n",
-                     f->port, tlog, tdir);
-        if (n < 0 || (size_t)n >= sizeof(text))
-            bench_die_msg("tinyproxy.conf does not fit");
-        put_text(conf, text, 0644);
-        f->pid = start_server(argv, "tinyproxy", log, &f->port, 1, logs, 2);
-        if (f->pid > 0)
-            return;
-    }
-    bench_die_msg("tinyproxy found its port taken every time");
+                     port, files->log, files->dir);
+
+    put_conf(files->conf, text, n, sizeof(text));
+}
+
+static void start_tinyproxy(struct fwd *f, const char *dir)
+{
+    struct fwd_files files;
+
+    fwd_files_make(&files, dir, "tinyproxy", "tinyproxy.log");
+    start_fwd(f, "tinyproxy", &files, TINYPROXY_BIN, "-d", "-c", tinyproxy_configure);
 }
 
 /* ---------------------------------------------------------------------------------------------
