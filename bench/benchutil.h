@@ -9,7 +9,8 @@
  * Processes are started with fork + execvp while the bench runs no other thread (setup comes
  * first), so the child may call anything before exec. A child dies with the bench
  * (PR_SET_PDEATHSIG): a killed bench must not leave a swtpm holding its ports. Not thread-safe
- * except the die_* functions, bench_check_pt, bench_now and bench_sleep_ms.
+ * except the die_* functions, bench_check_pt, bench_now, bench_sleep_ms, bench_port_open,
+ * bench_proc_cpu and bench_env_value (no state of their own).
  */
 #ifndef SWORN_BENCHUTIL_H
 #define SWORN_BENCHUTIL_H
