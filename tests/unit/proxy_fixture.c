@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,4 +306,21 @@ long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_
     out[have] = '\0';
     close(fd);
     return (long)have;
+}
+
+int sworn_pfx_curl(struct sworn_pfx *p, char *out, size_t cap, int *code, ...)
+{
+    const char *argv[48];
+    size_t n = 0;
+    va_list ap;
+
+    argv[n++] = "-x";
+    argv[n++] = p->url;
+    va_start(ap, code);
+    for (const char *a = va_arg(ap, const char *); a != NULL && n < 46;
+         a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return sworn_upstream_curl(argv, out, cap, code);
 }

@@ -87,4 +87,11 @@ size_t sworn_pfx_log_count(struct sworn_pfx *p, const char *needle);
 long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
                    int timeout_ms, char *out, size_t cap);
 
+/*
+ * curl through the proxy's tcp listener: sworn_upstream_curl (upstream_fixture.h) with
+ * "-x p->url" and then the arguments given, each a const char *, ended by NULL (at most 44; any
+ * more are dropped). out, cap, *code and the return value are sworn_upstream_curl's.
+ */
+int sworn_pfx_curl(struct sworn_pfx *p, char *out, size_t cap, int *code, ...);
+
 #endif

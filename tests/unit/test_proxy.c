@@ -92,24 +92,6 @@ static const char policy_text[] =
 
 /* ---- helpers ---- */
 
-/* curl through the proxy: -x, then the arguments given (NULL-terminated). */
-static int curl_x(char *out, size_t cap, int *code, ...)
-{
-    const char *argv[48];
-    size_t n = 0;
-    va_list ap;
-
-    argv[n++] = "-x";
-    argv[n++] = T.p.url;
-    va_start(ap, code);
-    for (const char *a = va_arg(ap, const char *); a != NULL && n < 46;
-         a = va_arg(ap, const char *))
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    return sworn_upstream_curl(argv, out, cap, code);
-}
-
 static void url_of(char *out, size_t cap, const char *scheme, uint16_t port, const char *path)
 {
     snprintf(out, cap, "%s://127.0.0.1:%u%s", scheme, (unsigned)port, path);
@@ -123,7 +105,7 @@ static void barrier(void)
 
     snprintf(needle, sizeof(needle), "/allowed/hello.txt?barrier=%d", ++T.barrier);
     url_of(url, sizeof(url), "http", T.u.http_port, needle);
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_int_equal(sworn_upstream_wait_log(&T.u, needle, 20000), 0);
 }
@@ -337,7 +319,7 @@ static void test_allow_reaches_upstream_after_record(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/allowed/hello.txt?t=allow");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_string_equal(body, "hello\n");
     assert_int_equal(sworn_upstream_wait_log(&T.u, "/allowed/hello.txt?t=allow", 20000), 0);
@@ -354,11 +336,11 @@ static void test_deny_never_reaches_upstream(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/denied/secret?t=deny");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 403);
     expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "deny");
     url_of(url, sizeof(url), "http", T.u.http_port, "/not-in-any-rule?t=default");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 403);
     expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "");
     barrier();
@@ -377,8 +359,9 @@ static void test_post_body_digest_recorded(void **state)
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/echo/post/x?t=post");
     /* chunked from the agent: upstream gets it de-chunked with a Content-Length */
-    assert_int_equal(curl_x(body, sizeof(body), &code, "-H", "Transfer-Encoding: chunked",
-                            "--data-binary", "hello body", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H",
+                                    "Transfer-Encoding: chunked", "--data-binary", "hello body",
+                                    url, NULL),
                      0);
     assert_int_equal(code, 200);
     assert_non_null(strstr(body, "POST /echo/post/x?t=post"));
@@ -403,8 +386,9 @@ static void test_credential_header_substituted_and_masked(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/echo/cred/x?t=cred");
-    assert_int_equal(
-        curl_x(body, sizeof(body), &code, "-H", "Authorization: Bearer " SYM_HEADER, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H",
+                                    "Authorization: Bearer " SYM_HEADER, url, NULL),
+                     0);
     assert_int_equal(code, 200);
     /* upstream echoed what it got; the agent sees it masked, never the real value */
     assert_null(strstr(body, REAL_HEADER));
@@ -423,7 +407,7 @@ static void test_credential_query_substituted(void **state)
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port,
            "/echo/q/x?a=1&api_key=" SYM_QUERY "&b=2&t=query");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_null(strstr(body, REAL_QUERY));
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=query", 20000), 0);
@@ -439,8 +423,9 @@ static void test_token_to_other_destination_unchanged(void **state)
     (void)state;
     /* allowed by "read", but the credential's destinations are /echo/cred/ only */
     url_of(url, sizeof(url), "http", T.u.http_port, "/echo/open/x?t=other");
-    assert_int_equal(
-        curl_x(body, sizeof(body), &code, "-H", "Authorization: Bearer " SYM_HEADER, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H",
+                                    "Authorization: Bearer " SYM_HEADER, url, NULL),
+                     0);
     assert_int_equal(code, 200);
     assert_non_null(strstr(body, "auth=Bearer " SYM_HEADER));
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=other", 20000), 0);
@@ -457,7 +442,8 @@ static void test_https_connect_terminated(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "https", T.u.https_port, "/allowed/hello.txt?t=https");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
+    assert_int_equal(
+        sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_string_equal(body, "hello\n");
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=https", 20000), 0);
@@ -488,8 +474,8 @@ static void test_https_credential_and_deny(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "https", T.u.https_port, "/echo/cred/y?t=tlscred");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
-                            "Authorization: " SYM_HEADER, url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
+                                    "Authorization: " SYM_HEADER, url, NULL),
                      0);
     assert_int_equal(code, 200);
     assert_null(strstr(body, REAL_HEADER));
@@ -497,7 +483,8 @@ static void test_https_credential_and_deny(void **state)
     assert_true(sworn_upstream_log_has(&T.u, "auth=\"" REAL_HEADER "\""));
 
     url_of(url, sizeof(url), "https", T.u.https_port, "/denied/x?t=tlsdeny");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
+    assert_int_equal(
+        sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
     assert_int_equal(code, 403);
     expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "deny");
     barrier();
@@ -512,8 +499,8 @@ static void test_https_domain_fronting_refused(void **state)
     (void)state;
     url_of(url, sizeof(url), "https", T.u.https_port, "/allowed/hello.txt?t=front");
     /* curl sends the Host header given inside the tunnel (and its own on the CONNECT) */
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
-                            "Host: evil.example", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
+                                    "Host: evil.example", url, NULL),
                      0);
     assert_int_equal(code, 400);
     assert_non_null(strstr(body, "domain fronting"));
@@ -744,7 +731,7 @@ static void *curl_thread(void *arg)
 {
     struct held_curl *h = arg;
 
-    h->rc = curl_x(h->body, sizeof(h->body), &h->code, h->url, NULL);
+    h->rc = sworn_pfx_curl(&T.p, h->body, sizeof(h->body), &h->code, h->url, NULL);
     return NULL;
 }
 
@@ -797,7 +784,7 @@ static void test_delegation_chain_recorded(void **state)
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/allowed/hello.txt?t=deleg");
     snprintf(header, sizeof(header), "X-Delegation-Token: %s", jwt);
-    assert_int_equal(curl_x(body, sizeof(body), &code, "-H", header, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H", header, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=deleg", 20000), 0);
     tail = sworn_stack_tail(&T.s, 1000);

@@ -98,24 +98,6 @@ static const char policy_text[] =
 
 /* ---- helpers ---- */
 
-/* curl through the proxy (-x), then the arguments given (NULL-terminated). */
-static int curl_x(char *out, size_t cap, int *code, ...)
-{
-    const char *argv[48];
-    size_t n = 0;
-    va_list ap;
-
-    argv[n++] = "-x";
-    argv[n++] = T.p.url;
-    va_start(ap, code);
-    for (const char *a = va_arg(ap, const char *); a != NULL && n < 46;
-         a = va_arg(ap, const char *))
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    return sworn_upstream_curl(argv, out, cap, code);
-}
-
 static void up_url(char *out, size_t cap, const char *path)
 {
     snprintf(out, cap, "http://127.0.0.1:%u%s", (unsigned)T.up_port, path);
@@ -164,7 +146,7 @@ static void barrier(void)
     snprintf(needle, sizeof(needle), "/open/barrier-%d ", ++T.barrier);
     up_url(url, sizeof(url), needle);
     url[strlen(url) - 1] = '\0';
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_int_equal(up_wait(needle), 0);
 }
@@ -408,8 +390,8 @@ static void test_masking_of_plain_echoes(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         up_url(url, sizeof(url), paths[i]);
-        assert_int_equal(curl_x(body, sizeof(body), &code, "-i", "--raw", "-H",
-                                "Authorization: Bearer " SYM, url, NULL),
+        assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-i", "--raw", "-H",
+                                        "Authorization: Bearer " SYM, url, NULL),
                          0);
         if (code != 200 || strstr(body, REAL_CORE) != NULL)
             fail_msg("%s: status %d, the agent got: %s", paths[i], code, body);
@@ -427,8 +409,9 @@ static void test_redirect_relayed_not_followed(void **state)
     (void)state;
     up_url(to, sizeof(to), "/denied/redirected");
     snprintf(url, sizeof(url), "http://127.0.0.1:%u/redirect/x?to=%s", (unsigned)T.up_port, to);
-    assert_int_equal(
-        curl_x(body, sizeof(body), &code, "-i", "-H", "Authorization: Bearer " SYM, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-i", "-H",
+                                    "Authorization: Bearer " SYM, url, NULL),
+                     0);
     assert_int_equal(code, 302);
     assert_null(strstr(body, REAL_CORE));
     assert_non_null(strstr(body, "X-Seen-Auth: ****"));
@@ -465,8 +448,8 @@ static void test_hole_gzip_echo_reveals_credential(void **state)
 
     (void)state;
     up_url(url, sizeof(url), "/gz/x");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--compressed", "-H",
-                            "Authorization: Bearer " SYM, url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--compressed", "-H",
+                                    "Authorization: Bearer " SYM, url, NULL),
                      0);
     if (strstr(body, REAL_CORE) != NULL)
         fail_msg("HOLE: the agent decoded the real credential from a gzip echo: %s", body);
@@ -485,11 +468,13 @@ static void test_hole_range_pieces_reveal_credential(void **state)
 
     (void)state;
     up_url(url, sizeof(url), "/range/x");
-    assert_int_equal(curl_x(one, sizeof(one), &code, "-H", "Authorization: Bearer " SYM, "-H",
-                            "Range: bytes=0-15", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, one, sizeof(one), &code, "-H",
+                                    "Authorization: Bearer " SYM, "-H", "Range: bytes=0-15", url,
+                                    NULL),
                      0);
-    assert_int_equal(curl_x(two, sizeof(two), &code, "-H", "Authorization: Bearer " SYM, "-H",
-                            "Range: bytes=16-60", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, two, sizeof(two), &code, "-H",
+                                    "Authorization: Bearer " SYM, "-H", "Range: bytes=16-60", url,
+                                    NULL),
                      0);
     snprintf(joined, sizeof(joined), "%s%s", one, two);
     if (strstr(joined, REAL_CORE) != NULL)
@@ -552,7 +537,7 @@ static void test_query_credential_percent_encoded_masked(void **state)
 
     (void)state;
     snprintf(url, sizeof(url), "http://127.0.0.1:%u/login/x?api_key=" Q_SYM, (unsigned)T.up_port);
-    assert_int_equal(curl_x(body, sizeof(body), &code, "-i", url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-i", url, NULL), 0);
     assert_int_equal(code, 302);
     assert_true(up_has("api_key=" Q_REAL " HTTP/1.1"));
     for (const char *p = body; *p != '\0' && n + 1 < sizeof(decoded); p++) {
@@ -754,7 +739,7 @@ static void test_hostile_bytes_do_not_wedge(void **state)
     free(big);
     assert_true(sworn_pfx_alive(&T.p));
     up_url(url, sizeof(url), "/open/after-hostile");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
 }
 
