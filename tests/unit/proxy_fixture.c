@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stack_fixture.h"
 #include "upstream_fixture.h"
 
 #define START_WAIT_MS 20000
@@ -323,4 +324,15 @@ int sworn_pfx_curl(struct sworn_pfx *p, char *out, size_t cap, int *code, ...)
     va_end(ap);
     argv[n] = NULL;
     return sworn_upstream_curl(argv, out, cap, code);
+}
+
+int sworn_pfx_stop_with_stack(struct sworn_pfx *p, struct sworn_stack *s)
+{
+    int rc = 0;
+
+    if (sworn_pfx_stop(p) != 0)
+        rc = -1;
+    if (s->dir != NULL && sworn_stack_down(s) != 0)
+        rc = -1;
+    return rc;
 }

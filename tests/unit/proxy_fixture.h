@@ -28,6 +28,8 @@
 
 #include "testutil.h"
 
+struct sworn_stack;
+
 struct sworn_pfx_opts {
     const char *upstream_ca; /* PEM file the proxy trusts for upstream TLS; NULL: the default */
     const char *decisiond;   /* lines (indented two spaces) added under decisiond:, or NULL */
@@ -67,6 +69,12 @@ void sworn_pfx_kill(struct sworn_pfx *p);
  * not exit 0 or its error output holds a sanitizer report (printed). Safe on a failed start. */
 SWORN_TEST_MUST_CHECK
 int sworn_pfx_stop(struct sworn_pfx *p);
+
+/* A proxy test's teardown: sworn_pfx_stop(p), then sworn_stack_down(s) (stack_fixture.h) when
+ * the stack came up (s->dir not NULL). Both are always tried, in that order (the proxy is the
+ * stack's peer). Returns 0, or -1 when either failed (they print why). */
+SWORN_TEST_MUST_CHECK
+int sworn_pfx_stop_with_stack(struct sworn_pfx *p, struct sworn_stack *s);
 
 /* Whether the proxy is still running (not exited). When it has ended, how (a signal or its exit
  * status) and its error output are printed. */
