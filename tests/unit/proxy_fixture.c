@@ -257,23 +257,56 @@ int sworn_pfx_wait_log(struct sworn_pfx *p, const char *needle, int timeout_ms)
     return 0;
 }
 
-long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
-                   int timeout_ms, char *out, size_t cap)
+int sworn_pfx_dial(uint16_t port)
 {
     struct sockaddr_in sin = {0};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        fprintf(stderr, "proxy fixture: socket: %s\n", strerror(errno));
+        return -1;
+    }
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+        fprintf(stderr, "proxy fixture: connect 127.0.0.1:%u: %s\n", (unsigned)port,
+                strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int sworn_pfx_read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle,
+                         int timeout_ms)
+{
+    for (int rounds = 0; rounds < timeout_ms / 50; rounds++) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ssize_t r;
+
+        buf[*have] = '\0';
+        if (needle != NULL && strstr(buf, needle) != NULL)
+            return 1;
+        if (poll(&pfd, 1, 50) <= 0)
+            continue;
+        r = read(fd, buf + *have, cap - 1 - *have);
+        if (r <= 0)
+            return 0;
+        *have += (size_t)r;
+    }
+    return 0;
+}
+
+long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
+                   int timeout_ms, char *out, size_t cap)
+{
+    int fd = sworn_pfx_dial(p->port);
     size_t have = 0, sent = 0;
     int64_t deadline = mono_ms() + timeout_ms;
 
     if (fd < 0)
         return -1;
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(p->port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
-        close(fd);
-        return -1;
-    }
     while (sent < len) {
         ssize_t w = send(fd, (const char *)bytes + sent, len - sent, MSG_NOSIGNAL);
 

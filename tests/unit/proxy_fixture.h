@@ -102,4 +102,17 @@ long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_
  */
 int sworn_pfx_curl(struct sworn_pfx *p, char *out, size_t cap, int *code, ...);
 
+/* A new tcp connection to 127.0.0.1:port (a proxy listener's, usually p->port), for a test that
+ * writes raw bytes itself. Returns the descriptor (close it), or -1 (why is printed). */
+int sworn_pfx_dial(uint16_t port);
+
+/*
+ * Read from fd into buf (cap bytes, kept NUL-terminated), appending at *have (updated), until buf
+ * holds needle, the peer closes (or errs, or buf is full), or about timeout_ms pass (polled every
+ * 50 ms). needle NULL: read until the peer closes or the time is up. Returns 1 when needle came,
+ * 0 otherwise (buf holds what came).
+ */
+int sworn_pfx_read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle,
+                         int timeout_ms);
+
 #endif

@@ -202,41 +202,6 @@ static void expect_allow_at(long long index, const char *path_part, const char *
     sworn__v1__admin_response__free_unpacked(tail, NULL);
 }
 
-/* A connection to the proxy's tcp listener (the test's own client for raw bytes). */
-static int dial_proxy(void)
-{
-    struct sockaddr_in sin = {0};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    assert_true(fd >= 0);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(T.p.port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    return fd;
-}
-
-/* Read from fd into buf (appending at *have) until it holds needle, or the peer closes, or 20 s
- * pass. Returns 1 when needle came, 0 otherwise. */
-static int read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle)
-{
-    for (int rounds = 0; rounds < 400; rounds++) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t r;
-
-        buf[*have] = '\0';
-        if (needle != NULL && strstr(buf, needle) != NULL)
-            return 1;
-        if (poll(&pfd, 1, 50) <= 0)
-            continue;
-        r = read(fd, buf + *have, cap - 1 - *have);
-        if (r <= 0)
-            return 0;
-        *have += (size_t)r;
-    }
-    return 0;
-}
-
 static void send_all(int fd, const char *s)
 {
     assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
@@ -679,15 +644,16 @@ static void test_tcp_connect_raw_port(void **state)
     int fd;
 
     (void)state;
-    fd = dial_proxy();
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
     snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.echo.port, (unsigned)T.echo.port);
     send_all(fd, req);
-    assert_true(read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n"));
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
     assert_non_null(strstr(buf, "HTTP/1.1 200 "));
     have = 0;
     send_all(fd, "ping over raw tcp\n");
-    assert_true(read_until(fd, buf, sizeof(buf), &have, "ping over raw tcp\n"));
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "ping over raw tcp\n", 20000));
     close(fd);
 }
 
@@ -698,17 +664,18 @@ static void test_tunnel_not_tls_decided_as_tcp(void **state)
     int fd;
 
     (void)state;
-    fd = dial_proxy();
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
     snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.u.http_port, (unsigned)T.u.http_port);
     send_all(fd, req);
-    assert_true(read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n"));
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
     assert_non_null(strstr(buf, "HTTP/1.1 200 "));
     /* plain HTTP inside the tunnel: not TLS, so tcp.connect, which no rule allows here */
     snprintf(req, sizeof(req), "GET /allowed/hello.txt?t=rawtunnel HTTP/1.1\r\nHost: x\r\n\r\n");
     send_all(fd, req);
     have = 0;
-    assert_false(read_until(fd, buf, sizeof(buf), &have, "hello"));
+    assert_false(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "hello", 20000));
     close(fd);
     assert_int_equal(sworn_pfx_wait_log(&T.p, "\"url\":\"tcp://127.0.0.1:", 10000), 0);
     barrier();
@@ -840,11 +807,11 @@ static void test_bodies_held_bounded(void **state)
     send_all(b, head);
     assert_int_equal(write(b, chunk, 600000), 600000);
     /* Which of the two the proxy read first is its business: the other one gets the 503. */
-    assert_true(read_until(b, buf, sizeof(buf), &have, "\r\n\r\n"));
+    assert_true(sworn_pfx_read_until(b, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
     if (strstr(buf, "HTTP/1.1 503 ") == NULL) {
         assert_non_null(strstr(buf, "HTTP/1.1 200 "));
         have = 0;
-        assert_true(read_until(a, buf, sizeof(buf), &have, "\r\n\r\n"));
+        assert_true(sworn_pfx_read_until(a, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
         assert_non_null(strstr(buf, "HTTP/1.1 503 "));
     }
     close(a);

@@ -158,19 +158,6 @@ static long raw(struct sworn_pfx *p, const char *req, char *out, size_t cap)
     return sworn_pfx_raw(p, req, strlen(req), 1, 10000, out, cap);
 }
 
-static int dial_tcp(uint16_t port)
-{
-    struct sockaddr_in sin = {0};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    assert_true(fd >= 0);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    return fd;
-}
-
 static int dial_unix(const char *path)
 {
     struct sockaddr_un sun = {0};
@@ -184,27 +171,6 @@ static int dial_unix(const char *path)
         return -1;
     }
     return fd;
-}
-
-/* Read from fd (appending at *have) until buf holds needle, the peer closes, or 10 s pass.
- * Returns 1 when needle came. */
-static int read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle)
-{
-    for (int rounds = 0; rounds < 200; rounds++) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t r;
-
-        buf[*have] = '\0';
-        if (strstr(buf, needle) != NULL)
-            return 1;
-        if (poll(&pfd, 1, 50) <= 0)
-            continue;
-        r = read(fd, buf + *have, cap - 1 - *have);
-        if (r <= 0)
-            return 0;
-        *have += (size_t)r;
-    }
-    return 0;
 }
 
 static void send_str(int fd, const char *s)
@@ -798,20 +764,21 @@ static void test_hole_websocket_smuggling_via_plain_101(void **state)
 {
     char req[1024], buf[8192];
     size_t have = 0;
-    int fd = dial_tcp(T.p.port);
+    int fd = sworn_pfx_dial(T.p.port);
 
     (void)state;
+    assert_true(fd >= 0);
     snprintf(req, sizeof(req),
              "GET http://127.0.0.1:%u/open/status-101 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
              "Upgrade: websocket\r\nConnection: Upgrade\r\n"
              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
              (unsigned)T.up_port, (unsigned)T.up_port);
     send_str(fd, req);
-    (void)read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n");
+    (void)sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 10000);
     snprintf(req, sizeof(req), "GET /denied/smuggled HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.up_port);
     if (send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
-        (void)read_until(fd, buf, sizeof(buf), &have, "ok GET /denied/smuggled");
+        (void)sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "ok GET /denied/smuggled", 10000);
     close(fd);
     barrier();
     if (up_has("GET /denied/smuggled "))
@@ -937,10 +904,12 @@ static void test_hole_one_agent_exhausts_connections_for_all(void **state)
              "GET http://127.0.0.1:%u/open/hold HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.up_port, (unsigned)T.up_port);
     for (int i = 0; i < 8; i++) {
-        fds[i] = dial_tcp(p2.port);
+        fds[i] = sworn_pfx_dial(p2.port);
+        assert_true(fds[i] >= 0);
         send_str(fds[i], req);
         have = 0;
-        assert_true(read_until(fds[i], buf, sizeof(buf), &have, "ok GET /open/hold"));
+        assert_true(
+            sworn_pfx_read_until(fds[i], buf, sizeof(buf), &have, "ok GET /open/hold", 10000));
     }
     snprintf(req, sizeof(req),
              "GET http://127.0.0.1:%u/open/victim HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
@@ -951,7 +920,7 @@ static void test_hole_one_agent_exhausts_connections_for_all(void **state)
     have = 0;
     buf[0] = '\0';
     if (send(ufd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
-        (void)read_until(ufd, buf, sizeof(buf), &have, "ok GET /open/victim");
+        (void)sworn_pfx_read_until(ufd, buf, sizeof(buf), &have, "ok GET /open/victim", 10000);
     close(ufd);
     for (int i = 0; i < 8; i++)
         close(fds[i]);
@@ -981,7 +950,8 @@ static void test_hole_agent_reset_kills_proxy(void **state)
     snprintf(req, sizeof(req),
              "GET http://127.0.0.1:%u/denied/reset HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.up_port, (unsigned)T.up_port);
-    fd = dial_tcp(p5.port);
+    fd = sworn_pfx_dial(p5.port);
+    assert_true(fd >= 0);
     send_str(fd, req);
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
     close(fd);
