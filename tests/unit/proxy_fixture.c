@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stack_fixture.h"
 #include "upstream_fixture.h"
 
 #define START_WAIT_MS 20000
@@ -255,23 +257,56 @@ int sworn_pfx_wait_log(struct sworn_pfx *p, const char *needle, int timeout_ms)
     return 0;
 }
 
-long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
-                   int timeout_ms, char *out, size_t cap)
+int sworn_pfx_dial(uint16_t port)
 {
     struct sockaddr_in sin = {0};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        fprintf(stderr, "proxy fixture: socket: %s\n", strerror(errno));
+        return -1;
+    }
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+        fprintf(stderr, "proxy fixture: connect 127.0.0.1:%u: %s\n", (unsigned)port,
+                strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int sworn_pfx_read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle,
+                         int timeout_ms)
+{
+    for (int rounds = 0; rounds < timeout_ms / 50; rounds++) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        ssize_t r;
+
+        buf[*have] = '\0';
+        if (needle != NULL && strstr(buf, needle) != NULL)
+            return 1;
+        if (poll(&pfd, 1, 50) <= 0)
+            continue;
+        r = read(fd, buf + *have, cap - 1 - *have);
+        if (r <= 0)
+            return 0;
+        *have += (size_t)r;
+    }
+    return 0;
+}
+
+long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
+                   int timeout_ms, char *out, size_t cap)
+{
+    int fd = sworn_pfx_dial(p->port);
     size_t have = 0, sent = 0;
     int64_t deadline = mono_ms() + timeout_ms;
 
     if (fd < 0)
         return -1;
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(p->port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
-        close(fd);
-        return -1;
-    }
     while (sent < len) {
         ssize_t w = send(fd, (const char *)bytes + sent, len - sent, MSG_NOSIGNAL);
 
@@ -305,4 +340,32 @@ long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_
     out[have] = '\0';
     close(fd);
     return (long)have;
+}
+
+int sworn_pfx_curl(struct sworn_pfx *p, char *out, size_t cap, int *code, ...)
+{
+    const char *argv[48];
+    size_t n = 0;
+    va_list ap;
+
+    argv[n++] = "-x";
+    argv[n++] = p->url;
+    va_start(ap, code);
+    for (const char *a = va_arg(ap, const char *); a != NULL && n < 46;
+         a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return sworn_upstream_curl(argv, out, cap, code);
+}
+
+int sworn_pfx_stop_with_stack(struct sworn_pfx *p, struct sworn_stack *s)
+{
+    int rc = 0;
+
+    if (sworn_pfx_stop(p) != 0)
+        rc = -1;
+    if (s->dir != NULL && sworn_stack_down(s) != 0)
+        rc = -1;
+    return rc;
 }

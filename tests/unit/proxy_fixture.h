@@ -28,6 +28,8 @@
 
 #include "testutil.h"
 
+struct sworn_stack;
+
 struct sworn_pfx_opts {
     const char *upstream_ca; /* PEM file the proxy trusts for upstream TLS; NULL: the default */
     const char *decisiond;   /* lines (indented two spaces) added under decisiond:, or NULL */
@@ -68,6 +70,12 @@ void sworn_pfx_kill(struct sworn_pfx *p);
 SWORN_TEST_MUST_CHECK
 int sworn_pfx_stop(struct sworn_pfx *p);
 
+/* A proxy test's teardown: sworn_pfx_stop(p), then sworn_stack_down(s) (stack_fixture.h) when
+ * the stack came up (s->dir not NULL). Both are always tried, in that order (the proxy is the
+ * stack's peer). Returns 0, or -1 when either failed (they print why). */
+SWORN_TEST_MUST_CHECK
+int sworn_pfx_stop_with_stack(struct sworn_pfx *p, struct sworn_stack *s);
+
 /* Whether the proxy is still running (not exited). When it has ended, how (a signal or its exit
  * status) and its error output are printed. */
 int sworn_pfx_alive(struct sworn_pfx *p);
@@ -86,5 +94,25 @@ size_t sworn_pfx_log_count(struct sworn_pfx *p, const char *needle);
  */
 long sworn_pfx_raw(struct sworn_pfx *p, const void *bytes, size_t len, int keep_open,
                    int timeout_ms, char *out, size_t cap);
+
+/*
+ * curl through the proxy's tcp listener: sworn_upstream_curl (upstream_fixture.h) with
+ * "-x p->url" and then the arguments given, each a const char *, ended by NULL (at most 44; any
+ * more are dropped). out, cap, *code and the return value are sworn_upstream_curl's.
+ */
+int sworn_pfx_curl(struct sworn_pfx *p, char *out, size_t cap, int *code, ...);
+
+/* A new tcp connection to 127.0.0.1:port (a proxy listener's, usually p->port), for a test that
+ * writes raw bytes itself. Returns the descriptor (close it), or -1 (why is printed). */
+int sworn_pfx_dial(uint16_t port);
+
+/*
+ * Read from fd into buf (cap bytes, kept NUL-terminated), appending at *have (updated), until buf
+ * holds needle, the peer closes (or errs, or buf is full), or about timeout_ms pass (polled every
+ * 50 ms). needle NULL: read until the peer closes or the time is up. Returns 1 when needle came,
+ * 0 otherwise (buf holds what came).
+ */
+int sworn_pfx_read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle,
+                         int timeout_ms);
 
 #endif

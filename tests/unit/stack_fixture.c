@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include <openssl/sha.h>
+
 #include "dclient.h"
 #include "frame.h"
 #include "logstore.h"
@@ -350,6 +352,29 @@ void sworn_stack_req_init(struct sworn_stack_req *r, const char *id, const char 
     r->req.resource = &r->resource;
     r->context.method = "GET";
     r->req.context = &r->context;
+}
+
+uint8_t *sworn_stack_raw_frame(Sworn__V1__AuthorizationRequest *req, size_t *len,
+                               uint8_t digest[32])
+{
+    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
+    size_t n;
+    uint8_t *f;
+
+    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
+    m.authorize = req;
+    m.version = SWORN_WIRE_VERSION;
+    n = sworn__v1__decision_request__get_packed_size(&m);
+    f = malloc(SWORN_FRAME_HDR_LEN + n);
+    assert_non_null(f);
+    f[0] = (uint8_t)(n >> 24);
+    f[1] = (uint8_t)(n >> 16);
+    f[2] = (uint8_t)(n >> 8);
+    f[3] = (uint8_t)n;
+    assert_int_equal(sworn__v1__decision_request__pack(&m, f + SWORN_FRAME_HDR_LEN), n);
+    SHA256(f + SWORN_FRAME_HDR_LEN, n, digest);
+    *len = SWORN_FRAME_HDR_LEN + n;
+    return f;
 }
 
 Sworn__V1__DecisionReply *sworn_stack_decide(struct sworn_stack *s, struct sworn_stack_req *r)

@@ -118,6 +118,16 @@ void sworn_stack_req_init(struct sworn_stack_req *r, const char *id, const char 
                           const char *path);
 
 /*
+ * req framed in its DecisionRequest envelope (authorize, SWORN_WIRE_VERSION) with the 4-byte
+ * big-endian length header and without any check of its fields, as a hostile peer sends it. OUT:
+ * *len (the whole frame's), digest (SHA-256 of the body after the header: what a Refused entry
+ * records as frame_sha256). Returns the frame (malloc'd; free it); fails the running test when
+ * it cannot be allocated or packed.
+ */
+uint8_t *sworn_stack_raw_frame(Sworn__V1__AuthorizationRequest *req, size_t *len,
+                               uint8_t digest[32]);
+
+/*
  * A request tuned to an exact encoded size, as large as the decision socket takes: header names
  * of 256 bytes (all one buffer) and a path of prefix then 'p's, whose length does the last bytes.
  * prefix picks the stack policy's rule ("/with-credential/" allows with a credential,

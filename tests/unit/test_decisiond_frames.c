@@ -43,8 +43,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/sha.h>
-
 #include "err.h"
 #include "frame.h"
 #include "stack_fixture.h"
@@ -185,30 +183,6 @@ static void wait_handled(struct sworn_stack *s, int fd)
     (void)sworn_stack_pending(s);
 }
 
-/* The request framed in its envelope without any check, as a hostile peer sends it. OUT: *len
- * (the frame's), *digest (SHA-256 of the body). Free the result. */
-static uint8_t *raw_frame(Sworn__V1__AuthorizationRequest *req, size_t *len, uint8_t digest[32])
-{
-    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
-    size_t n;
-    uint8_t *f;
-
-    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
-    m.authorize = req;
-    m.version = SWORN_WIRE_VERSION;
-    n = sworn__v1__decision_request__get_packed_size(&m);
-    f = malloc(SWORN_FRAME_HDR_LEN + n);
-    assert_non_null(f);
-    f[0] = (uint8_t)(n >> 24);
-    f[1] = (uint8_t)(n >> 16);
-    f[2] = (uint8_t)(n >> 8);
-    f[3] = (uint8_t)n;
-    assert_int_equal(sworn__v1__decision_request__pack(&m, f + SWORN_FRAME_HDR_LEN), n);
-    SHA256(f + SWORN_FRAME_HDR_LEN, n, digest);
-    *len = SWORN_FRAME_HDR_LEN + n;
-    return f;
-}
-
 /* Send frame on a new connection and expect an ErrorFrame of code; the connection goes on. */
 static void expect_refused(struct sworn_stack *s, const uint8_t *frame, size_t len, uint32_t code)
 {
@@ -240,7 +214,7 @@ static void test_request_bound(void **state)
     sworn_stack_big_init(b, "review-256x256", "/with-credential/");
     sworn_stack_big_path(b, 40);
     b->q.context.n_header_names = SWORN_FRAME_HEADERS_MAX;
-    frame = raw_frame(&b->q.req, &len, digest);
+    frame = sworn_stack_raw_frame(&b->q.req, &len, digest);
     expect_refused(&s, frame, len, SWORN_ERR_RANGE);
     assert_int_equal(wait_refused(&s, "more than 55399", digest), 1);
     free(frame);
@@ -270,7 +244,7 @@ static void test_request_bound(void **state)
         /* The request is recorded byte for byte as it was sent. */
         packed = malloc(SWORN_FRAME_REQUEST_MAX);
         assert_non_null(packed);
-        frame = raw_frame(&b->q.req, &len, digest);
+        frame = sworn_stack_raw_frame(&b->q.req, &len, digest);
         assert_int_equal(protobuf_c_message_pack(&e->decision->request->base, packed),
                          SWORN_FRAME_REQUEST_MAX);
         assert_memory_equal(packed, frame + len - 2 - SWORN_FRAME_REQUEST_MAX,
@@ -284,7 +258,7 @@ static void test_request_bound(void **state)
     /* One byte more: refused and recorded, with its digest. */
     sworn_stack_big_init(b, "one-byte-more", "/with-credential/");
     sworn_stack_big_fit(b, SWORN_FRAME_REQUEST_MAX + 1);
-    frame = raw_frame(&b->q.req, &len, digest);
+    frame = sworn_stack_raw_frame(&b->q.req, &len, digest);
     expect_refused(&s, frame, len, SWORN_ERR_RANGE);
     assert_int_equal(wait_refused(&s, "55400 bytes, more than 55399", digest), 1);
     free(frame);

@@ -80,30 +80,6 @@ static void expect_raw(const Sworn__V1__DecisionRecord *d, const char *text)
     assert_memory_equal(d->raw_target_sha256.data, h, 32);
 }
 
-/* The request framed in its envelope without any check, as a hostile peer sends it. OUT: *len,
- * *digest (SHA-256 of the body, what a Refused entry records). Free the result. */
-static uint8_t *raw_frame(Sworn__V1__AuthorizationRequest *req, size_t *len, uint8_t digest[32])
-{
-    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
-    size_t n;
-    uint8_t *f;
-
-    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE;
-    m.authorize = req;
-    m.version = SWORN_WIRE_VERSION;
-    n = sworn__v1__decision_request__get_packed_size(&m);
-    f = malloc(SWORN_FRAME_HDR_LEN + n);
-    assert_non_null(f);
-    f[0] = (uint8_t)(n >> 24);
-    f[1] = (uint8_t)(n >> 16);
-    f[2] = (uint8_t)(n >> 8);
-    f[3] = (uint8_t)n;
-    assert_int_equal(sworn__v1__decision_request__pack(&m, f + SWORN_FRAME_HDR_LEN), n);
-    SHA256(f + SWORN_FRAME_HDR_LEN, n, digest);
-    *len = SWORN_FRAME_HDR_LEN + n;
-    return f;
-}
-
 /*
  * Wait (up to 10 s: Refused entries are appended off the loop) for a Refused entry among the
  * newest 100 whose frame_sha256 is digest; checks its channel, peer, code and message.
@@ -247,7 +223,7 @@ static void test_refusals(void **state)
         rf.head_sha256.data = head;
         rf.head_sha256.len = k == 3 ? 31 : 32;
         q.req.refusal = &rf;
-        frame = raw_frame(&q.req, &len, digest);
+        frame = sworn_stack_raw_frame(&q.req, &len, digest);
         fd = sworn_stack_connect(s.decision);
         assert_true(fd >= 0);
         assert_int_equal(sworn_stack_exchange(fd, frame, len, 30000, &body, &blen), 0);

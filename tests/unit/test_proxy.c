@@ -92,24 +92,6 @@ static const char policy_text[] =
 
 /* ---- helpers ---- */
 
-/* curl through the proxy: -x, then the arguments given (NULL-terminated). */
-static int curl_x(char *out, size_t cap, int *code, ...)
-{
-    const char *argv[48];
-    size_t n = 0;
-    va_list ap;
-
-    argv[n++] = "-x";
-    argv[n++] = T.p.url;
-    va_start(ap, code);
-    for (const char *a = va_arg(ap, const char *); a != NULL && n < 46;
-         a = va_arg(ap, const char *))
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    return sworn_upstream_curl(argv, out, cap, code);
-}
-
 static void url_of(char *out, size_t cap, const char *scheme, uint16_t port, const char *path)
 {
     snprintf(out, cap, "%s://127.0.0.1:%u%s", scheme, (unsigned)port, path);
@@ -123,7 +105,7 @@ static void barrier(void)
 
     snprintf(needle, sizeof(needle), "/allowed/hello.txt?barrier=%d", ++T.barrier);
     url_of(url, sizeof(url), "http", T.u.http_port, needle);
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_int_equal(sworn_upstream_wait_log(&T.u, needle, 20000), 0);
 }
@@ -220,41 +202,6 @@ static void expect_allow_at(long long index, const char *path_part, const char *
     sworn__v1__admin_response__free_unpacked(tail, NULL);
 }
 
-/* A connection to the proxy's tcp listener (the test's own client for raw bytes). */
-static int dial_proxy(void)
-{
-    struct sockaddr_in sin = {0};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    assert_true(fd >= 0);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(T.p.port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    return fd;
-}
-
-/* Read from fd into buf (appending at *have) until it holds needle, or the peer closes, or 20 s
- * pass. Returns 1 when needle came, 0 otherwise. */
-static int read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle)
-{
-    for (int rounds = 0; rounds < 400; rounds++) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t r;
-
-        buf[*have] = '\0';
-        if (needle != NULL && strstr(buf, needle) != NULL)
-            return 1;
-        if (poll(&pfd, 1, 50) <= 0)
-            continue;
-        r = read(fd, buf + *have, cap - 1 - *have);
-        if (r <= 0)
-            return 0;
-        *have += (size_t)r;
-    }
-    return 0;
-}
-
 static void send_all(int fd, const char *s)
 {
     assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
@@ -314,16 +261,11 @@ static int teardown(void **state)
     int rc = 0;
 
     (void)state;
-    if (sworn_pfx_stop(&T.p) != 0)
-        rc = -1;
-    if (T.s.dir != NULL && sworn_stack_down(&T.s) != 0)
+    if (sworn_pfx_stop_with_stack(&T.p, &T.s) != 0)
         rc = -1;
     sworn_rawup_stop(&T.echo);
     sworn_upstream_stop(&T.u);
-    if (T.dir != NULL) {
-        sworn_test_rmtree(T.dir);
-        free(T.dir);
-    }
+    sworn_test_tmpdir_drop(&T.dir);
     return rc;
 }
 
@@ -337,7 +279,7 @@ static void test_allow_reaches_upstream_after_record(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/allowed/hello.txt?t=allow");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_string_equal(body, "hello\n");
     assert_int_equal(sworn_upstream_wait_log(&T.u, "/allowed/hello.txt?t=allow", 20000), 0);
@@ -354,11 +296,11 @@ static void test_deny_never_reaches_upstream(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/denied/secret?t=deny");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 403);
     expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "deny");
     url_of(url, sizeof(url), "http", T.u.http_port, "/not-in-any-rule?t=default");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 403);
     expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "");
     barrier();
@@ -377,8 +319,9 @@ static void test_post_body_digest_recorded(void **state)
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/echo/post/x?t=post");
     /* chunked from the agent: upstream gets it de-chunked with a Content-Length */
-    assert_int_equal(curl_x(body, sizeof(body), &code, "-H", "Transfer-Encoding: chunked",
-                            "--data-binary", "hello body", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H",
+                                    "Transfer-Encoding: chunked", "--data-binary", "hello body",
+                                    url, NULL),
                      0);
     assert_int_equal(code, 200);
     assert_non_null(strstr(body, "POST /echo/post/x?t=post"));
@@ -403,8 +346,9 @@ static void test_credential_header_substituted_and_masked(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/echo/cred/x?t=cred");
-    assert_int_equal(
-        curl_x(body, sizeof(body), &code, "-H", "Authorization: Bearer " SYM_HEADER, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H",
+                                    "Authorization: Bearer " SYM_HEADER, url, NULL),
+                     0);
     assert_int_equal(code, 200);
     /* upstream echoed what it got; the agent sees it masked, never the real value */
     assert_null(strstr(body, REAL_HEADER));
@@ -423,7 +367,7 @@ static void test_credential_query_substituted(void **state)
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port,
            "/echo/q/x?a=1&api_key=" SYM_QUERY "&b=2&t=query");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_null(strstr(body, REAL_QUERY));
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=query", 20000), 0);
@@ -439,8 +383,9 @@ static void test_token_to_other_destination_unchanged(void **state)
     (void)state;
     /* allowed by "read", but the credential's destinations are /echo/cred/ only */
     url_of(url, sizeof(url), "http", T.u.http_port, "/echo/open/x?t=other");
-    assert_int_equal(
-        curl_x(body, sizeof(body), &code, "-H", "Authorization: Bearer " SYM_HEADER, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H",
+                                    "Authorization: Bearer " SYM_HEADER, url, NULL),
+                     0);
     assert_int_equal(code, 200);
     assert_non_null(strstr(body, "auth=Bearer " SYM_HEADER));
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=other", 20000), 0);
@@ -457,7 +402,8 @@ static void test_https_connect_terminated(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "https", T.u.https_port, "/allowed/hello.txt?t=https");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
+    assert_int_equal(
+        sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_string_equal(body, "hello\n");
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=https", 20000), 0);
@@ -488,8 +434,8 @@ static void test_https_credential_and_deny(void **state)
 
     (void)state;
     url_of(url, sizeof(url), "https", T.u.https_port, "/echo/cred/y?t=tlscred");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
-                            "Authorization: " SYM_HEADER, url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
+                                    "Authorization: " SYM_HEADER, url, NULL),
                      0);
     assert_int_equal(code, 200);
     assert_null(strstr(body, REAL_HEADER));
@@ -497,7 +443,8 @@ static void test_https_credential_and_deny(void **state)
     assert_true(sworn_upstream_log_has(&T.u, "auth=\"" REAL_HEADER "\""));
 
     url_of(url, sizeof(url), "https", T.u.https_port, "/denied/x?t=tlsdeny");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
+    assert_int_equal(
+        sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, url, NULL), 0);
     assert_int_equal(code, 403);
     expect_recorded(body, SWORN__V1__EFFECT__EFFECT_DENY, "deny");
     barrier();
@@ -512,8 +459,8 @@ static void test_https_domain_fronting_refused(void **state)
     (void)state;
     url_of(url, sizeof(url), "https", T.u.https_port, "/allowed/hello.txt?t=front");
     /* curl sends the Host header given inside the tunnel (and its own on the CONNECT) */
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
-                            "Host: evil.example", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--cacert", T.p.ca_cert, "-H",
+                                    "Host: evil.example", url, NULL),
                      0);
     assert_int_equal(code, 400);
     assert_non_null(strstr(body, "domain fronting"));
@@ -697,15 +644,16 @@ static void test_tcp_connect_raw_port(void **state)
     int fd;
 
     (void)state;
-    fd = dial_proxy();
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
     snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.echo.port, (unsigned)T.echo.port);
     send_all(fd, req);
-    assert_true(read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n"));
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
     assert_non_null(strstr(buf, "HTTP/1.1 200 "));
     have = 0;
     send_all(fd, "ping over raw tcp\n");
-    assert_true(read_until(fd, buf, sizeof(buf), &have, "ping over raw tcp\n"));
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "ping over raw tcp\n", 20000));
     close(fd);
 }
 
@@ -716,17 +664,18 @@ static void test_tunnel_not_tls_decided_as_tcp(void **state)
     int fd;
 
     (void)state;
-    fd = dial_proxy();
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
     snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.u.http_port, (unsigned)T.u.http_port);
     send_all(fd, req);
-    assert_true(read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n"));
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
     assert_non_null(strstr(buf, "HTTP/1.1 200 "));
     /* plain HTTP inside the tunnel: not TLS, so tcp.connect, which no rule allows here */
     snprintf(req, sizeof(req), "GET /allowed/hello.txt?t=rawtunnel HTTP/1.1\r\nHost: x\r\n\r\n");
     send_all(fd, req);
     have = 0;
-    assert_false(read_until(fd, buf, sizeof(buf), &have, "hello"));
+    assert_false(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "hello", 20000));
     close(fd);
     assert_int_equal(sworn_pfx_wait_log(&T.p, "\"url\":\"tcp://127.0.0.1:", 10000), 0);
     barrier();
@@ -744,7 +693,7 @@ static void *curl_thread(void *arg)
 {
     struct held_curl *h = arg;
 
-    h->rc = curl_x(h->body, sizeof(h->body), &h->code, h->url, NULL);
+    h->rc = sworn_pfx_curl(&T.p, h->body, sizeof(h->body), &h->code, h->url, NULL);
     return NULL;
 }
 
@@ -797,7 +746,7 @@ static void test_delegation_chain_recorded(void **state)
     (void)state;
     url_of(url, sizeof(url), "http", T.u.http_port, "/allowed/hello.txt?t=deleg");
     snprintf(header, sizeof(header), "X-Delegation-Token: %s", jwt);
-    assert_int_equal(curl_x(body, sizeof(body), &code, "-H", header, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-H", header, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_int_equal(sworn_upstream_wait_log(&T.u, "t=deleg", 20000), 0);
     tail = sworn_stack_tail(&T.s, 1000);
@@ -858,11 +807,11 @@ static void test_bodies_held_bounded(void **state)
     send_all(b, head);
     assert_int_equal(write(b, chunk, 600000), 600000);
     /* Which of the two the proxy read first is its business: the other one gets the 503. */
-    assert_true(read_until(b, buf, sizeof(buf), &have, "\r\n\r\n"));
+    assert_true(sworn_pfx_read_until(b, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
     if (strstr(buf, "HTTP/1.1 503 ") == NULL) {
         assert_non_null(strstr(buf, "HTTP/1.1 200 "));
         have = 0;
-        assert_true(read_until(a, buf, sizeof(buf), &have, "\r\n\r\n"));
+        assert_true(sworn_pfx_read_until(a, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
         assert_non_null(strstr(buf, "HTTP/1.1 503 "));
     }
     close(a);

@@ -98,24 +98,6 @@ static const char policy_text[] =
 
 /* ---- helpers ---- */
 
-/* curl through the proxy (-x), then the arguments given (NULL-terminated). */
-static int curl_x(char *out, size_t cap, int *code, ...)
-{
-    const char *argv[48];
-    size_t n = 0;
-    va_list ap;
-
-    argv[n++] = "-x";
-    argv[n++] = T.p.url;
-    va_start(ap, code);
-    for (const char *a = va_arg(ap, const char *); a != NULL && n < 46;
-         a = va_arg(ap, const char *))
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    return sworn_upstream_curl(argv, out, cap, code);
-}
-
 static void up_url(char *out, size_t cap, const char *path)
 {
     snprintf(out, cap, "http://127.0.0.1:%u%s", (unsigned)T.up_port, path);
@@ -164,7 +146,7 @@ static void barrier(void)
     snprintf(needle, sizeof(needle), "/open/barrier-%d ", ++T.barrier);
     up_url(url, sizeof(url), needle);
     url[strlen(url) - 1] = '\0';
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
     assert_int_equal(up_wait(needle), 0);
 }
@@ -174,19 +156,6 @@ static void barrier(void)
 static long raw(struct sworn_pfx *p, const char *req, char *out, size_t cap)
 {
     return sworn_pfx_raw(p, req, strlen(req), 1, 10000, out, cap);
-}
-
-static int dial_tcp(uint16_t port)
-{
-    struct sockaddr_in sin = {0};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    assert_true(fd >= 0);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    return fd;
 }
 
 static int dial_unix(const char *path)
@@ -202,27 +171,6 @@ static int dial_unix(const char *path)
         return -1;
     }
     return fd;
-}
-
-/* Read from fd (appending at *have) until buf holds needle, the peer closes, or 10 s pass.
- * Returns 1 when needle came. */
-static int read_until(int fd, char *buf, size_t cap, size_t *have, const char *needle)
-{
-    for (int rounds = 0; rounds < 200; rounds++) {
-        struct pollfd pfd = {fd, POLLIN, 0};
-        ssize_t r;
-
-        buf[*have] = '\0';
-        if (strstr(buf, needle) != NULL)
-            return 1;
-        if (poll(&pfd, 1, 50) <= 0)
-            continue;
-        r = read(fd, buf + *have, cap - 1 - *have);
-        if (r <= 0)
-            return 0;
-        *have += (size_t)r;
-    }
-    return 0;
 }
 
 static void send_str(int fd, const char *s)
@@ -381,15 +329,10 @@ static int teardown(void **state)
     int rc = 0;
 
     (void)state;
-    if (sworn_pfx_stop(&T.p) != 0)
-        rc = -1;
-    if (T.s.dir != NULL && sworn_stack_down(&T.s) != 0)
+    if (sworn_pfx_stop_with_stack(&T.p, &T.s) != 0)
         rc = -1;
     sworn_upstream_stop_child(&T.up_pid, "attack_upstream.py");
-    if (T.dir != NULL) {
-        sworn_test_rmtree(T.dir);
-        free(T.dir);
-    }
+    sworn_test_tmpdir_drop(&T.dir);
     return rc;
 }
 
@@ -408,8 +351,8 @@ static void test_masking_of_plain_echoes(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         up_url(url, sizeof(url), paths[i]);
-        assert_int_equal(curl_x(body, sizeof(body), &code, "-i", "--raw", "-H",
-                                "Authorization: Bearer " SYM, url, NULL),
+        assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-i", "--raw", "-H",
+                                        "Authorization: Bearer " SYM, url, NULL),
                          0);
         if (code != 200 || strstr(body, REAL_CORE) != NULL)
             fail_msg("%s: status %d, the agent got: %s", paths[i], code, body);
@@ -427,8 +370,9 @@ static void test_redirect_relayed_not_followed(void **state)
     (void)state;
     up_url(to, sizeof(to), "/denied/redirected");
     snprintf(url, sizeof(url), "http://127.0.0.1:%u/redirect/x?to=%s", (unsigned)T.up_port, to);
-    assert_int_equal(
-        curl_x(body, sizeof(body), &code, "-i", "-H", "Authorization: Bearer " SYM, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-i", "-H",
+                                    "Authorization: Bearer " SYM, url, NULL),
+                     0);
     assert_int_equal(code, 302);
     assert_null(strstr(body, REAL_CORE));
     assert_non_null(strstr(body, "X-Seen-Auth: ****"));
@@ -465,8 +409,8 @@ static void test_hole_gzip_echo_reveals_credential(void **state)
 
     (void)state;
     up_url(url, sizeof(url), "/gz/x");
-    assert_int_equal(curl_x(body, sizeof(body), &code, "--compressed", "-H",
-                            "Authorization: Bearer " SYM, url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "--compressed", "-H",
+                                    "Authorization: Bearer " SYM, url, NULL),
                      0);
     if (strstr(body, REAL_CORE) != NULL)
         fail_msg("HOLE: the agent decoded the real credential from a gzip echo: %s", body);
@@ -485,11 +429,13 @@ static void test_hole_range_pieces_reveal_credential(void **state)
 
     (void)state;
     up_url(url, sizeof(url), "/range/x");
-    assert_int_equal(curl_x(one, sizeof(one), &code, "-H", "Authorization: Bearer " SYM, "-H",
-                            "Range: bytes=0-15", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, one, sizeof(one), &code, "-H",
+                                    "Authorization: Bearer " SYM, "-H", "Range: bytes=0-15", url,
+                                    NULL),
                      0);
-    assert_int_equal(curl_x(two, sizeof(two), &code, "-H", "Authorization: Bearer " SYM, "-H",
-                            "Range: bytes=16-60", url, NULL),
+    assert_int_equal(sworn_pfx_curl(&T.p, two, sizeof(two), &code, "-H",
+                                    "Authorization: Bearer " SYM, "-H", "Range: bytes=16-60", url,
+                                    NULL),
                      0);
     snprintf(joined, sizeof(joined), "%s%s", one, two);
     if (strstr(joined, REAL_CORE) != NULL)
@@ -552,7 +498,7 @@ static void test_query_credential_percent_encoded_masked(void **state)
 
     (void)state;
     snprintf(url, sizeof(url), "http://127.0.0.1:%u/login/x?api_key=" Q_SYM, (unsigned)T.up_port);
-    assert_int_equal(curl_x(body, sizeof(body), &code, "-i", url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, "-i", url, NULL), 0);
     assert_int_equal(code, 302);
     assert_true(up_has("api_key=" Q_REAL " HTTP/1.1"));
     for (const char *p = body; *p != '\0' && n + 1 < sizeof(decoded); p++) {
@@ -754,7 +700,7 @@ static void test_hostile_bytes_do_not_wedge(void **state)
     free(big);
     assert_true(sworn_pfx_alive(&T.p));
     up_url(url, sizeof(url), "/open/after-hostile");
-    assert_int_equal(curl_x(body, sizeof(body), &code, url, NULL), 0);
+    assert_int_equal(sworn_pfx_curl(&T.p, body, sizeof(body), &code, url, NULL), 0);
     assert_int_equal(code, 200);
 }
 
@@ -818,20 +764,21 @@ static void test_hole_websocket_smuggling_via_plain_101(void **state)
 {
     char req[1024], buf[8192];
     size_t have = 0;
-    int fd = dial_tcp(T.p.port);
+    int fd = sworn_pfx_dial(T.p.port);
 
     (void)state;
+    assert_true(fd >= 0);
     snprintf(req, sizeof(req),
              "GET http://127.0.0.1:%u/open/status-101 HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
              "Upgrade: websocket\r\nConnection: Upgrade\r\n"
              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
              (unsigned)T.up_port, (unsigned)T.up_port);
     send_str(fd, req);
-    (void)read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n");
+    (void)sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 10000);
     snprintf(req, sizeof(req), "GET /denied/smuggled HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.up_port);
     if (send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
-        (void)read_until(fd, buf, sizeof(buf), &have, "ok GET /denied/smuggled");
+        (void)sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "ok GET /denied/smuggled", 10000);
     close(fd);
     barrier();
     if (up_has("GET /denied/smuggled "))
@@ -957,10 +904,12 @@ static void test_hole_one_agent_exhausts_connections_for_all(void **state)
              "GET http://127.0.0.1:%u/open/hold HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.up_port, (unsigned)T.up_port);
     for (int i = 0; i < 8; i++) {
-        fds[i] = dial_tcp(p2.port);
+        fds[i] = sworn_pfx_dial(p2.port);
+        assert_true(fds[i] >= 0);
         send_str(fds[i], req);
         have = 0;
-        assert_true(read_until(fds[i], buf, sizeof(buf), &have, "ok GET /open/hold"));
+        assert_true(
+            sworn_pfx_read_until(fds[i], buf, sizeof(buf), &have, "ok GET /open/hold", 10000));
     }
     snprintf(req, sizeof(req),
              "GET http://127.0.0.1:%u/open/victim HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
@@ -971,7 +920,7 @@ static void test_hole_one_agent_exhausts_connections_for_all(void **state)
     have = 0;
     buf[0] = '\0';
     if (send(ufd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req))
-        (void)read_until(ufd, buf, sizeof(buf), &have, "ok GET /open/victim");
+        (void)sworn_pfx_read_until(ufd, buf, sizeof(buf), &have, "ok GET /open/victim", 10000);
     close(ufd);
     for (int i = 0; i < 8; i++)
         close(fds[i]);
@@ -1001,7 +950,8 @@ static void test_hole_agent_reset_kills_proxy(void **state)
     snprintf(req, sizeof(req),
              "GET http://127.0.0.1:%u/denied/reset HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
              (unsigned)T.up_port, (unsigned)T.up_port);
-    fd = dial_tcp(p5.port);
+    fd = sworn_pfx_dial(p5.port);
+    assert_true(fd >= 0);
     send_str(fd, req);
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
     close(fd);

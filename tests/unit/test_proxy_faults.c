@@ -313,9 +313,7 @@ static int teardown(void **state)
     (void)state;
     if (sworn_pfx_stop(&T.fast) != 0)
         rc = -1;
-    if (sworn_pfx_stop(&T.held) != 0)
-        rc = -1;
-    if (T.s.dir != NULL && sworn_stack_down(&T.s) != 0)
+    if (sworn_pfx_stop_with_stack(&T.held, &T.s) != 0)
         rc = -1;
     sworn_rawup_stop(&T.stall);
     sworn_rawup_stop(&T.reset);
@@ -324,10 +322,7 @@ static int teardown(void **state)
     sworn_rawup_stop(&T.twice);
     sworn_rawup_stop(&T.barelf);
     sworn_upstream_stop(&T.u);
-    if (T.dir != NULL) {
-        sworn_test_rmtree(T.dir);
-        free(T.dir);
-    }
+    sworn_test_tmpdir_drop(&T.dir);
     return rc;
 }
 

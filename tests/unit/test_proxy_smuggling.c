@@ -534,15 +534,10 @@ static int teardown(void **state)
     int rc = 0;
 
     (void)state;
-    if (sworn_pfx_stop(&T.p) != 0)
-        rc = -1;
-    if (T.s.dir != NULL && sworn_stack_down(&T.s) != 0)
+    if (sworn_pfx_stop_with_stack(&T.p, &T.s) != 0)
         rc = -1;
     sworn_upstream_stop(&T.u);
-    if (T.dir != NULL) {
-        sworn_test_rmtree(T.dir);
-        free(T.dir);
-    }
+    sworn_test_tmpdir_drop(&T.dir);
     return rc;
 }
 

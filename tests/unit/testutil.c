@@ -125,6 +125,15 @@ void sworn_test_rmtree(const char *path)
     (void)nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void sworn_test_tmpdir_drop(char **dir)
+{
+    if (*dir == NULL)
+        return;
+    sworn_test_rmtree(*dir);
+    free(*dir);
+    *dir = NULL;
+}
+
 char *sworn_test_path(const char *dir, const char *name)
 {
     char *p;

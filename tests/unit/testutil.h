@@ -52,6 +52,10 @@ char *sworn_test_tmpdir(const char *tag);
 /* Remove a folder and everything under it. */
 void sworn_test_rmtree(const char *path);
 
+/* A teardown's end of a sworn_test_tmpdir folder: remove *dir and everything under it, free it
+ * and set *dir to NULL. Nothing when *dir is NULL (a setup that failed before making it). */
+void sworn_test_tmpdir_drop(char **dir);
+
 /* Join a folder and a name into a fresh string (free it). */
 char *sworn_test_path(const char *dir, const char *name);
 
