@@ -544,9 +544,11 @@ static int teardown(void **state)
 /* ---- the corpus ---- */
 
 /*
- * Send bytes on a new connection one byte per write (TCP_NODELAY), stopping once the proxy has
- * answered (a refusal closes the connection: more bytes would only draw a reset), then read until
- * the proxy closes (20 s at most). Returns the bytes read, out NUL-terminated.
+ * Send bytes on a new connection one byte per write (TCP_NODELAY), reading what the proxy answers
+ * meanwhile; sending stops once an answer closes the connection (a refusal: more bytes would only
+ * draw a reset that could discard the answer unread), not at any answer (a deny before a
+ * pipelined allow is answered while the allow is still being sent). Then read until the proxy
+ * closes (20 s at most). Returns the bytes read, out NUL-terminated.
  */
 static long raw_bytewise(const char *bytes, size_t len, char *out, size_t cap)
 {
@@ -563,7 +565,17 @@ static long raw_bytewise(const char *bytes, size_t len, char *out, size_t cap)
     for (size_t i = 0; i < len; i++) {
         struct pollfd pfd = {fd, POLLIN, 0};
 
-        if (poll(&pfd, 1, 0) > 0 || send(fd, bytes + i, 1, MSG_NOSIGNAL) != 1)
+        if (poll(&pfd, 1, 0) > 0) {
+            ssize_t r = recv(fd, out + have, cap - 1 - have, 0);
+
+            if (r <= 0)
+                break; /* closed (or reset): nothing more is read */
+            have += (size_t)r;
+            out[have] = '\0';
+            if (strstr(out, "Connection: close\r\n") != NULL)
+                break;
+        }
+        if (send(fd, bytes + i, 1, MSG_NOSIGNAL) != 1)
             break;
     }
     for (int rounds = 0; rounds < 400 && have + 1 < cap; rounds++) {
