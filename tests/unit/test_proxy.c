@@ -637,21 +637,30 @@ static void test_refusal_recorded_and_closed(void **state)
     assert_false(sworn_upstream_log_has(&T.u, "t=clte"));
 }
 
-static void test_tcp_connect_raw_port(void **state)
+/* A connection that sent CONNECT 127.0.0.1:port and got the proxy's 200; returns the fd. */
+static int open_tunnel(uint16_t port)
 {
     char req[256], buf[4096];
+    size_t have = 0;
+    int fd = sworn_pfx_dial(T.p.port);
+
+    assert_true(fd >= 0);
+    snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+             (unsigned)port, (unsigned)port);
+    send_all(fd, req);
+    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
+    assert_non_null(strstr(buf, "HTTP/1.1 200 "));
+    return fd;
+}
+
+static void test_tcp_connect_raw_port(void **state)
+{
+    char buf[4096];
     size_t have = 0;
     int fd;
 
     (void)state;
-    fd = sworn_pfx_dial(T.p.port);
-    assert_true(fd >= 0);
-    snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
-             (unsigned)T.echo.port, (unsigned)T.echo.port);
-    send_all(fd, req);
-    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
-    assert_non_null(strstr(buf, "HTTP/1.1 200 "));
-    have = 0;
+    fd = open_tunnel(T.echo.port);
     send_all(fd, "ping over raw tcp\n");
     assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "ping over raw tcp\n", 20000));
     close(fd);
@@ -659,22 +668,14 @@ static void test_tcp_connect_raw_port(void **state)
 
 static void test_tunnel_not_tls_decided_as_tcp(void **state)
 {
-    char req[512], buf[4096];
+    char buf[4096];
     size_t have = 0;
     int fd;
 
     (void)state;
-    fd = sworn_pfx_dial(T.p.port);
-    assert_true(fd >= 0);
-    snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
-             (unsigned)T.u.http_port, (unsigned)T.u.http_port);
-    send_all(fd, req);
-    assert_true(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000));
-    assert_non_null(strstr(buf, "HTTP/1.1 200 "));
+    fd = open_tunnel(T.u.http_port);
     /* plain HTTP inside the tunnel: not TLS, so tcp.connect, which no rule allows here */
-    snprintf(req, sizeof(req), "GET /allowed/hello.txt?t=rawtunnel HTTP/1.1\r\nHost: x\r\n\r\n");
-    send_all(fd, req);
-    have = 0;
+    send_all(fd, "GET /allowed/hello.txt?t=rawtunnel HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_false(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "hello", 20000));
     close(fd);
     assert_int_equal(sworn_pfx_wait_log(&T.p, "\"url\":\"tcp://127.0.0.1:", 10000), 0);
