@@ -40,6 +40,20 @@ static void print_file(const char *what, const char *path)
     free(text);
 }
 
+/* Is the port file there (p->port read), or the proxy gone? */
+static int started_or_gone(void *arg)
+{
+    struct sworn_pfx *p = arg;
+    char *text = sworn_test_read_file_opt(p->port_file, NULL);
+
+    if (text != NULL) {
+        p->port = (uint16_t)atoi(text);
+        free(text);
+        return 1;
+    }
+    return !sworn_pfx_alive(p);
+}
+
 static int run_proxy(struct sworn_pfx *p)
 {
     const char *bin = getenv("SWORN_PROXY_BIN");
@@ -47,26 +61,20 @@ static int run_proxy(struct sworn_pfx *p)
     int64_t deadline = mono_ms() + START_WAIT_MS;
 
     unlink(p->port_file);
+    p->port = 0;
     if (p->tls_port_file[0] != '\0')
         unlink(p->tls_port_file);
     p->pid = sworn_upstream_spawn(argv, p->err);
     if (p->pid <= 0)
         return -1;
-    for (;;) {
-        char *text = sworn_test_read_file_opt(p->port_file, NULL);
-
-        if (text != NULL) {
-            p->port = (uint16_t)atoi(text);
-            free(text);
-            break;
-        }
-        if (!sworn_pfx_alive(p) || mono_ms() > deadline) {
-            fprintf(stderr, "sworn-proxy did not start\n");
-            print_file("its error output", p->err);
-            print_file("its log", p->log);
-            return -1;
-        }
-        sworn_test_sleep_ms(5);
+    /* The port file appears (renamed into place) once every listener accepts; a proxy that
+     * fails writes why into its error output, in the same folder. */
+    if (sworn_test_wait_dir(p->dir, started_or_gone, p, (int)(deadline - mono_ms())) != 0 ||
+        p->port == 0) {
+        fprintf(stderr, "sworn-proxy did not start\n");
+        print_file("its error output", p->err);
+        print_file("its log", p->log);
+        return -1;
     }
     if (p->tls_port_file[0] != '\0') {
         /* written before the first listener's (after every listener is bound): there now */
@@ -245,16 +253,23 @@ size_t sworn_pfx_log_count(struct sworn_pfx *p, const char *needle)
     return count;
 }
 
+struct log_needle {
+    struct sworn_pfx *p;
+    const char *needle;
+};
+
+static int log_has(void *arg)
+{
+    const struct log_needle *a = arg;
+
+    return sworn_pfx_log_count(a->p, a->needle) > 0;
+}
+
 int sworn_pfx_wait_log(struct sworn_pfx *p, const char *needle, int timeout_ms)
 {
-    int64_t deadline = mono_ms() + timeout_ms;
+    struct log_needle a = {p, needle};
 
-    while (sworn_pfx_log_count(p, needle) == 0) {
-        if (mono_ms() > deadline)
-            return -1;
-        sworn_test_sleep_ms(5);
-    }
-    return 0;
+    return sworn_test_wait_dir(p->dir, log_has, &a, timeout_ms);
 }
 
 int sworn_pfx_dial(uint16_t port)

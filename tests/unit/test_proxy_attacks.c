@@ -125,15 +125,16 @@ static size_t up_count(const char *needle)
     return n;
 }
 
-/* Wait (20 s at most, polling the file) until the upstream's log holds needle. */
+static int up_has_arg(void *needle)
+{
+    return up_has(needle);
+}
+
+/* Wait (20 s at most: each change of the test's folder, where the upstream's log is, looks
+ * again) until the upstream's log holds needle. */
 static int up_wait(const char *needle)
 {
-    for (int i = 0; i < 4000; i++) {
-        if (up_has(needle))
-            return 0;
-        sworn_test_sleep_ms(5);
-    }
-    return -1;
+    return sworn_test_wait_dir(T.dir, up_has_arg, (void *)needle, 20000);
 }
 
 /* An allowed request on a new connection, awaited in the upstream's log: the upstream logs each
@@ -255,6 +256,19 @@ static int ws_message(const char *path, int deflate, char *msg, size_t cap)
 
 /* ---- setup ---- */
 
+/* Has the upstream written its port file (T.up_port read)? */
+static int up_port_read(void *unused)
+{
+    char *text = sworn_test_read_file_opt(T.up_port_file, NULL);
+
+    (void)unused;
+    if (text == NULL)
+        return 0;
+    T.up_port = (uint16_t)atoi(text);
+    free(text);
+    return 1;
+}
+
 static int start_upstream(void)
 {
     char script[1024];
@@ -269,16 +283,8 @@ static int start_upstream(void)
     T.up_pid = sworn_upstream_spawn(argv, T.up_out);
     if (T.up_pid <= 0)
         return -1;
-    for (int i = 0; i < 4000; i++) {
-        char *text = sworn_test_read_file_opt(T.up_port_file, NULL);
-
-        if (text != NULL) {
-            T.up_port = (uint16_t)atoi(text);
-            free(text);
-            return T.up_port != 0 ? 0 : -1;
-        }
-        sworn_test_sleep_ms(5);
-    }
+    if (sworn_test_wait_dir(T.dir, up_port_read, NULL, 20000) == 0)
+        return T.up_port != 0 ? 0 : -1;
     fprintf(stderr, "attack_upstream.py did not start\n");
     return -1;
 }

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -331,6 +334,93 @@ void sworn_test_sleep_ms(long ms)
 
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+static int64_t wait_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int sworn_test_wait_dir(const char *dir, int (*done)(void *arg), void *arg, int timeout_ms)
+{
+    int64_t deadline = wait_now_ms() + timeout_ms;
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), rc = -1;
+
+    if (fd < 0 || inotify_add_watch(fd, dir,
+                                    IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO |
+                                        IN_DELETE | IN_ATTRIB) < 0) {
+        fprintf(stderr, "cannot watch %s: %s\n", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int64_t left;
+        char events[4096];
+
+        if (done(arg)) {
+            rc = 0;
+            break;
+        }
+        left = deadline - wait_now_ms();
+        if (left <= 0)
+            break;
+        if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+            break;
+        while (read(fd, events, sizeof(events)) > 0)
+            ; /* which change does not matter: done() looks again */
+    }
+    close(fd);
+    return rc;
+}
+
+struct file_has_arg {
+    const char *path, *needle;
+};
+
+int sworn_test_file_has_line(const char *path, const char *needle)
+{
+    char *text = sworn_test_read_file_opt(path, NULL);
+    const char *line = text;
+    int found = 0;
+
+    while (!found && line != NULL && *line != '\0') {
+        char *end = strchr(line, '\n');
+
+        if (end == NULL)
+            break;
+        *end = '\0';
+        found = strstr(line, needle) != NULL;
+        line = end + 1;
+    }
+    free(text);
+    return found;
+}
+
+static int file_has_line(void *arg)
+{
+    const struct file_has_arg *a = arg;
+
+    return sworn_test_file_has_line(a->path, a->needle);
+}
+
+int sworn_test_wait_file_has(const char *path, const char *needle, int timeout_ms)
+{
+    struct file_has_arg a = {path, needle};
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL || (size_t)(slash - path) >= sizeof(dir))
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == path)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    return sworn_test_wait_dir(dir, file_has_line, &a, timeout_ms);
 }
 
 int sworn_test_read_proc(const char *path, char *buf, size_t cap)

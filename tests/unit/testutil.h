@@ -127,6 +127,25 @@ void sworn_test_run_free(struct sworn_test_run *r);
 void sworn_test_sleep_ms(long ms);
 
 /*
+ * Wait for an event that shows as a change in folder dir (a file created, written, renamed into
+ * place or removed: a port file, a log line, a database write): done(arg) is asked at once and
+ * again after each change inotify reports there, until it returns nonzero or timeout_ms pass.
+ * The watch is set before the first question, so no change between the two is missed. Returns
+ * 0 when done, -1 after the deadline (or when the folder cannot be watched: then the failure is
+ * printed).
+ */
+SWORN_TEST_MUST_CHECK
+int sworn_test_wait_dir(const char *dir, int (*done)(void *arg), void *arg, int timeout_ms);
+
+/* Whether a whole line of path (one ending in '\n': never one still being written) contains
+ * needle; 0 when the file is absent. */
+int sworn_test_file_has_line(const char *path, const char *needle);
+
+/* sworn_test_wait_dir until sworn_test_file_has_line(path, needle) (path's folder watched). */
+SWORN_TEST_MUST_CHECK
+int sworn_test_wait_file_has(const char *path, const char *needle, int timeout_ms);
+
+/*
  * Read a /proc file (whose size stat does not tell) into buf (cap bytes, NUL-terminated, cut to
  * fit). Returns 0, or -1 when it cannot be opened (the process or file is gone).
  */

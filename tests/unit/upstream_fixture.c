@@ -600,40 +600,6 @@ static size_t count_lines(const char *path)
     return n;
 }
 
-/* Whether a whole line of path (one ending in '\n': never one nginx is still writing) contains
- * needle. */
-static int file_has(const char *path, const char *needle)
-{
-    char *text = sworn_test_read_file_opt(path, NULL);
-    const char *line = text;
-    int found = 0;
-
-    while (!found && line != NULL && *line != '\0') {
-        char *end = strchr(line, '\n');
-
-        if (end == NULL)
-            break;
-        *end = '\0';
-        found = strstr(line, needle) != NULL;
-        line = end + 1;
-    }
-    free(text);
-    return found;
-}
-
-static int wait_file_has(const char *path, const char *needle, int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-
-    for (;;) {
-        if (file_has(path, needle))
-            return 0;
-        if (now_ms() > deadline)
-            return -1;
-        sworn_test_sleep_ms(POLL_MS);
-    }
-}
-
 size_t sworn_upstream_log_count(struct sworn_upstream *u)
 {
     return count_lines(u->access_log);
@@ -641,35 +607,41 @@ size_t sworn_upstream_log_count(struct sworn_upstream *u)
 
 int sworn_upstream_log_has(struct sworn_upstream *u, const char *needle)
 {
-    return file_has(u->access_log, needle);
+    return sworn_test_file_has_line(u->access_log, needle);
 }
 
 int sworn_upstream_wait_log(struct sworn_upstream *u, const char *needle, int timeout_ms)
 {
-    return wait_file_has(u->access_log, needle, timeout_ms);
+    return sworn_test_wait_file_has(u->access_log, needle, timeout_ms);
+}
+
+struct count_arg {
+    const char *path;
+    size_t n;
+};
+
+static int has_count(void *arg)
+{
+    const struct count_arg *a = arg;
+
+    return count_lines(a->path) >= a->n;
 }
 
 int sworn_upstream_wait_count(struct sworn_upstream *u, size_t n, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    struct count_arg a = {u->access_log, n};
 
-    for (;;) {
-        if (count_lines(u->access_log) >= n)
-            return 0;
-        if (now_ms() > deadline)
-            return -1;
-        sworn_test_sleep_ms(POLL_MS);
-    }
+    return sworn_test_wait_dir(u->dir, has_count, &a, timeout_ms);
 }
 
 int sworn_upstream_ws_log_has(struct sworn_upstream *u, const char *needle)
 {
-    return file_has(u->ws_log, needle);
+    return sworn_test_file_has_line(u->ws_log, needle);
 }
 
 int sworn_upstream_wait_ws_log(struct sworn_upstream *u, const char *needle, int timeout_ms)
 {
-    return wait_file_has(u->ws_log, needle, timeout_ms);
+    return sworn_test_wait_file_has(u->ws_log, needle, timeout_ms);
 }
 
 /* ---- Clients ---- */
