@@ -935,6 +935,14 @@ static void test_hole_one_agent_exhausts_connections_for_all(void **state)
         fail_msg("HOLE: agent-unix was turned away while agent-1 held every connection: %s", buf);
 }
 
+/* Has the proxy logged the /denied/reset request, or is it gone? */
+static int logged_or_gone(void *arg)
+{
+    struct sworn_pfx *p = arg;
+
+    return sworn_pfx_log_count(p, "/denied/reset") > 0 || !sworn_pfx_alive(p);
+}
+
 /*
  * HOLE: one agent kills the proxy for everyone. It sends a request that is denied (or allowed:
  * any that gets an answer) and resets the connection at once (SO_LINGER 0; a client that closes
@@ -961,13 +969,10 @@ static void test_hole_agent_reset_kills_proxy(void **state)
     send_str(fd, req);
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
     close(fd);
-    /* the proxy logs the request's line once it is done with it (or dies writing the answer) */
-    for (int i = 0; i < 2000 && alive; i++) {
-        if (sworn_pfx_log_count(&p5, "/denied/reset") > 0)
-            break;
-        alive = sworn_pfx_alive(&p5);
-        sworn_test_sleep_ms(5);
-    }
+    /* the proxy logs the request's line once it is done with it (or dies writing the answer,
+     * its error output then in the same folder) */
+    assert_int_equal(sworn_test_wait_dir(p5.dir, logged_or_gone, &p5, 10000), 0);
+    alive = sworn_pfx_alive(&p5);
     if (alive) {
         up_url(url, sizeof(url), "/open/after-reset");
         {

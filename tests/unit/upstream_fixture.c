@@ -48,7 +48,7 @@
 #define WS_SCRIPT SWORN_SOURCE_DIR "/tests/unit/ws_echo.py"
 
 #define NGINX_ATTEMPTS 5   /* fresh ports to try when another process takes ours */
-#define POLL_MS 5          /* between readiness and log probes */
+#define POLL_MS 5          /* between readiness probes (a port that accepts, an exit) */
 #define STOP_WAIT_MS 10000 /* how long a server may take to exit on SIGTERM */
 #define FD_SCAN_MAX 4096   /* descriptors to close when close_range is missing */
 #define TAIL_MAX 48        /* arguments a caller may add to curl or the ws client */
