@@ -370,6 +370,10 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_ENSURE(m->principal != NULL, SWORN_ERR_FORMAT, "principal is missing");
     SWORN_GUARD(check_str(m->principal->id, SWORN_FRAME_STRING_MAX, 1, "principal.id"));
     SWORN_GUARD(check_str(m->principal->sandbox, SWORN_FRAME_STRING_MAX, 0, "principal.sandbox"));
+    /* Fail closed until decisiond checks a request's sandbox against its SandboxStarted entry
+     * (issue 15): until then no request may claim one. */
+    SWORN_ENSURE(m->principal->sandbox_start_index == 0, SWORN_ERR_FORMAT,
+                 "principal.sandbox_start_index is not accepted yet (no sandbox is recorded)");
     SWORN_GUARD(check_str(m->operation, 64, 1, "operation"));
     if (refused)
         SWORN_GUARD(check_refusal(m->refusal));
@@ -1280,4 +1284,66 @@ const char *sworn_frame_effect_name(Sworn__V1__Effect e)
     default:
         return "unspecified";
     }
+}
+
+/* --- the hostlink ------------------------------------------------------------------------- */
+
+int sworn_frame_name_ok(const char *s)
+{
+    size_t n = s == NULL ? 0 : strlen(s);
+
+    if (n == 0 || n > SWORN_FRAME_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
+int sworn_frame_check_hostlink_hello(const Sworn__V1__HostlinkHello *m)
+{
+    if (m == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "HostlinkHello is missing");
+    if (!sworn_frame_name_ok(m->principal))
+        return sworn_err_set(SWORN_ERR_FORMAT, "hostlink hello: principal must be 1..128 "
+                                               "printable ASCII bytes without spaces");
+    if (!sworn_frame_name_ok(m->sandbox))
+        return sworn_err_set(SWORN_ERR_FORMAT, "hostlink hello: sandbox must be 1..128 "
+                                               "printable ASCII bytes without spaces");
+    if (m->sandbox_start_index == 0)
+        return sworn_err_set(SWORN_ERR_FORMAT, "hostlink hello: sandbox_start_index is missing");
+    return 0;
+}
+
+int sworn_frame_pack_hostlink_hello(const Sworn__V1__HostlinkHello *m, uint8_t **out,
+                                    size_t *out_len)
+{
+    Sworn__V1__HostlinkHello v;
+
+    *out = NULL;
+    *out_len = 0;
+    if (sworn_frame_check_hostlink_hello(m) != 0)
+        return -1;
+    v = *m;
+    if (stamp(&v.version, "HostlinkHello") != 0)
+        return -1;
+    return pack(&v.base, 1, out, out_len);
+}
+
+Sworn__V1__HostlinkHello *sworn_frame_unpack_hostlink_hello(const uint8_t *p, size_t len)
+{
+    Sworn__V1__HostlinkHello *m;
+
+    if (len > SWORN_HOSTLINK_HELLO_MAX) {
+        sworn_err_set(SWORN_ERR_RANGE, "hostlink hello: %zu bytes, more than %u", len,
+                      SWORN_HOSTLINK_HELLO_MAX);
+        return NULL;
+    }
+    m = (Sworn__V1__HostlinkHello *)unpack(&sworn__v1__hostlink_hello__descriptor, p, len,
+                                           offsetof(Sworn__V1__HostlinkHello, version));
+    if (m != NULL && sworn_frame_check_hostlink_hello(m) != 0) {
+        sworn__v1__hostlink_hello__free_unpacked(m, NULL);
+        return NULL;
+    }
+    return m;
 }

@@ -252,6 +252,26 @@ Sworn__V1__Entry *sworn_frame_unpack_entry(const uint8_t *p, size_t len);
 Sworn__V1__AdminRequest *sworn_frame_unpack_admin_request(const uint8_t *p, size_t len);
 Sworn__V1__AdminResponse *sworn_frame_unpack_admin_response(const uint8_t *p, size_t len);
 
+/*
+ * The hostlink's one frame (wire/sworn.proto, HostlinkHello): sworn-run's relay sends it at the
+ * start of every connection to a hostlink listener; the agent's bytes follow. Its body is at most
+ * SWORN_HOSTLINK_HELLO_MAX bytes. principal and sandbox are names in the shape of
+ * sworn_frame_name_ok; sandbox_start_index is not 0; version is SWORN_WIRE_VERSION.
+ * sworn_frame_pack_hostlink_hello stamps the version. Returns as the functions above.
+ */
+#define SWORN_HOSTLINK_HELLO_MAX 1024u
+#define SWORN_FRAME_NAME_MAX 128u /* principal and sandbox names: 1..128 bytes */
+int sworn_frame_check_hostlink_hello(const Sworn__V1__HostlinkHello *m);
+int sworn_frame_pack_hostlink_hello(const Sworn__V1__HostlinkHello *m, uint8_t **out,
+                                    size_t *out_len);
+Sworn__V1__HostlinkHello *sworn_frame_unpack_hostlink_hello(const uint8_t *p, size_t len);
+
+/*
+ * 1 when s is a principal or sandbox name: 1..SWORN_FRAME_NAME_MAX bytes, each 0x21..0x7e
+ * (printable ASCII without spaces), as the proxy's configuration requires of `principal`.
+ */
+int sworn_frame_name_ok(const char *s);
+
 /* The name of an effect for JSON and logs: "allow", "deny", "escalate" or "unspecified". */
 const char *sworn_frame_effect_name(Sworn__V1__Effect e);
 

@@ -1330,6 +1330,56 @@ static void test_escalation_pages(void **state)
     assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
 }
 
+/* The hostlink hello: a round trip with the version stamped, then each shape rule refused. */
+static void test_hostlink_hello(void **state)
+{
+    Sworn__V1__HostlinkHello h = SWORN__V1__HOSTLINK_HELLO__INIT, *back;
+    uint8_t *out = NULL;
+    size_t len = 0;
+
+    (void)state;
+    h.principal = "agent-1";
+    h.sandbox = "sbx-1";
+    h.sandbox_start_index = 7;
+    h.agent_uid = 200001;
+    assert_int_equal(sworn_frame_pack_hostlink_hello(&h, &out, &len), 0);
+    assert_true(len > SWORN_FRAME_HDR_LEN);
+    back = sworn_frame_unpack_hostlink_hello(out + SWORN_FRAME_HDR_LEN, len - SWORN_FRAME_HDR_LEN);
+    assert_non_null(back);
+    assert_string_equal(back->principal, "agent-1");
+    assert_string_equal(back->sandbox, "sbx-1");
+    assert_int_equal(back->sandbox_start_index, 7);
+    assert_int_equal(back->agent_uid, 200001);
+    assert_int_equal(back->version, SWORN_WIRE_VERSION);
+    sworn__v1__hostlink_hello__free_unpacked(back, NULL);
+    /* A hello without the version (as packed by protobuf-c directly) is refused. */
+    {
+        uint8_t raw[256];
+        size_t n = sworn__v1__hostlink_hello__pack(&h, raw);
+
+        assert_null(sworn_frame_unpack_hostlink_hello(raw, n));
+    }
+    free(out);
+
+    h.principal = "agent 1"; /* a space */
+    assert_int_equal(sworn_frame_pack_hostlink_hello(&h, &out, &len), -1);
+    h.principal = "agent-1";
+    h.sandbox = "";
+    assert_int_equal(sworn_frame_pack_hostlink_hello(&h, &out, &len), -1);
+    h.sandbox = "sbx-1";
+    h.sandbox_start_index = 0;
+    assert_int_equal(sworn_frame_pack_hostlink_hello(&h, &out, &len), -1);
+    /* Oversized bodies are refused before they are parsed. */
+    {
+        static uint8_t big[SWORN_HOSTLINK_HELLO_MAX + 1];
+
+        assert_null(sworn_frame_unpack_hostlink_hello(big, sizeof(big)));
+    }
+    assert_true(sworn_frame_name_ok("a"));
+    assert_false(sworn_frame_name_ok(""));
+    assert_false(sworn_frame_name_ok("tab\there"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1340,6 +1390,7 @@ int main(void)
         cmocka_unit_test(test_hostile_entries),          cmocka_unit_test(test_envelopes),
         cmocka_unit_test(test_resolve_by_index),         cmocka_unit_test(test_minted_entries),
         cmocka_unit_test(test_time_mark_entries),        cmocka_unit_test(test_escalation_pages),
+        cmocka_unit_test(test_hostlink_hello),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
