@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "frame.h"
 #include "safefile.h"
 #include "seccomp.h"
 #include "secretfile.h"
@@ -395,7 +396,13 @@ static int in_group(uid_t uid, gid_t gid)
 
 /* --- listeners ------------------------------------------------------------------------------- */
 
-/* principal and sandbox: 1..128 bytes of printable ASCII without space (0x21..0x7e). */
+/*
+ * principal and sandbox: the wire's one rule for names (sworn_frame_name_ok: 1..128 bytes of
+ * printable ASCII without space, 0x21..0x7e), so that every name the configuration accepts is
+ * one a HostlinkHello and a request may carry; the loop below only says where it fails.
+ */
+_Static_assert(SWORN_PCONF_PRINCIPAL_MAX == SWORN_FRAME_NAME_MAX,
+               "a configured name has the wire's bound");
 static int read_ident(const struct ctx *x, const struct sworn_yaml_node *n, const char *key,
                       char *out)
 {
@@ -404,15 +411,17 @@ static int read_ident(const struct ctx *x, const struct sworn_yaml_node *n, cons
 
     SWORN_GUARD(sworn_yaml_str(x->d, n, &s));
     len = strlen(s);
-    if (len == 0 || len > SWORN_PCONF_PRINCIPAL_MAX)
-        return sworn_yaml_error(x->d, n, "listen.%s: 1 to %u characters", key,
-                                SWORN_PCONF_PRINCIPAL_MAX);
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
-            return sworn_yaml_error(x->d, n,
-                                    "listen.%s: printable ASCII only, without spaces (character "
-                                    "%zu is not)",
-                                    key, i + 1);
+    if (!sworn_frame_name_ok(s)) {
+        if (len == 0 || len > SWORN_PCONF_PRINCIPAL_MAX)
+            return sworn_yaml_error(x->d, n, "listen.%s: 1 to %u characters", key,
+                                    SWORN_PCONF_PRINCIPAL_MAX);
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+                return sworn_yaml_error(x->d, n,
+                                        "listen.%s: printable ASCII only, without spaces "
+                                        "(character %zu is not)",
+                                        key, i + 1);
+    }
     memcpy(out, s, len + 1);
     return 0;
 fail:
