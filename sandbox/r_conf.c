@@ -550,7 +550,7 @@ int sworn_run_conf_from_args(struct sworn_run_conf *c, int argc, char *const *ar
         opterr = 0;
         while ((o = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
             if (o == O_HELP || o == O_VERSION)
-                return 1;
+                return o == O_HELP ? 1 : 2;
             if (o == '?' || o == ':')
                 return sworn_err_set(SWORN_ERR_ARG, "unknown option or missing value: %s",
                                      argv[optind - 1]);

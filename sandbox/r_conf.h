@@ -76,7 +76,7 @@ void sworn_run_conf_init(struct sworn_run_conf *c);
 /*
  * Read the command line (argv[0] is sworn-run). Reads --config or --stack first, then applies the
  * other options over it, then checks that everything required is set. Returns 0; 1 when --help
- * or --version was asked (the caller prints and exits 0); -1 with sworn_err set.
+ * and 2 when --version was asked (the caller prints and exits 0); -1 with sworn_err set.
  */
 int sworn_run_conf_from_args(struct sworn_run_conf *c, int argc, char *const *argv);
 
