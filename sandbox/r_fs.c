@@ -216,21 +216,38 @@ fail:
     return -1;
 }
 
-int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const char *work,
+int sworn_run_fs_mount_root(const char *mountpoint, uid_t uid, gid_t gid, int *root_fd)
+{
+    char opts[96];
+    int fd;
+
+    *root_fd = -1;
+    /* Nothing mounted here may propagate back to the host, or from it. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return fail_errno("make private", "/");
+    snprintf(opts, sizeof(opts), "size=16m,mode=0755,uid=%u,gid=%u", (unsigned)uid, (unsigned)gid);
+    if (mount("tmpfs", mountpoint, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+        return fail_errno("mount tmpfs", mountpoint);
+    fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return fail_errno("open", mountpoint);
+    *root_fd = fd;
+    return 0;
+}
+
+int sworn_run_fs_enter(const struct sworn_run_conf *c, int root_fd, const char *work,
                        const char *ca_bundle, size_t ca_len)
 {
+    char root[64];
     struct fsb b = {.root = root};
     DIR *d;
     struct dirent *e;
     const char *full;
     struct stat st;
 
-    /* Nothing mounted here may propagate back to the host, or from it. */
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        return fail_errno("make private", "/");
-    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") < 0)
-        return fail_errno("mount tmpfs", root);
-
+    /* Every path below is reached through the descriptor: no folder on the host's way to the
+     * mount point needs to be open to the agent's uid. */
+    snprintf(root, sizeof(root), "/proc/self/fd/%d", root_fd);
     SWORN_GUARD(carry(&b, "/usr"));
     SWORN_GUARD(carry(&b, "/bin"));
     SWORN_GUARD(carry(&b, "/sbin"));
@@ -289,7 +306,7 @@ int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const c
     full = in_root(&b, "/work");
     SWORN_GUARD(bind(work, full, MS_NOSUID | MS_NODEV));
 
-    if (chdir(root) < 0)
+    if (fchdir(root_fd) < 0)
         return fail_errno("chdir", root);
     if (syscall(SYS_pivot_root, ".", ".") < 0)
         return fail_errno("pivot_root", root);

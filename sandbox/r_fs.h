@@ -2,10 +2,13 @@
  * r_fs.h -- the sandbox's filesystem (docs/sandbox.md, "Filesystem"): built by the sandbox's pid 1
  * in its own mount namespace, and removed by sworn-run from the host when the sandbox has ended.
  *
- * sworn_run_fs_enter (in the sandbox's pid 1, after its uid and gid maps are written and it has
- * become the agent's uid, with the capabilities of its own user namespace) makes every mount of
- * the host private to the namespace, mounts a tmpfs on `root` (an empty folder of the run folder)
- * and builds in it:
+ * sworn_run_fs_mount_root (in the sandbox's pid 1, after its uid and gid maps are written and
+ * while it still has the identity it was cloned with, which can walk to the run folder) makes
+ * every mount of the host private to the namespace, mounts the root's tmpfs (16 MiB, owned by
+ * uid:gid, the agent's ids inside) on `mountpoint` and opens it: OUT *root_fd.
+ *
+ * sworn_run_fs_enter (then, as the agent's uid, with the capabilities of its own user namespace)
+ * builds in that tmpfs, reached through root_fd only:
  *   /usr /bin /sbin /etc and every /lib* of the host: read-only, nosuid, nodev binds of the host's
  *     (not recursive: a mount below them on the host is not carried in), or the same symbolic link
  *     where the host has one (a merged /usr); the flags the host locked stay (from statvfs);
@@ -32,13 +35,17 @@
 #define SWORN_R_FS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "r_conf.h"
 
 #define SWORN_RUN_CA_PATH "/run/sworn/ca-certificates.crt"
 #define SWORN_RUN_TOKENS_DIR "/run/sworn/tokens"
 
-int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const char *work,
+int sworn_run_fs_mount_root(const char *mountpoint, uid_t uid, gid_t gid, int *root_fd);
+
+/* work: a path naming the work folder (pid 1 gives "/proc/self/fd/N"). */
+int sworn_run_fs_enter(const struct sworn_run_conf *c, int root_fd, const char *work,
                        const char *ca_bundle, size_t ca_len);
 
 int sworn_run_fs_remove(const char *path);
