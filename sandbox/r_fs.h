@@ -18,12 +18,12 @@
  *   /run/sworn/ca-certificates.crt: the CA bundle given (the system's CAs and the proxy's), also
  *     bound read-only over /etc/ssl/certs/ca-certificates.crt when the host has that file;
  *   /run/sworn/tokens/NAME: each configured file, holding its symbolic token, mode 0400;
- *   /tmp (tmpfs, 1777, nosuid, nodev), /dev (tmpfs with binds of null, zero, full, random,
- *     urandom, tty; the fd, stdin, stdout, stderr links; /dev/shm), /proc (the sandbox's pid
- *     namespace only; nosuid, nodev, noexec), /work (the work folder, read-write, nosuid, nodev);
- * then pivot_root into it, detaches the old root and makes the tmpfs read-only. Nothing else of
- * the host is there: no /run, /var, /home, /root, /sys, /srv or /mnt, so no control-plane socket,
- * log, tile, vault, PIN or key.
+ *   /tmp (tmpfs, 1777, nosuid, nodev; at most the memory limit, else 1 GiB, and 65536 files), /dev
+ * (tmpfs with binds of null, zero, full, random, urandom, tty; the fd, stdin, stdout, stderr links;
+ * /dev/shm), /proc (the sandbox's pid namespace only; nosuid, nodev, noexec), /work (the work
+ * folder, read-write, nosuid, nodev); then pivot_root into it, detaches the old root and makes the
+ * tmpfs read-only. Nothing else of the host is there: no /run, /var, /home, /root, /sys, /srv or
+ * /mnt, so no control-plane socket, log, tile, vault, PIN or key.
  *
  * sworn_run_fs_remove (on the host, after the sandbox's last process is gone) removes a folder
  * and everything in it, never following a symbolic link and never crossing into another mount
@@ -41,6 +41,8 @@
 
 #define SWORN_RUN_CA_PATH "/run/sworn/ca-certificates.crt"
 #define SWORN_RUN_TOKENS_DIR "/run/sworn/tokens"
+#define SWORN_RUN_SCRATCH_DEFAULT (1024ull * 1024ull * 1024ull) /* /tmp, /dev/shm: bytes each */
+#define SWORN_RUN_SCRATCH_INODES 65536u                         /* and files each */
 
 int sworn_run_fs_mount_root(const char *mountpoint, uid_t uid, gid_t gid, int *root_fd);
 
