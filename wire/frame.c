@@ -371,10 +371,9 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_ENSURE(m->principal != NULL, SWORN_ERR_FORMAT, "principal is missing");
     SWORN_GUARD(check_str(m->principal->id, SWORN_FRAME_STRING_MAX, 1, "principal.id"));
     SWORN_GUARD(check_str(m->principal->sandbox, SWORN_FRAME_STRING_MAX, 0, "principal.sandbox"));
-    /* Fail closed until decisiond checks a request's sandbox against its SandboxStarted entry
-     * (issue 15): until then no request may claim one. */
-    SWORN_ENSURE(m->principal->sandbox_start_index == 0, SWORN_ERR_FORMAT,
-                 "principal.sandbox_start_index is not accepted yet (no sandbox is recorded)");
+    /* principal.sandbox_start_index may be any index: decisiond denies (recorded) a request
+     * whose index names no running sandbox of its principal and name (d_sandboxes.h), and
+     * sworn-verify checks the record the same way (check `sandboxes`). */
     SWORN_GUARD(check_str(m->operation, 64, 1, "operation"));
     if (refused)
         SWORN_GUARD(check_refusal(m->refusal));

@@ -1658,6 +1658,23 @@ static void test_sandbox_messages(void **state)
         assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
         assert_non_null(strstr(sworn_err_msg(), "sandbox_end.ended is missing"));
     }
+    /* A request naming its sandbox's start is accepted by the frame checks (decisiond decides
+     * whether that sandbox runs), and keeps its index through a round trip. */
+    {
+        struct req_parts q;
+        Sworn__V1__DecisionRequest *m;
+        uint8_t *f;
+        size_t flen;
+
+        build_request(&q);
+        q.principal.sandbox_start_index = 12;
+        assert_int_equal(sworn_frame_pack_authorize(&q.r, &f, &flen), 0);
+        m = sworn_frame_unpack_decision_request(f + 4, flen - 4);
+        assert_non_null(m);
+        assert_int_equal(m->authorize->principal->sandbox_start_index, 12);
+        sworn__v1__decision_request__free_unpacked(m, NULL);
+        free(f);
+    }
     /* The answer: a SandboxResponse names an entry, never entry 0 (always a Startup). */
     {
         Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT, *m;
