@@ -1658,6 +1658,29 @@ static void test_sandbox_messages(void **state)
         assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
         assert_non_null(strstr(sworn_err_msg(), "sandbox_end.ended is missing"));
     }
+    /* docs/formats.md section 1's example, byte for byte: an end, code 0 absent. */
+    {
+        static const uint8_t example[] = {
+            0x5a, 0x27, 0x08, 0x05, 0x12, 0x10, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+            0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x18, 0x01, 0x28, 0xe8, 0x20, 0x32,
+            0x05, 0x61, 0x6c, 0x69, 0x63, 0x65, 0x38, 0xe8, 0xe0, 0xef, 0xe2, 0xad, 0x33};
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+        uint8_t *b;
+        size_t blen;
+
+        build_sandbox(&p);
+        p.en.start_index = 5;
+        p.en.code = 0;
+        p.en.duration_ms = 4200;
+        p.en.operator_ = "alice";
+        p.en.time_unix_ms = 1764633604200ull;
+        e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_ENDED;
+        e.sandbox_ended = &p.en;
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+        assert_int_equal(blen, sizeof(example));
+        assert_memory_equal(b, example, sizeof(example));
+        free(b);
+    }
     /* A request naming its sandbox's start is accepted by the frame checks (decisiond decides
      * whether that sandbox runs), and keeps its index through a round trip. */
     {
