@@ -6,6 +6,11 @@
  * the admin Tail call.
  *
  * What each case holds to:
+ *   - after a good hello (for a sandbox started through the admin call sandbox_start, as sworn-run
+ *     records it), every request of the connection is recorded with Principal.id the listener's
+ *     principal and sandbox, uid and sandbox_start_index the hello's, whether the hello came in
+ *     one write with the request or one byte per read; a hello naming a sandbox that is not
+ *     running (never started, or ended) passes the proxy, and decisiond denies its requests;
  *   - a bad, short, oversized, late or missing hello (a length of 0 or above 1024, a body that is
  *     not a HostlinkHello, another principal, no sandbox, index 0, another wire version, nothing
  *     before timeouts.head, an HTTP request where the hello should be, a close before the hello
@@ -28,13 +33,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 
 #include "frame.h"
 #include "proxy_fixture.h"
@@ -43,6 +52,7 @@
 #include "testutil.h"
 
 #define PRINCIPAL "agent-1"
+#define AGENT_UID 4242u /* the agent's uid outside its sandbox, as the relay says it */
 
 static struct {
     struct sworn_stack s;
@@ -243,6 +253,276 @@ static void refused_case(const void *bytes, size_t len, int shut_write, size_t j
     expect_hello_refused(from, status, sentence, bytes, judged_len);
 }
 
+/* ---- sandboxes, as sworn-run records them (admin sandbox_start, sandbox_end) ---- */
+
+/* Record the start of sandbox name (principal agent-1, agent uid AGENT_UID). OUT: id (its
+ * sandbox_id). Returns its SandboxStarted entry's index. */
+static uint64_t sandbox_start(const char *name, uint8_t id[16])
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__SandboxStartRequest sr = SWORN__V1__SANDBOX_START_REQUEST__INIT;
+    Sworn__V1__SandboxStarted st = SWORN__V1__SANDBOX_STARTED__INIT;
+    Sworn__V1__SandboxLimits lim = SWORN__V1__SANDBOX_LIMITS__INIT;
+    char *command[] = {"agent", "--task", "hostlink-test"};
+    uint8_t digest[32];
+    Sworn__V1__AdminResponse *r;
+    uint64_t index;
+
+    assert_int_equal(RAND_bytes(id, 16), 1);
+    assert_int_equal(EVP_Digest("sworn-run config", 16, digest, NULL, EVP_sha256(), NULL), 1);
+    st.principal = PRINCIPAL;
+    st.name = (char *)name;
+    st.sandbox_id.data = id;
+    st.sandbox_id.len = 16;
+    st.n_command = 3;
+    st.command = command;
+    lim.wall_ms = 600000;
+    lim.memory_bytes = 1u << 30;
+    lim.processes = 64;
+    lim.enforced_by = "rlimit";
+    st.limits = &lim;
+    st.config_sha256.data = digest;
+    st.config_sha256.len = 32;
+    st.agent_uid = AGENT_UID;
+    st.isolation = "unprivileged";
+    sr.started = &st;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START;
+    rq.sandbox_start = &sr;
+    r = sworn_stack_admin(&T.s, &rq);
+    assert_non_null(r);
+    if (r->body_case != SWORN__V1__ADMIN_RESPONSE__BODY_SANDBOX)
+        fail_msg("sandbox_start was not answered with its index: %s",
+                 r->body_case == SWORN__V1__ADMIN_RESPONSE__BODY_ERROR ? r->error->message : "?");
+    index = r->sandbox->log_index;
+    assert_true(index > 0);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return index;
+}
+
+/* Record the end of the sandbox started at index with id (the agent exited 0). */
+static void sandbox_end(uint64_t index, const uint8_t id[16])
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__SandboxEndRequest er = SWORN__V1__SANDBOX_END_REQUEST__INIT;
+    Sworn__V1__SandboxEnded en = SWORN__V1__SANDBOX_ENDED__INIT;
+    Sworn__V1__AdminResponse *r;
+
+    en.start_index = index;
+    en.sandbox_id.data = (uint8_t *)id;
+    en.sandbox_id.len = 16;
+    en.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED;
+    en.code = 0;
+    en.duration_ms = 1;
+    er.ended = &en;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END;
+    rq.sandbox_end = &er;
+    r = sworn_stack_admin(&T.s, &rq);
+    assert_non_null(r);
+    assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_SANDBOX);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+}
+
+/* ---- requests after a good hello ---- */
+
+/*
+ * Read the proxy's own answer (a deny: status line, head, one line of JSON) from fd, and return
+ * the decision it names, checked to be for request path under the hello's principal: agent-1,
+ * sandbox, AGENT_UID, index. OUT: *tail (free it). Fails the test when no such answer comes.
+ */
+static const Sworn__V1__DecisionRecord *answered(int fd, const char *status, const char *path,
+                                                 const char *sandbox, uint64_t index,
+                                                 Sworn__V1__AdminResponse **tail)
+{
+    char buf[8192];
+    size_t have = 0;
+    const char *body;
+    json_object *o, *v;
+    long long at = -1;
+    const Sworn__V1__TailResponse *t;
+    const Sworn__V1__DecisionRecord *d;
+    const Sworn__V1__Principal *pr;
+
+    if (!sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "}\n", 20000))
+        fail_msg("no answer from the proxy for %s; got: %s", path, buf);
+    if (strncmp(buf, status, strlen(status)) != 0)
+        fail_msg("the answer for %s is not %s: %s", path, status, buf);
+    body = strstr(buf, "\r\n\r\n");
+    assert_non_null(body);
+    o = json_tokener_parse(body + 4);
+    assert_non_null(o);
+    if (json_object_object_get_ex(o, "log_index", &v))
+        at = json_object_get_int64(v);
+    json_object_put(o);
+    assert_true(at > 0);
+    *tail = sworn_stack_tail(&T.s, 256);
+    t = (*tail)->tail;
+    assert_true((uint64_t)at >= t->first_index && (uint64_t)at < t->first_index + t->n_entries);
+    assert_int_equal(t->entries[at - (long long)t->first_index]->kind_case,
+                     SWORN__V1__ENTRY__KIND_DECISION);
+    d = t->entries[at - (long long)t->first_index]->decision;
+    assert_string_equal(d->request->resource->path, path);
+    pr = d->request->principal;
+    assert_string_equal(pr->id, PRINCIPAL);
+    assert_string_equal(pr->sandbox, sandbox);
+    assert_int_equal(pr->uid, AGENT_UID);
+    assert_int_equal(pr->sandbox_start_index, index);
+    return d;
+}
+
+/* GET http://127.0.0.1:8080<path> (the sample policy denies /denied and what is under it). */
+static size_t request_for(char *out, size_t cap, const char *path)
+{
+    int n = snprintf(out, cap,
+                     "GET http://127.0.0.1:8080%s HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", path);
+
+    assert_true(n > 0 && (size_t)n < cap);
+    return (size_t)n;
+}
+
+/* A decision of the sample policy's deny rule, after the sandbox was admitted. */
+static void expect_policy_deny(const Sworn__V1__DecisionRecord *d)
+{
+    assert_int_equal(d->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(d->rule_id, "demo-denied");
+    assert_null(d->request->refusal);
+}
+
+static void test_good_hello_then_requests(void **state)
+{
+    uint8_t id[16], *f;
+    size_t n, len;
+    uint64_t index = sandbox_start("run-hl-good", id);
+    int fd = dial_hostlink();
+    char req[256];
+    Sworn__V1__AdminResponse *tail;
+
+    (void)state;
+    f = hello_frame(PRINCIPAL, "run-hl-good", index, AGENT_UID, SWORN_WIRE_VERSION, &n);
+    write_all(fd, f, n);
+    free(f);
+    /* Every request of the connection is the hello's sandbox's. */
+    len = request_for(req, sizeof(req), "/denied/good-1");
+    write_all(fd, req, len);
+    expect_policy_deny(
+        answered(fd, "HTTP/1.1 403 ", "/denied/good-1", "run-hl-good", index, &tail));
+    sworn__v1__admin_response__free_unpacked(tail, NULL);
+    len = request_for(req, sizeof(req), "/denied/good-2");
+    write_all(fd, req, len);
+    expect_policy_deny(
+        answered(fd, "HTTP/1.1 403 ", "/denied/good-2", "run-hl-good", index, &tail));
+    sworn__v1__admin_response__free_unpacked(tail, NULL);
+    close(fd);
+    /* The proxy's line names the sandbox too. */
+    assert_int_equal(sworn_pfx_wait_log(&T.p, "\"sandbox\":\"run-hl-good\"", 20000), 0);
+    sandbox_end(index, id);
+}
+
+/* Wait until the proxy has read everything written on fd (a Unix socket: SIOCOUTQ counts what
+ * the peer has not read yet), at most 10 s. */
+static void wait_read_by_proxy(int fd)
+{
+    struct timespec t0, now;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int unread = -1;
+
+        assert_int_equal(ioctl(fd, SIOCOUTQ, &unread), 0);
+        if (unread == 0)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > 10)
+            fail_msg("the proxy did not read the hello's byte (%d unread)", unread);
+        (void)poll(NULL, 0, 1); /* the condition has no event of its own: check it again */
+    }
+}
+
+/* The hello one byte per read (each byte read by the proxy before the next is written). */
+static void test_hello_byte_by_byte(void **state)
+{
+    uint8_t id[16], *f;
+    size_t n, len;
+    uint64_t index = sandbox_start("run-hl-bytes", id);
+    int fd = dial_hostlink();
+    char req[256];
+    Sworn__V1__AdminResponse *tail;
+
+    (void)state;
+    f = hello_frame(PRINCIPAL, "run-hl-bytes", index, AGENT_UID, SWORN_WIRE_VERSION, &n);
+    for (size_t i = 0; i < n; i++) {
+        write_all(fd, f + i, 1);
+        wait_read_by_proxy(fd);
+    }
+    free(f);
+    len = request_for(req, sizeof(req), "/denied/bytes");
+    write_all(fd, req, len);
+    expect_policy_deny(
+        answered(fd, "HTTP/1.1 403 ", "/denied/bytes", "run-hl-bytes", index, &tail));
+    sworn__v1__admin_response__free_unpacked(tail, NULL);
+    close(fd);
+    sandbox_end(index, id);
+}
+
+/* The hello and the agent's first request in one write: the request's bytes are kept. */
+static void test_hello_and_request_in_one_write(void **state)
+{
+    uint8_t id[16], *f, both[1024];
+    size_t n, len;
+    uint64_t index = sandbox_start("run-hl-one", id);
+    int fd = dial_hostlink();
+    char req[256];
+    Sworn__V1__AdminResponse *tail;
+
+    (void)state;
+    f = hello_frame(PRINCIPAL, "run-hl-one", index, AGENT_UID, SWORN_WIRE_VERSION, &n);
+    len = request_for(req, sizeof(req), "/denied/one-write");
+    assert_true(n + len <= sizeof(both));
+    memcpy(both, f, n);
+    memcpy(both + n, req, len);
+    free(f);
+    write_all(fd, both, n + len);
+    expect_policy_deny(
+        answered(fd, "HTTP/1.1 403 ", "/denied/one-write", "run-hl-one", index, &tail));
+    sworn__v1__admin_response__free_unpacked(tail, NULL);
+    close(fd);
+    sandbox_end(index, id);
+}
+
+/*
+ * A good hello for a sandbox that does not run (no SandboxStarted entry at that index, or one
+ * that ended): the proxy carries what the relay said, and decisiond denies the request, recorded,
+ * before its policy (no rule).
+ */
+static void test_sandbox_not_running(void **state)
+{
+    uint8_t id[16], *f;
+    size_t n, len;
+    uint64_t ended = sandbox_start("run-hl-ended", id), missing = ended + 100000;
+    char req[256];
+    Sworn__V1__AdminResponse *tail;
+    const Sworn__V1__DecisionRecord *d;
+    int fd;
+
+    (void)state;
+    sandbox_end(ended, id);
+    for (int i = 0; i < 2; i++) {
+        uint64_t index = i == 0 ? ended : missing;
+
+        fd = dial_hostlink();
+        f = hello_frame(PRINCIPAL, "run-hl-ended", index, AGENT_UID, SWORN_WIRE_VERSION, &n);
+        write_all(fd, f, n);
+        free(f);
+        len = request_for(req, sizeof(req), "/allowed/not-running");
+        write_all(fd, req, len);
+        d = answered(fd, "HTTP/1.1 403 ", "/allowed/not-running", "run-hl-ended", index, &tail);
+        assert_int_equal(d->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+        assert_string_equal(d->rule_id, "");
+        assert_non_null(strstr(d->reason, "denied: "));
+        sworn__v1__admin_response__free_unpacked(tail, NULL);
+        close(fd);
+    }
+}
+
 static const char http_request[] = "GET http://127.0.0.1:8080/denied/after-hello HTTP/1.1\r\n"
                                    "Host: 127.0.0.1:8080\r\n\r\n";
 
@@ -389,6 +669,10 @@ static void test_closed_before_hello(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_hello_then_requests),
+        cmocka_unit_test(test_hello_byte_by_byte),
+        cmocka_unit_test(test_hello_and_request_in_one_write),
+        cmocka_unit_test(test_sandbox_not_running),
         cmocka_unit_test(test_length_zero),
         cmocka_unit_test(test_length_over_max),
         cmocka_unit_test(test_http_where_hello_should_be),
