@@ -223,6 +223,15 @@ static void reset_request(struct pconn *c)
     c->body_need = 0;
     c->id[0] = '\0';
     c->operation = NULL;
+    /* The target is the next request's to read: a refusal before it is read must not record the
+     * previous request's. Inside a terminated tunnel what can be known already is the tunnel's. */
+    c->scheme[0] = c->host[0] = c->path[0] = '\0';
+    c->port = 0;
+    if (c->in_tunnel) {
+        snprintf(c->scheme, sizeof(c->scheme), "https");
+        snprintf(c->host, sizeof(c->host), "%s", c->tun_host);
+        c->port = c->tun_port;
+    }
     c->res_ok = 0;
     c->upgrade = 0;
     c->has_index = 0;

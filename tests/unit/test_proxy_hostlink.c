@@ -411,6 +411,20 @@ static void test_good_hello_then_requests(void **state)
     expect_policy_deny(
         answered(fd, "HTTP/1.1 403 ", "/denied/good-2", "run-hl-good", index, &tail));
     sworn__v1__admin_response__free_unpacked(tail, NULL);
+    /* A request the proxy refuses itself is recorded under the same principal. */
+    {
+        static const char origin[] = "GET /origin-form HTTP/1.1\r\nHost: a\r\n\r\n";
+        const Sworn__V1__DecisionRecord *d;
+
+        write_all(fd, origin, sizeof(origin) - 1);
+        d = answered(fd, "HTTP/1.1 400 ", "", "run-hl-good", index, &tail);
+        assert_int_equal(d->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+        assert_non_null(d->request->refusal);
+        assert_string_equal(d->reason, "refused by the proxy: not a proxy request: the target "
+                                       "must be an absolute URL");
+        sworn__v1__admin_response__free_unpacked(tail, NULL);
+    }
+    assert_int_equal(wait_closed(fd, 20000), 0); /* a refusal ends the connection */
     close(fd);
     /* The proxy's line names the sandbox too. */
     assert_int_equal(sworn_pfx_wait_log(&T.p, "\"sandbox\":\"run-hl-good\"", 20000), 0);
