@@ -12,7 +12,8 @@
  *     one write with the request or one byte per read; a hello naming a sandbox that is not
  *     running (never started, or ended) passes the proxy, and decisiond denies its requests;
  *   - a bad, short, oversized, late or missing hello (a length of 0 or above 1024, a body that is
- *     not a HostlinkHello, another principal, no sandbox, index 0, another wire version, nothing
+ *     not a HostlinkHello, another principal, a principal that is not a name, no sandbox, index
+ *     0, another wire version, fields out of order or unknown, nothing
  *     before timeouts.head, an HTTP request where the hello should be, a close before the hello
  *     is whole) closes the connection without a byte of answer, and is in the log as a refusal:
  *     a DENY, rule "", operation "hostlink.hello", principal agent-1 (the listener's) with no
@@ -621,6 +622,36 @@ static void test_other_principal(void **state)
     free(f);
 }
 
+static void test_principal_not_a_name(void **state)
+{
+    size_t n;
+    uint8_t *f = hello_frame("agent 1", "run-name", 5, AGENT_UID, SWORN_WIRE_VERSION, &n);
+
+    (void)state;
+    refused_case(f, n, 0, n, 400,
+                 "the hostlink hello's principal is not a name of 1..128 bytes 0x21..0x7e");
+    free(f);
+}
+
+/* Fields out of order, and an unknown field: each decodes, neither is the one encoding. */
+static void test_not_canonical(void **state)
+{
+    static const uint8_t reordered[] = {
+        0,    0,    0,    20, /* version first, then principal, sandbox */
+        0x78, 0x01, 0x0a, 0x07, 'a', 'g', 'e', 'n', 't',  '-',
+        '1',  0x12, 0x05, 'r',  'u', 'n', '-', '1', 0x18, 0x07};
+    static const uint8_t unknown[] = {
+        0,    0,    0,   23,  0x0a, 0x07, 'a', 'g',  'e',  'n',  't',  '-', '1',
+        0x12, 0x05, 'r', 'u', 'n',  '-',  '1', 0x18, 0x07, 0x2a, 0x01, 'x', /* field 5 */ 0x78,
+        0x01};
+
+    (void)state;
+    refused_case(reordered, sizeof(reordered), 0, sizeof(reordered), 400,
+                 "the hostlink hello is not canonically encoded or holds unknown fields");
+    refused_case(unknown, sizeof(unknown), 0, sizeof(unknown), 400,
+                 "the hostlink hello is not canonically encoded or holds unknown fields");
+}
+
 static void test_missing_sandbox(void **state)
 {
     size_t n;
@@ -692,6 +723,8 @@ int main(void)
         cmocka_unit_test(test_http_where_hello_should_be),
         cmocka_unit_test(test_garbage_body),
         cmocka_unit_test(test_other_principal),
+        cmocka_unit_test(test_principal_not_a_name),
+        cmocka_unit_test(test_not_canonical),
         cmocka_unit_test(test_missing_sandbox),
         cmocka_unit_test(test_index_zero),
         cmocka_unit_test(test_wrong_version),
