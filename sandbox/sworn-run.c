@@ -19,6 +19,7 @@
  * recorded as FAILED).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -63,6 +64,7 @@
 #define CA_BUNDLE_MAX (4u * 1024u * 1024u)
 #define PROXY_CA_MAX (64u * 1024u)
 #define SETUP_TIMEOUT_MS 10000
+#define SWORN_RUN_UID_LOCKS_PARENT "/run/sworn-run" /* its uids/ holds one lock file per uid */
 
 static void usage(FILE *f)
 {
@@ -107,6 +109,9 @@ struct run {
     char run_dir[SWORN_RUN_PATH_MAX];
     char root_dir[SWORN_RUN_PATH_MAX];
     char work_dir[SWORN_RUN_PATH_MAX];
+    int work_fd;    /* the work folder, opened once: chowned by it */
+    dev_t work_dev; /* and what it is: pid 1 binds only that folder */
+    ino_t work_ino;
     int work_made;    /* we made the work folder */
     uid_t work_owner; /* root mode, --work: its owner before, restored with --keep */
     gid_t work_group;
@@ -177,6 +182,11 @@ static void exec_agent(char *const *argv, char *const *envp)
 static void agent_main(void) __attribute__((noreturn));
 static void agent_main(void)
 {
+    /* sworn-run ignores SIGPIPE, and an ignored signal stays ignored across exec: the agent gets
+     * every default back. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)signal(sig, SIG_DFL);
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (sworn_run_limits_apply_rlimits(&R.limits) < 0)
         child_fail("limits");
@@ -201,12 +211,21 @@ static void pid1_main(void)
 {
     int fds[SWORN_RUN_LISTENERS_MAX];
     size_t nfds = 0;
-    char byte;
+    char byte, work[64];
+    int work_fd, root_fd;
+    struct stat st;
     pid_t agent;
     int status;
+    sigset_t none;
 
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
     close(R.ctl[0]);
     close(R.sync[1]);
+    /* Dumpable for a moment, so that sworn-run can write our uid and gid maps (a process that is
+     * not dumpable has its /proc files owned by root); it says when by the ctl socket. */
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || send(R.ctl[1], "D", 1, MSG_NOSIGNAL) != 1)
+        _exit(EXIT_FAILURE_RUN);
     /* If sworn-run goes, the sandbox goes with it. Had it gone already, the read below sees the
      * pipe's end instead of its byte (getppid is 0 here: the parent is outside the pid ns). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -214,6 +233,20 @@ static void pid1_main(void)
     if (read(R.sync[0], &byte, 1) != 1)
         _exit(EXIT_FAILURE_RUN); /* sworn-run gave up before the maps were written */
     close(R.sync[0]);
+    /* With the identity it was cloned with (root in root mode, the caller otherwise), which can
+     * walk to the run folder and the work folder, pid 1 mounts the root and opens both; from
+     * then on it names them by descriptor. */
+    if (sworn_run_fs_mount_root(R.root_dir, SWORN_RUN_AGENT_UID, SWORN_RUN_AGENT_UID, &root_fd) < 0)
+        child_fail("filesystem");
+    /* The work folder, opened again in this mount namespace (a bind takes its source from the
+     * caller's own namespace) and checked to be the one sworn-run opened and gave the agent. */
+    work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (work_fd < 0 || fstat(work_fd, &st) < 0 || st.st_dev != R.work_dev ||
+        st.st_ino != R.work_ino) {
+        sworn_err_set(SWORN_ERR_IO, "the work folder %s was replaced", R.work_dir);
+        child_fail("filesystem");
+    }
+    snprintf(work, sizeof(work), "/proc/self/fd/%d", work_fd);
     if (R.root_mode && setgroups(0, NULL) < 0) {
         sworn_err_set(SWORN_ERR_IO, "setgroups: %s", strerror(errno));
         child_fail("identity");
@@ -234,8 +267,10 @@ static void pid1_main(void)
     }
     if (sworn_run_net_enter(fds, &nfds) < 0)
         child_fail("network");
-    if (sworn_run_fs_enter(&R.conf, R.root_dir, R.work_dir, R.ca_bundle, R.ca_len) < 0)
+    if (sworn_run_fs_enter(&R.conf, root_fd, work, R.ca_bundle, R.ca_len) < 0)
         child_fail("filesystem");
+    close(work_fd);
+    close(root_fd);
     if (sworn_run_fd_send(R.ctl[1], fds, nfds) < 0)
         child_fail("hostlink");
     for (size_t i = 0; i < nfds; i++)
@@ -298,32 +333,75 @@ fail:
     return -1;
 }
 
-/* Root mode: the first uid of the range whose lock file we can hold. The lock is held until
- * sworn-run exits; every sworn-run of this state folder takes uids the same way. */
-static int take_uid(int state_fd)
+/* pid 1 says "D" once its /proc files are ours to write (bounded). */
+static int wait_dumpable(void)
 {
-    char name[64];
+    struct pollfd p = {R.ctl[0], POLLIN, 0};
+    char byte = 0;
+    int r;
 
-    if (mkdirat(state_fd, "uids", 0700) < 0 && errno != EEXIST)
-        return sworn_err_set(SWORN_ERR_IO, "state folder: uids: %s", strerror(errno));
+    do
+        r = poll(&p, 1, SETUP_TIMEOUT_MS);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0 || recv(R.ctl[0], &byte, 1, 0) != 1 || byte != 'D')
+        return sworn_err_set(SWORN_ERR_IO, "the sandbox's pid 1 did not start");
+    return 0;
+}
+
+/* Whether any process of the host runs as uid u (a uid of the range some other program uses). */
+static int uid_in_use(uid_t u)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int used = 0;
+
+    if (d == NULL)
+        return 1; /* cannot tell: do not take it */
+    while (!used && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+            fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_uid == u)
+            used = 1;
+    }
+    closedir(d);
+    return used;
+}
+
+/* Root mode: the first uid of the range whose lock file we can hold and that no process has.
+ * The locks live in one folder for the whole host (SWORN_RUN_UID_LOCKS), whatever the state
+ * folder, so that two sworn-runs never give two sandboxes one uid; each is held until sworn-run
+ * exits. */
+static int take_uid(void)
+{
+    char name[32];
+    int dir = -1;
+
+    SWORN_GUARD(
+        sworn_safefile_opendir(SWORN_RUN_UID_LOCKS_PARENT, 1, "sworn-run's uid locks", &dir));
+    if (mkdirat(dir, "uids", 0700) < 0 && errno != EEXIST)
+        SWORN_ENSURE(0, SWORN_ERR_IO, "%s/uids: %s", SWORN_RUN_UID_LOCKS_PARENT, strerror(errno));
     for (uint32_t i = 0; i < R.conf.uid_count; i++) {
         uid_t u = R.conf.uid_first + i;
         int fd;
         snprintf(name, sizeof(name), "uids/%u", (unsigned)u);
-        fd = openat(state_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-            return sworn_err_set(SWORN_ERR_IO, "state folder: %s: %s", name, strerror(errno));
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        SWORN_ENSURE(fd >= 0, SWORN_ERR_IO, "%s/%s: %s", SWORN_RUN_UID_LOCKS_PARENT, name,
+                     strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && !uid_in_use(u)) {
             R.uid_lock = fd;
             R.agent_uid = u;
             R.agent_gid = (gid_t)u;
+            close(dir);
             return 0;
         }
         close(fd);
     }
-    return sworn_err_set(SWORN_ERR_RANGE, "every uid of %u..%u is taken by a running sandbox",
-                         (unsigned)R.conf.uid_first,
-                         (unsigned)(R.conf.uid_first + R.conf.uid_count - 1));
+    sworn_err_set(SWORN_ERR_RANGE, "every uid of %u..%u is taken by a running sandbox or process",
+                  (unsigned)R.conf.uid_first, (unsigned)(R.conf.uid_first + R.conf.uid_count - 1));
+fail:
+    if (dir >= 0)
+        close(dir);
+    return -1;
 }
 
 static int default_state_dir(char *out, size_t cap)
@@ -396,7 +474,7 @@ static int make_folders(void)
         default_state_dir(state, sizeof(state));
     SWORN_GUARD(sworn_safefile_opendir(state, 1, "sworn-run's state folder", &state_fd));
     if (R.root_mode)
-        SWORN_GUARD(take_uid(state_fd));
+        SWORN_GUARD(take_uid());
     if ((size_t)snprintf(R.run_dir, sizeof(R.run_dir), "%s/%s", state, R.id_hex) >=
             sizeof(R.run_dir) - sizeof("/root") ||
         (size_t)snprintf(R.root_dir, sizeof(R.root_dir), "%s/root", R.run_dir) >=
@@ -418,13 +496,19 @@ static int make_folders(void)
         R.work_made = 1;
     } else {
         snprintf(R.work_dir, sizeof(R.work_dir), "%s", R.conf.work);
-        SWORN_ENSURE(lstat(R.work_dir, &st) == 0 && S_ISDIR(st.st_mode), SWORN_ERR_ARG,
-                     "--work %s: not a folder (it must exist; a link is refused)", R.work_dir);
-        R.work_owner = st.st_uid;
-        R.work_group = st.st_gid;
     }
+    /* From here on the folder is named by its descriptor only: a link or another folder put at
+     * its path later changes nothing. */
+    R.work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    SWORN_ENSURE(R.work_fd >= 0 && fstat(R.work_fd, &st) == 0, SWORN_ERR_ARG,
+                 "--work %s: not a folder (it must exist; a link is refused): %s", R.work_dir,
+                 strerror(errno));
+    R.work_owner = st.st_uid;
+    R.work_group = st.st_gid;
+    R.work_dev = st.st_dev;
+    R.work_ino = st.st_ino;
     if (R.root_mode)
-        SWORN_ENSURE(chown(R.work_dir, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
+        SWORN_ENSURE(fchown(R.work_fd, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
                      "%s: chown: %s", R.work_dir, strerror(errno));
     close(state_fd);
     return 0;
@@ -433,6 +517,9 @@ fail:
         close(state_fd);
     return -1;
 }
+
+/* The signals the supervisor handles: the child's end, and the four that stop the sandbox. */
+static const int stop_signals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -484,8 +571,8 @@ static int receive_listeners(int fds[SWORN_RUN_LISTENERS_MAX], size_t *n)
 /* Serve the hostlink until pid 1 has been reaped. */
 static int supervise(void)
 {
-    static const int signals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-    struct event *sigev[sizeof(signals) / sizeof(signals[0])] = {NULL};
+    struct event *sigev[sizeof(stop_signals) / sizeof(stop_signals[0])] = {NULL};
+    sigset_t stops;
     struct event *timer = NULL;
     struct event_base *base = NULL;
     struct sworn_run_relay *relay = NULL;
@@ -498,11 +585,14 @@ static int supervise(void)
 
     base = event_base_new();
     SWORN_ENSURE(base != NULL, SWORN_ERR_NOMEM, "event loop: out of memory");
-    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-        sigev[i] = evsignal_new(base, signals[i], on_signal, base);
+    sigemptyset(&stops);
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+        sigev[i] = evsignal_new(base, stop_signals[i], on_signal, base);
         SWORN_ENSURE(sigev[i] != NULL && evsignal_add(sigev[i], NULL) == 0, SWORN_ERR_IO,
-                     "signal %d: cannot be handled", signals[i]);
+                     "signal %d: cannot be handled", stop_signals[i]);
+        sigaddset(&stops, stop_signals[i]);
     }
+    (void)sigprocmask(SIG_UNBLOCK, &stops, NULL); /* what came during the set-up is handled now */
     /* A child that ended before the handlers existed: check once now. */
     on_signal(SIGCHLD, 0, base);
     if (R.pid1 > 0) {
@@ -612,11 +702,13 @@ static int clean_up(void)
             rc = -1;
         }
         if (R.conf.keep && !R.work_made && R.root_mode &&
-            chown(R.work_dir, R.work_owner, R.work_group) < 0) {
+            fchown(R.work_fd, R.work_owner, R.work_group) < 0) {
             say("--keep: %s: giving it back to its owner: %s", R.work_dir, strerror(errno));
             rc = -1;
         }
     }
+    if (R.work_fd >= 0)
+        close(R.work_fd);
     if (R.uid_lock >= 0)
         close(R.uid_lock);
     return rc;
@@ -624,17 +716,22 @@ static int clean_up(void)
 
 int main(int argc, char **argv)
 {
+    sigset_t stops;
     uint8_t digest[32];
     struct sworn_run_start start;
     int rc;
 
     R.uid_lock = -1;
+    R.work_fd = -1;
     R.ctl[0] = R.ctl[1] = R.sync[0] = R.sync[1] = -1;
     R.pid1 = 0;
     sworn_run_conf_init(&R.conf);
     rc = sworn_run_conf_from_args(&R.conf, argc, argv);
-    if (rc == 1) {
-        usage(stdout);
+    if (rc == 1 || rc == 2) {
+        if (rc == 1)
+            usage(stdout);
+        else
+            printf("sworn-run 0.1\n");
         return 0;
     }
     if (rc < 0) {
@@ -647,6 +744,12 @@ int main(int argc, char **argv)
         return EXIT_FAILURE_RUN;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* A stop signal during the set-up waits until the loop handles it (supervise): the sandbox
+     * is then killed, cleaned up and its end recorded, never left half made. */
+    sigemptyset(&stops);
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+        sigaddset(&stops, stop_signals[i]);
+    (void)sigprocmask(SIG_BLOCK, &stops, NULL);
     R.root_mode = geteuid() == 0;
     R.agent_uid = getuid();
     R.agent_gid = getgid();
@@ -694,7 +797,7 @@ int main(int argc, char **argv)
         pid1_main();
     close(R.ctl[1]);
     close(R.sync[0]);
-    if (sworn_run_limits_join(&R.limits, R.pid1) < 0 || write_maps() < 0) {
+    if (sworn_run_limits_join(&R.limits, R.pid1) < 0 || wait_dumpable() < 0 || write_maps() < 0) {
         (void)kill(R.pid1, SIGKILL);
         (void)waitpid(R.pid1, NULL, 0);
         R.pid1 = 0;
@@ -712,6 +815,7 @@ int main(int argc, char **argv)
 failed:
     say("%s", sworn_err_msg());
     R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
+    R.code = 0; /* FAILED carries no code (a stop signal may have set one) */
     R.exit_status = EXIT_FAILURE_RUN;
 end:
     if (clean_up() < 0 && R.exit_status == 0)
