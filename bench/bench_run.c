@@ -36,10 +36,8 @@
  * same sworn-proxy's TCP listener (the same decisiond, policy and nginx).
  *
  * Setup, in DIR: nginx (/usr/sbin/nginx) on a free loopback port serving /small.txt, and a dev
- * stack (scripts/dev-stack up --no-tpm) whose policy allows GET of it and nothing else. DIR and
- * the stack's folder are made traversable (0711): the sandbox's pid 1, the agent's uid, builds its
- * root under the stack's folder. Every child dies with the bench (PR_SET_PDEATHSIG); the stack is
- * stopped with dev-stack down at exit.
+ * stack (scripts/dev-stack up --no-tpm) whose policy allows GET of it and nothing else. Every
+ * child dies with the bench (PR_SET_PDEATHSIG); the stack is stopped with dev-stack down at exit.
  *
  * Also measured each round, in DIR: one 4 KiB pwrite + fdatasync, the least a durable log append
  * costs; sworn-run makes one before the agent runs (SandboxStarted) and one after (SandboxEnded).
@@ -337,7 +335,7 @@ static void stack_up(void)
     pid_t pid;
 
     bench_join_path(sdir, B.dir, "sworn");
-    make_dir(sdir, 0711);
+    make_dir(sdir, 0700);
     bench_join_path(B.stack, sdir, "stack");
     bench_join_path(script, B.source, "scripts/dev-stack");
     bench_join_path(policy, sdir, "policy.yaml");
@@ -363,9 +361,6 @@ static void stack_up(void)
         bench_dump_log(log);
         bench_die_msg("scripts/dev-stack up failed");
     }
-    /* The sandbox's pid 1 (the agent's uid) reaches its root under STACK/sandboxes. */
-    if (chmod(B.stack, 0711) != 0)
-        bench_die_sys(B.stack);
     bench_join_path(env_path, B.stack, "stack.env");
     bench_read_small(env_path, env, sizeof(env), &len);
     bench_env_value((const char *)env, "PROXY_URL", value, sizeof(value));
@@ -737,6 +732,7 @@ static void print_figure(const char *title, enum fig f)
 static void print_targets(void)
 {
     struct stats s = stats_of(&B.fig[R_SWORN][F_START]), b = stats_of(&B.fig[R_BWRAP][F_START]);
+    char value[64];
 
     printf("\nAgainst the target (issue 15: start under %.0f ms, within %.0fx of bwrap; medians "
            "of start -> first instruction):\n",
@@ -745,15 +741,16 @@ static void print_targets(void)
         printf("  sworn-run not available: %s\n", B.why[R_SWORN]);
         return;
     }
-    printf("  start under %.0f ms:      %.2f ms          %s\n", TARGET_START_MS, s.median,
+    snprintf(value, sizeof(value), "%.2f ms", s.median);
+    printf("  start under %.0f ms       %-26s %s\n", TARGET_START_MS, value,
            s.median < TARGET_START_MS ? "met" : "NOT met");
     if (!B.available[R_BWRAP] || b.n == 0 || b.median <= 0) {
-        printf("  within %.0fx of bwrap:    bwrap not available: %s\n", TARGET_BWRAP_RATIO,
+        printf("  within %.0fx of bwrap      bwrap not available: %s\n", TARGET_BWRAP_RATIO,
                B.why[R_BWRAP]);
         return;
     }
-    printf("  within %.0fx of bwrap:    %.2fx (bwrap %.2f ms)  %s\n", TARGET_BWRAP_RATIO,
-           s.median / b.median, b.median,
+    snprintf(value, sizeof(value), "%.2fx (bwrap %.2f ms)", s.median / b.median, b.median);
+    printf("  within %.0fx of bwrap      %-26s %s\n", TARGET_BWRAP_RATIO, value,
            s.median <= TARGET_BWRAP_RATIO * b.median ? "met" : "NOT met");
 }
 
@@ -835,13 +832,10 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     find_tools(argv[0]);
     scan_root();
-    /* The sandbox's pid 1 runs as the agent's uid and must reach the stack's folder in DIR. */
-    if (chmod(B.dir, 0711) != 0)
-        bench_die_sys(B.dir);
     bench_join_path(B.logs, B.dir, "logs");
     make_dir(B.logs, 0700);
     bench_join_path(B.works, B.dir, "work");
-    make_dir(B.works, 0711);
+    make_dir(B.works, 0700);
     for (int r = 0; r < R_COUNT; r++)
         for (int f = 0; f < F_COUNT; f++) {
             B.fig[r][f].v = calloc((size_t)B.runs, sizeof(double));
