@@ -1,0 +1,375 @@
+/* r_fs.c -- the sandbox's filesystem (r_fs.h). */
+#define _GNU_SOURCE
+#include "r_fs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "err.h"
+
+static const char *const default_masks[] = {
+    "/etc/shadow", "/etc/shadow-",     "/etc/gshadow",     "/etc/gshadow-",
+    "/etc/sworn",  "/etc/ssl/private", "/etc/resolv.conf", NULL};
+static const char *const devices[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
+
+#define EMPTY_FILE "/run/sworn/.empty"
+
+struct fsb {
+    const char *root;
+    char path[PATH_MAX]; /* scratch: root + a path in the sandbox */
+};
+
+static const char *in_root(struct fsb *b, const char *p)
+{
+    if ((size_t)snprintf(b->path, sizeof(b->path), "%s%s", b->root, p) >= sizeof(b->path))
+        return NULL;
+    return b->path;
+}
+
+static int fail_errno(const char *what, const char *path)
+{
+    return sworn_err_set(SWORN_ERR_IO, "sandbox filesystem: %s %s: %s", what, path,
+                         strerror(errno));
+}
+
+static int make_dir(struct fsb *b, const char *p, mode_t mode)
+{
+    const char *full = in_root(b, p);
+
+    if (full == NULL)
+        return sworn_err_set(SWORN_ERR_RANGE, "sandbox filesystem: path too long: %s", p);
+    if (mkdir(full, mode) < 0 && errno != EEXIST)
+        return fail_errno("mkdir", full);
+    if (chmod(full, mode) < 0)
+        return fail_errno("chmod", full);
+    return 0;
+}
+
+static int write_file(struct fsb *b, const char *p, const void *data, size_t len, mode_t mode)
+{
+    const char *full = in_root(b, p);
+    const char *s = data;
+    int fd;
+
+    if (full == NULL)
+        return sworn_err_set(SWORN_ERR_RANGE, "sandbox filesystem: path too long: %s", p);
+    fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        return fail_errno("create", full);
+    while (len > 0) {
+        ssize_t w = write(fd, s, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return fail_errno("write", full);
+        }
+        s += w;
+        len -= (size_t)w;
+    }
+    if (fchmod(fd, mode) < 0) {
+        close(fd);
+        return fail_errno("chmod", full);
+    }
+    return close(fd) < 0 ? fail_errno("close", full) : 0;
+}
+
+/* The flags a mount of src's filesystem has that a bind of it must keep (the kernel refuses a
+ * remount that would drop a flag locked by a more privileged namespace). */
+static unsigned long locked_flags(const char *src)
+{
+    struct statvfs v;
+    unsigned long f = 0;
+
+    if (statvfs(src, &v) < 0)
+        return 0;
+    if (v.f_flag & ST_NOSUID)
+        f |= MS_NOSUID;
+    if (v.f_flag & ST_NODEV)
+        f |= MS_NODEV;
+    if (v.f_flag & ST_NOEXEC)
+        f |= MS_NOEXEC;
+    if (v.f_flag & ST_NOATIME)
+        f |= MS_NOATIME;
+    if (v.f_flag & ST_NODIRATIME)
+        f |= MS_NODIRATIME;
+    if (v.f_flag & ST_RELATIME)
+        f |= MS_RELATIME;
+    return f;
+}
+
+/* Bind src onto dst (which exists), then remount it with flags (and the locked ones). */
+static int bind(const char *src, const char *dst, unsigned long flags)
+{
+    if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+        return fail_errno("bind", src);
+    if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | flags | locked_flags(src), NULL) < 0)
+        return fail_errno("remount", dst);
+    return 0;
+}
+
+/* A top-level host entry: the same symbolic link, or a read-only bind of the folder. */
+static int carry(struct fsb *b, const char *top)
+{
+    char target[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+    const char *full;
+
+    if (lstat(top, &st) < 0)
+        return errno == ENOENT ? 0 : fail_errno("lstat", top);
+    full = in_root(b, top);
+    if (full == NULL)
+        return sworn_err_set(SWORN_ERR_RANGE, "sandbox filesystem: path too long: %s", top);
+    if (S_ISLNK(st.st_mode)) {
+        n = readlink(top, target, sizeof(target) - 1);
+        if (n < 0)
+            return fail_errno("readlink", top);
+        target[n] = '\0';
+        return symlink(target, full) < 0 ? fail_errno("symlink", full) : 0;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return 0;
+    if (mkdir(full, 0755) < 0)
+        return fail_errno("mkdir", full);
+    return bind(top, full, MS_RDONLY | MS_NOSUID | MS_NODEV);
+}
+
+/* Mask p (a path in the sandbox) when it is there. */
+static int mask(struct fsb *b, const char *p)
+{
+    struct stat st;
+    char full[PATH_MAX];
+    char empty[PATH_MAX];
+
+    if ((size_t)snprintf(full, sizeof(full), "%s%s", b->root, p) >= sizeof(full) ||
+        (size_t)snprintf(empty, sizeof(empty), "%s%s", b->root, EMPTY_FILE) >= sizeof(empty))
+        return sworn_err_set(SWORN_ERR_RANGE, "sandbox filesystem: path too long: %s", p);
+    /* lstat: a symbolic link is masked by what it is in the sandbox, never followed to the host. */
+    if (lstat(full, &st) < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 0 : fail_errno("lstat", full);
+    if (S_ISDIR(st.st_mode)) {
+        if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555") <
+            0)
+            return fail_errno("mask (tmpfs)", full);
+        if (mount(NULL, full, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                  "size=4k,mode=0555") < 0)
+            return fail_errno("mask (read-only)", full);
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode))
+        return 0; /* its target is masked or outside the sandbox's binds */
+    return bind(empty, full, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+}
+
+static int make_dev(struct fsb *b)
+{
+    static const char *const links[][2] = {{"/dev/fd", "/proc/self/fd"},
+                                           {"/dev/stdin", "/proc/self/fd/0"},
+                                           {"/dev/stdout", "/proc/self/fd/1"},
+                                           {"/dev/stderr", "/proc/self/fd/2"},
+                                           {"/dev/ptmx", "pts/ptmx"}};
+    char src[64];
+    const char *full = in_root(b, "/dev");
+
+    if (full == NULL ||
+        mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755") < 0)
+        return fail_errno("mount tmpfs", "/dev");
+    for (size_t i = 0; devices[i] != NULL; i++) {
+        char dst[64];
+        int fd;
+        snprintf(src, sizeof(src), "/dev/%s", devices[i]);
+        snprintf(dst, sizeof(dst), "/dev/%s", devices[i]);
+        full = in_root(b, dst);
+        fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return fail_errno("create", full);
+        close(fd);
+        if (mount(src, full, NULL, MS_BIND, NULL) < 0)
+            return fail_errno("bind", src);
+        if (mount(NULL, full, NULL,
+                  MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC | locked_flags(src), NULL) < 0)
+            return fail_errno("remount", full);
+    }
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+        full = in_root(b, links[i][0]);
+        if (symlink(links[i][1], full) < 0)
+            return fail_errno("symlink", full);
+    }
+    SWORN_GUARD(make_dir(b, "/dev/shm", 01777));
+    SWORN_GUARD(make_dir(b, "/dev/pts", 0755));
+    full = in_root(b, "/dev/shm");
+    if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777") < 0)
+        return fail_errno("mount tmpfs", full);
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const char *work,
+                       const char *ca_bundle, size_t ca_len)
+{
+    struct fsb b = {.root = root};
+    DIR *d;
+    struct dirent *e;
+    const char *full;
+    struct stat st;
+
+    /* Nothing mounted here may propagate back to the host, or from it. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return fail_errno("make private", "/");
+    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") < 0)
+        return fail_errno("mount tmpfs", root);
+
+    SWORN_GUARD(carry(&b, "/usr"));
+    SWORN_GUARD(carry(&b, "/bin"));
+    SWORN_GUARD(carry(&b, "/sbin"));
+    SWORN_GUARD(carry(&b, "/etc"));
+    d = opendir("/");
+    if (d == NULL)
+        return fail_errno("opendir", "/");
+    while ((e = readdir(d)) != NULL) {
+        char top[NAME_MAX + 2];
+        if (strncmp(e->d_name, "lib", 3) != 0)
+            continue;
+        snprintf(top, sizeof(top), "/%s", e->d_name);
+        if (carry(&b, top) < 0) {
+            closedir(d);
+            return -1;
+        }
+    }
+    closedir(d);
+
+    SWORN_GUARD(make_dir(&b, "/run", 0755));
+    SWORN_GUARD(make_dir(&b, "/run/sworn", 0755));
+    SWORN_GUARD(write_file(&b, EMPTY_FILE, "", 0, 0444));
+    SWORN_GUARD(write_file(&b, SWORN_RUN_CA_PATH, ca_bundle, ca_len, 0444));
+    if (c->nfiles > 0) {
+        SWORN_GUARD(make_dir(&b, SWORN_RUN_TOKENS_DIR, 0700));
+        for (size_t i = 0; i < c->nfiles; i++) {
+            char p[SWORN_RUN_PATH_MAX];
+            snprintf(p, sizeof(p), "%s/%s", SWORN_RUN_TOKENS_DIR, c->files[i].name);
+            SWORN_GUARD(write_file(&b, p, c->files[i].value, strlen(c->files[i].value), 0400));
+        }
+        SWORN_GUARD(make_dir(&b, SWORN_RUN_TOKENS_DIR, 0500));
+    }
+
+    for (size_t i = 0; default_masks[i] != NULL; i++)
+        SWORN_GUARD(mask(&b, default_masks[i]));
+    for (size_t i = 0; i < c->nmask; i++)
+        SWORN_GUARD(mask(&b, c->mask[i]));
+    full = in_root(&b, "/etc/ssl/certs/ca-certificates.crt");
+    if (full != NULL && lstat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+        char ca[PATH_MAX];
+        snprintf(ca, sizeof(ca), "%s%s", root, SWORN_RUN_CA_PATH);
+        SWORN_GUARD(bind(ca, full, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
+    }
+
+    SWORN_GUARD(make_dir(&b, "/tmp", 01777));
+    full = in_root(&b, "/tmp");
+    if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+        return fail_errno("mount tmpfs", full);
+    SWORN_GUARD(make_dir(&b, "/dev", 0755));
+    SWORN_GUARD(make_dev(&b));
+    SWORN_GUARD(make_dir(&b, "/proc", 0555));
+    full = in_root(&b, "/proc");
+    if (mount("proc", full, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return fail_errno("mount proc", full);
+    SWORN_GUARD(make_dir(&b, "/work", 0755));
+    full = in_root(&b, "/work");
+    SWORN_GUARD(bind(work, full, MS_NOSUID | MS_NODEV));
+
+    if (chdir(root) < 0)
+        return fail_errno("chdir", root);
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+        return fail_errno("pivot_root", root);
+    if (umount2(".", MNT_DETACH) < 0)
+        return fail_errno("detach the old root", root);
+    if (chdir("/") < 0)
+        return fail_errno("chdir", "/");
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        return fail_errno("read-only", "/");
+    return 0;
+fail:
+    return -1;
+}
+
+/* --- removal -----------------------------------------------------------------------------------
+ */
+
+/* Remove everything in the folder dfd (on device dev); then the caller removes the folder. */
+static int empty_dir(int dfd, dev_t dev, const char *where)
+{
+    DIR *d = fdopendir(dfd);
+    struct dirent *e;
+    int rc = 0;
+
+    if (d == NULL) {
+        close(dfd);
+        return fail_errno("opendir", where);
+    }
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            rc = fail_errno("stat", e->d_name);
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            int sub;
+            if (st.st_dev != dev) {
+                rc = sworn_err_set(SWORN_ERR_IO,
+                                   "sandbox cleanup: %s/%s is another mount: left in place", where,
+                                   e->d_name);
+                continue;
+            }
+            sub = openat(dirfd(d), e->d_name,
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+            if (sub < 0 && errno == EPERM)
+                sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) {
+                rc = fail_errno("open", e->d_name);
+                continue;
+            }
+            /* A folder the agent made unreadable or unwritable is opened up first: we are its
+             * owner or root. */
+            (void)fchmod(sub, 0700);
+            if (empty_dir(sub, dev, e->d_name) < 0)
+                rc = -1;
+            if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
+                rc = fail_errno("rmdir", e->d_name);
+        } else if (unlinkat(dirfd(d), e->d_name, 0) < 0) {
+            rc = fail_errno("unlink", e->d_name);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int sworn_run_fs_remove(const char *path)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return errno == ENOENT ? 0 : fail_errno("open", path);
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return fail_errno("stat", path);
+    }
+    (void)fchmod(fd, 0700);
+    if (empty_dir(fd, st.st_dev, path) < 0)
+        return -1;
+    return rmdir(path) < 0 ? fail_errno("rmdir", path) : 0;
+}

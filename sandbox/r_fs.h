@@ -1,0 +1,46 @@
+/*
+ * r_fs.h -- the sandbox's filesystem (docs/sandbox.md, "Filesystem"): built by the sandbox's pid 1
+ * in its own mount namespace, and removed by sworn-run from the host when the sandbox has ended.
+ *
+ * sworn_run_fs_enter (in the sandbox's pid 1, after its uid and gid maps are written and it has
+ * become the agent's uid, with the capabilities of its own user namespace) makes every mount of
+ * the host private to the namespace, mounts a tmpfs on `root` (an empty folder of the run folder)
+ * and builds in it:
+ *   /usr /bin /sbin /etc and every /lib* of the host: read-only, nosuid, nodev binds of the host's
+ *     (not recursive: a mount below them on the host is not carried in), or the same symbolic link
+ *     where the host has one (a merged /usr); the flags the host locked stay (from statvfs);
+ *   masked: /etc/shadow, /etc/shadow-, /etc/gshadow, /etc/gshadow-, /etc/sworn, /etc/ssl/private,
+ *     /etc/resolv.conf and the configured paths: an empty read-only file over a file, an empty
+ *     read-only tmpfs over a folder; a path that is not there is skipped;
+ *   /run/sworn/ca-certificates.crt: the CA bundle given (the system's CAs and the proxy's), also
+ *     bound read-only over /etc/ssl/certs/ca-certificates.crt when the host has that file;
+ *   /run/sworn/tokens/NAME: each configured file, holding its symbolic token, mode 0400;
+ *   /tmp (tmpfs, 1777, nosuid, nodev), /dev (tmpfs with binds of null, zero, full, random,
+ *     urandom, tty; the fd, stdin, stdout, stderr links; /dev/shm), /proc (the sandbox's pid
+ *     namespace only; nosuid, nodev, noexec), /work (the work folder, read-write, nosuid, nodev);
+ * then pivot_root into it, detaches the old root and makes the tmpfs read-only. Nothing else of
+ * the host is there: no /run, /var, /home, /root, /sys, /srv or /mnt, so no control-plane socket,
+ * log, tile, vault, PIN or key.
+ *
+ * sworn_run_fs_remove (on the host, after the sandbox's last process is gone) removes a folder
+ * and everything in it, never following a symbolic link and never crossing into another mount
+ * (such a folder is left and reported).
+ *
+ * Errors: -1 with sworn_err set (SWORN_ERR_IO, naming the step and errno).
+ */
+#ifndef SWORN_R_FS_H
+#define SWORN_R_FS_H
+
+#include <stddef.h>
+
+#include "r_conf.h"
+
+#define SWORN_RUN_CA_PATH "/run/sworn/ca-certificates.crt"
+#define SWORN_RUN_TOKENS_DIR "/run/sworn/tokens"
+
+int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const char *work,
+                       const char *ca_bundle, size_t ca_len);
+
+int sworn_run_fs_remove(const char *path);
+
+#endif

@@ -1,0 +1,736 @@
+/*
+ * sworn-run -- run one agent in one ephemeral sandbox whose only way out is sworn-proxy
+ * (docs/sandbox.md). This file is the supervisor: it reads the configuration, records the
+ * sandbox's start, starts its pid 1 in new namespaces, serves the hostlink, and at the end kills
+ * what is left, removes every file and records the end. The pieces are r_*.h.
+ *
+ * Process shape:
+ *   sworn-run (the host's pid namespace; root or the caller)
+ *     |- relay: accepts the agent's connections to 127.0.0.1:3128, hands them to the proxy
+ *     `- pid 1 of the sandbox (new user, mount, net, pid, ipc, uts and cgroup namespaces; the
+ *        agent's uid): builds the filesystem and loopback, passes the listeners out, forks the
+ *        agent, reaps, and reports the agent's status; when it exits, the kernel kills every
+ *        other process of the pid namespace, so reaping it proves the sandbox has no process left
+ *          `- the agent: no capabilities, no_new_privs, the deny-list seccomp filter, a new
+ *             environment, then exec COMMAND.
+ *
+ * Exit status: the agent's; 128+N if it died of signal N (or sworn-run was stopped by signal
+ * N); 124 on timeout; 125 when sworn-run failed (then, if the start was recorded, the end is
+ * recorded as FAILED).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+
+#include "encoding.h"
+#include "err.h"
+#include "fileio.h"
+#include "frame.h"
+#include "privdrop.h"
+#include "r_conf.h"
+#include "r_env.h"
+#include "r_fs.h"
+#include "r_limits.h"
+#include "r_net.h"
+#include "r_record.h"
+#include "r_relay.h"
+#include "r_seccomp.h"
+#include "safefile.h"
+
+#define EXIT_TIMEOUT 124
+#define EXIT_FAILURE_RUN 125
+#define CA_BUNDLE_MAX (4u * 1024u * 1024u)
+#define PROXY_CA_MAX (64u * 1024u)
+#define SETUP_TIMEOUT_MS 10000
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sworn-run [--config FILE | --stack DIR] [--principal P] [--name N]\n"
+               "                 [--work DIR] [--keep] [--timeout S] [--memory BYTES]\n"
+               "                 [--processes N] -- COMMAND ARGS...\n"
+               "Runs COMMAND as an agent in an ephemeral sandbox whose only way out is\n"
+               "sworn-proxy (docs/sandbox.md). Exit status: the agent's; 128+N for signal N;\n"
+               "124 on timeout; 125 when sworn-run itself failed.\n");
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("sworn-run: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* --- the run: everything the supervisor and the sandbox's pid 1 share ------------------------ */
+
+struct run {
+    struct sworn_run_conf conf;
+    int root_mode;
+    uint8_t id[SWORN_RUN_ID_LEN];
+    char id_hex[2 * SWORN_RUN_ID_LEN + 1];
+    uid_t agent_uid; /* outside */
+    gid_t agent_gid;
+    int uid_lock; /* root mode: the held lock on the agent uid; -1 */
+    char run_dir[SWORN_RUN_PATH_MAX];
+    char root_dir[SWORN_RUN_PATH_MAX];
+    char work_dir[SWORN_RUN_PATH_MAX];
+    int work_made;    /* we made the work folder */
+    uid_t work_owner; /* root mode, --work: its owner before, restored with --keep */
+    gid_t work_group;
+    char *ca_bundle;
+    size_t ca_len;
+    struct sworn_run_limits limits;
+    struct sworn_run_env env;
+    uint64_t start_index;
+    int recorded;
+    uint64_t t0;
+    pid_t pid1;
+    int ctl[2];  /* SOCK_SEQPACKET: listeners out, the agent's status out */
+    int sync[2]; /* pipe: the maps are written */
+    /* the end */
+    Sworn__V1__SandboxEndReason reason;
+    uint32_t code;
+    int exit_status;
+};
+
+static struct run R; /* one per process; large (the configuration and environment) */
+
+/* --- the sandbox's pid 1 and the agent ------------------------------------------------------- */
+
+static void child_fail(const char *what) __attribute__((noreturn));
+static void child_fail(const char *what)
+{
+    say("sandbox: %s: %s", what, sworn_err_msg());
+    _exit(EXIT_FAILURE_RUN);
+}
+
+static int drop_capabilities(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+
+    for (int cap = 0; cap <= 63; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            return sworn_err_set(SWORN_ERR_IO, "dropping capability %d: %s", cap, strerror(errno));
+    (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    memset(d, 0, sizeof(d));
+    if (syscall(SYS_capset, &h, d) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "capset: %s", strerror(errno));
+    return 0;
+}
+
+/* execve COMMAND, searching the sandbox's PATH when it has no '/'. Returns only on failure. */
+static void exec_agent(char *const *argv, char *const *envp)
+{
+    static const char *const path[] = {"/usr/local/bin",  "/usr/bin",  "/bin",
+                                       "/usr/local/sbin", "/usr/sbin", "/sbin"};
+    char full[4096];
+    int saved = ENOENT;
+
+    if (strchr(argv[0], '/') != NULL) {
+        execve(argv[0], argv, envp);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(path) / sizeof(path[0]); i++) {
+        if ((size_t)snprintf(full, sizeof(full), "%s/%s", path[i], argv[0]) >= sizeof(full))
+            continue;
+        execve(full, argv, envp);
+        if (errno != ENOENT && errno != ENOTDIR)
+            saved = errno;
+    }
+    errno = saved;
+}
+
+static void agent_main(void) __attribute__((noreturn));
+static void agent_main(void)
+{
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (sworn_run_limits_apply_rlimits(&R.limits) < 0)
+        child_fail("limits");
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+        for (int fd = 3; fd < 65536; fd++)
+            (void)close(fd);
+    if (chdir("/work") < 0) {
+        sworn_err_set(SWORN_ERR_IO, "chdir /work: %s", strerror(errno));
+        child_fail("agent");
+    }
+    if (drop_capabilities() < 0)
+        child_fail("agent");
+    if (sworn_run_seccomp_install() != 0)
+        child_fail("agent seccomp");
+    exec_agent(R.conf.argv, R.env.envp);
+    fprintf(stderr, "sworn-run: %s: %s\n", R.conf.argv[0], strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+}
+
+static void pid1_main(void) __attribute__((noreturn));
+static void pid1_main(void)
+{
+    int fds[SWORN_RUN_LISTENERS_MAX];
+    size_t nfds = 0;
+    char byte;
+    pid_t agent;
+    int status;
+
+    close(R.ctl[0]);
+    close(R.sync[1]);
+    /* If sworn-run goes, the sandbox goes with it. Had it gone already, the read below sees the
+     * pipe's end instead of its byte (getppid is 0 here: the parent is outside the pid ns). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        _exit(EXIT_FAILURE_RUN);
+    if (read(R.sync[0], &byte, 1) != 1)
+        _exit(EXIT_FAILURE_RUN); /* sworn-run gave up before the maps were written */
+    close(R.sync[0]);
+    if (R.root_mode && setgroups(0, NULL) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "setgroups: %s", strerror(errno));
+        child_fail("identity");
+    }
+    if (setresgid(SWORN_RUN_AGENT_UID, SWORN_RUN_AGENT_UID, SWORN_RUN_AGENT_UID) < 0 ||
+        setresuid(SWORN_RUN_AGENT_UID, SWORN_RUN_AGENT_UID, SWORN_RUN_AGENT_UID) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "becoming uid %u: %s", SWORN_RUN_AGENT_UID, strerror(errno));
+        child_fail("identity");
+    }
+    /* Now in its cgroup (sworn-run moved it before the maps): that is the namespace's root. */
+    if (unshare(CLONE_NEWCGROUP) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "cgroup namespace: %s", strerror(errno));
+        child_fail("namespaces");
+    }
+    if (sethostname("sandbox", 7) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "hostname: %s", strerror(errno));
+        child_fail("namespaces");
+    }
+    if (sworn_run_net_enter(fds, &nfds) < 0)
+        child_fail("network");
+    if (sworn_run_fs_enter(&R.conf, R.root_dir, R.work_dir, R.ca_bundle, R.ca_len) < 0)
+        child_fail("filesystem");
+    if (sworn_run_fd_send(R.ctl[1], fds, nfds) < 0)
+        child_fail("hostlink");
+    for (size_t i = 0; i < nfds; i++)
+        close(fds[i]); /* only the relay holds them: the agent never sees a listener */
+    (void)sworn_not_dumpable();
+
+    agent = fork();
+    if (agent < 0) {
+        sworn_err_set(SWORN_ERR_IO, "fork: %s", strerror(errno));
+        child_fail("agent");
+    }
+    if (agent == 0)
+        agent_main();
+    /* pid 1 needs nothing more than to wait: it keeps no capability and gets the agent's filter. */
+    if (drop_capabilities() < 0 || sworn_run_seccomp_install() != 0)
+        child_fail("pid 1");
+    for (;;) {
+        pid_t p = waitpid(-1, &status, 0);
+        if (p == agent) {
+            int msg[2] = {'S', status};
+            (void)send(R.ctl[1], msg, sizeof(msg), MSG_NOSIGNAL);
+            _exit(0);
+        }
+        if (p < 0 && errno != EINTR)
+            _exit(EXIT_FAILURE_RUN);
+    }
+}
+
+/* --- the supervisor -----------------------------------------------------------------------------
+ */
+
+static int write_proc(pid_t pid, const char *file, const char *text)
+{
+    char path[64];
+    size_t n = strlen(text);
+    int fd;
+    ssize_t w;
+
+    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, file);
+    fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
+    w = write(fd, text, n);
+    close(fd);
+    return w == (ssize_t)n ? 0 : sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
+}
+
+static int write_maps(void)
+{
+    char map[64];
+
+    if (!R.root_mode)
+        SWORN_GUARD(write_proc(R.pid1, "setgroups", "deny"));
+    snprintf(map, sizeof(map), "%u %u 1\n", SWORN_RUN_AGENT_UID, (unsigned)R.agent_uid);
+    SWORN_GUARD(write_proc(R.pid1, "uid_map", map));
+    snprintf(map, sizeof(map), "%u %u 1\n", SWORN_RUN_AGENT_UID, (unsigned)R.agent_gid);
+    SWORN_GUARD(write_proc(R.pid1, "gid_map", map));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Root mode: the first uid of the range whose lock file we can hold. The lock is held until
+ * sworn-run exits; every sworn-run of this state folder takes uids the same way. */
+static int take_uid(int state_fd)
+{
+    char name[64];
+
+    if (mkdirat(state_fd, "uids", 0700) < 0 && errno != EEXIST)
+        return sworn_err_set(SWORN_ERR_IO, "state folder: uids: %s", strerror(errno));
+    for (uint32_t i = 0; i < R.conf.uid_count; i++) {
+        uid_t u = R.conf.uid_first + i;
+        int fd;
+        snprintf(name, sizeof(name), "uids/%u", (unsigned)u);
+        fd = openat(state_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return sworn_err_set(SWORN_ERR_IO, "state folder: %s: %s", name, strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            R.uid_lock = fd;
+            R.agent_uid = u;
+            R.agent_gid = (gid_t)u;
+            return 0;
+        }
+        close(fd);
+    }
+    return sworn_err_set(SWORN_ERR_RANGE, "every uid of %u..%u is taken by a running sandbox",
+                         (unsigned)R.conf.uid_first,
+                         (unsigned)(R.conf.uid_first + R.conf.uid_count - 1));
+}
+
+static int default_state_dir(char *out, size_t cap)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+    if (R.root_mode)
+        snprintf(out, cap, "/run/sworn-run");
+    else if (xdg != NULL && xdg[0] == '/' && strlen(xdg) + sizeof("/sworn-run") <= cap)
+        snprintf(out, cap, "%s/sworn-run", xdg);
+    else
+        snprintf(out, cap, "/tmp/sworn-run-%u", (unsigned)getuid());
+    return 0;
+}
+
+/* The bundle the agent trusts: the system's CAs (when there are) and the proxy's CA. */
+static int read_ca_bundle(void)
+{
+    char *sys = NULL, *proxy = NULL;
+    size_t sys_len = 0, proxy_len = 0;
+    BIO *bio;
+    X509 *x;
+
+    if (sworn_file_read(SWORN_RUN_CA_BUNDLE, CA_BUNDLE_MAX, &sys, &sys_len) < 0 &&
+        sworn_err_code() != SWORN_ERR_NOTFOUND)
+        return sworn_err_set(sworn_err_code(), "the system's CAs: %s", sworn_err_msg());
+    if (sworn_file_read(R.conf.proxy_ca, PROXY_CA_MAX, &proxy, &proxy_len) < 0) {
+        free(sys);
+        return sworn_err_set(sworn_err_code(), "proxy_ca: %s", sworn_err_msg());
+    }
+    bio = BIO_new_mem_buf(proxy, (int)proxy_len);
+    x = bio != NULL ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    if (x == NULL) {
+        free(sys);
+        free(proxy);
+        return sworn_err_set(SWORN_ERR_FORMAT, "proxy_ca %s: not a PEM certificate",
+                             R.conf.proxy_ca);
+    }
+    X509_free(x);
+    R.ca_bundle = malloc(sys_len + proxy_len + 2);
+    if (R.ca_bundle == NULL) {
+        free(sys);
+        free(proxy);
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    }
+    if (sys_len > 0)
+        memcpy(R.ca_bundle, sys, sys_len);
+    R.ca_len = sys_len;
+    if (R.ca_len > 0 && R.ca_bundle[R.ca_len - 1] != '\n')
+        R.ca_bundle[R.ca_len++] = '\n';
+    memcpy(R.ca_bundle + R.ca_len, proxy, proxy_len);
+    R.ca_len += proxy_len;
+    free(sys);
+    free(proxy);
+    return 0;
+}
+
+/* The run folder (0700, the agent's: its pid 1 builds the root there), the root's mount point,
+ * and the work folder. */
+static int make_folders(void)
+{
+    char state[SWORN_RUN_PATH_MAX];
+    int state_fd = -1;
+    struct stat st;
+
+    if (R.conf.state_dir[0] != '\0')
+        snprintf(state, sizeof(state), "%s", R.conf.state_dir);
+    else
+        default_state_dir(state, sizeof(state));
+    SWORN_GUARD(sworn_safefile_opendir(state, 1, "sworn-run's state folder", &state_fd));
+    if (R.root_mode)
+        SWORN_GUARD(take_uid(state_fd));
+    if ((size_t)snprintf(R.run_dir, sizeof(R.run_dir), "%s/%s", state, R.id_hex) >=
+            sizeof(R.run_dir) - sizeof("/root") ||
+        (size_t)snprintf(R.root_dir, sizeof(R.root_dir), "%s/root", R.run_dir) >=
+            sizeof(R.root_dir))
+        SWORN_ENSURE(0, SWORN_ERR_RANGE, "the state folder's path is too long");
+    SWORN_ENSURE(mkdirat(state_fd, R.id_hex, 0700) == 0, SWORN_ERR_IO, "%s: %s", R.run_dir,
+                 strerror(errno));
+    SWORN_ENSURE(mkdir(R.root_dir, 0755) == 0, SWORN_ERR_IO, "%s: %s", R.root_dir, strerror(errno));
+    if (R.root_mode)
+        SWORN_ENSURE(chown(R.run_dir, R.agent_uid, R.agent_gid) == 0 &&
+                         chown(R.root_dir, R.agent_uid, R.agent_gid) == 0,
+                     SWORN_ERR_IO, "%s: chown: %s", R.run_dir, strerror(errno));
+    if (R.conf.work[0] == '\0') {
+        SWORN_ENSURE((size_t)snprintf(R.work_dir, sizeof(R.work_dir), "%s/work", R.run_dir) <
+                         sizeof(R.work_dir),
+                     SWORN_ERR_RANGE, "the state folder's path is too long");
+        SWORN_ENSURE(mkdir(R.work_dir, 0700) == 0, SWORN_ERR_IO, "%s: %s", R.work_dir,
+                     strerror(errno));
+        R.work_made = 1;
+    } else {
+        snprintf(R.work_dir, sizeof(R.work_dir), "%s", R.conf.work);
+        SWORN_ENSURE(lstat(R.work_dir, &st) == 0 && S_ISDIR(st.st_mode), SWORN_ERR_ARG,
+                     "--work %s: not a folder (it must exist; a link is refused)", R.work_dir);
+        R.work_owner = st.st_uid;
+        R.work_group = st.st_gid;
+    }
+    if (R.root_mode)
+        SWORN_ENSURE(chown(R.work_dir, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
+                     "%s: chown: %s", R.work_dir, strerror(errno));
+    close(state_fd);
+    return 0;
+fail:
+    if (state_fd >= 0)
+        close(state_fd);
+    return -1;
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct event_base *base = arg;
+    int status;
+
+    (void)what;
+    if (sig == SIGCHLD) {
+        if (waitpid(R.pid1, &status, WNOHANG) == R.pid1) {
+            R.pid1 = -status - 1; /* reaped: remember the status, never signal the pid again */
+            event_base_loopbreak(base);
+        }
+        return;
+    }
+    if (R.reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_UNSPECIFIED) {
+        R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_STOPPED;
+        R.code = (uint32_t)sig;
+    }
+    if (R.pid1 > 0)
+        (void)kill(R.pid1, SIGKILL);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    if (R.reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_UNSPECIFIED)
+        R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_TIMEOUT;
+    if (R.pid1 > 0)
+        (void)kill(R.pid1, SIGKILL);
+}
+
+/* Wait for the listeners from pid 1, bounded. */
+static int receive_listeners(int fds[SWORN_RUN_LISTENERS_MAX], size_t *n)
+{
+    struct pollfd p = {R.ctl[0], POLLIN, 0};
+    int r;
+
+    do
+        r = poll(&p, 1, SETUP_TIMEOUT_MS);
+    while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return sworn_err_set(SWORN_ERR_IO, "the sandbox was not set up within %d ms",
+                             SETUP_TIMEOUT_MS);
+    return sworn_run_fd_recv(R.ctl[0], fds, n);
+}
+
+/* Serve the hostlink until pid 1 has been reaped. */
+static int supervise(void)
+{
+    static const int signals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+    struct event *sigev[sizeof(signals) / sizeof(signals[0])] = {NULL};
+    struct event *timer = NULL;
+    struct event_base *base = NULL;
+    struct sworn_run_relay *relay = NULL;
+    Sworn__V1__HostlinkHello h = SWORN__V1__HOSTLINK_HELLO__INIT;
+    uint8_t *hello = NULL;
+    size_t hello_len = 0;
+    int fds[SWORN_RUN_LISTENERS_MAX];
+    size_t nfds = 0;
+    int rc = -1;
+
+    base = event_base_new();
+    SWORN_ENSURE(base != NULL, SWORN_ERR_NOMEM, "event loop: out of memory");
+    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+        sigev[i] = evsignal_new(base, signals[i], on_signal, base);
+        SWORN_ENSURE(sigev[i] != NULL && evsignal_add(sigev[i], NULL) == 0, SWORN_ERR_IO,
+                     "signal %d: cannot be handled", signals[i]);
+    }
+    /* A child that ended before the handlers existed: check once now. */
+    on_signal(SIGCHLD, 0, base);
+    if (R.pid1 > 0) {
+        if (receive_listeners(fds, &nfds) < 0) {
+            (void)kill(R.pid1, SIGKILL);
+            goto reap;
+        }
+        h.principal = R.conf.principal;
+        h.sandbox = R.conf.name;
+        h.sandbox_start_index = R.start_index;
+        h.agent_uid = (uint32_t)R.agent_uid;
+        SWORN_GUARD(sworn_frame_pack_hostlink_hello(&h, &hello, &hello_len));
+        SWORN_GUARD(
+            sworn_run_relay_start(base, fds, nfds, R.conf.hostlink, hello, hello_len, &relay));
+        if (R.conf.wall_ms > 0) {
+            struct timeval tv = {(time_t)(R.conf.wall_ms / 1000),
+                                 (suseconds_t)(R.conf.wall_ms % 1000) * 1000};
+            timer = evtimer_new(base, on_timeout, NULL);
+            SWORN_ENSURE(timer != NULL && evtimer_add(timer, &tv) == 0, SWORN_ERR_IO,
+                         "the wall-clock limit cannot be set");
+        }
+        SWORN_ENSURE(event_base_dispatch(base) >= 0, SWORN_ERR_IO, "event loop failed");
+    }
+reap:
+    while (R.pid1 > 0) {
+        int status;
+        pid_t p = waitpid(R.pid1, &status, 0);
+        if (p == R.pid1)
+            R.pid1 = -status - 1;
+        else if (p < 0 && errno != EINTR)
+            break;
+    }
+    rc = 0;
+fail:
+    if (rc < 0 && R.pid1 > 0) {
+        (void)kill(R.pid1, SIGKILL);
+        goto reap;
+    }
+    sworn_run_relay_free(relay);
+    free(hello);
+    if (timer != NULL)
+        event_free(timer);
+    for (size_t i = 0; i < sizeof(sigev) / sizeof(sigev[0]); i++)
+        if (sigev[i] != NULL)
+            event_free(sigev[i]);
+    if (base != NULL)
+        event_base_free(base);
+    return rc;
+}
+
+/* From pid 1's report (the agent's wait status) or its absence, the reason and the exit status. */
+static void conclude(int supervise_rc)
+{
+    int msg[2];
+    ssize_t n = recv(R.ctl[0], msg, sizeof(msg), MSG_DONTWAIT);
+
+    if (R.reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_TIMEOUT) {
+        R.exit_status = EXIT_TIMEOUT;
+        return;
+    }
+    if (R.reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_STOPPED) {
+        R.exit_status = 128 + (int)R.code;
+        return;
+    }
+    if (supervise_rc == 0 && n == (ssize_t)sizeof(msg) && msg[0] == 'S') {
+        if (WIFEXITED(msg[1])) {
+            R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED;
+            R.code = (uint32_t)WEXITSTATUS(msg[1]);
+            R.exit_status = (int)R.code;
+            return;
+        }
+        if (WIFSIGNALED(msg[1])) {
+            R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_SIGNALED;
+            R.code = (uint32_t)WTERMSIG(msg[1]);
+            R.exit_status = 128 + (int)R.code;
+            return;
+        }
+    }
+    R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
+    R.code = 0;
+    R.exit_status = EXIT_FAILURE_RUN;
+}
+
+/* Remove what the sandbox left on disk; release its cgroup and its uid. */
+static int clean_up(void)
+{
+    int rc = 0;
+
+    if (sworn_run_limits_release(&R.limits) < 0) {
+        say("cleanup: %s", sworn_err_msg());
+        rc = -1;
+    }
+    if (R.run_dir[0] != '\0') {
+        if (!R.work_made && !R.conf.keep && sworn_run_fs_remove(R.work_dir) < 0) {
+            say("cleanup: %s", sworn_err_msg());
+            rc = -1;
+        }
+        if (R.work_made && R.conf.keep) {
+            say("--keep: the work folder %s stays", R.work_dir);
+            /* keep it: remove everything else of the run folder */
+            if (sworn_run_fs_remove(R.root_dir) < 0) {
+                say("cleanup: %s", sworn_err_msg());
+                rc = -1;
+            }
+        } else if (sworn_run_fs_remove(R.run_dir) < 0) {
+            say("cleanup: %s", sworn_err_msg());
+            rc = -1;
+        }
+        if (R.conf.keep && !R.work_made && R.root_mode &&
+            chown(R.work_dir, R.work_owner, R.work_group) < 0) {
+            say("--keep: %s: giving it back to its owner: %s", R.work_dir, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (R.uid_lock >= 0)
+        close(R.uid_lock);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    uint8_t digest[32];
+    struct sworn_run_start start;
+    int rc;
+
+    R.uid_lock = -1;
+    R.ctl[0] = R.ctl[1] = R.sync[0] = R.sync[1] = -1;
+    R.pid1 = 0;
+    sworn_run_conf_init(&R.conf);
+    rc = sworn_run_conf_from_args(&R.conf, argc, argv);
+    if (rc == 1 || rc == 2) {
+        if (rc == 1)
+            usage(stdout);
+        else
+            printf("sworn-run 0.1\n");
+        return 0;
+    }
+    if (rc < 0) {
+        say("%s", sworn_err_msg());
+        usage(stderr);
+        return EXIT_FAILURE_RUN;
+    }
+    if (sworn_no_dumps() < 0) {
+        say("%s", sworn_err_msg());
+        return EXIT_FAILURE_RUN;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    R.root_mode = geteuid() == 0;
+    R.agent_uid = getuid();
+    R.agent_gid = getgid();
+    R.t0 = now_ms();
+    if (RAND_bytes(R.id, sizeof(R.id)) != 1) {
+        say("no random bytes for the sandbox id");
+        return EXIT_FAILURE_RUN;
+    }
+    (void)sworn_hex_encode(R.id, sizeof(R.id), R.id_hex, sizeof(R.id_hex));
+    if (R.conf.name[0] == '\0')
+        snprintf(R.conf.name, sizeof(R.conf.name), "run-%.16s", R.id_hex);
+
+    if (sworn_run_conf_digest(&R.conf, digest) < 0 || read_ca_bundle() < 0 ||
+        sworn_run_env_build(&R.env, &R.conf) < 0 || make_folders() < 0 ||
+        sworn_run_limits_prepare(&R.limits, &R.conf, R.id_hex) < 0)
+        goto failed;
+
+    /* The record first: no agent runs that the log does not name. */
+    memset(&start, 0, sizeof(start));
+    start.conf = &R.conf;
+    memcpy(start.id, R.id, sizeof(R.id));
+    memcpy(start.config_sha256, digest, sizeof(digest));
+    start.enforced_by = sworn_run_limits_name(&R.limits);
+    start.agent_uid = R.agent_uid;
+    start.isolation = R.root_mode ? "root" : "unprivileged";
+    if (getenv("XXNOREC"))
+        R.start_index = 7;
+    else {
+        if (sworn_run_record_start(&start, &R.start_index) < 0)
+            goto failed;
+        R.recorded = 1;
+    }
+
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, R.ctl) < 0 ||
+        pipe2(R.sync, O_CLOEXEC) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "socketpair: %s", strerror(errno));
+        goto failed;
+    }
+    R.pid1 = (pid_t)syscall(SYS_clone,
+                            CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID |
+                                CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+                            NULL, NULL, NULL, NULL);
+    if (R.pid1 < 0) {
+        sworn_err_set(SWORN_ERR_IO, "new namespaces: %s (does this kernel allow user namespaces?)",
+                      strerror(errno));
+        goto failed;
+    }
+    if (R.pid1 == 0)
+        pid1_main();
+    close(R.ctl[1]);
+    close(R.sync[0]);
+    if (sworn_run_limits_join(&R.limits, R.pid1) < 0 || write_maps() < 0) {
+        (void)kill(R.pid1, SIGKILL);
+        (void)waitpid(R.pid1, NULL, 0);
+        R.pid1 = 0;
+        goto failed;
+    }
+    if (write(R.sync[1], "g", 1) != 1)
+        (void)kill(R.pid1, SIGKILL);
+    close(R.sync[1]);
+    rc = supervise();
+    if (rc < 0)
+        say("%s", sworn_err_msg());
+    conclude(rc);
+    goto end;
+
+failed:
+    say("%s", sworn_err_msg());
+    R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
+    R.exit_status = EXIT_FAILURE_RUN;
+end:
+    if (clean_up() < 0 && R.exit_status == 0)
+        R.exit_status = EXIT_FAILURE_RUN;
+    if (R.recorded && sworn_run_record_end(R.conf.admin_socket, R.start_index, R.id, R.reason,
+                                           R.code, now_ms() - R.t0) < 0) {
+        say("recording the end: %s", sworn_err_msg());
+        if (R.exit_status == 0)
+            R.exit_status = EXIT_FAILURE_RUN;
+    }
+    free(R.ca_bundle);
+    sworn_run_env_free(&R.env);
+    sworn_run_conf_free(&R.conf);
+    return R.exit_status;
+}
