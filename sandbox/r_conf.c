@@ -301,21 +301,15 @@ static int y_uids(struct yctx *x, const struct sworn_yaml_node *m)
     return 0;
 }
 
-int sworn_run_conf_load_yaml(struct sworn_run_conf *c, const char *path)
+/* Read the document d (already loaded and checked) into c. */
+static int from_doc(struct sworn_run_conf *c, const struct sworn_yaml_doc *d)
 {
     static const char *const keys[] = {
         "principal", "name", "hostlink", "admin_socket", "proxy_ca", "state_dir", "limits",
         "uids",      "env",  "files",    "pass_env",     "mask",     NULL};
-    struct sworn_yaml_doc *d = NULL;
-    const struct sworn_yaml_node *r;
-    struct yctx x;
-    int rc = -1;
+    const struct sworn_yaml_node *r = sworn_yaml_root(d);
+    struct yctx x = {d, c};
 
-    if (sworn_yaml_load_file(path, &d) < 0)
-        return -1;
-    x.d = d;
-    x.c = c;
-    r = sworn_yaml_root(d);
     SWORN_GUARD(sworn_yaml_only_keys(d, r, keys));
     SWORN_GUARD(y_string(&x, sworn_yaml_get(r, "principal"), "principal", c->principal,
                          sizeof(c->principal), check_name));
@@ -339,15 +333,43 @@ int sworn_run_conf_load_yaml(struct sworn_run_conf *c, const char *path)
     SWORN_GUARD(y_list(&x, sworn_yaml_get(r, "mask"), "mask", c->mask, NULL, &c->nmask));
     for (size_t i = 0; i < c->npass_env; i++)
         for (size_t j = 0; j < c->nenv; j++)
-            if (strcmp(c->pass_env[i], c->env[j].name) == 0) {
-                sworn_yaml_error(d, sworn_yaml_get(r, "pass_env"),
-                                 "pass_env: \"%s\" is also in env (one source per variable)",
-                                 c->pass_env[i]);
-                goto fail;
-            }
-    (void)copy_str(c->source, sizeof(c->source), path);
-    rc = 0;
+            if (strcmp(c->pass_env[i], c->env[j].name) == 0)
+                return sworn_yaml_error(d, sworn_yaml_get(r, "pass_env"),
+                                        "pass_env: \"%s\" is also in env (one source per "
+                                        "variable)",
+                                        c->pass_env[i]);
+    for (size_t i = 0; i < c->nfiles; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(c->files[i].name, c->files[j].name) == 0)
+                return sworn_yaml_error(d, sworn_yaml_get(r, "files"), "files: \"%s\" twice",
+                                        c->files[i].name);
+    (void)copy_str(c->source, sizeof(c->source), sworn_yaml_name(d));
+    return 0;
 fail:
+    return -1;
+}
+
+int sworn_run_conf_load_yaml(struct sworn_run_conf *c, const char *path)
+{
+    struct sworn_yaml_doc *d = NULL;
+    int rc;
+
+    if (sworn_yaml_load_file(path, &d) < 0)
+        return -1;
+    rc = from_doc(c, d);
+    sworn_yaml_free(d);
+    return rc;
+}
+
+int sworn_run_conf_load_yaml_mem(struct sworn_run_conf *c, const char *name, const uint8_t *p,
+                                 size_t len)
+{
+    struct sworn_yaml_doc *d = NULL;
+    int rc;
+
+    if (sworn_yaml_load_mem(name, p, len, &d) < 0)
+        return -1;
+    rc = from_doc(c, d);
     sworn_yaml_free(d);
     return rc;
 }
@@ -391,19 +413,12 @@ static int stack_value(const char *text, size_t len, const char *path, const cha
     return 0;
 }
 
-int sworn_run_conf_load_stack(struct sworn_run_conf *c, const char *dir)
+int sworn_run_conf_stack_text(struct sworn_run_conf *c, const char *path, const char *text,
+                              size_t len)
 {
-    char path[SWORN_RUN_PATH_MAX];
-    char *text = NULL;
-    size_t len = 0;
-    int rc = -1;
-
-    if (check_path(dir) != NULL || (size_t)snprintf(path, sizeof(path), "%s/stack.env", dir) >=
-                                       sizeof(path) - sizeof("/sandboxes"))
-        return sworn_err_set(SWORN_ERR_ARG, "--stack: \"%s\" %s", dir,
-                             check_path(dir) != NULL ? check_path(dir) : "is too long");
-    if (sworn_file_read(path, STACK_ENV_MAX, &text, &len) < 0)
-        return sworn_err_set(sworn_err_code(), "--stack: %s", sworn_err_msg());
+    if (len > STACK_ENV_MAX || memchr(text, '\0', len) != NULL)
+        return sworn_err_set(SWORN_ERR_FORMAT, "%s: not a stack.env (over %u bytes, or a NUL)",
+                             path, STACK_ENV_MAX);
     SWORN_GUARD(stack_value(text, len, path, "PROXY_SOCKET", c->hostlink, sizeof(c->hostlink),
                             check_socket_path));
     SWORN_GUARD(stack_value(text, len, path, "ADMIN_SOCKET", c->admin_socket,
@@ -412,12 +427,31 @@ int sworn_run_conf_load_stack(struct sworn_run_conf *c, const char *dir)
         stack_value(text, len, path, "PROXY_CA", c->proxy_ca, sizeof(c->proxy_ca), check_path));
     SWORN_GUARD(stack_value(text, len, path, "PROXY_PRINCIPAL", c->principal, sizeof(c->principal),
                             check_name));
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_run_conf_load_stack(struct sworn_run_conf *c, const char *dir)
+{
+    char path[SWORN_RUN_PATH_MAX];
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (check_path(dir) != NULL || (size_t)snprintf(path, sizeof(path), "%s/stack.env", dir) >=
+                                       sizeof(path) - sizeof("/sandboxes"))
+        return sworn_err_set(SWORN_ERR_ARG, "--stack: \"%s\" %s", dir,
+                             check_path(dir) != NULL ? check_path(dir) : "is too long");
+    if (sworn_file_read(path, STACK_ENV_MAX, &text, &len) < 0)
+        return sworn_err_set(sworn_err_code(), "--stack: %s", sworn_err_msg());
+    rc = sworn_run_conf_stack_text(c, path, text, len);
+    free(text);
+    if (rc < 0)
+        return -1;
     snprintf(c->state_dir, sizeof(c->state_dir), "%s/sandboxes", dir);
     (void)copy_str(c->source, sizeof(c->source), path);
-    rc = 0;
-fail:
-    free(text);
-    return rc;
+    return 0;
 }
 
 /* --- the command line --------------------------------------------------------------------------
@@ -498,7 +532,8 @@ static int check_required(const struct sworn_run_conf *c)
                                                        : NULL;
 
     if (missing != NULL)
-        return sworn_err_set(SWORN_ERR_ARG, "no %s: give --config FILE or --stack DIR", missing);
+        return sworn_err_set(SWORN_ERR_ARG, "%s is missing: give --config FILE or --stack DIR",
+                             missing);
     if (c->argc == 0)
         return sworn_err_set(SWORN_ERR_ARG, "no command: sworn-run [options] -- COMMAND ARGS...");
     if (c->argc > SWORN_RUN_ARGV_MAX)

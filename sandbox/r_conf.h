@@ -80,12 +80,19 @@ void sworn_run_conf_init(struct sworn_run_conf *c);
  */
 int sworn_run_conf_from_args(struct sworn_run_conf *c, int argc, char *const *argv);
 
-/* Read a YAML configuration file into c (the keys of docs/sandbox.md). */
+/* Read a YAML configuration file into c (the keys of docs/sandbox.md), or the same from memory
+ * (name is used in messages). */
 int sworn_run_conf_load_yaml(struct sworn_run_conf *c, const char *path);
+int sworn_run_conf_load_yaml_mem(struct sworn_run_conf *c, const char *name, const uint8_t *p,
+                                 size_t len);
 
 /* Read DIR/stack.env (scripts/dev-stack) into c: PROXY_SOCKET, ADMIN_SOCKET, PROXY_CA,
  * PROXY_PRINCIPAL. The state folder becomes DIR/sandboxes. */
 int sworn_run_conf_load_stack(struct sworn_run_conf *c, const char *dir);
+/* The same from stack.env's text[0..len) (path is used in messages); the state folder is not set.
+ */
+int sworn_run_conf_stack_text(struct sworn_run_conf *c, const char *path, const char *text,
+                              size_t len);
 
 /*
  * The canonical text of c (see above) into out[0..cap). Returns its length, or -1

