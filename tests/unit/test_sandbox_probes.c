@@ -50,6 +50,7 @@
 #include <cmocka.h>
 
 #include "canary_fixture.h"
+#include "frame.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "upstream_fixture.h"
@@ -152,15 +153,22 @@ static void run_argv(const char **argv, const char *work, const char *name,
     argv[n] = NULL;
 }
 
-/* Run agent in a fresh sandbox and wait for it (its output in r); checks the work folder. */
-static void sandbox_run(struct sworn_test_run *r, const char *name, const char *const *agent)
+/* Run agent in a sandbox on work (from work_new; freed) and wait for it (its output in r);
+ * checks that the work folder is gone. */
+static void sandbox_run_in(struct sworn_test_run *r, char *work, const char *name,
+                           const char *const *agent)
 {
     const char *argv[ARGS_MAX];
-    char *work = work_new();
 
     run_argv(argv, work, name, agent);
     sworn_test_run(argv, NULL, r);
     expect_work_gone(work);
+}
+
+/* sandbox_run_in a fresh work folder. */
+static void sandbox_run(struct sworn_test_run *r, const char *name, const char *const *agent)
+{
+    sandbox_run_in(r, work_new(), name, agent);
 }
 
 /* The canaries heard nothing: fails the test with their log otherwise. */
@@ -916,6 +924,10 @@ static void test_write_tiles(void **state)
     expect_blocked("write", "/etc/passwd", NULL);
     expect_blocked("create", "/usr/sworn-probe", NULL);
     expect_blocked("create", "/sworn-probe", NULL);
+    /* The kernel's knobs: a core_pattern pipe runs as root on the host; sysrq; the cgroup tree. */
+    expect_blocked("write", "/proc/sys/kernel/core_pattern", NULL);
+    expect_blocked("write", "/proc/sysrq-trigger", NULL);
+    expect_blocked("create", "/sys/fs/cgroup/sworn-probe", NULL);
     assert_false(exists(tile));
 }
 
@@ -1123,6 +1135,67 @@ static void test_forged_principal(void **state)
         fail_msg("the forged request got no answer: status %d, %s%s", r.status, r.out, r.err);
     sworn_test_run_free(&r);
     expect_recorded("probe-forged", "/allowed/forged", SWORN__V1__EFFECT__EFFECT_ALLOW);
+}
+
+/*
+ * A HostlinkHello of the agent's own (principal "operator", sandbox "forged-sandbox"), sent on
+ * 127.0.0.1:3128 before an allowed request: the relay's hello came first, so the proxy reads the
+ * agent's frame as the start of an HTTP request and refuses it; nothing is served, and no
+ * decision names the forged principal or sandbox.
+ */
+static void test_forged_hello(void **state)
+{
+    Sworn__V1__HostlinkHello hello = SWORN__V1__HOSTLINK_HELLO__INIT;
+    Sworn__V1__AdminResponse *tail;
+    struct sworn_test_run r = {0};
+    char *work = work_new(), *path, script[1024];
+    uint8_t *frame;
+    size_t len;
+
+    (void)state;
+    hello.principal = "operator";
+    hello.sandbox = "forged-sandbox";
+    hello.sandbox_start_index = 1;
+    hello.agent_uid = 0;
+    assert_int_equal(sworn_frame_pack_hostlink_hello(&hello, &frame, &len), 0);
+    path = sworn_test_path(work, "hello.bin");
+    sworn_test_write_file(path, frame, len, 0644);
+    free(path);
+    free(frame);
+    /* The request in a file too: sworn-run records the command, and refuses control bytes in it. */
+    snprintf(script, sizeof(script),
+             "GET http://127.0.0.1:%u/allowed/hello.txt HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Connection: close\r\n\r\n",
+             upstream.http_port, upstream.http_port);
+    path = sworn_test_path(work, "request.txt");
+    sworn_test_write_file(path, script, strlen(script), 0644);
+    free(path);
+    const char *agent[] = {"/bin/bash", "-c",
+                           "exec 3<>/dev/tcp/127.0.0.1/3128 && cat hello.bin request.txt >&3 && "
+                           "timeout 20 cat <&3",
+                           NULL};
+
+    sandbox_run_in(&r, work, "probe-forged-hello", agent);
+    if (r.status != 0)
+        fail_msg("the agent could not send its hello: status %d\n%s%s", r.status, r.out, r.err);
+    if (strstr(r.out, "hello\n") != NULL || strstr(r.out, " 200 ") != NULL)
+        fail_msg("a request behind a forged hello was served:\n%s", r.out);
+    printf("  the proxy answered: %.*s\n", (int)strcspn(r.out, "\r\n"), r.out);
+    sworn_test_run_free(&r);
+    tail = sworn_stack_tail(&stack, TAIL_COUNT);
+    for (size_t i = 0; i < tail->tail->n_entries; i++) {
+        const Sworn__V1__Entry *e = tail->tail->entries[i];
+        const Sworn__V1__Principal *p;
+
+        if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION)
+            continue;
+        p = e->decision->request->principal;
+        if (p != NULL &&
+            (strcmp(p->id, "operator") == 0 || strcmp(p->sandbox, "forged-sandbox") == 0))
+            fail_msg("a decision names the forged hello's principal %s, sandbox %s", p->id,
+                     p->sandbox);
+    }
+    sworn__v1__admin_response__free_unpacked(tail, NULL);
 }
 
 /* ---- escapes through /proc and descriptors ---- */
@@ -1343,6 +1416,7 @@ int main(void)
         PROBE(test_kill_control_plane),
         PROBE(test_trace_control_plane),
         PROBE(test_forged_principal),
+        PROBE(test_forged_hello),
         PROBE(test_proc_root_escape),
         PROBE(test_leaked_descriptor),
         PROBE(test_terminal_injection),
