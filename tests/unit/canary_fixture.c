@@ -132,8 +132,22 @@ static void add_pair(struct sworn_canary *c, const char *where, const char *addr
     add_listener(c, v6 ? "udp6" : "udp4", where, addr, in_netns);
 }
 
+/* Whether this machine has IPv6 at all (::1 can be bound): a host or container may have it
+ * disabled (net.ipv6.conf.all.disable_ipv6), and then the IPv6 canaries are left out. */
+static int have_ipv6(void)
+{
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
+
+    if (fd < 0)
+        return 0;
+    ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return ok;
+}
+
 /* The namespace, the pair and its addresses (IPv6 without duplicate address detection, so the
- * addresses can be bound at once). */
+ * addresses can be bound at once; none without IPv6). */
 static int make_netns(struct sworn_canary *c)
 {
     unsigned slot = (unsigned)getpid() % NET_SLOTS;
@@ -148,8 +162,10 @@ static int make_netns(struct sworn_canary *c)
              (a & 255) + 1);
     snprintf(c->ns4, sizeof(c->ns4), "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255,
              (a & 255) + 2);
-    snprintf(c->host6, sizeof(c->host6), "fd5e:57:0:%x::1", slot);
-    snprintf(c->ns6, sizeof(c->ns6), "fd5e:57:0:%x::2", slot);
+    if (c->ipv6) {
+        snprintf(c->host6, sizeof(c->host6), "fd5e:57:0:%x::1", slot);
+        snprintf(c->ns6, sizeof(c->ns6), "fd5e:57:0:%x::2", slot);
+    }
     snprintf(h4, sizeof(h4), "%s/30", c->host4);
     snprintf(n4, sizeof(n4), "%s/30", c->ns4);
     snprintf(h6, sizeof(h6), "%s/64", c->host6);
@@ -160,10 +176,10 @@ static int make_netns(struct sworn_canary *c)
     if (ip("link", "add", c->veth_host, "type", "veth", "peer", "name", c->veth_ns, NULL) != 0 ||
         ip("link", "set", c->veth_ns, "netns", c->netns, NULL) != 0 ||
         ip("addr", "add", h4, "dev", c->veth_host, NULL) != 0 ||
-        ip("addr", "add", h6, "dev", c->veth_host, "nodad", NULL) != 0 ||
+        (c->ipv6 && ip("addr", "add", h6, "dev", c->veth_host, "nodad", NULL) != 0) ||
         ip("link", "set", c->veth_host, "up", NULL) != 0 ||
         ip("-n", c->netns, "addr", "add", n4, "dev", c->veth_ns, NULL) != 0 ||
-        ip("-n", c->netns, "addr", "add", n6, "dev", c->veth_ns, "nodad", NULL) != 0 ||
+        (c->ipv6 && ip("-n", c->netns, "addr", "add", n6, "dev", c->veth_ns, "nodad", NULL) != 0) ||
         ip("-n", c->netns, "link", "set", c->veth_ns, "up", NULL) != 0 ||
         ip("-n", c->netns, "link", "set", "lo", "up", NULL) != 0)
         return -1;
@@ -280,16 +296,18 @@ static void bind_unix(struct server *s, const char *name, int abstract, const ch
 static void bind_icmp(struct server *s)
 {
     int fd4 = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
-    int fd6 = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6);
+    int fd6 = s->c->ipv6 ? socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMPV6) : -1;
     struct icmp6_filter f;
 
-    if (fd4 < 0 || fd6 < 0)
+    if (fd4 < 0 || (s->c->ipv6 && fd6 < 0))
         die("raw icmp socket");
+    serve_add(s, fd4, "icmp4-netns", 'i');
+    if (!s->c->ipv6)
+        return;
     ICMP6_FILTER_SETBLOCKALL(&f);
     ICMP6_FILTER_SETPASS(ICMP6_ECHO_REQUEST, &f);
     if (setsockopt(fd6, IPPROTO_ICMPV6, ICMP6_FILTER, &f, sizeof(f)) != 0)
         die("ICMP6_FILTER");
-    serve_add(s, fd4, "icmp4-netns", 'i');
     serve_add(s, fd6, "icmp6-netns", 'i');
 }
 
@@ -451,11 +469,14 @@ int sworn_canary_start(struct sworn_canary *c)
     snprintf(c->unix_path, sizeof(c->unix_path), "%s/canary.sock", c->dir);
     snprintf(c->abstract, sizeof(c->abstract), "sworn-canary-%ld-%lx", (long)getpid(),
              (unsigned long)time(NULL));
+    c->ipv6 = have_ipv6();
     machine_addrs(c);
+    if (!c->ipv6)
+        c->machine6[0] = '\0';
     if (make_netns(c) != 0)
         goto fail;
     add_pair(c, "loopback", "127.0.0.1", 0);
-    add_pair(c, "loopback", "::1", 0);
+    add_pair(c, "loopback", c->ipv6 ? "::1" : "", 0);
     add_pair(c, "machine", c->machine4, 0);
     add_pair(c, "machine", c->machine6, 0);
     add_pair(c, "vethhost", c->host4, 0);

@@ -17,7 +17,8 @@
  * The namespace is named sworn-canary-PID (`ip netns add`), the pair swcPIDh (host) and swcPIDn
  * (namespace), with addresses from 198.18.0.0/15 (RFC 2544, for test networks: never routed)
  * and fd5e:57::/32 (a unique local prefix), a /30 and a /64 per PID. sworn_canary_stop deletes
- * them (deleting the namespace deletes its end of the pair, and the pair with it). Needs root.
+ * them (deleting the namespace deletes its end of the pair, and the pair with it). On a machine
+ * without IPv6 (::1 cannot be bound) every IPv6 canary and address is left out. Needs root.
  *
  * The log, DIR/hits.log, one line per event, written in one append each:
  *   "<kind> <label> from <address>\n"   kind: tcp, udp, unix, icmp
@@ -55,8 +56,8 @@ struct sworn_canary {
     char veth_host[16], veth_ns[16];      /* swcPIDh, swcPIDn */
     char host4[SWORN_CANARY_ADDR_MAX];    /* the host's end of the pair (198.18.x.1) */
     char ns4[SWORN_CANARY_ADDR_MAX];      /* the namespace's end (198.18.x.2) */
-    char host6[SWORN_CANARY_ADDR_MAX];    /* fd5e:57:0:x::1 */
-    char ns6[SWORN_CANARY_ADDR_MAX];      /* fd5e:57:0:x::2 */
+    char host6[SWORN_CANARY_ADDR_MAX];    /* fd5e:57:0:x::1 ("" without IPv6) */
+    char ns6[SWORN_CANARY_ADDR_MAX];      /* fd5e:57:0:x::2 ("" without IPv6) */
     char machine4[SWORN_CANARY_ADDR_MAX]; /* the machine's own address, "" when it has none */
     char machine6[SWORN_CANARY_ADDR_MAX]; /* its global IPv6 address, "" when it has none */
     char unix_path[108];                  /* DIR/canary.sock */
@@ -65,6 +66,7 @@ struct sworn_canary {
     size_t n;
     pid_t host_pid, ns_pid; /* the two servers; 0 when not running */
     int netns_made;         /* the namespace and pair exist (sworn_canary_stop removes them) */
+    int ipv6;               /* the machine has IPv6 (::1 binds); else no IPv6 canary at all */
 };
 
 /*
