@@ -162,6 +162,11 @@ static void sandbox_run_in(struct sworn_test_run *r, char *work, const char *nam
 
     run_argv(argv, work, name, agent);
     sworn_test_run(argv, NULL, r);
+    if (r->status == 125) { /* sworn-run's own failure: nothing ran, say why first */
+        sworn_test_rmtree(work);
+        free(work);
+        fail_msg("sworn-run failed (status 125):\n%s", r->err);
+    }
     expect_work_gone(work);
 }
 
@@ -268,6 +273,10 @@ struct live {
     size_t have, used;
 };
 
+/* The live sandbox of the running test, if any: a test that fails midway leaves it to the
+ * teardown (live_abort). */
+static struct live *live_open;
+
 /* Start agent in a fresh sandbox with pipes on its standard input and output. */
 static void live_start(struct live *l, const char *name, const char *const *agent)
 {
@@ -297,6 +306,36 @@ static void live_start(struct live *l, const char *name, const char *const *agen
     close(errfd);
     l->in = in[1];
     l->out = out[0];
+    live_open = l;
+}
+
+/* After a failed test: end its live sandbox (closing its input first lets sworn-run clean up;
+ * SIGKILL when it does not end within RUN_MS) and remove what it left. */
+static void live_abort(void)
+{
+    struct live *l = live_open;
+    int pidfd;
+
+    if (l == NULL)
+        return;
+    live_open = NULL;
+    close(l->in);
+    close(l->out);
+    pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
+    if (pidfd >= 0) {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+        if (poll(&p, 1, RUN_MS) <= 0)
+            kill(l->pid, SIGKILL);
+        close(pidfd);
+    }
+    waitpid(l->pid, NULL, 0);
+    unlink(l->err);
+    if (l->work != NULL) {
+        sworn_test_rmtree(l->work);
+        free(l->work);
+        l->work = NULL;
+    }
 }
 
 /* The next line the agent printed (without its newline; valid until the next call), waiting up to
@@ -304,6 +343,7 @@ static void live_start(struct live *l, const char *name, const char *const *agen
 static const char *live_line(struct live *l)
 {
     static char line[OUT_MAX];
+    char *err;
 
     for (;;) {
         char *nl = memchr(l->buf + l->used, '\n', l->have - l->used);
@@ -327,6 +367,9 @@ static const char *live_line(struct live *l)
         l->buf[l->have] = '\0';
     }
     l->buf[l->have] = '\0';
+    err = sworn_test_read_file_opt(l->err, NULL);
+    fprintf(stderr, "sworn-run's error output:\n%s", err != NULL ? err : "");
+    free(err);
     fail_msg("no line from the sandbox's agent; it printed:\n%s", l->buf);
     return NULL;
 }
@@ -347,6 +390,7 @@ static int live_end(struct live *l)
     struct pollfd p;
     char *err;
 
+    live_open = NULL;
     close(l->in);
     pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
     assert_true(pidfd >= 0);
@@ -604,10 +648,12 @@ static int group_teardown(void **state)
     return rc;
 }
 
-/* Each test's teardown: whatever it did, the canaries heard nothing. */
+/* Each test's teardown: a sandbox it left running is ended; whatever it did, the canaries heard
+ * nothing. */
 static int canaries_quiet(void **state)
 {
     (void)state;
+    live_abort();
     if (sworn_canary_hits(&canary) != 0) {
         char *log = sworn_canary_log(&canary);
 
@@ -940,7 +986,7 @@ static void expect_control_plane_untouched(const char *attempt)
     struct proc targets[TARGETS_MAX], agent;
     size_t ndesc, nt = 0;
     char line[1024] = "";
-    struct live l;
+    static struct live l; /* static: the teardown may reach it after a failure */
     const char *verdict;
 
     live_start(&l, NULL, agent_argv);
@@ -1335,7 +1381,7 @@ static void test_nothing_left(void **state)
     size_t ndesc, nall;
     char path[64], status[4096], sandboxes[600], lock[700];
     int lock_fd;
-    struct live l;
+    static struct live l; /* static: the teardown may reach it after a failure */
     const char *line;
 
     (void)state;
