@@ -172,7 +172,17 @@ static int mask(struct fsb *b, const char *p)
     return bind(empty, full, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
 }
 
-static int make_dev(struct fsb *b)
+/* The mount options of /tmp and /dev/shm: bounded, since in rlimit mode nothing else charges
+ * what is written there to the sandbox: the memory limit when there is one, else 1 GiB, each. */
+static void scratch_opts(const struct sworn_run_conf *c, char *out, size_t cap)
+{
+    unsigned long long size =
+        c->memory_bytes > 0 ? (unsigned long long)c->memory_bytes : SWORN_RUN_SCRATCH_DEFAULT;
+
+    snprintf(out, cap, "mode=1777,size=%llu,nr_inodes=%u", size, SWORN_RUN_SCRATCH_INODES);
+}
+
+static int make_dev(struct fsb *b, const char *scratch)
 {
     static const char *const links[][2] = {{"/dev/fd", "/proc/self/fd"},
                                            {"/dev/stdin", "/proc/self/fd/0"},
@@ -209,28 +219,45 @@ static int make_dev(struct fsb *b)
     SWORN_GUARD(make_dir(b, "/dev/shm", 01777));
     SWORN_GUARD(make_dir(b, "/dev/pts", 0755));
     full = in_root(b, "/dev/shm");
-    if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777") < 0)
+    if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, scratch) < 0)
         return fail_errno("mount tmpfs", full);
     return 0;
 fail:
     return -1;
 }
 
-int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const char *work,
+int sworn_run_fs_mount_root(const char *mountpoint, uid_t uid, gid_t gid, int *root_fd)
+{
+    char opts[96];
+    int fd;
+
+    *root_fd = -1;
+    /* Nothing mounted here may propagate back to the host, or from it. */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return fail_errno("make private", "/");
+    snprintf(opts, sizeof(opts), "size=16m,mode=0755,uid=%u,gid=%u", (unsigned)uid, (unsigned)gid);
+    if (mount("tmpfs", mountpoint, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+        return fail_errno("mount tmpfs", mountpoint);
+    fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return fail_errno("open", mountpoint);
+    *root_fd = fd;
+    return 0;
+}
+
+int sworn_run_fs_enter(const struct sworn_run_conf *c, int root_fd, const char *work,
                        const char *ca_bundle, size_t ca_len)
 {
+    char root[64], scratch[96];
     struct fsb b = {.root = root};
     DIR *d;
     struct dirent *e;
     const char *full;
     struct stat st;
 
-    /* Nothing mounted here may propagate back to the host, or from it. */
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-        return fail_errno("make private", "/");
-    if (mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") < 0)
-        return fail_errno("mount tmpfs", root);
-
+    /* Every path below is reached through the descriptor: no folder on the host's way to the
+     * mount point needs to be open to the agent's uid. */
+    snprintf(root, sizeof(root), "/proc/self/fd/%d", root_fd);
     SWORN_GUARD(carry(&b, "/usr"));
     SWORN_GUARD(carry(&b, "/bin"));
     SWORN_GUARD(carry(&b, "/sbin"));
@@ -277,10 +304,11 @@ int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const c
 
     SWORN_GUARD(make_dir(&b, "/tmp", 01777));
     full = in_root(&b, "/tmp");
-    if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+    scratch_opts(c, scratch, sizeof(scratch));
+    if (mount("tmpfs", full, "tmpfs", MS_NOSUID | MS_NODEV, scratch) < 0)
         return fail_errno("mount tmpfs", full);
     SWORN_GUARD(make_dir(&b, "/dev", 0755));
-    SWORN_GUARD(make_dev(&b));
+    SWORN_GUARD(make_dev(&b, scratch));
     SWORN_GUARD(make_dir(&b, "/proc", 0555));
     full = in_root(&b, "/proc");
     if (mount("proc", full, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
@@ -289,7 +317,7 @@ int sworn_run_fs_enter(const struct sworn_run_conf *c, const char *root, const c
     full = in_root(&b, "/work");
     SWORN_GUARD(bind(work, full, MS_NOSUID | MS_NODEV));
 
-    if (chdir(root) < 0)
+    if (fchdir(root_fd) < 0)
         return fail_errno("chdir", root);
     if (syscall(SYS_pivot_root, ".", ".") < 0)
         return fail_errno("pivot_root", root);

@@ -210,7 +210,7 @@ static void pid1_main(void)
     int fds[SWORN_RUN_LISTENERS_MAX];
     size_t nfds = 0;
     char byte, work[64];
-    int work_fd;
+    int work_fd, root_fd;
     struct stat st;
     pid_t agent;
     int status;
@@ -231,6 +231,20 @@ static void pid1_main(void)
     if (read(R.sync[0], &byte, 1) != 1)
         _exit(EXIT_FAILURE_RUN); /* sworn-run gave up before the maps were written */
     close(R.sync[0]);
+    /* With the identity it was cloned with (root in root mode, the caller otherwise), which can
+     * walk to the run folder and the work folder, pid 1 mounts the root and opens both; from
+     * then on it names them by descriptor. */
+    if (sworn_run_fs_mount_root(R.root_dir, SWORN_RUN_AGENT_UID, SWORN_RUN_AGENT_UID, &root_fd) < 0)
+        child_fail("filesystem");
+    /* The work folder, opened again in this mount namespace (a bind takes its source from the
+     * caller's own namespace) and checked to be the one sworn-run opened and gave the agent. */
+    work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (work_fd < 0 || fstat(work_fd, &st) < 0 || st.st_dev != R.work_dev ||
+        st.st_ino != R.work_ino) {
+        sworn_err_set(SWORN_ERR_IO, "the work folder %s was replaced", R.work_dir);
+        child_fail("filesystem");
+    }
+    snprintf(work, sizeof(work), "/proc/self/fd/%d", work_fd);
     if (R.root_mode && setgroups(0, NULL) < 0) {
         sworn_err_set(SWORN_ERR_IO, "setgroups: %s", strerror(errno));
         child_fail("identity");
@@ -251,18 +265,10 @@ static void pid1_main(void)
     }
     if (sworn_run_net_enter(fds, &nfds) < 0)
         child_fail("network");
-    /* The work folder, opened again in this mount namespace (a bind takes its source from the
-     * caller's own namespace) and checked to be the one sworn-run opened and gave the agent. */
-    work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (work_fd < 0 || fstat(work_fd, &st) < 0 || st.st_dev != R.work_dev ||
-        st.st_ino != R.work_ino) {
-        sworn_err_set(SWORN_ERR_IO, "the work folder %s was replaced", R.work_dir);
-        child_fail("filesystem");
-    }
-    snprintf(work, sizeof(work), "/proc/self/fd/%d", work_fd);
-    if (sworn_run_fs_enter(&R.conf, R.root_dir, work, R.ca_bundle, R.ca_len) < 0)
+    if (sworn_run_fs_enter(&R.conf, root_fd, work, R.ca_bundle, R.ca_len) < 0)
         child_fail("filesystem");
     close(work_fd);
+    close(root_fd);
     if (sworn_run_fd_send(R.ctl[1], fds, nfds) < 0)
         child_fail("hostlink");
     for (size_t i = 0; i < nfds; i++)
@@ -739,21 +745,9 @@ int main(int argc, char **argv)
     start.enforced_by = sworn_run_limits_name(&R.limits);
     start.agent_uid = R.agent_uid;
     start.isolation = R.root_mode ? "root" : "unprivileged";
-    if (getenv("XXNOREC"))
-        R.start_index = 7;
-    else {
-        if (getenv("XXNOREC"))
-            R.start_index = 7;
-        else {
-            if (getenv("XXNOREC"))
-                R.start_index = 7;
-            else {
-                if (sworn_run_record_start(&start, &R.start_index) < 0)
-                    goto failed;
-                R.recorded = 1;
-            }
-        }
-    }
+    if (sworn_run_record_start(&start, &R.start_index) < 0)
+        goto failed;
+    R.recorded = 1;
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, R.ctl) < 0 ||
         pipe2(R.sync, O_CLOEXEC) < 0) {
