@@ -528,6 +528,17 @@ static int same_ns(pid_t a, pid_t b, const char *ns)
     return strcmp(la, lb) == 0;
 }
 
+/* The name of /proc/pid/ns/<ns> ("pid:[4026532123]") into out; "" when it cannot be read. */
+static void ns_name(pid_t pid, const char *ns, char *out, size_t cap)
+{
+    char path[64];
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)pid, ns);
+    n = readlink(path, out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
 /* The agent among sworn-run's descendants: the one process named sworn-probe. */
 static struct proc find_agent(pid_t run, struct proc *desc, size_t *ndesc)
 {
@@ -1370,8 +1381,8 @@ static void expect_folder_holds_only(const char *folder, const char *keep)
 
 /* Every namespace of the agent is its own; it runs as uid 1000 inside and a uid of its own
  * outside, without capabilities, with no_new_privs and a seccomp filter. When it ends, nothing of
- * the sandbox is left running (no process of sworn-run's tree, none with the agent's uid) or on
- * disk (the work folder, the stack's sandboxes folder). */
+ * the sandbox is left running (no process of sworn-run's tree, none with the agent's uid in its
+ * namespaces) or on disk (the work folder, the stack's sandboxes folder). */
 static void test_nothing_left(void **state)
 {
     static struct proc desc[PROCS_MAX], all[PROCS_MAX];
@@ -1379,7 +1390,7 @@ static void test_nothing_left(void **state)
     const char *agent_argv[] = {"./sworn-probe", "hold", NULL};
     struct proc agent;
     size_t ndesc, nall;
-    char path[64], status[4096], sandboxes[600], lock[700];
+    char path[64], status[4096], sandboxes[600], lock[700], agent_pidns[64], agent_userns[64];
     int lock_fd;
     static struct live l; /* static: the teardown may reach it after a failure */
     const char *line;
@@ -1396,6 +1407,9 @@ static void test_nothing_left(void **state)
     for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
         if (same_ns(agent.pid, getpid(), ns[i]))
             fail_msg("the agent shares the %s namespace of the host", ns[i]);
+    ns_name(agent.pid, "pid", agent_pidns, sizeof(agent_pidns));
+    ns_name(agent.pid, "user", agent_userns, sizeof(agent_userns));
+    assert_true(agent_pidns[0] != '\0' && agent_userns[0] != '\0');
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)agent.pid);
     assert_int_equal(sworn_test_read_proc(path, status, sizeof(status)), 0);
     if (strstr(status, "\nNoNewPrivs:\t1\n") == NULL ||
@@ -1411,11 +1425,21 @@ static void test_nothing_left(void **state)
         if (!proc_gone(&desc[i]))
             fail_msg("%s (pid %ld, uid %lu) of the sandbox still runs after it ended", desc[i].comm,
                      (long)desc[i].pid, (unsigned long)desc[i].uid);
+    /* A process that left sworn-run's tree (a double fork) is still in the sandbox's pid and
+     * user namespaces, with the agent's uid. The uid alone does not name this sandbox: sworn-runs
+     * of other state folders (other tests' stacks, running in parallel) may take the same uid. */
     nall = procs_all(all, PROCS_MAX);
-    for (size_t i = 0; i < nall; i++)
-        if (all[i].uid == agent.uid || all[i].euid == agent.uid)
-            fail_msg("%s (pid %ld) runs with the agent's uid %lu after the sandbox ended",
+    for (size_t i = 0; i < nall; i++) {
+        char pidns[64], userns[64];
+
+        if (all[i].uid != agent.uid && all[i].euid != agent.uid)
+            continue;
+        ns_name(all[i].pid, "pid", pidns, sizeof(pidns));
+        ns_name(all[i].pid, "user", userns, sizeof(userns));
+        if (strcmp(pidns, agent_pidns) == 0 || strcmp(userns, agent_userns) == 0)
+            fail_msg("%s (pid %ld, uid %lu) of the sandbox's namespaces runs after it ended",
                      all[i].comm, (long)all[i].pid, (unsigned long)agent.uid);
+    }
     /* sworn-run's state folder (--stack: DIR/sandboxes) holds run folders, one per running
      * sandbox, and uids/, one lock file per uid a sandbox took (kept: removing a lock file races
      * with the next sworn-run taking it): no run folder is left, and the agent uid's lock is
