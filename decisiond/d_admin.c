@@ -13,6 +13,7 @@
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_record.h"
+#include "d_sandboxes.h"
 #include "d_escalate.h"
 #include "d_jlog.h"
 #include "err.h"
@@ -443,4 +444,202 @@ int d_policy_reload(struct d_daemon *d,
         return -1;
     }
     return 0;
+}
+
+/* --- sworn-run's sandboxes ---------------------------------------------------------------- */
+
+/*
+ * A sandbox's start or end on its way to the log. The entry is packed on the loop thread (an end
+ * when it may be appended, so its time is when it is recorded) and appended by a worker.
+ */
+struct sandbox_wait {
+    struct admin_wait w; /* first: wait_new and wait_fail see it */
+    uint8_t *entry;
+    size_t len;
+    int rc, code;
+    uint64_t index;
+    char err[SWORN_ERR_MSG_MAX - 32]; /* room for "sandbox start not recorded: " */
+    struct d_sandbox *sb;             /* a start: its record, inserted once the entry is durable */
+    /* An end: the call's fields, kept past the call (its request is freed when it returns). */
+    uint64_t start_index;
+    uint8_t sandbox_id[SWORN_FRAME_SANDBOX_ID_LEN];
+    Sworn__V1__SandboxEndReason reason;
+    uint32_t code_or_signal;
+    uint64_t duration_ms;
+    char operator_[SWORN_FRAME_OPERATOR_MAX + 1];
+};
+
+static void sandbox_work(void *arg)
+{
+    struct sandbox_wait *w = arg;
+
+    w->rc = d_record_append(w->w.d, w->entry, w->len, NULL, 0, &w->index);
+    if (w->rc < 0) {
+        w->code = sworn_err_code();
+        snprintf(w->err, sizeof(w->err), "%s", sworn_err_msg());
+    }
+}
+
+/* Answer SandboxResponse{index} (or the error), log the line, let the connection go. */
+static void sandbox_answer(struct sandbox_wait *w, const char *event, const char *what)
+{
+    json_object *f = json_object_new_object();
+
+    if (w->rc < 0) {
+        char msg[SWORN_ERR_MSG_MAX];
+
+        snprintf(msg, sizeof(msg), "%s not recorded: %s", what, w->err);
+        d_conn_reply_error(w->w.c, w->code != 0 ? w->code : SWORN_ERR_IO, msg, NULL, 0);
+    } else {
+        Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+        Sworn__V1__SandboxResponse sr = SWORN__V1__SANDBOX_RESPONSE__INIT;
+
+        sr.log_index = w->index;
+        r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_SANDBOX;
+        r.sandbox = &sr;
+        send_response(w->w.c, &r);
+    }
+    if (f != NULL) {
+        json_object_object_add(f, "ok", json_object_new_boolean(w->rc == 0));
+        json_object_object_add(f, "index", json_object_new_int64((int64_t)w->index));
+        json_object_object_add(f, "start_index", json_object_new_int64((int64_t)w->start_index));
+        json_object_object_add(f, "operator", json_object_new_string(w->operator_));
+        if (w->rc < 0)
+            json_object_object_add(f, "error", json_object_new_string(w->err));
+    }
+    d_log(w->rc == 0 ? D_LOG_INFO : D_LOG_ERROR, event, f);
+    d_conn_release(w->w.c);
+    free(w->entry);
+    free(w);
+}
+
+static void start_done(void *arg)
+{
+    struct sandbox_wait *w = arg;
+    struct d_sandboxes *set = w->w.d->sandboxes;
+
+    if (w->rc == 0) {
+        w->start_index = w->index;
+        d_sandboxes_insert(set, w->sb, w->index); /* it runs: its requests are admitted */
+    } else {
+        d_sandboxes_discard(set, w->sb);
+    }
+    sandbox_answer(w, "sandbox_started", "sandbox start");
+}
+
+void d_admin_sandbox_start(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
+{
+    Sworn__V1__SandboxStarted st = *rq->sandbox_start->started;
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    struct sandbox_wait *w = wait_new(d, c, sizeof(*w), NULL);
+
+    if (w == NULL)
+        return;
+    operator_name(d_conn_uid(c), w->operator_, sizeof(w->operator_));
+    if (d_sandboxes_prepare(d->sandboxes, &st, w->operator_, &w->sb) < 0) {
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
+        return;
+    }
+    /* The call came with neither (frame.c): decisiond's word, not sworn-run's. */
+    st.operator_ = w->operator_;
+    st.time_unix_ms = d_now_unix_ms();
+    e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_STARTED;
+    e.sandbox_started = &st;
+    if (d_entry_pack(&e, &w->entry, &w->len) < 0 ||
+        d_workq_submit(d->workq, sandbox_work, start_done, w) < 0) {
+        d_sandboxes_discard(d->sandboxes, w->sb);
+        free(w->entry);
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
+    }
+}
+
+static void end_done(void *arg)
+{
+    struct sandbox_wait *w = arg;
+
+    /* Recorded: the sandbox leaves the set. Not: it runs again, and sworn-run may retry. */
+    d_sandboxes_finish_end(w->w.d->sandboxes, w->start_index, w->rc == 0);
+    sandbox_answer(w, "sandbox_ended", "sandbox end");
+}
+
+/* The end may be appended now: no request of the sandbox is still on its way to the log. */
+static void end_ready(void *arg)
+{
+    struct sandbox_wait *w = arg;
+    struct d_daemon *d = w->w.d;
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__SandboxEnded en = SWORN__V1__SANDBOX_ENDED__INIT;
+
+    en.start_index = w->start_index;
+    en.sandbox_id.data = w->sandbox_id;
+    en.sandbox_id.len = sizeof(w->sandbox_id);
+    en.reason = w->reason;
+    en.code = w->code_or_signal;
+    en.duration_ms = w->duration_ms;
+    en.operator_ = w->operator_;
+    en.time_unix_ms = d_now_unix_ms();
+    e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_ENDED;
+    e.sandbox_ended = &en;
+    if (d_entry_pack(&e, &w->entry, &w->len) < 0 ||
+        d_workq_submit(d->workq, sandbox_work, end_done, w) < 0) {
+        d_sandboxes_finish_end(d->sandboxes, w->start_index, 0);
+        free(w->entry);
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
+    }
+}
+
+/*
+ * Why no sandbox runs at index (d_sandboxes_begin_end said none does), from the log: past its
+ * end, not a SandboxStarted entry, or a start whose sandbox has ended. The refusal's message.
+ */
+static void explain_no_sandbox(struct d_daemon *d, uint64_t index, char *out, size_t cap)
+{
+    uint8_t *buf = malloc(SWORN_FRAME_ENTRY_MAX);
+    Sworn__V1__Entry *e = NULL;
+    size_t len;
+
+    if (index >= sworn_log_size(d->log))
+        snprintf(out, cap, "sandbox_end refused: log index %llu is past the end of the log",
+                 (unsigned long long)index);
+    else if (buf == NULL ||
+             sworn_log_read_entry(d->log, index, buf, SWORN_FRAME_ENTRY_MAX, &len) < 0 ||
+             (e = sworn_frame_unpack_entry(buf, len)) == NULL)
+        snprintf(out, cap, "sandbox_end refused: no sandbox runs at log index %llu",
+                 (unsigned long long)index);
+    else if (e->kind_case != SWORN__V1__ENTRY__KIND_SANDBOX_STARTED)
+        snprintf(out, cap, "sandbox_end refused: log index %llu is not a SandboxStarted entry",
+                 (unsigned long long)index);
+    else
+        snprintf(out, cap, "sandbox_end refused: the sandbox started at log index %llu has ended",
+                 (unsigned long long)index);
+    if (e != NULL)
+        sworn__v1__entry__free_unpacked(e, NULL);
+    free(buf);
+}
+
+void d_admin_sandbox_end(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
+{
+    const Sworn__V1__SandboxEnded *en = rq->sandbox_end->ended;
+    struct sandbox_wait *w = wait_new(d, c, sizeof(*w), NULL);
+
+    if (w == NULL)
+        return;
+    operator_name(d_conn_uid(c), w->operator_, sizeof(w->operator_));
+    w->start_index = en->start_index;
+    memcpy(w->sandbox_id, en->sandbox_id.data, sizeof(w->sandbox_id)); /* 16 bytes: frame.c */
+    w->reason = en->reason;
+    w->code_or_signal = en->code;
+    w->duration_ms = en->duration_ms;
+    /* end_ready runs now, or once the requests of the sandbox already admitted are appended;
+     * from here on every request naming it is denied. */
+    if (d_sandboxes_begin_end(d->sandboxes, en, w->operator_, end_ready, w) < 0) {
+        char msg[SWORN_ERR_MSG_MAX];
+        int code = sworn_err_code();
+
+        if (code == SWORN_ERR_NOTFOUND)
+            explain_no_sandbox(d, en->start_index, msg, sizeof(msg));
+        else
+            snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
+        wait_fail(w, code, msg, NULL);
+    }
 }

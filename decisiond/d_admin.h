@@ -4,7 +4,8 @@
  * channel's handler table (d_dispatch.c) calls them with the decoded request. Each answers its
  * connection exactly once. Every call that changes state records it: a resolution is an
  * EscalationResolved entry, a policy reload a PolicyLoaded entry (also when it fails: the old
- * policy stays and the refusal is in the record). Loop thread.
+ * policy stays and the refusal is in the record), a sandbox's start and end a SandboxStarted and
+ * a SandboxEnded entry. Loop thread.
  */
 #ifndef SWORN_D_ADMIN_H
 #define SWORN_D_ADMIN_H
@@ -29,6 +30,18 @@ void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c,
                             const Sworn__V1__AdminRequest *rq);
 void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
 void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+
+/*
+ * sworn-run's calls (docs/protocol.md section 4.1, docs/decisiond.md "Sandboxes"). Each fills in
+ * the operator (the admin peer's user name) and decisiond's clock, appends its entry durably,
+ * then answers SandboxResponse{log_index}. sandbox_start: the sandbox joins the running set once
+ * its entry is durable. sandbox_end: start_index must name a running sandbox with the same
+ * sandbox_id, started by the same operator, whose end is not being recorded; its entry is
+ * appended after those of every request of it already admitted (d_sandboxes.h), and it leaves
+ * the set. Anything else is an ErrorFrame (nothing recorded).
+ */
+void d_admin_sandbox_start(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+void d_admin_sandbox_end(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
 
 /* Load the policy file again; on success record PolicyLoaded and switch; on failure record the
  * refusal and keep the old policy. on_done (may be NULL) gets ok and the entry index. 0 or -1

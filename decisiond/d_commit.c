@@ -14,6 +14,7 @@
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_record.h"
+#include "d_sandboxes.h"
 #include "d_jlog.h"
 #include "err.h"
 #include "merkle.h"
@@ -129,6 +130,9 @@ static void commit_done(void *arg)
 {
     struct d_commit *c = arg;
 
+    /* The entry is in the log (or never will be): the sandbox's end may follow it now. */
+    d_sandboxes_unpin(c->d->sandboxes, c->sandbox_pin);
+    c->sandbox_pin = 0;
     if (c->rc < 0) {
         not_recorded(c, "decision not recorded: denied");
         c->kind->done(c, 0);
@@ -148,6 +152,8 @@ void d_commit_submit(struct d_commit *c)
         c->rc = -1;
         c->code = SWORN_ERR_IO;
         snprintf(c->msg, sizeof(c->msg), "%s", sworn_err_msg());
+        d_sandboxes_unpin(c->d->sandboxes, c->sandbox_pin);
+        c->sandbox_pin = 0;
         not_recorded(c, "decisiond is stopping: denied");
         c->kind->done(c, 0);
     }

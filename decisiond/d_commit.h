@@ -7,7 +7,8 @@
  *   worker:       pack the entry (the kind's pack), leaf hash, receipt signature for an allow,
  *                 append entry + receipt in one durable transaction. A receipt that cannot be
  *                 signed turns the allow into a recorded deny (the allow was never written)
- *   loop thread:  refund the budgets an allow charged when it did not happen; on a failure,
+ *   loop thread:  unpin the request's sandbox (d_sandboxes.h: its end may now be appended);
+ *                 refund the budgets an allow charged when it did not happen; on a failure,
  *                 answer with an ErrorFrame (the proxy treats it as a deny); log the line; then
  *                 the kind's done, which answers a success (d_commit_answer) or holds it
  *
@@ -53,7 +54,8 @@ struct d_commit {
     struct sworn_policy_result res;             /* effect, rule, reason, charges */
     const struct sworn_policy_result *charged;  /* refunded when the allow does not happen */
     uint64_t time_ms;                           /* decisiond's clock when it decided */
-    uint8_t policy_digest[32];                  /* of the policy that decided */
+    uint64_t sandbox_pin;      /* the sandbox pinned for this request (d_sandboxes_admit), or 0 */
+    uint8_t policy_digest[32]; /* of the policy that decided */
 
     /* Set by d_commit_release_credential. */
     struct sworn_vault_release cred;

@@ -14,6 +14,7 @@
  *   d_commit.c      the one commit step: pack, receipt, append (worker), refunds, answer
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
  *   d_recent.c      the allows that released a credential (each backs one TokenExchange)
+ *   d_sandboxes.c   the running sworn-run sandboxes, which requests naming one must be of
  *   d_admin.c       the admin socket's calls and the policy reload
  *   d_local.c       the in-process entry point: a request in, the answer to a callback
  *   d_record.c      building entries and appending them with their receipts (worker threads)
@@ -26,10 +27,10 @@
  *   monitor.c       the monitor process, and the engine's channel to it (monitor.h)
  *   d_workq.c       the worker threads; d_metrics.c, d_jlog.c: observability; d_clock.c: time
  *
- * Ownership by thread: the policy, budgets, vault, escalation table, recently-allowed table and
- * connections belong to the loop thread. Workers touch only their job and the thread-safe log
- * and signer process. The checkpoint thread owns the TPM context. Fields marked atomic are read
- * anywhere.
+ * Ownership by thread: the policy, budgets, vault, escalation table, recently-allowed table,
+ * running sandboxes and connections belong to the loop thread. Workers touch only their job and the
+ * thread-safe log and signer process. The checkpoint thread owns the TPM context. Fields marked
+ * atomic are read anywhere.
  */
 #ifndef SWORN_D_DAEMON_H
 #define SWORN_D_DAEMON_H
@@ -58,6 +59,7 @@
 #include "vault.h"
 
 struct d_escalations;
+struct d_sandboxes;
 struct d_checkpointer;
 struct d_conn;
 
@@ -85,6 +87,7 @@ struct d_daemon {
     struct sworn_budgets *budgets;
     struct sworn_vault *vault;
     struct d_escalations *esc;
+    struct d_sandboxes *sandboxes; /* the running sworn-run sandboxes (d_sandboxes.h) */
     struct d_recent_allows recent; /* the allows that released a credential (d_recent.h) */
     struct evconnlistener *decision_listener, *admin_listener;
     struct event *sig_term, *sig_int, *sig_hup;

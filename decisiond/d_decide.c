@@ -3,7 +3,9 @@
  * docs/decisiond.md).
  *
  *   loop thread:  request id taken (a duplicate is denied here) -> the proxy's own refusal
- *                 (denied here, sworn_policy_refusal) -> tpm.required gate -> policy
+ *                 (denied here, sworn_policy_refusal) -> the request's sandbox, when it names
+ *                 one (denied here unless it runs with this principal and name; else pinned
+ *                 until the entry is appended, d_sandboxes.h) -> tpm.required gate -> policy
  *                 (+ budgets) -> escalation cap -> credential release for an allow -> the commit
  *                 step (d_commit.h: record, + receipt, on a worker)
  *   loop thread:  answer the Decision; or, for an escalation, hold the request for an operator
@@ -21,6 +23,7 @@
 #include "d_daemon.h"
 #include "d_record.h"
 #include "d_escalate.h"
+#include "d_sandboxes.h"
 #include "err.h"
 #include "resource.h"
 
@@ -121,6 +124,12 @@ void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__Author
         /* The proxy refused the request itself (bad framing, an obs-fold, ...): a recorded
          * DENY, rule "", before the TPM gate and the policy; nothing charged, no credential
          * (docs/decisiond.md section 2). */
+    } else if (d_sandboxes_admit(d->sandboxes, req->principal, &c->sandbox_pin, c->res.reason,
+                                 sizeof(c->res.reason)) < 0) {
+        /* It names a sandbox that is not running with its principal and name (never started,
+         * ended or ending, another principal or name): a recorded DENY, rule "", before the
+         * TPM gate and the policy; nothing charged (docs/decisiond.md, "Sandboxes"). */
+        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
     } else if (d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
         snprintf(c->res.reason, sizeof(c->res.reason),

@@ -102,6 +102,8 @@ static const d_admin_fn admin_calls[] = {
     [SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW] = d_admin_checkpoint_now,
     [SWORN__V1__ADMIN_REQUEST__BODY_TAIL] = d_admin_tail,
     [SWORN__V1__ADMIN_REQUEST__BODY_METRICS] = d_admin_metrics,
+    [SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START] = d_admin_sandbox_start,
+    [SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END] = d_admin_sandbox_end,
 };
 
 static void admin_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)

@@ -10,6 +10,7 @@
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_record.h"
+#include "d_sandboxes.h"
 #include "d_seen.h"
 #include "err.h"
 
@@ -181,6 +182,13 @@ static void resolve(struct d_daemon *d, struct d_held *h, int approve, const cha
         snprintf(c->res.reason, sizeof(c->res.reason),
                  "denied: the TPM cannot quote and tpm.required is set");
     }
+    /* An approval lets the request out now, so its sandbox must run now: one that ended (or is
+     * ending) while the request was held turns the approval into a deny; else it is pinned
+     * until this entry is appended, before the sandbox's end (d_sandboxes.h). */
+    if (c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW &&
+        d_sandboxes_admit(d->sandboxes, h->req->principal, &c->sandbox_pin, c->res.reason,
+                          sizeof(c->res.reason)) < 0)
+        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
     d_commit_release_credential(c);
     d_commit_submit(c);
 }

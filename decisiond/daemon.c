@@ -46,6 +46,7 @@
 #include "d_escalate.h"
 #include "d_jlog.h"
 #include "d_record.h"
+#include "d_sandboxes.h"
 #include "d_seccomp.h"
 #include "d_server.h"
 #include "encoding.h"
@@ -213,6 +214,8 @@ static void shutdown_all(struct d_daemon *d)
     d->workq = NULL;
     if (d->esc != NULL)
         d_escalations_free(d->esc);
+    d_sandboxes_free(d->sandboxes);
+    d->sandboxes = NULL;
     d_server_drop_all(d);
     d_record_refusals_stop(d); /* the dropped refusals still counted, before the final checkpoint */
     d_checkpointer_stop(d);    /* the final checkpoint, quoted */
@@ -379,6 +382,11 @@ int main(int argc, char **argv)
     }
     if (d_startup_record(d) < 0) {
         fail("measured start");
+        goto out;
+    }
+    /* Before any request: which sandboxes run is the log's word (d_sandboxes.h). */
+    if (d_sandboxes_new(&d->sandboxes) < 0 || d_sandboxes_rebuild(d->sandboxes, d->log) < 0) {
+        fail("sandboxes");
         goto out;
     }
     if (d_escalations_new(d, &d->esc) < 0 || d_server_listen(d) < 0) {

@@ -282,6 +282,48 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
                                json_object_new_int64((int64_t)t->clock_behind_ms));
         break;
     }
+    case SWORN__V1__ENTRY__KIND_SANDBOX_STARTED: {
+        const Sworn__V1__SandboxStarted *t = e->sandbox_started;
+        json_object *argv = json_object_new_array(), *lim = json_object_new_object();
+
+        json_object_object_add(o, "kind", json_object_new_string("sandbox_started"));
+        json_object_object_add(o, "principal", json_object_new_string(t->principal));
+        json_object_object_add(o, "name", json_object_new_string(t->name));
+        json_object_object_add(o, "sandbox_id", hex_json(t->sandbox_id.data, t->sandbox_id.len));
+        for (size_t i = 0; i < t->n_command; i++)
+            json_object_array_add(argv, json_object_new_string(t->command[i]));
+        json_object_object_add(o, "command", argv);
+        json_object_object_add(lim, "wall_ms", json_object_new_int64((int64_t)t->limits->wall_ms));
+        json_object_object_add(lim, "memory_bytes",
+                               json_object_new_int64((int64_t)t->limits->memory_bytes));
+        json_object_object_add(lim, "processes", json_object_new_int64(t->limits->processes));
+        json_object_object_add(lim, "enforced_by", json_object_new_string(t->limits->enforced_by));
+        json_object_object_add(o, "limits", lim);
+        json_object_object_add(o, "config_sha256",
+                               hex_json(t->config_sha256.data, t->config_sha256.len));
+        json_object_object_add(o, "agent_uid", json_object_new_int64(t->agent_uid));
+        json_object_object_add(o, "isolation", json_object_new_string(t->isolation));
+        json_object_object_add(o, "operator", json_object_new_string(t->operator_));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)t->time_unix_ms));
+        break;
+    }
+    case SWORN__V1__ENTRY__KIND_SANDBOX_ENDED: {
+        static const char *const reasons[] = {"unspecified", "exited",  "signaled",
+                                              "timeout",     "stopped", "failed"};
+        const Sworn__V1__SandboxEnded *t = e->sandbox_ended;
+
+        json_object_object_add(o, "kind", json_object_new_string("sandbox_ended"));
+        json_object_object_add(o, "start_index", json_object_new_int64((int64_t)t->start_index));
+        json_object_object_add(o, "sandbox_id", hex_json(t->sandbox_id.data, t->sandbox_id.len));
+        json_object_object_add(
+            o, "reason",
+            json_object_new_string((size_t)t->reason < 6 ? reasons[t->reason] : "unknown"));
+        json_object_object_add(o, "code", json_object_new_int64(t->code));
+        json_object_object_add(o, "duration_ms", json_object_new_int64((int64_t)t->duration_ms));
+        json_object_object_add(o, "operator", json_object_new_string(t->operator_));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)t->time_unix_ms));
+        break;
+    }
     default:
         json_object_object_add(o, "kind", json_object_new_string("unknown"));
         break;
@@ -521,6 +563,10 @@ static int cmd_admin(const char *sock, int argc, char **argv)
         o = NULL;
         for (size_t i = 0; i < r->tail->n_entries; i++)
             print_json(entry_json(r->tail->first_index + i, r->tail->entries[i]));
+        break;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_SANDBOX:
+        json_object_object_add(o, "log_index",
+                               json_object_new_int64((int64_t)r->sandbox->log_index));
         break;
     case SWORN__V1__ADMIN_RESPONSE__BODY_METRICS:
         json_object_put(o);

@@ -140,6 +140,7 @@ int sworn_pbuild_request(struct sworn_pbuild *b, const struct sworn_pbuild_in *i
     b->principal.id = b->principal_id;
     b->principal.sandbox = b->sandbox;
     b->principal.uid = (uint32_t)in->uid;
+    b->principal.sandbox_start_index = in->sandbox_start_index;
     b->req.principal = &b->principal;
     b->req.operation = b->operation;
     b->resource.scheme = b->scheme;

@@ -1,7 +1,8 @@
 /*
  * p_build.h -- the AuthorizationRequest the proxy sends for one agent request (wire/sworn.proto,
- * docs/proxy.md "What decisiond is told"): who (the listener's principal and sandbox, the peer's
- * uid), what (operation, the resource exactly as the request carried it: decisiond canonicalises
+ * docs/proxy.md "What decisiond is told"): who (the listener's principal; its sandbox and the
+ * peer's uid, or on a hostlink the sandbox, SandboxStarted index and agent uid of the relay's
+ * hello), what (operation, the resource exactly as the request carried it: decisiond canonicalises
  * and records both forms), and the context: the method, the header names as sent, the body's
  * length and SHA-256, the components an allow's receipt covers (each value's SHA-256), the
  * SHA-256 of the symbolic token presented, and the delegation chain read from the configured
@@ -37,11 +38,13 @@
 /* What one request asks (all strings NUL-terminated; lengths bounded by the parser). */
 struct sworn_pbuild_in {
     const char *request_id;
-    const char *principal, *sandbox; /* the listener's */
-    uid_t uid;
-    const char *operation; /* "http.request", "ws.upgrade", "tcp.connect" */
-    const char *scheme;    /* as the request carried it ("tcp" for tunnels) */
-    const char *host;      /* as carried */
+    const char *principal, *sandbox; /* the listener's principal; the listener's sandbox, or
+                                        on a hostlink the hello's */
+    uid_t uid;                       /* SO_PEERCRED's, or on a hostlink the hello's agent_uid */
+    uint64_t sandbox_start_index;    /* the hello's on a hostlink, else 0 */
+    const char *operation;           /* "http.request", "ws.upgrade", "tcp.connect" */
+    const char *scheme;              /* as the request carried it ("tcp" for tunnels) */
+    const char *host;                /* as carried */
     uint32_t port;
     const char *path;                       /* path and query as carried ("" for tcp) */
     const char *method;                     /* "" for tcp.connect */

@@ -595,6 +595,12 @@ static int read_listener(const struct ctx *x, const struct sworn_yaml_node *m,
                                 "on this listener is)");
     SWORN_GUARD(read_ident(x, n, "principal", l->principal));
     n = sworn_yaml_get(m, "sandbox");
+    /* On the hostlink each connection's sandbox comes from sworn-run's relay (its HostlinkHello,
+     * docs/proxy.md "The hostlink"): a configured one would be a second, conflicting source. */
+    if (n != NULL && l->kind == SWORN_PCONF_HOSTLINK)
+        return sworn_yaml_error(x->d, n,
+                                "listen.sandbox is refused on a hostlink listener: each "
+                                "connection's sandbox is named by sworn-run's hostlink hello");
     if (n != NULL)
         SWORN_GUARD(read_ident(x, n, "sandbox", l->sandbox));
     SWORN_GUARD(only_for(x, m, "mode", sock, "unix and hostlink"));
@@ -1382,6 +1388,12 @@ size_t sworn_pconf_warnings(const struct sworn_pconf *c, uid_t euid, sworn_pconf
     for (size_t i = 0; i < c->nlisteners; i++) {
         const struct sworn_pconf_listener *l = &c->listeners[i];
 
+        if (l->kind == SWORN_PCONF_HOSTLINK && l->nuids == 0)
+            warnf(&n, fn, arg, "listen.hostlink",
+                  "hostlink listener %s (line %u) has no uids: any peer that can open the socket "
+                  "may send a hostlink hello and name any sandbox of principal %s (list "
+                  "sworn-run's uid in uids)",
+                  l->path, l->line, l->principal);
         if (l->kind == SWORN_PCONF_TCP)
             warnf(&n, fn, arg, "listen.tcp",
                   "tcp listener %s%s%s:%u (line %u): any local user can connect as principal %s "

@@ -74,7 +74,8 @@ struct sworn_pconf_listener {
     char port_file[SWORN_PCONF_PATH_MAX]; /* TCP: where the bound port is written; "" none */
     int tls; /* TCP: clients speak TLS to the proxy (an HTTPS proxy; the leaf is the CA's) */
     char principal[SWORN_PCONF_PRINCIPAL_MAX + 1]; /* required; 1..128 bytes 0x21..0x7e */
-    char sandbox[SWORN_PCONF_PRINCIPAL_MAX + 1];   /* optional (""); same characters */
+    char sandbox[SWORN_PCONF_PRINCIPAL_MAX + 1];   /* optional (""); same characters; refused
+                                                      on a hostlink (its hello names it) */
     uid_t uids[SWORN_PCONF_UIDS_MAX];              /* UNIX, HOSTLINK: peer uids allowed */
     size_t nuids;                                  /* 0: any peer that can open the socket */
     unsigned line, col;                            /* where the listener is in the file */
@@ -168,7 +169,9 @@ int sworn_pconf_open_log(const struct sworn_pconf *c, int *fd);
  * and a sentence: no `user:` while euid is 0, or a `user:` of uid 0 (the proxy runs as root);
  * hardening.seccomp log or
  * off; each upstream.allow_private range shorter than /8 (IPv4; also through ::ffff:0:0/96) or
- * /16 (IPv6); each TCP listener (any local user can connect as its principal). Returns how many.
+ * /16 (IPv6); each hostlink listener without `uids` (any peer that can open the socket names the
+ * sandbox in its hello); each TCP listener (any local user can connect as its principal).
+ * Returns how many.
  */
 typedef void (*sworn_pconf_warn_fn)(void *arg, const char *key, const char *message);
 size_t sworn_pconf_warnings(const struct sworn_pconf *c, uid_t euid, sworn_pconf_warn_fn fn,

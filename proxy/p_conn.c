@@ -3,6 +3,11 @@
  *
  * The phases of a connection, one request at a time:
  *
+ *   HELLO     on a hostlink listener only, once, first: sworn-run's relay's HostlinkHello
+ *             (p_hostlink.h) within timeouts.head; it names the connection's sandbox, its
+ *             SandboxStarted entry and the agent's uid. A bad, late or missing one is recorded
+ *             as a refusal and the connection closed without an answer (the relay is not an
+ *             HTTP client)
  *   HEAD      read and parse a request head (p_http.h); a refusal is recorded and answered,
  *             and the connection is closed (the stream may be out of step after it)
  *   BODY      read the whole body (de-chunked) up to limits.body: the record holds its digest
@@ -43,6 +48,7 @@
 #include "p_build.h"
 #include "p_ca.h"
 #include "p_decide.h"
+#include "p_hostlink.h"
 #include "p_http.h"
 #include "p_jlog.h"
 #include "p_jwt.h"
@@ -60,7 +66,8 @@
 #define OUTPUT_HIGH (1024u * 1024u) /* stop reading the other side above this much unsent */
 
 enum phase {
-    PH_HEAD = 1,
+    PH_HELLO = 1,
+    PH_HEAD,
     PH_BODY,
     PH_DECIDE,
     PH_UPSTREAM,
@@ -74,7 +81,12 @@ enum phase {
 struct pconn {
     struct sworn_proxy *px;
     struct sworn_plistener *l;
+    /* Who, besides the listener's principal: its sandbox and SO_PEERCRED's uid, or on a hostlink
+     * (once its hello is accepted) the hello's sandbox, SandboxStarted index and agent uid. */
     uid_t uid;
+    char sandbox[SWORN_FRAME_NAME_MAX + 1];
+    uint64_t sandbox_start_index;
+    int hello_refused;     /* the hostlink hello was refused: the connection ends unanswered */
     struct bufferevent *a; /* the agent (a TLS filter inside a terminated tunnel) */
     /* The agent's side as layers: [0] the socket, then a TLS filter for a TLS listener and one
      * for a terminated tunnel; a == layer[nlayers - 1]. Each filter owns the layer under it and
@@ -211,6 +223,15 @@ static void reset_request(struct pconn *c)
     c->body_need = 0;
     c->id[0] = '\0';
     c->operation = NULL;
+    /* The target is the next request's to read: a refusal before it is read must not record the
+     * previous request's. Inside a terminated tunnel what can be known already is the tunnel's. */
+    c->scheme[0] = c->host[0] = c->path[0] = '\0';
+    c->port = 0;
+    if (c->in_tunnel) {
+        snprintf(c->scheme, sizeof(c->scheme), "https");
+        snprintf(c->host, sizeof(c->host), "%s", c->tun_host);
+        c->port = c->tun_port;
+    }
     c->res_ok = 0;
     c->upgrade = 0;
     c->has_index = 0;
@@ -363,6 +384,7 @@ static void log_request(struct pconn *c)
 
     r.request_id = c->id[0] != '\0' ? c->id : NULL;
     r.principal = c->l->conf->principal;
+    r.sandbox = c->sandbox;
     r.method = c->method[0] != '\0' ? c->method : NULL;
     r.url = c->url[0] != '\0' ? c->url : NULL;
     r.status = c->status;
@@ -494,6 +516,15 @@ static void on_refusal_recorded_in(struct pconn *c, void *unused_arg,
         c->has_index = 1;
         c->log_index = r->log_index;
     }
+    if (c->hello_refused) {
+        /* The relay is not an HTTP client: nothing is written, the connection ends. */
+        c->status = 0;
+        c->effect = "refused";
+        sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_REFUSED, r->status);
+        log_request(c);
+        conn_abort(c);
+        return;
+    }
     if (c->tunnel_open && !c->in_tunnel) {
         /* A refused tunnel: the agent expects TLS or raw bytes, not an HTTP answer. */
         c->status = 0;
@@ -532,8 +563,9 @@ static void refuse(struct pconn *c, int status, const char *why, const uint8_t *
     c->ph = PH_DECIDE;
     in.request_id = c->id;
     in.principal = c->l->conf->principal;
-    in.sandbox = c->l->conf->sandbox;
+    in.sandbox = c->sandbox;
     in.uid = c->uid;
+    in.sandbox_start_index = c->sandbox_start_index;
     in.operation = c->operation != NULL ? c->operation : "http.request";
     in.scheme = c->scheme;
     in.host = c->host;
@@ -789,6 +821,75 @@ static void step_head(struct pconn *c)
     classify(c);
 }
 
+/* --- The hostlink hello (p_hostlink.h): the first bytes of a hostlink connection. --- */
+
+static void start_hello(struct pconn *c)
+{
+    c->ph = PH_HELLO;
+    c->t0 = now_s();
+    arm(c, c->px->conf->head_timeout_ms); /* from the accept: the relay sends it at once */
+    bufferevent_enable(c->a, EV_READ);
+}
+
+/*
+ * Refuse the hello: recorded as a refusal (operation "hostlink.hello", no target) under the
+ * listener's principal and the relay's uid (SO_PEERCRED), with no sandbox: nothing a refused hello
+ * says is believed, not even what it would have named. Its digest covers the n bytes it was
+ * judged on (what came, when it was late or cut short). Then the connection ends unanswered.
+ */
+static void refuse_hello(struct pconn *c, int status, const char *why, size_t n)
+{
+    struct evbuffer *in = bufferevent_get_input(c->a);
+    size_t have = evbuffer_get_length(in);
+    const uint8_t *p = NULL;
+
+    if (n > have)
+        n = have;
+    c->hello_refused = 1;
+    c->operation = "hostlink.hello";
+    if (n == 0) {
+        refuse(c, status, why, NULL, 0);
+        return;
+    }
+    p = evbuffer_pullup(in, (ev_ssize_t)n);
+    if (p == NULL) {
+        conn_abort(c);
+        return;
+    }
+    head_sha_refuse(c, status, why, p, n);
+}
+
+static void step_hello(struct pconn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->a);
+    size_t have = evbuffer_get_length(in), used = 0;
+    size_t n = have < SWORN_PHOSTLINK_FRAME_MAX ? have : SWORN_PHOSTLINK_FRAME_MAX;
+    const uint8_t *p = n > 0 ? evbuffer_pullup(in, (ev_ssize_t)n) : NULL;
+    struct sworn_phostlink h;
+    const char *why = NULL;
+    int r;
+
+    if (n > 0 && p == NULL) {
+        conn_abort(c);
+        return;
+    }
+    r = sworn_phostlink_read(p, n, c->l->conf->principal, &h, &used, &why);
+    if (r == SWORN_PHOSTLINK_MORE)
+        return;
+    if (r != SWORN_PHOSTLINK_DONE) {
+        refuse_hello(c, 400, why, used);
+        return;
+    }
+    evbuffer_drain(in, used);
+    memcpy(c->sandbox, h.sandbox, sizeof(c->sandbox));
+    c->sandbox_start_index = h.sandbox_start_index;
+    c->uid = (uid_t)h.agent_uid;
+    /* The agent's bytes may have come with the hello: they are the first request's. */
+    start_head(c);
+    if (evbuffer_get_length(in) > 0)
+        step_head(c);
+}
+
 /*
  * Charge n more body bytes to the proxy's whole (limits.bodies): bodies are read whole before the
  * decision, so without a bound for all together many agents' bodies could take the memory. Over
@@ -938,8 +1039,9 @@ static void ask(struct pconn *c)
     }
     in.request_id = c->id;
     in.principal = c->l->conf->principal;
-    in.sandbox = c->l->conf->sandbox;
+    in.sandbox = c->sandbox;
     in.uid = c->uid;
+    in.sandbox_start_index = c->sandbox_start_index;
     in.operation = c->operation;
     in.scheme = c->scheme;
     in.host = c->host;
@@ -1927,6 +2029,9 @@ static void on_a_read_in(struct pconn *c, struct bufferevent *bev, void *unused_
 
     (void)bev;
     switch (c->ph) {
+    case PH_HELLO:
+        step_hello(c);
+        break;
     case PH_HEAD:
         step_head(c);
         break;
@@ -1987,6 +2092,12 @@ static void on_a_event_in(struct pconn *c, struct bufferevent *bev, short what, 
 
     (void)bev;
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+        if (c->ph == PH_HELLO) {
+            /* Closed (or reset) before a whole hello: the bytes that came are judged. */
+            refuse_hello(c, 400, "the connection closed before a whole hostlink hello",
+                         evbuffer_get_length(bufferevent_get_input(c->a)));
+            return;
+        }
         if (c->ph == PH_SPLICE && c->u != NULL && (what & BEV_EVENT_EOF)) {
             /* The agent finished sending: pass that on and let upstream answer. */
             splice_move(c, c->a, c->u, 0);
@@ -2111,6 +2222,10 @@ static void on_timer_in(struct pconn *c, evutil_socket_t fd, short what, void *u
     (void)fd;
     (void)what;
     switch (c->ph) {
+    case PH_HELLO:
+        refuse_hello(c, 408, "the hostlink hello did not arrive within timeouts.head",
+                     evbuffer_get_length(bufferevent_get_input(c->a)));
+        return;
     case PH_HEAD:
         if (!c->head_started) {
             conn_abort(c); /* idle: a kept-alive connection with no next request */
@@ -2167,6 +2282,7 @@ void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
     c->px = px;
     c->l = l;
     c->uid = uid;
+    memcpy(c->sandbox, l->conf->sandbox, sizeof(c->sandbox)); /* "" on a hostlink (p_config.h) */
     c->ms_decide = -1;
     c->a = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
     c->timer = evtimer_new(px->base, on_timer, c);
@@ -2200,5 +2316,8 @@ void sworn_pconn_accept(struct sworn_plistener *l, int fd, uid_t uid)
             return;
         }
     }
-    start_head(c);
+    if (l->conf->kind == SWORN_PCONF_HOSTLINK)
+        start_hello(c);
+    else
+        start_head(c);
 }

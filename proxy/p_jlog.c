@@ -168,6 +168,8 @@ void sworn_plog_request(const struct sworn_plog_req *r)
         return;
     add_str(f, "request_id", r->request_id);
     add_str(f, "principal", r->principal);
+    if (r->sandbox != NULL && r->sandbox[0] != '\0')
+        add_str(f, "sandbox", r->sandbox);
     add_str(f, "method", r->method);
     add_str(f, "url", r->url);
     if (r->status != 0)

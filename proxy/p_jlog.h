@@ -53,6 +53,8 @@ void sworn_plog(enum sworn_plog_level lvl, const char *event, json_object *field
 struct sworn_plog_req {
     const char *request_id; /* the id the agent's response and the record carry */
     const char *principal;  /* the listener's principal */
+    const char *sandbox;    /* the connection's sandbox (the listener's, or the hostlink
+                               hello's); NULL or "": left out */
     const char *method;
     const char *url;    /* the canonical URL (policy/resource.h), never the raw target */
     int status;         /* the status sent to the agent */

@@ -58,6 +58,7 @@ void sworn_prefuse_start(struct sworn_prefuse *f, struct sworn_pdecide *d, struc
     bin.principal = in->principal;
     bin.sandbox = in->sandbox;
     bin.uid = in->uid;
+    bin.sandbox_start_index = in->sandbox_start_index;
     bin.operation = in->operation;
     bin.scheme = in->scheme;
     bin.host = in->host;

@@ -26,6 +26,7 @@ struct sworn_prefuse_in {
     const char *request_id;
     const char *principal, *sandbox;
     uid_t uid;
+    uint64_t sandbox_start_index; /* as sworn_pbuild_in's */
     const char *operation;
     const char *scheme, *host; /* as far as they could be read ("" when not) */
     uint32_t port;             /* 0 when not read */

@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "frame.h"
 #include "p_token.h"
+#include "utf8.h"
 #include "wipe.h"
 #include "yamldoc.h"
 
@@ -539,10 +540,17 @@ static int check_required(const struct sworn_run_conf *c)
     if (c->argc > SWORN_RUN_ARGV_MAX)
         return sworn_err_set(SWORN_ERR_RANGE, "the command has more than %u arguments",
                              SWORN_RUN_ARGV_MAX);
-    for (size_t i = 0; i < c->argc; i++)
+    for (size_t i = 0; i < c->argc; i++) {
         if (strlen(c->argv[i]) > SWORN_RUN_ARG_MAX)
             return sworn_err_set(SWORN_ERR_RANGE, "argument %zu of the command is over %u bytes", i,
                                  SWORN_RUN_ARG_MAX);
+        /* The command is recorded, and the record holds text without control characters. */
+        if (sworn_utf8_check(c->argv[i], strlen(c->argv[i]), 0, "the command") < 0)
+            return sworn_err_set(SWORN_ERR_ARG,
+                                 "argument %zu of the command cannot be recorded: %s (write it "
+                                 "in a script in the work folder instead)",
+                                 i, sworn_err_msg());
+    }
     if (c->argv[0][0] == '\0')
         return sworn_err_set(SWORN_ERR_ARG, "the command is empty");
     return 0;

@@ -19,6 +19,7 @@
  * recorded as FAILED).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -63,6 +64,7 @@
 #define CA_BUNDLE_MAX (4u * 1024u * 1024u)
 #define PROXY_CA_MAX (64u * 1024u)
 #define SETUP_TIMEOUT_MS 10000
+#define SWORN_RUN_UID_LOCKS_PARENT "/run/sworn-run" /* its uids/ holds one lock file per uid */
 
 static void usage(FILE *f)
 {
@@ -346,32 +348,60 @@ static int wait_dumpable(void)
     return 0;
 }
 
-/* Root mode: the first uid of the range whose lock file we can hold. The lock is held until
- * sworn-run exits; every sworn-run of this state folder takes uids the same way. */
-static int take_uid(int state_fd)
+/* Whether any process of the host runs as uid u (a uid of the range some other program uses). */
+static int uid_in_use(uid_t u)
 {
-    char name[64];
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int used = 0;
 
-    if (mkdirat(state_fd, "uids", 0700) < 0 && errno != EEXIST)
-        return sworn_err_set(SWORN_ERR_IO, "state folder: uids: %s", strerror(errno));
+    if (d == NULL)
+        return 1; /* cannot tell: do not take it */
+    while (!used && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+            fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_uid == u)
+            used = 1;
+    }
+    closedir(d);
+    return used;
+}
+
+/* Root mode: the first uid of the range whose lock file we can hold and that no process has.
+ * The locks live in one folder for the whole host (SWORN_RUN_UID_LOCKS), whatever the state
+ * folder, so that two sworn-runs never give two sandboxes one uid; each is held until sworn-run
+ * exits. */
+static int take_uid(void)
+{
+    char name[32];
+    int dir = -1;
+
+    SWORN_GUARD(
+        sworn_safefile_opendir(SWORN_RUN_UID_LOCKS_PARENT, 1, "sworn-run's uid locks", &dir));
+    if (mkdirat(dir, "uids", 0700) < 0 && errno != EEXIST)
+        SWORN_ENSURE(0, SWORN_ERR_IO, "%s/uids: %s", SWORN_RUN_UID_LOCKS_PARENT, strerror(errno));
     for (uint32_t i = 0; i < R.conf.uid_count; i++) {
         uid_t u = R.conf.uid_first + i;
         int fd;
         snprintf(name, sizeof(name), "uids/%u", (unsigned)u);
-        fd = openat(state_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-            return sworn_err_set(SWORN_ERR_IO, "state folder: %s: %s", name, strerror(errno));
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        SWORN_ENSURE(fd >= 0, SWORN_ERR_IO, "%s/%s: %s", SWORN_RUN_UID_LOCKS_PARENT, name,
+                     strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && !uid_in_use(u)) {
             R.uid_lock = fd;
             R.agent_uid = u;
             R.agent_gid = (gid_t)u;
+            close(dir);
             return 0;
         }
         close(fd);
     }
-    return sworn_err_set(SWORN_ERR_RANGE, "every uid of %u..%u is taken by a running sandbox",
-                         (unsigned)R.conf.uid_first,
-                         (unsigned)(R.conf.uid_first + R.conf.uid_count - 1));
+    sworn_err_set(SWORN_ERR_RANGE, "every uid of %u..%u is taken by a running sandbox or process",
+                  (unsigned)R.conf.uid_first, (unsigned)(R.conf.uid_first + R.conf.uid_count - 1));
+fail:
+    if (dir >= 0)
+        close(dir);
+    return -1;
 }
 
 static int default_state_dir(char *out, size_t cap)
@@ -444,7 +474,7 @@ static int make_folders(void)
         default_state_dir(state, sizeof(state));
     SWORN_GUARD(sworn_safefile_opendir(state, 1, "sworn-run's state folder", &state_fd));
     if (R.root_mode)
-        SWORN_GUARD(take_uid(state_fd));
+        SWORN_GUARD(take_uid());
     if ((size_t)snprintf(R.run_dir, sizeof(R.run_dir), "%s/%s", state, R.id_hex) >=
             sizeof(R.run_dir) - sizeof("/root") ||
         (size_t)snprintf(R.root_dir, sizeof(R.root_dir), "%s/root", R.run_dir) >=
@@ -785,6 +815,7 @@ int main(int argc, char **argv)
 failed:
     say("%s", sworn_err_msg());
     R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
+    R.code = 0; /* FAILED carries no code (a stop signal may have set one) */
     R.exit_status = EXIT_FAILURE_RUN;
 end:
     if (clean_up() < 0 && R.exit_status == 0)

@@ -122,6 +122,36 @@ static int method_token_ok(const char *m)
     return 1;
 }
 
+/* A principal or sandbox name (docs/protocol.md 4.1): 1..128 bytes, each 0x21..0x7e. */
+static int name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n < 1 || n > SV_PRINCIPAL_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
+/* SHA-256(principal NUL name): who a request or a sandbox is, in a fixed size. */
+static void who_digest(const char *principal, const char *name, uint8_t out[SV_HASH])
+{
+    size_t pl = strlen(principal), nl = strlen(name);
+    char *b = malloc(pl + nl + 1);
+
+    if (b == NULL) { /* compared only with other digests: none of a real name is all 0xff */
+        memset(out, 0xff, SV_HASH);
+        return;
+    }
+    memcpy(b, principal, pl);
+    b[pl] = '\0';
+    memcpy(b + pl + 1, name, nl);
+    sv_sha256(b, pl + nl + 1, out);
+    free(b);
+}
+
 static int d32(const ProtobufCBinaryData *b, int may_be_empty)
 {
     return b->len == 32 || (may_be_empty && b->len == 0);
@@ -376,6 +406,10 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             return -1;
         info->effect = d->effect;
         info->no_rule = d->rule_id[0] == '\0';
+        info->sandbox_start_index = d->request->principal->sandbox_start_index;
+        if (info->sandbox_start_index != 0)
+            who_digest(d->request->principal->id, d->request->principal->sandbox,
+                       info->sandbox_who);
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;
         snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
@@ -581,6 +615,74 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         info->time_unix_ms = t->time_unix_ms;
         info->high_water_ms = t->high_water_unix_ms;
         info->clock_behind_ms = t->clock_behind_ms;
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_SANDBOX_STARTED: {
+        /* sworn-run started a sandbox (docs/formats.md): who it runs as, what, with what limits. */
+        const Svpb__V1__SandboxStarted *t = e->sandbox_started;
+
+        if (!name_ok(t->principal) || !name_ok(t->name))
+            BAD("sandbox-field",
+                "sandbox_started: principal and name must be 1..128 bytes 0x21..0x7e");
+        if (t->sandbox_id.len != SV_SANDBOX_ID)
+            BAD("sandbox-field", "sandbox_started: sandbox_id is %zu bytes, not 16",
+                t->sandbox_id.len);
+        if (t->n_command < 1 || t->n_command > SV_COMMAND_MAX)
+            BAD("sandbox-field", "sandbox_started: %zu command items, not 1..256", t->n_command);
+        if (t->limits == NULL || (strcmp(t->limits->enforced_by, "cgroup2") != 0 &&
+                                  strcmp(t->limits->enforced_by, "cgroup1") != 0 &&
+                                  strcmp(t->limits->enforced_by, "rlimit") != 0))
+            BAD("sandbox-field",
+                "sandbox_started: no limits, or enforced_by is not cgroup2, cgroup1 or rlimit");
+        if (!d32(&t->config_sha256, 0))
+            BAD("sandbox-field", "sandbox_started: config_sha256 is not 32 bytes");
+        if (strcmp(t->isolation, "root") != 0 && strcmp(t->isolation, "unprivileged") != 0)
+            BAD("sandbox-field", "sandbox_started: isolation is neither root nor unprivileged");
+        if (t->operator_[0] == '\0')
+            BAD("missing-field", "sandbox_started: no operator");
+        if (strlen(t->operator_) > OPERATOR_MAX)
+            BAD("field-too-long", "sandbox_started: operator longer than %d bytes", OPERATOR_MAX);
+        memcpy(info->sandbox_id, t->sandbox_id.data, SV_SANDBOX_ID);
+        who_digest(t->principal, t->name, info->sandbox_who);
+        sv_sha256(t->operator_, strlen(t->operator_), info->operator_digest);
+        info->time_unix_ms = t->time_unix_ms;
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_SANDBOX_ENDED: {
+        const Svpb__V1__SandboxEnded *t = e->sandbox_ended;
+        uint32_t lo = 0, hi = 0;
+
+        if (t->start_index == 0)
+            BAD("sandbox-field", "sandbox_ended: no start_index");
+        if (t->sandbox_id.len != SV_SANDBOX_ID)
+            BAD("sandbox-field", "sandbox_ended: sandbox_id is %zu bytes, not 16",
+                t->sandbox_id.len);
+        switch ((int)t->reason) {
+        case 1: /* EXITED: the exit status */
+            hi = 255;
+            break;
+        case 2: /* SIGNALED, STOPPED: the signal's number */
+        case 4:
+            lo = 1;
+            hi = 64;
+            break;
+        case 3: /* TIMEOUT, FAILED: no status */
+        case 5:
+            break;
+        default:
+            BAD("sandbox-field", "sandbox_ended: reason %d is not 1..5", (int)t->reason);
+        }
+        if (t->code < lo || t->code > hi)
+            BAD("sandbox-field", "sandbox_ended: code %u is outside %u..%u for reason %d",
+                (unsigned)t->code, (unsigned)lo, (unsigned)hi, (int)t->reason);
+        if (t->operator_[0] == '\0')
+            BAD("missing-field", "sandbox_ended: no operator");
+        if (strlen(t->operator_) > OPERATOR_MAX)
+            BAD("field-too-long", "sandbox_ended: operator longer than %d bytes", OPERATOR_MAX);
+        info->sandbox_start_index = t->start_index;
+        memcpy(info->sandbox_id, t->sandbox_id.data, SV_SANDBOX_ID);
+        sv_sha256(t->operator_, strlen(t->operator_), info->operator_digest);
+        info->time_unix_ms = t->time_unix_ms;
         return 0;
     }
     default:

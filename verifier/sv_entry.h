@@ -21,16 +21,22 @@
  * check `time-marks`); a Refused entry a channel "decision" or "admin". For a CredentialsMinted
  * entry the replaced_credential_ids are at most 16, distinct, none also minted by the entry, and
  * each a minted member of from_credential_id's family (docs/formats.md section 1: the root with
- * ".oauth.<n>" suffixes). Every entry has a time_unix_ms that is not 0 (time-missing: issue 13,
- * finding 6). The verifier's own copy of docs/protocol.md section 3's bounds and shapes (finding 8)
- * has its own codes: json-number (a JsonNumber value not one RFC 8259 number), error-too-long (a
- * PolicyLoaded error over 1024 bytes), path-relative (a measured path not starting with '/'),
- * pcr-half (pcr23 without pcr23_before or the reverse), rule-missing (an ALLOW or ESCALATE with
- * no rule_id), method-not-token (a non-empty method that is not an upper-case RFC 9110 token, in
- * anything but a deny by no rule), refusal-not-deny (a request holding a ProxyRefusal recorded
- * as anything but a DENY by no rule without a credential), field-too-long (operation, scheme, host,
- * tool, method, covered name, rule_id, operator over wire/frame.c's bounds). Otherwise it returns
- * -1 with a short stable reason code in code and a message in why. Thread-safe.
+ * ".oauth.<n>" suffixes). A SandboxStarted entry needs a principal and a name of 1..128 bytes
+ * 0x21..0x7e, a 16-byte sandbox_id, 1..256 command items, limits with enforced_by "cgroup2",
+ * "cgroup1" or "rlimit", a 32-byte config_sha256, isolation "root" or "unprivileged" and an
+ * operator of 1..256 bytes; a SandboxEnded entry a start_index that is not 0, a 16-byte
+ * sandbox_id, a reason 1..5 with its code in range (EXITED 0..255, SIGNALED and STOPPED 1..64,
+ * TIMEOUT and FAILED 0) and an operator (code sandbox-field). Every entry has a time_unix_ms that
+ * is not 0 (time-missing: issue 13, finding 6). The verifier's own copy of docs/protocol.md section
+ * 3's bounds and shapes (finding 8) has its own codes: json-number (a JsonNumber value not one RFC
+ * 8259 number), error-too-long (a PolicyLoaded error over 1024 bytes), path-relative (a measured
+ * path not starting with '/'), pcr-half (pcr23 without pcr23_before or the reverse), rule-missing
+ * (an ALLOW or ESCALATE with no rule_id), method-not-token (a non-empty method that is not an
+ * upper-case RFC 9110 token, in anything but a deny by no rule), refusal-not-deny (a request
+ * holding a ProxyRefusal recorded as anything but a DENY by no rule without a credential),
+ * field-too-long (operation, scheme, host, tool, method, covered name, rule_id, operator over
+ * wire/frame.c's bounds). Otherwise it returns -1 with a short stable reason code in code and a
+ * message in why. Thread-safe.
  */
 #ifndef SV_ENTRY_H
 #define SV_ENTRY_H
@@ -53,7 +59,13 @@ enum sv_entry_kind {
     SV_ENTRY_CREDENTIALS_MINTED = 7,
     SV_ENTRY_REFUSALS_DROPPED = 8,
     SV_ENTRY_TIME_MARK = 9,
+    SV_ENTRY_SANDBOX_STARTED = 10,
+    SV_ENTRY_SANDBOX_ENDED = 11,
 };
+
+#define SV_SANDBOX_ID 16     /* sworn.proto: SandboxStarted/SandboxEnded.sandbox_id, exactly 16 */
+#define SV_PRINCIPAL_MAX 128 /* principal and sandbox names: 1..128 bytes 0x21..0x7e */
+#define SV_COMMAND_MAX 256   /* sworn.proto: SandboxStarted.command, 1..256 items */
 
 #define SV_MINTED_MAX 8    /* sworn.proto: CredentialsMinted.minted, 1..8 */
 #define SV_REPLACED_MAX 16 /* sworn.proto: CredentialsMinted.replaced_credential_ids, 0..16 */
@@ -93,6 +105,15 @@ struct sv_entry_info {
     size_t n_minted_ids, n_replaced_ids;
     uint8_t minted_ids[SV_MINTED_MAX][SV_HASH];
     uint8_t replaced_ids[SV_REPLACED_MAX][SV_HASH];
+    /* decision: the request's Principal.sandbox_start_index (0: not from a sandbox);
+     * sandbox_ended: its start_index */
+    uint64_t sandbox_start_index;
+    /* decision with a sandbox_start_index, sandbox_started: SHA-256(principal NUL name), the
+     * request's principal.id and principal.sandbox or the start's principal and name, so that
+     * the two compare whatever their length */
+    uint8_t sandbox_who[SV_HASH];
+    uint8_t sandbox_id[SV_SANDBOX_ID]; /* sandbox_started, sandbox_ended */
+    uint8_t operator_digest[SV_HASH];  /* sandbox_started, sandbox_ended: SHA-256(operator) */
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

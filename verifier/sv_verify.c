@@ -39,6 +39,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "escalations",
     "token-exchanges",
     "time-marks",
+    "sandboxes",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -311,6 +312,19 @@ struct esc_rec {
     uint8_t leaf[SV_HASH];
     char request_id[SV_ID_MAX + 1];
     int resolved; /* an EscalationResolved named it */
+    /* the sandbox its request names (sandbox_start_index, 0: none) and who it says it is */
+    uint64_t sandbox_start_index;
+    uint8_t sandbox_who[SV_HASH];
+};
+
+/* A SandboxStarted entry (check `sandboxes`), and the end that named it, if any. */
+struct sbx_rec {
+    uint64_t index;
+    uint8_t id[SV_SANDBOX_ID];
+    uint8_t who[SV_HASH];       /* SHA-256(principal NUL name) */
+    uint8_t operator_[SV_HASH]; /* SHA-256(operator) */
+    int ended;
+    uint64_t end_index;
 };
 
 /* One receipt signature to check; a bundle's are checked on several threads. */
@@ -411,6 +425,11 @@ struct stream {
      * named, then the naming entry's index): two naming one entry are caught at the end. */
     struct unseen_ref *unseen_res, *unseen_ex;
     size_t nunseen_res, cap_unseen_res, nunseen_ex, cap_unseen_ex;
+    /* sandboxes: the SandboxStarted entries seen, in index order; the ends and requests that
+     * name a start before a bundle's range (not seen, so not checked) */
+    struct sbx_rec *sbxs;
+    size_t nsbxs, cap_sbxs;
+    uint64_t unseen_sandboxes;
 };
 
 struct unseen_ref {
@@ -913,7 +932,7 @@ static void check_roots(struct stream *s)
 
 /* An escalate entry at index (streamed in index order, so escs stays sorted). */
 static void escalate_add(struct stream *s, uint64_t index, const uint8_t leaf[SV_HASH],
-                         const char *request_id)
+                         const struct sv_entry_info *info)
 {
     struct esc_rec *r;
 
@@ -934,8 +953,10 @@ static void escalate_add(struct stream *s, uint64_t index, const uint8_t leaf[SV
     r = &s->escs[s->nescs++];
     r->index = index;
     memcpy(r->leaf, leaf, SV_HASH);
-    snprintf(r->request_id, sizeof(r->request_id), "%s", request_id);
+    snprintf(r->request_id, sizeof(r->request_id), "%s", info->request_id);
     r->resolved = 0;
+    r->sandbox_start_index = info->sandbox_start_index;
+    memcpy(r->sandbox_who, info->sandbox_who, SV_HASH);
 }
 
 static struct esc_rec *escalate_at(struct stream *s, uint64_t index)
@@ -1001,6 +1022,144 @@ static struct cred_allow *allow_find(struct stream *s, uint64_t index)
     return NULL;
 }
 
+/* A SandboxStarted entry at index (streamed in index order, so sbxs stays sorted). */
+static void sandbox_add(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    struct sbx_rec *r;
+
+    if (s->nsbxs == s->cap_sbxs) {
+        size_t nc = s->cap_sbxs ? 2 * s->cap_sbxs : 64;
+        struct sbx_rec *n = realloc(s->sbxs, nc * sizeof(*n));
+
+        if (n == NULL) {
+            char item[64];
+
+            snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+            sv_report_fail(s->rep, SV_CHECK_SANDBOXES, item, "internal", "out of memory");
+            return;
+        }
+        s->sbxs = n;
+        s->cap_sbxs = nc;
+    }
+    r = &s->sbxs[s->nsbxs++];
+    r->index = index;
+    memcpy(r->id, info->sandbox_id, SV_SANDBOX_ID);
+    memcpy(r->who, info->sandbox_who, SV_HASH);
+    memcpy(r->operator_, info->operator_digest, SV_HASH);
+    r->ended = 0;
+    r->end_index = 0;
+    pass(s->rep, SV_CHECK_SANDBOXES);
+}
+
+static struct sbx_rec *sandbox_at(struct stream *s, uint64_t index)
+{
+    size_t lo = 0, hi = s->nsbxs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->sbxs[mid].index == index)
+            return &s->sbxs[mid];
+        if (s->sbxs[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/*
+ * A SandboxEnded entry at index: its start_index names an earlier SandboxStarted entry with the
+ * same sandbox_id, recorded by the same operator, that no other end named (docs/verifier.md,
+ * check `sandboxes`).
+ */
+static void check_sandbox_end(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    uint64_t at = info->sandbox_start_index;
+    char item[64], why[SV_WHY];
+    const char *code = NULL;
+    struct sbx_rec *r = NULL;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (at >= index) {
+        code = "sandbox-end-not-start";
+        snprintf(why, sizeof(why), "the end names entry %llu, which is not an earlier entry",
+                 (unsigned long long)at);
+    } else if (at < s->first_index) {
+        s->unseen_sandboxes++; /* before a bundle's range: cannot be checked here */
+        return;
+    } else if ((r = sandbox_at(s, at)) == NULL) {
+        code = "sandbox-end-not-start";
+        snprintf(why, sizeof(why), "the end names entry %llu, which is not a SandboxStarted entry",
+                 (unsigned long long)at);
+    } else if (memcmp(r->id, info->sandbox_id, SV_SANDBOX_ID) != 0) {
+        code = "sandbox-end-id-mismatch";
+        snprintf(why, sizeof(why),
+                 "the end's sandbox_id is not that of the sandbox started at entry %llu",
+                 (unsigned long long)at);
+    } else if (memcmp(r->operator_, info->operator_digest, SV_HASH) != 0) {
+        code = "sandbox-end-operator-mismatch";
+        snprintf(why, sizeof(why),
+                 "the end was recorded by another operator than the start at entry %llu",
+                 (unsigned long long)at);
+    } else if (r->ended) {
+        code = "sandbox-end-twice";
+        snprintf(why, sizeof(why), "the sandbox started at entry %llu was ended before, at %llu",
+                 (unsigned long long)at, (unsigned long long)r->end_index);
+    }
+    if (code != NULL) {
+        sv_report_fail(s->rep, SV_CHECK_SANDBOXES, item, code, why);
+        return;
+    }
+    r->ended = 1;
+    r->end_index = index;
+    pass(s->rep, SV_CHECK_SANDBOXES);
+}
+
+/*
+ * An entry at index that lets a request of a sandbox out or holds it for an operator (a decision
+ * ALLOW or ESCALATE, an EscalationResolved ALLOW), whose request names the sandbox started at
+ * `at` as who (SHA-256 of its principal NUL its sandbox name): that start must be an earlier
+ * SandboxStarted entry of the same principal and name, not ended before this entry.
+ */
+static void check_sandbox_use(struct stream *s, uint64_t index, uint64_t at,
+                              const uint8_t who[SV_HASH], const char *what)
+{
+    char item[64], why[SV_WHY];
+    const char *code = NULL;
+    struct sbx_rec *r = NULL;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (at >= index) {
+        code = "sandbox-unknown";
+        snprintf(why, sizeof(why), "%s names sandbox start %llu, which is not an earlier entry",
+                 what, (unsigned long long)at);
+    } else if (at < s->first_index) {
+        s->unseen_sandboxes++;
+        return;
+    } else if ((r = sandbox_at(s, at)) == NULL) {
+        code = "sandbox-unknown";
+        snprintf(why, sizeof(why), "%s names entry %llu, which is not a SandboxStarted entry", what,
+                 (unsigned long long)at);
+    } else if (r->ended) {
+        code = "sandbox-ended";
+        snprintf(why, sizeof(why),
+                 "%s names the sandbox started at entry %llu, which ended before (entry %llu)",
+                 what, (unsigned long long)at, (unsigned long long)r->end_index);
+    } else if (memcmp(r->who, who, SV_HASH) != 0) {
+        code = "sandbox-mismatch";
+        snprintf(why, sizeof(why),
+                 "%s is of another principal or sandbox name than the sandbox started at entry "
+                 "%llu",
+                 what, (unsigned long long)at);
+    }
+    if (code != NULL) {
+        sv_report_fail(s->rep, SV_CHECK_SANDBOXES, item, code, why);
+        return;
+    }
+    pass(s->rep, SV_CHECK_SANDBOXES);
+}
+
 /*
  * An EscalationResolved entry at index: it must name, by index and leaf hash, exactly one earlier
  * Decision entry with effect ESCALATE whose request has the same request id, and no other
@@ -1064,6 +1223,9 @@ static void check_resolution(struct stream *s, uint64_t index, const struct sv_e
     if (s->ids != NULL)
         sv_ids_release(s->ids, r->request_id); /* no longer held: only the window keeps it */
     pass(s->rep, SV_CHECK_ESCALATIONS);
+    /* An approval lets the held request out now: its sandbox must still run. */
+    if (info->effect == 1 && r->sandbox_start_index != 0)
+        check_sandbox_use(s, index, r->sandbox_start_index, r->sandbox_who, "the approval");
 }
 
 /*
@@ -1464,12 +1626,21 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         check_policy_in_force(s, index, item, &info);
         check_request_id(s, item, &info);
         if (info.effect == 3)
-            escalate_add(s, index, leaf, info.request_id);
+            escalate_add(s, index, leaf, &info);
         wants_receipt = info.effect == 1;
         if (info.effect == 1 && info.credential_id[0] != '\0' && allow_add(s, index, &info) != 0)
             sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "internal", "out of memory");
         if (info.effect == 1 && info.credential_id[0] != '\0')
             check_release(s, index, &info);
+        if ((info.effect == 1 || info.effect == 3) && info.sandbox_start_index != 0)
+            check_sandbox_use(s, index, info.sandbox_start_index, info.sandbox_who,
+                              info.effect == 1 ? "the allow" : "the escalation");
+        break;
+    case SV_ENTRY_SANDBOX_STARTED:
+        sandbox_add(s, index, &info);
+        break;
+    case SV_ENTRY_SANDBOX_ENDED:
+        check_sandbox_end(s, index, &info);
         break;
     case SV_ENTRY_CREDENTIALS_MINTED:
         check_exchange(s, index, &info);
@@ -2265,6 +2436,11 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                    "one escalation resolved twice");
     unseen_repeats(&s, SV_CHECK_EXCHANGES, s.unseen_ex, s.nunseen_ex, "exchange-allow-reused",
                    "one allow backs two exchanges");
+    if (s.unseen_sandboxes > 0)
+        snprintf(rep->checks[SV_CHECK_SANDBOXES].note, sizeof(rep->checks[0].note),
+                 "%llu entries name a sandbox started before this range: verify the whole log "
+                 "to check them",
+                 (unsigned long long)s.unseen_sandboxes);
     if (s.unseen_escalations > 0)
         snprintf(rep->checks[SV_CHECK_ESCALATIONS].note, sizeof(rep->checks[0].note),
                  "%llu resolution(s) name an escalate entry before this range: verify the whole "
@@ -2419,6 +2595,7 @@ out:
     free(s.digests);
     free(s.starts);
     free(s.escs);
+    free(s.sbxs);
     sv_ids_free(s.ids);
     free(s.callows);
     free(s.repl);
@@ -2596,6 +2773,7 @@ done:
     free(s.digests);
     free(s.starts);
     free(s.escs);
+    free(s.sbxs);
     sv_ids_free(s.ids);
     free(s.callows);
     free(s.repl);

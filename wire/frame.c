@@ -4,6 +4,7 @@
  * here.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,10 +371,9 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_ENSURE(m->principal != NULL, SWORN_ERR_FORMAT, "principal is missing");
     SWORN_GUARD(check_str(m->principal->id, SWORN_FRAME_STRING_MAX, 1, "principal.id"));
     SWORN_GUARD(check_str(m->principal->sandbox, SWORN_FRAME_STRING_MAX, 0, "principal.sandbox"));
-    /* Fail closed until decisiond checks a request's sandbox against its SandboxStarted entry
-     * (issue 15): until then no request may claim one. */
-    SWORN_ENSURE(m->principal->sandbox_start_index == 0, SWORN_ERR_FORMAT,
-                 "principal.sandbox_start_index is not accepted yet (no sandbox is recorded)");
+    /* principal.sandbox_start_index may be any index: decisiond denies (recorded) a request
+     * whose index names no running sandbox of its principal and name (d_sandboxes.h), and
+     * sworn-verify checks the record the same way (check `sandboxes`). */
     SWORN_GUARD(check_str(m->operation, 64, 1, "operation"));
     if (refused)
         SWORN_GUARD(check_refusal(m->refusal));
@@ -514,6 +514,10 @@ _Static_assert(SWORN_FRAME_RECORD_OVERHEAD ==
                        PB_BYTES(RECORD_CANON_MAX) + PB_BYTES(SWORN_FRAME_HASH_LEN),
                "SWORN_FRAME_RECORD_OVERHEAD is the DecisionRecord's worst case");
 _Static_assert(SWORN_FRAME_REQUEST_MAX >= 16384u, "a request's length in a record is 3 bytes");
+_Static_assert(
+    SWORN_FRAME_SANDBOX_START_MAX ==
+        SWORN_FRAME_ENTRY_MAX - (1u + 3u) - PB_BYTES(SWORN_FRAME_OPERATOR_MAX) - (1u + 10u),
+    "SWORN_FRAME_SANDBOX_START_MAX leaves room for the operator, time and entry framing");
 
 /*
  * A page of held escalations fits in one frame: each PendingEscalation holds a request of at most
@@ -726,12 +730,126 @@ static int check_entry_time(const Sworn__V1__Entry *m, int writing)
     case SWORN__V1__ENTRY__KIND_TIME_MARK:
         t = m->time_mark->time_unix_ms;
         break;
+    case SWORN__V1__ENTRY__KIND_SANDBOX_STARTED:
+        t = m->sandbox_started->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_SANDBOX_ENDED:
+        t = m->sandbox_ended->time_unix_ms;
+        break;
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }
     if (t == 0)
         return sworn_err_set(SWORN_ERR_FORMAT, "entry.time_unix_ms is missing (0)");
     return 0;
+}
+
+/* The isolation modes of docs/sandbox.md and the ways limits are held (SandboxLimits). */
+static int one_of(const char *s, const char *const *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s != NULL && strcmp(s, set[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * A SandboxStarted: as the admin call carries it (recorded 0: operator empty and time 0, since
+ * decisiond fills both in) or as the log stores it (recorded 1: both required). what prefixes
+ * the messages ("sandbox_start.started" or "sandbox_started").
+ */
+static int check_sandbox_started(const Sworn__V1__SandboxStarted *s, int recorded, const char *what)
+{
+    static const char *const enforced[] = {"cgroup2", "cgroup1", "rlimit"};
+    static const char *const isolation[] = {"root", "unprivileged"};
+    char field[64];
+
+    SWORN_ENSURE(s != NULL, SWORN_ERR_FORMAT, "%s is missing", what);
+    SWORN_ENSURE(sworn_frame_name_ok(s->principal), SWORN_ERR_FORMAT,
+                 "%s.principal must be 1..%u printable ASCII bytes without spaces", what,
+                 SWORN_FRAME_NAME_MAX);
+    SWORN_ENSURE(sworn_frame_name_ok(s->name), SWORN_ERR_FORMAT,
+                 "%s.name must be 1..%u printable ASCII bytes without spaces", what,
+                 SWORN_FRAME_NAME_MAX);
+    SWORN_ENSURE(s->sandbox_id.len == SWORN_FRAME_SANDBOX_ID_LEN, SWORN_ERR_FORMAT,
+                 "%s.sandbox_id is %zu bytes, not %u", what, s->sandbox_id.len,
+                 SWORN_FRAME_SANDBOX_ID_LEN);
+    SWORN_ENSURE(s->n_command >= 1 && s->n_command <= SWORN_FRAME_COMMAND_MAX, SWORN_ERR_RANGE,
+                 "%s.command has %zu items, not 1..%u", what, s->n_command,
+                 SWORN_FRAME_COMMAND_MAX);
+    snprintf(field, sizeof(field), "%s.command[]", what);
+    for (size_t i = 0; i < s->n_command; i++)
+        SWORN_GUARD(check_str(s->command[i], SWORN_FRAME_STRING_MAX, 0, field));
+    SWORN_ENSURE(s->limits != NULL, SWORN_ERR_FORMAT, "%s.limits is missing", what);
+    SWORN_ENSURE(one_of(s->limits->enforced_by, enforced, 3), SWORN_ERR_FORMAT,
+                 "%s.limits.enforced_by is not cgroup2, cgroup1 or rlimit", what);
+    snprintf(field, sizeof(field), "%s.config_sha256", what);
+    SWORN_GUARD(check_hash(s->config_sha256, 1, field));
+    SWORN_ENSURE(one_of(s->isolation, isolation, 2), SWORN_ERR_FORMAT,
+                 "%s.isolation is neither root nor unprivileged", what);
+    if (recorded) {
+        snprintf(field, sizeof(field), "%s.operator", what);
+        SWORN_GUARD(check_str(s->operator_, SWORN_FRAME_OPERATOR_MAX, 1, field));
+        SWORN_ENSURE(s->time_unix_ms != 0, SWORN_ERR_FORMAT, "%s.time_unix_ms is missing (0)",
+                     what);
+    } else {
+        SWORN_ENSURE(s->operator_ == NULL || s->operator_[0] == '\0', SWORN_ERR_FORMAT,
+                     "%s.operator must be empty: decisiond fills it in", what);
+        SWORN_ENSURE(s->time_unix_ms == 0, SWORN_ERR_FORMAT,
+                     "%s.time_unix_ms must be 0: decisiond fills it in", what);
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/*
+ * A SandboxEnded, recorded or not as above. Its code has one form per reason: EXITED an exit
+ * status 0..255; SIGNALED and STOPPED a signal number 1..64; TIMEOUT and FAILED 0 (no status:
+ * sworn-run killed the sandbox, or it never ran or could not be supervised).
+ */
+static int check_sandbox_ended(const Sworn__V1__SandboxEnded *e, int recorded, const char *what)
+{
+    uint32_t lo = 0, hi = 0;
+    char field[64];
+
+    SWORN_ENSURE(e != NULL, SWORN_ERR_FORMAT, "%s is missing", what);
+    SWORN_ENSURE(e->start_index != 0, SWORN_ERR_FORMAT, "%s.start_index is missing (0)", what);
+    SWORN_ENSURE(e->sandbox_id.len == SWORN_FRAME_SANDBOX_ID_LEN, SWORN_ERR_FORMAT,
+                 "%s.sandbox_id is %zu bytes, not %u", what, e->sandbox_id.len,
+                 SWORN_FRAME_SANDBOX_ID_LEN);
+    switch (e->reason) {
+    case SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED:
+        hi = 255;
+        break;
+    case SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_SIGNALED:
+    case SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_STOPPED:
+        lo = 1;
+        hi = 64;
+        break;
+    case SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_TIMEOUT:
+    case SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED:
+        break;
+    default:
+        return sworn_err_set(SWORN_ERR_FORMAT, "%s.reason %d is not 1..5", what, (int)e->reason);
+    }
+    SWORN_ENSURE(e->code >= lo && e->code <= hi, SWORN_ERR_RANGE,
+                 "%s.code %u is outside %u..%u for its reason", what, (unsigned)e->code,
+                 (unsigned)lo, (unsigned)hi);
+    if (recorded) {
+        snprintf(field, sizeof(field), "%s.operator", what);
+        SWORN_GUARD(check_str(e->operator_, SWORN_FRAME_OPERATOR_MAX, 1, field));
+        SWORN_ENSURE(e->time_unix_ms != 0, SWORN_ERR_FORMAT, "%s.time_unix_ms is missing (0)",
+                     what);
+    } else {
+        SWORN_ENSURE(e->operator_ == NULL || e->operator_[0] == '\0', SWORN_ERR_FORMAT,
+                     "%s.operator must be empty: decisiond fills it in", what);
+        SWORN_ENSURE(e->time_unix_ms == 0, SWORN_ERR_FORMAT,
+                     "%s.time_unix_ms must be 0: decisiond fills it in", what);
+    }
+    return 0;
+fail:
+    return -1;
 }
 
 static int check_entry_shape(const Sworn__V1__Entry *m)
@@ -849,6 +967,10 @@ static int check_entry_shape(const Sworn__V1__Entry *m)
         return check_refusals_dropped(m->refusals_dropped);
     case SWORN__V1__ENTRY__KIND_TIME_MARK:
         return check_time_mark(m->time_mark);
+    case SWORN__V1__ENTRY__KIND_SANDBOX_STARTED:
+        return check_sandbox_started(m->sandbox_started, 1, "sandbox_started");
+    case SWORN__V1__ENTRY__KIND_SANDBOX_ENDED:
+        return check_sandbox_ended(m->sandbox_ended, 1, "sandbox_ended");
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }
@@ -891,6 +1013,21 @@ int sworn_frame_check_admin_request(const Sworn__V1__AdminRequest *m)
                      "tail.count %u is outside 1..%u", (unsigned)m->tail->count,
                      SWORN_FRAME_TAIL_MAX);
         return 0;
+    case SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START:
+        SWORN_ENSURE(m->sandbox_start != NULL, SWORN_ERR_ARG, "sandbox_start is NULL");
+        SWORN_GUARD(check_sandbox_started(m->sandbox_start->started, 0, "sandbox_start.started"));
+        {
+            size_t n = protobuf_c_message_get_packed_size(&m->sandbox_start->started->base);
+
+            SWORN_ENSURE(n <= SWORN_FRAME_SANDBOX_START_MAX, SWORN_ERR_RANGE,
+                         "sandbox_start.started is %zu bytes, more than %u (what a log entry can "
+                         "hold beside its operator and time)",
+                         n, SWORN_FRAME_SANDBOX_START_MAX);
+        }
+        return 0;
+    case SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END:
+        SWORN_ENSURE(m->sandbox_end != NULL, SWORN_ERR_ARG, "sandbox_end is NULL");
+        return check_sandbox_ended(m->sandbox_end->ended, 0, "sandbox_end.ended");
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "AdminRequest holds no known request");
     }
@@ -951,6 +1088,11 @@ int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m)
     case SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE:
     case SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW:
     case SWORN__V1__ADMIN_RESPONSE__BODY_METRICS:
+        return 0;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_SANDBOX:
+        SWORN_ENSURE(m->sandbox != NULL, SWORN_ERR_ARG, "sandbox is NULL");
+        SWORN_ENSURE(m->sandbox->log_index != 0, SWORN_ERR_FORMAT,
+                     "sandbox.log_index is 0 (entry 0 is always a Startup entry)");
         return 0;
     case SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY:
         SWORN_ENSURE(m->reload_policy != NULL, SWORN_ERR_ARG, "reload_policy is NULL");

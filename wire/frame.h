@@ -58,6 +58,9 @@
 #define SWORN_FRAME_TOOL_MAX 256u       /* Resource.tool */
 #define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
 #define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */
+#define SWORN_FRAME_SANDBOX_ID_LEN 16u  /* SandboxStarted/SandboxEnded.sandbox_id */
+#define SWORN_FRAME_COMMAND_MAX 256u    /* SandboxStarted.command: 1..256 items */
+#define SWORN_FRAME_OPERATOR_MAX 256u   /* an operator's user name in an entry */
 
 /* AuthorizationRequest.refusal (ProxyRefusal): status 400..599, reason 1..256 bytes. */
 #define SWORN_FRAME_REFUSAL_STATUS_MIN 400u
@@ -106,6 +109,15 @@
 #define SWORN_FRAME_ESCALATIONS_PAGE 16u
 #define SWORN_FRAME_PENDING_MAX 55470u      /* a PendingEscalation, in encoded bytes */
 #define SWORN_FRAME_ESCALATIONS_MAX 887602u /* an AdminResponse holding a full page */
+
+/*
+ * The largest SandboxStarted an admin sandbox_start may carry, in encoded bytes (operator empty,
+ * time 0): with decisiond's operator (at most SWORN_FRAME_OPERATOR_MAX bytes: 1 + 2 + 256) and
+ * time (1 + 10), inside the Entry's tag and 3-byte length (4), it still fits the log's limit:
+ * 65535 - 4 - 259 - 11. A larger one is refused at decode (SWORN_ERR_RANGE), so a start that
+ * passes the check can always be recorded. Checked at compile time in frame.c.
+ */
+#define SWORN_FRAME_SANDBOX_START_MAX 65261u
 
 /* The first buffer a body gets (or its whole length when shorter); it doubles from there. */
 #define SWORN_FRAME_DEC_MIN 4096u
@@ -195,6 +207,9 @@ long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size
  * what sworn_frame_unpack_entry applies) refuses an entry whose time_unix_ms is 0, except an
  * EscalationResolved (one written before its field 7 has none); sworn_frame_pack_entry refuses
  * that too: decisiond writes a time in every entry (issue 13, finding 6).
+ * sworn_frame_check_admin_request checks a sandbox_start's SandboxStarted and a sandbox_end's
+ * SandboxEnded with operator empty and time 0 (decisiond fills them in), and bounds the started
+ * by SWORN_FRAME_SANDBOX_START_MAX; sworn_frame_check_entry requires both in the entries.
  */
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
 int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);

@@ -176,7 +176,7 @@ static int get_array(json_object *o, const char *key, size_t max, json_object **
 
 static int parse_principal(struct arena *a, json_object *o, Sworn__V1__Principal **out)
 {
-    static const char *const keys[] = {"id", "sandbox", "uid", NULL};
+    static const char *const keys[] = {"id", "sandbox", "uid", "sandbox_start_index", NULL};
     Sworn__V1__Principal *m = alloc(a, sizeof(*m));
     uint64_t uid;
 
@@ -188,6 +188,7 @@ static int parse_principal(struct arena *a, json_object *o, Sworn__V1__Principal
     SWORN_GUARD(get_str(o, "sandbox", &m->sandbox));
     SWORN_GUARD(get_uint(o, "uid", UINT32_MAX, &uid));
     m->uid = (uint32_t)uid;
+    SWORN_GUARD(get_uint(o, "sandbox_start_index", UINT64_MAX, &m->sandbox_start_index));
     *out = m;
     return 0;
 fail:
@@ -652,6 +653,9 @@ char *sworn_reqjson_print_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_GUARD(add_str(sub, "id", m->principal->id));
     SWORN_GUARD(add_str(sub, "sandbox", m->principal->sandbox));
     SWORN_GUARD(add(sub, "uid", json_object_new_uint64(m->principal->uid)));
+    if (m->principal->sandbox_start_index != 0) /* absent: 0, as in the proto */
+        SWORN_GUARD(add(sub, "sandbox_start_index",
+                        json_object_new_uint64(m->principal->sandbox_start_index)));
     SWORN_GUARD(add_str(o, "operation", m->operation));
     SWORN_GUARD(add(o, "resource", sub = json_object_new_object()));
     SWORN_GUARD(add_str(sub, "scheme", m->resource->scheme));

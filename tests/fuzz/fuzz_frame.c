@@ -35,7 +35,11 @@
  * with more) and pages each breaking one rule (17 listed, unordered or repeated indexes, more on a
  * partial page, a short total, a held request over SWORN_FRAME_REQUEST_MAX), all refused; a
  * request the proxy refused itself (a ProxyRefusal, with a resource and with an empty one) and
- * refusals out of shape (status 600, no reason), refused; a raw tunnel (scheme tcp, no path).
+ * refusals out of shape (status 600, no reason), refused; a raw tunnel (scheme tcp, no path);
+ * sworn-run's admin calls (a sandbox start, an end, their answer) and entries (SandboxStarted,
+ * SandboxEnded), and ones refused (an operator or a time sworn-run may not fill in, an unknown
+ * isolation, an end naming no start, a signal 0, a 15-byte sandbox id); a request naming its
+ * sandbox's start (Principal.sandbox_start_index).
  */
 #include <stdint.h>
 #include <stdlib.h>

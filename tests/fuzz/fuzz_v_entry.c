@@ -7,9 +7,10 @@
  * hold entries without a time, time-missing-*, and one of each shape rule of findings 8, shape-*,
  * refused and accepted; decision-refusal-* a request the proxy refused itself, denied as
  * decisiond does and allowed as it never does, refusal-not-deny; decision-tcp a raw tunnel's
- * canonical form with an empty path); a receipt is never
- * accepted (its signature cannot verify over a fixed leaf without the private key, short of a
- * forgery).
+ * canonical form with an empty path; sandbox-* SandboxStarted and SandboxEnded entries, kinds 10
+ * and 11, accepted and refused for an end code out of its reason's range, no operator, and limits
+ * of no known kind); a receipt is never accepted (its signature cannot verify over a fixed leaf
+ * without the private key, short of a forgery).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (sv_entry_check(data, size, &info, code, why) == 0 &&
         (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION ||
-         info.kind > SV_ENTRY_TIME_MARK))
+         info.kind > SV_ENTRY_SANDBOX_ENDED))
         abort();
     if (sv_receipt_verify(keys, data, size, leaf, 0, code, why) == 0)
         abort();

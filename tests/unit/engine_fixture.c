@@ -20,6 +20,7 @@
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_escalate.h"
+#include "d_sandboxes.h"
 #include "d_local.h"
 #include "err.h"
 #include "frame.h"
@@ -90,6 +91,8 @@ int sworn_engine_up(struct sworn_engine *e, const char *policy_yaml)
         sworn_err_set(SWORN_ERR_IO, "libevent could not start");
         return engine_fail(e, "event loop");
     }
+    if (d_sandboxes_new(&d->sandboxes) < 0)
+        return engine_fail(e, "sandboxes");
     if (d_escalations_new(d, &d->esc) < 0 || d_workq_start(d->base, d->cfg->workers, &d->workq) < 0)
         return engine_fail(e, "workers");
     return 0;
@@ -105,6 +108,7 @@ void sworn_engine_down(struct sworn_engine *e)
         d_workq_stop(d->workq); /* every job's completion runs, answers included */
         d->workq = NULL;
         d_escalations_free(d->esc);
+        d_sandboxes_free(d->sandboxes);
         d_conn_close_all(d);
         sworn_log_close(d->log);
         sworn_signer_proc_stop(d->signer);

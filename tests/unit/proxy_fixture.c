@@ -97,7 +97,7 @@ int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
                     const struct sworn_pfx_opts *opts)
 {
     const char *bin = getenv("SWORN_PROXY_BIN");
-    char ca_dir[512], cmd[2048], text[16384];
+    char ca_dir[512], cmd[2048], text[16384], hostlink[256] = "";
     struct sworn_pfx_opts none = {0};
     int n;
 
@@ -127,12 +127,18 @@ int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
         fprintf(stderr, "%s failed\n", cmd);
         return -1;
     }
+    if (opts->hostlink) {
+        snprintf(p->hostlink_socket, sizeof(p->hostlink_socket), "%s/hostlink.sock", p->dir);
+        snprintf(hostlink, sizeof(hostlink),
+                 "  - hostlink: %s\n    principal: agent-1\n    uids: [%lu]\n", p->hostlink_socket,
+                 (unsigned long)getuid());
+    }
     if (opts->tls_listener)
         snprintf(p->tls_port_file, sizeof(p->tls_port_file), "%s/tls-port", p->dir);
     n = snprintf(
         text, sizeof(text),
         "listen:\n"
-        "%s%s%s"
+        "%s%s%s%s"
         "  - tcp: \"127.0.0.1:0\"\n    principal: agent-1\n    port_file: %s\n"
         "  - unix: %s\n    principal: agent-unix\n"
         "decisiond:\n  socket: %s\n%s"
@@ -141,6 +147,7 @@ int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
         "log:\n  file: %s\n"
         "metrics:\n  socket: %s\n"
         "%s",
+        hostlink,
         opts->tls_listener ? "  - tcp: \"127.0.0.1:0\"\n    principal: agent-1\n    tls: true\n"
                              "    port_file: "
                            : "",

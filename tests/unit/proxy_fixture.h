@@ -6,7 +6,9 @@
  * that use sworn_stack_up with --proxy.)
  *
  * The configuration written (docs/proxy.md):
- *   listen:    tcp 127.0.0.1:0 (principal agent-1, port file DIR/port);
+ *   listen:    with opts->hostlink first a hostlink DIR/hostlink.sock (principal agent-1, uids:
+ *              the test's uid: the test is the relay and sends the hello itself);
+ *              tcp 127.0.0.1:0 (principal agent-1, port file DIR/port);
  *              unix DIR/agent.sock (principal agent-unix);
  *              with opts->tls_listener also tcp 127.0.0.1:0 with tls: true (principal agent-1,
  *              port file DIR/tls-port): an HTTPS proxy, its leaf minted by the proxy's CA
@@ -36,15 +38,17 @@ struct sworn_pfx_opts {
     const char *upstream;    /* lines added under upstream:, or NULL */
     const char *extra;       /* top-level YAML appended, or NULL */
     int tls_listener;        /* also an HTTPS proxy listener (tls_port, tls_url) */
+    int hostlink;            /* also a hostlink listener (hostlink_socket) */
 };
 
 struct sworn_pfx {
     char *dir;
     char config[1024], log[1024], err[1024], port_file[1024], ca_cert[1024];
     char unix_socket[108], metrics_socket[108];
-    uint16_t port;     /* the tcp listener's */
-    char url[64];      /* http://127.0.0.1:PORT */
-    char hostport[32]; /* 127.0.0.1:PORT */
+    char hostlink_socket[108]; /* with opts->hostlink, else "" */
+    uint16_t port;             /* the tcp listener's */
+    char url[64];              /* http://127.0.0.1:PORT */
+    char hostport[32];         /* 127.0.0.1:PORT */
     char tls_port_file[1024];
     uint16_t tls_port; /* the HTTPS listener's, with opts->tls_listener */
     char tls_url[64];  /* https://127.0.0.1:TLS_PORT */

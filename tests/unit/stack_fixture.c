@@ -80,6 +80,8 @@ static int read_env(struct sworn_stack *s)
     s->swtpm_pid = (pid_t)atol(pid);
     env_value(env, "PROXY_URL", s->proxy_url, sizeof(s->proxy_url));
     env_value(env, "PROXY_SOCKET", s->proxy_socket, sizeof(s->proxy_socket));
+    env_value(env, "PROXY_PRINCIPAL", s->proxy_principal, sizeof(s->proxy_principal));
+    env_value(env, "PROXY_UNIX", s->proxy_unix, sizeof(s->proxy_unix));
     env_value(env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
     env_value(env, "PROXY_CONFIG", s->proxy_config, sizeof(s->proxy_config));
     env_value(env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));

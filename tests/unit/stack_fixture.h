@@ -31,12 +31,14 @@ struct sworn_stack {
     pid_t decisiond_pid; /* the current daemon */
     pid_t swtpm_pid;     /* 0 with --no-tpm */
     /* sworn-proxy, with "--proxy" (else "" and 0): */
-    char proxy_url[128];    /* PROXY_URL: http://127.0.0.1:PORT, the tcp listener (agent-1) */
-    char proxy_socket[512]; /* PROXY_SOCKET: the hostlink socket (agent-1) */
-    char proxy_ca[512];     /* PROXY_CA: the proxy's CA certificate, for a client to trust */
-    char proxy_config[512]; /* PROXY_CONFIG: its configuration file */
-    char proxy_log[512];    /* PROXY_LOG: its JSON log lines (DIR/proxy.log) */
-    pid_t proxy_pid;        /* PROXY_PID: the running proxy */
+    char proxy_url[128];       /* PROXY_URL: http://127.0.0.1:PORT, the tcp listener (agent-1) */
+    char proxy_socket[512];    /* PROXY_SOCKET: the hostlink socket (agent-1; a hello first) */
+    char proxy_principal[129]; /* PROXY_PRINCIPAL: its principal (agent-1) */
+    char proxy_unix[512];      /* PROXY_UNIX: the plain unix listener (agent-1), for curl */
+    char proxy_ca[512];        /* PROXY_CA: the proxy's CA certificate, for a client to trust */
+    char proxy_config[512];    /* PROXY_CONFIG: its configuration file */
+    char proxy_log[512];       /* PROXY_LOG: its JSON log lines (DIR/proxy.log) */
+    pid_t proxy_pid;           /* PROXY_PID: the running proxy */
 };
 
 /*

@@ -1380,6 +1380,345 @@ static void test_hostlink_hello(void **state)
     assert_false(sworn_frame_name_ok("tab\there"));
 }
 
+/* A sandbox's start as sworn-run sends it (operator and time left to decisiond). */
+struct sandbox_parts {
+    Sworn__V1__SandboxStarted st;
+    Sworn__V1__SandboxLimits lim;
+    char *argv[2];
+    uint8_t id[32];
+    Sworn__V1__SandboxEnded en;
+};
+
+static void build_sandbox(struct sandbox_parts *p)
+{
+    Sworn__V1__SandboxStarted st = SWORN__V1__SANDBOX_STARTED__INIT;
+    Sworn__V1__SandboxLimits lim = SWORN__V1__SANDBOX_LIMITS__INIT;
+    Sworn__V1__SandboxEnded en = SWORN__V1__SANDBOX_ENDED__INIT;
+
+    memset(hash_a, 0xa5, sizeof(hash_a));
+    memset(p->id, 0x11, sizeof(p->id));
+    p->st = st;
+    p->lim = lim;
+    p->en = en;
+    p->argv[0] = "/usr/bin/python3";
+    p->argv[1] = "agent.py";
+    p->st.principal = "agent-1";
+    p->st.name = "run-0011223344556677";
+    p->st.sandbox_id = bin(p->id, 16);
+    p->st.command = p->argv;
+    p->st.n_command = 2;
+    p->lim.wall_ms = 60000;
+    p->lim.memory_bytes = 1u << 30;
+    p->lim.processes = 256;
+    p->lim.enforced_by = "cgroup2";
+    p->st.limits = &p->lim;
+    p->st.config_sha256 = bin(hash_a, 32);
+    p->st.agent_uid = 200000;
+    p->st.isolation = "root";
+    p->st.operator_ = "";
+    p->en.start_index = 5;
+    p->en.sandbox_id = bin(p->id, 16);
+    p->en.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED;
+    p->en.code = 3;
+    p->en.duration_ms = 1234;
+    p->en.operator_ = "";
+}
+
+/* The admin request holding p's start (end 0) or end (end 1): packed, or refused with why. */
+static void sandbox_admin(struct sandbox_parts *p, int end, const char *why)
+{
+    Sworn__V1__AdminRequest ar = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__SandboxStartRequest sr = SWORN__V1__SANDBOX_START_REQUEST__INIT;
+    Sworn__V1__SandboxEndRequest er = SWORN__V1__SANDBOX_END_REQUEST__INIT;
+    uint8_t *f, *raw;
+    size_t flen, rlen;
+
+    if (end) {
+        ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END;
+        ar.sandbox_end = &er;
+        er.ended = &p->en;
+    } else {
+        ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START;
+        ar.sandbox_start = &sr;
+        sr.started = &p->st;
+    }
+    if (why == NULL) {
+        Sworn__V1__AdminRequest *m;
+
+        assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), 0);
+        m = sworn_frame_unpack_admin_request(f + 4, flen - 4);
+        assert_non_null(m);
+        assert_int_equal(m->body_case, ar.body_case);
+        sworn__v1__admin_request__free_unpacked(m, NULL);
+        free(f);
+        return;
+    }
+    assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
+    if (strstr(sworn_err_msg(), why) == NULL)
+        fail_msg("expected \"%s\", got \"%s\"", why, sworn_err_msg());
+    ar.version = SWORN_WIRE_VERSION;
+    raw = raw_pack(&ar.base, &rlen);
+    assert_null(sworn_frame_unpack_admin_request(raw, rlen));
+    if (strstr(sworn_err_msg(), why) == NULL)
+        fail_msg("decoding: expected \"%s\", got \"%s\"", why, sworn_err_msg());
+    free(raw);
+}
+
+/* The entry holding p's start (end 0) or end (end 1): round-trips, or is refused with why. */
+static void sandbox_entry(struct sandbox_parts *p, int end, const char *why)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    uint8_t *b;
+    size_t blen;
+
+    if (end) {
+        e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_ENDED;
+        e.sandbox_ended = &p->en;
+    } else {
+        e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_STARTED;
+        e.sandbox_started = &p->st;
+    }
+    if (why == NULL) {
+        entry_round_trip(&e);
+        return;
+    }
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+    if (strstr(sworn_err_msg(), why) == NULL)
+        fail_msg("expected \"%s\", got \"%s\"", why, sworn_err_msg());
+    b = raw_pack(&e.base, &blen);
+    assert_null(sworn_frame_unpack_entry(b, blen));
+    if (strstr(sworn_err_msg(), why) == NULL)
+        fail_msg("decoding: expected \"%s\", got \"%s\"", why, sworn_err_msg());
+    free(b);
+}
+
+/*
+ * The sandbox admin calls and entries: each round-trips, and each shape rule of sworn.proto is
+ * refused both when packing and when decoding, in the admin request (operator empty, time 0)
+ * and in the entry (both required).
+ */
+static void test_sandbox_messages(void **state)
+{
+    struct sandbox_parts p;
+    static char long_name[SWORN_FRAME_NAME_MAX + 2], long_arg[SWORN_FRAME_STRING_MAX + 2];
+    static char *many[SWORN_FRAME_COMMAND_MAX + 1];
+    static char big_arg[SWORN_FRAME_STRING_MAX + 1];
+    static char *big[10];
+
+    (void)state;
+    memset(long_name, 'n', sizeof(long_name) - 1);
+    memset(long_arg, 'a', sizeof(long_arg) - 1);
+    memset(big_arg, 'b', sizeof(big_arg) - 1);
+    for (size_t i = 0; i <= SWORN_FRAME_COMMAND_MAX; i++)
+        many[i] = "x";
+    for (size_t i = 0; i < 10; i++)
+        big[i] = big_arg;
+
+    /* The good forms: the request without operator and time, the entry with them. */
+    build_sandbox(&p);
+    sandbox_admin(&p, 0, NULL);
+    sandbox_admin(&p, 1, NULL);
+    p.st.operator_ = "alice";
+    p.st.time_unix_ms = 1764633600000ull;
+    p.en.operator_ = "alice";
+    p.en.time_unix_ms = 1764633601234ull;
+    sandbox_entry(&p, 0, NULL);
+    sandbox_entry(&p, 1, NULL);
+    /* Every reason with the edges of its code; no limits at all (0: none) is a limit form. */
+    {
+        static const struct {
+            int reason;
+            uint32_t code;
+            int ok;
+        } codes[] = {
+            {1, 0, 1},  {1, 255, 1}, {1, 256, 0}, {2, 1, 1}, {2, 64, 1}, {2, 0, 0},
+            {2, 65, 0}, {4, 1, 1},   {4, 64, 1},  {4, 0, 0}, {4, 65, 0}, {3, 0, 1},
+            {3, 9, 0},  {5, 0, 1},   {5, 1, 0},   {0, 0, 0}, {6, 0, 0},
+        };
+
+        for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+            p.en.reason = (Sworn__V1__SandboxEndReason)codes[i].reason;
+            p.en.code = codes[i].code;
+            sandbox_entry(&p, 1,
+                          codes[i].ok                                    ? NULL
+                          : codes[i].reason >= 1 && codes[i].reason <= 5 ? "for its reason"
+                                                                         : "reason");
+        }
+        p.en.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED;
+        p.en.code = 0;
+    }
+    p.lim.wall_ms = 0;
+    p.lim.memory_bytes = 0;
+    p.lim.processes = 0;
+    p.lim.enforced_by = "rlimit";
+    sandbox_entry(&p, 0, NULL);
+    p.lim.enforced_by = "cgroup1";
+    p.st.isolation = "unprivileged";
+    p.st.n_command = SWORN_FRAME_COMMAND_MAX;
+    p.st.command = many;
+    sandbox_entry(&p, 0, NULL);
+    p.st.command = p.argv;
+    p.st.n_command = 1;
+    p.argv[0] = ""; /* an empty argument is an argument */
+    sandbox_entry(&p, 0, NULL);
+
+    /* Each rule of the start, in the entry and in the request. */
+    for (int in_request = 0; in_request <= 1; in_request++) {
+#define START_BAD(mutate, msg)                                                                     \
+    do {                                                                                           \
+        build_sandbox(&p);                                                                         \
+        if (!in_request) {                                                                         \
+            p.st.operator_ = "alice";                                                              \
+            p.st.time_unix_ms = 1764633600000ull;                                                  \
+        }                                                                                          \
+        mutate;                                                                                    \
+        if (in_request)                                                                            \
+            sandbox_admin(&p, 0, msg);                                                             \
+        else                                                                                       \
+            sandbox_entry(&p, 0, msg);                                                             \
+    } while (0)
+        START_BAD(p.st.principal = "", "principal must be 1..128");
+        START_BAD(p.st.principal = "agent 1", "principal must be 1..128");
+        START_BAD(p.st.principal = long_name, "principal must be 1..128");
+        START_BAD(p.st.name = "", "name must be 1..128");
+        START_BAD(p.st.name = "run\x7f", "name must be 1..128");
+        START_BAD(p.st.sandbox_id = bin(p.id, 15), "sandbox_id is 15 bytes, not 16");
+        START_BAD(p.st.sandbox_id = bin(p.id, 17), "sandbox_id is 17 bytes, not 16");
+        START_BAD(p.st.sandbox_id = bin(p.id, 0), "sandbox_id is 0 bytes, not 16");
+        START_BAD(p.st.n_command = 0, "command has 0 items, not 1..256");
+        START_BAD((p.st.command = many, p.st.n_command = SWORN_FRAME_COMMAND_MAX + 1),
+                  "command has 257 items, not 1..256");
+        START_BAD(p.argv[1] = long_arg, "command[] is 8193 bytes, more than 8192");
+        START_BAD(p.argv[1] = "a\x01", "command[]");
+        START_BAD(p.argv[1] = "\xff", "command[]");
+        START_BAD(p.st.limits = NULL, "limits is missing");
+        START_BAD(p.lim.enforced_by = "", "enforced_by is not cgroup2, cgroup1 or rlimit");
+        START_BAD(p.lim.enforced_by = "cgroup3", "enforced_by is not cgroup2, cgroup1 or rlimit");
+        START_BAD(p.st.config_sha256 = bin(hash_a, 31), "config_sha256 is 31 bytes, not 32");
+        START_BAD(p.st.config_sha256 = bin(hash_a, 0), "config_sha256 is 0 bytes, not 32");
+        START_BAD(p.st.isolation = "", "isolation is neither root nor unprivileged");
+        START_BAD(p.st.isolation = "Root", "isolation is neither root nor unprivileged");
+        if (in_request) {
+            START_BAD(p.st.operator_ = "alice", "operator must be empty");
+            START_BAD(p.st.time_unix_ms = 1, "time_unix_ms must be 0");
+            /* Within every per-field bound, but too large for one log entry beside its
+             * operator and time: refused before it reaches decisiond's log. */
+            START_BAD((p.st.command = big, p.st.n_command = 10), "what a log entry can hold");
+        } else {
+            START_BAD(p.st.operator_ = "", "operator is missing");
+            START_BAD(p.st.operator_ = "al\nice", "operator");
+            START_BAD(p.st.time_unix_ms = 0, "time_unix_ms is missing");
+        }
+#undef START_BAD
+    }
+    /* Each rule of the end, in the entry and in the request. */
+    for (int in_request = 0; in_request <= 1; in_request++) {
+#define END_BAD(mutate, msg)                                                                       \
+    do {                                                                                           \
+        build_sandbox(&p);                                                                         \
+        if (!in_request) {                                                                         \
+            p.en.operator_ = "alice";                                                              \
+            p.en.time_unix_ms = 1764633600000ull;                                                  \
+        }                                                                                          \
+        mutate;                                                                                    \
+        if (in_request)                                                                            \
+            sandbox_admin(&p, 1, msg);                                                             \
+        else                                                                                       \
+            sandbox_entry(&p, 1, msg);                                                             \
+    } while (0)
+        END_BAD(p.en.start_index = 0, "start_index is missing (0)");
+        END_BAD(p.en.sandbox_id = bin(p.id, 15), "sandbox_id is 15 bytes, not 16");
+        END_BAD(p.en.sandbox_id = bin(p.id, 0), "sandbox_id is 0 bytes, not 16");
+        END_BAD(p.en.reason = 0, "reason 0 is not 1..5");
+        END_BAD(p.en.reason = 6, "reason 6 is not 1..5");
+        END_BAD(p.en.code = 300, "code 300 is outside 0..255");
+        if (in_request) {
+            END_BAD(p.en.operator_ = "alice", "operator must be empty");
+            END_BAD(p.en.time_unix_ms = 1, "time_unix_ms must be 0");
+        } else {
+            END_BAD(p.en.operator_ = "", "operator is missing");
+            END_BAD(p.en.time_unix_ms = 0, "time_unix_ms is missing");
+        }
+#undef END_BAD
+    }
+    /* The missing messages themselves. */
+    {
+        Sworn__V1__AdminRequest ar = SWORN__V1__ADMIN_REQUEST__INIT;
+        Sworn__V1__SandboxStartRequest sr = SWORN__V1__SANDBOX_START_REQUEST__INIT;
+        Sworn__V1__SandboxEndRequest er = SWORN__V1__SANDBOX_END_REQUEST__INIT;
+        uint8_t *f;
+        size_t flen;
+
+        ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START;
+        ar.sandbox_start = &sr;
+        assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
+        assert_non_null(strstr(sworn_err_msg(), "sandbox_start.started is missing"));
+        ar.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END;
+        ar.sandbox_end = &er;
+        assert_int_equal(sworn_frame_pack_admin_request(&ar, &f, &flen), -1);
+        assert_non_null(strstr(sworn_err_msg(), "sandbox_end.ended is missing"));
+    }
+    /* docs/formats.md section 1's example, byte for byte: an end, code 0 absent. */
+    {
+        static const uint8_t example[] = {
+            0x5a, 0x27, 0x08, 0x05, 0x12, 0x10, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+            0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x18, 0x01, 0x28, 0xe8, 0x20, 0x32,
+            0x05, 0x61, 0x6c, 0x69, 0x63, 0x65, 0x38, 0xe8, 0xe0, 0xef, 0xe2, 0xad, 0x33};
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+        uint8_t *b;
+        size_t blen;
+
+        build_sandbox(&p);
+        p.en.start_index = 5;
+        p.en.code = 0;
+        p.en.duration_ms = 4200;
+        p.en.operator_ = "alice";
+        p.en.time_unix_ms = 1764633604200ull;
+        e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_ENDED;
+        e.sandbox_ended = &p.en;
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+        assert_int_equal(blen, sizeof(example));
+        assert_memory_equal(b, example, sizeof(example));
+        free(b);
+    }
+    /* A request naming its sandbox's start is accepted by the frame checks (decisiond decides
+     * whether that sandbox runs), and keeps its index through a round trip. */
+    {
+        struct req_parts q;
+        Sworn__V1__DecisionRequest *m;
+        uint8_t *f;
+        size_t flen;
+
+        build_request(&q);
+        q.principal.sandbox_start_index = 12;
+        assert_int_equal(sworn_frame_pack_authorize(&q.r, &f, &flen), 0);
+        m = sworn_frame_unpack_decision_request(f + 4, flen - 4);
+        assert_non_null(m);
+        assert_int_equal(m->authorize->principal->sandbox_start_index, 12);
+        sworn__v1__decision_request__free_unpacked(m, NULL);
+        free(f);
+    }
+    /* The answer: a SandboxResponse names an entry, never entry 0 (always a Startup). */
+    {
+        Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT, *m;
+        Sworn__V1__SandboxResponse sb = SWORN__V1__SANDBOX_RESPONSE__INIT;
+        uint8_t *f;
+        size_t flen;
+
+        r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_SANDBOX;
+        r.sandbox = &sb;
+        sb.log_index = 42;
+        assert_int_equal(sworn_frame_pack_admin_response(&r, &f, &flen), 0);
+        m = sworn_frame_unpack_admin_response(f + 4, flen - 4);
+        assert_non_null(m);
+        assert_int_equal(m->sandbox->log_index, 42);
+        sworn__v1__admin_response__free_unpacked(m, NULL);
+        free(f);
+        sb.log_index = 0;
+        assert_int_equal(sworn_frame_pack_admin_response(&r, &f, &flen), -1);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1390,7 +1729,7 @@ int main(void)
         cmocka_unit_test(test_hostile_entries),          cmocka_unit_test(test_envelopes),
         cmocka_unit_test(test_resolve_by_index),         cmocka_unit_test(test_minted_entries),
         cmocka_unit_test(test_time_mark_entries),        cmocka_unit_test(test_escalation_pages),
-        cmocka_unit_test(test_hostlink_hello),
+        cmocka_unit_test(test_hostlink_hello),           cmocka_unit_test(test_sandbox_messages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

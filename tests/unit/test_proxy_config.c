@@ -117,7 +117,7 @@ static void test_example(void **state)
     assert_int_equal(l->kind, SWORN_PCONF_HOSTLINK);
     assert_string_equal(l->path, "/run/sworn/proxy/hostlink.sock");
     assert_string_equal(l->principal, "agent-build");
-    assert_string_equal(l->sandbox, "build-sandbox-1");
+    assert_string_equal(l->sandbox, "");
     assert_int_equal(l->mode, 0660);
     assert_int_equal(l->has_group, 1);
     assert_int_equal(l->group, 0);
@@ -129,7 +129,7 @@ static void test_example(void **state)
     assert_int_equal(l->kind, SWORN_PCONF_UNIX);
     assert_string_equal(l->path, "/run/sworn/proxy/agent.sock");
     assert_string_equal(l->principal, "agent-local");
-    assert_string_equal(l->sandbox, "");
+    assert_string_equal(l->sandbox, "build-sandbox-1");
     assert_int_equal(l->mode, 0600);
     assert_int_equal(l->has_group, 0);
     assert_int_equal(l->nuids, 0);
@@ -430,6 +430,10 @@ static void test_refusals(void **state)
         {"listen: [{unix: /run/a.sock, principal: [p]}]\n" D2 C3, "1:41: ", "expected a string"},
         {"listen: [{unix: /run/a.sock, principal: p, sandbox: \"s\\x7f\"}]\n" D2 C3,
          "1:53: ", "listen.sandbox: printable ASCII only"},
+        /* On the hostlink the relay's hello names the sandbox: a configured one is refused. */
+        {"listen: [{hostlink: /run/h.sock, principal: p, sandbox: s}]\n" D2 C3, "1:57: ",
+         "listen.sandbox is refused on a hostlink listener: each connection's sandbox is named "
+         "by sworn-run's hostlink hello"},
         {"listen: [{unix: /run/a.sock, principal: p, mode: \"0666\"}]\n" D2 C3,
          "1:50: ", "listen.mode must be \"0600\" or \"0660\" (octal)"},
         {"listen: [{unix: /run/a.sock, principal: p, mode: 384}]\n" D2 C3,
@@ -1088,6 +1092,16 @@ static void test_warnings(void **state)
           "listen.tcp: tcp listener 127.0.0.1:8080 (line 2): any local user can connect as "
           "principal agent-7",
           "tcp listener [::1]:0 (line 3): any local user can connect as principal agent-8");
+    /* a hostlink listener without uids: whoever opens the socket names the sandbox */
+    warns("listen:\n"
+          "  - {hostlink: /run/h1.sock, principal: agent-9}\n"
+          "  - {hostlink: /run/h2.sock, principal: agent-9, uids: [0]}\n"
+          "  - {unix: /run/a.sock, principal: p}\n" D2 C3,
+          1000, 1,
+          "listen.hostlink: hostlink listener /run/h1.sock (line 2) has no uids: any peer that "
+          "can open the socket may send a hostlink hello and name any sandbox of principal "
+          "agent-9 (list sworn-run's uid in uids)",
+          NULL);
     /* all at once */
     warns("listen: [{tcp: \"127.0.0.1:0\", principal: a}]\n" D2 C3
           "upstream: {allow_private: [\"0.0.0.0/0\", \"::/0\"]}\n"

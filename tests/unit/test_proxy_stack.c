@@ -1,11 +1,14 @@
 /*
  * test_proxy_stack.c -- scripts/dev-stack with sworn-proxy in front of decisiond (the fixture's
- * "--proxy"): stack.env names the proxy's URL, hostlink socket, CA, configuration and pid; the
- * CA is a CA certificate (read by the openssl CLI); the proxy logged "ready" before the script
+ * "--proxy"): stack.env names the proxy's URL, hostlink socket and its principal, plain unix
+ * socket, CA, configuration and pid; the hostlink serves the invoking uid (no warning about it);
+ * the CA is a CA certificate (read by the openssl CLI); the proxy logged "ready" before the script
  * returned; `start-proxy` replaces it (new pid, new port, one more ready line); `start` (a new
  * decisiond) leaves it running; `down` stops it. Without "--proxy" the stack has no proxy at all
  * (no PROXY_ variable, decisiond's proxy_uids unchanged). A request through PROXY_URL to a
- * denied URL gets 403 from the proxy, and the deny is in decisiond's log (admin Tail). As root,
+ * denied URL gets 403 from the proxy, and the deny is in decisiond's log (admin Tail); so does
+ * curl over PROXY_UNIX, while curl straight onto the hostlink (no hello) is refused, recorded
+ * and closed without an answer. As root,
  * with --privsep: the proxy runs as sworn-proxy, which decisiond serves on the decision socket.
  */
 #define _GNU_SOURCE
@@ -94,20 +97,30 @@ static void expect_proxy_up(struct sworn_stack *s)
     assert_true(s->proxy_pid > 0);
     assert_false(sworn_stack_pid_gone(s->proxy_pid));
     assert_true(comm_is(s->proxy_pid, "sworn-proxy"));
-    /* The five variables a client reads, each with a value. */
-    assert_int_equal(sworn_stack_sh(s, "for v in PROXY_URL PROXY_SOCKET PROXY_CA PROXY_CONFIG "
-                                       "PROXY_PID; do grep -q \"^$v=.\" stack.env || exit 1; done"),
+    /* The seven variables a client reads, each with a value. */
+    assert_int_equal(sworn_stack_sh(s, "for v in PROXY_URL PROXY_SOCKET PROXY_PRINCIPAL PROXY_UNIX "
+                                       "PROXY_CA PROXY_CONFIG PROXY_PID; do "
+                                       "grep -q \"^$v=.\" stack.env || exit 1; done"),
                      0);
     assert_int_equal(stat(s->proxy_socket, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(sworn_stack_sh(s, "test \"$PROXY_SOCKET\" = \"$PWD/proxy/hostlink.sock\" && "
+                                       "test \"$PROXY_UNIX\" = \"$PWD/proxy/agent.sock\""),
+                     0);
+    assert_string_equal(s->proxy_principal, "agent-1");
+    assert_int_equal(stat(s->proxy_unix, &st), 0);
     assert_true(S_ISSOCK(st.st_mode));
     /* The CA a client trusts: a CA certificate, as the openssl CLI reads it. */
     assert_int_equal(sworn_stack_sh(s, "openssl x509 -in \"$PROXY_CA\" -noout -text | "
                                        "grep -q 'CA:TRUE'"),
                      0);
     assert_int_equal(sworn_stack_sh(s, "test \"$PROXY_CA\" = \"$PWD/proxy-ca/ca.crt\""), 0);
-    /* The configuration it runs on is one the proxy itself accepts. */
+    /* The configuration it runs on is one the proxy itself accepts, and its hostlink lists the
+     * uid that runs sworn-run (the invoking one): no warning about it. */
     assert_int_equal(sworn_stack_sh(s, "\"$PROXY_BIN\" --check-config --config \"$PROXY_CONFIG\" "
-                                       ">/dev/null"),
+                                       ">/dev/null 2>check.err && ! grep -q listen.hostlink "
+                                       "check.err && grep -qx \"    uids: \\[$(id -u)\\]\" "
+                                       "\"$PROXY_CONFIG\""),
                      0);
     /* Ready before the script returned: the line is there already, no waiting. */
     assert_int_equal(count_lines(s->proxy_log, "\"event\":\"ready\""), 1);
@@ -205,11 +218,13 @@ static void test_callers_proxy_config(void **state)
         sworn_stack_sh(sp,
                        "test \"$PROXY_CONFIG\" = %s/proxy.yaml && "
                        "test \"$PROXY_SOCKET\" = %s/run/agent.sock && "
+                       "test \"$PROXY_UNIX\" = %s/run/agent.sock && "
+                       "test \"$PROXY_PRINCIPAL\" = agent-1 && "
                        "test \"$PROXY_CA\" = %s/ca/ca.crt && "
                        "test \"$PROXY_LOG\" = %s/run/proxy.log && "
                        "test \"$PROXY_URL\" = \"http://127.0.0.1:$(cat %s/run/port)\" && "
                        "test ! -e proxy.yaml",
-                       dir, dir, dir, dir, dir),
+                       dir, dir, dir, dir, dir, dir),
         0);
     assert_true(comm_is(sp->proxy_pid, "sworn-proxy"));
     assert_int_equal(count_lines(sp->proxy_log, "\"event\":\"ready\""), 1);
@@ -245,6 +260,37 @@ static void expect_recorded_deny(struct sworn_stack *s, const char *path)
     sworn__v1__admin_response__free_unpacked(r, NULL);
 }
 
+/* The newest decision is the refusal of a connection to the hostlink that sent no hello: a DENY
+ * without a rule, operation hostlink.hello, the listener's principal with no sandbox and the
+ * peer's uid; and no decision among the newest entries names path. */
+static void expect_hostlink_refused(struct sworn_stack *s, const char *path)
+{
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(s, 8);
+    const Sworn__V1__DecisionRecord *last = NULL;
+
+    for (size_t i = 0; i < r->tail->n_entries; i++) {
+        const Sworn__V1__Entry *e = r->tail->entries[i];
+
+        if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION)
+            continue;
+        last = e->decision;
+        assert_true(last->request->resource == NULL ||
+                    strcmp(last->request->resource->path, path) != 0);
+    }
+    assert_non_null(last);
+    assert_int_equal(last->effect, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(last->rule_id, "");
+    assert_string_equal(last->request->operation, "hostlink.hello");
+    assert_non_null(last->request->refusal);
+    assert_string_equal(last->reason, "refused by the proxy: the hostlink hello's length is above "
+                                      "1024 bytes (not a hello)");
+    assert_string_equal(last->request->principal->id, "agent-1");
+    assert_string_equal(last->request->principal->sandbox, "");
+    assert_int_equal(last->request->principal->uid, (uint32_t)getuid());
+    assert_int_equal(last->request->principal->sandbox_start_index, 0);
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+}
+
 /* curl through the tcp listener to a URL the sample policy denies: the proxy answers 403 with a
  * JSON body (nothing listens on port 8080: nothing was forwarded), and the deny is recorded. */
 static void test_denied_through_proxy(void **state)
@@ -261,14 +307,24 @@ static void test_denied_through_proxy(void **state)
                                     "json.load(open(sys.argv[1]))' body.json"),
                      0);
     expect_recorded_deny(sp, "/denied/secrets");
-    /* The hostlink socket serves the same: curl over the Unix socket, the request line in
-     * absolute form as a proxy receives it (--request-target). */
+    /* The plain unix socket serves the same: curl over it, the request line in absolute form as
+     * a proxy receives it (--request-target). */
     assert_int_equal(sworn_stack_sh(sp, "code=$(curl -sS -o /dev/null -w '%%{http_code}' "
-                                        "--max-time 20 --unix-socket \"$PROXY_SOCKET\" "
+                                        "--max-time 20 --unix-socket \"$PROXY_UNIX\" "
                                         "--request-target http://127.0.0.1:8080/denied/other "
                                         "http://127.0.0.1:8080/) && test \"$code\" = 403"),
                      0);
     expect_recorded_deny(sp, "/denied/other");
+    /* The hostlink is sworn-run's relay's: curl sends no hello, so its request line is read as
+     * one (a length far above 1024), refused and recorded, and the connection closed without an
+     * answer (curl: "Empty reply from server", exit 52); the request is never decided. */
+    assert_int_equal(sworn_stack_sh(sp, "rc=0; code=$(curl -sS -o /dev/null -w '%%{http_code}' "
+                                        "--max-time 20 --unix-socket \"$PROXY_SOCKET\" "
+                                        "--request-target http://127.0.0.1:8080/denied/hostlink "
+                                        "http://127.0.0.1:8080/ 2>curl.err) || rc=$?; "
+                                        "test \"$rc\" = 52 && test \"$code\" = 000"),
+                     0);
+    expect_hostlink_refused(sp, "/denied/hostlink");
     expect_down(sp);
 }
 

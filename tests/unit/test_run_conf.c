@@ -141,6 +141,7 @@ static void test_command_line(void **state)
     char *const bad_opt[] = {"sworn-run", "--config", path, "--net", "--", "true", NULL};
     char *const bad_timeout[] = {"sworn-run", "--config", path, "--timeout", "5x", "--", "t", NULL};
     char *const no_dash[] = {"sworn-run", "--config", path, "true", NULL};
+    char *const tab[] = {"sworn-run", "--config", path, "--", "sh", "-c", "a\tb", NULL};
     char *const help[] = {"sworn-run", "--help", NULL};
     char *const version[] = {"sworn-run", "--version", NULL};
 
@@ -175,6 +176,9 @@ static void test_command_line(void **state)
     sworn_run_conf_init(&conf);
     assert_int_equal(sworn_run_conf_from_args(&conf, 4, no_dash), -1);
     assert_non_null(strstr(sworn_err_msg(), "put the agent's command after --"));
+    sworn_run_conf_init(&conf);
+    assert_int_equal(sworn_run_conf_from_args(&conf, 7, tab), -1);
+    assert_non_null(strstr(sworn_err_msg(), "argument 2 of the command cannot be recorded"));
     sworn_run_conf_init(&conf);
     assert_int_equal(sworn_run_conf_from_args(&conf, 2, help), 1);
     sworn_run_conf_init(&conf);

@@ -170,6 +170,10 @@ static void policy_refused(struct built *b, const uint8_t *digest, uint64_t t_ms
  * deny of a duplicate request id, which no rule decides). */
 /* The path of the decisions built below (a test of hostile strings changes it for a while). */
 static const char *decision_path = "/v1/charges";
+/* The principal, sandbox name and sandbox start index of the decisions built below (the
+ * sandboxes test changes them for a while; 0: not from a sworn-run sandbox). */
+static const char *decision_principal = "agent-1", *decision_sandbox = "sb-7";
+static uint64_t decision_start_index;
 
 static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
                      const uint8_t *digest, uint64_t t_ms, int omit)
@@ -184,9 +188,10 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
     Sworn__V1__Actor ac = SWORN__V1__ACTOR__INIT, *acs[1] = {&ac};
     char *headers[2] = {"content-type", "accept"};
 
-    pr.id = "agent-1";
-    pr.sandbox = "sb-7";
+    pr.id = (char *)decision_principal;
+    pr.sandbox = (char *)decision_sandbox;
     pr.uid = 1001;
+    pr.sandbox_start_index = decision_start_index;
     rs.scheme = "https";
     rs.host = "api.example.com";
     rs.port = 443;
@@ -3430,6 +3435,206 @@ static void test_entry_shapes(void **state)
     free(s129);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Sandboxes: each end names its start once; each allow or escalate of a sandbox's request, and
+ * each approval of one, falls inside a running sandbox of its principal and name. */
+
+/* A SandboxStarted entry of principal agent-1, sandbox name sb-7, id tag, by operator_. */
+static void sandbox_started(struct built *b, uint8_t tag, const char *operator_, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__SandboxStarted st = SWORN__V1__SANDBOX_STARTED__INIT;
+    Sworn__V1__SandboxLimits lim = SWORN__V1__SANDBOX_LIMITS__INIT;
+    char *argv[2] = {"/usr/bin/python3", "agent.py"};
+    uint8_t id[16], config[32];
+
+    memset(id, tag, sizeof(id));
+    sv_sha256("sworn-run config", 16, config);
+    st.principal = "agent-1";
+    st.name = "sb-7";
+    st.sandbox_id.data = id;
+    st.sandbox_id.len = sizeof(id);
+    st.command = argv;
+    st.n_command = 2;
+    lim.wall_ms = 600000;
+    lim.memory_bytes = 1u << 30;
+    lim.processes = 128;
+    lim.enforced_by = "cgroup2";
+    st.limits = &lim;
+    st.config_sha256.data = config;
+    st.config_sha256.len = sizeof(config);
+    st.agent_uid = 231072;
+    st.isolation = "root";
+    st.operator_ = (char *)operator_;
+    st.time_unix_ms = t_ms;
+    e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_STARTED;
+    e.sandbox_started = &st;
+    add_entry(b, &e);
+}
+
+/* A SandboxEnded entry naming the start at start_index, with id tag, by operator_; reason and
+ * code as given. */
+static void sandbox_ended_as(struct built *b, uint64_t start_index, uint8_t tag,
+                             const char *operator_, int reason, uint32_t code, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__SandboxEnded en = SWORN__V1__SANDBOX_ENDED__INIT;
+    uint8_t id[16];
+
+    memset(id, tag, sizeof(id));
+    en.start_index = start_index;
+    en.sandbox_id.data = id;
+    en.sandbox_id.len = sizeof(id);
+    en.reason = (Sworn__V1__SandboxEndReason)reason;
+    en.code = code;
+    en.duration_ms = 4200;
+    en.operator_ = (char *)operator_;
+    en.time_unix_ms = t_ms;
+    e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_ENDED;
+    e.sandbox_ended = &en;
+    add_entry(b, &e);
+}
+
+static void sandbox_ended(struct built *b, uint64_t start_index, uint8_t tag, const char *operator_,
+                          uint64_t t_ms)
+{
+    sandbox_ended_as(b, start_index, tag, operator_, 1, 0, t_ms);
+}
+
+/* A decision of the sandbox started at index (principal and name as given), with a receipt for
+ * an allow. */
+static void sandbox_decision(const struct fx *f, struct built *b, const char *id,
+                             Sworn__V1__Effect effect, uint64_t index, const char *principal,
+                             const char *name, uint64_t t_ms)
+{
+    decision_start_index = index;
+    decision_principal = principal;
+    decision_sandbox = name;
+    decision(b, id, effect, f->digest, t_ms, 0);
+    decision_start_index = 0;
+    decision_principal = "agent-1";
+    decision_sandbox = "sb-7";
+    if (effect == SWORN__V1__EFFECT__EFFECT_ALLOW)
+        add_receipt(f, b, b->n - 1, b->n - 1);
+}
+
+/* Verify b as record name: fails check sandboxes with code at item (the others pass). */
+static void expect_sandbox_fail(const struct fx *f, struct built *b, const char *name,
+                                const char *code, const char *item)
+{
+    json_object *rep;
+
+    make_record(f, name, b, NULL);
+    rep = verify_json(f, name, NULL, 1);
+    sworn_verify_expect_fail(rep, "sandboxes", code, item);
+    sworn_verify_expect_only(rep, "sandboxes");
+    json_object_put(rep);
+    built_free(b);
+}
+
+static void test_sandboxes(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+
+    /* The good life of a sandbox: started (1), an allow (2), an escalation (3) approved (4), a
+     * deny (5), ended (6), then a deny of a request still naming it (7: a deny lets nothing
+     * out, so it may come after the end). */
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-1", "sb-7",
+                     T2023 + 1000);
+    sandbox_decision(f, &b, "sb-2", SWORN__V1__EFFECT__EFFECT_ESCALATE, 1, "agent-1", "sb-7",
+                     T2023 + 2000);
+    escalation(&b, "sb-2", SWORN__V1__EFFECT__EFFECT_ALLOW, 3);
+    add_receipt(f, &b, 4, 4);
+    sandbox_decision(f, &b, "sb-3", SWORN__V1__EFFECT__EFFECT_DENY, 1, "agent-1", "sb-7",
+                     T2023 + 4000);
+    sandbox_ended(&b, 1, 0x11, "alice", T2023 + 5000);
+    sandbox_decision(f, &b, "sb-4", SWORN__V1__EFFECT__EFFECT_DENY, 1, "agent-1", "sb-7",
+                     T2023 + 6000);
+    make_record(f, "sbx-good", &b, NULL);
+    rep = verify_json(f, "sbx-good", NULL, 0);
+    sworn_verify_expect_pass(rep, "sandboxes");
+    sworn_verify_expect_pass(rep, "entries");
+    /* The start, the allow, the escalation, the approval and the end. */
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "sandboxes"), "count")), 5);
+    json_object_put(rep);
+    built_free(&b);
+
+    /* An allow naming an unknown start: an entry that is no start (1), one past the log. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "plain", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 500, 0);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-1", "sb-7",
+                     T2023 + 1000);
+    expect_sandbox_fail(f, &b, "sbx-unknown", "sandbox-unknown", "entry 2");
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, 9, "agent-1", "sb-7",
+                     T2023 + 1000);
+    expect_sandbox_fail(f, &b, "sbx-past", "sandbox-unknown", "entry 1");
+
+    /* An allow after the end. */
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_ended(&b, 1, 0x11, "alice", T2023 + 500);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-1", "sb-7",
+                     T2023 + 1000);
+    expect_sandbox_fail(f, &b, "sbx-after-end", "sandbox-ended", "entry 3");
+
+    /* An operator's approval after the end (the escalation itself was inside it). */
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, 1, "agent-1", "sb-7",
+                     T2023 + 1000);
+    sandbox_ended(&b, 1, 0x11, "alice", T2023 + 1500);
+    escalation(&b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 2);
+    add_receipt(f, &b, 4, 4);
+    expect_sandbox_fail(f, &b, "sbx-approved-late", "sandbox-ended", "entry 4");
+
+    /* Another principal, another sandbox name. */
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-2", "sb-7",
+                     T2023 + 1000);
+    expect_sandbox_fail(f, &b, "sbx-principal", "sandbox-mismatch", "entry 2");
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-1", "sb-8",
+                     T2023 + 1000);
+    expect_sandbox_fail(f, &b, "sbx-name", "sandbox-mismatch", "entry 2");
+
+    /* An end naming a non-start, an end twice, an end with another id or by another operator. */
+    policy_loaded(f, &b, f->digest, T2023);
+    decision(&b, "plain", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 500, 0);
+    sandbox_ended(&b, 1, 0x11, "alice", T2023 + 600);
+    expect_sandbox_fail(f, &b, "sbx-end-nonstart", "sandbox-end-not-start", "entry 2");
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_ended(&b, 1, 0x11, "alice", T2023 + 500);
+    sandbox_ended(&b, 1, 0x11, "alice", T2023 + 600);
+    expect_sandbox_fail(f, &b, "sbx-end-twice", "sandbox-end-twice", "entry 3");
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_ended(&b, 1, 0x12, "alice", T2023 + 500);
+    expect_sandbox_fail(f, &b, "sbx-end-id", "sandbox-end-id-mismatch", "entry 2");
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_ended(&b, 1, 0x11, "mallory", T2023 + 500);
+    expect_sandbox_fail(f, &b, "sbx-end-operator", "sandbox-end-operator-mismatch", "entry 2");
+
+    /* Out of shape: an end's code out of its reason's range, a start of no limits' kind. */
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_ended_as(&b, 1, 0x11, "alice", 2, 0, T2023 + 500); /* SIGNALED by signal 0 */
+    make_record(f, "sbx-shape", &b, NULL);
+    rep = verify_json(f, "sbx-shape", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "sandbox-field", "entry 2");
+    json_object_put(rep);
+    built_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3456,6 +3661,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_measured_unseen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_times, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sandboxes, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
