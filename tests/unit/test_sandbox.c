@@ -165,20 +165,28 @@ static uint64_t last_start(uid_t *agent_uid)
 
 /* ---- what is left ---- */
 
-static int processes_of(uid_t uid)
+/* Processes of the host in the pid namespace ns ("pid:[N]", as the agent read its own
+ * /proc/self/ns/pid): once the sandbox has ended there must be none. Its uid alone would not do:
+ * another sandbox may take the uid as soon as this one let it go. */
+static int processes_in(const char *ns)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
     int n = 0;
 
     assert_non_null(d);
+    assert_true(strncmp(ns, "pid:[", 5) == 0);
     while ((e = readdir(d)) != NULL) {
-        char path[300];
-        struct stat st;
+        char path[300], link[64];
+        ssize_t len;
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        snprintf(path, sizeof(path), "/proc/%s", e->d_name);
-        if (stat(path, &st) == 0 && st.st_uid == uid)
+        snprintf(path, sizeof(path), "/proc/%s/ns/pid", e->d_name);
+        len = readlink(path, link, sizeof(link) - 1);
+        if (len <= 0)
+            continue; /* gone meanwhile */
+        link[len] = '\0';
+        if (strcmp(link, ns) == 0)
             n++;
     }
     closedir(d);
@@ -463,33 +471,35 @@ static void test_filesystem(void **state)
 static void test_nothing_left(void **state)
 {
     struct run r;
-    uid_t uid = 0;
     char *work = sworn_test_tmpdir("sandbox-gone");
 
     (void)state;
     /* Background processes that would outlive a plain exit, and files in /work. */
-    run(&r, "sleep 1000 & sleep 1000 & setsid sleep 1000 & echo data > /work/file; exit 3",
+    run(&r,
+        "sleep 1000 & sleep 1000 & setsid sleep 1000 & echo data > /work/file; "
+        "readlink /proc/self/ns/pid; exit 3",
         "--stack", T.s.dir, "--work", work, NULL);
     assert_int_equal(r.status, 3);
-    (void)last_start(&uid);
-    assert_true(uid >= 2000000);
-    assert_int_equal(processes_of(uid), 0);
+    r.out[strcspn(r.out, "\n")] = '\0';
+    assert_int_equal(processes_in(r.out), 0);
     assert_int_equal(run_folders_left(), 0);
     assert_int_equal(access(work, F_OK), -1); /* no --keep: the work folder is removed */
+    /* Its cgroups (named by its sandbox id; other sandboxes may run meanwhile) are gone. */
     {
-        char path[256];
-        snprintf(path, sizeof(path), "/sys/fs/cgroup/memory/sworn-run");
-        DIR *d = opendir(path);
-        if (d != NULL) {
-            struct dirent *e;
-            while ((e = readdir(d)) != NULL) {
-                struct stat st;
-                char sub[600];
-                snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-                if (e->d_name[0] != '.' && stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-                    fail_msg("a cgroup is left: %s", sub);
-            }
-            closedir(d);
+        Sworn__V1__AdminResponse *resp;
+        Sworn__V1__Entry *e = newest(SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &resp, NULL);
+        char id[33], path[300];
+        static const char *const hierarchies[] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
+                                                  "/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+        assert_non_null(e);
+        assert_int_equal(e->sandbox_started->sandbox_id.len, 16);
+        for (size_t i = 0; i < 16; i++)
+            snprintf(id + 2 * i, 3, "%02x", e->sandbox_started->sandbox_id.data[i]);
+        sworn__v1__admin_response__free_unpacked(resp, NULL);
+        for (size_t i = 0; i < sizeof(hierarchies) / sizeof(hierarchies[0]); i++) {
+            snprintf(path, sizeof(path), "%s/sworn-run/%s", hierarchies[i], id);
+            if (access(path, F_OK) == 0)
+                fail_msg("a cgroup is left: %s", path);
         }
     }
     free(work);
@@ -514,20 +524,25 @@ static void test_stopped(void **state)
                     "--",
                     "/bin/sh",
                     "-c",
-                    "touch /work/started; exec sleep 1000",
+                    "readlink /proc/self/ns/pid > /work/ns; mv /work/ns /work/started; "
+                    "exec sleep 1000",
                     NULL};
     pid_t pid;
-    uid_t uid = 0;
+    char *ns;
+    size_t len;
 
     (void)state;
     pid = spawn(argv, out);
     assert_int_equal(sworn_test_wait_dir(work, started_file, flag, 30000), 0);
+    ns = sworn_test_read_file(flag, &len);
+    ns[strcspn(ns, "\n")] = '\0';
+    assert_true(processes_in(ns) >= 2); /* the sandbox's pid 1 and the agent, at least */
     assert_int_equal(kill(pid, SIGTERM), 0);
     assert_int_equal(reap(pid), 128 + SIGTERM);
-    (void)last_start(&uid);
     expect_end(last_start(NULL), SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_STOPPED,
                SIGTERM);
-    assert_int_equal(processes_of(uid), 0);
+    assert_int_equal(processes_in(ns), 0);
+    free(ns);
     assert_int_equal(access(work, F_OK), -1);
     free(flag);
     free(out);

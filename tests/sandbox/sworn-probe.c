@@ -1,0 +1,942 @@
+/*
+ * sworn-probe.c -- the adversarial agent of test_sandbox_probes (docs/sandbox.md, "Probes"): one
+ * attempt to get out of a sworn-run sandbox per subcommand.
+ *
+ *   sworn-probe ATTEMPT ARGS...
+ *
+ * Each attempt prints exactly one line on standard output and exits with its verdict:
+ *   BLOCKED <what> <why>   exit 0: the attempt failed; why is the errno name of the call that
+ *                          stopped it (ECONNREFUSED, EPERM, ...) or one of the names below
+ *   OPEN <what> [detail]   exit 3: the attempt got through (a connection, an answer, a byte, a
+ *                          descriptor, a signal delivered, a kernel object created)
+ * and exit 2 with a message on standard error for a usage error. (kill and ptrace with "-" print
+ * a "READY" line before it; hold prints a "HOLD" line and no verdict.) <what> is one word (no
+ * spaces): the attempt and its target, e.g. "tcp4:192.0.2.1:80".
+ *
+ * Names used for why besides errno names:
+ *   ETIMEDOUT  (an errno name, also used when no answer came within the wait)
+ *   EMPTY      the file opened but held no byte (a masked file: /dev/null bound over it)
+ *   ONLY_LO    the route netlink dump listed the loopback interface alone
+ *   NONE       nothing to try (no descriptor beyond 0, 1 and 2; no terminal on 0, 1 or 2)
+ *   NOREPLY    an ICMP echo was sent, and no reply from the target came back
+ *
+ * The same binary runs outside the sandbox as the tests' positive control (the canaries must see
+ * it there), so it judges only what it sees: an answer from anyone is OPEN. It links libc alone
+ * (tests/sandbox/CMakeLists.txt builds it without sanitizers) so that it runs from the work folder
+ * inside the sandbox, where only the system's /usr and /lib are mounted.
+ *
+ * The waits (a TCP connect, an answer to a datagram or an echo) last SWORN_PROBE_WAIT_MS
+ * milliseconds (default 2000). Inside the sandbox no packet leaves: a connect to an address with
+ * no route fails at once (ENETUNREACH), and loopback is the sandbox's own.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/netlink.h>
+#include <linux/perf_event.h>
+#include <linux/rtnetlink.h>
+#include <linux/vm_sockets.h>
+#include <netinet/icmp6.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE_BLOCKED 0
+#define PROBE_USAGE 2
+#define PROBE_OPEN 3
+
+#define WAIT_MS_DEFAULT 2000
+#define WHAT_MAX 600    /* an attempt's name with its target (a path fits) */
+#define DETAIL_MAX 2048 /* what an OPEN line adds (the descriptors, the interfaces) */
+#define PIDS_MAX 64     /* targets read from standard input by kill and ptrace */
+#define NL_BUF 32768    /* one read of a netlink dump */
+#define ICMP_ID 0x5357  /* the echo's identifier ("SW") for the raw socket */
+#define KEY_SPEC_SESSION (-3)
+#define KEYCTL_GET_ID 0
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+
+/* A DNS query for "example.com" A, as a resolver receives it: what the UDP attempts send. */
+static const unsigned char dns_query[] = {
+    0x53, 0x57, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 'e', 'x',
+    'a',  'm',  'p',  'l',  'e',  0x03, 'c',  'o',  'm',  0x00, 0x00, 0x01, 0x00, 0x01};
+
+static int wait_ms = WAIT_MS_DEFAULT;
+
+static const char *errno_name(int e)
+{
+    const char *name = strerrorname_np(e);
+    static char other[24];
+
+    if (name != NULL)
+        return name;
+    snprintf(other, sizeof(other), "E%d", e);
+    return other;
+}
+
+static int blocked_why(const char *what, const char *why)
+{
+    printf("BLOCKED %s %s\n", what, why);
+    return PROBE_BLOCKED;
+}
+
+static int blocked(const char *what, int err)
+{
+    return blocked_why(what, errno_name(err));
+}
+
+static int open_(const char *what, const char *detail)
+{
+    if (detail != NULL && detail[0] != '\0')
+        printf("OPEN %s %s\n", what, detail);
+    else
+        printf("OPEN %s\n", what);
+    return PROBE_OPEN;
+}
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "sworn-probe: %s (see the comment at the top of sworn-probe.c)\n", msg);
+    return PROBE_USAGE;
+}
+
+/* Append ", "-separated text to a detail buffer, cut to fit. */
+static void detail_add(char *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void detail_add(char *d, const char *fmt, ...)
+{
+    size_t len = strlen(d);
+    va_list ap;
+
+    if (len + 2 >= DETAIL_MAX)
+        return;
+    if (len > 0) {
+        d[len++] = ',';
+        d[len] = '\0';
+    }
+    va_start(ap, fmt);
+    vsnprintf(d + len, DETAIL_MAX - len, fmt, ap);
+    va_end(ap);
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A numeric address and port into sa (family AF_INET or AF_INET6). Returns 0, -1 if bad. */
+static int parse_addr(int family, const char *host, const char *port, struct sockaddr_storage *sa,
+                      socklen_t *len)
+{
+    char *end;
+    long p = strtol(port != NULL ? port : "0", &end, 10);
+
+    if (*end != '\0' || p < 0 || p > 65535)
+        return -1;
+    memset(sa, 0, sizeof(*sa));
+    if (family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+        in->sin_family = AF_INET;
+        in->sin_port = htons((uint16_t)p);
+        *len = sizeof(*in);
+        return inet_pton(AF_INET, host, &in->sin_addr) == 1 ? 0 : -1;
+    }
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons((uint16_t)p);
+    *len = sizeof(*in6);
+    return inet_pton(AF_INET6, host, &in6->sin6_addr) == 1 ? 0 : -1;
+}
+
+/* Wait up to wait_ms for events on fd; returns poll's answer (0 on a timeout). */
+static int wait_fd(int fd, short events)
+{
+    struct pollfd p = {.fd = fd, .events = events};
+    long deadline = now_ms() + wait_ms;
+    int r;
+
+    do {
+        long left = deadline - now_ms();
+
+        r = poll(&p, 1, left > 0 ? (int)left : 0);
+    } while (r < 0 && errno == EINTR);
+    return r;
+}
+
+/* tcp4/tcp6 HOST PORT: a connection is OPEN. */
+static int probe_tcp(int family, const char *name, const char *host, const char *port)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    char what[WHAT_MAX];
+    int fd, err = 0;
+    socklen_t elen = sizeof(err);
+
+    if (parse_addr(family, host, port, &sa, &len) != 0)
+        return usage("bad address or port");
+    snprintf(what, sizeof(what), "%s:%s:%s", name, host, port);
+    fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return blocked(what, errno);
+    if (connect(fd, (struct sockaddr *)&sa, len) == 0)
+        return open_(what, NULL);
+    if (errno != EINPROGRESS)
+        return blocked(what, errno);
+    if (wait_fd(fd, POLLOUT) <= 0)
+        return blocked(what, ETIMEDOUT);
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
+        return blocked(what, errno);
+    if (err != 0)
+        return blocked(what, err);
+    return open_(what, NULL);
+}
+
+/* udp4/udp6 HOST PORT: send a DNS query; any answer is OPEN. The socket is connected so that an
+ * ICMP error (port unreachable) comes back as an errno. */
+static int probe_udp(int family, const char *name, const char *host, const char *port)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    char what[WHAT_MAX], detail[64];
+    unsigned char answer[512];
+    int fd;
+    ssize_t n;
+
+    if (parse_addr(family, host, port, &sa, &len) != 0)
+        return usage("bad address or port");
+    snprintf(what, sizeof(what), "%s:%s:%s", name, host, port);
+    fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return blocked(what, errno);
+    if (connect(fd, (struct sockaddr *)&sa, len) != 0)
+        return blocked(what, errno);
+    if (send(fd, dns_query, sizeof(dns_query), 0) < 0)
+        return blocked(what, errno);
+    if (wait_fd(fd, POLLIN) <= 0)
+        return blocked(what, ETIMEDOUT);
+    n = recv(fd, answer, sizeof(answer), MSG_DONTWAIT);
+    if (n < 0)
+        return blocked(what, errno);
+    snprintf(detail, sizeof(detail), "answer=%zd", n);
+    return open_(what, detail);
+}
+
+/* One echo request (type: ICMP_ECHO or ICMP6_ECHO_REQUEST) with our identifier and sequence 1. */
+static size_t echo_request(unsigned char *b, size_t cap, int v6)
+{
+    uint32_t sum = 0;
+
+    memset(b, 0, cap);
+    b[0] = v6 ? ICMP6_ECHO_REQUEST : ICMP_ECHO;
+    b[4] = ICMP_ID >> 8;
+    b[5] = ICMP_ID & 0xff;
+    b[7] = 1;
+    memcpy(b + 8, "sworn-probe", 11);
+    if (!v6) { /* the kernel fills ICMPv6's checksum (it covers a pseudo-header) */
+        for (size_t i = 0; i < 20; i += 2)
+            sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+        while (sum >> 16)
+            sum = (sum & 0xffff) + (sum >> 16);
+        sum = ~sum & 0xffff;
+        b[2] = (unsigned char)(sum >> 8);
+        b[3] = (unsigned char)(sum & 0xff);
+    }
+    return 20;
+}
+
+/* Whether the bytes received (after the IPv4 header on a raw v4 socket) are an echo reply. */
+static int is_echo_reply(const unsigned char *b, ssize_t n, int v6, int raw)
+{
+    if (raw && !v6) {
+        size_t ihl;
+
+        if (n < 20)
+            return 0;
+        ihl = (size_t)(b[0] & 0x0f) * 4;
+        if ((size_t)n < ihl + 8)
+            return 0;
+        b += ihl;
+        n -= (ssize_t)ihl;
+    }
+    if (n < 8)
+        return 0;
+    return b[0] == (v6 ? ICMP6_ECHO_REPLY : ICMP_ECHOREPLY);
+}
+
+/* icmp-raw / icmp-ping HOST: an echo request on a raw socket (SOCK_RAW, needs CAP_NET_RAW) or on
+ * the unprivileged ping socket (SOCK_DGRAM, net.ipv4.ping_group_range); a reply is OPEN, and so is
+ * the raw socket itself (a raw socket is a way around every port rule). */
+static int probe_icmp(int raw, const char *host)
+{
+    int v6 = strchr(host, ':') != NULL, family = v6 ? AF_INET6 : AF_INET;
+    int proto = v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+    struct sockaddr_storage sa;
+    socklen_t len;
+    char what[WHAT_MAX];
+    unsigned char req[64], answer[1024];
+    size_t n;
+    long deadline;
+    int fd;
+
+    if (parse_addr(family, host, "0", &sa, &len) != 0)
+        return usage("bad address");
+    snprintf(what, sizeof(what), "%s:%s", raw ? "icmp-raw" : "icmp-ping", host);
+    fd = socket(family, (raw ? SOCK_RAW : SOCK_DGRAM) | SOCK_CLOEXEC, proto);
+    if (fd < 0)
+        return blocked(what, errno);
+    n = echo_request(req, sizeof(req), v6);
+    if (sendto(fd, req, n, 0, (struct sockaddr *)&sa, len) < 0)
+        return raw ? open_(what, "socket") : blocked(what, errno);
+    deadline = now_ms() + wait_ms;
+    while (now_ms() < deadline) {
+        struct sockaddr_storage from;
+        socklen_t flen = sizeof(from);
+        ssize_t got;
+
+        if (wait_fd(fd, POLLIN) <= 0)
+            break;
+        got = recvfrom(fd, answer, sizeof(answer), MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+        if (got < 0)
+            return raw ? open_(what, "socket") : blocked(what, errno);
+        if (is_echo_reply(answer, got, v6, raw))
+            return open_(what, "reply");
+    }
+    return raw ? open_(what, "socket") : blocked_why(what, "NOREPLY");
+}
+
+/* raw4/raw6/packet/vsock: the socket itself is OPEN. */
+static int probe_socket(const char *what, int family, int type, int proto)
+{
+    int fd = socket(family, type | SOCK_CLOEXEC, proto);
+
+    if (fd < 0)
+        return blocked(what, errno);
+    close(fd);
+    return open_(what, "socket");
+}
+
+/* netlink-ifaces: a route netlink dump of the links; an interface besides lo is OPEN. */
+static int probe_netlink(void)
+{
+    struct {
+        struct nlmsghdr h;
+        struct ifinfomsg i;
+    } req = {
+        .h = {.nlmsg_len = sizeof(req),
+              .nlmsg_type = RTM_GETLINK,
+              .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+              .nlmsg_seq = 1},
+        .i = {.ifi_family = AF_UNSPEC},
+    };
+    static char buf[NL_BUF];
+    char detail[DETAIL_MAX] = "", names[DETAIL_MAX] = "";
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), others = 0;
+
+    if (fd < 0)
+        return blocked("netlink-ifaces", errno);
+    if (send(fd, &req, sizeof(req), 0) < 0)
+        return blocked("netlink-ifaces", errno);
+    for (;;) {
+        ssize_t n;
+
+        if (wait_fd(fd, POLLIN) <= 0)
+            return blocked("netlink-ifaces", ETIMEDOUT);
+        n = recv(fd, buf, sizeof(buf), 0);
+        if (n < 0)
+            return blocked("netlink-ifaces", errno);
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+             h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE)
+                goto done;
+            if (h->nlmsg_type == NLMSG_ERROR)
+                return blocked("netlink-ifaces", -((struct nlmsgerr *)NLMSG_DATA(h))->error);
+            if (h->nlmsg_type != RTM_NEWLINK)
+                continue;
+            struct ifinfomsg *ifi = NLMSG_DATA(h);
+            int alen = (int)IFLA_PAYLOAD(h);
+
+            for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+                if (a->rta_type != IFLA_IFNAME)
+                    continue;
+                detail_add(names, "%.*s", (int)RTA_PAYLOAD(a), (char *)RTA_DATA(a));
+                if (strncmp(RTA_DATA(a), "lo", RTA_PAYLOAD(a)) != 0) {
+                    detail_add(detail, "%.*s", (int)RTA_PAYLOAD(a), (char *)RTA_DATA(a));
+                    others++;
+                }
+            }
+        }
+    }
+done:
+    if (others > 0)
+        return open_("netlink-ifaces", detail);
+    return blocked_why("netlink-ifaces", "ONLY_LO");
+}
+
+/* unix PATH / unix-abstract NAME: a connection is OPEN. */
+static int probe_unix(int abstract, const char *name)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    char what[WHAT_MAX];
+    size_t len = strlen(name);
+    socklen_t salen;
+    int fd;
+
+    if (len + (abstract ? 1 : 0) >= sizeof(sun.sun_path))
+        return usage("socket name too long");
+    snprintf(what, sizeof(what), "%s:%s", abstract ? "unix-abstract" : "unix", name);
+    memcpy(sun.sun_path + (abstract ? 1 : 0), name, len);
+    salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + (abstract ? 1 : 0));
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return blocked(what, errno);
+    if (connect(fd, (struct sockaddr *)&sun, salen) != 0)
+        return blocked(what, errno);
+    close(fd);
+    return open_(what, NULL);
+}
+
+/*
+ * Read path: a byte of a file, or an entry of a folder besides . and .. (its names are a leak
+ * already). Returns 1 when something was read (names into detail for a folder), 0 when it opened
+ * but held nothing, -1 with errno set when it did not open or read.
+ */
+static int try_read(const char *path, char *detail)
+{
+    struct stat st;
+    char byte;
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), found = 0, err;
+    DIR *d;
+    struct dirent *e;
+
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        n = read(fd, &byte, 1);
+        err = errno;
+        close(fd);
+        errno = err;
+        return n < 0 ? -1 : n > 0;
+    }
+    d = fdopendir(fd);
+    if (d == NULL) {
+        err = errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    errno = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        detail_add(detail, "%s", e->d_name);
+        found = 1;
+    }
+    err = errno;
+    closedir(d);
+    errno = err;
+    return found ? 1 : err != 0 ? -1 : 0;
+}
+
+/* One verdict line for try_read's answer. */
+static int read_verdict(const char *what, const char *path)
+{
+    char detail[DETAIL_MAX] = "";
+    int r = try_read(path, detail);
+
+    if (r < 0)
+        return blocked(what, errno);
+    return r > 0 ? open_(what, detail) : blocked_why(what, "EMPTY");
+}
+
+/* read PATH: a byte read, or a folder's entry, is OPEN. */
+static int probe_read(const char *path)
+{
+    char what[WHAT_MAX];
+
+    snprintf(what, sizeof(what), "read:%s", path);
+    return read_verdict(what, path);
+}
+
+/* write PATH: opening an existing file for writing is OPEN (nothing is written: the tests point
+ * it at the control plane's files). create PATH: a new file is OPEN (it is removed again). */
+static int probe_write(int create, const char *path)
+{
+    char what[WHAT_MAX];
+    int fd;
+
+    snprintf(what, sizeof(what), "%s:%s", create ? "create" : "write", path);
+    if (create)
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    else
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return blocked(what, errno);
+    close(fd);
+    if (create)
+        unlink(path);
+    return open_(what, NULL);
+}
+
+/*
+ * The target pids of kill and ptrace: the arguments, or with "-" one line of standard input
+ * (space-separated), so that a test can name processes that exist only once the sandbox runs
+ * (sworn-run's relay): the probe then prints "READY" on a line of its own first, before its
+ * verdict line, and reads; after the verdict it stays until standard input ends. Returns how
+ * many, or -1 on a bad number.
+ */
+static int read_pids(char **args, int nargs, pid_t *pids)
+{
+    static char line[1024];
+    char *save = NULL, *tok;
+    int n = 0;
+
+    if (nargs == 1 && strcmp(args[0], "-") == 0) {
+        printf("READY\n");
+        fflush(stdout);
+        if (fgets(line, sizeof(line), stdin) == NULL)
+            return -1;
+        for (tok = strtok_r(line, " \t\n", &save); tok != NULL && n < PIDS_MAX;
+             tok = strtok_r(NULL, " \t\n", &save)) {
+            char *end;
+            long v = strtol(tok, &end, 10);
+
+            if (*end != '\0' || v <= 0 || v > INT_MAX)
+                return -1;
+            pids[n++] = (pid_t)v;
+        }
+        return n;
+    }
+    for (int i = 0; i < nargs && n < PIDS_MAX; i++) {
+        char *end;
+        long v = strtol(args[i], &end, 10);
+
+        if (*end != '\0' || v <= 0 || v > INT_MAX)
+            return -1;
+        pids[n++] = (pid_t)v;
+    }
+    return n;
+}
+
+/* With "-": after the verdict, stay until standard input ends, so that the test sees every target
+ * (and the sandbox around us) still running while the sandbox still runs. */
+static void hold_if_stdin(char **args, int nargs)
+{
+    char buf[256];
+
+    if (nargs != 1 || strcmp(args[0], "-") != 0)
+        return;
+    fflush(stdout);
+    while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+        ;
+}
+
+/* kill PID...|-: signal 0, then SIGKILL, to each; any delivered is OPEN. Our own pid is refused
+ * (a test's mistake, not an attempt). */
+static int probe_kill(char **args, int nargs)
+{
+    pid_t pids[PIDS_MAX];
+    int n = read_pids(args, nargs, pids), last = ESRCH, rc;
+    char detail[DETAIL_MAX] = "";
+
+    if (n <= 0)
+        return usage("kill: PID... or - (pids on standard input)");
+    for (int i = 0; i < n; i++) {
+        if (pids[i] == getpid())
+            return usage("kill: refusing to kill the probe itself");
+        if (kill(pids[i], 0) == 0)
+            detail_add(detail, "%ld:0", (long)pids[i]);
+        else
+            last = errno;
+        if (kill(pids[i], SIGKILL) == 0)
+            detail_add(detail, "%ld:KILL", (long)pids[i]);
+        else
+            last = errno;
+    }
+    rc = detail[0] != '\0' ? open_("kill", detail) : blocked("kill", last);
+    hold_if_stdin(args, nargs);
+    return rc;
+}
+
+/* ptrace PID...|-: PTRACE_ATTACH to each; any attach is OPEN (detached again at once). */
+static int probe_ptrace(char **args, int nargs)
+{
+    pid_t pids[PIDS_MAX];
+    int n = read_pids(args, nargs, pids), last = ESRCH, rc;
+    char detail[DETAIL_MAX] = "";
+
+    if (n <= 0)
+        return usage("ptrace: PID... or - (pids on standard input)");
+    for (int i = 0; i < n; i++) {
+        if (ptrace(PTRACE_ATTACH, pids[i], NULL, NULL) == 0) {
+            detail_add(detail, "%ld", (long)pids[i]);
+            waitpid(pids[i], NULL, __WALL);
+            ptrace(PTRACE_DETACH, pids[i], NULL, NULL);
+        } else {
+            last = errno;
+        }
+    }
+    rc = detail[0] != '\0' ? open_("ptrace", detail) : blocked("ptrace", last);
+    hold_if_stdin(args, nargs);
+    return rc;
+}
+
+/* proc-root PID|all PATH: read /proc/PID/root/PATH (for all: through every pid this /proc lists;
+ * the first that reads wins); a host file reached through another process's root is OPEN. */
+static int probe_proc_root(const char *pid, const char *path)
+{
+    char what[WHAT_MAX], full[PATH_MAX], detail[DETAIL_MAX] = "";
+    int last = ENOENT, empty = 0;
+    DIR *d;
+    struct dirent *e;
+
+    if (path[0] != '/')
+        return usage("proc-root: PATH must be absolute");
+    snprintf(what, sizeof(what), "proc-root:%s:%s", pid, path);
+    if (strcmp(pid, "all") != 0) {
+        snprintf(full, sizeof(full), "/proc/%s/root%s", pid, path);
+        return read_verdict(what, full);
+    }
+    d = opendir("/proc");
+    if (d == NULL)
+        return blocked(what, errno);
+    while ((e = readdir(d)) != NULL) {
+        int r;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(full, sizeof(full), "/proc/%s/root%s", e->d_name, path);
+        r = try_read(full, detail);
+        if (r > 0) {
+            char through[300];
+
+            snprintf(through, sizeof(through), "through=%s", e->d_name);
+            closedir(d);
+            return open_(what, through);
+        }
+        if (r == 0)
+            empty = 1;
+        else
+            last = errno;
+    }
+    closedir(d);
+    return empty ? blocked_why(what, "EMPTY") : blocked(what, last);
+}
+
+/* fds: every descriptor beyond 0, 1 and 2 (but the one listing them) is OPEN, with where it
+ * points; a folder is tried further (its parent opened: the way out of a mount namespace). */
+static int probe_fds(void)
+{
+    char detail[DETAIL_MAX] = "";
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+
+    if (d == NULL)
+        return blocked("fds", errno);
+    while ((e = readdir(d)) != NULL) {
+        char link[64], target[PATH_MAX];
+        int fd = atoi(e->d_name);
+        ssize_t n;
+        struct stat st;
+
+        if (e->d_name[0] == '.' || fd <= STDERR_FILENO || fd == dirfd(d))
+            continue;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+            int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+            detail_add(detail, "%d=%s(parent:%s)", fd, target, up >= 0 ? "opened" : "refused");
+            if (up >= 0)
+                close(up);
+        } else {
+            detail_add(detail, "%d=%s", fd, target);
+        }
+    }
+    closedir(d);
+    return detail[0] != '\0' ? open_("fds", detail) : blocked_why("fds", "NONE");
+}
+
+/* tiocsti: push a character into the input of a terminal on 0, 1 or 2 (a shell outside would
+ * read it as typed: CVE-2017-5226); pushed is OPEN. */
+static int probe_tiocsti(void)
+{
+    int last = 0;
+
+    for (int fd = 0; fd <= 2; fd++) {
+        char c = '\n';
+
+        if (!isatty(fd))
+            continue;
+        if (ioctl(fd, TIOCSTI, &c) == 0)
+            return open_("tiocsti", NULL);
+        last = errno;
+    }
+    return last != 0 ? blocked("tiocsti", last) : blocked_why("tiocsti", "NONE");
+}
+
+/* mount: a tmpfs over /tmp (a mount namespace of our own would let us rearrange the view). */
+static int probe_mount(void)
+{
+    if (mount("sworn-probe", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, NULL) != 0)
+        return blocked("mount", errno);
+    umount2("/tmp", MNT_DETACH);
+    return open_("mount", "tmpfs");
+}
+
+/* unshare-user: a new user namespace (root inside it: the way to every namespaced power). */
+static int probe_unshare_user(void)
+{
+    if (unshare(CLONE_NEWUSER) != 0)
+        return blocked("unshare-user", errno);
+    return open_("unshare-user", NULL);
+}
+
+/* setns: join the network and mount namespaces of pid 1 (or of any process /proc shows). */
+static int probe_setns(void)
+{
+    static const struct {
+        const char *name;
+        int type;
+    } ns[] = {{"net", CLONE_NEWNET}, {"mnt", CLONE_NEWNS}, {"pid", CLONE_NEWPID}};
+    int last = ENOENT;
+
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        char path[64];
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/1/ns/%s", ns[i].name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            last = errno;
+            continue;
+        }
+        if (setns(fd, ns[i].type) == 0)
+            return open_("setns", ns[i].name);
+        last = errno;
+        close(fd);
+    }
+    return blocked("setns", last);
+}
+
+/* chroot: chroot(2) needs CAP_SYS_CHROOT (with a held folder descriptor it leads out). */
+static int probe_chroot(void)
+{
+    if (chroot(".") != 0)
+        return blocked("chroot", errno);
+    return open_("chroot", NULL);
+}
+
+/* mknod: a character device (1,3, /dev/null) in the work folder needs CAP_MKNOD. */
+static int probe_mknod(void)
+{
+    const char *path = "sworn-probe.node";
+
+    if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) != 0)
+        return blocked("mknod", errno);
+    unlink(path);
+    return open_("mknod", NULL);
+}
+
+/* bpf: an array map (BPF_MAP_CREATE). */
+static int probe_bpf(void)
+{
+    union bpf_attr attr;
+    long fd;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.map_type = BPF_MAP_TYPE_ARRAY;
+    attr.key_size = 4;
+    attr.value_size = 4;
+    attr.max_entries = 1;
+    fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+    if (fd < 0)
+        return blocked("bpf", errno);
+    close((int)fd);
+    return open_("bpf", NULL);
+}
+
+/* perf: a software counter on ourselves (allowed by perf_event_paranoid 2 without seccomp). */
+static int probe_perf(void)
+{
+    struct perf_event_attr attr;
+    long fd;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    if (fd < 0)
+        return blocked("perf", errno);
+    close((int)fd);
+    return open_("perf", NULL);
+}
+
+/* userfaultfd: user-mode faults only (allowed without privilege since Linux 5.11). */
+static int probe_userfaultfd(void)
+{
+    long fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+
+    if (fd < 0)
+        return blocked("userfaultfd", errno);
+    close((int)fd);
+    return open_("userfaultfd", NULL);
+}
+
+/* keyctl: the session keyring's id (kernel keyrings are not namespaced by the user namespace). */
+static int probe_keyctl(void)
+{
+    long id = syscall(SYS_keyctl, KEYCTL_GET_ID, KEY_SPEC_SESSION, 1);
+
+    if (id < 0)
+        return blocked("keyctl", errno);
+    return open_("keyctl", NULL);
+}
+
+/* io_uring: a one-entry ring (its operations are not seen by a seccomp filter). */
+static int probe_io_uring(void)
+{
+    unsigned char params[120]; /* struct io_uring_params, zeroed: its size since Linux 5.1 */
+    long fd;
+
+    memset(params, 0, sizeof(params));
+    fd = syscall(SYS_io_uring_setup, 1, params);
+    if (fd < 0)
+        return blocked("io_uring", errno);
+    close((int)fd);
+    return open_("io_uring", NULL);
+}
+
+/* hold: not an attempt. Print "HOLD pid=P uid=U", then wait until standard input ends, so that a
+ * test can look at the running sandbox from outside. Exit 0. */
+static int probe_hold(void)
+{
+    char buf[256];
+
+    printf("HOLD pid=%ld uid=%ld\n", (long)getpid(), (long)getuid());
+    fflush(stdout);
+    while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+        ;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *w = getenv("SWORN_PROBE_WAIT_MS");
+    const char *cmd;
+    int rc;
+
+    if (w != NULL && atoi(w) > 0)
+        wait_ms = atoi(w);
+    if (argc < 2)
+        return usage("no attempt named");
+    cmd = argv[1];
+    argc -= 2;
+    argv += 2;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(cmd, "tcp4") == 0 && argc == 2)
+        rc = probe_tcp(AF_INET, cmd, argv[0], argv[1]);
+    else if (strcmp(cmd, "tcp6") == 0 && argc == 2)
+        rc = probe_tcp(AF_INET6, cmd, argv[0], argv[1]);
+    else if (strcmp(cmd, "udp4") == 0 && argc == 2)
+        rc = probe_udp(AF_INET, cmd, argv[0], argv[1]);
+    else if (strcmp(cmd, "udp6") == 0 && argc == 2)
+        rc = probe_udp(AF_INET6, cmd, argv[0], argv[1]);
+    else if (strcmp(cmd, "icmp-raw") == 0 && argc == 1)
+        rc = probe_icmp(1, argv[0]);
+    else if (strcmp(cmd, "icmp-ping") == 0 && argc == 1)
+        rc = probe_icmp(0, argv[0]);
+    else if (strcmp(cmd, "raw4") == 0 && argc == 0)
+        rc = probe_socket("raw4", AF_INET, SOCK_RAW, IPPROTO_UDP);
+    else if (strcmp(cmd, "raw6") == 0 && argc == 0)
+        rc = probe_socket("raw6", AF_INET6, SOCK_RAW, IPPROTO_UDP);
+    else if (strcmp(cmd, "packet") == 0 && argc == 0)
+        rc = probe_socket("packet", AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+    else if (strcmp(cmd, "vsock") == 0 && argc == 0)
+        rc = probe_socket("vsock", AF_VSOCK, SOCK_STREAM, 0);
+    else if (strcmp(cmd, "netlink-ifaces") == 0 && argc == 0)
+        rc = probe_netlink();
+    else if (strcmp(cmd, "unix") == 0 && argc == 1)
+        rc = probe_unix(0, argv[0]);
+    else if (strcmp(cmd, "unix-abstract") == 0 && argc == 1)
+        rc = probe_unix(1, argv[0]);
+    else if (strcmp(cmd, "read") == 0 && argc == 1)
+        rc = probe_read(argv[0]);
+    else if (strcmp(cmd, "write") == 0 && argc == 1)
+        rc = probe_write(0, argv[0]);
+    else if (strcmp(cmd, "create") == 0 && argc == 1)
+        rc = probe_write(1, argv[0]);
+    else if (strcmp(cmd, "kill") == 0 && argc >= 1)
+        rc = probe_kill(argv, argc);
+    else if (strcmp(cmd, "ptrace") == 0 && argc >= 1)
+        rc = probe_ptrace(argv, argc);
+    else if (strcmp(cmd, "proc-root") == 0 && argc == 2)
+        rc = probe_proc_root(argv[0], argv[1]);
+    else if (strcmp(cmd, "fds") == 0 && argc == 0)
+        rc = probe_fds();
+    else if (strcmp(cmd, "tiocsti") == 0 && argc == 0)
+        rc = probe_tiocsti();
+    else if (strcmp(cmd, "mount") == 0 && argc == 0)
+        rc = probe_mount();
+    else if (strcmp(cmd, "unshare-user") == 0 && argc == 0)
+        rc = probe_unshare_user();
+    else if (strcmp(cmd, "setns") == 0 && argc == 0)
+        rc = probe_setns();
+    else if (strcmp(cmd, "chroot") == 0 && argc == 0)
+        rc = probe_chroot();
+    else if (strcmp(cmd, "mknod") == 0 && argc == 0)
+        rc = probe_mknod();
+    else if (strcmp(cmd, "bpf") == 0 && argc == 0)
+        rc = probe_bpf();
+    else if (strcmp(cmd, "perf") == 0 && argc == 0)
+        rc = probe_perf();
+    else if (strcmp(cmd, "userfaultfd") == 0 && argc == 0)
+        rc = probe_userfaultfd();
+    else if (strcmp(cmd, "keyctl") == 0 && argc == 0)
+        rc = probe_keyctl();
+    else if (strcmp(cmd, "io_uring") == 0 && argc == 0)
+        rc = probe_io_uring();
+    else if (strcmp(cmd, "hold") == 0 && argc == 0)
+        rc = probe_hold();
+    else
+        rc = usage("unknown attempt or wrong number of arguments");
+    fflush(stdout);
+    return rc;
+}
