@@ -628,13 +628,15 @@ static int run_case(enum runner r, enum case_kind c, int record, char *why, size
     remove_tree(work); /* sworn-run removed it already */
     if (!o.ok || (need_stamps && (o.t_start <= 0 || o.t_exit <= 0)) ||
         (c == C_REQUEST && o.t_response <= 0)) {
-        char last[400];
+        char last[400], msg[BENCH_PATH_MAX + 1024];
+        int n;
 
         last_line(log, last, sizeof(last));
-        if (why != NULL)
-            snprintf(why, why_cap, "%s exited with %d%s%s%s%.100s", a.v[0],
+        n = snprintf(msg, sizeof(msg), "%.4095s exited with %d%s%s%s%.100s", a.v[0],
                      WIFEXITED(o.status) ? WEXITSTATUS(o.status) : 128 + WTERMSIG(o.status),
                      last[0] ? ": " : "", last, o.out[0] ? "; agent said: " : "", o.out);
+        if (why != NULL && n > 0)
+            copy_cut(why, why_cap, msg); /* a long reason is cut, not an error */
         return 0;
     }
     if (!record)
