@@ -1,6 +1,7 @@
 /* r_record.c -- SandboxStarted and SandboxEnded through decisiond's admin socket (r_record.h). */
 #include "r_record.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "dclient.h"
@@ -10,16 +11,38 @@
 /* The client's read buffer is large: one, outside the stack (sworn-run has one thread). */
 static struct sworn_dclient client;
 
-static int call(const char *sock, Sworn__V1__AdminRequest *rq, uint64_t *index)
+/* Send rq on a new connection to sock (the answer is read by receive). */
+static int send_request(const char *sock, Sworn__V1__AdminRequest *rq)
 {
-    Sworn__V1__AdminResponse *r = NULL;
-    int rc = -1;
+    uint8_t *frame = NULL;
+    size_t len = 0;
+    int rc;
 
     rq->version = SWORN_WIRE_VERSION;
     if (sworn_dclient_connect(&client, sock) < 0)
         return sworn_err_set(sworn_err_code(), "decisiond's admin socket %s: %s", sock,
                              sworn_err_msg());
-    if (sworn_dclient_admin(&client, rq, SWORN_RUN_RECORD_TIMEOUT_MS, &r) < 0) {
+    rc = sworn_frame_pack_admin_request(rq, &frame, &len);
+    if (rc == 0)
+        rc = sworn_dclient_send(&client, frame, len, SWORN_RUN_RECORD_TIMEOUT_MS);
+    free(frame);
+    if (rc < 0) {
+        sworn_err_set(sworn_err_code(), "decisiond's admin socket %s: %s", sock, sworn_err_msg());
+        sworn_dclient_close(&client);
+    }
+    return rc;
+}
+
+/* Read the answer to send_request's request: a SandboxResponse. OUT: *index. */
+static int receive(const char *sock, uint64_t *index)
+{
+    Sworn__V1__AdminResponse *r = NULL;
+    const uint8_t *body;
+    size_t len;
+    int rc = -1;
+
+    if (sworn_dclient_recv(&client, SWORN_RUN_RECORD_TIMEOUT_MS, &body, &len) < 0 ||
+        (r = sworn_frame_unpack_admin_response(body, len)) == NULL) {
         sworn_err_set(sworn_err_code(), "decisiond's admin socket %s: %s", sock, sworn_err_msg());
         goto out;
     }
@@ -41,7 +64,9 @@ out:
     return rc;
 }
 
-int sworn_run_record_start(const struct sworn_run_start *s, uint64_t *index)
+static const char *start_socket; /* the admin socket of the start in flight */
+
+int sworn_run_record_start_send(const struct sworn_run_start *s)
 {
     Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
     Sworn__V1__SandboxStartRequest st = SWORN__V1__SANDBOX_START_REQUEST__INIT;
@@ -66,7 +91,13 @@ int sworn_run_record_start(const struct sworn_run_start *s, uint64_t *index)
     st.started = &e;
     rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START;
     rq.sandbox_start = &st;
-    return call(s->conf->admin_socket, &rq, index);
+    start_socket = s->conf->admin_socket;
+    return send_request(start_socket, &rq);
+}
+
+int sworn_run_record_start_wait(uint64_t *index)
+{
+    return receive(start_socket, index);
 }
 
 int sworn_run_record_end(const char *admin_socket, uint64_t start_index,
@@ -87,5 +118,7 @@ int sworn_run_record_end(const char *admin_socket, uint64_t start_index,
     en.ended = &e;
     rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END;
     rq.sandbox_end = &en;
-    return call(admin_socket, &rq, &index);
+    if (send_request(admin_socket, &rq) < 0)
+        return -1;
+    return receive(admin_socket, &index);
 }

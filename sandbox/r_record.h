@@ -30,8 +30,14 @@ struct sworn_run_start {
     const char *isolation; /* "root" or "unprivileged" */
 };
 
-/* OUT: *index, the SandboxStarted entry's log index. */
-int sworn_run_record_start(const struct sworn_run_start *s, uint64_t *index);
+/*
+ * The start in two halves, so that the sandbox is built while decisiond makes the entry durable:
+ * _send connects and sends the request; _wait reads the answer (OUT: *index, the SandboxStarted
+ * entry's log index) and closes. One start at a time; _wait only after a _send that returned 0.
+ * The agent must not run before _wait returned 0.
+ */
+int sworn_run_record_start_send(const struct sworn_run_start *s);
+int sworn_run_record_start_wait(uint64_t *index);
 
 int sworn_run_record_end(const char *admin_socket, uint64_t start_index,
                          const uint8_t id[SWORN_RUN_ID_LEN], Sworn__V1__SandboxEndReason reason,

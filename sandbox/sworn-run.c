@@ -254,6 +254,18 @@ static void agent_main(void)
     _exit(errno == ENOENT ? 127 : 126);
 }
 
+/* Close every descriptor above 2 but a and b. */
+static void close_all_but(int a, int b)
+{
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+
+    if (lo > 3)
+        (void)syscall(SYS_close_range, 3u, (unsigned)lo - 1, 0u);
+    if (hi > lo + 1)
+        (void)syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0u);
+    (void)syscall(SYS_close_range, (unsigned)hi + 1, ~0u, 0u);
+}
+
 static void pid1_main(void) __attribute__((noreturn));
 static void pid1_main(void)
 {
@@ -268,8 +280,9 @@ static void pid1_main(void)
 
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
-    close(R.ctl[0]);
-    close(R.sync[1]);
+    /* Of sworn-run's descriptors (the admin connection, the uid lock, the work folder, ...) pid 1
+     * keeps only its two channels. */
+    close_all_but(R.ctl[1], R.sync[0]);
     /* Dumpable for a moment, so that sworn-run can write our uid and gid maps (a process that is
      * not dumpable has its /proc files owned by root); it says when by the ctl socket. */
     if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || send(R.ctl[1], "D", 1, MSG_NOSIGNAL) != 1)
@@ -318,8 +331,10 @@ static void pid1_main(void)
     for (size_t i = 0; i < nfds; i++)
         close(fds[i]); /* only the relay holds them: the agent never sees a listener */
     (void)sworn_not_dumpable();
-    /* sworn-run puts pid 1 in its cgroup while it builds the above (a cgroup v1 move takes
-     * milliseconds), and says "c" when that is done: nothing of the agent runs outside it. */
+    /* sworn-run puts pid 1 in its cgroup and reads the SandboxStarted answer while pid 1 builds
+     * the above (a cgroup v1 move and a durable append take milliseconds each), and says "c" when
+     * both are done: nothing of the agent runs outside the cgroup or before its start is in the
+     * log. */
     if (read(R.sync[0], &byte, 1) != 1 || byte != 'c')
         _exit(EXIT_FAILURE_RUN);
     close(R.sync[0]);
@@ -381,6 +396,15 @@ static int write_maps(void)
     return 0;
 fail:
     return -1;
+}
+
+/* The start's answer: no record, no agent. */
+static int record_started(void)
+{
+    if (sworn_run_record_start_wait(&R.start_index) < 0)
+        return -1;
+    R.recorded = 1;
+    return 0;
 }
 
 /* Root mode: the out-of-memory killer spares pid 1 (oom_score_adj -1000), so that memory
@@ -874,6 +898,7 @@ static int clean_up(void)
 
 int main(int argc, char **argv)
 {
+    int start_sent = 0;
     sigset_t stops;
     uint8_t digest[32];
     struct sworn_run_start start;
@@ -940,9 +965,10 @@ int main(int argc, char **argv)
     start.enforced_by = sworn_run_limits_name(&R.limits);
     start.agent_uid = R.agent_uid;
     start.isolation = R.root_mode ? "root" : "unprivileged";
-    if (sworn_run_record_start(&start, &R.start_index) < 0)
+    /* Sent now, read before the agent may run: decisiond makes it durable while pid 1 builds. */
+    if (sworn_run_record_start_send(&start) < 0)
         goto failed;
-    R.recorded = 1;
+    start_sent = 1;
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, R.ctl) < 0 ||
         pipe2(R.sync, O_CLOEXEC) < 0) {
@@ -967,7 +993,7 @@ int main(int argc, char **argv)
     sworn_err_clear();
     if (wait_dumpable() < 0 || write_maps() < 0 || (spare_pid1(), 0) ||
         write(R.sync[1], "g", 1) != 1 || sworn_run_limits_join(&R.limits, R.pid1) < 0 ||
-        write(R.sync[1], "c", 1) != 1) {
+        record_started() < 0 || write(R.sync[1], "c", 1) != 1) {
         if (sworn_err_code() == SWORN_OK)
             sworn_err_set(SWORN_ERR_IO, "the sandbox's pid 1 went away: %s", strerror(errno));
         (void)kill(R.pid1, SIGKILL);
@@ -985,6 +1011,10 @@ int main(int argc, char **argv)
 
 failed:
     say("%s", sworn_err_msg());
+    /* A start that was sent and not yet answered may be in the log: learn its index, so that
+     * its end is recorded (FAILED) and the record shows no sandbox left running. */
+    if (start_sent && !R.recorded && record_started() < 0)
+        say("the start's answer: %s", sworn_err_msg());
     R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
     R.code = 0; /* FAILED carries no code (a stop signal may have set one) */
     R.exit_status = EXIT_FAILURE_RUN;
