@@ -21,6 +21,7 @@ struct d_sandbox {
     char principal[SWORN_FRAME_NAME_MAX + 1];
     char name[SWORN_FRAME_NAME_MAX + 1];
     char operator_[SWORN_FRAME_OPERATOR_MAX + 1];
+    uint32_t agent_uid; /* the uid its agent has outside, as its start recorded */
     unsigned pins; /* admitted requests whose entries are not appended yet */
     int ending;    /* an end is begun: requests are denied, the end waits for pins */
     d_sandbox_ready_fn ready;
@@ -112,6 +113,7 @@ static struct d_sandbox *record_new(const Sworn__V1__SandboxStarted *st, const c
     snprintf(sb->principal, sizeof(sb->principal), "%s", st->principal);
     snprintf(sb->name, sizeof(sb->name), "%s", st->name);
     snprintf(sb->operator_, sizeof(sb->operator_), "%s", operator_);
+    sb->agent_uid = st->agent_uid;
     return sb;
 }
 
@@ -202,6 +204,16 @@ int d_sandboxes_admit(struct d_sandboxes *s, const Sworn__V1__Principal *p, uint
                  "denied: the sandbox started at log index %llu is named %s, not the request's "
                  "sandbox",
                  (unsigned long long)index, sb->name);
+        return -1;
+    }
+    /* The hello's uid is the relay's word for whose processes these are: it must be the one the
+     * start recorded (in unprivileged mode another process of the caller's uid could otherwise
+     * speak for the sandbox under a uid of its choosing). */
+    if (p->uid != sb->agent_uid) {
+        snprintf(why, cap,
+                 "denied: the sandbox started at log index %llu runs as uid %u, not the "
+                 "request's uid %u",
+                 (unsigned long long)index, (unsigned)sb->agent_uid, (unsigned)p->uid);
         return -1;
     }
     sb->pins++;

@@ -87,12 +87,28 @@ int sworn_run_net_enter(int fds[SWORN_RUN_LISTENERS_MAX], size_t *n)
     return 0;
 }
 
+/* The one message both ends use: one byte and room for the descriptors. */
+union fd_control {
+    char buf[CMSG_SPACE(sizeof(int) * SWORN_RUN_LISTENERS_MAX)];
+    struct cmsghdr align;
+};
+
+static void fd_message(struct msghdr *m, struct iovec *iov, char *byte, union fd_control *u,
+                       size_t control_len)
+{
+    memset(m, 0, sizeof(*m));
+    memset(u, 0, sizeof(*u));
+    iov->iov_base = byte;
+    iov->iov_len = 1;
+    m->msg_iov = iov;
+    m->msg_iovlen = 1;
+    m->msg_control = u->buf;
+    m->msg_controllen = control_len;
+}
+
 int sworn_run_fd_send(int sock, const int *fds, size_t n)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * SWORN_RUN_LISTENERS_MAX)];
-        struct cmsghdr align;
-    } u;
+    union fd_control u;
     struct msghdr m;
     struct iovec iov;
     struct cmsghdr *cm;
@@ -101,14 +117,7 @@ int sworn_run_fd_send(int sock, const int *fds, size_t n)
 
     if (n == 0 || n > SWORN_RUN_LISTENERS_MAX)
         return sworn_err_set(SWORN_ERR_ARG, "descriptor passing: %zu descriptors", n);
-    memset(&u, 0, sizeof(u));
-    memset(&m, 0, sizeof(m));
-    iov.iov_base = &byte;
-    iov.iov_len = 1;
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = u.buf;
-    m.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+    fd_message(&m, &iov, &byte, &u, CMSG_SPACE(sizeof(int) * n));
     cm = CMSG_FIRSTHDR(&m);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -123,24 +132,16 @@ int sworn_run_fd_send(int sock, const int *fds, size_t n)
 
 int sworn_run_fd_recv(int sock, int fds[SWORN_RUN_LISTENERS_MAX], size_t *n)
 {
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * SWORN_RUN_LISTENERS_MAX)];
-        struct cmsghdr align;
-    } u;
+    union fd_control u;
     struct msghdr m;
     struct iovec iov;
     struct cmsghdr *cm;
-    char byte;
+    char byte = 0;
     ssize_t r;
+    size_t count;
 
     *n = 0;
-    memset(&m, 0, sizeof(m));
-    iov.iov_base = &byte;
-    iov.iov_len = 1;
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = u.buf;
-    m.msg_controllen = sizeof(u.buf);
+    fd_message(&m, &iov, &byte, &u, sizeof(u.buf));
     do
         r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
     while (r < 0 && errno == EINTR);
@@ -151,11 +152,11 @@ int sworn_run_fd_recv(int sock, int fds[SWORN_RUN_LISTENERS_MAX], size_t *n)
     if (cm == NULL || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
         (m.msg_flags & MSG_CTRUNC) != 0)
         return sworn_err_set(SWORN_ERR_IO, "descriptor passing: no descriptors came");
-    *n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    if (*n == 0 || *n > SWORN_RUN_LISTENERS_MAX) {
-        *n = 0;
-        return sworn_err_set(SWORN_ERR_IO, "descriptor passing: %zu descriptors", *n);
-    }
-    memcpy(fds, CMSG_DATA(cm), sizeof(int) * *n);
+    count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    /* More than fit would have set MSG_CTRUNC (and the kernel closes what did not fit). */
+    if (count == 0 || count > SWORN_RUN_LISTENERS_MAX)
+        return sworn_err_set(SWORN_ERR_IO, "descriptor passing: %zu descriptors", count);
+    memcpy(fds, CMSG_DATA(cm), sizeof(int) * count);
+    *n = count;
     return 0;
 }

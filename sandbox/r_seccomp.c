@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -88,7 +90,20 @@ static const long denied[] = {
 #endif
 };
 
-#define PROG_MAX 256
+/* The calls that take a file mode, and which argument it is. */
+static const struct {
+    long nr;
+    unsigned mode_arg;
+} mode_calls[] = {
+#ifdef SYS_chmod
+    {SYS_chmod, 1},   {SYS_open, 2},     {SYS_creat, 1},
+    {SYS_mkdir, 1},   {SYS_mknod, 1},
+#endif
+    {SYS_fchmod, 1},  {SYS_fchmodat, 2}, {SYS_openat, 3},
+    {SYS_mkdirat, 2}, {SYS_mknodat, 2},  {452 /* fchmodat2 */, 2},
+};
+
+#define PROG_MAX 320
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8u * (i))
 
 struct prog {
@@ -154,6 +169,9 @@ static int build(struct prog *p)
     emit(p, BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
     ret(p, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
 #endif
+    /* openat2: its mode is behind a pointer too; the C library's open uses openat. */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 437 /* openat2 */, 0, 1);
+    ret(p, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
     /* clone: no new namespace (flags are argument 0 on x86_64 and aarch64). */
     at = if_nr(p, SYS_clone);
     load_arg(p, 0);
@@ -161,29 +179,46 @@ static int build(struct prog *p)
     ret(p, eperm);
     ret(p, SECCOMP_RET_ALLOW);
     patch_skip(p, at);
-    /* socket: no packet, key or vsock family; no raw or packet type. */
+    /* socket: no packet, key or vsock family; netlink for NETLINK_ROUTE only (what ip and the C
+     * library's interface listing use; every other netlink family is a kernel surface of its
+     * own, and for netlink SOCK_DGRAM is the same as SOCK_RAW); no raw or packet type in any
+     * other family. Offsets are counted by hand, from the numbers on the right. */
     at = if_nr(p, SYS_socket);
-    load_arg(p, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 3, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_KEY, 2, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_VSOCK, 1, 0);
-    emit(p, BPF_JMP | BPF_JA, 1, 0, 0);
-    ret(p, eperm);
-    load_arg(p, 1);
-    emit(p, BPF_ALU | BPF_AND | BPF_K, 0xf /* SOCK_TYPE_MASK */, 0, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 1, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 0, 1);
-    ret(p, eperm);
-    ret(p, SECCOMP_RET_ALLOW);
+    load_arg(p, 0);                                                     /* 0 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 10, 0);               /* 1 -> 12 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_KEY, 9, 0);                   /* 2 -> 12 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_VSOCK, 8, 0);                 /* 3 -> 12 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 2);               /* 4 -> 5 or 7 */
+    load_arg(p, 2);                                                     /* 5 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0 /* NETLINK_ROUTE */, 4, 5);    /* 6 -> 11 or 12 */
+    load_arg(p, 1);                                                     /* 7 */
+    emit(p, BPF_ALU | BPF_AND | BPF_K, 0xf /* SOCK_TYPE_MASK */, 0, 0); /* 8 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 2, 0);                 /* 9 -> 12 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 1, 0);              /* 10 -> 12 */
+    ret(p, SECCOMP_RET_ALLOW);                                          /* 11 */
+    ret(p, eperm);                                                      /* 12 */
     patch_skip(p, at);
-    /* ioctl: never TIOCSTI or TIOCLINUX. */
+    /* ioctl: never TIOCSTI or TIOCLINUX (typing into the terminal), nor TIOCSETD (changing its
+     * line discipline, which outlives the agent). */
     at = if_nr(p, SYS_ioctl);
     load_arg(p, 1);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 1, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 0, 1);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSETD, 0, 1);
     ret(p, eperm);
     ret(p, SECCOMP_RET_ALLOW);
     patch_skip(p, at);
+    /* No set-user-id or set-group-id bit on anything the agent makes or changes: on the host its
+     * files are the sandbox uid's, and such a program in /work would be a way for anyone who can
+     * reach the folder to become that uid (and so reach the next sandbox given it). */
+    for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++) {
+        at = if_nr(p, mode_calls[i].nr);
+        load_arg(p, mode_calls[i].mode_arg);
+        emit(p, BPF_JMP | BPF_JSET | BPF_K, S_ISUID | S_ISGID, 0, 1);
+        ret(p, eperm);
+        ret(p, SECCOMP_RET_ALLOW);
+        patch_skip(p, at);
+    }
     ret(p, SECCOMP_RET_ALLOW);
     return p->n <= PROG_MAX ? 0 : sworn_err_set(SWORN_ERR_RANGE, "agent seccomp: program too long");
 }

@@ -13,10 +13,17 @@
  *   name_to_handle_at, open_by_handle_at (opening files by handle, past the mount tree);
  *   kexec_load, kexec_file_load, init_module, finit_module, delete_module, reboot, swapon,
  *     swapoff, acct, quotactl, syslog, iopl, ioperm, personality, lookup_dcookie;
- *   socket() of AF_PACKET, AF_KEY, AF_VSOCK and any SOCK_RAW or SOCK_PACKET type (raw frames and
- *     packets; vsock is a microVM's way to its host);
- *   ioctl TIOCSTI and TIOCLINUX (typing into sworn-run's terminal, which outlives the agent);
- *   clone3: ENOSYS (its flags are behind a pointer; the C library falls back to clone).
+ *   modify_ldt, memfd_secret;
+ *   socket() of AF_PACKET, AF_KEY, AF_VSOCK, AF_NETLINK but NETLINK_ROUTE, and any SOCK_RAW or
+ *     SOCK_PACKET type in another family (raw frames and packets; vsock is a microVM's way to its
+ *     host; the other netlink families are kernel surfaces of their own);
+ *   ioctl TIOCSTI, TIOCLINUX and TIOCSETD (typing into sworn-run's terminal, changing its line
+ *     discipline: the terminal outlives the agent);
+ *   a mode with S_ISUID or S_ISGID in chmod, fchmod, fchmodat, fchmodat2, open, openat, creat,
+ *     mkdir, mkdirat, mknod, mknodat (a set-id program of the sandbox's uid in /work would let
+ *     whoever can reach the folder become that uid);
+ *   clone3 and openat2: ENOSYS (their flags and mode are behind a pointer; the C library falls
+ *     back to clone and openat).
  * A call from another ABI (i386, x32) kills the process. no_new_privs is set first.
  *
  * Returns 0 (installed), 1 (this architecture has no filter: nothing installed; sworn-run

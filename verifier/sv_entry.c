@@ -135,11 +135,13 @@ static int name_ok(const char *s)
     return 1;
 }
 
-/* SHA-256(principal NUL name): who a request or a sandbox is, in a fixed size. */
-static void who_digest(const char *principal, const char *name, uint8_t out[SV_HASH])
+/* SHA-256(principal NUL name NUL uid as 4 bytes big-endian): who a request or a sandbox is (its
+ * agent's uid outside included), in a fixed size. */
+static void who_digest(const char *principal, const char *name, uint32_t uid,
+                       uint8_t out[SV_HASH])
 {
     size_t pl = strlen(principal), nl = strlen(name);
-    char *b = malloc(pl + nl + 1);
+    unsigned char *b = malloc(pl + nl + 6);
 
     if (b == NULL) { /* compared only with other digests: none of a real name is all 0xff */
         memset(out, 0xff, SV_HASH);
@@ -148,7 +150,12 @@ static void who_digest(const char *principal, const char *name, uint8_t out[SV_H
     memcpy(b, principal, pl);
     b[pl] = '\0';
     memcpy(b + pl + 1, name, nl);
-    sv_sha256(b, pl + nl + 1, out);
+    b[pl + 1 + nl] = '\0';
+    b[pl + nl + 2] = (unsigned char)(uid >> 24);
+    b[pl + nl + 3] = (unsigned char)(uid >> 16);
+    b[pl + nl + 4] = (unsigned char)(uid >> 8);
+    b[pl + nl + 5] = (unsigned char)uid;
+    sv_sha256(b, pl + nl + 6, out);
     free(b);
 }
 
@@ -409,7 +416,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         info->sandbox_start_index = d->request->principal->sandbox_start_index;
         if (info->sandbox_start_index != 0)
             who_digest(d->request->principal->id, d->request->principal->sandbox,
-                       info->sandbox_who);
+                       d->request->principal->uid, info->sandbox_who);
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;
         snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
@@ -643,7 +650,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         if (strlen(t->operator_) > OPERATOR_MAX)
             BAD("field-too-long", "sandbox_started: operator longer than %d bytes", OPERATOR_MAX);
         memcpy(info->sandbox_id, t->sandbox_id.data, SV_SANDBOX_ID);
-        who_digest(t->principal, t->name, info->sandbox_who);
+        who_digest(t->principal, t->name, t->agent_uid, info->sandbox_who);
         sv_sha256(t->operator_, strlen(t->operator_), info->operator_digest);
         info->time_unix_ms = t->time_unix_ms;
         return 0;

@@ -108,9 +108,9 @@ struct sv_entry_info {
     /* decision: the request's Principal.sandbox_start_index (0: not from a sandbox);
      * sandbox_ended: its start_index */
     uint64_t sandbox_start_index;
-    /* decision with a sandbox_start_index, sandbox_started: SHA-256(principal NUL name), the
-     * request's principal.id and principal.sandbox or the start's principal and name, so that
-     * the two compare whatever their length */
+    /* decision with a sandbox_start_index, sandbox_started: SHA-256(principal NUL name NUL uid
+     * as 4 bytes big-endian), the request's principal.id, principal.sandbox and principal.uid or
+     * the start's principal, name and agent_uid, so that the two compare whatever their length */
     uint8_t sandbox_who[SV_HASH];
     uint8_t sandbox_id[SV_SANDBOX_ID]; /* sandbox_started, sandbox_ended */
     uint8_t operator_digest[SV_HASH];  /* sandbox_started, sandbox_ended: SHA-256(operator) */

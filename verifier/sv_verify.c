@@ -1149,8 +1149,8 @@ static void check_sandbox_use(struct stream *s, uint64_t index, uint64_t at,
     } else if (memcmp(r->who, who, SV_HASH) != 0) {
         code = "sandbox-mismatch";
         snprintf(why, sizeof(why),
-                 "%s is of another principal or sandbox name than the sandbox started at entry "
-                 "%llu",
+                 "%s is of another principal, sandbox name or agent uid than the sandbox started "
+                 "at entry %llu",
                  what, (unsigned long long)at);
     }
     if (code != NULL) {

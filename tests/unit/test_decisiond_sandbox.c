@@ -35,6 +35,8 @@
 #include "frame.h"
 #include "stack_fixture.h"
 #include "testutil.h"
+
+#define AGENT_UID 200000u /* the agent uid of every start recorded here */
 #include "verify_fixture.h"
 
 /* A sandbox's start as sworn-run sends it. */
@@ -75,7 +77,7 @@ static void start_init(struct start_msg *m, const char *principal, const char *n
     m->st.limits = &m->lim;
     m->st.config_sha256.data = m->config;
     m->st.config_sha256.len = sizeof(m->config);
-    m->st.agent_uid = 200000;
+    m->st.agent_uid = AGENT_UID;
     m->st.isolation = "unprivileged";
     m->st.operator_ = "";
     m->sr.started = &m->st;
@@ -155,6 +157,7 @@ static void sandbox_req(struct sworn_stack_req *q, const char *id, const char *p
     sworn_stack_req_init(q, id, principal, path);
     q->principal.sandbox = (char *)name;
     q->principal.sandbox_start_index = index;
+    q->principal.uid = AGENT_UID; /* the uid every start here records */
 }
 
 /* Decide the request and expect effect; for a deny, a reason holding why (NULL: any), rule "". */
@@ -250,6 +253,11 @@ static void test_sandboxes(void **state)
     expect(&s, &q, SWORN__V1__EFFECT__EFFECT_DENY, why);
     snprintf(why, sizeof(why), "is named sb-a, not the request's sandbox");
     sandbox_req(&q, "sb-name", "agent-1", "sb-b", a, "/allowed/x");
+    expect(&s, &q, SWORN__V1__EFFECT__EFFECT_DENY, why);
+    /* Another agent uid than the start recorded: a hello speaking for the sandbox as another. */
+    snprintf(why, sizeof(why), "runs as uid %u, not the request's uid 4242", AGENT_UID);
+    sandbox_req(&q, "sb-uid", "agent-1", "sb-a", a, "/allowed/x");
+    q.principal.uid = 4242;
     expect(&s, &q, SWORN__V1__EFFECT__EFFECT_DENY, why);
 
     /* 4. An escalation of the sandbox, held while the sandbox ends. */

@@ -585,6 +585,62 @@ static void test_memory_limit(void **state)
                SIGKILL);
 }
 
+/*
+ * Unprivileged mode: a whole stack and sworn-run as an ordinary user (nobody, through the
+ * util-linux setpriv command), so the agent's uid outside is the caller's and the limits are
+ * rlimits; the record says so.
+ */
+static void test_unprivileged_mode(void **state)
+{
+    char cmd[4096], *dir, *out, *text;
+    size_t len;
+    const char *as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp";
+    static const char seen[] = "1000\n 1000 65534 1\n65536\n50\nexit=0\n";
+    char build_dir[1024];
+
+    (void)state;
+    /* The build folder: the one sworn-run was built in (BUILD/sandbox/sworn-run). */
+    snprintf(build_dir, sizeof(build_dir), "%s", sworn_test_bin("SWORN_RUN_BIN"));
+    *strrchr(build_dir, '/') = '\0';
+    *strrchr(build_dir, '/') = '\0';
+    dir = sworn_test_tmpdir("sandbox-unpriv");
+    assert_int_equal(chown(dir, 65534, 65534), 0);
+    snprintf(cmd, sizeof(cmd),
+             "%s %s/scripts/dev-stack up %s/s --build %s --no-tpm --file-key >%s/up.log 2>&1",
+             as_nobody, sworn_test_source_dir(), dir, build_dir, dir);
+    if (system(cmd) != 0) {
+        char *log = sworn_test_path(dir, "up.log");
+        char *up = sworn_test_read_file(log, &len);
+        fail_msg("the unprivileged stack did not come up: %s", up);
+    }
+    snprintf(cmd, sizeof(cmd),
+             "%s %s --stack %s/s --memory 64M --processes 50 -- /bin/sh -c "
+             "'id -u; tr -s \" \" < /proc/self/uid_map; ulimit -v; ulimit -p' >%s/agent.out 2>&1; "
+             "echo \"exit=$?\" >> %s/agent.out; "
+             "%s %s --admin %s/s/admin.sock tail 3 >> %s/agent.out",
+             as_nobody, sworn_test_bin("SWORN_RUN_BIN"), dir, dir, dir, as_nobody,
+             sworn_test_bin("SWORNCTL_BIN"), dir, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s %s/scripts/dev-stack down %s/s >/dev/null 2>&1", as_nobody,
+             sworn_test_source_dir(), dir);
+    assert_int_equal(system(cmd), 0);
+    out = sworn_test_path(dir, "agent.out");
+    text = sworn_test_read_file(out, &len);
+    /* uid 1000 inside is nobody outside; RLIMIT_AS 64 MiB (in KiB) and RLIMIT_NPROC 50 (dash: -p).
+     */
+    if (strncmp(text, seen, sizeof(seen) - 1) != 0)
+        fail_msg("the agent saw: %s", text);
+    assert_non_null(strstr(text, "\"kind\":\"sandbox_started\""));
+    assert_non_null(strstr(text, "\"enforced_by\":\"rlimit\""));
+    assert_non_null(strstr(text, "\"agent_uid\":65534"));
+    assert_non_null(strstr(text, "\"isolation\":\"unprivileged\""));
+    assert_non_null(strstr(text, "\"kind\":\"sandbox_ended\""));
+    assert_non_null(strstr(text, "\"operator\":\"nobody\""));
+    free(text);
+    free(out);
+    sworn_test_tmpdir_drop(&dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -597,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_stopped),
         cmocka_unit_test(test_unrecorded_start_runs_nothing),
         cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_unprivileged_mode),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -173,6 +173,7 @@ static const char *decision_path = "/v1/charges";
 /* The principal, sandbox name and sandbox start index of the decisions built below (the
  * sandboxes test changes them for a while; 0: not from a sworn-run sandbox). */
 static const char *decision_principal = "agent-1", *decision_sandbox = "sb-7";
+static uint32_t decision_uid = 1001;
 static uint64_t decision_start_index;
 
 static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
@@ -190,7 +191,7 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
 
     pr.id = (char *)decision_principal;
     pr.sandbox = (char *)decision_sandbox;
-    pr.uid = 1001;
+    pr.uid = decision_uid;
     pr.sandbox_start_index = decision_start_index;
     rs.scheme = "https";
     rs.host = "api.example.com";
@@ -3503,6 +3504,9 @@ static void sandbox_ended(struct built *b, uint64_t start_index, uint8_t tag, co
 
 /* A decision of the sandbox started at index (principal and name as given), with a receipt for
  * an allow. */
+/* The uid sandbox_decision's requests carry: the start's agent_uid unless a case changes it. */
+static uint32_t sandbox_decision_uid = 231072;
+
 static void sandbox_decision(const struct fx *f, struct built *b, const char *id,
                              Sworn__V1__Effect effect, uint64_t index, const char *principal,
                              const char *name, uint64_t t_ms)
@@ -3510,10 +3514,12 @@ static void sandbox_decision(const struct fx *f, struct built *b, const char *id
     decision_start_index = index;
     decision_principal = principal;
     decision_sandbox = name;
+    decision_uid = sandbox_decision_uid; /* the agent uid sandbox_started records */
     decision(b, id, effect, f->digest, t_ms, 0);
     decision_start_index = 0;
     decision_principal = "agent-1";
     decision_sandbox = "sb-7";
+    decision_uid = 1001;
     if (effect == SWORN__V1__EFFECT__EFFECT_ALLOW)
         add_receipt(f, b, b->n - 1, b->n - 1);
 }
@@ -3604,6 +3610,14 @@ static void test_sandboxes(void **state)
     sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-1", "sb-8",
                      T2023 + 1000);
     expect_sandbox_fail(f, &b, "sbx-name", "sandbox-mismatch", "entry 2");
+    /* Another agent uid than the start recorded (a hello speaking for the sandbox as another). */
+    policy_loaded(f, &b, f->digest, T2023);
+    sandbox_started(&b, 0x11, "alice", T2023 + 100);
+    sandbox_decision_uid = 1001;
+    sandbox_decision(f, &b, "sb-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1, "agent-1", "sb-7",
+                     T2023 + 1000);
+    sandbox_decision_uid = 231072;
+    expect_sandbox_fail(f, &b, "sbx-uid", "sandbox-mismatch", "entry 2");
 
     /* An end naming a non-start, an end twice, an end with another id or by another operator. */
     policy_loaded(f, &b, f->digest, T2023);
