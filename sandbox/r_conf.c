@@ -46,6 +46,7 @@ void sworn_run_conf_init(struct sworn_run_conf *c)
 {
     memset(c, 0, sizeof(*c));
     c->uid_first = 2000000;
+    c->connections = SWORN_RUN_CONNECTIONS_DEFAULT;
     c->uid_count = 65536;
 }
 
@@ -248,7 +249,7 @@ static int y_list(struct yctx *x, const struct sworn_yaml_node *seq, const char 
 
 static int y_limits(struct yctx *x, const struct sworn_yaml_node *m)
 {
-    static const char *const keys[] = {"timeout", "memory", "processes", NULL};
+    static const char *const keys[] = {"timeout", "memory", "processes", "connections", NULL};
     uint64_t v;
 
     if (m == NULL)
@@ -274,6 +275,12 @@ static int y_limits(struct yctx *x, const struct sworn_yaml_node *m)
         if (sworn_yaml_u64(x->d, sworn_yaml_get(m, "processes"), 1, PROCESSES_MAX, &v) < 0)
             return -1;
         x->c->processes = (uint32_t)v;
+    }
+    if (sworn_yaml_get(m, "connections") != NULL) {
+        if (sworn_yaml_u64(x->d, sworn_yaml_get(m, "connections"), 1, SWORN_RUN_CONNECTIONS_MAX,
+                           &v) < 0)
+            return -1;
+        x->c->connections = (uint32_t)v;
     }
     return 0;
 }
@@ -720,6 +727,7 @@ long sworn_run_conf_canonical(const struct sworn_run_conf *c, char *out, size_t 
     put(&k, "limits.timeout_ms", "%llu", (unsigned long long)c->wall_ms);
     put(&k, "limits.memory", "%llu", (unsigned long long)c->memory_bytes);
     put(&k, "limits.processes", "%u", (unsigned)c->processes);
+    put(&k, "limits.connections", "%u", (unsigned)c->connections);
     for (size_t i = 0; i < c->nenv; i++)
         put(&k, "env", "%s=%s", c->env[i].name, c->env[i].value);
     for (size_t i = 0; i < c->nfiles; i++)

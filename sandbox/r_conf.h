@@ -35,6 +35,8 @@
 #define SWORN_RUN_ARG_MAX 8192u   /* bytes of one argv item */
 #define SWORN_RUN_AGENT_UID 1000u /* the agent's uid and gid inside the sandbox */
 #define SWORN_RUN_PROXY_PORT 3128u
+#define SWORN_RUN_CONNECTIONS_DEFAULT 64u /* relay connections a sandbox holds at once */
+#define SWORN_RUN_CONNECTIONS_MAX 1024u
 
 /* A configured variable or file: the agent gets NAME with a symbolic token as its value. */
 struct sworn_run_token {
@@ -54,7 +56,8 @@ struct sworn_run_conf {
     uint64_t wall_ms;                      /* 0 = none */
     uint64_t memory_bytes;                 /* 0 = none */
     uint32_t processes;                    /* 0 = none */
-    uid_t uid_first;                       /* root mode: the outside uids sandboxes take */
+    uint32_t connections; /* the relay's connections at once (limits.connections), 1..1024 */
+    uid_t uid_first;      /* root mode: the outside uids sandboxes take */
     uint32_t uid_count;
     struct sworn_run_token env[SWORN_RUN_VARS_MAX];
     size_t nenv;

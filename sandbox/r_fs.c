@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,7 +21,8 @@
 static const char *const default_masks[] = {
     "/etc/shadow", "/etc/shadow-",     "/etc/gshadow",     "/etc/gshadow-",
     "/etc/sworn",  "/etc/ssl/private", "/etc/resolv.conf", NULL};
-static const char *const devices[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
+/* No tty: the agent has no controlling terminal (pid 1 made a session of its own). */
+static const char *const devices[] = {"null", "zero", "full", "random", "urandom", NULL};
 
 #define EMPTY_FILE "/run/sworn/.empty"
 
@@ -332,72 +334,255 @@ fail:
     return -1;
 }
 
-/* --- removal -----------------------------------------------------------------------------------
- */
+/* --- removal and giving back ---------------------------------------------------------------- */
 
-/* Remove everything in the folder dfd (on device dev); then the caller removes the folder. */
-static int empty_dir(int dfd, dev_t dev, const char *where)
+/*
+ * One walk serves both: every entry below the folder, one folder's descriptor open at a time
+ * (an agent's tree may be tens of thousands of folders deep: neither a descriptor per level nor
+ * a path fits), never following a symbolic link, never entering another mount. A folder's
+ * entries are handled in one pass that keeps the names of its subfolders; then each subfolder
+ * in turn; the way back up is "..", checked to be the folder it came from (device and inode).
+ * The sandbox's processes are gone by then, so nothing changes the tree under the walk; any
+ * surprise stops it with an error, and the caller records the failure.
+ */
+enum walk_mode { WALK_REMOVE, WALK_GIVE_BACK };
+
+struct walk_level {
+    char **subdirs; /* names of the subfolders still to visit */
+    size_t n, next, cap;
+    dev_t dev;
+    ino_t ino;
+};
+
+struct walk {
+    enum walk_mode mode;
+    uid_t uid; /* WALK_GIVE_BACK: the owner everything gets */
+    gid_t gid;
+    dev_t dev; /* the top folder's device: nothing on another is touched */
+    const char *top;
+    struct walk_level *levels;
+    size_t depth, cap;
+};
+
+static int walk_fail(struct walk *w, const char *what, const char *name)
 {
-    DIR *d = fdopendir(dfd);
+    return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: %s: %s %s: %s", w->top, what, name,
+                         strerror(errno));
+}
+
+static int keep_subdir(struct walk_level *l, const char *name)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->subdirs, cap * sizeof(*v));
+        if (v == NULL)
+            return sworn_err_set(SWORN_ERR_NOMEM, "sandbox cleanup: out of memory");
+        l->subdirs = v;
+        l->cap = cap;
+    }
+    l->subdirs[l->n] = strdup(name);
+    if (l->subdirs[l->n] == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "sandbox cleanup: out of memory");
+    l->n++;
+    return 0;
+}
+
+/* Give an entry back: its owner, and no set-id bit (never through a link). */
+static int give_back(struct walk *w, int dfd, const char *name, const struct stat *st)
+{
+    if (fchownat(dfd, name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) < 0)
+        return walk_fail(w, "chown", name);
+    if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)) != 0 &&
+        fchmodat(dfd, name, st->st_mode & 0777, 0) < 0)
+        return walk_fail(w, "chmod", name);
+    return 0;
+}
+
+/* One pass over the folder dfd: files removed or given back, subfolders kept in l. */
+static int walk_scan(struct walk *w, int dfd, struct walk_level *l)
+{
+    int copy = dup(dfd);
+    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
     struct dirent *e;
     int rc = 0;
 
     if (d == NULL) {
-        close(dfd);
-        return fail_errno("opendir", where);
+        if (copy >= 0)
+            close(copy);
+        return walk_fail(w, "opendir", "");
     }
-    while ((e = readdir(d)) != NULL) {
+    while (rc == 0 && (errno = 0, e = readdir(d)) != NULL) {
         struct stat st;
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            rc = fail_errno("stat", e->d_name);
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            int sub;
-            if (st.st_dev != dev) {
-                rc = sworn_err_set(SWORN_ERR_IO,
-                                   "sandbox cleanup: %s/%s is another mount: left in place", where,
-                                   e->d_name);
-                continue;
-            }
-            sub = openat(dirfd(d), e->d_name,
-                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-            if (sub < 0 && errno == EPERM)
-                sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0) {
-                rc = fail_errno("open", e->d_name);
-                continue;
-            }
-            /* A folder the agent made unreadable or unwritable is opened up first: we are its
-             * owner or root. */
-            (void)fchmod(sub, 0700);
-            if (empty_dir(sub, dev, e->d_name) < 0)
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            rc = walk_fail(w, "stat", e->d_name);
+        } else if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != w->dev) {
+                errno = EXDEV;
+                rc = walk_fail(w, "another mount, left in place:", e->d_name);
+            } else if (w->mode == WALK_GIVE_BACK && give_back(w, dfd, e->d_name, &st) < 0) {
                 rc = -1;
-            if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) < 0)
-                rc = fail_errno("rmdir", e->d_name);
-        } else if (unlinkat(dirfd(d), e->d_name, 0) < 0) {
-            rc = fail_errno("unlink", e->d_name);
+            } else {
+                rc = keep_subdir(l, e->d_name);
+            }
+        } else if (w->mode == WALK_REMOVE) {
+            if (unlinkat(dfd, e->d_name, 0) < 0)
+                rc = walk_fail(w, "unlink", e->d_name);
+        } else {
+            rc = give_back(w, dfd, e->d_name, &st);
         }
     }
+    if (rc == 0 && errno != 0)
+        rc = walk_fail(w, "readdir", "");
     closedir(d);
     return rc;
 }
 
-int sworn_run_fs_remove(const char *path)
+static struct walk_level *walk_push(struct walk *w, int dfd)
 {
+    struct walk_level *l;
+    struct stat st;
+
+    if (w->depth == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        struct walk_level *v = realloc(w->levels, cap * sizeof(*v));
+        if (v == NULL) {
+            sworn_err_set(SWORN_ERR_NOMEM, "sandbox cleanup: out of memory");
+            return NULL;
+        }
+        w->levels = v;
+        w->cap = cap;
+    }
+    if (fstat(dfd, &st) < 0) {
+        walk_fail(w, "stat", "a folder");
+        return NULL;
+    }
+    l = &w->levels[w->depth++];
+    memset(l, 0, sizeof(*l));
+    l->dev = st.st_dev;
+    l->ino = st.st_ino;
+    return l;
+}
+
+static void walk_pop(struct walk *w)
+{
+    struct walk_level *l = &w->levels[--w->depth];
+
+    for (size_t i = 0; i < l->n; i++)
+        free(l->subdirs[i]);
+    free(l->subdirs);
+}
+
+/* Walk everything below the folder top_fd (not closed here). */
+static int walk_tree(struct walk *w, int top_fd)
+{
+    int cur = dup(top_fd); /* the folder being walked: always ours to close */
+    struct walk_level *l;
+
+    if (cur < 0)
+        return walk_fail(w, "dup", "");
+    l = walk_push(w, cur);
+    if (l == NULL || walk_scan(w, cur, l) < 0)
+        goto fail;
+    while (w->depth > 0) {
+        struct walk_level *up;
+        struct stat st;
+        int next;
+
+        l = &w->levels[w->depth - 1];
+        if (l->next < l->n) {
+            const char *name = l->subdirs[l->next++];
+            /* A folder the agent closed (mode 000) is opened up first: we own it, or are root. */
+            if (w->mode == WALK_REMOVE && fchmodat(cur, name, 0700, 0) < 0) {
+                walk_fail(w, "chmod", name);
+                goto fail;
+            }
+            next = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (next < 0 || fstat(next, &st) < 0 || st.st_dev != w->dev) {
+                if (next >= 0)
+                    close(next);
+                walk_fail(w, "open", name);
+                goto fail;
+            }
+            close(cur);
+            cur = next;
+            l = walk_push(w, cur);
+            if (l == NULL || walk_scan(w, cur, l) < 0)
+                goto fail;
+            continue;
+        }
+        /* This folder is done: back up to its parent, which must be the folder we came from. */
+        walk_pop(w);
+        if (w->depth == 0)
+            break;
+        up = &w->levels[w->depth - 1];
+        next = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (next < 0 || fstat(next, &st) < 0 || st.st_dev != up->dev || st.st_ino != up->ino) {
+            if (next >= 0)
+                close(next);
+            errno = ESTALE;
+            walk_fail(w, "the way back up changed at", up->subdirs[up->next - 1]);
+            goto fail;
+        }
+        close(cur);
+        cur = next;
+        if (w->mode == WALK_REMOVE && unlinkat(cur, up->subdirs[up->next - 1], AT_REMOVEDIR) < 0) {
+            walk_fail(w, "rmdir", up->subdirs[up->next - 1]);
+            goto fail;
+        }
+    }
+    close(cur);
+    return 0;
+fail:
+    close(cur);
+    while (w->depth > 0)
+        walk_pop(w);
+    return -1;
+}
+
+/* expect: when not NULL, the folder path must still be that one (its device and inode). */
+static int walk_path(const char *path, const struct stat *expect, enum walk_mode mode, uid_t uid,
+                     gid_t gid)
+{
+    struct walk w = {.mode = mode, .uid = uid, .gid = gid, .top = path};
     struct stat st;
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int rc;
 
     if (fd < 0)
-        return errno == ENOENT ? 0 : fail_errno("open", path);
+        return errno == ENOENT && mode == WALK_REMOVE
+                   ? 0
+                   : sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: open %s: %s", path,
+                                   strerror(errno));
     if (fstat(fd, &st) < 0) {
         close(fd);
-        return fail_errno("stat", path);
+        return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: stat %s: %s", path, strerror(errno));
     }
-    (void)fchmod(fd, 0700);
-    if (empty_dir(fd, st.st_dev, path) < 0)
-        return -1;
-    return rmdir(path) < 0 ? fail_errno("rmdir", path) : 0;
+    if (expect != NULL && (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino)) {
+        close(fd);
+        return sworn_err_set(SWORN_ERR_IO,
+                             "sandbox cleanup: %s is not the folder it was: left "
+                             "alone",
+                             path);
+    }
+    w.dev = st.st_dev;
+    if (mode == WALK_REMOVE)
+        (void)fchmod(fd, 0700);
+    rc = walk_tree(&w, fd);
+    close(fd);
+    free(w.levels);
+    if (rc == 0 && mode == WALK_REMOVE && rmdir(path) < 0)
+        rc = sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: rmdir %s: %s", path, strerror(errno));
+    return rc;
+}
+
+int sworn_run_fs_remove(const char *path, const struct stat *expect)
+{
+    return walk_path(path, expect, WALK_REMOVE, 0, 0);
+}
+
+int sworn_run_fs_give_back(const char *path, const struct stat *expect, uid_t uid, gid_t gid)
+{
+    return walk_path(path, expect, WALK_GIVE_BACK, uid, gid);
 }

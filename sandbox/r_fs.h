@@ -27,7 +27,10 @@
  *
  * sworn_run_fs_remove (on the host, after the sandbox's last process is gone) removes a folder
  * and everything in it, never following a symbolic link and never crossing into another mount
- * (such a folder is left and reported).
+ * (such a folder is left and reported); sworn_run_fs_give_back gives every entry below a folder
+ * (not the folder itself) to uid:gid and clears its set-id bits, the same way. Both hold one
+ * folder's descriptor at a time, so a tree of any depth is walked; the first surprise (a
+ * folder replaced under the walk, another mount, a failed call) stops them with an error.
  *
  * Errors: -1 with sworn_err set (SWORN_ERR_IO, naming the step and errno).
  */
@@ -35,6 +38,7 @@
 #define SWORN_R_FS_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "r_conf.h"
@@ -50,6 +54,8 @@ int sworn_run_fs_mount_root(const char *mountpoint, uid_t uid, gid_t gid, int *r
 int sworn_run_fs_enter(const struct sworn_run_conf *c, int root_fd, const char *work,
                        const char *ca_bundle, size_t ca_len);
 
-int sworn_run_fs_remove(const char *path);
+/* expect: NULL, or what the folder must still be (st_dev and st_ino), else it is left alone. */
+int sworn_run_fs_remove(const char *path, const struct stat *expect);
+int sworn_run_fs_give_back(const char *path, const struct stat *expect, uid_t uid, gid_t gid);
 
 #endif

@@ -27,6 +27,7 @@ struct sworn_run_relay {
     size_t hello_len;
     struct conn *conns; /* open connections, a doubly linked list */
     size_t open;
+    size_t max_conns;
     size_t served; /* connections accepted in all */
 };
 
@@ -117,7 +118,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     (void)l;
     (void)sa;
     (void)len;
-    if (r->open >= SWORN_RUN_RELAY_CONNS || (c = calloc(1, sizeof(*c))) == NULL) {
+    if (r->open >= r->max_conns || (c = calloc(1, sizeof(*c))) == NULL) {
         close(fd);
         return;
     }
@@ -150,7 +151,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 }
 
 int sworn_run_relay_start(struct event_base *base, const int *fds, size_t n, const char *hostlink,
-                          const uint8_t *hello, size_t hello_len, struct sworn_run_relay **out)
+                          const uint8_t *hello, size_t hello_len, size_t max_conns,
+                          struct sworn_run_relay **out)
 {
     struct sworn_run_relay *r;
 
@@ -162,6 +164,7 @@ int sworn_run_relay_start(struct event_base *base, const int *fds, size_t n, con
     if (r == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "relay: out of memory");
     r->base = base;
+    r->max_conns = max_conns;
     r->hostlink.sun_family = AF_UNIX;
     memcpy(r->hostlink.sun_path, hostlink, strlen(hostlink) + 1);
     memcpy(r->hello, hello, hello_len);

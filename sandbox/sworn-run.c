@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -36,10 +37,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <openssl/crypto.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
@@ -112,6 +115,7 @@ struct run {
     int work_fd;    /* the work folder, opened once: chowned by it */
     dev_t work_dev; /* and what it is: pid 1 binds only that folder */
     ino_t work_ino;
+    mode_t work_mode; /* its mode before, restored with --keep */
     int work_made;    /* we made the work folder */
     uid_t work_owner; /* root mode, --work: its owner before, restored with --keep */
     gid_t work_group;
@@ -122,9 +126,10 @@ struct run {
     uint64_t start_index;
     int recorded;
     uint64_t t0;
-    pid_t pid1;
-    int ctl[2];  /* SOCK_SEQPACKET: listeners out, the agent's status out */
-    int sync[2]; /* pipe: the maps are written */
+    pid_t pid1;      /* > 0 until reaped */
+    int pid1_status; /* its wait status once reaped */
+    int ctl[2];      /* SOCK_SEQPACKET: listeners out, the agent's status out */
+    int sync[2];     /* pipe: the maps are written */
     /* the end */
     Sworn__V1__SandboxEndReason reason;
     uint32_t code;
@@ -133,7 +138,45 @@ struct run {
 
 static struct run R; /* one per process; large (the configuration and environment) */
 
+/* The terminal sworn-run was started from, as it was: the agent can change its settings through
+ * the descriptors it inherits (stty -echo on its standard input), and they would outlive it. */
+static struct {
+    struct termios saved[3];
+    int have[3];
+} tty;
+
+static void tty_save(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        tty.have[fd] = isatty(fd) && tcgetattr(fd, &tty.saved[fd]) == 0;
+}
+
+static void tty_restore(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (tty.have[fd])
+            (void)tcsetattr(fd, TCSANOW, &tty.saved[fd]);
+}
+
 /* --- the sandbox's pid 1 and the agent ------------------------------------------------------- */
+
+/* Write text to the file at path (a /proc or cgroup file). 0, or -1 with sworn_err set. */
+static int write_text(const char *path, const char *text)
+{
+    size_t n = strlen(text);
+    ssize_t w;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
+    w = write(fd, text, n);
+    if (w != (ssize_t)n) {
+        int e = errno;
+        close(fd);
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    return close(fd) < 0 ? sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno)) : 0;
+}
 
 static void child_fail(const char *what) __attribute__((noreturn));
 static void child_fail(const char *what)
@@ -188,6 +231,11 @@ static void agent_main(void)
         if (sig != SIGKILL && sig != SIGSTOP)
             (void)signal(sig, SIG_DFL);
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    /* pid 1 is spared by the out-of-memory killer (root mode); the agent is not. Raising the
+     * score needs no privilege. */
+    if (R.root_mode &&
+        (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || write_text("/proc/self/oom_score_adj", "0") < 0))
+        child_fail("agent");
     if (sworn_run_limits_apply_rlimits(&R.limits) < 0)
         child_fail("limits");
     if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
@@ -230,9 +278,8 @@ static void pid1_main(void)
      * pipe's end instead of its byte (getppid is 0 here: the parent is outside the pid ns). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
         _exit(EXIT_FAILURE_RUN);
-    if (read(R.sync[0], &byte, 1) != 1)
+    if (read(R.sync[0], &byte, 1) != 1 || byte != 'g')
         _exit(EXIT_FAILURE_RUN); /* sworn-run gave up before the maps were written */
-    close(R.sync[0]);
     /* With the identity it was cloned with (root in root mode, the caller otherwise), which can
      * walk to the run folder and the work folder, pid 1 mounts the root and opens both; from
      * then on it names them by descriptor. */
@@ -256,11 +303,6 @@ static void pid1_main(void)
         sworn_err_set(SWORN_ERR_IO, "becoming uid %u: %s", SWORN_RUN_AGENT_UID, strerror(errno));
         child_fail("identity");
     }
-    /* Now in its cgroup (sworn-run moved it before the maps): that is the namespace's root. */
-    if (unshare(CLONE_NEWCGROUP) < 0) {
-        sworn_err_set(SWORN_ERR_IO, "cgroup namespace: %s", strerror(errno));
-        child_fail("namespaces");
-    }
     if (sethostname("sandbox", 7) < 0) {
         sworn_err_set(SWORN_ERR_IO, "hostname: %s", strerror(errno));
         child_fail("namespaces");
@@ -276,6 +318,22 @@ static void pid1_main(void)
     for (size_t i = 0; i < nfds; i++)
         close(fds[i]); /* only the relay holds them: the agent never sees a listener */
     (void)sworn_not_dumpable();
+    /* sworn-run puts pid 1 in its cgroup while it builds the above (a cgroup v1 move takes
+     * milliseconds), and says "c" when that is done: nothing of the agent runs outside it. */
+    if (read(R.sync[0], &byte, 1) != 1 || byte != 'c')
+        _exit(EXIT_FAILURE_RUN);
+    close(R.sync[0]);
+    /* Now in its cgroup: that is the cgroup namespace's root. */
+    if (unshare(CLONE_NEWCGROUP) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "cgroup namespace: %s", strerror(errno));
+        child_fail("namespaces");
+    }
+    /* A session of its own: no controlling terminal, so the agent cannot take over sworn-run's
+     * (job control, /dev/tty, signals to its foreground group). */
+    if (setsid() < 0) {
+        sworn_err_set(SWORN_ERR_IO, "setsid: %s", strerror(errno));
+        child_fail("pid 1");
+    }
 
     agent = fork();
     if (agent < 0) {
@@ -305,17 +363,9 @@ static void pid1_main(void)
 static int write_proc(pid_t pid, const char *file, const char *text)
 {
     char path[64];
-    size_t n = strlen(text);
-    int fd;
-    ssize_t w;
 
     snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, file);
-    fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
-    w = write(fd, text, n);
-    close(fd);
-    return w == (ssize_t)n ? 0 : sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
+    return write_text(path, text);
 }
 
 static int write_maps(void)
@@ -331,6 +381,16 @@ static int write_maps(void)
     return 0;
 fail:
     return -1;
+}
+
+/* Root mode: the out-of-memory killer spares pid 1 (oom_score_adj -1000), so that memory
+ * pressure in the sandbox kills the agent, whose end pid 1 then reports. Best effort: it needs
+ * CAP_SYS_RESOURCE, which some hosts (containers, some microVMs) do not give even to root; pid 1
+ * killed all the same is reported as SIGNALED by its signal (conclude). */
+static void spare_pid1(void)
+{
+    if (R.root_mode && write_proc(R.pid1, "oom_score_adj", "-1000") < 0)
+        sworn_err_clear();
 }
 
 /* pid 1 says "D" once its /proc files are ours to write (bounded). */
@@ -460,6 +520,72 @@ static int read_ca_bundle(void)
     return 0;
 }
 
+/* Is a (a resolved path) the same as b or a folder above it? */
+static int covers(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+
+    if (strcmp(a, "/") == 0)
+        return 1;
+    return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+/* path resolved (every link followed), or of its folder when it does not exist (a socket path
+ * is checked before the socket exists). "" when neither resolves. */
+static void resolved(const char *path, char out[PATH_MAX])
+{
+    char folder[PATH_MAX];
+    char *slash;
+
+    if (realpath(path, out) != NULL)
+        return;
+    snprintf(folder, sizeof(folder), "%s", path);
+    slash = strrchr(folder, '/');
+    if (slash != NULL && slash != folder)
+        *slash = '\0';
+    if (realpath(folder, out) == NULL)
+        out[0] = '\0';
+}
+
+/*
+ * --work gives the agent a folder of the host, read-write, and (without --keep) sworn-run removes
+ * it at the end: refuse the folders where either would harm the host or the control plane. Not
+ * "/" or a folder right below it (/tmp, /home, /var, ...), nothing in the system's own trees, and
+ * no folder that holds, or lies in, sworn-run's state folder or holds the control plane's
+ * sockets or the proxy's CA (docs/sandbox.md, "Running it").
+ */
+static int check_work_folder(const char *work, const char *state)
+{
+    static const char *const system_trees[] = {"/proc",  "/sys",    "/dev",       "/etc", "/usr",
+                                               "/boot",  "/bin",    "/sbin",      "/lib", "/lib32",
+                                               "/lib64", "/libx32", "/run/sworn", NULL};
+    const char *const control[] = {
+        state, R.conf.hostlink, R.conf.admin_socket, R.conf.proxy_ca, SWORN_RUN_UID_LOCKS_PARENT,
+        NULL};
+    char real[PATH_MAX], other[PATH_MAX];
+
+    if (realpath(work, real) == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "--work %s: %s", work, strerror(errno));
+    if (strchr(real + 1, '/') == NULL)
+        return sworn_err_set(SWORN_ERR_ARG,
+                             "--work %s: \"%s\" is / or a folder right below it: give a folder of "
+                             "its own",
+                             work, real);
+    for (size_t i = 0; system_trees[i] != NULL; i++)
+        if (covers(system_trees[i], real))
+            return sworn_err_set(SWORN_ERR_ARG, "--work %s: \"%s\" is in the system's %s", work,
+                                 real, system_trees[i]);
+    for (size_t i = 0; control[i] != NULL; i++) {
+        resolved(control[i], other);
+        if (other[0] != '\0' && (covers(real, other) || (i == 0 && covers(other, real))))
+            return sworn_err_set(SWORN_ERR_ARG,
+                                 "--work %s: \"%s\" holds or lies in sworn-run's state or the "
+                                 "control plane (%s)",
+                                 work, real, control[i]);
+    }
+    return 0;
+}
+
 /* The run folder (0700, the agent's: its pid 1 builds the root there), the root's mount point,
  * and the work folder. */
 static int make_folders(void)
@@ -496,6 +622,7 @@ static int make_folders(void)
         R.work_made = 1;
     } else {
         snprintf(R.work_dir, sizeof(R.work_dir), "%s", R.conf.work);
+        SWORN_GUARD(check_work_folder(R.work_dir, state));
     }
     /* From here on the folder is named by its descriptor only: a link or another folder put at
      * its path later changes nothing. */
@@ -507,6 +634,7 @@ static int make_folders(void)
     R.work_group = st.st_gid;
     R.work_dev = st.st_dev;
     R.work_ino = st.st_ino;
+    R.work_mode = st.st_mode & 07777;
     if (R.root_mode)
         SWORN_ENSURE(fchown(R.work_fd, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
                      "%s: chown: %s", R.work_dir, strerror(errno));
@@ -529,7 +657,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     (void)what;
     if (sig == SIGCHLD) {
         if (waitpid(R.pid1, &status, WNOHANG) == R.pid1) {
-            R.pid1 = -status - 1; /* reaped: remember the status, never signal the pid again */
+            R.pid1_status = status;
+            R.pid1 = -1; /* reaped: never signal the pid again */
             event_base_loopbreak(base);
         }
         return;
@@ -605,8 +734,8 @@ static int supervise(void)
         h.sandbox_start_index = R.start_index;
         h.agent_uid = (uint32_t)R.agent_uid;
         SWORN_GUARD(sworn_frame_pack_hostlink_hello(&h, &hello, &hello_len));
-        SWORN_GUARD(
-            sworn_run_relay_start(base, fds, nfds, R.conf.hostlink, hello, hello_len, &relay));
+        SWORN_GUARD(sworn_run_relay_start(base, fds, nfds, R.conf.hostlink, hello, hello_len,
+                                          R.conf.connections, &relay));
         if (R.conf.wall_ms > 0) {
             struct timeval tv = {(time_t)(R.conf.wall_ms / 1000),
                                  (suseconds_t)(R.conf.wall_ms % 1000) * 1000};
@@ -620,9 +749,10 @@ reap:
     while (R.pid1 > 0) {
         int status;
         pid_t p = waitpid(R.pid1, &status, 0);
-        if (p == R.pid1)
-            R.pid1 = -status - 1;
-        else if (p < 0 && errno != EINTR)
+        if (p == R.pid1) {
+            R.pid1_status = status;
+            R.pid1 = -1;
+        } else if (p < 0 && errno != EINTR)
             break;
     }
     rc = 0;
@@ -671,40 +801,68 @@ static void conclude(int supervise_rc)
             return;
         }
     }
+    /* No report: pid 1 itself was killed (the out-of-memory killer, when even its adjusted
+     * score did not spare it), and the whole sandbox with it. */
+    if (supervise_rc == 0 && WIFSIGNALED(R.pid1_status)) {
+        R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_SIGNALED;
+        R.code = (uint32_t)WTERMSIG(R.pid1_status);
+        R.exit_status = 128 + (int)R.code;
+        return;
+    }
     R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
     R.code = 0;
     R.exit_status = EXIT_FAILURE_RUN;
 }
 
 /* Remove what the sandbox left on disk; release its cgroup and its uid. */
+/* --keep, root mode: the work folder and all in it back to the folder's owner, with its mode;
+ * a kept run folder (the work folder was its own) back to root. */
+static int give_back_work(const struct stat *work)
+{
+    if (sworn_run_fs_give_back(R.work_dir, work, R.work_owner, R.work_group) < 0)
+        return -1;
+    if (fchown(R.work_fd, R.work_owner, R.work_group) < 0 || fchmod(R.work_fd, R.work_mode) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", R.work_dir, strerror(errno));
+    if (R.work_made && chown(R.run_dir, 0, 0) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", R.run_dir, strerror(errno));
+    return 0;
+}
+
 static int clean_up(void)
 {
+    struct stat work = {0};
     int rc = 0;
 
+    work.st_dev = R.work_dev;
+    work.st_ino = R.work_ino;
     if (sworn_run_limits_release(&R.limits) < 0) {
         say("cleanup: %s", sworn_err_msg());
         rc = -1;
     }
     if (R.run_dir[0] != '\0') {
-        if (!R.work_made && !R.conf.keep && sworn_run_fs_remove(R.work_dir) < 0) {
-            say("cleanup: %s", sworn_err_msg());
-            rc = -1;
-        }
-        if (R.work_made && R.conf.keep) {
-            say("--keep: the work folder %s stays", R.work_dir);
-            /* keep it: remove everything else of the run folder */
-            if (sworn_run_fs_remove(R.root_dir) < 0) {
+        if (!R.conf.keep) {
+            /* The work folder (the run folder's own, or --work's) and the run folder go. */
+            if (!R.work_made && sworn_run_fs_remove(R.work_dir, &work) < 0) {
                 say("cleanup: %s", sworn_err_msg());
                 rc = -1;
             }
-        } else if (sworn_run_fs_remove(R.run_dir) < 0) {
-            say("cleanup: %s", sworn_err_msg());
-            rc = -1;
-        }
-        if (R.conf.keep && !R.work_made && R.root_mode &&
-            fchown(R.work_fd, R.work_owner, R.work_group) < 0) {
-            say("--keep: %s: giving it back to its owner: %s", R.work_dir, strerror(errno));
-            rc = -1;
+            if (sworn_run_fs_remove(R.run_dir, NULL) < 0) {
+                say("cleanup: %s", sworn_err_msg());
+                rc = -1;
+            }
+        } else {
+            /* --keep: the work folder stays, given back whole to whom it was (root mode: its
+             * files are the sandbox uid's, which the next sandbox may get), with its own mode;
+             * everything else of the run folder goes. */
+            if (R.root_mode && give_back_work(&work) < 0) {
+                say("--keep: %s: giving it back to its owner: %s", R.work_dir, sworn_err_msg());
+                rc = -1;
+            }
+            if (sworn_run_fs_remove(R.work_made ? R.root_dir : R.run_dir, NULL) < 0) {
+                say("cleanup: %s", sworn_err_msg());
+                rc = -1;
+            }
+            say("--keep: the work folder %s stays", R.work_dir);
         }
     }
     if (R.work_fd >= 0)
@@ -725,6 +883,9 @@ int main(int argc, char **argv)
     R.work_fd = -1;
     R.ctl[0] = R.ctl[1] = R.sync[0] = R.sync[1] = -1;
     R.pid1 = 0;
+    /* OpenSSL without its configuration file: sworn-run needs SHA-256, random bytes and a PEM
+     * reader, none of which a system's openssl.cnf should change, and reading it costs start. */
+    (void)OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
     sworn_run_conf_init(&R.conf);
     rc = sworn_run_conf_from_args(&R.conf, argc, argv);
     if (rc == 1 || rc == 2) {
@@ -744,6 +905,10 @@ int main(int argc, char **argv)
         return EXIT_FAILURE_RUN;
     }
     signal(SIGPIPE, SIG_IGN);
+    /* The restore below is one write from the background of the terminal's session: without
+     * this, the kernel would stop sworn-run for it (SIGTTOU) when a shell put it there. */
+    signal(SIGTTOU, SIG_IGN);
+    tty_save();
     /* A stop signal during the set-up waits until the loop handles it (supervise): the sandbox
      * is then killed, cleaned up and its end recorded, never left half made. */
     sigemptyset(&stops);
@@ -797,14 +962,20 @@ int main(int argc, char **argv)
         pid1_main();
     close(R.ctl[1]);
     close(R.sync[0]);
-    if (sworn_run_limits_join(&R.limits, R.pid1) < 0 || wait_dumpable() < 0 || write_maps() < 0) {
+    /* The maps first ("g": pid 1 builds the sandbox meanwhile), then the cgroup ("c": before
+     * pid 1 starts the agent). */
+    sworn_err_clear();
+    if (wait_dumpable() < 0 || write_maps() < 0 || (spare_pid1(), 0) ||
+        write(R.sync[1], "g", 1) != 1 || sworn_run_limits_join(&R.limits, R.pid1) < 0 ||
+        write(R.sync[1], "c", 1) != 1) {
+        if (sworn_err_code() == SWORN_OK)
+            sworn_err_set(SWORN_ERR_IO, "the sandbox's pid 1 went away: %s", strerror(errno));
         (void)kill(R.pid1, SIGKILL);
         (void)waitpid(R.pid1, NULL, 0);
         R.pid1 = 0;
+        close(R.sync[1]);
         goto failed;
     }
-    if (write(R.sync[1], "g", 1) != 1)
-        (void)kill(R.pid1, SIGKILL);
     close(R.sync[1]);
     rc = supervise();
     if (rc < 0)
@@ -818,8 +989,14 @@ failed:
     R.code = 0; /* FAILED carries no code (a stop signal may have set one) */
     R.exit_status = EXIT_FAILURE_RUN;
 end:
-    if (clean_up() < 0 && R.exit_status == 0)
+    tty_restore();
+    /* Files left behind are a failure of the sandbox, whatever the agent's status: the end
+     * records FAILED (what was left is in sworn-run's message). */
+    if (clean_up() < 0) {
+        R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
+        R.code = 0;
         R.exit_status = EXIT_FAILURE_RUN;
+    }
     if (R.recorded && sworn_run_record_end(R.conf.admin_socket, R.start_index, R.id, R.reason,
                                            R.code, now_ms() - R.t0) < 0) {
         say("recording the end: %s", sworn_err_msg());

@@ -27,7 +27,8 @@ static const char full[] = "principal: agent-build\n"
                            "admin_socket: /run/sworn/admin.sock\n"
                            "proxy_ca: /etc/sworn/proxy-ca.crt\n"
                            "state_dir: /run/sworn-run\n"
-                           "limits: {timeout: 1h, memory: 2147483648, processes: 512}\n"
+                           "limits: {timeout: 1h, memory: 2147483648, processes: 512, "
+                           "connections: 32}\n"
                            "uids: {first: 3000000, count: 16}\n"
                            "env:\n"
                            "  GITHUB_TOKEN: " TOK "\n"
@@ -58,6 +59,7 @@ static void test_full_file(void **state)
     assert_int_equal(conf.wall_ms, 3600000);
     assert_int_equal(conf.memory_bytes, 2147483648u);
     assert_int_equal(conf.processes, 512);
+    assert_int_equal(conf.connections, 32);
     assert_int_equal(conf.uid_first, 3000000);
     assert_int_equal(conf.uid_count, 16);
     assert_int_equal(conf.nenv, 2);
@@ -111,6 +113,8 @@ static void test_refusals(void **state)
         {"limits: {memory: 1024}\n", "t.yaml:1:18", ""},
         {"limits: {processes: 0}\n", "t.yaml:1:21", ""},
         {"limits: {cpu: 1}\n", "t.yaml:1:10", "cpu"},
+        {"limits: {connections: 0}\n", "t.yaml:1:23", ""},
+        {"limits: {connections: 1025}\n", "t.yaml:1:23", ""},
         {"uids: {first: 1000}\n", "t.yaml:1:15", ""},
         {"uids: {first: 4294967200, count: 1000}\n", "t.yaml:1:7", "first + count"},
     };
@@ -255,6 +259,7 @@ static void test_digest(void **state)
                                  "limits.timeout_ms=3600000\n"
                                  "limits.memory=2147483648\n"
                                  "limits.processes=512\n"
+                                 "limits.connections=32\n"
                                  "env=GITHUB_TOKEN=" TOK "\n"
                                  "env=OTHER=" TOK2 "\n"
                                  "file=github=" TOK "\n"

@@ -286,7 +286,7 @@ static void expected_digest(const char *name, uint8_t out[32])
     int n = snprintf(text, sizeof(text),
                      "version=1\nprincipal=agent-1\nname=%s\nhostlink=%s\nadmin_socket=%s\n"
                      "proxy_ca=%s\nwork=\nkeep=0\nlimits.timeout_ms=60000\n"
-                     "limits.memory=268435456\nlimits.processes=64\n",
+                     "limits.memory=268435456\nlimits.processes=64\nlimits.connections=64\n",
                      name, T.s.proxy_socket, T.s.admin, T.s.proxy_ca);
     FILE *p;
 
