@@ -1070,17 +1070,18 @@ static long self_stat_field(int k)
 }
 
 /* ctty: a controlling terminal (tty_nr in /proc/self/stat, /dev/tty opens) or the session of
- * whoever started us (its session id is not our pid) is OPEN: the terminal is the caller's. */
+ * whoever started the sandbox is OPEN: the terminal is the caller's. A session whose leader is
+ * outside our pid namespace reads as session 0 in /proc/self/stat. */
 static int probe_ctty(void)
 {
-    long tty = self_stat_field(7), sid = self_stat_field(6), pid = self_stat_field(1);
+    long tty = self_stat_field(7), sid = self_stat_field(6);
     char detail[DETAIL_MAX] = "";
     int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC), err = errno;
 
     if (tty != 0)
         detail_add(detail, "tty_nr=%ld", tty);
-    if (sid != pid)
-        detail_add(detail, "session=%ld,pid=%ld", sid, pid);
+    if (sid <= 0)
+        detail_add(detail, "session=%ld", sid);
     if (fd >= 0) {
         detail_add(detail, "/dev/tty");
         close(fd);

@@ -17,7 +17,7 @@
  *   6  test_deep_tree_cleanup           a 40000-deep tree in /work is removed, and the end is the
  *                                       agent's
  *   7  test_no_controlling_terminal     under a terminal the agent has no controlling terminal,
- *                                       a session of its own, no TIOCSETD, and the terminal's
+ *                                       the sandbox's own session, no TIOCSETD, and the terminal's
  *                                       settings are given back at the end
  *   8  test_dangerous_work_refused      --work naming the state folder (or a folder in it or
  *                                       around it), a system folder, or the control plane's
@@ -879,7 +879,7 @@ static void test_no_controlling_terminal(void **state)
     char *work = work_new();
     const char *options[] = {"--work", work, NULL};
     /* The agent changes the terminal's settings, then becomes the ctty probe (exec: the agent
-     * process itself, whose session sworn-run made). */
+     * process itself). */
     const char *agent[] = {"/bin/sh", "-c",
                            "stty -echo -icanon; echo \"stty: $(stty -a | tr '\\n' ' ')\"; "
                            "./sworn-probe tiocsetd; exec ./sworn-probe ctty",
@@ -898,7 +898,8 @@ static void test_no_controlling_terminal(void **state)
     assert_non_null(stty);
     assert_non_null(strstr(stty, " -icanon "));
     assert_non_null(strstr(stty, " -echo "));
-    /* No controlling terminal, a session of its own, /dev/tty refused. */
+    /* No controlling terminal, a session of the sandbox's (its leader inside: pid 1), /dev/tty
+     * refused. */
     if (strstr(pr.out, "\nBLOCKED ctty ") == NULL)
         fail_msg("the agent has a controlling terminal or sworn-run's session:\n%s", pr.out);
     assert_non_null(strstr(pr.out, "\nBLOCKED tiocsetd EPERM\n"));
@@ -1111,7 +1112,7 @@ static const char *hostlink_request(const char *name, uint64_t start, uint32_t a
     return answer;
 }
 
-/* The one decision on path whose principal has agent uid uid: its effect (fails unless one). */
+/* The one decision on path of sandbox name with agent uid uid: its effect (fails unless one). */
 static Sworn__V1__Effect decision_of(const char *name, uint64_t start, const char *path,
                                      uint32_t uid)
 {
@@ -1127,10 +1128,9 @@ static Sworn__V1__Effect decision_of(const char *name, uint64_t start, const cha
             continue;
         q = e->decision->request;
         if (q->resource == NULL || strcmp(q->resource->path, path) != 0 || q->principal == NULL ||
-            q->principal->uid != uid)
-            continue;
+            strcmp(q->principal->sandbox, name) != 0 || q->principal->uid != uid)
+            continue; /* another sandbox's (uids are taken again once released) */
         assert_string_equal(q->principal->id, PRINCIPAL);
-        assert_string_equal(q->principal->sandbox, name);
         assert_int_equal(q->principal->sandbox_start_index, start);
         effect = e->decision->effect;
         found++;
