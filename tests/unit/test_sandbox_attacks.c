@@ -8,8 +8,9 @@
  *   1  test_setid_from_work             a set-user-ID or set-group-ID bit cannot be set from
  *                                       inside (EPERM; openat2 ENOSYS), and a kept work folder
  *                                       holds only files of its owner, without such a bit
- *   2  test_relay_connection_bound      one sandbox holds at most 64 relay connections at once;
- *                                       another sandbox's allowed request still goes through
+ *   2  test_relay_connection_bound      one sandbox holds at most 64 relay connections at once
+ *                                       (limits.connections when configured); another sandbox's
+ *                                       allowed request still goes through
  *   3  test_two_state_folders_two_uids  two sworn-runs of two state folders, at once, give their
  *                                       agents two uids
  *   5  test_scratch_bounded             /tmp and /dev/shm are 1 GiB each, or the memory limit;
@@ -742,6 +743,29 @@ static void test_relay_connection_bound(void **state)
     }
     assert_int_equal(live_end(&l), 0);
     expect_work_gone(work);
+
+    /* The bound is the configuration's limits.connections: 5 of 8 held. */
+    {
+        char *dir = tmpdir_made("attack-conns-conf"), *conf = sworn_test_path(dir, "run.yaml");
+        char text[2048];
+        int len = snprintf(text, sizeof(text),
+                           "principal: " PRINCIPAL "\nhostlink: %s\nadmin_socket: %s\n"
+                           "proxy_ca: %s\nstate_dir: %s/sandboxes\nlimits: {connections: 5}\n",
+                           stack.proxy_socket, stack.admin, stack.proxy_ca, stack.dir);
+        const char *conf_argv[] = {run_bin,         "--config", conf,        "--work", NULL, "--",
+                                   "./sworn-probe", "conns",    "127.0.0.1", "3128",   "8",  NULL};
+
+        sworn_test_write_file(conf, text, (size_t)len, 0600);
+        work = work_new();
+        conf_argv[4] = work;
+        live_start(&l, conf_argv);
+        conns_wait_closed(&l, 3, &held);
+        assert_int_equal(held, 5);
+        assert_int_equal(live_end(&l), 0);
+        expect_work_gone(work);
+        free(conf);
+        free(dir);
+    }
 }
 
 /* ---- 3: two state folders, two uids ---- */
