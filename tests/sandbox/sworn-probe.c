@@ -10,8 +10,9 @@
  *   OPEN <what> [detail]   exit 3: the attempt got through (a connection, an answer, a byte, a
  *                          descriptor, a signal delivered, a kernel object created)
  * and exit 2 with a message on standard error for a usage error. (kill and ptrace with "-" print
- * a "READY" line before it; hold prints a "HOLD" line and no verdict.) <what> is one word (no
- * spaces): the attempt and its target, e.g. "tcp4:192.0.2.1:80".
+ * a "READY" line before it; hold prints a "HOLD" line and no verdict; conns and deep are not
+ * attempts either: they print "CONNS ..." and "DEEP N" lines for test_sandbox_attacks to judge.)
+ * <what> is one word (no spaces): the attempt and its target, e.g. "tcp4:192.0.2.1:80".
  *
  * Names used for why besides errno names:
  *   ETIMEDOUT  (an errno name, also used when no answer came within the wait)
@@ -73,11 +74,12 @@
 #define PROBE_OPEN 3
 
 #define WAIT_MS_DEFAULT 2000
-#define WHAT_MAX 600    /* an attempt's name with its target (a path fits) */
-#define DETAIL_MAX 2048 /* what an OPEN line adds (the descriptors, the interfaces) */
-#define PIDS_MAX 64     /* targets read from standard input by kill and ptrace */
-#define NL_BUF 32768    /* one read of a netlink dump */
-#define ICMP_ID 0x5357  /* the echo's identifier ("SW") for the raw socket */
+#define WHAT_MAX 600         /* an attempt's name with its target (a path fits) */
+#define DETAIL_MAX 2048      /* what an OPEN line adds (the descriptors, the interfaces) */
+#define PIDS_MAX 64          /* targets read from standard input by kill and ptrace */
+#define NL_BUF 32768         /* one read of a netlink dump */
+#define PROBE_CONNS_MAX 4096 /* connections conns holds */
+#define ICMP_ID 0x5357       /* the echo's identifier ("SW") for the raw socket */
 #define KEY_SPEC_SESSION (-3)
 #define KEYCTL_GET_ID 0
 #ifndef UFFD_USER_MODE_ONLY
@@ -844,6 +846,303 @@ static int probe_io_uring(void)
     return open_("io_uring", NULL);
 }
 
+/* ---- the red team's findings on sworn-run (test_sandbox_attacks) ---- */
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; the same number on every architecture */
+#endif
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447
+#endif
+#define SETID_BITS (S_ISUID | S_ISGID)
+
+/* The mode a setid attempt left on path, for an OPEN line ("mode=4755"), or "" when it is gone. */
+static void mode_detail(int dirfd, const char *path, char *detail, size_t cap)
+{
+    struct stat st;
+
+    detail[0] = '\0';
+    if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        snprintf(detail, cap, "mode=%o", (unsigned)(st.st_mode & 07777));
+}
+
+/* openat2 with a mode (glibc has no wrapper before 2.39's; the struct is the kernel's). */
+static long openat2_mode(const char *path, mode_t mode)
+{
+    struct {
+        uint64_t flags, mode, resolve;
+    } how = {O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode, 0};
+
+    return syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/*
+ * setid CALL MODE PATH: give PATH the octal MODE (with a set-user-ID or set-group-ID bit) through
+ * one system call: chmod, fchmod, fchmodat, fchmodat2 change an existing file; open, openat,
+ * creat, openat2 create a file; mkdir, mkdirat a folder; mknod, mknodat a regular file. A call
+ * that succeeds is OPEN (its mode in the detail; the file stays for the test to see). A file from
+ * /work with such a bit, owned by the sandbox's uid, runs as that uid on the host.
+ */
+static int probe_setid(const char *call, const char *mode_text, const char *path)
+{
+    char what[WHAT_MAX], detail[32];
+    char *end;
+    unsigned long m = strtoul(mode_text, &end, 8);
+    mode_t mode = (mode_t)m;
+    long r;
+    int fd;
+
+    if (*end != '\0' || m > 07777 || (m & SETID_BITS) == 0)
+        return usage("setid: MODE must be octal with 4000 or 2000 in it");
+    snprintf(what, sizeof(what), "setid-%s:%s:%s", call, mode_text, path);
+    if (strcmp(call, "chmod") == 0) {
+        r = chmod(path, mode);
+    } else if (strcmp(call, "fchmod") == 0) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return usage("setid fchmod: PATH must exist");
+        r = fchmod(fd, mode);
+        close(fd);
+    } else if (strcmp(call, "fchmodat") == 0) {
+        r = fchmodat(AT_FDCWD, path, mode, 0);
+    } else if (strcmp(call, "fchmodat2") == 0) {
+        r = syscall(SYS_fchmodat2, AT_FDCWD, path, mode, 0);
+    } else if (strcmp(call, "open") == 0) {
+#ifdef SYS_open
+        r = syscall(SYS_open, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+#else /* aarch64 has openat alone */
+        r = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+#endif
+    } else if (strcmp(call, "openat") == 0) {
+        r = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    } else if (strcmp(call, "creat") == 0) {
+#ifdef SYS_creat
+        r = syscall(SYS_creat, path, mode);
+#else
+        r = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+#endif
+    } else if (strcmp(call, "openat2") == 0) {
+        r = openat2_mode(path, mode);
+    } else if (strcmp(call, "mkdir") == 0) {
+#ifdef SYS_mkdir
+        r = syscall(SYS_mkdir, path, mode);
+#else
+        r = mkdirat(AT_FDCWD, path, mode);
+#endif
+    } else if (strcmp(call, "mkdirat") == 0) {
+        r = mkdirat(AT_FDCWD, path, mode);
+    } else if (strcmp(call, "mknod") == 0) {
+#ifdef SYS_mknod
+        r = syscall(SYS_mknod, path, S_IFREG | mode, 0);
+#else
+        r = mknodat(AT_FDCWD, path, S_IFREG | mode, 0);
+#endif
+    } else if (strcmp(call, "mknodat") == 0) {
+        r = mknodat(AT_FDCWD, path, S_IFREG | mode, 0);
+    } else {
+        return usage("setid: CALL is one of chmod fchmod fchmodat fchmodat2 open openat creat "
+                     "openat2 mkdir mkdirat mknod mknodat");
+    }
+    if (r < 0)
+        return blocked(what, errno);
+    if (strncmp(call, "open", 4) == 0 || strcmp(call, "creat") == 0)
+        close((int)r);
+    mode_detail(AT_FDCWD, path, detail, sizeof(detail));
+    return open_(what, detail);
+}
+
+/*
+ * conns HOST PORT N: open N TCP connections to HOST:PORT and hold them; not an attempt, and no
+ * verdict. Prints "CONNS held=H closed=C" once they are open and again each time the peer closes
+ * one (C of them closed so far, H still held), and once more for each line read on standard
+ * input; exits 0 when standard input ends. A relay that takes a bounded number of connections
+ * from one sandbox closes the ones above its bound as it accepts them.
+ */
+static int probe_conns(const char *host, const char *port, const char *count)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    char *end;
+    long n = strtol(count, &end, 10);
+    static struct pollfd p[PROBE_CONNS_MAX + 1];
+    int held = 0, closed = 0;
+
+    if (parse_addr(AF_INET, host, port, &sa, &len) != 0 || *end != '\0' || n < 1 ||
+        n > PROBE_CONNS_MAX)
+        return usage("conns HOST PORT N (N: 1..4096)");
+    p[0] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    for (long i = 1; i <= n; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) != 0) {
+            fprintf(stderr, "sworn-probe conns: connection %ld: %s\n", i, strerror(errno));
+            return usage("conns: a connection could not be opened");
+        }
+        p[i] = (struct pollfd){.fd = fd, .events = POLLIN};
+        held++;
+    }
+    printf("CONNS held=%d closed=%d\n", held, closed);
+    fflush(stdout);
+    for (;;) {
+        int changed = 0;
+
+        if (poll(p, (nfds_t)n + 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return usage("conns: poll failed");
+        }
+        for (long i = 1; i <= n; i++) {
+            char buf[512];
+            ssize_t got;
+
+            if (p[i].fd < 0 || p[i].revents == 0)
+                continue;
+            got = recv(p[i].fd, buf, sizeof(buf), MSG_DONTWAIT);
+            if (got > 0 || (got < 0 && (errno == EAGAIN || errno == EINTR)))
+                continue; /* bytes from the other side: still held */
+            close(p[i].fd);
+            p[i].fd = -1;
+            held--;
+            closed++;
+            changed = 1;
+        }
+        if (changed) {
+            printf("CONNS held=%d closed=%d\n", held, closed);
+            fflush(stdout);
+        }
+        if (p[0].revents != 0) {
+            char line[256];
+
+            if (fgets(line, sizeof(line), stdin) == NULL)
+                return 0;
+            printf("CONNS held=%d closed=%d\n", held, closed);
+            fflush(stdout);
+        }
+    }
+}
+
+/* deep N: N folders, each in the last (mkdir "d", chdir "d"), from the current folder: a tree
+ * deeper than any path or descriptor limit, for the cleanup to remove. Not an attempt: prints
+ * "DEEP N" and exits 0, or a message and exit 1 when a level cannot be made. */
+static int probe_deep(const char *count)
+{
+    char *end;
+    long n = strtol(count, &end, 10);
+
+    if (*end != '\0' || n < 1 || n > 1000000)
+        return usage("deep N (1..1000000)");
+    for (long i = 0; i < n; i++)
+        if (mkdir("d", 0700) != 0 || chdir("d") != 0) {
+            fprintf(stderr, "sworn-probe deep: level %ld: %s\n", i, strerror(errno));
+            return 1;
+        }
+    printf("DEEP %ld\n", n);
+    return 0;
+}
+
+/* Field k (1-based, as proc(5) counts: 1 pid, 6 session, 7 tty_nr) of /proc/self/stat. */
+static long self_stat_field(int k)
+{
+    char text[1024], *p;
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    if (k == 1)
+        return strtol(text, NULL, 10);
+    p = strrchr(text, ')'); /* field 2 is the command name, which may hold spaces */
+    if (p == NULL)
+        return -1;
+    p += 2; /* field 3 */
+    for (int i = 3; i < k; i++) {
+        p = strchr(p, ' ');
+        if (p == NULL)
+            return -1;
+        p++;
+    }
+    return strtol(p, NULL, 10);
+}
+
+/* ctty: a controlling terminal (tty_nr in /proc/self/stat, /dev/tty opens) or the session of
+ * whoever started the sandbox is OPEN: the terminal is the caller's. A session whose leader is
+ * outside our pid namespace reads as session 0 in /proc/self/stat. */
+static int probe_ctty(void)
+{
+    long tty = self_stat_field(7), sid = self_stat_field(6);
+    char detail[DETAIL_MAX] = "";
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC), err = errno;
+
+    if (tty != 0)
+        detail_add(detail, "tty_nr=%ld", tty);
+    if (sid <= 0)
+        detail_add(detail, "session=%ld", sid);
+    if (fd >= 0) {
+        detail_add(detail, "/dev/tty");
+        close(fd);
+    }
+    return detail[0] != '\0' ? open_("ctty", detail) : blocked("ctty", err);
+}
+
+/* tiocsetd: set the line discipline of the terminal on 0 to the one it has (TIOCGETD, then
+ * TIOCSETD): a line discipline is kernel code the caller picks, on a terminal that outlives us. */
+static int probe_tiocsetd(void)
+{
+    int ldisc = 0;
+
+    if (!isatty(STDIN_FILENO))
+        return blocked_why("tiocsetd", "NONE");
+    if (ioctl(STDIN_FILENO, TIOCGETD, &ldisc) != 0)
+        return blocked("tiocsetd", errno);
+    if (ioctl(STDIN_FILENO, TIOCSETD, &ldisc) != 0)
+        return blocked("tiocsetd", errno);
+    return open_("tiocsetd", NULL);
+}
+
+/* netlink-proto P: socket(AF_NETLINK, SOCK_DGRAM, P); the socket is OPEN (route netlink, 0, is
+ * one the sandbox keeps). */
+static int probe_netlink_proto(const char *proto)
+{
+    char what[64], *end;
+    long p = strtol(proto, &end, 10);
+
+    if (*end != '\0' || p < 0 || p > 31)
+        return usage("netlink-proto P (0..31)");
+    snprintf(what, sizeof(what), "netlink-proto:%ld", p);
+    return probe_socket(what, AF_NETLINK, SOCK_DGRAM, (int)p);
+}
+
+/* modify_ldt: read the local descriptor table (x86 only: elsewhere ENOSYS). */
+static int probe_modify_ldt(void)
+{
+#ifdef SYS_modify_ldt
+    static unsigned char ldt[8192];
+    long r = syscall(SYS_modify_ldt, 0, ldt, sizeof(ldt));
+
+    if (r < 0)
+        return blocked("modify_ldt", errno);
+    return open_("modify_ldt", NULL);
+#else
+    return blocked("modify_ldt", ENOSYS);
+#endif
+}
+
+/* memfd_secret: memory even the kernel does not map (a surface of its own). */
+static int probe_memfd_secret(void)
+{
+    long fd = syscall(SYS_memfd_secret, O_CLOEXEC);
+
+    if (fd < 0)
+        return blocked("memfd_secret", errno);
+    close((int)fd);
+    return open_("memfd_secret", NULL);
+}
+
 /* hold: not an attempt. Print "HOLD pid=P uid=U", then wait until standard input ends, so that a
  * test can look at the running sandbox from outside. Exit 0. */
 static int probe_hold(void)
@@ -933,6 +1232,22 @@ int main(int argc, char **argv)
         rc = probe_keyctl();
     else if (strcmp(cmd, "io_uring") == 0 && argc == 0)
         rc = probe_io_uring();
+    else if (strcmp(cmd, "setid") == 0 && argc == 3)
+        rc = probe_setid(argv[0], argv[1], argv[2]);
+    else if (strcmp(cmd, "conns") == 0 && argc == 3)
+        rc = probe_conns(argv[0], argv[1], argv[2]);
+    else if (strcmp(cmd, "deep") == 0 && argc == 1)
+        rc = probe_deep(argv[0]);
+    else if (strcmp(cmd, "ctty") == 0 && argc == 0)
+        rc = probe_ctty();
+    else if (strcmp(cmd, "tiocsetd") == 0 && argc == 0)
+        rc = probe_tiocsetd();
+    else if (strcmp(cmd, "netlink-proto") == 0 && argc == 1)
+        rc = probe_netlink_proto(argv[0]);
+    else if (strcmp(cmd, "modify_ldt") == 0 && argc == 0)
+        rc = probe_modify_ldt();
+    else if (strcmp(cmd, "memfd_secret") == 0 && argc == 0)
+        rc = probe_memfd_secret();
     else if (strcmp(cmd, "hold") == 0 && argc == 0)
         rc = probe_hold();
     else
