@@ -88,6 +88,10 @@ static const long denied[] = {
     SYS_iopl,
     SYS_ioperm,
 #endif
+#ifdef SYS_modify_ldt
+    SYS_modify_ldt,
+#endif
+    447, /* memfd_secret (the same number on x86_64 and aarch64) */
 };
 
 /* The calls that take a file mode, and which argument it is. */
