@@ -288,88 +288,53 @@ static void arg(struct argv_buf *a, const char *s)
     a->v[a->n] = NULL;
 }
 
+/* Append the arguments given, in order. */
+#define ARGS(a, ...) args((a), (const char *const[]){__VA_ARGS__, NULL})
+static void args(struct argv_buf *a, const char *const list[])
+{
+    for (int i = 0; list[i] != NULL; i++)
+        arg(a, list[i]);
+}
+
+/* bwrap's bind (--ro-bind PATH PATH) or link (--symlink TARGET PATH) of a folder of the root. */
+static void bwrap_root_entry(struct argv_buf *a, int link, const char *target, const char *path)
+{
+    ARGS(a, link ? "--symlink" : "--ro-bind", link ? target : path, path);
+}
+
 /* The command line of runner r running the agent (stamp: 1 run_stamp, 0 /bin/true), with a
  * request when request is 1. work: the run's work folder; agent: W/run_stamp. */
 static void command(struct argv_buf *a, enum runner r, int stamp, int request, const char *work,
                     const char *agent)
 {
     static char inside_proxy[] = "127.0.0.1:3128";
+    const char *inside_agent = stamp ? "/work/run_stamp" : TRUE_BIN;
 
     a->n = 0;
     switch (r) {
     case R_SWORN:
-        arg(a, B.sworn_run);
-        arg(a, "--stack");
-        arg(a, B.stack);
-        arg(a, "--work");
-        arg(a, work);
-        arg(a, "--");
-        arg(a, stamp ? "/work/run_stamp" : TRUE_BIN);
+        ARGS(a, B.sworn_run, "--stack", B.stack, "--work", work, "--", inside_agent);
         break;
     case R_BWRAP:
-        arg(a, BWRAP_BIN);
-        arg(a, "--unshare-all");
-        arg(a, "--unshare-user");
+        ARGS(a, BWRAP_BIN, "--unshare-all", "--unshare-user");
         if (request)
             arg(a, "--share-net");
-        arg(a, "--die-with-parent");
-        arg(a, "--uid");
-        arg(a, "1000");
-        arg(a, "--gid");
-        arg(a, "1000");
-        arg(a, "--cap-drop");
-        arg(a, "ALL");
-        arg(a, "--clearenv");
-        arg(a, "--setenv");
-        arg(a, "PATH");
-        arg(a, "/usr/bin:/bin");
-        arg(a, "--setenv");
-        arg(a, "HOME");
-        arg(a, "/work");
-        arg(a, "--ro-bind");
-        arg(a, "/usr");
-        arg(a, "/usr");
-        arg(a, "--ro-bind");
-        arg(a, "/etc");
-        arg(a, "/etc");
-        for (int i = 0; i < B.nlibs; i++) {
-            arg(a, B.lib_links[i] ? "--symlink" : "--ro-bind");
-            arg(a, B.lib_links[i] ? B.lib_targets[i] : B.lib_dirs[i]);
-            arg(a, B.lib_dirs[i]);
-        }
-        arg(a, B.bin_link ? "--symlink" : "--ro-bind");
-        arg(a, B.bin_link ? "usr/bin" : "/bin");
-        arg(a, "/bin");
-        arg(a, B.sbin_link ? "--symlink" : "--ro-bind");
-        arg(a, B.sbin_link ? "usr/sbin" : "/sbin");
-        arg(a, "/sbin");
-        arg(a, "--proc");
-        arg(a, "/proc");
-        arg(a, "--dev");
-        arg(a, "/dev");
-        arg(a, "--tmpfs");
-        arg(a, "/tmp");
-        arg(a, "--bind");
-        arg(a, work);
-        arg(a, "/work");
-        arg(a, "--chdir");
-        arg(a, "/work");
-        arg(a, "--");
-        arg(a, stamp ? "/work/run_stamp" : TRUE_BIN);
+        ARGS(a, "--die-with-parent", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
+             "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work");
+        bwrap_root_entry(a, 0, NULL, "/usr");
+        bwrap_root_entry(a, 0, NULL, "/etc");
+        for (int i = 0; i < B.nlibs; i++)
+            bwrap_root_entry(a, B.lib_links[i], B.lib_targets[i], B.lib_dirs[i]);
+        bwrap_root_entry(a, B.bin_link, "usr/bin", "/bin");
+        bwrap_root_entry(a, B.sbin_link, "usr/sbin", "/sbin");
+        ARGS(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", work, "/work",
+             "--chdir", "/work", "--", inside_agent);
         break;
     case R_UNSHARE:
-        arg(a, UNSHARE_BIN);
-        arg(a, "--user");
-        arg(a, "--map-root-user");
-        arg(a, "--mount");
+        ARGS(a, UNSHARE_BIN, "--user", "--map-root-user", "--mount");
         if (!request)
             arg(a, "--net");
-        arg(a, "--pid");
-        arg(a, "--ipc");
-        arg(a, "--uts");
-        arg(a, "--fork");
-        arg(a, "--mount-proc");
-        arg(a, stamp ? agent : TRUE_BIN);
+        ARGS(a, "--pid", "--ipc", "--uts", "--fork", "--mount-proc", stamp ? agent : TRUE_BIN);
         break;
     case R_NONE:
     case R_COUNT:
@@ -377,10 +342,8 @@ static void command(struct argv_buf *a, enum runner r, int stamp, int request, c
         arg(a, stamp ? agent : TRUE_BIN);
         break;
     }
-    if (stamp && request) {
-        arg(a, r == R_SWORN ? inside_proxy : B.proxy_tcp);
-        arg(a, B.url);
-    }
+    if (stamp && request)
+        ARGS(a, r == R_SWORN ? inside_proxy : B.proxy_tcp, B.url);
 }
 
 struct outcome {
