@@ -903,7 +903,6 @@ int main(int argc, char **argv)
     double seconds;
     long workers;
     int failed = 0;
-    FILE *la;
 
     main_pid = getpid();
     bench_init("bench_decisiond");
@@ -950,14 +949,7 @@ int main(int argc, char **argv)
 
     printf("bench_decisiond: build %s, source %s; %ld CPUs online", build_dir, source_dir,
            sysconf(_SC_NPROCESSORS_ONLN));
-    la = fopen("/proc/loadavg", "r");
-    if (la != NULL) {
-        char text[128];
-
-        if (fgets(text, sizeof(text), la) != NULL)
-            printf(", load average %.*s", (int)strcspn(text, " "), text);
-        fclose(la);
-    }
+    bench_print_load();
     printf("\nthe clients, the daemon, its signer process and sqlite share these CPUs\n");
     for (int v = 0; v < 2; v++) {
         const char *name = v == 0 ? "notpm" : "tpm";

@@ -408,18 +408,13 @@ struct stack {
 static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
                      const char *tls_host)
 {
-    char sdir[BENCH_PATH_MAX], policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX],
-        value[ENV_VALUE_MAX], text[4096], reason[256], env[16384];
+    char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX], value[ENV_VALUE_MAX],
+        text[4096], reason[256], env[16384];
     char *opts[] = {"--no-tpm", "--policy", policy, "--upstream-ca", (char *)u->ca_cert, NULL};
     int status, n;
 
     memset(s, 0, sizeof(*s));
-    bench_join_path(sdir, dir, "sworn");
-    bench_make_dir(sdir, 0700);
-    bench_join_path(s->dir, sdir, "stack");
-    bench_join_path(policy, sdir, "policy.yaml");
-    bench_join_path(out, sdir, "up.out");
-    bench_join_path(log, sdir, "up.log");
+    bench_stack_files(dir, s->dir, policy, out, log);
     /* GET of the small file on nginx's two ports, nothing else: every request the bench sends
      * is decided, recorded and signed as an allow. */
     n = snprintf(text, sizeof(text),
@@ -1359,7 +1354,6 @@ int main(int argc, char **argv)
     SSL_CTX *ctx_bench, *ctx_sworn = NULL;
     int failed = 0, with_decisiond = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    FILE *la;
     double t_setup;
 
     bench_init("bench_proxy");
@@ -1400,14 +1394,7 @@ int main(int argc, char **argv)
         bench_die_sys(dir);
 
     printf("bench_proxy: build %s, source %s; %ld CPUs online", build_dir, source_dir, cpus);
-    la = fopen("/proc/loadavg", "r");
-    if (la != NULL) {
-        char text[128];
-
-        if (fgets(text, sizeof(text), la) != NULL)
-            printf(", load average %.*s", (int)strcspn(text, " "), text);
-        fclose(la);
-    }
+    bench_print_load();
     printf("\nwrk (or the HTTPS client), nginx, the proxy and decisiond share these CPUs\n");
 
     /* Setup: every server, before any thread of this program runs. */

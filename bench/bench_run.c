@@ -188,18 +188,13 @@ static void copy_cut(char *out, size_t cap, const char *src)
 /* A dev stack whose policy allows GET /small.txt on nginx; the proxy's TCP listener's address. */
 static void stack_up(void)
 {
-    char sdir[BENCH_PATH_MAX], policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX],
-        value[ENV_VALUE_MAX], text[1024], env[16384];
+    char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX], value[ENV_VALUE_MAX],
+        text[1024], env[16384];
     char *opts[] = {"--no-tpm", "--policy", policy, NULL};
     unsigned port = 0;
     int n;
 
-    bench_join_path(sdir, B.dir, "sworn");
-    bench_make_dir(sdir, 0700);
-    bench_join_path(B.stack, sdir, "stack");
-    bench_join_path(policy, sdir, "policy.yaml");
-    bench_join_path(out, sdir, "up.out");
-    bench_join_path(log, sdir, "up.log");
+    bench_stack_files(B.dir, B.stack, policy, out, log);
     n = snprintf(text, sizeof(text),
                  "# bench_run: GET /small.txt on the bench's nginx, nothing else.\n"
                  "version: 1\nrules:\n"

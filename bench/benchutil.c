@@ -74,6 +74,18 @@ void bench_check_pt(int rc, const char *what)
     }
 }
 
+void bench_print_load(void)
+{
+    FILE *la = fopen("/proc/loadavg", "r");
+    char text[128];
+
+    if (la == NULL)
+        return;
+    if (fgets(text, sizeof(text), la) != NULL)
+        printf(", load average %.*s", (int)strcspn(text, " "), text);
+    fclose(la);
+}
+
 double bench_now(void)
 {
     struct timespec ts;
@@ -649,6 +661,18 @@ int bench_stack_up(const char *stack_dir, const char *source_dir, const char *bu
     }
     argv[n] = NULL;
     return bench_wait(bench_spawn(argv, log_path, out_path), "waitpid dev-stack");
+}
+
+void bench_stack_files(const char *dir, char *stack, char *policy, char *out, char *log)
+{
+    char sdir[BENCH_PATH_MAX];
+
+    bench_join_path(sdir, dir, "sworn");
+    bench_make_dir(sdir, 0700);
+    bench_join_path(stack, sdir, "stack");
+    bench_join_path(policy, sdir, "policy.yaml");
+    bench_join_path(out, sdir, "up.out");
+    bench_join_path(log, sdir, "up.log");
 }
 
 void bench_stack_env(const char *stack_dir, char *env, size_t cap)

@@ -43,6 +43,9 @@ _Noreturn void bench_die_msg(const char *what);
 /* pthread calls return their error instead of setting errno: die when rc != 0. */
 void bench_check_pt(int rc, const char *what);
 
+/* Print ", load average L" (the last minute's, from /proc/loadavg), or nothing when unknown. */
+void bench_print_load(void);
+
 /* CLOCK_MONOTONIC in seconds. */
 double bench_now(void);
 
@@ -170,6 +173,13 @@ void bench_env_value(const char *text, const char *key, char *out, size_t cap);
  */
 int bench_stack_up(const char *stack_dir, const char *source_dir, const char *build_dir,
                    char *const opts[], const char *log_path, const char *out_path);
+
+/*
+ * The files of a dev stack in DIR/sworn (made here, 0700): OUT: stack (DIR/sworn/stack, which
+ * dev-stack up makes), policy (DIR/sworn/policy.yaml, which the caller writes), out and log
+ * (DIR/sworn/up.out and up.log, for dev-stack up's stdout and stderr). Each BENCH_PATH_MAX bytes.
+ */
+void bench_stack_files(const char *dir, char *stack, char *policy, char *out, char *log);
 
 /* Read <stack_dir>/stack.env (for bench_env_value) into env, cap bytes with the NUL, or die. */
 void bench_stack_env(const char *stack_dir, char *env, size_t cap);
