@@ -133,7 +133,7 @@ static atomic_uint_least64_t log_size_seen;
 static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers)
 {
     char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX],
-        spki_path[BENCH_PATH_MAX], value[ENV_VALUE_MAX], w[16], env[8192];
+        spki_path[BENCH_PATH_MAX], w[16], env[8192];
     uint8_t spki[SWORN_SIGNER_SPKI_MAX + 1];
     char *opts[16];
     int n = 0, status;
@@ -164,13 +164,8 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
         bench_die_status("scripts/dev-stack up", status, log, out);
 
     bench_stack_env(s->dir, env, sizeof(env));
-    bench_env_value(env, "DECISIOND_PID", value, sizeof(value));
-    s->daemon_pid = (pid_t)atol(value);
-    if (s->daemon_pid > 0)
-        bench_stack_kill_on_signal(s->daemon_pid);
-    bench_env_value(env, "SWTPM_PID", value, sizeof(value));
-    if (atol(value) > 0)
-        bench_stack_kill_on_signal((pid_t)atol(value));
+    s->daemon_pid = bench_stack_daemon(env, "DECISIOND_PID");
+    (void)bench_stack_daemon(env, "SWTPM_PID");
     bench_env_value(env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
     bench_env_value(env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
     bench_env_value(env, "HSM_URI", s->uri, sizeof(s->uri));

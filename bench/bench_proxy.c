@@ -459,14 +459,8 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
         return;
     }
     bench_stack_env(s->dir, env, sizeof(env));
-    bench_env_value(env, "DECISIOND_PID", value, sizeof(value));
-    s->decisiond_pid = (pid_t)atol(value);
-    if (s->decisiond_pid > 0)
-        bench_stack_kill_on_signal(s->decisiond_pid);
-    bench_env_value(env, "PROXY_PID", value, sizeof(value));
-    s->proxy_pid = (pid_t)atol(value);
-    if (s->proxy_pid > 0)
-        bench_stack_kill_on_signal(s->proxy_pid);
+    s->decisiond_pid = bench_stack_daemon(env, "DECISIOND_PID");
+    s->proxy_pid = bench_stack_daemon(env, "PROXY_PID");
     bench_env_value(env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
     bench_env_value(env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
     bench_env_value(env, "PROXY_URL", value, sizeof(value));

@@ -37,7 +37,8 @@
  *
  * Setup, in DIR: nginx (/usr/sbin/nginx) on a free loopback port serving /small.txt, and a dev
  * stack (scripts/dev-stack up --no-tpm) whose policy allows GET of it and nothing else. Every
- * child dies with the bench (PR_SET_PDEATHSIG); the stack is stopped with dev-stack down at exit.
+ * child dies with the bench (PR_SET_PDEATHSIG); the stack is stopped with dev-stack down at exit;
+ * on SIGINT, SIGTERM or SIGHUP nginx is killed and the stack's daemons get SIGTERM (benchutil.h).
  *
  * Also measured each round, in DIR: one 4 KiB pwrite + fdatasync, the least a durable log append
  * costs; sworn-run makes one before the agent runs (SandboxStarted) and one after (SandboxEnded).
@@ -185,6 +186,13 @@ static void copy_cut(char *out, size_t cap, const char *src)
     out[n] = '\0';
 }
 
+/* Runner r is not measured: its rows say why. */
+static void not_available(enum runner r, const char *why)
+{
+    B.available[r] = 0;
+    copy_cut(B.why[r], sizeof(B.why[r]), why);
+}
+
 /* A dev stack whose policy allows GET /small.txt on nginx; the proxy's TCP listener's address. */
 static void stack_up(void)
 {
@@ -212,22 +220,17 @@ static void stack_up(void)
     }
     bench_stack_env(B.stack, env, sizeof(env));
     /* A signal ends the stack's daemons (dev-stack down runs at exit only). */
-    bench_env_value(env, "DECISIOND_PID", value, sizeof(value));
-    if (atol(value) > 0)
-        bench_stack_kill_on_signal((pid_t)atol(value));
-    bench_env_value(env, "PROXY_PID", value, sizeof(value));
-    if (atol(value) > 0)
-        bench_stack_kill_on_signal((pid_t)atol(value));
+    (void)bench_stack_daemon(env, "DECISIOND_PID");
+    (void)bench_stack_daemon(env, "PROXY_PID");
     bench_env_value(env, "PROXY_URL", value, sizeof(value));
     if (sscanf(value, "http://127.0.0.1:%u", &port) != 1 || port == 0 || port > 65535)
         bench_die_msg("stack.env: PROXY_URL is not http://127.0.0.1:PORT");
     snprintf(B.proxy_tcp, sizeof(B.proxy_tcp), "127.0.0.1:%u", port);
     bench_env_value(env, "PROXY_PRINCIPAL", value, sizeof(value));
-    if (value[0] == '\0') {
-        B.available[R_SWORN] = 0;
-        snprintf(B.why[R_SWORN], sizeof(B.why[R_SWORN]),
-                 "stack.env has no PROXY_PRINCIPAL (scripts/dev-stack is older than sworn-run)");
-    }
+    if (value[0] == '\0')
+        not_available(
+            R_SWORN,
+            "stack.env has no PROXY_PRINCIPAL (scripts/dev-stack is older than sworn-run)");
 }
 
 /* The host's /lib* entries and whether /bin and /sbin are links, for bwrap's binds. */
@@ -593,19 +596,12 @@ static void find_tools(void)
     bench_join_path(B.sworn_run, B.build, "sandbox/sworn-run");
     for (int r = 0; r < R_COUNT; r++)
         B.available[r] = 1;
-    if (access(B.sworn_run, X_OK) != 0) {
-        B.available[R_SWORN] = 0;
-        copy_cut(B.why[R_SWORN], sizeof(B.why[R_SWORN]), "BUILD/sandbox/sworn-run is not built");
-    }
-    if (access(BWRAP_BIN, X_OK) != 0) {
-        B.available[R_BWRAP] = 0;
-        snprintf(B.why[R_BWRAP], sizeof(B.why[R_BWRAP]),
-                 "%s missing (scripts/install-deps installs bubblewrap)", BWRAP_BIN);
-    }
-    if (access(UNSHARE_BIN, X_OK) != 0) {
-        B.available[R_UNSHARE] = 0;
-        snprintf(B.why[R_UNSHARE], sizeof(B.why[R_UNSHARE]), "%s missing", UNSHARE_BIN);
-    }
+    if (access(B.sworn_run, X_OK) != 0)
+        not_available(R_SWORN, "BUILD/sandbox/sworn-run is not built");
+    if (access(BWRAP_BIN, X_OK) != 0)
+        not_available(R_BWRAP, BWRAP_BIN " missing (scripts/install-deps installs bubblewrap)");
+    if (access(UNSHARE_BIN, X_OK) != 0)
+        not_available(R_UNSHARE, UNSHARE_BIN " missing");
 }
 
 int main(int argc, char **argv)

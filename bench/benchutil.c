@@ -684,12 +684,19 @@ void bench_stack_env(const char *stack_dir, char *env, size_t cap)
     bench_read_small(path, (uint8_t *)env, cap, &len);
 }
 
-void bench_stack_kill_on_signal(pid_t pid)
+pid_t bench_stack_daemon(const char *env, const char *key)
 {
+    char value[32];
+    pid_t pid;
+
+    bench_env_value(env, key, value, sizeof(value));
+    pid = (pid_t)atol(value);
+    if (pid <= 0)
+        return 0;
     for (int i = 0; i < MAX_STACK_PIDS; i++)
         if (stack_pids[i] == 0) {
             stack_pids[i] = pid;
-            return;
+            return pid;
         }
     bench_die_msg("too many daemons of the stack");
 }

@@ -11,8 +11,8 @@
  * first), so the child may call anything before exec. A child dies with the bench
  * (PR_SET_PDEATHSIG): a killed bench must not leave a swtpm holding its ports. Not thread-safe
  * except the die_* functions, bench_check_pt, bench_now, bench_sleep_ms, bench_port_open,
- * bench_free_port, bench_wait, bench_put_text, bench_make_dir, bench_last_line, bench_proc_cpu and
- * bench_env_value (no state of their own).
+ * bench_free_port, bench_wait, bench_put_text, bench_make_dir, bench_last_line, bench_self_dir,
+ * bench_proc_cpu and bench_env_value (no state of their own).
  */
 #ifndef SWORN_BENCHUTIL_H
 #define SWORN_BENCHUTIL_H
@@ -184,9 +184,12 @@ void bench_stack_files(const char *dir, char *stack, char *policy, char *out, ch
 /* Read <stack_dir>/stack.env (for bench_env_value) into env, cap bytes with the NUL, or die. */
 void bench_stack_env(const char *stack_dir, char *env, size_t cap);
 
-/* A daemon of the stack (a pid from stack.env) to SIGTERM when a signal ends the bench (at most
- * 4); forgotten by bench_stack_down. */
-void bench_stack_kill_on_signal(pid_t pid);
+/*
+ * The pid stack.env's text env gives under key (DECISIOND_PID, PROXY_PID, SWTPM_PID): a daemon of
+ * the stack, which from now on gets SIGTERM when a signal ends the bench (bench_signals_install;
+ * at most 4, forgotten by bench_stack_down). Returns it, or 0 when the key is absent or no pid.
+ */
+pid_t bench_stack_daemon(const char *env, const char *key);
 
 /*
  * The dev stack to stop: from this call on, bench_stack_down runs
@@ -197,7 +200,7 @@ void bench_stack_watch(const char *stack_dir, const char *source_dir);
 
 /*
  * Run dev-stack down on the watched stack and wait for it (its output to <stack_dir>/down.log),
- * then forget the stack and its daemons (bench_stack_kill_on_signal). Does nothing when none is
+ * then forget the stack and its daemons (bench_stack_daemon). Does nothing when none is
  * watched, when stack_dir was never made (dev-stack failed before it made it: nothing is up), or in
  * any process but the bench's own. Never exits, so it may run from an atexit handler; not from a
  * signal handler.
@@ -213,7 +216,7 @@ void bench_stop_all(void);
 
 /*
  * On SIGINT, SIGTERM and SIGHUP: SIGKILL the servers, SIGTERM the stack's daemons
- * (bench_stack_kill_on_signal) and _exit(130) (a signal handler may only do that much: dev-stack
+ * (bench_stack_daemon) and _exit(130) (a signal handler may only do that much: dev-stack
  * down does not run). Dies when sigaction fails.
  */
 void bench_signals_install(void);
