@@ -81,13 +81,6 @@
 #include "signerproc.h"
 #include "signer.h"
 
-#ifndef SWORN_BENCH_BUILD_DIR
-#define SWORN_BENCH_BUILD_DIR "."
-#endif
-#ifndef SWORN_BENCH_SOURCE_DIR
-#define SWORN_BENCH_SOURCE_DIR "."
-#endif
-
 #define P11_MODULE "/usr/lib/softhsm/libsofthsm2.so" /* what scripts/dev-stack configures */
 #define BASE_SECONDS 0.3   /* each baseline, before every closed-loop point */
 #define WARMUP_SECONDS 0.3 /* untimed load before every measured window */
@@ -134,37 +127,16 @@ struct stack {
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
 static const char *checkpoint_interval = "1s"; /* dev-stack's default */
 static pid_t main_pid;
-/* For the signal handler, which may only kill(). */
-static volatile pid_t kill_daemon, kill_swtpm;
 /* The largest log index any reply carried, + 1: the log's size as the clients saw it. */
 static atomic_uint_least64_t log_size_seen;
 
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (kill_daemon > 0)
-        kill(kill_daemon, SIGTERM);
-    if (kill_swtpm > 0)
-        kill(kill_swtpm, SIGTERM);
-    _exit(130);
-}
-
-/* Run dev-stack down on the stack, if one is up; never exits (it runs from atexit too). */
-static void stack_down(void)
-{
-    bench_stack_down();
-    kill_daemon = 0;
-    kill_swtpm = 0;
-}
-
 static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers)
 {
-    char script[BENCH_PATH_MAX], policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX],
-        env_path[BENCH_PATH_MAX], spki_path[BENCH_PATH_MAX], value[ENV_VALUE_MAX], w[16];
-    uint8_t env[8192], spki[SWORN_SIGNER_SPKI_MAX + 1];
-    char *argv[16];
-    int n = 0, fd;
-    size_t len;
+    char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX],
+        spki_path[BENCH_PATH_MAX], w[16], env[8192];
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX + 1];
+    char *opts[16];
+    int n = 0, status;
 
     memset(s, 0, sizeof(*s));
     s->tpm = tpm;
@@ -172,47 +144,33 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         bench_die_sys(dir);
     bench_join_path(policy, dir, "allow-all.yaml");
-    fd = open(policy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 ||
-        write(fd, allow_all_policy, sizeof(allow_all_policy) - 1) !=
-            (ssize_t)(sizeof(allow_all_policy) - 1) ||
-        close(fd) != 0)
-        bench_die_sys(policy);
-    bench_join_path(script, source_dir, "scripts/dev-stack");
+    bench_put_text(policy, allow_all_policy, 0600);
     snprintf(w, sizeof(w), "%u", workers);
     bench_join_path(out, dir, "up.log");
+    bench_join_path(log, dir, "cmd.log");
     bench_join_path(s->dir, dir, "stack");
-    argv[n++] = script;
-    argv[n++] = "up";
-    argv[n++] = s->dir;
-    argv[n++] = "--build";
-    argv[n++] = (char *)build_dir;
     if (!tpm)
-        argv[n++] = "--no-tpm";
-    argv[n++] = "--no-proxy"; /* decisiond alone is measured */
-    argv[n++] = "--policy";
-    argv[n++] = policy;
-    argv[n++] = "--workers";
-    argv[n++] = w;
-    argv[n++] = "--checkpoint-interval";
-    argv[n++] = (char *)checkpoint_interval;
-    argv[n] = NULL;
-    /* From here on, a stack may be (partly) up: stop it at exit, whatever happens. */
-    bench_stack_watch(s->dir, source_dir);
-    bench_run(dir, argv, out);
+        opts[n++] = "--no-tpm";
+    opts[n++] = "--no-proxy"; /* decisiond alone is measured */
+    opts[n++] = "--policy";
+    opts[n++] = policy;
+    opts[n++] = "--workers";
+    opts[n++] = w;
+    opts[n++] = "--checkpoint-interval";
+    opts[n++] = (char *)checkpoint_interval;
+    opts[n] = NULL;
+    status = bench_stack_up(s->dir, source_dir, build_dir, opts, log, out);
+    if (status != 0)
+        bench_die_status("scripts/dev-stack up", status, log, out);
 
-    bench_join_path(env_path, s->dir, "stack.env");
-    bench_read_small(env_path, env, sizeof(env), &len);
-    bench_env_value((const char *)env, "DECISIOND_PID", value, sizeof(value));
-    s->daemon_pid = (pid_t)atol(value);
-    kill_daemon = s->daemon_pid;
-    bench_env_value((const char *)env, "SWTPM_PID", value, sizeof(value));
-    kill_swtpm = (pid_t)atol(value);
-    bench_env_value((const char *)env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
-    bench_env_value((const char *)env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
-    bench_env_value((const char *)env, "HSM_URI", s->uri, sizeof(s->uri));
-    bench_env_value((const char *)env, "PIN_FILE", s->pin_file, sizeof(s->pin_file));
-    bench_env_value((const char *)env, "SPKI_DER", spki_path, sizeof(spki_path));
+    bench_stack_env(s->dir, env, sizeof(env));
+    s->daemon_pid = bench_stack_daemon(env, "DECISIOND_PID");
+    (void)bench_stack_daemon(env, "SWTPM_PID");
+    bench_env_value(env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
+    bench_env_value(env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
+    bench_env_value(env, "HSM_URI", s->uri, sizeof(s->uri));
+    bench_env_value(env, "PIN_FILE", s->pin_file, sizeof(s->pin_file));
+    bench_env_value(env, "SPKI_DER", spki_path, sizeof(spki_path));
     if (s->daemon_pid <= 0 || s->sock[0] == '\0' || s->softhsm_conf[0] == '\0' ||
         s->uri[0] == '\0' || s->pin_file[0] == '\0' || spki_path[0] == '\0')
         bench_die_msg("stack.env lacks the daemon's pid, socket or SoftHSM key");
@@ -815,16 +773,8 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
     struct mem_result mem = {0};
     size_t peak = 0;
     double t0 = bench_now(), open_rate, open_target;
-    struct sigaction sa;
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
-        sigaction(SIGHUP, &sa, NULL) != 0)
-        bench_die_sys("sigaction");
-    if (atexit(stack_down) != 0)
-        bench_die_msg("atexit failed");
+    bench_signals_install();
 
     /* Setup, while this process runs no other thread (it forks dev-stack and a signer). */
     stack_up(&s, dir, tpm, workers);
@@ -886,7 +836,7 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
         memory_growth(&s, entries, &mem);
 
     baselines_close(&b);
-    stack_down();
+    bench_stack_down();
 
     printf("\n== Against the spec, stack %s (information, not an exit status)\n",
            tpm ? "tpm" : "notpm");
@@ -928,9 +878,7 @@ static int run_child(char *const argv[])
         execv("/proc/self/exe", argv);
         _exit(127);
     }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            bench_die_sys("waitpid");
+    status = bench_wait(pid, "waitpid");
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -950,7 +898,6 @@ int main(int argc, char **argv)
     double seconds;
     long workers;
     int failed = 0;
-    FILE *la;
 
     main_pid = getpid();
     bench_init("bench_decisiond");
@@ -997,14 +944,7 @@ int main(int argc, char **argv)
 
     printf("bench_decisiond: build %s, source %s; %ld CPUs online", build_dir, source_dir,
            sysconf(_SC_NPROCESSORS_ONLN));
-    la = fopen("/proc/loadavg", "r");
-    if (la != NULL) {
-        char text[128];
-
-        if (fgets(text, sizeof(text), la) != NULL)
-            printf(", load average %.*s", (int)strcspn(text, " "), text);
-        fclose(la);
-    }
+    bench_print_load();
     printf("\nthe clients, the daemon, its signer process and sqlite share these CPUs\n");
     for (int v = 0; v < 2; v++) {
         const char *name = v == 0 ? "notpm" : "tpm";

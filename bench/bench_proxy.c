@@ -81,224 +81,32 @@
 
 #include "benchutil.h"
 
-#ifndef SWORN_BENCH_BUILD_DIR
-#define SWORN_BENCH_BUILD_DIR "."
-#endif
-#ifndef SWORN_BENCH_SOURCE_DIR
-#define SWORN_BENCH_SOURCE_DIR "."
-#endif
-
-#define NGINX_BIN "/usr/sbin/nginx"
 #define SQUID_BIN "/usr/sbin/squid"
 #define TINYPROXY_BIN "/usr/bin/tinyproxy"
 #define WRK_BIN "/usr/bin/wrk"
 #define OPENSSL_BIN "openssl"
 
-#define SMALL_BODY "small\n"  /* /small.txt */
-#define CLIENTS 16            /* keep-alive connections of every case (wrk -c, TLS threads) */
-#define WRK_THREADS "2"       /* wrk -t: one per core of the 2-core machine it was set for */
-#define WARMUP_SECONDS 1      /* untimed load before every measured window */
-#define DEFAULT_SECONDS 10.0  /* measured time per case (the issue's) */
-#define START_ATTEMPTS 5      /* fresh ports to try when another process takes ours */
-#define READY_MS 20000        /* how long a server may take to accept connections */
-#define STOP_MS 5000          /* how long a server may take to exit on SIGTERM */
-#define POLL_MS 10            /* between readiness probes */
-#define IO_TIMEOUT_S 10       /* socket timeouts of the TLS client and the probes */
-#define RESP_MAX 16384        /* a response head and body the client reads */
-#define ENV_VALUE_MAX 1024    /* a value in stack.env */
-#define MAX_CHILDREN 8        /* servers this program starts itself */
-#define TARGET_RATE_RATIO 1.0 /* sworn-proxy's requests/s over squid's, at least */
+#define SMALL_BODY BENCH_SMALL_BODY /* /small.txt */
+#define CLIENTS 16                  /* keep-alive connections of every case (wrk -c, TLS threads) */
+#define WRK_THREADS "2"             /* wrk -t: one per core of the 2-core machine it was set for */
+#define WARMUP_SECONDS 1            /* untimed load before every measured window */
+#define DEFAULT_SECONDS 10.0        /* measured time per case (the issue's) */
+#define START_ATTEMPTS 5            /* fresh ports to try when another process takes ours */
+#define IO_TIMEOUT_S 10             /* socket timeouts of the TLS client and the probes */
+#define RESP_MAX 16384              /* a response head and body the client reads */
+#define ENV_VALUE_MAX 1024          /* a value in stack.env */
+#define TARGET_RATE_RATIO 1.0       /* sworn-proxy's requests/s over squid's, at least */
 #define CERT_DAYS "7"
 
-/* ---------------------------------------------------------------------------------------------
- * Children: the servers this program starts, stopped at exit and killed on a signal.
- */
-
-struct child {
-    pid_t pid;
-    const char *name;
-};
-
-static struct child children[MAX_CHILDREN];
-static pid_t main_pid;
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
-/* For the signal handler, which may only kill(): the stack's daemons. */
-static volatile pid_t kill_proxy, kill_decisiond;
-
-static void child_add(pid_t pid, const char *name)
-{
-    for (int i = 0; i < MAX_CHILDREN; i++)
-        if (children[i].pid == 0) {
-            children[i].pid = pid;
-            children[i].name = name;
-            return;
-        }
-    bench_die_msg("too many children");
-}
-
-/* 1 when pid (ours) has exited (reaped), 0 while it runs. */
-static int child_exited(pid_t pid, int *status)
-{
-    pid_t r;
-
-    while ((r = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
-        ;
-    return r == pid || (r < 0 && errno == ECHILD);
-}
-
-/* SIGTERM, wait up to STOP_MS, SIGKILL; reaps. */
-static void child_stop(pid_t pid)
-{
-    double deadline = bench_now() + STOP_MS / 1000.0;
-    int status;
-
-    if (pid <= 0)
-        return;
-    kill(pid, SIGTERM);
-    while (!child_exited(pid, &status)) {
-        if (bench_now() > deadline) {
-            kill(pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-            break;
-        }
-        bench_sleep_ms(POLL_MS);
-    }
-}
-
-/* Run dev-stack down on the stack, if one is (partly) up; never exits (atexit). */
-static void stack_down(void)
-{
-    bench_stack_down();
-    kill_proxy = 0;
-    kill_decisiond = 0;
-}
-
-static void stop_all(void)
-{
-    if (getpid() != main_pid)
-        return;
-    stack_down();
-    for (int i = MAX_CHILDREN - 1; i >= 0; i--)
-        if (children[i].pid > 0) {
-            child_stop(children[i].pid);
-            children[i].pid = 0;
-        }
-}
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    for (int i = 0; i < MAX_CHILDREN; i++)
-        if (children[i].pid > 0)
-            kill(children[i].pid, SIGKILL);
-    if (kill_proxy > 0)
-        kill(kill_proxy, SIGTERM);
-    if (kill_decisiond > 0)
-        kill(kill_decisiond, SIGTERM);
-    _exit(130);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Files, ports, readiness.
- */
-
-static void put_text(const char *path, const char *text, mode_t mode)
-{
-    size_t len = strlen(text);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-    if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) != 0)
-        bench_die_sys(path);
-}
-
-static void make_dir(const char *path, mode_t mode)
-{
-    if (mkdir(path, mode) != 0)
-        bench_die_sys(path);
-}
-
-/* A TCP port on 127.0.0.1 that is free now (the kernel's pick for port 0). */
-static unsigned free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-        bench_die_sys("a free loopback port");
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* 1 when the file at path holds the word (an error log saying a port was taken). */
-static int file_has(const char *path, const char *word)
-{
-    char text[65536];
-    size_t n;
-    FILE *f = fopen(path, "r");
-
-    if (f == NULL)
-        return 0;
-    n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    return strstr(text, word) != NULL;
-}
-
-/*
- * Start argv (stdout and stderr to log) and wait until ports[0..nports) accept connections.
- * Returns the pid; 0 when it exited at start with logs[i] saying a port was taken (the caller
- * tries new ports); dies otherwise.
- */
-static pid_t start_server(char *const argv[], const char *name, const char *log,
-                          const unsigned *ports, int nports, const char *const *logs, int nlogs)
-{
-    pid_t pid = bench_spawn(argv, log, NULL);
-    double deadline = bench_now() + READY_MS / 1000.0;
-    int status = 0;
-
-    for (;;) {
-        int up = 1;
-
-        if (child_exited(pid, &status)) {
-            for (int i = 0; i < nlogs; i++)
-                if (file_has(logs[i], "in use"))
-                    return 0;
-            bench_dump_log(log);
-            for (int i = 0; i < nlogs; i++)
-                bench_dump_log(logs[i]);
-            fprintf(stderr, "bench_proxy: %s exited at start (status 0x%x)\n", name,
-                    (unsigned)status);
-            exit(1);
-        }
-        for (int i = 0; i < nports && up; i++)
-            up = bench_port_open(ports[i]);
-        if (up) {
-            child_add(pid, name);
-            return pid;
-        }
-        if (bench_now() > deadline) {
-            kill(pid, SIGKILL);
-            bench_dump_log(log);
-            fprintf(stderr, "bench_proxy: %s did not listen within %d ms\n", name, READY_MS);
-            exit(1);
-        }
-        bench_sleep_ms(POLL_MS);
-    }
-}
 
 /* ---------------------------------------------------------------------------------------------
  * The certificates and nginx.
  */
 
 struct upstream {
-    char dir[BENCH_PATH_MAX];
+    struct bench_nginx ng; /* its folder, ports and pid */
     char ca_cert[BENCH_PATH_MAX], ca_key[BENCH_PATH_MAX], cert[BENCH_PATH_MAX], key[BENCH_PATH_MAX];
-    unsigned http_port, https_port;
-    pid_t pid;
 };
 
 static void make_certs(struct upstream *u)
@@ -349,30 +157,30 @@ static void make_certs(struct upstream *u)
                     cnf,         "-extensions", "v3_leaf", "-out",    u->cert,
                     NULL};
 
-    bench_join_path(cnf, u->dir, "openssl.cnf");
-    bench_join_path(csr, u->dir, "server.csr");
-    bench_join_path(srl, u->dir, "ca.srl");
-    put_text(cnf,
-             "[req]\n"
-             "distinguished_name = dn\n"
-             "prompt = no\n"
-             "[dn]\n"
-             "CN = localhost\n"
-             "[v3_ca]\n"
-             "basicConstraints = critical,CA:TRUE\n"
-             "keyUsage = critical,keyCertSign,cRLSign\n"
-             "subjectKeyIdentifier = hash\n"
-             "[v3_leaf]\n"
-             "basicConstraints = critical,CA:FALSE\n"
-             "keyUsage = critical,digitalSignature\n"
-             "extendedKeyUsage = serverAuth\n"
-             "subjectAltName = DNS:localhost,DNS:upstream.test,IP:127.0.0.1\n"
-             "subjectKeyIdentifier = hash\n"
-             "authorityKeyIdentifier = keyid\n",
-             0600);
-    bench_run(u->dir, ca, NULL);
-    bench_run(u->dir, req, NULL);
-    bench_run(u->dir, sign, NULL);
+    bench_join_path(cnf, u->ng.dir, "openssl.cnf");
+    bench_join_path(csr, u->ng.dir, "server.csr");
+    bench_join_path(srl, u->ng.dir, "ca.srl");
+    bench_put_text(cnf,
+                   "[req]\n"
+                   "distinguished_name = dn\n"
+                   "prompt = no\n"
+                   "[dn]\n"
+                   "CN = localhost\n"
+                   "[v3_ca]\n"
+                   "basicConstraints = critical,CA:TRUE\n"
+                   "keyUsage = critical,keyCertSign,cRLSign\n"
+                   "subjectKeyIdentifier = hash\n"
+                   "[v3_leaf]\n"
+                   "basicConstraints = critical,CA:FALSE\n"
+                   "keyUsage = critical,digitalSignature\n"
+                   "extendedKeyUsage = serverAuth\n"
+                   "subjectAltName = DNS:localhost,DNS:upstream.test,IP:127.0.0.1\n"
+                   "subjectKeyIdentifier = hash\n"
+                   "authorityKeyIdentifier = keyid\n",
+                   0600);
+    bench_run(u->ng.dir, ca, NULL);
+    bench_run(u->ng.dir, req, NULL);
+    bench_run(u->ng.dir, sign, NULL);
 }
 
 /* 1 when [::1] can be bound here (IPv6 loopback is up). */
@@ -388,86 +196,44 @@ static int have_ipv6_loopback(void)
     return ok;
 }
 
+/* nginx's http block: keep-alive for the whole run, and its server on both ports (and on ::1
+ * where the host has it). One worker (master_process off), no access log: nginx's own cost is the
+ * same in every case, and the direct case shows it. */
+static int nginx_http(char *text, size_t cap, const struct bench_nginx *n, const void *arg)
+{
+    const struct upstream *u = arg;
+    char v6[128] = "";
+
+    /* A proxy that resolves the --tls-host name (localhost) may get ::1 first. */
+    if (have_ipv6_loopback())
+        snprintf(v6, sizeof(v6), "    listen [::1]:%u;\n    listen [::1]:%u ssl;\n", n->http_port,
+                 n->https_port);
+    return snprintf(text, cap,
+                    "  default_type application/octet-stream;\n"
+                    "  keepalive_requests 100000000;\n"
+                    "  keepalive_timeout 300s;\n"
+                    "  server {\n"
+                    "    listen 127.0.0.1:%u;\n"
+                    "    listen 127.0.0.1:%u ssl;\n"
+                    "%s"
+                    "    server_name localhost upstream.test;\n"
+                    "    ssl_certificate %s;\n"
+                    "    ssl_certificate_key %s;\n"
+                    "    root %s;\n"
+                    "  }\n",
+                    n->http_port, n->https_port, v6, u->cert, u->key, n->www);
+}
+
 static void start_nginx(struct upstream *u, const char *dir)
 {
-    char conf[BENCH_PATH_MAX], www[BENCH_PATH_MAX], path[BENCH_PATH_MAX], tmp[BENCH_PATH_MAX],
-        log[BENCH_PATH_MAX], err[BENCH_PATH_MAX], text[4096];
-    char *argv[] = {NGINX_BIN, "-p", u->dir, "-c", conf, "-e", err, "-g", "daemon off;", NULL};
-    const char *logs[] = {err};
-
     memset(u, 0, sizeof(*u));
-    bench_join_path(u->dir, dir, "nginx");
-    make_dir(u->dir, 0700);
-    bench_join_path(u->ca_cert, u->dir, "ca.pem");
-    bench_join_path(u->ca_key, u->dir, "ca.key");
-    bench_join_path(u->cert, u->dir, "server.pem");
-    bench_join_path(u->key, u->dir, "server.key");
+    bench_nginx_prepare(&u->ng, dir);
+    bench_join_path(u->ca_cert, u->ng.dir, "ca.pem");
+    bench_join_path(u->ca_key, u->ng.dir, "ca.key");
+    bench_join_path(u->cert, u->ng.dir, "server.pem");
+    bench_join_path(u->key, u->ng.dir, "server.key");
     make_certs(u);
-    bench_join_path(www, u->dir, "www");
-    make_dir(www, 0755);
-    bench_join_path(path, www, "small.txt");
-    put_text(path, SMALL_BODY, 0644);
-    bench_join_path(tmp, u->dir, "tmp");
-    make_dir(tmp, 0700);
-    bench_join_path(conf, u->dir, "nginx.conf");
-    bench_join_path(log, u->dir, "nginx.out");
-    bench_join_path(err, u->dir, "error.log");
-    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        const char *d = u->dir;
-        char v6[128] = "";
-        unsigned ports[2];
-        int n;
-
-        u->http_port = free_port();
-        do
-            u->https_port = free_port();
-        while (u->https_port == u->http_port);
-        /* A proxy that resolves the --tls-host name (localhost) may get ::1 first. */
-        if (have_ipv6_loopback())
-            snprintf(v6, sizeof(v6), "    listen [::1]:%u;\n    listen [::1]:%u ssl;\n",
-                     u->http_port, u->https_port);
-        /* One worker (master_process off), no access log: nginx's own cost is the same in
-         * every case, and the direct case shows it. */
-        n = snprintf(text, sizeof(text),
-                     "master_process off;\n"
-                     "pid %s/nginx.pid;\n"
-                     "lock_file %s/nginx.lock;\n"
-                     "error_log %s/error.log warn;\n"
-                     "events { worker_connections 1024; }\n"
-                     "http {\n"
-                     "  access_log off;\n"
-                     "  client_body_temp_path %s/tmp/body;\n"
-                     "  proxy_temp_path %s/tmp/proxy;\n"
-                     "  fastcgi_temp_path %s/tmp/fastcgi;\n"
-                     "  uwsgi_temp_path %s/tmp/uwsgi;\n"
-                     "  scgi_temp_path %s/tmp/scgi;\n"
-                     "  types { text/plain txt; }\n"
-                     "  default_type application/octet-stream;\n"
-                     "  keepalive_requests 100000000;\n"
-                     "  keepalive_timeout 300s;\n"
-                     "  server {\n"
-                     "    listen 127.0.0.1:%u;\n"
-                     "    listen 127.0.0.1:%u ssl;\n"
-                     "%s"
-                     "    server_name localhost upstream.test;\n"
-                     "    ssl_certificate %s;\n"
-                     "    ssl_certificate_key %s;\n"
-                     "    root %s;\n"
-                     "  }\n"
-                     "}\n",
-                     d, d, d, d, d, d, d, d, u->http_port, u->https_port, v6, u->cert, u->key, www);
-        if (n < 0 || (size_t)n >= sizeof(text))
-            bench_die_msg("nginx.conf does not fit");
-        put_text(conf, text, 0600);
-        if (truncate(err, 0) != 0 && errno != ENOENT)
-            bench_die_sys(err);
-        ports[0] = u->http_port;
-        ports[1] = u->https_port;
-        u->pid = start_server(argv, "nginx", log, ports, 2, logs, 1);
-        if (u->pid > 0)
-            return;
-    }
-    bench_die_msg("nginx found its ports taken every time");
+    bench_nginx_start(&u->ng, 1, 1024, nginx_http, u);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -511,7 +277,7 @@ static void fwd_files_make(struct fwd_files *files, const char *dir, const char 
     snprintf(conf_name, sizeof(conf_name), "%s.conf", name);
     snprintf(out_name, sizeof(out_name), "%s.out", name);
     bench_join_path(files->dir, dir, name);
-    make_dir(files->dir, 0755);
+    bench_make_dir(files->dir, 0755);
     bench_join_path(files->conf, files->dir, conf_name);
     bench_join_path(files->out, files->dir, out_name);
     bench_join_path(files->log, files->dir, log_name);
@@ -532,9 +298,9 @@ static void start_fwd(struct fwd *f, const char *name, const struct fwd_files *f
 
     f->name = name;
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        f->port = free_port();
+        f->port = bench_free_port();
         configure(files, f->port);
-        f->pid = start_server(argv, name, files->out, &f->port, 1, logs, 2);
+        f->pid = bench_server_start(argv, name, files->out, &f->port, 1, logs, 2);
         if (f->pid > 0)
             return;
     }
@@ -552,7 +318,7 @@ static void put_conf(const char *conf, const char *text, int n, size_t cap)
         snprintf(why, sizeof(why), "%s does not fit", strrchr(conf, '/') + 1);
         bench_die_msg(why);
     }
-    put_text(conf, text, 0644);
+    bench_put_text(conf, text, 0644);
 }
 
 static void squid_configure(const struct fwd_files *files, unsigned port)
@@ -639,54 +405,16 @@ struct stack {
     pid_t proxy_pid, decisiond_pid;
 };
 
-/* dev-stack's last own message ("dev-stack: ..."), else the log's last non-empty line, for a
- * one-line reason. */
-static void last_line(const char *path, char *out, size_t cap)
-{
-    char line[1024];
-    FILE *f = fopen(path, "r");
-    int own = 0;
-
-    out[0] = '\0';
-    if (f == NULL)
-        return;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        int mine = strncmp(line, "dev-stack:", 10) == 0;
-
-        line[strcspn(line, "\n")] = '\0';
-        if (line[0] != '\0' && (mine || !own)) {
-            own |= mine;
-            size_t k = strlen(line) < cap - 1 ? strlen(line) : cap - 1; /* cut, not an error */
-
-            memcpy(out, line, k);
-            out[k] = '\0';
-        }
-    }
-    fclose(f);
-}
-
 static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
                      const char *tls_host)
 {
-    char sdir[BENCH_PATH_MAX], script[BENCH_PATH_MAX], policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX],
-        log[BENCH_PATH_MAX], env_path[BENCH_PATH_MAX], value[ENV_VALUE_MAX], text[4096],
-        reason[256];
-    char *argv[] = {script,     "up",       s->dir, "--build",       (char *)build_dir,
-                    "--no-tpm", "--policy", policy, "--upstream-ca", (char *)u->ca_cert,
-                    NULL};
-    uint8_t env[16384];
-    size_t len;
-    pid_t pid;
-    int status = 0, n;
+    char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX], value[ENV_VALUE_MAX],
+        text[4096], reason[256], env[16384];
+    char *opts[] = {"--no-tpm", "--policy", policy, "--upstream-ca", (char *)u->ca_cert, NULL};
+    int status, n;
 
     memset(s, 0, sizeof(*s));
-    bench_join_path(sdir, dir, "sworn");
-    make_dir(sdir, 0700);
-    bench_join_path(s->dir, sdir, "stack");
-    bench_join_path(script, source_dir, "scripts/dev-stack");
-    bench_join_path(policy, sdir, "policy.yaml");
-    bench_join_path(out, sdir, "up.out");
-    bench_join_path(log, sdir, "up.log");
+    bench_stack_files(dir, s->dir, policy, out, log);
     /* GET of the small file on nginx's two ports, nothing else: every request the bench sends
      * is decided, recorded and signed as an allow. */
     n = snprintf(text, sizeof(text),
@@ -713,41 +441,32 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
                  "      ports: [%u]\n"
                  "      paths: [\"/small.txt\"]\n"
                  "    methods: [GET]\n",
-                 u->http_port, tls_host, u->https_port);
+                 u->ng.http_port, tls_host, u->ng.https_port);
     if (n < 0 || (size_t)n >= sizeof(text))
         bench_die_msg("the policy does not fit");
-    put_text(policy, text, 0600);
+    bench_put_text(policy, text, 0600);
 
-    bench_stack_watch(s->dir, source_dir);
-    pid = bench_spawn(argv, log, out);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            bench_die_sys("waitpid dev-stack");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    status = bench_stack_up(s->dir, source_dir, build_dir, opts, log, out);
+    if (status != 0) {
         /* Exit 2 is dev-stack's usage: it does not take the proxy options (yet). */
         if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
             snprintf(reason, sizeof(reason), "it takes no proxy options yet");
         else
-            last_line(log, reason, sizeof(reason));
+            bench_last_line(log, "dev-stack:", reason, sizeof(reason));
         snprintf(s->why, sizeof(s->why), "scripts/dev-stack up failed (exit %d%s%s; %s)",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, reason[0] ? ": " : "", reason, log);
-        stack_down();
+        bench_stack_down();
         return;
     }
-    bench_join_path(env_path, s->dir, "stack.env");
-    bench_read_small(env_path, env, sizeof(env), &len);
-    bench_env_value((const char *)env, "DECISIOND_PID", value, sizeof(value));
-    s->decisiond_pid = (pid_t)atol(value);
-    kill_decisiond = s->decisiond_pid;
-    bench_env_value((const char *)env, "PROXY_PID", value, sizeof(value));
-    s->proxy_pid = (pid_t)atol(value);
-    kill_proxy = s->proxy_pid;
-    bench_env_value((const char *)env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
-    bench_env_value((const char *)env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
-    bench_env_value((const char *)env, "PROXY_URL", value, sizeof(value));
+    bench_stack_env(s->dir, env, sizeof(env));
+    s->decisiond_pid = bench_stack_daemon(env, "DECISIOND_PID");
+    s->proxy_pid = bench_stack_daemon(env, "PROXY_PID");
+    bench_env_value(env, "PROXY_CA", s->proxy_ca, sizeof(s->proxy_ca));
+    bench_env_value(env, "PROXY_LOG", s->proxy_log, sizeof(s->proxy_log));
+    bench_env_value(env, "PROXY_URL", value, sizeof(value));
     if (value[0] == '\0') {
         snprintf(s->why, sizeof(s->why), "scripts/dev-stack wrote no PROXY_URL");
-        stack_down();
+        bench_stack_down();
         return;
     }
     if (sscanf(value, "http://127.0.0.1:%u", &s->port) != 1 || s->port == 0 || s->port > 65535 ||
@@ -913,8 +632,8 @@ static void wrk_run(const char *dir, const struct target *t, const struct upstre
     bench_join_path(script, dir, "wrk.lua");
     bench_join_path(out, dir, "wrk.out");
     if (t->proxy_port == 0) {
-        snprintf(url, sizeof(url), "http://127.0.0.1:%u/small.txt", u->http_port);
-        put_text(script, "-- direct: wrk's own request\n", 0600);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u/small.txt", u->ng.http_port);
+        bench_put_text(script, "-- direct: wrk's own request\n", 0600);
     } else {
         /* A forward proxy takes absolute-form requests; wrk connects to the proxy and sends
          * this path, with Host naming nginx (not the proxy, whose address is in the URL). */
@@ -922,8 +641,8 @@ static void wrk_run(const char *dir, const struct target *t, const struct upstre
         snprintf(lua, sizeof(lua),
                  "wrk.path = \"http://127.0.0.1:%u/small.txt\"\n"
                  "wrk.headers[\"Host\"] = \"127.0.0.1:%u\"\n",
-                 u->http_port, u->http_port);
-        put_text(script, lua, 0600);
+                 u->ng.http_port, u->ng.http_port);
+        bench_put_text(script, lua, 0600);
     }
     bench_run(dir, argv, out);
     bench_read_small(out, (uint8_t *)text, cap, &len);
@@ -1481,7 +1200,7 @@ static int http_case(const char *dir, const struct target *t, const struct upstr
     unsigned whole = seconds < 1 ? 1 : (unsigned)(seconds + 0.5);
 
     memset(r, 0, sizeof(*r));
-    tls_case_init(&tc, NULL, "127.0.0.1", u->http_port, t->proxy_port);
+    tls_case_init(&tc, NULL, "127.0.0.1", u->ng.http_port, t->proxy_port);
     if ((why = probe(&tc)) != NULL) {
         fprintf(stderr, "bench_proxy: HTTP %s: the probe failed: %s\n", t->label, why);
         return -1;
@@ -1490,9 +1209,9 @@ static int http_case(const char *dir, const struct target *t, const struct upstr
     if (mkdir(wdir, 0700) != 0 && errno != EEXIST)
         bench_die_sys(wdir);
     wrk_run(wdir, t, u, WARMUP_SECONDS, text, sizeof(text));
-    cpu_mark(t, u->pid, &c0);
+    cpu_mark(t, u->ng.pid, &c0);
     wrk_run(wdir, t, u, whole, text, sizeof(text));
-    cpu_mark(t, u->pid, &c1);
+    cpu_mark(t, u->ng.pid, &c1);
     wrk_parse(text, r);
     cpu_per_request(&c0, &c1, r);
     r->done = 1;
@@ -1507,7 +1226,7 @@ static int https_case(const struct target *t, const struct upstream *u, SSL_CTX 
     const char *why;
 
     memset(r, 0, sizeof(*r));
-    tls_case_init(&tc, ctx, host, u->https_port, t->proxy_port);
+    tls_case_init(&tc, ctx, host, u->ng.https_port, t->proxy_port);
     if ((why = probe(&tc)) != NULL) {
         fprintf(stderr, "bench_proxy: HTTPS %s: the probe failed: %s\n", t->label, why);
         ERR_print_errors_fp(stderr);
@@ -1519,7 +1238,7 @@ static int https_case(const struct target *t, const struct upstream *u, SSL_CTX 
                     host);
         return -1;
     }
-    tls_load(&tc, t, u->pid, seconds, r);
+    tls_load(&tc, t, u->ng.pid, seconds, r);
     return 0;
 }
 
@@ -1572,28 +1291,19 @@ static int decisiond_alone(const char *dir, double seconds, struct alone *a)
     char *argv[] = {
         prog, sub,       "--stacks",        "notpm",    "--entries",        "0", "--seconds",
         secs, "--build", (char *)build_dir, "--source", (char *)source_dir, NULL};
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     const char *p;
     size_t len;
-    pid_t pid;
-    int status = 0;
+    int status;
 
-    if (n <= 0)
-        bench_die_sys("/proc/self/exe");
-    self[n] = '\0';
-    if (strrchr(self, '/') != NULL)
-        *strrchr(self, '/') = '\0';
+    bench_self_dir(self);
     snprintf(prog, sizeof(prog), "%s/bench_decisiond", self);
     snprintf(secs, sizeof(secs), "%.1f", seconds / 5 < 1.5 ? 1.5 : seconds / 5);
     bench_join_path(sub, dir, "decisiond-alone");
-    make_dir(sub, 0700);
+    bench_make_dir(sub, 0700);
     bench_join_path(out, dir, "decisiond-alone.out");
     bench_join_path(log, dir, "decisiond-alone.log");
     printf("  running bench_decisiond for decisiond's own rate (about 40 s) ...\n");
-    pid = bench_spawn(argv, log, out);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            bench_die_sys("waitpid bench_decisiond");
+    status = bench_wait(bench_spawn(argv, log, out), "waitpid bench_decisiond");
     bench_read_small(out, (uint8_t *)text, sizeof(text), &len);
     memset(a, 0, sizeof(*a));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || (p = strstr(text, "  peak: ")) == NULL ||
@@ -1635,14 +1345,11 @@ int main(int argc, char **argv)
     struct stack st;
     struct target tg[N_CASES];
     struct result http[N_CASES], https[N_CASES];
-    struct sigaction sa;
     SSL_CTX *ctx_bench, *ctx_sworn = NULL;
     int failed = 0, with_decisiond = 1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    FILE *la;
     double t_setup;
 
-    main_pid = getpid();
     bench_init("bench_proxy");
     if (setvbuf(stdout, NULL, _IOLBF, 0) != 0)
         bench_die_msg("setvbuf failed");
@@ -1674,28 +1381,14 @@ int main(int argc, char **argv)
         strlen(tls_host) > 200)
         usage();
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
-        sigaction(SIGHUP, &sa, NULL) != 0)
-        bench_die_sys("sigaction");
+    bench_signals_install();
     signal(SIGPIPE, SIG_IGN);
-    if (atexit(stop_all) != 0)
-        bench_die_msg("atexit failed");
     /* squid's effective user must be able to reach its folder inside DIR. */
     if (geteuid() == 0 && chmod(dir, 0755) != 0)
         bench_die_sys(dir);
 
     printf("bench_proxy: build %s, source %s; %ld CPUs online", build_dir, source_dir, cpus);
-    la = fopen("/proc/loadavg", "r");
-    if (la != NULL) {
-        char text[128];
-
-        if (fgets(text, sizeof(text), la) != NULL)
-            printf(", load average %.*s", (int)strcspn(text, " "), text);
-        fclose(la);
-    }
+    bench_print_load();
     printf("\nwrk (or the HTTPS client), nginx, the proxy and decisiond share these CPUs\n");
 
     /* Setup: every server, before any thread of this program runs. */
@@ -1705,7 +1398,7 @@ int main(int argc, char **argv)
     start_tinyproxy(&tiny, dir);
     stack_up(&st, dir, &u, tls_host);
     printf("setup: nginx 127.0.0.1:%u (http) and :%u (https), squid :%u, tinyproxy :%u, ",
-           u.http_port, u.https_port, squid.port, tiny.port);
+           u.ng.http_port, u.ng.https_port, squid.port, tiny.port);
     if (st.up)
         printf("sworn-proxy :%u (pid %ld, decisiond pid %ld; dev-stack --no-tpm)", st.port,
                (long)st.proxy_pid, (long)st.decisiond_pid);
@@ -1800,7 +1493,7 @@ int main(int argc, char **argv)
 
     SSL_CTX_free(ctx_bench);
     SSL_CTX_free(ctx_sworn);
-    stop_all();
+    bench_stop_all();
 
     printf("\n== Against the target (information, not an exit status)\n");
     if (!http[C_SWORN].done || !http[C_SQUID].done) {

@@ -37,7 +37,8 @@
  *
  * Setup, in DIR: nginx (/usr/sbin/nginx) on a free loopback port serving /small.txt, and a dev
  * stack (scripts/dev-stack up --no-tpm) whose policy allows GET of it and nothing else. Every
- * child dies with the bench (PR_SET_PDEATHSIG); the stack is stopped with dev-stack down at exit.
+ * child dies with the bench (PR_SET_PDEATHSIG); the stack is stopped with dev-stack down at exit;
+ * on SIGINT, SIGTERM or SIGHUP nginx is killed and the stack's daemons get SIGTERM (benchutil.h).
  *
  * Also measured each round, in DIR: one 4 KiB pwrite + fdatasync, the least a durable log append
  * costs; sworn-run makes one before the agent runs (SandboxStarted) and one after (SandboxEnded).
@@ -70,23 +71,12 @@
 
 #include "benchutil.h"
 
-#ifndef SWORN_BENCH_BUILD_DIR
-#define SWORN_BENCH_BUILD_DIR "."
-#endif
-#ifndef SWORN_BENCH_SOURCE_DIR
-#define SWORN_BENCH_SOURCE_DIR "."
-#endif
-
-#define NGINX_BIN "/usr/sbin/nginx"
 #define BWRAP_BIN "/usr/bin/bwrap"
 #define UNSHARE_BIN "/usr/bin/unshare"
 #define TRUE_BIN "/bin/true"
 #define DEFAULT_RUNS 30
 #define RUNS_MAX 10000
 #define WARMUP_RUNS 2
-#define START_ATTEMPTS 5       /* fresh ports to try when another process takes nginx's */
-#define READY_MS 20000         /* how long nginx may take to accept connections */
-#define POLL_MS 10             /* between readiness probes */
 #define OUT_MAX 4096           /* what a runner prints to standard output */
 #define ARGV_MAX 96            /* a runner's command line */
 #define ENV_VALUE_MAX 1024     /* a value in stack.env */
@@ -118,8 +108,7 @@ static struct {
     char works[BENCH_PATH_MAX];
     char url[128];      /* http://127.0.0.1:NGINX/small.txt */
     char proxy_tcp[64]; /* 127.0.0.1:PORT of the stack's TCP listener */
-    unsigned nginx_port;
-    pid_t nginx_pid;
+    struct bench_nginx nginx;
     int available[R_COUNT];
     char why[R_COUNT][512]; /* why a runner is not available */
     struct series fig[R_COUNT][F_COUNT];
@@ -131,56 +120,9 @@ static struct {
     int nlibs, bin_link, sbin_link;
 } B;
 
-static pid_t main_pid;
-
-/* ---------------------------------------------------------------------------------------------
- * Children and cleanup.
- */
-
-static void stop_nginx(void)
-{
-    int status;
-
-    if (B.nginx_pid > 0) {
-        kill(B.nginx_pid, SIGTERM);
-        while (waitpid(B.nginx_pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        B.nginx_pid = 0;
-    }
-}
-
-static void stop_all(void)
-{
-    if (getpid() != main_pid)
-        return;
-    bench_stack_down();
-    stop_nginx();
-}
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    exit(130); /* the atexit handlers stop the stack and nginx */
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Files and the setup.
  */
-
-static void put_text(const char *path, const char *text, mode_t mode)
-{
-    size_t len = strlen(text);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-    if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) != 0)
-        bench_die_sys(path);
-}
-
-static void make_dir(const char *path, mode_t mode)
-{
-    if (mkdir(path, mode) != 0)
-        bench_die_sys(path);
-}
 
 static void copy_file(const char *from, const char *to, mode_t mode)
 {
@@ -227,72 +169,12 @@ static void remove_tree(const char *path)
         bench_die_sys(path);
 }
 
-static unsigned free_port(void)
+/* nginx's server: GET /small.txt on its port. */
+static int nginx_http(char *text, size_t cap, const struct bench_nginx *n, const void *arg)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-        bench_die_sys("a free loopback port");
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* nginx on a free loopback port, serving /small.txt; one process, no access log. */
-static void start_nginx(void)
-{
-    char ndir[BENCH_PATH_MAX], conf[BENCH_PATH_MAX], www[BENCH_PATH_MAX], path[BENCH_PATH_MAX],
-        log[BENCH_PATH_MAX], text[2048];
-    char *argv[] = {NGINX_BIN, "-p", ndir, "-c", conf, "-e", log, "-g", "daemon off;", NULL};
-
-    bench_join_path(ndir, B.dir, "nginx");
-    make_dir(ndir, 0700);
-    bench_join_path(www, ndir, "www");
-    make_dir(www, 0755);
-    bench_join_path(path, www, "small.txt");
-    put_text(path, "small\n", 0644);
-    bench_join_path(path, ndir, "tmp");
-    make_dir(path, 0700);
-    bench_join_path(conf, ndir, "nginx.conf");
-    bench_join_path(log, ndir, "error.log");
-    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        double deadline;
-        int status, n;
-
-        B.nginx_port = free_port();
-        n = snprintf(text, sizeof(text),
-                     "master_process off;\npid %s/nginx.pid;\nlock_file %s/nginx.lock;\n"
-                     "error_log %s/error.log warn;\nevents { worker_connections 256; }\n"
-                     "http {\n  access_log off;\n  client_body_temp_path %s/tmp/body;\n"
-                     "  proxy_temp_path %s/tmp/proxy;\n  fastcgi_temp_path %s/tmp/fastcgi;\n"
-                     "  uwsgi_temp_path %s/tmp/uwsgi;\n  scgi_temp_path %s/tmp/scgi;\n"
-                     "  types { text/plain txt; }\n"
-                     "  server {\n    listen 127.0.0.1:%u;\n    root %s;\n  }\n}\n",
-                     ndir, ndir, ndir, ndir, ndir, ndir, ndir, ndir, B.nginx_port, www);
-        if (n < 0 || (size_t)n >= sizeof(text))
-            bench_die_msg("nginx.conf does not fit");
-        put_text(conf, text, 0600);
-        B.nginx_pid = bench_spawn(argv, log, NULL);
-        deadline = bench_now() + READY_MS / 1000.0;
-        while (!bench_port_open(B.nginx_port)) {
-            if (waitpid(B.nginx_pid, &status, WNOHANG) == B.nginx_pid) {
-                B.nginx_pid = 0;
-                break;
-            }
-            if (bench_now() > deadline) {
-                bench_dump_log(log);
-                bench_die_msg("nginx did not listen in time");
-            }
-            bench_sleep_ms(POLL_MS);
-        }
-        if (B.nginx_pid > 0)
-            return;
-    }
-    bench_dump_log(log);
-    bench_die_msg("nginx did not start (its ports were taken every time?)");
+    (void)arg;
+    return snprintf(text, cap, "  server {\n    listen 127.0.0.1:%u;\n    root %s;\n  }\n",
+                    n->http_port, n->www);
 }
 
 /* src into out (cap bytes with the NUL), cut when longer: for messages and short names. */
@@ -304,43 +186,23 @@ static void copy_cut(char *out, size_t cap, const char *src)
     out[n] = '\0';
 }
 
-/* The last non-empty line of a file, cut to cap (a tool's reason). */
-static void last_line(const char *path, char *out, size_t cap)
+/* Runner r is not measured: its rows say why. */
+static void not_available(enum runner r, const char *why)
 {
-    char line[1024];
-    FILE *f = fopen(path, "r");
-
-    out[0] = '\0';
-    if (f == NULL)
-        return;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        line[strcspn(line, "\n")] = '\0';
-        if (line[0] != '\0')
-            copy_cut(out, cap, line);
-    }
-    fclose(f);
+    B.available[r] = 0;
+    copy_cut(B.why[r], sizeof(B.why[r]), why);
 }
 
 /* A dev stack whose policy allows GET /small.txt on nginx; the proxy's TCP listener's address. */
 static void stack_up(void)
 {
-    char sdir[BENCH_PATH_MAX], script[BENCH_PATH_MAX], policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX],
-        log[BENCH_PATH_MAX], env_path[BENCH_PATH_MAX], value[ENV_VALUE_MAX], text[1024];
-    char *argv[] = {script,     "up",       B.stack, "--build", (char *)B.build,
-                    "--no-tpm", "--policy", policy,  NULL};
-    uint8_t env[16384];
-    size_t len;
+    char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX], value[ENV_VALUE_MAX],
+        text[1024], env[16384];
+    char *opts[] = {"--no-tpm", "--policy", policy, NULL};
     unsigned port = 0;
-    int status = 0, n;
-    pid_t pid;
+    int n;
 
-    bench_join_path(sdir, B.dir, "sworn");
-    make_dir(sdir, 0700);
-    bench_join_path(B.stack, sdir, "stack");
-    bench_join_path(script, B.source, "scripts/dev-stack");
-    bench_join_path(policy, sdir, "policy.yaml");
-    bench_join_path(out, sdir, "up.out");
-    bench_join_path(log, sdir, "up.log");
+    bench_stack_files(B.dir, B.stack, policy, out, log);
     n = snprintf(text, sizeof(text),
                  "# bench_run: GET /small.txt on the bench's nginx, nothing else.\n"
                  "version: 1\nrules:\n"
@@ -348,31 +210,27 @@ static void stack_up(void)
                  "    reason: \"bench: the small file\"\n    operations: [\"http.request\"]\n"
                  "    resource:\n      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
                  "      ports: [%u]\n      paths: [\"/small.txt\"]\n    methods: [GET]\n",
-                 B.nginx_port);
+                 B.nginx.http_port);
     if (n < 0 || (size_t)n >= sizeof(text))
         bench_die_msg("the policy does not fit");
-    put_text(policy, text, 0600);
-    bench_stack_watch(B.stack, B.source);
-    pid = bench_spawn(argv, log, out);
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            bench_die_sys("waitpid dev-stack");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    bench_put_text(policy, text, 0600);
+    if (bench_stack_up(B.stack, B.source, B.build, opts, log, out) != 0) {
         bench_dump_log(log);
         bench_die_msg("scripts/dev-stack up failed");
     }
-    bench_join_path(env_path, B.stack, "stack.env");
-    bench_read_small(env_path, env, sizeof(env), &len);
-    bench_env_value((const char *)env, "PROXY_URL", value, sizeof(value));
+    bench_stack_env(B.stack, env, sizeof(env));
+    /* A signal ends the stack's daemons (dev-stack down runs at exit only). */
+    (void)bench_stack_daemon(env, "DECISIOND_PID");
+    (void)bench_stack_daemon(env, "PROXY_PID");
+    bench_env_value(env, "PROXY_URL", value, sizeof(value));
     if (sscanf(value, "http://127.0.0.1:%u", &port) != 1 || port == 0 || port > 65535)
         bench_die_msg("stack.env: PROXY_URL is not http://127.0.0.1:PORT");
     snprintf(B.proxy_tcp, sizeof(B.proxy_tcp), "127.0.0.1:%u", port);
-    bench_env_value((const char *)env, "PROXY_PRINCIPAL", value, sizeof(value));
-    if (value[0] == '\0') {
-        B.available[R_SWORN] = 0;
-        snprintf(B.why[R_SWORN], sizeof(B.why[R_SWORN]),
-                 "stack.env has no PROXY_PRINCIPAL (scripts/dev-stack is older than sworn-run)");
-    }
+    bench_env_value(env, "PROXY_PRINCIPAL", value, sizeof(value));
+    if (value[0] == '\0')
+        not_available(
+            R_SWORN,
+            "stack.env has no PROXY_PRINCIPAL (scripts/dev-stack is older than sworn-run)");
 }
 
 /* The host's /lib* entries and whether /bin and /sbin are links, for bwrap's binds. */
@@ -428,88 +286,53 @@ static void arg(struct argv_buf *a, const char *s)
     a->v[a->n] = NULL;
 }
 
+/* Append the arguments given, in order. */
+#define ARGS(a, ...) args((a), (const char *const[]){__VA_ARGS__, NULL})
+static void args(struct argv_buf *a, const char *const list[])
+{
+    for (int i = 0; list[i] != NULL; i++)
+        arg(a, list[i]);
+}
+
+/* bwrap's bind (--ro-bind PATH PATH) or link (--symlink TARGET PATH) of a folder of the root. */
+static void bwrap_root_entry(struct argv_buf *a, int link, const char *target, const char *path)
+{
+    ARGS(a, link ? "--symlink" : "--ro-bind", link ? target : path, path);
+}
+
 /* The command line of runner r running the agent (stamp: 1 run_stamp, 0 /bin/true), with a
  * request when request is 1. work: the run's work folder; agent: W/run_stamp. */
 static void command(struct argv_buf *a, enum runner r, int stamp, int request, const char *work,
                     const char *agent)
 {
     static char inside_proxy[] = "127.0.0.1:3128";
+    const char *inside_agent = stamp ? "/work/run_stamp" : TRUE_BIN;
 
     a->n = 0;
     switch (r) {
     case R_SWORN:
-        arg(a, B.sworn_run);
-        arg(a, "--stack");
-        arg(a, B.stack);
-        arg(a, "--work");
-        arg(a, work);
-        arg(a, "--");
-        arg(a, stamp ? "/work/run_stamp" : TRUE_BIN);
+        ARGS(a, B.sworn_run, "--stack", B.stack, "--work", work, "--", inside_agent);
         break;
     case R_BWRAP:
-        arg(a, BWRAP_BIN);
-        arg(a, "--unshare-all");
-        arg(a, "--unshare-user");
+        ARGS(a, BWRAP_BIN, "--unshare-all", "--unshare-user");
         if (request)
             arg(a, "--share-net");
-        arg(a, "--die-with-parent");
-        arg(a, "--uid");
-        arg(a, "1000");
-        arg(a, "--gid");
-        arg(a, "1000");
-        arg(a, "--cap-drop");
-        arg(a, "ALL");
-        arg(a, "--clearenv");
-        arg(a, "--setenv");
-        arg(a, "PATH");
-        arg(a, "/usr/bin:/bin");
-        arg(a, "--setenv");
-        arg(a, "HOME");
-        arg(a, "/work");
-        arg(a, "--ro-bind");
-        arg(a, "/usr");
-        arg(a, "/usr");
-        arg(a, "--ro-bind");
-        arg(a, "/etc");
-        arg(a, "/etc");
-        for (int i = 0; i < B.nlibs; i++) {
-            arg(a, B.lib_links[i] ? "--symlink" : "--ro-bind");
-            arg(a, B.lib_links[i] ? B.lib_targets[i] : B.lib_dirs[i]);
-            arg(a, B.lib_dirs[i]);
-        }
-        arg(a, B.bin_link ? "--symlink" : "--ro-bind");
-        arg(a, B.bin_link ? "usr/bin" : "/bin");
-        arg(a, "/bin");
-        arg(a, B.sbin_link ? "--symlink" : "--ro-bind");
-        arg(a, B.sbin_link ? "usr/sbin" : "/sbin");
-        arg(a, "/sbin");
-        arg(a, "--proc");
-        arg(a, "/proc");
-        arg(a, "--dev");
-        arg(a, "/dev");
-        arg(a, "--tmpfs");
-        arg(a, "/tmp");
-        arg(a, "--bind");
-        arg(a, work);
-        arg(a, "/work");
-        arg(a, "--chdir");
-        arg(a, "/work");
-        arg(a, "--");
-        arg(a, stamp ? "/work/run_stamp" : TRUE_BIN);
+        ARGS(a, "--die-with-parent", "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL",
+             "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work");
+        bwrap_root_entry(a, 0, NULL, "/usr");
+        bwrap_root_entry(a, 0, NULL, "/etc");
+        for (int i = 0; i < B.nlibs; i++)
+            bwrap_root_entry(a, B.lib_links[i], B.lib_targets[i], B.lib_dirs[i]);
+        bwrap_root_entry(a, B.bin_link, "usr/bin", "/bin");
+        bwrap_root_entry(a, B.sbin_link, "usr/sbin", "/sbin");
+        ARGS(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", work, "/work",
+             "--chdir", "/work", "--", inside_agent);
         break;
     case R_UNSHARE:
-        arg(a, UNSHARE_BIN);
-        arg(a, "--user");
-        arg(a, "--map-root-user");
-        arg(a, "--mount");
+        ARGS(a, UNSHARE_BIN, "--user", "--map-root-user", "--mount");
         if (!request)
             arg(a, "--net");
-        arg(a, "--pid");
-        arg(a, "--ipc");
-        arg(a, "--uts");
-        arg(a, "--fork");
-        arg(a, "--mount-proc");
-        arg(a, stamp ? agent : TRUE_BIN);
+        ARGS(a, "--pid", "--ipc", "--uts", "--fork", "--mount-proc", stamp ? agent : TRUE_BIN);
         break;
     case R_NONE:
     case R_COUNT:
@@ -517,10 +340,8 @@ static void command(struct argv_buf *a, enum runner r, int stamp, int request, c
         arg(a, stamp ? agent : TRUE_BIN);
         break;
     }
-    if (stamp && request) {
-        arg(a, r == R_SWORN ? inside_proxy : B.proxy_tcp);
-        arg(a, B.url);
-    }
+    if (stamp && request)
+        ARGS(a, r == R_SWORN ? inside_proxy : B.proxy_tcp, B.url);
 }
 
 struct outcome {
@@ -579,9 +400,7 @@ static void run_once(char *const argv[], const char *log, struct outcome *o)
     }
     close(p[0]);
     o->out[got] = '\0';
-    while (waitpid(pid, &o->status, 0) < 0)
-        if (errno != EINTR)
-            bench_die_sys("waitpid");
+    o->status = bench_wait(pid, "waitpid");
     o->t_end = bench_now();
     o->t_start = stamp_value(o->out, "start");
     o->t_response = stamp_value(o->out, "response");
@@ -596,7 +415,7 @@ static void new_work(char work[BENCH_PATH_MAX], char agent[BENCH_PATH_MAX])
 
     snprintf(name, sizeof(name), "w%u", B.work_seq++);
     bench_join_path(work, B.works, name);
-    make_dir(work, 0755);
+    bench_make_dir(work, 0755);
     bench_join_path(agent, work, "run_stamp");
     copy_file(B.stamp, agent, 0755);
 }
@@ -631,7 +450,7 @@ static int run_case(enum runner r, enum case_kind c, int record, char *why, size
         char last[400], msg[BENCH_PATH_MAX + 1024];
         int n;
 
-        last_line(log, last, sizeof(last));
+        bench_last_line(log, NULL, last, sizeof(last));
         n = snprintf(msg, sizeof(msg), "%.4095s exited with %d%s%s%s%.100s", a.v[0],
                      WIFEXITED(o.status) ? WEXITSTATUS(o.status) : 128 + WTERMSIG(o.status),
                      last[0] ? ": " : "", last, o.out[0] ? "; agent said: " : "", o.out);
@@ -766,39 +585,23 @@ static _Noreturn void usage(void)
     exit(2);
 }
 
-static void find_tools(const char *argv0)
+static void find_tools(void)
 {
     char self[BENCH_PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    char *slash;
 
-    (void)argv0;
-    if (n <= 0)
-        bench_die_sys("/proc/self/exe");
-    self[n] = '\0';
-    slash = strrchr(self, '/');
-    if (slash == NULL)
-        bench_die_msg("/proc/self/exe is not a path");
-    *slash = '\0';
+    bench_self_dir(self);
     bench_join_path(B.stamp, self, "run_stamp");
     if (access(B.stamp, X_OK) != 0)
         bench_die_sys(B.stamp);
     bench_join_path(B.sworn_run, B.build, "sandbox/sworn-run");
     for (int r = 0; r < R_COUNT; r++)
         B.available[r] = 1;
-    if (access(B.sworn_run, X_OK) != 0) {
-        B.available[R_SWORN] = 0;
-        copy_cut(B.why[R_SWORN], sizeof(B.why[R_SWORN]), "BUILD/sandbox/sworn-run is not built");
-    }
-    if (access(BWRAP_BIN, X_OK) != 0) {
-        B.available[R_BWRAP] = 0;
-        snprintf(B.why[R_BWRAP], sizeof(B.why[R_BWRAP]),
-                 "%s missing (scripts/install-deps installs bubblewrap)", BWRAP_BIN);
-    }
-    if (access(UNSHARE_BIN, X_OK) != 0) {
-        B.available[R_UNSHARE] = 0;
-        snprintf(B.why[R_UNSHARE], sizeof(B.why[R_UNSHARE]), "%s missing", UNSHARE_BIN);
-    }
+    if (access(B.sworn_run, X_OK) != 0)
+        not_available(R_SWORN, "BUILD/sandbox/sworn-run is not built");
+    if (access(BWRAP_BIN, X_OK) != 0)
+        not_available(R_BWRAP, BWRAP_BIN " missing (scripts/install-deps installs bubblewrap)");
+    if (access(UNSHARE_BIN, X_OK) != 0)
+        not_available(R_UNSHARE, UNSHARE_BIN " missing");
 }
 
 int main(int argc, char **argv)
@@ -809,7 +612,6 @@ int main(int argc, char **argv)
     int sync_fd;
 
     bench_init("bench_run");
-    main_pid = getpid();
     B.build = SWORN_BENCH_BUILD_DIR;
     B.source = SWORN_BENCH_SOURCE_DIR;
     B.runs = runs_env != NULL ? atoi(runs_env) : DEFAULT_RUNS;
@@ -828,16 +630,14 @@ int main(int argc, char **argv)
     }
     if (B.runs < 1 || B.runs > RUNS_MAX)
         bench_die_msg("--runs must be 1..10000");
-    atexit(stop_all);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    bench_signals_install();
     signal(SIGPIPE, SIG_IGN);
-    find_tools(argv[0]);
+    find_tools();
     scan_root();
     bench_join_path(B.logs, B.dir, "logs");
-    make_dir(B.logs, 0700);
+    bench_make_dir(B.logs, 0700);
     bench_join_path(B.works, B.dir, "work");
-    make_dir(B.works, 0700);
+    bench_make_dir(B.works, 0700);
     for (int r = 0; r < R_COUNT; r++)
         for (int f = 0; f < F_COUNT; f++) {
             B.fig[r][f].v = calloc((size_t)B.runs, sizeof(double));
@@ -848,8 +648,9 @@ int main(int argc, char **argv)
     if (B.sync.v == NULL)
         bench_die_msg("out of memory");
 
-    start_nginx();
-    snprintf(B.url, sizeof(B.url), "http://127.0.0.1:%u/small.txt", B.nginx_port);
+    bench_nginx_prepare(&B.nginx, B.dir);
+    bench_nginx_start(&B.nginx, 0, 256, nginx_http, NULL);
+    snprintf(B.url, sizeof(B.url), "http://127.0.0.1:%u/small.txt", B.nginx.http_port);
     stack_up();
     bench_join_path(sync_path, B.dir, "sync.bin");
     sync_fd = open(sync_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -858,7 +659,7 @@ int main(int argc, char **argv)
 
     printf("bench_run: %d timed runs of each case and runner (after %d untimed), round by round;\n"
            "nginx on 127.0.0.1:%u, the dev stack in %s (sworn-proxy's TCP listener %s)\n",
-           B.runs, WARMUP_RUNS, B.nginx_port, B.stack, B.proxy_tcp);
+           B.runs, WARMUP_RUNS, B.nginx.http_port, B.stack, B.proxy_tcp);
     /* First runs: a runner that cannot run its agent is shown as not available (sworn-run before
      * the stack records sandboxes); the others must work. Then the warmup. */
     for (int r = 0; r < R_COUNT; r++)

@@ -1,6 +1,6 @@
 /*
- * benchutil.c -- see benchutil.h. Moved here from bench_signer.c, bench_quote.c, bench_decisiond.c
- * and bench_proxy.c, which had their own copies.
+ * benchutil.c -- see benchutil.h. Moved here from bench_signer.c, bench_quote.c, bench_decisiond.c,
+ * bench_proxy.c and bench_run.c, which had their own copies.
  */
 #define _GNU_SOURCE
 #include "benchutil.h"
@@ -27,12 +27,22 @@
 #define POLL_MS 10
 #define FD_SCAN_MAX 4096 /* descriptors to close in a child when close_range is missing */
 #define LOG_SHOW_MAX 8192
+#define START_ATTEMPTS 5  /* fresh ports to try when another process takes a server's */
+#define READY_MS 20000    /* how long a server may take to accept connections */
+#define STOP_MS 5000      /* how long a server may take to exit on SIGTERM */
+#define MAX_SERVERS 8     /* servers a bench starts itself */
+#define MAX_STACK_PIDS 4  /* the stack's daemons to SIGTERM on a signal */
+#define STACK_OPTS_MAX 24 /* options of dev-stack up */
+#define LINE_MAX_LEN 1024 /* a line bench_last_line reads */
 
 static const char *prog = "bench";
 static pid_t main_pid;
 static pid_t swtpm_pid;                  /* the running swtpm, or 0 */
 static char down_dir[BENCH_PATH_MAX];    /* the dev stack bench_stack_down stops; "" when none */
 static char down_script[BENCH_PATH_MAX]; /* its scripts/dev-stack */
+/* For the signal handler, which may only kill(): the servers and the stack's daemons. */
+static volatile pid_t servers[MAX_SERVERS];
+static volatile pid_t stack_pids[MAX_STACK_PIDS];
 
 /* ---------------------------------------------------------------------------------------------
  * Failing: print the reason and exit 1 (the atexit handler kills swtpm).
@@ -64,6 +74,18 @@ void bench_check_pt(int rc, const char *what)
     }
 }
 
+void bench_print_load(void)
+{
+    FILE *la = fopen("/proc/loadavg", "r");
+    char text[128];
+
+    if (la == NULL)
+        return;
+    if (fgets(text, sizeof(text), la) != NULL)
+        printf(", load average %.*s", (int)strcspn(text, " "), text);
+    fclose(la);
+}
+
 double bench_now(void)
 {
     struct timespec ts;
@@ -89,6 +111,20 @@ void bench_join_path(char out[BENCH_PATH_MAX], const char *dir, const char *name
         bench_die_msg("path too long");
 }
 
+void bench_self_dir(char out[BENCH_PATH_MAX])
+{
+    ssize_t n = readlink("/proc/self/exe", out, BENCH_PATH_MAX - 1);
+    char *slash;
+
+    if (n <= 0)
+        bench_die_sys("/proc/self/exe");
+    out[n] = '\0';
+    slash = strrchr(out, '/');
+    if (slash == NULL)
+        bench_die_msg("/proc/self/exe is not a path");
+    *slash = '\0';
+}
+
 void bench_read_small(const char *path, uint8_t *buf, size_t cap, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -112,6 +148,45 @@ void bench_read_small(const char *path, uint8_t *buf, size_t cap, size_t *len)
     close(fd);
     buf[n] = '\0';
     *len = n;
+}
+
+void bench_put_text(const char *path, const char *text, mode_t mode)
+{
+    size_t len = strlen(text);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+    if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) != 0)
+        bench_die_sys(path);
+}
+
+void bench_make_dir(const char *path, mode_t mode)
+{
+    if (mkdir(path, mode) != 0)
+        bench_die_sys(path);
+}
+
+void bench_last_line(const char *path, const char *prefer, char *out, size_t cap)
+{
+    char line[LINE_MAX_LEN];
+    FILE *f = fopen(path, "r");
+    int preferred_seen = 0;
+
+    out[0] = '\0';
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        int preferred = prefer != NULL && strncmp(line, prefer, strlen(prefer)) == 0;
+
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] != '\0' && (preferred || !preferred_seen)) {
+            size_t n = strlen(line) < cap - 1 ? strlen(line) : cap - 1; /* cut, not an error */
+
+            preferred_seen |= preferred;
+            memcpy(out, line, n);
+            out[n] = '\0';
+        }
+    }
+    fclose(f);
 }
 
 void bench_dump_log(const char *path)
@@ -162,25 +237,35 @@ pid_t bench_spawn(char *const argv[], const char *log_path, const char *out_path
     return pid;
 }
 
-void bench_run(const char *dir, char *const argv[], const char *out_path)
+int bench_wait(pid_t pid, const char *what)
 {
-    char log[BENCH_PATH_MAX];
-    pid_t pid;
     int status = 0;
 
-    bench_join_path(log, dir, "cmd.log");
-    pid = bench_spawn(argv, log, out_path);
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
-            bench_die_sys("waitpid");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return;
-    fprintf(stderr, "%s: %s failed (status 0x%x%s)\n", prog, argv[0], (unsigned)status,
+            bench_die_sys(what);
+    return status;
+}
+
+_Noreturn void bench_die_status(const char *name, int status, const char *log, const char *out_path)
+{
+    fprintf(stderr, "%s: %s failed (status 0x%x%s)\n", prog, name, (unsigned)status,
             WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": not installed?" : "");
     bench_dump_log(log);
     if (out_path != NULL)
         bench_dump_log(out_path);
     exit(1);
+}
+
+void bench_run(const char *dir, char *const argv[], const char *out_path)
+{
+    char log[BENCH_PATH_MAX];
+    int status;
+
+    bench_join_path(log, dir, "cmd.log");
+    status = bench_wait(bench_spawn(argv, log, out_path), "waitpid");
+    if (status != 0)
+        bench_die_status(argv[0], status, log, out_path);
 }
 
 /* Only the bench itself kills swtpm, never a child (the signer process leaves with _exit, but a
@@ -199,7 +284,7 @@ void bench_init(const char *name)
 {
     prog = name;
     main_pid = getpid();
-    if (atexit(bench_swtpm_stop) != 0)
+    if (atexit(bench_stop_all) != 0)
         bench_die_msg("atexit failed");
 }
 
@@ -239,6 +324,16 @@ static int free_port_pair(void)
         }
     }
     bench_die_msg("no free pair of loopback ports for swtpm");
+}
+
+unsigned bench_free_port(void)
+{
+    int port = 0, fd = bind_loopback(0, &port);
+
+    if (fd < 0)
+        bench_die_sys("a free loopback port");
+    close(fd);
+    return (unsigned)port;
 }
 
 int bench_port_open(unsigned port)
@@ -314,6 +409,182 @@ void bench_swtpm_start(const char *dir, char *tcti, size_t tcti_cap)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * Servers and nginx.
+ */
+
+/* 1 when pid (ours) has exited (reaped), 0 while it runs. */
+static int child_exited(pid_t pid, int *status)
+{
+    pid_t r;
+
+    while ((r = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR)
+        ;
+    return r == pid || (r < 0 && errno == ECHILD);
+}
+
+/* SIGTERM, wait up to STOP_MS, SIGKILL; reaps. */
+static void child_stop(pid_t pid)
+{
+    double deadline = bench_now() + STOP_MS / 1000.0;
+    int status;
+
+    if (pid <= 0)
+        return;
+    kill(pid, SIGTERM);
+    while (!child_exited(pid, &status)) {
+        if (bench_now() > deadline) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            break;
+        }
+        bench_sleep_ms(POLL_MS);
+    }
+}
+
+static void server_add(pid_t pid)
+{
+    for (int i = 0; i < MAX_SERVERS; i++)
+        if (servers[i] == 0) {
+            servers[i] = pid;
+            return;
+        }
+    bench_die_msg("too many servers");
+}
+
+/* 1 when the file at path holds the word (an error log saying a port was taken). */
+static int file_has(const char *path, const char *word)
+{
+    char text[65536];
+    size_t n;
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL)
+        return 0;
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return strstr(text, word) != NULL;
+}
+
+pid_t bench_server_start(char *const argv[], const char *name, const char *log,
+                         const unsigned *ports, int nports, const char *const *logs, int nlogs)
+{
+    pid_t pid = bench_spawn(argv, log, NULL);
+    double deadline = bench_now() + READY_MS / 1000.0;
+    int status = 0;
+
+    for (;;) {
+        int up = 1;
+
+        if (child_exited(pid, &status)) {
+            for (int i = 0; i < nlogs; i++)
+                if (file_has(logs[i], "in use"))
+                    return 0;
+            bench_dump_log(log);
+            for (int i = 0; i < nlogs; i++)
+                bench_dump_log(logs[i]);
+            fprintf(stderr, "%s: %s exited at start (status 0x%x)\n", prog, name, (unsigned)status);
+            exit(1);
+        }
+        for (int i = 0; i < nports && up; i++)
+            up = bench_port_open(ports[i]);
+        if (up) {
+            server_add(pid);
+            return pid;
+        }
+        if (bench_now() > deadline) {
+            kill(pid, SIGKILL);
+            bench_dump_log(log);
+            fprintf(stderr, "%s: %s did not listen within %d ms\n", prog, name, READY_MS);
+            exit(1);
+        }
+        bench_sleep_ms(POLL_MS);
+    }
+}
+
+void bench_nginx_prepare(struct bench_nginx *n, const char *dir)
+{
+    char path[BENCH_PATH_MAX];
+
+    memset(n, 0, sizeof(*n));
+    bench_join_path(n->dir, dir, "nginx");
+    bench_make_dir(n->dir, 0700);
+    bench_join_path(n->www, n->dir, "www");
+    bench_make_dir(n->www, 0755);
+    bench_join_path(path, n->www, "small.txt");
+    bench_put_text(path, BENCH_SMALL_BODY, 0644);
+    bench_join_path(path, n->dir, "tmp");
+    bench_make_dir(path, 0700);
+}
+
+/* nginx.conf for n's ports: the shared lines, then what http writes into the http block. */
+static void nginx_conf(const char *conf, const struct bench_nginx *n, unsigned worker_connections,
+                       bench_nginx_http *http, const void *arg)
+{
+    char text[8192];
+    const char *d = n->dir;
+    int len = snprintf(text, sizeof(text),
+                       "master_process off;\n"
+                       "pid %s/nginx.pid;\n"
+                       "lock_file %s/nginx.lock;\n"
+                       "error_log %s/error.log warn;\n"
+                       "events { worker_connections %u; }\n"
+                       "http {\n"
+                       "  access_log off;\n"
+                       "  client_body_temp_path %s/tmp/body;\n"
+                       "  proxy_temp_path %s/tmp/proxy;\n"
+                       "  fastcgi_temp_path %s/tmp/fastcgi;\n"
+                       "  uwsgi_temp_path %s/tmp/uwsgi;\n"
+                       "  scgi_temp_path %s/tmp/scgi;\n"
+                       "  types { text/plain txt; }\n",
+                       d, d, d, worker_connections, d, d, d, d, d);
+    int more;
+
+    if (len < 0 || (size_t)len >= sizeof(text))
+        bench_die_msg("nginx.conf does not fit");
+    more = http(text + len, sizeof(text) - (size_t)len, n, arg);
+    if (more < 0 || (size_t)more >= sizeof(text) - (size_t)len ||
+        (size_t)(len + more) + 2 >= sizeof(text))
+        bench_die_msg("nginx.conf does not fit");
+    memcpy(text + len + more, "}\n", 3);
+    bench_put_text(conf, text, 0600);
+}
+
+void bench_nginx_start(struct bench_nginx *n, int tls, unsigned worker_connections,
+                       bench_nginx_http *http, const void *arg)
+{
+    char conf[BENCH_PATH_MAX], log[BENCH_PATH_MAX], err[BENCH_PATH_MAX];
+    char *argv[] = {"/usr/sbin/nginx", "-p", n->dir, "-c", conf, "-e", err, "-g",
+                    "daemon off;",     NULL};
+    const char *logs[] = {err};
+
+    bench_join_path(conf, n->dir, "nginx.conf");
+    bench_join_path(log, n->dir, "nginx.out");
+    bench_join_path(err, n->dir, "error.log");
+    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+        unsigned ports[2];
+
+        n->http_port = bench_free_port();
+        n->https_port = 0;
+        if (tls)
+            do
+                n->https_port = bench_free_port();
+            while (n->https_port == n->http_port);
+        nginx_conf(conf, n, worker_connections, http, arg);
+        /* A fresh error.log: bench_server_start reads it for "in use" (a port taken this time). */
+        if (truncate(err, 0) != 0 && errno != ENOENT)
+            bench_die_sys(err);
+        ports[0] = n->http_port;
+        ports[1] = n->https_port;
+        n->pid = bench_server_start(argv, "nginx", log, ports, tls ? 2 : 1, logs, 1);
+        if (n->pid > 0)
+            return;
+    }
+    bench_die_msg("nginx found its ports taken every time");
+}
+
+/* ---------------------------------------------------------------------------------------------
  * /proc and the dev stack.
  */
 
@@ -370,6 +641,66 @@ void bench_env_value(const char *text, const char *key, char *out, size_t cap)
     }
 }
 
+int bench_stack_up(const char *stack_dir, const char *source_dir, const char *build_dir,
+                   char *const opts[], const char *log_path, const char *out_path)
+{
+    char *argv[STACK_OPTS_MAX + 6];
+    int n = 0;
+
+    /* From here on, a stack may be (partly) up: stop it at exit, whatever happens. */
+    bench_stack_watch(stack_dir, source_dir);
+    argv[n++] = down_script;
+    argv[n++] = "up";
+    argv[n++] = (char *)stack_dir;
+    argv[n++] = "--build";
+    argv[n++] = (char *)build_dir;
+    for (int i = 0; opts[i] != NULL; i++) {
+        if (i >= STACK_OPTS_MAX)
+            bench_die_msg("too many options for dev-stack up");
+        argv[n++] = opts[i];
+    }
+    argv[n] = NULL;
+    return bench_wait(bench_spawn(argv, log_path, out_path), "waitpid dev-stack");
+}
+
+void bench_stack_files(const char *dir, char *stack, char *policy, char *out, char *log)
+{
+    char sdir[BENCH_PATH_MAX];
+
+    bench_join_path(sdir, dir, "sworn");
+    bench_make_dir(sdir, 0700);
+    bench_join_path(stack, sdir, "stack");
+    bench_join_path(policy, sdir, "policy.yaml");
+    bench_join_path(out, sdir, "up.out");
+    bench_join_path(log, sdir, "up.log");
+}
+
+void bench_stack_env(const char *stack_dir, char *env, size_t cap)
+{
+    char path[BENCH_PATH_MAX];
+    size_t len;
+
+    bench_join_path(path, stack_dir, "stack.env");
+    bench_read_small(path, (uint8_t *)env, cap, &len);
+}
+
+pid_t bench_stack_daemon(const char *env, const char *key)
+{
+    char value[32];
+    pid_t pid;
+
+    bench_env_value(env, key, value, sizeof(value));
+    pid = (pid_t)atol(value);
+    if (pid <= 0)
+        return 0;
+    for (int i = 0; i < MAX_STACK_PIDS; i++)
+        if (stack_pids[i] == 0) {
+            stack_pids[i] = pid;
+            return pid;
+        }
+    bench_die_msg("too many daemons of the stack");
+}
+
 void bench_stack_watch(const char *stack_dir, const char *source_dir)
 {
     if (snprintf(down_dir, sizeof(down_dir), "%s", stack_dir) >= (int)sizeof(down_dir) ||
@@ -380,6 +711,14 @@ void bench_stack_watch(const char *stack_dir, const char *source_dir)
     }
 }
 
+/* No stack to stop any more: none to stop at exit, no daemon to kill on a signal. */
+static void stack_forget(void)
+{
+    down_dir[0] = '\0';
+    for (int i = 0; i < MAX_STACK_PIDS; i++)
+        stack_pids[i] = 0;
+}
+
 void bench_stack_down(void)
 {
     char log[BENCH_PATH_MAX];
@@ -387,17 +726,58 @@ void bench_stack_down(void)
     struct stat st;
     pid_t pid;
 
-    if (down_dir[0] == '\0' || getpid() != main_pid)
+    if (getpid() != main_pid)
         return;
-    /* dev-stack failed before it made the folder: nothing is up (and bench_spawn, which exits
-     * when it cannot open its log, must not run from atexit then). */
-    if (stat(down_dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+    /* None watched, or dev-stack failed before it made the folder: nothing is up (and bench_spawn,
+     * which exits when it cannot open its log, must not run from atexit then). */
+    if (down_dir[0] == '\0' || stat(down_dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
         snprintf(log, sizeof(log), "%s/down.log", down_dir) >= (int)sizeof(log)) {
-        down_dir[0] = '\0';
+        stack_forget();
         return;
     }
     pid = bench_spawn(argv, log, NULL);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
-    down_dir[0] = '\0';
+    stack_forget();
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Exit and signals.
+ */
+
+void bench_stop_all(void)
+{
+    if (getpid() != main_pid)
+        return;
+    bench_stack_down();
+    for (int i = MAX_SERVERS - 1; i >= 0; i--)
+        if (servers[i] > 0) {
+            child_stop(servers[i]);
+            servers[i] = 0;
+        }
+    bench_swtpm_stop();
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    for (int i = 0; i < MAX_SERVERS; i++)
+        if (servers[i] > 0)
+            kill(servers[i], SIGKILL);
+    for (int i = 0; i < MAX_STACK_PIDS; i++)
+        if (stack_pids[i] > 0)
+            kill(stack_pids[i], SIGTERM);
+    _exit(130);
+}
+
+void bench_signals_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
+        sigaction(SIGHUP, &sa, NULL) != 0)
+        bench_die_sys("sigaction");
 }
