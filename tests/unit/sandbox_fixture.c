@@ -35,6 +35,19 @@ const char *sworn_sbx_run_bin(void)
     return bin != NULL && bin[0] != '\0' ? bin : NULL;
 }
 
+int sworn_sbx_can_run(const char *test, const char *why_root)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "%s: not root: %s; skipped\n", test, why_root);
+        return 0;
+    }
+    if (sworn_sbx_run_bin() == NULL) {
+        fprintf(stderr, "%s: sworn-run is not built (SWORN_RUN_BIN is empty): skipped\n", test);
+        return 0;
+    }
+    return 1;
+}
+
 const char *sworn_sbx_probe_bin(void)
 {
     return sworn_test_bin("SWORN_PROBE_BIN");

@@ -35,6 +35,13 @@ struct sworn_stack;
 /* SWORN_RUN_BIN, or NULL when it is unset or empty (sworn-run is not built: the test skips). */
 const char *sworn_sbx_run_bin(void);
 
+/*
+ * Whether a test that runs sworn-run as root can run here: 1, or 0 after printing why not on
+ * standard error ("TEST: not root: WHY_ROOT; skipped", or "TEST: sworn-run is not built
+ * (SWORN_RUN_BIN is empty): skipped"); the test then exits 77 (skipped).
+ */
+int sworn_sbx_can_run(const char *test, const char *why_root);
+
 /* SWORN_PROBE_BIN (sworn_test_bin: aborts when unset). */
 const char *sworn_sbx_probe_bin(void);
 

@@ -35,7 +35,6 @@
  * sworn-run (SWORN_RUN_BIN): without either it exits 77 (skipped) and says why.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -49,11 +48,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -829,17 +825,9 @@ int main(void)
     };
 #undef ATTACK
 
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_sandbox_attacks: not root: sworn-run's root mode needs root; "
-                        "skipped\n");
+    if (!sworn_sbx_can_run("test_sandbox_attacks", "sworn-run's root mode needs root"))
         return 77;
-    }
     probe_bin = sworn_sbx_probe_bin();
-    if (sworn_sbx_run_bin() == NULL) {
-        fprintf(stderr, "test_sandbox_attacks: sworn-run is not built (SWORN_RUN_BIN is empty): "
-                        "skipped\n");
-        return 77;
-    }
     if (getenv("SWORN_TEST_FILTER") != NULL) /* one test while working on it */
         cmocka_set_test_filter(getenv("SWORN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -28,7 +28,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,13 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1212,16 +1206,9 @@ int main(void)
     };
 #undef PROBE
 
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_sandbox_probes: not root: the sandbox, the veth namespace and the "
-                        "canaries need root; skipped\n");
+    if (!sworn_sbx_can_run("test_sandbox_probes",
+                           "the sandbox, the veth namespace and the canaries need root"))
         return 77;
-    }
     probe_bin = sworn_sbx_probe_bin();
-    if (sworn_sbx_run_bin() == NULL) {
-        fprintf(stderr, "test_sandbox_probes: sworn-run is not built (SWORN_RUN_BIN is empty): "
-                        "nothing to probe; skipped\n");
-        return 77;
-    }
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
