@@ -418,6 +418,21 @@ int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)
     return rc;
 }
 
+void sworn_stack_dev_trust(struct sworn_stack *s)
+{
+    assert_int_equal(
+        sworn_stack_sh(
+            s,
+            "openssl pkey -in signer.pem -pubout -outform DER -out signer.spki 2>/dev/null"
+            " && origin=$(head -n 1 tiles/checkpoint)"
+            " && { echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\""
+            " --spki signer.spki)\"; echo 'entries sworn'; echo 'quotes ignore';"
+            " echo 'development allowed';"
+            " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt",
+            sworn_test_bin("SWORN_LOG_BIN")),
+        0);
+}
+
 Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const char *id,
                                                   const char *path)
 {
@@ -655,6 +670,31 @@ Sworn__V1__AdminResponse *sworn_stack_tail(struct sworn_stack *s, uint32_t count
     assert_non_null(r);
     assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_TAIL);
     return r;
+}
+
+const Sworn__V1__Entry *sworn_stack_entry_at(struct sworn_stack *s, uint64_t index, uint32_t count,
+                                             Sworn__V1__AdminResponse **tail)
+{
+    Sworn__V1__AdminResponse *t = sworn_stack_tail(s, count);
+    uint64_t first = t->tail->first_index;
+
+    if (index < first || index - first >= t->tail->n_entries)
+        fail_msg("entry %llu is not among the newest %u", (unsigned long long)index, count);
+    *tail = t;
+    return t->tail->entries[index - first];
+}
+
+const Sworn__V1__AuthorizationRequest *sworn_stack_decision_on(const Sworn__V1__Entry *e,
+                                                               const char *path)
+{
+    const Sworn__V1__AuthorizationRequest *q;
+
+    if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION)
+        return NULL;
+    q = e->decision->request;
+    if (q == NULL || q->resource == NULL || strcmp(q->resource->path, path) != 0)
+        return NULL;
+    return q;
 }
 
 uint64_t sworn_stack_checkpoint_now(struct sworn_stack *s)

@@ -174,6 +174,17 @@ Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const c
 Sworn__V1__Decision *sworn_stack_expect_decision(Sworn__V1__DecisionReply *r,
                                                  Sworn__V1__Effect effect);
 
+/* The entry at log index among the newest count entries of the log (admin Tail); fails the test
+ * when it is not among them. OUT: *tail, which holds the entry (free it with
+ * sworn__v1__admin_response__free_unpacked). */
+const Sworn__V1__Entry *sworn_stack_entry_at(struct sworn_stack *s, uint64_t index, uint32_t count,
+                                             Sworn__V1__AdminResponse **tail);
+
+/* The request of entry e when e is a decision on path (its request's resource path), else NULL
+ * (another kind of entry, a decision without a resource or on another path). Owned by e. */
+const Sworn__V1__AuthorizationRequest *sworn_stack_decision_on(const Sworn__V1__Entry *e,
+                                                               const char *path);
+
 /* sworn_stack_decide_path of id for path: fails the test unless the answer is a decision with
  * that effect (sworn_stack_expect_decision). */
 void sworn_stack_expect_path(struct sworn_stack *s, const char *id, const char *path,
@@ -297,6 +308,14 @@ void sworn_stack_log_quotes(struct sworn_log *log, struct sworn_stack_quotes *q)
 
 /* The log's newest checkpoint covers the whole log; fails the test otherwise. */
 void sworn_stack_expect_final_checkpoint(struct sworn_log *log);
+
+/*
+ * Write the development trust policy of the stack's record for sworn-verify into DIR/trust.txt
+ * (and the signer's DER public key into DIR/signer.spki): the origin of tiles/checkpoint, its
+ * log's vkey, entries sworn, quotes ignore, development allowed, the receipt key. The stack must
+ * use --file-key (DIR/signer.pem) and have exported its tiles. Fails the test when it cannot.
+ */
+void sworn_stack_dev_trust(struct sworn_stack *s);
 
 /* Run a shell command with the stack's environment (stack.env sourced); returns its exit status. */
 SWORN_TEST_MUST_CHECK

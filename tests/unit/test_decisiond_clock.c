@@ -97,17 +97,7 @@ static void expect_verified(struct sworn_stack *s, long long marks, long long be
 {
     json_object *rep;
 
-    assert_int_equal(
-        sworn_stack_sh(
-            s,
-            "openssl pkey -in signer.pem -pubout -outform DER -out signer.spki 2>/dev/null"
-            " && origin=$(head -n 1 tiles/checkpoint)"
-            " && { echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\""
-            " --spki signer.spki)\"; echo 'entries sworn'; echo 'quotes ignore';"
-            " echo 'development allowed';"
-            " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt",
-            sworn_test_bin("SWORN_LOG_BIN")),
-        0);
+    sworn_stack_dev_trust(s);
     rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), s->dir, "trust.txt", "tiles", NULL,
                             0, SWORN_VERIFY_NO_PROGRESS);
     sworn_verify_expect_pass(rep, "entries");

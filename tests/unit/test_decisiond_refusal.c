@@ -41,14 +41,10 @@ static const char head_text[] = "GET /with-credential/x HTTP/1.1\r\nX-A: 1\r\n 2
 static const Sworn__V1__DecisionRecord *record_at(struct sworn_stack *s, uint64_t index,
                                                   Sworn__V1__AdminResponse **tail)
 {
-    Sworn__V1__AdminResponse *t = sworn_stack_tail(s, 64);
-    uint64_t first = t->tail->first_index;
+    const Sworn__V1__Entry *e = sworn_stack_entry_at(s, index, 64, tail);
 
-    if (index < first || index - first >= t->tail->n_entries)
-        fail_msg("entry %llu is not among the newest 64", (unsigned long long)index);
-    assert_int_equal(t->tail->entries[index - first]->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
-    *tail = t;
-    return t->tail->entries[index - first]->decision;
+    assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
+    return e->decision;
 }
 
 /* The verifier's own entry check accepts d's entry. */

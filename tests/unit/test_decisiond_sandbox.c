@@ -176,35 +176,12 @@ static void expect(struct sworn_stack *s, struct sworn_stack_req *q, Sworn__V1__
     sworn__v1__decision_reply__free_unpacked(r, NULL);
 }
 
-/* The entry at index (among the newest 200). OUT: *tail, to free. */
-static const Sworn__V1__Entry *entry_at(struct sworn_stack *s, uint64_t index,
-                                        Sworn__V1__AdminResponse **tail)
-{
-    Sworn__V1__AdminResponse *t = sworn_stack_tail(s, 200);
-    uint64_t first = t->tail->first_index;
-
-    if (index < first || index - first >= t->tail->n_entries)
-        fail_msg("entry %llu is not among the newest 200", (unsigned long long)index);
-    *tail = t;
-    return t->tail->entries[index - first];
-}
-
 /* The auditor's verifier accepts the (stopped) stack's record: every check passes. */
 static void expect_verified(struct sworn_stack *s)
 {
     json_object *rep;
 
-    assert_int_equal(
-        sworn_stack_sh(
-            s,
-            "openssl pkey -in signer.pem -pubout -outform DER -out signer.spki 2>/dev/null"
-            " && origin=$(head -n 1 tiles/checkpoint)"
-            " && { echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\""
-            " --spki signer.spki)\"; echo 'entries sworn'; echo 'quotes ignore';"
-            " echo 'development allowed';"
-            " echo \"receipt-key $(base64 -w0 signer.spki)\"; } > trust.txt",
-            sworn_test_bin("SWORN_LOG_BIN")),
-        0);
+    sworn_stack_dev_trust(s);
     rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), s->dir, "trust.txt", "tiles", NULL,
                             0, SWORN_VERIFY_NO_PROGRESS);
     sworn_verify_expect_pass(rep, "sandboxes");
@@ -228,7 +205,7 @@ static void test_sandboxes(void **state)
 
     /* 1. A start, recorded with the operator and decisiond's time, then a request of it. */
     a = start_sandbox(&s, "agent-1", "sb-a", 0xaa);
-    e = entry_at(&s, a, &tail);
+    e = sworn_stack_entry_at(&s, a, 200, &tail);
     assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_SANDBOX_STARTED);
     assert_string_equal(e->sandbox_started->operator_, pw->pw_name);
     assert_true(e->sandbox_started->time_unix_ms > 0);
@@ -282,7 +259,7 @@ static void test_sandboxes(void **state)
     end_sandbox(&s, a, 0xab, SWORN_ERR_VERIFY, "has another sandbox_id");
     end_a = end_sandbox(&s, a, 0xaa, 0, NULL);
     assert_true(end_a > a);
-    e = entry_at(&s, end_a, &tail);
+    e = sworn_stack_entry_at(&s, end_a, 200, &tail);
     assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_SANDBOX_ENDED);
     assert_int_equal(e->sandbox_ended->start_index, a);
     assert_string_equal(e->sandbox_ended->operator_, pw->pw_name);

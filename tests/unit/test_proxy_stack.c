@@ -240,12 +240,9 @@ static void expect_recorded_deny(struct sworn_stack *s, const char *path)
 
     for (size_t i = 0; i < r->tail->n_entries; i++) {
         const Sworn__V1__Entry *e = r->tail->entries[i];
-        const Sworn__V1__AuthorizationRequest *q;
+        const Sworn__V1__AuthorizationRequest *q = sworn_stack_decision_on(e, path);
 
-        if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION)
-            continue;
-        q = e->decision->request;
-        if (q->resource == NULL || strcmp(q->resource->path, path) != 0)
+        if (q == NULL)
             continue;
         assert_int_equal(e->decision->effect, SWORN__V1__EFFECT__EFFECT_DENY);
         assert_string_equal(e->decision->rule_id, "demo-denied");

@@ -23,7 +23,6 @@
  * Waits are for events: sworn-run's exit, a file the agent writes (inotify); never a sleep.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -35,11 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "sandbox_fixture.h"
 #include "stack_fixture.h"
 #include "sworn.pb-c.h"
 #include "testutil.h"
@@ -60,49 +59,33 @@ struct run {
     char out[8192]; /* the agent's standard output */
 };
 
-static pid_t spawn(char *const argv[], const char *out_path)
+/* sworn_sbx_spawn with its standard output into the file out_path (created or truncated). */
+static pid_t spawn_to(const char *const *argv, const char *out_path)
 {
-    pid_t pid = fork();
+    int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    pid_t pid;
 
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0 || dup2(fd, 1) < 0)
-            _exit(99);
-        execv(argv[0], argv);
-        _exit(98);
-    }
+    assert_true(fd >= 0);
+    pid = sworn_sbx_spawn(argv, -1, fd, -1);
+    close(fd);
     return pid;
-}
-
-static int reap(pid_t pid)
-{
-    int st;
-
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* sworn-run [options...] -- /bin/sh -c cmd; options end with NULL. */
 static void run_v(struct run *r, const char *cmd, va_list ap)
 {
-    char *argv[32];
+    const char *options[SWORN_SBX_ARGS_MAX / 2], *argv[SWORN_SBX_ARGS_MAX];
+    const char *agent[] = {"/bin/sh", "-c", cmd, NULL};
     size_t n = 0;
     char *out = sworn_test_path(T.s.dir, "agent.out");
-    const char *o;
     char *text;
     size_t len;
 
-    argv[n++] = (char *)sworn_test_bin("SWORN_RUN_BIN");
-    while ((o = va_arg(ap, const char *)) != NULL && n < 26)
-        argv[n++] = (char *)o;
-    argv[n++] = "--";
-    argv[n++] = "/bin/sh";
-    argv[n++] = "-c";
-    argv[n++] = (char *)cmd;
-    argv[n] = NULL;
-    r->status = reap(spawn(argv, out));
+    while (n < SWORN_SBX_ARGS_MAX / 2 - 1 && (options[n] = va_arg(ap, const char *)) != NULL)
+        n++;
+    options[n] = NULL;
+    sworn_sbx_argv(argv, NULL, options, agent);
+    r->status = sworn_sbx_reap(spawn_to(argv, out));
     text = sworn_test_read_file(out, &len);
     snprintf(r->out, sizeof(r->out), "%.*s", (int)len, text);
     free(text);
@@ -120,26 +103,11 @@ static void run(struct run *r, const char *cmd, ...)
 
 /* ---- the record ---- */
 
-/* The newest entry of the given kind within the last 64, or NULL; *resp owns it. */
-static Sworn__V1__Entry *newest(Sworn__V1__Entry__KindCase kind, Sworn__V1__AdminResponse **resp,
-                                uint64_t *index)
-{
-    Sworn__V1__AdminResponse *r = sworn_stack_tail(&T.s, 64);
-
-    *resp = r;
-    for (size_t i = r->tail->n_entries; i-- > 0;)
-        if (r->tail->entries[i]->kind_case == kind) {
-            if (index != NULL)
-                *index = r->tail->first_index + i;
-            return r->tail->entries[i];
-        }
-    return NULL;
-}
-
 static void expect_end(uint64_t start_index, Sworn__V1__SandboxEndReason reason, uint32_t code)
 {
     Sworn__V1__AdminResponse *r;
-    Sworn__V1__Entry *e = newest(SWORN__V1__ENTRY__KIND_SANDBOX_ENDED, &r, NULL);
+    const Sworn__V1__Entry *e =
+        sworn_sbx_newest(&T.s, SWORN__V1__ENTRY__KIND_SANDBOX_ENDED, &r, NULL);
 
     assert_non_null(e);
     assert_int_equal(e->sandbox_ended->start_index, start_index);
@@ -154,61 +122,14 @@ static uint64_t last_start(uid_t *agent_uid)
 {
     Sworn__V1__AdminResponse *r;
     uint64_t index = 0;
-    Sworn__V1__Entry *e = newest(SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &r, &index);
+    const Sworn__V1__Entry *e =
+        sworn_sbx_newest(&T.s, SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &r, &index);
 
     assert_non_null(e);
     if (agent_uid != NULL)
         *agent_uid = e->sandbox_started->agent_uid;
     sworn__v1__admin_response__free_unpacked(r, NULL);
     return index;
-}
-
-/* ---- what is left ---- */
-
-/* Processes of the host in the pid namespace ns ("pid:[N]", as the agent read its own
- * /proc/self/ns/pid): once the sandbox has ended there must be none. Its uid alone would not do:
- * another sandbox may take the uid as soon as this one let it go. */
-static int processes_in(const char *ns)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    assert_true(strncmp(ns, "pid:[", 5) == 0);
-    while ((e = readdir(d)) != NULL) {
-        char path[300], link[64];
-        ssize_t len;
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%s/ns/pid", e->d_name);
-        len = readlink(path, link, sizeof(link) - 1);
-        if (len <= 0)
-            continue; /* gone meanwhile */
-        link[len] = '\0';
-        if (strcmp(link, ns) == 0)
-            n++;
-    }
-    closedir(d);
-    return n;
-}
-
-/* The entries of DIR/sandboxes other than "uids" (the run folders left). */
-static int run_folders_left(void)
-{
-    char *state = sworn_test_path(T.s.dir, "sandboxes");
-    DIR *d = opendir(state);
-    struct dirent *e;
-    int n = 0;
-
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-            strcmp(e->d_name, "uids") != 0)
-            n++;
-    closedir(d);
-    free(state);
-    return n;
 }
 
 /* ---- fixtures ---- */
@@ -275,7 +196,7 @@ static void test_exit_status(void **state)
     run(&r, "sleep 600", "--stack", T.s.dir, "--timeout", "300ms", NULL);
     assert_int_equal(r.status, 124);
     expect_end(last_start(NULL), SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_TIMEOUT, 0);
-    assert_int_equal(run_folders_left(), 0);
+    assert_int_equal(sworn_sbx_run_folders_left(&T.s), 0);
 }
 
 /* The canonical text of docs/sandbox.md for the stack's configuration, hashed by openssl. */
@@ -308,7 +229,7 @@ static void test_record(void **state)
 {
     struct run r;
     Sworn__V1__AdminResponse *resp;
-    Sworn__V1__Entry *e;
+    const Sworn__V1__Entry *e;
     Sworn__V1__SandboxStarted *st;
     uint64_t start = 0;
     uint8_t digest[32];
@@ -318,7 +239,7 @@ static void test_record(void **state)
         "256M", "--processes", "64", NULL);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "hello\n");
-    e = newest(SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &resp, &start);
+    e = sworn_sbx_newest(&T.s, SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &resp, &start);
     assert_non_null(e);
     st = e->sandbox_started;
     assert_string_equal(st->principal, "agent-1");
@@ -348,7 +269,7 @@ static void test_request_names_sandbox(void **state)
     struct run r;
     char cmd[512];
     Sworn__V1__AdminResponse *resp;
-    Sworn__V1__Entry *e;
+    const Sworn__V1__Entry *e;
     uint64_t start;
     uid_t uid = 0;
 
@@ -365,7 +286,7 @@ static void test_request_names_sandbox(void **state)
     assert_int_equal(sworn_upstream_log_has(&T.u, "/allowed/from-sandbox"), 1);
     assert_int_equal(sworn_upstream_log_has(&T.u, "/denied/from-sandbox"), 0);
     start = last_start(&uid);
-    e = newest(SWORN__V1__ENTRY__KIND_DECISION, &resp, NULL);
+    e = sworn_sbx_newest(&T.s, SWORN__V1__ENTRY__KIND_DECISION, &resp, NULL);
     assert_non_null(e);
     /* the newest decision is the denied one; both name the sandbox */
     assert_int_equal(e->decision->effect, SWORN__V1__EFFECT__EFFECT_DENY);
@@ -379,9 +300,8 @@ static void test_request_names_sandbox(void **state)
         int allowed = 0;
         for (size_t i = 0; i < t->tail->n_entries; i++) {
             Sworn__V1__Entry *x = t->tail->entries[i];
-            if (x->kind_case == SWORN__V1__ENTRY__KIND_DECISION &&
-                x->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW &&
-                strcmp(x->decision->request->resource->path, "/allowed/from-sandbox") == 0) {
+            if (sworn_stack_decision_on(x, "/allowed/from-sandbox") != NULL &&
+                x->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
                 assert_string_equal(x->decision->request->principal->sandbox, "req-1");
                 assert_int_equal(x->decision->request->principal->sandbox_start_index, start);
                 allowed++;
@@ -481,13 +401,16 @@ static void test_nothing_left(void **state)
         "--stack", T.s.dir, "--work", work, NULL);
     assert_int_equal(r.status, 3);
     r.out[strcspn(r.out, "\n")] = '\0';
-    assert_int_equal(processes_in(r.out), 0);
-    assert_int_equal(run_folders_left(), 0);
+    /* No process is left in its pid namespace (as the agent read its own /proc/self/ns/pid). Its
+     * uid alone would not do: another sandbox may take the uid as soon as this one let it go. */
+    assert_int_equal(sworn_sbx_processes_in("pid", r.out), 0);
+    assert_int_equal(sworn_sbx_run_folders_left(&T.s), 0);
     assert_int_equal(access(work, F_OK), -1); /* no --keep: the work folder is removed */
     /* Its cgroups (named by its sandbox id; other sandboxes may run meanwhile) are gone. */
     {
         Sworn__V1__AdminResponse *resp;
-        Sworn__V1__Entry *e = newest(SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &resp, NULL);
+        const Sworn__V1__Entry *e =
+            sworn_sbx_newest(&T.s, SWORN__V1__ENTRY__KIND_SANDBOX_STARTED, &resp, NULL);
         char id[33], path[300];
         static const char *const hierarchies[] = {"/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
                                                   "/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
@@ -516,32 +439,29 @@ static void test_stopped(void **state)
     char *work = sworn_test_tmpdir("sandbox-stop");
     char *flag = sworn_test_path(work, "started");
     char *out = sworn_test_path(T.s.dir, "stop.out");
-    char *argv[] = {(char *)sworn_test_bin("SWORN_RUN_BIN"),
-                    "--stack",
-                    T.s.dir,
-                    "--work",
-                    work,
-                    "--",
-                    "/bin/sh",
-                    "-c",
-                    "readlink /proc/self/ns/pid > /work/ns; mv /work/ns /work/started; "
-                    "exec sleep 1000",
-                    NULL};
+    const char *options[] = {"--work", work, NULL};
+    const char *agent[] = {"/bin/sh", "-c",
+                           "readlink /proc/self/ns/pid > /work/ns; mv /work/ns /work/started; "
+                           "exec sleep 1000",
+                           NULL};
+    const char *argv[SWORN_SBX_ARGS_MAX];
     pid_t pid;
     char *ns;
     size_t len;
 
     (void)state;
-    pid = spawn(argv, out);
+    sworn_sbx_argv(argv, T.s.dir, options, agent);
+    pid = spawn_to(argv, out);
     assert_int_equal(sworn_test_wait_dir(work, started_file, flag, 30000), 0);
     ns = sworn_test_read_file(flag, &len);
     ns[strcspn(ns, "\n")] = '\0';
-    assert_true(processes_in(ns) >= 2); /* the sandbox's pid 1 and the agent, at least */
+    assert_true(sworn_sbx_processes_in("pid", ns) >=
+                2); /* the sandbox's pid 1 and the agent, at least */
     assert_int_equal(kill(pid, SIGTERM), 0);
-    assert_int_equal(reap(pid), 128 + SIGTERM);
+    assert_int_equal(sworn_sbx_reap(pid), 128 + SIGTERM);
     expect_end(last_start(NULL), SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_STOPPED,
                SIGTERM);
-    assert_int_equal(processes_in(ns), 0);
+    assert_int_equal(sworn_sbx_processes_in("pid", ns), 0);
     free(ns);
     assert_int_equal(access(work, F_OK), -1);
     free(flag);
@@ -566,7 +486,7 @@ static void test_unrecorded_start_runs_nothing(void **state)
     run(&r, "touch /work/ran", "--config", path, "--work", T.work, "--keep", NULL);
     assert_int_equal(r.status, 125);
     assert_int_equal(access(flag, F_OK), -1);
-    assert_int_equal(run_folders_left(), 0);
+    assert_int_equal(sworn_sbx_run_folders_left(&T.s), 0);
     free(flag);
     free(path);
 }

@@ -35,7 +35,6 @@
  * sworn-run (SWORN_RUN_BIN): without either it exits 77 (skipped) and says why.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -49,26 +48,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "frame.h"
+#include "sandbox_fixture.h"
 #include "stack_fixture.h"
 #include "sworn.pb-c.h"
 #include "testutil.h"
 #include "upstream_fixture.h"
 
-#define RUN_MS 60000    /* how long one sandbox may take, start to end */
-#define ARGS_MAX 48     /* a sandbox's command line */
-#define OUT_MAX 16384   /* what a live sandbox's agent prints */
-#define TAIL_COUNT 64   /* log entries searched for a sandbox's record */
 #define RELAY_BOUND 64  /* finding 2: sworn-run's default limits.connections */
 #define RELAY_TRIED 100 /* connections the agent opens to show it */
 /* How long the relay may take to close what is over its bound: well within the proxy's own
@@ -79,25 +72,17 @@
 
 static struct sworn_stack stack;
 static struct sworn_upstream upstream;
-static const char *run_bin, *probe_bin;
+static const char *probe_bin;
 
-/* ---- small helpers ---- */
-
-static int exists(const char *path)
-{
-    struct stat st;
-
-    return lstat(path, &st) == 0;
-}
+/* ---- the folders of a test ---- */
 
 /* The folders the running test made, removed by its teardown when a failure left them. */
 #define MADE_MAX 8
 static char *made[MADE_MAX];
 
-static char *tmpdir_made(const char *tag)
+/* Remember dir for the teardown; returns it. */
+static char *made_keep(char *dir)
 {
-    char *dir = sworn_test_tmpdir(tag);
-
     for (size_t i = 0; i < MADE_MAX; i++)
         if (made[i] == NULL) {
             made[i] = strdup(dir);
@@ -107,135 +92,26 @@ static char *tmpdir_made(const char *tag)
     return dir;
 }
 
-static void remove_tree(const char *path);
+static char *tmpdir_made(const char *tag)
+{
+    return made_keep(sworn_test_tmpdir(tag));
+}
 
 static void made_drop_all(void)
 {
     for (size_t i = 0; i < MADE_MAX; i++) {
         if (made[i] == NULL)
             continue;
-        remove_tree(made[i]);
+        sworn_sbx_remove_tree(made[i]);
         free(made[i]);
         made[i] = NULL;
     }
 }
 
-/* A fresh work folder with the probe in it (0755: the agent's uid is not ours). */
+/* A fresh work folder with the probe in it, removed by the teardown when a failure left it. */
 static char *work_new(void)
 {
-    char *dir = tmpdir_made("attack-work"), *dst = sworn_test_path(dir, "sworn-probe");
-    size_t len;
-    char *bin = sworn_test_read_file(probe_bin, &len);
-
-    assert_int_equal(chmod(dir, 0755), 0);
-    sworn_test_write_file(dst, bin, len, 0755);
-    free(bin);
-    free(dst);
-    return dir;
-}
-
-/* Remove a folder whatever its depth (nftw stops at PATH_MAX; rm does not). */
-static void remove_tree(const char *path)
-{
-    const char *argv[] = {"/bin/rm", "-rf", "--one-file-system", path, NULL};
-    struct sworn_test_run r = {0};
-
-    if (!exists(path))
-        return;
-    sworn_test_run(argv, NULL, &r);
-    sworn_test_run_free(&r);
-}
-
-/* After a sandbox without --keep ended: its work folder must be gone. Frees work. */
-static void expect_work_gone(char *work)
-{
-    int left = exists(work);
-
-    if (left)
-        remove_tree(work);
-    if (left)
-        fail_msg("the work folder %s was left after the sandbox ended", work);
-    free(work);
-}
-
-/* The entries of the stack's state folder (DIR/sandboxes) but "uids": the run folders left. */
-static int run_folders_left(void)
-{
-    char *state = sworn_test_path(stack.dir, "sandboxes");
-    DIR *d = opendir(state);
-    struct dirent *e;
-    int n = 0;
-
-    if (d == NULL && errno == ENOENT) {
-        free(state);
-        return 0;
-    }
-    assert_non_null(d);
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-            strcmp(e->d_name, "uids") != 0) {
-            printf("  left in the state folder: %s\n", e->d_name);
-            n++;
-        }
-    closedir(d);
-    free(state);
-    return n;
-}
-
-/* sworn-run --stack DIR OPTIONS... -- AGENT... into argv: options and agent NULL-terminated. */
-static void run_argv(const char **argv, const char *const *options, const char *const *agent)
-{
-    size_t n = 0;
-
-    argv[n++] = run_bin;
-    argv[n++] = "--stack";
-    argv[n++] = stack.dir;
-    for (size_t i = 0; options != NULL && options[i] != NULL && n < ARGS_MAX / 2; i++)
-        argv[n++] = options[i];
-    argv[n++] = "--";
-    for (size_t i = 0; agent[i] != NULL && n < ARGS_MAX - 1; i++)
-        argv[n++] = agent[i];
-    argv[n] = NULL;
-}
-
-/* Run a sandbox to its end; its outputs and status in r. */
-static void sandbox_run(struct sworn_test_run *r, const char *const *options,
-                        const char *const *agent)
-{
-    const char *argv[ARGS_MAX];
-
-    run_argv(argv, options, agent);
-    sworn_test_run(argv, NULL, r);
-}
-
-/* Fail with the run's outputs unless its status is want. */
-static void expect_status(const struct sworn_test_run *r, int want)
-{
-    if (r->status != want)
-        fail_msg("%s: status %d, expected %d\nstdout:\n%s\nstderr:\n%s", r->cmd, r->status, want,
-                 r->out, r->err);
-}
-
-/* Whether text holds the line line (whole). */
-static int has_line(const char *text, const char *line)
-{
-    size_t len = strlen(line);
-
-    for (const char *p = text; p != NULL && *p != '\0';) {
-        if (strncmp(p, line, len) == 0 && (p[len] == '\n' || p[len] == '\0'))
-            return 1;
-        p = strchr(p, '\n');
-        if (p != NULL)
-            p++;
-    }
-    return 0;
-}
-
-static void expect_line(const struct sworn_test_run *r, const char *line)
-{
-    if (!has_line(r->out, line))
-        fail_msg("the agent did not print \"%s\"; status %d\nstdout:\n%s\nstderr:\n%s", line,
-                 r->status, r->out, r->err);
+    return made_keep(sworn_sbx_work_new("attack-work"));
 }
 
 /* ---- the record ---- */
@@ -250,34 +126,10 @@ static uint64_t log_size(void)
     return n;
 }
 
-/* The newest SandboxStarted entry named name: its index and agent uid (fails when none). */
-static uint64_t started(const char *name, uint32_t *agent_uid)
-{
-    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, TAIL_COUNT);
-    uint64_t index = 0;
-    int found = 0;
-
-    for (size_t i = 0; i < r->tail->n_entries; i++) {
-        const Sworn__V1__Entry *e = r->tail->entries[i];
-
-        if (e->kind_case != SWORN__V1__ENTRY__KIND_SANDBOX_STARTED ||
-            strcmp(e->sandbox_started->name, name) != 0)
-            continue;
-        index = r->tail->first_index + i;
-        if (agent_uid != NULL)
-            *agent_uid = e->sandbox_started->agent_uid;
-        found = 1;
-    }
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    if (!found)
-        fail_msg("no SandboxStarted entry named %s among the newest %d entries", name, TAIL_COUNT);
-    return index;
-}
-
 /* The SandboxEnded entry of the start at index: its reason and code (fails when none). */
 static void ended(uint64_t start, Sworn__V1__SandboxEndReason *reason, uint32_t *code)
 {
-    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, TAIL_COUNT);
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
     int found = 0;
 
     for (size_t i = 0; i < r->tail->n_entries; i++) {
@@ -301,245 +153,10 @@ static void expect_ended(const char *name, Sworn__V1__SandboxEndReason want, uin
     Sworn__V1__SandboxEndReason reason;
     uint32_t code;
 
-    ended(started(name, NULL), &reason, &code);
+    ended(sworn_sbx_started(&stack, name, NULL, NULL), &reason, &code);
     if (reason != want || code != want_code)
         fail_msg("sandbox %s ended with reason %d code %u, expected reason %d code %u", name,
                  (int)reason, code, (int)want, want_code);
-}
-
-/* ---- a sandbox that runs while the test looks at it ---- */
-
-struct live {
-    pid_t pid;      /* sworn-run */
-    int in, out;    /* its standard input (our end) and output (our end) */
-    char err[4096]; /* its standard error: a file */
-    char buf[OUT_MAX];
-    size_t have, used;
-};
-
-static struct live *live_open[2]; /* the live sandboxes of the running test, for the teardown */
-
-/* Start argv (a whole sworn-run command line) with pipes on its standard input and output. */
-static void live_start(struct live *l, const char *const *argv)
-{
-    int in[2], out[2], errfd;
-    char *tmp = sworn_test_tmpdir("attack-live");
-
-    memset(l, 0, sizeof(*l));
-    snprintf(l->err, sizeof(l->err), "%s/err", tmp);
-    free(tmp);
-    assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-    errfd = open(l->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    assert_true(errfd >= 0);
-    fflush(stdout);
-    fflush(stderr);
-    l->pid = fork();
-    assert_true(l->pid >= 0);
-    if (l->pid == 0) {
-        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(errfd, 2) < 0)
-            _exit(126);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    close(errfd);
-    l->in = in[1];
-    l->out = out[0];
-    for (size_t i = 0; i < 2; i++)
-        if (live_open[i] == NULL) {
-            live_open[i] = l;
-            break;
-        }
-}
-
-static void live_forget(struct live *l)
-{
-    for (size_t i = 0; i < 2; i++)
-        if (live_open[i] == l)
-            live_open[i] = NULL;
-}
-
-/* Wait up to RUN_MS for sworn-run; SIGKILL it after that. Returns its status, or -1 when killed. */
-static int live_wait(struct live *l)
-{
-    int pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0), status = 0, killed = 0;
-
-    if (pidfd >= 0) {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-
-        if (poll(&p, 1, RUN_MS) <= 0) {
-            kill(l->pid, SIGKILL);
-            killed = 1;
-        }
-        close(pidfd);
-    }
-    while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (killed)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static void live_err_drop(struct live *l)
-{
-    char *dir = strdup(l->err);
-
-    assert_non_null(dir);
-    unlink(l->err);
-    rmdir(dirname(dir));
-    free(dir);
-}
-
-/* The teardown's end of a sandbox a failed test left: close its input, wait, kill. */
-static void live_abort_all(void)
-{
-    for (size_t i = 0; i < 2; i++) {
-        struct live *l = live_open[i];
-
-        if (l == NULL)
-            continue;
-        live_open[i] = NULL;
-        close(l->in);
-        close(l->out);
-        (void)live_wait(l);
-        live_err_drop(l);
-    }
-}
-
-/* The next line the agent printed (without its newline; valid until the next call), waiting up to
- * ms; fails the test when none comes. */
-static const char *live_line_within(struct live *l, int ms)
-{
-    static char line[OUT_MAX];
-    char *err;
-
-    for (;;) {
-        char *nl = memchr(l->buf + l->used, '\n', l->have - l->used);
-        struct pollfd p = {.fd = l->out, .events = POLLIN};
-        ssize_t n;
-
-        if (nl != NULL) {
-            size_t len = (size_t)(nl - (l->buf + l->used));
-
-            memcpy(line, l->buf + l->used, len);
-            line[len] = '\0';
-            l->used += len + 1;
-            return line;
-        }
-        if (l->have >= sizeof(l->buf) - 1 || poll(&p, 1, ms) <= 0)
-            break;
-        n = read(l->out, l->buf + l->have, sizeof(l->buf) - 1 - l->have);
-        if (n <= 0)
-            break;
-        l->have += (size_t)n;
-        l->buf[l->have] = '\0';
-    }
-    l->buf[l->have] = '\0';
-    err = sworn_test_read_file_opt(l->err, NULL);
-    fprintf(stderr, "sworn-run's error output:\n%s", err != NULL ? err : "");
-    free(err);
-    fail_msg("no line from the sandbox's agent within %d ms; it printed:\n%s", ms, l->buf);
-    return NULL;
-}
-
-static const char *live_line(struct live *l)
-{
-    return live_line_within(l, RUN_MS);
-}
-
-static void live_write(struct live *l, const char *text)
-{
-    size_t len = strlen(text);
-
-    assert_int_equal(write(l->in, text, len), (ssize_t)len);
-}
-
-/* Close the agent's input and wait for sworn-run's end. Returns its exit status. */
-static int live_end(struct live *l)
-{
-    int status;
-
-    live_forget(l);
-    close(l->in);
-    status = live_wait(l);
-    close(l->out);
-    if (status < 0) {
-        live_err_drop(l);
-        fail_msg("sworn-run did not end within %d ms after its agent's input closed", RUN_MS);
-    }
-    live_err_drop(l);
-    return status;
-}
-
-/* ---- a sandbox under a terminal ---- */
-
-/* Where run_under_pty leaves what it saw. */
-struct pty_run {
-    int status;            /* sworn-run's exit status */
-    char out[OUT_MAX];     /* the agent's standard output (a pipe) */
-    struct termios before; /* the terminal's settings when sworn-run started */
-    struct termios after;  /* and once it ended */
-};
-
-/*
- * Run argv (a whole command line) in a session of its own whose controlling terminal is a new
- * pseudo-terminal, as a shell's is: standard input and error are the terminal, standard output is
- * a pipe we read. The terminal starts with echo and canonical input on.
- */
-static void run_under_pty(const char *const *argv, struct pty_run *pr)
-{
-    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave, out[2], status;
-    size_t have = 0;
-    pid_t pid;
-    char *name;
-
-    memset(pr, 0, sizeof(*pr));
-    assert_true(master >= 0);
-    assert_int_equal(grantpt(master), 0);
-    assert_int_equal(unlockpt(master), 0);
-    name = ptsname(master);
-    assert_non_null(name);
-    slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC); /* ours: to read its settings */
-    assert_true(slave >= 0);
-    assert_int_equal(tcgetattr(slave, &pr->before), 0);
-    pr->before.c_lflag |= ECHO | ICANON;
-    assert_int_equal(tcsetattr(slave, TCSANOW, &pr->before), 0);
-    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int tty;
-
-        if (setsid() < 0 || (tty = open(name, O_RDWR)) < 0 || ioctl(tty, TIOCSCTTY, 0) != 0 ||
-            dup2(tty, 0) < 0 || dup2(out[1], 1) < 0 || dup2(tty, 2) < 0)
-            _exit(126);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(out[1]);
-    for (;;) {
-        ssize_t n = read(out[0], pr->out + have, sizeof(pr->out) - 1 - have);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        have += (size_t)n;
-        if (have >= sizeof(pr->out) - 1)
-            break;
-    }
-    pr->out[have] = '\0';
-    close(out[0]);
-    while (waitpid(pid, &status, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    pr->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    assert_int_equal(tcgetattr(slave, &pr->after), 0);
-    close(slave);
-    close(master);
 }
 
 /* ---- the group's setup ---- */
@@ -572,7 +189,7 @@ static int group_teardown(void **state)
 static int each_teardown(void **state)
 {
     (void)state;
-    live_abort_all();
+    sworn_sbx_live_abort_all();
     made_drop_all();
     return 0;
 }
@@ -641,8 +258,8 @@ static void test_setid_from_work(void **state)
              "./sworn-probe setid mkdirat 2755 /work/d-mkdirat; "
              "./sworn-probe setid openat2 4755 /work/f-openat2; "
              "mkdir -p /work/sub && cp /bin/sh /work/sub/sh2; true");
-    sandbox_run(&r, options, agent);
-    expect_status(&r, 0);
+    sworn_sbx_run(&r, stack.dir, options, agent);
+    sworn_sbx_expect_status(&r, 0);
     printf("%s", r.out);
     /* --keep: everything kept is the folder's owner's, and nothing has a set-ID bit. */
     tree_uid = 4242;
@@ -650,7 +267,8 @@ static void test_setid_from_work(void **state)
     tree_bad[0] = '\0';
     {
         char *sh = sworn_test_path(work, "sh"), *sub = sworn_test_path(work, "sub/sh2");
-        assert_true(exists(sh) && exists(sub)); /* what the agent made was kept */
+        assert_true(sworn_sbx_exists(sh) &&
+                    sworn_sbx_exists(sub)); /* what the agent made was kept */
         free(sh);
         free(sub);
     }
@@ -660,21 +278,21 @@ static void test_setid_from_work(void **state)
     }
     for (size_t i = 0; i < sizeof(file_calls) / sizeof(file_calls[0]); i++) {
         snprintf(line, sizeof(line), "BLOCKED setid-%s:4755:/work/sh EPERM", file_calls[i]);
-        expect_line(&r, line);
+        sworn_sbx_expect_line(&r, line);
         snprintf(line, sizeof(line), "BLOCKED setid-%s:2755:/work/sh EPERM", file_calls[i]);
-        expect_line(&r, line);
+        sworn_sbx_expect_line(&r, line);
     }
     for (size_t i = 0; i < sizeof(create_calls) / sizeof(create_calls[0]); i++) {
         snprintf(line, sizeof(line), "BLOCKED setid-%s:4755:/work/f-%s EPERM", create_calls[i],
                  create_calls[i]);
-        expect_line(&r, line);
+        sworn_sbx_expect_line(&r, line);
         snprintf(line, sizeof(line), "BLOCKED setid-%s:2755:/work/g-%s EPERM", create_calls[i],
                  create_calls[i]);
-        expect_line(&r, line);
+        sworn_sbx_expect_line(&r, line);
     }
-    expect_line(&r, "BLOCKED setid-mkdir:2755:/work/d-mkdir EPERM");
-    expect_line(&r, "BLOCKED setid-mkdirat:2755:/work/d-mkdirat EPERM");
-    expect_line(&r, "BLOCKED setid-openat2:4755:/work/f-openat2 ENOSYS");
+    sworn_sbx_expect_line(&r, "BLOCKED setid-mkdir:2755:/work/d-mkdir EPERM");
+    sworn_sbx_expect_line(&r, "BLOCKED setid-mkdirat:2755:/work/d-mkdirat EPERM");
+    sworn_sbx_expect_line(&r, "BLOCKED setid-openat2:4755:/work/f-openat2 ENOSYS");
     sworn_test_run_free(&r);
     if (tree_bad[0] != '\0')
         fail_msg("in the kept work folder: %s (expected uid 4242 gid 4343, no set-ID bit)",
@@ -687,10 +305,10 @@ static void test_setid_from_work(void **state)
 
 /* Read "CONNS held=H closed=C" lines until one says closed=want (fails after RELAY_WAIT_MS
  * without one: the relay closes what is over its bound as it accepts it, at once). */
-static void conns_wait_closed(struct live *l, int want, int *held)
+static void conns_wait_closed(struct sworn_sbx_live *l, int want, int *held)
 {
     for (;;) {
-        const char *line = live_line_within(l, RELAY_WAIT_MS);
+        const char *line = sworn_sbx_live_line_within(l, RELAY_WAIT_MS);
         int h, c;
 
         if (sscanf(line, "CONNS held=%d closed=%d", &h, &c) != 2)
@@ -711,15 +329,15 @@ static void test_relay_connection_bound(void **state)
     char *work = work_new();
     const char *options[] = {"--work", work, "--name", "attack-conns", NULL};
     const char *agent[] = {"./sworn-probe", "conns", "127.0.0.1", "3128", count, NULL};
-    const char *argv[ARGS_MAX];
-    static struct live l;
+    const char *argv[SWORN_SBX_ARGS_MAX];
+    static struct sworn_sbx_live l;
     struct sworn_test_run r = {0};
     int held = 0, h, c;
 
     (void)state;
     snprintf(count, sizeof(count), "%d", RELAY_TRIED);
-    run_argv(argv, options, agent);
-    live_start(&l, argv);
+    sworn_sbx_argv(argv, stack.dir, options, agent);
+    sworn_sbx_live_start(&l, argv);
     /* All RELAY_TRIED are open on the agent's side; the relay takes the first RELAY_BOUND and
      * closes each one after those as it accepts it. */
     conns_wait_closed(&l, RELAY_TRIED - RELAY_BOUND, &held);
@@ -730,23 +348,23 @@ static void test_relay_connection_bound(void **state)
         const char *curl[] = {"/usr/bin/curl", "-sS", "--max-time", "30", url, NULL};
         const char *other[] = {"--name", "attack-conns-other", NULL};
 
-        sandbox_run(&r, other, curl);
-        expect_status(&r, 0);
+        sworn_sbx_run(&r, stack.dir, other, curl);
+        sworn_sbx_expect_status(&r, 0);
         assert_string_equal(r.out, "hello\n");
         sworn_test_run_free(&r);
     }
     /* And the first still holds its RELAY_BOUND, no more, no fewer. */
-    live_write(&l, "count\n");
+    sworn_sbx_live_write(&l, "count\n");
     {
-        const char *line = live_line(&l);
+        const char *line = sworn_sbx_live_line(&l);
         if (sscanf(line, "CONNS held=%d closed=%d", &h, &c) != 2)
             fail_msg("the agent says: %s", line);
         printf("  after the other sandbox's request: %s\n", line);
         assert_int_equal(h, RELAY_BOUND);
         assert_int_equal(c, RELAY_TRIED - RELAY_BOUND);
     }
-    assert_int_equal(live_end(&l), 0);
-    expect_work_gone(work);
+    assert_int_equal(sworn_sbx_live_end(&l), 0);
+    sworn_sbx_expect_work_gone(work);
 
     /* The bound is the configuration's limits.connections: 5 of 8 held. */
     {
@@ -756,17 +374,18 @@ static void test_relay_connection_bound(void **state)
                            "principal: " PRINCIPAL "\nhostlink: %s\nadmin_socket: %s\n"
                            "proxy_ca: %s\nstate_dir: %s/sandboxes\nlimits: {connections: 5}\n",
                            stack.proxy_socket, stack.admin, stack.proxy_ca, stack.dir);
-        const char *conf_argv[] = {run_bin,         "--config", conf,        "--work", NULL, "--",
-                                   "./sworn-probe", "conns",    "127.0.0.1", "3128",   "8",  NULL};
+        const char *conf_options[] = {"--config", conf, "--work", NULL, NULL};
+        const char *conf_agent[] = {"./sworn-probe", "conns", "127.0.0.1", "3128", "8", NULL};
 
         sworn_test_write_file(conf, text, (size_t)len, 0600);
         work = work_new();
-        conf_argv[4] = work;
-        live_start(&l, conf_argv);
+        conf_options[3] = work;
+        sworn_sbx_argv(argv, NULL, conf_options, conf_agent);
+        sworn_sbx_live_start(&l, argv);
         conns_wait_closed(&l, 3, &held);
         assert_int_equal(held, 5);
-        assert_int_equal(live_end(&l), 0);
-        expect_work_gone(work);
+        assert_int_equal(sworn_sbx_live_end(&l), 0);
+        sworn_sbx_expect_work_gone(work);
         free(conf);
         free(dir);
     }
@@ -779,12 +398,12 @@ static void test_two_state_folders_two_uids(void **state)
     char *state_b = tmpdir_made("attack-state"), *conf = sworn_test_path(state_b, "run.yaml");
     char *work_a = work_new(), *work_b = work_new(), text[4096], *sandboxes;
     const char *agent[] = {"./sworn-probe", "hold", NULL};
-    const char *argv_a[ARGS_MAX], *argv_b[ARGS_MAX];
+    const char *argv_a[SWORN_SBX_ARGS_MAX], *argv_b[SWORN_SBX_ARGS_MAX];
     const char *options_a[] = {"--work", work_a, "--name", "attack-uid-a", NULL};
-    static struct live a, b;
+    const char *options_b[] = {"--config", conf, "--work", work_b, "--name", "attack-uid-b", NULL};
+    static struct sworn_sbx_live a, b;
     uint32_t uid_a = 0, uid_b = 0;
     const char *line;
-    size_t n = 0;
     int len;
 
     (void)state;
@@ -795,37 +414,27 @@ static void test_two_state_folders_two_uids(void **state)
                    "state_dir: %s\n",
                    stack.proxy_socket, stack.admin, stack.proxy_ca, sandboxes);
     sworn_test_write_file(conf, text, (size_t)len, 0600);
-    run_argv(argv_a, options_a, agent);
-    argv_b[n++] = run_bin;
-    argv_b[n++] = "--config";
-    argv_b[n++] = conf;
-    argv_b[n++] = "--work";
-    argv_b[n++] = work_b;
-    argv_b[n++] = "--name";
-    argv_b[n++] = "attack-uid-b";
-    argv_b[n++] = "--";
-    argv_b[n++] = "./sworn-probe";
-    argv_b[n++] = "hold";
-    argv_b[n] = NULL;
-    live_start(&a, argv_a);
-    live_start(&b, argv_b);
+    sworn_sbx_argv(argv_a, stack.dir, options_a, agent);
+    sworn_sbx_argv(argv_b, NULL, options_b, agent);
+    sworn_sbx_live_start(&a, argv_a);
+    sworn_sbx_live_start(&b, argv_b);
     /* Both agents run (each said so) before either is let go. */
-    line = live_line(&a);
+    line = sworn_sbx_live_line(&a);
     if (strncmp(line, "HOLD ", 5) != 0)
         fail_msg("the first agent says: %s", line);
-    line = live_line(&b);
+    line = sworn_sbx_live_line(&b);
     if (strncmp(line, "HOLD ", 5) != 0)
         fail_msg("the second agent says: %s", line);
-    (void)started("attack-uid-a", &uid_a);
-    (void)started("attack-uid-b", &uid_b);
+    (void)sworn_sbx_started(&stack, "attack-uid-a", NULL, &uid_a);
+    (void)sworn_sbx_started(&stack, "attack-uid-b", NULL, &uid_b);
     printf("  agent uids at once: %u (--stack) and %u (--config, another state folder)\n", uid_a,
            uid_b);
-    assert_int_equal(live_end(&a), 0);
-    assert_int_equal(live_end(&b), 0);
+    assert_int_equal(sworn_sbx_live_end(&a), 0);
+    assert_int_equal(sworn_sbx_live_end(&b), 0);
     assert_true(uid_a >= 2000000 && uid_b >= 2000000);
     assert_int_not_equal(uid_a, uid_b);
-    expect_work_gone(work_a);
-    expect_work_gone(work_b);
+    sworn_sbx_expect_work_gone(work_a);
+    sworn_sbx_expect_work_gone(work_b);
     free(sandboxes);
     free(conf);
     free(state_b);
@@ -843,8 +452,8 @@ static void test_scratch_bounded(void **state)
     (void)state;
     /* Without --memory: 1 GiB each. */
     snprintf(script, sizeof(script), "%s", df);
-    sandbox_run(&r, NULL, agent);
-    expect_status(&r, 0);
+    sworn_sbx_run(&r, stack.dir, NULL, agent);
+    sworn_sbx_expect_status(&r, 0);
     assert_string_equal(r.out, "1048576\n1048576\n");
     sworn_test_run_free(&r);
 
@@ -855,10 +464,10 @@ static void test_scratch_bounded(void **state)
              "%s; dd if=/dev/zero of=/dev/shm/%s bs=1M count=100 2>&1; echo \"dd=$?\"", df, name);
     {
         const char *options[] = {"--memory", "64M", NULL};
-        sandbox_run(&r, options, agent);
+        sworn_sbx_run(&r, stack.dir, options, agent);
     }
     printf("  --memory 64M, 100 MiB into /dev/shm: status %d\n%s", r.status, r.out);
-    assert_false(exists(host_file)); /* the host's /dev/shm never saw it */
+    assert_false(sworn_sbx_exists(host_file)); /* the host's /dev/shm never saw it */
     if (strncmp(r.out, "65536\n65536\n", 12) != 0)
         fail_msg("df inside with --memory 64M: %s", r.out);
     if (r.status == 128 + SIGKILL) {
@@ -866,7 +475,7 @@ static void test_scratch_bounded(void **state)
         sworn_test_run_free(&r);
         return;
     }
-    expect_status(&r, 0);
+    sworn_sbx_expect_status(&r, 0);
     /* dd stopped by the tmpfs's bound (ENOSPC), or killed by the cgroup's killer (the shell
      * survived it); never all 100 MiB written. */
     if (!(strstr(r.out, "No space left on device") != NULL && strstr(r.out, "dd=1\n") != NULL) &&
@@ -888,15 +497,15 @@ static void test_deep_tree_cleanup(void **state)
     (void)state;
     snprintf(levels, sizeof(levels), "%d", DEEP_LEVELS);
     snprintf(want, sizeof(want), "DEEP %d", DEEP_LEVELS);
-    sandbox_run(&r, options, agent);
-    if (r.status != 0 || !has_line(r.out, want)) {
+    sworn_sbx_run(&r, stack.dir, options, agent);
+    if (r.status != 0 || !sworn_sbx_has_line(r.out, want)) {
         free(work); /* removed by the teardown */
         fail_msg("the deep tree: status %d (expected the agent's, 0)\nstdout:\n%s\nstderr:\n%s",
                  r.status, r.out, r.err);
     }
     sworn_test_run_free(&r);
-    expect_work_gone(work);
-    assert_int_equal(run_folders_left(), 0);
+    sworn_sbx_expect_work_gone(work);
+    assert_int_equal(sworn_sbx_run_folders_left(&stack), 0);
     expect_ended("attack-deep", SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED, 0);
 }
 
@@ -912,15 +521,15 @@ static void test_no_controlling_terminal(void **state)
                            "stty -echo -icanon; echo \"stty: $(stty -a | tr '\\n' ' ')\"; "
                            "./sworn-probe tiocsetd; exec ./sworn-probe ctty",
                            NULL};
-    const char *argv[ARGS_MAX];
-    struct pty_run pr;
+    const char *argv[SWORN_SBX_ARGS_MAX];
+    struct sworn_sbx_pty_run pr;
     char *stty;
 
     (void)state;
-    run_argv(argv, options, agent);
-    run_under_pty(argv, &pr);
+    sworn_sbx_argv(argv, stack.dir, options, agent);
+    sworn_sbx_run_under_pty(argv, &pr);
     printf("  status %d\n%s", pr.status, pr.out);
-    expect_work_gone(work);
+    sworn_sbx_expect_work_gone(work);
     /* The agent did change the terminal's settings (so that giving them back means something). */
     stty = strstr(pr.out, "stty: ");
     assert_non_null(stty);
@@ -953,7 +562,7 @@ static void expect_work_refused(const char *path)
     uint64_t size = log_size();
 
     assert_int_equal(lstat(path, &before), 0);
-    sandbox_run(&r, options, agent);
+    sworn_sbx_run(&r, stack.dir, options, agent);
     assert_int_equal(lstat(path, &after), 0);
     if (r.status != 125)
         fail_msg("--work %s: status %d, expected 125 (refused)\nstderr:\n%s", path, r.status,
@@ -1012,9 +621,9 @@ static void test_memory_pressure_not_failure(void **state)
     uint32_t code;
 
     (void)state;
-    sandbox_run(&r, options, agent);
+    sworn_sbx_run(&r, stack.dir, options, agent);
     printf("  status %d\n", r.status);
-    ended(started("attack-oom", NULL), &reason, &code);
+    ended(sworn_sbx_started(&stack, "attack-oom", NULL, NULL), &reason, &code);
     if (r.status == 125 || reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED)
         fail_msg("out of memory read as sworn-run's failure: status %d, end reason %d\n%s",
                  r.status, (int)reason, r.err);
@@ -1028,7 +637,7 @@ static void test_memory_pressure_not_failure(void **state)
         fail_msg("status %d: neither the agent's (3) nor the memory killer's (137)\n%s", r.status,
                  r.err);
     sworn_test_run_free(&r);
-    assert_int_equal(run_folders_left(), 0);
+    assert_int_equal(sworn_sbx_run_folders_left(&stack), 0);
 }
 
 /* ---- 14: seccomp gaps ---- */
@@ -1049,7 +658,7 @@ static void test_seccomp_gaps(void **state)
         const char *argv[] = {probe_bin, "netlink-proto", protos[i], NULL};
 
         sworn_test_run(argv, NULL, &r);
-        expect_status(&r, 3); /* the positive control: the host's kernel has it */
+        sworn_sbx_expect_status(&r, 3); /* the positive control: the host's kernel has it */
         sworn_test_run_free(&r);
         snprintf(script + strlen(script), sizeof(script) - strlen(script),
                  "./sworn-probe netlink-proto %s; ", protos[i]);
@@ -1057,20 +666,20 @@ static void test_seccomp_gaps(void **state)
     snprintf(script + strlen(script), sizeof(script) - strlen(script),
              "./sworn-probe netlink-proto 0; ./sworn-probe modify_ldt; ./sworn-probe memfd_secret; "
              "true");
-    sandbox_run(&r, options, agent);
-    expect_status(&r, 0);
-    expect_work_gone(work);
+    sworn_sbx_run(&r, stack.dir, options, agent);
+    sworn_sbx_expect_status(&r, 0);
+    sworn_sbx_expect_work_gone(work);
     printf("%s", r.out);
     for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
         snprintf(line, sizeof(line), "BLOCKED netlink-proto:%s EPERM", protos[i]);
-        expect_line(&r, line);
+        sworn_sbx_expect_line(&r, line);
     }
-    expect_line(&r, "OPEN netlink-proto:0 socket"); /* route netlink stays */
-    if (!has_line(r.out, "BLOCKED modify_ldt EPERM") &&
-        !has_line(r.out, "BLOCKED modify_ldt ENOSYS"))
+    sworn_sbx_expect_line(&r, "OPEN netlink-proto:0 socket"); /* route netlink stays */
+    if (!sworn_sbx_has_line(r.out, "BLOCKED modify_ldt EPERM") &&
+        !sworn_sbx_has_line(r.out, "BLOCKED modify_ldt ENOSYS"))
         fail_msg("modify_ldt inside:\n%s", r.out);
-    if (!has_line(r.out, "BLOCKED memfd_secret EPERM") &&
-        !has_line(r.out, "BLOCKED memfd_secret ENOSYS"))
+    if (!sworn_sbx_has_line(r.out, "BLOCKED memfd_secret EPERM") &&
+        !sworn_sbx_has_line(r.out, "BLOCKED memfd_secret ENOSYS"))
         fail_msg("memfd_secret inside:\n%s", r.out);
     sworn_test_run_free(&r);
 
@@ -1078,18 +687,18 @@ static void test_seccomp_gaps(void **state)
     {
         const char *host[] = {probe_bin, "tiocsetd", NULL};
         const char *inside[] = {"./sworn-probe", "tiocsetd", NULL};
-        const char *argv[ARGS_MAX];
+        const char *argv[SWORN_SBX_ARGS_MAX];
         const char *opts[] = {"--work", NULL, NULL};
-        struct pty_run pr;
+        struct sworn_sbx_pty_run pr;
 
-        run_under_pty(host, &pr);
+        sworn_sbx_run_under_pty(host, &pr);
         if (pr.status != 3 || strcmp(pr.out, "OPEN tiocsetd\n") != 0)
             fail_msg("positive control: tiocsetd on the host: status %d, %s", pr.status, pr.out);
         work = work_new();
         opts[1] = work;
-        run_argv(argv, opts, inside);
-        run_under_pty(argv, &pr);
-        expect_work_gone(work);
+        sworn_sbx_argv(argv, stack.dir, opts, inside);
+        sworn_sbx_run_under_pty(argv, &pr);
+        sworn_sbx_expect_work_gone(work);
         if (pr.status != 0 || strcmp(pr.out, "BLOCKED tiocsetd EPERM\n") != 0)
             fail_msg("tiocsetd inside: status %d, %s", pr.status, pr.out);
     }
@@ -1127,7 +736,7 @@ static const char *hostlink_request(const char *name, uint64_t start, uint32_t a
         struct pollfd p = {.fd = fd, .events = POLLIN};
         ssize_t got;
 
-        if (have >= sizeof(answer) - 1 || poll(&p, 1, RUN_MS) <= 0)
+        if (have >= sizeof(answer) - 1 || poll(&p, 1, SWORN_SBX_RUN_MS) <= 0)
             break;
         got = read(fd, answer + have, sizeof(answer) - 1 - have);
         if (got <= 0)
@@ -1144,19 +753,16 @@ static const char *hostlink_request(const char *name, uint64_t start, uint32_t a
 static Sworn__V1__Effect decision_of(const char *name, uint64_t start, const char *path,
                                      uint32_t uid)
 {
-    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, TAIL_COUNT);
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
     Sworn__V1__Effect effect = SWORN__V1__EFFECT__EFFECT_UNSPECIFIED;
     int found = 0;
 
     for (size_t i = 0; i < r->tail->n_entries; i++) {
         const Sworn__V1__Entry *e = r->tail->entries[i];
-        const Sworn__V1__AuthorizationRequest *q;
+        const Sworn__V1__AuthorizationRequest *q = sworn_stack_decision_on(e, path);
 
-        if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION)
-            continue;
-        q = e->decision->request;
-        if (q->resource == NULL || strcmp(q->resource->path, path) != 0 || q->principal == NULL ||
-            strcmp(q->principal->sandbox, name) != 0 || q->principal->uid != uid)
+        if (q == NULL || q->principal == NULL || strcmp(q->principal->sandbox, name) != 0 ||
+            q->principal->uid != uid)
             continue; /* another sandbox's (uids are taken again once released) */
         assert_string_equal(q->principal->id, PRINCIPAL);
         assert_int_equal(q->principal->sandbox_start_index, start);
@@ -1174,18 +780,18 @@ static void test_hello_uid_mismatch(void **state)
     char *work = work_new();
     const char *options[] = {"--work", work, "--name", "attack-hello", NULL};
     const char *agent[] = {"./sworn-probe", "hold", NULL};
-    const char *argv[ARGS_MAX], *line, *status;
-    static struct live l;
+    const char *argv[SWORN_SBX_ARGS_MAX], *line, *status;
+    static struct sworn_sbx_live l;
     uint32_t uid = 0;
     uint64_t start;
 
     (void)state;
-    run_argv(argv, options, agent);
-    live_start(&l, argv);
-    line = live_line(&l);
+    sworn_sbx_argv(argv, stack.dir, options, agent);
+    sworn_sbx_live_start(&l, argv);
+    line = sworn_sbx_live_line(&l);
     if (strncmp(line, "HOLD ", 5) != 0)
         fail_msg("the agent says: %s", line);
-    start = started("attack-hello", &uid);
+    start = sworn_sbx_started(&stack, "attack-hello", NULL, &uid);
     /* The control: the hello sworn-run's relay would write (the right uid) is allowed. */
     status = hostlink_request("attack-hello", start, uid, "/allowed/hello.txt");
     printf("  the right agent uid %u: %s\n", uid, status);
@@ -1193,8 +799,8 @@ static void test_hello_uid_mismatch(void **state)
     /* Another uid for the same running sandbox: denied, and recorded so. */
     status = hostlink_request("attack-hello", start, uid + 1, "/allowed/hello.txt");
     printf("  another agent uid %u: %s\n", uid + 1, status);
-    assert_int_equal(live_end(&l), 0);
-    expect_work_gone(work);
+    assert_int_equal(sworn_sbx_live_end(&l), 0);
+    sworn_sbx_expect_work_gone(work);
     assert_int_equal(decision_of("attack-hello", start, "/allowed/hello.txt", uid),
                      SWORN__V1__EFFECT__EFFECT_ALLOW);
     assert_int_equal(decision_of("attack-hello", start, "/allowed/hello.txt", uid + 1),
@@ -1219,18 +825,9 @@ int main(void)
     };
 #undef ATTACK
 
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_sandbox_attacks: not root: sworn-run's root mode needs root; "
-                        "skipped\n");
+    if (!sworn_sbx_can_run("test_sandbox_attacks", "sworn-run's root mode needs root"))
         return 77;
-    }
-    run_bin = getenv("SWORN_RUN_BIN");
-    probe_bin = sworn_test_bin("SWORN_PROBE_BIN");
-    if (run_bin == NULL || run_bin[0] == '\0') {
-        fprintf(stderr, "test_sandbox_attacks: sworn-run is not built (SWORN_RUN_BIN is empty): "
-                        "skipped\n");
-        return 77;
-    }
+    probe_bin = sworn_sbx_probe_bin();
     if (getenv("SWORN_TEST_FILTER") != NULL) /* one test while working on it */
         cmocka_set_test_filter(getenv("SWORN_TEST_FILTER"));
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -28,7 +28,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -37,29 +36,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "canary_fixture.h"
 #include "frame.h"
+#include "sandbox_fixture.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "upstream_fixture.h"
 
-#define RUN_MS 60000        /* how long one sandbox may take, start to end */
-#define ARGS_MAX 48         /* a sandbox's command line */
-#define OUT_MAX 16384       /* what a live sandbox's agent prints */
 #define PROCS_MAX 4096      /* processes scanned in /proc */
 #define TARGETS_MAX 32      /* processes the kill and ptrace probes aim at */
-#define TAIL_COUNT 64       /* log entries searched for a sandbox's record */
 #define PRINCIPAL "agent-1" /* the dev stack's hostlink principal (PROXY_PRINCIPAL) */
 
 static const char *const public4[] = {"192.0.2.1", "198.51.100.1", "203.0.113.1"};
@@ -68,17 +59,10 @@ static const char *const public6[] = {"2001:db8::1"};
 static struct sworn_stack stack;
 static struct sworn_canary canary;
 static struct sworn_upstream upstream;
-static const char *run_bin, *probe_bin;
+static const char *probe_bin;
 static char *marker; /* a host file the sandbox must not reach: canary.dir/marker */
 
 /* ---- small helpers ---- */
-
-static int exists(const char *path)
-{
-    struct stat st;
-
-    return lstat(path, &st) == 0;
-}
 
 /* The value of NAME in the stack's stack.env (quotes stripped), or "" (a static copy). */
 static const char *stack_env(const char *name)
@@ -105,51 +89,13 @@ static const char *stack_env(const char *name)
     return value;
 }
 
-/* A fresh work folder with the probe in it (0755: the agent's uid is not ours). */
-static char *work_new(void)
-{
-    char *dir = sworn_test_tmpdir("work"), *dst = sworn_test_path(dir, "sworn-probe");
-    size_t len;
-    char *bin = sworn_test_read_file(probe_bin, &len);
-
-    assert_int_equal(chmod(dir, 0755), 0);
-    sworn_test_write_file(dst, bin, len, 0755);
-    free(bin);
-    free(dst);
-    return dir;
-}
-
-/* After a sandbox ended: its work folder must be gone (sworn-run removes it without --keep). */
-static void expect_work_gone(char *work)
-{
-    int left = exists(work);
-
-    if (left)
-        sworn_test_rmtree(work);
-    if (left)
-        fail_msg("the work folder %s was left after the sandbox ended", work);
-    free(work);
-}
-
-/* sworn-run's command line for agent (NULL-terminated), in work, named name (NULL: default). */
+/* sworn-run --stack DIR --work work [--name name] -- agent... into argv (SWORN_SBX_ARGS_MAX). */
 static void run_argv(const char **argv, const char *work, const char *name,
                      const char *const *agent)
 {
-    size_t n = 0;
+    const char *options[] = {"--work", work, name != NULL ? "--name" : NULL, name, NULL};
 
-    argv[n++] = run_bin;
-    argv[n++] = "--stack";
-    argv[n++] = stack.dir;
-    argv[n++] = "--work";
-    argv[n++] = work;
-    if (name != NULL) {
-        argv[n++] = "--name";
-        argv[n++] = name;
-    }
-    argv[n++] = "--";
-    for (size_t i = 0; agent[i] != NULL && n < ARGS_MAX - 1; i++)
-        argv[n++] = agent[i];
-    argv[n] = NULL;
+    sworn_sbx_argv(argv, stack.dir, options, agent);
 }
 
 /* Run agent in a sandbox on work (from work_new; freed) and wait for it (its output in r);
@@ -157,7 +103,7 @@ static void run_argv(const char **argv, const char *work, const char *name,
 static void sandbox_run_in(struct sworn_test_run *r, char *work, const char *name,
                            const char *const *agent)
 {
-    const char *argv[ARGS_MAX];
+    const char *argv[SWORN_SBX_ARGS_MAX];
 
     run_argv(argv, work, name, agent);
     sworn_test_run(argv, NULL, r);
@@ -166,25 +112,33 @@ static void sandbox_run_in(struct sworn_test_run *r, char *work, const char *nam
         free(work);
         fail_msg("sworn-run failed (status 125):\n%s", r->err);
     }
-    expect_work_gone(work);
+    sworn_sbx_expect_work_gone(work);
 }
 
 /* sandbox_run_in a fresh work folder. */
 static void sandbox_run(struct sworn_test_run *r, const char *name, const char *const *agent)
 {
-    sandbox_run_in(r, work_new(), name, agent);
+    sandbox_run_in(r, sworn_sbx_work_new("work"), name, agent);
+}
+
+/* Whether a canary heard anything (its log is then printed). */
+static int canaries_heard(void)
+{
+    char *log;
+
+    if (sworn_canary_hits(&canary) == 0)
+        return 0;
+    log = sworn_canary_log(&canary);
+    fprintf(stderr, "a canary heard from the sandbox:\n%s", log);
+    free(log);
+    return 1;
 }
 
 /* The canaries heard nothing: fails the test with their log otherwise. */
 static void expect_canaries_quiet(void)
 {
-    if (sworn_canary_hits(&canary) != 0) {
-        char *log = sworn_canary_log(&canary);
-
-        fprintf(stderr, "a canary heard from the sandbox:\n%s", log);
-        free(log);
+    if (canaries_heard())
         fail_msg("a canary heard from the sandbox (its log is above)");
-    }
 }
 
 /* Fail unless out is exactly one line starting with "BLOCKED " and status is 0. */
@@ -199,20 +153,29 @@ static void expect_blocked_line(const struct sworn_test_run *r)
     printf("  %s", r->out);
 }
 
+/* argv: probe, attempt, then the arguments in ap up to their NULL (SWORN_SBX_ARGS_MAX in all). */
+static void probe_argv(const char **argv, const char *probe, const char *attempt, va_list ap)
+{
+    size_t n = 2;
+
+    argv[0] = probe;
+    argv[1] = attempt;
+    while (n < SWORN_SBX_ARGS_MAX - 1 && (argv[n] = va_arg(ap, const char *)) != NULL)
+        n++;
+    argv[n] = NULL;
+}
+
 /* sworn-probe ATTEMPT ARGS... (NULL-terminated) inside a fresh sandbox: BLOCKED, canaries
  * quiet. */
 static void expect_blocked(const char *attempt, ...)
 {
-    const char *agent[ARGS_MAX] = {"./sworn-probe", attempt};
-    size_t n = 2;
+    const char *agent[SWORN_SBX_ARGS_MAX];
     struct sworn_test_run r = {0};
     va_list ap;
 
     va_start(ap, attempt);
-    while (n < ARGS_MAX - 1 && (agent[n] = va_arg(ap, const char *)) != NULL)
-        n++;
+    probe_argv(agent, "./sworn-probe", attempt, ap);
     va_end(ap);
-    agent[n] = NULL;
     sandbox_run(&r, NULL, agent);
     expect_blocked_line(&r);
     sworn_test_run_free(&r);
@@ -222,16 +185,13 @@ static void expect_blocked(const char *attempt, ...)
 /* The same attempt from the host, outside any sandbox: OPEN (exit 3). */
 static void expect_open_on_host(const char *attempt, ...)
 {
-    const char *argv[ARGS_MAX] = {probe_bin, attempt};
-    size_t n = 2;
+    const char *argv[SWORN_SBX_ARGS_MAX];
     struct sworn_test_run r = {0};
     va_list ap;
 
     va_start(ap, attempt);
-    while (n < ARGS_MAX - 1 && (argv[n] = va_arg(ap, const char *)) != NULL)
-        n++;
+    probe_argv(argv, probe_bin, attempt, ap);
     va_end(ap);
-    argv[n] = NULL;
     sworn_test_run(argv, NULL, &r);
     if (r.status != 3 || strncmp(r.out, "OPEN ", 5) != 0)
         fail_msg("positive control: %s %s from the host: status %d, %s%s", probe_bin, attempt,
@@ -263,154 +223,15 @@ static void probe_listener(const char *label)
 
 /* ---- a sandbox that runs while the test looks at it ---- */
 
-struct live {
-    pid_t pid;     /* sworn-run */
-    int in, out;   /* its standard input (our end) and output (our end) */
-    char *work;    /* its work folder */
-    char err[600]; /* its standard error, a file in the work folder's parent */
-    char buf[OUT_MAX];
-    size_t have, used;
-};
-
-/* The live sandbox of the running test, if any: a test that fails midway leaves it to the
- * teardown (live_abort). */
-static struct live *live_open;
-
-/* Start agent in a fresh sandbox with pipes on its standard input and output. */
-static void live_start(struct live *l, const char *name, const char *const *agent)
+/* Start agent in a fresh sandbox (sworn_sbx_live_start), its work folder in l->work. */
+static void live_start(struct sworn_sbx_live *l, const char *name, const char *const *agent)
 {
-    const char *argv[ARGS_MAX];
-    int in[2], out[2], errfd;
+    const char *argv[SWORN_SBX_ARGS_MAX];
+    char *work = sworn_sbx_work_new("work");
 
-    memset(l, 0, sizeof(*l));
-    l->work = work_new();
-    snprintf(l->err, sizeof(l->err), "%s.err", l->work);
-    run_argv(argv, l->work, name, agent);
-    assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-    errfd = open(l->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    assert_true(errfd >= 0);
-    fflush(stdout);
-    fflush(stderr);
-    l->pid = fork();
-    assert_true(l->pid >= 0);
-    if (l->pid == 0) {
-        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(errfd, 2) < 0)
-            _exit(126);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    close(errfd);
-    l->in = in[1];
-    l->out = out[0];
-    live_open = l;
-}
-
-/* After a failed test: end its live sandbox (closing its input first lets sworn-run clean up;
- * SIGKILL when it does not end within RUN_MS) and remove what it left. */
-static void live_abort(void)
-{
-    struct live *l = live_open;
-    int pidfd;
-
-    if (l == NULL)
-        return;
-    live_open = NULL;
-    close(l->in);
-    close(l->out);
-    pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
-    if (pidfd >= 0) {
-        struct pollfd p = {.fd = pidfd, .events = POLLIN};
-
-        if (poll(&p, 1, RUN_MS) <= 0)
-            kill(l->pid, SIGKILL);
-        close(pidfd);
-    }
-    waitpid(l->pid, NULL, 0);
-    unlink(l->err);
-    if (l->work != NULL) {
-        sworn_test_rmtree(l->work);
-        free(l->work);
-        l->work = NULL;
-    }
-}
-
-/* The next line the agent printed (without its newline; valid until the next call), waiting up to
- * RUN_MS; fails the test when none comes. */
-static const char *live_line(struct live *l)
-{
-    static char line[OUT_MAX];
-    char *err;
-
-    for (;;) {
-        char *nl = memchr(l->buf + l->used, '\n', l->have - l->used);
-        struct pollfd p = {.fd = l->out, .events = POLLIN};
-        ssize_t n;
-
-        if (nl != NULL) {
-            size_t len = (size_t)(nl - (l->buf + l->used));
-
-            memcpy(line, l->buf + l->used, len);
-            line[len] = '\0';
-            l->used += len + 1;
-            return line;
-        }
-        if (l->have >= sizeof(l->buf) - 1 || poll(&p, 1, RUN_MS) <= 0)
-            break;
-        n = read(l->out, l->buf + l->have, sizeof(l->buf) - 1 - l->have);
-        if (n <= 0)
-            break;
-        l->have += (size_t)n;
-        l->buf[l->have] = '\0';
-    }
-    l->buf[l->have] = '\0';
-    err = sworn_test_read_file_opt(l->err, NULL);
-    fprintf(stderr, "sworn-run's error output:\n%s", err != NULL ? err : "");
-    free(err);
-    fail_msg("no line from the sandbox's agent; it printed:\n%s", l->buf);
-    return NULL;
-}
-
-/* Write text to the agent's standard input. */
-static void live_write(struct live *l, const char *text)
-{
-    size_t len = strlen(text);
-
-    assert_int_equal(write(l->in, text, len), (ssize_t)len);
-}
-
-/* Close the agent's standard input, wait for sworn-run (RUN_MS at most: then it is killed and
- * the test fails), check its error output and the work folder. Returns its exit status. */
-static int live_end(struct live *l)
-{
-    int pidfd, status = 0;
-    struct pollfd p;
-    char *err;
-
-    live_open = NULL;
-    close(l->in);
-    pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
-    assert_true(pidfd >= 0);
-    p = (struct pollfd){.fd = pidfd, .events = POLLIN};
-    if (poll(&p, 1, RUN_MS) <= 0) {
-        kill(l->pid, SIGKILL);
-        waitpid(l->pid, NULL, 0);
-        close(pidfd);
-        fail_msg("sworn-run did not end within %d ms after its agent's input closed", RUN_MS);
-    }
-    close(pidfd);
-    assert_int_equal(waitpid(l->pid, &status, 0), l->pid);
-    close(l->out);
-    err = sworn_test_read_file_opt(l->err, NULL);
-    unlink(l->err);
-    if (err != NULL && strstr(err, "Sanitizer") != NULL)
-        fail_msg("a sanitizer report in sworn-run's error output:\n%s", err);
-    free(err);
-    expect_work_gone(l->work);
-    l->work = NULL;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run_argv(argv, work, name, agent);
+    sworn_sbx_live_start(l, argv);
+    l->work = work;
 }
 
 /* ---- processes, from /proc ---- */
@@ -525,17 +346,6 @@ static int same_ns(pid_t a, pid_t b, const char *ns)
     assert_true(readlink(pa, la, sizeof(la) - 1) > 0);
     assert_true(readlink(pb, lb, sizeof(lb) - 1) > 0);
     return strcmp(la, lb) == 0;
-}
-
-/* The name of /proc/pid/ns/<ns> ("pid:[4026532123]") into out; "" when it cannot be read. */
-static void ns_name(pid_t pid, const char *ns, char *out, size_t cap)
-{
-    char path[64];
-    ssize_t n;
-
-    snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)pid, ns);
-    n = readlink(path, out, cap - 1);
-    out[n > 0 ? n : 0] = '\0';
 }
 
 /* The agent among sworn-run's descendants: the one process named sworn-probe. */
@@ -663,15 +473,8 @@ static int group_teardown(void **state)
 static int canaries_quiet(void **state)
 {
     (void)state;
-    live_abort();
-    if (sworn_canary_hits(&canary) != 0) {
-        char *log = sworn_canary_log(&canary);
-
-        fprintf(stderr, "a canary heard from the sandbox:\n%s", log);
-        free(log);
-        return -1;
-    }
-    return 0;
+    sworn_sbx_live_abort_all();
+    return canaries_heard() ? -1 : 0;
 }
 
 /* ---- the probes ---- */
@@ -843,79 +646,56 @@ static const char *canary_url(const char *label, char *buf, size_t cap)
 static const char *const curl_targets[] = {"tcp4-loopback", "tcp6-loopback", "tcp4-machine",
                                            "tcp6-machine",  "tcp4-netns",    "tcp6-netns"};
 
-/* curl --noproxy '*': straight to each TCP canary, and to a public name. */
-static void test_curl_noproxy(void **state)
+/* The agent's command prefix (NULL-terminated), then "-g" (an IPv6 address in brackets is not a
+ * glob) and the URL of each TCP canary (curl_targets) there is, then a public name: curl fails
+ * each time (expect_curl_fails). */
+static void expect_curl_fails_everywhere(const char *const *prefix)
 {
+    const char *argv[SWORN_SBX_ARGS_MAX];
     char url[128];
+    size_t n = 0;
 
-    (void)state;
+    while (prefix[n] != NULL && n < SWORN_SBX_ARGS_MAX - 3) {
+        argv[n] = prefix[n];
+        n++;
+    }
     for (size_t i = 0; i < sizeof(curl_targets) / sizeof(curl_targets[0]); i++) {
         if (canary_url(curl_targets[i], url, sizeof(url)) == NULL)
             continue;
-        const char *argv[] = {"/usr/bin/curl", "-sS", "--max-time", "10", "-g",
-                              "--noproxy",     "*",   url,          NULL};
-
+        argv[n] = "-g";
+        argv[n + 1] = url;
+        argv[n + 2] = NULL;
         expect_curl_fails(argv);
     }
-    const char *named[] = {"/usr/bin/curl", "-sS", "--max-time",          "10",
-                           "--noproxy",     "*",   "http://example.com/", NULL};
+    argv[n] = "http://example.com/";
+    argv[n + 1] = NULL;
+    expect_curl_fails(argv);
+}
 
-    expect_curl_fails(named);
+/* curl --noproxy '*': straight to each TCP canary, and to a public name. */
+static void test_curl_noproxy(void **state)
+{
+    const char *const curl[] = {"/usr/bin/curl", "-sS", "--max-time", "10", "--noproxy", "*", NULL};
+
+    (void)state;
+    expect_curl_fails_everywhere(curl);
 }
 
 /* The proxy variables unset (env -u each), then curl to each canary and a public name. */
 static void test_unset_proxy_variables(void **state)
 {
-    char url[128];
+    const char *const curl[] = {"/usr/bin/env", "-u",
+                                "http_proxy",   "-u",
+                                "HTTP_PROXY",   "-u",
+                                "https_proxy",  "-u",
+                                "HTTPS_PROXY",  "-u",
+                                "all_proxy",    "-u",
+                                "ALL_PROXY",    "/usr/bin/curl",
+                                "-sS",          "--max-time",
+                                "10",           NULL};
 
     (void)state;
-    for (size_t i = 0; i < sizeof(curl_targets) / sizeof(curl_targets[0]); i++) {
-        if (canary_url(curl_targets[i], url, sizeof(url)) == NULL)
-            continue;
-        const char *argv[] = {"/usr/bin/env",
-                              "-u",
-                              "http_proxy",
-                              "-u",
-                              "HTTP_PROXY",
-                              "-u",
-                              "https_proxy",
-                              "-u",
-                              "HTTPS_PROXY",
-                              "-u",
-                              "all_proxy",
-                              "-u",
-                              "ALL_PROXY",
-                              "/usr/bin/curl",
-                              "-sS",
-                              "--max-time",
-                              "10",
-                              "-g",
-                              url,
-                              NULL};
-
-        expect_curl_fails(argv);
-    }
-    const char *named[] = {"/usr/bin/env",
-                           "-u",
-                           "http_proxy",
-                           "-u",
-                           "HTTP_PROXY",
-                           "-u",
-                           "https_proxy",
-                           "-u",
-                           "HTTPS_PROXY",
-                           "-u",
-                           "all_proxy",
-                           "-u",
-                           "ALL_PROXY",
-                           "/usr/bin/curl",
-                           "-sS",
-                           "--max-time",
-                           "10",
-                           "http://example.com/",
-                           NULL};
-
-    expect_curl_fails(named);
+    expect_curl_fails_everywhere(curl);
 }
 
 /* The control plane's Unix sockets (decisiond's decision and admin sockets, the proxy's hostlink
@@ -929,7 +709,7 @@ static void test_control_plane_sockets(void **state)
     expect_blocked("unix", stack.decision, NULL);
     expect_blocked("unix", stack.admin, NULL);
     expect_blocked("unix", stack.proxy_socket, NULL);
-    if (exists(metrics))
+    if (sworn_sbx_exists(metrics))
         expect_blocked("unix", metrics, NULL);
     expect_blocked("unix", canary.unix_path, NULL);
     expect_blocked("unix-abstract", canary.abstract, NULL);
@@ -946,10 +726,11 @@ static void test_read_secrets(void **state)
     snprintf(vault, sizeof(vault), "%s/vault.json", stack.dir);
     snprintf(ca_key, sizeof(ca_key), "%s/proxy-ca/ca.key", stack.dir);
     snprintf(dlog, sizeof(dlog), "%s/decisiond.log", stack.dir);
-    assert_true(exists(vault) && exists(ca_key) && exists(stack.log_db));
+    assert_true(sworn_sbx_exists(vault) && sworn_sbx_exists(ca_key) &&
+                sworn_sbx_exists(stack.log_db));
     expect_open_on_host("read", vault, NULL); /* the control: each is there to read */
     expect_blocked("read", vault, NULL);
-    assert_true(pin[0] != '\0' && exists(pin));
+    assert_true(pin[0] != '\0' && sworn_sbx_exists(pin));
     expect_blocked("read", pin, NULL);
     expect_blocked("read", ca_key, NULL);
     expect_blocked("read", stack.log_db, NULL);
@@ -980,7 +761,7 @@ static void test_write_tiles(void **state)
     expect_blocked("write", "/proc/sys/kernel/core_pattern", NULL);
     expect_blocked("write", "/proc/sysrq-trigger", NULL);
     expect_blocked("create", "/sys/fs/cgroup/sworn-probe", NULL);
-    assert_false(exists(tile));
+    assert_false(sworn_sbx_exists(tile));
 }
 
 /*
@@ -996,11 +777,11 @@ static void expect_control_plane_untouched(const char *attempt)
     struct proc targets[TARGETS_MAX], agent;
     size_t ndesc, nt = 0;
     char line[1024] = "";
-    static struct live l; /* static: the teardown may reach it after a failure */
+    static struct sworn_sbx_live l; /* static: the teardown may reach it after a failure */
     const char *verdict;
 
     live_start(&l, NULL, agent_argv);
-    assert_string_equal(live_line(&l), "READY");
+    assert_string_equal(sworn_sbx_live_line(&l), "READY");
     agent = find_agent(l.pid, desc, &ndesc);
     assert_int_equal(proc_read(l.pid, &targets[nt++]), 0);
     for (size_t i = 0; i < ndesc && nt < TARGETS_MAX - 4; i++)
@@ -1017,8 +798,8 @@ static void expect_control_plane_untouched(const char *attempt)
         snprintf(line + strlen(line), sizeof(line) - strlen(line), "%ld ", (long)targets[i].pid);
     printf("  %s targets (outside pids): %s\n", attempt, line);
     line[strlen(line) - 1] = '\n';
-    live_write(&l, line);
-    verdict = live_line(&l);
+    sworn_sbx_live_write(&l, line);
+    verdict = sworn_sbx_live_line(&l);
     if (strncmp(verdict, "BLOCKED ", 8) != 0)
         fail_msg("%s from the sandbox: %s", attempt, verdict);
     printf("  %s\n", verdict);
@@ -1026,7 +807,7 @@ static void expect_control_plane_untouched(const char *attempt)
         if (proc_gone(&targets[i]))
             fail_msg("%s (pid %ld) is gone after the %s probe", targets[i].comm,
                      (long)targets[i].pid, attempt);
-    assert_int_equal(live_end(&l), 0);
+    assert_int_equal(sworn_sbx_live_end(&l), 0);
     assert_false(sworn_stack_pid_gone(stack.proxy_pid));
     assert_false(sworn_stack_pid_gone(stack.decisiond_pid));
 }
@@ -1045,30 +826,6 @@ static void test_trace_control_plane(void **state)
 
 /* ---- the record ---- */
 
-/* The newest SandboxStarted entry named name in the log's tail: its index (fails when none). */
-static uint64_t started_index(const char *name, uint32_t *agent_uid)
-{
-    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, TAIL_COUNT);
-    uint64_t index = 0;
-    int found = 0;
-
-    for (size_t i = 0; i < r->tail->n_entries; i++) {
-        const Sworn__V1__Entry *e = r->tail->entries[i];
-
-        if (e->kind_case != SWORN__V1__ENTRY__KIND_SANDBOX_STARTED ||
-            strcmp(e->sandbox_started->name, name) != 0)
-            continue;
-        index = r->tail->first_index + i;
-        *agent_uid = e->sandbox_started->agent_uid;
-        assert_string_equal(e->sandbox_started->principal, PRINCIPAL);
-        found = 1;
-    }
-    sworn__v1__admin_response__free_unpacked(r, NULL);
-    if (!found)
-        fail_msg("no SandboxStarted entry named %s among the newest %d entries", name, TAIL_COUNT);
-    return index;
-}
-
 /*
  * The sandbox named name is in the log's tail: its SandboxStarted entry (the configured principal),
  * then exactly one decision on path with effect, which names the sandbox (Principal.sandbox,
@@ -1079,8 +836,8 @@ static uint64_t started_index(const char *name, uint32_t *agent_uid)
 static void expect_recorded(const char *name, const char *path, Sworn__V1__Effect effect)
 {
     uint32_t uid = 0;
-    uint64_t start = started_index(name, &uid), end = 0;
-    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, TAIL_COUNT);
+    uint64_t start = sworn_sbx_started(&stack, name, PRINCIPAL, &uid), end = 0;
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
     int decisions = 0;
 
     for (size_t i = 0; i < r->tail->n_entries; i++) {
@@ -1100,12 +857,9 @@ static void expect_recorded(const char *name, const char *path, Sworn__V1__Effec
     assert_true(start >= r->tail->first_index);
     for (uint64_t index = start + 1; index < end; index++) {
         const Sworn__V1__Entry *e = r->tail->entries[index - r->tail->first_index];
-        const Sworn__V1__AuthorizationRequest *q;
+        const Sworn__V1__AuthorizationRequest *q = sworn_stack_decision_on(e, path);
 
-        if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION)
-            continue;
-        q = e->decision->request;
-        if (q->resource == NULL || strcmp(q->resource->path, path) != 0)
+        if (q == NULL)
             continue;
         assert_non_null(q->principal);
         assert_string_equal(q->principal->id, PRINCIPAL);
@@ -1200,7 +954,7 @@ static void test_forged_hello(void **state)
     Sworn__V1__HostlinkHello hello = SWORN__V1__HOSTLINK_HELLO__INIT;
     Sworn__V1__AdminResponse *tail;
     struct sworn_test_run r = {0};
-    char *work = work_new(), *path, script[1024];
+    char *work = sworn_sbx_work_new("work"), *path, script[1024];
     uint8_t *frame;
     size_t len;
 
@@ -1234,7 +988,7 @@ static void test_forged_hello(void **state)
         fail_msg("a request behind a forged hello was served:\n%s", r.out);
     printf("  the proxy answered: %.*s\n", (int)strcspn(r.out, "\r\n"), r.out);
     sworn_test_run_free(&r);
-    tail = sworn_stack_tail(&stack, TAIL_COUNT);
+    tail = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
     for (size_t i = 0; i < tail->tail->n_entries; i++) {
         const Sworn__V1__Entry *e = tail->tail->entries[i];
         const Sworn__V1__Principal *p;
@@ -1293,42 +1047,17 @@ static void test_leaked_descriptor(void **state)
  * TIOCSTI would type into the shell that started sworn-run (CVE-2017-5226). */
 static void test_terminal_injection(void **state)
 {
-    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), out[2], status;
-    const char *argv[ARGS_MAX], *agent[] = {"./sworn-probe", "tiocsti", NULL};
-    char *work = work_new(), buf[512] = "";
-    pid_t pid;
-    ssize_t n;
+    const char *argv[SWORN_SBX_ARGS_MAX], *agent[] = {"./sworn-probe", "tiocsti", NULL};
+    char *work = sworn_sbx_work_new("work");
+    struct sworn_sbx_pty_run pr;
 
     (void)state;
-    assert_true(master >= 0);
-    assert_int_equal(grantpt(master), 0);
-    assert_int_equal(unlockpt(master), 0);
-    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
     run_argv(argv, work, NULL, agent);
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int slave;
-
-        /* A session of its own whose controlling terminal is the pty, as a shell's is. */
-        if (setsid() < 0 || (slave = open(ptsname(master), O_RDWR)) < 0 ||
-            ioctl(slave, TIOCSCTTY, 0) != 0 || dup2(slave, 0) < 0 || dup2(out[1], 1) < 0)
-            _exit(126);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(out[1]);
-    n = read(out[0], buf, sizeof(buf) - 1);
-    close(out[0]);
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    close(master);
-    expect_work_gone(work);
-    buf[n > 0 ? n : 0] = '\0';
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strncmp(buf, "BLOCKED ", 8) != 0)
-        fail_msg("tiocsti from the sandbox: status 0x%x, %s", (unsigned)status, buf);
-    printf("  %s", buf);
+    sworn_sbx_run_under_pty(argv, &pr);
+    sworn_sbx_expect_work_gone(work);
+    if (pr.status != 0 || strncmp(pr.out, "BLOCKED ", 8) != 0)
+        fail_msg("tiocsti from the sandbox: status %d, %s", pr.status, pr.out);
+    printf("  %s", pr.out);
 }
 
 /* ---- what the seccomp filter and the dropped capabilities refuse ---- */
@@ -1389,12 +1118,12 @@ static void test_nothing_left(void **state)
     struct proc agent;
     size_t ndesc, nall;
     char path[64], status[4096], sandboxes[600], agent_pidns[64], agent_userns[64];
-    static struct live l; /* static: the teardown may reach it after a failure */
+    static struct sworn_sbx_live l; /* static: the teardown may reach it after a failure */
     const char *line;
 
     (void)state;
     live_start(&l, "probe-hold", agent_argv);
-    line = live_line(&l);
+    line = sworn_sbx_live_line(&l);
     if (strncmp(line, "HOLD ", 5) != 0 || strstr(line, " uid=1000") == NULL)
         fail_msg("the agent says: %s (expected uid 1000 inside)", line);
     agent = find_agent(l.pid, desc, &ndesc);
@@ -1404,8 +1133,8 @@ static void test_nothing_left(void **state)
     for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
         if (same_ns(agent.pid, getpid(), ns[i]))
             fail_msg("the agent shares the %s namespace of the host", ns[i]);
-    ns_name(agent.pid, "pid", agent_pidns, sizeof(agent_pidns));
-    ns_name(agent.pid, "user", agent_userns, sizeof(agent_userns));
+    sworn_sbx_ns_name(agent.pid, "pid", agent_pidns, sizeof(agent_pidns));
+    sworn_sbx_ns_name(agent.pid, "user", agent_userns, sizeof(agent_userns));
     assert_true(agent_pidns[0] != '\0' && agent_userns[0] != '\0');
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)agent.pid);
     assert_int_equal(sworn_test_read_proc(path, status, sizeof(status)), 0);
@@ -1417,7 +1146,7 @@ static void test_nothing_left(void **state)
         fail_msg("the agent's status (no_new_privs, no capabilities, a seccomp filter):\n%s",
                  status);
 
-    assert_int_equal(live_end(&l), 0);
+    assert_int_equal(sworn_sbx_live_end(&l), 0);
     for (size_t i = 0; i < ndesc; i++)
         if (!proc_gone(&desc[i]))
             fail_msg("%s (pid %ld, uid %lu) of the sandbox still runs after it ended", desc[i].comm,
@@ -1431,8 +1160,8 @@ static void test_nothing_left(void **state)
 
         if (all[i].uid != agent.uid && all[i].euid != agent.uid)
             continue;
-        ns_name(all[i].pid, "pid", pidns, sizeof(pidns));
-        ns_name(all[i].pid, "user", userns, sizeof(userns));
+        sworn_sbx_ns_name(all[i].pid, "pid", pidns, sizeof(pidns));
+        sworn_sbx_ns_name(all[i].pid, "user", userns, sizeof(userns));
         if (strcmp(pidns, agent_pidns) == 0 || strcmp(userns, agent_userns) == 0)
             fail_msg("%s (pid %ld, uid %lu) of the sandbox's namespaces runs after it ended",
                      all[i].comm, (long)all[i].pid, (unsigned long)agent.uid);
@@ -1477,17 +1206,9 @@ int main(void)
     };
 #undef PROBE
 
-    if (geteuid() != 0) {
-        fprintf(stderr, "test_sandbox_probes: not root: the sandbox, the veth namespace and the "
-                        "canaries need root; skipped\n");
+    if (!sworn_sbx_can_run("test_sandbox_probes",
+                           "the sandbox, the veth namespace and the canaries need root"))
         return 77;
-    }
-    run_bin = getenv("SWORN_RUN_BIN");
-    probe_bin = sworn_test_bin("SWORN_PROBE_BIN");
-    if (run_bin == NULL || run_bin[0] == '\0') {
-        fprintf(stderr, "test_sandbox_probes: sworn-run is not built (SWORN_RUN_BIN is empty): "
-                        "nothing to probe; skipped\n");
-        return 77;
-    }
+    probe_bin = sworn_sbx_probe_bin();
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
