@@ -10,8 +10,9 @@
  *   OPEN <what> [detail]   exit 3: the attempt got through (a connection, an answer, a byte, a
  *                          descriptor, a signal delivered, a kernel object created)
  * and exit 2 with a message on standard error for a usage error. (kill and ptrace with "-" print
- * a "READY" line before it; hold prints a "HOLD" line and no verdict; conns and deep are not
- * attempts either: they print "CONNS ..." and "DEEP N" lines for test_sandbox_attacks to judge.)
+ * a "READY" line before it; hold prints a "HOLD" line and no verdict; conns, deep and exchange
+ * are not attempts either: they print "CONNS ...", "DEEP N" and "EXCHANG..." lines for
+ * test_sandbox_attacks to judge.)
  * <what> is one word (no spaces): the attempt and its target, e.g. "tcp4:192.0.2.1:80".
  *
  * Names used for why besides errno names:
@@ -1143,6 +1144,126 @@ static int probe_memfd_secret(void)
     return open_("memfd_secret", NULL);
 }
 
+/* tcooff: stop the output of the terminal on 0 (tcflow TCOOFF: the TCXONC ioctl) and leave it
+ * stopped: every later write to it blocks, sworn-run's own at the end included. Stopped is OPEN
+ * (run it on a terminal of its own: sworn_sbx_run_under_pty's). */
+static int probe_tcooff(void)
+{
+    if (!isatty(STDIN_FILENO))
+        return blocked_why("tcooff", "NONE");
+    if (tcflow(STDIN_FILENO, TCOOFF) != 0)
+        return blocked("tcooff", errno);
+    return open_("tcooff", NULL);
+}
+
+/* tiocexcl: put the terminal on 0 in exclusive mode (TIOCEXCL: every later open of it but root's
+ * fails with EBUSY, the terminal's owner's included) and leave it so; set is OPEN. */
+static int probe_tiocexcl(void)
+{
+    if (!isatty(STDIN_FILENO))
+        return blocked_why("tiocexcl", "NONE");
+    if (ioctl(STDIN_FILENO, TIOCEXCL) != 0)
+        return blocked("tiocexcl", errno);
+    return open_("tiocexcl", NULL);
+}
+
+/* winsz ROWS COLS: set the window size of the terminal on 0 (TIOCSWINSZ) and leave it so; set is
+ * OPEN (what a run leaves on its caller's terminal is the test's to judge). */
+static int probe_winsz(const char *rows, const char *cols)
+{
+    char what[64], *end_r, *end_c;
+    long r = strtol(rows, &end_r, 10), c = strtol(cols, &end_c, 10);
+    struct winsize ws = {0};
+
+    if (*end_r != '\0' || *end_c != '\0' || r < 0 || r > 65535 || c < 0 || c > 65535)
+        return usage("winsz ROWS COLS (0..65535)");
+    snprintf(what, sizeof(what), "winsz:%ld:%ld", r, c);
+    if (!isatty(STDIN_FILENO))
+        return blocked_why(what, "NONE");
+    ws.ws_row = (unsigned short)r;
+    ws.ws_col = (unsigned short)c;
+    if (ioctl(STDIN_FILENO, TIOCSWINSZ, &ws) != 0)
+        return blocked(what, errno);
+    return open_(what, NULL);
+}
+
+/* A number of 0..max for family, socketpair and exchange; -1 when it is not one. */
+static long number_arg(const char *text, long max)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+
+    return end == text || *end != '\0' || v < 0 || v > max ? -1 : v;
+}
+
+/* family N TYPE PROTO: socket(N, TYPE, PROTO), all three numbers; the socket is OPEN. */
+static int probe_family(const char *family, const char *type, const char *proto)
+{
+    long f = number_arg(family, 255), t = number_arg(type, 15), p = number_arg(proto, 65535);
+    char what[64];
+
+    if (f < 0 || t < 0 || p < 0)
+        return usage("family N TYPE PROTO (0..255, 0..15, 0..65535)");
+    snprintf(what, sizeof(what), "family:%ld:%ld:%ld", f, t, p);
+    return probe_socket(what, (int)f, (int)t, (int)p);
+}
+
+/* socketpair N TYPE PROTO: socketpair(N, TYPE, PROTO); the pair is OPEN. */
+static int probe_socketpair(const char *family, const char *type, const char *proto)
+{
+    long f = number_arg(family, 255), t = number_arg(type, 15), p = number_arg(proto, 65535);
+    char what[64];
+    int sv[2];
+
+    if (f < 0 || t < 0 || p < 0)
+        return usage("socketpair N TYPE PROTO (0..255, 0..15, 0..65535)");
+    snprintf(what, sizeof(what), "socketpair:%ld:%ld:%ld", f, t, p);
+    if (socketpair((int)f, (int)t | SOCK_CLOEXEC, (int)p, sv) != 0)
+        return blocked(what, errno);
+    close(sv[0]);
+    close(sv[1]);
+    return open_(what, "pair");
+}
+
+/*
+ * exchange A B MS: not an attempt (the other local user of test_sandbox_attacks, outside any
+ * sandbox). Swap the entries A and B of one folder (renameat2 RENAME_EXCHANGE: a folder and a
+ * symbolic link trade places, atomically) as fast as it can, for MS milliseconds or until
+ * standard input ends, whichever is first. Prints "EXCHANGING" once the first swap is done and
+ * "EXCHANGED N" at the end (N swaps, so the test knows which way round they are left); exit 0,
+ * or 1 with a message when a swap fails.
+ */
+static int probe_exchange(const char *a, const char *b, const char *ms_text)
+{
+    long ms = number_arg(ms_text, 600000), n = 0, deadline;
+    struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+
+    if (ms < 1)
+        return usage("exchange A B MS (1..600000)");
+    deadline = now_ms() + ms;
+    for (;;) {
+        if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0) {
+            fprintf(stderr, "sworn-probe exchange %s %s: %s\n", a, b, strerror(errno));
+            return 1;
+        }
+        if (++n == 1) {
+            printf("EXCHANGING\n");
+            fflush(stdout);
+        }
+        /* Now and then: the deadline, and standard input's end (a read of 0 bytes). */
+        if (n % 256 == 0) {
+            char buf[64];
+
+            if (now_ms() >= deadline)
+                break;
+            if (poll(&in, 1, 0) > 0 && read(STDIN_FILENO, buf, sizeof(buf)) <= 0)
+                break;
+        }
+    }
+    printf("EXCHANGED %ld\n", n);
+    return 0;
+}
+
 /* hold: not an attempt. Print "HOLD pid=P uid=U", then wait until standard input ends, so that a
  * test can look at the running sandbox from outside. Exit 0. */
 static int probe_hold(void)
@@ -1248,6 +1369,18 @@ int main(int argc, char **argv)
         rc = probe_modify_ldt();
     else if (strcmp(cmd, "memfd_secret") == 0 && argc == 0)
         rc = probe_memfd_secret();
+    else if (strcmp(cmd, "tcooff") == 0 && argc == 0)
+        rc = probe_tcooff();
+    else if (strcmp(cmd, "tiocexcl") == 0 && argc == 0)
+        rc = probe_tiocexcl();
+    else if (strcmp(cmd, "winsz") == 0 && argc == 2)
+        rc = probe_winsz(argv[0], argv[1]);
+    else if (strcmp(cmd, "family") == 0 && argc == 3)
+        rc = probe_family(argv[0], argv[1], argv[2]);
+    else if (strcmp(cmd, "socketpair") == 0 && argc == 3)
+        rc = probe_socketpair(argv[0], argv[1], argv[2]);
+    else if (strcmp(cmd, "exchange") == 0 && argc == 3)
+        rc = probe_exchange(argv[0], argv[1], argv[2]);
     else if (strcmp(cmd, "hold") == 0 && argc == 0)
         rc = probe_hold();
     else

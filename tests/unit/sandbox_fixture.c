@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -346,9 +347,23 @@ int sworn_sbx_live_end(struct sworn_sbx_live *l)
 
 /* ---- a sandbox under a terminal ---- */
 
-void sworn_sbx_run_under_pty(const char *const *argv, struct sworn_sbx_pty_run *pr)
+/* How long a pty run has left of its bound (ms, at least 0). */
+static int pty_left(long long deadline)
 {
-    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave, out[2];
+    struct timespec ts;
+    long long now;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return deadline > now ? (int)(deadline - now) : 0;
+}
+
+void sworn_sbx_run_under_pty_within(const char *const *argv, int ms, struct sworn_sbx_pty_run *pr)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), slave, out[2], pidfd, excl = 0;
+    struct winsize ws = {.ws_row = SWORN_SBX_PTY_ROWS, .ws_col = SWORN_SBX_PTY_COLS};
+    struct timespec ts;
+    long long deadline;
     size_t have = 0;
     pid_t pid;
     char *name;
@@ -364,9 +379,13 @@ void sworn_sbx_run_under_pty(const char *const *argv, struct sworn_sbx_pty_run *
     assert_int_equal(tcgetattr(slave, &pr->before), 0);
     pr->before.c_lflag |= ECHO | ICANON;
     assert_int_equal(tcsetattr(slave, TCSANOW, &pr->before), 0);
+    assert_int_equal(ioctl(slave, TIOCSWINSZ, &ws), 0);
+    assert_int_equal(ioctl(slave, TIOCGWINSZ, &pr->ws_before), 0);
     assert_int_equal(pipe2(out, O_CLOEXEC), 0);
     fflush(stdout);
     fflush(stderr);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    deadline = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + ms;
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -379,9 +398,17 @@ void sworn_sbx_run_under_pty(const char *const *argv, struct sworn_sbx_pty_run *
         _exit(127);
     }
     close(out[1]);
+    /* Its output to its end, within the bound (a command that hangs holds the pipe open). */
     for (;;) {
-        ssize_t n = read(out[0], pr->out + have, sizeof(pr->out) - 1 - have);
+        struct pollfd p = {.fd = out[0], .events = POLLIN};
+        int r = poll(&p, 1, pty_left(deadline));
+        ssize_t n;
 
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n = read(out[0], pr->out + have, sizeof(pr->out) - 1 - have);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -392,10 +419,41 @@ void sworn_sbx_run_under_pty(const char *const *argv, struct sworn_sbx_pty_run *
     }
     pr->out[have] = '\0';
     close(out[0]);
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    assert_true(pidfd >= 0);
+    {
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+
+        while (poll(&p, 1, pty_left(deadline)) < 0 && errno == EINTR)
+            ;
+        if (p.revents == 0) {
+            kill(pid, SIGKILL);
+            pr->killed = 1;
+        }
+    }
+    close(pidfd);
     pr->status = sworn_sbx_reap(pid);
+    if (pr->killed)
+        pr->status = -1;
     assert_int_equal(tcgetattr(slave, &pr->after), 0);
+    assert_int_equal(ioctl(slave, TIOCGWINSZ, &pr->ws_after), 0);
+    assert_int_equal(ioctl(slave, TIOCGEXCL, &excl), 0);
+    pr->excl_after = excl != 0;
+    /* One byte, without waiting: a terminal whose output is stopped takes none (EAGAIN). Output
+     * goes to the master, which nobody reads: a few bytes fit. */
+    {
+        int flags = fcntl(slave, F_GETFL);
+
+        assert_true(flags >= 0 && fcntl(slave, F_SETFL, flags | O_NONBLOCK) == 0);
+        pr->writes_after = write(slave, "\n", 1) == 1;
+    }
     close(slave);
     close(master);
+}
+
+void sworn_sbx_run_under_pty(const char *const *argv, struct sworn_sbx_pty_run *pr)
+{
+    sworn_sbx_run_under_pty_within(argv, SWORN_SBX_RUN_MS, pr);
 }
 
 /* ---- the record ---- */

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 
 #include "sworn.pb-c.h"
@@ -137,20 +138,36 @@ void sworn_sbx_live_abort_all(void);
 
 /* ---- a sandbox under a terminal ---- */
 
+/* The window size a terminal of sworn_sbx_run_under_pty starts with (not the kernel's 0 x 0, so
+ * that a size left changed shows). */
+#define SWORN_SBX_PTY_ROWS 37
+#define SWORN_SBX_PTY_COLS 91
+
 /* What sworn_sbx_run_under_pty saw. */
 struct sworn_sbx_pty_run {
-    int status;                  /* the exit status (128 + a signal) */
+    int status;                  /* the exit status (128 + a signal); -1 when it was killed */
+    int killed;                  /* 1: it did not end within the bound and was killed (SIGKILL) */
     char out[SWORN_SBX_OUT_MAX]; /* the standard output (a pipe), NUL-terminated */
     struct termios before;       /* the terminal's settings when the command started */
     struct termios after;        /* and once it ended */
+    struct winsize ws_before;    /* its window size when the command started */
+    struct winsize ws_after;     /* and once it ended */
+    int excl_after;              /* 1: in exclusive mode (TIOCEXCL) once it ended */
+    int writes_after;            /* 1: once it ended, a byte written to the terminal went through
+                                    at once (its output was not stopped, TCOOFF) */
 };
 
 /*
  * Run argv (a whole command line) in a session of its own whose controlling terminal is a new
  * pseudo-terminal, as a shell's is: standard input and error are the terminal, standard output is
- * a pipe read to its end. The terminal starts with echo and canonical input on.
+ * a pipe read to its end. The terminal starts with echo and canonical input on and a window of
+ * SWORN_SBX_PTY_ROWS x SWORN_SBX_PTY_COLS. The command gets SWORN_SBX_RUN_MS: then it is killed
+ * (pr->killed) and pr->status is -1.
  */
 void sworn_sbx_run_under_pty(const char *const *argv, struct sworn_sbx_pty_run *pr);
+
+/* sworn_sbx_run_under_pty with a bound of ms milliseconds. */
+void sworn_sbx_run_under_pty_within(const char *const *argv, int ms, struct sworn_sbx_pty_run *pr);
 
 /* ---- the record ---- */
 

@@ -30,6 +30,29 @@
  *   -  test_hello_uid_mismatch          a hello naming a running sandbox with another agent uid
  *                                       than its start entry's is a recorded deny
  *
+ * and the second round's (docs/threat-model.md, "Second round"):
+ *
+ *   1  test_r2_work_race                another local user swaps a folder of the --work path with
+ *                                       a link to the stack's folder, 60 runs long: the stack's
+ *                                       proxy and CA folders are never /work, never changed; each
+ *                                       run is refused (125) or runs in the user's folder
+ *   2  test_r2_work_refused_by_identity a bind mount of a refused folder, any folder in the
+ *                                       --stack folder, /var/lib/sworn and /var/log/sworn are
+ *                                       refused; a folder with files needs --keep (untouched
+ *                                       without); an empty one is removed at the end
+ *   3  test_r2_terminal_flow            under a terminal, TCXONC and TIOCEXCL fail with EPERM; the
+ *                                       window size is given back, output flows, the end is
+ *                                       recorded
+ *   4  test_r2_start_answered_late      with decisiond's engine stopped, sworn-run --timeout 2
+ *                                       exits 125 with no agent run; once it goes on, every start
+ *                                       in the log has its end (FAILED)
+ *   5  test_r2_keep_gives_back_agent_files  --keep gives the folder's owner what the agent made,
+ *                                       and leaves root's 0600 file root's
+ *   6  test_r2_uids_outside_subuid      an agent uid is never in an /etc/subuid range; the default
+ *                                       range starts at 1000000000
+ *   8  test_r2_socket_families          socket families but AF_UNIX, AF_INET, AF_INET6 and route
+ *                                       netlink fail with EPERM; socketpair is AF_UNIX's only
+ *
  * The agent is the shell or tests/sandbox/sworn-probe (copied into each work folder). Waits are
  * for events: sworn-run's exit, a line the agent prints, a file; never a sleep. Needs root and
  * sworn-run (SWORN_RUN_BIN): without either it exits 77 (skipped) and says why.
@@ -37,6 +60,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <libgen.h>
 #include <poll.h>
@@ -48,6 +72,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -186,10 +211,13 @@ static int group_teardown(void **state)
     return rc;
 }
 
+static void r2_undo(void); /* the second round's changes to the host, undone */
+
 static int each_teardown(void **state)
 {
     (void)state;
     sworn_sbx_live_abort_all();
+    r2_undo();
     made_drop_all();
     return 0;
 }
@@ -808,6 +836,773 @@ static void test_hello_uid_mismatch(void **state)
     assert_null(strstr(status, " 200 "));
 }
 
+/* ==== the second round ==== */
+
+/* What a second-round test changed on the host, undone by each_teardown when a failure left it:
+ * a stopped engine (SIGCONT), a bind mount (unmounted), folders made in /var (removed when
+ * empty), /etc/subuid (its old text back, or removed when the test made it). */
+static pid_t r2_stopped_engine;
+static char r2_bound[2][600];
+static char r2_made_system[2][64];
+static int r2_subuid_changed, r2_subuid_existed;
+static char *r2_subuid_text;
+static size_t r2_subuid_len;
+
+#define R2_SUBUID "/etc/subuid"
+
+static void r2_subuid_restore(void)
+{
+    if (!r2_subuid_changed)
+        return;
+    r2_subuid_changed = 0;
+    if (r2_subuid_existed) {
+        sworn_test_write_file(R2_SUBUID ".sworn-test", r2_subuid_text, r2_subuid_len, 0644);
+        if (rename(R2_SUBUID ".sworn-test", R2_SUBUID) != 0)
+            fprintf(stderr, "restoring %s: %s\n", R2_SUBUID, strerror(errno));
+    } else if (unlink(R2_SUBUID) != 0) {
+        fprintf(stderr, "removing %s: %s\n", R2_SUBUID, strerror(errno));
+    }
+    free(r2_subuid_text);
+    r2_subuid_text = NULL;
+}
+
+static void r2_undo(void)
+{
+    if (r2_stopped_engine > 0) {
+        (void)kill(r2_stopped_engine, SIGCONT);
+        r2_stopped_engine = 0;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        if (r2_bound[i][0] != '\0' && umount2(r2_bound[i], MNT_DETACH) != 0)
+            fprintf(stderr, "umount %s: %s\n", r2_bound[i], strerror(errno));
+        r2_bound[i][0] = '\0';
+        if (r2_made_system[i][0] != '\0' && rmdir(r2_made_system[i]) != 0)
+            fprintf(stderr, "rmdir %s: %s\n", r2_made_system[i], strerror(errno));
+        r2_made_system[i][0] = '\0';
+    }
+    r2_subuid_restore();
+}
+
+/* The newest SandboxStarted entry named name among the newest SWORN_SBX_TAIL entries: 1 and its
+ * index, or 0 when there is none (sworn_sbx_started fails the test instead). */
+static int r2_started_opt(const char *name, uint64_t *index)
+{
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
+    int found = 0;
+
+    for (size_t i = 0; i < r->tail->n_entries; i++) {
+        const Sworn__V1__Entry *e = r->tail->entries[i];
+
+        if (e->kind_case == SWORN__V1__ENTRY__KIND_SANDBOX_STARTED &&
+            strcmp(e->sandbox_started->name, name) == 0) {
+            *index = r->tail->first_index + i;
+            found = 1;
+        }
+    }
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return found;
+}
+
+/* How many SandboxStarted entries at index from or after, among the newest SWORN_SBX_TAIL, have
+ * no SandboxEnded there (each printed). */
+static int r2_starts_without_end(uint64_t from)
+{
+    Sworn__V1__AdminResponse *r = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
+    int open_starts = 0;
+
+    for (size_t i = 0; i < r->tail->n_entries; i++) {
+        const Sworn__V1__Entry *e = r->tail->entries[i];
+        uint64_t index = r->tail->first_index + i;
+        int ends = 0;
+
+        if (e->kind_case != SWORN__V1__ENTRY__KIND_SANDBOX_STARTED || index < from)
+            continue;
+        for (size_t j = i + 1; j < r->tail->n_entries; j++)
+            if (r->tail->entries[j]->kind_case == SWORN__V1__ENTRY__KIND_SANDBOX_ENDED &&
+                r->tail->entries[j]->sandbox_ended->start_index == index)
+                ends++;
+        if (ends == 0) {
+            printf("  SandboxStarted %llu (%s) has no SandboxEnded\n", (unsigned long long)index,
+                   e->sandbox_started->name);
+            open_starts++;
+        }
+    }
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return open_starts;
+}
+
+/* A folder owned by nobody (65534), mode 0755. */
+static void r2_mkdir_nobody(const char *path)
+{
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(chown(path, 65534, 65534), 0);
+}
+
+/* ---- round 2, 1: a race on --work ---- */
+
+#define R2_RACE_RUNS 60
+#define R2_RACE_MS "120000" /* the swapper's own bound */
+#define R2_REAL_MARKER "r2-real-folder"
+
+/* lstat path: fails the test when it is gone. */
+static void r2_lstat(const char *path, struct stat *st)
+{
+    if (lstat(path, st) != 0)
+        fail_msg("%s: %s (removed?)", path, strerror(errno));
+}
+
+/* Same owner, mode and change time: never chowned, chmodded, or changed in what it holds. */
+static void r2_expect_unchanged(const char *path, const struct stat *before)
+{
+    struct stat after;
+
+    r2_lstat(path, &after);
+    if (after.st_uid != before->st_uid || after.st_gid != before->st_gid ||
+        after.st_mode != before->st_mode || after.st_ctim.tv_sec != before->st_ctim.tv_sec ||
+        after.st_ctim.tv_nsec != before->st_ctim.tv_nsec)
+        fail_msg("%s changed: uid %u gid %u mode %o (before %u %u %o), change time %lld.%09ld "
+                 "(before %lld.%09ld)",
+                 path, (unsigned)after.st_uid, (unsigned)after.st_gid, (unsigned)after.st_mode,
+                 (unsigned)before->st_uid, (unsigned)before->st_gid, (unsigned)before->st_mode,
+                 (long long)after.st_ctim.tv_sec, after.st_ctim.tv_nsec,
+                 (long long)before->st_ctim.tv_sec, before->st_ctim.tv_nsec);
+}
+
+static void test_r2_work_race(void **state)
+{
+    static const char *const targets[] = {"proxy", "proxy-ca"};
+    static struct sworn_sbx_live swapper;
+    char *top = tmpdir_made("attack-r2-race");
+    char d[700], s[700], probe[700], real[2][760], stack_folder[2][700], marker[1600];
+    const char *argv[SWORN_SBX_ARGS_MAX];
+    struct stat before[2], st;
+    int ran = 0, refused = 0, failed_starts = 0;
+
+    (void)state;
+    /* The other local user's folders: top (its own), d (a folder holding the user's two work
+     * folders, named as the stack's), s (a link to the stack's folder). Swapping d and s makes
+     * TOP/d/proxy the stack's proxy folder, then the user's again. */
+    assert_int_equal(chown(top, 65534, 65534), 0);
+    assert_int_equal(chmod(top, 0755), 0);
+    snprintf(d, sizeof(d), "%s/d", top);
+    snprintf(s, sizeof(s), "%s/s", top);
+    snprintf(probe, sizeof(probe), "%s/sworn-probe", top);
+    r2_mkdir_nobody(d);
+    assert_int_equal(symlink(stack.dir, s), 0);
+    assert_int_equal(lchown(s, 65534, 65534), 0);
+    {
+        size_t len;
+        char *bin = sworn_test_read_file(probe_bin, &len);
+
+        sworn_test_write_file(probe, bin, len, 0755);
+        free(bin);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(real[i], sizeof(real[i]), "%s/%s", d, targets[i]);
+        r2_mkdir_nobody(real[i]);
+        snprintf(marker, sizeof(marker), "%s/" R2_REAL_MARKER, real[i]);
+        sworn_test_write_file(marker, "mine\n", 5, 0644);
+        assert_int_equal(chown(marker, 65534, 65534), 0);
+        snprintf(stack_folder[i], sizeof(stack_folder[i]), "%s/%s", stack.dir, targets[i]);
+        r2_lstat(stack_folder[i], &before[i]);
+    }
+    {
+        const char *swap[] = {"/usr/bin/setpriv",
+                              "--reuid=65534",
+                              "--regid=65534",
+                              "--clear-groups",
+                              "--",
+                              probe,
+                              "exchange",
+                              d,
+                              s,
+                              R2_RACE_MS,
+                              NULL};
+
+        sworn_sbx_live_start(&swapper, swap);
+        if (strcmp(sworn_sbx_live_line(&swapper), "EXCHANGING") != 0)
+            fail_msg("the swapper did not start swapping");
+    }
+    for (int i = 0; i < R2_RACE_RUNS; i++) {
+        char name[64];
+        const char *options[] = {"--work", real[i % 2], "--keep", "--name", name, NULL};
+        const char *agent[] = {"/bin/ls", "-A", "/work", NULL};
+        struct sworn_test_run r = {0};
+        uint64_t start;
+
+        snprintf(name, sizeof(name), "attack-r2-race-%d", i);
+        sworn_sbx_argv(argv, stack.dir, options, agent);
+        sworn_test_run(argv, NULL, &r);
+        if (r.status == 0) {
+            /* It ran: in the user's folder, never the stack's. */
+            if (strcmp(r.out, R2_REAL_MARKER "\n") != 0)
+                fail_msg("run %d (--work %s): /work held\n%s(expected " R2_REAL_MARKER
+                         " alone: the user's own folder)",
+                         i, real[i % 2], r.out);
+            ran++;
+        } else if (r.status == 125) {
+            /* Refused: nothing started, or a start ended FAILED; no agent listed anything. */
+            if (r.out[0] != '\0')
+                fail_msg("run %d refused (125), yet the agent printed:\n%s", i, r.out);
+            if (r2_started_opt(name, &start)) {
+                Sworn__V1__SandboxEndReason reason;
+                uint32_t code;
+
+                ended(start, &reason, &code);
+                if (reason != SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED)
+                    fail_msg("run %d: 125, but its start ended with reason %d, not FAILED", i,
+                             (int)reason);
+                failed_starts++;
+            }
+            refused++;
+        } else {
+            fail_msg("run %d (--work %s): status %d (expected 0 in the user's folder, or 125)\n"
+                     "stdout:\n%s\nstderr:\n%s",
+                     i, real[i % 2], r.status, r.out, r.err);
+        }
+        sworn_test_run_free(&r);
+    }
+    assert_int_equal(sworn_sbx_live_end(&swapper), 0);
+    /* d back in its place (an odd number of swaps leaves the link there). */
+    r2_lstat(d, &st);
+    if (S_ISLNK(st.st_mode))
+        assert_int_equal(renameat2(AT_FDCWD, d, AT_FDCWD, s, RENAME_EXCHANGE), 0);
+    printf("  %d runs with the folder swapped: %d ran in the user's folder, %d refused (%d of "
+           "them a start ended FAILED)\n",
+           R2_RACE_RUNS, ran, refused, failed_starts);
+    /* The stack's folders: there, never chowned (their change time too), and what they hold. */
+    for (size_t i = 0; i < 2; i++)
+        r2_expect_unchanged(stack_folder[i], &before[i]);
+    r2_lstat(stack.proxy_socket, &st);
+    snprintf(marker, sizeof(marker), "%s/ca.key", stack_folder[1]);
+    r2_lstat(marker, &st);
+    assert_int_equal(st.st_uid, 0);
+    free(top); /* removed by the teardown */
+}
+
+/* ---- round 2, 2: --work refused by what it is ---- */
+
+/* Whether a run's agent made /work/agent-ran in work. */
+static int r2_agent_ran(const char *work)
+{
+    char *ran = sworn_test_path(work, "agent-ran");
+    int yes = sworn_sbx_exists(ran);
+
+    free(ran);
+    return yes;
+}
+
+static void test_r2_work_refused_by_identity(void **state)
+{
+    static const char *const aliased[] = {"proxy", "proxy-ca"};
+    static const char *const system_state[] = {"/var/lib/sworn", "/var/log/sworn"};
+    const char *agent[] = {"/bin/sh", "-c", "touch /work/agent-ran", NULL};
+    struct sworn_test_run r = {0};
+    char path[700];
+
+    (void)state;
+    /* A bind mount of the stack's proxy and proxy CA folders elsewhere: the same folders. */
+    for (size_t i = 0; i < 2; i++) {
+        char *alias = tmpdir_made("attack-r2-alias");
+
+        snprintf(path, sizeof(path), "%s/%s", stack.dir, aliased[i]);
+        assert_int_equal(mount(path, alias, NULL, MS_BIND, NULL), 0);
+        snprintf(r2_bound[0], sizeof(r2_bound[0]), "%s", alias);
+        expect_work_refused(alias);
+        assert_int_equal(umount2(alias, 0), 0);
+        r2_bound[0][0] = '\0';
+        free(alias);
+    }
+    /* With --stack DIR, every folder in DIR: the tiles, and one made there now. */
+    snprintf(path, sizeof(path), "%s/tiles", stack.dir);
+    expect_work_refused(path);
+    snprintf(path, sizeof(path), "%s/attack-r2-mine", stack.dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    expect_work_refused(path);
+    assert_int_equal(rmdir(path), 0);
+    /* A deployment's state and logs. */
+    for (size_t i = 0; i < 2; i++) {
+        if (mkdir(system_state[i], 0755) == 0)
+            snprintf(r2_made_system[i], sizeof(r2_made_system[i]), "%s", system_state[i]);
+        else
+            assert_int_equal(errno, EEXIST);
+        expect_work_refused(system_state[i]);
+        if (r2_made_system[i][0] != '\0') {
+            assert_int_equal(rmdir(system_state[i]), 0);
+            r2_made_system[i][0] = '\0';
+        }
+    }
+    /* A folder with files in it, without --keep: refused (sworn-run would remove files it did not
+     * see the agent make), nothing touched, no agent. */
+    {
+        char *work = work_new(), *mine = sworn_test_path(work, "user-file"), *text;
+        const char *no_keep[] = {"--work", work, NULL};
+        const char *keep[] = {"--work", work, "--keep", NULL};
+        struct stat st;
+
+        sworn_test_write_file(mine, "the user's\n", 11, 0640);
+        sworn_sbx_run(&r, stack.dir, no_keep, agent);
+        if (r.status != 125)
+            fail_msg("--work %s (not empty) without --keep: status %d, expected 125\nstderr:\n%s",
+                     work, r.status, r.err);
+        printf("  --work (not empty) without --keep: 125, %.*s\n", (int)strcspn(r.err, "\n"),
+               r.err);
+        sworn_test_run_free(&r);
+        assert_false(r2_agent_ran(work));
+        text = sworn_test_read_file(mine, NULL);
+        assert_string_equal(text, "the user's\n");
+        free(text);
+        assert_int_equal(stat(mine, &st), 0);
+        assert_int_equal(st.st_uid, 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        /* The same folder with --keep runs, and the user's file is still there. */
+        sworn_sbx_run(&r, stack.dir, keep, agent);
+        sworn_sbx_expect_status(&r, 0);
+        sworn_test_run_free(&r);
+        assert_true(r2_agent_ran(work));
+        text = sworn_test_read_file(mine, NULL);
+        assert_string_equal(text, "the user's\n");
+        free(text);
+        free(mine);
+        free(work); /* removed by the teardown */
+    }
+    /* An empty folder without --keep: run, and removed at the end as before. */
+    {
+        char *work = tmpdir_made("attack-r2-empty");
+        const char *no_keep[] = {"--work", work, NULL};
+
+        assert_int_equal(chmod(work, 0755), 0);
+        sworn_sbx_run(&r, stack.dir, no_keep, agent);
+        sworn_sbx_expect_status(&r, 0);
+        sworn_test_run_free(&r);
+        sworn_sbx_expect_work_gone(work);
+    }
+}
+
+/* ---- round 2, 3: the terminal's flow, exclusivity and window ---- */
+
+#define R2_TTY_MS 30000 /* a sworn-run blocked on a stopped terminal is killed after this */
+
+static void test_r2_terminal_flow(void **state)
+{
+    struct sworn_sbx_pty_run pr;
+    char *work = work_new();
+    const char *options[] = {"--work", work, "--keep", "--name", "attack-r2-tty", NULL};
+    const char *agent[] = {"/bin/sh", "-c",
+                           "./sworn-probe tcooff; ./sworn-probe tiocexcl; ./sworn-probe winsz 5 7; "
+                           "true",
+                           NULL};
+    const char *argv[SWORN_SBX_ARGS_MAX];
+
+    (void)state;
+    /* The positive controls, on the host under a terminal of their own: each call works there,
+     * and the fixture sees what it leaves. */
+    {
+        const char *tcooff[] = {probe_bin, "tcooff", NULL};
+        const char *tiocexcl[] = {probe_bin, "tiocexcl", NULL};
+        const char *winsz[] = {probe_bin, "winsz", "5", "7", NULL};
+
+        sworn_sbx_run_under_pty_within(tcooff, R2_TTY_MS, &pr);
+        if (pr.status != 3 || strcmp(pr.out, "OPEN tcooff\n") != 0 || pr.writes_after)
+            fail_msg("positive control: tcooff on the host: status %d, %s, a write %s", pr.status,
+                     pr.out, pr.writes_after ? "went through" : "was held");
+        sworn_sbx_run_under_pty_within(tiocexcl, R2_TTY_MS, &pr);
+        if (pr.status != 3 || strcmp(pr.out, "OPEN tiocexcl\n") != 0 || !pr.excl_after)
+            fail_msg("positive control: tiocexcl on the host: status %d, %s", pr.status, pr.out);
+        sworn_sbx_run_under_pty_within(winsz, R2_TTY_MS, &pr);
+        if (pr.status != 3 || pr.ws_after.ws_row != 5 || pr.ws_after.ws_col != 7)
+            fail_msg("positive control: winsz on the host: status %d, %s", pr.status, pr.out);
+    }
+    sworn_sbx_argv(argv, stack.dir, options, agent);
+    sworn_sbx_run_under_pty_within(argv, R2_TTY_MS, &pr);
+    printf("  status %d%s\n%s", pr.status, pr.killed ? " (killed: it did not end)" : "", pr.out);
+    if (pr.killed)
+        fail_msg("sworn-run did not end within %d ms after its agent stopped the terminal's "
+                 "output:\n%s",
+                 R2_TTY_MS, pr.out);
+    assert_int_equal(pr.status, 0);
+    if (!sworn_sbx_has_line(pr.out, "BLOCKED tcooff EPERM") ||
+        !sworn_sbx_has_line(pr.out, "BLOCKED tiocexcl EPERM"))
+        fail_msg("inside, TCXONC and TIOCEXCL must fail with EPERM:\n%s", pr.out);
+    if (pr.ws_after.ws_row != pr.ws_before.ws_row || pr.ws_after.ws_col != pr.ws_before.ws_col)
+        fail_msg("the terminal's window is %ux%u after the run, %ux%u before", pr.ws_after.ws_row,
+                 pr.ws_after.ws_col, pr.ws_before.ws_row, pr.ws_before.ws_col);
+    if (!pr.writes_after)
+        fail_msg("after the run the terminal's output is stopped: a write to it is held");
+    if (pr.excl_after)
+        fail_msg("after the run the terminal is in exclusive mode");
+    expect_ended("attack-r2-tty", SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_EXITED, 0);
+    free(work); /* kept: removed by the teardown */
+}
+
+/* ---- round 2, 5: --keep gives back what the agent made, and only that ---- */
+
+static void test_r2_keep_gives_back_agent_files(void **state)
+{
+    char *work = work_new(), *secret = sworn_test_path(work, "root-secret");
+    char *made_file = sworn_test_path(work, "agent-made");
+    char *made_dir = sworn_test_path(work, "agent-dir"), *made_inner, *text;
+    const char *options[] = {"--work", work, "--keep", NULL};
+    const char *agent[] = {"/bin/sh", "-c",
+                           "echo made > /work/agent-made && mkdir /work/agent-dir && "
+                           "echo inner > /work/agent-dir/f",
+                           NULL};
+    struct sworn_test_run r = {0};
+    struct stat st;
+
+    (void)state;
+    made_inner = sworn_test_path(made_dir, "f");
+    assert_int_equal(chown(work, 65534, 65534), 0);
+    sworn_test_write_file(secret, "root's\n", 7, 0600);
+    sworn_sbx_run(&r, stack.dir, options, agent);
+    sworn_sbx_expect_status(&r, 0);
+    sworn_test_run_free(&r);
+    /* root's file stays root's, 0600, as it was. */
+    assert_int_equal(lstat(secret, &st), 0);
+    if (st.st_uid != 0 || st.st_gid != 0 || (st.st_mode & 07777) != 0600)
+        fail_msg("root's 0600 file in the kept folder is now uid %u gid %u mode %o",
+                 (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
+    text = sworn_test_read_file(secret, NULL);
+    assert_string_equal(text, "root's\n");
+    free(text);
+    /* The folder, and what the agent made in it, are the folder's owner's. */
+    {
+        const char *const mine[] = {work, made_file, made_dir, made_inner};
+
+        for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++) {
+            assert_int_equal(lstat(mine[i], &st), 0);
+            if (st.st_uid != 65534 || st.st_gid != 65534)
+                fail_msg("%s: uid %u gid %u after --keep (expected the folder's owner, 65534)",
+                         mine[i], (unsigned)st.st_uid, (unsigned)st.st_gid);
+        }
+    }
+    free(made_inner);
+    free(made_dir);
+    free(made_file);
+    free(secret);
+    free(work); /* removed by the teardown */
+}
+
+/* ---- round 2, 6: agent uids and /etc/subuid ---- */
+
+#define R2_DEFAULT_UID_FIRST 1000000000u
+
+/* The ranges of a subordinate-id file's text ("name:first:count" lines): whether uid is in one. */
+static int r2_in_subuid(const char *text, uint32_t uid)
+{
+    for (const char *line = text; line != NULL && *line != '\0';) {
+        const char *colon = strchr(line, ':');
+        unsigned long long first, count;
+
+        if (colon != NULL && sscanf(colon + 1, "%llu:%llu", &first, &count) == 2 && uid >= first &&
+            uid < first + count)
+            return 1;
+        line = strchr(line, '\n');
+        if (line != NULL)
+            line++;
+    }
+    return 0;
+}
+
+/* The first uid at or above want that no range of text holds, with the 16 after it free too. */
+static uint32_t r2_free_uid_block(const char *text, uint32_t want)
+{
+    for (uint32_t u = want; u < want + 100000000u; u += 65536) {
+        int clear = 1;
+
+        for (uint32_t k = 0; k < 16 && clear; k++)
+            clear = !r2_in_subuid(text, u + k);
+        if (clear)
+            return u;
+    }
+    fail_msg("no free block of 16 uids above %u in %s", want, R2_SUBUID);
+    return 0;
+}
+
+static void test_r2_uids_outside_subuid(void **state)
+{
+    char *dir = tmpdir_made("attack-r2-subuid"), *conf = sworn_test_path(dir, "run.yaml");
+    char text[2048], entry[128], *now;
+    const char *options[] = {"--config", conf, "--name", "attack-r2-subuid", NULL};
+    const char *agent[] = {"/bin/true", NULL};
+    struct sworn_test_run r = {0};
+    uint32_t first, uid = 0;
+    size_t len;
+    int n;
+
+    (void)state;
+    r2_subuid_text = sworn_test_read_file_opt(R2_SUBUID, &r2_subuid_len);
+    r2_subuid_existed = r2_subuid_text != NULL;
+    if (!r2_subuid_existed) {
+        r2_subuid_text = strdup("");
+        r2_subuid_len = 0;
+    }
+    first = r2_free_uid_block(r2_subuid_text, 300000);
+    /* An entry of another program over the range's first 8 uids. */
+    snprintf(entry, sizeof(entry), "sworn-r2-test:%u:8\n", first);
+    {
+        size_t elen = strlen(entry);
+        char *both = malloc(r2_subuid_len + elen + 2);
+        size_t at = r2_subuid_len;
+
+        assert_non_null(both);
+        memcpy(both, r2_subuid_text, r2_subuid_len);
+        if (at > 0 && both[at - 1] != '\n')
+            both[at++] = '\n';
+        memcpy(both + at, entry, elen);
+        r2_subuid_changed = 1;
+        sworn_test_write_file(R2_SUBUID, both, at + elen, 0644);
+        free(both);
+    }
+    n = snprintf(text, sizeof(text),
+                 "principal: " PRINCIPAL "\nhostlink: %s\nadmin_socket: %s\nproxy_ca: %s\n"
+                 "state_dir: %s/sandboxes\nuids: {first: %u, count: 16}\n",
+                 stack.proxy_socket, stack.admin, stack.proxy_ca, stack.dir, first);
+    sworn_test_write_file(conf, text, (size_t)n, 0600);
+    sworn_sbx_run(&r, NULL, options, agent);
+    sworn_sbx_expect_status(&r, 0);
+    sworn_test_run_free(&r);
+    (void)sworn_sbx_started(&stack, "attack-r2-subuid", NULL, &uid);
+    now = sworn_test_read_file(R2_SUBUID, &len);
+    printf("  uids %u..%u, %s holds %u..%u: the agent got %u\n", first, first + 15, R2_SUBUID,
+           first, first + 7, uid);
+    if (uid < first || uid >= first + 16)
+        fail_msg("agent uid %u outside the configured range %u..%u", uid, first, first + 15);
+    if (r2_in_subuid(now, uid))
+        fail_msg("agent uid %u is in a range of %s:\n%s", uid, R2_SUBUID, now);
+    free(now);
+    r2_subuid_restore();
+    /* Without a uids key: the range starts at 1000000000. */
+    {
+        const char *def[] = {"--name", "attack-r2-defuid", NULL};
+
+        sworn_sbx_run(&r, stack.dir, def, agent);
+        sworn_sbx_expect_status(&r, 0);
+        sworn_test_run_free(&r);
+        (void)sworn_sbx_started(&stack, "attack-r2-defuid", NULL, &uid);
+        printf("  without uids: the agent got %u\n", uid);
+        if (uid < R2_DEFAULT_UID_FIRST)
+            fail_msg("agent uid %u without a uids key: expected at least %u", uid,
+                     R2_DEFAULT_UID_FIRST);
+    }
+    free(conf);
+    free(dir);
+}
+
+/* ---- round 2, 8: socket families ---- */
+
+static void test_r2_socket_families(void **state)
+{
+    /* Named by the red team, each with a type its family takes: ALG, TIPC, RDS, KCM, SMC, XDP,
+     * CAN (raw), Bluetooth (HCI), AppleTalk, X.25, AX.25, IPX, NFC, Phonet, IEEE 802.15.4, CAIF,
+     * Qualcomm IPC router, MCTP, and packet and vsock (refused before). */
+    static const struct {
+        int family, type, proto;
+    } named[] = {{38, 5, 0}, {30, 4, 0}, {21, 5, 0}, {41, 2, 0}, {43, 1, 0}, {44, 3, 0}, {29, 3, 1},
+                 {31, 3, 1}, {5, 2, 0},  {9, 5, 0},  {3, 2, 0},  {4, 2, 0},  {39, 5, 0}, {35, 2, 0},
+                 {36, 2, 0}, {37, 5, 0}, {42, 2, 0}, {45, 2, 0}, {17, 3, 0}, {40, 1, 0}};
+    /* Kept: what an agent's tools use. */
+    static const struct {
+        int family, type, proto;
+    } kept[] = {{1, 1, 0}, {1, 2, 0},  {1, 5, 0},  {2, 1, 0},
+                {2, 2, 0}, {10, 1, 0}, {10, 2, 0}, {16, 3, 0}};
+    /* socketpair: only AF_UNIX's. */
+    static const int pair_refused[] = {2, 10, 16, 30, 38};
+    static char script[16384];
+    char *work = work_new(), line[128];
+    const char *options[] = {"--work", work, NULL};
+    const char *agent[] = {"/bin/sh", "-c", script, NULL};
+    struct sworn_test_run r = {0};
+    size_t at = 0;
+
+    (void)state;
+    script[0] = '\0';
+#define R2_ADD(...) at += (size_t)snprintf(script + at, sizeof(script) - at, __VA_ARGS__)
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        R2_ADD("./sworn-probe family %d %d %d; ", named[i].family, named[i].type, named[i].proto);
+    /* Every other family number, 0..63 and 255, as a datagram socket. */
+    for (int f = 0; f < 64; f++)
+        if (f != 1 && f != 2 && f != 10 && f != 16)
+            R2_ADD("./sworn-probe family %d 2 0; ", f);
+    R2_ADD("./sworn-probe family 255 2 0; ");
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+        R2_ADD("./sworn-probe family %d %d %d; ", kept[i].family, kept[i].type, kept[i].proto);
+    R2_ADD("./sworn-probe socketpair 1 1 0; ./sworn-probe socketpair 1 2 0; ");
+    for (size_t i = 0; i < sizeof(pair_refused) / sizeof(pair_refused[0]); i++)
+        R2_ADD("./sworn-probe socketpair %d 5 0; ./sworn-probe socketpair %d 1 0; ",
+               pair_refused[i], pair_refused[i]);
+    R2_ADD("true");
+#undef R2_ADD
+    assert_true(at < sizeof(script));
+    /* On the host (for the record: which of these this kernel has). */
+    {
+        char opened[512] = "";
+
+        for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+            char f[8], t[8], p[8];
+            const char *argv[] = {probe_bin, "family", f, t, p, NULL};
+
+            snprintf(f, sizeof(f), "%d", named[i].family);
+            snprintf(t, sizeof(t), "%d", named[i].type);
+            snprintf(p, sizeof(p), "%d", named[i].proto);
+            sworn_test_run(argv, NULL, &r);
+            if (r.status == 3)
+                snprintf(opened + strlen(opened), sizeof(opened) - strlen(opened), " %d",
+                         named[i].family);
+            sworn_test_run_free(&r);
+        }
+        printf("  families that open on this host:%s\n", opened[0] != '\0' ? opened : " none");
+    }
+    sworn_sbx_run(&r, stack.dir, options, agent);
+    sworn_sbx_expect_status(&r, 0);
+    sworn_sbx_expect_work_gone(work);
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+        snprintf(line, sizeof(line), "BLOCKED family:%d:%d:%d EPERM", named[i].family,
+                 named[i].type, named[i].proto);
+        sworn_sbx_expect_line(&r, line);
+    }
+    for (int f = 0; f < 64; f++)
+        if (f != 1 && f != 2 && f != 10 && f != 16) {
+            snprintf(line, sizeof(line), "BLOCKED family:%d:2:0 EPERM", f);
+            sworn_sbx_expect_line(&r, line);
+        }
+    sworn_sbx_expect_line(&r, "BLOCKED family:255:2:0 EPERM");
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        snprintf(line, sizeof(line), "OPEN family:%d:%d:%d socket", kept[i].family, kept[i].type,
+                 kept[i].proto);
+        sworn_sbx_expect_line(&r, line);
+    }
+    sworn_sbx_expect_line(&r, "OPEN socketpair:1:1:0 pair");
+    sworn_sbx_expect_line(&r, "OPEN socketpair:1:2:0 pair");
+    for (size_t i = 0; i < sizeof(pair_refused) / sizeof(pair_refused[0]); i++)
+        for (int t = 1; t <= 5; t += 4) {
+            snprintf(line, sizeof(line), "OPEN socketpair:%d:%d:0 pair", pair_refused[i], t);
+            if (sworn_sbx_has_line(r.out, line))
+                fail_msg("inside: %s", line);
+            snprintf(line, sizeof(line), "BLOCKED socketpair:%d:%d:0 ", pair_refused[i], t);
+            assert_non_null(strstr(r.out, line));
+        }
+    sworn_test_run_free(&r);
+}
+
+/* ---- round 2, 4: a start answered late ---- */
+
+/* The stack's engine: the sworn-decisiond child of its monitor whose command line holds
+ * "--engine" (read from /proc). Fails the test when there is none. */
+static pid_t r2_engine_pid(void)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t found = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL && found == 0) {
+        char path[300], text[4096], stat_text[1024];
+        long ppid = 0;
+        size_t len;
+        int fd, engine = 0;
+        const char *paren;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        if (sworn_test_read_proc(path, stat_text, sizeof(stat_text)) != 0 ||
+            (paren = strrchr(stat_text, ')')) == NULL || sscanf(paren + 2, "%*c %ld", &ppid) != 1 ||
+            ppid != (long)stack.decisiond_pid)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        {
+            ssize_t n = read(fd, text, sizeof(text) - 1);
+
+            len = n > 0 ? (size_t)n : 0;
+        }
+        close(fd);
+        text[len] = '\0';
+        if (strstr(text, "sworn-decisiond") == NULL)
+            continue;
+        for (size_t at = 0; at < len; at += strlen(text + at) + 1)
+            if (strcmp(text + at, "--engine") == 0)
+                engine = 1;
+        if (engine)
+            found = (pid_t)atol(e->d_name);
+    }
+    closedir(d);
+    if (found == 0)
+        fail_msg("no sworn-decisiond --engine child of the stack's decisiond (pid %ld)",
+                 (long)stack.decisiond_pid);
+    return found;
+}
+
+/* sworn_test_wait_dir's question: the late start is in the log with its end. */
+static int r2_late_start_settled(void *arg)
+{
+    uint64_t start;
+    Sworn__V1__AdminResponse *r;
+    int settled = 0;
+
+    if (!r2_started_opt((const char *)arg, &start))
+        return 0;
+    r = sworn_stack_tail(&stack, SWORN_SBX_TAIL);
+    for (size_t i = 0; i < r->tail->n_entries; i++)
+        if (r->tail->entries[i]->kind_case == SWORN__V1__ENTRY__KIND_SANDBOX_ENDED &&
+            r->tail->entries[i]->sandbox_ended->start_index == start)
+            settled = 1;
+    sworn__v1__admin_response__free_unpacked(r, NULL);
+    return settled;
+}
+
+#define R2_LATE_WAIT_MS 20000 /* after the engine goes on: its queued work, the end's append */
+
+static void test_r2_start_answered_late(void **state)
+{
+    static struct sworn_sbx_live l;
+    char *work = work_new(), log_dir[600];
+    const char *options[] = {"--timeout", "2",      "--work",         work,
+                             "--keep",    "--name", "attack-r2-late", NULL};
+    const char *agent[] = {"/bin/sh", "-c", "touch /work/agent-ran; echo ran", NULL};
+    const char *argv[SWORN_SBX_ARGS_MAX];
+    uint64_t start, from = log_size();
+    pid_t engine;
+    int status, settled;
+
+    (void)state;
+    engine = r2_engine_pid();
+    printf("  the stack's engine: pid %ld, stopped\n", (long)engine);
+    assert_int_equal(kill(engine, SIGSTOP), 0);
+    r2_stopped_engine = engine;
+    sworn_sbx_argv(argv, stack.dir, options, agent);
+    sworn_sbx_live_start(&l, argv);
+    status = sworn_sbx_live_end(&l); /* fails the test after SWORN_SBX_RUN_MS */
+    printf("  sworn-run --timeout 2 with the engine stopped: status %d\n", status);
+    assert_int_equal(kill(engine, SIGCONT), 0);
+    r2_stopped_engine = 0;
+    assert_int_equal(status, 125);
+    assert_false(r2_agent_ran(work));
+    /* The engine goes on with what it was sent: any start it records gets its end. */
+    snprintf(log_dir, sizeof(log_dir), "%s", stack.log_db);
+    settled = sworn_test_wait_dir(dirname(log_dir), r2_late_start_settled, "attack-r2-late",
+                                  R2_LATE_WAIT_MS) == 0;
+    if (r2_started_opt("attack-r2-late", &start)) {
+        Sworn__V1__SandboxEndReason reason;
+        uint32_t code;
+
+        if (!settled)
+            fail_msg("the late start (%llu) has no SandboxEnded %d ms after the engine went on",
+                     (unsigned long long)start, R2_LATE_WAIT_MS);
+        ended(start, &reason, &code);
+        printf("  the late start %llu ended with reason %d\n", (unsigned long long)start,
+               (int)reason);
+        assert_int_equal(reason, SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED);
+    } else {
+        printf("  no start recorded\n");
+    }
+    assert_int_equal(r2_starts_without_end(from), 0);
+    free(work); /* kept: removed by the teardown */
+}
+
 int main(void)
 {
 #define ATTACK(t) cmocka_unit_test_teardown(t, each_teardown)
@@ -822,6 +1617,13 @@ int main(void)
         ATTACK(test_memory_pressure_not_failure),
         ATTACK(test_seccomp_gaps),
         ATTACK(test_hello_uid_mismatch),
+        ATTACK(test_r2_work_race),
+        ATTACK(test_r2_work_refused_by_identity),
+        ATTACK(test_r2_terminal_flow),
+        ATTACK(test_r2_keep_gives_back_agent_files),
+        ATTACK(test_r2_uids_outside_subuid),
+        ATTACK(test_r2_socket_families),
+        ATTACK(test_r2_start_answered_late),
     };
 #undef ATTACK
 
