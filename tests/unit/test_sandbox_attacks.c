@@ -217,7 +217,7 @@ static int each_teardown(void **state)
 {
     (void)state;
     sworn_sbx_live_abort_all();
-    r2_undo();
+    r2_undo(); /* first: a bind mount is undone before the folders under it are removed */
     made_drop_all();
     return 0;
 }
@@ -1033,17 +1033,16 @@ static void test_r2_work_race(void **state)
         snprintf(name, sizeof(name), "attack-r2-race-%d", i);
         sworn_sbx_argv(argv, stack.dir, options, agent);
         sworn_test_run(argv, NULL, &r);
+        /* Whatever the run's end, an agent that ran listed the user's folder, never the
+         * stack's. */
+        if (r.out[0] != '\0' && strcmp(r.out, R2_REAL_MARKER "\n") != 0)
+            fail_msg("run %d (--work %s, status %d): /work held\n%s(expected " R2_REAL_MARKER
+                     " alone: the user's own folder)",
+                     i, real[i % 2], r.status, r.out);
         if (r.status == 0) {
-            /* It ran: in the user's folder, never the stack's. */
-            if (strcmp(r.out, R2_REAL_MARKER "\n") != 0)
-                fail_msg("run %d (--work %s): /work held\n%s(expected " R2_REAL_MARKER
-                         " alone: the user's own folder)",
-                         i, real[i % 2], r.out);
             ran++;
         } else if (r.status == 125) {
-            /* Refused: nothing started, or a start ended FAILED; no agent listed anything. */
-            if (r.out[0] != '\0')
-                fail_msg("run %d refused (125), yet the agent printed:\n%s", i, r.out);
+            /* Refused, or failed: nothing started, or a start ended FAILED. */
             if (r2_started_opt(name, &start)) {
                 Sworn__V1__SandboxEndReason reason;
                 uint32_t code;
@@ -1054,7 +1053,8 @@ static void test_r2_work_race(void **state)
                              (int)reason);
                 failed_starts++;
             }
-            refused++;
+            if (refused++ < 3)
+                printf("  run %d: 125, %.*s\n", i, (int)strcspn(r.err, "\n"), r.err);
         } else {
             fail_msg("run %d (--work %s): status %d (expected 0 in the user's folder, or 125)\n"
                      "stdout:\n%s\nstderr:\n%s",
@@ -1218,8 +1218,8 @@ static void test_r2_terminal_flow(void **state)
     printf("  status %d%s\n%s", pr.status, pr.killed ? " (killed: it did not end)" : "", pr.out);
     if (pr.killed)
         fail_msg("sworn-run did not end within %d ms after its agent stopped the terminal's "
-                 "output:\n%s",
-                 R2_TTY_MS, pr.out);
+                 "output",
+                 R2_TTY_MS);
     assert_int_equal(pr.status, 0);
     if (!sworn_sbx_has_line(pr.out, "BLOCKED tcooff EPERM") ||
         !sworn_sbx_has_line(pr.out, "BLOCKED tiocexcl EPERM"))
