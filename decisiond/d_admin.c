@@ -513,17 +513,45 @@ static void sandbox_answer(struct sandbox_wait *w, const char *event, const char
     free(w);
 }
 
+/*
+ * A start is durable but its caller hung up meanwhile (sworn-run gave up waiting, so no agent of
+ * it runs and it will never record the end): end it now, FAILED, as the same operator on the
+ * same connection (the answer is dropped), so that the record shows no sandbox left running.
+ */
+static void end_abandoned(struct d_daemon *d, struct d_conn *c, uint64_t index,
+                          const uint8_t id[SWORN_FRAME_SANDBOX_ID_LEN])
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__SandboxEndRequest er = SWORN__V1__SANDBOX_END_REQUEST__INIT;
+    Sworn__V1__SandboxEnded en = SWORN__V1__SANDBOX_ENDED__INIT;
+
+    en.start_index = index;
+    en.sandbox_id.data = (uint8_t *)id;
+    en.sandbox_id.len = SWORN_FRAME_SANDBOX_ID_LEN;
+    en.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
+    er.ended = &en;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END;
+    rq.sandbox_end = &er;
+    rq.version = SWORN_WIRE_VERSION;
+    d_log(D_LOG_ERROR, "sandbox_start_abandoned", NULL);
+    d_admin_sandbox_end(d, c, &rq);
+}
+
 static void start_done(void *arg)
 {
     struct sandbox_wait *w = arg;
     struct d_sandboxes *set = w->w.d->sandboxes;
+    int abandoned = 0;
 
     if (w->rc == 0) {
         w->start_index = w->index;
         d_sandboxes_insert(set, w->sb, w->index); /* it runs: its requests are admitted */
+        abandoned = d_conn_peer_gone(w->w.c);
     } else {
         d_sandboxes_discard(set, w->sb);
     }
+    if (abandoned)
+        end_abandoned(w->w.d, w->w.c, w->index, w->sandbox_id);
     sandbox_answer(w, "sandbox_started", "sandbox start");
 }
 
@@ -540,6 +568,7 @@ void d_admin_sandbox_start(struct d_daemon *d, struct d_conn *c, const Sworn__V1
         wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
         return;
     }
+    memcpy(w->sandbox_id, st.sandbox_id.data, sizeof(w->sandbox_id)); /* 16 bytes: frame.c */
     /* The call came with neither (frame.c): decisiond's word, not sworn-run's. */
     st.operator_ = w->operator_;
     st.time_unix_ms = d_now_unix_ms();

@@ -15,6 +15,7 @@
  */
 #include "d_conn.h"
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -320,6 +321,22 @@ static void on_read(struct bufferevent *bev, void *arg)
         }
     }
     d_conn_release(c);
+}
+
+int d_conn_peer_gone(struct d_conn *c)
+{
+    struct pollfd p;
+
+    if (c->gone)
+        return 1;
+    if (c->bev == NULL)
+        return 0;
+    p.fd = bufferevent_getfd(c->bev);
+    p.events = 0; /* a Unix socket whose peer closed polls POLLHUP (both ways shut) */
+    p.revents = 0;
+    if (p.fd < 0)
+        return 1;
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) != 0;
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)

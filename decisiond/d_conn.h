@@ -81,6 +81,13 @@ void d_conn_reply(struct d_conn *c, const uint8_t *frame, size_t len);
 void d_conn_reply_error(struct d_conn *c, int code, const char *message, const char *request_id,
                         int close_after);
 
+/*
+ * Has the peer hung up? While a request is in flight the connection does not read (one request at
+ * a time), so a hang-up is seen only by asking the socket: 1 when it is gone or its peer closed
+ * it (a Unix socket polls POLLHUP then), else 0 (a local connection: 0).
+ */
+int d_conn_peer_gone(struct d_conn *c);
+
 /* A connection is kept alive while a job holds it (its peer may hang up meanwhile). */
 void d_conn_hold(struct d_conn *c);
 void d_conn_release(struct d_conn *c);

@@ -45,7 +45,7 @@ static const char *const reserved_vars[] = {"PATH",           "HOME",
 void sworn_run_conf_init(struct sworn_run_conf *c)
 {
     memset(c, 0, sizeof(*c));
-    c->uid_first = 2000000;
+    c->uid_first = 1000000000;
     c->connections = SWORN_RUN_CONNECTIONS_DEFAULT;
     c->uid_count = 65536;
 }
@@ -459,6 +459,7 @@ int sworn_run_conf_load_stack(struct sworn_run_conf *c, const char *dir)
         return -1;
     snprintf(c->state_dir, sizeof(c->state_dir), "%s/sandboxes", dir);
     (void)copy_str(c->source, sizeof(c->source), path);
+    (void)copy_str(c->stack_dir, sizeof(c->stack_dir), dir);
     return 0;
 }
 

@@ -69,11 +69,13 @@ struct sworn_run_conf {
     char mask[SWORN_RUN_VARS_MAX][SWORN_RUN_PATH_MAX]; /* paths masked besides the defaults */
     size_t nmask;
     char source[SWORN_RUN_PATH_MAX]; /* the file read (--config or DIR/stack.env), for messages */
-    char *const *argv;               /* the agent's command (argv[0] .. NULL) */
+    char stack_dir[SWORN_RUN_PATH_MAX]; /* --stack's DIR ("" without): no agent gets it as work */
+    char *const *argv;                  /* the agent's command (argv[0] .. NULL) */
     size_t argc;
 };
 
-/* Defaults: no limits but the 65536 uids from 2000000 in root mode; nothing else set. */
+/* Defaults: no limits but the 65536 uids from 1000000000 in root mode (above the subordinate
+ * ids useradd hands out, SUB_UID_MAX 600100000); nothing else set. */
 void sworn_run_conf_init(struct sworn_run_conf *c);
 
 /*

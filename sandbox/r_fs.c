@@ -356,7 +356,8 @@ struct walk_level {
 
 struct walk {
     enum walk_mode mode;
-    uid_t uid; /* WALK_GIVE_BACK: the owner everything gets */
+    uid_t only; /* WALK_GIVE_BACK: only what this uid owns (the agent's) is given back */
+    uid_t uid;  /* WALK_GIVE_BACK: the owner it gets */
     gid_t gid;
     dev_t dev; /* the top folder's device: nothing on another is touched */
     const char *top;
@@ -387,9 +388,12 @@ static int keep_subdir(struct walk_level *l, const char *name)
     return 0;
 }
 
-/* Give an entry back: its owner, and no set-id bit (never through a link). */
+/* Give an entry of the agent's back: its owner, and no set-id bit (never through a link).
+ * What the agent did not own stays as it was. */
 static int give_back(struct walk *w, int dfd, const char *name, const struct stat *st)
 {
+    if (st->st_uid != w->only)
+        return 0;
     if (fchownat(dfd, name, w->uid, w->gid, AT_SYMLINK_NOFOLLOW) < 0)
         return walk_fail(w, "chown", name);
     if (!S_ISLNK(st->st_mode) && (st->st_mode & (S_ISUID | S_ISGID)) != 0 &&
@@ -401,7 +405,7 @@ static int give_back(struct walk *w, int dfd, const char *name, const struct sta
 /* One pass over the folder dfd: files removed or given back, subfolders kept in l. */
 static int walk_scan(struct walk *w, int dfd, struct walk_level *l)
 {
-    int copy = dup(dfd);
+    int copy = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
     struct dirent *e;
     int rc = 0;
@@ -477,11 +481,13 @@ static void walk_pop(struct walk *w)
 /* Walk everything below the folder top_fd (not closed here). */
 static int walk_tree(struct walk *w, int top_fd)
 {
-    int cur = dup(top_fd); /* the folder being walked: always ours to close */
+    /* The folder being walked: always ours to close, and an open of its own (a dup would share
+     * the caller's position in the folder). */
+    int cur = openat(top_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct walk_level *l;
 
     if (cur < 0)
-        return walk_fail(w, "dup", "");
+        return walk_fail(w, "open", ".");
     l = walk_push(w, cur);
     if (l == NULL || walk_scan(w, cur, l) < 0)
         goto fail;
@@ -541,48 +547,81 @@ fail:
     return -1;
 }
 
-/* expect: when not NULL, the folder path must still be that one (its device and inode). */
-static int walk_path(const char *path, const struct stat *expect, enum walk_mode mode, uid_t uid,
-                     gid_t gid)
+/* Walk the folder fd (not closed). */
+static int walk_fd(int fd, const char *name, enum walk_mode mode, uid_t only, uid_t uid, gid_t gid)
 {
-    struct walk w = {.mode = mode, .uid = uid, .gid = gid, .top = path};
+    struct walk w = {.mode = mode, .only = only, .uid = uid, .gid = gid, .top = name};
     struct stat st;
+    int rc;
+
+    if (fstat(fd, &st) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: stat %s: %s", name, strerror(errno));
+    w.dev = st.st_dev;
+    rc = walk_tree(&w, fd);
+    free(w.levels);
+    return rc;
+}
+
+/* Remove the (now empty) folder fd from its parent, if it is still where its path says. */
+static int remove_folder(int fd, const char *name)
+{
+    char link[64], path[PATH_MAX], *slash;
+    struct stat me, there;
+    ssize_t n;
+    int parent, rc;
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    n = readlink(link, path, sizeof(path) - 1);
+    if (n <= 0 || fstat(fd, &me) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: %s: where is it: %s", name,
+                             strerror(errno));
+    path[n] = '\0';
+    slash = strrchr(path, '/');
+    if (path[0] != '/' || slash == NULL || slash[1] == '\0')
+        return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: %s: it is no longer in a folder (%s)",
+                             name, path);
+    *slash = '\0';
+    parent = open(slash == path ? "/" : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (parent < 0)
+        return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: %s: %s", name, strerror(errno));
+    if (fstatat(parent, slash + 1, &there, AT_SYMLINK_NOFOLLOW) < 0 || there.st_dev != me.st_dev ||
+        there.st_ino != me.st_ino) {
+        close(parent);
+        return sworn_err_set(SWORN_ERR_IO,
+                             "sandbox cleanup: %s moved while it was emptied: the "
+                             "empty folder is left",
+                             name);
+    }
+    rc = unlinkat(parent, slash + 1, AT_REMOVEDIR);
+    close(parent);
+    return rc < 0
+               ? sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: rmdir %s: %s", name, strerror(errno))
+               : 0;
+}
+
+int sworn_run_fs_remove(const char *path)
+{
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int rc;
 
     if (fd < 0)
-        return errno == ENOENT && mode == WALK_REMOVE
-                   ? 0
-                   : sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: open %s: %s", path,
-                                   strerror(errno));
-    if (fstat(fd, &st) < 0) {
-        close(fd);
-        return sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: stat %s: %s", path, strerror(errno));
-    }
-    if (expect != NULL && (st.st_dev != expect->st_dev || st.st_ino != expect->st_ino)) {
-        close(fd);
-        return sworn_err_set(SWORN_ERR_IO,
-                             "sandbox cleanup: %s is not the folder it was: left "
-                             "alone",
-                             path);
-    }
-    w.dev = st.st_dev;
-    if (mode == WALK_REMOVE)
-        (void)fchmod(fd, 0700);
-    rc = walk_tree(&w, fd);
+        return errno == ENOENT ? 0
+                               : sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: open %s: %s", path,
+                                               strerror(errno));
+    rc = sworn_run_fs_remove_fd(fd, path);
     close(fd);
-    free(w.levels);
-    if (rc == 0 && mode == WALK_REMOVE && rmdir(path) < 0)
-        rc = sworn_err_set(SWORN_ERR_IO, "sandbox cleanup: rmdir %s: %s", path, strerror(errno));
     return rc;
 }
 
-int sworn_run_fs_remove(const char *path, const struct stat *expect)
+int sworn_run_fs_remove_fd(int fd, const char *name)
 {
-    return walk_path(path, expect, WALK_REMOVE, 0, 0);
+    (void)fchmod(fd, 0700);
+    if (walk_fd(fd, name, WALK_REMOVE, (uid_t)-1, 0, 0) < 0)
+        return -1;
+    return remove_folder(fd, name);
 }
 
-int sworn_run_fs_give_back(const char *path, const struct stat *expect, uid_t uid, gid_t gid)
+int sworn_run_fs_give_back_fd(int fd, const char *name, uid_t from, uid_t uid, gid_t gid)
 {
-    return walk_path(path, expect, WALK_GIVE_BACK, uid, gid);
+    return walk_fd(fd, name, WALK_GIVE_BACK, from, uid, gid);
 }

@@ -27,8 +27,9 @@
  *
  * sworn_run_fs_remove (on the host, after the sandbox's last process is gone) removes a folder
  * and everything in it, never following a symbolic link and never crossing into another mount
- * (such a folder is left and reported); sworn_run_fs_give_back gives every entry below a folder
- * (not the folder itself) to uid:gid and clears its set-id bits, the same way. Both hold one
+ * (such a folder is left and reported); sworn_run_fs_give_back_fd gives the entries below a
+ * folder (not the folder itself) that the agent's uid owns to uid:gid and clears their set-id
+ * bits, the same way. Both hold one
  * folder's descriptor at a time, so a tree of any depth is walked; the first surprise (a
  * folder replaced under the walk, another mount, a failed call) stops them with an error.
  *
@@ -54,8 +55,12 @@ int sworn_run_fs_mount_root(const char *mountpoint, uid_t uid, gid_t gid, int *r
 int sworn_run_fs_enter(const struct sworn_run_conf *c, int root_fd, const char *work,
                        const char *ca_bundle, size_t ca_len);
 
-/* expect: NULL, or what the folder must still be (st_dev and st_ino), else it is left alone. */
-int sworn_run_fs_remove(const char *path, const struct stat *expect);
-int sworn_run_fs_give_back(const char *path, const struct stat *expect, uid_t uid, gid_t gid);
+/* Remove the folder path (not followed if a link) and all in it. */
+int sworn_run_fs_remove(const char *path);
+/* The same for the folder open at fd (not closed; name is for messages): emptied through fd, then
+ * removed from its parent only if it is still there (the path /proc gives for fd). */
+int sworn_run_fs_remove_fd(int fd, const char *name);
+/* Give every entry below the folder fd that uid `from` owns to uid:gid, set-id bits cleared. */
+int sworn_run_fs_give_back_fd(int fd, const char *name, uid_t from, uid_t uid, gid_t gid);
 
 #endif

@@ -183,32 +183,44 @@ static int build(struct prog *p)
     ret(p, eperm);
     ret(p, SECCOMP_RET_ALLOW);
     patch_skip(p, at);
-    /* socket: no packet, key or vsock family; netlink for NETLINK_ROUTE only (what ip and the C
-     * library's interface listing use; every other netlink family is a kernel surface of its
-     * own, and for netlink SOCK_DGRAM is the same as SOCK_RAW); no raw or packet type in any
-     * other family. Offsets are counted by hand, from the numbers on the right. */
+    /* socket: an allow-list of families: AF_UNIX, AF_INET and AF_INET6 (but no raw or packet
+     * type), and AF_NETLINK for NETLINK_ROUTE only (what ip and the C library's interface
+     * listing use; for netlink SOCK_DGRAM is the same as SOCK_RAW, and every other netlink
+     * family is a kernel surface of its own). Every other family (packet, key, vsock, alg,
+     * tipc, rds, kcm, smc, xdp, can, bluetooth, ...) is refused whether the kernel has it or
+     * not. Offsets are counted by hand, from the numbers on the right. */
     at = if_nr(p, SYS_socket);
     load_arg(p, 0);                                                     /* 0 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_PACKET, 10, 0);               /* 1 -> 12 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_KEY, 9, 0);                   /* 2 -> 12 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_VSOCK, 8, 0);                 /* 3 -> 12 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 2);               /* 4 -> 5 or 7 */
-    load_arg(p, 2);                                                     /* 5 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0 /* NETLINK_ROUTE */, 4, 5);    /* 6 -> 11 or 12 */
-    load_arg(p, 1);                                                     /* 7 */
-    emit(p, BPF_ALU | BPF_AND | BPF_K, 0xf /* SOCK_TYPE_MASK */, 0, 0); /* 8 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 2, 0);                 /* 9 -> 12 */
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 1, 0);              /* 10 -> 12 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 9, 0);                  /* 1 -> 11 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 6, 0);               /* 2 -> 9 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0);                  /* 3 -> 5 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 7);                 /* 4 -> 5 or 12 */
+    load_arg(p, 1);                                                     /* 5 */
+    emit(p, BPF_ALU | BPF_AND | BPF_K, 0xf /* SOCK_TYPE_MASK */, 0, 0); /* 6 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_RAW, 4, 0);                 /* 7 -> 12 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, SOCK_PACKET, 3, 2);              /* 8 -> 12 or 11 */
+    load_arg(p, 2);                                                     /* 9 */
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0 /* NETLINK_ROUTE */, 0, 1);    /* 10 -> 11 or 12 */
     ret(p, SECCOMP_RET_ALLOW);                                          /* 11 */
     ret(p, eperm);                                                      /* 12 */
     patch_skip(p, at);
-    /* ioctl: never TIOCSTI or TIOCLINUX (typing into the terminal), nor TIOCSETD (changing its
-     * line discipline, which outlives the agent). */
+    /* socketpair: AF_UNIX only. */
+    at = if_nr(p, SYS_socketpair);
+    load_arg(p, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1);
+    ret(p, SECCOMP_RET_ALLOW);
+    ret(p, eperm);
+    patch_skip(p, at);
+    /* ioctl: never TIOCSTI or TIOCLINUX (typing into the terminal), TIOCSETD (its line
+     * discipline), TCXONC (stopping its output) or TIOCEXCL (shutting others out of it): the
+     * terminal sworn-run was started from outlives the agent. */
     at = if_nr(p, SYS_ioctl);
     load_arg(p, 1);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 2, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 1, 0);
-    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSETD, 0, 1);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSTI, 4, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCLINUX, 3, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCSETD, 2, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TCXONC, 1, 0);
+    emit(p, BPF_JMP | BPF_JEQ | BPF_K, TIOCEXCL, 0, 1);
     ret(p, eperm);
     ret(p, SECCOMP_RET_ALLOW);
     patch_skip(p, at);

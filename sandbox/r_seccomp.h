@@ -14,11 +14,13 @@
  *   kexec_load, kexec_file_load, init_module, finit_module, delete_module, reboot, swapon,
  *     swapoff, acct, quotactl, syslog, iopl, ioperm, personality, lookup_dcookie;
  *   modify_ldt, memfd_secret;
- *   socket() of AF_PACKET, AF_KEY, AF_VSOCK, AF_NETLINK but NETLINK_ROUTE, and any SOCK_RAW or
- *     SOCK_PACKET type in another family (raw frames and packets; vsock is a microVM's way to its
- *     host; the other netlink families are kernel surfaces of their own);
- *   ioctl TIOCSTI, TIOCLINUX and TIOCSETD (typing into sworn-run's terminal, changing its line
- *     discipline: the terminal outlives the agent);
+ *   socket() of any family but AF_UNIX, AF_INET, AF_INET6 (no SOCK_RAW or SOCK_PACKET type in
+ *     those) and AF_NETLINK with NETLINK_ROUTE; socketpair() of any family but AF_UNIX (raw frames
+ *     and packets, vsock (a microVM's way to its host), and every other family is a kernel
+ *     surface an agent has no use for);
+ *   ioctl TIOCSTI, TIOCLINUX, TIOCSETD, TCXONC and TIOCEXCL (typing into sworn-run's terminal,
+ *     changing its line discipline, stopping its output, shutting others out of it: the
+ *     terminal outlives the agent);
  *   a mode with S_ISUID or S_ISGID in chmod, fchmod, fchmodat, fchmodat2, open, openat, creat,
  *     mkdir, mkdirat, mknod, mknodat (a set-id program of the sandbox's uid in /work would let
  *     whoever can reach the folder become that uid);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -117,6 +118,9 @@ struct run {
     ino_t work_ino;
     mode_t work_mode; /* its mode before, restored with --keep */
     int work_made;    /* we made the work folder */
+    int started;      /* pid 1 was cloned: the work folder may hold what an agent made */
+    int work_taken;   /* the work folder passed its checks and is the sandbox's: only then does
+                       * the end remove it or give it back (a refused one is never touched) */
     uid_t work_owner; /* root mode, --work: its owner before, restored with --keep */
     gid_t work_group;
     char *ca_bundle;
@@ -142,20 +146,30 @@ static struct run R; /* one per process; large (the configuration and environmen
  * the descriptors it inherits (stty -echo on its standard input), and they would outlive it. */
 static struct {
     struct termios saved[3];
-    int have[3];
+    struct winsize size[3];
+    int have[3], have_size[3];
 } tty;
 
 static void tty_save(void)
 {
-    for (int fd = 0; fd < 3; fd++)
+    for (int fd = 0; fd < 3; fd++) {
         tty.have[fd] = isatty(fd) && tcgetattr(fd, &tty.saved[fd]) == 0;
+        tty.have_size[fd] = tty.have[fd] && ioctl(fd, TIOCGWINSZ, &tty.size[fd]) == 0;
+    }
 }
 
+/* Settings, window size, output flowing, open to others: as they were (or as a terminal is). */
 static void tty_restore(void)
 {
-    for (int fd = 0; fd < 3; fd++)
-        if (tty.have[fd])
-            (void)tcsetattr(fd, TCSANOW, &tty.saved[fd]);
+    for (int fd = 0; fd < 3; fd++) {
+        if (!tty.have[fd])
+            continue;
+        (void)tcsetattr(fd, TCSANOW, &tty.saved[fd]);
+        (void)tcflow(fd, TCOON);
+        (void)ioctl(fd, TIOCNXCL);
+        if (tty.have_size[fd])
+            (void)ioctl(fd, TIOCSWINSZ, &tty.size[fd]);
+    }
 }
 
 /* --- the sandbox's pid 1 and the agent ------------------------------------------------------- */
@@ -451,6 +465,35 @@ static int uid_in_use(uid_t u)
     return used;
 }
 
+/* Whether a range of /etc/subuid or /etc/subgid ("name:first:count" lines) holds id: its user
+ * could map it (newuidmap) and become the sandbox's uid from outside. An unreadable or absent
+ * file holds nothing. */
+static int subordinate(uint32_t id)
+{
+    static const char *const files[] = {"/etc/subuid", "/etc/subgid"};
+    char line[512];
+
+    for (size_t i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "re");
+        if (f == NULL)
+            continue;
+        while (fgets(line, sizeof(line), f) != NULL) {
+            char *first = strchr(line, ':'), *count = first != NULL ? strchr(first + 1, ':') : NULL;
+            unsigned long long lo, n;
+            if (count == NULL)
+                continue;
+            lo = strtoull(first + 1, NULL, 10);
+            n = strtoull(count + 1, NULL, 10);
+            if (id >= lo && id - lo < n) {
+                fclose(f);
+                return 1;
+            }
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
 /* Root mode: the first uid of the range whose lock file we can hold and that no process has.
  * The locks live in one folder for the whole host (SWORN_RUN_UID_LOCKS), whatever the state
  * folder, so that two sworn-runs never give two sandboxes one uid; each is held until sworn-run
@@ -471,7 +514,7 @@ static int take_uid(void)
         fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         SWORN_ENSURE(fd >= 0, SWORN_ERR_IO, "%s/%s: %s", SWORN_RUN_UID_LOCKS_PARENT, name,
                      strerror(errno));
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && !uid_in_use(u)) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && !subordinate(u) && !uid_in_use(u)) {
             R.uid_lock = fd;
             R.agent_uid = u;
             R.agent_gid = (gid_t)u;
@@ -544,69 +587,173 @@ static int read_ca_bundle(void)
     return 0;
 }
 
-/* Is a (a resolved path) the same as b or a folder above it? */
-static int covers(const char *a, const char *b)
+/* A folder or file, by what it is (a bind mount or a link names the same one). */
+struct ident {
+    dev_t dev;
+    ino_t ino;
+};
+
+static int ident_eq(const struct ident *a, const struct stat *st)
 {
-    size_t n = strlen(a);
-
-    if (strcmp(a, "/") == 0)
-        return 1;
-    return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
-}
-
-/* path resolved (every link followed), or of its folder when it does not exist (a socket path
- * is checked before the socket exists). "" when neither resolves. */
-static void resolved(const char *path, char out[PATH_MAX])
-{
-    char folder[PATH_MAX];
-    char *slash;
-
-    if (realpath(path, out) != NULL)
-        return;
-    snprintf(folder, sizeof(folder), "%s", path);
-    slash = strrchr(folder, '/');
-    if (slash != NULL && slash != folder)
-        *slash = '\0';
-    if (realpath(folder, out) == NULL)
-        out[0] = '\0';
+    return a->dev == st->st_dev && a->ino == st->st_ino;
 }
 
 /*
- * --work gives the agent a folder of the host, read-write, and (without --keep) sworn-run removes
- * it at the end: refuse the folders where either would harm the host or the control plane. Not
- * "/" or a folder right below it (/tmp, /home, /var, ...), nothing in the system's own trees, and
- * no folder that holds, or lies in, sworn-run's state folder or holds the control plane's
- * sockets or the proxy's CA (docs/sandbox.md, "Running it").
+ * Up from the folder fd (not closed) to the root through "..": calls stop(arg, st) on the folder
+ * and each folder above it (the physical way up: a bind mount's ".." is its mount point's
+ * parent), until it returns nonzero (returned) or the root is passed (0). At most 4096 levels.
  */
-static int check_work_folder(const char *work, const char *state)
+static int walk_up(int fd, int (*stop)(void *arg, const struct stat *st), void *arg)
 {
-    static const char *const system_trees[] = {"/proc",  "/sys",    "/dev",       "/etc", "/usr",
-                                               "/boot",  "/bin",    "/sbin",      "/lib", "/lib32",
-                                               "/lib64", "/libx32", "/run/sworn", NULL};
-    const char *const control[] = {
-        state, R.conf.hostlink, R.conf.admin_socket, R.conf.proxy_ca, SWORN_RUN_UID_LOCKS_PARENT,
-        NULL};
-    char real[PATH_MAX], other[PATH_MAX];
+    int cur = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st, parent;
+    int hit = 0;
 
-    if (realpath(work, real) == NULL)
-        return sworn_err_set(SWORN_ERR_ARG, "--work %s: %s", work, strerror(errno));
-    if (strchr(real + 1, '/') == NULL)
-        return sworn_err_set(SWORN_ERR_ARG,
-                             "--work %s: \"%s\" is / or a folder right below it: give a folder of "
-                             "its own",
-                             work, real);
-    for (size_t i = 0; system_trees[i] != NULL; i++)
-        if (covers(system_trees[i], real))
-            return sworn_err_set(SWORN_ERR_ARG, "--work %s: \"%s\" is in the system's %s", work,
-                                 real, system_trees[i]);
-    for (size_t i = 0; control[i] != NULL; i++) {
-        resolved(control[i], other);
-        if (other[0] != '\0' && (covers(real, other) || (i == 0 && covers(other, real))))
-            return sworn_err_set(SWORN_ERR_ARG,
-                                 "--work %s: \"%s\" holds or lies in sworn-run's state or the "
-                                 "control plane (%s)",
-                                 work, real, control[i]);
+    for (int level = 0; cur >= 0 && level < 4096 && hit == 0; level++) {
+        int up;
+        if (fstat(cur, &st) < 0)
+            break;
+        hit = stop(arg, &st);
+        up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(cur);
+        cur = up;
+        if (cur < 0 || fstat(cur, &parent) < 0 ||
+            (parent.st_dev == st.st_dev && parent.st_ino == st.st_ino))
+            break; /* the root is its own parent */
     }
+    if (cur >= 0)
+        close(cur);
+    return hit;
+}
+
+struct refused {
+    struct ident id[64];
+    const char *name[64];
+    size_t n;
+};
+
+static void refuse_path(struct refused *r, const char *path)
+{
+    struct stat st;
+
+    if (r->n < sizeof(r->id) / sizeof(r->id[0]) && stat(path, &st) == 0) {
+        r->id[r->n].dev = st.st_dev;
+        r->id[r->n].ino = st.st_ino;
+        r->name[r->n] = path;
+        r->n++;
+    }
+}
+
+static int in_refused(void *arg, const struct stat *st)
+{
+    struct refused *r = arg;
+
+    for (size_t i = 0; i < r->n; i++)
+        if (ident_eq(&r->id[i], st))
+            return (int)i + 1;
+    return 0;
+}
+
+static int is_work(void *arg, const struct stat *st)
+{
+    return ident_eq(arg, st);
+}
+
+/* The folder of path (a socket or a file that may not exist yet), opened; -1 when it is not. */
+static int open_folder_of(const char *path)
+{
+    char folder[SWORN_RUN_PATH_MAX];
+    char *slash;
+
+    snprintf(folder, sizeof(folder), "%s", path);
+    slash = strrchr(folder, '/');
+    if (slash == NULL)
+        return -1;
+    *(slash == folder ? slash + 1 : slash) = '\0';
+    return open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * --work gives the agent a folder of the host, read-write, and sworn-run later removes what is
+ * in it (without --keep): refuse the folders where either would harm the host or the control
+ * plane (docs/sandbox.md, "Running it"). Every check is on the folder already opened (fd), by
+ * device and inode, walking up with "..": a link swapped into the path after the open, or a bind
+ * mount of a refused folder, changes nothing.
+ *   - not / and not a folder right below it (/tmp, /home, /var, ...);
+ *   - not in the system's trees, sworn's own folders, or the dev stack's folder (--stack);
+ *   - not the state folder or a folder in it, nor a folder that holds the state folder, the
+ *     hostlink or admin socket, the proxy's CA or the uid locks;
+ *   - without --keep, empty: what sworn-run removes at the end is only what the agent made.
+ */
+static int check_work_folder(int fd, const char *work, int state_fd)
+{
+    static const char *const trees[] = {
+        "/proc",      "/sys",           "/dev",           "/etc",           "/usr",   "/boot",
+        "/bin",       "/sbin",          "/lib",           "/lib32",         "/lib64", "/libx32",
+        "/run/sworn", "/var/lib/sworn", "/var/log/sworn", "/run/sworn-run", NULL};
+    const char *const held[] = {R.conf.hostlink, R.conf.admin_socket, R.conf.proxy_ca, NULL};
+    struct refused r = {.n = 0};
+    struct stat st, root;
+    struct ident me;
+    int hit, up;
+    DIR *d;
+    struct dirent *e;
+
+    if (fstat(fd, &st) < 0 || stat("/", &root) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "--work %s: %s", work, strerror(errno));
+    me.dev = st.st_dev;
+    me.ino = st.st_ino;
+    up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (up >= 0) {
+        struct stat parent;
+        int top =
+            fstat(up, &parent) == 0 && parent.st_dev == root.st_dev && parent.st_ino == root.st_ino;
+        close(up);
+        if (top || (st.st_dev == root.st_dev && st.st_ino == root.st_ino))
+            return sworn_err_set(SWORN_ERR_ARG,
+                                 "--work %s: it is / or a folder right below it: give a folder "
+                                 "of its own",
+                                 work);
+    }
+    for (size_t i = 0; trees[i] != NULL; i++)
+        refuse_path(&r, trees[i]);
+    if (R.conf.stack_dir[0] != '\0')
+        refuse_path(&r, R.conf.stack_dir);
+    if (fstat(state_fd, &st) == 0 && r.n < sizeof(r.id) / sizeof(r.id[0])) {
+        r.id[r.n].dev = st.st_dev;
+        r.id[r.n].ino = st.st_ino;
+        r.name[r.n++] = "sworn-run's state folder";
+    }
+    hit = walk_up(fd, in_refused, &r);
+    if (hit > 0)
+        return sworn_err_set(SWORN_ERR_ARG, "--work %s: it is in %s, which no agent gets", work,
+                             r.name[hit - 1]);
+    /* Nothing the control plane needs may lie below it. */
+    if (walk_up(state_fd, is_work, &me))
+        return sworn_err_set(SWORN_ERR_ARG, "--work %s: it holds sworn-run's state folder", work);
+    for (size_t i = 0; held[i] != NULL; i++) {
+        int f = open_folder_of(held[i]);
+        int holds = f >= 0 && walk_up(f, is_work, &me);
+        if (f >= 0)
+            close(f);
+        if (holds)
+            return sworn_err_set(SWORN_ERR_ARG, "--work %s: it holds %s", work, held[i]);
+    }
+    if (R.conf.keep)
+        return 0;
+    d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (d == NULL)
+        return sworn_err_set(SWORN_ERR_IO, "--work %s: %s", work, strerror(errno));
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            break;
+    closedir(d);
+    if (e != NULL)
+        return sworn_err_set(SWORN_ERR_ARG,
+                             "--work %s: it is not empty: without --keep, sworn-run removes the "
+                             "work folder at the end, and it removes only what an agent made "
+                             "(give --keep, or an empty folder)",
+                             work);
     return 0;
 }
 
@@ -646,14 +793,17 @@ static int make_folders(void)
         R.work_made = 1;
     } else {
         snprintf(R.work_dir, sizeof(R.work_dir), "%s", R.conf.work);
-        SWORN_GUARD(check_work_folder(R.work_dir, state));
     }
-    /* From here on the folder is named by its descriptor only: a link or another folder put at
-     * its path later changes nothing. */
+    /* From here on the folder is the one opened now, checked by what it is and named by its
+     * descriptor (pid 1 binds it only if what it opens again is the same folder, and the end
+     * removes or gives back through the descriptor): a link or another folder put at its path
+     * later changes nothing. */
     R.work_fd = open(R.work_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     SWORN_ENSURE(R.work_fd >= 0 && fstat(R.work_fd, &st) == 0, SWORN_ERR_ARG,
                  "--work %s: not a folder (it must exist; a link is refused): %s", R.work_dir,
                  strerror(errno));
+    if (!R.work_made)
+        SWORN_GUARD(check_work_folder(R.work_fd, R.work_dir, state_fd));
     R.work_owner = st.st_uid;
     R.work_group = st.st_gid;
     R.work_dev = st.st_dev;
@@ -662,6 +812,7 @@ static int make_folders(void)
     if (R.root_mode)
         SWORN_ENSURE(fchown(R.work_fd, R.agent_uid, R.agent_gid) == 0, SWORN_ERR_IO,
                      "%s: chown: %s", R.work_dir, strerror(errno));
+    R.work_taken = 1;
     close(state_fd);
     return 0;
 fail:
@@ -839,11 +990,13 @@ static void conclude(int supervise_rc)
 }
 
 /* Remove what the sandbox left on disk; release its cgroup and its uid. */
-/* --keep, root mode: the work folder and all in it back to the folder's owner, with its mode;
- * a kept run folder (the work folder was its own) back to root. */
-static int give_back_work(const struct stat *work)
+/* --keep, root mode: what the agent made in the work folder (its uid's) back to the folder's
+ * owner, and the folder itself with its mode; a kept run folder (the work folder was its own)
+ * back to root. Through the descriptor opened at the start: never a folder put at the path. */
+static int give_back_work(void)
 {
-    if (sworn_run_fs_give_back(R.work_dir, work, R.work_owner, R.work_group) < 0)
+    if (sworn_run_fs_give_back_fd(R.work_fd, R.work_dir, R.agent_uid, R.work_owner, R.work_group) <
+        0)
         return -1;
     if (fchown(R.work_fd, R.work_owner, R.work_group) < 0 || fchmod(R.work_fd, R.work_mode) < 0)
         return sworn_err_set(SWORN_ERR_IO, "%s: %s", R.work_dir, strerror(errno));
@@ -854,40 +1007,41 @@ static int give_back_work(const struct stat *work)
 
 static int clean_up(void)
 {
-    struct stat work = {0};
     int rc = 0;
 
-    work.st_dev = R.work_dev;
-    work.st_ino = R.work_ino;
     if (sworn_run_limits_release(&R.limits) < 0) {
         say("cleanup: %s", sworn_err_msg());
         rc = -1;
     }
-    if (R.run_dir[0] != '\0') {
+    if (R.run_dir[0] != '\0' && R.work_taken) {
         if (!R.conf.keep) {
-            /* The work folder (the run folder's own, or --work's) and the run folder go. */
-            if (!R.work_made && sworn_run_fs_remove(R.work_dir, &work) < 0) {
+            /* The work folder (the run folder's own, or --work's, which was empty) and the run
+             * folder go. */
+            if (!R.work_made && sworn_run_fs_remove_fd(R.work_fd, R.work_dir) < 0) {
                 say("cleanup: %s", sworn_err_msg());
                 rc = -1;
             }
-            if (sworn_run_fs_remove(R.run_dir, NULL) < 0) {
+            if (sworn_run_fs_remove(R.run_dir) < 0) {
                 say("cleanup: %s", sworn_err_msg());
                 rc = -1;
             }
         } else {
-            /* --keep: the work folder stays, given back whole to whom it was (root mode: its
-             * files are the sandbox uid's, which the next sandbox may get), with its own mode;
-             * everything else of the run folder goes. */
-            if (R.root_mode && give_back_work(&work) < 0) {
+            /* --keep: the work folder stays, given back (root mode); everything else of the run
+             * folder goes. */
+            if (R.root_mode && give_back_work() < 0) {
                 say("--keep: %s: giving it back to its owner: %s", R.work_dir, sworn_err_msg());
                 rc = -1;
             }
-            if (sworn_run_fs_remove(R.work_made ? R.root_dir : R.run_dir, NULL) < 0) {
+            if (sworn_run_fs_remove(R.work_made ? R.root_dir : R.run_dir) < 0) {
                 say("cleanup: %s", sworn_err_msg());
                 rc = -1;
             }
-            say("--keep: the work folder %s stays", R.work_dir);
+            if (rc == 0 && R.started)
+                say("--keep: the work folder %s stays", R.work_dir);
         }
+    } else if (R.run_dir[0] != '\0' && sworn_run_fs_remove(R.run_dir) < 0) {
+        say("cleanup: %s", sworn_err_msg());
+        rc = -1;
     }
     if (R.work_fd >= 0)
         close(R.work_fd);
@@ -986,6 +1140,7 @@ int main(int argc, char **argv)
     }
     if (R.pid1 == 0)
         pid1_main();
+    R.started = 1;
     close(R.ctl[1]);
     close(R.sync[0]);
     /* The maps first ("g": pid 1 builds the sandbox meanwhile), then the cgroup ("c": before

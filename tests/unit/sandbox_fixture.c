@@ -85,15 +85,43 @@ void sworn_sbx_remove_tree(const char *path)
     sworn_test_run_free(&r);
 }
 
-void sworn_sbx_expect_work_gone(char *work)
+void sworn_sbx_expect_work_returned(char *work)
 {
-    int left = sworn_sbx_exists(work);
+    /* find walks a tree of any depth; -xdev: never into another mount. */
+    const char *argv[] = {"find",  work,    "-xdev", "(",      "-uid",  "+999999999", "-o",
+                          "-perm", "/6000", ")",     "-print", "-quit", NULL};
+    struct sworn_test_run r;
+    int kept = sworn_sbx_exists(work);
 
-    if (left)
+    if (kept)
+        sworn_test_run(argv, NULL, &r);
+    if (kept && (r.status != 0 || r.out[0] != '\0')) {
         sworn_sbx_remove_tree(work);
-    if (left)
-        fail_msg("the work folder %s was left after the sandbox ended", work);
+        fail_msg("the kept work folder %s still holds a sandbox uid's or a set-id entry (find: "
+                 "status %d): %s",
+                 work, r.status, r.out);
+    }
+    if (kept)
+        sworn_test_run_free(&r);
+    sworn_sbx_remove_tree(work);
+    if (!kept)
+        fail_msg("the kept work folder %s is gone", work);
     free(work);
+}
+
+/* Whether the folder path has no entry (a folder that cannot be read counts as not empty). */
+static int folder_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int empty = d != NULL;
+
+    while (d != NULL && (e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            empty = 0;
+    if (d != NULL)
+        closedir(d);
+    return empty;
 }
 
 /* ---- a sandbox run to its end ---- */
@@ -102,14 +130,24 @@ void sworn_sbx_argv(const char **argv, const char *stack_dir, const char *const 
                     const char *const *agent)
 {
     size_t n = 0;
+    int work = 0, keep = 0;
 
     argv[n++] = sworn_sbx_run_bin();
     if (stack_dir != NULL) {
         argv[n++] = "--stack";
         argv[n++] = stack_dir;
     }
-    for (size_t i = 0; options != NULL && options[i] != NULL && n < SWORN_SBX_ARGS_MAX / 2; i++)
+    for (size_t i = 0; options != NULL && options[i] != NULL && n < SWORN_SBX_ARGS_MAX / 2; i++) {
+        if (strcmp(options[i], "--work") == 0 && options[i + 1] != NULL)
+            work = !folder_empty(options[i + 1]);
+        if (strcmp(options[i], "--keep") == 0)
+            keep = 1;
         argv[n++] = options[i];
+    }
+    /* A test's work folder that holds sworn-probe (or anything) is kept: sworn-run removes only a
+     * folder that was empty; sworn_sbx_expect_work_returned checks what came back. */
+    if (work && !keep)
+        argv[n++] = "--keep";
     argv[n++] = "--";
     for (size_t i = 0; agent[i] != NULL && n < SWORN_SBX_ARGS_MAX - 1; i++)
         argv[n++] = agent[i];
@@ -341,7 +379,7 @@ int sworn_sbx_live_end(struct sworn_sbx_live *l)
     }
     free(err);
     if (work != NULL)
-        sworn_sbx_expect_work_gone(work);
+        sworn_sbx_expect_work_returned(work);
     return status;
 }
 

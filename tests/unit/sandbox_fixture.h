@@ -57,16 +57,19 @@ char *sworn_sbx_work_new(const char *tag);
  * not); nothing when it is not there. */
 void sworn_sbx_remove_tree(const char *path);
 
-/* After a sandbox without --keep ended: its work folder must be gone. When it is not, it is
- * removed and the test fails. Frees work. */
-void sworn_sbx_expect_work_gone(char *work);
+/* After a sandbox ended: its work folder (kept: it held sworn-probe, see sworn_sbx_argv) must be
+ * there and hold nothing of a sandbox uid's (>= 1000000000) and no set-id entry: what the agent
+ * made was given back to the folder's owner. The folder is then removed. Frees work. */
+void sworn_sbx_expect_work_returned(char *work);
 
 /* ---- a sandbox run to its end ---- */
 
 /*
  * sworn-run's command line into argv (SWORN_SBX_ARGS_MAX entries, NULL-terminated): SWORN_RUN_BIN,
  * "--stack stack_dir" when stack_dir is not NULL, options (NULL-terminated, may be NULL; at most
- * SWORN_SBX_ARGS_MAX / 2 entries in all so far, the rest dropped), "--", then agent
+ * SWORN_SBX_ARGS_MAX / 2 entries in all so far, the rest dropped), "--keep" when options give
+ * "--work" with a folder that is not empty, without it (a test's work folder that holds
+ * sworn-probe: sworn-run removes only a folder that was empty at the start), "--", then agent
  * (NULL-terminated; what does not fit is dropped).
  */
 void sworn_sbx_argv(const char **argv, const char *stack_dir, const char *const *options,
@@ -127,7 +130,7 @@ void sworn_sbx_live_write(struct sworn_sbx_live *l, const char *text);
 /*
  * Close the agent's standard input and wait for sworn-run (SWORN_SBX_RUN_MS at most: then it is
  * killed and the test fails). Fails the test when its error output holds a sanitizer report, or
- * (l->work set) when the work folder is left (sworn_sbx_expect_work_gone). Removes the error
+ * (l->work set) when the work folder is left (sworn_sbx_expect_work_returned). Removes the error
  * file. Returns sworn-run's exit status (128 + a signal).
  */
 int sworn_sbx_live_end(struct sworn_sbx_live *l);

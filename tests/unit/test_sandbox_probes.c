@@ -112,7 +112,7 @@ static void sandbox_run_in(struct sworn_test_run *r, char *work, const char *nam
         free(work);
         fail_msg("sworn-run failed (status 125):\n%s", r->err);
     }
-    sworn_sbx_expect_work_gone(work);
+    sworn_sbx_expect_work_returned(work);
 }
 
 /* sandbox_run_in a fresh work folder. */
@@ -1054,7 +1054,7 @@ static void test_terminal_injection(void **state)
     (void)state;
     run_argv(argv, work, NULL, agent);
     sworn_sbx_run_under_pty(argv, &pr);
-    sworn_sbx_expect_work_gone(work);
+    sworn_sbx_expect_work_returned(work);
     if (pr.status != 0 || strncmp(pr.out, "BLOCKED ", 8) != 0)
         fail_msg("tiocsti from the sandbox: status %d, %s", pr.status, pr.out);
     printf("  %s", pr.out);
