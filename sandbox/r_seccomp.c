@@ -151,6 +151,18 @@ static void load_arg(struct prog *p, unsigned i)
     emit(p, BPF_LD | BPF_W | BPF_ABS, (unsigned int)ARG_LO(i), 0, 0);
 }
 
+/* Call nr fails with EPERM when any of bits is set in the low word of argument arg. */
+static void deny_bits(struct prog *p, long nr, unsigned arg, unsigned int bits)
+{
+    unsigned short at = if_nr(p, nr);
+
+    load_arg(p, arg);
+    emit(p, BPF_JMP | BPF_JSET | BPF_K, bits, 0, 1);
+    ret(p, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    ret(p, SECCOMP_RET_ALLOW);
+    patch_skip(p, at);
+}
+
 static int build(struct prog *p)
 {
     const unsigned int eperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
@@ -177,12 +189,7 @@ static int build(struct prog *p)
     emit(p, BPF_JMP | BPF_JEQ | BPF_K, 437 /* openat2 */, 0, 1);
     ret(p, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
     /* clone: no new namespace (flags are argument 0 on x86_64 and aarch64). */
-    at = if_nr(p, SYS_clone);
-    load_arg(p, 0);
-    emit(p, BPF_JMP | BPF_JSET | BPF_K, CLONE_NEW_ANY, 0, 1);
-    ret(p, eperm);
-    ret(p, SECCOMP_RET_ALLOW);
-    patch_skip(p, at);
+    deny_bits(p, SYS_clone, 0, CLONE_NEW_ANY);
     /* socket: an allow-list of families: AF_UNIX, AF_INET and AF_INET6 (but no raw or packet
      * type), and AF_NETLINK for NETLINK_ROUTE only (what ip and the C library's interface
      * listing use; for netlink SOCK_DGRAM is the same as SOCK_RAW, and every other netlink
@@ -227,14 +234,8 @@ static int build(struct prog *p)
     /* No set-user-id or set-group-id bit on anything the agent makes or changes: on the host its
      * files are the sandbox uid's, and such a program in /work would be a way for anyone who can
      * reach the folder to become that uid (and so reach the next sandbox given it). */
-    for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++) {
-        at = if_nr(p, mode_calls[i].nr);
-        load_arg(p, mode_calls[i].mode_arg);
-        emit(p, BPF_JMP | BPF_JSET | BPF_K, S_ISUID | S_ISGID, 0, 1);
-        ret(p, eperm);
-        ret(p, SECCOMP_RET_ALLOW);
-        patch_skip(p, at);
-    }
+    for (size_t i = 0; i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++)
+        deny_bits(p, mode_calls[i].nr, mode_calls[i].mode_arg, S_ISUID | S_ISGID);
     ret(p, SECCOMP_RET_ALLOW);
     return p->n <= PROG_MAX ? 0 : sworn_err_set(SWORN_ERR_RANGE, "agent seccomp: program too long");
 }
