@@ -22,8 +22,8 @@ struct d_sandbox {
     char name[SWORN_FRAME_NAME_MAX + 1];
     char operator_[SWORN_FRAME_OPERATOR_MAX + 1];
     uint32_t agent_uid; /* the uid its agent has outside, as its start recorded */
-    unsigned pins; /* admitted requests whose entries are not appended yet */
-    int ending;    /* an end is begun: requests are denied, the end waits for pins */
+    unsigned pins;      /* admitted requests whose entries are not appended yet */
+    int ending;         /* an end is begun: requests are denied, the end waits for pins */
     d_sandbox_ready_fn ready;
     void *ready_arg;
 };

@@ -137,8 +137,7 @@ static int name_ok(const char *s)
 
 /* SHA-256(principal NUL name NUL uid as 4 bytes big-endian): who a request or a sandbox is (its
  * agent's uid outside included), in a fixed size. */
-static void who_digest(const char *principal, const char *name, uint32_t uid,
-                       uint8_t out[SV_HASH])
+static void who_digest(const char *principal, const char *name, uint32_t uid, uint8_t out[SV_HASH])
 {
     size_t pl = strlen(principal), nl = strlen(name);
     unsigned char *b = malloc(pl + nl + 6);
