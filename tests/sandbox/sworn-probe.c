@@ -1200,7 +1200,7 @@ static long number_arg(const char *text, long max)
 static int probe_family(const char *family, const char *type, const char *proto)
 {
     long f = number_arg(family, 255), t = number_arg(type, 15), p = number_arg(proto, 65535);
-    char what[64];
+    char what[96]; /* room for any three longs: the compiler cannot see the bounds above */
 
     if (f < 0 || t < 0 || p < 0)
         return usage("family N TYPE PROTO (0..255, 0..15, 0..65535)");
@@ -1212,7 +1212,7 @@ static int probe_family(const char *family, const char *type, const char *proto)
 static int probe_socketpair(const char *family, const char *type, const char *proto)
 {
     long f = number_arg(family, 255), t = number_arg(type, 15), p = number_arg(proto, 65535);
-    char what[64];
+    char what[96]; /* room for any three longs: the compiler cannot see the bounds above */
     int sv[2];
 
     if (f < 0 || t < 0 || p < 0)
