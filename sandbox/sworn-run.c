@@ -61,6 +61,8 @@
 #include "r_record.h"
 #include "r_relay.h"
 #include "r_seccomp.h"
+#include "r_uid.h"
+#include "r_work.h"
 #include "safefile.h"
 
 #define EXIT_TIMEOUT 124
@@ -68,7 +70,6 @@
 #define CA_BUNDLE_MAX (4u * 1024u * 1024u)
 #define PROXY_CA_MAX (64u * 1024u)
 #define SETUP_TIMEOUT_MS 10000
-#define SWORN_RUN_UID_LOCKS_PARENT "/run/sworn-run" /* its uids/ holds one lock file per uid */
 
 static void usage(FILE *f)
 {
@@ -446,89 +447,13 @@ static int wait_dumpable(void)
     return 0;
 }
 
-/* Whether any process of the host runs as uid u (a uid of the range some other program uses). */
-static int uid_in_use(uid_t u)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int used = 0;
-
-    if (d == NULL)
-        return 1; /* cannot tell: do not take it */
-    while (!used && (e = readdir(d)) != NULL) {
-        struct stat st;
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
-            fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_uid == u)
-            used = 1;
-    }
-    closedir(d);
-    return used;
-}
-
-/* Whether a range of /etc/subuid or /etc/subgid ("name:first:count" lines) holds id: its user
- * could map it (newuidmap) and become the sandbox's uid from outside. An unreadable or absent
- * file holds nothing. */
-static int subordinate(uint32_t id)
-{
-    static const char *const files[] = {"/etc/subuid", "/etc/subgid"};
-    char line[512];
-
-    for (size_t i = 0; i < 2; i++) {
-        FILE *f = fopen(files[i], "re");
-        if (f == NULL)
-            continue;
-        while (fgets(line, sizeof(line), f) != NULL) {
-            char *first = strchr(line, ':'), *count = first != NULL ? strchr(first + 1, ':') : NULL;
-            unsigned long long lo, n;
-            if (count == NULL)
-                continue;
-            lo = strtoull(first + 1, NULL, 10);
-            n = strtoull(count + 1, NULL, 10);
-            if (id >= lo && id - lo < n) {
-                fclose(f);
-                return 1;
-            }
-        }
-        fclose(f);
-    }
-    return 0;
-}
-
-/* Root mode: the first uid of the range whose lock file we can hold and that no process has.
- * The locks live in one folder for the whole host (SWORN_RUN_UID_LOCKS), whatever the state
- * folder, so that two sworn-runs never give two sandboxes one uid; each is held until sworn-run
- * exits. */
+/* Root mode: the agent's uid, held until sworn-run exits (r_uid.h). */
 static int take_uid(void)
 {
-    char name[32];
-    int dir = -1;
-
-    SWORN_GUARD(
-        sworn_safefile_opendir(SWORN_RUN_UID_LOCKS_PARENT, 1, "sworn-run's uid locks", &dir));
-    if (mkdirat(dir, "uids", 0700) < 0 && errno != EEXIST)
-        SWORN_ENSURE(0, SWORN_ERR_IO, "%s/uids: %s", SWORN_RUN_UID_LOCKS_PARENT, strerror(errno));
-    for (uint32_t i = 0; i < R.conf.uid_count; i++) {
-        uid_t u = R.conf.uid_first + i;
-        int fd;
-        snprintf(name, sizeof(name), "uids/%u", (unsigned)u);
-        fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-        SWORN_ENSURE(fd >= 0, SWORN_ERR_IO, "%s/%s: %s", SWORN_RUN_UID_LOCKS_PARENT, name,
-                     strerror(errno));
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && !subordinate(u) && !uid_in_use(u)) {
-            R.uid_lock = fd;
-            R.agent_uid = u;
-            R.agent_gid = (gid_t)u;
-            close(dir);
-            return 0;
-        }
-        close(fd);
-    }
-    sworn_err_set(SWORN_ERR_RANGE, "every uid of %u..%u is taken by a running sandbox or process",
-                  (unsigned)R.conf.uid_first, (unsigned)(R.conf.uid_first + R.conf.uid_count - 1));
-fail:
-    if (dir >= 0)
-        close(dir);
-    return -1;
+    if (sworn_run_uid_take(R.conf.uid_first, R.conf.uid_count, &R.agent_uid, &R.uid_lock) < 0)
+        return -1;
+    R.agent_gid = (gid_t)R.agent_uid;
+    return 0;
 }
 
 static int default_state_dir(char *out, size_t cap)
@@ -587,176 +512,6 @@ static int read_ca_bundle(void)
     return 0;
 }
 
-/* A folder or file, by what it is (a bind mount or a link names the same one). */
-struct ident {
-    dev_t dev;
-    ino_t ino;
-};
-
-static int ident_eq(const struct ident *a, const struct stat *st)
-{
-    return a->dev == st->st_dev && a->ino == st->st_ino;
-}
-
-/*
- * Up from the folder fd (not closed) to the root through "..": calls stop(arg, st) on the folder
- * and each folder above it (the physical way up: a bind mount's ".." is its mount point's
- * parent), until it returns nonzero (returned) or the root is passed (0). At most 4096 levels.
- */
-static int walk_up(int fd, int (*stop)(void *arg, const struct stat *st), void *arg)
-{
-    int cur = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    struct stat st, parent;
-    int hit = 0;
-
-    for (int level = 0; cur >= 0 && level < 4096 && hit == 0; level++) {
-        int up;
-        if (fstat(cur, &st) < 0)
-            break;
-        hit = stop(arg, &st);
-        up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        close(cur);
-        cur = up;
-        if (cur < 0 || fstat(cur, &parent) < 0 ||
-            (parent.st_dev == st.st_dev && parent.st_ino == st.st_ino))
-            break; /* the root is its own parent */
-    }
-    if (cur >= 0)
-        close(cur);
-    return hit;
-}
-
-struct refused {
-    struct ident id[64];
-    const char *name[64];
-    size_t n;
-};
-
-static void refuse_path(struct refused *r, const char *path)
-{
-    struct stat st;
-
-    if (r->n < sizeof(r->id) / sizeof(r->id[0]) && stat(path, &st) == 0) {
-        r->id[r->n].dev = st.st_dev;
-        r->id[r->n].ino = st.st_ino;
-        r->name[r->n] = path;
-        r->n++;
-    }
-}
-
-static int in_refused(void *arg, const struct stat *st)
-{
-    struct refused *r = arg;
-
-    for (size_t i = 0; i < r->n; i++)
-        if (ident_eq(&r->id[i], st))
-            return (int)i + 1;
-    return 0;
-}
-
-static int is_work(void *arg, const struct stat *st)
-{
-    return ident_eq(arg, st);
-}
-
-/* The folder of path (a socket or a file that may not exist yet), opened; -1 when it is not. */
-static int open_folder_of(const char *path)
-{
-    char folder[SWORN_RUN_PATH_MAX];
-    char *slash;
-
-    snprintf(folder, sizeof(folder), "%s", path);
-    slash = strrchr(folder, '/');
-    if (slash == NULL)
-        return -1;
-    *(slash == folder ? slash + 1 : slash) = '\0';
-    return open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-/*
- * --work gives the agent a folder of the host, read-write, and sworn-run later removes what is
- * in it (without --keep): refuse the folders where either would harm the host or the control
- * plane (docs/sandbox.md, "Running it"). Every check is on the folder already opened (fd), by
- * device and inode, walking up with "..": a link swapped into the path after the open, or a bind
- * mount of a refused folder, changes nothing.
- *   - not / and not a folder right below it (/tmp, /home, /var, ...);
- *   - not in the system's trees, sworn's own folders, or the dev stack's folder (--stack);
- *   - not the state folder or a folder in it, nor a folder that holds the state folder, the
- *     hostlink or admin socket, the proxy's CA or the uid locks;
- *   - without --keep, empty: what sworn-run removes at the end is only what the agent made.
- */
-static int check_work_folder(int fd, const char *work, int state_fd)
-{
-    static const char *const trees[] = {
-        "/proc",      "/sys",           "/dev",           "/etc",           "/usr",   "/boot",
-        "/bin",       "/sbin",          "/lib",           "/lib32",         "/lib64", "/libx32",
-        "/run/sworn", "/var/lib/sworn", "/var/log/sworn", "/run/sworn-run", NULL};
-    const char *const held[] = {R.conf.hostlink, R.conf.admin_socket, R.conf.proxy_ca, NULL};
-    struct refused r = {.n = 0};
-    struct stat st, root;
-    struct ident me;
-    int hit, up;
-    DIR *d;
-    struct dirent *e;
-
-    if (fstat(fd, &st) < 0 || stat("/", &root) < 0)
-        return sworn_err_set(SWORN_ERR_IO, "--work %s: %s", work, strerror(errno));
-    me.dev = st.st_dev;
-    me.ino = st.st_ino;
-    up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (up >= 0) {
-        struct stat parent;
-        int top =
-            fstat(up, &parent) == 0 && parent.st_dev == root.st_dev && parent.st_ino == root.st_ino;
-        close(up);
-        if (top || (st.st_dev == root.st_dev && st.st_ino == root.st_ino))
-            return sworn_err_set(SWORN_ERR_ARG,
-                                 "--work %s: it is / or a folder right below it: give a folder "
-                                 "of its own",
-                                 work);
-    }
-    for (size_t i = 0; trees[i] != NULL; i++)
-        refuse_path(&r, trees[i]);
-    if (R.conf.stack_dir[0] != '\0')
-        refuse_path(&r, R.conf.stack_dir);
-    if (fstat(state_fd, &st) == 0 && r.n < sizeof(r.id) / sizeof(r.id[0])) {
-        r.id[r.n].dev = st.st_dev;
-        r.id[r.n].ino = st.st_ino;
-        r.name[r.n++] = "sworn-run's state folder";
-    }
-    hit = walk_up(fd, in_refused, &r);
-    if (hit > 0)
-        return sworn_err_set(SWORN_ERR_ARG, "--work %s: it is in %s, which no agent gets", work,
-                             r.name[hit - 1]);
-    /* Nothing the control plane needs may lie below it. */
-    if (walk_up(state_fd, is_work, &me))
-        return sworn_err_set(SWORN_ERR_ARG, "--work %s: it holds sworn-run's state folder", work);
-    for (size_t i = 0; held[i] != NULL; i++) {
-        int f = open_folder_of(held[i]);
-        int holds = f >= 0 && walk_up(f, is_work, &me);
-        if (f >= 0)
-            close(f);
-        if (holds)
-            return sworn_err_set(SWORN_ERR_ARG, "--work %s: it holds %s", work, held[i]);
-    }
-    if (R.conf.keep)
-        return 0;
-    d = fdopendir(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (d == NULL)
-        return sworn_err_set(SWORN_ERR_IO, "--work %s: %s", work, strerror(errno));
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            break;
-    closedir(d);
-    if (e != NULL)
-        return sworn_err_set(SWORN_ERR_ARG,
-                             "--work %s: it is not empty: without --keep, sworn-run removes the "
-                             "work folder at the end, and it removes only what an agent made "
-                             "(give --keep, or an empty folder)",
-                             work);
-    return 0;
-}
-
 /* The run folder (0700, the agent's: its pid 1 builds the root there), the root's mount point,
  * and the work folder. */
 static int make_folders(void)
@@ -803,7 +558,7 @@ static int make_folders(void)
                  "--work %s: not a folder (it must exist; a link is refused): %s", R.work_dir,
                  strerror(errno));
     if (!R.work_made)
-        SWORN_GUARD(check_work_folder(R.work_fd, R.work_dir, state_fd));
+        SWORN_GUARD(sworn_run_work_check(R.work_fd, R.work_dir, state_fd, &R.conf));
     R.work_owner = st.st_uid;
     R.work_group = st.st_gid;
     R.work_dev = st.st_dev;
