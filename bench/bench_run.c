@@ -21,10 +21,10 @@
  *   /bin/true  = the whole run of /bin/true, fork to reaped
  *
  * Runners (every one gets a fresh work folder holding run_stamp, made before the clock starts):
- *   sworn-run  BUILD/sandbox/sworn-run --stack STACK --work W -- /work/run_stamp
+ *   sworn-run  BUILD/sandbox/sworn-run --stack STACK --work W --keep -- /work/run_stamp
  *              [127.0.0.1:3128 URL]: SandboxStarted and SandboxEnded are recorded durably through
- *              decisiond, the work folder is removed; the request goes through the relay and the
- *              hostlink
+ *              decisiond, the work folder (it holds run_stamp) is kept and what the agent made in
+ *              it given back; the request goes through the relay and the hostlink
  *   bwrap      /usr/bin/bwrap --unshare-all --unshare-user (--share-net for the request) with
  *              read-only binds of /usr /etc /lib* (/bin /sbin as the host has them), --proc /proc,
  *              --dev /dev, --tmpfs /tmp, --bind W /work, uid and gid 1000, every capability
@@ -311,7 +311,9 @@ static void command(struct argv_buf *a, enum runner r, int stamp, int request, c
     a->n = 0;
     switch (r) {
     case R_SWORN:
-        ARGS(a, B.sworn_run, "--stack", B.stack, "--work", work, "--", inside_agent);
+        /* --keep: the folder holds run_stamp, and sworn-run removes only a folder that was
+         * empty; it gives back what the agent made instead (the bench removes the folder). */
+        ARGS(a, B.sworn_run, "--stack", B.stack, "--work", work, "--keep", "--", inside_agent);
         break;
     case R_BWRAP:
         ARGS(a, BWRAP_BIN, "--unshare-all", "--unshare-user");
@@ -444,7 +446,7 @@ static int run_case(enum runner r, enum case_kind c, int record, char *why, size
     if (truncate(log, 0) != 0 && errno != ENOENT)
         bench_die_sys(log);
     run_once(a.v, log, &o);
-    remove_tree(work); /* sworn-run removed it already */
+    remove_tree(work); /* kept by sworn-run (--keep), or bwrap's and unshare's */
     if (!o.ok || (need_stamps && (o.t_start <= 0 || o.t_exit <= 0)) ||
         (c == C_REQUEST && o.t_response <= 0)) {
         char last[400], msg[BENCH_PATH_MAX + 1024];
