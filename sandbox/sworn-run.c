@@ -120,6 +120,7 @@ struct run {
     mode_t work_mode; /* its mode before, restored with --keep */
     int work_made;    /* we made the work folder */
     int started;      /* pid 1 was cloned: the work folder may hold what an agent made */
+    int start_asked;  /* the SandboxStarted answer was waited for (recorded tells how it went) */
     int work_taken;   /* the work folder passed its checks and is the sandbox's: only then does
                        * the end remove it or give it back (a refused one is never touched) */
     uid_t work_owner; /* root mode, --work: its owner before, restored with --keep */
@@ -416,6 +417,7 @@ fail:
 /* The start's answer: no record, no agent. */
 static int record_started(void)
 {
+    R.start_asked = 1; /* once: the connection is closed after the answer or its failure */
     if (sworn_run_record_start_wait(&R.start_index) < 0)
         return -1;
     R.recorded = 1;
@@ -923,7 +925,7 @@ failed:
     say("%s", sworn_err_msg());
     /* A start that was sent and not yet answered may be in the log: learn its index, so that
      * its end is recorded (FAILED) and the record shows no sandbox left running. */
-    if (start_sent && !R.recorded && record_started() < 0)
+    if (start_sent && !R.start_asked && record_started() < 0)
         say("the start's answer: %s", sworn_err_msg());
     R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
     R.code = 0; /* FAILED carries no code (a stop signal may have set one) */
