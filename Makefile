@@ -30,14 +30,17 @@ deps:
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
+	scripts/npm-deps $(BUILD)
 
 build-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSWORN_SANITIZE=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	scripts/npm-deps $(ASAN_BUILD)
 
 build-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSWORN_TSAN=ON >/dev/null
 	cmake --build $(TSAN_BUILD) -j$(JOBS)
+	scripts/npm-deps $(TSAN_BUILD)
 
 # The auditor's verifier on its own (verifier/ links only OpenSSL and protobuf-c).
 build-verifier: deps

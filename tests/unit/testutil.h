@@ -37,6 +37,14 @@ struct sworn_log;
  */
 const char *sworn_test_vectors(void);
 
+/*
+ * The node_modules folder of the npm clients (tests/npm/README.md; SWORN_NODE_MODULES, which
+ * CMake sets, filled by scripts/npm-deps), with `node` on the PATH. When either is missing the
+ * test cannot run: outside CI this prints why and exits 77 (skipped); under CI=true it prints why
+ * and exits 1, since every make build target installs them.
+ */
+const char *sworn_test_node_modules(void);
+
 /* Read a whole file into a fresh NUL-terminated allocation (free it). Aborts on failure. */
 char *sworn_test_read_file(const char *path, size_t *len);
 
