@@ -69,6 +69,8 @@ static void free_rule(struct prule *r)
     free_globs(r->operations, r->n_operations);
     free_globs(r->paths, r->n_paths);
     free_globs(r->tools, r->n_tools);
+    free_globs(r->prompts, r->n_prompts);
+    free_globs(r->uris, r->n_uris);
     free_actors(r->req_actors, r->n_req_actors);
     free_actors(r->forbid_actors, r->n_forbid_actors);
     free_strs(r->schemes, r->n_schemes);
@@ -304,8 +306,8 @@ fail:
 
 static int load_resource(ydoc *d, ynode *rule, struct prule *r)
 {
-    static const char *const keys[] = {"schemes", "hosts",           "ports", "paths",
-                                       "tools",   "path_parameters", NULL};
+    static const char *const keys[] = {"schemes", "hosts", "ports",           "paths", "tools",
+                                       "prompts", "uris",  "path_parameters", NULL};
     ynode *res = sworn_yaml_get(rule, "resource"), *n;
 
     if (res == NULL)
@@ -326,6 +328,8 @@ static int load_resource(ydoc *d, ynode *rule, struct prule *r)
     SWORN_GUARD(load_ports(d, res, r));
     SWORN_GUARD(load_globs(d, res, "paths", 1, &r->paths, &r->n_paths));
     SWORN_GUARD(load_globs(d, res, "tools", 0, &r->tools, &r->n_tools));
+    SWORN_GUARD(load_globs(d, res, "prompts", 0, &r->prompts, &r->n_prompts));
+    SWORN_GUARD(load_globs(d, res, "uris", 0, &r->uris, &r->n_uris));
     return 0;
 fail:
     return -1;
@@ -1073,7 +1077,16 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
         if (!ok)
             return 0;
     }
-    if (r->n_tools > 0 && (tool[0] == '\0' || !any_glob(r->tools, r->n_tools, tool)))
+    /* Resource.tool names a tool in mcp.tools/call and a prompt in mcp.prompts/get: each list
+     * matches only its own operation, so a rule written for a tool never matches a prompt of
+     * the same name (docs/policy.md 2.1). */
+    if (r->n_tools > 0 && (tool[0] == '\0' || strcmp(q->operation, SWORN_POLICY_OP_TOOL) != 0 ||
+                           !any_glob(r->tools, r->n_tools, tool)))
+        return 0;
+    if (r->n_prompts > 0 && (tool[0] == '\0' || strcmp(q->operation, SWORN_POLICY_OP_PROMPT) != 0 ||
+                             !any_glob(r->prompts, r->n_prompts, tool)))
+        return 0;
+    if (r->n_uris > 0 && (res->uri[0] == '\0' || !any_glob(r->uris, r->n_uris, res->uri)))
         return 0;
     if (r->n_methods > 0) {
         for (ok = 0, i = 0; i < r->n_methods && !ok; i++)

@@ -45,6 +45,9 @@
 #define SWORN_POLICY_GLOB_MAX 512u    /* one glob or host pattern */
 #define SWORN_POLICY_RULES_MAX 10000u /* rules in one file */
 #define SWORN_POLICY_LIST_MAX 1000u   /* items in one list (principals, hosts, ...) */
+/* The operations whose Resource.tool a rule's `tools:` and `prompts:` lists match (2.1). */
+#define SWORN_POLICY_OP_TOOL "mcp.tools/call"
+#define SWORN_POLICY_OP_PROMPT "mcp.prompts/get"
 /* Allow rules with a budget that one request may match; one more is a DENY (docs/policy.md 4.4). */
 #define SWORN_POLICY_BUDGET_RULES_MAX 16u
 /* Budget charges one decision can make: a count and a sum of each of those rules. */

@@ -116,6 +116,8 @@ struct prule {
     char *reason; /* NULL: a generated one */
     struct pglob *principals, *operations, *paths, *tools;
     size_t n_principals, n_operations, n_paths, n_tools;
+    struct pglob *prompts, *uris; /* MCP: the prompt of mcp.prompts/get, the resource URI */
+    size_t n_prompts, n_uris;
     struct pactor *req_actors, *forbid_actors;
     size_t n_req_actors, n_forbid_actors;
     char *const *trusted; /* the policy's trusted_issuers, sorted (owned by the policy) */

@@ -637,6 +637,117 @@ refused:
 
 /* --- the whole resource ----------------------------------------------------------------- */
 
+/* --- MCP resource URIs ------------------------------------------------------------------- */
+
+/* A byte RFC 3986 allows in a URI, '%' and '#' aside (unreserved, gen-delims but '#', sub-delims).
+ */
+static int uri_byte(unsigned c)
+{
+    return is_unreserved(c) || (c != '\0' && strchr(":/?[]@!$&'()*+,;=", (int)c) != NULL);
+}
+
+static int upper_hex(unsigned c)
+{
+    return is_digit(c) || (c >= 'A' && c <= 'F');
+}
+
+int sworn_resource_check_uri(const char *uri, const char **why)
+{
+    size_t n = strlen(uri), i = 0, seg, a;
+    int in_query = 0;
+
+    if (n == 0 || n > SWORN_RESOURCE_URI_MAX) {
+        *why = "the resource URI is empty or longer than 2048 bytes";
+        return 1;
+    }
+    /* scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":", lower case only */
+    if (!(uri[0] >= 'a' && uri[0] <= 'z')) {
+        *why = is_alpha((unsigned char)uri[0])
+                   ? "the resource URI's scheme is not in lower case"
+                   : "the resource URI does not start with a scheme (a letter, then letters, "
+                     "digits, '+', '-', '.', then ':')";
+        return 1;
+    }
+    for (i = 1; i < n && uri[i] != ':'; i++) {
+        unsigned c = (unsigned char)uri[i];
+
+        if (c >= 'A' && c <= 'Z') {
+            *why = "the resource URI's scheme is not in lower case";
+            return 1;
+        }
+        if (!(c >= 'a' && c <= 'z') && !is_digit(c) && c != '+' && c != '-' && c != '.') {
+            *why = "the resource URI does not start with a scheme (a letter, then letters, "
+                   "digits, '+', '-', '.', then ':')";
+            return 1;
+        }
+    }
+    if (i == n) {
+        *why = "the resource URI does not start with a scheme (a letter, then letters, digits, "
+               "'+', '-', '.', then ':')";
+        return 1;
+    }
+    i++; /* past ':' */
+    if (n - i >= 2 && uri[i] == '/' && uri[i + 1] == '/') {
+        /* The authority: up to the next '/', '?' or the end; its host is case-insensitive, so
+         * only the lower-case spelling is taken. */
+        for (a = i + 2; a < n && uri[a] != '/' && uri[a] != '?'; a++)
+            if (uri[a] >= 'A' && uri[a] <= 'Z') {
+                *why = "the resource URI's authority is not in lower case";
+                return 1;
+            }
+    }
+    for (seg = i; i <= n; i++) {
+        unsigned c = i < n ? (unsigned char)uri[i] : '\0';
+
+        if (!in_query && (c == '/' || c == '?' || c == '\0')) {
+            /* The end of a segment of the hierarchical part: never "." or "..", which a
+             * server resolving the URI as a path would step out with. */
+            if ((i - seg == 1 && uri[seg] == '.') ||
+                (i - seg == 2 && uri[seg] == '.' && uri[seg + 1] == '.')) {
+                *why = "the resource URI holds a dot segment (\".\" or \"..\")";
+                return 1;
+            }
+            seg = i + 1;
+            in_query = c == '?';
+        }
+        if (c == '\0')
+            break;
+        if (c == '%') {
+            unsigned v;
+
+            if (i + 2 >= n || !upper_hex((unsigned char)uri[i + 1]) ||
+                !upper_hex((unsigned char)uri[i + 2])) {
+                *why = "a percent escape in the resource URI is not '%' and two upper-case hex "
+                       "digits";
+                return 1;
+            }
+            v = (unsigned)(hex_val((unsigned char)uri[i + 1]) * 16 +
+                           hex_val((unsigned char)uri[i + 2]));
+            if (is_unreserved(v)) {
+                *why = "the resource URI escapes an unreserved character (write it as is)";
+                return 1;
+            }
+            if (v < 0x20 || v == 0x7f || v == '/' || v == '\\' || v >= 0x80) {
+                *why = "the resource URI encodes a control character, '/', '\\' or a byte >= 0x80";
+                return 1;
+            }
+            if (v == '%' && i + 4 < n && hex_val((unsigned char)uri[i + 3]) >= 0 &&
+                hex_val((unsigned char)uri[i + 4]) >= 0) {
+                *why = "the resource URI is percent-encoded twice (\"%25\" and two hex digits)";
+                return 1;
+            }
+            i += 2;
+            continue;
+        }
+        if (!uri_byte(c)) {
+            *why = "the resource URI holds a byte a URI may not hold (a space, a control, a byte "
+                   ">= 0x80, '\\', '#', '\"', '<', '>', '^', '`', '{', '|' or '}')";
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *out, const char **why)
 {
     size_t tl;
@@ -675,6 +786,11 @@ int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *ou
     }
     if (tl > 0)
         memcpy(out->tool, r->tool, tl + 1);
+    if (r->uri != NULL && r->uri[0] != '\0') {
+        if (sworn_resource_check_uri(r->uri, why) != 0)
+            goto refused;
+        memcpy(out->uri, r->uri, strlen(r->uri) + 1);
+    }
     return 0;
 refused:
     memset(out, 0, sizeof(*out));
@@ -688,6 +804,7 @@ void sworn_resource_to_pb(const struct sworn_resource *c, Sworn__V1__Resource *o
     out->port = c->port;
     out->path = (char *)c->path;
     out->tool = (char *)c->tool;
+    out->uri = (char *)c->uri;
 }
 
 int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RESOURCE_SHA256_LEN])

@@ -40,6 +40,13 @@
  * %5C and encoded control characters other than %00 (it is never matched); it may not hold raw
  * controls, raw bytes >= 0x80, '\', '#', %00, invalid escapes or double encoding. tool    kept as
  * carried (the decision socket already requires UTF-8 without controls).
+ *   uri     (an MCP resource URI; "" when none) kept as carried, and refused unless it is already
+ *           in canonical form (sworn_resource_check_uri), so no second spelling of one URI
+ *           exists: a lower-case scheme and ':'; a lower-case authority after "//"; only the
+ *           bytes RFC 3986 allows in a URI, without '#'; escapes '%' and two upper-case hex
+ *           digits, never of an unreserved character, a control, '/', '\', a byte >= 0x80, or
+ *           "%25" and two hex digits (double encoding); no dot segment ("." or "..") before the
+ *           first '?'; at most SWORN_RESOURCE_URI_MAX bytes.
  *
  * Canonicalisation is idempotent: canonicalising a canonical form gives it back unchanged.
  *
@@ -62,6 +69,7 @@
 #define SWORN_RESOURCE_HOST_IN_MAX 255u /* a host as carried (resource.host on the wire) */
 #define SWORN_RESOURCE_PATH_MAX 8192u   /* path and query, as carried and canonical */
 #define SWORN_RESOURCE_TOOL_MAX 256u    /* resource.tool on the wire */
+#define SWORN_RESOURCE_URI_MAX 2048u    /* resource.uri on the wire */
 #define SWORN_RESOURCE_SHA256_LEN 32u
 
 /* What a canonical host is. */
@@ -84,6 +92,7 @@ struct sworn_resource {
     char bare[SWORN_RESOURCE_PATH_MAX + 1]; /* path before '?', each segment's ";..." removed */
     size_t bare_len; /* strlen(bare) (>= 1; 0: tcp); == path_len without ';' */
     char tool[SWORN_RESOURCE_TOOL_MAX + 1]; /* "" when none */
+    char uri[SWORN_RESOURCE_URI_MAX + 1];   /* "" when none; canonical as carried */
 };
 
 /*
@@ -103,6 +112,13 @@ int sworn_resource_canon_host(const char *in, char out[SWORN_RESOURCE_HOST_MAX +
 int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const char **why);
 
 /*
+ * Is uri (NUL-terminated; an MCP resource URI, non-empty) in the canonical form above? Returns 0,
+ * or 1 with *why set. Used by sworn_resource_canon; the proxy need not call it (decisiond refuses,
+ * and records, a URI that fails it).
+ */
+int sworn_resource_check_uri(const char *uri, const char **why);
+
+/*
  * Canonicalise a whole resource. IN: r (NULL is refused). OUT: *out, all of it written; on a
  * refusal (1, *why set) it is zeroed. Returns 0 or 1; never fails otherwise.
  */
@@ -118,9 +134,9 @@ void sworn_resource_to_pb(const struct sworn_resource *c, Sworn__V1__Resource *o
 /*
  * The raw target's digest: SHA-256 of the text scheme "://" host ":" port path, each part exactly
  * as r carries it (no case folding or decoding; port in decimal without leading zeros; a NULL
- * path is ""; the tool is not part of it). The DecisionRecord's raw_target_sha256; the verifier
- * recomputes it from the recorded request. Returns 0, or -1 (r NULL or lacking scheme or host,
- * or the hash failed) with out zeroed.
+ * path is ""; the tool and the uri are not part of it). The DecisionRecord's raw_target_sha256; the
+ * verifier recomputes it from the recorded request. Returns 0, or -1 (r NULL or lacking scheme or
+ * host, or the hash failed) with out zeroed.
  */
 int sworn_resource_raw_sha256(const Sworn__V1__Resource *r, uint8_t out[SWORN_RESOURCE_SHA256_LEN]);
 

@@ -172,6 +172,32 @@ int sworn_pbuild_request(struct sworn_pbuild *b, const struct sworn_pbuild_in *i
         b->req.delegation = &b->jwt.del;
     }
     b->req.time_unix_ms = in->time_unix_ms;
+    if (in->tool != NULL && in->tool[0] != '\0') {
+        if (strlen(in->tool) > SWORN_FRAME_TOOL_MAX) {
+            *why = "the MCP tool or prompt name is too long";
+            return 1;
+        }
+        b->resource.tool = (char *)in->tool;
+    }
+    if (in->uri != NULL && in->uri[0] != '\0') {
+        if (strlen(in->uri) > SWORN_FRAME_URI_MAX) {
+            *why = "the MCP resource URI is too long";
+            return 1;
+        }
+        b->resource.uri = (char *)in->uri;
+    }
+    if (in->nnumbers > SWORN_FRAME_NUMBERS_MAX) {
+        *why = "the request has too many JSON numbers";
+        return 1;
+    }
+    for (size_t i = 0; i < in->nnumbers; i++) {
+        sworn__v1__json_number__init(&b->numbers[i]);
+        b->numbers[i].pointer = (char *)in->numbers[i].pointer;
+        b->numbers[i].value = (char *)in->numbers[i].text;
+        b->numbers_ptr[i] = &b->numbers[i];
+    }
+    b->context.json_numbers = b->numbers_ptr;
+    b->context.n_json_numbers = in->nnumbers;
     return 0;
 fail:
     return -1;

@@ -6,7 +6,8 @@
  * and records both forms), and the context: the method, the header names as sent, the body's
  * length and SHA-256, the components an allow's receipt covers (each value's SHA-256), the
  * SHA-256 of the symbolic token presented, and the delegation chain read from the configured
- * token header. Header values and the body never leave the proxy.
+ * token header; for an MCP request (p_mcp.h) the tool or prompt, the resource URI and the
+ * numbers of a tool call's arguments. Header values and the body never leave the proxy.
  *
  * The covered components (RFC 9421 names, in this order; a value's SHA-256 each):
  *   "@method"         the method
@@ -27,6 +28,7 @@
 #include <sys/types.h>
 
 #include "frame.h"
+#include "p_json.h"
 #include "p_jwt.h"
 #include "resource.h"
 #include "sworn.pb-c.h"
@@ -57,6 +59,12 @@ struct sworn_pbuild_in {
     const uint8_t *token_sha256;                   /* 32 bytes, or NULL: no symbolic token */
     const struct sworn_jwt_delegation *delegation; /* NULL: none presented */
     uint64_t time_unix_ms;
+    /* MCP (p_mcp.h): the tool or prompt, the resource URI (NULL or "": none), and the numbers of
+     * a tool call's arguments (Context.json_numbers; at most SWORN_FRAME_NUMBERS_MAX). The
+     * strings are pointed to, not copied: they must outlive the message. */
+    const char *tool, *uri;
+    const struct sworn_pjson_number *numbers;
+    size_t nnumbers;
 };
 
 struct sworn_pbuild {
@@ -70,8 +78,10 @@ struct sworn_pbuild {
     char *names[SWORN_FRAME_HEADERS_MAX];
     uint8_t body_sha[32], token_sha[32];
     struct sworn_jwt_pb jwt;
+    Sworn__V1__JsonNumber numbers[SWORN_FRAME_NUMBERS_MAX];
+    Sworn__V1__JsonNumber *numbers_ptr[SWORN_FRAME_NUMBERS_MAX];
     char id[SWORN_FRAME_ID_MAX + 1];
-    char principal_id[129], sandbox[129], operation[32], scheme[16], method[40];
+    char principal_id[129], sandbox[129], operation[65], scheme[16], method[40];
     char host[SWORN_RESOURCE_HOST_IN_MAX + 1];
     char path[SWORN_RESOURCE_PATH_MAX + 1];
 };

@@ -18,6 +18,7 @@
  *     metrics:   {socket}
  *     log:       {file, level: info|debug}
  *     hardening: {seccomp: enforce|log|off}
+ *     mcp:       [URL]   (the MCP servers, p_mcp.h)
  *
  * Loading is syntax and shape, plus what must be resolved once at start: unknown keys anywhere
  * are refused (a misspelt key must never be silently ignored), duplicate keys are refused
@@ -49,6 +50,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "p_mcp.h"
 
 #define SWORN_PCONF_LISTENERS_MAX 16u
 #define SWORN_PCONF_CIDRS_MAX 64u
@@ -123,6 +126,9 @@ struct sworn_pconf {
     char log_path[SWORN_PCONF_PATH_MAX];              /* "" = stderr */
     int log_debug;                                    /* log.level: info 0, debug 1 */
     int seccomp_mode; /* enum sworn_seccomp_mode (common/seccomp.h), default ENFORCE */
+
+    /* mcp: the MCP servers (p_mcp.h), default none */
+    struct sworn_pmcp_conf mcp;
 };
 
 /*

@@ -53,6 +53,7 @@
 #include "p_jlog.h"
 #include "p_jwt.h"
 #include "p_mask.h"
+#include "p_mcp.h"
 #include "p_proxy.h"
 #include "p_refuse.h"
 #include "p_sni.h"
@@ -142,6 +143,10 @@ struct pconn {
     struct sworn_pbuild build;
     struct sworn_prefuse refusal;
     int upgrade;
+    /* MCP (p_mcp.h): the call this request was read as, when it is to an `mcp:` server
+     * (is_mcp); allocated at the first one, kept for the connection. */
+    struct sworn_pmcp_call *mcp;
+    int is_mcp;
 
     /* The decision. */
     int has_index;
@@ -234,6 +239,7 @@ static void reset_request(struct pconn *c)
     }
     c->res_ok = 0;
     c->upgrade = 0;
+    c->is_mcp = 0;
     c->has_index = 0;
     c->reason[0] = '\0';
     c->url[0] = '\0';
@@ -284,6 +290,7 @@ static void conn_free(struct pconn *c)
         evbuffer_free(c->body);
     if (c->tmp != NULL)
         evbuffer_free(c->tmp);
+    free(c->mcp);
     sworn_pmetrics_connection_close(&px->metrics);
     px->connections--;
     c->l->connections--;
@@ -421,12 +428,16 @@ static const char *status_text(int status)
         return "Bad Request";
     case 403:
         return "Forbidden";
+    case 405:
+        return "Method Not Allowed";
     case 408:
         return "Request Timeout";
     case 413:
         return "Content Too Large";
     case 414:
         return "URI Too Long";
+    case 415:
+        return "Unsupported Media Type";
     case 417:
         return "Expectation Failed";
     case 431:
@@ -983,6 +994,73 @@ static int collect_names(struct pconn *c)
     return 0;
 }
 
+/* --- MCP (p_mcp.h): a request to an `mcp:` server is read as its JSON-RPC message. --- */
+
+/*
+ * When the canonical resource lies under an MCP server, read the request (method, Content-Type,
+ * the one JSON-RPC message of the body) into c->mcp and decide it under that operation. Returns
+ * 0 (go on: an MCP request read, or not an MCP request), or -1 when the request was refused
+ * (recorded, p_refuse.h) or the connection ended.
+ */
+static int read_mcp(struct pconn *c, const uint8_t *body, size_t body_len)
+{
+    const char *why = NULL;
+    int status = 400, r;
+
+    if (!c->res_ok || c->upgrade || sworn_pmcp_server(&c->px->conf->mcp, &c->res) == NULL)
+        return 0;
+    if (c->mcp == NULL && (c->mcp = malloc(sizeof(*c->mcp))) == NULL) {
+        conn_abort(c);
+        return -1;
+    }
+    r = sworn_pmcp_read(c->method, c->rq.fields, c->rq.nfields, body, body_len, c->has_body, c->mcp,
+                        &status, &why);
+    if (r < 0) {
+        conn_abort(c);
+        return -1;
+    }
+    if (r > 0) {
+        c->operation = "mcp.rpc.refused";
+        refuse(c, status, why, c->head, c->head_len);
+        return -1;
+    }
+    c->is_mcp = 1;
+    c->operation = c->mcp->operation;
+    return 0;
+}
+
+/*
+ * A denied JSON-RPC request is answered as JSON-RPC: 200 with an error response of the same id
+ * (an MCP client surfaces it as the call's error, with the reason; a 403 would be a transport
+ * failure to it). The data member is the proxy's deny body (request id, reason, log index).
+ */
+static void reply_mcp_deny(struct pconn *c)
+{
+    struct evbuffer *out = bufferevent_get_output(c->a);
+    char *body = NULL;
+    size_t len;
+
+    if (sworn_pmcp_deny_body(c->mcp, c->id, c->reason, c->has_index, c->log_index, &body) != 0) {
+        reply_json(c, 403, "deny", 1);
+        conn_close_after_write(c);
+        return;
+    }
+    len = strlen(body);
+    evbuffer_add_printf(out,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                        "%zu\r\nCache-Control: no-store\r\n\r\n",
+                        len + 1);
+    evbuffer_add(out, body, len);
+    evbuffer_add(out, "\n", 1);
+    free(body);
+    c->status = 200;
+    c->effect = "deny";
+    c->bytes_down += len + 1;
+    sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_DENY, 200);
+    log_request(c);
+    next_request(c);
+}
+
 static void ask(struct pconn *c)
 {
     struct sworn_pbuild_in in = {0};
@@ -1037,6 +1115,8 @@ static void ask(struct pconn *c)
         conn_abort(c);
         return;
     }
+    if (read_mcp(c, body, body_len) != 0)
+        return;
     in.request_id = c->id;
     in.principal = c->l->conf->principal;
     in.sandbox = c->sandbox;
@@ -1057,6 +1137,12 @@ static void ask(struct pconn *c)
     in.token_sha256 = c->tok.nhits > 0 ? c->tok.sha256 : NULL;
     in.delegation = has_del ? &c->del : NULL;
     in.time_unix_ms = wall_ms();
+    if (c->is_mcp) {
+        in.tool = c->mcp->tool;
+        in.uri = c->mcp->uri;
+        in.numbers = c->mcp->numbers;
+        in.nnumbers = c->mcp->nnumbers;
+    }
     r = sworn_pbuild_request(&c->build, &in, &why);
     if (r > 0) {
         refuse(c, 431, why, c->head, c->head_len);
@@ -1123,6 +1209,10 @@ static void on_decision_in(struct pconn *c, void *unused_arg, const struct sworn
             sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_DENY, 403);
             log_request(c);
             conn_abort(c);
+            return;
+        }
+        if (c->is_mcp && c->mcp->kind == SWORN_PMCP_REQUEST) {
+            reply_mcp_deny(c);
             return;
         }
         reply_json(c, 403, "deny", 0);

@@ -18,6 +18,7 @@
 #define SCHEME_MAX 16
 #define HOST_MAX 255
 #define TOOL_MAX 256
+#define URI_MAX 2048
 #define METHOD_MAX 32
 #define NAME_MAX_ 256 /* a covered component's name */
 #define OPERATOR_MAX 256
@@ -227,10 +228,10 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
         (r->refusal == NULL && (r->resource->scheme[0] == '\0' || r->resource->host[0] == '\0')))
         BAD("missing-field", "decision: no resource scheme or host");
     if (strlen(r->resource->scheme) > SCHEME_MAX || strlen(r->resource->host) > HOST_MAX ||
-        strlen(r->resource->tool) > TOOL_MAX)
+        strlen(r->resource->tool) > TOOL_MAX || strlen(r->resource->uri) > URI_MAX)
         BAD("field-too-long",
-            "decision: resource scheme, host or tool longer than %d, %d or %d bytes", SCHEME_MAX,
-            HOST_MAX, TOOL_MAX);
+            "decision: resource scheme, host, tool or uri longer than %d, %d, %d or %d bytes",
+            SCHEME_MAX, HOST_MAX, TOOL_MAX, URI_MAX);
     if ((r->resource->port < 1 || r->resource->port > 65535) &&
         !(r->refusal != NULL && r->resource->port == 0))
         BAD("bad-field", "decision: resource port %u out of 1..65535", r->resource->port);
@@ -351,6 +352,9 @@ static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *
     }
     if (strcmp(c->tool, d->request->resource->tool) != 0)
         BAD("bad-field", "decision: canonical_resource tool is not the request's tool");
+    /* A URI is never rewritten: decisiond refuses one that is not canonical as carried. */
+    if (strcmp(c->uri, d->request->resource->uri) != 0)
+        BAD("bad-field", "decision: canonical_resource uri is not the request's uri");
     return 0;
 }
 

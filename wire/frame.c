@@ -386,6 +386,7 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
                  (unsigned)m->resource->port);
     SWORN_GUARD(check_str(m->resource->path, SWORN_FRAME_STRING_MAX, 0, "resource.path"));
     SWORN_GUARD(check_str(m->resource->tool, SWORN_FRAME_TOOL_MAX, 0, "resource.tool"));
+    SWORN_GUARD(check_str(m->resource->uri, SWORN_FRAME_URI_MAX, 0, "resource.uri"));
     if (m->context != NULL)
         SWORN_GUARD(check_context(m->context));
     if (m->delegation != NULL)
@@ -494,10 +495,12 @@ fail:
 #define PB_VARINT_LEN(n) ((n) < 128u ? 1u : (n) < 16384u ? 2u : (n) < 2097152u ? 3u : 4u)
 #define PB_BYTES(n) (1u + PB_VARINT_LEN(n) + (n))
 
-/* The worst-case canonical_resource: scheme, host, port 65535 (a 3-byte varint), path, tool. */
+/* The worst-case canonical_resource: scheme, host, port 65535 (a 3-byte varint), path, tool,
+ * uri. */
 #define RECORD_CANON_MAX                                                                           \
     (PB_BYTES(SWORN_FRAME_CANON_SCHEME_MAX) + PB_BYTES(SWORN_FRAME_CANON_HOST_MAX) + 1u + 3u +     \
-     PB_BYTES(SWORN_FRAME_STRING_MAX) + PB_BYTES(SWORN_FRAME_TOOL_MAX))
+     PB_BYTES(SWORN_FRAME_STRING_MAX) + PB_BYTES(SWORN_FRAME_TOOL_MAX) +                           \
+     PB_BYTES(SWORN_FRAME_URI_MAX))
 
 /*
  * Everything a DecisionRecord entry holds besides the request's own bytes: the Entry's and the
@@ -625,6 +628,7 @@ static int check_record(const Sworn__V1__DecisionRecord *r)
         }
         SWORN_GUARD(
             check_str(c->tool, SWORN_FRAME_TOOL_MAX, 0, "decision.canonical_resource.tool"));
+        SWORN_GUARD(check_str(c->uri, SWORN_FRAME_URI_MAX, 0, "decision.canonical_resource.uri"));
     }
     return 0;
 fail:

@@ -56,6 +56,7 @@
 #define SWORN_FRAME_DROPPED_MAX 256u    /* RefusalsDropped.dropped */
 #define SWORN_FRAME_REPLACED_MAX 16u    /* CredentialsMinted.replaced_credential_ids */
 #define SWORN_FRAME_TOOL_MAX 256u       /* Resource.tool */
+#define SWORN_FRAME_URI_MAX 2048u       /* Resource.uri (an MCP resource URI) */
 #define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
 #define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */
 #define SWORN_FRAME_SANDBOX_ID_LEN 16u  /* SandboxStarted/SandboxEnded.sandbox_id */
@@ -78,11 +79,11 @@
  *   effect                   1 + 1           2    credential_id        1 + 2 + 128   131
  *   rule_id                  1 + 2 + 128   131    credential_sha256    1 + 1 + 32     34
  *   reason                   1 + 2 + 1024 1027    raw_target_sha256    1 + 1 + 32     34
- *   canonical_resource       1 + 2 + 8721 8724    (scheme 7, host 256, port 4, path 8195,
- *                                                  tool 259)
- *   total 10136
+ *   canonical_resource       1 + 2 + 10772 10775  (scheme 7, host 256, port 4, path 8195,
+ *                                                  tool 259, uri 2051)
+ *   total 12187
  */
-#define SWORN_FRAME_RECORD_OVERHEAD 10136u
+#define SWORN_FRAME_RECORD_OVERHEAD 12187u
 
 /*
  * The largest AuthorizationRequest the decision socket accepts, in encoded bytes (its bytes inside
@@ -90,7 +91,7 @@
  * decides, the entry that records it fits the log's limit. A request over it is refused at decode
  * (SWORN_ERR_RANGE) and recorded as Refused, like any malformed frame.
  */
-#define SWORN_FRAME_REQUEST_MAX (SWORN_FRAME_ENTRY_MAX - SWORN_FRAME_RECORD_OVERHEAD) /* 55399 */
+#define SWORN_FRAME_REQUEST_MAX (SWORN_FRAME_ENTRY_MAX - SWORN_FRAME_RECORD_OVERHEAD) /* 53348 */
 
 /*
  * The most held escalations one ListEscalationsResponse lists (a page; the client asks for the
@@ -98,17 +99,17 @@
  * socket, so it is at most SWORN_FRAME_REQUEST_MAX bytes, and a page of 16 of them packs into one
  * frame whatever they hold (checked at compile time in frame.c):
  *
- *   PendingEscalation: request 1 + 3 + 55399, three 10-byte varints 3 * 11,
- *                      entry_hash 1 + 1 + 32                                     55470
- *   16 of them, each with its tag and 3-byte length       16 * (1 + 3 + 55470)  887584
- *   total 1 + 5, more 1 + 1; the AdminResponse's tag and length 1 + 3, its version 1 + 5  887602
+ *   PendingEscalation: request 1 + 3 + 53348, three 10-byte varints 3 * 11,
+ *                      entry_hash 1 + 1 + 32                                     53419
+ *   16 of them, each with its tag and 3-byte length       16 * (1 + 3 + 53419)  854768
+ *   total 1 + 5, more 1 + 1; the AdminResponse's tag and length 1 + 3, its version 1 + 5  854786
  *
- * which leaves some 160 KiB of SWORN_FRAME_MAX spare. Without pages, 19 such requests held at once
+ * which leaves some 190 KiB of SWORN_FRAME_MAX spare. Without pages, 19 such requests held at once
  * made the one reply too large to send, and the operator could see none of them.
  */
 #define SWORN_FRAME_ESCALATIONS_PAGE 16u
-#define SWORN_FRAME_PENDING_MAX 55470u      /* a PendingEscalation, in encoded bytes */
-#define SWORN_FRAME_ESCALATIONS_MAX 887602u /* an AdminResponse holding a full page */
+#define SWORN_FRAME_PENDING_MAX 53419u      /* a PendingEscalation, in encoded bytes */
+#define SWORN_FRAME_ESCALATIONS_MAX 854786u /* an AdminResponse holding a full page */
 
 /*
  * The largest SandboxStarted an admin sandbox_start may carry, in encoded bytes (operator empty,

@@ -197,7 +197,7 @@ fail:
 
 static int parse_resource(struct arena *a, json_object *o, Sworn__V1__Resource **out)
 {
-    static const char *const keys[] = {"scheme", "host", "port", "path", "tool", NULL};
+    static const char *const keys[] = {"scheme", "host", "port", "path", "tool", "uri", NULL};
     Sworn__V1__Resource *m = alloc(a, sizeof(*m));
     uint64_t port;
 
@@ -211,6 +211,7 @@ static int parse_resource(struct arena *a, json_object *o, Sworn__V1__Resource *
     m->port = (uint32_t)port;
     SWORN_GUARD(get_str(o, "path", &m->path));
     SWORN_GUARD(get_str(o, "tool", &m->tool));
+    SWORN_GUARD(get_str(o, "uri", &m->uri));
     *out = m;
     return 0;
 fail:
@@ -663,6 +664,8 @@ char *sworn_reqjson_print_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_GUARD(add(sub, "port", json_object_new_uint64(m->resource->port)));
     SWORN_GUARD(add_str(sub, "path", m->resource->path));
     SWORN_GUARD(add_str(sub, "tool", m->resource->tool));
+    if (m->resource->uri != NULL && m->resource->uri[0] != '\0') /* absent: "", as in the proto */
+        SWORN_GUARD(add_str(sub, "uri", m->resource->uri));
     if (m->context != NULL) {
         SWORN_GUARD(add(o, "context", sub = json_object_new_object()));
         SWORN_GUARD(print_context(sub, m->context));

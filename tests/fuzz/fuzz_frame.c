@@ -65,7 +65,7 @@ static void same(const uint8_t *want, size_t want_len, uint8_t *got, size_t got_
 /* Strings at the most a DecisionRecord's own fields hold (check_record's bounds). */
 static char rule_id[SWORN_FRAME_ID_MAX + 1], reason[SWORN_FRAME_TEXT_MAX + 1],
     cred_id[SWORN_FRAME_ID_MAX + 1], host[SWORN_FRAME_CANON_HOST_MAX + 1],
-    path[SWORN_FRAME_STRING_MAX + 1], tool[SWORN_FRAME_TOOL_MAX + 1];
+    path[SWORN_FRAME_STRING_MAX + 1], tool[SWORN_FRAME_TOOL_MAX + 1], uri[SWORN_FRAME_URI_MAX + 1];
 static uint8_t h32[32];
 
 /* An accepted request must fit in its entry whatever the decision: the worst record packs. */
@@ -85,6 +85,7 @@ static void check_record_fits(Sworn__V1__AuthorizationRequest *req)
         memset(path, 'p', SWORN_FRAME_STRING_MAX);
         path[0] = '/';
         memset(tool, 't', SWORN_FRAME_TOOL_MAX);
+        memset(uri, 'u', SWORN_FRAME_URI_MAX);
     }
     r.request = req;
     r.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
@@ -101,6 +102,7 @@ static void check_record_fits(Sworn__V1__AuthorizationRequest *req)
     c.port = 65535;
     c.path = path;
     c.tool = tool;
+    c.uri = uri;
     r.canonical_resource = &c;
     r.raw_target_sha256.data = h32;
     r.raw_target_sha256.len = 32;
