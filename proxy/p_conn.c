@@ -1007,7 +1007,28 @@ static int read_mcp(struct pconn *c, const uint8_t *body, size_t body_len)
     const char *why = NULL;
     int status = 400, r;
 
-    if (!c->res_ok || c->upgrade || sworn_pmcp_server(&c->px->conf->mcp, &c->res) == NULL)
+    if (!c->res_ok)
+        return 0;
+    if (c->upgrade) {
+        /* A WebSocket to an MCP endpoint would be an undecided channel to its tools: MCP's
+         * transport has none, so it is refused (the resource is ws/wss, the server http/https). */
+        char scheme[sizeof(c->res.scheme)];
+        int mcp;
+
+        memcpy(scheme, c->res.scheme, sizeof(scheme));
+        snprintf(c->res.scheme, sizeof(c->res.scheme), "%s",
+                 strcmp(scheme, "wss") == 0 ? "https" : "http");
+        mcp = sworn_pmcp_server(&c->px->conf->mcp, &c->res) != NULL;
+        memcpy(c->res.scheme, scheme, sizeof(scheme));
+        if (mcp) {
+            c->operation = "mcp.rpc.refused";
+            refuse(c, 405, "an MCP endpoint takes POST, GET and DELETE only (no WebSocket)",
+                   c->head, c->head_len);
+            return -1;
+        }
+        return 0;
+    }
+    if (sworn_pmcp_server(&c->px->conf->mcp, &c->res) == NULL)
         return 0;
     if (c->mcp == NULL && (c->mcp = malloc(sizeof(*c->mcp))) == NULL) {
         conn_abort(c);

@@ -346,6 +346,14 @@ int sworn_pmcp_read(const char *method, const struct sworn_http_field *fields, s
         *why = "an MCP endpoint takes POST, GET and DELETE only";
         return 1;
     }
+    for (size_t i = 0; i < nfields; i++)
+        if (fields[i].name_len == 16 && strncasecmp(fields[i].name, "content-encoding", 16) == 0) {
+            /* The message decided on is the bytes as sent: a server that decodes them would act
+             * on another message. */
+            *status = 415;
+            *why = "an MCP POST's body may not be encoded (Content-Encoding)";
+            return 1;
+        }
     if (!content_type_ok(fields, nfields)) {
         *status = 415;
         *why = "an MCP POST needs one Content-Type: application/json (a charset parameter only "

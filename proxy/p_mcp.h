@@ -6,7 +6,7 @@
  * A request whose canonical resource lies under one of the `mcp:` destinations (p_dest.h) is an
  * MCP request, read here before anything is asked:
  *   POST     the body is exactly one JSON-RPC 2.0 message (strict JSON, proxy/p_json.h), with
- *            Content-Type application/json (charset utf-8 at most). A request or notification
+ *            Content-Type application/json (charset utf-8 at most) and no Content-Encoding. A request or notification
  *            is decided as operation "mcp.<method>"; tools/call names its tool (Resource.tool)
  *            and the numbers of params.arguments (Context.json_numbers, pointers relative to
  *            arguments: "/amount"); prompts/get names its prompt (Resource.tool);

@@ -414,6 +414,17 @@ static void test_http(void **state)
     }
     assert_int_equal(http_read("POST", NULL, ping, 1, &status, &why), 1);
     assert_int_equal(status, 415);
+    /* An encoded body: the server would decode it into another message. */
+    {
+        struct sworn_http_field enc[2] = {{"Content-Type", 12, "application/json", 16},
+                                          {"Content-Encoding", 16, "identity", 8}};
+
+        assert_int_equal(sworn_pmcp_read("POST", enc, 2, (const uint8_t *)ping, strlen(ping), 1,
+                                         &call, &status, &why),
+                         1);
+        assert_int_equal(status, 415);
+        assert_string_equal(why, "an MCP POST's body may not be encoded (Content-Encoding)");
+    }
     /* Two Content-Type fields, even equal ones: which would the server read? */
     assert_int_equal(sworn_pmcp_read("POST", two, 2, (const uint8_t *)ping, strlen(ping), 1, &call,
                                      &status, &why),

@@ -407,6 +407,20 @@ static void test_attacks(void **state)
     expect_refused("a GET or DELETE to an MCP endpoint has a body");
     assert_int_equal(send_raw("PUT", init, sizeof(init) - 1, JSON_CT), 405);
     expect_refused("an MCP endpoint takes POST, GET and DELETE only");
+    /* A body the server would decode into another message. */
+    assert_int_equal(
+        send_raw("POST", init, sizeof(init) - 1, JSON_CT " -H 'Content-Encoding: gzip'"), 415);
+    expect_refused("an MCP POST's body may not be encoded (Content-Encoding)");
+    /* A WebSocket to the endpoint: an undecided channel to its tools. */
+    assert_int_equal(sworn_stack_sh(&stack,
+                                    "code=$(curl -sS -o /dev/null -w '%%{http_code}' --max-time 20 "
+                                    "-x \"$PROXY_URL\" -H 'Connection: Upgrade' -H 'Upgrade: "
+                                    "websocket' -H 'Sec-WebSocket-Version: 13' -H "
+                                    "'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' %s) && test "
+                                    "\"$code\" = 405",
+                                    server_url),
+                     0);
+    expect_refused("an MCP endpoint takes POST, GET and DELETE only (no WebSocket)");
 
     /* Escapes and case decide what the server would run: delete_all, ECHO; both denied, and
      * answered as JSON-RPC errors with the request's id. Nothing reached the server. */
