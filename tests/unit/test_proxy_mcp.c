@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "policy_fixture.h"
 #include "resource.h"
+#include "testutil.h"
 
 static struct sworn_pmcp_call call; /* large: not on the stack */
 
@@ -556,6 +557,32 @@ static void test_config(void **state)
     assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
     assert_null(sworn_pmcp_server(&conf.mcp, &c));
 
+    /* The shipped example's server. */
+    {
+        static const char *const swap[][2] = {
+            {"user: sworn-proxy\n", "user: root       \n"},
+            {"group: sworn-run ", "group: root      "},
+            {"uids: [sworn-run]", "uids: [root]     "},
+        };
+        char *path = sworn_test_path(sworn_test_source_dir(), "proxy/examples/proxy.yaml");
+        char *text = sworn_test_read_file(path, NULL);
+
+        for (size_t i = 0; i < sizeof(swap) / sizeof(swap[0]); i++) {
+            char *at = strstr(text, swap[i][0]);
+
+            assert_non_null(at);
+            memcpy(at, swap[i][1], strlen(swap[i][1]));
+        }
+        if (sworn_pconf_load_mem("proxy.yaml", (const uint8_t *)text, strlen(text), &conf) != 0)
+            fail_msg("the example: %s", sworn_err_msg());
+        assert_int_equal(conf.mcp.nservers, 1);
+        assert_string_equal(conf.mcp.servers[0].scheme, "https");
+        assert_string_equal(conf.mcp.servers[0].host, "tools.example.com");
+        assert_int_equal(conf.mcp.servers[0].port, 443);
+        assert_string_equal(conf.mcp.servers[0].path, "/mcp");
+        free(text);
+        free(path);
+    }
     conf_fails(MIN "mcp: http://127.0.0.1:9000/mcp\n", "4:6: mcp: a list of MCP server URLs");
     conf_fails(MIN "mcp: []\n", "4:6: mcp: 1 to 16 MCP server URLs");
     conf_fails(MIN "mcp: {a: 1}\n", "4:6: mcp: a list of MCP server URLs");
