@@ -25,8 +25,9 @@
  * bytes); squid (/usr/sbin/squid -N, no cache, its own minimal configuration); tinyproxy
  * (/usr/bin/tinyproxy -d); and a dev stack (scripts/dev-stack up, --no-tpm: the decision path is
  * the one of the TPM stack) with sworn-proxy, whose policy allows GET of /small.txt on nginx's
- * two ports and nothing else, with the bench CA as the proxy's upstream CA. Every child dies
- * with the bench (PR_SET_PDEATHSIG) and is stopped at exit; the stack with dev-stack down.
+ * two ports and the MCP tools echo and pay (a sum budget on /amount) and nothing else, with the
+ * bench CA as the proxy's upstream CA. Every child dies with the bench (PR_SET_PDEATHSIG) and is
+ * stopped at exit; the stack with dev-stack down.
  *
  * Cases:
  *   HTTP    wrk -t2 -c16 --latency (Debian's wrk 4). Through a proxy, a Lua script makes wrk
@@ -42,9 +43,18 @@
  *           after each measured window, per request.
  *   log     sworn-proxy's own request lines (PROXY_LOG) written in each window: the p50 and p99
  *           of ms_decide (its wait for decisiond) and of ms_total.
- * Every case is probed first with one request that must answer 200 with the file's bytes; a
- * probe that fails is a setup failure. Target (issue text): sworn-proxy with the full record at
- * least 1.0x squid's plain-forwarding requests/s, with a p50 no worse than squid's.
+ *   MCP     (issue 16) the same wrk load through sworn-proxy, POSTing one JSON-RPC tools/call
+ *           each to nginx's /mcp, which the proxy's configuration names as an MCP server (`mcp:`,
+ *           added to the stack's proxy.yaml and the proxy restarted before any case, so the plain
+ *           cases run on the same proxy): the echo call's body POSTed to /post, which is not an
+ *           MCP server (decided as http.request: what a body costs without MCP), tools/call echo,
+ *           and tools/call pay, whose amount a sum budget adds up. Decisions/s (one per request),
+ * p50, p99 and CPU per request, each as a ratio to the plain HTTP GET through sworn-proxy of the
+ * same run. nginx answers a fixed JSON-RPC result (the server's cost is nginx's, as for the file);
+ * a probe before and after each load must get that result (a deny would be a JSON-RPC error, which
+ * wrk counts as a 200). Every case is probed first with one request that must answer 200 with the
+ * file's bytes; a probe that fails is a setup failure. Target (issue text): sworn-proxy with the
+ * full record at least 1.0x squid's plain-forwarding requests/s, with a p50 no worse than squid's.
  *
  * When dev-stack cannot start the proxy (the proxy is not built yet, or dev-stack does not know
  * the proxy options yet) or writes no PROXY_URL, the sworn-proxy rows say "not available yet".
@@ -97,6 +107,14 @@
 #define ENV_VALUE_MAX 1024          /* a value in stack.env */
 #define TARGET_RATE_RATIO 1.0       /* sworn-proxy's requests/s over squid's, at least */
 #define CERT_DAYS "7"
+/* The MCP cases: what nginx answers at /mcp, and the tools/call bodies wrk posts. */
+#define MCP_RESULT "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}"
+#define MCP_ECHO                                                                                   \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","       \
+    "\"arguments\":{\"text\":\"hello\"}}}"
+#define MCP_PAY                                                                                    \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"pay\","        \
+    "\"arguments\":{\"to\":\"bob\",\"amount\":1.25}}}"
 
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
 
@@ -220,6 +238,14 @@ static int nginx_http(char *text, size_t cap, const struct bench_nginx *n, const
                     "    ssl_certificate %s;\n"
                     "    ssl_certificate_key %s;\n"
                     "    root %s;\n"
+                    "    location = /mcp {\n" /* the MCP cases' server: one fixed JSON-RPC result */
+                    "      default_type application/json;\n"
+                    "      return 200 '" MCP_RESULT "';\n"
+                    "    }\n"
+                    "    location = /post {\n" /* the same, for the same body as a plain POST */
+                    "      default_type application/json;\n"
+                    "      return 200 '" MCP_RESULT "';\n"
+                    "    }\n"
                     "  }\n",
                     n->http_port, n->https_port, v6, u->cert, u->key, n->www);
 }
@@ -405,6 +431,27 @@ struct stack {
     pid_t proxy_pid, decisiond_pid;
 };
 
+/* nginx's /mcp as the proxy's MCP server (`mcp:`), and the proxy restarted on that
+ * configuration: the plain cases run on the same proxy as the MCP cases. */
+static void mcp_server(struct stack *s, const struct upstream *u, char *env, size_t cap)
+{
+    char conf[ENV_VALUE_MAX], out[BENCH_PATH_MAX], script[BENCH_PATH_MAX];
+    char *argv[] = {script, "start-proxy", s->dir, NULL};
+    FILE *f;
+
+    bench_stack_env(s->dir, env, cap);
+    bench_env_value(env, "PROXY_CONFIG", conf, sizeof(conf));
+    if (conf[0] == '\0')
+        return; /* no proxy: its rows say so */
+    f = fopen(conf, "a");
+    if (f == NULL || fprintf(f, "mcp:\n  - http://127.0.0.1:%u/mcp\n", u->ng.http_port) < 0 ||
+        fclose(f) != 0)
+        bench_die_sys(conf);
+    snprintf(script, sizeof(script), "%s/scripts/dev-stack", source_dir);
+    bench_join_path(out, s->dir, "start-proxy.out");
+    bench_run(s->dir, argv, out);
+}
+
 static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
                      const char *tls_host)
 {
@@ -440,7 +487,24 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
                  "      hosts: [\"%s\"]\n"
                  "      ports: [%u]\n"
                  "      paths: [\"/small.txt\"]\n"
-                 "    methods: [GET]\n",
+                 "    methods: [GET]\n"
+                 "  - id: bench-post\n"
+                 "    effect: allow\n"
+                 "    reason: \"bench: a plain POST of the MCP body, not to an MCP server\"\n"
+                 "    operations: [\"http.request\"]\n"
+                 "    resource: {schemes: [http], hosts: [\"127.0.0.1\"], paths: [\"/post\"]}\n"
+                 "    methods: [POST]\n"
+                 "  - id: bench-mcp-echo\n"
+                 "    effect: allow\n"
+                 "    reason: \"bench: the MCP tool echo\"\n"
+                 "    operations: [\"mcp.tools/call\"]\n"
+                 "    resource: {tools: [echo]}\n"
+                 "  - id: bench-mcp-pay\n"
+                 "    effect: allow\n"
+                 "    reason: \"bench: the MCP tool pay, its amount summed\"\n"
+                 "    operations: [\"mcp.tools/call\"]\n"
+                 "    resource: {tools: [pay]}\n"
+                 "    sum: {pointer: /amount, max: \"18446744073709.551615\", window: 366d}\n",
                  u->ng.http_port, tls_host, u->ng.https_port);
     if (n < 0 || (size_t)n >= sizeof(text))
         bench_die_msg("the policy does not fit");
@@ -458,6 +522,7 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
         bench_stack_down();
         return;
     }
+    mcp_server(s, u, env, sizeof(env));
     bench_stack_env(s->dir, env, sizeof(env));
     s->decisiond_pid = bench_stack_daemon(env, "DECISIOND_PID");
     s->proxy_pid = bench_stack_daemon(env, "PROXY_PID");
@@ -1242,6 +1307,143 @@ static int https_case(const struct target *t, const struct upstream *u, SSL_CTX 
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * MCP tool calls through sworn-proxy: each a POST of one JSON-RPC tools/call to nginx's /mcp,
+ * which the proxy reads (strict JSON, the tool, the numbers of the arguments) and decides as
+ * mcp.tools/call before it goes on. The same wrk load as the plain HTTP case, on the same proxy.
+ */
+
+/* One tools/call (body) through the proxy on a new connection; NULL when it was forwarded and
+ * answered with nginx's JSON-RPC result (an allow: a deny is a JSON-RPC error), else why. */
+static const char *mcp_probe(const struct upstream *u, unsigned proxy_port, const char *path,
+                             const char *body)
+{
+    struct tls_case tc;
+    struct conn c;
+    char req[1024], answer[256];
+    const char *why = NULL;
+    int status = 0;
+
+    tls_case_init(&tc, NULL, "127.0.0.1", u->ng.http_port, proxy_port);
+    snprintf(req, sizeof(req),
+             "POST http://127.0.0.1:%u%s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             u->ng.http_port, path, u->ng.http_port, strlen(body), body);
+    if (conn_open(&c, &tc, &why) == 0) {
+        if (conn_write(&c, req, strlen(req)) < 0 ||
+            read_response(&c, 0, &status, answer, sizeof(answer)) < 0)
+            why = "the tools/call got no complete answer";
+        else if (status != 200 || strcmp(answer, MCP_RESULT) != 0)
+            why = "the tools/call was not answered with the server's result (denied?)";
+    }
+    conn_close(&c);
+    return why;
+}
+
+/* wrk posting body to /mcp through the target for seconds; OUT: its output. */
+static void mcp_wrk_run(const char *dir, const struct target *t, const struct upstream *u,
+                        const char *path, const char *body, unsigned seconds, char *text,
+                        size_t cap)
+{
+    char script[BENCH_PATH_MAX], out[BENCH_PATH_MAX], url[128], dur[32], lua[1024];
+    char *argv[] = {WRK_BIN, "-t" WRK_THREADS, "-c", "16", "-d", dur, "--latency",
+                    "-s",    script,           url,  NULL};
+    size_t len;
+
+    snprintf(dur, sizeof(dur), "%us", seconds);
+    bench_join_path(script, dir, "wrk-mcp.lua");
+    bench_join_path(out, dir, "wrk-mcp.out");
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u", t->proxy_port);
+    snprintf(lua, sizeof(lua),
+             "wrk.method = \"POST\"\n"
+             "wrk.path = \"http://127.0.0.1:%u%s\"\n"
+             "wrk.headers[\"Host\"] = \"127.0.0.1:%u\"\n"
+             "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
+             "wrk.body = [[%s]]\n",
+             u->ng.http_port, path, u->ng.http_port, body);
+    bench_put_text(script, lua, 0600);
+    bench_run(dir, argv, out);
+    bench_read_small(out, (uint8_t *)text, cap, &len);
+}
+
+/* 0, or -1 when a probe (before or after the load) failed (printed). */
+static int mcp_case(const char *dir, const struct target *t, const struct upstream *u,
+                    const char *path, const char *body, double seconds, struct result *r)
+{
+    char text[16384], wdir[BENCH_PATH_MAX];
+    struct cpu_mark c0, c1;
+    const char *why;
+    unsigned whole = seconds < 1 ? 1 : (unsigned)(seconds + 0.5);
+
+    memset(r, 0, sizeof(*r));
+    if ((why = mcp_probe(u, t->proxy_port, path, body)) != NULL) {
+        fprintf(stderr, "bench_proxy: MCP: the probe failed: %s\n", why);
+        return -1;
+    }
+    bench_join_path(wdir, dir, "wrk");
+    if (mkdir(wdir, 0700) != 0 && errno != EEXIST)
+        bench_die_sys(wdir);
+    mcp_wrk_run(wdir, t, u, path, body, WARMUP_SECONDS, text, sizeof(text));
+    cpu_mark(t, u->ng.pid, &c0);
+    mcp_wrk_run(wdir, t, u, path, body, whole, text, sizeof(text));
+    cpu_mark(t, u->ng.pid, &c1);
+    wrk_parse(text, r);
+    cpu_per_request(&c0, &c1, r);
+    /* Still allowed after the load: wrk counts HTTP statuses, and a deny is a 200 too. */
+    if ((why = mcp_probe(u, t->proxy_port, path, body)) != NULL) {
+        fprintf(stderr, "bench_proxy: MCP: the probe after the load failed: %s\n", why);
+        return -1;
+    }
+    r->done = 1;
+    return 0;
+}
+
+static void print_mcp_row(const char *label, const struct result *r, const struct result *plain)
+{
+    if (!r->done) {
+        printf("  %-34s %s\n", label, "not measured (see above)");
+        return;
+    }
+    printf("  %-34s %10.0f %8.2f %8.2f %8.2f %8.2f %7llu %8.1f %8.1f\n", label, r->rate, r->p50,
+           r->p99, plain->done && plain->rate > 0 ? r->rate / plain->rate : 0,
+           plain->done && plain->p50 > 0 ? r->p50 / plain->p50 : 0, (unsigned long long)r->errors,
+           r->cpu_us[0], r->cpu_us[1]);
+}
+
+/* The MCP section: the plain sworn-proxy row of the HTTP section, then the two tool calls, with
+ * the ratios to the plain row (decisions per second: every request is one decision). 0 or -1. */
+static int mcp_section(const char *dir, const struct target *t, const struct upstream *u,
+                       const struct result *plain, double seconds)
+{
+    struct result post, echo, pay;
+    int failed = 0;
+
+    printf("\n== MCP tool calls through sworn-proxy: wrk -t%s -c%d --latency, POST /mcp, one "
+           "JSON-RPC tools/call\n  each (%zu and %zu bytes), read (strict JSON, tool, numbers of "
+           "the arguments) and decided as\n  mcp.tools/call; nginx answers a fixed JSON-RPC "
+           "result; %d s warm-up, %.0f s measured per case.\n  x plain: the ratio to the plain "
+           "GET through the same sworn-proxy above (one decision each)\n\n",
+           WRK_THREADS, CLIENTS, strlen(MCP_ECHO), strlen(MCP_PAY), WARMUP_SECONDS, seconds);
+    if (mcp_case(dir, t, u, "/post", MCP_ECHO, seconds, &post) < 0)
+        failed = 1;
+    if (mcp_case(dir, t, u, "/mcp", MCP_ECHO, seconds, &echo) < 0)
+        failed = 1;
+    if (mcp_case(dir, t, u, "/mcp", MCP_PAY, seconds, &pay) < 0)
+        failed = 1;
+    printf("  %-34s %10s %8s %8s %8s %8s %7s %8s %8s\n", "case", "dec/s", "p50 ms", "p99 ms",
+           "x plain", "p50 x pl", "errors", "proxy us", "dec. us");
+    print_mcp_row("plain GET /small.txt (above)", plain, plain);
+    print_mcp_row("POST /post, echo's body, not MCP", &post, plain);
+    print_mcp_row("tools/call echo", &echo, plain);
+    print_mcp_row("tools/call pay (sum budget /amount)", &pay, plain);
+    printf("  proxy us, dec. us: CPU per request of sworn-proxy and of decisiond (+children)\n");
+    if (post.done && echo.done)
+        printf("  tools/call echo / the same body POSTed to a path that is not MCP: %.2f (what "
+               "reading it as MCP costs)\n",
+               post.rate > 0 ? echo.rate / post.rate : 0);
+    return failed ? -1 : 0;
+}
+
 static void print_head(void)
 {
     printf("  %-34s %10s %8s %8s %8s %8s %7s %8s\n", "case", "req/s", "p50 ms", "p99 ms", "x squid",
@@ -1435,6 +1637,9 @@ int main(int argc, char **argv)
     printf("  errors: non-2xx answers, connect, write and timeout errors; closes: wrk's read "
            "errors, a kept-alive\n  connection closed by the server (tinyproxy closes after every "
            "answer, so wrk reconnects each time)\n");
+    if (st.up && http[C_SWORN].done &&
+        mcp_section(dir, &tg[C_SWORN], &u, &http[C_SWORN], seconds) < 0)
+        failed = 1;
 
     ctx_bench = client_ctx(u.ca_cert);
     if (st.up)

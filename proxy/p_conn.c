@@ -1500,8 +1500,9 @@ static void start_upstream(struct pconn *c)
     c->ph = PH_UPSTREAM;
     snprintf(key, sizeof(key), "%s://%s:%u", tls ? "tls" : "tcp", c->res.host,
              (unsigned)c->res.port);
+    /* An MCP request is an HTTP request too (its operation names what it calls). */
     if (c->u != NULL && c->up_reusable && !c->has_cred && strcmp(key, c->up_key) == 0 &&
-        strcmp(c->operation, "http.request") == 0) {
+        (strcmp(c->operation, "http.request") == 0 || c->is_mcp)) {
         send_request(c);
         return;
     }
