@@ -198,7 +198,7 @@ static void test_sdk_through_proxy(void **state)
     Sworn__V1__AdminResponse *tail = NULL;
     const Sworn__V1__DecisionRecord *d[64], *e;
     size_t n;
-    char *calls_path, *calls;
+    char *calls_path, *calls, *client;
     static const char *const steps[] = {
         "connect", "list",        "echo",          "delete_all", "pay-4",   "pay-5.5", "pay-1",
         "pay-0.5", "read-readme", "prompt-review", "slow",       "release", "end"};
@@ -206,8 +206,9 @@ static void test_sdk_through_proxy(void **state)
     (void)state;
     start_server();
     start_stack();
-    sworn_test_runv(&r, NULL, "node", sworn_test_path(dir, "mcp-client.mjs"), stack.proxy_url,
-                    server_url, NULL);
+    client = sworn_test_path(dir, "mcp-client.mjs");
+    sworn_test_runv(&r, NULL, "node", client, stack.proxy_url, server_url, NULL);
+    free(client);
     if (r.status != 0)
         fail_msg("the SDK client failed (%d):\n%s\n%s", r.status, r.out, r.err);
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
