@@ -17,7 +17,8 @@
  * members, a byte order mark, a second JSON value, a huge id, arguments that are not an object, a
  * wrong Content-Type, a GET with a body, other methods; "method" and the tool name spelt with
  * unicode escapes and a tool name in another case are decided as what the server would read; a
- * chunked POST is read whole and decided.
+ * chunked POST is read whole and decided. After each part, the auditor's sworn-verify accepts
+ * the record (the MCP decisions with their URIs, and the refusals).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -35,6 +36,7 @@
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "upstream_fixture.h"
+#include "verify_fixture.h"
 
 static struct sworn_stack stack;
 static char *dir;        /* the node scripts, their node_modules link, the server's files */
@@ -192,6 +194,21 @@ static void expect_amount(const Sworn__V1__DecisionRecord *r, Sworn__V1__Effect 
     assert_string_equal(c->json_numbers[0]->value, amount);
 }
 
+/* The auditor's verifier accepts the (stopped) stack's record: the MCP decisions, their tools,
+ * URIs (the canonical URI is the request's) and numbers, and the proxy's refusals. */
+static void expect_verified(void)
+{
+    json_object *rep;
+
+    assert_int_equal(sworn_stack_stop_daemon(&stack), 0);
+    sworn_stack_dev_trust(&stack);
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), stack.dir, "trust.txt", "tiles",
+                            NULL, 0, SWORN_VERIFY_NO_PROGRESS);
+    sworn_verify_expect_pass(rep, "entries");
+    sworn_verify_expect_pass(rep, "receipts");
+    json_object_put(rep);
+}
+
 static void test_sdk_through_proxy(void **state)
 {
     struct sworn_test_run r = {0};
@@ -282,6 +299,8 @@ static void test_sdk_through_proxy(void **state)
                                             "&& grep -q '\"json_numbers\":\\[{\"pointer\":\"/"
                                             "amount\",\"value\":\"5.5\"}\\]' tail.json"),
                      0);
+
+    expect_verified();
 }
 
 /* --- The agent's attacks, raw through the proxy. --- */
@@ -456,6 +475,7 @@ static void test_attacks(void **state)
         fail_msg("no Mcp-Session-Id came back:\n%s", answer);
     free(answer);
     free(answer_path);
+    expect_verified();
 }
 
 int main(void)
