@@ -20,13 +20,17 @@
 
 #include <json-c/json.h>
 
+#include <openssl/sha.h>
+
 #include "err.h"
+#include "frame.h"
 #include "p_build.h"
 #include "p_config.h"
 #include "p_mcp.h"
 #include "policy.h"
 #include "policy_fixture.h"
 #include "resource.h"
+#include "sv_entry.h"
 #include "testutil.h"
 
 static struct sworn_pmcp_call call; /* large: not on the stack */
@@ -857,6 +861,86 @@ static void test_policy(void **state)
     sworn_policy_free(p);
 }
 
+/* --- The record: the recording side's decoder and the independent verifier on the URI. --- */
+
+static uint8_t digest32[32] = {1};
+
+static int verify_entry(const Sworn__V1__Entry *e, char code[32])
+{
+    size_t n = sworn__v1__entry__get_packed_size(e);
+    uint8_t *b = malloc(n);
+    struct sv_entry_info info;
+    char why[512];
+    int rc;
+
+    assert_non_null(b);
+    sworn__v1__entry__pack(e, b);
+    code[0] = '\0';
+    rc = sv_entry_check(b, n, &info, code, why);
+    free(b);
+    return rc;
+}
+
+static void test_record_uri(void **state)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__DecisionRecord d = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__AuthorizationRequest r = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
+    Sworn__V1__Principal p = SWORN__V1__PRINCIPAL__INIT;
+    Sworn__V1__Resource res = SWORN__V1__RESOURCE__INIT, canon = SWORN__V1__RESOURCE__INIT;
+    uint8_t raw[32];
+    char code[32], *long_uri = malloc(SWORN_FRAME_URI_MAX + 2);
+    static const char target[] = "http://127.0.0.1:9000/mcp";
+
+    (void)state;
+    assert_non_null(long_uri);
+    p.id = "agent-1";
+    r.request_id = "r1";
+    r.operation = "mcp.resources/read";
+    r.principal = &p;
+    res.scheme = "http";
+    res.host = "127.0.0.1";
+    res.port = 9000;
+    res.path = "/mcp";
+    res.uri = "file:///docs/a";
+    r.resource = &res;
+    canon = res;
+    d.request = &r;
+    d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    d.rule_id = "docs";
+    d.reason = "allowed by rule docs";
+    d.time_unix_ms = 1764633600000ull;
+    d.policy_digest.data = digest32;
+    d.policy_digest.len = 32;
+    d.canonical_resource = &canon;
+    SHA256((const unsigned char *)target, strlen(target), raw);
+    d.raw_target_sha256.data = raw;
+    d.raw_target_sha256.len = 32;
+    e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    e.decision = &d;
+    assert_int_equal(sworn_frame_check_entry(&e), 0);
+    assert_int_equal(verify_entry(&e, code), 0);
+    /* A canonical URI that is not the request's: a record rewritten after the decision. */
+    canon.uri = "file:///docs/b";
+    assert_int_equal(verify_entry(&e, code), -1);
+    assert_string_equal(code, "bad-field");
+    canon.uri = "";
+    assert_int_equal(verify_entry(&e, code), -1);
+    assert_string_equal(code, "bad-field");
+    canon.uri = res.uri;
+    /* Over the wire's bound: both decoders refuse it. */
+    memset(long_uri, 'u', SWORN_FRAME_URI_MAX + 1);
+    long_uri[SWORN_FRAME_URI_MAX + 1] = '\0';
+    res.uri = canon.uri = long_uri;
+    assert_int_equal(sworn_frame_check_entry(&e), -1);
+    assert_int_equal(verify_entry(&e, code), -1);
+    assert_string_equal(code, "field-too-long");
+    long_uri[SWORN_FRAME_URI_MAX] = '\0';
+    assert_int_equal(sworn_frame_check_entry(&e), 0);
+    assert_int_equal(verify_entry(&e, code), 0);
+    free(long_uri);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -864,7 +948,7 @@ int main(void)
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_many_numbers),
         cmocka_unit_test(test_http),          cmocka_unit_test(test_deny_body),
         cmocka_unit_test(test_config),        cmocka_unit_test(test_uri_form),
-        cmocka_unit_test(test_policy),
+        cmocka_unit_test(test_policy),        cmocka_unit_test(test_record_uri),
     };
 
     return cmocka_run_group_tests(tests, NULL, sworn_pfix_teardown);
