@@ -198,6 +198,11 @@ int sworn_pbuild_request(struct sworn_pbuild *b, const struct sworn_pbuild_in *i
     }
     b->context.json_numbers = b->numbers_ptr;
     b->context.n_json_numbers = in->nnumbers;
+    if (in->mcp_session_sha256 != NULL) {
+        memcpy(b->session_sha, in->mcp_session_sha256, 32);
+        b->context.mcp_session_sha256.data = b->session_sha;
+        b->context.mcp_session_sha256.len = 32;
+    }
     return 0;
 fail:
     return -1;

@@ -65,6 +65,7 @@ struct sworn_pbuild_in {
     const char *tool, *uri;
     const struct sworn_pjson_number *numbers;
     size_t nnumbers;
+    const uint8_t *mcp_session_sha256; /* 32 bytes, or NULL: no Mcp-Session-Id */
 };
 
 struct sworn_pbuild {
@@ -76,7 +77,7 @@ struct sworn_pbuild {
     Sworn__V1__CoveredComponent *covered_ptr[SWORN_PBUILD_COVERED_MAX];
     uint8_t covered_sha[SWORN_PBUILD_COVERED_MAX][32];
     char *names[SWORN_FRAME_HEADERS_MAX];
-    uint8_t body_sha[32], token_sha[32];
+    uint8_t body_sha[32], token_sha[32], session_sha[32];
     struct sworn_jwt_pb jwt;
     Sworn__V1__JsonNumber numbers[SWORN_FRAME_NUMBERS_MAX];
     Sworn__V1__JsonNumber *numbers_ptr[SWORN_FRAME_NUMBERS_MAX];

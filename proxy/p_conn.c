@@ -1163,6 +1163,7 @@ static void ask(struct pconn *c)
         in.uri = c->mcp->uri;
         in.numbers = c->mcp->numbers;
         in.nnumbers = c->mcp->nnumbers;
+        in.mcp_session_sha256 = c->mcp->has_session ? c->mcp->session_sha256 : NULL;
     }
     r = sworn_pbuild_request(&c->build, &in, &why);
     if (r > 0) {

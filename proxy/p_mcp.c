@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include <json-c/json.h>
+#include <openssl/evp.h>
 
 #include "err.h"
 #include "utf8.h"
@@ -320,9 +321,9 @@ static int content_type_ok(const struct sworn_http_field *fields, size_t nfields
            p[6] == '"';
 }
 
-int sworn_pmcp_read(const char *method, const struct sworn_http_field *fields, size_t nfields,
-                    const uint8_t *body, size_t body_len, int has_body, struct sworn_pmcp_call *out,
-                    int *status, const char **why)
+static int read_kind(const char *method, const struct sworn_http_field *fields, size_t nfields,
+                     const uint8_t *body, size_t body_len, int has_body,
+                     struct sworn_pmcp_call *out, int *status, const char **why)
 {
     int r;
 
@@ -365,6 +366,46 @@ int sworn_pmcp_read(const char *method, const struct sworn_http_field *fields, s
         return 1;
     }
     r = sworn_pmcp_read_message(body, body_len, out, why);
+    return r;
+}
+
+/* The Mcp-Session-Id: none, or one field, whose SHA-256 goes into out. 0, 1 (two fields), or -1
+ * (the hash failed). */
+static int read_session(const struct sworn_http_field *fields, size_t nfields,
+                        struct sworn_pmcp_call *out)
+{
+    const struct sworn_http_field *f = NULL;
+    unsigned int len = 32;
+
+    for (size_t i = 0; i < nfields; i++)
+        if (fields[i].name_len == 14 && strncasecmp(fields[i].name, "mcp-session-id", 14) == 0) {
+            if (f != NULL)
+                return 1;
+            f = &fields[i];
+        }
+    if (f == NULL)
+        return 0;
+    if (EVP_Digest(f->value, f->value_len, out->session_sha256, &len, EVP_sha256(), NULL) != 1)
+        return sworn_err_set(SWORN_ERR_CRYPTO, "SHA-256 failed");
+    out->has_session = 1;
+    return 0;
+}
+
+int sworn_pmcp_read(const char *method, const struct sworn_http_field *fields, size_t nfields,
+                    const uint8_t *body, size_t body_len, int has_body, struct sworn_pmcp_call *out,
+                    int *status, const char **why)
+{
+    int r = read_kind(method, fields, nfields, body, body_len, has_body, out, status, why);
+
+    if (r != 0)
+        return r;
+    r = read_session(fields, nfields, out);
+    if (r > 0) {
+        /* Which would the server take? */
+        memset(out, 0, sizeof(*out));
+        *status = 400;
+        *why = "an MCP request has two Mcp-Session-Id fields";
+    }
     return r;
 }
 

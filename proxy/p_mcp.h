@@ -6,9 +6,9 @@
  * A request whose canonical resource lies under one of the `mcp:` destinations (p_dest.h) is an
  * MCP request, read here before anything is asked:
  *   POST     the body is exactly one JSON-RPC 2.0 message (strict JSON, proxy/p_json.h), with
- *            Content-Type application/json (charset utf-8 at most) and no Content-Encoding. A request or notification
- *            is decided as operation "mcp.<method>"; tools/call names its tool (Resource.tool)
- *            and the numbers of params.arguments (Context.json_numbers, pointers relative to
+ *            Content-Type application/json (charset utf-8 at most) and no Content-Encoding. A
+ * request or notification is decided as operation "mcp.<method>"; tools/call names its tool
+ * (Resource.tool) and the numbers of params.arguments (Context.json_numbers, pointers relative to
  *            arguments: "/amount"); prompts/get names its prompt (Resource.tool);
  *            resources/read, resources/subscribe and resources/unsubscribe name the URI
  *            (Resource.uri). A client's response to a server's request is "mcp.rpc.response".
@@ -90,7 +90,9 @@ struct sworn_pmcp_call {
     char uri[SWORN_RESOURCE_URI_MAX + 1];         /* resources/read etc.; "" otherwise */
     struct sworn_pjson_number numbers[SWORN_PJSON_NUMBERS_MAX]; /* tools/call's arguments */
     size_t nnumbers;
-    int numbers_more;                   /* some were left out (p_json.h) */
+    int numbers_more; /* some were left out (p_json.h) */
+    int has_session;  /* an Mcp-Session-Id was sent: its SHA-256 below */
+    uint8_t session_sha256[32];
     enum sworn_pmcp_id_kind id_kind;    /* a request's or response's id */
     char id_str[SWORN_PMCP_ID_MAX + 1]; /* ID_STRING: its bytes (no NUL inside) */
     size_t id_len;
@@ -108,7 +110,9 @@ int sworn_pmcp_read_message(const uint8_t *body, size_t len, struct sworn_pmcp_c
 /*
  * Read one HTTP request to an MCP endpoint: its method (NUL-terminated, as sent), its header
  * fields, and its body (has_body: the request had a body, of body_len bytes). Returns 0 with *out
- * written, 1 when refused (*status 400, 405 or 415 and *why set), -1 when memory ran out.
+ * written, 1 when refused (*status 400, 405 or 415 and *why set), -1 when memory ran out or the
+ * hash failed. The Mcp-Session-Id field, when sent (once: two are refused, last), is kept as its
+ * SHA-256 (the value is a bearer of the session and is never recorded).
  */
 int sworn_pmcp_read(const char *method, const struct sworn_http_field *fields, size_t nfields,
                     const uint8_t *body, size_t body_len, int has_body, struct sworn_pmcp_call *out,

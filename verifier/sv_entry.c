@@ -246,7 +246,8 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
         for (size_t i = 0; i < c->n_header_names; i++)
             if (strlen(c->header_names[i]) < 1 || strlen(c->header_names[i]) > 256)
                 BAD("bad-field", "decision: header name %zu not 1..256 bytes", i);
-        if (!d32(&c->body_sha256, 1) || !d32(&c->credential_token_sha256, 1))
+        if (!d32(&c->body_sha256, 1) || !d32(&c->credential_token_sha256, 1) ||
+            !d32(&c->mcp_session_sha256, 1))
             BAD("bad-field", "decision: a context digest is not 32 bytes");
         if (c->n_covered > 64)
             BAD("bad-field", "decision: more than 64 covered components");

@@ -315,6 +315,7 @@ static int check_context(const Sworn__V1__Context *c)
                      "context.json_numbers[].value is not a JSON number");
     }
     SWORN_GUARD(check_hash(c->credential_token_sha256, 0, "context.credential_token_sha256"));
+    SWORN_GUARD(check_hash(c->mcp_session_sha256, 0, "context.mcp_session_sha256"));
     return 0;
 fail:
     return -1;

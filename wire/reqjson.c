@@ -227,6 +227,7 @@ static int parse_context(struct arena *a, json_object *o, Sworn__V1__Context **o
                                        "body_length",
                                        "json_numbers",
                                        "credential_token_sha256",
+                                       "mcp_session_sha256",
                                        NULL};
     static const char *const ckeys[] = {"name", "value_sha256", NULL};
     static const char *const nkeys[] = {"pointer", "value", NULL};
@@ -288,6 +289,8 @@ static int parse_context(struct arena *a, json_object *o, Sworn__V1__Context **o
     }
     SWORN_GUARD(hex32(a, get(o, "credential_token_sha256"), "credential_token_sha256",
                       &m->credential_token_sha256));
+    SWORN_GUARD(
+        hex32(a, get(o, "mcp_session_sha256"), "mcp_session_sha256", &m->mcp_session_sha256));
     *out = m;
     return 0;
 fail:
@@ -607,6 +610,8 @@ static int print_context(json_object *o, const Sworn__V1__Context *c)
         SWORN_GUARD(add_str(it, "value", c->json_numbers[i]->value));
     }
     SWORN_GUARD(add_hex(o, "credential_token_sha256", c->credential_token_sha256));
+    if (c->mcp_session_sha256.len != 0) /* absent: empty, as in the proto */
+        SWORN_GUARD(add_hex(o, "mcp_session_sha256", c->mcp_session_sha256));
     return 0;
 fail:
     return -1;

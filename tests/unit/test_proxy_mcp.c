@@ -445,6 +445,32 @@ static void test_http(void **state)
     assert_string_equal(why, "the body is a JSON-RPC batch (an array): MCP 2025-06-18 removed "
                              "batching, send one message per POST");
 
+    /* The session: its SHA-256 kept (never the value); two fields refused. */
+    {
+        struct sworn_http_field sf[3] = {{"Content-Type", 12, "application/json", 16},
+                                         {"Mcp-Session-Id", 14, "abc", 3},
+                                         {"mcp-session-id", 14, "abc", 3}};
+        static const uint8_t abc[32] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea,
+                                        0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+                                        0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c,
+                                        0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+
+        assert_int_equal(sworn_pmcp_read("POST", sf, 2, (const uint8_t *)ping, strlen(ping), 1,
+                                         &call, &status, &why),
+                         0);
+        assert_int_equal(call.has_session, 1);
+        assert_memory_equal(call.session_sha256, abc, 32);
+        assert_int_equal(sworn_pmcp_read("GET", sf + 1, 1, NULL, 0, 0, &call, &status, &why), 0);
+        assert_int_equal(call.has_session, 1);
+        assert_int_equal(sworn_pmcp_read("POST", sf, 3, (const uint8_t *)ping, strlen(ping), 1,
+                                         &call, &status, &why),
+                         1);
+        assert_int_equal(status, 400);
+        assert_string_equal(why, "an MCP request has two Mcp-Session-Id fields");
+        assert_int_equal(call.has_session, 0);
+        assert_int_equal(http_read("POST", "application/json", ping, 1, &status, &why), 0);
+        assert_int_equal(call.has_session, 0);
+    }
     /* GET: the server's SSE stream; DELETE: the session's end; neither with a body. */
     assert_int_equal(http_read("GET", NULL, NULL, 0, &status, &why), 0);
     assert_int_equal(call.kind, SWORN_PMCP_LISTEN);

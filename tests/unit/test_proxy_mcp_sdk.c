@@ -286,6 +286,18 @@ static void test_sdk_through_proxy(void **state)
     assert_non_null(e);
     assert_string_equal(e->request->context->method, "DELETE");
     assert_int_equal(e->effect, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    /* Every request after initialize names the session, as a digest: the same one throughout. */
+    e = nth(d, n, "mcp.initialize", NULL, 0);
+    assert_int_equal(e->request->context->mcp_session_sha256.len, 0);
+    e = nth(d, n, "mcp.tools/call", "echo", 0);
+    assert_int_equal(e->request->context->mcp_session_sha256.len, 32);
+    for (size_t k = 0; k < n; k++)
+        if (strncmp(d[k]->request->operation, "mcp.", 4) == 0 &&
+            strcmp(d[k]->request->operation, "mcp.initialize") != 0) {
+            assert_int_equal(d[k]->request->context->mcp_session_sha256.len, 32);
+            assert_memory_equal(d[k]->request->context->mcp_session_sha256.data,
+                                e->request->context->mcp_session_sha256.data, 32);
+        }
     /* The SDK's GET stream for server messages, decided on its own. */
     e = nth(d, n, "mcp.rpc.listen", NULL, 0);
     assert_non_null(e);
