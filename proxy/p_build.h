@@ -6,8 +6,9 @@
  * and records both forms), and the context: the method, the header names as sent, the body's
  * length and SHA-256, the components an allow's receipt covers (each value's SHA-256), the
  * SHA-256 of the symbolic token presented, and the delegation chain read from the configured
- * token header; for an MCP request (p_mcp.h) the tool or prompt, the resource URI and the
- * numbers of a tool call's arguments. Header values and the body never leave the proxy.
+ * token header; for an MCP request (p_mcp.h) the tool or prompt, the resource URI, the numbers
+ * of a tool call's arguments and the SHA-256 of its Mcp-Session-Id. Header values and the body
+ * never leave the proxy.
  *
  * The covered components (RFC 9421 names, in this order; a value's SHA-256 each):
  *   "@method"         the method
