@@ -19,6 +19,7 @@
 //   counts       how often each of signature, signature-input, content-digest, sworn-entry came
 //                (field names compared as a server reads them: any case, '_' as '-')
 //   method, url, body_len, sworn_entry, log_index, created, keyid, tag
+// A WebSocket upgrade gets the 101 and then the same verdict as one text frame.
 // The C test (test_proxy_httpsig.c) asserts on the verdicts.
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -137,6 +138,21 @@ const server = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   });
+});
+
+// A WebSocket upgrade (ws.upgrade): the same verdict, as the one text frame after the 101.
+server.on('upgrade', async (req, socket) => {
+  const out = await check(req, Buffer.alloc(0));
+  const accept = crypto.createHash('sha1')
+    .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+    .digest('base64');
+  const payload = Buffer.from(JSON.stringify(out));
+  const head = payload.length < 126
+    ? Buffer.from([0x81, payload.length])
+    : Buffer.from([0x81, 126, payload.length >> 8, payload.length & 0xff]);
+  socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
+    + `Sec-WebSocket-Accept: ${accept}\r\n\r\n`);
+  socket.end(Buffer.concat([head, payload]));
 });
 
 server.listen(0, '127.0.0.1', () => {

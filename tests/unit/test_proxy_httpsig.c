@@ -41,9 +41,9 @@ static const char policy_text[] = "version: 1\n"
                                   "  - id: signed\n"
                                   "    effect: allow\n"
                                   "    reason: \"signed destination\"\n"
-                                  "    operations: [\"http.request\"]\n"
+                                  "    operations: [\"http.request\", \"ws.upgrade\"]\n"
                                   "    resource:\n"
-                                  "      schemes: [http]\n"
+                                  "      schemes: [http, ws]\n"
                                   "      hosts: [\"127.0.0.1\"]\n"
                                   "      paths: [\"/signed/**\", \"/plain/**\"]\n"
                                   "    methods: [GET, POST, PUT, DELETE, PATCH]\n";
@@ -307,6 +307,41 @@ static void test_unlisted_destination(void **state)
     json_object_put(v);
 }
 
+/* A WebSocket upgrade to a signing destination (ws.upgrade, scheme ws under the http
+ * destination): signed like any request; the upstream answers 101 and its verdict as one text
+ * frame. */
+static void test_websocket_upgrade_signed(void **state)
+{
+    char req[512], out[16384];
+    const char *json;
+    long n;
+    json_object *v;
+
+    (void)state;
+    snprintf(req, sizeof(req),
+             "GET http://127.0.0.1:%u/signed/socket?room=1 HTTP/1.1\r\n"
+             "Host: 127.0.0.1:%u\r\n"
+             "Upgrade: websocket\r\n"
+             "Connection: Upgrade\r\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+             "Sec-WebSocket-Version: 13\r\n"
+             "Signature: sworn=:AAAA:\r\n"
+             "\r\n",
+             T.port, T.port);
+    n = sworn_pfx_raw(&T.p, req, strlen(req), 1, 10000, out, sizeof(out));
+    assert_true(n > 0);
+    if (strncmp(out, "HTTP/1.1 101", 12) != 0)
+        fail_msg("no 101: %s", out);
+    json = strchr(out, '{');
+    assert_non_null(json);
+    v = json_tokener_parse(json);
+    if (v == NULL)
+        fail_msg("no verdict after the 101: %s", out);
+    expect_signed(v, 0);
+    assert_string_equal(json_object_get_string(get(v, "url")), "/signed/socket?room=1");
+    json_object_put(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_forged_fields_dropped),
         cmocka_unit_test(test_spelling_goes_canonical),
         cmocka_unit_test(test_unlisted_destination),
+        cmocka_unit_test(test_websocket_upgrade_signed),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
