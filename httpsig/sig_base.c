@@ -365,3 +365,87 @@ int sworn_httpsig_base(const struct sworn_httpsig_request *r, int64_t created,
         return -1;
     return sworn_sigbase_build(items, n, params, *params_len, base, cap, base_len, why);
 }
+
+/* The value of line "<name>: <value>" at *p (up to end), which must start with name: its
+ * start and length, *p moved past its LF. 0, or -1. */
+static int take_line(const char **p, const char *end, const char *name, const char **v,
+                     size_t *vlen)
+{
+    size_t n = strlen(name);
+    const char *lf;
+
+    if ((size_t)(end - *p) < n + 2 || memcmp(*p, name, n) != 0 || (*p)[n] != ':' ||
+        (*p)[n + 1] != ' ')
+        return -1;
+    *v = *p + n + 2;
+    lf = memchr(*v, '\n', (size_t)(end - *v));
+    if (lf == NULL)
+        return -1;
+    *vlen = (size_t)(lf - *v);
+    for (size_t i = 0; i < *vlen; i++)
+        if ((unsigned char)(*v)[i] < 0x20 || (unsigned char)(*v)[i] > 0x7e)
+            return -1;
+    *p = lf + 1;
+    return *vlen > 0 ? 0 : -1;
+}
+
+static int b64_sized(const char *v, size_t n, const char *prefix)
+{
+    size_t p = strlen(prefix);
+
+    if (n != p + 45 || memcmp(v, prefix, p) != 0 || v[n - 1] != ':' || v[n - 2] != '=')
+        return 0;
+    for (size_t i = p; i < n - 2; i++) {
+        char c = v[i];
+
+        if (!(lcalpha(c) || digit(c) || (c >= 'A' && c <= 'Z') || c == '+' || c == '/'))
+            return 0;
+    }
+    return 1;
+}
+
+int sworn_httpsig_check_profile(const uint8_t *msg, size_t len, const char *keyid_hex,
+                                const char **why)
+{
+    const char *p = (const char *)msg, *end = p + len, *v;
+    char want[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t vlen, digits = 0;
+    int body;
+
+    if (sworn_sigbase_check_shape(msg, len, why) < 0)
+        return -1;
+    if (keyid_hex == NULL || !hex_keyid(keyid_hex))
+        return *why = "the signer's key id is not 64 lower-case hex digits", -1;
+    if (take_line(&p, end, "\"@method\"", &v, &vlen) < 0 ||
+        take_line(&p, end, "\"@authority\"", &v, &vlen) < 0 ||
+        take_line(&p, end, "\"@path\"", &v, &vlen) < 0 || v[0] != '/' ||
+        take_line(&p, end, "\"@query\"", &v, &vlen) < 0 || v[0] != '?')
+        return *why = "not sworn's base: @method, @authority, @path, @query first", -1;
+    body = (size_t)(end - p) > 17 && memcmp(p, "\"content-digest\": ", 18) == 0;
+    if (body && (take_line(&p, end, "\"content-digest\"", &v, &vlen) < 0 ||
+                 !b64_sized(v, vlen, "sha-256=:")))
+        return *why = "not sworn's base: content-digest is not sha-256=:<base64>:", -1;
+    if (take_line(&p, end, "\"sworn-entry\"", &v, &vlen) < 0 || !b64_sized(v, vlen, ":"))
+        return *why = "not sworn's base: sworn-entry is not :<base64 of 32 bytes>:", -1;
+    /* the last line: its params, exactly sworn's */
+    if ((size_t)(end - p) < 21 || memcmp(p, "\"@signature-params\": ", 21) != 0)
+        return *why = "not sworn's base: no @signature-params after sworn-entry", -1;
+    p += 21;
+    snprintf(want, sizeof(want),
+             "(\"@method\" \"@authority\" \"@path\" \"@query\" %s\"sworn-entry\");created=",
+             body ? "\"content-digest\" " : "");
+    if ((size_t)(end - p) < strlen(want) || memcmp(p, want, strlen(want)) != 0)
+        return *why = "not sworn's base: the covered components are not sworn's", -1;
+    p += strlen(want);
+    while (p + digits < end && digit(p[digits]))
+        digits++;
+    if (digits == 0 || digits > 15 || (digits > 1 && p[0] == '0'))
+        return *why = "not sworn's base: created is not a decimal sf-integer", -1;
+    p += digits;
+    snprintf(want, sizeof(want),
+             ";keyid=\"%s\";alg=\"" SWORN_HTTPSIG_ALG "\";tag=\"" SWORN_HTTPSIG_TAG "\"",
+             keyid_hex);
+    if ((size_t)(end - p) != strlen(want) || memcmp(p, want, strlen(want)) != 0)
+        return *why = "not sworn's base: keyid, alg or tag is not this key's sworn signature's", -1;
+    return 0;
+}

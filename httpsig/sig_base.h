@@ -110,6 +110,20 @@ int sworn_httpsig_base(const struct sworn_httpsig_request *r, int64_t created,
                        const char *keyid_hex, uint8_t *base, size_t cap, size_t *base_len,
                        char *params, size_t params_cap, size_t *params_len, const char **why);
 
+/*
+ * Whether msg[0..len) is a base of sworn's profile made for the key whose id is keyid_hex (64
+ * lower-case hex digits): exactly the lines "@method", "@authority", "@path", "@query", an
+ * optional "content-digest" ("sha-256=:" 44 base64 characters ":"), "sworn-entry" (":" 44 base64
+ * characters ":") and "@signature-params" with the inner list of exactly those components, then
+ * ;created=<digits>;keyid="<keyid_hex>";alg="ecdsa-p256-sha256";tag="sworn" and nothing else;
+ * every value 1.. bytes of printable ASCII. The signer checks it on top of the shape, so the key
+ * signs no RFC 9421 base but sworn's own, under its own key id (a compromised engine cannot have
+ * it sign a signature of another label, tag, key id or set of components). Returns 0, or -1
+ * with *why.
+ */
+int sworn_httpsig_check_profile(const uint8_t *msg, size_t len, const char *keyid_hex,
+                                const char **why);
+
 /* The Content-Digest value of a body's SHA-256 (RFC 9530): "sha-256=:<base64>:", into out. */
 void sworn_httpsig_content_digest(const uint8_t sha256[32], char out[64]);
 

@@ -12,7 +12,8 @@
  *     params text, and when the first identifier is a derived one it passes the shape check;
  *   - split into method, host, path (at '\n'): sworn's profile, sworn_httpsig_base, answers 0 or
  *     -1, and every base it builds passes the shape check (decisiond's bases are never refused by
- *     its own signer) and ends with its params text.
+ *     its own signer) and ends with its params text; with a path starting with '/' (a canonical
+ *     one) it passes the signer's profile check under its key id and fails under another;
  * And each line as a field name for sworn_psign_field_dropped: deterministic, and "sworn-entry"
  * in any case or with '_' is always dropped.
  * Anything else aborts, which libFuzzer reports as a crash.
@@ -111,6 +112,14 @@ static void profile(char *text)
     }
     CHECK(sworn_sigbase_check_shape(base, blen, &why) == 0);
     CHECK(blen > plen && memcmp(base + blen - plen, params, plen) == 0);
+    /* A canonical path (decisiond's always starts with '/'): the signer's profile check takes
+     * the base under its key id and refuses it under any other. */
+    if (path[0] == '/') {
+        CHECK(sworn_httpsig_check_profile(base, blen, keyid, &why) == 0);
+        CHECK(sworn_httpsig_check_profile(
+                  base, blen, "1123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                  &why) == -1);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -118,6 +127,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text;
 
     shape(data, size);
+    {
+        const char *why = NULL;
+        static const char k[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        int rc = sworn_httpsig_check_profile(data, size, k, &why);
+
+        CHECK(rc == 0 || rc == -1);
+        if (rc == 0)
+            CHECK(sworn_sigbase_check_shape(data, size, &why) == 0);
+    }
     if (size > 65536)
         return 0;
     text = malloc(size + 1);

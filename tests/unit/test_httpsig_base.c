@@ -393,6 +393,38 @@ static void test_sworn_profile(void **state)
     assert_memory_equal(base, want, len);
     assert_string_equal(params, strstr(want, "\"@signature-params\": ") + 21);
     assert_int_equal(sworn_sigbase_check_shape(base, len, &why), 0);
+    /* The signer's profile check: this base under its key id, and not under another. */
+    assert_int_equal(sworn_httpsig_check_profile(base, len, keyid, &why), 0);
+    assert_int_equal(
+        sworn_httpsig_check_profile(
+            base, len, "d3a1b2d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccddeeff00", &why),
+        -1);
+    /* ... nor with a line or parameter changed (any of them breaks the profile). */
+    {
+        static const char *const swaps[][2] = {
+            {"tag=\"sworn\"", "tag=\"swore\""},
+            {"alg=\"ecdsa-p256-sha256\"", "alg=\"ecdsa-p384-sha384\""},
+            {"\"@query\": ?a=b\n", "\"@query\": /a=b\n"},
+            {"created=1764633600", "created=01764633600"},
+            {"\"content-digest\" \"sworn-entry\"", "\"sworn-entry\" \"content-digest\""},
+            {"sha-256=:AAEC", "sha-512=:AAEC"},
+        };
+        char copy[SWORN_SIGBASE_MAX + 64];
+
+        for (size_t i = 0; i < sizeof(swaps) / sizeof(swaps[0]); i++) {
+            char *at;
+
+            memcpy(copy, base, len);
+            copy[len] = '\0';
+            at = strstr(copy, swaps[i][0]);
+            assert_non_null(at);
+            memmove(at + strlen(swaps[i][1]), at + strlen(swaps[i][0]),
+                    strlen(at + strlen(swaps[i][0])) + 1);
+            memcpy(at, swaps[i][1], strlen(swaps[i][1]));
+            assert_int_equal(
+                sworn_httpsig_check_profile((const uint8_t *)copy, strlen(copy), keyid, &why), -1);
+        }
+    }
     /* No body, no query, a port that is not the scheme's default, http. */
     r = (struct sworn_httpsig_request){"GET", "http", "10.0.0.1", 8080, "/", NULL, leaf};
     assert_int_equal(sworn_httpsig_base(&r, 1764633600, keyid, base, sizeof(base), &len, params,
@@ -400,6 +432,7 @@ static void test_sworn_profile(void **state)
                      0);
     assert_int_equal(len, strlen(want_get));
     assert_memory_equal(base, want_get, len);
+    assert_int_equal(sworn_httpsig_check_profile(base, len, keyid, &why), 0);
     /* Refused: no method, scheme tcp, a key id that is not 64 lower-case hex, created < 0. */
     r.method = "";
     assert_int_equal(sworn_httpsig_base(&r, 1, keyid, base, sizeof(base), &len, params,

@@ -692,17 +692,52 @@ static void test_sign_purposes(void **state)
      * for no other purpose; the child refuses what is not a base's shape, a checkpoint body
      * (ends with LF) first of all, and a base is no checkpoint. */
     {
-        static const char base[] = "\"@method\": GET\n\"@signature-params\": (\"@method\")";
+        static uint8_t base[16384];
+        static const char shaped[] =
+            "\"@method\": GET\n\"@signature-params\": (\"@method\");tag=\"sworn\"";
+        size_t base_len = sworn_test_httpsig_base(f->spki, f->spki_len, base);
 
-        sign_ok(f, SWORN_PURPOSE_HTTP_MESSAGE, (const uint8_t *)base, sizeof(base) - 1);
-        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE,
-                                                (const uint8_t *)base, sizeof(base) - 1, sig,
-                                                sizeof(sig), &sig_len),
+        sign_ok(f, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len);
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len,
+                                                sig, sizeof(sig), &sig_len),
                          0);
         assert_int_equal(sworn_signature_verify(f->spki, f->spki_len, SWORN_PURPOSE_CHECKPOINT,
-                                                (const uint8_t *)base, sizeof(base) - 1, sig,
-                                                sig_len),
+                                                base, base_len, sig, sig_len),
                          -1);
+        /* A base of the right shape but not sworn's profile for this key: refused by the
+         * child (another key id, another tag, a component dropped, a general base). */
+        {
+            static uint8_t bad[16384];
+            static const char *const from[] = {";tag=\"sworn\"", "\"sworn-entry\")"};
+            static const char *const to[] = {";tag=\"other\"", ")"};
+            char *at;
+
+            for (size_t k = 0; k < 2; k++) {
+                memcpy(bad, base, base_len);
+                bad[base_len] = '\0';
+                at = strstr((char *)bad, from[k]);
+                assert_non_null(at);
+                memmove(at + strlen(to[k]), at + strlen(from[k]),
+                        base_len - (size_t)(at - (char *)bad) - strlen(from[k]) + 1);
+                memcpy(at, to[k], strlen(to[k]));
+                assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, bad,
+                                                        strlen((char *)bad), sig, sizeof(sig),
+                                                        &sig_len),
+                                 -1);
+                assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+            }
+            memcpy(bad, base, base_len);
+            at = strstr((char *)bad, "keyid=\"");
+            assert_non_null(at);
+            at[7] = at[7] == 'a' ? 'b' : 'a';
+            assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, bad, base_len,
+                                                    sig, sizeof(sig), &sig_len),
+                             -1);
+            assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE,
+                                                    (const uint8_t *)shaped, sizeof(shaped) - 1,
+                                                    sig, sizeof(sig), &sig_len),
+                             -1);
+        }
         assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE,
                                                 (const uint8_t *)body, (size_t)body_len, sig,
                                                 sizeof(sig), &sig_len),

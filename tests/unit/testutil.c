@@ -23,8 +23,11 @@
 
 #include <cmocka.h>
 
+#include <openssl/sha.h>
+
 #include "encoding.h"
 #include "err.h"
+#include "sig_base.h"
 #include "logstore.h"
 
 static void die(const char *what, const char *path)
@@ -469,4 +472,24 @@ int sworn_test_read_proc(const char *path, char *buf, size_t cap)
 const char *sworn_test_source_dir(void)
 {
     return SWORN_SOURCE_DIR;
+}
+
+size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out)
+{
+    uint8_t id[32], leaf[32], body[32];
+    char hex[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t len = 0, plen = 0;
+    const char *why = NULL;
+    struct sworn_httpsig_request r = {"POST", "https", "api.example", 443, "/v1/x?a=b", body, leaf};
+
+    SHA256(spki, spki_len, id);
+    for (int i = 0; i < 32; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+        leaf[i] = (uint8_t)(0x80 + i);
+        body[i] = (uint8_t)i;
+    }
+    if (sworn_httpsig_base(&r, 1764633600, hex, out, SWORN_SIGBASE_MAX, &len, params,
+                           sizeof(params), &plen, &why) != 0)
+        fail_msg("sworn_httpsig_base: %s", why);
+    return len;
 }

@@ -163,4 +163,12 @@ int sworn_test_read_proc(const char *path, char *buf, size_t cap);
 /* Append one entry to log and check that it got index want_index; fails the test otherwise. */
 void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index);
 
+/*
+ * A signature base of sworn's profile (httpsig/sig_base.h; docs/formats.md section 13) for the
+ * key of the DER SPKI spki (its key id in the parameters): POST https://api.example/v1/x?a=b with
+ * a body, as the signer accepts for purpose 4, into out (at least 16384 bytes). Returns its
+ * length; fails the test when it cannot be built.
+ */
+size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out);
+
 #endif
