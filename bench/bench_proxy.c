@@ -1538,6 +1538,69 @@ static _Noreturn void usage(void)
 
 enum { C_DIRECT, C_SQUID, C_TINY, C_SWORN, N_CASES };
 
+/* ---------------------------------------------------------------------------------------------
+ * Issue 16: the cost of the RFC 9421 signature headers. The same destination (nginx's
+ * /small.txt over http), through the same stack, back to back: first as it is, then with the
+ * proxy restarted on its configuration plus `signing: [http://127.0.0.1:PORT/]`, so every
+ * request also leaves with Signature-Input, Signature and Sworn-Entry. decisiond signs the same
+ * RFC 9421 base for every allow either way (the receipt is the signature), so the ratio is the
+ * proxy's share: writing the header lines.
+ */
+static void signing_figure(const char *dir, const struct stack *st, const struct upstream *u,
+                           double seconds)
+{
+    char env[16384], conf[BENCH_PATH_MAX], value[ENV_VALUE_MAX], script[BENCH_PATH_MAX],
+        out[BENCH_PATH_MAX], line[128];
+    char *argv[4];
+    struct target t = {.label = "sworn-proxy, unsigned destination", .sworn = 1};
+    struct result plain, sig;
+    unsigned port = 0;
+    FILE *f;
+
+    printf("\n== Signatures upstream (RFC 9421): GET /small.txt over http through sworn-proxy, "
+           "%.0f s each,\n  the destination unsigned, then listed under signing: (the same stack, "
+           "the proxy restarted)\n\n",
+           seconds);
+    t.proxy_port = st->port;
+    t.cpu_pid[0] = st->proxy_pid;
+    t.cpu_pid[1] = st->decisiond_pid;
+    if (http_case(dir, &t, u, seconds, &plain) < 0)
+        return;
+    bench_stack_env(st->dir, env, sizeof(env));
+    bench_env_value(env, "PROXY_CONFIG", conf, sizeof(conf));
+    if (conf[0] == '\0' || (f = fopen(conf, "a")) == NULL) {
+        printf("  not measured: the proxy's configuration cannot be extended\n");
+        return;
+    }
+    snprintf(line, sizeof(line), "signing:\n  - http://127.0.0.1:%u/\n", u->ng.http_port);
+    fputs(line, f);
+    if (fclose(f) != 0)
+        bench_die_sys(conf);
+    snprintf(script, sizeof(script), "%s/scripts/dev-stack", source_dir);
+    bench_join_path(out, dir, "start-proxy.out");
+    argv[0] = script;
+    argv[1] = "start-proxy";
+    argv[2] = (char *)st->dir;
+    argv[3] = NULL;
+    bench_run(dir, argv, out);
+    bench_stack_env(st->dir, env, sizeof(env));
+    bench_env_value(env, "PROXY_URL", value, sizeof(value));
+    if (sscanf(value, "http://127.0.0.1:%u", &port) != 1 || port == 0 || port > 65535)
+        bench_die_msg("stack.env: PROXY_URL is not http://127.0.0.1:PORT after start-proxy");
+    t.label = "sworn-proxy, signing destination";
+    t.proxy_port = port;
+    t.cpu_pid[0] = bench_stack_daemon(env, "PROXY_PID");
+    if (http_case(dir, &t, u, seconds, &sig) < 0)
+        return;
+    print_head();
+    print_row("unsigned destination", &plain, &plain, "failed (see above)");
+    print_row("signing destination", &sig, &plain, "failed (see above)");
+    printf("  signed / unsigned req/s: %.3f (p50 %.2f ms vs %.2f ms); sworn-proxy CPU per "
+           "request %.1f us vs %.1f us\n",
+           plain.rate > 0 ? sig.rate / plain.rate : 0, sig.p50, plain.p50, sig.cpu_us[0],
+           plain.cpu_us[0]);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *tls_host = "localhost", *env_seconds = getenv("SWORN_BENCH_SECONDS");
@@ -1695,6 +1758,9 @@ int main(int argc, char **argv)
                    "sworn-proxy %.0f req/s\n",
                    cpus, (double)cpus * 1e6 / d, (double)cpus * 1e6 / p);
     }
+
+    if (st.up)
+        signing_figure(dir, &st, &u, seconds);
 
     SSL_CTX_free(ctx_bench);
     SSL_CTX_free(ctx_sworn);

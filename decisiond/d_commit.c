@@ -72,7 +72,8 @@ static void commit_work(void *arg)
         return;
     }
     sworn_merkle_leaf_hash(entry, len, c->leaf);
-    if (allow && d_record_receipt(c->d, c->leaf, c->receipt, &c->receipt_len) < 0) {
+    if (allow &&
+        d_record_receipt(c->d, c->req, c->time_ms, c->leaf, c->receipt, &c->receipt_len) < 0) {
         /* No receipt, no allow: record the deny that actually happens. */
         c->downgraded = 1;
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bn.h>
+#include <openssl/ecdsa.h>
 #include <openssl/sha.h>
 
 #include "d_daemon.h"
@@ -19,6 +21,8 @@
 #include "d_refusals.h"
 #include "err.h"
 #include "merkle.h"
+#include "resource.h"
+#include "sig_base.h"
 #include "utf8.h"
 
 int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len)
@@ -26,28 +30,106 @@ int d_entry_pack(const Sworn__V1__Entry *e, uint8_t **out, size_t *len)
     return sworn_frame_pack_entry(e, out, len);
 }
 
-int d_record_receipt(struct d_daemon *d, const uint8_t leaf[32], uint8_t *out, size_t *out_len)
+/* DER ECDSA-Sig-Value -> r||s, each left-padded to 32 bytes (RFC 9421 section 3.3.4). */
+static int ecdsa_der_to_raw(const uint8_t *der, size_t len, uint8_t raw[64])
 {
-    Sworn__V1__Receipt r = SWORN__V1__RECEIPT__INIT;
-    uint8_t sig[SWORN_SIGNER_SIG_MAX];
-    size_t sig_len;
-    enum sworn_sig_alg alg = sworn_signer_proc_alg(d->signer);
+    const unsigned char *p = der;
+    ECDSA_SIG *sig = d2i_ECDSA_SIG(NULL, &p, (long)len);
+    const BIGNUM *r = NULL, *s = NULL;
+    int ok;
 
-    if (alg != SWORN_SIG_ED25519 && alg != SWORN_SIG_ECDSA_P256_SHA256)
-        return sworn_err_set(SWORN_ERR_ARG, "receipts need an ECDSA P-256 or Ed25519 key");
-    if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_RECEIPT, leaf, 32, sig, sizeof(sig),
-                               &sig_len) < 0) {
+    if (sig == NULL || p != der + len) {
+        ECDSA_SIG_free(sig);
+        return sworn_err_set(SWORN_ERR_CRYPTO, "the signer's ECDSA signature is not DER");
+    }
+    ECDSA_SIG_get0(sig, &r, &s);
+    ok = BN_bn2binpad(r, raw, 32) == 32 && BN_bn2binpad(s, raw + 32, 32) == 32;
+    ECDSA_SIG_free(sig);
+    return ok ? 0 : sworn_err_set(SWORN_ERR_CRYPTO, "the signer's ECDSA signature is too long");
+}
+
+/* The http-message receipt's signature and fields (d_record.h); 1 when the request has none. */
+static int http_message_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                                uint64_t time_ms, const uint8_t leaf[32], Sworn__V1__Receipt *r,
+                                uint8_t raw[64], char *params, size_t params_cap)
+{
+    static _Thread_local struct sworn_resource canon; /* 16 KiB: off the worker's stack */
+    static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
+    const Sworn__V1__Context *ctx = req->context;
+    const char *method = ctx != NULL ? ctx->method : "", *why = NULL;
+    struct sworn_httpsig_request h;
+    char keyid[2 * SWORN_KEY_ID_LEN + 1];
+    uint8_t der[SWORN_SIGNER_SIG_MAX];
+    size_t base_len = 0, params_len = 0, der_len = 0;
+
+    if (sworn_signer_proc_alg(d->signer) != SWORN_SIG_ECDSA_P256_SHA256 ||
+        sworn_resource_canon(req->resource, &canon, &why) != 0 ||
+        !sworn_httpsig_applies(canon.scheme, method))
+        return 1;
+    for (size_t i = 0; i < SWORN_KEY_ID_LEN; i++)
+        snprintf(keyid + 2 * i, 3, "%02x", d->key_id[i]);
+    h = (struct sworn_httpsig_request){
+        .method = method,
+        .scheme = canon.scheme,
+        .host = canon.host,
+        .port = canon.port,
+        .path = canon.path,
+        .body_sha256 = ctx->body_sha256.len == 32 ? ctx->body_sha256.data : NULL,
+        .leaf = leaf,
+    };
+    if (sworn_httpsig_base(&h, (int64_t)(time_ms / 1000), keyid, base, sizeof(base), &base_len,
+                           params, params_cap, &params_len, &why) != 0)
+        return sworn_err_set(SWORN_ERR_ARG, "no signature base: %s", why);
+    if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len, der,
+                               sizeof(der), &der_len) < 0) {
         atomic_store(&d->metrics.signer_up, 0);
         return sworn_err_set(SWORN_ERR_IO, "receipt signing failed: %s", sworn_err_msg());
     }
     atomic_store(&d->metrics.signer_up, 1);
+    SWORN_GUARD(ecdsa_der_to_raw(der, der_len, raw));
+    r->signature.data = raw;
+    r->signature.len = 64;
+    r->alg = 1;
+    r->form = 1;
+    r->created = time_ms / 1000;
+    r->signature_params = params;
+    return 0;
+fail:
+    return -1;
+}
+
+int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                     uint64_t time_ms, const uint8_t leaf[32], uint8_t *out, size_t *out_len)
+{
+    Sworn__V1__Receipt r = SWORN__V1__RECEIPT__INIT;
+    uint8_t sig[SWORN_SIGNER_SIG_MAX], raw[64];
+    char params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t sig_len;
+    enum sworn_sig_alg alg = sworn_signer_proc_alg(d->signer);
+    int rc;
+
+    if (alg != SWORN_SIG_ED25519 && alg != SWORN_SIG_ECDSA_P256_SHA256)
+        return sworn_err_set(SWORN_ERR_ARG, "receipts need an ECDSA P-256 or Ed25519 key");
     r.key_id.data = d->key_id;
     r.key_id.len = sizeof(d->key_id);
-    r.signature.data = sig;
-    r.signature.len = sig_len;
-    r.alg = alg == SWORN_SIG_ED25519 ? 2 : 1;
-    if (protobuf_c_message_get_packed_size(&r.base) > SWORN_LOG_RECEIPT_MAX)
-        return sworn_err_set(SWORN_ERR_RANGE, "receipt too long");
+    rc = req != NULL ? http_message_receipt(d, req, time_ms, leaf, &r, raw, params, sizeof(params))
+                     : 1;
+    if (rc < 0)
+        return -1;
+    if (rc == 1) {
+        if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_RECEIPT, leaf, 32, sig, sizeof(sig),
+                                   &sig_len) < 0) {
+            atomic_store(&d->metrics.signer_up, 0);
+            return sworn_err_set(SWORN_ERR_IO, "receipt signing failed: %s", sworn_err_msg());
+        }
+        atomic_store(&d->metrics.signer_up, 1);
+        r.signature.data = sig;
+        r.signature.len = sig_len;
+        r.alg = alg == SWORN_SIG_ED25519 ? 2 : 1;
+    }
+    if (sworn_frame_check_receipt(&r) < 0 ||
+        protobuf_c_message_get_packed_size(&r.base) > SWORN_LOG_RECEIPT_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE, "receipt out of its bounds");
     *out_len = protobuf_c_message_pack(&r.base, out);
     return 0;
 }

@@ -37,11 +37,21 @@ int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t versio
                    const char *error, uint8_t **out, size_t *len);
 
 /*
- * Have the signer sign leaf (an entry's RFC 9162 leaf hash) for purpose RECEIPT, and pack the
- * Receipt message (key id, signature, alg) into out (SWORN_LOG_RECEIPT_MAX bytes). OUT: *len.
- * Returns 0, or -1 with SWORN_ERR_IO when the signer failed (the caller records a deny instead).
+ * The receipt of an allow of req recorded at time_ms whose entry has the leaf hash leaf, packed
+ * as a Receipt message into out (SWORN_LOG_RECEIPT_MAX bytes). OUT: *len.
+ *   - An http-message receipt (form 1, docs/formats.md section 13) when req has a method and an
+ *     http, https, ws or wss canonical resource and the key is ECDSA P-256: decisiond builds
+ *     sworn's RFC 9421 signature base (httpsig/sig_base.h) from the request it decided (method,
+ *     canonical resource, Context.body_sha256) and leaf, with created = time_ms / 1000 and keyid
+ *     = the key id in hex, has the signer sign it for purpose HTTP_MESSAGE, and stores r||s, the
+ *     created time and the @signature-params value. The proxy sends exactly that upstream, so
+ *     the signer never signs bytes the proxy chose.
+ *   - Otherwise a digest receipt (form 0): purpose RECEIPT over leaf.
+ * Returns 0, or -1 with sworn_err set (SWORN_ERR_IO when the signer failed): the caller records
+ * a deny instead.
  */
-int d_record_receipt(struct d_daemon *d, const uint8_t leaf[32], uint8_t *out, size_t *len);
+int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                     uint64_t time_ms, const uint8_t leaf[32], uint8_t *out, size_t *len);
 
 /*
  * Append one packed entry, with its packed receipt (or NULL), in one durable transaction.

@@ -622,6 +622,14 @@ static int cmd_decide(const char *sock, const char *file)
                                  sizeof(sig)) == 0)
                 json_object_object_add(rc_o, "signature", json_object_new_string(sig));
             json_object_object_add(rc_o, "alg", json_object_new_int((int)dec->receipt->alg));
+            if (dec->receipt->form == 1) {
+                /* An http-message receipt: an RFC 9421 signature (docs/formats.md section 13). */
+                json_object_object_add(rc_o, "form", json_object_new_int(1));
+                json_object_object_add(rc_o, "created",
+                                       json_object_new_int64((int64_t)dec->receipt->created));
+                json_object_object_add(rc_o, "signature_params",
+                                       json_object_new_string(dec->receipt->signature_params));
+            }
             json_object_object_add(o, "receipt", rc_o);
         }
         if (dec->credential != NULL) {

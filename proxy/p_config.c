@@ -1076,7 +1076,7 @@ static int read_all(struct ctx *x)
 {
     static const char *const top[] = {"user",    "listen",    "decisiond", "ca",         "upstream",
                                       "connect", "limits",    "timeouts",  "delegation", "metrics",
-                                      "log",     "hardening", "mcp",       NULL};
+                                      "log",     "hardening", "mcp",       "signing",    NULL};
 
     SWORN_GUARD(sworn_yaml_only_keys(x->d, sworn_yaml_root(x->d), top));
     SWORN_GUARD(read_user(x));
@@ -1093,6 +1093,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_hardening(x));
     SWORN_GUARD(
         sworn_pmcp_conf_read(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "mcp"), &x->c->mcp));
+    SWORN_GUARD(sworn_psign_read(x->d, &x->c->signing));
     SWORN_GUARD(sockets_apart(x));
     return 0;
 fail:

@@ -52,6 +52,7 @@
 #include <sys/types.h>
 
 #include "p_mcp.h"
+#include "p_sign.h"
 
 #define SWORN_PCONF_LISTENERS_MAX 16u
 #define SWORN_PCONF_CIDRS_MAX 64u
@@ -129,6 +130,7 @@ struct sworn_pconf {
 
     /* mcp: the MCP servers (p_mcp.h), default none */
     struct sworn_pmcp_conf mcp;
+    struct sworn_psign_conf signing; /* signing: RFC 9421 signatures upstream (p_sign.h) */
 };
 
 /*

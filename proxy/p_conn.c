@@ -56,6 +56,7 @@
 #include "p_mcp.h"
 #include "p_proxy.h"
 #include "p_refuse.h"
+#include "p_sign.h"
 #include "p_sni.h"
 #include "p_token.h"
 #include "p_upstream.h"
@@ -158,6 +159,11 @@ struct pconn {
     size_t cred_len;
     struct sworn_pmask mask;
     struct event *flush_timer; /* sends what the mask holds once upstream is quiet (p_mask.h) */
+    /* RFC 9421 signature upstream (p_sign.h): the destination is a signing one, and the header
+     * lines decisiond's signature gives */
+    int signing;
+    char sig_headers[SWORN_PSIGN_HEADERS_MAX];
+    size_t sig_headers_len;
 
     /* Upstream and its response. */
     char up_key[SWORN_RESOURCE_HOST_MAX + 32];
@@ -1202,6 +1208,27 @@ static int take_credential(struct pconn *c, const Sworn__V1__Credential *cr)
     return sworn_pmask_init(&c->mask, c->cred, c->cred_len);
 }
 
+static void upstream_failed(struct pconn *c, int status, const char *why);
+
+/* For a signing destination, the header lines of decisiond's signature (p_sign.h); an allow that
+ * cannot carry it is not sent (502). 0, or -1 when the request was answered. */
+static int sign_upstream(struct pconn *c, const Sworn__V1__Decision *d)
+{
+    const char *why = NULL;
+
+    c->signing = c->res_ok && sworn_psign_wants(&c->px->conf->signing, &c->res);
+    c->sig_headers_len = 0;
+    if (!c->signing)
+        return 0;
+    if (sworn_psign_headers(d, c->has_body ? c->build.body_sha : NULL,
+                            c->has_cred && c->cred_query[0] != '\0', c->sig_headers,
+                            sizeof(c->sig_headers), &c->sig_headers_len, &why) != 0) {
+        upstream_failed(c, 502, why);
+        return -1;
+    }
+    return 0;
+}
+
 static void on_decision_in(struct pconn *c, void *unused_arg, const struct sworn_pdecide_result *r)
 {
     (void)unused_arg;
@@ -1247,6 +1274,8 @@ static void on_decision_in(struct pconn *c, void *unused_arg, const struct sworn
         conn_close_after_write(c);
         return;
     }
+    if (sign_upstream(c, r->decision) != 0)
+        return;
     c->effect = "allow";
     start_upstream(c);
 }
@@ -1366,6 +1395,8 @@ static int field_dropped(struct pconn *c, const struct sworn_http_field *f)
         name_reads_as(f->name, f->name_len, "sworn-log-index") ||
         name_reads_as(f->name, f->name_len, "expect"))
         return 1;
+    if (sworn_psign_field_dropped(f->name, f->name_len, c->signing))
+        return 1;
     if (c->px->conf->delegation_header[0] != '\0' &&
         name_reads_as(f->name, f->name_len, c->px->conf->delegation_header))
         return 1;
@@ -1425,6 +1456,8 @@ static void send_request(struct pconn *c)
         evbuffer_add(out, "\r\n", 2);
     }
     evbuffer_add_printf(out, "sworn-log-index: %llu\r\n", (unsigned long long)c->log_index);
+    if (c->signing)
+        evbuffer_add(out, c->sig_headers, c->sig_headers_len);
     if (c->has_body)
         evbuffer_add_printf(out, "Content-Length: %zu\r\n", evbuffer_get_length(c->body));
     evbuffer_add(out, "\r\n", 2);

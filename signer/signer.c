@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "err.h"
+#include "sig_base.h"
 #include "wipe.h"
 
 #define DIGEST_LEN 32
@@ -166,6 +167,18 @@ int sworn_signer_sign(struct sworn_signer *s, enum sworn_sign_purpose purpose, c
 
     if (sworn_signer_tbs(purpose, msg, len, tbs, &tbs_len) < 0)
         return -1;
+    if (purpose == SWORN_PURPOSE_HTTP_MESSAGE) {
+        /* On top of the shape: sworn's own base, under this key's id (sig_base.h). */
+        uint8_t id[SWORN_KEY_ID_LEN];
+        char hex[2 * SWORN_KEY_ID_LEN + 1];
+        const char *why = NULL;
+
+        sworn_signer_key_id(s, id);
+        for (size_t i = 0; i < SWORN_KEY_ID_LEN; i++)
+            snprintf(hex + 2 * i, 3, "%02x", id[i]);
+        if (sworn_httpsig_check_profile(msg, len, hex, &why) < 0)
+            return sworn_err_set(SWORN_ERR_FORMAT, "signer: not an http-message base: %s", why);
+    }
     if (s->broken && rebuild(s) < 0)
         return -1;
     if (s->alg == SWORN_SIG_ED25519) {

@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "err.h"
+#include "sig_base.h"
 
 #define RECEIPT_PREFIX "\xffsworn/v1 receipt"
 #define KEY_EVENT_PREFIX "\xffsworn/v1 key-event"
@@ -22,6 +23,7 @@ int sworn_sign_purpose_known(unsigned purpose)
     case SWORN_PURPOSE_CHECKPOINT:
     case SWORN_PURPOSE_RECEIPT:
     case SWORN_PURPOSE_KEY_EVENT:
+    case SWORN_PURPOSE_HTTP_MESSAGE:
         return 1;
     default:
         return 0;
@@ -38,12 +40,21 @@ int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t
     case SWORN_PURPOSE_CHECKPOINT: {
         struct sworn_checkpoint cp;
 
-        if (len > SWORN_SIGNER_MSG_MAX)
+        if (len > SWORN_SIGNER_CHECKPOINT_MAX)
             return sworn_err_set(SWORN_ERR_FORMAT, "signer: checkpoint longer than %d bytes",
-                                 SWORN_SIGNER_MSG_MAX);
+                                 SWORN_SIGNER_CHECKPOINT_MAX);
         if (sworn_checkpoint_parse((const char *)msg, len, &cp) < 0)
             return sworn_err_set(SWORN_ERR_FORMAT, "signer: not a checkpoint body: %s",
                                  sworn_err_msg());
+        memcpy(out, msg, len);
+        *out_len = len;
+        return 0;
+    }
+    case SWORN_PURPOSE_HTTP_MESSAGE: {
+        const char *why = NULL;
+
+        if (sworn_sigbase_check_shape(msg, len, &why) < 0)
+            return sworn_err_set(SWORN_ERR_FORMAT, "signer: not an http-message base: %s", why);
         memcpy(out, msg, len);
         *out_len = len;
         return 0;

@@ -12,8 +12,16 @@
  *                               note text).
  *     SWORN_PURPOSE_RECEIPT     msg is a 32-byte digest; TBS = "\xffsworn/v1 receipt\0" || msg
  *     SWORN_PURPOSE_KEY_EVENT   msg is a 32-byte digest; TBS = "\xffsworn/v1 key-event\0" || msg
+ *     SWORN_PURPOSE_HTTP_MESSAGE msg is an RFC 9421 signature base (httpsig/sig_base.h), checked
+ *                               for its shape before signing (sworn_sigbase_check_shape: starts
+ *                               with "\"@", last line "\"@signature-params\": ...", no LF at the
+ *                               end, no NUL, CR or 0xFF); TBS = msg. The signature is then an
+ *                               RFC 9421 signature (ECDSA P-256: section 3.3.4 once converted to
+ *                               r||s), so one signature serves as receipt and upstream header.
  * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
  * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
+ * A base has neither 0xFF nor NUL (so it is no receipt or key-event TBS) and does not end with LF
+ * (a checkpoint body always does), so no base is another purpose's TBS either.
  *
  * Signature encodings: ECDSA P-256 with SHA-256 over the TBS, DER-encoded (what note type 0x02
  * and openssl use); Ed25519 over the TBS, 64 bytes; RSA-PSS with SHA-256, MGF1-SHA-256 and a
@@ -28,16 +36,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SWORN_KEY_ID_LEN 32        /* SHA-256 of the DER SubjectPublicKeyInfo */
-#define SWORN_SIGNER_SPKI_MAX 1024 /* RSA-4096 SPKIs are about 550 bytes */
-#define SWORN_SIGNER_SIG_MAX 512   /* RSA-4096 signatures; DER ECDSA P-256 is at most 72 */
-#define SWORN_SIGNER_MSG_MAX 4096  /* the largest msg of any purpose (a checkpoint body) */
+#define SWORN_KEY_ID_LEN 32              /* SHA-256 of the DER SubjectPublicKeyInfo */
+#define SWORN_SIGNER_SPKI_MAX 1024       /* RSA-4096 SPKIs are about 550 bytes */
+#define SWORN_SIGNER_SIG_MAX 512         /* RSA-4096 signatures; DER ECDSA P-256 is at most 72 */
+#define SWORN_SIGNER_MSG_MAX 16384       /* the largest msg of any purpose (an http-message base) */
+#define SWORN_SIGNER_CHECKPOINT_MAX 4096 /* a checkpoint body */
 #define SWORN_SIGNER_TBS_MAX (SWORN_SIGNER_MSG_MAX + 32)
 
 enum sworn_sign_purpose {
     SWORN_PURPOSE_CHECKPOINT = 1,
     SWORN_PURPOSE_RECEIPT = 2,
-    SWORN_PURPOSE_KEY_EVENT = 3
+    SWORN_PURPOSE_KEY_EVENT = 3,
+    SWORN_PURPOSE_HTTP_MESSAGE = 4
 };
 
 /* Whether purpose is one of enum sworn_sign_purpose's (a number from a caller or a frame may be

@@ -359,6 +359,31 @@ static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *
     return 0;
 }
 
+/* What an http-message receipt of this decision covers (sv_entry.h, struct sv_http_req). */
+static void http_request(const Svpb__V1__DecisionRecord *d, struct sv_http_req *h)
+{
+    const Svpb__V1__Resource *c = d->canonical_resource;
+    const Svpb__V1__Context *ctx = d->request->context;
+
+    memset(h, 0, sizeof(*h));
+    if (c == NULL || ctx == NULL || ctx->method[0] == '\0' || strlen(c->path) > SV_HTTP_PATH_MAX ||
+        strlen(ctx->method) >= sizeof(h->method) || strlen(c->host) >= sizeof(h->host) ||
+        strlen(c->scheme) >= sizeof(h->scheme))
+        return;
+    if (strcmp(c->scheme, "http") != 0 && strcmp(c->scheme, "https") != 0 &&
+        strcmp(c->scheme, "ws") != 0 && strcmp(c->scheme, "wss") != 0)
+        return;
+    h->present = 1;
+    snprintf(h->method, sizeof(h->method), "%s", ctx->method);
+    snprintf(h->scheme, sizeof(h->scheme), "%s", c->scheme);
+    snprintf(h->host, sizeof(h->host), "%s", c->host);
+    snprintf(h->path, sizeof(h->path), "%s", c->path);
+    h->port = c->port;
+    h->has_body = ctx->body_sha256.len == SV_HASH;
+    if (h->has_body)
+        memcpy(h->body_sha256, ctx->body_sha256.data, SV_HASH);
+}
+
 static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char *code, char *why)
 {
     switch (e->kind_case) {
@@ -423,6 +448,7 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
                        d->request->principal->uid, info->sandbox_who);
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;
+        http_request(d, &info->http);
         snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
         snprintf(info->credential_id, sizeof(info->credential_id), "%s", d->credential_id);
         return 0;

@@ -72,6 +72,21 @@ enum sv_entry_kind {
 
 #define SV_SOURCE_MAX 4096 /* the longest PolicyLoaded source compared with measured-file */
 
+#define SV_HTTP_PATH_MAX 8192 /* a canonical path and query (policy/resource.h's bound) */
+
+/* The request an http-message receipt covers (docs/formats.md section 13): present when the
+ * decision's request has a method and an http, https, ws or wss canonical_resource. */
+struct sv_http_req {
+    int present;
+    char method[33];
+    char scheme[8];
+    char host[254];
+    unsigned port;
+    char path[SV_HTTP_PATH_MAX + 1];
+    int has_body; /* Context.body_sha256 is 32 bytes */
+    uint8_t body_sha256[SV_HASH];
+};
+
 struct sv_entry_info {
     enum sv_entry_kind kind;
     int effect;               /* decision / escalation_resolved: 1 allow, 2 deny, 3 escalate */
@@ -114,6 +129,7 @@ struct sv_entry_info {
     uint8_t sandbox_who[SV_HASH];
     uint8_t sandbox_id[SV_SANDBOX_ID]; /* sandbox_started, sandbox_ended */
     uint8_t operator_digest[SV_HASH];  /* sandbox_started, sandbox_ended: SHA-256(operator) */
+    struct sv_http_req http;           /* decision: what an http-message receipt covers */
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

@@ -7,8 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 
+#include "sig_base.h"
 #include "sv_keyring.h"
 #include "sv_note.h"
 #include "sv_sworn.pb-c.h"
@@ -45,12 +49,99 @@ void sv_receipt_keys_free(struct sv_receipt_keys *k)
         goto out;                                                                                  \
     } while (0)
 
+int sv_httpsig_verify_p256(EVP_PKEY *pkey, const uint8_t *msg, size_t msg_len, const uint8_t *sig,
+                           size_t sig_len)
+{
+    ECDSA_SIG *s = NULL;
+    BIGNUM *r = NULL, *sv = NULL;
+    uint8_t der[80];
+    unsigned char *p = der;
+    int n, ok = 0;
+
+    if (sig_len != 64 || EVP_PKEY_get_base_id(pkey) != EVP_PKEY_EC ||
+        EVP_PKEY_get_bits(pkey) != 256)
+        return 0;
+    s = ECDSA_SIG_new();
+    r = BN_bin2bn(sig, 32, NULL);
+    sv = BN_bin2bn(sig + 32, 32, NULL);
+    if (s == NULL || r == NULL || sv == NULL || ECDSA_SIG_set0(s, r, sv) != 1) {
+        BN_free(r);
+        BN_free(sv);
+        ECDSA_SIG_free(s);
+        return 0;
+    }
+    n = i2d_ECDSA_SIG(s, NULL);
+    if (n > 0 && (size_t)n <= sizeof(der) && i2d_ECDSA_SIG(s, &p) == n)
+        ok = sv_sig_verify(pkey, 0, msg, msg_len, der, (size_t)n);
+    ECDSA_SIG_free(s);
+    return ok;
+}
+
+/* Form 1: rebuild sworn's base of the request and check the receipt against it. */
+static int verify_http(const Svpb__V1__Receipt *m, EVP_PKEY *key, int ed,
+                       const uint8_t leaf[SV_HASH], uint64_t time_ms,
+                       const struct sv_http_req *http, char *code, char *why)
+{
+    static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
+    char keyid[2 * SV_HASH + 1], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t base_len = 0, params_len = 0;
+    const char *w = NULL;
+    struct sworn_httpsig_request h;
+
+    if (http == NULL || !http->present) {
+        snprintf(code, 32, "receipt-form");
+        return sv_fail(why, "an http-message receipt (form 1) for an allow whose request has no "
+                            "method or no http, https, ws or wss resource");
+    }
+    if (m->alg != 1 || ed || m->signature.len != 64) {
+        snprintf(code, 32, "receipt-malformed");
+        return sv_fail(why, "an http-message receipt is ecdsa-p256-sha256: alg 1, a P-256 key, "
+                            "64 bytes r||s");
+    }
+    if (m->created != time_ms / 1000) {
+        snprintf(code, 32, "receipt-created");
+        return sv_fail(why,
+                       "the receipt's created (%llu) is not its entry's time in seconds "
+                       "(%llu)",
+                       (unsigned long long)m->created, (unsigned long long)(time_ms / 1000));
+    }
+    for (size_t i = 0; i < SV_HASH; i++)
+        snprintf(keyid + 2 * i, 3, "%02x", m->key_id.data[i]);
+    h = (struct sworn_httpsig_request){
+        .method = http->method,
+        .scheme = http->scheme,
+        .host = http->host,
+        .port = http->port,
+        .path = http->path,
+        .body_sha256 = http->has_body ? http->body_sha256 : NULL,
+        .leaf = leaf,
+    };
+    if (sworn_httpsig_base(&h, (int64_t)m->created, keyid, base, sizeof(base), &base_len, params,
+                           sizeof(params), &params_len, &w) != 0) {
+        snprintf(code, 32, "receipt-invalid");
+        return sv_fail(why, "no signature base for this entry: %s", w);
+    }
+    if (strcmp(params, m->signature_params) != 0) {
+        snprintf(code, 32, "receipt-params");
+        return sv_fail(why, "the receipt's signature_params are not the ones sworn's base of this "
+                            "entry has");
+    }
+    if (!sv_httpsig_verify_p256(key, base, base_len, m->signature.data, m->signature.len)) {
+        snprintf(code, 32, "receipt-invalid");
+        return sv_fail(why, "the receipt's RFC 9421 signature does not verify over this entry's "
+                            "request and leaf hash (another entry's, a changed request, or "
+                            "forged)");
+    }
+    return 0;
+}
+
 int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t len,
-                      const uint8_t leaf[SV_HASH], uint64_t time_ms, char *code, char *why)
+                      const uint8_t leaf[SV_HASH], uint64_t time_ms, const struct sv_http_req *http,
+                      char *code, char *why)
 {
     static const uint8_t prefix[18] = "\xffsworn/v1 receipt";
     Svpb__V1__Receipt *m = svpb__v1__receipt__unpack(NULL, len, r);
-    uint8_t tbs[18 + SV_HASH], re[600];
+    uint8_t tbs[18 + SV_HASH], re[1100];
     EVP_PKEY *key = NULL;
     int ed = 0, rc = -1;
 
@@ -67,6 +158,10 @@ int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t 
     if (m->key_id.len != SV_HASH || m->signature.len < 1 || m->signature.len > 512 ||
         (m->alg != 1 && m->alg != 2))
         BAD("receipt-malformed", "receipt key_id, signature or alg out of range");
+    if (m->form > 1 || (m->form == 0 && (m->created != 0 || m->signature_params[0] != '\0')) ||
+        (m->form == 1 && (m->created == 0 || strlen(m->signature_params) < 1 ||
+                          strlen(m->signature_params) > SWORN_SIGBASE_PARAMS_TEXT_MAX)))
+        BAD("receipt-malformed", "receipt form, created or signature_params out of range");
     for (size_t i = 0; i < k->p->nreceipt_keys; i++)
         if (memcmp(k->p->receipt_keys[i].spki_hash, m->key_id.data, SV_HASH) == 0) {
             key = k->p->receipt_keys[i].pkey;
@@ -83,6 +178,10 @@ int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t 
         BAD("receipt-key-unknown", "the receipt's key is not a receipt key the auditor trusts");
     if ((m->alg == 2) != ed)
         BAD("receipt-invalid", "the receipt's alg is not its key's algorithm");
+    if (m->form == 1) {
+        rc = verify_http(m, key, ed, leaf, time_ms, http, code, why);
+        goto out;
+    }
     memcpy(tbs, prefix, 17);
     tbs[17] = 0;
     memcpy(tbs + 18, leaf, SV_HASH);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sv_entry.h"
 #include "sv_policy.h"
 #include "sv_util.h"
 
@@ -24,9 +25,27 @@ struct sv_receipt_keys *sv_receipt_keys_new(const struct sv_policy *p,
                                             const struct sv_keyring_state *k);
 void sv_receipt_keys_free(struct sv_receipt_keys *k);
 
-/* Verify one receipt for the entry with this leaf hash made at time_ms. 0, or -1 with code
- * (capacity 32) and why. */
+/*
+ * Verify one receipt for the entry with this leaf hash made at time_ms. http is what the allow
+ * decided (the decision's own request, or for an EscalationResolved allow the escalated
+ * request), or NULL / not present when it has no method or no http, https, ws or wss resource.
+ *   form 0 (digest receipt): as above, whatever http says (records written before issue 16
+ *     hold only these; a digest receipt is as much a signature of the entry as form 1).
+ *   form 1 (http-message receipt, docs/formats.md section 13): only for an http request, else
+ *     receipt-form; alg 1 with a P-256 key, a 64-byte r||s, created = time_ms / 1000
+ *     (receipt-created otherwise); the verifier rebuilds sworn's RFC 9421 base from http, the
+ *     leaf hash, created and the receipt's key id, and signature_params must be exactly the
+ *     rebuilt @signature-params value (receipt-params); then the signature must verify over the
+ *     rebuilt base (receipt-invalid).
+ * 0, or -1 with code (capacity 32) and why.
+ */
 int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t len,
-                      const uint8_t leaf[SV_HASH], uint64_t time_ms, char *code, char *why);
+                      const uint8_t leaf[SV_HASH], uint64_t time_ms, const struct sv_http_req *http,
+                      char *code, char *why);
+
+/* Verify an RFC 9421 ecdsa-p256-sha256 signature (r||s, section 3.3.4: sig_len must be 64) over
+ * msg with a P-256 key. 1 valid, 0 not. */
+int sv_httpsig_verify_p256(struct evp_pkey_st *pkey, const uint8_t *msg, size_t msg_len,
+                           const uint8_t *sig, size_t sig_len);
 
 #endif

@@ -315,6 +315,7 @@ struct esc_rec {
     /* the sandbox its request names (sandbox_start_index, 0: none) and who it says it is */
     uint64_t sandbox_start_index;
     uint8_t sandbox_who[SV_HASH];
+    struct sv_http_req *http; /* what an approval's http-message receipt covers; NULL: none */
 };
 
 /* A SandboxStarted entry (check `sandboxes`), and the end that named it, if any. */
@@ -334,6 +335,9 @@ struct rjob {
     const uint8_t *r;
     size_t rlen;
     uint64_t time_ms;
+    struct sv_http_req http; /* the request an http-message receipt covers (present 0: none) */
+    int http_unseen;         /* an approval whose escalate entry is before a bundle's range */
+    int unchecked;           /* so its http-message receipt could not be checked */
     int rc;
     char code[32];
     char why[SV_WHY];
@@ -392,9 +396,10 @@ struct stream {
     uint64_t mark_floor_ms;    /* a bundle: the largest high water of the marks it shows */
     uint64_t mark_floor_index; /* the mark that set it */
     int have_mark_floor;
-    int partial;              /* a bundle file: entries before the range are not seen */
-    uint64_t unseen_policies; /* decisions naming a policy loaded before the range */
-    int opens_with_policy;    /* a bundle whose first entry is a PolicyLoaded entry */
+    int partial;                 /* a bundle file: entries before the range are not seen */
+    uint64_t unchecked_receipts; /* approvals' http-message receipts of requests before it */
+    uint64_t unseen_policies;    /* decisions naming a policy loaded before the range */
+    int opens_with_policy;       /* a bundle whose first entry is a PolicyLoaded entry */
     /* Startup entries, in log order (policy measured-start record) */
     struct start_rec *starts;
     size_t nstarts, cap_starts;
@@ -957,6 +962,11 @@ static void escalate_add(struct stream *s, uint64_t index, const uint8_t leaf[SV
     r->resolved = 0;
     r->sandbox_start_index = info->sandbox_start_index;
     memcpy(r->sandbox_who, info->sandbox_who, SV_HASH);
+    r->http = NULL;
+    if (info->http.present && (r->http = malloc(sizeof(*r->http))) != NULL)
+        memcpy(r->http, &info->http, sizeof(*r->http));
+    else if (info->http.present)
+        sv_report_fail(s->rep, SV_CHECK_RECEIPTS, "escalations", "internal", "out of memory");
 }
 
 static struct esc_rec *escalate_at(struct stream *s, uint64_t index)
@@ -974,6 +984,34 @@ static struct esc_rec *escalate_at(struct stream *s, uint64_t index)
             hi = mid;
     }
     return NULL;
+}
+
+/* The request an approval's http-message receipt covers: its escalate entry's (NULL: none, or
+ * the link is broken, which check_resolution reports); *unseen when that entry lies before a
+ * bundle's range. */
+static const struct sv_http_req *approval_http(struct stream *s, const struct sv_entry_info *info,
+                                               int *unseen)
+{
+    struct esc_rec *r;
+
+    *unseen = 0;
+    if (!info->linked)
+        return NULL;
+    if (info->escalation_index < s->first_index) {
+        *unseen = 1;
+        return NULL;
+    }
+    r = escalate_at(s, info->escalation_index);
+    if (r == NULL || memcmp(r->leaf, info->escalation_hash, SV_HASH) != 0)
+        return NULL;
+    return r->http;
+}
+
+static void free_escalations(struct stream *s)
+{
+    for (size_t i = 0; i < s->nescs; i++)
+        free(s->escs[i].http);
+    free(s->escs);
 }
 
 static void allow_key(const char *request_id, const char *credential_id, uint8_t out[SV_HASH])
@@ -1593,7 +1631,8 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
 {
     struct sv_entry_info info;
     char item[64], code[32], why[SV_WHY];
-    int wants_receipt = 0;
+    int wants_receipt = 0, http_unseen = 0;
+    const struct sv_http_req *http = NULL;
 
     snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
     if (sv_entry_check(e, len, &info, code, why) != 0) {
@@ -1628,6 +1667,7 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         if (info.effect == 3)
             escalate_add(s, index, leaf, &info);
         wants_receipt = info.effect == 1;
+        http = &info.http;
         if (info.effect == 1 && info.credential_id[0] != '\0' && allow_add(s, index, &info) != 0)
             sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "internal", "out of memory");
         if (info.effect == 1 && info.credential_id[0] != '\0')
@@ -1650,6 +1690,7 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     case SV_ENTRY_ESCALATION_RESOLVED:
         check_resolution(s, index, &info);
         wants_receipt = info.effect == 1;
+        http = approval_http(s, &info, &http_unseen);
         break;
     case SV_ENTRY_STARTUP:
         s->have_start = 1;
@@ -1715,7 +1756,24 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         j->r = receipt;
         j->rlen = rlen;
         j->time_ms = info.time_unix_ms;
+        j->http_unseen = http_unseen;
+        j->unchecked = 0;
+        if (http != NULL && http->present)
+            memcpy(&j->http, http, sizeof(j->http));
+        else
+            j->http.present = 0;
     }
+}
+
+/* The receipts note: approvals' http-message receipts whose escalated request lies before a
+ * bundle's range (their base cannot be rebuilt here). */
+static void receipts_note(struct stream *s)
+{
+    if (s->unchecked_receipts == 0)
+        return;
+    snprintf(s->rep->checks[SV_CHECK_RECEIPTS].note, sizeof(s->rep->checks[0].note),
+             "%llu http-message receipt(s) of approvals of requests before this range not checked",
+             (unsigned long long)s->unchecked_receipts);
 }
 
 /* The token-exchanges note: exchanges that could not be checked (a bundle's), and why. */
@@ -1740,7 +1798,14 @@ static void *run_jobs(void *arg)
     for (unsigned i = w->first; i < w->s->njobs; i += w->step) {
         struct rjob *j = &w->s->jobs[i];
 
-        j->rc = sv_receipt_verify(w->s->rkeys, j->r, j->rlen, j->leaf, j->time_ms, j->code, j->why);
+        j->rc = sv_receipt_verify(w->s->rkeys, j->r, j->rlen, j->leaf, j->time_ms, &j->http,
+                                  j->code, j->why);
+        /* An approval's http-message receipt whose request lies before a bundle's range cannot
+         * be rebuilt here: not checked (counted in the note), rather than failed. */
+        if (j->rc != 0 && j->http_unseen && strcmp(j->code, "receipt-form") == 0) {
+            j->rc = 0;
+            j->unchecked = 1;
+        }
     }
     return NULL;
 }
@@ -1786,6 +1851,8 @@ static void finish_receipts(struct stream *s)
         snprintf(item, sizeof(item), "entry %llu", (unsigned long long)s->jobs[i].index);
         if (s->jobs[i].rc != 0)
             sv_report_fail(s->rep, SV_CHECK_RECEIPTS, item, s->jobs[i].code, s->jobs[i].why);
+        else if (s->jobs[i].unchecked)
+            s->unchecked_receipts++;
         else
             pass(s->rep, SV_CHECK_RECEIPTS);
     }
@@ -2447,6 +2514,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                  "log to check them",
                  (unsigned long long)s.unseen_escalations);
     exchanges_note(&s);
+    receipts_note(&s);
     /* The root of the first `end` leaves, then the checkpoint's root from it and the proof. */
     sv_range_root(&s.range, root_m);
     snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cp.size);
@@ -2594,7 +2662,7 @@ out:
     sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
-    free(s.escs);
+    free_escalations(&s);
     free(s.sbxs);
     sv_ids_free(s.ids);
     free(s.callows);
@@ -2740,6 +2808,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     }
     separation_note(&s);
     exchanges_note(&s);
+    receipts_note(&s);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
         /* Accept the newest checkpoint: store the very note verified above, from memory. A
@@ -2772,7 +2841,7 @@ done:
     sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
-    free(s.escs);
+    free_escalations(&s);
     free(s.sbxs);
     sv_ids_free(s.ids);
     free(s.callows);

@@ -440,6 +440,37 @@ fail:
     return -1;
 }
 
+int sworn_frame_check_receipt(const Sworn__V1__Receipt *r)
+{
+    SWORN_ENSURE(r != NULL, SWORN_ERR_ARG, "Receipt is NULL");
+    SWORN_GUARD(check_hash(r->key_id, 1, "receipt.key_id"));
+    SWORN_ENSURE(r->signature.len >= 1 && r->signature.len <= SWORN_FRAME_SIG_MAX, SWORN_ERR_RANGE,
+                 "receipt.signature is %zu bytes, not 1..%u", r->signature.len,
+                 SWORN_FRAME_SIG_MAX);
+    SWORN_ENSURE(r->alg == 1 || r->alg == 2, SWORN_ERR_FORMAT, "receipt.alg %u is unknown",
+                 (unsigned)r->alg);
+    SWORN_ENSURE(r->form <= 1, SWORN_ERR_FORMAT, "receipt.form %u is unknown", (unsigned)r->form);
+    if (r->form == 0) {
+        SWORN_ENSURE(r->created == 0 && r->signature_params[0] == '\0', SWORN_ERR_FORMAT,
+                     "a digest receipt (form 0) has no created or signature_params");
+        return 0;
+    }
+    /* form 1: an RFC 9421 ecdsa-p256-sha256 signature, r||s */
+    SWORN_ENSURE(r->alg == 1 && r->signature.len == 64, SWORN_ERR_FORMAT,
+                 "an http-message receipt (form 1) is ECDSA P-256 (alg 1), 64 bytes r||s");
+    SWORN_ENSURE(r->created >= 1 && r->created <= SWORN_FRAME_CREATED_MAX, SWORN_ERR_RANGE,
+                 "receipt.created is out of range");
+    SWORN_ENSURE(r->signature_params[0] == '(', SWORN_ERR_FORMAT,
+                 "receipt.signature_params is not an inner list");
+    for (const char *c = r->signature_params; *c != '\0'; c++)
+        SWORN_ENSURE(*c >= 0x20 && *c <= 0x7e && c - r->signature_params < SWORN_FRAME_PARAMS_MAX,
+                     SWORN_ERR_FORMAT,
+                     "receipt.signature_params is not 1..1024 bytes of printable ASCII");
+    return 0;
+fail:
+    return -1;
+}
+
 int sworn_frame_check_decision(const Sworn__V1__Decision *m)
 {
     SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "Decision is NULL");
@@ -451,13 +482,7 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m)
     if (m->receipt != NULL) {
         SWORN_ENSURE(m->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,
                      "a receipt in a decision that is not an allow");
-        SWORN_GUARD(check_hash(m->receipt->key_id, 1, "receipt.key_id"));
-        SWORN_ENSURE(m->receipt->signature.len >= 1 &&
-                         m->receipt->signature.len <= SWORN_FRAME_SIG_MAX,
-                     SWORN_ERR_RANGE, "receipt.signature is %zu bytes, not 1..%u",
-                     m->receipt->signature.len, SWORN_FRAME_SIG_MAX);
-        SWORN_ENSURE(m->receipt->alg == 1 || m->receipt->alg == 2, SWORN_ERR_FORMAT,
-                     "receipt.alg %u is unknown", (unsigned)m->receipt->alg);
+        SWORN_GUARD(sworn_frame_check_receipt(m->receipt));
     }
     if (m->credential != NULL) {
         SWORN_ENSURE(m->effect == SWORN__V1__EFFECT__EFFECT_ALLOW, SWORN_ERR_FORMAT,

@@ -35,28 +35,30 @@
 
 #include "sworn.pb-c.h"
 
-#define SWORN_WIRE_VERSION 1u           /* the envelopes' version field */
-#define SWORN_FRAME_HDR_LEN 4u          /* the big-endian length prefix */
-#define SWORN_FRAME_MAX (1024u * 1024u) /* largest body: 1 MiB */
-#define SWORN_FRAME_ENTRY_MAX 65535u    /* a log entry (docs/formats.md section 1) */
-#define SWORN_FRAME_ID_MAX 128u         /* request ids: 1..128 bytes */
-#define SWORN_FRAME_HASH_LEN 32u        /* every *sha256, *hash and digest field */
-#define SWORN_FRAME_TEXT_MAX 1024u      /* reason fields */
-#define SWORN_FRAME_STRING_MAX 8192u    /* any other string */
-#define SWORN_FRAME_HEADERS_MAX 256u    /* Context.header_names */
-#define SWORN_FRAME_COVERED_MAX 64u     /* Context.covered */
-#define SWORN_FRAME_ACTORS_MAX 32u      /* Delegation.actors */
-#define SWORN_FRAME_TOKENS_MAX 16u      /* Delegation.token_sha256 */
-#define SWORN_FRAME_FILES_MAX 256u      /* StartupMeasurement.files */
-#define SWORN_FRAME_SIG_MAX 512u        /* Receipt.signature */
-#define SWORN_FRAME_CRED_MAX 16384u     /* Credential.value */
-#define SWORN_FRAME_NUMBERS_MAX 64u     /* Context.json_numbers */
-#define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
-#define SWORN_FRAME_EXCHANGE_MAX 8u     /* TokenExchange.tokens */
-#define SWORN_FRAME_DROPPED_MAX 256u    /* RefusalsDropped.dropped */
-#define SWORN_FRAME_REPLACED_MAX 16u    /* CredentialsMinted.replaced_credential_ids */
-#define SWORN_FRAME_TOOL_MAX 256u       /* Resource.tool */
-#define SWORN_FRAME_URI_MAX 2048u       /* Resource.uri (an MCP resource URI) */
+#define SWORN_WIRE_VERSION 1u                      /* the envelopes' version field */
+#define SWORN_FRAME_HDR_LEN 4u                     /* the big-endian length prefix */
+#define SWORN_FRAME_MAX (1024u * 1024u)            /* largest body: 1 MiB */
+#define SWORN_FRAME_ENTRY_MAX 65535u               /* a log entry (docs/formats.md section 1) */
+#define SWORN_FRAME_ID_MAX 128u                    /* request ids: 1..128 bytes */
+#define SWORN_FRAME_HASH_LEN 32u                   /* every *sha256, *hash and digest field */
+#define SWORN_FRAME_TEXT_MAX 1024u                 /* reason fields */
+#define SWORN_FRAME_STRING_MAX 8192u               /* any other string */
+#define SWORN_FRAME_HEADERS_MAX 256u               /* Context.header_names */
+#define SWORN_FRAME_COVERED_MAX 64u                /* Context.covered */
+#define SWORN_FRAME_ACTORS_MAX 32u                 /* Delegation.actors */
+#define SWORN_FRAME_TOKENS_MAX 16u                 /* Delegation.token_sha256 */
+#define SWORN_FRAME_FILES_MAX 256u                 /* StartupMeasurement.files */
+#define SWORN_FRAME_SIG_MAX 512u                   /* Receipt.signature */
+#define SWORN_FRAME_PARAMS_MAX 1024                /* Receipt.signature_params (form 1) */
+#define SWORN_FRAME_CREATED_MAX 999999999999999ULL /* Receipt.created: an RFC 8941 sf-integer */
+#define SWORN_FRAME_CRED_MAX 16384u                /* Credential.value */
+#define SWORN_FRAME_NUMBERS_MAX 64u                /* Context.json_numbers */
+#define SWORN_FRAME_TAIL_MAX 1000u                 /* TailRequest.count */
+#define SWORN_FRAME_EXCHANGE_MAX 8u                /* TokenExchange.tokens */
+#define SWORN_FRAME_DROPPED_MAX 256u               /* RefusalsDropped.dropped */
+#define SWORN_FRAME_REPLACED_MAX 16u               /* CredentialsMinted.replaced_credential_ids */
+#define SWORN_FRAME_TOOL_MAX 256u                  /* Resource.tool */
+#define SWORN_FRAME_URI_MAX 2048u                  /* Resource.uri (an MCP resource URI) */
 #define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
 #define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */
 #define SWORN_FRAME_SANDBOX_ID_LEN 16u  /* SandboxStarted/SandboxEnded.sandbox_id */
@@ -216,6 +218,11 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
 int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);
 int sworn_frame_check_decision_request(const Sworn__V1__DecisionRequest *m);
 int sworn_frame_check_decision(const Sworn__V1__Decision *m);
+/* A Receipt's shape (sworn.proto): key id, signature length, alg, and form 0 (digest receipt:
+ * no created, no signature_params) or form 1 (http-message receipt: alg 1, a 64-byte r||s,
+ * created 1..999999999999999, signature_params 1..1024 bytes of printable ASCII starting with
+ * '('). Whether it verifies is the verifier's business. */
+int sworn_frame_check_receipt(const Sworn__V1__Receipt *r);
 int sworn_frame_check_error(const Sworn__V1__ErrorFrame *m);
 int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m);
 int sworn_frame_check_entry(const Sworn__V1__Entry *m);

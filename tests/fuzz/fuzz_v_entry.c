@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION ||
          info.kind > SV_ENTRY_SANDBOX_ENDED))
         abort();
-    if (sv_receipt_verify(keys, data, size, leaf, 0, code, why) == 0)
+    if (sv_receipt_verify(keys, data, size, leaf, 0, &info.http, code, why) == 0)
         abort();
     return 0;
 }

@@ -41,24 +41,23 @@
 #include "merkle.h"
 #include "note.h"
 #include "quote.h"
+#include "sig_base.h"
+#include "sigscheme.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "utf8.h"
 
 /* Verify a receipt with openssl over TBS = FF "sworn/v1 receipt" 00 || leaf. 0 = verified. */
-static int openssl_verify_receipt(const char *dir, const char *spki_der, const uint8_t leaf[32],
-                                  const uint8_t *sig, size_t sig_len)
+/* openssl's verdict on bytes tbs signed (DER ECDSA) by the key in spki_der. */
+static int openssl_verify(const char *dir, const char *spki_der, const uint8_t *tbs, size_t len,
+                          const uint8_t *sig, size_t sig_len)
 {
-    static const char prefix[] = "\xffsworn/v1 receipt";
-    uint8_t tbs[sizeof(prefix) + 32];
     char *tbs_path = sworn_test_path(dir, "receipt.tbs"),
          *sig_path = sworn_test_path(dir, "receipt.sig");
     char cmd[2048];
     int rc;
 
-    memcpy(tbs, prefix, sizeof(prefix)); /* includes the NUL that ends the prefix */
-    memcpy(tbs + sizeof(prefix), leaf, 32);
-    sworn_test_write_file(tbs_path, tbs, sizeof(tbs), 0600);
+    sworn_test_write_file(tbs_path, tbs, len, 0600);
     sworn_test_write_file(sig_path, sig, sig_len, 0600);
     snprintf(cmd, sizeof(cmd),
              "openssl pkey -pubin -inform DER -in %s -out %s/pub.pem 2>/dev/null && "
@@ -68,6 +67,52 @@ static int openssl_verify_receipt(const char *dir, const char *spki_der, const u
     free(tbs_path);
     free(sig_path);
     return rc == 0 ? 0 : -1;
+}
+
+/*
+ * The receipt r of the decision entry d with leaf hash leaf, checked by openssl: a digest
+ * receipt (form 0) over FF "sworn/v1 receipt" 00 || leaf; an http-message receipt (form 1) over
+ * sworn's RFC 9421 base of the entry's request (docs/formats.md section 13), its r||s as DER.
+ */
+static int openssl_verify_receipt(const char *dir, const char *spki_der, const uint8_t leaf[32],
+                                  const Sworn__V1__Receipt *r, const Sworn__V1__DecisionRecord *d)
+{
+    static const char prefix[] = "\xffsworn/v1 receipt";
+    uint8_t tbs[sizeof(prefix) + 32], base[SWORN_SIGBASE_MAX], der[80];
+    char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t base_len, params_len, der_len;
+    const char *why = NULL;
+    struct sworn_httpsig_request h;
+
+    if (r->form == 0) {
+        memcpy(tbs, prefix, sizeof(prefix)); /* includes the NUL that ends the prefix */
+        memcpy(tbs + sizeof(prefix), leaf, 32);
+        return openssl_verify(dir, spki_der, tbs, sizeof(tbs), r->signature.data, r->signature.len);
+    }
+    assert_int_equal(r->form, 1);
+    assert_int_equal(r->signature.len, 64);
+    assert_int_equal(r->created, d->time_unix_ms / 1000);
+    for (int i = 0; i < 32; i++)
+        snprintf(keyid + 2 * i, 3, "%02x", r->key_id.data[i]);
+    h = (struct sworn_httpsig_request){
+        .method = d->request->context->method,
+        .scheme = d->canonical_resource->scheme,
+        .host = d->canonical_resource->host,
+        .port = d->canonical_resource->port,
+        .path = d->canonical_resource->path,
+        .body_sha256 = d->request->context->body_sha256.len == 32
+                           ? d->request->context->body_sha256.data
+                           : NULL,
+        .leaf = leaf,
+    };
+    assert_int_equal(sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base),
+                                        &base_len, params, sizeof(params), &params_len, &why),
+                     0);
+    assert_string_equal(params, r->signature_params);
+    assert_int_equal(sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der,
+                                           sizeof(der), &der_len),
+                     0);
+    return openssl_verify(dir, spki_der, base, base_len, der, der_len);
 }
 
 /* The vault's demo credential value, as dev-stack wrote it. */
@@ -119,6 +164,9 @@ static void test_recorded_before_effect(void **state)
         if (cases[i].effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
             assert_non_null(d->receipt);
             assert_int_equal(d->receipt->alg, 1);
+            /* an http request with a method: the receipt is its RFC 9421 signature */
+            assert_int_equal(d->receipt->form, 1);
+            assert_int_equal(d->receipt->signature.len, 64);
         } else {
             assert_null(d->receipt);
             assert_null(d->credential);
@@ -164,16 +212,12 @@ static void test_recorded_before_effect(void **state)
             assert_memory_equal(stored->signature.data, d->receipt->signature.data,
                                 stored->signature.len);
             sworn__v1__receipt__free_unpacked(stored, NULL);
-            assert_int_equal(openssl_verify_receipt(s.dir, s.spki_der, leaf,
-                                                    d->receipt->signature.data,
-                                                    d->receipt->signature.len),
-                             0);
+            assert_int_equal(
+                openssl_verify_receipt(s.dir, s.spki_der, leaf, d->receipt, e->decision), 0);
             /* ... and not for another entry's hash. */
             leaf[0] ^= 1;
-            assert_int_equal(openssl_verify_receipt(s.dir, s.spki_der, leaf,
-                                                    d->receipt->signature.data,
-                                                    d->receipt->signature.len),
-                             -1);
+            assert_int_equal(
+                openssl_verify_receipt(s.dir, s.spki_der, leaf, d->receipt, e->decision), -1);
         } else {
             assert_int_equal(sworn_log_read_receipt(log, d->log_index, rbuf, sizeof(rbuf), &rlen),
                              -1);

@@ -75,6 +75,8 @@
 #include "note.h"
 #include "quote.h"
 #include "notesigner.h"
+#include "sig_base.h"
+#include "sigscheme.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "tiledir.h"
@@ -256,18 +258,53 @@ static EVP_PKEY *stack_pubkey(struct sworn_stack *s)
     return k;
 }
 
-/* A receipt signs TBS = FF "sworn/v1 receipt" 00 || leaf (docs/formats.md). 0 = verified. */
-static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const uint8_t *sig, size_t len)
+/*
+ * A receipt r of the decision entry d with leaf hash leaf, by key k (docs/formats.md): a digest
+ * receipt (form 0) signs FF "sworn/v1 receipt" 00 || leaf; an http-message receipt (form 1,
+ * section 13) signs sworn's RFC 9421 base of the entry's request and leaf, its signature r||s.
+ * 0 = verified.
+ */
+static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1__Receipt *r,
+                            const Sworn__V1__DecisionRecord *d)
 {
     static const char prefix[] = "\xffsworn/v1 receipt";
-    uint8_t tbs[sizeof(prefix) + 32];
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    static uint8_t base[SWORN_SIGBASE_MAX];
+    uint8_t tbs[sizeof(prefix) + 32], der[80];
+    const uint8_t *msg = tbs, *sig = r->signature.data;
+    size_t msg_len = sizeof(tbs), sig_len = r->signature.len;
+    EVP_MD_CTX *ctx;
     int ok;
 
     memcpy(tbs, prefix, sizeof(prefix)); /* with the NUL that ends the prefix */
     memcpy(tbs + sizeof(prefix), leaf, 32);
+    if (r->form == 1) {
+        char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+        size_t plen;
+        const char *why = NULL;
+        const Sworn__V1__Context *c = d->request->context;
+        struct sworn_httpsig_request h = {c->method,
+                                          d->canonical_resource->scheme,
+                                          d->canonical_resource->host,
+                                          d->canonical_resource->port,
+                                          d->canonical_resource->path,
+                                          c->body_sha256.len == 32 ? c->body_sha256.data : NULL,
+                                          leaf};
+
+        for (int i = 0; i < 32; i++)
+            snprintf(keyid + 2 * i, 3, "%02x", r->key_id.data[i]);
+        if (r->signature.len != 64 || r->created != d->time_unix_ms / 1000 ||
+            sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &msg_len, params,
+                               sizeof(params), &plen, &why) != 0 ||
+            strcmp(params, r->signature_params) != 0 ||
+            sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der,
+                                  sizeof(der), &sig_len) != 0)
+            return -1;
+        msg = base;
+        sig = der;
+    }
+    ctx = EVP_MD_CTX_new();
     ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) == 1 &&
-         EVP_DigestVerify(ctx, sig, len, tbs, sizeof(tbs)) == 1;
+         EVP_DigestVerify(ctx, sig, sig_len, msg, msg_len) == 1;
     EVP_MD_CTX_free(ctx);
     return ok ? 0 : -1;
 }
@@ -397,7 +434,6 @@ static void check_log(struct sworn_stack *s, struct acks *a)
         assert_int_equal(e->kind_case, SWORN__V1__ENTRY__KIND_DECISION);
         assert_string_equal(e->decision->request->request_id, x->id);
         assert_int_equal(e->decision->effect, x->allow ? ALLOW : DENY);
-        sworn__v1__entry__free_unpacked(e, NULL);
         if (x->allow) {
             Sworn__V1__Receipt *r;
 
@@ -406,10 +442,12 @@ static void check_log(struct sworn_stack *s, struct acks *a)
             assert_non_null(r);
             assert_int_equal(r->signature.len, x->sig_len);
             assert_memory_equal(r->signature.data, x->sig, x->sig_len);
-            sworn__v1__receipt__free_unpacked(r, NULL);
-            if (receipt_verifies(k, leaf, x->sig, x->sig_len) != 0)
+            if (receipt_verifies(k, leaf, r, e->decision) != 0)
                 fail_msg("%s: its receipt does not verify with the signer's key", x->id);
-        } else {
+            sworn__v1__receipt__free_unpacked(r, NULL);
+        }
+        sworn__v1__entry__free_unpacked(e, NULL);
+        if (!x->allow) {
             assert_int_equal(sworn_log_read_receipt(log, x->index, rbuf, sizeof(rbuf), &rlen), -1);
         }
     }

@@ -114,20 +114,32 @@ static const Sworn__V1__Decision *expect(struct sworn_engine *e, const Sworn__V1
         assert_string_equal(en->escalation_resolved->request_id, d->request_id);
         assert_int_equal(en->escalation_resolved->effect, effect);
     }
-    sworn__v1__entry__free_unpacked(en, NULL);
     if (effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
         size_t spki_len;
         const uint8_t *spki = sworn_signer_proc_spki(e->d->signer, &spki_len);
+        Sworn__V1__Entry *held = NULL;
+        const Sworn__V1__AuthorizationRequest *rq;
+        uint64_t t;
 
+        /* The receipt covers the request decided: for an approval, the escalated one. */
+        if (en->kind_case == SWORN__V1__ENTRY__KIND_DECISION) {
+            rq = en->decision->request;
+            t = en->decision->time_unix_ms;
+        } else {
+            held = sworn_engine_entry(e, en->escalation_resolved->escalation_index);
+            rq = held->decision->request;
+            t = en->escalation_resolved->time_unix_ms;
+        }
         assert_non_null(d->receipt);
         assert_memory_equal(d->receipt->key_id.data, e->d->key_id, 32);
-        assert_int_equal(sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT,
-                                                d->entry_hash.data, 32, d->receipt->signature.data,
-                                                d->receipt->signature.len),
-                         0);
+        assert_int_equal(
+            sworn_test_receipt_verify(spki, spki_len, d->receipt, d->entry_hash.data, rq, t), 0);
+        if (held != NULL)
+            sworn__v1__entry__free_unpacked(held, NULL);
     } else {
         assert_null(d->receipt);
     }
+    sworn__v1__entry__free_unpacked(en, NULL);
     return d;
 }
 

@@ -326,6 +326,82 @@ static void test_request_refusal(void **state)
     assert_true(request_ok(&q));
 }
 
+/* Receipt form 1 (issue 16, docs/formats.md section 13) in a Decision: the shapes the decoder
+ * takes, and each one it refuses (packing and unpacking check the same rules). */
+static void test_receipt_forms(void **state)
+{
+    static const char params[] = "(\"@method\" \"sworn-entry\");created=1;tag=\"sworn\"";
+    Sworn__V1__Decision d = SWORN__V1__DECISION__INIT;
+    Sworn__V1__Receipt rc = SWORN__V1__RECEIPT__INIT;
+    Sworn__V1__DecisionReply r = SWORN__V1__DECISION_REPLY__INIT;
+    uint8_t sig[72], *f = NULL;
+    char bad[1100];
+    size_t flen;
+    Sworn__V1__DecisionReply *m;
+
+    (void)state;
+    memset(sig, 0x30, sizeof(sig));
+    memset(hash_a, 0xa5, sizeof(hash_a));
+    d.request_id = "req-1";
+    d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    d.rule_id = "r";
+    d.reason = "matched";
+    d.entry_hash = bin(hash_a, 32);
+    rc.key_id = bin(hash_a, 32);
+    rc.signature = bin(sig, 64);
+    rc.alg = 1;
+    rc.form = 1;
+    rc.created = 1764633600;
+    rc.signature_params = (char *)params;
+    d.receipt = &rc;
+    r.body_case = SWORN__V1__DECISION_REPLY__BODY_DECISION;
+    r.decision = &d;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), 0);
+    m = sworn_frame_unpack_reply(f + 4, flen - 4);
+    assert_non_null(m);
+    assert_int_equal(m->decision->receipt->form, 1);
+    assert_int_equal(m->decision->receipt->created, 1764633600);
+    assert_string_equal(m->decision->receipt->signature_params, params);
+    sworn__v1__decision_reply__free_unpacked(m, NULL);
+    free(f);
+    /* refused: each alone */
+    rc.signature = bin(sig, 72); /* DER length in form 1 */
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.signature = bin(sig, 64);
+    rc.alg = 2; /* Ed25519 in form 1 */
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.alg = 1;
+    rc.created = 0;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.created = 1000000000000000ULL;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.created = 1;
+    rc.signature_params = "";
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.signature_params = "\"@method\"";
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    memset(bad, 'a', sizeof(bad) - 1);
+    bad[0] = '(';
+    bad[sizeof(bad) - 1] = '\0';
+    rc.signature_params = bad; /* longer than 1024 */
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    bad[1024] = '\0'; /* 1024: taken */
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), 0);
+    free(f);
+    rc.signature_params = (char *)params;
+    rc.form = 2;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    /* form 0 carries neither created nor params */
+    rc.form = 0;
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.signature_params = "";
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), -1);
+    rc.created = 0;
+    rc.signature = bin(sig, 72);
+    assert_int_equal(sworn_frame_pack_reply(&r, &f, &flen), 0);
+    free(f);
+}
+
 static void test_reply_round_trip(void **state)
 {
     Sworn__V1__Decision d = SWORN__V1__DECISION__INIT;
@@ -1722,14 +1798,15 @@ static void test_sandbox_messages(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_round_trip),       cmocka_unit_test(test_request_refusal),
-        cmocka_unit_test(test_reply_round_trip),         cmocka_unit_test(test_entry_round_trips),
-        cmocka_unit_test(test_hostile_headers),          cmocka_unit_test(test_encode_limits),
-        cmocka_unit_test(test_two_frames_in_one_buffer), cmocka_unit_test(test_hostile_bodies),
-        cmocka_unit_test(test_hostile_entries),          cmocka_unit_test(test_envelopes),
-        cmocka_unit_test(test_resolve_by_index),         cmocka_unit_test(test_minted_entries),
-        cmocka_unit_test(test_time_mark_entries),        cmocka_unit_test(test_escalation_pages),
-        cmocka_unit_test(test_hostlink_hello),           cmocka_unit_test(test_sandbox_messages),
+        cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_request_refusal),
+        cmocka_unit_test(test_reply_round_trip),   cmocka_unit_test(test_entry_round_trips),
+        cmocka_unit_test(test_receipt_forms),      cmocka_unit_test(test_hostile_headers),
+        cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
+        cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
+        cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
+        cmocka_unit_test(test_minted_entries),     cmocka_unit_test(test_time_mark_entries),
+        cmocka_unit_test(test_escalation_pages),   cmocka_unit_test(test_hostlink_hello),
+        cmocka_unit_test(test_sandbox_messages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

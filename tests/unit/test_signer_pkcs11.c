@@ -174,7 +174,9 @@ static void sign_and_cross_check_rsa(struct fx *f, struct sworn_signer *s, const
 static void test_sign_every_purpose_p256_and_ed25519(void **state)
 {
     struct fx *f = *state;
+    static uint8_t base[16384];
     uint8_t digest[32];
+    size_t base_len;
     struct sworn_signer *s;
 
     SHA256((const uint8_t *)"a request", 9, digest);
@@ -186,12 +188,30 @@ static void test_sign_every_purpose_p256_and_ed25519(void **state)
                          (const uint8_t *)checkpoint_body, strlen(checkpoint_body));
     sign_and_cross_check(f, s, f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_RECEIPT, digest, 32);
     sign_and_cross_check(f, s, f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_KEY_EVENT, digest, 32);
+    /* purpose 4: sworn's RFC 9421 base for this key, signed as is (openssl checks it over the
+     * base itself); a base under another key's id is refused */
+    base_len = sworn_test_httpsig_base(f->p256_spki, f->p256_spki_len, base);
+    sign_and_cross_check(f, s, f->p256_spki, f->p256_spki_len, SWORN_PURPOSE_HTTP_MESSAGE, base,
+                         base_len);
+    {
+        uint8_t sig[SWORN_SIGNER_SIG_MAX];
+        size_t sig_len;
+        size_t other = sworn_test_httpsig_base(f->ed_spki, f->ed_spki_len, base);
+
+        assert_int_equal(sworn_signer_sign(s, SWORN_PURPOSE_HTTP_MESSAGE, base, other, sig,
+                                           sizeof(sig), &sig_len),
+                         -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    }
     assert_int_equal(sworn_signer_health(s), 0);
     sworn_signer_close(s);
 
     s = open_ok(config(f, f->ed_uri, f->ed_spki, f->ed_spki_len));
     assert_int_equal(sworn_signer_alg(s), SWORN_SIG_ED25519);
     sign_and_cross_check(f, s, f->ed_spki, f->ed_spki_len, SWORN_PURPOSE_RECEIPT, digest, 32);
+    base_len = sworn_test_httpsig_base(f->ed_spki, f->ed_spki_len, base);
+    sign_and_cross_check(f, s, f->ed_spki, f->ed_spki_len, SWORN_PURPOSE_HTTP_MESSAGE, base,
+                         base_len);
     sign_and_cross_check(f, s, f->ed_spki, f->ed_spki_len, SWORN_PURPOSE_CHECKPOINT,
                          (const uint8_t *)checkpoint_body, strlen(checkpoint_body));
     sworn_signer_close(s);

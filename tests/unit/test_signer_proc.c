@@ -364,8 +364,8 @@ static void test_ipc_hostile(void **state)
     sworn_put_u32be(f + 13, 32);
     f[12] = 0;
     refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 0");
-    f[12] = 4;
-    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 4");
+    f[12] = 5;
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 5");
     hdr(f, SWORN_IPC_SIGN_REQ, 5);
     f[12] = SWORN_PURPOSE_CHECKPOINT;
     sworn_put_u32be(f + 13, 0);
@@ -688,8 +688,73 @@ static void test_sign_purposes(void **state)
                                             sizeof(digest), sig, sig_len),
                      -1);
 
+    /* An RFC 9421 base (purpose 4, http-message): signed over the base itself, which verifies
+     * for no other purpose; the child refuses what is not a base's shape, a checkpoint body
+     * (ends with LF) first of all, and a base is no checkpoint. */
+    {
+        static uint8_t base[16384];
+        static const char shaped[] =
+            "\"@method\": GET\n\"@signature-params\": (\"@method\");tag=\"sworn\"";
+        size_t base_len = sworn_test_httpsig_base(f->spki, f->spki_len, base);
+
+        sign_ok(f, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len);
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len,
+                                                sig, sizeof(sig), &sig_len),
+                         0);
+        assert_int_equal(sworn_signature_verify(f->spki, f->spki_len, SWORN_PURPOSE_CHECKPOINT,
+                                                base, base_len, sig, sig_len),
+                         -1);
+        /* A base of the right shape but not sworn's profile for this key: refused by the
+         * child (another key id, another tag, a component dropped, a general base). */
+        {
+            static uint8_t bad[16384];
+            static const char *const from[] = {";tag=\"sworn\"", "\"sworn-entry\")"};
+            static const char *const to[] = {";tag=\"other\"", ")"};
+            char *at;
+
+            for (size_t k = 0; k < 2; k++) {
+                memcpy(bad, base, base_len);
+                bad[base_len] = '\0';
+                at = strstr((char *)bad, from[k]);
+                assert_non_null(at);
+                memmove(at + strlen(to[k]), at + strlen(from[k]),
+                        base_len - (size_t)(at - (char *)bad) - strlen(from[k]) + 1);
+                memcpy(at, to[k], strlen(to[k]));
+                assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, bad,
+                                                        strlen((char *)bad), sig, sizeof(sig),
+                                                        &sig_len),
+                                 -1);
+                assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+            }
+            memcpy(bad, base, base_len);
+            at = strstr((char *)bad, "keyid=\"");
+            assert_non_null(at);
+            at[7] = at[7] == 'a' ? 'b' : 'a';
+            assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, bad, base_len,
+                                                    sig, sizeof(sig), &sig_len),
+                             -1);
+            assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE,
+                                                    (const uint8_t *)shaped, sizeof(shaped) - 1,
+                                                    sig, sizeof(sig), &sig_len),
+                             -1);
+        }
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE,
+                                                (const uint8_t *)body, (size_t)body_len, sig,
+                                                sizeof(sig), &sig_len),
+                         -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        assert_non_null(strstr(sworn_err_msg(), "not an http-message base"));
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_CHECKPOINT,
+                                                (const uint8_t *)base, sizeof(base) - 1, sig,
+                                                sizeof(sig), &sig_len),
+                         -1);
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_HTTP_MESSAGE, digest,
+                                                sizeof(digest), sig, sizeof(sig), &sig_len),
+                         -1);
+    }
+
     /* Refused in the parent, before the child sees anything. */
-    assert_int_equal(sworn_signer_proc_sign(f->p, (enum sworn_sign_purpose)4, digest,
+    assert_int_equal(sworn_signer_proc_sign(f->p, (enum sworn_sign_purpose)5, digest,
                                             sizeof(digest), sig, sizeof(sig), &sig_len),
                      -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);

@@ -315,6 +315,13 @@ static void test_sign_every_purpose_checked_by_openssl(void **state)
                    strlen(checkpoint_body));
     sign_and_check(f, s, SWORN_PURPOSE_RECEIPT, receipt, 32);
     sign_and_check(f, s, SWORN_PURPOSE_KEY_EVENT, event, 32);
+    /* purpose 4: sworn's RFC 9421 signature base for this key (docs/formats.md section 13) */
+    {
+        static uint8_t base[16384];
+        size_t base_len = sworn_test_httpsig_base(f->spki, f->spki_len, base);
+
+        sign_and_check(f, s, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len);
+    }
     sworn_signer_close(s);
 }
 

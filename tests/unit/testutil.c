@@ -23,8 +23,14 @@
 
 #include <cmocka.h>
 
+#include <openssl/sha.h>
+
 #include "encoding.h"
 #include "err.h"
+#include "resource.h"
+#include "sig_base.h"
+#include "sigscheme.h"
+#include "sworn.pb-c.h"
 #include "logstore.h"
 
 static void die(const char *what, const char *path)
@@ -469,4 +475,65 @@ int sworn_test_read_proc(const char *path, char *buf, size_t cap)
 const char *sworn_test_source_dir(void)
 {
     return SWORN_SOURCE_DIR;
+}
+
+size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out)
+{
+    uint8_t id[32], leaf[32], body[32];
+    char hex[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t len = 0, plen = 0;
+    const char *why = NULL;
+    struct sworn_httpsig_request r = {"POST", "https", "api.example", 443, "/v1/x?a=b", body, leaf};
+
+    SHA256(spki, spki_len, id);
+    for (int i = 0; i < 32; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+        leaf[i] = (uint8_t)(0x80 + i);
+        body[i] = (uint8_t)i;
+    }
+    if (sworn_httpsig_base(&r, 1764633600, hex, out, SWORN_SIGBASE_MAX, &len, params,
+                           sizeof(params), &plen, &why) != 0)
+        fail_msg("sworn_httpsig_base: %s", why);
+    return len;
+}
+
+int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *receipt,
+                              const uint8_t leaf[32], const void *request, uint64_t time_ms)
+{
+    const Sworn__V1__Receipt *r = receipt;
+    const Sworn__V1__AuthorizationRequest *q = request;
+    static struct sworn_resource canon;
+    static uint8_t base[SWORN_SIGBASE_MAX];
+    uint8_t der[80], id[32];
+    char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t base_len = 0, plen = 0, der_len = 0;
+    const char *why = NULL;
+    struct sworn_httpsig_request h;
+
+    if (r->form == 0)
+        return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, leaf, 32,
+                                      r->signature.data, r->signature.len);
+    SHA256(spki, spki_len, id);
+    if (r->form != 1 || r->signature.len != 64 || r->key_id.len != 32 ||
+        memcmp(r->key_id.data, id, 32) != 0 || r->created != time_ms / 1000 || q->context == NULL ||
+        sworn_resource_canon(q->resource, &canon, &why) != 0)
+        return -1;
+    for (int i = 0; i < 32; i++)
+        snprintf(keyid + 2 * i, 3, "%02x", id[i]);
+    h = (struct sworn_httpsig_request){
+        q->context->method,
+        canon.scheme,
+        canon.host,
+        canon.port,
+        canon.path,
+        q->context->body_sha256.len == 32 ? q->context->body_sha256.data : NULL,
+        leaf};
+    if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &base_len, params,
+                           sizeof(params), &plen, &why) != 0 ||
+        strcmp(params, r->signature_params) != 0 ||
+        sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der, sizeof(der),
+                              &der_len) != 0)
+        return -1;
+    return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len, der,
+                                  der_len);
 }

@@ -163,4 +163,22 @@ int sworn_test_read_proc(const char *path, char *buf, size_t cap);
 /* Append one entry to log and check that it got index want_index; fails the test otherwise. */
 void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint64_t want_index);
 
+/*
+ * A signature base of sworn's profile (httpsig/sig_base.h; docs/formats.md section 13) for the
+ * key of the DER SPKI spki (its key id in the parameters): POST https://api.example/v1/x?a=b with
+ * a body, as the signer accepts for purpose 4, into out (at least 16384 bytes). Returns its
+ * length; fails the test when it cannot be built.
+ */
+size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out);
+
+/*
+ * Verify receipt r (a Sworn__V1__Receipt) of an allow of req (a Sworn__V1__AuthorizationRequest)
+ * recorded at time_ms with leaf hash leaf, with the key of the DER SPKI spki: a digest receipt
+ * (form 0) over the leaf, or an http-message receipt (form 1) over sworn's RFC 9421 base rebuilt
+ * here from req (canonicalised as decisiond does), the leaf, created (which must be time_ms /
+ * 1000) and the key id (docs/formats.md sections 10 and 13). Returns 0 when it verifies.
+ */
+int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *r,
+                              const uint8_t leaf[32], const void *req, uint64_t time_ms);
+
 #endif

@@ -1,0 +1,161 @@
+// httpsig-upstream.mjs -- an upstream that checks sworn's RFC 9421 signatures with an
+// implementation no one here wrote: the npm http-message-signatures package (1.0.6).
+//
+//   node httpsig-upstream.mjs PORT_FILE SPKI_DER
+//
+// Listens on 127.0.0.1 (a free port, written to PORT_FILE once listening). SPKI_DER is the
+// operator's published key (the DER SubjectPublicKeyInfo of the HSM key); its key id is computed
+// here from the DER (SHA-256, lower-case hex: docs/keys.md), not taken from sworn.
+//
+// For every request it answers 200 with a JSON verdict:
+//   signed       the request carries Signature/Signature-Input
+//   verified     the library verified it: the keyid is the key's, alg ecdsa-p256-sha256, tag
+//                "sworn", created within 300 s, and all six components covered (content-digest
+//                only with a body)
+//   digest_ok    Content-Digest (RFC 9530) is sha-256 of the body received (null: no header)
+//   tampered     the captured request re-verified with one part changed: method, path, query,
+//                body (Content-Digest kept: the digest check fails), body with a fresh digest
+//                (the signature fails), Sworn-Entry; each is true when that variant is rejected
+//   counts       how often each of signature, signature-input, content-digest, sworn-entry came
+//                (field names compared as a server reads them: any case, '_' as '-')
+//   method, url, body_len, sworn_entry, log_index, created, keyid, tag
+// A WebSocket upgrade gets the 101 and then the same verdict as one text frame.
+// The C test (test_proxy_httpsig.c) asserts on the verdicts.
+import { createRequire } from 'node:module';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+
+const modules = process.env.SWORN_NODE_MODULES;
+const require = createRequire(`${modules}/`);
+const { httpbis, createVerifier } = require('http-message-signatures');
+
+const [portFile, spkiPath] = process.argv.slice(2);
+const spki = fs.readFileSync(spkiPath);
+const publicKey = crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
+const keyid = crypto.createHash('sha256').update(spki).digest('hex');
+const verify = createVerifier(publicKey, 'ecdsa-p256-sha256');
+
+function fold(name) {
+  return name.toLowerCase().replace(/_/g, '-');
+}
+
+function contentDigestOk(headers, body) {
+  const v = headers['content-digest'];
+  if (v === undefined) return null;
+  const m = /^sha-256=:([A-Za-z0-9+/=]+):$/.exec(v);
+  if (m === null) return false;
+  return m[1] === crypto.createHash('sha256').update(body).digest('base64');
+}
+
+// The library's verdict on a message ({method, url, headers}); false on any error.
+async function verdict(message, hasBody, seen) {
+  const requiredFields = ['@method', '@authority', '@path', '@query', 'sworn-entry'];
+  if (hasBody) requiredFields.push('content-digest');
+  try {
+    const ok = await httpbis.verifyMessage(
+      {
+        all: true,
+        maxAge: 300,
+        tolerance: 5,
+        requiredParams: ['created', 'keyid', 'alg', 'tag'],
+        requiredFields,
+        keyLookup: async (params) => {
+          if (seen) Object.assign(seen, params);
+          if (params.keyid !== keyid || params.tag !== 'sworn') return null;
+          return { id: keyid, algs: ['ecdsa-p256-sha256'], verify };
+        },
+      },
+      message,
+    );
+    return ok === true;
+  } catch (e) {
+    return false;
+  }
+}
+
+async function check(req, body) {
+  const headers = { ...req.headers };
+  const url = `http://${req.headers.host}${req.url}`;
+  const message = { method: req.method, url, headers };
+  const hasBody = body.length > 0 || headers['content-length'] !== undefined;
+  const counts = { 'signature': 0, 'signature-input': 0, 'content-digest': 0, 'sworn-entry': 0 };
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const n = fold(req.rawHeaders[i]);
+    if (n in counts) counts[n]++;
+  }
+  const out = {
+    method: req.method,
+    url: req.url,
+    body_len: body.length,
+    counts,
+    signed: headers['signature'] !== undefined || headers['signature-input'] !== undefined,
+    sworn_entry: headers['sworn-entry'] ?? null,
+    log_index: headers['sworn-log-index'] ?? null,
+    digest_ok: contentDigestOk(headers, body),
+    verified: false,
+    tampered: null,
+  };
+  if (!out.signed) return out;
+  const seen = {};
+  out.verified = await verdict(message, hasBody, seen);
+  out.keyid = seen.keyid ?? null;
+  out.tag = seen.tag ?? null;
+  out.created = seen.created instanceof Date ? seen.created.getTime() / 1000 : null;
+  const u = new URL(url);
+  const other = (f) => ({ ...message, ...f });
+  const withPath = new URL(url);
+  withPath.pathname = `${u.pathname}x`;
+  const withQuery = new URL(url);
+  withQuery.search = u.search ? `${u.search}&x=1` : '?x=1';
+  const changedBody = Buffer.concat([body, Buffer.from('!')]);
+  const freshDigest = `sha-256=:${crypto.createHash('sha256').update(changedBody).digest('base64')}:`;
+  out.tampered = {
+    method: !(await verdict(other({ method: req.method === 'POST' ? 'PUT' : 'POST' }), hasBody)),
+    path: !(await verdict(other({ url: withPath.toString() }), hasBody)),
+    query: !(await verdict(other({ url: withQuery.toString() }), hasBody)),
+    // the body changed, its Content-Digest kept: the digest no longer matches the body
+    body: contentDigestOk(headers, changedBody) !== true,
+    // the body changed with a matching digest: the signature (which covers the digest) fails
+    body_and_digest: !(await verdict(
+      other({ headers: { ...headers, 'content-digest': freshDigest } }),
+      true,
+    )),
+    sworn_entry: !(await verdict(
+      other({ headers: { ...headers, 'sworn-entry': `:${Buffer.alloc(32).toString('base64')}:` } }),
+      hasBody,
+    )),
+  };
+  return out;
+}
+
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', async () => {
+    const out = await check(req, Buffer.concat(chunks));
+    const text = JSON.stringify(out);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+});
+
+// A WebSocket upgrade (ws.upgrade): the same verdict, as the one text frame after the 101.
+server.on('upgrade', async (req, socket) => {
+  const out = await check(req, Buffer.alloc(0));
+  const accept = crypto.createHash('sha1')
+    .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+    .digest('base64');
+  const payload = Buffer.from(JSON.stringify(out));
+  const head = payload.length < 126
+    ? Buffer.from([0x81, payload.length])
+    : Buffer.from([0x81, 126, payload.length >> 8, payload.length & 0xff]);
+  socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n'
+    + `Sec-WebSocket-Accept: ${accept}\r\n\r\n`);
+  socket.end(Buffer.concat([head, payload]));
+});
+
+server.listen(0, '127.0.0.1', () => {
+  fs.writeFileSync(`${portFile}.tmp`, String(server.address().port));
+  fs.renameSync(`${portFile}.tmp`, portFile);
+});
