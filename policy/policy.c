@@ -73,6 +73,7 @@ static void free_rule(struct prule *r)
     free_actors(r->forbid_actors, r->n_forbid_actors);
     free_strs(r->schemes, r->n_schemes);
     free_strs(r->methods, r->n_methods);
+    free_strs(r->req_scopes, r->n_req_scopes);
     for (size_t i = 0; i < r->n_hosts && r->hosts != NULL; i++)
         phost_free(&r->hosts[i]);
     free(r->hosts);
@@ -431,8 +432,8 @@ fail:
 
 static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct sworn_policy *p)
 {
-    static const char *const keys[] = {"required",      "max_depth", "require_actors",
-                                       "forbid_actors", "may_act",   NULL};
+    static const char *const keys[] = {"required", "max_depth", "require_actors", "forbid_actors",
+                                       "may_act",  "verified",  "require_scopes", NULL};
     static const struct {
         const char *name;
         int v;
@@ -445,6 +446,7 @@ static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct s
 
     r->deleg_required = -1;
     r->may_act = -1;
+    r->deleg_verified = -1;
     if (g == NULL)
         return 0;
     SWORN_GUARD(need_map(d, g, "delegation"));
@@ -478,6 +480,35 @@ static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct s
         if (r->may_act < 0)
             return sworn_yaml_error(d, n,
                                     "may_act must be one of allowed, denied, not_present, unknown");
+    }
+    if ((n = sworn_yaml_get(g, "verified")) != NULL)
+        SWORN_GUARD(sworn_yaml_bool(d, n, &r->deleg_verified));
+    if ((n = sworn_yaml_get(g, "require_scopes")) != NULL) {
+        size_t len;
+
+        SWORN_GUARD(need_list(d, n, "require_scopes"));
+        len = sworn_yaml_len(n);
+        r->req_scopes = calloc(len, sizeof(char *));
+        if (r->req_scopes == NULL)
+            return oom();
+        for (i = 0; i < len; i++) {
+            ynode *it = sworn_yaml_item(n, i);
+            size_t sl = 0;
+            const char *s = sworn_yaml_text(it, &sl);
+            int ok = s != NULL && sl >= 1 && sl <= 256;
+
+            /* RFC 6749 3.3's scope-token: what a request's scopes can hold (wire/frame.c). */
+            for (size_t c = 0; ok && c < sl; c++)
+                ok = (s[c] == 0x21 || (s[c] >= 0x23 && s[c] <= 0x5b) ||
+                      (s[c] >= 0x5d && s[c] <= 0x7e));
+            if (!ok)
+                return sworn_yaml_error(d, it,
+                                        "require_scopes: each item is an RFC 6749 scope-token "
+                                        "(1..256 printable ASCII characters but space, \" and \\)");
+            if ((r->req_scopes[i] = strdup(s)) == NULL)
+                return oom();
+            r->n_req_scopes = i + 1;
+        }
     }
     return 0;
 fail:
@@ -1001,6 +1032,22 @@ static int match_delegation(const struct prule *r, const Sworn__V1__Delegation *
         if (g->may_act != NULL)
             got = (int)g->may_act->result;
         if (got != r->may_act)
+            return 0;
+    }
+    if (r->deleg_verified >= 0) {
+        int verified =
+            g != NULL && g->verification != NULL &&
+            g->verification->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+
+        if (g == NULL || verified != r->deleg_verified)
+            return 0;
+    }
+    for (k = 0; k < r->n_req_scopes; k++) {
+        int found = 0;
+
+        for (i = 0; g != NULL && i < g->n_scopes && !found; i++)
+            found = strcmp(g->scopes[i], r->req_scopes[k]) == 0;
+        if (!found)
             return 0;
     }
     return 1;

@@ -956,7 +956,7 @@ static int reserved_header(const char *lower)
 
 static int read_delegation(struct ctx *x)
 {
-    static const char *const keys[] = {"header", "verify_key", NULL};
+    static const char *const keys[] = {"header", "verify_key", "jwks", NULL};
     const struct sworn_yaml_node *m, *n;
     struct sworn_pconf *c = x->c;
     const char *s;
@@ -994,6 +994,13 @@ static int read_delegation(struct ctx *x)
         return sworn_yaml_error(x->d, sworn_yaml_get(m, "verify_key"),
                                 "delegation.verify_key needs delegation.header (where the token "
                                 "is)");
+    SWORN_GUARD(get_file(x, m, "delegation", "jwks", 0, c->delegation_jwks));
+    if (c->delegation_jwks[0] != '\0' && c->delegation_header[0] == '\0')
+        return sworn_yaml_error(x->d, sworn_yaml_get(m, "jwks"),
+                                "delegation.jwks needs delegation.header (where the token is)");
+    if (c->delegation_jwks[0] != '\0' && c->delegation_verify_key[0] != '\0')
+        return sworn_yaml_error(x->d, sworn_yaml_get(m, "jwks"),
+                                "delegation.jwks and delegation.verify_key: name one of them");
     return 0;
 fail:
     return -1;
@@ -1076,7 +1083,7 @@ static int read_all(struct ctx *x)
 {
     static const char *const top[] = {"user",    "listen",    "decisiond", "ca",         "upstream",
                                       "connect", "limits",    "timeouts",  "delegation", "metrics",
-                                      "log",     "hardening", NULL};
+                                      "log",     "hardening", "oauth",     NULL};
 
     SWORN_GUARD(sworn_yaml_only_keys(x->d, sworn_yaml_root(x->d), top));
     SWORN_GUARD(read_user(x));
@@ -1091,6 +1098,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_metrics(x));
     SWORN_GUARD(read_log(x));
     SWORN_GUARD(read_hardening(x));
+    SWORN_GUARD(sworn_poauth_conf_read(x->d, sworn_yaml_root(x->d), &x->c->oauth));
     SWORN_GUARD(sockets_apart(x));
     return 0;
 fail:
@@ -1428,6 +1436,8 @@ int sworn_pconf_check(const struct sworn_pconf *c)
         SWORN_GUARD(need_kind(c, "upstream.ca_file", c->upstream_ca_file, 0));
     if (c->delegation_verify_key[0] != '\0')
         SWORN_GUARD(need_kind(c, "delegation.verify_key", c->delegation_verify_key, 0));
+    if (c->delegation_jwks[0] != '\0')
+        SWORN_GUARD(need_kind(c, "delegation.jwks", c->delegation_jwks, 0));
     for (size_t i = 0; i < c->nlisteners; i++) {
         const struct sworn_pconf_listener *l = &c->listeners[i];
 
