@@ -37,7 +37,7 @@ import sys
 import threading
 import urllib.parse
 
-CLIENT_SECRET = "client-secret-5f0c2a9e"
+CLIENT_SECRET = "cs+5f0c/2a9e=&x"  # bytes a form must escape
 ATTACK_TOKEN = "AT-attack-0123456789abcdef"
 
 LOCK = threading.Lock()

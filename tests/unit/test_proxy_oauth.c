@@ -30,8 +30,11 @@
 
 #define SYM "sym_clientclientclientclientclientcl01"
 #define SYM2 "sym_basicbasicbasicbasicbasicbasicba02"
-#define SECRET "client-secret-5f0c2a9e"
-#define BASIC "Basic YXBwOmNsaWVudC1zZWNyZXQtNWYwYzJhOWU=" /* base64("app:" SECRET) */
+/* The client secret holds bytes a form must escape: the proxy percent-encodes it, the server's
+ * own decoder (Python's parse_qs) must read it back exactly. */
+#define SECRET "cs+5f0c/2a9e=&x"
+#define SECRET_FORM "cs%2B5f0c%2F2a9e%3D%26x"
+#define BASIC "Basic YXBwOmNzKzVmMGMvMmE5ZT0meA==" /* base64("app:" SECRET) */
 #define ATTACK_TOKEN "AT-attack-0123456789abcdef"
 
 static struct {
@@ -288,7 +291,7 @@ static void test_client_credentials_and_refresh(void **state)
     assert_string_not_equal(at, rt);
     assert_non_null(strstr(body_of(out), "\"expires_in\": 3600")); /* the rest is kept */
     /* The server got the real secret in the form body, never the symbolic one. */
-    assert_true(up_line_has("client_secret=" SECRET, "client_credentials"));
+    assert_true(up_line_has("client_secret=" SECRET_FORM, "client_credentials"));
     assert_false(up_line_has("client_secret=" SYM, NULL));
 
     /* The API call with the symbolic access token reaches the server with the real one. */
