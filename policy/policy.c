@@ -74,6 +74,8 @@ static void free_rule(struct prule *r)
     free_strs(r->schemes, r->n_schemes);
     free_strs(r->methods, r->n_methods);
     free_strs(r->req_scopes, r->n_req_scopes);
+    free_strs(r->client_ids, r->n_client_ids);
+    free_strs(r->audiences, r->n_audiences);
     for (size_t i = 0; i < r->n_hosts && r->hosts != NULL; i++)
         phost_free(&r->hosts[i]);
     free(r->hosts);
@@ -430,10 +432,47 @@ fail:
     return -1;
 }
 
+/* A list of exact strings of 1..256 bytes without control characters (delegation.client_ids,
+ * audiences: compared byte for byte, as the proxy records them). */
+static int load_exact(ydoc *d, ynode *g, const char *key, char ***out, size_t *n)
+{
+    ynode *l = sworn_yaml_get(g, key);
+    size_t len;
+
+    if (l == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, l, key));
+    len = sworn_yaml_len(l);
+    *out = calloc(len, sizeof(char *));
+    if (*out == NULL)
+        return oom();
+    for (size_t i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(l, i);
+        size_t sl = 0;
+        const char *s = sworn_yaml_text(it, &sl);
+        int ok = s != NULL && sl >= 1 && sl <= 256;
+
+        for (size_t c = 0; ok && c < sl; c++)
+            ok = (unsigned char)s[c] >= 0x20 && s[c] != 0x7f;
+        if (!ok)
+            return sworn_yaml_error(d, it,
+                                    "%s: each item is 1..256 bytes without control characters "
+                                    "(compared exactly)",
+                                    key);
+        if (((*out)[i] = strdup(s)) == NULL)
+            return oom();
+        *n = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct sworn_policy *p)
 {
-    static const char *const keys[] = {"required", "max_depth", "require_actors", "forbid_actors",
-                                       "may_act",  "verified",  "require_scopes", NULL};
+    static const char *const keys[] = {"required",  "max_depth", "require_actors", "forbid_actors",
+                                       "may_act",   "verified",  "require_scopes", "client_ids",
+                                       "audiences", NULL};
     static const struct {
         const char *name;
         int v;
@@ -510,6 +549,8 @@ static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct s
             r->n_req_scopes = i + 1;
         }
     }
+    SWORN_GUARD(load_exact(d, g, "client_ids", &r->client_ids, &r->n_client_ids));
+    SWORN_GUARD(load_exact(d, g, "audiences", &r->audiences, &r->n_audiences));
     return 0;
 fail:
     return -1;
@@ -1047,6 +1088,23 @@ static int match_delegation(const struct prule *r, const Sworn__V1__Delegation *
 
         for (i = 0; g != NULL && i < g->n_scopes && !found; i++)
             found = strcmp(g->scopes[i], r->req_scopes[k]) == 0;
+        if (!found)
+            return 0;
+    }
+    if (r->n_client_ids > 0) {
+        int found = 0;
+
+        for (k = 0; g != NULL && k < r->n_client_ids && !found; k++)
+            found = g->client_id != NULL && strcmp(g->client_id, r->client_ids[k]) == 0;
+        if (!found)
+            return 0;
+    }
+    if (r->n_audiences > 0) {
+        int found = 0;
+
+        for (k = 0; g != NULL && k < r->n_audiences && !found; k++)
+            for (i = 0; i < g->n_audience && !found; i++)
+                found = strcmp(g->audience[i], r->audiences[k]) == 0;
         if (!found)
             return 0;
     }

@@ -1819,6 +1819,25 @@ static void test_delegation(void **state)
     /* verified without a delegation: no match. */
     expect(p, NULL, http("u", "https", "x", 443, "/", "GET", ""), T0, DENY, "");
     sworn_policy_free(p);
+
+    /* client_ids and audiences: exact strings. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: c\n"
+                        "    effect: allow\n"
+                        "    delegation: {client_ids: [agent-client], audiences: "
+                        "[\"https://api.example\"]}\n");
+#define C(extra, eff, rule)                                                                        \
+    expect(                                                                                        \
+        p, NULL,                                                                                   \
+        http("a", "https", "x", 443, "/", "GET", ",\"delegation\":{\"subject\":\"u\"" extra "}"),  \
+        T0, eff, rule)
+    C(",\"client_id\":\"agent-client\",\"audience\":[\"x\",\"https://api.example\"]", ALLOW, "c");
+    C(",\"client_id\":\"Agent-client\",\"audience\":[\"https://api.example\"]", DENY, "");
+    C(",\"client_id\":\"agent-client\",\"audience\":[\"https://api.example/\"]", DENY, "");
+    C(",\"client_id\":\"agent-client\"", DENY, "");
+    C("", DENY, "");
+#undef C
+    sworn_policy_free(p);
 }
 
 /* A delegation of one actor (subject, issuer), as the extra text of http(). */
@@ -2254,6 +2273,8 @@ static void test_load_refusals(void **state)
          "4:29: 33 is outside [0, 32]"},
         {"rules:\n  - id: a\n    effect: allow\n    delegation: {may_act: maybe}\n",
          "4:27: may_act must be one of"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {client_ids: [\"\"]}\n",
+         "4:31: client_ids: each item is 1..256 bytes"},
         {"rules:\n  - id: a\n    effect: allow\n    delegation: {verified: yes}\n",
          "4:28: expected true or false"},
         {"rules:\n  - id: a\n    effect: allow\n    delegation: {require_scopes: [\"a b\"]}\n",
