@@ -187,6 +187,7 @@ void d_commit_answer(struct d_commit *c)
         cred.id = c->cred.id;
         cred.header_name = c->cred.header_name;
         cred.query_name = c->cred.query_name;
+        cred.form_name = c->cred.form_name;
         cred.value.data = c->cred.value;
         cred.value.len = c->cred.value_len;
         dec.credential = &cred;

@@ -118,8 +118,16 @@ static void exchange_work(void *arg)
 
     j->rc = -1;
     for (size_t i = 0; i < j->ex->n_tokens; i++) {
+        const char *field = j->ex->tokens[i]->field;
+
         t[i].value = j->ex->tokens[i]->value.data;
         t[i].len = j->ex->tokens[i]->value.len;
+        /* Where each OAuth token is sent later (docs/decisiond.md, "OAuth token interception"):
+         * an access token in Authorization (RFC 6750 2.1; the proxy sends "Bearer <token>" as
+         * the value), a refresh token in the token request's form body (RFC 6749 section 6);
+         * any other field where the credential it came from goes. */
+        t[i].header = strcmp(field, "access_token") == 0 ? "authorization" : NULL;
+        t[i].form = strcmp(field, "refresh_token") == 0 ? "refresh_token" : NULL;
     }
     if (sworn_vault_mint_begin(j->d->vault, j->ex->credential_id, t, j->ex->n_tokens, &j->mint) < 0)
         goto fail;

@@ -55,7 +55,8 @@ struct sworn_vault_cred {
     uint8_t symbolic_sha256[32];
     char header[SWORN_VAULT_NAME_MAX + 1];
     char query[SWORN_VAULT_NAME_MAX + 1];
-    uint8_t *value; /* locked; value_len bytes */
+    char form[SWORN_VAULT_NAME_MAX + 1]; /* a form body parameter; exactly one of the three */
+    uint8_t *value;                      /* locked; value_len bytes */
     size_t value_len;
     uint8_t value_sha256[32];
     char **principals;
@@ -395,11 +396,11 @@ fail:
 
 static int parse_cred(const char *path, size_t index, json_object *o, struct sworn_vault_cred *c)
 {
-    static const char *const keys[] = {"id",    "symbolic",   "value",        "header",
-                                       "query", "principals", "destinations", NULL};
+    static const char *const keys[] = {"id",   "symbolic",   "value",        "header", "query",
+                                       "form", "principals", "destinations", NULL};
     char where[180];
-    const char *s, *h, *q;
-    size_t n, hn, qn;
+    const char *s, *h, *q, *fm;
+    size_t n, hn, qn, fn;
     json_object *arr;
 
     snprintf(where, sizeof(where), "credentials[%zu]", index);
@@ -438,10 +439,19 @@ static int parse_cred(const char *path, size_t index, json_object *o, struct swo
 
     SWORN_GUARD(get_string(path, where, o, "header", 0, &h, &hn));
     SWORN_GUARD(get_string(path, where, o, "query", 0, &q, &qn));
-    if ((h == NULL) == (q == NULL))
+    SWORN_GUARD(get_string(path, where, o, "form", 0, &fm, &fn));
+    if ((h != NULL) + (q != NULL) + (fm != NULL) != 1)
         return sworn_err_set(SWORN_ERR_FORMAT,
-                             "vault %s: %s: exactly one of \"header\" and \"query\"", path, where);
-    if (h != NULL) {
+                             "vault %s: %s: exactly one of \"header\", \"query\" and \"form\"",
+                             path, where);
+    if (fm != NULL) {
+        if (fn < 1 || fn > SWORN_VAULT_NAME_MAX)
+            goto bad_form;
+        for (size_t i = 0; i < fn; i++)
+            if (!is_unreserved(fm[i]))
+                goto bad_form;
+        memcpy(c->form, fm, fn + 1);
+    } else if (h != NULL) {
         if (hn < 1 || hn > SWORN_VAULT_NAME_MAX)
             goto bad_header;
         for (size_t i = 0; i < hn; i++) {
@@ -507,6 +517,10 @@ bad_header:
 bad_query:
     return sworn_err_set(SWORN_ERR_FORMAT,
                          "vault %s: %s: query must be 1..%u characters of [A-Za-z0-9._~-]", path,
+                         where, SWORN_VAULT_NAME_MAX);
+bad_form:
+    return sworn_err_set(SWORN_ERR_FORMAT,
+                         "vault %s: %s: form must be 1..%u characters of [A-Za-z0-9._~-]", path,
                          where, SWORN_VAULT_NAME_MAX);
 fail:
     return -1;
@@ -764,6 +778,7 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
     memcpy(out->id, c->id, sizeof(out->id));
     memcpy(out->header_name, c->header, sizeof(out->header_name));
     memcpy(out->query_name, c->query, sizeof(out->query_name));
+    memcpy(out->form_name, c->form, sizeof(out->form_name));
     out->value = val;
     out->value_len = c->value_len;
     memcpy(out->value_sha256, c->value_sha256, 32);
@@ -838,6 +853,8 @@ static json_object *cred_json(const struct sworn_vault_cred *c)
                            json_object_new_string_len((const char *)c->value, (int)c->value_len));
     if (c->header[0] != '\0')
         json_object_object_add(o, "header", json_object_new_string(c->header));
+    else if (c->form[0] != '\0')
+        json_object_object_add(o, "form", json_object_new_string(c->form));
     else
         json_object_object_add(o, "query", json_object_new_string(c->query));
     for (size_t i = 0; i < c->n_principals; i++)
@@ -912,11 +929,31 @@ static int mint_symbolic(char out[SWORN_VAULT_MINTED_LEN + 1])
     return 0;
 }
 
+/* Is (header, form) a token's place: both NULL, or exactly one valid name? */
+static int place_ok(const char *header, const char *form)
+{
+    const char *p = header != NULL ? header : form;
+    size_t n;
+
+    if (header == NULL && form == NULL)
+        return 1;
+    if (header != NULL && form != NULL)
+        return 0;
+    n = strlen(p);
+    if (n < 1 || n > SWORN_VAULT_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (header != NULL ? !is_tchar(p[i]) || (p[i] >= 'A' && p[i] <= 'Z') : !is_unreserved(p[i]))
+            return 0;
+    return 1;
+}
+
 /* Deep-copy the scope of from into c. */
 static int copy_scope(const struct sworn_vault_cred *from, struct sworn_vault_cred *c)
 {
     memcpy(c->header, from->header, sizeof(c->header));
     memcpy(c->query, from->query, sizeof(c->query));
+    memcpy(c->form, from->form, sizeof(c->form));
     c->principals = calloc(from->n_principals, sizeof(*c->principals));
     c->dests = calloc(from->n_dests, sizeof(*c->dests));
     if (c->principals == NULL || c->dests == NULL)
@@ -1015,6 +1052,14 @@ static int prepare_cred(struct sworn_vault *v, struct sworn_vault_mint *m, size_
     c->value_len = t->len;
     sha256(c->value, t->len, c->value_sha256);
     SWORN_GUARD(copy_scope(from, c));
+    if (t->header != NULL || t->form != NULL) {
+        /* The token's own place (checked by sworn_vault_mint_begin), not the parent's. */
+        memset(c->header, 0, sizeof(c->header));
+        memset(c->query, 0, sizeof(c->query));
+        memset(c->form, 0, sizeof(c->form));
+        snprintf(t->header != NULL ? c->header : c->form, sizeof(c->header), "%s",
+                 t->header != NULL ? t->header : t->form);
+    }
     memcpy(m->minted[k].id, c->id, sizeof(m->minted[k].id));
     memcpy(m->minted[k].symbolic, c->symbolic, SWORN_VAULT_MINTED_LEN + 1);
     memcpy(m->minted[k].value_sha256, c->value_sha256, 32);
@@ -1064,6 +1109,9 @@ int sworn_vault_mint_begin(struct sworn_vault *v, const char *from_id,
                      "vault: the token to store must be 1..%u bytes of UTF-8 without control "
                      "characters",
                      SWORN_VAULT_VALUE_MAX);
+    for (size_t i = 0; i < n; i++)
+        SWORN_ENSURE(place_ok(tokens[i].header, tokens[i].form), SWORN_ERR_FORMAT,
+                     "vault: a token's place must be one header name or one form parameter name");
     /* The mint lock alone: only its holder changes creds, so reading them needs no other. */
     pthread_mutex_lock(&v->mint_lock);
     locked = 1;
@@ -1174,7 +1222,7 @@ int sworn_vault_mint(struct sworn_vault *v, const char *from_id, const uint8_t *
                      size_t real_len, char new_id[129], char symbolic[64])
 {
     struct sworn_vault_mint m;
-    struct sworn_vault_token t = {real, real_len};
+    struct sworn_vault_token t = {real, real_len, NULL, NULL};
 
     SWORN_ENSURE(new_id != NULL && symbolic != NULL, SWORN_ERR_ARG, "vault: NULL argument");
     SWORN_GUARD(sworn_vault_mint_begin(v, from_id, &t, 1, &m));

@@ -17,7 +17,7 @@
  *     (0600 or stricter), owned by the effective uid, at most SWORN_VAULT_FILE_MAX bytes, one
  *     strict JSON object (json-c, nesting at most 8) with exactly the keys "version" (1) and
  *     "credentials" (an array of 0..SWORN_VAULT_MAX_CREDENTIALS objects);
- *   - a credential: exactly the keys id, symbolic, value, one of header/query, principals,
+ *   - a credential: exactly the keys id, symbolic, value, one of header/query/form, principals,
  *     destinations;
  *   - id: 1..128 bytes of [A-Za-z0-9._-], unique in the vault;
  *   - symbolic: "sym_" followed by 32..251 characters of [A-Za-z0-9_-], unique in the vault;
@@ -25,6 +25,8 @@
  * CR, LF or NUL: the value goes into a header or a query and must not split it);
  *   - header: an HTTP field name (RFC 9110 token characters), 1..256 bytes, stored lower-case;
  *     query: a query parameter name of 1..256 unreserved characters [A-Za-z0-9._~-];
+ *     form: an application/x-www-form-urlencoded body parameter name of the same characters
+ *     (the proxy puts the value there, percent-encoded: an OAuth client_secret or refresh_token);
  *   - principals: 1..64 strings, each "*" (any principal) or an exact principal id of 1..128
  *     printable bytes;
  *   - destinations: 1..64 objects with keys scheme ("http", "https", "ws" or "wss"), host, port
@@ -100,6 +102,7 @@ struct sworn_vault_release { /* what an allow carries to the proxy */
     char id[SWORN_VAULT_ID_MAX + 1];
     char header_name[SWORN_VAULT_NAME_MAX + 1]; /* or "" */
     char query_name[SWORN_VAULT_NAME_MAX + 1];  /* or "" */
+    char form_name[SWORN_VAULT_NAME_MAX + 1];   /* or "": a form body parameter */
     uint8_t *value;   /* in locked memory (mlock where permitted); wiped by */
     size_t value_len; /* sworn_vault_release_wipe */
     uint8_t value_sha256[SWORN_VAULT_HASH_LEN]; /* what the log records */
@@ -144,6 +147,11 @@ int sworn_vault_lookup_token(const struct sworn_vault *v, const uint8_t token_sh
 struct sworn_vault_token {
     const uint8_t *value; /* must satisfy the rules for a value */
     size_t len;
+    /* Where the minted credential goes: NULL both (inherit the header/query/form of the
+     * credential it is minted from), or exactly one of a header name (lower-case RFC 9110 token)
+     * and a form body parameter name (unreserved characters), 1..SWORN_VAULT_NAME_MAX bytes. */
+    const char *header;
+    const char *form;
 };
 
 /* What a mint stores for one token (filled by sworn_vault_mint_begin). */

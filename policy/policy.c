@@ -75,6 +75,9 @@ static void free_rule(struct prule *r)
     free_actors(r->forbid_actors, r->n_forbid_actors);
     free_strs(r->schemes, r->n_schemes);
     free_strs(r->methods, r->n_methods);
+    free_strs(r->req_scopes, r->n_req_scopes);
+    free_strs(r->client_ids, r->n_client_ids);
+    free_strs(r->audiences, r->n_audiences);
     for (size_t i = 0; i < r->n_hosts && r->hosts != NULL; i++)
         phost_free(&r->hosts[i]);
     free(r->hosts);
@@ -433,10 +436,47 @@ fail:
     return -1;
 }
 
+/* A list of exact strings of 1..256 bytes without control characters (delegation.client_ids,
+ * audiences: compared byte for byte, as the proxy records them). */
+static int load_exact(ydoc *d, ynode *g, const char *key, char ***out, size_t *n)
+{
+    ynode *l = sworn_yaml_get(g, key);
+    size_t len;
+
+    if (l == NULL)
+        return 0;
+    SWORN_GUARD(need_list(d, l, key));
+    len = sworn_yaml_len(l);
+    *out = calloc(len, sizeof(char *));
+    if (*out == NULL)
+        return oom();
+    for (size_t i = 0; i < len; i++) {
+        ynode *it = sworn_yaml_item(l, i);
+        size_t sl = 0;
+        const char *s = sworn_yaml_text(it, &sl);
+        int ok = s != NULL && sl >= 1 && sl <= 256;
+
+        for (size_t c = 0; ok && c < sl; c++)
+            ok = (unsigned char)s[c] >= 0x20 && s[c] != 0x7f;
+        if (!ok)
+            return sworn_yaml_error(d, it,
+                                    "%s: each item is 1..256 bytes without control characters "
+                                    "(compared exactly)",
+                                    key);
+        if (((*out)[i] = strdup(s)) == NULL)
+            return oom();
+        *n = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct sworn_policy *p)
 {
-    static const char *const keys[] = {"required",      "max_depth", "require_actors",
-                                       "forbid_actors", "may_act",   NULL};
+    static const char *const keys[] = {"required",  "max_depth", "require_actors", "forbid_actors",
+                                       "may_act",   "verified",  "require_scopes", "client_ids",
+                                       "audiences", NULL};
     static const struct {
         const char *name;
         int v;
@@ -449,6 +489,7 @@ static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct s
 
     r->deleg_required = -1;
     r->may_act = -1;
+    r->deleg_verified = -1;
     if (g == NULL)
         return 0;
     SWORN_GUARD(need_map(d, g, "delegation"));
@@ -483,6 +524,37 @@ static int load_delegation(ydoc *d, ynode *rule, struct prule *r, const struct s
             return sworn_yaml_error(d, n,
                                     "may_act must be one of allowed, denied, not_present, unknown");
     }
+    if ((n = sworn_yaml_get(g, "verified")) != NULL)
+        SWORN_GUARD(sworn_yaml_bool(d, n, &r->deleg_verified));
+    if ((n = sworn_yaml_get(g, "require_scopes")) != NULL) {
+        size_t len;
+
+        SWORN_GUARD(need_list(d, n, "require_scopes"));
+        len = sworn_yaml_len(n);
+        r->req_scopes = calloc(len, sizeof(char *));
+        if (r->req_scopes == NULL)
+            return oom();
+        for (i = 0; i < len; i++) {
+            ynode *it = sworn_yaml_item(n, i);
+            size_t sl = 0;
+            const char *s = sworn_yaml_text(it, &sl);
+            int ok = s != NULL && sl >= 1 && sl <= 256;
+
+            /* RFC 6749 3.3's scope-token: what a request's scopes can hold (wire/frame.c). */
+            for (size_t c = 0; ok && c < sl; c++)
+                ok = (s[c] == 0x21 || (s[c] >= 0x23 && s[c] <= 0x5b) ||
+                      (s[c] >= 0x5d && s[c] <= 0x7e));
+            if (!ok)
+                return sworn_yaml_error(d, it,
+                                        "require_scopes: each item is an RFC 6749 scope-token "
+                                        "(1..256 printable ASCII characters but space, \" and \\)");
+            if ((r->req_scopes[i] = strdup(s)) == NULL)
+                return oom();
+            r->n_req_scopes = i + 1;
+        }
+    }
+    SWORN_GUARD(load_exact(d, g, "client_ids", &r->client_ids, &r->n_client_ids));
+    SWORN_GUARD(load_exact(d, g, "audiences", &r->audiences, &r->n_audiences));
     return 0;
 fail:
     return -1;
@@ -1005,6 +1077,39 @@ static int match_delegation(const struct prule *r, const Sworn__V1__Delegation *
         if (g->may_act != NULL)
             got = (int)g->may_act->result;
         if (got != r->may_act)
+            return 0;
+    }
+    if (r->deleg_verified >= 0) {
+        int verified =
+            g != NULL && g->verification != NULL &&
+            g->verification->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+
+        if (g == NULL || verified != r->deleg_verified)
+            return 0;
+    }
+    for (k = 0; k < r->n_req_scopes; k++) {
+        int found = 0;
+
+        for (i = 0; g != NULL && i < g->n_scopes && !found; i++)
+            found = strcmp(g->scopes[i], r->req_scopes[k]) == 0;
+        if (!found)
+            return 0;
+    }
+    if (r->n_client_ids > 0) {
+        int found = 0;
+
+        for (k = 0; g != NULL && k < r->n_client_ids && !found; k++)
+            found = g->client_id != NULL && strcmp(g->client_id, r->client_ids[k]) == 0;
+        if (!found)
+            return 0;
+    }
+    if (r->n_audiences > 0) {
+        int found = 0;
+
+        for (k = 0; g != NULL && k < r->n_audiences && !found; k++)
+            for (i = 0; i < g->n_audience && !found; i++)
+                found = strcmp(g->audience[i], r->audiences[k]) == 0;
+        if (!found)
             return 0;
     }
     return 1;

@@ -131,7 +131,14 @@ struct prule {
     int deleg_required; /* -1 absent, 0 must not be present, 1 must be present */
     int has_max_depth;
     uint64_t max_depth;
-    int may_act; /* -1 absent, else a Sworn__V1__MayAct__Result */
+    int may_act;        /* -1 absent, else a Sworn__V1__MayAct__Result */
+    int deleg_verified; /* -1 absent, 1 must be verified, 0 must not be (docs/policy.md 2.5) */
+    char **req_scopes;  /* delegation.require_scopes: each must be among the token's scopes */
+    size_t n_req_scopes;
+    char **client_ids; /* delegation.client_ids: the token's client_id must be one of them */
+    size_t n_client_ids;
+    char **audiences; /* delegation.audiences: one of the token's aud must be one of them */
+    size_t n_audiences;
     int has_time;
     unsigned days;      /* bit d set: day d allowed (0 = Sunday); 0x7f when absent */
     unsigned start_min; /* minute of day, inclusive */

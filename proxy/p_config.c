@@ -956,7 +956,7 @@ static int reserved_header(const char *lower)
 
 static int read_delegation(struct ctx *x)
 {
-    static const char *const keys[] = {"header", "verify_key", NULL};
+    static const char *const keys[] = {"header", "verify_key", "jwks", NULL};
     const struct sworn_yaml_node *m, *n;
     struct sworn_pconf *c = x->c;
     const char *s;
@@ -994,6 +994,13 @@ static int read_delegation(struct ctx *x)
         return sworn_yaml_error(x->d, sworn_yaml_get(m, "verify_key"),
                                 "delegation.verify_key needs delegation.header (where the token "
                                 "is)");
+    SWORN_GUARD(get_file(x, m, "delegation", "jwks", 0, c->delegation_jwks));
+    if (c->delegation_jwks[0] != '\0' && c->delegation_header[0] == '\0')
+        return sworn_yaml_error(x->d, sworn_yaml_get(m, "jwks"),
+                                "delegation.jwks needs delegation.header (where the token is)");
+    if (c->delegation_jwks[0] != '\0' && c->delegation_verify_key[0] != '\0')
+        return sworn_yaml_error(x->d, sworn_yaml_get(m, "jwks"),
+                                "delegation.jwks and delegation.verify_key: name one of them");
     return 0;
 fail:
     return -1;
@@ -1072,11 +1079,47 @@ static int sockets_apart(const struct ctx *x)
     return 0;
 }
 
+/* Does the destination path prefix p cover the path (or prefix) x (p_dest.h's rule)? */
+static int prefix_covers(const char *p, const char *x)
+{
+    size_t n = strlen(p);
+
+    if (strncmp(x, p, n) != 0)
+        return 0;
+    return p[n - 1] == '/' || x[n] == '\0' || x[n] == '/';
+}
+
+/*
+ * A token endpoint may not be a signing destination: the proxy rewrites its request body (a form
+ * credential) and its answer after the decision, so the signature would cover a body upstream
+ * never gets (docs/proxy.md, "OAuth token endpoints" and "Signatures upstream").
+ */
+static int signing_apart(const struct ctx *x)
+{
+    const struct sworn_pconf *c = x->c;
+
+    for (size_t i = 0; i < c->oauth.n; i++)
+        for (size_t j = 0; j < c->signing.n; j++) {
+            const struct sworn_pdest *e = &c->oauth.endpoints[i], *s = &c->signing.dests[j];
+
+            if (strcmp(e->scheme, s->scheme) == 0 && strcmp(e->host, s->host) == 0 &&
+                e->port == s->port &&
+                (prefix_covers(s->path, e->path) || prefix_covers(e->path, s->path)))
+                return sworn_yaml_error(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "signing"),
+                                        "signing: %s://%s:%u%s is also an OAuth token endpoint "
+                                        "(oauth.token_endpoints): its body is rewritten after "
+                                        "the decision, so it cannot be signed",
+                                        e->scheme, e->host, (unsigned)e->port, e->path);
+        }
+    return 0;
+}
+
 static int read_all(struct ctx *x)
 {
-    static const char *const top[] = {"user",    "listen",    "decisiond", "ca",         "upstream",
-                                      "connect", "limits",    "timeouts",  "delegation", "metrics",
-                                      "log",     "hardening", "mcp",       "signing",    NULL};
+    static const char *const top[] = {"user",       "listen",  "decisiond", "ca",
+                                      "upstream",   "connect", "limits",    "timeouts",
+                                      "delegation", "metrics", "log",       "hardening",
+                                      "mcp",        "signing", "oauth",     NULL};
 
     SWORN_GUARD(sworn_yaml_only_keys(x->d, sworn_yaml_root(x->d), top));
     SWORN_GUARD(read_user(x));
@@ -1094,6 +1137,8 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(
         sworn_pmcp_conf_read(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "mcp"), &x->c->mcp));
     SWORN_GUARD(sworn_psign_read(x->d, &x->c->signing));
+    SWORN_GUARD(sworn_poauth_conf_read(x->d, sworn_yaml_root(x->d), &x->c->oauth));
+    SWORN_GUARD(signing_apart(x));
     SWORN_GUARD(sockets_apart(x));
     return 0;
 fail:
@@ -1431,6 +1476,8 @@ int sworn_pconf_check(const struct sworn_pconf *c)
         SWORN_GUARD(need_kind(c, "upstream.ca_file", c->upstream_ca_file, 0));
     if (c->delegation_verify_key[0] != '\0')
         SWORN_GUARD(need_kind(c, "delegation.verify_key", c->delegation_verify_key, 0));
+    if (c->delegation_jwks[0] != '\0')
+        SWORN_GUARD(need_kind(c, "delegation.jwks", c->delegation_jwks, 0));
     for (size_t i = 0; i < c->nlisteners; i++) {
         const struct sworn_pconf_listener *l = &c->listeners[i];
 

@@ -14,11 +14,12 @@
  *     connect:   {raw_ports: [PORT], tls_wait: 5s}
  *     limits:    {head: 16384, headers: 100, body: 8388608, bodies: 268435456, connections: 1024}
  *     timeouts:  {head: 30s, body: 60s, idle: 60s}
- *     delegation: {header, verify_key}
+ *     delegation: {header, verify_key, jwks}
  *     metrics:   {socket}
  *     log:       {file, level: info|debug}
  *     hardening: {seccomp: enforce|log|off}
  *     mcp:       [URL]   (the MCP servers, p_mcp.h)
+ *     oauth:     {token_endpoints: [URL], response_max: 65536}   (p_oauth.h)
  *
  * Loading is syntax and shape, plus what must be resolved once at start: unknown keys anywhere
  * are refused (a misspelt key must never be silently ignored), duplicate keys are refused
@@ -53,6 +54,7 @@
 
 #include "p_mcp.h"
 #include "p_sign.h"
+#include "p_oauth.h"
 
 #define SWORN_PCONF_LISTENERS_MAX 16u
 #define SWORN_PCONF_CIDRS_MAX 64u
@@ -123,6 +125,7 @@ struct sworn_pconf {
     uint64_t head_timeout_ms, body_timeout_ms, idle_timeout_ms; /* 30s, 60s, 60s; 100ms..1h */
     char delegation_header[SWORN_PCONF_HEADER_MAX + 1];         /* lower-case field name; "" none */
     char delegation_verify_key[SWORN_PCONF_PATH_MAX]; /* "" = not verified (needs header) */
+    char delegation_jwks[SWORN_PCONF_PATH_MAX];       /* "" none; not with verify_key (p_jwks.h) */
     char metrics_socket[SWORN_PCONF_SOCKET_MAX];      /* "" none */
     char log_path[SWORN_PCONF_PATH_MAX];              /* "" = stderr */
     int log_debug;                                    /* log.level: info 0, debug 1 */
@@ -131,6 +134,7 @@ struct sworn_pconf {
     /* mcp: the MCP servers (p_mcp.h), default none */
     struct sworn_pmcp_conf mcp;
     struct sworn_psign_conf signing; /* signing: RFC 9421 signatures upstream (p_sign.h) */
+    struct sworn_poauth_conf oauth;  /* oauth: the token endpoints (p_oauth.h) */
 };
 
 /*

@@ -48,12 +48,14 @@
 #include "p_build.h"
 #include "p_ca.h"
 #include "p_decide.h"
+#include "p_form.h"
 #include "p_hostlink.h"
 #include "p_http.h"
 #include "p_jlog.h"
 #include "p_jwt.h"
 #include "p_mask.h"
 #include "p_mcp.h"
+#include "p_oauth.h"
 #include "p_proxy.h"
 #include "p_refuse.h"
 #include "p_sign.h"
@@ -154,7 +156,8 @@ struct pconn {
     uint64_t log_index;
     char reason[SWORN_FRAME_TEXT_MAX + 1];
     int has_cred;
-    char cred_header[257], cred_query[257];
+    char cred_header[257], cred_query[257], cred_form[257];
+    char cred_id[SWORN_FRAME_ID_MAX + 1];
     uint8_t *cred;
     size_t cred_len;
     struct sworn_pmask mask;
@@ -174,6 +177,19 @@ struct pconn {
     int resp_chunked_out; /* the agent gets the body chunked (HTTP/1.1) */
     int close_after;
     struct evbuffer *tmp;
+
+    /* OAuth token endpoints (p_oauth.h, the section "OAuth token endpoints" below). */
+    int oauth_ep;                /* the request is to a configured token endpoint */
+    int body_tok;                /* its form body presents a symbolic token: */
+    uint8_t body_tok_sha[32];    /* that token's SHA-256 */
+    int oauth_hold;              /* the response body is held whole, not streamed */
+    int oauth_over;              /* it was longer than oauth.response_max */
+    struct evbuffer *oauth_body; /* the held body */
+    uint8_t *oauth_head;         /* a copy of the response head (c->rs points into it) */
+    int oauth_cl_set;            /* the agent's head gets Content-Length: oauth_cl */
+    size_t oauth_cl;
+    struct sworn_poauth_tokens otok; /* the real tokens read (wiped after the exchange) */
+    char oauth_xid[64];              /* the TokenExchange's request id */
 
     /* For the request's log line. */
     double t0, ms_decide, t_upstream;
@@ -214,7 +230,25 @@ static void wipe_credential(struct pconn *c)
     c->cred = NULL;
     c->cred_len = 0;
     c->has_cred = 0;
-    c->cred_header[0] = c->cred_query[0] = '\0';
+    c->cred_header[0] = c->cred_query[0] = c->cred_form[0] = c->cred_id[0] = '\0';
+}
+
+/* Forget what the OAuth interception holds: the real tokens and the body that had them. */
+static void oauth_reset(struct pconn *c)
+{
+    if (c->oauth_body != NULL) {
+        size_t n = evbuffer_get_length(c->oauth_body);
+
+        if (n > 0)
+            sworn_memzero(evbuffer_pullup(c->oauth_body, -1), n);
+        evbuffer_drain(c->oauth_body, n);
+    }
+    sworn_poauth_tokens_wipe(&c->otok);
+    free(c->oauth_head);
+    c->oauth_head = NULL;
+    c->oauth_ep = c->body_tok = c->oauth_hold = c->oauth_over = c->oauth_cl_set = 0;
+    c->oauth_cl = 0;
+    c->oauth_xid[0] = '\0';
 }
 
 /* Forget the request (not the connection, the tunnel or a reusable upstream). */
@@ -251,6 +285,7 @@ static void reset_request(struct pconn *c)
     c->url[0] = '\0';
     c->method[0] = '\0';
     wipe_credential(c);
+    oauth_reset(c);
     sworn_pmask_free(&c->mask);
     c->status = 0;
     c->effect = NULL;
@@ -297,6 +332,8 @@ static void conn_free(struct pconn *c)
     if (c->tmp != NULL)
         evbuffer_free(c->tmp);
     free(c->mcp);
+    if (c->oauth_body != NULL)
+        evbuffer_free(c->oauth_body);
     sworn_pmetrics_connection_close(&px->metrics);
     px->connections--;
     c->l->connections--;
@@ -1088,6 +1125,123 @@ static void reply_mcp_deny(struct pconn *c)
     next_request(c);
 }
 
+/* --- OAuth token endpoints, the request (docs/proxy.md, "OAuth token endpoints"). --- */
+
+/* The request's one Content-Type field: 0 with *f (NULL: none), or 1 when it has two. */
+static int content_type(const struct sworn_http_field *fields, size_t n,
+                        const struct sworn_http_field **f)
+{
+    *f = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (fields[i].name_len == 12 && strncasecmp(fields[i].name, "content-type", 12) == 0) {
+            if (*f != NULL)
+                return 1;
+            *f = &fields[i];
+        }
+    return 0;
+}
+
+/*
+ * A request to a token endpoint: its form body may present a symbolic token (a refresh token, a
+ * client secret), as the value of a parameter, decoded (so "sym%5F..." is one too). Two
+ * different tokens in the body, or one other than the head's, are refused as ambiguous; so is a
+ * form body p_form.h refuses (two parameters of one name, ...). Returns 0, or -1 when the
+ * request was refused.
+ */
+static int oauth_request(struct pconn *c, const uint8_t *body, size_t body_len)
+{
+    const struct sworn_http_field *ct = NULL;
+    struct sworn_pform *f;
+    const char *why = NULL;
+
+    c->oauth_ep = c->res_ok && sworn_poauth_is_endpoint(&c->px->conf->oauth, &c->res);
+    if (!c->oauth_ep)
+        return 0;
+    if (content_type(c->rq.fields, c->rq.nfields, &ct) != 0) {
+        refuse(c, 400, "the request to a token endpoint has two Content-Type fields", c->head,
+               c->head_len);
+        return -1;
+    }
+    if (!c->has_body || ct == NULL || !sworn_pform_is_form_type(ct->value, ct->value_len))
+        return 0;
+    f = malloc(sizeof(*f));
+    if (f == NULL) {
+        conn_abort(c);
+        return -1;
+    }
+    if (sworn_pform_parse(body, body_len, f, &why) != 0) {
+        free(f);
+        refuse(c, 400, why, c->head, c->head_len);
+        return -1;
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        uint8_t v[SWORN_SYMTOK_MAX + 1], sha[32];
+        long n = sworn_pform_value(body, &f->p[i], v, sizeof(v));
+
+        if (n < 0 || !sworn_symtok_is(v, (size_t)n))
+            continue;
+        if (EVP_Digest(v, (size_t)n, sha, NULL, EVP_sha256(), NULL) != 1) {
+            free(f);
+            refuse(c, 502, "the symbolic token could not be hashed", c->head, c->head_len);
+            return -1;
+        }
+        if ((c->body_tok && memcmp(sha, c->body_tok_sha, 32) != 0) ||
+            (c->tok.nhits > 0 && memcmp(sha, c->tok.sha256, 32) != 0)) {
+            free(f);
+            refuse(c, 400, "the request presents two different symbolic tokens", c->head,
+                   c->head_len);
+            return -1;
+        }
+        memcpy(c->body_tok_sha, sha, 32);
+        c->body_tok = 1;
+    }
+    free(f);
+    return 0;
+}
+
+/*
+ * A form credential (the vault's `form`, Credential.form_name) goes into the request's form body,
+ * percent-encoded, in the place of the parameter of its name (or appended): the body upstream
+ * then differs from the one decided on, whose digest the record holds. Returns 0, or -1 with
+ * *why when the request has no form body to put it in.
+ */
+static int put_form_credential(struct pconn *c, const char **why)
+{
+    const struct sworn_http_field *ct = NULL;
+    size_t len = evbuffer_get_length(c->body), out_len = 0;
+    const uint8_t *body = len > 0 ? evbuffer_pullup(c->body, -1) : (const uint8_t *)"";
+    struct sworn_pform *f;
+    uint8_t *out;
+
+    if (!c->has_body || content_type(c->rq.fields, c->rq.nfields, &ct) != 0 || ct == NULL ||
+        !sworn_pform_is_form_type(ct->value, ct->value_len)) {
+        *why = "the credential goes into a form body, and the request has none";
+        return -1;
+    }
+    f = malloc(sizeof(*f));
+    if (f == NULL || sworn_pform_parse(body, len, f, why) != 0) {
+        free(f);
+        *why = "the credential goes into a form body, and the request's is not one";
+        return -1;
+    }
+    out = sworn_pform_rewrite(body, len, f, c->cred_form, c->cred, c->cred_len, &out_len);
+    free(f);
+    if (out == NULL) {
+        *why = "out of memory";
+        return -1;
+    }
+    evbuffer_drain(c->body, len);
+    if (evbuffer_add(c->body, out, out_len) != 0) {
+        sworn_memzero(out, out_len);
+        free(out);
+        *why = "out of memory";
+        return -1;
+    }
+    sworn_memzero(out, out_len);
+    free(out);
+    return 0;
+}
+
 static void ask(struct pconn *c)
 {
     struct sworn_pbuild_in in = {0};
@@ -1120,14 +1274,17 @@ static void ask(struct pconn *c)
         refuse(c, 400, "the request presents two different symbolic tokens", c->head, c->head_len);
         return;
     }
+    if (oauth_request(c, body, body_len) != 0)
+        return;
     if (c->px->conf->delegation_header[0] != '\0') {
         const struct sworn_http_field *f =
             sworn_http_field_find(c->rq.fields, c->rq.nfields, c->px->conf->delegation_header);
 
         if (f != NULL) {
             const char *jwhy = NULL;
-            int jr = sworn_jwt_read(f->value, f->value_len, c->px->delegation_key, time(NULL),
-                                    &c->del, &jwhy);
+            struct sworn_jwt_verifier ver = {c->px->delegation_key, c->px->delegation_key_id,
+                                             c->px->delegation_jwks};
+            int jr = sworn_jwt_read_with(f->value, f->value_len, &ver, time(NULL), &c->del, &jwhy);
 
             if (jr != 0) {
                 refuse(c, jr > 0 ? 400 : 502,
@@ -1161,7 +1318,7 @@ static void ask(struct pconn *c)
     in.body = body;
     in.body_len = body_len;
     in.has_body = c->has_body;
-    in.token_sha256 = c->tok.nhits > 0 ? c->tok.sha256 : NULL;
+    in.token_sha256 = c->tok.nhits > 0 ? c->tok.sha256 : c->body_tok ? c->body_tok_sha : NULL;
     in.delegation = has_del ? &c->del : NULL;
     in.time_unix_ms = wall_ms();
     if (c->is_mcp) {
@@ -1204,6 +1361,8 @@ static int take_credential(struct pconn *c, const Sworn__V1__Credential *cr)
     c->cred_len = cr->value.len;
     snprintf(c->cred_header, sizeof(c->cred_header), "%s", cr->header_name);
     snprintf(c->cred_query, sizeof(c->cred_query), "%s", cr->query_name);
+    snprintf(c->cred_form, sizeof(c->cred_form), "%s", cr->form_name);
+    snprintf(c->cred_id, sizeof(c->cred_id), "%s", cr->id);
     c->has_cred = 1;
     return sworn_pmask_init(&c->mask, c->cred, c->cred_len);
 }
@@ -1221,8 +1380,9 @@ static int sign_upstream(struct pconn *c, const Sworn__V1__Decision *d)
     if (!c->signing)
         return 0;
     if (sworn_psign_headers(d, c->has_body ? c->build.body_sha : NULL,
-                            c->has_cred && c->cred_query[0] != '\0', c->sig_headers,
-                            sizeof(c->sig_headers), &c->sig_headers_len, &why) != 0) {
+                            c->has_cred && (c->cred_query[0] != '\0' || c->cred_form[0] != '\0'),
+                            c->sig_headers, sizeof(c->sig_headers), &c->sig_headers_len,
+                            &why) != 0) {
         upstream_failed(c, 502, why);
         return -1;
     }
@@ -1418,8 +1578,13 @@ static void send_request(struct pconn *c)
 {
     struct evbuffer *out = bufferevent_get_output(c->u);
     size_t before = evbuffer_get_length(out);
+    const char *why = NULL;
     int rc;
 
+    if (c->has_cred && c->cred_form[0] != '\0' && put_form_credential(c, &why) != 0) {
+        upstream_failed(c, 502, why);
+        return;
+    }
     evbuffer_add(out, c->method, strlen(c->method));
     evbuffer_add(out, " ", 1);
     rc = write_target(c, out);
@@ -1548,8 +1713,215 @@ static void start_upstream(struct pconn *c)
 
 /* --- The response. --- */
 
+/* --- OAuth token endpoints, the response (docs/proxy.md, "OAuth token endpoints"). --- */
+
+static void write_response_head(struct pconn *c, const uint8_t *p);
+static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final);
+static void response_done(struct pconn *c);
+
+/*
+ * A token endpoint's response head: refused (502) when p_oauth.h refuses it (a cookie, a token
+ * named in a field, no length); else its body is held whole (oauth_hold) and the head kept for
+ * later. Returns 0, or -1 when the response was refused.
+ */
+static int oauth_hold_response(struct pconn *c, const uint8_t *p)
+{
+    const char *why = NULL;
+
+    if (c->rs.framing == SWORN_HTTP_NO_BODY) {
+        if (!(c->has_cred && c->rs.status == 200))
+            return 0;
+        upstream_failed(c, 502, "the token endpoint's 200 answer has no body");
+        return -1;
+    }
+    if (sworn_poauth_head_refused(&c->rs, NULL, &why) != 0) {
+        upstream_failed(c, 502, why);
+        return -1;
+    }
+    if (c->oauth_body == NULL)
+        c->oauth_body = evbuffer_new();
+    c->oauth_head = malloc(c->rs.head_len);
+    if (c->oauth_body == NULL || c->oauth_head == NULL) {
+        upstream_failed(c, 502, "out of memory");
+        return -1;
+    }
+    memcpy(c->oauth_head, p, c->rs.head_len);
+    c->oauth_hold = 1;
+    return 0;
+}
+
+/* The agent gets nothing of the answer: the tokens are forgotten, the agent gets 502. */
+static void oauth_fail(struct pconn *c, const char *why)
+{
+    char text[SWORN_FRAME_TEXT_MAX + 1];
+
+    snprintf(text, sizeof(text), "%s", why);
+    oauth_reset(c);
+    upstream_failed(c, 502, text);
+}
+
+/* Send the agent the held response head (Content-Length: len) and body[0..len), then go on. */
+static void oauth_deliver(struct pconn *c, const uint8_t *body, size_t len)
+{
+    c->oauth_cl_set = 1;
+    c->oauth_cl = len;
+    write_response_head(c, c->oauth_head);
+    if (pass_body(c, body, len, 1) != 0) {
+        oauth_reset(c);
+        conn_abort(c);
+        return;
+    }
+    oauth_reset(c);
+    response_done(c);
+}
+
+static void on_exchange(void *arg, const struct sworn_pdecide_result *r);
+
+/* The held body is whole: read the tokens and ask decisiond to exchange them, or check it. */
+static void oauth_finish(struct pconn *c)
+{
+    size_t len = evbuffer_get_length(c->oauth_body);
+    const uint8_t *body = len > 0 ? evbuffer_pullup(c->oauth_body, -1) : (const uint8_t *)"";
+    struct sworn_http_limits lim = {RESPONSE_HEAD_MAX, SWORN_HTTP_FIELDS_MAX};
+    const struct sworn_http_field *ct = NULL;
+    const char *why = NULL;
+    Sworn__V1__TokenExchange ex = SWORN__V1__TOKEN_EXCHANGE__INIT;
+    Sworn__V1__TokenValue tv[2], *tvp[2];
+    uint8_t *bearer = NULL;
+    size_t bearer_len;
+    int r;
+
+    c->oauth_hold = 0;
+    if (c->oauth_over) {
+        oauth_fail(c, "the token endpoint's answer is longer than oauth.response_max");
+        return;
+    }
+    /* c->rs pointed into the upstream's buffer, drained since: read the copy again (it parsed
+     * once, so it parses the same). */
+    if (sworn_http_parse_response(c->oauth_head, c->rs.head_len, &lim,
+                                  strcmp(c->method, "HEAD") == 0, &c->rs, &why) != 0) {
+        oauth_fail(c, "the token endpoint's answer head cannot be read again");
+        return;
+    }
+    if (content_type(c->rs.fields, c->rs.nfields, &ct) != 0) {
+        oauth_fail(c, "the token endpoint's answer has two Content-Type fields");
+        return;
+    }
+    if (!(c->has_cred && c->rs.status == 200)) {
+        r = sworn_poauth_untouched_ok(body, len, &why);
+        if (r != 0) {
+            oauth_fail(c, r > 0 ? why : "out of memory");
+            return;
+        }
+        oauth_deliver(c, body, len);
+        return;
+    }
+    r = sworn_poauth_read(body, len, ct != NULL ? ct->value : NULL, ct != NULL ? ct->value_len : 0,
+                          &c->otok, &why);
+    if (r == 0 && sworn_poauth_head_refused(&c->rs, &c->otok, &why) != 0)
+        r = 1;
+    if (r != 0) {
+        oauth_fail(c, r > 0 ? why : "out of memory");
+        return;
+    }
+    /* The access token is stored as it is to be sent: "Bearer <token>" (RFC 6750 2.1). */
+    bearer_len = 7 + c->otok.access_len;
+    bearer = malloc(bearer_len);
+    if (bearer == NULL) {
+        oauth_fail(c, "out of memory");
+        return;
+    }
+    memcpy(bearer, "Bearer ", 7);
+    memcpy(bearer + 7, c->otok.access, c->otok.access_len);
+    sworn__v1__token_value__init(&tv[0]);
+    tv[0].field = "access_token";
+    tv[0].value.data = bearer;
+    tv[0].value.len = bearer_len;
+    tvp[0] = &tv[0];
+    sworn__v1__token_value__init(&tv[1]);
+    tv[1].field = "refresh_token";
+    tv[1].value.data = c->otok.refresh;
+    tv[1].value.len = c->otok.refresh_len;
+    tvp[1] = &tv[1];
+    sworn_proxy_next_id(c->px, c->oauth_xid);
+    ex.request_id = c->oauth_xid;
+    ex.allow_request_id = c->id;
+    ex.credential_id = c->cred_id;
+    ex.tokens = tvp;
+    ex.n_tokens = c->otok.refresh != NULL ? 2 : 1;
+    /* The upstream is done with (a connection that carried a credential is never reused). */
+    free_upstream(c);
+    c->ph = PH_DECIDE;
+    r = sworn_pdecide_exchange(&c->dec, &ex, on_exchange, c);
+    sworn_memzero(bearer, bearer_len);
+    free(bearer);
+    if (r != 0)
+        oauth_fail(c, "the token exchange could not be sent to decisiond");
+}
+
+static void on_exchange_in(struct pconn *c, void *unused_arg, const struct sworn_pdecide_result *r)
+{
+    const char *why = NULL, *sa = NULL, *sr = NULL;
+    size_t len, out_len = 0;
+    uint8_t *out = NULL;
+    int rc;
+
+    (void)unused_arg;
+    if (r->outcome != SWORN_PDECIDE_ANSWER) {
+        char text[200];
+
+        snprintf(text, sizeof(text), "the token exchange failed: %s", r->why);
+        oauth_fail(c, text);
+        return;
+    }
+    for (size_t i = 0; i < r->exchange->n_tokens; i++) {
+        if (strcmp(r->exchange->tokens[i]->field, "access_token") == 0)
+            sa = r->exchange->tokens[i]->symbolic;
+        else if (strcmp(r->exchange->tokens[i]->field, "refresh_token") == 0)
+            sr = r->exchange->tokens[i]->symbolic;
+    }
+    len = evbuffer_get_length(c->oauth_body);
+    rc = sa == NULL || !sworn_symtok_is((const uint8_t *)sa, strlen(sa)) ||
+                 (sr != NULL && !sworn_symtok_is((const uint8_t *)sr, strlen(sr)))
+             ? 1
+             : sworn_poauth_swap(evbuffer_pullup(c->oauth_body, -1), len, &c->otok, sa, sr, &out,
+                                 &out_len, &why);
+    if (rc != 0) {
+        oauth_fail(c,
+                   rc > 0 && why != NULL ? why : "the minted tokens cannot be put in the answer");
+        return;
+    }
+    {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "request_id", json_object_new_string(c->id));
+        json_object_object_add(o, "exchange_id", json_object_new_string(c->oauth_xid));
+        json_object_object_add(o, "log_index",
+                               json_object_new_int64((int64_t)r->exchange->log_index));
+        sworn_plog(SWORN_PLOG_INFO, "tokens_exchanged", o);
+    }
+    oauth_deliver(c, out, out_len);
+    sworn_memzero(out, out_len);
+    free(out);
+}
+
+static void on_exchange(void *arg, const struct sworn_pdecide_result *r)
+{
+    struct pconn *c = conn_enter(arg);
+
+    on_exchange_in(c, arg, r);
+    conn_leave(c);
+}
+
+static void oauth_finish(struct pconn *c);
+
 static void response_done(struct pconn *c)
 {
+    if (c->oauth_hold) {
+        /* A token endpoint's body is whole: swapped or checked, then sent (oauth_deliver). */
+        oauth_finish(c);
+        return;
+    }
     if (c->flush_timer != NULL)
         evtimer_del(c->flush_timer);
     sworn_pmask_flush(&c->mask, bufferevent_get_output(c->a));
@@ -1595,13 +1967,15 @@ static void write_response_head(struct pconn *c, const uint8_t *p)
             sworn_http_connection_lists(s->fields, s->nfields, f->name, f->name_len))
             continue;
         if (f->name_len == 14 && strncasecmp(f->name, "content-length", 14) == 0 &&
-            s->framing != SWORN_HTTP_LENGTH)
+            (s->framing != SWORN_HTTP_LENGTH || c->oauth_cl_set))
             continue;
         evbuffer_add(out, f->name, f->name_len);
         evbuffer_add(out, ": ", 2);
         evbuffer_add(out, f->value, f->value_len);
         evbuffer_add(out, "\r\n", 2);
     }
+    if (c->oauth_cl_set)
+        evbuffer_add_printf(out, "Content-Length: %zu\r\n", c->oauth_cl);
     if (s->status == 101)
         evbuffer_add_printf(out, "Connection: Upgrade\r\nUpgrade: websocket\r\n");
     else if (c->resp_chunked_out)
@@ -1753,12 +2127,17 @@ static void step_response_head(struct pconn *c)
                 return;
             }
         }
+        if (c->oauth_ep && oauth_hold_response(c, p) != 0)
+            return;
         c->status = (int)c->rs.status;
         sworn_pmetrics_upstream_time(&c->px->metrics, now_s() - c->t_upstream);
         c->close_after = c->rq.connection_close || c->rs.framing == SWORN_HTTP_UNTIL_CLOSE ||
                          (c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 0);
         c->resp_chunked_out = c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 1;
-        write_response_head(c, p);
+        if (c->oauth_hold)
+            c->resp_chunked_out = 0; /* the whole body is sent with its length */
+        else
+            write_response_head(c, p);
         evbuffer_drain(in, c->rs.head_len);
         if (c->rs.status == 101) {
             sworn_pmetrics_websocket(&c->px->metrics);
@@ -1812,6 +2191,16 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
     struct evbuffer *out = bufferevent_get_output(c->a);
     size_t before = evbuffer_get_length(c->tmp);
 
+    if (c->oauth_hold) {
+        /* Held whole for the swap, up to oauth.response_max; the rest is read and dropped. */
+        if (c->oauth_over || n == 0)
+            return 0;
+        if (evbuffer_get_length(c->oauth_body) + n > c->px->conf->oauth.response_max) {
+            c->oauth_over = 1;
+            return 0;
+        }
+        return evbuffer_add(c->oauth_body, p, n);
+    }
     evbuffer_drain(c->tmp, before);
     if (sworn_pmask_feed(&c->mask, p, n, c->tmp) != 0)
         return -1;
@@ -1871,6 +2260,11 @@ static void step_response_body(struct pconn *c)
             long used =
                 sworn_http_chunked_feed(&c->rchunked, p, n, &data, &data_len, &status, &why);
 
+            if (used < 0 && c->oauth_hold) { /* nothing went out yet: 502, no token */
+                c->oauth_hold = 0;
+                oauth_fail(c, "the token endpoint's chunked answer is refused");
+                return;
+            }
             if (used < 0) {
                 /* The head went out: the agent sees the body cut short. */
                 snprintf(c->reason, sizeof(c->reason), "the upstream's chunked body is refused: %s",
@@ -2327,7 +2721,10 @@ static void on_u_event_in(struct pconn *c, struct bufferevent *bev, short what, 
             upstream_failed(c, (what & BEV_EVENT_TIMEOUT) ? 504 : 502,
                             (what & BEV_EVENT_TIMEOUT) ? "the upstream did not answer in time"
                                                        : "the upstream closed without an answer");
-        break;
+        /* The head and a part of the body came with the end: the end is the body's (below). */
+        if (c->freeing || c->ph != PH_RESPONSE_BODY)
+            break;
+        /* fall through */
     case PH_RESPONSE_BODY:
         step_response_body(c);
         if (c->freeing || c->ph != PH_RESPONSE_BODY)
@@ -2337,6 +2734,11 @@ static void on_u_event_in(struct pconn *c, struct bufferevent *bev, short what, 
             free_upstream(c);
             c->close_after = 1;
             response_done(c);
+            break;
+        }
+        if (c->oauth_hold) { /* nothing went out yet: the agent gets a 502, no token */
+            c->oauth_hold = 0;
+            oauth_fail(c, "the token endpoint's answer was cut short");
             break;
         }
         /* Cut short: the agent's copy cannot be completed; close it so it sees that. */

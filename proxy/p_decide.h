@@ -32,11 +32,16 @@ struct event_base;
 struct bufferevent;
 struct event;
 
+#define SWORN_PDECIDE_FIELDS_MAX 8u /* tokens of one exchange (SWORN_FRAME_EXCHANGE_MAX) */
+#define SWORN_PDECIDE_FIELD_LEN 32u /* a token's field name, with its NUL */
+
 enum sworn_pdecide_outcome { SWORN_PDECIDE_ANSWER = 1, SWORN_PDECIDE_FAILED };
 
 struct sworn_pdecide_result {
     enum sworn_pdecide_outcome outcome;
-    const Sworn__V1__Decision *decision; /* ANSWER only */
+    const Sworn__V1__Decision *decision; /* ANSWER to sworn_pdecide_ask only */
+    /* ANSWER to sworn_pdecide_exchange only: its symbolic tokens are wiped after the callback */
+    const Sworn__V1__TokenExchangeResult *exchange;
     enum sworn_pmetrics_failure failure; /* FAILED only */
     const char *why;                     /* FAILED: a static sentence for the agent and the log */
     double seconds;                      /* from the request to its outcome */
@@ -52,6 +57,9 @@ struct sworn_pdecide {
     struct event *timer;
     struct sworn_frame_dec dec;
     int connected, in_flight;
+    int exchanging; /* the request in flight is a TokenExchange: its fields, in order */
+    char fields[SWORN_PDECIDE_FIELDS_MAX][SWORN_PDECIDE_FIELD_LEN];
+    size_t n_fields;
     char request_id[SWORN_FRAME_ID_MAX + 1];
     double started;
     sworn_pdecide_cb cb;
@@ -69,6 +77,16 @@ int sworn_pdecide_init(struct sworn_pdecide *d, struct event_base *base, const c
  */
 int sworn_pdecide_ask(struct sworn_pdecide *d, const Sworn__V1__AuthorizationRequest *req,
                       sworn_pdecide_cb cb, void *arg);
+
+/*
+ * Send a TokenExchange (docs/proxy.md, "OAuth token endpoints"): as sworn_pdecide_ask, but the
+ * answer is a TokenExchangeResult for ex->request_id holding exactly one minted token per token
+ * sent, with the same fields in the same order (else FAILED: out of step); an ErrorFrame (the
+ * exchange refused and recorded by decisiond) is FAILED with SWORN_PMETRICS_ERROR_FRAME. The
+ * packed frame holds the real tokens: it is wiped once written.
+ */
+int sworn_pdecide_exchange(struct sworn_pdecide *d, const Sworn__V1__TokenExchange *ex,
+                           sworn_pdecide_cb cb, void *arg);
 
 /* Is a request in flight? */
 int sworn_pdecide_busy(const struct sworn_pdecide *d);

@@ -18,6 +18,7 @@
 
 #include "err.h"
 #include "fileio.h"
+#include "p_jwks.h"
 #include "utf8.h"
 
 /* A decoded part is at most 3/4 of the token. */
@@ -54,7 +55,7 @@ static int b64url_value(uint8_t c)
  * Decode in[0..n) (unpadded base64url) into out (capacity cap >= n * 3 / 4). OUT: *out_len.
  * Returns 0, or 1 when the text is not canonical unpadded base64url.
  */
-static int b64url_decode(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len)
+int sworn_jwt_b64url_decode(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len)
 {
     uint32_t acc = 0;
     unsigned bits = 0;
@@ -291,6 +292,139 @@ static int take_date(struct json_object *o, const char *name, int *present, doub
     return 0;
 }
 
+/* `aud`: a string or an array of 1..16 strings (RFC 7519 4.1.3). 0 or 1 with *why. */
+static int take_audience(struct json_object *o, struct sworn_jwt_delegation *out, const char **why)
+{
+    static const char bad[] = "the token's aud is not a string or an array of 1..16 strings of "
+                              "1..256 bytes of UTF-8 without control characters";
+    struct json_object *v, *wrap;
+    size_t n;
+    int rc;
+
+    if (!json_object_object_get_ex(o, "aud", &v))
+        return 0;
+    if (json_object_is_type(v, json_type_string)) {
+        rc = take_string(o, "aud", 1, out->audience[0], bad, bad, why);
+        out->naudience = rc == 0 ? 1 : 0;
+        return rc;
+    }
+    if (!json_object_is_type(v, json_type_array))
+        return refuse(why, bad);
+    n = json_object_array_length(v);
+    if (n < 1 || n > SWORN_JWT_AUDIENCE_MAX)
+        return refuse(why, bad);
+    /* Each item through take_string, as the member "aud" of a small object. */
+    wrap = json_object_new_object();
+    if (wrap == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "jwt: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_object_object_add(wrap, "aud", json_object_get(json_object_array_get_idx(v, i)));
+        rc = take_string(wrap, "aud", 1, out->audience[i], bad, bad, why);
+        if (rc != 0) {
+            json_object_put(wrap);
+            return rc;
+        }
+    }
+    json_object_put(wrap);
+    out->naudience = n;
+    return 0;
+}
+
+/* RFC 6749 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
+static int scope_char(uint8_t c)
+{
+    return c == 0x21 || (c >= 0x23 && c <= 0x5b) || (c >= 0x5d && c <= 0x7e);
+}
+
+/* `scope`: scope-tokens separated by one space each. 0 or 1 with *why. */
+static int take_scopes(struct json_object *o, struct sworn_jwt_delegation *out, const char **why)
+{
+    static const char bad[] = "the token's scope is not scope-tokens of 1..256 bytes separated "
+                              "by single spaces, at most 64 of them";
+    struct json_object *v;
+    const char *s;
+    size_t n, start = 0;
+
+    if (!json_object_object_get_ex(o, "scope", &v))
+        return 0;
+    if (!json_object_is_type(v, json_type_string))
+        return refuse(why, bad);
+    s = json_object_get_string(v);
+    n = (size_t)json_object_get_string_len(v);
+    if (n == 0)
+        return refuse(why, bad);
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != ' ') {
+            if (!scope_char((uint8_t)s[i]))
+                return refuse(why, bad);
+            continue;
+        }
+        if (i == start || i - start > SWORN_JWT_STRING_MAX || out->nscopes == SWORN_JWT_SCOPES_MAX)
+            return refuse(why, bad);
+        memcpy(out->scopes[out->nscopes], s + start, i - start);
+        out->scopes[out->nscopes][i - start] = '\0';
+        out->nscopes++;
+        start = i + 1;
+    }
+    return 0;
+}
+
+/*
+ * `may_act` (RFC 8693 4.4): an object naming the party that may act, by sub (required) and iss
+ * (optional). The acting party is the current actor, actors[0]: listed when its subject equals
+ * may_act's sub and, when may_act has an iss, its issuer equals it. No act claim: no acting party
+ * is named, so none is listed (DENIED). 0 or 1 with *why.
+ */
+static int take_may_act(struct json_object *o, struct sworn_jwt_delegation *out, const char **why)
+{
+    struct json_object *m;
+    char sub[SWORN_JWT_STRING_MAX + 1], iss[SWORN_JWT_STRING_MAX + 1];
+    int rc;
+
+    if (!json_object_object_get_ex(o, "may_act", &m)) {
+        out->may_act = SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT;
+        return 0;
+    }
+    if (!json_object_is_type(m, json_type_object))
+        return refuse(why, "the token's may_act claim is not a JSON object");
+    rc = take_string(m, "sub", 1, sub, "the token's may_act claim has no sub string",
+                     "the token's may_act sub is not 1..256 bytes of UTF-8 without control "
+                     "characters",
+                     why);
+    if (rc == 0)
+        rc = take_string(m, "iss", 0, iss, "",
+                         "the token's may_act iss is not a string of at most 256 bytes of UTF-8 "
+                         "without control characters",
+                         why);
+    if (rc != 0)
+        return rc;
+    out->may_act = out->nactors > 0 && strcmp(out->actors[0].subject, sub) == 0 &&
+                           (json_object_object_get_ex(m, "iss", NULL) == 0 ||
+                            strcmp(out->actors[0].issuer, iss) == 0)
+                       ? SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED
+                       : SWORN__V1__MAY_ACT__RESULT__RESULT_DENIED;
+    return 0;
+}
+
+/* `exp` in whole seconds for the record: 0 when absent or not a number from 0 to 2^53 (without
+ * a key a bad exp is not refused: an unverified token's dates prove nothing). */
+static uint64_t exp_seconds(struct json_object *o)
+{
+    struct json_object *v;
+    double d;
+
+    if (!json_object_object_get_ex(o, "exp", &v))
+        return 0;
+    if (json_object_is_type(v, json_type_int)) {
+        int64_t i = json_object_get_int64(v);
+        return i > 0 && i <= (int64_t)9007199254740992LL ? (uint64_t)i : 0;
+    }
+    if (!json_object_is_type(v, json_type_double))
+        return 0;
+    d = json_object_get_double(v);
+    return isfinite(d) && d >= 1.0 && d <= 9007199254740992.0 ? (uint64_t)d : 0;
+}
+
 static int check_dates(struct json_object *payload, time_t now, const char **why)
 {
     int has_exp, has_nbf;
@@ -333,6 +467,8 @@ static enum key_kind key_kind_of(EVP_PKEY *key)
     }
 }
 
+static enum key_kind key_kind_of(EVP_PKEY *key);
+
 static int alg_matches(enum key_kind kind, const char *alg)
 {
     switch (kind) {
@@ -346,6 +482,31 @@ static int alg_matches(enum key_kind kind, const char *alg)
     default:
         return 0;
     }
+}
+
+int sworn_jwt_alg_fits(EVP_PKEY *key, const char *alg)
+{
+    return key != NULL && alg != NULL && alg_matches(key_kind_of(key), alg);
+}
+
+int sworn_jwt_key_id(EVP_PKEY *key, char out[SWORN_JWT_KEY_ID_MAX + 1])
+{
+    unsigned char *der = NULL;
+    uint8_t sha[32];
+    int n = i2d_PUBKEY(key, &der);
+    int ok = n > 0 && EVP_Digest(der, (size_t)n, sha, NULL, EVP_sha256(), NULL) == 1;
+
+    OPENSSL_free(der);
+    ERR_clear_error();
+    if (!ok)
+        return sworn_err_set(SWORN_ERR_CRYPTO, "jwt: cannot hash the verification key");
+    memcpy(out, "spki-sha256:", 12);
+    for (int i = 0; i < 32; i++) {
+        out[12 + 2 * i] = "0123456789abcdef"[sha[i] >> 4];
+        out[13 + 2 * i] = "0123456789abcdef"[sha[i] & 15];
+    }
+    out[76] = '\0';
+    return 0;
 }
 
 /*
@@ -496,8 +657,17 @@ static int split(const uint8_t *t, size_t len, struct parts *parts, const char *
     return 0;
 }
 
-/* Parse the header. OUT: alg copied into alg (capacity 16; longer algs are unknown anyway). */
-static int read_header(const uint8_t *p, size_t n, char alg[16], const char **why)
+/* The header's kid (for a JWKS): present or not, and its bytes. */
+struct header_kid {
+    int has, bad; /* bad: not a string of at most 256 bytes (refused when a JWKS is used) */
+    char text[SWORN_JWT_KEY_ID_MAX + 1];
+    size_t len;
+};
+
+/* Parse the header. OUT: alg copied into alg (capacity 16; longer algs are unknown anyway), and
+ * *kid. */
+static int read_header(const uint8_t *p, size_t n, char alg[16], struct header_kid *kid,
+                       const char **why)
 {
     struct json_object *h = NULL, *v;
     int rc;
@@ -520,6 +690,17 @@ static int read_header(const uint8_t *p, size_t n, char alg[16], const char **wh
             sn = 0;
         memcpy(alg, sn > 0 ? s : "?", sn > 0 ? sn : 1);
         alg[sn > 0 ? sn : 1] = '\0';
+    }
+    if (rc == 0 && json_object_object_get_ex(h, "kid", &v)) {
+        kid->has = 1;
+        if (!json_object_is_type(v, json_type_string) ||
+            (size_t)json_object_get_string_len(v) > SWORN_JWT_KEY_ID_MAX) {
+            kid->bad = 1;
+        } else {
+            kid->len = (size_t)json_object_get_string_len(v);
+            memcpy(kid->text, json_object_get_string(v), kid->len);
+            kid->text[kid->len] = '\0';
+        }
     }
     json_object_put(h);
     return rc;
@@ -546,16 +727,37 @@ static int read_payload(const uint8_t *p, size_t n, EVP_PKEY *key, time_t now,
                          why);
     if (rc == 0)
         rc = take_actors(o, out, why);
+    if (rc == 0)
+        rc = take_string(o, "client_id", 0, out->client_id, "",
+                         "the token's client_id is not a string of at most 256 bytes of UTF-8 "
+                         "without control characters",
+                         why);
+    if (rc == 0)
+        rc = take_string(o, "jti", 0, out->jti, "",
+                         "the token's jti is not a string of at most 256 bytes of UTF-8 without "
+                         "control characters",
+                         why);
+    if (rc == 0)
+        rc = take_audience(o, out, why);
+    if (rc == 0)
+        rc = take_scopes(o, out, why);
+    if (rc == 0)
+        rc = take_may_act(o, out, why);
     if (rc == 0 && key != NULL)
         rc = check_dates(o, now, why);
+    if (rc == 0)
+        out->expires_unix = exp_seconds(o);
     json_object_put(o);
     return rc;
 }
 
 /* The reader after the hash: 0, 1 (why) or -1. */
-static int read_token(const uint8_t *t, size_t len, EVP_PKEY *key, time_t now,
-                      struct sworn_jwt_delegation *out, const char **why)
+static int read_token(const uint8_t *t, size_t len, const struct sworn_jwt_verifier *ver,
+                      time_t now, struct sworn_jwt_delegation *out, const char **why)
 {
+    EVP_PKEY *key = ver->key;
+    struct header_kid kid = {0};
+    const char *key_id = ver->key_id != NULL ? ver->key_id : "";
     struct parts parts;
     uint8_t buf[PART_MAX]; /* the three decoded parts, one after the other */
     const uint8_t *dec[3];
@@ -572,14 +774,28 @@ static int read_token(const uint8_t *t, size_t len, EVP_PKEY *key, time_t now,
         return 1;
     /* Together the parts decode to at most 3/4 of len < PART_MAX bytes. */
     for (int i = 0; i < 3; i++) {
-        if (b64url_decode(parts.p[i], parts.n[i], buf + used, sizeof(buf) - used, &dec_len[i]))
+        if (sworn_jwt_b64url_decode(parts.p[i], parts.n[i], buf + used, sizeof(buf) - used,
+                                    &dec_len[i]))
             return refuse(why, "a part of the token is not unpadded base64url");
         dec[i] = buf + used;
         used += dec_len[i];
     }
-    rc = read_header(dec[0], dec_len[0], alg, why);
+    rc = read_header(dec[0], dec_len[0], alg, &kid, why);
     if (rc != 0)
         return rc;
+    if (ver->jwks != NULL) {
+        const struct sworn_jwk *k;
+
+        if (strcmp(alg, "none") == 0)
+            return refuse(why, "alg none is refused when a verification key is configured");
+        if (kid.bad)
+            return refuse(why, "the token's kid is not a string of at most 256 bytes");
+        k = sworn_jwks_select(ver->jwks, kid.text, kid.len, kid.has, alg, why);
+        if (k == NULL)
+            return 1;
+        key = k->key;
+        key_id = k->kid;
+    }
     if (key != NULL) {
         kind = key_kind_of(key);
         if (kind == KEY_BAD)
@@ -596,18 +812,29 @@ static int read_token(const uint8_t *t, size_t len, EVP_PKEY *key, time_t now,
     rc = read_payload(dec[1], dec_len[1], key, now, out, why);
     if (rc != 0)
         return rc;
-    out->may_act = SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN;
     out->verified = key != NULL;
+    if (out->verified) {
+        snprintf(out->key_id, sizeof(out->key_id), "%s", key_id);
+        snprintf(out->alg, sizeof(out->alg), "%s", alg);
+    }
     return 0;
 }
 
 int sworn_jwt_read(const char *tok, size_t len, EVP_PKEY *key, time_t now,
                    struct sworn_jwt_delegation *out, const char **why)
 {
+    struct sworn_jwt_verifier v = {key, NULL, NULL};
+
+    return sworn_jwt_read_with(tok, len, &v, now, out, why);
+}
+
+int sworn_jwt_read_with(const char *tok, size_t len, const struct sworn_jwt_verifier *ver,
+                        time_t now, struct sworn_jwt_delegation *out, const char **why)
+{
     uint8_t hash[32];
     int rc;
 
-    if (out == NULL || why == NULL || (tok == NULL && len > 0))
+    if (out == NULL || why == NULL || ver == NULL || (tok == NULL && len > 0))
         return sworn_err_set(SWORN_ERR_ARG, "jwt: NULL argument");
     memset(out, 0, sizeof(*out));
     *why = NULL;
@@ -616,7 +843,7 @@ int sworn_jwt_read(const char *tok, size_t len, EVP_PKEY *key, time_t now,
         ERR_clear_error();
         return sworn_err_set(SWORN_ERR_CRYPTO, "jwt: SHA-256 failed");
     }
-    rc = read_token((const uint8_t *)tok, len, key, now, out, why);
+    rc = read_token((const uint8_t *)tok, len, ver, now, out, why);
     if (rc != 0) {
         memset(out, 0, sizeof(*out));
         if (rc == 1)
@@ -654,5 +881,23 @@ void sworn_jwt_to_pb(const struct sworn_jwt_delegation *d, struct sworn_jwt_pb *
     del.may_act = d->may_act == SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN ? NULL : &pb->may_act;
     del.n_token_sha256 = 1;
     del.token_sha256 = &pb->hash;
+    del.client_id = (char *)d->client_id;
+    del.jti = (char *)d->jti;
+    for (size_t i = 0; i < d->naudience && i < SWORN_JWT_AUDIENCE_MAX; i++)
+        pb->audience[i] = (char *)d->audience[i];
+    del.n_audience = d->naudience <= SWORN_JWT_AUDIENCE_MAX ? d->naudience : 0;
+    del.audience = del.n_audience > 0 ? pb->audience : NULL;
+    for (size_t i = 0; i < d->nscopes && i < SWORN_JWT_SCOPES_MAX; i++)
+        pb->scopes[i] = (char *)d->scopes[i];
+    del.n_scopes = d->nscopes <= SWORN_JWT_SCOPES_MAX ? d->nscopes : 0;
+    del.scopes = del.n_scopes > 0 ? pb->scopes : NULL;
+    del.expires_unix = d->expires_unix;
+    sworn__v1__delegation_verification__init(&pb->verification);
+    pb->verification.result = d->verified
+                                  ? SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED
+                                  : SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_NOT_VERIFIED;
+    pb->verification.key_id = d->verified ? (char *)d->key_id : (char *)"";
+    pb->verification.alg = d->verified ? (char *)d->alg : (char *)"";
+    del.verification = &pb->verification;
     pb->del = del;
 }

@@ -10,11 +10,14 @@
  *
  * Header: a JSON object with "alg" a string. "crit" is refused (no JWS extension is understood;
  * RFC 7515 section 4.1.11 says a reader that does not understand one must refuse, and "b64"
- * would change what is signed). Other header parameters ("typ", "kid", "jku", "jwk", "x5u", ...)
- * are ignored: the key is the configured one, never one the token names.
+ * would change what is signed). "kid" selects a key of a configured JWKS (and only there; a kid
+ * that is not a string of at most 256 bytes is refused then). Other header parameters ("typ",
+ * "jku", "jwk", "x5u", ...) are ignored: the key is a configured one, never one the token
+ * names or points to.
  *
- * Signature (only when a key is given; without one nothing is verified and the token is only
- * recorded as seen, verified = 0):
+ * Signature (only when a key or a JWKS is given, sworn_jwt_read_with; without one nothing is
+ * verified and the token is only recorded as seen, verified = 0; with a JWKS the header's kid
+ * picks the key, p_jwks.h):
  *   key                         alg accepted     signature bytes
  *   EC P-256                    "ES256"          64: r || s, 32 bytes each (RFC 7518 3.4)
  *   RSA, 2048..16384 bits       "RS256"          the modulus size (RSASSA-PKCS1-v1_5, SHA-256)
@@ -38,7 +41,12 @@
  *   iss      string, optional, 0..256 bytes                  -> issuer ("" when absent)
  *   act      object, optional: its own sub (required), iss (optional) and act, at most 32
  *            levels in all                                   -> actors[], outermost first
- *   may_act  not evaluated: may_act is always MAY_ACT RESULT_UNKNOWN (absent on the wire)
+ *   may_act  optional object {sub (required), iss}: ALLOWED when it names actors[0] (sub equal,
+ *            iss equal when given), DENIED otherwise or without act, NOT_PRESENT when absent
+ *   client_id, jti  optional strings, 0..256 bytes          -> client_id, jti
+ *   aud      optional: a string or 1..16 strings of 1..256  -> audience[]
+ *   scope    optional: RFC 6749 scope-tokens separated by single spaces, 1..64 -> scopes[]
+ *   exp      recorded as whole seconds when a number 1..2^53 (else 0)      -> expires_unix
  *   exp,nbf  only when a key is given: JSON numbers (seconds since the epoch) or refused;
  *            refused when now >= exp + 60 or now < nbf - 60 (60 s leeway for clock skew);
  *            without a key they are ignored (an unverified token's dates prove nothing)
@@ -78,6 +86,11 @@
 #define SWORN_JWT_LEEWAY_SECONDS 60   /* exp and nbf, when a key is given */
 #define SWORN_JWT_RSA_MIN_BITS 2048u  /* smallest RSA key accepted */
 #define SWORN_JWT_RSA_MAX_BITS 16384u /* largest RSA key accepted (bounds verification cost) */
+#define SWORN_JWT_AUDIENCE_MAX 16u    /* aud strings (wire: Delegation.audience) */
+#define SWORN_JWT_SCOPES_MAX 64u      /* scope-tokens (wire: Delegation.scopes) */
+#define SWORN_JWT_KEY_ID_MAX 256u     /* a kid, or "spki-sha256:" + 64 hex digits */
+
+struct sworn_jwks; /* p_jwks.h */
 
 struct sworn_jwt_actor {
     char subject[SWORN_JWT_STRING_MAX + 1]; /* the actor's sub, NUL-terminated, non-empty */
@@ -90,9 +103,26 @@ struct sworn_jwt_delegation {
     struct sworn_jwt_actor actors[SWORN_JWT_ACTORS_MAX]; /* the nested `act` claims, outermost
                                                           * (current actor) first, RFC 8693 4.1 */
     size_t nactors;
-    int may_act;              /* enum Sworn__V1__MayAct__Result: always RESULT_UNKNOWN here */
+    int may_act;              /* enum Sworn__V1__MayAct__Result: NOT_PRESENT, ALLOWED, DENIED */
     uint8_t token_sha256[32]; /* SHA-256 of the token text exactly as presented */
     int verified;             /* 1 when a key was given and the signature verified */
+    char key_id[SWORN_JWT_KEY_ID_MAX + 1];    /* verified: the key's id */
+    char alg[16];                             /* verified: the token's alg */
+    char client_id[SWORN_JWT_STRING_MAX + 1]; /* "" when absent */
+    char jti[SWORN_JWT_STRING_MAX + 1];       /* "" when absent */
+    char audience[SWORN_JWT_AUDIENCE_MAX][SWORN_JWT_STRING_MAX + 1];
+    size_t naudience;
+    char scopes[SWORN_JWT_SCOPES_MAX][SWORN_JWT_STRING_MAX + 1];
+    size_t nscopes;
+    uint64_t expires_unix; /* exp, whole seconds; 0 when absent (or, unverified, not a number) */
+};
+
+/* What verifies a token: nothing (all NULL), one key (key, and key_id for the record, e.g.
+ * sworn_jwt_key_id's), or a JWKS (jwks; the JWK's kid is the key id). */
+struct sworn_jwt_verifier {
+    EVP_PKEY *key;
+    const char *key_id;
+    const struct sworn_jwks *jwks;
 };
 
 /*
@@ -105,6 +135,22 @@ struct sworn_jwt_delegation {
  */
 int sworn_jwt_read(const char *tok, size_t len, EVP_PKEY *key, time_t now,
                    struct sworn_jwt_delegation *out, const char **why);
+
+/* sworn_jwt_read with a verifier: v->jwks set, the key is the JWK the token's kid names
+ * (p_jwks.h: sworn_jwks_select's refusals), else v->key as sworn_jwt_read's key. */
+int sworn_jwt_read_with(const char *tok, size_t len, const struct sworn_jwt_verifier *v, time_t now,
+                        struct sworn_jwt_delegation *out, const char **why);
+
+/* Decode unpadded base64url in[0..n) canonically (the token's rule) into out (cap bytes). OUT:
+ * *out_len. Returns 0, or 1 when it is not. */
+int sworn_jwt_b64url_decode(const uint8_t *in, size_t n, uint8_t *out, size_t cap, size_t *out_len);
+
+/* Does alg fit key's type (ES256: EC P-256; RS256: RSA 2048..16384; EdDSA, Ed25519)? 1 or 0. */
+int sworn_jwt_alg_fits(EVP_PKEY *key, const char *alg);
+
+/* The record's id of a configured key: "spki-sha256:" and the lower-case hex SHA-256 of its DER
+ * SubjectPublicKeyInfo, into out. Returns 0, or -1 (sworn_err). */
+int sworn_jwt_key_id(EVP_PKEY *key, char out[SWORN_JWT_KEY_ID_MAX + 1]);
 
 /*
  * Load the PEM public key file at path (delegation.verify_key; "-----BEGIN PUBLIC KEY-----",
@@ -127,6 +173,9 @@ struct sworn_jwt_pb {
     Sworn__V1__Actor *actor_ptr[SWORN_JWT_ACTORS_MAX];
     ProtobufCBinaryData hash;
     Sworn__V1__MayAct may_act;
+    char *audience[SWORN_JWT_AUDIENCE_MAX];
+    char *scopes[SWORN_JWT_SCOPES_MAX];
+    Sworn__V1__DelegationVerification verification;
 };
 
 /* Fill pb from d (an accepted delegation: nactors <= SWORN_JWT_ACTORS_MAX). Cannot fail. */

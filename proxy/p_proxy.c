@@ -17,6 +17,7 @@
 #include "err.h"
 #include "p_ca.h"
 #include "p_jlog.h"
+#include "p_jwks.h"
 #include "p_jwt.h"
 #include "p_mserve.h"
 #include "p_uptls.h"
@@ -110,7 +111,13 @@ int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
     }
     if (conf->delegation_verify_key[0] != '\0') {
         px->delegation_key = sworn_jwt_load_key(conf->delegation_verify_key);
-        if (px->delegation_key == NULL)
+        if (px->delegation_key == NULL ||
+            sworn_jwt_key_id(px->delegation_key, px->delegation_key_id) != 0)
+            goto fail;
+    }
+    if (conf->delegation_jwks[0] != '\0') {
+        px->delegation_jwks = sworn_jwks_load(conf->delegation_jwks);
+        if (px->delegation_jwks == NULL)
             goto fail;
     }
     /* The orderly stop is set up before the port files say the proxy is there: a SIGTERM that
@@ -157,6 +164,7 @@ void sworn_proxy_close(struct sworn_proxy *px)
         SSL_CTX_free(px->upstream_tls);
     sworn_proxy_ca_free(px->ca);
     EVP_PKEY_free(px->delegation_key);
+    sworn_jwks_free(px->delegation_jwks);
     if (px->base != NULL)
         event_base_free(px->base);
     memset(px, 0, sizeof(*px));

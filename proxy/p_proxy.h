@@ -25,6 +25,8 @@
 #include <openssl/ssl.h>
 
 #include "p_config.h"
+#include "p_jwks.h"
+#include "p_jwt.h"
 #include "p_metrics.h"
 
 struct evdns_base;
@@ -47,6 +49,8 @@ struct sworn_proxy {
     SSL_CTX *upstream_tls;
     struct evdns_base *dns;
     EVP_PKEY *delegation_key; /* NULL: delegation tokens are read, not verified */
+    char delegation_key_id[SWORN_JWT_KEY_ID_MAX + 1]; /* its id in the record (sworn_jwt_key_id) */
+    struct sworn_jwks *delegation_jwks;               /* delegation.jwks, or NULL (p_jwks.h) */
     struct sworn_pmetrics metrics;
     struct sworn_plistener listeners[SWORN_PCONF_LISTENERS_MAX];
     size_t nlisteners;

@@ -83,7 +83,7 @@ int sworn_psign_field_dropped(const char *name, size_t len, int signing)
 }
 
 int sworn_psign_headers(const Sworn__V1__Decision *d, const uint8_t *body_sha256,
-                        int query_credential, char *out, size_t cap, size_t *len, const char **why)
+                        int changes_signed, char *out, size_t cap, size_t *len, const char **why)
 {
     const Sworn__V1__Receipt *r = d->receipt;
     char sig[96], digest[64], entry[64];
@@ -94,8 +94,9 @@ int sworn_psign_headers(const Sworn__V1__Decision *d, const uint8_t *body_sha256
         *why = "this destination is signed and the decision carries no RFC 9421 signature";
         return 1;
     }
-    if (query_credential) {
-        *why = "this destination is signed and a credential in the query is not in the signature";
+    if (changes_signed) {
+        *why = "this destination is signed and a credential in the query or the form body is not "
+               "in the signature";
         return 1;
     }
     sworn_httpsig_base64(r->signature.data, 64, sig);

@@ -63,11 +63,12 @@ int sworn_psign_field_dropped(const char *name, size_t len, int signing);
 
 /*
  * The header lines (each ending CRLF) for the allow d of a request whose body's SHA-256 is
- * body_sha256 (NULL: no body), into out (capacity cap, NUL-terminated). query_credential: the
- * allow's credential goes into the query. OUT: *len. Returns 0, or 1 with *why (a static
- * sentence: the request must not go upstream).
+ * body_sha256 (NULL: no body), into out (capacity cap, NUL-terminated). changes_signed: the
+ * allow's credential goes into the query or the form body (p_form.h), which the signature covers
+ * as decided, without the secret: such a request is not sent. OUT: *len. Returns 0, or 1 with *why
+ * (a static sentence: the request must not go upstream).
  */
 int sworn_psign_headers(const Sworn__V1__Decision *d, const uint8_t *body_sha256,
-                        int query_credential, char *out, size_t cap, size_t *len, const char **why);
+                        int changes_signed, char *out, size_t cap, size_t *len, const char **why);
 
 #endif

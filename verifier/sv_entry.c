@@ -288,6 +288,14 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
                 BAD("bad-field", "decision: delegation token hash %zu is not 32 bytes", i);
         if (g->may_act != NULL && ((int)g->may_act->result < 0 || g->may_act->result > 3))
             BAD("bad-field", "decision: unknown may_act result");
+        /* Issue 16: whether the proxy verified the token (absent in older records). */
+        if (g->verification != NULL &&
+            (g->verification->result < 1 || g->verification->result > 2 ||
+             (g->verification->result == 2) != (g->verification->alg[0] != '\0')))
+            BAD("bad-field", "decision: delegation verification is neither verified (with its "
+                             "alg) nor not verified");
+        if (g->n_audience > 16 || g->n_scopes > 64)
+            BAD("bad-field", "decision: delegation audience or scopes over their bounds");
     }
     return 0;
 }

@@ -340,6 +340,34 @@ static int check_delegation(const Sworn__V1__Delegation *g)
                          g->may_act->result <= SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT,
                      SWORN_ERR_FORMAT, "delegation.may_act.result %d is unknown",
                      (int)g->may_act->result);
+    SWORN_GUARD(check_str(g->client_id, 256, 0, "delegation.client_id"));
+    SWORN_GUARD(check_count(g->n_audience, 16, "delegation.audience"));
+    for (size_t k = 0; k < g->n_audience; k++)
+        SWORN_GUARD(check_str(g->audience[k], 256, 1, "delegation.audience[]"));
+    SWORN_GUARD(check_count(g->n_scopes, 64, "delegation.scopes"));
+    for (size_t k = 0; k < g->n_scopes; k++) {
+        SWORN_GUARD(check_str(g->scopes[k], 256, 1, "delegation.scopes[]"));
+        for (const char *c = g->scopes[k]; *c != '\0'; c++)
+            SWORN_ENSURE(*c >= 0x21 && *c <= 0x7e && *c != '"' && *c != '\\', SWORN_ERR_FORMAT,
+                         "delegation.scopes[] is not an RFC 6749 scope-token");
+    }
+    SWORN_GUARD(check_str(g->jti, 256, 0, "delegation.jti"));
+    if (g->verification != NULL) {
+        const Sworn__V1__DelegationVerification *v = g->verification;
+
+        SWORN_ENSURE(v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_NOT_VERIFIED ||
+                         v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED,
+                     SWORN_ERR_FORMAT, "delegation.verification.result %d is not 1 or 2",
+                     (int)v->result);
+        SWORN_GUARD(check_str(v->key_id, 256, 0, "delegation.verification.key_id"));
+        SWORN_GUARD(check_str(v->alg, 16, 0, "delegation.verification.alg"));
+        SWORN_ENSURE((v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED) ==
+                         (v->alg[0] != '\0'),
+                     SWORN_ERR_FORMAT, "delegation.verification.alg is set exactly when verified");
+        SWORN_ENSURE(v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED ||
+                         v->key_id[0] == '\0',
+                     SWORN_ERR_FORMAT, "delegation.verification.key_id without a verification");
+    }
     SWORN_GUARD(check_count(g->n_token_sha256, SWORN_FRAME_TOKENS_MAX, "delegation.token_sha256"));
     for (i = 0; i < g->n_token_sha256; i++)
         SWORN_GUARD(check_hash(g->token_sha256[i], 1, "delegation.token_sha256[]"));
@@ -490,9 +518,16 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m)
         SWORN_GUARD(check_str(m->credential->id, SWORN_FRAME_ID_MAX, 1, "credential.id"));
         SWORN_GUARD(check_str(m->credential->header_name, 256, 0, "credential.header_name"));
         SWORN_GUARD(check_str(m->credential->query_name, 256, 0, "credential.query_name"));
-        SWORN_ENSURE((m->credential->header_name[0] != '\0') !=
-                         (m->credential->query_name[0] != '\0'),
-                     SWORN_ERR_FORMAT, "credential needs exactly one of header_name, query_name");
+        SWORN_GUARD(check_str(m->credential->form_name, 256, 0, "credential.form_name"));
+        SWORN_ENSURE(
+            (m->credential->header_name[0] != '\0') + (m->credential->query_name[0] != '\0') +
+                    (m->credential->form_name[0] != '\0') ==
+                1,
+            SWORN_ERR_FORMAT, "credential needs exactly one of header_name, query_name, form_name");
+        for (const char *f = m->credential->form_name; *f != '\0'; f++)
+            SWORN_ENSURE((*f >= 'A' && *f <= 'Z') || (*f >= 'a' && *f <= 'z') ||
+                             (*f >= '0' && *f <= '9') || strchr("._~-", *f) != NULL,
+                         SWORN_ERR_FORMAT, "credential.form_name is not A-Z a-z 0-9 . _ ~ - only");
         SWORN_ENSURE(m->credential->value.len >= 1 &&
                          m->credential->value.len <= SWORN_FRAME_CRED_MAX,
                      SWORN_ERR_RANGE, "credential.value is %zu bytes, not 1..%u",

@@ -299,10 +299,71 @@ fail:
 
 static const char *const may_names[] = {"unknown", "allowed", "denied", "not_present"};
 
+/* A list of strings (at most max) into *out, *n. */
+static int get_strs(struct arena *a, json_object *o, const char *key, size_t max, char ***out,
+                    size_t *n)
+{
+    json_object *arr;
+    size_t len;
+
+    SWORN_GUARD(get_array(o, key, max, &arr, &len));
+    if (len > 0 && (*out = alloc(a, len * sizeof(**out))) == NULL)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        json_object *it = json_object_array_get_idx(arr, i);
+
+        if (!json_object_is_type(it, json_type_string) ||
+            (size_t)json_object_get_string_len(it) != strlen(json_object_get_string(it)))
+            return bad("%s[] must be strings without NUL", key);
+        (*out)[i] = (char *)json_object_get_string(it);
+        *n = i + 1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+static const char *const verification_names[] = {"", "not_verified", "verified"};
+
+/* Issue 16's members of a delegation: client_id, audience, scopes, jti, expires_unix and
+ * verification {"result": "verified"|"not_verified", "key_id", "alg"}. */
+static int parse_delegation_claims(struct arena *a, json_object *o, Sworn__V1__Delegation *m)
+{
+    static const char *const vkeys[] = {"result", "key_id", "alg", NULL};
+    json_object *v;
+
+    SWORN_GUARD(get_str(o, "client_id", &m->client_id));
+    SWORN_GUARD(get_str(o, "jti", &m->jti));
+    SWORN_GUARD(get_strs(a, o, "audience", 16, &m->audience, &m->n_audience));
+    SWORN_GUARD(get_strs(a, o, "scopes", 64, &m->scopes, &m->n_scopes));
+    SWORN_GUARD(get_uint(o, "expires_unix", UINT64_MAX, &m->expires_unix));
+    if ((v = get(o, "verification")) != NULL) {
+        char *r;
+        size_t i;
+
+        if ((m->verification = alloc(a, sizeof(*m->verification))) == NULL)
+            return -1;
+        sworn__v1__delegation_verification__init(m->verification);
+        SWORN_GUARD(only_keys(v, "verification", vkeys));
+        SWORN_GUARD(get_str(v, "result", &r));
+        for (i = 1; i < 3 && strcmp(r, verification_names[i]) != 0; i++)
+            ;
+        if (i == 3)
+            return bad("verification.result must be not_verified or verified");
+        m->verification->result = (Sworn__V1__DelegationVerification__Result)i;
+        SWORN_GUARD(get_str(v, "key_id", &m->verification->key_id));
+        SWORN_GUARD(get_str(v, "alg", &m->verification->alg));
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 static int parse_delegation(struct arena *a, json_object *o, Sworn__V1__Delegation **out)
 {
-    static const char *const keys[] = {"subject", "issuer",       "actors",
-                                       "may_act", "token_sha256", NULL};
+    static const char *const keys[] = {"subject",      "issuer",       "actors",       "may_act",
+                                       "token_sha256", "client_id",    "audience",     "scopes",
+                                       "jti",          "expires_unix", "verification", NULL};
     static const char *const akeys[] = {"subject", "issuer", NULL};
     Sworn__V1__Delegation *m = alloc(a, sizeof(*m));
     json_object *arr, *v;
@@ -355,6 +416,7 @@ static int parse_delegation(struct arena *a, json_object *o, Sworn__V1__Delegati
             return bad("token_sha256[%zu] is empty", i);
         m->n_token_sha256 = i + 1;
     }
+    SWORN_GUARD(parse_delegation_claims(a, o, m));
     *out = m;
     return 0;
 fail:
@@ -640,6 +702,24 @@ static int print_delegation(json_object *o, const Sworn__V1__Delegation *g)
     SWORN_GUARD(add(o, "token_sha256", arr = json_object_new_array()));
     for (i = 0; i < g->n_token_sha256; i++)
         SWORN_GUARD(append(arr, hex_obj(g->token_sha256[i])));
+    SWORN_GUARD(add_str(o, "client_id", g->client_id));
+    SWORN_GUARD(add(o, "audience", arr = json_object_new_array()));
+    for (i = 0; i < g->n_audience; i++)
+        SWORN_GUARD(append(arr, json_object_new_string(g->audience[i])));
+    SWORN_GUARD(add(o, "scopes", arr = json_object_new_array()));
+    for (i = 0; i < g->n_scopes; i++)
+        SWORN_GUARD(append(arr, json_object_new_string(g->scopes[i])));
+    SWORN_GUARD(add_str(o, "jti", g->jti));
+    SWORN_GUARD(add(o, "expires_unix", json_object_new_uint64(g->expires_unix)));
+    if (g->verification != NULL) {
+        json_object *vo = json_object_new_object();
+        unsigned r = (unsigned)g->verification->result;
+
+        SWORN_GUARD(add(o, "verification", vo));
+        SWORN_GUARD(add_str(vo, "result", r >= 1 && r <= 2 ? verification_names[r] : ""));
+        SWORN_GUARD(add_str(vo, "key_id", g->verification->key_id));
+        SWORN_GUARD(add_str(vo, "alg", g->verification->alg));
+    }
     return 0;
 fail:
     return -1;

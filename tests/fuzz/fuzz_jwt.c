@@ -10,7 +10,7 @@
  *     zero but the hash; on 0 no reason;
  *   - the hash is the SHA-256 of the input, in both answers;
  *   - an accepted delegation is what the wire accepts: sub 1..256 bytes, issuers at most 256,
- *     each UTF-8 without unsafe characters, at most 32 actors, may_act unknown, not verified
+ *     each UTF-8 without unsafe characters, at most 32 actors, may_act evaluated, not verified
  *     without a key; sworn_jwt_to_pb inside an AuthorizationRequest passes
  *     sworn_frame_check_request, packs, and decodes again (decisiond's decoder) to the same
  *     strings;
@@ -76,7 +76,16 @@ static void check_accepted(const struct sworn_jwt_delegation *d)
         check_string(d->actors[i].subject, 1);
         check_string(d->actors[i].issuer, 0);
     }
-    CHECK(d->may_act == SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN);
+    CHECK(d->may_act == SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT ||
+          d->may_act == SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED ||
+          d->may_act == SWORN__V1__MAY_ACT__RESULT__RESULT_DENIED);
+    CHECK(d->naudience <= SWORN_JWT_AUDIENCE_MAX && d->nscopes <= SWORN_JWT_SCOPES_MAX);
+    for (size_t i = 0; i < d->naudience; i++)
+        check_string(d->audience[i], 1);
+    for (size_t i = 0; i < d->nscopes; i++)
+        check_string(d->scopes[i], 1);
+    check_string(d->client_id, 0);
+    check_string(d->jti, 0);
 
     sworn_jwt_to_pb(d, &pb);
     principal.id = "agent";

@@ -1786,6 +1786,58 @@ static void test_delegation(void **state)
            T0, DENY, "");
     expect(p, NULL, http("a", "https", "x", 443, "/", "GET", ""), T0, DENY, "");
     sworn_policy_free(p);
+
+    /* Issue 16: verified and require_scopes. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: v\n"
+                        "    effect: allow\n"
+                        "    delegation: {verified: true, require_scopes: [\"repo:read\"]}\n"
+                        "  - id: unverified-only\n"
+                        "    effect: allow\n"
+                        "    principals: [u]\n"
+                        "    delegation: {verified: false}\n");
+#define V(who, extra, eff, rule)                                                                   \
+    expect(                                                                                        \
+        p, NULL,                                                                                   \
+        http(who, "https", "x", 443, "/", "GET", ",\"delegation\":{\"subject\":\"u\"" extra "}"),  \
+        T0, eff, rule)
+    V("a",
+      ",\"scopes\":[\"a\",\"repo:read\"],\"verification\":{\"result\":\"verified\","
+      "\"key_id\":\"k\",\"alg\":\"ES256\"}",
+      ALLOW, "v");
+    /* Not verified, or no verification recorded (an older proxy): not verified. */
+    V("a", ",\"scopes\":[\"repo:read\"],\"verification\":{\"result\":\"not_verified\"}", DENY, "");
+    V("a", ",\"scopes\":[\"repo:read\"]", DENY, "");
+    /* A scope is matched whole: "repo:read:all" and "repo" are other scopes. */
+    V("a",
+      ",\"scopes\":[\"repo:read:all\",\"repo\"],\"verification\":{\"result\":\"verified\","
+      "\"key_id\":\"k\",\"alg\":\"ES256\"}",
+      DENY, "");
+    V("u", ",\"verification\":{\"result\":\"not_verified\"}", ALLOW, "unverified-only");
+    V("u", "", ALLOW, "unverified-only");
+#undef V
+    /* verified without a delegation: no match. */
+    expect(p, NULL, http("u", "https", "x", 443, "/", "GET", ""), T0, DENY, "");
+    sworn_policy_free(p);
+
+    /* client_ids and audiences: exact strings. */
+    p = sworn_pfix_load("rules:\n"
+                        "  - id: c\n"
+                        "    effect: allow\n"
+                        "    delegation: {client_ids: [agent-client], audiences: "
+                        "[\"https://api.example\"]}\n");
+#define C(extra, eff, rule)                                                                        \
+    expect(                                                                                        \
+        p, NULL,                                                                                   \
+        http("a", "https", "x", 443, "/", "GET", ",\"delegation\":{\"subject\":\"u\"" extra "}"),  \
+        T0, eff, rule)
+    C(",\"client_id\":\"agent-client\",\"audience\":[\"x\",\"https://api.example\"]", ALLOW, "c");
+    C(",\"client_id\":\"Agent-client\",\"audience\":[\"https://api.example\"]", DENY, "");
+    C(",\"client_id\":\"agent-client\",\"audience\":[\"https://api.example/\"]", DENY, "");
+    C(",\"client_id\":\"agent-client\"", DENY, "");
+    C("", DENY, "");
+#undef C
+    sworn_policy_free(p);
 }
 
 /* A delegation of one actor (subject, issuer), as the extra text of http(). */
@@ -2221,6 +2273,12 @@ static void test_load_refusals(void **state)
          "4:29: 33 is outside [0, 32]"},
         {"rules:\n  - id: a\n    effect: allow\n    delegation: {may_act: maybe}\n",
          "4:27: may_act must be one of"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {client_ids: [\"\"]}\n",
+         "4:31: client_ids: each item is 1..256 bytes"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {verified: yes}\n",
+         "4:28: expected true or false"},
+        {"rules:\n  - id: a\n    effect: allow\n    delegation: {require_scopes: [\"a b\"]}\n",
+         "4:35: require_scopes: each item is an RFC 6749 scope-token"},
         {"rules:\n  - id: a\n    effect: allow\n    delegation: {forbid_actors: []}\n",
          "4:33: forbid_actors is an empty list"},
         {"rules:\n  - id: a\n    effect: allow\n    reason: \"\"\n", "4:13: a reason is 1..1024"},
@@ -2393,7 +2451,10 @@ static void test_reqjson(void **state)
         "\"aa0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"},\"delegation\":{"
         "\"subject\":\"user\",\"issuer\":\"idp\",\"actors\":[{\"subject\":\"svc-a\",\"issuer\":"
         "\"\"}],\"may_act\":\"allowed\",\"token_sha256\":["
-        "\"bb0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"]},\"time_unix_ms\":"
+        "\"bb0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\"],\"client_id\":"
+        "\"agent-client\",\"audience\":[\"https://api.example\"],\"scopes\":[\"repo:read\","
+        "\"issues:write\"],\"jti\":\"j-1\",\"expires_unix\":1772409600,\"verification\":{"
+        "\"result\":\"verified\",\"key_id\":\"ec-1\",\"alg\":\"ES256\"}},\"time_unix_ms\":"
         "18446744073709551615}";
     static const char *const bad[] = {
         "",

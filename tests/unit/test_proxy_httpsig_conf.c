@@ -100,6 +100,22 @@ static void test_config(void **state)
     for (int i = 0; i < 33; i++)
         at += (size_t)snprintf(big + at, sizeof(big) - at, "  - https://a%d.example/\n", i);
     refused(big, "5:3: ", "1 to 32 destination URLs");
+    /* A token endpoint is never signed (its body is rewritten after the decision): the same
+     * URL, a signing prefix above it, and a token endpoint above a signing destination. */
+    c = load(MIN "signing: [\"https://api.example/v1/\"]\n"
+                 "oauth: {token_endpoints: [\"https://api.example/v2/token\", "
+                 "\"https://idp.example/token\"]}\n",
+             0);
+    free(c);
+    refused(MIN "signing: [\"https://idp.example/token\"]\n"
+                "oauth: {token_endpoints: [\"https://IDP.example:443/token\"]}\n",
+            "4:10: ", "is also an OAuth token endpoint");
+    refused(MIN "signing: [\"https://idp.example/\"]\n"
+                "oauth: {token_endpoints: [\"https://idp.example/oauth/token\"]}\n",
+            "4:10: ", "its body is rewritten after the decision");
+    refused(MIN "signing: [\"https://idp.example/oauth/token/x\"]\n"
+                "oauth: {token_endpoints: [\"https://idp.example/oauth\"]}\n",
+            "4:10: ", "cannot be signed");
 }
 
 static void test_fields_dropped(void **state)
@@ -161,8 +177,8 @@ static void test_headers(void **state)
     r.signature_params = (char *)params;
     /* a credential in the query is not in the signed query */
     assert_int_equal(sworn_psign_headers(&d, body, 1, out, sizeof(out), &len, &why), 1);
-    assert_string_equal(why, "this destination is signed and a credential in the query is not in "
-                             "the signature");
+    assert_string_equal(why, "this destination is signed and a credential in the query or the form "
+                             "body is not in the signature");
     assert_int_equal(sworn_psign_headers(&d, body, 0, out, sizeof(out), &len, &why), 0);
     snprintf(
         want, sizeof(want),

@@ -215,7 +215,8 @@ static void expect_read(const char *tok, EVP_PKEY *key, struct sworn_jwt_delegat
         fail_msg("expected the token read, got %d: %s / %s", rc, why ? why : "-", sworn_err_msg());
     assert_null(why);
     assert_int_equal(d->verified, key != NULL);
-    assert_int_equal(d->may_act, SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN);
+    /* Evaluated since issue 16: never unknown. */
+    assert_int_not_equal(d->may_act, SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN);
 }
 
 /* The token's SHA-256 as `openssl dgst -sha256 -r` prints it, against d->token_sha256. */
@@ -630,7 +631,10 @@ static void test_claim_shapes(void **state)
         if (cases[i].why == NULL) {
             struct sworn_jwt_delegation d;
             expect_read(tok, NULL, &d);
-            assert_int_equal(d.may_act, SWORN__V1__MAY_ACT__RESULT__RESULT_UNKNOWN);
+            /* No act claim: no acting party is named, so may_act lists none. */
+            assert_int_equal(d.may_act, strstr(cases[i].payload, "may_act") != NULL
+                                            ? SWORN__V1__MAY_ACT__RESULT__RESULT_DENIED
+                                            : SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT);
         } else {
             const char *why = expect_refused(tok, NULL);
             if (strcmp(why, cases[i].why) != 0)
@@ -968,7 +972,12 @@ static void test_to_pb_passes_frame_checks(void **state)
     sworn_jwt_to_pb(&d, &pb);
     assert_ptr_equal(pb.del.subject, d.subject);
     assert_int_equal(pb.del.n_actors, 32);
-    assert_null(pb.del.may_act);
+    assert_non_null(pb.del.may_act); /* evaluated: the token has none */
+    assert_int_equal(pb.del.may_act->result, SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT);
+    assert_non_null(pb.del.verification);
+    assert_int_equal(pb.del.verification->result,
+                     SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED);
+    assert_string_equal(pb.del.verification->alg, "EdDSA");
     assert_int_equal(pb.del.n_token_sha256, 1);
     assert_memory_equal(pb.del.token_sha256[0].data, d.token_sha256, 32);
 

@@ -391,7 +391,53 @@ static void test_refusals(void **state)
             sworn_vault_free(v);
         }
     }
-    load_fails_cred(f, ID SYM VAL PR DST, "exactly one of \"header\" and \"query\"");
+    load_fails_cred(f, ID SYM VAL PR DST, "exactly one of \"header\", \"query\" and \"form\"");
+    load_fails_cred(f, ID SYM VAL HDR "\"form\": \"client_secret\", " PR DST, "exactly one of");
+    load_fails_cred(f, ID SYM VAL "\"form\": \"a&b\", " PR DST, "form must be");
+    load_fails_cred(f, ID SYM VAL "\"form\": \"\", " PR DST, "form must be");
+    {
+        /* A form credential: released with its parameter's name, kept by a mint's rewrite. */
+        static const char text[] = "{\"version\": 1, \"credentials\": [{" ID SYM VAL
+                                   "\"form\": \"client_secret\", " PR DST "}]}";
+        struct sworn_vault *v = load_ok(f, text);
+        struct sworn_vault_release out;
+        struct sworn_pfix_req q;
+        struct sworn_vault_mint m;
+        struct sworn_vault_token t[2] = {{(const uint8_t *)"Bearer AT", 9, "authorization", NULL},
+                                         {(const uint8_t *)"RT", 2, NULL, "refresh_token"}};
+        struct sworn_vault_token bad = {(const uint8_t *)"x", 1, "Authorization", NULL};
+        const char *why = NULL;
+
+        memset(&out, 0, sizeof(out));
+        sworn_pfix_req_init(&q, "a", "https", "h.example", 443, "/token");
+        assert_int_equal(sworn_vault_release(v, "c", &q.r, &out, &why), 0);
+        assert_string_equal(out.form_name, "client_secret");
+        assert_string_equal(out.header_name, "");
+        assert_string_equal(out.query_name, "");
+        sworn_vault_release_wipe(&out);
+        /* A token's place must be a valid name (a header name in lower case). */
+        assert_int_equal(sworn_vault_mint_begin(v, "c", &bad, 1, &m), -1);
+        /* Minted tokens go where their place says, not where the parent goes. */
+        assert_int_equal(sworn_vault_mint_begin(v, "c", t, 2, &m), 0);
+        assert_int_equal(sworn_vault_mint_commit(&m), 0);
+        for (int k = 0; k < 2; k++) {
+            uint8_t h[32];
+            unsigned int hn = 32;
+
+            assert_int_equal(EVP_Digest(m.minted[k].symbolic, strlen(m.minted[k].symbolic), h, &hn,
+                                        EVP_sha256(), NULL),
+                             1);
+            q.r.context = &q.ctx;
+            q.ctx.credential_token_sha256.data = h;
+            q.ctx.credential_token_sha256.len = 32;
+            assert_int_equal(sworn_vault_release(v, "c", &q.r, &out, &why), 0);
+            assert_string_equal(out.header_name, k == 0 ? "authorization" : "");
+            assert_string_equal(out.form_name, k == 0 ? "" : "refresh_token");
+            sworn_vault_release_wipe(&out);
+        }
+        sworn_memzero(&m, sizeof(m));
+        sworn_vault_free(v);
+    }
     load_fails_cred(f, ID SYM VAL HDR "\"query\": \"k\", " PR DST, "exactly one of");
     load_fails_cred(f, ID SYM VAL "\"header\": \"x key\", " PR DST,
                     "header must be an HTTP field name");
@@ -706,7 +752,8 @@ static void test_replaced_stops_at_begin(void **state)
     struct sworn_vault *v = load_ok(f, good_vault);
     char ids[SWORN_VAULT_MINTED_MAX][129], syms[SWORN_VAULT_MINTED_MAX][64], found[129];
     struct sworn_vault_mint m;
-    struct sworn_vault_token t[2] = {{(const uint8_t *)"t-a", 3}, {(const uint8_t *)"t-b", 3}};
+    struct sworn_vault_token t[2] = {{(const uint8_t *)"t-a", 3, NULL, NULL},
+                                     {(const uint8_t *)"t-b", 3, NULL, NULL}};
     uint8_t h[32];
 
     for (unsigned i = 0; i < SWORN_VAULT_MINTED_MAX; i++)
@@ -754,8 +801,9 @@ static void test_mint_cap(void **state)
     struct sworn_vault *v = load_ok(f, good_vault), *v2 = NULL;
     char ids[SWORN_VAULT_MINTED_MAX + 1][129], syms[SWORN_VAULT_MINTED_MAX + 1][64];
     struct sworn_vault_mint m;
-    struct sworn_vault_token t[3] = {
-        {(const uint8_t *)"t-a", 3}, {(const uint8_t *)"t-b", 3}, {(const uint8_t *)"t-c", 3}};
+    struct sworn_vault_token t[3] = {{(const uint8_t *)"t-a", 3, NULL, NULL},
+                                     {(const uint8_t *)"t-b", 3, NULL, NULL},
+                                     {(const uint8_t *)"t-c", 3, NULL, NULL}};
     char *before;
 
     for (unsigned i = 0; i < SWORN_VAULT_MINTED_MAX; i++) {
