@@ -1076,7 +1076,7 @@ static int read_all(struct ctx *x)
 {
     static const char *const top[] = {"user",    "listen",    "decisiond", "ca",         "upstream",
                                       "connect", "limits",    "timeouts",  "delegation", "metrics",
-                                      "log",     "hardening", NULL};
+                                      "log",     "hardening", "models",    NULL};
 
     SWORN_GUARD(sworn_yaml_only_keys(x->d, sworn_yaml_root(x->d), top));
     SWORN_GUARD(read_user(x));
@@ -1091,6 +1091,8 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_metrics(x));
     SWORN_GUARD(read_log(x));
     SWORN_GUARD(read_hardening(x));
+    SWORN_GUARD(sworn_pmodel_conf_read(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "models"),
+                                       &x->c->models));
     SWORN_GUARD(sockets_apart(x));
     return 0;
 fail:

@@ -50,6 +50,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "p_model.h"
+
 #define SWORN_PCONF_LISTENERS_MAX 16u
 #define SWORN_PCONF_CIDRS_MAX 64u
 #define SWORN_PCONF_PORTS_MAX 64u
@@ -123,6 +125,7 @@ struct sworn_pconf {
     char log_path[SWORN_PCONF_PATH_MAX];              /* "" = stderr */
     int log_debug;                                    /* log.level: info 0, debug 1 */
     int seccomp_mode; /* enum sworn_seccomp_mode (common/seccomp.h), default ENFORCE */
+    struct sworn_pmodel_conf models; /* models: the model APIs (p_model.h); none by default */
 };
 
 /*

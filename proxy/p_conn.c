@@ -58,6 +58,9 @@
 #include "p_sni.h"
 #include "p_token.h"
 #include "p_upstream.h"
+#include "p_model.h"
+#include "p_musage.h"
+#include "p_usage.h"
 #include "resource.h"
 #include "wipe.h"
 
@@ -164,6 +167,14 @@ struct pconn {
     int close_after;
     struct evbuffer *tmp;
 
+    /* A model call (p_model.h): its body as read, and once allowed the usage its response
+     * reports (p_musage.h), owed to decisiond in one report (model_report). */
+    enum sworn_pmodel_api model_api;
+    struct sworn_pmodel_req mreq;
+    struct sworn_pmusage musage;
+    int model_allowed; /* an allowed model call whose usage report is not sent yet */
+    int musage_on;     /* the reader has the response's head and is fed its body */
+
     /* For the request's log line. */
     double t0, ms_decide, t_upstream;
     uint64_t bytes_up, bytes_down;
@@ -206,9 +217,13 @@ static void wipe_credential(struct pconn *c)
     c->cred_header[0] = c->cred_query[0] = '\0';
 }
 
+static void model_report(struct pconn *c, int complete);
+
 /* Forget the request (not the connection, the tunnel or a reusable upstream). */
 static void reset_request(struct pconn *c)
 {
+    model_report(c, 0); /* an allowed model call whose response did not end: owed all the same */
+    c->model_api = SWORN_PMODEL_NONE;
     free(c->head);
     c->head = NULL;
     c->head_len = 0;
@@ -983,6 +998,67 @@ static int collect_names(struct pconn *c)
     return 0;
 }
 
+/*
+ * A model call (p_model.h): operation "model.call", and its body read. 0, or -1 when the request
+ * was refused (recorded, p_refuse.h) or the connection ended.
+ */
+static int model_call(struct pconn *c, const uint8_t *body, size_t body_len)
+{
+    const char *why = NULL;
+    int r;
+
+    c->model_api =
+        sworn_pmodel_classify(&c->px->conf->models, c->method, c->res_ok ? &c->res : NULL);
+    if (c->model_api == SWORN_PMODEL_NONE)
+        return 0;
+    c->operation = SWORN_PMODEL_OPERATION;
+    r = sworn_pmodel_read_request(
+        c->model_api, body, body_len,
+        sworn_http_field_find(c->rq.fields, c->rq.nfields, "content-encoding") != NULL, &c->mreq,
+        &why);
+    if (r > 0) {
+        refuse(c, 400, why, c->head, c->head_len);
+        return -1;
+    }
+    if (r < 0) {
+        conn_abort(c);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The usage report an allowed model call owes (p_usage.h), once: complete is 1 when its response
+ * ended where its framing says. Sent on the proxy's own link to decisiond.
+ */
+static void model_report(struct pconn *c, int complete)
+{
+    Sworn__V1__UsageReport u = SWORN__V1__USAGE_REPORT__INIT;
+    char id[64];
+    uint64_t in = 0, out = 0;
+    const char *missing = NULL;
+
+    if (!c->model_allowed)
+        return;
+    c->model_allowed = 0;
+    if (!c->musage_on) /* no response head came: nothing was read */
+        sworn_pmusage_init(&c->musage, c->model_api, NULL, 0, NULL, 0);
+    c->musage_on = 0;
+    u.reported = sworn_pmusage_finish(&c->musage, complete, &in, &out, &missing);
+    sworn_proxy_next_id(c->px, id);
+    u.request_id = id;
+    u.allow_request_id = c->id;
+    u.allow_log_index = c->log_index;
+    u.input_tokens = in;
+    u.output_tokens = out;
+    u.missing = u.reported ? (char *)"" : (char *)missing;
+    if (c->px->usage == NULL)
+        c->px->usage = sworn_pusage_new(c->px->base, c->px->conf->decision_socket);
+    if (c->px->usage != NULL)
+        (void)sworn_pusage_send(c->px->usage, &u); /* a failure is logged there; the
+                                                      reservation stands */
+}
+
 static void ask(struct pconn *c)
 {
     struct sworn_pbuild_in in = {0};
@@ -1037,6 +1113,8 @@ static void ask(struct pconn *c)
         conn_abort(c);
         return;
     }
+    if (model_call(c, body, body_len) != 0)
+        return;
     in.request_id = c->id;
     in.principal = c->l->conf->principal;
     in.sandbox = c->sandbox;
@@ -1058,6 +1136,8 @@ static void ask(struct pconn *c)
     in.delegation = has_del ? &c->del : NULL;
     in.time_unix_ms = wall_ms();
     r = sworn_pbuild_request(&c->build, &in, &why);
+    if (r == 0 && c->model_api != SWORN_PMODEL_NONE)
+        sworn_pmodel_fill(&c->mreq, &c->build.req);
     if (r > 0) {
         refuse(c, 431, why, c->head, c->head_len);
         return;
@@ -1136,6 +1216,7 @@ static void on_decision_in(struct pconn *c, void *unused_arg, const struct sworn
         return;
     }
     c->effect = "allow";
+    c->model_allowed = c->model_api != SWORN_PMODEL_NONE;
     start_upstream(c);
 }
 
@@ -1404,6 +1485,7 @@ static void start_upstream(struct pconn *c)
 
 static void response_done(struct pconn *c)
 {
+    model_report(c, 1);
     if (c->flush_timer != NULL)
         evtimer_del(c->flush_timer);
     sworn_pmask_flush(&c->mask, bufferevent_get_output(c->a));
@@ -1612,6 +1694,18 @@ static void step_response_head(struct pconn *c)
         c->close_after = c->rq.connection_close || c->rs.framing == SWORN_HTTP_UNTIL_CLOSE ||
                          (c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 0);
         c->resp_chunked_out = c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 1;
+        if (c->model_allowed) {
+            /* The usage reader reads the body as it passes (p_musage.h). */
+            const struct sworn_http_field *ct =
+                sworn_http_field_find(c->rs.fields, c->rs.nfields, "content-type");
+            const struct sworn_http_field *ce =
+                sworn_http_field_find(c->rs.fields, c->rs.nfields, "content-encoding");
+
+            sworn_pmusage_init(&c->musage, c->model_api, ct != NULL ? ct->value : NULL,
+                               ct != NULL ? ct->value_len : 0, ce != NULL ? ce->value : NULL,
+                               ce != NULL ? ce->value_len : 0);
+            c->musage_on = 1;
+        }
         write_response_head(c, p);
         evbuffer_drain(in, c->rs.head_len);
         if (c->rs.status == 101) {
@@ -1666,6 +1760,8 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
     struct evbuffer *out = bufferevent_get_output(c->a);
     size_t before = evbuffer_get_length(c->tmp);
 
+    if (c->musage_on && n > 0)
+        (void)sworn_pmusage_feed(&c->musage, p, n); /* out of memory: "not reported", bytes pass */
     evbuffer_drain(c->tmp, before);
     if (sworn_pmask_feed(&c->mask, p, n, c->tmp) != 0)
         return -1;

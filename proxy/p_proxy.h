@@ -26,6 +26,7 @@
 
 #include "p_config.h"
 #include "p_metrics.h"
+#include "p_usage.h"
 
 struct evdns_base;
 struct evconnlistener;
@@ -57,6 +58,7 @@ struct sworn_proxy {
     uint64_t id_counter;
     struct event *sig_term, *sig_int;
     int stopping;
+    struct sworn_pusage *usage; /* usage reports of model calls (p_usage.h); made when needed */
 };
 
 /*
