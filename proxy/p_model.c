@@ -4,6 +4,7 @@
 #include "p_model.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -58,14 +59,16 @@ int sworn_pmodel_conf_read(const struct sworn_yaml_doc *d, const struct sworn_ya
     return 0;
 }
 
-/* Does the bare path (len bytes) end with suffix on a segment boundary, a final '/' ignored? */
+/* Does the bare path (len bytes) end with suffix (which starts with '/'), ASCII case folded (a
+ * server that routes without case must not see a model call the proxy did not), a final '/'
+ * ignored? */
 static int ends_with(const char *path, size_t len, const char *suffix)
 {
     size_t n = strlen(suffix);
 
     if (len > 1 && path[len - 1] == '/')
         len--;
-    return len >= n && memcmp(path + len - n, suffix, n) == 0;
+    return len >= n && strncasecmp(path + len - n, suffix, n) == 0;
 }
 
 enum sworn_pmodel_api sworn_pmodel_classify(const struct sworn_pmodel_conf *c, const char *method,
@@ -75,8 +78,10 @@ enum sworn_pmodel_api sworn_pmodel_classify(const struct sworn_pmodel_conf *c, c
 
     if (c == NULL || c->n == 0 || res == NULL || method == NULL || strcmp(method, "POST") != 0)
         return SWORN_PMODEL_NONE;
-    for (size_t i = 0; i < c->n && md == NULL; i++)
-        if (sworn_pdest_matches(&c->dests[i].dest, res))
+    /* The most specific destination: "/anthropic/" before "/" on one host. */
+    for (size_t i = 0; i < c->n; i++)
+        if (sworn_pdest_matches(&c->dests[i].dest, res) &&
+            (md == NULL || strlen(c->dests[i].dest.path) > strlen(md->dest.path)))
             md = &c->dests[i];
     if (md == NULL)
         return SWORN_PMODEL_NONE;

@@ -3,8 +3,9 @@
  * configuration, which requests are model calls, and what the proxy reads from their bodies.
  *
  * A request is operation "model.call" when its method is POST, its canonical resource lies under
- * a configured destination (proxy/p_dest.h) and its canonical path without parameters ends with
- * one of the endpoints of that destination's `api` (a trailing '/' is ignored):
+ * a configured destination (proxy/p_dest.h; of several, the one with the longest path) and its
+ * canonical path without parameters ends with one of the endpoints of that destination's `api`
+ * (a trailing '/' is ignored):
  *   api: openai     "/v1/chat/completions" (shape openai.chat), "/v1/responses" (openai.responses)
  *   api: anthropic  "/v1/messages" (anthropic.messages)
  * Any other request to a model destination stays "http.request" (policy decides it; its tokens
