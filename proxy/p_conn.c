@@ -1341,7 +1341,10 @@ static int field_dropped(struct pconn *c, const struct sworn_http_field *f)
     if (c->has_cred && c->cred_header[0] != '\0' &&
         name_reads_as(f->name, f->name_len, c->cred_header))
         return 1;
-    for (size_t i = 0; c->has_cred && encoding_fields[i] != NULL; i++)
+    /* A model call's usage is read from the body as relayed: never compressed, never a range
+     * of it (the agent would choose what the usage reader cannot read). */
+    for (size_t i = 0;
+         (c->has_cred || c->model_api != SWORN_PMODEL_NONE) && encoding_fields[i] != NULL; i++)
         if (name_reads_as(f->name, f->name_len, encoding_fields[i]))
             return 1;
     return 0;

@@ -31,6 +31,8 @@
 #   cut=1         the body is cut (the connection closed) before the usage
 #   crlf=1        SSE lines end in "\r\n" instead of "\n"
 #   slow=1        the body is written one byte at a time
+# A request whose Accept-Encoding offers gzip gets the body gzip-compressed (Content-Encoding).
+import gzip
 import json
 import os
 import socket
@@ -157,6 +159,10 @@ def handle(conn, log):
             payload, ctype = sse_events(shape, q), "text/event-stream"
         else:
             payload, ctype = json_body(shape, q), "application/json"
+        if shape is not None and "gzip" in fields.get("accept-encoding", ""):
+            # As real servers do when the client offers it: the usage would be unreadable.
+            payload = gzip.compress(payload)
+            ctype += "\r\nContent-Encoding: gzip"
         framing = q.get("frame", "chunked" if stream else "length")
         cut = q.get("cut") == "1"
         if cut:

@@ -387,6 +387,28 @@ static void test_hostile_usage(void **state)
              "{\"model\": \"free-claude\", \"max_tokens\": 10, "
              "\"messages\": [], \"stream\": true}");
     expect_usage("/anthropic/v1/messages?twice=1&in=40&out=30", body, 1, 40, 30, NULL);
+    /* The agent offers gzip (curl --compressed): the upstream would compress, and the usage
+     * could not be read; the proxy drops Accept-Encoding (and Range) of a model call. */
+    {
+        char url[256], resp[8192];
+        int code = 0;
+
+        chat(body, sizeof(body), "free-gzip", 10, 0);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/chat/completions?in=8&out=9",
+                 (unsigned)T.up_port);
+        assert_int_equal(sworn_pfx_curl(&T.p, resp, sizeof(resp), &code, "-s", "--compressed", "-H",
+                                        "Content-Type: application/json", "--data-binary", body,
+                                        url, NULL),
+                         0);
+        assert_int_equal(code, 200);
+        wait_report();
+        u = newest_usage();
+        T.usage_entries++;
+        assert_true(u.linked);
+        assert_true(u.reported);
+        assert_int_equal(u.in, 8);
+        assert_int_equal(u.out, 9);
+    }
     /* A stream cut before its usage: not reported, the reservation stands. */
     chat(body, sizeof(body), "free-hostile", 10, 1);
     {
