@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "err.h"
+#include "frame.h"
 #include "p_model.h"
 #include "p_musage.h"
 #include "policy.h"
@@ -567,12 +568,56 @@ static void test_policy_tokens(void **state)
     sworn_policy_free(p);
 }
 
+/* docs/formats.md's UsageRecorded example, byte for byte. */
+static void test_usage_entry_bytes(void **state)
+{
+    static const uint8_t want_head[] = {0x62, 0x47, 0x0a, 0x03, 0x75, 0x2d, 0x31, 0x12,
+                                        0x03, 0x6d, 0x2d, 0x31, 0x18, 0x05, 0x22, 0x20};
+    static const uint8_t want_tail[] = {0x2a, 0x06, 0x67, 0x70, 0x74, 0x2d, 0x34, 0x6f, 0x30,
+                                        0x01, 0x38, 0x28, 0x40, 0x1e, 0x50, 0x0a, 0x58, 0x46,
+                                        0x60, 0x80, 0xc0, 0xef, 0xe2, 0xad, 0x33};
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__UsageRecorded u = SWORN__V1__USAGE_RECORDED__INIT;
+    uint8_t hash[32], *bytes = NULL;
+    size_t len = 0;
+
+    (void)state;
+    memset(hash, 0xab, sizeof(hash));
+    u.request_id = "u-1";
+    u.allow_request_id = "m-1";
+    u.allow_log_index = 5;
+    u.allow_entry_hash.data = hash;
+    u.allow_entry_hash.len = 32;
+    u.model = "gpt-4o";
+    u.reported = 1;
+    u.input_tokens = 40;
+    u.output_tokens = 30;
+    u.missing = "";
+    u.reserved_tokens = 10;
+    u.charged_tokens = 70;
+    u.time_unix_ms = 1764633600000ull;
+    e.kind_case = SWORN__V1__ENTRY__KIND_USAGE_RECORDED;
+    e.usage_recorded = &u;
+    assert_int_equal(sworn_frame_pack_entry(&e, &bytes, &len), 0);
+    assert_int_equal(len, sizeof(want_head) + 32 + sizeof(want_tail));
+    assert_memory_equal(bytes, want_head, sizeof(want_head));
+    assert_memory_equal(bytes + sizeof(want_head), hash, 32);
+    assert_memory_equal(bytes + sizeof(want_head) + 32, want_tail, sizeof(want_tail));
+    free(bytes);
+    /* The arithmetic is the format's: charged that is not input + output is refused. */
+    u.charged_tokens = 71;
+    assert_int_not_equal(sworn_frame_pack_entry(&e, &bytes, &len), 0);
+    u.charged_tokens = 70;
+    u.reported = 0;
+    assert_int_not_equal(sworn_frame_pack_entry(&e, &bytes, &len), 0); /* no missing sentence */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conf_and_classify), cmocka_unit_test(test_request_bodies),
         cmocka_unit_test(test_usage_reader),      cmocka_unit_test(test_usage_bounds),
-        cmocka_unit_test(test_policy_tokens),
+        cmocka_unit_test(test_policy_tokens),     cmocka_unit_test(test_usage_entry_bytes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
