@@ -706,7 +706,8 @@ static int has_unknown_key(ynode *m, const char *const *known)
 static void note_for_lint(ynode *rn, struct prule *r)
 {
     /* Not path_parameters: lint does not judge what it permits. */
-    static const char *const known_res[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
+    static const char *const known_res[] = {"schemes", "hosts",  "ports", "paths",
+                                            "tools",   "models", NULL};
     ynode *res = sworn_yaml_get(rn, "resource");
 
     r->line = sworn_yaml_line(rn);

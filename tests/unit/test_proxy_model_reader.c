@@ -19,6 +19,7 @@
 
 #include "err.h"
 #include "frame.h"
+#include "lint.h"
 #include "p_model.h"
 #include "p_musage.h"
 #include "policy.h"
@@ -612,12 +613,42 @@ static void test_usage_entry_bytes(void **state)
     assert_int_not_equal(sworn_frame_pack_entry(&e, &bytes, &len), 0); /* no missing sentence */
 }
 
+static void count_warning(void *arg, const struct sworn_lint_warning *w)
+{
+    if (strcmp(w->rule_id, "gpt-4o") == 0)
+        (*(int *)arg)++;
+}
+
+/* sworn-policy check sees through models: an allow of gpt-4o under a deny of gpt-* is dead. */
+static void test_lint_models(void **state)
+{
+    struct sworn_policy *p =
+        load("rules:\n"
+             "  - {id: no-gpt, effect: deny, resource: {models: [\"gpt-*\"]}}\n"
+             "  - {id: gpt-4o, effect: allow, resource: {models: "
+             "[\"gpt-4o\"]}}\n");
+    int n = 0;
+
+    (void)state;
+    assert_true(sworn_policy_lint(p, count_warning, &n) >= 0);
+    assert_int_equal(n, 1);
+    sworn_policy_free(p);
+    p = load("rules:\n"
+             "  - {id: no-gpt, effect: deny, resource: {models: [\"gpt-4o-*\"]}}\n"
+             "  - {id: gpt-4o, effect: allow, resource: {models: [\"gpt-4o\"]}}\n");
+    n = 0;
+    assert_true(sworn_policy_lint(p, count_warning, &n) >= 0);
+    assert_int_equal(n, 0);
+    sworn_policy_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conf_and_classify), cmocka_unit_test(test_request_bodies),
         cmocka_unit_test(test_usage_reader),      cmocka_unit_test(test_usage_bounds),
         cmocka_unit_test(test_policy_tokens),     cmocka_unit_test(test_usage_entry_bytes),
+        cmocka_unit_test(test_lint_models),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
