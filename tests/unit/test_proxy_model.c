@@ -285,6 +285,14 @@ static void test_budget_holds_above_ceiling(void **state)
     assert_string_equal(u.model, "budget-a");
     assert_int_equal(u.reserved, 10);
     expect_usage("/v1/chat/completions?in=40&out=30", body, 1, 40, 30, NULL);
+    /* The operator's view (swornctl tail) shows the usage entry with every field. */
+    assert_int_equal(sworn_stack_sh(&T.s,
+                                    "\"%s\" --config \"$CONFIG\" tail 1 | grep -q "
+                                    "'\"kind\":\"usage_recorded\",.*\"model\":\"budget-a\","
+                                    "\"reported\":true,\"input_tokens\":40,\"output_tokens\":30,"
+                                    "\"reserved_tokens\":10,\"charged_tokens\":70'",
+                                    sworn_test_bin("SWORNCTL_BIN")),
+                     0);
     assert_int_equal(post("/v1/chat/completions?in=40&out=30", body, resp, sizeof(resp)), 403);
     if (strstr(resp, "token budget exhausted: rule budget-a allows 100 tokens per 1h") == NULL ||
         strstr(resp, "140 already used or reserved") == NULL)
