@@ -1388,7 +1388,7 @@ static void send_request(struct pconn *c)
     }
     if (c->upgrade)
         evbuffer_add_printf(out, "Connection: Upgrade\r\nUpgrade: websocket\r\n");
-    if (c->has_cred && !c->upgrade)
+    if ((c->has_cred || c->model_api != SWORN_PMODEL_NONE) && !c->upgrade)
         evbuffer_add_printf(out, "Accept-Encoding: identity\r\n");
     if (c->has_cred && c->cred_header[0] != '\0') {
         evbuffer_add(out, c->cred_header, strlen(c->cred_header));
