@@ -715,8 +715,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             BAD("missing-field", "usage_recorded: allow_log_index is 0 (names no allow)");
         if (!d32(&u->allow_entry_hash, 0))
             BAD("missing-field", "usage_recorded: allow_entry_hash is not 32 bytes");
-        if (u->model[0] == '\0' || strlen(u->model) > SV_MODEL_MAX)
-            BAD("bad-field", "usage_recorded: model is not 1..256 bytes");
+        if (strlen(u->model) > SV_MODEL_MAX)
+            BAD("bad-field", "usage_recorded: model is longer than 256 bytes");
         if (u->input_tokens > 4294967295u || u->output_tokens > 4294967295u ||
             u->reserved_tokens > 4294967295u)
             BAD("usage-bounds", "usage_recorded: a token count above 4294967295");

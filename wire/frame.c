@@ -479,7 +479,7 @@ static int check_usage_recorded(const Sworn__V1__UsageRecorded *u)
         check_str(u->allow_request_id, SWORN_FRAME_ID_MAX, 1, "usage_recorded.allow_request_id"));
     SWORN_ENSURE(u->allow_log_index != 0, SWORN_ERR_FORMAT, "usage_recorded.allow_log_index is 0");
     SWORN_GUARD(check_hash(u->allow_entry_hash, 1, "usage_recorded.allow_entry_hash"));
-    SWORN_GUARD(check_str(u->model, SWORN_FRAME_MODEL_MAX, 1, "usage_recorded.model"));
+    SWORN_GUARD(check_str(u->model, SWORN_FRAME_MODEL_MAX, 0, "usage_recorded.model"));
     SWORN_ENSURE(u->input_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX &&
                      u->output_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX &&
                      u->reserved_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX,
