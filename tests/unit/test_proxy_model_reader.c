@@ -642,13 +642,63 @@ static void test_lint_models(void **state)
     sworn_policy_free(p);
 }
 
+/* The wire's rules for the new fields and messages (frame.c): each breach refused. */
+static void test_wire_bounds(void **state)
+{
+    Sworn__V1__UsageReport u = SWORN__V1__USAGE_REPORT__INIT;
+    struct mreq m;
+    uint8_t *out = NULL;
+    size_t len = 0;
+    char big[300];
+
+    (void)state;
+    u.request_id = "u-1";
+    u.allow_request_id = "m-1";
+    u.allow_log_index = 3;
+    u.reported = 1;
+    u.input_tokens = 4294967295u;
+    u.output_tokens = 4294967295u;
+    u.missing = "";
+    assert_int_equal(sworn_frame_pack_usage_report(&u, &out, &len), 0);
+    assert_int_equal(out[4], 0x1a); /* DecisionRequest member 3 */
+    free(out);
+    u.input_tokens = 4294967296u; /* above the bound */
+    assert_int_not_equal(sworn_frame_pack_usage_report(&u, &out, &len), 0);
+    u.input_tokens = 1;
+    u.missing = "why"; /* reported with a reason */
+    assert_int_not_equal(sworn_frame_pack_usage_report(&u, &out, &len), 0);
+    u.reported = 0; /* not reported, with counts */
+    assert_int_not_equal(sworn_frame_pack_usage_report(&u, &out, &len), 0);
+    u.input_tokens = u.output_tokens = 0;
+    assert_int_equal(sworn_frame_pack_usage_report(&u, &out, &len), 0);
+    free(out);
+    u.allow_log_index = 0;
+    assert_int_not_equal(sworn_frame_pack_usage_report(&u, &out, &len), 0);
+
+    mreq_init(&m, "r-1", "gpt-4o", 10, 0);
+    assert_int_equal(sworn_frame_check_request(&m.q), 0);
+    m.tc.field = "max_tokenz";
+    assert_int_not_equal(sworn_frame_check_request(&m.q), 0);
+    m.tc.field = "max_tokens";
+    m.tc.tokens = 4294967296u;
+    assert_int_not_equal(sworn_frame_check_request(&m.q), 0);
+    m.tc.tokens = 1;
+    m.cx.model_api = "gemini";
+    assert_int_not_equal(sworn_frame_check_request(&m.q), 0);
+    m.cx.model_api = "anthropic.messages";
+    memset(big, 'm', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    m.res.model = big;
+    assert_int_not_equal(sworn_frame_check_request(&m.q), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conf_and_classify), cmocka_unit_test(test_request_bodies),
         cmocka_unit_test(test_usage_reader),      cmocka_unit_test(test_usage_bounds),
         cmocka_unit_test(test_policy_tokens),     cmocka_unit_test(test_usage_entry_bytes),
-        cmocka_unit_test(test_lint_models),
+        cmocka_unit_test(test_lint_models),       cmocka_unit_test(test_wire_bounds),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
