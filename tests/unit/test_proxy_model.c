@@ -355,6 +355,30 @@ static void test_shapes(void **state)
              "\"messages\": [], \"stream\": true}");
     expect_usage("/anthropic/v1/messages?in=52&out=62", body, 1, 52, 62, NULL);
     expect_usage("/anthropic/v1/messages?in=53&out=63&slow=1", body, 1, 53, 63, NULL);
+    /* Two calls on one kept-alive connection: one report each. */
+    {
+        char url1[256], url2[256], resp[8192];
+        int code = 0;
+        struct usage_seen u;
+
+        chat(body, sizeof(body), "free-keepalive", 10, 0);
+        snprintf(url1, sizeof(url1), "http://127.0.0.1:%u/v1/chat/completions?in=71&out=72",
+                 (unsigned)T.up_port);
+        snprintf(url2, sizeof(url2), "http://127.0.0.1:%u/v1/chat/completions?in=73&out=74",
+                 (unsigned)T.up_port);
+        assert_int_equal(sworn_pfx_curl(&T.p, resp, sizeof(resp), &code, "-s", "-H",
+                                        "Content-Type: application/json", "--data-binary", body,
+                                        url1, url2, NULL),
+                         0);
+        assert_int_equal(code, 200);
+        wait_report();
+        wait_report();
+        T.usage_entries += 2;
+        u = newest_usage();
+        assert_true(u.linked && u.reported);
+        assert_int_equal(u.in, 73);
+        assert_int_equal(u.out, 74);
+    }
     /* OpenAI's newer ceiling, and none at all for a model no token budget covers (plain's
      * http.request never matches model.call, so it is the free rule's: denied below). */
     snprintf(body, sizeof(body),
@@ -496,6 +520,20 @@ static void test_hostile_requests(void **state)
                    "denied by rule deny-banned");
     expect_refused("/v1/chat/%63ompletions", "{\"model\": \"banned-x\", \"max_tokens\": 1}", 403,
                    "denied by rule deny-banned");
+    /* A chunked body, and a body whose Content-Type is not JSON, are read all the same. */
+    {
+        char url[256], resp[4096];
+        int code = 0;
+
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/chat/completions", (unsigned)T.up_port);
+        assert_int_equal(sworn_pfx_curl(&T.p, resp, sizeof(resp), &code, "-s", "-H",
+                                        "Transfer-Encoding: chunked", "-H",
+                                        "Content-Type: text/plain", "--data-binary",
+                                        "{\"model\": \"banned-x\", \"max_tokens\": 1}", url, NULL),
+                         0);
+        if (code != 403 || strstr(resp, "denied by rule deny-banned") == NULL)
+            fail_msg("chunked: status %d: %s", code, resp);
+    }
 }
 
 /* ---- reports decisiond refuses ---- */
