@@ -692,6 +692,39 @@ static void test_wire_bounds(void **state)
     assert_int_not_equal(sworn_frame_check_request(&m.q), 0);
 }
 
+/* Two token budgets on one request (a model's and the principal's for all models): the allow
+ * reserves in both, and the settlement replaces the reservation in both. */
+static void test_two_token_budgets(void **state)
+{
+    struct sworn_policy *p = load("rules:\n"
+                                  "  - {id: gpt, effect: allow, resource: {models: [\"gpt-*\"]},\n"
+                                  "     tokens: {max: 1000, window: 1h}}\n"
+                                  "  - {id: all, effect: allow, operations: [model.call],\n"
+                                  "     tokens: {max: 100, window: 1d}}\n");
+    struct sworn_budgets *b;
+    struct sworn_policy_result r;
+    struct mreq m;
+    size_t tokens = 0;
+
+    (void)state;
+    assert_int_equal(sworn_budgets_new(&b), 0);
+    mreq_init(&m, "r-1", "gpt-4o", 10, 0);
+    assert_int_equal(sworn_policy_eval(p, b, &m.q, T0, &r), 0);
+    assert_int_equal(r.effect, SWORN__V1__EFFECT__EFFECT_ALLOW);
+    assert_string_equal(r.rule_id, "gpt");
+    for (size_t i = 0; i < SWORN_POLICY_CHARGES; i++)
+        tokens += r.charges[i].used && r.charges[i].tokens;
+    assert_int_equal(tokens, 2);
+    sworn_budgets_settle(b, r.charges, SWORN_POLICY_CHARGES, 95);
+    /* "all" now holds 95 of 100: a ceiling of 6 is denied by it, although gpt has room. */
+    mreq_init(&m, "r-2", "gpt-4o", 6, 0);
+    assert_int_equal(sworn_policy_eval(p, b, &m.q, T0 + 1, &r), 0);
+    assert_int_equal(r.effect, SWORN__V1__EFFECT__EFFECT_DENY);
+    assert_string_equal(r.rule_id, "all");
+    sworn_budgets_free(b);
+    sworn_policy_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -699,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_usage_reader),      cmocka_unit_test(test_usage_bounds),
         cmocka_unit_test(test_policy_tokens),     cmocka_unit_test(test_usage_entry_bytes),
         cmocka_unit_test(test_lint_models),       cmocka_unit_test(test_wire_bounds),
+        cmocka_unit_test(test_two_token_budgets),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
