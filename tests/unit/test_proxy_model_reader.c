@@ -725,6 +725,29 @@ static void test_two_token_budgets(void **state)
     sworn_policy_free(p);
 }
 
+/* The shipped example shows the models key, and its section loads as shown (the whole file names
+ * users and groups of a deployment: test_proxy_config loads it with them). */
+static void test_example_models(void **state)
+{
+    char *path = sworn_test_path(sworn_test_source_dir(), "proxy/examples/proxy.yaml");
+    char *text = sworn_test_read_file_opt(path, NULL), *at, err[512];
+    struct sworn_pmodel_conf c;
+
+    (void)state;
+    assert_non_null(text);
+    at = strstr(text, "\nmodels:\n");
+    assert_non_null(at);
+    if (conf_of(at + 1, &c, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(c.n, 2);
+    assert_string_equal(c.dests[0].dest.host, "api.openai.com");
+    assert_false(c.dests[0].anthropic);
+    assert_string_equal(c.dests[1].dest.host, "api.anthropic.com");
+    assert_true(c.dests[1].anthropic);
+    free(text);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,7 +755,7 @@ int main(void)
         cmocka_unit_test(test_usage_reader),      cmocka_unit_test(test_usage_bounds),
         cmocka_unit_test(test_policy_tokens),     cmocka_unit_test(test_usage_entry_bytes),
         cmocka_unit_test(test_lint_models),       cmocka_unit_test(test_wire_bounds),
-        cmocka_unit_test(test_two_token_budgets),
+        cmocka_unit_test(test_two_token_budgets), cmocka_unit_test(test_example_models),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
