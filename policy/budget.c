@@ -9,7 +9,10 @@
  * are fixed and aligned to the Unix epoch: start = t - t mod window. A counter lives until its
  * window ends; counters of ended windows are dropped whenever room is needed, so at most `cap`
  * counters exist at once, whatever the number of principals. A policy reload keeps the counters
- * of every rule whose id, kind, scope, pointer and window stay the same.
+ * of every rule whose id, kind, scope, pointer and window stay the same. (Scope per sandbox adds
+ * the run's SandboxStarted index to the key.) A token counter is charged a reservation (the
+ * request's ceiling) and settled later, when the usage is known (sworn_budgets_settle), so it
+ * counts the tokens used.
  *
  * Counters sit in a chained hash table indexed by the key's first bytes (the keys are hashes, so
  * no input can pile them into one chain). One mutex guards the table: check-and-charge of one

@@ -1,7 +1,8 @@
 /*
  * policy.h -- sworn-decisiond's policy engine: a YAML policy file (docs/policy.md gives every key
  * and the exact semantics), evaluated deterministically against one AuthorizationRequest, with
- * count and sum budgets kept apart from the policy so that a reload keeps them.
+ * count, sum and token budgets kept apart from the policy so that a reload keeps them (token
+ * budgets reserve a model call's ceiling and are settled to its usage: sworn_budgets_settle).
  *
  * Decision procedure (docs/policy.md section "Evaluation"), in short:
  *   0. a request the proxy refused itself (AuthorizationRequest.refusal) is denied with rule_id
