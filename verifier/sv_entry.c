@@ -425,6 +425,22 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             if (d->request->context != NULL && d->request->context->token_ceiling != NULL)
                 info->token_ceiling = d->request->context->token_ceiling->tokens;
         }
+        /* The model fields' shapes (docs/protocol.md section 3), as decisiond's decoder holds
+         * them: a record holding others was not written by it. */
+        if (d->request->context != NULL) {
+            const Svpb__V1__Context *cx = d->request->context;
+            const char *api = cx->model_api;
+
+            if (api[0] != '\0' && strcmp(api, "openai.chat") != 0 &&
+                strcmp(api, "openai.responses") != 0 && strcmp(api, "anthropic.messages") != 0)
+                BAD("bad-field", "decision: context.model_api is not a model API shape");
+            if (cx->token_ceiling != NULL &&
+                (cx->token_ceiling->tokens > 4294967295u ||
+                 (strcmp(cx->token_ceiling->field, "max_tokens") != 0 &&
+                  strcmp(cx->token_ceiling->field, "max_output_tokens") != 0 &&
+                  strcmp(cx->token_ceiling->field, "max_completion_tokens") != 0)))
+                BAD("bad-field", "decision: context.token_ceiling is out of its bounds");
+        }
         info->sandbox_start_index = d->request->principal->sandbox_start_index;
         if (info->sandbox_start_index != 0)
             who_digest(d->request->principal->id, d->request->principal->sandbox,

@@ -3651,6 +3651,9 @@ static void test_sandboxes(void **state)
 
 /* ---- token usage (issue 16, model APIs) ---- */
 
+/* The ceiling's member name the allows below carry (decisiond writes one of three). */
+static const char *model_ceiling_field = "max_tokens";
+
 /* An allow of operation model.call naming model with a token ceiling (< 0: none) at T2023 +
  * 1000, with its receipt; returns its index. */
 static uint64_t model_allow(const struct fx *f, struct built *b, const char *id, const char *model,
@@ -3667,7 +3670,7 @@ static uint64_t model_allow(const struct fx *f, struct built *b, const char *id,
     old_model = m->decision->request->resource->model;
     m->decision->request->operation = "model.call";
     m->decision->request->resource->model = (char *)model;
-    tc.field = "max_tokens";
+    tc.field = (char *)model_ceiling_field;
     tc.tokens = ceiling >= 0 ? (uint64_t)ceiling : 0;
     if (ceiling >= 0)
         m->decision->request->context->token_ceiling = &tc;
@@ -3802,6 +3805,18 @@ static void test_usage(void **state)
     policy_loaded(f, &b, f->digest, T2023 + 3000);
     usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 10, 1, 5, 5, 0);
     expect_usage_fail(f, &b, "usage-restart", "token-usage", "usage-allow-restarted");
+    built_free(&b);
+
+    /* An allow whose ceiling names no member decisiond reads (a forged request). */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    model_ceiling_field = "max_tokenz";
+    model_allow(f, &b, "m-1", "gpt-4o", 10);
+    model_ceiling_field = "max_tokens";
+    make_record(f, "usage-ceiling", &b, NULL);
+    rep = verify_json(f, "usage-ceiling", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
+    json_object_put(rep);
     built_free(&b);
 }
 
