@@ -23,6 +23,7 @@
 #include "p_model.h"
 #include "p_musage.h"
 #include "policy.h"
+#include "reqjson.h"
 #include "resource.h"
 #include "testutil.h"
 #include "yamldoc.h"
@@ -748,6 +749,34 @@ static void test_example_models(void **state)
     free(path);
 }
 
+/* sworn-policy eval reads a model call as JSON, and prints it back to the same request. */
+static void test_reqjson_model(void **state)
+{
+    static const char text[] =
+        "{\"request_id\": \"r-1\", \"principal\": {\"id\": \"agent-1\"}, \"operation\": "
+        "\"model.call\", \"resource\": {\"scheme\": \"https\", \"host\": \"api.example.com\", "
+        "\"port\": 443, \"path\": \"/v1/chat/completions\", \"model\": \"GPT-4o\"}, "
+        "\"context\": {\"method\": \"POST\", \"token_ceiling\": {\"field\": "
+        "\"max_completion_tokens\", \"tokens\": 7}, \"model_api\": \"openai.chat\"}}";
+    Sworn__V1__AuthorizationRequest *q = NULL, *q2 = NULL;
+    char *printed;
+
+    (void)state;
+    assert_int_equal(sworn_reqjson_parse(text, strlen(text), &q), 0);
+    assert_string_equal(q->resource->model, "GPT-4o");
+    assert_non_null(q->context->token_ceiling);
+    assert_int_equal(q->context->token_ceiling->tokens, 7);
+    printed = sworn_reqjson_print_request(q);
+    assert_non_null(printed);
+    assert_int_equal(sworn_reqjson_parse(printed, strlen(printed), &q2), 0);
+    assert_string_equal(q2->resource->model, "GPT-4o");
+    assert_string_equal(q2->context->model_api, "openai.chat");
+    assert_string_equal(q2->context->token_ceiling->field, "max_completion_tokens");
+    free(printed);
+    sworn__v1__authorization_request__free_unpacked(q, NULL);
+    sworn__v1__authorization_request__free_unpacked(q2, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -756,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_policy_tokens),     cmocka_unit_test(test_usage_entry_bytes),
         cmocka_unit_test(test_lint_models),       cmocka_unit_test(test_wire_bounds),
         cmocka_unit_test(test_two_token_budgets), cmocka_unit_test(test_example_models),
+        cmocka_unit_test(test_reqjson_model),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
