@@ -1707,6 +1707,7 @@ static void step_response_head(struct pconn *c)
             sworn_pmusage_init(&c->musage, c->model_api, ct != NULL ? ct->value : NULL,
                                ct != NULL ? ct->value_len : 0, ce != NULL ? ce->value : NULL,
                                ce != NULL ? ce->value_len : 0);
+            sworn_pmusage_share(&c->musage, &c->px->usage_held);
             c->musage_on = 1;
         }
         write_response_head(c, p);

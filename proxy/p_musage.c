@@ -18,6 +18,8 @@ static const char bad_encoded[] = "the response body is compressed (Content-Enco
 static const char bad_cut[] = "the response ended before its end";
 static const char no_usage[] = "the response reports no usage";
 static const char no_memory[] = "the proxy ran out of memory reading the usage";
+static const char bad_all[] =
+    "the proxy holds its bound of usage buffers for all responses (SWORN_PMUSAGE_HELD_MAX)";
 
 /* Does the header value v (n bytes) start with the media type t (case-insensitive), followed by
  * its end, a ';' or whitespace? */
@@ -44,14 +46,22 @@ void sworn_pmusage_init(struct sworn_pmusage *u, enum sworn_pmodel_api api,
         u->bad = bad_encoded;
 }
 
+void sworn_pmusage_share(struct sworn_pmusage *u, size_t *held)
+{
+    u->held = held;
+}
+
 void sworn_pmusage_free(struct sworn_pmusage *u)
 {
+    if (u->held != NULL)
+        *u->held -= u->cap;
     free(u->buf);
     u->buf = NULL;
     u->len = u->cap = 0;
 }
 
-/* Append to buf within the bound: 0, 1 over the bound (nothing appended), -1 out of memory. */
+/* Append to buf within the bounds: 0, 1 over this reader's bound or the bound of all readers
+ * together (nothing appended; the latter also sets all_full), -1 out of memory. */
 static int append(struct sworn_pmusage *u, const uint8_t *p, size_t n)
 {
     if (n == 0)
@@ -66,9 +76,15 @@ static int append(struct sworn_pmusage *u, const uint8_t *p, size_t n)
             cap *= 2;
         if (cap > SWORN_PMUSAGE_BUF_MAX)
             cap = SWORN_PMUSAGE_BUF_MAX;
+        if (u->held != NULL && cap - u->cap > SWORN_PMUSAGE_HELD_MAX - *u->held) {
+            u->all_full = 1;
+            return 1;
+        }
         nb = realloc(u->buf, cap);
         if (nb == NULL)
             return -1;
+        if (u->held != NULL)
+            *u->held += cap - u->cap;
         u->buf = nb;
         u->cap = cap;
     }
@@ -256,7 +272,7 @@ int sworn_pmusage_feed(struct sworn_pmusage *u, const uint8_t *p, size_t n)
         return 0;
     r = append(u, p, n);
     if (r > 0) {
-        u->bad = bad_size;
+        u->bad = u->all_full ? bad_all : bad_size;
         sworn_pmusage_free(u);
     } else if (r < 0) {
         u->bad = no_memory;
@@ -296,7 +312,7 @@ int sworn_pmusage_finish(struct sworn_pmusage *u, int complete, uint64_t *in, ui
         return 0;
     }
     if (!u->have_in || !u->have_out) {
-        *missing = u->overflowed ? bad_size : no_usage;
+        *missing = u->all_full ? bad_all : u->overflowed ? bad_size : no_usage;
         return 0;
     }
     *in = u->in;

@@ -29,6 +29,8 @@
  *   "the response body is larger than the usage reader's bound" (a JSON body or an SSE event
  *                                                   over SWORN_PMUSAGE_BUF_MAX; sticky for JSON,
  *                                                   for SSE only when no usage was read)
+ *   "the proxy holds its bound of usage buffers for all responses (SWORN_PMUSAGE_HELD_MAX)"
+ *                                                  (256 MiB for all responses together)
  *   "the response body is compressed (Content-Encoding)"
  * Memory: one growing buffer of at most SWORN_PMUSAGE_BUF_MAX bytes. Event loop thread only.
  */
@@ -41,6 +43,8 @@
 #include "p_model.h"
 
 #define SWORN_PMUSAGE_BUF_MAX (4u * 1024u * 1024u)
+/* What all the readers of one proxy may hold together (sworn_pmusage_share). */
+#define SWORN_PMUSAGE_HELD_MAX (256u * 1024u * 1024u)
 
 struct sworn_pmusage {
     enum sworn_pmodel_api api;
@@ -57,6 +61,8 @@ struct sworn_pmusage {
     uint64_t in, out;
     const char *bad; /* a sticky reason the usage is unreadable, or NULL */
     int overflowed;  /* SSE: an event was skipped for its size */
+    size_t *held;    /* the bytes all readers sharing it hold (sworn_pmusage_share), or NULL */
+    int all_full;    /* a growth was refused for the bound of all readers together */
 };
 
 /*
@@ -66,6 +72,15 @@ struct sworn_pmusage {
 void sworn_pmusage_init(struct sworn_pmusage *u, enum sworn_pmodel_api api,
                         const char *content_type, size_t ct_len, const char *encoding,
                         size_t enc_len);
+
+/*
+ * Count this reader's buffer in *held, the bytes all readers of the proxy hold together (the
+ * caller's counter, 0 at the start): a growth that would take it above SWORN_PMUSAGE_HELD_MAX is
+ * refused as a body over the bound ("the proxy holds its bound of usage buffers for all
+ * responses (SWORN_PMUSAGE_HELD_MAX)"), so many responses at once cannot take the proxy's
+ * memory. Call it right after sworn_pmusage_init.
+ */
+void sworn_pmusage_share(struct sworn_pmusage *u, size_t *held);
 
 /* Read n more bytes of the body. Returns 0, or -1 when memory ran out (the usage is then
  * "not reported"; the bytes still go to the agent). */

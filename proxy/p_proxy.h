@@ -59,6 +59,7 @@ struct sworn_proxy {
     struct event *sig_term, *sig_int;
     int stopping;
     struct sworn_pusage *usage; /* usage reports of model calls (p_usage.h); made when needed */
+    size_t usage_held;          /* bytes the usage readers of all connections hold (p_musage.h) */
 };
 
 /*

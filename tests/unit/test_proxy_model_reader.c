@@ -387,6 +387,26 @@ static void test_usage_bounds(void **state)
     assert_int_equal(sworn_pmusage_finish(&u, 1, &in, &out, &missing), 0);
     assert_string_equal(missing, "the response body is larger than the usage reader's bound");
     free(junk);
+    /* The bound of all readers together: a reader that would grow past it reads nothing more,
+     * and the count goes back when it is done. */
+    {
+        size_t held = SWORN_PMUSAGE_HELD_MAX - 100;
+
+        sworn_pmusage_init(&u, SWORN_PMODEL_OPENAI_CHAT, JSON, strlen(JSON), NULL, 0);
+        sworn_pmusage_share(&u, &held);
+        assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)"{}", 2), 0);
+        assert_int_equal(sworn_pmusage_finish(&u, 1, &in, &out, &missing), 0);
+        assert_string_equal(missing, "the proxy holds its bound of usage buffers for all "
+                                     "responses (SWORN_PMUSAGE_HELD_MAX)");
+        assert_int_equal(held, SWORN_PMUSAGE_HELD_MAX - 100);
+        held = 0;
+        sworn_pmusage_init(&u, SWORN_PMODEL_OPENAI_CHAT, SSE, strlen(SSE), NULL, 0);
+        sworn_pmusage_share(&u, &held);
+        assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)tail, strlen(tail)), 0);
+        assert_true(held > 0);
+        assert_int_equal(sworn_pmusage_finish(&u, 1, &in, &out, &missing), 1);
+        assert_int_equal(held, 0);
+    }
     /* A compressed body is never read. */
     sworn_pmusage_init(&u, SWORN_PMODEL_OPENAI_CHAT, JSON, strlen(JSON), "gzip", 4);
     assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)"{}", 2), 0);
