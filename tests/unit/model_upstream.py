@@ -4,8 +4,9 @@
 # an SSE stream, and reports whatever token usage the test asks for (more than the request's
 # ceiling, or hostile values), so a test can see what the proxy reads and decisiond charges.
 #
-#   model_upstream.py PORT_FILE LOG_FILE
+#   model_upstream.py PORT_FILE LOG_FILE [CERT KEY]
 #
+# With CERT and KEY (PEM files) it speaks HTTPS (TLS on every connection) instead of HTTP.
 # Binds 127.0.0.1 on a port of the kernel's choice, writes it to PORT_FILE (through a rename: its
 # presence means the port accepts connections), serves each connection in a thread, kept alive.
 # Each request is appended to LOG_FILE as one line: "<method> <target> <body length>".
@@ -36,6 +37,7 @@ import gzip
 import json
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -127,7 +129,13 @@ def read_head(f):
         lines.append(line.decode("latin-1").rstrip("\r\n"))
 
 
-def handle(conn, log):
+def handle(conn, log, tls):
+    if tls is not None:
+        try:
+            conn = tls.wrap_socket(conn, server_side=True)
+        except (ssl.SSLError, OSError):
+            conn.close()
+            return
     f = conn.makefile("rb")
     while True:
         lines = read_head(f)
@@ -197,6 +205,10 @@ def handle(conn, log):
 
 def main():
     port_file, log = sys.argv[1], sys.argv[2]
+    tls = None
+    if len(sys.argv) > 4:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(sys.argv[3], sys.argv[4])
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", 0))
@@ -206,7 +218,7 @@ def main():
     os.rename(port_file + ".tmp", port_file)
     while True:
         c, _ = s.accept()
-        threading.Thread(target=handle, args=(c, log), daemon=True).start()
+        threading.Thread(target=handle, args=(c, log, tls), daemon=True).start()
 
 
 if __name__ == "__main__":

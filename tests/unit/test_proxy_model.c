@@ -8,7 +8,8 @@
  *     request asked for less (the reservation is settled to input + output);
  *   - every allowed model call has its UsageRecorded entry, linked by index and leaf hash;
  *   - a restart of decisiond keeps the spent tokens (the replay settles usage entries too);
- *   - every shape, framing (Content-Length, chunked, until close), SSE split one byte a write;
+ *   - every shape, framing (Content-Length, chunked, until close), SSE split one byte a write,
+ *     and over HTTPS (a CONNECT tunnel the proxy terminates; the upstream's own test CA);
  *   - attacks: hostile usage (negative, fraction, exponent, huge, a string, two usage objects),
  *     a cut stream, hostile ceilings (0, huge, fraction, string, two of them, none), a stream
  *     that does not ask for its usage, a second report for one allow, a report for a deny or for
@@ -41,6 +42,10 @@ static struct {
     char policy[1024], up_port_file[1024], up_log[1024], up_out[1024];
     pid_t up_pid;
     uint16_t up_port;
+    /* The same model API over HTTPS (its own CA, which the proxy trusts upstream). */
+    char tls_port_file[1024], ca_pem[1024];
+    pid_t tls_pid;
+    uint16_t tls_port;
     size_t reports; /* usage reports the proxy has had answered so far */
     int usage_entries;
 } T;
@@ -69,6 +74,64 @@ static const char policy_text[] = "rules:\n"
                                   "    operations: [http.request]\n";
 
 /* ---- helpers ---- */
+
+static int tls_port_read(void *unused)
+{
+    char *text = sworn_test_read_file_opt(T.tls_port_file, NULL);
+
+    (void)unused;
+    if (text == NULL)
+        return 0;
+    T.tls_port = (uint16_t)atoi(text);
+    free(text);
+    return 1;
+}
+
+/* A CA and a certificate for 127.0.0.1 signed by it (the openssl CLI), in T.dir. */
+static int make_certs(void)
+{
+    static const char ext[] = "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n";
+    char *ca_key = sworn_test_path(T.dir, "ca.key"), *leaf_key = sworn_test_path(T.dir, "leaf.key");
+    char *csr = sworn_test_path(T.dir, "leaf.csr"), *leaf = sworn_test_path(T.dir, "leaf.pem");
+    char *extf = sworn_test_path(T.dir, "leaf.ext"), *serial = sworn_test_path(T.dir, "ca.srl");
+
+    snprintf(T.ca_pem, sizeof(T.ca_pem), "%s/ca.pem", T.dir);
+    sworn_test_write_file(extf, ext, strlen(ext), 0600);
+    sworn_test_run_ok("ca", NULL, "/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                      "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", ca_key, "-out", T.ca_pem,
+                      "-subj", "/CN=sworn model test CA", "-days", "2", NULL);
+    sworn_test_run_ok("csr", NULL, "/usr/bin/openssl", "req", "-newkey", "ec", "-pkeyopt",
+                      "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", leaf_key, "-out", csr,
+                      "-subj", "/CN=127.0.0.1", NULL);
+    sworn_test_run_ok("leaf", NULL, "/usr/bin/openssl", "x509", "-req", "-in", csr, "-CA", T.ca_pem,
+                      "-CAkey", ca_key, "-CAserial", serial, "-CAcreateserial", "-out", leaf,
+                      "-days", "2", "-extfile", extf, NULL);
+    {
+        char script[1024];
+        char *argv[7];
+
+        snprintf(script, sizeof(script), "%s/tests/unit/model_upstream.py",
+                 sworn_test_source_dir());
+        snprintf(T.tls_port_file, sizeof(T.tls_port_file), "%s/tls.port", T.dir);
+        argv[0] = "/usr/bin/python3";
+        argv[1] = script;
+        argv[2] = T.tls_port_file;
+        argv[3] = T.up_log;
+        argv[4] = leaf;
+        argv[5] = leaf_key;
+        argv[6] = NULL;
+        T.tls_pid = sworn_upstream_spawn(argv, T.up_out);
+    }
+    free(ca_key);
+    free(leaf_key);
+    free(csr);
+    free(leaf);
+    free(extf);
+    free(serial);
+    if (T.tls_pid <= 0 || sworn_test_wait_dir(T.dir, tls_port_read, NULL, 20000) != 0)
+        return -1;
+    return 0;
+}
 
 static int up_port_read(void *unused)
 {
@@ -243,6 +306,10 @@ static int setup(void **state)
         fprintf(stderr, "model_upstream.py did not start\n");
         return -1;
     }
+    if (make_certs() != 0) {
+        fprintf(stderr, "model_upstream.py over TLS did not start\n");
+        return -1;
+    }
     sworn_test_write_file(T.policy, policy_text, strlen(policy_text), 0600);
     snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s", T.policy);
     if (sworn_stack_up(&T.s, opts) != 0)
@@ -252,9 +319,12 @@ static int setup(void **state)
              "  - url: http://127.0.0.1:%u/\n"
              "    api: openai\n"
              "  - url: http://127.0.0.1:%u/anthropic/\n"
-             "    api: anthropic\n",
-             (unsigned)T.up_port, (unsigned)T.up_port);
+             "    api: anthropic\n"
+             "  - url: https://127.0.0.1:%u/\n"
+             "    api: openai\n",
+             (unsigned)T.up_port, (unsigned)T.up_port, (unsigned)T.tls_port);
     po.extra = extra;
+    po.upstream_ca = T.ca_pem;
     return sworn_pfx_start(&T.p, T.s.decision, &po);
 }
 
@@ -266,6 +336,7 @@ static int teardown(void **state)
     if (sworn_pfx_stop_with_stack(&T.p, &T.s) != 0)
         rc = -1;
     sworn_upstream_stop_child(&T.up_pid, "model_upstream.py");
+    sworn_upstream_stop_child(&T.tls_pid, "model_upstream.py (TLS)");
     sworn_test_tmpdir_drop(&T.dir);
     return rc;
 }
@@ -355,6 +426,30 @@ static void test_shapes(void **state)
              "\"messages\": [], \"stream\": true}");
     expect_usage("/anthropic/v1/messages?in=52&out=62", body, 1, 52, 62, NULL);
     expect_usage("/anthropic/v1/messages?in=53&out=63&slow=1", body, 1, 53, 63, NULL);
+    /* Over HTTPS, as agents reach model APIs: a CONNECT tunnel the proxy terminates with its CA,
+     * the model call decided inside it, the usage read from the decrypted stream. */
+    {
+        char url[256], resp[8192];
+        int code = 0;
+        struct usage_seen u;
+
+        chat(body, sizeof(body), "free-tls", 10, 1);
+        snprintf(url, sizeof(url), "https://127.0.0.1:%u/v1/chat/completions?in=81&out=82",
+                 (unsigned)T.tls_port);
+        assert_int_equal(sworn_pfx_curl(&T.p, resp, sizeof(resp), &code, "-s", "--cacert",
+                                        T.p.ca_cert, "-H", "Content-Type: application/json",
+                                        "--data-binary", body, url, NULL),
+                         0);
+        if (code != 200)
+            fail_msg("https: status %d: %s", code, resp);
+        wait_report();
+        T.usage_entries++;
+        u = newest_usage();
+        assert_true(u.linked && u.reported);
+        assert_int_equal(u.in, 81);
+        assert_int_equal(u.out, 82);
+        assert_string_equal(u.model, "free-tls");
+    }
     /* Two calls on one kept-alive connection: one report each. */
     {
         char url1[256], url2[256], resp[8192];
