@@ -55,6 +55,7 @@ struct d_commit {
     const struct sworn_policy_result *charged;  /* refunded when the allow does not happen */
     uint64_t time_ms;                           /* decisiond's clock when it decided */
     uint64_t sandbox_pin;      /* the sandbox pinned for this request (d_sandboxes_admit), or 0 */
+    int usage_admitted;        /* a model.call holding a place in the usage table (d_usage.h) */
     uint8_t policy_digest[32]; /* of the policy that decided */
 
     /* Set by d_commit_release_credential. */

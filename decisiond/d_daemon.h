@@ -14,6 +14,7 @@
  *   d_commit.c      the one commit step: pack, receipt, append (worker), refunds, answer
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
  *   d_recent.c      the allows that released a credential (each backs one TokenExchange)
+ *   d_usage.c       model.call allows awaiting their token usage (UsageReport, UsageRecorded)
  *   d_sandboxes.c   the running sworn-run sandboxes, which requests naming one must be of
  *   d_admin.c       the admin socket's calls and the policy reload
  *   d_local.c       the in-process entry point: a request in, the answer to a callback
@@ -48,6 +49,7 @@
 #include "d_recent.h"
 #include "d_refusals.h"
 #include "d_timemark.h"
+#include "d_usage.h"
 #include "d_workq.h"
 #include "frame.h"
 #include "logstore.h"
@@ -89,6 +91,7 @@ struct d_daemon {
     struct d_escalations *esc;
     struct d_sandboxes *sandboxes; /* the running sworn-run sandboxes (d_sandboxes.h) */
     struct d_recent_allows recent; /* the allows that released a credential (d_recent.h) */
+    struct d_usage_table usage;    /* the model.call allows awaiting their usage (d_usage.h) */
     struct evconnlistener *decision_listener, *admin_listener;
     struct event *sig_term, *sig_int, *sig_hup;
     unsigned n_conns;

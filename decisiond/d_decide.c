@@ -73,6 +73,13 @@ static void decision_done(struct d_commit *c, int recorded)
     struct decide_job *j = (struct decide_job *)c;
     struct d_daemon *d = c->d;
 
+    /* A model.call's place in the usage table: filled by its allow, given back otherwise. */
+    if (c->usage_admitted && recorded && c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW)
+        d_usage_remember(&d->usage, j->req, &c->res, c->index, c->leaf, d_now_mono_us() / 1000u);
+    else if (c->usage_admitted)
+        d_usage_unadmit(&d->usage);
+    c->usage_admitted = 0;
+
     if (recorded && c->res.effect == SWORN__V1__EFFECT__EFFECT_ESCALATE) {
         uint64_t timeout = c->res.escalation_timeout_ms != 0 ? c->res.escalation_timeout_ms
                                                              : d->cfg->escalation_timeout_ms;
@@ -95,6 +102,17 @@ static void decision_done(struct d_commit *c, int recorded)
 }
 
 static const struct d_commit_kind decision_kind = {"decision", pack_decision, decision_done};
+
+/* A model.call takes a place in the usage table (d_usage.h); 1 when none is left. */
+static int usage_full(struct d_commit *c)
+{
+    if (strcmp(c->req->operation, D_USAGE_OPERATION) != 0)
+        return 0;
+    if (d_usage_admit(&c->d->usage, d_now_mono_us() / 1000u) < 0)
+        return 1;
+    c->usage_admitted = 1;
+    return 0;
+}
 
 void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__AuthorizationRequest *req)
 {
@@ -130,6 +148,12 @@ void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__Author
          * ended or ending, another principal or name): a recorded DENY, rule "", before the
          * TPM gate and the policy; nothing charged (docs/decisiond.md, "Sandboxes"). */
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    } else if (usage_full(c)) {
+        /* Every model.call allow must be able to take its usage report (d_usage.h): with no
+         * place left, a recorded DENY before the policy; nothing charged. */
+        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+        snprintf(c->res.reason, sizeof(c->res.reason),
+                 "denied: %u model calls already await their usage report", D_USAGE_PENDING_MAX);
     } else if (d->cfg->tpm_required && !atomic_load(&d->tpm_ok)) {
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
         snprintf(c->res.reason, sizeof(c->res.reason),

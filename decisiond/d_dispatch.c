@@ -10,6 +10,7 @@
 #include "d_record.h"
 #include "d_decide.h"
 #include "d_exchange.h"
+#include "d_usage.h"
 #include "err.h"
 
 /*
@@ -60,10 +61,21 @@ static void on_token_exchange(struct d_daemon *d, struct d_conn *c, Sworn__V1__D
     d_exchange_request(d, c, ex, body, len);
 }
 
+static void on_usage(struct d_daemon *d, struct d_conn *c, Sworn__V1__DecisionRequest *m,
+                     const uint8_t *body, size_t len)
+{
+    Sworn__V1__UsageReport *u = m->usage;
+
+    m->usage = NULL; /* taken */
+    m->body_case = SWORN__V1__DECISION_REQUEST__BODY__NOT_SET;
+    d_usage_request(d, c, u, body, len);
+}
+
 /* Indexed by DecisionRequest's body case (its field number). */
 static const decision_fn decision_calls[] = {
     [SWORN__V1__DECISION_REQUEST__BODY_AUTHORIZE] = on_authorize,
     [SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE] = on_token_exchange,
+    [SWORN__V1__DECISION_REQUEST__BODY_USAGE] = on_usage,
 };
 
 static void decision_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)

@@ -47,6 +47,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "keyring.h"
+#include "merkle.h"
 
 #define MEASURE_MAX_FILES 64
 /*
@@ -270,10 +271,52 @@ tpm_failed:
  * water. OUT: *high_water, the largest stamp of the whole log (the mark's high water and own
  * time, and every stamp after it).
  */
+/*
+ * Settle, as the live UsageReport did (d_usage.c), the token budgets of the allow a UsageRecorded
+ * entry names: read that allow back (it must be an ALLOW whose leaf hash is the one the entry
+ * names: a record that links to anything else settles nothing, and sworn-verify fails it), take
+ * the token charges its replay made (sworn_budgets_token_charges) and replace their reservation
+ * by the entry's charged_tokens. An allow before `from`, where the walk began, is older than
+ * every window: nothing of it is counted, so nothing is settled. 0, or -1 (the log cannot be
+ * read, out of memory).
+ */
+static int replay_usage(struct d_daemon *d, const Sworn__V1__UsageRecorded *u, uint64_t from)
+{
+    struct sworn_policy_charge charges[SWORN_POLICY_BUDGET_RULES_MAX];
+    uint8_t *buf, leaf[32];
+    size_t len, n = 0;
+    Sworn__V1__Entry *e;
+    int rc = 0;
+
+    if (u->allow_log_index < from || u->allow_log_index >= sworn_log_size(d->log))
+        return 0;
+    buf = malloc(SWORN_FRAME_ENTRY_MAX);
+    if (buf == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "budget replay: out of memory");
+    if (sworn_log_read_entry(d->log, u->allow_log_index, buf, SWORN_FRAME_ENTRY_MAX, &len) < 0) {
+        free(buf);
+        return -1;
+    }
+    sworn_merkle_leaf_hash(buf, len, leaf);
+    e = memcmp(leaf, u->allow_entry_hash.data, 32) == 0 ? sworn_frame_unpack_entry(buf, len) : NULL;
+    free(buf);
+    if (e == NULL)
+        return 0;
+    if (e->kind_case == SWORN__V1__ENTRY__KIND_DECISION &&
+        e->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
+        rc = sworn_budgets_token_charges(d->policy, e->decision, charges, &n);
+        if (rc == 0)
+            sworn_budgets_settle(d->budgets, charges, n, u->charged_tokens);
+    }
+    sworn__v1__entry__free_unpacked(e, NULL);
+    return rc;
+}
+
 static int replay_budgets(struct d_daemon *d, uint64_t own, uint64_t *high_water)
 {
     uint64_t window = sworn_policy_max_window_ms(d->policy), size = sworn_log_size(d->log);
     uint64_t now = d_now_unix_ms(), from = size, replayed = 0, bound = d->cfg->replay_max_entries;
+    uint64_t usages = 0;
     uint64_t cutoff, hw = 0, before = 0; /* before: the high water of the entries before own */
     int stopped_at_mark = 0;
     uint8_t *buf;
@@ -348,6 +391,9 @@ static int replay_budgets(struct d_daemon *d, uint64_t own, uint64_t *high_water
         if (e->kind_case == SWORN__V1__ENTRY__KIND_DECISION) {
             rc = sworn_budgets_replay(d->budgets, d->policy, e->decision);
             replayed++;
+        } else if (e->kind_case == SWORN__V1__ENTRY__KIND_USAGE_RECORDED) {
+            rc = replay_usage(d, e->usage_recorded, from);
+            usages += rc == 0;
         }
         sworn__v1__entry__free_unpacked(e, NULL);
         if (rc < 0)
@@ -360,6 +406,7 @@ static int replay_budgets(struct d_daemon *d, uint64_t own, uint64_t *high_water
 
         if (f != NULL) {
             json_object_object_add(f, "decisions", json_object_new_int64((int64_t)replayed));
+            json_object_object_add(f, "usages", json_object_new_int64((int64_t)usages));
             json_object_object_add(f, "from_index", json_object_new_int64((int64_t)from));
             json_object_object_add(f, "entries_read",
                                    json_object_new_int64((int64_t)(size - from)));

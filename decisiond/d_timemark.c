@@ -69,6 +69,9 @@ int d_entry_time(const Sworn__V1__Entry *e, uint64_t *t)
     case SWORN__V1__ENTRY__KIND_TIME_MARK:
         *t = e->time_mark->time_unix_ms;
         return 1;
+    case SWORN__V1__ENTRY__KIND_USAGE_RECORDED:
+        *t = e->usage_recorded->time_unix_ms;
+        return 1;
     case SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED:
         /* 0 in an entry written before the field: no stamp, as before */
         *t = e->escalation_resolved->time_unix_ms;

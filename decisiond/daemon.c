@@ -217,6 +217,7 @@ static void shutdown_all(struct d_daemon *d)
     d_sandboxes_free(d->sandboxes);
     d->sandboxes = NULL;
     d_server_drop_all(d);
+    d_usage_free(&d->usage);
     d_record_refusals_stop(d); /* the dropped refusals still counted, before the final checkpoint */
     d_checkpointer_stop(d);    /* the final checkpoint, quoted */
     if (drain_timer != NULL)
@@ -389,7 +390,8 @@ int main(int argc, char **argv)
         fail("sandboxes");
         goto out;
     }
-    if (d_escalations_new(d, &d->esc) < 0 || d_server_listen(d) < 0) {
+    if (d_usage_init(&d->usage) < 0 || d_escalations_new(d, &d->esc) < 0 ||
+        d_server_listen(d) < 0) {
         fail("sockets");
         goto out;
     }

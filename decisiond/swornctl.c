@@ -324,6 +324,30 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)t->time_unix_ms));
         break;
     }
+    case SWORN__V1__ENTRY__KIND_USAGE_RECORDED: {
+        const Sworn__V1__UsageRecorded *t = e->usage_recorded;
+
+        json_object_object_add(o, "kind", json_object_new_string("usage_recorded"));
+        json_object_object_add(o, "request_id", json_object_new_string(t->request_id));
+        json_object_object_add(o, "allow_request_id", json_object_new_string(t->allow_request_id));
+        json_object_object_add(o, "allow_log_index",
+                               json_object_new_int64((int64_t)t->allow_log_index));
+        json_object_object_add(o, "allow_entry_hash",
+                               hex_json(t->allow_entry_hash.data, t->allow_entry_hash.len));
+        json_object_object_add(o, "model", json_object_new_string(t->model));
+        json_object_object_add(o, "reported", json_object_new_boolean(t->reported));
+        json_object_object_add(o, "input_tokens", json_object_new_int64((int64_t)t->input_tokens));
+        json_object_object_add(o, "output_tokens",
+                               json_object_new_int64((int64_t)t->output_tokens));
+        if (!t->reported)
+            json_object_object_add(o, "missing", json_object_new_string(t->missing));
+        json_object_object_add(o, "reserved_tokens",
+                               json_object_new_int64((int64_t)t->reserved_tokens));
+        json_object_object_add(o, "charged_tokens",
+                               json_object_new_int64((int64_t)t->charged_tokens));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)t->time_unix_ms));
+        break;
+    }
     default:
         json_object_object_add(o, "kind", json_object_new_string("unknown"));
         break;

@@ -9,7 +9,10 @@
  * are fixed and aligned to the Unix epoch: start = t - t mod window. A counter lives until its
  * window ends; counters of ended windows are dropped whenever room is needed, so at most `cap`
  * counters exist at once, whatever the number of principals. A policy reload keeps the counters
- * of every rule whose id, kind, scope, pointer and window stay the same.
+ * of every rule whose id, kind, scope, pointer and window stay the same. (Scope per sandbox adds
+ * the run's SandboxStarted index to the key.) A token counter is charged a reservation (the
+ * request's ceiling) and settled later, when the usage is known (sworn_budgets_settle), so it
+ * counts the tokens used.
  *
  * Counters sit in a chained hash table indexed by the key's first bytes (the keys are hashes, so
  * no input can pile them into one chain). One mutex guards the table: check-and-charge of one
@@ -189,27 +192,33 @@ static int hash_field(EVP_MD_CTX *ctx, const char *s)
                : -1;
 }
 
-int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, const char *principal,
-               uint64_t now_ms, struct sworn_policy_charge *c)
+int budget_key(const struct prule *r, const struct pbudget *bg, enum pbudget_kind kind,
+               const Sworn__V1__Principal *pr, uint64_t now_ms, struct sworn_policy_charge *c)
 {
     static const char domain[] = "sworn budget v1";
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    uint8_t tail[18];
+    uint8_t tail[18], sbx[9];
     uint64_t start = now_ms - now_ms % bg->window_ms;
+    const char *principal = pr != NULL && pr->id != NULL ? pr->id : "";
     unsigned len = 0;
     int ok;
 
     if (ctx == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "out of memory hashing a budget key");
-    tail[0] = (uint8_t)(is_sum ? 's' : 'c');
-    tail[1] = (uint8_t)(bg->global ? 'g' : 'p');
+    tail[0] = (uint8_t)kind;
+    tail[1] = (uint8_t)(bg->global ? 'g' : bg->sandbox ? 'x' : 'p');
     put_u64(tail + 2, bg->window_ms);
     put_u64(tail + 10, start);
+    /* per: sandbox adds the run's SandboxStarted index (0: not from a sworn-run sandbox); the
+     * other scopes hash exactly the bytes they always did, so their counters survive. */
+    sbx[0] = 'x';
+    put_u64(sbx + 1, pr != NULL ? pr->sandbox_start_index : 0);
     ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
          EVP_DigestUpdate(ctx, domain, sizeof(domain)) == 1 && hash_field(ctx, r->id) == 0 &&
          hash_field(ctx, bg->global ? "" : principal) == 0 &&
-         hash_field(ctx, is_sum ? bg->pointer : "") == 0 &&
+         hash_field(ctx, kind == PBUDGET_SUM ? bg->pointer : "") == 0 &&
          EVP_DigestUpdate(ctx, tail, sizeof(tail)) == 1 &&
+         (!bg->sandbox || EVP_DigestUpdate(ctx, sbx, sizeof(sbx)) == 1) &&
          EVP_DigestFinal_ex(ctx, c->key, &len) == 1 && len == 32;
     EVP_MD_CTX_free(ctx);
     if (!ok)
@@ -217,6 +226,7 @@ int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, cons
     /* A window that would end past the end of time ends at UINT64_MAX. */
     c->window_end_ms = start > UINT64_MAX - bg->window_ms ? UINT64_MAX : start + bg->window_ms;
     c->used = 1;
+    c->tokens = kind == PBUDGET_TOKENS;
     return 0;
 }
 
@@ -247,7 +257,10 @@ int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const 
         cur = nodes[i] != NULL ? nodes[i]->value : 0;
         if (nodes[i] == NULL && need++ == 0)
             first_new = i;
-        if (!force && (cur > UINT64_MAX - c[i].amount || cur + c[i].amount > limits[i])) {
+        /* A token budget is spent once its counter reaches the limit, whatever the ceiling
+         * asks (0 included): usage settled above a reservation must stop the next request. */
+        if (!force && (cur > UINT64_MAX - c[i].amount || cur + c[i].amount > limits[i] ||
+                       (c[i].tokens && cur >= limits[i]))) {
             *which = i;
             *used = cur;
             rc = 1;
@@ -313,6 +326,27 @@ void sworn_budgets_refund(struct sworn_budgets *b, const struct sworn_policy_res
             free(node);
             b->count--;
         }
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+void sworn_budgets_settle(struct sworn_budgets *b, const struct sworn_policy_charge *charges,
+                          size_t n, uint64_t actual)
+{
+    if (b == NULL || charges == NULL)
+        return;
+    pthread_mutex_lock(&b->mu);
+    for (size_t i = 0; i < n; i++) {
+        struct bnode *node;
+        uint64_t v;
+
+        if (!charges[i].used || !charges[i].tokens)
+            continue;
+        node = find(b, charges[i].key, NULL);
+        if (node == NULL) /* its window ended and it was dropped: nothing left to count in */
+            continue;
+        v = node->value > charges[i].amount ? node->value - charges[i].amount : 0;
+        node->value = v > UINT64_MAX - actual ? UINT64_MAX : v + actual;
     }
     pthread_mutex_unlock(&b->mu);
 }

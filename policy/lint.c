@@ -256,6 +256,7 @@ static int covers(struct lint *l, const struct prule *a, const struct prule *b)
            schemes_cover(l, a, b) && hosts_cover(l, a, b) && ports_cover(l, a, b) &&
            globs_cover(l, a->paths, a->n_paths, b->paths, b->n_paths, 0) &&
            globs_cover(l, a->tools, a->n_tools, b->tools, b->n_tools, 1) &&
+           globs_cover(l, a->models, a->n_models, b->models, b->n_models, 1) &&
            strs_cover(l, a->methods, a->n_methods, b->methods, b->n_methods);
 }
 

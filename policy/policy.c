@@ -29,6 +29,7 @@
 #define WINDOW_MAX_MS (366ull * 86400000ull)
 #define TIMEOUT_MAX_MS (7ull * 86400000ull)
 #define COUNT_MAX 1000000000ull
+#define TOKENS_MAX 1000000000000ull /* tokens: max, 1..10^12 */
 #define POINTER_MAX 256u
 #define SCHEME_MAX 16u
 #define ISSUER_MAX 1024u
@@ -71,6 +72,7 @@ static void free_rule(struct prule *r)
     free_globs(r->tools, r->n_tools);
     free_globs(r->prompts, r->n_prompts);
     free_globs(r->uris, r->n_uris);
+    free_globs(r->models, r->n_models);
     free_actors(r->req_actors, r->n_req_actors);
     free_actors(r->forbid_actors, r->n_forbid_actors);
     free_strs(r->schemes, r->n_schemes);
@@ -86,6 +88,7 @@ static void free_rule(struct prule *r)
     free(r->count.window_text);
     free(r->sum.pointer);
     free(r->sum.window_text);
+    free(r->tokens.window_text);
 }
 
 void sworn_policy_free(struct sworn_policy *p)
@@ -309,8 +312,8 @@ fail:
 
 static int load_resource(ydoc *d, ynode *rule, struct prule *r)
 {
-    static const char *const keys[] = {"schemes", "hosts", "ports",           "paths", "tools",
-                                       "prompts", "uris",  "path_parameters", NULL};
+    static const char *const keys[] = {"schemes", "hosts", "ports",           "paths",  "tools",
+                                       "prompts", "uris",  "path_parameters", "models", NULL};
     ynode *res = sworn_yaml_get(rule, "resource"), *n;
 
     if (res == NULL)
@@ -333,6 +336,18 @@ static int load_resource(ydoc *d, ynode *rule, struct prule *r)
     SWORN_GUARD(load_globs(d, res, "tools", 0, &r->tools, &r->n_tools));
     SWORN_GUARD(load_globs(d, res, "prompts", 0, &r->prompts, &r->n_prompts));
     SWORN_GUARD(load_globs(d, res, "uris", 0, &r->uris, &r->n_uris));
+    SWORN_GUARD(load_globs(d, res, "models", 0, &r->models, &r->n_models));
+    /* Models are matched lower-cased (policy/resource.h): a pattern with an upper-case letter
+     * or a byte a canonical model cannot hold would never match what it names. */
+    for (size_t i = 0; i < r->n_models; i++) {
+        const char *m = r->models[i].text;
+
+        for (; *m != '\0'; m++)
+            if ((*m >= 'A' && *m <= 'Z') || (unsigned char)*m < 0x21 || (unsigned char)*m > 0x7e)
+                return sworn_yaml_error(d, sworn_yaml_item(sworn_yaml_get(res, "models"), i),
+                                        "a model pattern is lower-case printable ASCII without "
+                                        "spaces (models are matched lower-cased)");
+    }
     return 0;
 fail:
     return -1;
@@ -649,8 +664,10 @@ static int load_per(ydoc *d, ynode *map, struct pbudget *bg)
     SWORN_GUARD(sworn_yaml_str(d, n, &s));
     if (strcmp(s, "global") == 0)
         bg->global = 1;
+    else if (strcmp(s, "sandbox") == 0)
+        bg->sandbox = 1;
     else if (strcmp(s, "principal") != 0)
-        return sworn_yaml_error(d, n, "per must be principal or global");
+        return sworn_yaml_error(d, n, "per must be principal, sandbox or global");
     return 0;
 fail:
     return -1;
@@ -676,10 +693,15 @@ static int load_budgets(ydoc *d, ynode *rule, struct prule *r, ynode *effect_nod
 {
     static const char *const ckeys[] = {"count", "window", "per", NULL};
     static const char *const skeys[] = {"pointer", "max", "window", "per", NULL};
+    static const char *const tkeys[] = {"max", "window", "per", NULL};
     ynode *c = sworn_yaml_get(rule, "budget"), *s = sworn_yaml_get(rule, "sum"), *n;
+    ynode *t = sworn_yaml_get(rule, "tokens");
 
-    if ((c != NULL || s != NULL) && r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
-        return sworn_yaml_error(d, c != NULL ? c : s,
+    if ((c != NULL || s != NULL || t != NULL) && r->effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
+        return sworn_yaml_error(d,
+                                c != NULL   ? c
+                                : s != NULL ? s
+                                            : t,
                                 "budgets are only for allow rules (this rule's effect is at "
                                 "%u:%u)",
                                 sworn_yaml_line(effect_node), sworn_yaml_col(effect_node));
@@ -716,6 +738,16 @@ static int load_budgets(ydoc *d, ynode *rule, struct prule *r, ynode *effect_nod
         SWORN_GUARD(load_per(d, s, &r->sum));
         r->sum.on = 1;
     }
+    if (t != NULL) {
+        SWORN_GUARD(need_map(d, t, "tokens"));
+        SWORN_GUARD(sworn_yaml_only_keys(d, t, tkeys));
+        if ((n = sworn_yaml_get(t, "max")) == NULL)
+            return sworn_yaml_error(d, t, "tokens needs a max");
+        SWORN_GUARD(sworn_yaml_u64(d, n, 1, TOKENS_MAX, &r->tokens.limit));
+        SWORN_GUARD(load_window(d, t, &r->tokens, "tokens"));
+        SWORN_GUARD(load_per(d, t, &r->tokens));
+        r->tokens.on = 1;
+    }
     return 0;
 fail:
     return -1;
@@ -724,7 +756,8 @@ fail:
 /* The keys of a rule (docs/policy.md section 1): what the loader accepts and lint knows. */
 static const char *const rule_keys[] = {
     "id",         "effect", "reason", "principals", "operations", "resource",           "methods",
-    "delegation", "time",   "budget", "sum",        "credential", "escalation_timeout", NULL};
+    "delegation", "time",   "budget", "sum",        "credential", "escalation_timeout", "tokens",
+    NULL};
 
 /*
  * Keep what the lint module needs (policy_int.h): the rule's position, and whether any key of it
@@ -749,7 +782,8 @@ static int has_unknown_key(ynode *m, const char *const *known)
 static void note_for_lint(ynode *rn, struct prule *r)
 {
     /* Not path_parameters: lint does not judge what it permits. */
-    static const char *const known_res[] = {"schemes", "hosts", "ports", "paths", "tools", NULL};
+    static const char *const known_res[] = {"schemes", "hosts",  "ports", "paths",
+                                            "tools",   "models", NULL};
     ynode *res = sworn_yaml_get(rn, "resource");
 
     r->line = sworn_yaml_line(rn);
@@ -935,6 +969,8 @@ static int load_doc(ydoc *d, struct sworn_policy **out)
             p->max_window_ms = r->count.window_ms;
         if (r->sum.on && r->sum.window_ms > p->max_window_ms)
             p->max_window_ms = r->sum.window_ms;
+        if (r->tokens.on && r->tokens.window_ms > p->max_window_ms)
+            p->max_window_ms = r->tokens.window_ms;
     }
     SWORN_GUARD(check_unique(d, rules, p));
     *out = p;
@@ -1193,6 +1229,8 @@ static int rule_matches(const struct prule *r, const Sworn__V1__AuthorizationReq
         return 0;
     if (r->n_uris > 0 && (res->uri[0] == '\0' || !any_glob(r->uris, r->n_uris, res->uri)))
         return 0;
+    if (r->n_models > 0 && (res->model[0] == '\0' || !any_glob(r->models, r->n_models, res->model)))
+        return 0;
     if (r->n_methods > 0) {
         for (ok = 0, i = 0; i < r->n_methods && !ok; i++)
             ok = strcmp(r->methods[i], method) == 0;
@@ -1269,14 +1307,24 @@ static int find_number(const Sworn__V1__AuthorizationRequest *q, const char *poi
 
 static int has_budget(const struct prule *r)
 {
-    return r->count.on || r->sum.on;
+    return r->count.on || r->sum.on || r->tokens.on;
+}
+
+/* The request's token ceiling (context.token_ceiling): 0 with *tokens, or 1 when it names none. */
+static int find_ceiling(const Sworn__V1__AuthorizationRequest *q, uint64_t *tokens)
+{
+    if (q->context == NULL || q->context->token_ceiling == NULL)
+        return 1;
+    *tokens = q->context->token_ceiling->tokens;
+    return 0;
 }
 
 /* What one charge of an allow is for: the rule, its budget, and why a sum cannot be measured. */
 struct slot {
     const struct prule *r;
     const struct pbudget *bg;
-    int unmeasured; /* 0; else find_number's 1 (none) or 2 (several), or 3 (why) */
+    int unmeasured; /* 0; else find_number's 1 (none) or 2 (several), or 3 (why); 4: no
+                       token ceiling */
     const char *why;
 };
 
@@ -1291,15 +1339,25 @@ static int add_charges(const struct prule *r, const Sworn__V1__AuthorizationRequ
                        struct slot *slots, size_t *n)
 {
     const char *value = NULL, *why = NULL;
-    uint64_t amount = 0;
+    uint64_t amount = 0, ceiling = 0;
     int f = 0;
 
+    /* A token budget that cannot reserve (no ceiling) never fits, like an unmeasured sum. */
+    if (r->tokens.on && find_ceiling(q, &ceiling) != 0) {
+        if (budget_key(r, &r->tokens, PBUDGET_TOKENS, q->principal, now, &c[*n]) != 0)
+            return -1;
+        c[*n].amount = UINT64_MAX;
+        c[*n].tokens = 0; /* never made: no settlement */
+        limits[*n] = 0;
+        slots[(*n)++] = (struct slot){r, &r->tokens, 4, NULL};
+        return 0;
+    }
     if (r->sum.on) {
         f = find_number(q, r->sum.pointer, &value);
         if (f == 0 && pdec_parse_json(value, &amount, &why) != 0)
             f = 3;
         if (f != 0) {
-            if (budget_key(r, &r->sum, 1, q->principal->id, now, &c[*n]) != 0)
+            if (budget_key(r, &r->sum, PBUDGET_SUM, q->principal, now, &c[*n]) != 0)
                 return -1;
             c[*n].amount = UINT64_MAX;
             limits[*n] = 0;
@@ -1309,18 +1367,25 @@ static int add_charges(const struct prule *r, const Sworn__V1__AuthorizationRequ
     }
     /* The count first: a request that exhausts both names the count (docs/policy.md 4.4). */
     if (r->count.on) {
-        if (budget_key(r, &r->count, 0, q->principal->id, now, &c[*n]) != 0)
+        if (budget_key(r, &r->count, PBUDGET_COUNT, q->principal, now, &c[*n]) != 0)
             return -1;
         c[*n].amount = 1;
         limits[*n] = r->count.limit;
         slots[(*n)++] = (struct slot){r, &r->count, 0, NULL};
     }
     if (r->sum.on) {
-        if (budget_key(r, &r->sum, 1, q->principal->id, now, &c[*n]) != 0)
+        if (budget_key(r, &r->sum, PBUDGET_SUM, q->principal, now, &c[*n]) != 0)
             return -1;
         c[*n].amount = amount;
         limits[*n] = r->sum.limit;
         slots[(*n)++] = (struct slot){r, &r->sum, 0, NULL};
+    }
+    if (r->tokens.on) {
+        if (budget_key(r, &r->tokens, PBUDGET_TOKENS, q->principal, now, &c[*n]) != 0)
+            return -1;
+        c[*n].amount = ceiling;
+        limits[*n] = r->tokens.limit;
+        slots[(*n)++] = (struct slot){r, &r->tokens, 0, NULL};
     }
     return 0;
 }
@@ -1329,6 +1394,13 @@ static void deny_by(struct sworn_policy_result *out, const struct prule *r)
 {
     out->effect = SWORN__V1__EFFECT__EFFECT_DENY;
     memcpy(out->rule_id, r->id, strlen(r->id) + 1);
+}
+
+static const char *scope_text(const struct pbudget *bg)
+{
+    return bg->global    ? "for all principals together"
+           : bg->sandbox ? "per sandbox run"
+                         : "per principal";
 }
 
 /* The DENY of slot s, which did not fit (used: its counter; amount: what the request asked). */
@@ -1356,13 +1428,25 @@ static void deny_budget(struct sworn_policy_result *out, const struct slot *s, u
                    s->why);
         return;
     }
+    if (s->unmeasured == 4) {
+        set_reason(out,
+                   "token budget of rule %s: the request names no token ceiling (max_tokens, "
+                   "max_output_tokens or max_completion_tokens), so nothing can be reserved",
+                   r->id);
+        return;
+    }
     rfc3339(ws, start, sizeof(start));
-    if (bg == &r->count) {
+    if (bg == &r->tokens) {
+        set_reason(out,
+                   "token budget exhausted: rule %s allows %llu tokens per %s %s; %llu already "
+                   "used or reserved in the window that began %s, this request reserves %llu",
+                   r->id, (unsigned long long)bg->limit, bg->window_text, scope_text(bg),
+                   (unsigned long long)used, start, (unsigned long long)amount);
+    } else if (bg == &r->count) {
         set_reason(out,
                    "budget exhausted: rule %s allows %llu requests per %s %s; %llu "
                    "already allowed in the window that began %s",
-                   r->id, (unsigned long long)bg->limit, bg->window_text,
-                   bg->global ? "for all principals together" : "per principal",
+                   r->id, (unsigned long long)bg->limit, bg->window_text, scope_text(bg),
                    (unsigned long long)used, start);
     } else {
         pdec_format(bg->limit, m, sizeof(m));
@@ -1371,8 +1455,7 @@ static void deny_budget(struct sworn_policy_result *out, const struct slot *s, u
         set_reason(out,
                    "budget exhausted: rule %s allows a sum of %s at %s per %s %s; "
                    "%s already used in the window that began %s, this request asks %s",
-                   r->id, m, bg->pointer, bg->window_text,
-                   bg->global ? "for all principals together" : "per principal", u, start, a);
+                   r->id, m, bg->pointer, bg->window_text, scope_text(bg), u, start, a);
     }
 }
 
@@ -1665,24 +1748,32 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
 static int replay_rule(struct sworn_budgets *b, const struct prule *r,
                        const Sworn__V1__DecisionRecord *rec)
 {
-    struct sworn_policy_charge c[2];
-    uint64_t limits[2], used;
-    const char *principal = rec->request->principal->id, *value = NULL, *why = NULL;
+    struct sworn_policy_charge c[3];
+    uint64_t limits[3], used, ceiling = 0;
+    const Sworn__V1__Principal *pr = rec->request->principal;
+    const char *value = NULL, *why = NULL;
     size_t n = 0, which;
     int rc;
 
     memset(c, 0, sizeof(c));
     if (r->count.on) {
-        if (budget_key(r, &r->count, 0, principal, rec->time_unix_ms, &c[n]) != 0)
+        if (budget_key(r, &r->count, PBUDGET_COUNT, pr, rec->time_unix_ms, &c[n]) != 0)
             return -1;
         c[n].amount = 1;
         limits[n++] = r->count.limit;
     }
     if (r->sum.on && find_number(rec->request, r->sum.pointer, &value) == 0 &&
         pdec_parse_json(value, &c[n].amount, &why) == 0) {
-        if (budget_key(r, &r->sum, 1, principal, rec->time_unix_ms, &c[n]) != 0)
+        if (budget_key(r, &r->sum, PBUDGET_SUM, pr, rec->time_unix_ms, &c[n]) != 0)
             return -1;
         limits[n++] = r->sum.limit;
+    }
+    /* The reservation; a UsageRecorded entry read later settles it (d_startup.c). */
+    if (r->tokens.on && find_ceiling(rec->request, &ceiling) == 0) {
+        if (budget_key(r, &r->tokens, PBUDGET_TOKENS, pr, rec->time_unix_ms, &c[n]) != 0)
+            return -1;
+        c[n].amount = ceiling;
+        limits[n++] = r->tokens.limit;
     }
     if (n == 0)
         return 0;
@@ -1692,32 +1783,28 @@ static int replay_rule(struct sworn_budgets *b, const struct prule *r,
     return rc < 0 ? -1 : 0;
 }
 
-int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
-                         const Sworn__V1__DecisionRecord *rec)
+/*
+ * The allow rules with a budget that an ALLOW of rec charged (sworn_policy_eval): those that
+ * match the recorded request again, on the canonical form the decision was taken on (recorded
+ * with it; canonicalising a canonical form gives it back; the model is canonicalised again from
+ * the request, since the record's canonical form does not hold it), or on its resource
+ * canonicalised now in an entry older than that field; and the rule that decided it, which a
+ * record that cannot be matched (it breaks the request checks, or its resource is refused now)
+ * still charges. fn(arg, rule) for each, in file order; 0, or fn's -1.
+ */
+static int each_replayed_rule(const struct sworn_policy *p, const Sworn__V1__DecisionRecord *rec,
+                              int (*fn)(void *arg, const struct prule *r), void *arg)
 {
-    const struct prule *named;
+    const struct prule *named = policy_find_rule(p, rec->rule_id);
     struct sworn_resource res;
     const char *why = NULL;
     int matchable;
 
-    if (b == NULL || p == NULL || rec == NULL)
-        return sworn_err_set(SWORN_ERR_ARG, "sworn_budgets_replay: bad arguments");
-    if (rec->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || rec->rule_id == NULL ||
-        rec->request == NULL || rec->request->principal == NULL ||
-        rec->request->principal->id == NULL)
-        return 0;
-    named = policy_find_rule(p, rec->rule_id);
-    /*
-     * The ALLOW charged every matching allow rule's budgets (sworn_policy_eval): match the
-     * recorded request again, on the canonical form the decision was taken on (recorded with it;
-     * canonicalising a canonical form gives it back), or on its resource canonicalised now in an
-     * entry older than that field. A record that cannot be matched (it breaks the request checks,
-     * or its resource is refused now) still charges the rule that decided it.
-     */
     matchable = sworn_frame_check_request(rec->request) == 0 &&
                 sworn_resource_canon(rec->canonical_resource != NULL ? rec->canonical_resource
                                                                      : rec->request->resource,
-                                     &res, &why) == 0;
+                                     &res, &why) == 0 &&
+                sworn_resource_canon_model(rec->request->resource->model, res.model, &why) == 0;
     for (size_t i = 0; i < p->nrules; i++) {
         const struct prule *r = &p->rules[i];
 
@@ -1725,8 +1812,71 @@ int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
             continue;
         if (r != named && !(matchable && rule_matches(r, rec->request, &res, rec->time_unix_ms)))
             continue;
-        if (replay_rule(b, r, rec) != 0)
+        if (fn(arg, r) != 0)
             return -1;
     }
     return 0;
+}
+
+struct replay_ctx {
+    struct sworn_budgets *b;
+    const Sworn__V1__DecisionRecord *rec;
+    struct sworn_policy_charge *out;
+    size_t n;
+};
+
+static int replay_one(void *arg, const struct prule *r)
+{
+    struct replay_ctx *x = arg;
+
+    return replay_rule(x->b, r, x->rec);
+}
+
+static int token_charge_one(void *arg, const struct prule *r)
+{
+    struct replay_ctx *x = arg;
+    uint64_t ceiling = 0;
+
+    if (!r->tokens.on || find_ceiling(x->rec->request, &ceiling) != 0)
+        return 0;
+    if (x->n >= SWORN_POLICY_BUDGET_RULES_MAX)
+        return 0; /* eval never allows past 16 budgeted rules; a record that claims it is odd */
+    memset(&x->out[x->n], 0, sizeof(x->out[x->n]));
+    if (budget_key(r, &r->tokens, PBUDGET_TOKENS, x->rec->request->principal, x->rec->time_unix_ms,
+                   &x->out[x->n]) != 0)
+        return -1;
+    x->out[x->n++].amount = ceiling;
+    return 0;
+}
+
+int sworn_budgets_token_charges(const struct sworn_policy *p, const Sworn__V1__DecisionRecord *rec,
+                                struct sworn_policy_charge *out, size_t *n)
+{
+    struct replay_ctx x = {NULL, rec, out, 0};
+
+    *n = 0;
+    if (p == NULL || rec == NULL || out == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_budgets_token_charges: bad arguments");
+    if (rec->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || rec->rule_id == NULL ||
+        rec->request == NULL || rec->request->principal == NULL ||
+        rec->request->principal->id == NULL || rec->request->resource == NULL)
+        return 0;
+    if (each_replayed_rule(p, rec, token_charge_one, &x) != 0)
+        return -1;
+    *n = x.n;
+    return 0;
+}
+
+int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
+                         const Sworn__V1__DecisionRecord *rec)
+{
+    struct replay_ctx x = {b, rec, NULL, 0};
+
+    if (b == NULL || p == NULL || rec == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_budgets_replay: bad arguments");
+    if (rec->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || rec->rule_id == NULL ||
+        rec->request == NULL || rec->request->principal == NULL ||
+        rec->request->principal->id == NULL || rec->request->resource == NULL)
+        return 0;
+    return each_replayed_rule(p, rec, replay_one, &x);
 }

@@ -1,7 +1,8 @@
 /*
  * policy.h -- sworn-decisiond's policy engine: a YAML policy file (docs/policy.md gives every key
  * and the exact semantics), evaluated deterministically against one AuthorizationRequest, with
- * count and sum budgets kept apart from the policy so that a reload keeps them.
+ * count, sum and token budgets kept apart from the policy so that a reload keeps them (token
+ * budgets reserve a model call's ceiling and are settled to its usage: sworn_budgets_settle).
  *
  * Decision procedure (docs/policy.md section "Evaluation"), in short:
  *   0. a request the proxy refused itself (AuthorizationRequest.refusal) is denied with rule_id
@@ -50,8 +51,8 @@
 #define SWORN_POLICY_OP_PROMPT "mcp.prompts/get"
 /* Allow rules with a budget that one request may match; one more is a DENY (docs/policy.md 4.4). */
 #define SWORN_POLICY_BUDGET_RULES_MAX 16u
-/* Budget charges one decision can make: a count and a sum of each of those rules. */
-#define SWORN_POLICY_CHARGES (2u * SWORN_POLICY_BUDGET_RULES_MAX)
+/* Budget charges one decision can make: a count, a sum and tokens of each of those rules. */
+#define SWORN_POLICY_CHARGES (3u * SWORN_POLICY_BUDGET_RULES_MAX)
 /* Budget counters tracked at once (all rules, principals and windows together). */
 #define SWORN_BUDGETS_DEFAULT_CAP 65536u
 
@@ -64,6 +65,7 @@ struct sworn_policy_charge {
     uint64_t amount;                    /* 1 for a count, micro-units for a sum */
     uint64_t window_end_ms;             /* when the counter's window ends */
     int used;
+    int tokens; /* a token budget's reservation: settled by sworn_budgets_settle */
 };
 
 /*
@@ -162,6 +164,26 @@ void sworn_budgets_refund(struct sworn_budgets *b, const struct sworn_policy_res
  */
 int sworn_budgets_replay(struct sworn_budgets *b, const struct sworn_policy *p,
                          const Sworn__V1__DecisionRecord *rec);
+
+/*
+ * Settle the token reservations of one allow when its usage is known (docs/policy.md 4.8): every
+ * token charge of charges[0..n) (those with .tokens set; their amount the reservation) is
+ * replaced by `actual` in its counter (counter - amount + actual, at least 0, at most
+ * UINT64_MAX), under the budget lock in one step. A counter whose window has ended and been
+ * dropped is left alone (nothing is created). Call it at most once per allow.
+ */
+void sworn_budgets_settle(struct sworn_budgets *b, const struct sworn_policy_charge *charges,
+                          size_t n, uint64_t actual);
+
+/*
+ * The token charges an allow of rec's request makes under p, as the replay charges them (every
+ * allow rule with a `tokens` budget that matches the recorded request at its recorded time, and
+ * its rule_id's rule), each with its amount (the ceiling): out[0..*n), at most
+ * SWORN_POLICY_BUDGET_RULES_MAX. For a UsageRecorded entry read back at start: settle them with
+ * its charged_tokens (sworn_budgets_settle) right after the allow was replayed. 0, or -1 (hash).
+ */
+int sworn_budgets_token_charges(const struct sworn_policy *p, const Sworn__V1__DecisionRecord *rec,
+                                struct sworn_policy_charge *out, size_t *n);
 
 /*
  * A result as one line of JSON, in a new string (free() it): effect, rule_id, reason,

@@ -104,8 +104,9 @@ int pactor_match(const struct pactor *it, int narrow, const char *subject, const
 struct pbudget {
     int on;
     int global;         /* per: global (else per principal) */
+    int sandbox;        /* per: sandbox (per principal and sworn-run sandbox run) */
     uint64_t window_ms; /* fixed windows aligned to the Unix epoch */
-    uint64_t limit;     /* count: allows; sum: micro-units */
+    uint64_t limit;     /* count: allows; sum: micro-units; tokens: tokens */
     char *pointer;      /* sum only: RFC 6901 pointer */
     char *window_text;  /* the window as written, for reasons */
 };
@@ -114,8 +115,8 @@ struct prule {
     char id[SWORN_POLICY_ID_MAX + 1];
     Sworn__V1__Effect effect;
     char *reason; /* NULL: a generated one */
-    struct pglob *principals, *operations, *paths, *tools;
-    size_t n_principals, n_operations, n_paths, n_tools;
+    struct pglob *principals, *operations, *paths, *tools, *models;
+    size_t n_principals, n_operations, n_paths, n_tools, n_models;
     struct pglob *prompts, *uris; /* MCP: the prompt of mcp.prompts/get, the resource URI */
     size_t n_prompts, n_uris;
     struct pactor *req_actors, *forbid_actors;
@@ -143,7 +144,7 @@ struct prule {
     unsigned days;      /* bit d set: day d allowed (0 = Sunday); 0x7f when absent */
     unsigned start_min; /* minute of day, inclusive */
     unsigned end_min;   /* minute of day, exclusive; 1440 = midnight */
-    struct pbudget count, sum;
+    struct pbudget count, sum, tokens;
     char credential[SWORN_POLICY_ID_MAX + 1];
     uint64_t escalation_timeout_ms;
     int path_params; /* resource.path_parameters: true (allow and escalate rules only) */
@@ -171,13 +172,18 @@ const struct prule *policy_find_rule(const struct sworn_policy *p, const char *i
 
 /* --- Budgets (budget.c) --- */
 
+/* The kinds of budget a counter key names. */
+enum pbudget_kind { PBUDGET_COUNT = 'c', PBUDGET_SUM = 's', PBUDGET_TOKENS = 't' };
+
 /*
- * The counter key of budget bg of rule r for principal (ignored when global) at time now:
- * SHA-256 over the kind, the rule id, the scope, the principal, the window length and start.
- * Fills c (key, window_end_ms; amount is the caller's). 0, or -1 when the hash fails.
+ * The counter key of budget bg (of kind) of rule r for principal pr (ignored when global; with
+ * its sandbox_start_index when per sandbox) at time now: SHA-256 over the kind, the rule id, the
+ * scope, the principal, the pointer, the window length and start (and the sandbox's index for
+ * per: sandbox). Fills c (key, window_end_ms, tokens; amount is the caller's). 0, or -1 when the
+ * hash fails.
  */
-int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, const char *principal,
-               uint64_t now_ms, struct sworn_policy_charge *c);
+int budget_key(const struct prule *r, const struct pbudget *bg, enum pbudget_kind kind,
+               const Sworn__V1__Principal *pr, uint64_t now_ms, struct sworn_policy_charge *c);
 
 /*
  * Check and charge the n (<= SWORN_POLICY_CHARGES) charges of one allow atomically, under the
@@ -187,7 +193,8 @@ int budget_key(const struct prule *r, const struct pbudget *bg, int is_sum, cons
  * (*which: the first index that needed a new counter). -1 on out of memory, or when two charges
  * name one counter. force: charge without checking (replay). A charge with amount UINT64_MAX and
  * limit 0 never fits: policy.c uses it for a sum that cannot be measured, so that the first
- * refusing rule in file order is found in one pass.
+ * refusing rule in file order is found in one pass. A token charge (c[i].tokens) also needs its
+ * counter below its limit before the charge (a ceiling of 0 does not fit a spent budget).
  */
 int budget_charge(struct sworn_budgets *b, struct sworn_policy_charge *c, const uint64_t *limits,
                   size_t n, uint64_t now_ms, int force, size_t *which, uint64_t *used);

@@ -791,10 +791,37 @@ int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *ou
             goto refused;
         memcpy(out->uri, r->uri, strlen(r->uri) + 1);
     }
+    if (sworn_resource_canon_model(r->model, out->model, why) != 0)
+        goto refused;
     return 0;
 refused:
     memset(out, 0, sizeof(*out));
     return 1;
+}
+
+int sworn_resource_canon_model(const char *in, char out[SWORN_RESOURCE_MODEL_MAX + 1],
+                               const char **why)
+{
+    size_t n = in == NULL ? 0 : strlen(in);
+
+    out[0] = '\0';
+    if (n > SWORN_RESOURCE_MODEL_MAX) {
+        *why = "the model name is longer than 256 bytes";
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)in[i];
+
+        if (ch < 0x21 || ch > 0x7e) {
+            *why = "the model name holds a space, a control character or a byte that is not "
+                   "printable ASCII";
+            out[0] = '\0';
+            return 1;
+        }
+        out[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    }
+    out[n] = '\0';
+    return 0;
 }
 
 void sworn_resource_to_pb(const struct sworn_resource *c, Sworn__V1__Resource *out)

@@ -70,6 +70,7 @@
 #define SWORN_RESOURCE_PATH_MAX 8192u   /* path and query, as carried and canonical */
 #define SWORN_RESOURCE_TOOL_MAX 256u    /* resource.tool on the wire */
 #define SWORN_RESOURCE_URI_MAX 2048u    /* resource.uri on the wire */
+#define SWORN_RESOURCE_MODEL_MAX 256u   /* resource.model on the wire and canonical */
 #define SWORN_RESOURCE_SHA256_LEN 32u
 
 /* What a canonical host is. */
@@ -93,7 +94,20 @@ struct sworn_resource {
     size_t bare_len; /* strlen(bare) (>= 1; 0: tcp); == path_len without ';' */
     char tool[SWORN_RESOURCE_TOOL_MAX + 1]; /* "" when none */
     char uri[SWORN_RESOURCE_URI_MAX + 1];   /* "" when none; canonical as carried */
+    /* The model a model.call names, lower-cased (sworn_resource_canon_model); "" when none. Not
+     * part of DecisionRecord.canonical_resource (its bytes are bounded by the record's format):
+     * it is canonicalised again from request.resource.model wherever it is needed. */
+    char model[SWORN_RESOURCE_MODEL_MAX + 1];
 };
+
+/*
+ * The canonical form of a model name (resource.model; NULL or "" is none: out = ""): ASCII
+ * letters lower-cased, every byte 0x21..0x7e, 1..256 bytes. Providers name the same model in
+ * any case ("GPT-4o"), so a deny of "gpt-4o" must hold for every case of it. Returns 0, or 1
+ * with *why set (a space, a control character, a byte above 0x7e, too long) and out[0] = '\0'.
+ */
+int sworn_resource_canon_model(const char *in, char out[SWORN_RESOURCE_MODEL_MAX + 1],
+                               const char **why);
 
 /*
  * Canonicalise one host (as resource.host carries it, NUL-terminated). OUT: out (the canonical

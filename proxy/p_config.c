@@ -1116,10 +1116,10 @@ static int signing_apart(const struct ctx *x)
 
 static int read_all(struct ctx *x)
 {
-    static const char *const top[] = {"user",       "listen",  "decisiond", "ca",
-                                      "upstream",   "connect", "limits",    "timeouts",
-                                      "delegation", "metrics", "log",       "hardening",
-                                      "mcp",        "signing", "oauth",     NULL};
+    static const char *const top[] = {"user",    "listen",    "decisiond", "ca",         "upstream",
+                                      "connect", "limits",    "timeouts",  "delegation", "metrics",
+                                      "log",     "hardening", "mcp",       "signing",    "oauth",
+                                      "models",  NULL};
 
     SWORN_GUARD(sworn_yaml_only_keys(x->d, sworn_yaml_root(x->d), top));
     SWORN_GUARD(read_user(x));
@@ -1139,6 +1139,8 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(sworn_psign_read(x->d, &x->c->signing));
     SWORN_GUARD(sworn_poauth_conf_read(x->d, sworn_yaml_root(x->d), &x->c->oauth));
     SWORN_GUARD(signing_apart(x));
+    SWORN_GUARD(sworn_pmodel_conf_read(x->d, sworn_yaml_get(sworn_yaml_root(x->d), "models"),
+                                       &x->c->models));
     SWORN_GUARD(sockets_apart(x));
     return 0;
 fail:

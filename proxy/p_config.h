@@ -55,6 +55,7 @@
 #include "p_mcp.h"
 #include "p_sign.h"
 #include "p_oauth.h"
+#include "p_model.h"
 
 #define SWORN_PCONF_LISTENERS_MAX 16u
 #define SWORN_PCONF_CIDRS_MAX 64u
@@ -135,6 +136,7 @@ struct sworn_pconf {
     struct sworn_pmcp_conf mcp;
     struct sworn_psign_conf signing; /* signing: RFC 9421 signatures upstream (p_sign.h) */
     struct sworn_poauth_conf oauth;  /* oauth: the token endpoints (p_oauth.h) */
+    struct sworn_pmodel_conf models; /* models: the model APIs (p_model.h); none by default */
 };
 
 /*

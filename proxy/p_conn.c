@@ -62,6 +62,9 @@
 #include "p_sni.h"
 #include "p_token.h"
 #include "p_upstream.h"
+#include "p_model.h"
+#include "p_musage.h"
+#include "p_usage.h"
 #include "resource.h"
 #include "wipe.h"
 
@@ -190,6 +193,13 @@ struct pconn {
     size_t oauth_cl;
     struct sworn_poauth_tokens otok; /* the real tokens read (wiped after the exchange) */
     char oauth_xid[64];              /* the TokenExchange's request id */
+    /* A model call (p_model.h): its body as read, and once allowed the usage its response
+     * reports (p_musage.h), owed to decisiond in one report (model_report). */
+    enum sworn_pmodel_api model_api;
+    struct sworn_pmodel_req mreq;
+    struct sworn_pmusage musage;
+    int model_allowed; /* an allowed model call whose usage report is not sent yet */
+    int musage_on;     /* the reader has the response's head and is fed its body */
 
     /* For the request's log line. */
     double t0, ms_decide, t_upstream;
@@ -251,9 +261,13 @@ static void oauth_reset(struct pconn *c)
     c->oauth_xid[0] = '\0';
 }
 
+static void model_report(struct pconn *c, int complete);
+
 /* Forget the request (not the connection, the tunnel or a reusable upstream). */
 static void reset_request(struct pconn *c)
 {
+    model_report(c, 0); /* an allowed model call whose response did not end: owed all the same */
+    c->model_api = SWORN_PMODEL_NONE;
     free(c->head);
     c->head = NULL;
     c->head_len = 0;
@@ -1242,6 +1256,67 @@ static int put_form_credential(struct pconn *c, const char **why)
     return 0;
 }
 
+/*
+ * A model call (p_model.h): operation "model.call", and its body read. 0, or -1 when the request
+ * was refused (recorded, p_refuse.h) or the connection ended.
+ */
+static int model_call(struct pconn *c, const uint8_t *body, size_t body_len)
+{
+    const char *why = NULL;
+    int r;
+
+    c->model_api =
+        sworn_pmodel_classify(&c->px->conf->models, c->method, c->res_ok ? &c->res : NULL);
+    if (c->model_api == SWORN_PMODEL_NONE)
+        return 0;
+    c->operation = SWORN_PMODEL_OPERATION;
+    r = sworn_pmodel_read_request(
+        c->model_api, body, body_len,
+        sworn_http_field_find(c->rq.fields, c->rq.nfields, "content-encoding") != NULL, &c->mreq,
+        &why);
+    if (r > 0) {
+        refuse(c, 400, why, c->head, c->head_len);
+        return -1;
+    }
+    if (r < 0) {
+        conn_abort(c);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The usage report an allowed model call owes (p_usage.h), once: complete is 1 when its response
+ * ended where its framing says. Sent on the proxy's own link to decisiond.
+ */
+static void model_report(struct pconn *c, int complete)
+{
+    Sworn__V1__UsageReport u = SWORN__V1__USAGE_REPORT__INIT;
+    char id[64];
+    uint64_t in = 0, out = 0;
+    const char *missing = NULL;
+
+    if (!c->model_allowed)
+        return;
+    c->model_allowed = 0;
+    if (!c->musage_on) /* no response head came: nothing was read */
+        sworn_pmusage_init(&c->musage, c->model_api, NULL, 0, NULL, 0);
+    c->musage_on = 0;
+    u.reported = sworn_pmusage_finish(&c->musage, complete, &in, &out, &missing);
+    sworn_proxy_next_id(c->px, id);
+    u.request_id = id;
+    u.allow_request_id = c->id;
+    u.allow_log_index = c->log_index;
+    u.input_tokens = in;
+    u.output_tokens = out;
+    u.missing = u.reported ? (char *)"" : (char *)missing;
+    if (c->px->usage == NULL)
+        c->px->usage = sworn_pusage_new(c->px->base, c->px->conf->decision_socket);
+    if (c->px->usage != NULL)
+        (void)sworn_pusage_send(c->px->usage, &u); /* a failure is logged there; the
+                                                      reservation stands */
+}
+
 static void ask(struct pconn *c)
 {
     struct sworn_pbuild_in in = {0};
@@ -1301,6 +1376,8 @@ static void ask(struct pconn *c)
     }
     if (read_mcp(c, body, body_len) != 0)
         return;
+    if (!c->is_mcp && model_call(c, body, body_len) != 0)
+        return;
     in.request_id = c->id;
     in.principal = c->l->conf->principal;
     in.sandbox = c->sandbox;
@@ -1329,6 +1406,8 @@ static void ask(struct pconn *c)
         in.mcp_session_sha256 = c->mcp->has_session ? c->mcp->session_sha256 : NULL;
     }
     r = sworn_pbuild_request(&c->build, &in, &why);
+    if (r == 0 && c->model_api != SWORN_PMODEL_NONE)
+        sworn_pmodel_fill(&c->mreq, &c->build.req);
     if (r > 0) {
         refuse(c, 431, why, c->head, c->head_len);
         return;
@@ -1437,6 +1516,7 @@ static void on_decision_in(struct pconn *c, void *unused_arg, const struct sworn
     if (sign_upstream(c, r->decision) != 0)
         return;
     c->effect = "allow";
+    c->model_allowed = c->model_api != SWORN_PMODEL_NONE;
     start_upstream(c);
 }
 
@@ -1563,7 +1643,10 @@ static int field_dropped(struct pconn *c, const struct sworn_http_field *f)
     if (c->has_cred && c->cred_header[0] != '\0' &&
         name_reads_as(f->name, f->name_len, c->cred_header))
         return 1;
-    for (size_t i = 0; c->has_cred && encoding_fields[i] != NULL; i++)
+    /* A model call's usage is read from the body as relayed: never compressed, never a range
+     * of it (the agent would choose what the usage reader cannot read). */
+    for (size_t i = 0;
+         (c->has_cred || c->model_api != SWORN_PMODEL_NONE) && encoding_fields[i] != NULL; i++)
         if (name_reads_as(f->name, f->name_len, encoding_fields[i]))
             return 1;
     return 0;
@@ -1612,7 +1695,7 @@ static void send_request(struct pconn *c)
     }
     if (c->upgrade)
         evbuffer_add_printf(out, "Connection: Upgrade\r\nUpgrade: websocket\r\n");
-    if (c->has_cred && !c->upgrade)
+    if ((c->has_cred || c->model_api != SWORN_PMODEL_NONE) && !c->upgrade)
         evbuffer_add_printf(out, "Accept-Encoding: identity\r\n");
     if (c->has_cred && c->cred_header[0] != '\0') {
         evbuffer_add(out, c->cred_header, strlen(c->cred_header));
@@ -1917,6 +2000,7 @@ static void oauth_finish(struct pconn *c);
 
 static void response_done(struct pconn *c)
 {
+    model_report(c, 1);
     if (c->oauth_hold) {
         /* A token endpoint's body is whole: swapped or checked, then sent (oauth_deliver). */
         oauth_finish(c);
@@ -2134,6 +2218,19 @@ static void step_response_head(struct pconn *c)
         c->close_after = c->rq.connection_close || c->rs.framing == SWORN_HTTP_UNTIL_CLOSE ||
                          (c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 0);
         c->resp_chunked_out = c->rs.framing == SWORN_HTTP_CHUNKED && c->rq.version_minor == 1;
+        if (c->model_allowed) {
+            /* The usage reader reads the body as it passes (p_musage.h). */
+            const struct sworn_http_field *ct =
+                sworn_http_field_find(c->rs.fields, c->rs.nfields, "content-type");
+            const struct sworn_http_field *ce =
+                sworn_http_field_find(c->rs.fields, c->rs.nfields, "content-encoding");
+
+            sworn_pmusage_init(&c->musage, c->model_api, ct != NULL ? ct->value : NULL,
+                               ct != NULL ? ct->value_len : 0, ce != NULL ? ce->value : NULL,
+                               ce != NULL ? ce->value_len : 0);
+            sworn_pmusage_share(&c->musage, &c->px->usage_held);
+            c->musage_on = 1;
+        }
         if (c->oauth_hold)
             c->resp_chunked_out = 0; /* the whole body is sent with its length */
         else
@@ -2191,6 +2288,8 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
     struct evbuffer *out = bufferevent_get_output(c->a);
     size_t before = evbuffer_get_length(c->tmp);
 
+    if (c->musage_on && n > 0)
+        (void)sworn_pmusage_feed(&c->musage, p, n); /* out of memory: "not reported", bytes pass */
     if (c->oauth_hold) {
         /* Held whole for the swap, up to oauth.response_max; the rest is read and dropped. */
         if (c->oauth_over || n == 0)

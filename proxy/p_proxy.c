@@ -160,6 +160,7 @@ void sworn_proxy_close(struct sworn_proxy *px)
         event_free(px->sig_int);
     if (px->dns != NULL)
         evdns_base_free(px->dns, 1);
+    sworn_pusage_free(px->usage);
     if (px->upstream_tls != NULL)
         SSL_CTX_free(px->upstream_tls);
     sworn_proxy_ca_free(px->ca);

@@ -28,6 +28,7 @@
 #include "p_jwks.h"
 #include "p_jwt.h"
 #include "p_metrics.h"
+#include "p_usage.h"
 
 struct evdns_base;
 struct evconnlistener;
@@ -61,6 +62,8 @@ struct sworn_proxy {
     uint64_t id_counter;
     struct event *sig_term, *sig_int;
     int stopping;
+    struct sworn_pusage *usage; /* usage reports of model calls (p_usage.h); made when needed */
+    size_t usage_held;          /* bytes the usage readers of all connections hold (p_musage.h) */
 };
 
 /*

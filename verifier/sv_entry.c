@@ -450,6 +450,35 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             return -1;
         info->effect = d->effect;
         info->no_rule = d->rule_id[0] == '\0';
+        if (strcmp(d->request->operation, "model.call") == 0) {
+            const char *m = d->request->resource->model;
+            size_t k = strlen(m);
+
+            if (k > SV_MODEL_MAX)
+                BAD("field-too-long", "decision: resource.model longer than %d bytes",
+                    SV_MODEL_MAX);
+            info->model_call = 1;
+            for (size_t i = 0; i <= k; i++)
+                info->model[i] = (char)(m[i] >= 'A' && m[i] <= 'Z' ? m[i] - 'A' + 'a' : m[i]);
+            if (d->request->context != NULL && d->request->context->token_ceiling != NULL)
+                info->token_ceiling = d->request->context->token_ceiling->tokens;
+        }
+        /* The model fields' shapes (docs/protocol.md section 3), as decisiond's decoder holds
+         * them: a record holding others was not written by it. */
+        if (d->request->context != NULL) {
+            const Svpb__V1__Context *cx = d->request->context;
+            const char *api = cx->model_api;
+
+            if (api[0] != '\0' && strcmp(api, "openai.chat") != 0 &&
+                strcmp(api, "openai.responses") != 0 && strcmp(api, "anthropic.messages") != 0)
+                BAD("bad-field", "decision: context.model_api is not a model API shape");
+            if (cx->token_ceiling != NULL &&
+                (cx->token_ceiling->tokens > 4294967295u ||
+                 (strcmp(cx->token_ceiling->field, "max_tokens") != 0 &&
+                  strcmp(cx->token_ceiling->field, "max_output_tokens") != 0 &&
+                  strcmp(cx->token_ceiling->field, "max_completion_tokens") != 0)))
+                BAD("bad-field", "decision: context.token_ceiling is out of its bounds");
+        }
         info->sandbox_start_index = d->request->principal->sandbox_start_index;
         if (info->sandbox_start_index != 0)
             who_digest(d->request->principal->id, d->request->principal->sandbox,
@@ -728,6 +757,42 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         memcpy(info->sandbox_id, t->sandbox_id.data, SV_SANDBOX_ID);
         sv_sha256(t->operator_, strlen(t->operator_), info->operator_digest);
         info->time_unix_ms = t->time_unix_ms;
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_USAGE_RECORDED: {
+        /* The usage of one allowed model.call (docs/formats.md, UsageRecorded). */
+        const Svpb__V1__UsageRecorded *u = e->usage_recorded;
+        int has_missing = u->missing[0] != '\0';
+
+        if (!req_id_ok(u->request_id) || !req_id_ok(u->allow_request_id))
+            BAD("missing-field", "usage_recorded: request ids must be 1..128 bytes");
+        if (u->allow_log_index == 0)
+            BAD("missing-field", "usage_recorded: allow_log_index is 0 (names no allow)");
+        if (!d32(&u->allow_entry_hash, 0))
+            BAD("missing-field", "usage_recorded: allow_entry_hash is not 32 bytes");
+        if (strlen(u->model) > SV_MODEL_MAX)
+            BAD("bad-field", "usage_recorded: model is longer than 256 bytes");
+        if (u->input_tokens > 4294967295u || u->output_tokens > 4294967295u ||
+            u->reserved_tokens > 4294967295u)
+            BAD("usage-bounds", "usage_recorded: a token count above 4294967295");
+        if (strlen(u->missing) > 256)
+            BAD("field-too-long", "usage_recorded: missing longer than 256 bytes");
+        if (u->reported ? has_missing
+                        : !has_missing || u->input_tokens != 0 || u->output_tokens != 0)
+            BAD("usage-reported",
+                "usage_recorded: a reported usage names no missing reason, an unreported one "
+                "names one and has no token counts");
+        if (u->charged_tokens !=
+            (u->reported ? u->input_tokens + u->output_tokens : u->reserved_tokens))
+            BAD("usage-charged",
+                "usage_recorded: charged_tokens is not input + output (reported) or the "
+                "reservation (not reported)");
+        info->allow_log_index = u->allow_log_index;
+        memcpy(info->allow_hash, u->allow_entry_hash.data, SV_HASH);
+        snprintf(info->request_id, sizeof(info->request_id), "%s", u->allow_request_id);
+        snprintf(info->model, sizeof(info->model), "%s", u->model);
+        info->reserved_tokens = u->reserved_tokens;
+        info->time_unix_ms = u->time_unix_ms;
         return 0;
     }
     default:

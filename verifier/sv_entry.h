@@ -61,7 +61,10 @@ enum sv_entry_kind {
     SV_ENTRY_TIME_MARK = 9,
     SV_ENTRY_SANDBOX_STARTED = 10,
     SV_ENTRY_SANDBOX_ENDED = 11,
+    SV_ENTRY_USAGE_RECORDED = 12,
 };
+
+#define SV_MODEL_MAX 256 /* sworn.proto: Resource.model, UsageRecorded.model */
 
 #define SV_SANDBOX_ID 16     /* sworn.proto: SandboxStarted/SandboxEnded.sandbox_id, exactly 16 */
 #define SV_PRINCIPAL_MAX 128 /* principal and sandbox names: 1..128 bytes 0x21..0x7e */
@@ -130,6 +133,14 @@ struct sv_entry_info {
     uint8_t sandbox_id[SV_SANDBOX_ID]; /* sandbox_started, sandbox_ended */
     uint8_t operator_digest[SV_HASH];  /* sandbox_started, sandbox_ended: SHA-256(operator) */
     struct sv_http_req http;           /* decision: what an http-message receipt covers */
+    /* decision: operation "model.call" (model_call), its canonical model (request.resource.model
+     * lower-cased) and its token ceiling (0: none). usage_recorded: model, reserved_tokens, the
+     * allow it names (allow_log_index, allow_hash; request_id is its allow_request_id) */
+    int model_call;
+    char model[SV_MODEL_MAX + 1];
+    uint64_t token_ceiling;
+    uint64_t reserved_tokens;
+    uint8_t allow_hash[SV_HASH];
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

@@ -40,6 +40,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "token-exchanges",
     "time-marks",
     "sandboxes",
+    "token-usage",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -350,6 +351,15 @@ struct cred_allow {
     int used; /* an exchange named it */
 };
 
+/* token-usage: an ALLOW of model.call, what a UsageRecorded entry must repeat of it. */
+struct model_allow {
+    uint64_t index;
+    uint8_t leaf[SV_HASH];
+    uint8_t key[SV_HASH]; /* SHA-256(request id NUL canonical model) */
+    uint64_t ceiling;
+    int used; /* a usage entry named it */
+};
+
 /* A credential a CredentialsMinted entry replaced: SHA-256 of its id, the time of the newest
  * mint that replaced it, and the time of a later mint that minted the same id again (decisiond
  * names a new credential with the lowest free <root>.oauth.<n>, so a replaced id comes back). */
@@ -423,6 +433,11 @@ struct stream {
     int have_start; /* a Startup entry was seen; the newest is last_start */
     uint64_t last_start;
     uint64_t unseen_allows; /* exchanges naming an allow before the range */
+    /* token-usage: the allows of model.call, in log order; usage entries naming one before a
+     * bundle's range (not seen, so not checked) */
+    struct model_allow *mallows;
+    size_t nmallows, cap_mallows;
+    uint64_t unseen_usage;
     /* token-exchanges: the credentials replaced by a mint, sorted by id digest */
     struct replaced_rec *repl;
     size_t nrepl, cap_repl;
@@ -1060,6 +1075,126 @@ static struct cred_allow *allow_find(struct stream *s, uint64_t index)
     return NULL;
 }
 
+static void model_key(const char *request_id, const char *model, uint8_t out[SV_HASH])
+{
+    char buf[2 * (SV_ID_MAX + SV_MODEL_MAX) + 2];
+    size_t rl = strlen(request_id), ml = strlen(model);
+
+    memcpy(buf, request_id, rl);
+    buf[rl] = '\0';
+    memcpy(buf + rl + 1, model, ml);
+    sv_sha256(buf, rl + 1 + ml, out);
+}
+
+/* Remember the ALLOW of model.call at index (leaf: its leaf hash). 0, or -1 out of memory. */
+static int model_allow_add(struct stream *s, uint64_t index, const uint8_t leaf[SV_HASH],
+                           const struct sv_entry_info *info)
+{
+    struct model_allow *a;
+
+    if (s->nmallows == s->cap_mallows) {
+        size_t nc = s->cap_mallows ? 2 * s->cap_mallows : 64;
+        struct model_allow *n = realloc(s->mallows, nc * sizeof(*n));
+
+        if (n == NULL)
+            return -1;
+        s->mallows = n;
+        s->cap_mallows = nc;
+    }
+    a = &s->mallows[s->nmallows++];
+    a->index = index;
+    memcpy(a->leaf, leaf, SV_HASH);
+    model_key(info->request_id, info->model, a->key);
+    a->ceiling = info->token_ceiling;
+    a->used = 0;
+    return 0;
+}
+
+static struct model_allow *model_allow_find(struct stream *s, uint64_t index)
+{
+    size_t lo = 0, hi = s->nmallows;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->mallows[mid].index == index)
+            return &s->mallows[mid];
+        if (s->mallows[mid].index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/*
+ * A UsageRecorded entry at index (docs/verifier.md, token-usage): the allow it names is an
+ * earlier ALLOW of operation model.call of this record whose leaf hash is allow_entry_hash, with
+ * the same request id and canonical model, whose token ceiling is reserved_tokens; no start lies
+ * between them (decisiond forgets pending allows when it restarts); no other usage entry names it.
+ * (Its own fields' arithmetic is the entries check's.) In a bundle, one naming an allow before
+ * the range is counted, not checked.
+ */
+static void check_usage(struct stream *s, uint64_t index, const struct sv_entry_info *info)
+{
+    char item[64], why[SV_WHY];
+    struct model_allow *a;
+    uint8_t key[SV_HASH];
+    uint64_t at = info->allow_log_index;
+
+    snprintf(item, sizeof(item), "entry %llu", (unsigned long long)index);
+    if (at < s->first_index && at < index) {
+        s->unseen_usage++;
+        return;
+    }
+    a = at < index ? model_allow_find(s, at) : NULL;
+    if (a == NULL) {
+        snprintf(why, sizeof(why),
+                 "entry %llu is not an earlier ALLOW of model.call: usage recorded for no allowed "
+                 "model call",
+                 (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_USAGE, item, "usage-allow-unknown", why);
+        return;
+    }
+    if (memcmp(a->leaf, info->allow_hash, SV_HASH) != 0) {
+        snprintf(why, sizeof(why), "allow_entry_hash is not the leaf hash of entry %llu",
+                 (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_USAGE, item, "usage-allow-hash", why);
+        return;
+    }
+    model_key(info->request_id, info->model, key);
+    if (memcmp(a->key, key, SV_HASH) != 0) {
+        snprintf(why, sizeof(why),
+                 "the allow of entry %llu is not for request %.128s and model %.128s",
+                 (unsigned long long)at, info->request_id, info->model);
+        sv_report_fail(s->rep, SV_CHECK_USAGE, item, "usage-allow-mismatch", why);
+        return;
+    }
+    if (a->ceiling != info->reserved_tokens) {
+        snprintf(why, sizeof(why),
+                 "reserved_tokens %llu is not the token ceiling %llu of the allow of entry %llu",
+                 (unsigned long long)info->reserved_tokens, (unsigned long long)a->ceiling,
+                 (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_USAGE, item, "usage-reserved", why);
+        return;
+    }
+    if (a->used) {
+        snprintf(why, sizeof(why), "the allow of entry %llu has a second usage entry",
+                 (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_USAGE, item, "usage-twice", why);
+        return;
+    }
+    a->used = 1;
+    if (s->have_start && s->last_start > at) {
+        snprintf(why, sizeof(why),
+                 "a start (entry %llu) lies between the allow of entry %llu and its usage",
+                 (unsigned long long)s->last_start, (unsigned long long)at);
+        sv_report_fail(s->rep, SV_CHECK_USAGE, item, "usage-allow-restarted", why);
+        return;
+    }
+    pass(s->rep, SV_CHECK_USAGE);
+}
+
 /* A SandboxStarted entry at index (streamed in index order, so sbxs stays sorted). */
 static void sandbox_add(struct stream *s, uint64_t index, const struct sv_entry_info *info)
 {
@@ -1672,6 +1807,8 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
             sv_report_fail(s->rep, SV_CHECK_EXCHANGES, item, "internal", "out of memory");
         if (info.effect == 1 && info.credential_id[0] != '\0')
             check_release(s, index, &info);
+        if (info.effect == 1 && info.model_call && model_allow_add(s, index, leaf, &info) != 0)
+            sv_report_fail(s->rep, SV_CHECK_USAGE, item, "internal", "out of memory");
         if ((info.effect == 1 || info.effect == 3) && info.sandbox_start_index != 0)
             check_sandbox_use(s, index, info.sandbox_start_index, info.sandbox_who,
                               info.effect == 1 ? "the allow" : "the escalation");
@@ -1681,6 +1818,9 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         break;
     case SV_ENTRY_SANDBOX_ENDED:
         check_sandbox_end(s, index, &info);
+        break;
+    case SV_ENTRY_USAGE_RECORDED:
+        check_usage(s, index, &info);
         break;
     case SV_ENTRY_CREDENTIALS_MINTED:
         check_exchange(s, index, &info);
@@ -1774,6 +1914,16 @@ static void receipts_note(struct stream *s)
     snprintf(s->rep->checks[SV_CHECK_RECEIPTS].note, sizeof(s->rep->checks[0].note),
              "%llu http-message receipt(s) of approvals of requests before this range not checked",
              (unsigned long long)s->unchecked_receipts);
+}
+
+/* The token-usage note: usage entries naming an allow before a bundle's range. */
+static void usage_note(struct stream *s)
+{
+    if (s->unseen_usage == 0)
+        return;
+    snprintf(s->rep->checks[SV_CHECK_USAGE].note, sizeof(s->rep->checks[0].note),
+             "%llu usage entr(ies) name an allow before this range",
+             (unsigned long long)s->unseen_usage);
 }
 
 /* The token-exchanges note: exchanges that could not be checked (a bundle's), and why. */
@@ -2515,6 +2665,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                  (unsigned long long)s.unseen_escalations);
     exchanges_note(&s);
     receipts_note(&s);
+    usage_note(&s);
     /* The root of the first `end` leaves, then the checkpoint's root from it and the proof. */
     sv_range_root(&s.range, root_m);
     snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cp.size);
@@ -2666,6 +2817,7 @@ out:
     free(s.sbxs);
     sv_ids_free(s.ids);
     free(s.callows);
+    free(s.mallows);
     free(s.repl);
     free(s.unseen_res);
     free(s.unseen_ex);
@@ -2809,6 +2961,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     separation_note(&s);
     exchanges_note(&s);
     receipts_note(&s);
+    usage_note(&s);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
         /* Accept the newest checkpoint: store the very note verified above, from memory. A
@@ -2845,6 +2998,7 @@ done:
     free(s.sbxs);
     sv_ids_free(s.ids);
     free(s.callows);
+    free(s.mallows);
     free(s.repl);
     free(s.unseen_res);
     free(s.unseen_ex);

@@ -46,6 +46,7 @@ enum sv_check_id {
     SV_CHECK_EXCHANGES,   /* each OAuth exchange backed by its own allow of the same start */
     SV_CHECK_TIME_MARKS,  /* each TimeMark's high water is the largest earlier time stamp */
     SV_CHECK_SANDBOXES,   /* sandbox ends name their start once; sandbox requests run in one */
+    SV_CHECK_USAGE,       /* each token usage names its own earlier ALLOW of model.call, once */
     SV_CHECK_COUNT
 };
 

@@ -316,6 +316,24 @@ static int check_context(const Sworn__V1__Context *c)
     }
     SWORN_GUARD(check_hash(c->credential_token_sha256, 0, "context.credential_token_sha256"));
     SWORN_GUARD(check_hash(c->mcp_session_sha256, 0, "context.mcp_session_sha256"));
+    if (c->token_ceiling != NULL) {
+        const char *f = c->token_ceiling->field;
+
+        SWORN_ENSURE(f != NULL &&
+                         (strcmp(f, "max_tokens") == 0 || strcmp(f, "max_output_tokens") == 0 ||
+                          strcmp(f, "max_completion_tokens") == 0),
+                     SWORN_ERR_FORMAT,
+                     "context.token_ceiling.field is not max_tokens, max_output_tokens or "
+                     "max_completion_tokens");
+        SWORN_ENSURE(c->token_ceiling->tokens <= SWORN_FRAME_TOKENS_COUNT_MAX, SWORN_ERR_RANGE,
+                     "context.token_ceiling.tokens is above %u", SWORN_FRAME_TOKENS_COUNT_MAX);
+    }
+    SWORN_ENSURE(c->model_api == NULL || c->model_api[0] == '\0' ||
+                     strcmp(c->model_api, "openai.chat") == 0 ||
+                     strcmp(c->model_api, "openai.responses") == 0 ||
+                     strcmp(c->model_api, "anthropic.messages") == 0,
+                 SWORN_ERR_FORMAT,
+                 "context.model_api is not openai.chat, openai.responses or anthropic.messages");
     return 0;
 fail:
     return -1;
@@ -416,6 +434,7 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_GUARD(check_str(m->resource->path, SWORN_FRAME_STRING_MAX, 0, "resource.path"));
     SWORN_GUARD(check_str(m->resource->tool, SWORN_FRAME_TOOL_MAX, 0, "resource.tool"));
     SWORN_GUARD(check_str(m->resource->uri, SWORN_FRAME_URI_MAX, 0, "resource.uri"));
+    SWORN_GUARD(check_str(m->resource->model, SWORN_FRAME_MODEL_MAX, 0, "resource.model"));
     if (m->context != NULL)
         SWORN_GUARD(check_context(m->context));
     if (m->delegation != NULL)
@@ -443,6 +462,71 @@ int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m)
                      SWORN_ERR_RANGE, "tokens[].value is %zu bytes, not 1..%u",
                      m->tokens[i]->value.len, SWORN_FRAME_CRED_MAX);
     }
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_usage_report(const Sworn__V1__UsageReport *m)
+{
+    int has_missing;
+
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "UsageReport is NULL");
+    SWORN_GUARD(check_request_id(m->request_id));
+    SWORN_GUARD(check_str(m->allow_request_id, SWORN_FRAME_ID_MAX, 1, "usage.allow_request_id"));
+    SWORN_ENSURE(m->allow_log_index != 0, SWORN_ERR_FORMAT, "usage.allow_log_index is 0");
+    SWORN_ENSURE(m->input_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX &&
+                     m->output_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX,
+                 SWORN_ERR_RANGE, "usage token counts are above %u", SWORN_FRAME_TOKENS_COUNT_MAX);
+    SWORN_GUARD(check_str(m->missing, SWORN_FRAME_MISSING_MAX, 0, "usage.missing"));
+    has_missing = m->missing != NULL && m->missing[0] != '\0';
+    SWORN_ENSURE(m->reported ? !has_missing
+                             : has_missing && m->input_tokens == 0 && m->output_tokens == 0,
+                 SWORN_ERR_FORMAT,
+                 "usage: a reported usage names no missing reason; an unreported one has one and "
+                 "no token counts");
+    return 0;
+fail:
+    return -1;
+}
+
+static int check_usage_result(const Sworn__V1__UsageResult *m)
+{
+    SWORN_ENSURE(m != NULL, SWORN_ERR_ARG, "UsageResult is NULL");
+    SWORN_GUARD(check_request_id(m->request_id));
+    return check_hash(m->entry_hash, 1, "usage.entry_hash");
+fail:
+    return -1;
+}
+
+static int check_usage_recorded(const Sworn__V1__UsageRecorded *u)
+{
+    int has_missing;
+
+    SWORN_ENSURE(u != NULL, SWORN_ERR_ARG, "entry.usage_recorded is NULL");
+    SWORN_GUARD(check_request_id(u->request_id));
+    SWORN_GUARD(
+        check_str(u->allow_request_id, SWORN_FRAME_ID_MAX, 1, "usage_recorded.allow_request_id"));
+    SWORN_ENSURE(u->allow_log_index != 0, SWORN_ERR_FORMAT, "usage_recorded.allow_log_index is 0");
+    SWORN_GUARD(check_hash(u->allow_entry_hash, 1, "usage_recorded.allow_entry_hash"));
+    SWORN_GUARD(check_str(u->model, SWORN_FRAME_MODEL_MAX, 0, "usage_recorded.model"));
+    SWORN_ENSURE(u->input_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX &&
+                     u->output_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX &&
+                     u->reserved_tokens <= SWORN_FRAME_TOKENS_COUNT_MAX,
+                 SWORN_ERR_RANGE, "usage_recorded token counts are above %u",
+                 SWORN_FRAME_TOKENS_COUNT_MAX);
+    SWORN_GUARD(check_str(u->missing, SWORN_FRAME_MISSING_MAX, 0, "usage_recorded.missing"));
+    has_missing = u->missing != NULL && u->missing[0] != '\0';
+    SWORN_ENSURE(u->reported ? !has_missing
+                             : has_missing && u->input_tokens == 0 && u->output_tokens == 0,
+                 SWORN_ERR_FORMAT,
+                 "usage_recorded: a reported usage names no missing reason; an unreported one "
+                 "has one and no token counts");
+    SWORN_ENSURE(u->charged_tokens ==
+                     (u->reported ? u->input_tokens + u->output_tokens : u->reserved_tokens),
+                 SWORN_ERR_FORMAT,
+                 "usage_recorded.charged_tokens is not input + output (reported) or the "
+                 "reservation (not reported)");
     return 0;
 fail:
     return -1;
@@ -625,6 +709,8 @@ int sworn_frame_check_decision_request(const Sworn__V1__DecisionRequest *m)
         return check_request_size(m->authorize);
     case SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE:
         return sworn_frame_check_exchange(m->token_exchange);
+    case SWORN__V1__DECISION_REQUEST__BODY_USAGE:
+        return sworn_frame_check_usage_report(m->usage);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "DecisionRequest holds no known request");
     }
@@ -642,6 +728,8 @@ int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m)
         return sworn_frame_check_error(m->error);
     case SWORN__V1__DECISION_REPLY__BODY_TOKEN_EXCHANGE:
         return check_exchange_result(m->token_exchange);
+    case SWORN__V1__DECISION_REPLY__BODY_USAGE:
+        return check_usage_result(m->usage);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "DecisionReply holds no known answer");
     }
@@ -800,6 +888,9 @@ static int check_entry_time(const Sworn__V1__Entry *m, int writing)
         break;
     case SWORN__V1__ENTRY__KIND_SANDBOX_ENDED:
         t = m->sandbox_ended->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_USAGE_RECORDED:
+        t = m->usage_recorded->time_unix_ms;
         break;
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
@@ -1036,6 +1127,8 @@ static int check_entry_shape(const Sworn__V1__Entry *m)
         return check_sandbox_started(m->sandbox_started, 1, "sandbox_started");
     case SWORN__V1__ENTRY__KIND_SANDBOX_ENDED:
         return check_sandbox_ended(m->sandbox_ended, 1, "sandbox_ended");
+    case SWORN__V1__ENTRY__KIND_USAGE_RECORDED:
+        return check_usage_recorded(m->usage_recorded);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }
@@ -1357,6 +1450,15 @@ int sworn_frame_pack_token_exchange(const Sworn__V1__TokenExchange *ex, uint8_t 
 
     m.body_case = SWORN__V1__DECISION_REQUEST__BODY_TOKEN_EXCHANGE;
     m.token_exchange = (Sworn__V1__TokenExchange *)ex;
+    return sworn_frame_pack_decision_request(&m, out, out_len);
+}
+
+int sworn_frame_pack_usage_report(const Sworn__V1__UsageReport *u, uint8_t **out, size_t *out_len)
+{
+    Sworn__V1__DecisionRequest m = SWORN__V1__DECISION_REQUEST__INIT;
+
+    m.body_case = SWORN__V1__DECISION_REQUEST__BODY_USAGE;
+    m.usage = (Sworn__V1__UsageReport *)u;
     return sworn_frame_pack_decision_request(&m, out, out_len);
 }
 

@@ -65,6 +65,11 @@
 #define SWORN_FRAME_COMMAND_MAX 256u    /* SandboxStarted.command: 1..256 items */
 #define SWORN_FRAME_OPERATOR_MAX 256u   /* an operator's user name in an entry */
 
+/* Model calls and their token usage (docs/proxy.md, "Model APIs"). */
+#define SWORN_FRAME_MODEL_MAX 256u               /* Resource.model, UsageRecorded.model */
+#define SWORN_FRAME_TOKENS_COUNT_MAX 4294967295u /* TokenCeiling.tokens, usage token counts */
+#define SWORN_FRAME_MISSING_MAX 256u             /* UsageReport/UsageRecorded.missing */
+
 /* AuthorizationRequest.refusal (ProxyRefusal): status 400..599, reason 1..256 bytes. */
 #define SWORN_FRAME_REFUSAL_STATUS_MIN 400u
 #define SWORN_FRAME_REFUSAL_STATUS_MAX 599u
@@ -216,6 +221,7 @@ long sworn_frame_encode(const uint8_t *body, size_t body_len, uint8_t *out, size
  */
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m);
 int sworn_frame_check_exchange(const Sworn__V1__TokenExchange *m);
+int sworn_frame_check_usage_report(const Sworn__V1__UsageReport *m);
 int sworn_frame_check_decision_request(const Sworn__V1__DecisionRequest *m);
 int sworn_frame_check_decision(const Sworn__V1__Decision *m);
 /* A Receipt's shape (sworn.proto): key id, signature length, alg, and form 0 (digest receipt:
@@ -250,6 +256,7 @@ int sworn_frame_pack_authorize(const Sworn__V1__AuthorizationRequest *req, uint8
                                size_t *out_len);
 int sworn_frame_pack_token_exchange(const Sworn__V1__TokenExchange *ex, uint8_t **out,
                                     size_t *out_len);
+int sworn_frame_pack_usage_report(const Sworn__V1__UsageReport *u, uint8_t **out, size_t *out_len);
 int sworn_frame_pack_request(const Sworn__V1__AuthorizationRequest *m, uint8_t **out,
                              size_t *out_len);
 int sworn_frame_pack_reply(const Sworn__V1__DecisionReply *m, uint8_t **out, size_t *out_len);

@@ -197,7 +197,8 @@ fail:
 
 static int parse_resource(struct arena *a, json_object *o, Sworn__V1__Resource **out)
 {
-    static const char *const keys[] = {"scheme", "host", "port", "path", "tool", "uri", NULL};
+    static const char *const keys[] = {"scheme", "host", "port",  "path",
+                                       "tool",   "uri",  "model", NULL};
     Sworn__V1__Resource *m = alloc(a, sizeof(*m));
     uint64_t port;
 
@@ -212,6 +213,7 @@ static int parse_resource(struct arena *a, json_object *o, Sworn__V1__Resource *
     SWORN_GUARD(get_str(o, "path", &m->path));
     SWORN_GUARD(get_str(o, "tool", &m->tool));
     SWORN_GUARD(get_str(o, "uri", &m->uri));
+    SWORN_GUARD(get_str(o, "model", &m->model));
     *out = m;
     return 0;
 fail:
@@ -228,8 +230,11 @@ static int parse_context(struct arena *a, json_object *o, Sworn__V1__Context **o
                                        "json_numbers",
                                        "credential_token_sha256",
                                        "mcp_session_sha256",
+                                       "token_ceiling",
+                                       "model_api",
                                        NULL};
     static const char *const ckeys[] = {"name", "value_sha256", NULL};
+    static const char *const tkeys[] = {"field", "tokens", NULL};
     static const char *const nkeys[] = {"pointer", "value", NULL};
     Sworn__V1__Context *m = alloc(a, sizeof(*m));
     json_object *arr;
@@ -291,6 +296,19 @@ static int parse_context(struct arena *a, json_object *o, Sworn__V1__Context **o
                       &m->credential_token_sha256));
     SWORN_GUARD(
         hex32(a, get(o, "mcp_session_sha256"), "mcp_session_sha256", &m->mcp_session_sha256));
+    if (get(o, "token_ceiling") != NULL) {
+        json_object *t = get(o, "token_ceiling");
+        Sworn__V1__TokenCeiling *tc = alloc(a, sizeof(*tc));
+
+        if (tc == NULL)
+            return -1;
+        sworn__v1__token_ceiling__init(tc);
+        SWORN_GUARD(only_keys(t, "token_ceiling", tkeys));
+        SWORN_GUARD(get_str(t, "field", &tc->field));
+        SWORN_GUARD(get_uint(t, "tokens", UINT64_MAX, &tc->tokens));
+        m->token_ceiling = tc;
+    }
+    SWORN_GUARD(get_str(o, "model_api", &m->model_api));
     *out = m;
     return 0;
 fail:
@@ -674,6 +692,15 @@ static int print_context(json_object *o, const Sworn__V1__Context *c)
     SWORN_GUARD(add_hex(o, "credential_token_sha256", c->credential_token_sha256));
     if (c->mcp_session_sha256.len != 0) /* absent: empty, as in the proto */
         SWORN_GUARD(add_hex(o, "mcp_session_sha256", c->mcp_session_sha256));
+    if (c->token_ceiling != NULL) {
+        json_object *t = json_object_new_object();
+
+        SWORN_GUARD(add(o, "token_ceiling", t));
+        SWORN_GUARD(add_str(t, "field", c->token_ceiling->field));
+        SWORN_GUARD(add(t, "tokens", json_object_new_uint64(c->token_ceiling->tokens)));
+    }
+    if (c->model_api != NULL && c->model_api[0] != '\0')
+        SWORN_GUARD(add_str(o, "model_api", c->model_api));
     return 0;
 fail:
     return -1;
@@ -751,6 +778,8 @@ char *sworn_reqjson_print_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_GUARD(add_str(sub, "tool", m->resource->tool));
     if (m->resource->uri != NULL && m->resource->uri[0] != '\0') /* absent: "", as in the proto */
         SWORN_GUARD(add_str(sub, "uri", m->resource->uri));
+    if (m->resource->model != NULL && m->resource->model[0] != '\0')
+        SWORN_GUARD(add_str(sub, "model", m->resource->model));
     if (m->context != NULL) {
         SWORN_GUARD(add(o, "context", sub = json_object_new_object()));
         SWORN_GUARD(print_context(sub, m->context));

@@ -39,7 +39,9 @@
  * sworn-run's admin calls (a sandbox start, an end, their answer) and entries (SandboxStarted,
  * SandboxEnded), and ones refused (an operator or a time sworn-run may not fill in, an unknown
  * isolation, an end naming no start, a signal 0, a 15-byte sandbox id); a request naming its
- * sandbox's start (Principal.sandbox_start_index).
+ * sandbox's start (Principal.sandbox_start_index); model calls' usage (issue 16): a UsageReport
+ * reported and not, its UsageResult, a UsageRecorded entry, and ones refused (a reported usage
+ * with a missing reason, a count above 4294967295, charged tokens that do not add up).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,8 +9,9 @@
  * decisiond does and allowed as it never does, refusal-not-deny; decision-tcp a raw tunnel's
  * canonical form with an empty path; sandbox-* SandboxStarted and SandboxEnded entries, kinds 10
  * and 11, accepted and refused for an end code out of its reason's range, no operator, and limits
- * of no known kind); a receipt is never accepted (its signature cannot verify over a fixed leaf
- * without the private key, short of a forgery).
+ * of no known kind; usage-* UsageRecorded entries, kind 12, accepted, and refused for arithmetic
+ * that does not add up or a reported usage with a missing reason); a receipt is never accepted
+ * (its signature cannot verify over a fixed leaf without the private key, short of a forgery).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (sv_entry_check(data, size, &info, code, why) == 0 &&
         (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION ||
-         info.kind > SV_ENTRY_SANDBOX_ENDED))
+         info.kind > SV_ENTRY_USAGE_RECORDED))
         abort();
     if (sv_receipt_verify(keys, data, size, leaf, 0, &info.http, code, why) == 0)
         abort();

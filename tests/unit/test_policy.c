@@ -2247,7 +2247,7 @@ static void test_load_refusals(void **state)
         {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1, window: 500ms}\n",
          "4:32: a window is 1s..366d"},
         {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1, window: 1m, per: user}\n",
-         "4:41: per must be principal or global"},
+         "4:41: per must be principal, sandbox or global"},
         {"rules:\n  - id: a\n    effect: allow\n    budget: {count: 1, window: soon}\n", "4:32:"},
         {"rules:\n  - id: a\n    effect: allow\n    sum: {pointer: amount, max: 1, window: 1m}\n",
          "4:20: pointer must be an RFC 6901 JSON pointer"},

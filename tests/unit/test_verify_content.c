@@ -3649,6 +3649,177 @@ static void test_sandboxes(void **state)
     built_free(&b);
 }
 
+/* ---- token usage (issue 16, model APIs) ---- */
+
+/* The ceiling's member name the allows below carry (decisiond writes one of three). */
+static const char *model_ceiling_field = "max_tokens";
+
+/* An allow of operation model.call naming model with a token ceiling (< 0: none) at T2023 +
+ * 1000, with its receipt; returns its index. */
+static uint64_t model_allow(const struct fx *f, struct built *b, const char *id, const char *model,
+                            int64_t ceiling)
+{
+    Sworn__V1__Entry *m;
+    Sworn__V1__TokenCeiling tc = SWORN__V1__TOKEN_CEILING__INIT;
+    char *op, *old_model;
+
+    decision(b, id, SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+    m = sworn__v1__entry__unpack(NULL, b->len[b->n - 1], b->e[b->n - 1]);
+    assert_non_null(m);
+    op = m->decision->request->operation;
+    old_model = m->decision->request->resource->model;
+    m->decision->request->operation = "model.call";
+    m->decision->request->resource->model = (char *)model;
+    tc.field = (char *)model_ceiling_field;
+    tc.tokens = ceiling >= 0 ? (uint64_t)ceiling : 0;
+    if (ceiling >= 0)
+        m->decision->request->context->token_ceiling = &tc;
+    free(b->e[b->n - 1]);
+    b->n--;
+    add_entry(b, m);
+    m->decision->request->operation = op; /* protobuf-c's own, to free */
+    m->decision->request->resource->model = old_model;
+    m->decision->request->context->token_ceiling = NULL;
+    sworn__v1__entry__free_unpacked(m, NULL);
+    add_receipt(f, b, b->n - 1, b->n - 1);
+    return b->n - 1;
+}
+
+/* A UsageRecorded entry naming the entry at `at` (hash: its leaf hash when NULL). charged is
+ * input + output when reported, else reserved, unless bad_charge (then one more). */
+static void usage_of(struct built *b, const char *id, const char *allow_id, uint64_t at,
+                     const uint8_t *hash, const char *model, uint64_t reserved, int reported,
+                     uint64_t in, uint64_t out, int bad_charge)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__UsageRecorded u = SWORN__V1__USAGE_RECORDED__INIT;
+    uint8_t leaf[32];
+
+    if (hash == NULL && at < b->n)
+        leaf_of(b, at, leaf);
+    else if (hash == NULL)
+        memset(leaf, 7, sizeof(leaf));
+    else
+        memcpy(leaf, hash, 32);
+    u.request_id = (char *)id;
+    u.allow_request_id = (char *)allow_id;
+    u.allow_log_index = at;
+    u.allow_entry_hash.data = leaf;
+    u.allow_entry_hash.len = 32;
+    u.model = (char *)model;
+    u.reported = reported;
+    u.input_tokens = reported ? in : 0;
+    u.output_tokens = reported ? out : 0;
+    u.missing = reported ? "" : "the response ended before its end";
+    u.reserved_tokens = reserved;
+    u.charged_tokens = (reported ? in + out : reserved) + (bad_charge ? 1 : 0);
+    u.time_unix_ms = T2023 + 6000;
+    e.kind_case = SWORN__V1__ENTRY__KIND_USAGE_RECORDED;
+    e.usage_recorded = &u;
+    add_entry(b, &e);
+}
+
+static void expect_usage_fail(const struct fx *f, struct built *b, const char *name,
+                              const char *check, const char *code)
+{
+    json_object *rep;
+    char item[32];
+
+    make_record(f, name, b, NULL);
+    rep = verify_json(f, name, NULL, 1);
+    snprintf(item, sizeof(item), "entry %zu", b->n - 1);
+    sworn_verify_expect_fail(rep, check, code, item);
+    sworn_verify_expect_only(rep, check);
+    json_object_put(rep);
+}
+
+/*
+ * Token usage entries name their own earlier ALLOW of model.call by index and leaf hash, with its
+ * request id, canonical model and ceiling, once, never across a restart; their arithmetic holds.
+ * Each forgery an operator of the record could try fails with its own code.
+ */
+static void test_usage(void **state)
+{
+    struct fx *f = *state;
+    struct built b = {0};
+    json_object *rep;
+    uint64_t a, a2, d;
+    uint8_t other[32];
+
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = model_allow(f, &b, "m-1", "gpt-4o", 10);
+    a2 = model_allow(f, &b, "m-2", "GPT-4o", -1); /* the canonical model is lower case */
+    usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 10, 1, 40, 30, 0);
+    usage_of(&b, "u-2", "m-2", a2, NULL, "gpt-4o", 0, 0, 0, 0, 0);
+    make_record(f, "usage", &b, NULL);
+    rep = verify_json(f, "usage", NULL, 0);
+    sworn_verify_expect_pass(rep, "token-usage");
+    sworn_verify_expect_pass(rep, "entries");
+    assert_int_equal(
+        json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "token-usage"), "count")),
+        2);
+    json_object_put(rep);
+
+    /* A second usage for one allow (a replayed report; the operator adding tokens back). */
+    usage_of(&b, "u-3", "m-1", a, NULL, "gpt-4o", 10, 1, 1, 1, 0);
+    expect_usage_fail(f, &b, "usage-twice", "token-usage", "usage-twice");
+    built_free(&b);
+
+    /* Usage naming a deny, an index after itself, another entry's hash, another request or
+     * model, a reservation the allow never made. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = model_allow(f, &b, "m-1", "gpt-4o", 10);
+    decision(&b, "d-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 2000, 0);
+    d = b.n - 1;
+    usage_of(&b, "u-1", "d-1", d, NULL, "gpt-4o", 0, 1, 5, 5, 0);
+    expect_usage_fail(f, &b, "usage-deny", "token-usage", "usage-allow-unknown");
+    b.n--, free(b.e[b.n]);
+    usage_of(&b, "u-1", "m-1", b.n + 5, NULL, "gpt-4o", 10, 1, 5, 5, 0);
+    expect_usage_fail(f, &b, "usage-later", "token-usage", "usage-allow-unknown");
+    b.n--, free(b.e[b.n]);
+    leaf_of(&b, d, other);
+    usage_of(&b, "u-1", "m-1", a, other, "gpt-4o", 10, 1, 5, 5, 0);
+    expect_usage_fail(f, &b, "usage-hash", "token-usage", "usage-allow-hash");
+    b.n--, free(b.e[b.n]);
+    usage_of(&b, "u-1", "m-9", a, NULL, "gpt-4o", 10, 1, 5, 5, 0);
+    expect_usage_fail(f, &b, "usage-id", "token-usage", "usage-allow-mismatch");
+    b.n--, free(b.e[b.n]);
+    usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o-mini", 10, 1, 5, 5, 0);
+    expect_usage_fail(f, &b, "usage-model", "token-usage", "usage-allow-mismatch");
+    b.n--, free(b.e[b.n]);
+    usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 1000, 0, 0, 0, 0);
+    expect_usage_fail(f, &b, "usage-reserved", "token-usage", "usage-reserved");
+    b.n--, free(b.e[b.n]);
+    /* The arithmetic: charged_tokens that is not input + output. */
+    usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 10, 1, 40, 30, 1);
+    expect_usage_fail(f, &b, "usage-charged", "entries", "usage-charged");
+    built_free(&b);
+
+    /* A restart between the allow and its usage: decisiond forgets pending allows. */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    a = model_allow(f, &b, "m-1", "gpt-4o", 10);
+    startup(&b, 990, 991, 0, T2023 + 3000);
+    policy_loaded(f, &b, f->digest, T2023 + 3000);
+    usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 10, 1, 5, 5, 0);
+    expect_usage_fail(f, &b, "usage-restart", "token-usage", "usage-allow-restarted");
+    built_free(&b);
+
+    /* An allow whose ceiling names no member decisiond reads (a forged request). */
+    startup(&b, 990, 991, 0, T2023);
+    policy_loaded(f, &b, f->digest, T2023);
+    model_ceiling_field = "max_tokenz";
+    model_allow(f, &b, "m-1", "gpt-4o", 10);
+    model_ceiling_field = "max_tokens";
+    make_record(f, "usage-ceiling", &b, NULL);
+    rep = verify_json(f, "usage-ceiling", NULL, 1);
+    sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
+    json_object_put(rep);
+    built_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3676,6 +3847,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_entry_times, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sandboxes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
