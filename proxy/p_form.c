@@ -7,16 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+#include "encoding.h"
+#include "p_http.h"
 
 /* Decode s[0..n) into out (cap bytes; out NULL: check only). Returns the length, -1 (a bad
  * escape) or -2 (longer than cap). */
@@ -32,8 +24,8 @@ static long decode(const uint8_t *s, size_t n, uint8_t *out, size_t cap)
 
             if (i + 2 >= n)
                 return -1;
-            h = hexval(s[i + 1]);
-            l = hexval(s[i + 2]);
+            h = sworn_hex_digit((char)s[i + 1]);
+            l = sworn_hex_digit((char)s[i + 2]);
             if (h < 0 || l < 0)
                 return -1;
             b = (uint8_t)(h * 16 + l);
@@ -198,17 +190,5 @@ uint8_t *sworn_pform_rewrite(const uint8_t *body, size_t len, const struct sworn
 
 int sworn_pform_is_form_type(const char *v, size_t n)
 {
-    static const char t[] = "application/x-www-form-urlencoded";
-    size_t s = 0, e;
-
-    while (s < n && (v[s] == ' ' || v[s] == '\t'))
-        s++;
-    e = s;
-    while (e < n && v[e] != ';' && v[e] != ' ' && v[e] != '\t')
-        e++;
-    if (e - s != sizeof(t) - 1 || strncasecmp(v + s, t, sizeof(t) - 1) != 0)
-        return 0;
-    while (e < n && (v[e] == ' ' || v[e] == '\t'))
-        e++;
-    return e == n || v[e] == ';';
+    return sworn_http_media_type_is(v, n, "application/x-www-form-urlencoded");
 }

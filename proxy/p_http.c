@@ -121,6 +121,32 @@ const struct sworn_http_field *sworn_http_field_find(const struct sworn_http_fie
     return NULL;
 }
 
+int sworn_http_media_type_is(const char *v, size_t n, const char *type)
+{
+    size_t s = 0, e, k = strlen(type);
+
+    while (s < n && (v[s] == ' ' || v[s] == '\t'))
+        s++;
+    e = s;
+    while (e < n && v[e] != ';' && v[e] != ' ' && v[e] != '\t')
+        e++;
+    {
+        size_t t = e;
+
+        while (t < n && (v[t] == ' ' || v[t] == '\t'))
+            t++;
+        if (t != n && v[t] != ';')
+            return 0;
+    }
+    if (k > 6 && strcmp(type + k - 6, "/+json") == 0) {
+        size_t major = k - 5; /* "application/" */
+
+        return e - s > major + 5 && ci_eq(v + s, major, type, major) &&
+               ci_eq(v + e - 5, 5, "+json", 5);
+    }
+    return ci_eq(v + s, e - s, type, k);
+}
+
 int sworn_http_hop_by_hop(const char *name, size_t len)
 {
     static const char *const names[] = {"connection",    "keep-alive",        "te",

@@ -207,6 +207,14 @@ uint64_t sworn_http_chunked_total(const struct sworn_http_chunked *c);
 /* The first field named name (ASCII case-insensitive, NUL-terminated), or NULL. */
 const struct sworn_http_field *sworn_http_field_find(const struct sworn_http_field *f, size_t n,
                                                      const char *name);
+/*
+ * Is the media type of the field value v[0..n) (Content-Type, or a coding such as
+ * Content-Encoding's) exactly `type` (ASCII case-insensitive)? The value is OWS, the type, OWS,
+ * then its end or ';' and parameters (which are not looked at); anything else (a second type
+ * after a space or a comma, an empty value) is not `type`. The type "application/+json" (no
+ * subtype before "+json") stands for every "+json" subtype: "application/problem+json".
+ */
+int sworn_http_media_type_is(const char *v, size_t n, const char *type);
 /* 1 when a field of this name must not be forwarded: Connection, Keep-Alive, Proxy-Connection,
    Proxy-Authenticate, Proxy-Authorization, any Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade,
    HTTP2-Settings; 0 otherwise. (A field that a Connection field lists is hop-by-hop too: ask

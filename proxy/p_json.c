@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoding.h"
 #include "err.h"
 #include "utf8.h"
 
@@ -60,24 +61,13 @@ static void skip_ws(struct scan *s)
         s->i++;
 }
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The 4 hex digits at p[0..4) (the caller checked there are 4 bytes), or -1. */
 static long hex4(const uint8_t *p)
 {
     long v = 0;
 
     for (int k = 0; k < 4; k++) {
-        int d = hexval(p[k]);
+        int d = sworn_hex_digit((char)p[k]);
         if (d < 0)
             return -1;
         v = v * 16 + d;

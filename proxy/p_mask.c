@@ -15,6 +15,7 @@
 
 #include <event2/buffer.h>
 
+#include "encoding.h"
 #include "err.h"
 #include "wipe.h"
 
@@ -30,16 +31,6 @@ static uint8_t fold_dec(uint8_t c)
 {
     c = fold(c);
     return c == ' ' ? '+' : c;
-}
-
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = fold(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
 }
 
 static void build_fail(const uint8_t *pat, uint32_t *fail, size_t len)
@@ -155,13 +146,15 @@ static void dec_byte(struct scan_ctx *x, uint8_t c, uint64_t at)
             return;
         }
         if (s->pend[0] == '%') {
-            if (hexval(c) >= 0) {
+            if (sworn_hex_digit((char)c) >= 0) {
                 if (s->npend == 1) {
                     s->pend[s->npend++] = c;
                     return;
                 }
                 s->npend = 0;
-                dec_emit(x, (uint8_t)(hexval(s->pend[1]) << 4 | hexval(c)), s->pend_at, at + 1);
+                dec_emit(
+                    x, (uint8_t)(sworn_hex_digit((char)s->pend[1]) << 4 | sworn_hex_digit((char)c)),
+                    s->pend_at, at + 1);
                 return;
             }
         } else if (s->npend == 1) {
@@ -197,14 +190,14 @@ static void dec_byte(struct scan_ctx *x, uint8_t c, uint64_t at)
             s->npend = 0;
             dec_emit(x, v, s->pend_at, at + 1);
             return;
-        } else if (hexval(c) >= 0) {
+        } else if (sworn_hex_digit((char)c) >= 0) {
             unsigned v = 0;
 
             s->pend[s->npend++] = c;
             if (s->npend < 6)
                 return;
             for (size_t i = 2; i < 6; i++)
-                v = v << 4 | (unsigned)hexval(s->pend[i]);
+                v = v << 4 | (unsigned)sworn_hex_digit((char)s->pend[i]);
             if (v <= 0xFF) {
                 s->npend = 0;
                 dec_emit(x, (uint8_t)v, s->pend_at, at + 1);

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "p_http.h"
 #include "p_json.h"
 
 static const char bad_count[] = "the response's usage is not an integer of 0..4294967295";
@@ -21,28 +22,15 @@ static const char no_memory[] = "the proxy ran out of memory reading the usage";
 static const char bad_all[] =
     "the proxy holds its bound of usage buffers for all responses (SWORN_PMUSAGE_HELD_MAX)";
 
-/* Does the header value v (n bytes) start with the media type t (case-insensitive), followed by
- * its end, a ';' or whitespace? */
-static int media_is(const char *v, size_t n, const char *t)
-{
-    size_t k = strlen(t);
-
-    while (n > 0 && (*v == ' ' || *v == '\t')) {
-        v++;
-        n--;
-    }
-    return n >= k && strncasecmp(v, t, k) == 0 &&
-           (n == k || v[k] == ';' || v[k] == ' ' || v[k] == '\t');
-}
-
 void sworn_pmusage_init(struct sworn_pmusage *u, enum sworn_pmodel_api api,
                         const char *content_type, size_t ct_len, const char *encoding,
                         size_t enc_len)
 {
     memset(u, 0, sizeof(*u));
     u->api = api;
-    u->sse = content_type != NULL && media_is(content_type, ct_len, "text/event-stream");
-    if (encoding != NULL && !media_is(encoding, enc_len, "identity"))
+    u->sse =
+        content_type != NULL && sworn_http_media_type_is(content_type, ct_len, "text/event-stream");
+    if (encoding != NULL && !sworn_http_media_type_is(encoding, enc_len, "identity"))
         u->bad = bad_encoded;
 }
 

@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "p_form.h"
+#include "p_http.h"
 #include "p_json.h"
 #include "wipe.h"
 #include "yamldoc.h"
@@ -277,17 +278,8 @@ static void value_spans(const uint8_t *p, size_t n, struct sworn_poauth_tokens *
 /* Is the media type of ctype application/json or a "+json" type? */
 static int is_json_type(const char *v, size_t n)
 {
-    size_t s = 0, e;
-
-    while (s < n && (v[s] == ' ' || v[s] == '\t'))
-        s++;
-    e = s;
-    while (e < n && v[e] != ';' && v[e] != ' ' && v[e] != '\t')
-        e++;
-    if (e - s == 16 && strncasecmp(v + s, "application/json", 16) == 0)
-        return 1;
-    return e - s > 17 && strncasecmp(v + s, "application/", 12) == 0 &&
-           strncasecmp(v + e - 5, "+json", 5) == 0;
+    return sworn_http_media_type_is(v, n, "application/json") ||
+           sworn_http_media_type_is(v, n, "application/+json");
 }
 
 static int check_type(const uint8_t *type, size_t len, const char **why)

@@ -1777,6 +1777,39 @@ static void test_real_responses(void **state)
     sworn_upstream_stop(&u);
 }
 
+/* sworn_http_media_type_is: the one reading of a Content-Type (or a coding) every module uses. */
+static void test_media_type(void **state)
+{
+    static const struct {
+        const char *value, *type;
+        int want;
+    } cases[] = {
+        {"application/json", "application/json", 1},
+        {"  Application/JSON ; charset=utf-8", "application/json", 1},
+        {"application/json;", "application/json", 1},
+        {"application/json x", "application/json", 0},
+        {"application/json, text/plain", "application/json", 0},
+        {"application/jsonx", "application/json", 0},
+        {"", "application/json", 0},
+        {"application/problem+json", "application/+json", 1},
+        {"APPLICATION/Problem+JSON; x=1", "application/+json", 1},
+        {"application/+json", "application/+json", 0},
+        {"text/problem+json", "application/+json", 0},
+        {"application/json", "application/+json", 0},
+        {"text/event-stream", "text/event-stream", 1},
+        {"text/event-stream garbage", "text/event-stream", 0},
+        {"identity", "identity", 1},
+        {"gzip, identity", "identity", 0},
+        {"application/x-www-form-urlencoded;charset=UTF-8", "application/x-www-form-urlencoded", 1},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (sworn_http_media_type_is(cases[i].value, strlen(cases[i].value), cases[i].type) !=
+            cases[i].want)
+            fail_msg("\"%s\" as %s: not %d", cases[i].value, cases[i].type, cases[i].want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1786,7 +1819,7 @@ int main(void)
         cmocka_unit_test(test_chunked_decode),   cmocka_unit_test(test_chunked_refusals),
         cmocka_unit_test(test_response_framing), cmocka_unit_test(test_hop_by_hop),
         cmocka_unit_test(test_connection_lists), cmocka_unit_test(test_real_clients),
-        cmocka_unit_test(test_real_responses),
+        cmocka_unit_test(test_real_responses),   cmocka_unit_test(test_media_type),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
