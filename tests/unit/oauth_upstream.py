@@ -85,6 +85,14 @@ ATTACKS = {
     "errortoken": ('application/json', '{"error":"invalid_grant","acc\\u0065ss_token":"%s"}'
                    % ATTACK_TOKEN, [], 400),
     # an escaped member name: a real token response, to be swapped like any other
+    # (red team of issue 16, B) the token a second time under another name, escaped: a search
+    # of the swapped body's bytes does not find it, the agent's JSON parser decodes it
+    "twiceescaped": ('application/json', '{"access_token":"%s","token_type":"Bearer",'
+                     '"copy":"\\u0041%s"}' % (ATTACK_TOKEN, ATTACK_TOKEN[1:]), []),
+    # the same in a form answer, percent-encoded
+    "formtwiceenc": ('application/x-www-form-urlencoded',
+                     'access_token=%s&token_type=bearer&copy=%%41%s'
+                     % (ATTACK_TOKEN, ATTACK_TOKEN[1:]), []),
 }
 
 
