@@ -235,6 +235,29 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
     if ((r->resource->port < 1 || r->resource->port > 65535) &&
         !(r->refusal != NULL && r->resource->port == 0))
         BAD("bad-field", "decision: resource port %u out of 1..65535", r->resource->port);
+    /* Red team of issue 16 (B): the fields the proxy fills for one kind of operation only
+     * (docs/protocol.md section 3, wire/sworn.proto): an MCP tool or prompt name only for
+     * mcp.tools/call and mcp.prompts/get, a resource URI only for mcp.resources/read,
+     * /subscribe and /unsubscribe, a model, a model API shape and a token ceiling only for
+     * model.call. decisiond's decoder refuses a request holding any other (wire/frame.c), so a
+     * record that does was not written by it: an allow of an http.request "for tool x". */
+    {
+        const char *op = r->operation;
+        int tool_op = strcmp(op, "mcp.tools/call") == 0 || strcmp(op, "mcp.prompts/get") == 0;
+        int uri_op = strcmp(op, "mcp.resources/read") == 0 ||
+                     strcmp(op, "mcp.resources/subscribe") == 0 ||
+                     strcmp(op, "mcp.resources/unsubscribe") == 0;
+        int model_op = strcmp(op, "model.call") == 0;
+
+        if (r->resource->tool[0] != '\0' && !tool_op)
+            BAD("bad-field", "decision: an MCP tool or prompt name on operation %s", op);
+        if (r->resource->uri[0] != '\0' && !uri_op)
+            BAD("bad-field", "decision: an MCP resource URI on operation %s", op);
+        if (!model_op && (r->resource->model[0] != '\0' ||
+                          (r->context != NULL && (r->context->model_api[0] != '\0' ||
+                                                  r->context->token_ceiling != NULL))))
+            BAD("bad-field", "decision: a model, model API or token ceiling on operation %s", op);
+    }
     if (r->context != NULL) {
         const Svpb__V1__Context *c = r->context;
 
@@ -294,6 +317,14 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
              (g->verification->result == 2) != (g->verification->alg[0] != '\0')))
             BAD("bad-field", "decision: delegation verification is neither verified (with its "
                              "alg) nor not verified");
+        /* A verified token has one of the algs the proxy verifies (docs/proxy.md,
+         * "Delegation"): decisiond's decoder refuses any other (red team of issue 16, B). */
+        if (g->verification != NULL && g->verification->result == 2 &&
+            strcmp(g->verification->alg, "ES256") != 0 &&
+            strcmp(g->verification->alg, "RS256") != 0 &&
+            strcmp(g->verification->alg, "EdDSA") != 0 &&
+            strcmp(g->verification->alg, "Ed25519") != 0)
+            BAD("bad-field", "decision: delegation verified with an alg the proxy never verifies");
         if (g->n_audience > 16 || g->n_scopes > 64)
             BAD("bad-field", "decision: delegation audience or scopes over their bounds");
     }
@@ -457,6 +488,10 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             if (k > SV_MODEL_MAX)
                 BAD("field-too-long", "decision: resource.model longer than %d bytes",
                     SV_MODEL_MAX);
+            /* decisiond denies a model.call whose model has no canonical form (docs/policy.md
+             * 2.7): an allow or escalation of one names a model (red team of issue 16, B). */
+            if (k == 0 && (d->effect == 1 || d->effect == 3))
+                BAD("bad-field", "decision: an allowed or escalated model.call names no model");
             info->model_call = 1;
             for (size_t i = 0; i <= k; i++)
                 info->model[i] = (char)(m[i] >= 'A' && m[i] <= 'Z' ? m[i] - 'A' + 'a' : m[i]);
