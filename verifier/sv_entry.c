@@ -639,6 +639,24 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
                 BAD("missing-field", "credentials_minted: token %zu without field or id", i);
             if (!d32(&m->value_sha256, 0) || !d32(&m->symbolic_sha256, 0))
                 BAD("bad-field", "credentials_minted: token %zu hash is not 32 bytes", i);
+            /* decisiond names each minted credential <root>.oauth.<n> after the family root of
+             * from_credential_id (decisiond/vault.c; older ones appended to the id itself, which
+             * has the same root), never twice in one mint: an operator's own credential or one
+             * of another family is no mint of this one (red team of issue 16, B). */
+            {
+                size_t root = family_root_len(c->from_credential_id);
+                const char *id = m->credential_id;
+
+                if (strlen(id) <= root || strncmp(id, c->from_credential_id, root) != 0 ||
+                    family_root_len(id) != root)
+                    BAD("bad-field",
+                        "credentials_minted: token %zu's credential is not minted in the family "
+                        "of from_credential_id",
+                        i);
+                for (size_t k = 0; k < i; k++)
+                    if (strcmp(c->minted[k]->credential_id, id) == 0)
+                        BAD("bad-field", "credentials_minted: one credential minted twice");
+            }
         }
         if (c->n_replaced_credential_ids > SV_REPLACED_MAX)
             BAD("bad-field", "credentials_minted: %zu replaced credentials, more than 16",

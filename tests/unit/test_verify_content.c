@@ -2164,6 +2164,47 @@ static void test_exchanges(void **state)
  * later than the mint entry is one decisiond could not have made, though it may be appended
  * after the entry (entries are appended once signed) when it was decided before.
  */
+/*
+ * Red team of issue 16 (B): decisiond mints `<root>.oauth.<n>` (docs/decisiond.md, "OAuth token
+ * interception"), one id per token, in the family of the credential it came from. A
+ * CredentialsMinted entry that "mints" an operator's own credential or one of another family (so
+ * that a later release of it looks backed by a mint, and `released-after-replaced` takes it for
+ * minted again), or one id twice, is no entry decisiond writes: `entries` fails with bad-field.
+ */
+static void test_rt16_b_minted_ids(void **state)
+{
+    struct fx *f = *state;
+    static const char *const forged[][2] = {{"stripe-live", "demo.oauth.7"},
+                                            {"demo.oauth.6", "other.oauth.1"},
+                                            {"demo.oauth.5", "demo.oauth.5"},
+                                            {"demo", "demo.oauth.4"},
+                                            {"demo.oauth.2", "demo.oauth.3"}};
+
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+        struct built b = {0};
+        json_object *rep;
+        char name[32];
+        uint64_t a;
+        int good = i == sizeof(forged) / sizeof(forged[0]) - 1;
+
+        startup(&b, 990, 991, 0, T2023);
+        policy_loaded(f, &b, f->digest, T2023);
+        a = cred_allow(f, &b, "oauth-1", "demo");
+        minted_at(&b, "x-1", "oauth-1", "demo", a, NULL, 0, T2023 + 5000, forged[i]);
+        snprintf(name, sizeof(name), "rt16b-mint-%zu", i);
+        make_record(f, name, &b, NULL);
+        rep = verify_json(f, name, NULL, good ? 0 : 1);
+        if (good) {
+            sworn_verify_expect_pass(rep, "entries");
+        } else {
+            sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 3");
+            sworn_verify_expect_only(rep, "entries");
+        }
+        json_object_put(rep);
+        built_free(&b);
+    }
+}
+
 static void test_released_after_replaced(void **state)
 {
     struct fx *f = *state;
@@ -3948,6 +3989,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_good_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rt16_b_request_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rt16_b_minted_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receipt_of_another_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escalation_links, setup, teardown),
