@@ -642,6 +642,17 @@ int sworn_poauth_head_refused(const struct sworn_http_response *rs,
         *why = "the token endpoint's answer has no length (read until close)";
         return 1;
     }
+    /* The status line's reason phrase reaches the agent too (red team of issue 16, B). */
+    if (rs->reason != NULL &&
+        (holds_nocase((const uint8_t *)rs->reason, rs->reason_len, "access_token") ||
+         holds_nocase((const uint8_t *)rs->reason, rs->reason_len, "refresh_token") ||
+         (tokens != NULL &&
+          (holds((const uint8_t *)rs->reason, rs->reason_len, tokens->access, tokens->access_len) ||
+           holds((const uint8_t *)rs->reason, rs->reason_len, tokens->refresh,
+                 tokens->refresh_len))))) {
+        *why = "the status line of the token endpoint's answer carries a token";
+        return 1;
+    }
     for (size_t i = 0; i < rs->nfields; i++) {
         const struct sworn_http_field *f = &rs->fields[i];
         const uint8_t *v = (const uint8_t *)f->value;
@@ -655,6 +666,13 @@ int sworn_poauth_head_refused(const struct sworn_http_response *rs,
             holds_nocase(v, f->value_len, "refresh_token") ||
             (tokens != NULL && (holds(v, f->value_len, tokens->access, tokens->access_len) ||
                                 holds(v, f->value_len, tokens->refresh, tokens->refresh_len)))) {
+            *why = "a header of the token endpoint's answer carries a token";
+            return 1;
+        }
+        /* A field's name reaches the agent as well (red team of issue 16, B). */
+        if (tokens != NULL &&
+            (holds((const uint8_t *)f->name, f->name_len, tokens->access, tokens->access_len) ||
+             holds((const uint8_t *)f->name, f->name_len, tokens->refresh, tokens->refresh_len))) {
             *why = "a header of the token endpoint's answer carries a token";
             return 1;
         }
