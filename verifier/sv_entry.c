@@ -311,6 +311,10 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
                 BAD("bad-field", "decision: delegation token hash %zu is not 32 bytes", i);
         if (g->may_act != NULL && ((int)g->may_act->result < 0 || g->may_act->result > 3))
             BAD("bad-field", "decision: unknown may_act result");
+        /* ALLOWED names the acting party: actors[0] (docs/proxy.md, "Delegation"); with no
+         * act claim the proxy says DENIED (red team of issue 16, B). */
+        if (g->may_act != NULL && g->may_act->result == 1 && g->n_actors == 0)
+            BAD("bad-field", "decision: may_act allowed with no actor");
         /* Issue 16: whether the proxy verified the token (absent in older records). */
         if (g->verification != NULL &&
             (g->verification->result < 1 || g->verification->result > 2 ||

@@ -358,6 +358,12 @@ static int check_delegation(const Sworn__V1__Delegation *g)
                          g->may_act->result <= SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT,
                      SWORN_ERR_FORMAT, "delegation.may_act.result %d is unknown",
                      (int)g->may_act->result);
+    /* ALLOWED names the acting party, actors[0]: with no act claim the proxy says DENIED (red
+     * team of issue 16, B; sworn-verify refuses such a record). */
+    SWORN_ENSURE(g->may_act == NULL ||
+                     g->may_act->result != SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED ||
+                     g->n_actors > 0,
+                 SWORN_ERR_FORMAT, "delegation.may_act.result is allowed with no actor");
     SWORN_GUARD(check_str(g->client_id, 256, 0, "delegation.client_id"));
     SWORN_GUARD(check_count(g->n_audience, 16, "delegation.audience"));
     for (size_t k = 0; k < g->n_audience; k++)

@@ -341,7 +341,7 @@ static void test_rt16_b_operation_fields(void **state)
     (void)state;
     tc.field = "max_tokens";
     tc.tokens = 10;
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 10; i++) {
         int ok = 0;
 
         build_request(&q);
@@ -378,6 +378,9 @@ static void test_rt16_b_operation_fields(void **state)
             v.alg = "ES256";
             q.r.delegation->verification = &v;
             ok = 1;
+            break;
+        case 8: /* may_act allowed, with no actor */
+            q.r.delegation->n_actors = 0;
             break;
         default:
             q.r.operation = "model.call";

@@ -3872,6 +3872,7 @@ static void test_usage(void **state)
 static int rt_case;
 static Sworn__V1__TokenCeiling rt_ceiling = SWORN__V1__TOKEN_CEILING__INIT;
 static Sworn__V1__DelegationVerification rt_verif = SWORN__V1__DELEGATION_VERIFICATION__INIT;
+static Sworn__V1__MayAct rt_may = SWORN__V1__MAY_ACT__INIT;
 
 static void rt_forge(Sworn__V1__AuthorizationRequest *rq)
 {
@@ -3941,6 +3942,11 @@ static void rt_forge(Sworn__V1__AuthorizationRequest *rq)
         rq->context->token_ceiling = &rt_ceiling;
         rq->context->model_api = "openai.chat";
         break;
+    case 13: /* may_act allowed, with no actor to be allowed */
+        rt_may.result = SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED;
+        rq->delegation->may_act = &rt_may;
+        rq->delegation->n_actors = 0;
+        break;
     default:
         break;
     }
@@ -3950,15 +3956,15 @@ static void rt_forge(Sworn__V1__AuthorizationRequest *rq)
  * Red team of issue 16 (B): allows of requests decisiond never records, because its decoder
  * refuses them (wire/frame.c) and the proxy never sends them: an MCP tool, a resource URI or the
  * model fields on an operation that has none, a delegation "verified" with an alg the proxy
- * never verifies, an allowed model.call naming no model. Before, cases 0 to 5, 9 and 11 passed
- * `entries`; each now fails it with bad-field. Cases 6 to 8 (the verification's own shape) failed
- * already; case 12, a model.call as the proxy sends it, passes.
+ * never verifies, an allowed model.call naming no model, may_act allowed with no actor. Before,
+ * cases 0 to 5, 9, 11 and 13 passed `entries`; each now fails it with bad-field. Cases 6 to 8 (the
+ * verification's own shape) failed already; case 12, a model.call as the proxy sends it, passes.
  */
 static void test_rt16_b_request_shapes(void **state)
 {
     struct fx *f = *state;
 
-    for (int i = 0; i <= 12; i++) {
+    for (int i = 0; i <= 13; i++) {
         struct built b = {0};
         json_object *rep;
         char name[32];
