@@ -176,6 +176,15 @@ static int read_body(enum sworn_pmodel_api api, json_object *root, struct sworn_
                "true), or its tokens could not be charged";
         return 1;
     }
+    /* `n` choices each up to the ceiling: the output ceiling of the call is n times the one the
+     * budget reserves (red team of issue 16, B: n 128 spent 128 ceilings on one reservation).
+     * Only one choice is read as a model call; absent or null is one. */
+    if (api == SWORN_PMODEL_OPENAI_CHAT && json_object_object_get_ex(root, "n", &v) && v != NULL &&
+        !(json_object_is_type(v, json_type_int) && json_object_get_int64(v) == 1)) {
+        *why = "a chat completion asking for more than one choice (n) spends more than its token "
+               "ceiling";
+        return 1;
+    }
     return 0;
 }
 

@@ -487,10 +487,87 @@ static uint8_t *swap_form(const uint8_t *body, size_t len, const struct sworn_po
     return two;
 }
 
+/* Does a decoded JSON string (a member name or a value, at any depth) hold either token? */
+static int json_holds(struct json_object *o, const struct sworn_poauth_tokens *t)
+{
+    if (json_object_is_type(o, json_type_string)) {
+        const uint8_t *s = (const uint8_t *)json_object_get_string(o);
+        size_t n = (size_t)json_object_get_string_len(o);
+
+        return holds(s, n, t->access, t->access_len) || holds(s, n, t->refresh, t->refresh_len);
+    }
+    if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(o); i++)
+            if (json_holds(json_object_array_get_idx(o, i), t))
+                return 1;
+        return 0;
+    }
+    if (!json_object_is_type(o, json_type_object))
+        return 0;
+    json_object_object_foreach(o, k, v)
+    {
+        if (holds((const uint8_t *)k, strlen(k), t->access, t->access_len) ||
+            holds((const uint8_t *)k, strlen(k), t->refresh, t->refresh_len) || json_holds(v, t))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Does the swapped body hold either real token as the agent reads it: its strings unescaped
+ * (JSON: "\u0041T-..." is "AT-..."), its names and values percent-decoded (a form)? Red team
+ * of issue 16 (B): a search of the bytes alone let an escaped second copy through. 1 (or when
+ * the swapped body no longer parses: it is refused all the same), 0, -1 out of memory.
+ */
+static int decoded_holds(const uint8_t *b, size_t n, const struct sworn_poauth_tokens *t)
+{
+    if (!t->form) {
+        struct json_object *root = NULL;
+        const char *ignored = NULL;
+        int r;
+
+        if (sworn_pjson_parse(b, n, &root, &ignored) != 0 || root == NULL)
+            return 1;
+        r = json_holds(root, t);
+        json_object_put(root);
+        return r;
+    }
+    {
+        struct sworn_pform *f = malloc(sizeof(*f));
+        uint8_t *v = malloc(n + 1);
+        const char *ignored = NULL;
+        int r = 0;
+
+        if (f == NULL || v == NULL) {
+            free(f);
+            free(v);
+            return -1;
+        }
+        if (sworn_pform_parse(b, n, f, &ignored) != 0)
+            r = 1;
+        for (size_t i = 0; r == 0 && i < f->n; i++) {
+            long k = sworn_pform_value(b, &f->p[i], v, n + 1);
+            const uint8_t *nm = (const uint8_t *)f->p[i].name;
+
+            if (k < 0 || holds(nm, strlen(f->p[i].name), t->access, t->access_len) ||
+                holds(nm, strlen(f->p[i].name), t->refresh, t->refresh_len) ||
+                holds(v, (size_t)k, t->access, t->access_len) ||
+                holds(v, (size_t)k, t->refresh, t->refresh_len))
+                r = 1;
+        }
+        sworn_memzero(v, n + 1);
+        free(v);
+        free(f);
+        return r;
+    }
+}
+
 int sworn_poauth_swap(const uint8_t *body, size_t len, const struct sworn_poauth_tokens *t,
                       const char *sym_access, const char *sym_refresh, uint8_t **out,
                       size_t *out_len, const char **why)
 {
+    int dh;
+
     *out = NULL;
     *out_len = 0;
     if (t->refresh != NULL && sym_refresh == NULL)
@@ -499,7 +576,13 @@ int sworn_poauth_swap(const uint8_t *body, size_t len, const struct sworn_poauth
                    : swap_json(body, len, t, sym_access, sym_refresh, out_len);
     if (*out == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
-    if (holds(*out, *out_len, t->access, t->access_len) ||
+    dh = decoded_holds(*out, *out_len, t);
+    if (dh < 0) {
+        free(*out);
+        *out = NULL;
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    }
+    if (dh > 0 || holds(*out, *out_len, t->access, t->access_len) ||
         holds(*out, *out_len, t->refresh, t->refresh_len)) {
         free(*out);
         *out = NULL;
@@ -551,6 +634,17 @@ int sworn_poauth_head_refused(const struct sworn_http_response *rs,
         *why = "the token endpoint's answer has no length (read until close)";
         return 1;
     }
+    /* The status line's reason phrase reaches the agent too (red team of issue 16, B). */
+    if (rs->reason != NULL &&
+        (holds_nocase((const uint8_t *)rs->reason, rs->reason_len, "access_token") ||
+         holds_nocase((const uint8_t *)rs->reason, rs->reason_len, "refresh_token") ||
+         (tokens != NULL &&
+          (holds((const uint8_t *)rs->reason, rs->reason_len, tokens->access, tokens->access_len) ||
+           holds((const uint8_t *)rs->reason, rs->reason_len, tokens->refresh,
+                 tokens->refresh_len))))) {
+        *why = "the status line of the token endpoint's answer carries a token";
+        return 1;
+    }
     for (size_t i = 0; i < rs->nfields; i++) {
         const struct sworn_http_field *f = &rs->fields[i];
         const uint8_t *v = (const uint8_t *)f->value;
@@ -564,6 +658,13 @@ int sworn_poauth_head_refused(const struct sworn_http_response *rs,
             holds_nocase(v, f->value_len, "refresh_token") ||
             (tokens != NULL && (holds(v, f->value_len, tokens->access, tokens->access_len) ||
                                 holds(v, f->value_len, tokens->refresh, tokens->refresh_len)))) {
+            *why = "a header of the token endpoint's answer carries a token";
+            return 1;
+        }
+        /* A field's name reaches the agent as well (red team of issue 16, B). */
+        if (tokens != NULL &&
+            (holds((const uint8_t *)f->name, f->name_len, tokens->access, tokens->access_len) ||
+             holds((const uint8_t *)f->name, f->name_len, tokens->refresh, tokens->refresh_len))) {
             *why = "a header of the token endpoint's answer carries a token";
             return 1;
         }

@@ -235,6 +235,29 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
     if ((r->resource->port < 1 || r->resource->port > 65535) &&
         !(r->refusal != NULL && r->resource->port == 0))
         BAD("bad-field", "decision: resource port %u out of 1..65535", r->resource->port);
+    /* Red team of issue 16 (B): the fields the proxy fills for one kind of operation only
+     * (docs/protocol.md section 3, wire/sworn.proto): an MCP tool or prompt name only for
+     * mcp.tools/call and mcp.prompts/get, a resource URI only for mcp.resources/read,
+     * /subscribe and /unsubscribe, a model, a model API shape and a token ceiling only for
+     * model.call. decisiond's decoder refuses a request holding any other (wire/frame.c), so a
+     * record that does was not written by it: an allow of an http.request "for tool x". */
+    {
+        const char *op = r->operation;
+        int tool_op = strcmp(op, "mcp.tools/call") == 0 || strcmp(op, "mcp.prompts/get") == 0;
+        int uri_op = strcmp(op, "mcp.resources/read") == 0 ||
+                     strcmp(op, "mcp.resources/subscribe") == 0 ||
+                     strcmp(op, "mcp.resources/unsubscribe") == 0;
+        int model_op = strcmp(op, "model.call") == 0;
+
+        if (r->resource->tool[0] != '\0' && !tool_op)
+            BAD("bad-field", "decision: an MCP tool or prompt name on operation %s", op);
+        if (r->resource->uri[0] != '\0' && !uri_op)
+            BAD("bad-field", "decision: an MCP resource URI on operation %s", op);
+        if (!model_op && (r->resource->model[0] != '\0' ||
+                          (r->context != NULL && (r->context->model_api[0] != '\0' ||
+                                                  r->context->token_ceiling != NULL))))
+            BAD("bad-field", "decision: a model, model API or token ceiling on operation %s", op);
+    }
     if (r->context != NULL) {
         const Svpb__V1__Context *c = r->context;
 
@@ -288,12 +311,24 @@ static int check_request(const Svpb__V1__AuthorizationRequest *r, char *code, ch
                 BAD("bad-field", "decision: delegation token hash %zu is not 32 bytes", i);
         if (g->may_act != NULL && ((int)g->may_act->result < 0 || g->may_act->result > 3))
             BAD("bad-field", "decision: unknown may_act result");
+        /* ALLOWED names the acting party: actors[0] (docs/proxy.md, "Delegation"); with no
+         * act claim the proxy says DENIED (red team of issue 16, B). */
+        if (g->may_act != NULL && g->may_act->result == 1 && g->n_actors == 0)
+            BAD("bad-field", "decision: may_act allowed with no actor");
         /* Issue 16: whether the proxy verified the token (absent in older records). */
         if (g->verification != NULL &&
             (g->verification->result < 1 || g->verification->result > 2 ||
              (g->verification->result == 2) != (g->verification->alg[0] != '\0')))
             BAD("bad-field", "decision: delegation verification is neither verified (with its "
                              "alg) nor not verified");
+        /* A verified token has one of the algs the proxy verifies (docs/proxy.md,
+         * "Delegation"): decisiond's decoder refuses any other (red team of issue 16, B). */
+        if (g->verification != NULL && g->verification->result == 2 &&
+            strcmp(g->verification->alg, "ES256") != 0 &&
+            strcmp(g->verification->alg, "RS256") != 0 &&
+            strcmp(g->verification->alg, "EdDSA") != 0 &&
+            strcmp(g->verification->alg, "Ed25519") != 0)
+            BAD("bad-field", "decision: delegation verified with an alg the proxy never verifies");
         if (g->n_audience > 16 || g->n_scopes > 64)
             BAD("bad-field", "decision: delegation audience or scopes over their bounds");
     }
@@ -457,6 +492,10 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
             if (k > SV_MODEL_MAX)
                 BAD("field-too-long", "decision: resource.model longer than %d bytes",
                     SV_MODEL_MAX);
+            /* decisiond denies a model.call whose model has no canonical form (docs/policy.md
+             * 2.7): an allow or escalation of one names a model (red team of issue 16, B). */
+            if (k == 0 && (d->effect == 1 || d->effect == 3))
+                BAD("bad-field", "decision: an allowed or escalated model.call names no model");
             info->model_call = 1;
             for (size_t i = 0; i <= k; i++)
                 info->model[i] = (char)(m[i] >= 'A' && m[i] <= 'Z' ? m[i] - 'A' + 'a' : m[i]);
@@ -604,6 +643,24 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
                 BAD("missing-field", "credentials_minted: token %zu without field or id", i);
             if (!d32(&m->value_sha256, 0) || !d32(&m->symbolic_sha256, 0))
                 BAD("bad-field", "credentials_minted: token %zu hash is not 32 bytes", i);
+            /* decisiond names each minted credential <root>.oauth.<n> after the family root of
+             * from_credential_id (decisiond/vault.c; older ones appended to the id itself, which
+             * has the same root), never twice in one mint: an operator's own credential or one
+             * of another family is no mint of this one (red team of issue 16, B). */
+            {
+                size_t root = family_root_len(c->from_credential_id);
+                const char *id = m->credential_id;
+
+                if (strlen(id) <= root || strncmp(id, c->from_credential_id, root) != 0 ||
+                    family_root_len(id) != root)
+                    BAD("bad-field",
+                        "credentials_minted: token %zu's credential is not minted in the family "
+                        "of from_credential_id",
+                        i);
+                for (size_t k = 0; k < i; k++)
+                    if (strcmp(c->minted[k]->credential_id, id) == 0)
+                        BAD("bad-field", "credentials_minted: one credential minted twice");
+            }
         }
         if (c->n_replaced_credential_ids > SV_REPLACED_MAX)
             BAD("bad-field", "credentials_minted: %zu replaced credentials, more than 16",

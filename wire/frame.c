@@ -358,6 +358,12 @@ static int check_delegation(const Sworn__V1__Delegation *g)
                          g->may_act->result <= SWORN__V1__MAY_ACT__RESULT__RESULT_NOT_PRESENT,
                      SWORN_ERR_FORMAT, "delegation.may_act.result %d is unknown",
                      (int)g->may_act->result);
+    /* ALLOWED names the acting party, actors[0]: with no act claim the proxy says DENIED (red
+     * team of issue 16, B; sworn-verify refuses such a record). */
+    SWORN_ENSURE(g->may_act == NULL ||
+                     g->may_act->result != SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED ||
+                     g->n_actors > 0,
+                 SWORN_ERR_FORMAT, "delegation.may_act.result is allowed with no actor");
     SWORN_GUARD(check_str(g->client_id, 256, 0, "delegation.client_id"));
     SWORN_GUARD(check_count(g->n_audience, 16, "delegation.audience"));
     for (size_t k = 0; k < g->n_audience; k++)
@@ -382,6 +388,11 @@ static int check_delegation(const Sworn__V1__Delegation *g)
         SWORN_ENSURE((v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED) ==
                          (v->alg[0] != '\0'),
                      SWORN_ERR_FORMAT, "delegation.verification.alg is set exactly when verified");
+        SWORN_ENSURE(v->result != SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED ||
+                         strcmp(v->alg, "ES256") == 0 || strcmp(v->alg, "RS256") == 0 ||
+                         strcmp(v->alg, "EdDSA") == 0 || strcmp(v->alg, "Ed25519") == 0,
+                     SWORN_ERR_FORMAT,
+                     "delegation.verification.alg is not ES256, RS256, EdDSA or Ed25519");
         SWORN_ENSURE(v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED ||
                          v->key_id[0] == '\0',
                      SWORN_ERR_FORMAT, "delegation.verification.key_id without a verification");
@@ -404,6 +415,12 @@ static int check_refusal(const Sworn__V1__ProxyRefusal *f)
     return 0;
 fail:
     return -1;
+}
+
+/* A string field that is present and not empty. */
+static int set(const char *s)
+{
+    return s != NULL && s[0] != '\0';
 }
 
 int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
@@ -435,6 +452,29 @@ int sworn_frame_check_request(const Sworn__V1__AuthorizationRequest *m)
     SWORN_GUARD(check_str(m->resource->tool, SWORN_FRAME_TOOL_MAX, 0, "resource.tool"));
     SWORN_GUARD(check_str(m->resource->uri, SWORN_FRAME_URI_MAX, 0, "resource.uri"));
     SWORN_GUARD(check_str(m->resource->model, SWORN_FRAME_MODEL_MAX, 0, "resource.model"));
+    /* The fields the proxy fills for one kind of operation only; sworn-verify refuses a
+     * record holding any other (red team of issue 16, B; docs/verifier.md, entries). */
+    {
+        const char *op = m->operation;
+        int tool_op = strcmp(op, "mcp.tools/call") == 0 || strcmp(op, "mcp.prompts/get") == 0;
+        int uri_op = strcmp(op, "mcp.resources/read") == 0 ||
+                     strcmp(op, "mcp.resources/subscribe") == 0 ||
+                     strcmp(op, "mcp.resources/unsubscribe") == 0;
+        int model_op = strcmp(op, "model.call") == 0;
+
+        SWORN_ENSURE(!set(m->resource->tool) || tool_op, SWORN_ERR_FORMAT,
+                     "resource.tool is set for an operation other than mcp.tools/call or "
+                     "mcp.prompts/get");
+        SWORN_ENSURE(!set(m->resource->uri) || uri_op, SWORN_ERR_FORMAT,
+                     "resource.uri is set for an operation other than mcp.resources/read, "
+                     "/subscribe or /unsubscribe");
+        SWORN_ENSURE(model_op || (!set(m->resource->model) &&
+                                  (m->context == NULL || (!set(m->context->model_api) &&
+                                                          m->context->token_ceiling == NULL))),
+                     SWORN_ERR_FORMAT,
+                     "resource.model, context.model_api or context.token_ceiling is set for an "
+                     "operation other than model.call");
+    }
     if (m->context != NULL)
         SWORN_GUARD(check_context(m->context));
     if (m->delegation != NULL)

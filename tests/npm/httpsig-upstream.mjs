@@ -13,9 +13,15 @@
 //                "sworn", created within 300 s, and all six components covered (content-digest
 //                only with a body)
 //   digest_ok    Content-Digest (RFC 9530) is sha-256 of the body received (null: no header)
+//                the request's Host and target are exactly the components the library derived,
+//                and its Sworn-Entry was not accepted before (docs/api-owners.md steps 5 and 7)
 //   tampered     the captured request re-verified with one part changed: method, path, query,
 //                body (Content-Digest kept: the digest check fails), body with a fresh digest
-//                (the signature fails), Sworn-Entry; each is true when that variant is rejected
+//                (the signature fails), Sworn-Entry; the same request again (replay); the target
+//                spelt with dot segments, escaped dots or a backslash, the Host with userinfo or
+//                a zero-padded port (red team of issue 16, B); each is true when rejected.
+//                RT16B_OLD_RECIPE=1 in the environment checks as docs/api-owners.md did before
+//                (no target check, no replay memory): then those six verify
 //   counts       how often each of signature, signature-input, content-digest, sworn-entry came
 //                (field names compared as a server reads them: any case, '_' as '-')
 //   method, url, body_len, sworn_entry, log_index, created, keyid, tag
@@ -74,6 +80,39 @@ async function verdict(message, hasBody, seen) {
   }
 }
 
+// docs/api-owners.md, step 5 (red team of issue 16, B): the library derives @authority, @path
+// and @query by parsing the URL with a WHATWG parser, which removes dot segments ("/a/../x",
+// "/a/%2e%2e/x"), reads "\\" as "/", drops userinfo from the Host and leading zeros from its
+// port. So the request's own Host and request target must be exactly what the parser derived
+// (sworn sends the canonical forms it signed): anything else could be acted on as another path.
+function targetIsCanonical(url, rawHost, rawTarget) {
+  if (process.env.RT16B_OLD_RECIPE) return true;
+  try {
+    const u = new URL(url);
+    return u.host === rawHost && `${u.pathname}${u.search}` === rawTarget;
+  } catch (e) {
+    return false;
+  }
+}
+
+// docs/api-owners.md, step 7: the Sworn-Entry values accepted within the window (maxAge +
+// tolerance), so the same signed request sent again is refused.
+const acceptedEntries = new Map();
+function firstUse(entry, nowMs) {
+  for (const [k, until] of acceptedEntries) if (until < nowMs) acceptedEntries.delete(k);
+  if (process.env.RT16B_OLD_RECIPE) return true;
+  if (entry === undefined || acceptedEntries.has(entry)) return false;
+  acceptedEntries.set(entry, nowMs + 305 * 1000);
+  return true;
+}
+
+// What an API owner does (docs/api-owners.md): the target check, the signature, no replay.
+async function apiOwner(message, rawHost, rawTarget, hasBody, seen) {
+  if (!targetIsCanonical(message.url, rawHost, rawTarget)) return false;
+  if (!(await verdict(message, hasBody, seen))) return false;
+  return firstUse(message.headers['sworn-entry'], Date.now());
+}
+
 async function check(req, body) {
   const headers = { ...req.headers };
   const url = `http://${req.headers.host}${req.url}`;
@@ -98,7 +137,7 @@ async function check(req, body) {
   };
   if (!out.signed) return out;
   const seen = {};
-  out.verified = await verdict(message, hasBody, seen);
+  out.verified = await apiOwner(message, req.headers.host, req.url, hasBody, seen);
   out.keyid = seen.keyid ?? null;
   out.tag = seen.tag ?? null;
   out.created = seen.created instanceof Date ? seen.created.getTime() / 1000 : null;
@@ -109,6 +148,10 @@ async function check(req, body) {
   const withQuery = new URL(url);
   withQuery.search = u.search ? `${u.search}&x=1` : '?x=1';
   const changedBody = Buffer.concat([body, Buffer.from('!')]);
+  // sent instead of the request sworn sent (so its entry is not yet seen): the target check and
+  // the signature only
+  const spelt = async (host, target) => targetIsCanonical(`http://${host}${target}`, host, target)
+    && verdict({ ...message, url: `http://${host}${target}` }, hasBody);
   const freshDigest = `sha-256=:${crypto.createHash('sha256').update(changedBody).digest('base64')}:`;
   out.tampered = {
     method: !(await verdict(other({ method: req.method === 'POST' ? 'PUT' : 'POST' }), hasBody)),
@@ -121,6 +164,14 @@ async function check(req, body) {
       other({ headers: { ...headers, 'content-digest': freshDigest } }),
       true,
     )),
+    // (red team of issue 16, B) the same signed request again, and spellings of its Host and
+    // target that a WHATWG parser reads as the signed ones: each refused by the API owner's checks
+    replay: !(await apiOwner(message, req.headers.host, req.url, hasBody)),
+    path_dots: !(await spelt(req.headers.host, `/zz/..${req.url}`)),
+    path_escaped_dots: !(await spelt(req.headers.host, `/zz/%2e%2e${req.url}`)),
+    path_backslash: !(await spelt(req.headers.host, `/zz\\..${req.url}`)),
+    authority_userinfo: !(await spelt(`evil@${req.headers.host}`, req.url)),
+    authority_port: !(await spelt(`${u.hostname}:0${u.port || '80'}`, req.url)),
     sworn_entry: !(await verdict(
       other({ headers: { ...headers, 'sworn-entry': `:${Buffer.alloc(32).toString('base64')}:` } }),
       hasBody,

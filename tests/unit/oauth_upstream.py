@@ -85,6 +85,17 @@ ATTACKS = {
     "errortoken": ('application/json', '{"error":"invalid_grant","acc\\u0065ss_token":"%s"}'
                    % ATTACK_TOKEN, [], 400),
     # an escaped member name: a real token response, to be swapped like any other
+    # (red team of issue 16, B) the token a second time under another name, escaped: a search
+    # of the swapped body's bytes does not find it, the agent's JSON parser decodes it
+    "twiceescaped": ('application/json', '{"access_token":"%s","token_type":"Bearer",'
+                     '"copy":"\\u0041%s"}' % (ATTACK_TOKEN, ATTACK_TOKEN[1:]), []),
+    # the same in a form answer, percent-encoded
+    # (red team of issue 16, B) the token as a header field's name, not its value
+    "headername": ('application/json', '{"access_token":"%s","token_type":"Bearer"}' % ATTACK_TOKEN,
+                   [(ATTACK_TOKEN, "1")]),
+    "formtwiceenc": ('application/x-www-form-urlencoded',
+                     'access_token=%s&token_type=bearer&copy=%%41%s'
+                     % (ATTACK_TOKEN, ATTACK_TOKEN[1:]), []),
 }
 
 
@@ -109,9 +120,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
-    def answer(self, status, ctype, body, headers=(), chunked=False):
+    def answer(self, status, ctype, body, headers=(), chunked=False, reason=None):
         data = body.encode("latin-1")
-        self.send_response(status)
+        self.send_response(status, reason)
         self.send_header("Content-Type", ctype)
         self.send_header("Cache-Control", "no-store")
         for k, v in headers:
@@ -210,6 +221,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return None
+        if kind == "reason":
+            # (red team of issue 16, B) the token as the status line's reason phrase
+            return self.answer(200, "application/json",
+                               '{"access_token":"%s","token_type":"Bearer"}' % ATTACK_TOKEN,
+                               reason=ATTACK_TOKEN)
         if kind in ATTACKS:
             a = ATTACKS[kind]
             return self.answer(a[3] if len(a) > 3 else 200, a[0], a[1], a[2])

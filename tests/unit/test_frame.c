@@ -328,6 +328,75 @@ static void test_request_refusal(void **state)
 
 /* Receipt form 1 (issue 16, docs/formats.md section 13) in a Decision: the shapes the decoder
  * takes, and each one it refuses (packing and unpacking check the same rules). */
+/* Red team of issue 16 (B): fields the proxy fills for one kind of operation only are refused
+ * on any other, and a verified delegation names an alg the proxy verifies; so decisiond never
+ * records such an allow (sworn-verify refuses one: test_verify_content,
+ * test_rt16_b_request_shapes). */
+static void test_rt16_b_operation_fields(void **state)
+{
+    struct req_parts q;
+    Sworn__V1__TokenCeiling tc = SWORN__V1__TOKEN_CEILING__INIT;
+    Sworn__V1__DelegationVerification v = SWORN__V1__DELEGATION_VERIFICATION__INIT;
+
+    (void)state;
+    tc.field = "max_tokens";
+    tc.tokens = 10;
+    for (int i = 0; i < 10; i++) {
+        int ok = 0;
+
+        build_request(&q);
+        switch (i) {
+        case 0:
+            q.r.resource->tool = "delete_all"; /* http.request */
+            break;
+        case 1:
+            q.r.resource->uri = "file:///etc/shadow";
+            break;
+        case 2:
+            q.r.resource->model = "o1-pro";
+            break;
+        case 3:
+            q.r.context->model_api = "openai.chat";
+            break;
+        case 4:
+            q.r.context->token_ceiling = &tc;
+            break;
+        case 5:
+            q.r.operation = "mcp.tools/call";
+            q.r.resource->tool = "read_file";
+            q.r.resource->uri = "file:///srv/a";
+            break;
+        case 6:
+            v.result = SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+            v.alg = "none";
+            q.r.delegation->verification = &v;
+            break;
+        case 7: /* as the proxy sends them */
+            q.r.operation = "mcp.resources/read";
+            q.r.resource->uri = "file:///srv/a";
+            v.result = SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+            v.alg = "ES256";
+            q.r.delegation->verification = &v;
+            ok = 1;
+            break;
+        case 8: /* may_act allowed, with no actor */
+            q.r.delegation->n_actors = 0;
+            break;
+        default:
+            q.r.operation = "model.call";
+            q.r.resource->model = "gpt-4o";
+            q.r.context->model_api = "openai.chat";
+            q.r.context->token_ceiling = &tc;
+            ok = 1;
+            break;
+        }
+        if (ok)
+            assert_int_equal(sworn_frame_check_request(&q.r), 0);
+        else
+            assert_int_equal(sworn_frame_check_request(&q.r), -1);
+    }
+}
+
 static void test_receipt_forms(void **state)
 {
     static const char params[] = "(\"@method\" \"sworn-entry\");created=1;tag=\"sworn\"";
@@ -1798,15 +1867,15 @@ static void test_sandbox_messages(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_round_trip), cmocka_unit_test(test_request_refusal),
-        cmocka_unit_test(test_reply_round_trip),   cmocka_unit_test(test_entry_round_trips),
-        cmocka_unit_test(test_receipt_forms),      cmocka_unit_test(test_hostile_headers),
-        cmocka_unit_test(test_encode_limits),      cmocka_unit_test(test_two_frames_in_one_buffer),
-        cmocka_unit_test(test_hostile_bodies),     cmocka_unit_test(test_hostile_entries),
-        cmocka_unit_test(test_envelopes),          cmocka_unit_test(test_resolve_by_index),
-        cmocka_unit_test(test_minted_entries),     cmocka_unit_test(test_time_mark_entries),
-        cmocka_unit_test(test_escalation_pages),   cmocka_unit_test(test_hostlink_hello),
-        cmocka_unit_test(test_sandbox_messages),
+        cmocka_unit_test(test_request_round_trip),       cmocka_unit_test(test_request_refusal),
+        cmocka_unit_test(test_rt16_b_operation_fields),  cmocka_unit_test(test_reply_round_trip),
+        cmocka_unit_test(test_entry_round_trips),        cmocka_unit_test(test_receipt_forms),
+        cmocka_unit_test(test_hostile_headers),          cmocka_unit_test(test_encode_limits),
+        cmocka_unit_test(test_two_frames_in_one_buffer), cmocka_unit_test(test_hostile_bodies),
+        cmocka_unit_test(test_hostile_entries),          cmocka_unit_test(test_envelopes),
+        cmocka_unit_test(test_resolve_by_index),         cmocka_unit_test(test_minted_entries),
+        cmocka_unit_test(test_time_mark_entries),        cmocka_unit_test(test_escalation_pages),
+        cmocka_unit_test(test_hostlink_hello),           cmocka_unit_test(test_sandbox_messages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,8 +183,18 @@ static int count(json_object *o, const char *name)
  * one of each sworn field (content-digest only with a body). */
 static void expect_signed(json_object *v, int with_body)
 {
-    static const char *const tampered[] = {"method",          "path",       "query", "body",
-                                           "body_and_digest", "sworn_entry"};
+    static const char *const tampered[] = {"method",
+                                           "path",
+                                           "query",
+                                           "body",
+                                           "body_and_digest",
+                                           "sworn_entry",
+                                           "replay",
+                                           "path_dots",
+                                           "path_escaped_dots",
+                                           "path_backslash",
+                                           "authority_userinfo",
+                                           "authority_port"};
 
     if (!truth(v, "verified"))
         fail_msg("the library did not verify sworn's signature: %s", json_object_to_json_string(v));

@@ -144,6 +144,10 @@ static void test_request_bodies(void **state)
         {"{\"model\": \"m\", \"stream\": true}", "must ask for its usage"},
         {"{\"model\": \"m\", \"stream\": true, \"stream_options\": {\"include_usage\": 1}}",
          "must ask for its usage"},
+        /* red team of issue 16 (B): n choices, each up to the ceiling */
+        {"{\"model\": \"m\", \"max_tokens\": 10, \"n\": 128}", "more than one choice"},
+        {"{\"model\": \"m\", \"max_tokens\": 10, \"n\": 1.0}", "more than one choice"},
+        {"{\"model\": \"m\", \"max_tokens\": 10, \"n\": \"2\"}", "more than one choice"},
     };
 
     (void)state;
@@ -165,6 +169,18 @@ static void test_request_bodies(void **state)
                             &r, &why),
                      0);
     assert_string_equal(r.model, "gpt-4o");
+    assert_int_equal(req_of(SWORN_PMODEL_OPENAI_CHAT,
+                            "{\"model\": \"m\", \"max_tokens\": 1, \"n\": 1}", &r, &why),
+                     0);
+    assert_int_equal(req_of(SWORN_PMODEL_OPENAI_CHAT,
+                            "{\"model\": \"m\", \"max_tokens\": 1, \"n\": null}", &r, &why),
+                     0);
+    assert_int_equal(req_of(SWORN_PMODEL_OPENAI_CHAT,
+                            "{\"model\": \"gpt-4o\", \"max_completion_tokens\": 0, \"max_tokens\": "
+                            "null, \"stream\": true, \"stream_options\": {\"include_usage\": "
+                            "true}}",
+                            &r, &why),
+                     0);
     assert_true(r.has_ceiling);
     assert_string_equal(r.ceiling_field, "max_completion_tokens");
     assert_int_equal(r.ceiling, 0);

@@ -373,9 +373,10 @@ static void test_chunked_and_escaped_answers(void **state)
 
 static void test_answers_refused(void **state)
 {
-    static const char *const kinds[] = {"dup",        "number", "nested",     "twice", "header",
-                                        "headeronly", "cookie", "idtoken",    "dpop",  "text",
-                                        "formdup",    "large",  "errortoken", "cut",   "badchunk"};
+    static const char *const kinds[] = {
+        "dup",      "number",       "nested",       "twice",   "header",    "headeronly", "cookie",
+        "idtoken",  "dpop",         "text",         "formdup", "large",     "errortoken", "cut",
+        "badchunk", "twiceescaped", "formtwiceenc", "reason",  "headername"};
     char out[16384], path[64];
 
     (void)state;

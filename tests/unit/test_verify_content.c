@@ -176,6 +176,10 @@ static const char *decision_principal = "agent-1", *decision_sandbox = "sb-7";
 static uint32_t decision_uid = 1001;
 static uint64_t decision_start_index;
 
+/* Called on each decision's request before it is packed (NULL: none): the red-team cases of
+ * issue 16 (test_rt16_b_request_shapes) forge one field at a time. */
+static void (*decision_hook)(Sworn__V1__AuthorizationRequest *rq);
+
 static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
                      const uint8_t *digest, uint64_t t_ms, int omit)
 {
@@ -222,6 +226,8 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
     d.policy_digest.data = (uint8_t *)digest;
     d.policy_digest.len = 32;
     d.time_unix_ms = t_ms;
+    if (decision_hook != NULL)
+        decision_hook(&rq);
     e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
     e.decision = &d;
     add_entry(b, &e);
@@ -2158,6 +2164,47 @@ static void test_exchanges(void **state)
  * later than the mint entry is one decisiond could not have made, though it may be appended
  * after the entry (entries are appended once signed) when it was decided before.
  */
+/*
+ * Red team of issue 16 (B): decisiond mints `<root>.oauth.<n>` (docs/decisiond.md, "OAuth token
+ * interception"), one id per token, in the family of the credential it came from. A
+ * CredentialsMinted entry that "mints" an operator's own credential or one of another family (so
+ * that a later release of it looks backed by a mint, and `released-after-replaced` takes it for
+ * minted again), or one id twice, is no entry decisiond writes: `entries` fails with bad-field.
+ */
+static void test_rt16_b_minted_ids(void **state)
+{
+    struct fx *f = *state;
+    static const char *const forged[][2] = {{"stripe-live", "demo.oauth.7"},
+                                            {"demo.oauth.6", "other.oauth.1"},
+                                            {"demo.oauth.5", "demo.oauth.5"},
+                                            {"demo", "demo.oauth.4"},
+                                            {"demo.oauth.2", "demo.oauth.3"}};
+
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+        struct built b = {0};
+        json_object *rep;
+        char name[32];
+        uint64_t a;
+        int good = i == sizeof(forged) / sizeof(forged[0]) - 1;
+
+        startup(&b, 990, 991, 0, T2023);
+        policy_loaded(f, &b, f->digest, T2023);
+        a = cred_allow(f, &b, "oauth-1", "demo");
+        minted_at(&b, "x-1", "oauth-1", "demo", a, NULL, 0, T2023 + 5000, forged[i]);
+        snprintf(name, sizeof(name), "rt16b-mint-%zu", i);
+        make_record(f, name, &b, NULL);
+        rep = verify_json(f, name, NULL, good ? 0 : 1);
+        if (good) {
+            sworn_verify_expect_pass(rep, "entries");
+        } else {
+            sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 3");
+            sworn_verify_expect_only(rep, "entries");
+        }
+        json_object_put(rep);
+        built_free(&b);
+    }
+}
+
 static void test_released_after_replaced(void **state)
 {
     struct fx *f = *state;
@@ -3820,10 +3867,135 @@ static void test_usage(void **state)
     built_free(&b);
 }
 
+/* ---- red team of issue 16, B: requests the proxy never sends, recorded as allows ---- */
+
+static int rt_case;
+static Sworn__V1__TokenCeiling rt_ceiling = SWORN__V1__TOKEN_CEILING__INIT;
+static Sworn__V1__DelegationVerification rt_verif = SWORN__V1__DELEGATION_VERIFICATION__INIT;
+static Sworn__V1__MayAct rt_may = SWORN__V1__MAY_ACT__INIT;
+
+static void rt_forge(Sworn__V1__AuthorizationRequest *rq)
+{
+    rt_ceiling.field = "max_tokens";
+    rt_ceiling.tokens = 10;
+    rt_verif.result = SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_NOT_VERIFIED;
+    rt_verif.alg = "";
+    rt_verif.key_id = "";
+    switch (rt_case) {
+    case 0: /* a model on an http.request */
+        rq->resource->model = "o1-pro";
+        break;
+    case 1: /* a token ceiling on an http.request */
+        rq->context->token_ceiling = &rt_ceiling;
+        break;
+    case 2: /* a model API shape on an http.request */
+        rq->context->model_api = "openai.chat";
+        break;
+    case 3: /* an MCP tool on an http.request */
+        rq->resource->tool = "delete_all";
+        break;
+    case 4: /* a resource URI on mcp.tools/call */
+        rq->operation = "mcp.tools/call";
+        rq->resource->tool = "read_file";
+        rq->resource->uri = "file:///etc/shadow";
+        break;
+    case 5: /* a tool on mcp.resources/read */
+        rq->operation = "mcp.resources/read";
+        rq->resource->uri = "file:///srv/a";
+        rq->resource->tool = "delete_all";
+        break;
+    case 6: /* verified, with no alg */
+        rt_verif.result = SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+        rq->delegation->verification = &rt_verif;
+        break;
+    case 7: /* not verified, with an alg and key id */
+        rt_verif.alg = "RS256";
+        rt_verif.key_id = "k1";
+        rq->delegation->verification = &rt_verif;
+        break;
+    case 8: /* result unspecified */
+        rt_verif.result = SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_UNSPECIFIED;
+        rq->delegation->verification = &rt_verif;
+        break;
+    case 9: /* verified with alg none */
+        rt_verif.result = SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+        rt_verif.alg = "none";
+        rt_verif.key_id = "k1";
+        rq->delegation->verification = &rt_verif;
+        break;
+    case 10: /* a model.call of no known shape */
+        rq->operation = "model.call";
+        rq->resource->model = "gpt-4o";
+        rq->context->token_ceiling = &rt_ceiling;
+        rq->context->model_api = "acme.chat";
+        break;
+    case 11: /* a model.call with no model */
+        rq->operation = "model.call";
+        rq->context->token_ceiling = &rt_ceiling;
+        rq->context->model_api = "openai.chat";
+        break;
+    case 12: /* a ceiling of another member */
+        rq->operation = "model.call";
+        rq->resource->model = "gpt-4o";
+        rt_ceiling.field = "max_tokens";
+        rt_ceiling.tokens = 10;
+        rq->context->token_ceiling = &rt_ceiling;
+        rq->context->model_api = "openai.chat";
+        break;
+    case 13: /* may_act allowed, with no actor to be allowed */
+        rt_may.result = SWORN__V1__MAY_ACT__RESULT__RESULT_ALLOWED;
+        rq->delegation->may_act = &rt_may;
+        rq->delegation->n_actors = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * Red team of issue 16 (B): allows of requests decisiond never records, because its decoder
+ * refuses them (wire/frame.c) and the proxy never sends them: an MCP tool, a resource URI or the
+ * model fields on an operation that has none, a delegation "verified" with an alg the proxy
+ * never verifies, an allowed model.call naming no model, may_act allowed with no actor. Before,
+ * cases 0 to 5, 9, 11 and 13 passed `entries`; each now fails it with bad-field. Cases 6 to 8 (the
+ * verification's own shape) failed already; case 12, a model.call as the proxy sends it, passes.
+ */
+static void test_rt16_b_request_shapes(void **state)
+{
+    struct fx *f = *state;
+
+    for (int i = 0; i <= 13; i++) {
+        struct built b = {0};
+        json_object *rep;
+        char name[32];
+
+        startup(&b, 990, 991, 0, T2023);
+        policy_loaded(f, &b, f->digest, T2023);
+        rt_case = i;
+        decision_hook = rt_forge;
+        decision(&b, "rt-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+        decision_hook = NULL;
+        add_receipt(f, &b, b.n - 1, b.n - 1);
+        snprintf(name, sizeof(name), "rt16b-%d", i);
+        make_record(f, name, &b, NULL);
+        rep = verify_json(f, name, NULL, i == 12 ? 0 : 1);
+        if (i == 12) {
+            sworn_verify_expect_pass(rep, "entries");
+        } else {
+            sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
+            sworn_verify_expect_only(rep, "entries");
+        }
+        json_object_put(rep);
+        built_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_good_content, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rt16_b_request_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rt16_b_minted_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_receipt_of_another_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_content, setup, teardown),
         cmocka_unit_test_setup_teardown(test_escalation_links, setup, teardown),
