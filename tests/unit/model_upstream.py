@@ -32,6 +32,8 @@
 #   cut=1         the body is cut (the connection closed) before the usage
 #   crlf=1        SSE lines end in "\r\n" instead of "\n"
 #   slow=1        the body is written one byte at a time
+#   gate=NAME     the body is written up to its usage, then held until the file NAME exists in
+#                 LOG_FILE's folder (polled), then the rest (a test closes the agent's side first)
 # A request whose Accept-Encoding offers gzip gets the body gzip-compressed (Content-Encoding).
 import gzip
 import json
@@ -187,7 +189,18 @@ def handle(conn, log, tls):
         conn.sendall((head + "\r\n").encode())
         pieces = [payload[i:i + 1] for i in range(len(payload))] if q.get("slow") == "1" \
             else [payload[i:i + 64] for i in range(0, len(payload), 64)]
+        gate = None
+        if "gate" in q and b'"usage": {' in payload:
+            at = payload.index(b'"usage": {')
+            pieces = [payload[:at], None, payload[at:]]
+            gate = os.path.join(os.path.dirname(log), os.path.basename(q["gate"]))
         for p in pieces:
+            if p is None:
+                for _ in range(2000):
+                    if os.path.exists(gate):
+                        break
+                    time.sleep(0.01)
+                continue
             if framing == "chunked":
                 conn.sendall(b"%x\r\n" % len(p) + p + b"\r\n")
             else:
