@@ -137,6 +137,28 @@ static void take_usage(struct sworn_pmusage *u, json_object *usage)
         u->out = v;
         u->have_out = 1;
     }
+    if (u->api == SWORN_PMODEL_ANTHROPIC_MESSAGES) {
+        /* Input the prompt cache took is not in input_tokens (red team rt-A): counted too. The
+         * API's types let these two be null (not stated): read as absent. */
+        json_object *m = NULL;
+
+        if (json_object_object_get_ex(usage, "cache_creation_input_tokens", &m) && m == NULL)
+            json_object_object_del(usage, "cache_creation_input_tokens");
+        if (json_object_object_get_ex(usage, "cache_read_input_tokens", &m) && m == NULL)
+            json_object_object_del(usage, "cache_read_input_tokens");
+        if ((r = count_of(usage, "cache_creation_input_tokens", &v)) < 0) {
+            u->bad = bad_count;
+            return;
+        }
+        if (r > 0 && v > u->cache_write)
+            u->cache_write = v;
+        if ((r = count_of(usage, "cache_read_input_tokens", &v)) < 0) {
+            u->bad = bad_count;
+            return;
+        }
+        if (r > 0 && v > u->cache_read)
+            u->cache_read = v;
+    }
 }
 
 /* The usage objects of one JSON document (a whole response, or one SSE event's data). */
@@ -315,7 +337,11 @@ int sworn_pmusage_finish(struct sworn_pmusage *u, int complete, uint64_t *in, ui
         *missing = u->all_full ? bad_all : u->overflowed ? bad_size : no_usage;
         return 0;
     }
-    *in = u->in;
+    /* Each term is at most 4294967295; the sum is held to the wire's bound (a sum that large
+     * spends any budget sworn can hold all the same). */
+    *in = u->in + u->cache_write + u->cache_read;
+    if (*in > 4294967295u)
+        *in = 4294967295u;
     *out = u->out;
     return 1;
 }

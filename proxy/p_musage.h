@@ -59,6 +59,10 @@ struct sworn_pmusage {
     int event_over; /* SSE: the current event is over the bound: skipped */
     int have_in, have_out;
     uint64_t in, out;
+    /* anthropic.messages: the input its prompt cache wrote and read, reported apart from
+     * input_tokens (cache_creation_input_tokens, cache_read_input_tokens; 0 when absent), added
+     * to the input at the end: they are input tokens spent all the same. */
+    uint64_t cache_write, cache_read;
     const char *bad; /* a sticky reason the usage is unreadable, or NULL */
     int overflowed;  /* SSE: an event was skipped for its size */
     size_t *held;    /* the bytes all readers sharing it hold (sworn_pmusage_share), or NULL */

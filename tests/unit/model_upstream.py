@@ -32,6 +32,8 @@
 #   cut=1         the body is cut (the connection closed) before the usage
 #   crlf=1        SSE lines end in "\r\n" instead of "\n"
 #   slow=1        the body is written one byte at a time
+#   cache=N       Anthropic: the usage also has cache_creation_input_tokens N and
+#                 cache_read_input_tokens N + 1 (input the prompt cache took: not in input_tokens)
 #   gate=NAME     the body is written up to its usage, then held until the file NAME exists in
 #                 LOG_FILE's folder (polled), then the rest (a test closes the agent's side first)
 # A request whose Accept-Encoding offers gzip gets the body gzip-compressed (Content-Encoding).
@@ -50,6 +52,10 @@ def usage_json(shape, q, counts):
     a, b = counts
     if shape == "chat":
         return '{"prompt_tokens": %s, "completion_tokens": %s, "total_tokens": 0}' % (a, b)
+    if shape == "messages" and "cache" in q:
+        c = int(q["cache"])
+        return '{"input_tokens": %s, "cache_creation_input_tokens": %d, ' \
+               '"cache_read_input_tokens": %d, "output_tokens": %s}' % (a, c, c + 1, b)
     return '{"input_tokens": %s, "output_tokens": %s}' % (a, b)
 
 
@@ -100,9 +106,11 @@ def sse_events(shape, q):
             ev.append(("response.completed", '{"type": "response.completed", "response": '
                                              '{"usage": {"input_tokens": 1, "output_tokens": 1}}}'))
     else:
+        start_usage = '{"input_tokens": %s, "output_tokens": 1}' % counts[0]
+        if "cache" in q:
+            start_usage = usage_json(shape, q, (counts[0], 1))
         ev.append(("message_start", '{"type": "message_start", "message": {"id": "m1", '
-                                    '"usage": {"input_tokens": %s, "output_tokens": 1}}}'
-                   % counts[0]))
+                                    '"usage": %s}}' % start_usage))
         ev.append(("content_block_delta", '{"type": "content_block_delta", "index": 0, '
                                           '"delta": {"type": "text_delta", "text": "hello"}}'))
         ev.append(("message_delta", '{"type": "message_delta", "delta": {"stop_reason": '

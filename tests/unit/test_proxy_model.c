@@ -607,6 +607,25 @@ static void test_rt16_a_agent_leaves_before_usage(void **state)
     assert_int_equal(post("/v1/chat/completions?in=1000&out=1", body, resp, sizeof(resp)), 403);
 }
 
+/* Anthropic's prompt cache: input the cache wrote or read is reported apart from input_tokens
+ * (cache_creation_input_tokens, cache_read_input_tokens), and is spent (and billed) all the same.
+ * The proxy read input_tokens alone: an agent that marks its long prompt cache_control charged
+ * a few tokens for it. The input now is the sum of the three. */
+static void test_rt16_a_anthropic_cache_tokens(void **state)
+{
+    char body[512];
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-claude-cache\", \"max_tokens\": 10, \"messages\": []}");
+    /* 4 + 5000 + 5001 */
+    expect_usage("/anthropic/v1/messages?in=4&out=3&cache=5000", body, 1, 10005, 3, NULL);
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-claude-cache\", \"max_tokens\": 10, \"messages\": [], "
+             "\"stream\": true}");
+    expect_usage("/anthropic/v1/messages?in=4&out=3&cache=5000", body, 1, 10005, 3, NULL);
+}
+
 /* ---- a hostile agent ---- */
 
 static void expect_refused(const char *path, const char *body, int status, const char *reason)
@@ -803,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_hostile_usage),
         cmocka_unit_test(test_hostile_requests),
         cmocka_unit_test(test_rt16_a_agent_leaves_before_usage),
+        cmocka_unit_test(test_rt16_a_anthropic_cache_tokens),
         cmocka_unit_test(test_reports_refused),
         cmocka_unit_test(test_record_verifies),
     };
