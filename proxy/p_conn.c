@@ -1672,6 +1672,17 @@ static void send_request(struct pconn *c)
     const char *why = NULL;
     int rc;
 
+    /* A refresh token (the place a minted one has: form refresh_token) goes to a token endpoint
+     * only (RFC 6749 6, 10.4). It inherits the destinations of the client credential it came
+     * from, which list the APIs its access token is for: without this an agent could have the
+     * real refresh token put into a form body sent to a resource server (red team rt-A). */
+    if (c->has_cred && strcmp(c->cred_form, "refresh_token") == 0 && c->px->conf->oauth.n > 0 &&
+        !c->oauth_ep) {
+        upstream_failed(c, 502,
+                        "a refresh token goes to a token endpoint only "
+                        "(oauth.token_endpoints)");
+        return;
+    }
     if (c->has_cred && c->cred_form[0] != '\0' && put_form_credential(c, &why) != 0) {
         upstream_failed(c, 502, why);
         return;
