@@ -67,6 +67,19 @@ struct sworn_pmusage {
     int overflowed;  /* SSE: an event was skipped for its size */
     size_t *held;    /* the bytes all readers sharing it hold (sworn_pmusage_share), or NULL */
     int all_full;    /* a growth was refused for the bound of all readers together */
+    /* JSON: a scan of the body's top level as it passes, for its "usage" member, which needs no
+     * buffer but the member's value: used when the body passes the bound (red team rt-A: an
+     * agent that asks for logprobs, n choices or audio made the usage unreadable, and its input
+     * tokens uncharged). */
+    int js_over; /* the body passed the bound: the scan's usage is the one read */
+    int js_depth, js_in_str, js_esc, js_expect_name, js_naming, js_name_esc, js_next, js_cap;
+    uint8_t js_name[8];
+    size_t js_name_len;
+    unsigned js_usages;   /* top-level "usage" members seen */
+    int js_odd;           /* a top-level member name with an escape (could spell usage) */
+    int js_cap_over;      /* the usage value is longer than js_val */
+    uint8_t js_val[4096]; /* the usage member's value */
+    size_t js_val_len;
 };
 
 /*

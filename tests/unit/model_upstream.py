@@ -34,6 +34,8 @@
 #   slow=1        the body is written one byte at a time
 #   cache=N       Anthropic: the usage also has cache_creation_input_tokens N and
 #                 cache_read_input_tokens N + 1 (input the prompt cache took: not in input_tokens)
+#   pad=N         JSON: N bytes of per-token detail ("logprobs") before the usage, as an answer
+#                 with logprobs or audio has (the body can pass the proxy's 4 MiB reader bound)
 #   gate=NAME     the body is written up to its usage, then held until the file NAME exists in
 #                 LOG_FILE's folder (polled), then the rest (a test closes the agent's side first)
 # A request whose Accept-Encoding offers gzip gets the body gzip-compressed (Content-Encoding).
@@ -78,6 +80,8 @@ def json_body(shape, q):
     if q.get("twice") == "1":
         head += '"usage": {"prompt_tokens": 1, "completion_tokens": 1, "input_tokens": 1, ' \
                 '"output_tokens": 1}, '
+    if "pad" in q:
+        head += '"logprobs": "' + "x" * int(q["pad"]) + '", '
     return (head + '"usage": ' + u + '}').encode()
 
 

@@ -626,6 +626,21 @@ static void test_rt16_a_anthropic_cache_tokens(void **state)
     expect_usage("/anthropic/v1/messages?in=4&out=3&cache=5000", body, 1, 10005, 3, NULL);
 }
 
+/* Red team rt-A: an answer the agent makes larger than the usage reader's bound (4 MiB: logprobs
+ * with top_logprobs, n choices, audio or images in base64) was "not reported", and only the
+ * reservation (the output ceiling) was charged: the input tokens of such calls never were. Past
+ * the bound the body is now scanned for its top-level usage as it passes. */
+static void test_rt16_a_large_answer_hides_input(void **state)
+{
+    char body[512];
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-large\", \"max_tokens\": 1, \"logprobs\": true, "
+             "\"top_logprobs\": 20, \"messages\": []}");
+    expect_usage("/v1/chat/completions?in=100000&out=1&pad=5000000", body, 1, 100000, 1, NULL);
+}
+
 /* ---- a hostile agent ---- */
 
 static void expect_refused(const char *path, const char *body, int status, const char *reason)
@@ -823,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_hostile_requests),
         cmocka_unit_test(test_rt16_a_agent_leaves_before_usage),
         cmocka_unit_test(test_rt16_a_anthropic_cache_tokens),
+        cmocka_unit_test(test_rt16_a_large_answer_hides_input),
         cmocka_unit_test(test_reports_refused),
         cmocka_unit_test(test_record_verifies),
     };
