@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
@@ -52,36 +51,13 @@ int sworn_pmcp_conf_read(const struct sworn_yaml_doc *d, const struct sworn_yaml
     return 0;
 }
 
-/* Does path (len bytes, before '?') lie under prefix on a segment boundary, ASCII case aside? */
-static int under_nocase(const char *path, size_t len, const char *prefix, size_t pl)
-{
-    if (pl == 0 || len < pl || strncasecmp(path, prefix, pl) != 0)
-        return 0;
-    return prefix[pl - 1] == '/' || len == pl || path[pl] == '/';
-}
-
-/*
- * Which server a request is to. Wider than the vault's reading of a path (sworn_pdest_matches):
- * what is read as MCP is decided per message, so reading too much as MCP is safe and too little
- * is not. A request is to the server when either reading of its canonical path (without its
- * ";params", as Tomcat, Jetty and Spring route, or as written) lies under the server's path with
- * ASCII case aside (Express, ASP.NET and IIS route without case): "/MCP" and "/mcp;x" reach an
- * MCP server on those, and were decided as http.request (red team rt-A).
- */
 const struct sworn_pdest *sworn_pmcp_server(const struct sworn_pmcp_conf *conf,
                                             const struct sworn_resource *c)
 {
-    for (size_t i = 0; i < conf->nservers; i++) {
-        const struct sworn_pdest *d = &conf->servers[i];
-        size_t pl = strlen(d->path);
-
-        if (strcmp(d->scheme, c->scheme) == 0 && strcmp(d->host, c->host) == 0 &&
-            d->port == c->port && c->path_len > 0 &&
-            (under_nocase(c->bare, c->bare_len, d->path, pl) ||
-             under_nocase(c->path, c->path_len, d->path, pl)))
-            return d;
-    }
-    return NULL;
+    /* The wide reading (p_dest.h): "/MCP" and "/mcp;x" reach an MCP server on routers that
+     * ignore case or drop parameters; read as http.request they were decided by rules that know
+     * nothing of tools (red team rt-A). */
+    return sworn_pdest_find_wide(conf->servers, conf->nservers, c);
 }
 
 /* --- One JSON-RPC message. --- */

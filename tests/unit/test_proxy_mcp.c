@@ -600,6 +600,27 @@ static void test_config(void **state)
         assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
         assert_null(sworn_pmcp_server(&conf.mcp, &c));
     }
+    /* The same for OAuth token endpoints: a token answer to "/OAuth/Token" (a router without
+     * case) or "/oauth/token;x" must be intercepted, or the real tokens reach the agent. */
+    {
+        static const char oauth[] =
+            MIN "oauth:\n  token_endpoints: [\"http://127.0.0.1:9000/oauth/token\"]\n";
+        static const char *const also[] = {"/oauth/token", "/OAuth/Token", "/oauth/token;x",
+                                           "/OAUTH/TOKEN/x?a=1"};
+        static struct sworn_pconf oc; /* large: not on the stack */
+
+        assert_int_equal(
+            sworn_pconf_load_mem("proxy.yaml", (const uint8_t *)oauth, strlen(oauth), &oc), 0);
+        for (size_t i = 0; i < sizeof(also) / sizeof(also[0]); i++) {
+            r.path = (char *)also[i];
+            assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+            if (!sworn_poauth_is_endpoint(&oc.oauth, &c))
+                fail_msg("%s is not read as the token endpoint /oauth/token", also[i]);
+        }
+        r.path = "/oauth/tokens";
+        assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+        assert_false(sworn_poauth_is_endpoint(&oc.oauth, &c));
+    }
     r.port = 9001;
     r.path = "/mcp";
     assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);

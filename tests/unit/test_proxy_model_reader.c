@@ -98,6 +98,14 @@ static void test_conf_and_classify(void **state)
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
     canon("https", "api.example.com", 443, "/claude/v1/chat/completions", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
+    /* Red team rt-A: a destination's path is matched without case and with or without path
+     * parameters (routers that ignore case or drop ";x" send these to the same handler). */
+    canon("https", "api.example.com", 443, "/Claude/v1/messages", &res);
+    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
+    canon("https", "api.example.com", 443, "/claude;x/v1/messages", &res);
+    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
+    canon("https", "api.example.com", 443, "/CLAUDE/v1/Messages/", &res);
+    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
     canon("https", "api.example.com", 443, "/v1/embeddings", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
     canon("https", "other.example.com", 443, "/v1/chat/completions", &res);
