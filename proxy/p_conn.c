@@ -2019,6 +2019,8 @@ static void oauth_finish(struct pconn *c);
 
 static void response_done(struct pconn *c)
 {
+    if (c->musage_on && !c->agent_gone)
+        bufferevent_set_timeouts(c->a, NULL, NULL); /* the model call's write bound ends */
     model_report(c, 1);
     if (c->agent_gone) { /* the usage is reported: nothing more to read, no one to answer */
         free_upstream(c);
@@ -2256,6 +2258,17 @@ static void step_response_head(struct pconn *c)
                                ce != NULL ? ce->value_len : 0);
             sworn_pmusage_share(&c->musage, &c->px->usage_held);
             c->musage_on = 1;
+            /* An agent that takes no byte of the answer for upstream.response_timeout counts as
+             * gone (on_a_event: the rest is read for its usage): without this, one that stopped
+             * reading held the usage back by backpressure for as long as it liked, past the
+             * hour decisiond waits for a report (red team rt-A). */
+            {
+                struct timeval wtv = {(time_t)(c->px->conf->upstream_timeout_ms / 1000),
+                                      (suseconds_t)(c->px->conf->upstream_timeout_ms % 1000) *
+                                          1000};
+
+                bufferevent_set_timeouts(c->a, NULL, &wtv);
+            }
         }
         if (c->oauth_hold)
             c->resp_chunked_out = 0; /* the whole body is sent with its length */
@@ -2784,7 +2797,10 @@ static void on_a_event_in(struct pconn *c, struct bufferevent *bev, short what, 
             c->ph == PH_RESPONSE_BODY) {
             if (c->effect == NULL)
                 c->effect = "error";
-            snprintf(c->reason, sizeof(c->reason), "the agent closed the connection");
+            snprintf(c->reason, sizeof(c->reason), "%s",
+                     (what & BEV_EVENT_TIMEOUT) ? "the agent read nothing for "
+                                                  "upstream.response_timeout"
+                                                : "the agent closed the connection");
             log_request(c);
         }
         /* An allowed model call whose answer is coming: its tokens are being spent. Its answer

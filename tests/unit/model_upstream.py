@@ -200,6 +200,7 @@ def handle(conn, log, tls):
             head += "Connection: close\r\n"
         conn.sendall((head + "\r\n").encode())
         pieces = [payload[i:i + 1] for i in range(len(payload))] if q.get("slow") == "1" \
+            else [payload[i:i + 65536] for i in range(0, len(payload), 65536)] if "pad" in q \
             else [payload[i:i + 64] for i in range(0, len(payload), 64)]
         gate = None
         if "gate" in q and b'"usage": {' in payload:

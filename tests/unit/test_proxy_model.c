@@ -330,6 +330,7 @@ static int setup(void **state)
              (unsigned)T.up_port, (unsigned)T.up_port, (unsigned)T.tls_port);
     po.extra = extra;
     po.upstream_ca = T.ca_pem;
+    po.upstream = "  response_timeout: 5s\n";
     return sworn_pfx_start(&T.p, T.s.decision, &po);
 }
 
@@ -641,6 +642,45 @@ static void test_rt16_a_large_answer_hides_input(void **state)
     expect_usage("/v1/chat/completions?in=100000&out=1&pad=5000000", body, 1, 100000, 1, NULL);
 }
 
+/* Red team rt-A: the agent reads the head of a large answer and then stops reading, its
+ * connection open. The proxy stopped reading upstream (backpressure) and the usage never came:
+ * no report, so only the reservation counted, and decisiond refuses a report after 60 minutes.
+ * An agent that takes no byte for upstream.response_timeout now counts as gone: the rest is read
+ * from upstream for its usage, which is reported. */
+static void test_rt16_a_agent_stops_reading(void **state)
+{
+    char body[512], req[2048], buf[4096];
+    size_t have = 0;
+    struct usage_seen u;
+    int fd, n;
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-stall\", \"max_tokens\": 1, \"logprobs\": true, "
+             "\"top_logprobs\": 20, \"messages\": []}");
+    n = snprintf(req, sizeof(req),
+                 "POST http://127.0.0.1:%u/v1/chat/completions?in=1000&out=1&pad=48000000 "
+                 "HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                 "Content-Length: %zu\r\n\r\n%s",
+                 (unsigned)T.up_port, (unsigned)T.up_port, strlen(body), body);
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    assert_int_equal(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000), 1);
+    /* ... and reads no more. */
+    assert_int_equal(
+        sworn_pfx_wait_log(&T.p, "the agent read nothing for upstream.response_timeout", 20000), 0);
+    wait_report();
+    u = newest_usage();
+    T.usage_entries++;
+    assert_true(u.linked);
+    if (!u.reported)
+        fail_msg("the usage was not reported (\"%s\")", u.missing);
+    assert_int_equal(u.in, 1000);
+    assert_int_equal(u.out, 1);
+    close(fd);
+}
+
 /* ---- a hostile agent ---- */
 
 static void expect_refused(const char *path, const char *body, int status, const char *reason)
@@ -839,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_rt16_a_agent_leaves_before_usage),
         cmocka_unit_test(test_rt16_a_anthropic_cache_tokens),
         cmocka_unit_test(test_rt16_a_large_answer_hides_input),
+        cmocka_unit_test(test_rt16_a_agent_stops_reading),
         cmocka_unit_test(test_reports_refused),
         cmocka_unit_test(test_record_verifies),
     };
