@@ -200,6 +200,10 @@ struct pconn {
     struct sworn_pmusage musage;
     int model_allowed; /* an allowed model call whose usage report is not sent yet */
     int musage_on;     /* the reader has the response's head and is fed its body */
+    /* The agent went away while an allowed model call's answer was coming: the rest of it is
+     * read from upstream (and dropped) so that its usage is reported all the same; the tokens
+     * were spent whether or not the agent stayed to read them (red team rt-A). */
+    int agent_gone;
 
     /* For the request's log line. */
     double t0, ms_decide, t_upstream;
@@ -1538,6 +1542,10 @@ static void upstream_failed(struct pconn *c, int status, const char *why)
 {
     free_upstream(c);
     snprintf(c->reason, sizeof(c->reason), "%s", why);
+    if (c->agent_gone) { /* no one to answer; the report says the response did not end */
+        conn_abort(c);
+        return;
+    }
     if (c->tunnel_open && !c->in_tunnel) {
         c->status = 0;
         c->effect = "error";
@@ -1664,6 +1672,17 @@ static void send_request(struct pconn *c)
     const char *why = NULL;
     int rc;
 
+    /* A refresh token (the place a minted one has: form refresh_token) goes to a token endpoint
+     * only (RFC 6749 6, 10.4). It inherits the destinations of the client credential it came
+     * from, which list the APIs its access token is for: without this an agent could have the
+     * real refresh token put into a form body sent to a resource server (red team rt-A). */
+    if (c->has_cred && strcmp(c->cred_form, "refresh_token") == 0 && c->px->conf->oauth.n > 0 &&
+        !c->oauth_ep) {
+        upstream_failed(c, 502,
+                        "a refresh token goes to a token endpoint only "
+                        "(oauth.token_endpoints)");
+        return;
+    }
     if (c->has_cred && c->cred_form[0] != '\0' && put_form_credential(c, &why) != 0) {
         upstream_failed(c, 502, why);
         return;
@@ -2000,7 +2019,14 @@ static void oauth_finish(struct pconn *c);
 
 static void response_done(struct pconn *c)
 {
+    if (c->musage_on && !c->agent_gone)
+        bufferevent_set_timeouts(c->a, NULL, NULL); /* the model call's write bound ends */
     model_report(c, 1);
+    if (c->agent_gone) { /* the usage is reported: nothing more to read, no one to answer */
+        free_upstream(c);
+        conn_abort(c);
+        return;
+    }
     if (c->oauth_hold) {
         /* A token endpoint's body is whole: swapped or checked, then sent (oauth_deliver). */
         oauth_finish(c);
@@ -2040,6 +2066,8 @@ static void write_response_head(struct pconn *c, const uint8_t *p)
     uint8_t *flat;
 
     (void)p;
+    if (c->agent_gone)
+        return;
     evbuffer_drain(out, evbuffer_get_length(out));
     evbuffer_add_printf(out, "HTTP/1.1 %u ", s->status);
     evbuffer_add(out, s->reason, s->reason_len);
@@ -2230,12 +2258,27 @@ static void step_response_head(struct pconn *c)
                                ce != NULL ? ce->value_len : 0);
             sworn_pmusage_share(&c->musage, &c->px->usage_held);
             c->musage_on = 1;
+            /* An agent that takes no byte of the answer for upstream.response_timeout counts as
+             * gone (on_a_event: the rest is read for its usage): without this, one that stopped
+             * reading held the usage back by backpressure for as long as it liked, past the
+             * hour decisiond waits for a report (red team rt-A). */
+            {
+                struct timeval wtv = {(time_t)(c->px->conf->upstream_timeout_ms / 1000),
+                                      (suseconds_t)(c->px->conf->upstream_timeout_ms % 1000) *
+                                          1000};
+
+                bufferevent_set_timeouts(c->a, NULL, &wtv);
+            }
         }
         if (c->oauth_hold)
             c->resp_chunked_out = 0; /* the whole body is sent with its length */
         else
             write_response_head(c, p);
         evbuffer_drain(in, c->rs.head_len);
+        if (c->rs.status == 101 && c->agent_gone) {
+            conn_abort(c);
+            return;
+        }
         if (c->rs.status == 101) {
             sworn_pmetrics_websocket(&c->px->metrics);
             sworn_pmetrics_request(&c->px->metrics, SWORN_PMETRICS_ALLOW, 101);
@@ -2290,6 +2333,8 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
 
     if (c->musage_on && n > 0)
         (void)sworn_pmusage_feed(&c->musage, p, n); /* out of memory: "not reported", bytes pass */
+    if (c->agent_gone)
+        return 0; /* read for its usage only */
     if (c->oauth_hold) {
         /* Held whole for the swap, up to oauth.response_max; the rest is read and dropped. */
         if (c->oauth_over || n == 0)
@@ -2701,6 +2746,8 @@ static void on_a_write_in(struct pconn *c, struct bufferevent *bev, void *unused
     (void)unused_arg;
 
     (void)bev;
+    if (c->agent_gone)
+        return;
     if (c->ph == PH_CLOSING) {
         closing_progress(c);
         return;
@@ -2743,13 +2790,38 @@ static void on_a_event_in(struct pconn *c, struct bufferevent *bev, short what, 
             conn_abort(c);
             return;
         }
+        if (c->agent_gone)
+            return;
         /* The agent went away: whatever is in flight is dropped, nothing more is forwarded. */
         if (c->ph == PH_DECIDE || c->ph == PH_UPSTREAM || c->ph == PH_RESPONSE_HEAD ||
             c->ph == PH_RESPONSE_BODY) {
             if (c->effect == NULL)
                 c->effect = "error";
-            snprintf(c->reason, sizeof(c->reason), "the agent closed the connection");
+            snprintf(c->reason, sizeof(c->reason), "%s",
+                     (what & BEV_EVENT_TIMEOUT) ? "the agent read nothing for "
+                                                  "upstream.response_timeout"
+                                                : "the agent closed the connection");
             log_request(c);
+        }
+        /* An allowed model call whose answer is coming: its tokens are being spent. Its answer
+         * is read to its end (bounded by upstream.response_timeout, as with the agent there) and
+         * its usage reported; a cut or a timeout ends it as before (the reservation stands). */
+        if (c->model_allowed && c->u != NULL && !c->oauth_hold &&
+            (c->ph == PH_RESPONSE_HEAD || c->ph == PH_RESPONSE_BODY)) {
+            c->agent_gone = 1;
+            bufferevent_disable(c->a, EV_READ | EV_WRITE);
+            evbuffer_drain(bufferevent_get_output(c->a),
+                           evbuffer_get_length(bufferevent_get_output(c->a)));
+            if (c->flush_timer != NULL)
+                evtimer_del(c->flush_timer);
+            bufferevent_enable(c->u, EV_READ); /* no backpressure from an agent who is gone */
+            if (evbuffer_get_length(bufferevent_get_input(c->u)) > 0) {
+                if (c->ph == PH_RESPONSE_HEAD)
+                    step_response_head(c);
+                else
+                    step_response_body(c);
+            }
+            return;
         }
         conn_abort(c);
     }

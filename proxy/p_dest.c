@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define HTTP_PORT 80u
 #define HTTPS_PORT 443u
@@ -115,6 +116,33 @@ int sworn_pdest_matches(const struct sworn_pdest *d, const struct sworn_resource
 {
     return strcmp(d->scheme, c->scheme) == 0 && strcmp(d->host, c->host) == 0 &&
            d->port == c->port && c->path_len > 0 && sworn_resource_under_prefix(c, d->path);
+}
+
+/* Does path (len bytes, before '?') lie under prefix on a segment boundary, ASCII case aside? */
+static int under_nocase(const char *path, size_t len, const char *prefix, size_t pl)
+{
+    if (pl == 0 || len < pl || strncasecmp(path, prefix, pl) != 0)
+        return 0;
+    return prefix[pl - 1] == '/' || len == pl || path[pl] == '/';
+}
+
+int sworn_pdest_matches_wide(const struct sworn_pdest *d, const struct sworn_resource *c)
+{
+    size_t pl = strlen(d->path);
+
+    return strcmp(d->scheme, c->scheme) == 0 && strcmp(d->host, c->host) == 0 &&
+           d->port == c->port && c->path_len > 0 &&
+           (under_nocase(c->bare, c->bare_len, d->path, pl) ||
+            under_nocase(c->path, c->path_len, d->path, pl));
+}
+
+const struct sworn_pdest *sworn_pdest_find_wide(const struct sworn_pdest *list, size_t n,
+                                                const struct sworn_resource *c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (sworn_pdest_matches_wide(&list[i], c))
+            return &list[i];
+    return NULL;
 }
 
 const struct sworn_pdest *sworn_pdest_find(const struct sworn_pdest *list, size_t n,

@@ -45,6 +45,17 @@ int sworn_pdest_parse(const char *url, struct sworn_pdest *out, const char **why
 /* Does the canonical resource c lie under d? 1 or 0. */
 int sworn_pdest_matches(const struct sworn_pdest *d, const struct sworn_resource *c);
 
+/*
+ * The wide reading, for the destinations whose requests get a closer reading (MCP servers, model
+ * APIs, OAuth token endpoints: reading too much is safe there, too little is not): the same
+ * scheme, host and port, and either reading of the canonical path (without its ";params", as
+ * Tomcat, Jetty and Spring route, or as written) under the destination's path on a segment
+ * boundary with ASCII case aside (Express, ASP.NET, IIS route without case). Red team rt-A.
+ */
+int sworn_pdest_matches_wide(const struct sworn_pdest *d, const struct sworn_resource *c);
+const struct sworn_pdest *sworn_pdest_find_wide(const struct sworn_pdest *list, size_t n,
+                                                const struct sworn_resource *c);
+
 /* The first of the n destinations that c lies under, or NULL. */
 const struct sworn_pdest *sworn_pdest_find(const struct sworn_pdest *list, size_t n,
                                            const struct sworn_resource *c);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
@@ -55,7 +54,10 @@ int sworn_pmcp_conf_read(const struct sworn_yaml_doc *d, const struct sworn_yaml
 const struct sworn_pdest *sworn_pmcp_server(const struct sworn_pmcp_conf *conf,
                                             const struct sworn_resource *c)
 {
-    return sworn_pdest_find(conf->servers, conf->nservers, c);
+    /* The wide reading (p_dest.h): "/MCP" and "/mcp;x" reach an MCP server on routers that
+     * ignore case or drop parameters; read as http.request they were decided by rules that know
+     * nothing of tools (red team rt-A). */
+    return sworn_pdest_find_wide(conf->servers, conf->nservers, c);
 }
 
 /* --- One JSON-RPC message. --- */

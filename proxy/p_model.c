@@ -80,7 +80,7 @@ enum sworn_pmodel_api sworn_pmodel_classify(const struct sworn_pmodel_conf *c, c
         return SWORN_PMODEL_NONE;
     /* The most specific destination: "/anthropic/" before "/" on one host. */
     for (size_t i = 0; i < c->n; i++)
-        if (sworn_pdest_matches(&c->dests[i].dest, res) &&
+        if (sworn_pdest_matches_wide(&c->dests[i].dest, res) && /* "/Claude/", "/claude;x/" */
             (md == NULL || strlen(c->dests[i].dest.path) > strlen(md->dest.path)))
             md = &c->dests[i];
     if (md == NULL)

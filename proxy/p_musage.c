@@ -125,6 +125,28 @@ static void take_usage(struct sworn_pmusage *u, json_object *usage)
         u->out = v;
         u->have_out = 1;
     }
+    if (u->api == SWORN_PMODEL_ANTHROPIC_MESSAGES) {
+        /* Input the prompt cache took is not in input_tokens (red team rt-A): counted too. The
+         * API's types let these two be null (not stated): read as absent. */
+        json_object *m = NULL;
+
+        if (json_object_object_get_ex(usage, "cache_creation_input_tokens", &m) && m == NULL)
+            json_object_object_del(usage, "cache_creation_input_tokens");
+        if (json_object_object_get_ex(usage, "cache_read_input_tokens", &m) && m == NULL)
+            json_object_object_del(usage, "cache_read_input_tokens");
+        if ((r = count_of(usage, "cache_creation_input_tokens", &v)) < 0) {
+            u->bad = bad_count;
+            return;
+        }
+        if (r > 0 && v > u->cache_write)
+            u->cache_write = v;
+        if ((r = count_of(usage, "cache_read_input_tokens", &v)) < 0) {
+            u->bad = bad_count;
+            return;
+        }
+        if (r > 0 && v > u->cache_read)
+            u->cache_read = v;
+    }
 }
 
 /* The usage objects of one JSON document (a whole response, or one SSE event's data). */
@@ -243,6 +265,103 @@ static int feed_sse(struct sworn_pmusage *u, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* The usage value the scan captured (at the end of a body past the bound): read strictly, then
+ * as in a whole document. */
+static void scan_take(struct sworn_pmusage *u)
+{
+    json_object *v = NULL;
+    const char *why = NULL;
+
+    if (u->js_cap_over || sworn_pjson_parse(u->js_val, u->js_val_len, &v, &why) != 0) {
+        u->js_cap_over = 1; /* unreadable: no usage */
+        return;
+    }
+    take_usage(u, v);
+    json_object_put(v);
+}
+
+/*
+ * Scan JSON text as it passes: strings (with their escapes) are skipped, so what a model wrote
+ * inside one can never look like structure; the members of the top-level object are named, and
+ * the value of one named "usage" is kept (up to sizeof(js_val) bytes).
+ */
+static void scan_json(struct sworn_pmusage *u, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t ch = p[i];
+
+        if (u->js_next && !u->js_in_str) {
+            if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == ':')
+                continue;
+            u->js_next = 0;
+            u->js_cap = 1;
+            u->js_val_len = 0;
+        }
+        if (u->js_cap) {
+            if (!u->js_in_str && u->js_depth == 1 && (ch == ',' || ch == '}'))
+                u->js_cap = 0; /* the value is whole */
+            else if (u->js_val_len < sizeof(u->js_val))
+                u->js_val[u->js_val_len++] = ch;
+            else
+                u->js_cap_over = 1;
+        }
+        if (u->js_in_str) {
+            if (u->js_esc) {
+                u->js_esc = 0;
+            } else if (ch == '\\') {
+                u->js_esc = 1;
+                if (u->js_naming)
+                    u->js_name_esc = 1;
+            } else if (ch == '"') {
+                u->js_in_str = 0;
+                if (u->js_naming) {
+                    u->js_naming = 0;
+                    if (u->js_name_esc)
+                        u->js_odd = 1;
+                    else if (u->js_name_len == 5 && memcmp(u->js_name, "usage", 5) == 0) {
+                        u->js_usages++;
+                        u->js_next = 1;
+                    }
+                }
+            } else if (u->js_naming) {
+                if (u->js_name_len < sizeof(u->js_name))
+                    u->js_name[u->js_name_len] = ch;
+                if (u->js_name_len <= sizeof(u->js_name))
+                    u->js_name_len++;
+            }
+            continue;
+        }
+        switch (ch) {
+        case '"':
+            u->js_in_str = 1;
+            if (u->js_depth == 1 && u->js_expect_name) {
+                u->js_naming = 1;
+                u->js_name_len = 0;
+                u->js_name_esc = 0;
+                u->js_expect_name = 0;
+            }
+            break;
+        case '{':
+        case '[':
+            if (u->js_depth == 0 && ch == '{')
+                u->js_expect_name = 1;
+            u->js_depth++;
+            break;
+        case '}':
+        case ']':
+            if (u->js_depth > 0)
+                u->js_depth--;
+            break;
+        case ',':
+            if (u->js_depth == 1)
+                u->js_expect_name = 1;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 int sworn_pmusage_feed(struct sworn_pmusage *u, const uint8_t *p, size_t n)
 {
     int r;
@@ -256,11 +375,14 @@ int sworn_pmusage_feed(struct sworn_pmusage *u, const uint8_t *p, size_t n)
         sworn_pmusage_free(u);
         return -1;
     }
-    if (u->bad == bad_size)
+    if (u->bad == NULL)
+        scan_json(u, p, n);
+    if (u->js_over)
         return 0;
     r = append(u, p, n);
     if (r > 0) {
-        u->bad = u->all_full ? bad_all : bad_size;
+        /* Past the bound: the scan goes on without the buffer. */
+        u->js_over = 1;
         sworn_pmusage_free(u);
     } else if (r < 0) {
         u->bad = no_memory;
@@ -274,7 +396,16 @@ int sworn_pmusage_finish(struct sworn_pmusage *u, int complete, uint64_t *in, ui
                          const char **missing)
 {
     *in = *out = 0;
-    if (u->bad == NULL && complete && !u->sse) {
+    if (u->bad == NULL && complete && !u->sse && u->js_over) {
+        /* The body passed the bound: its usage is the scan's, when the text ended as one object
+         * with exactly one top-level "usage" (two: no reader could say which counts). */
+        if (u->js_usages > 1 || u->js_odd || u->js_in_str || u->js_depth != 0 || u->js_cap)
+            u->bad = bad_json;
+        else if (u->js_usages == 1)
+            scan_take(u);
+        if (u->bad == NULL && (u->js_usages == 0 || u->js_cap_over))
+            u->bad = u->all_full ? bad_all : bad_size;
+    } else if (u->bad == NULL && complete && !u->sse) {
         json_object *root = NULL;
         const char *why = NULL;
         int rc = sworn_pjson_parse(u->buf, u->len, &root, &why);
@@ -303,7 +434,11 @@ int sworn_pmusage_finish(struct sworn_pmusage *u, int complete, uint64_t *in, ui
         *missing = u->all_full ? bad_all : u->overflowed ? bad_size : no_usage;
         return 0;
     }
-    *in = u->in;
+    /* Each term is at most 4294967295; the sum is held to the wire's bound (a sum that large
+     * spends any budget sworn can hold all the same). */
+    *in = u->in + u->cache_write + u->cache_read;
+    if (*in > 4294967295u)
+        *in = 4294967295u;
     *out = u->out;
     return 1;
 }

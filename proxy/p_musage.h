@@ -59,10 +59,27 @@ struct sworn_pmusage {
     int event_over; /* SSE: the current event is over the bound: skipped */
     int have_in, have_out;
     uint64_t in, out;
+    /* anthropic.messages: the input its prompt cache wrote and read, reported apart from
+     * input_tokens (cache_creation_input_tokens, cache_read_input_tokens; 0 when absent), added
+     * to the input at the end: they are input tokens spent all the same. */
+    uint64_t cache_write, cache_read;
     const char *bad; /* a sticky reason the usage is unreadable, or NULL */
     int overflowed;  /* SSE: an event was skipped for its size */
     size_t *held;    /* the bytes all readers sharing it hold (sworn_pmusage_share), or NULL */
     int all_full;    /* a growth was refused for the bound of all readers together */
+    /* JSON: a scan of the body's top level as it passes, for its "usage" member, which needs no
+     * buffer but the member's value: used when the body passes the bound (red team rt-A: an
+     * agent that asks for logprobs, n choices or audio made the usage unreadable, and its input
+     * tokens uncharged). */
+    int js_over; /* the body passed the bound: the scan's usage is the one read */
+    int js_depth, js_in_str, js_esc, js_expect_name, js_naming, js_name_esc, js_next, js_cap;
+    uint8_t js_name[8];
+    size_t js_name_len;
+    unsigned js_usages;   /* top-level "usage" members seen */
+    int js_odd;           /* a top-level member name with an escape (could spell usage) */
+    int js_cap_over;      /* the usage value is longer than js_val */
+    uint8_t js_val[4096]; /* the usage member's value */
+    size_t js_val_len;
 };
 
 /*

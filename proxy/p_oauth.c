@@ -67,7 +67,8 @@ int sworn_poauth_conf_read(const struct sworn_yaml_doc *d, const struct sworn_ya
 
 int sworn_poauth_is_endpoint(const struct sworn_poauth_conf *c, const struct sworn_resource *r)
 {
-    return c->n > 0 && sworn_pdest_find(c->endpoints, c->n, r) != NULL;
+    /* The wide reading (p_dest.h): a token answer to "/OAuth/Token" must be intercepted too. */
+    return c->n > 0 && sworn_pdest_find_wide(c->endpoints, c->n, r) != NULL;
 }
 
 /* --- Helpers. --- */

@@ -32,6 +32,12 @@
 #   cut=1         the body is cut (the connection closed) before the usage
 #   crlf=1        SSE lines end in "\r\n" instead of "\n"
 #   slow=1        the body is written one byte at a time
+#   cache=N       Anthropic: the usage also has cache_creation_input_tokens N and
+#                 cache_read_input_tokens N + 1 (input the prompt cache took: not in input_tokens)
+#   pad=N         JSON: N bytes of per-token detail ("logprobs") before the usage, as an answer
+#                 with logprobs or audio has (the body can pass the proxy's 4 MiB reader bound)
+#   gate=NAME     the body is written up to its usage, then held until the file NAME exists in
+#                 LOG_FILE's folder (polled), then the rest (a test closes the agent's side first)
 # A request whose Accept-Encoding offers gzip gets the body gzip-compressed (Content-Encoding).
 import gzip
 import json
@@ -48,6 +54,10 @@ def usage_json(shape, q, counts):
     a, b = counts
     if shape == "chat":
         return '{"prompt_tokens": %s, "completion_tokens": %s, "total_tokens": 0}' % (a, b)
+    if shape == "messages" and "cache" in q:
+        c = int(q["cache"])
+        return '{"input_tokens": %s, "cache_creation_input_tokens": %d, ' \
+               '"cache_read_input_tokens": %d, "output_tokens": %s}' % (a, c, c + 1, b)
     return '{"input_tokens": %s, "output_tokens": %s}' % (a, b)
 
 
@@ -70,6 +80,8 @@ def json_body(shape, q):
     if q.get("twice") == "1":
         head += '"usage": {"prompt_tokens": 1, "completion_tokens": 1, "input_tokens": 1, ' \
                 '"output_tokens": 1}, '
+    if "pad" in q:
+        head += '"logprobs": "' + "x" * int(q["pad"]) + '", '
     return (head + '"usage": ' + u + '}').encode()
 
 
@@ -98,9 +110,11 @@ def sse_events(shape, q):
             ev.append(("response.completed", '{"type": "response.completed", "response": '
                                              '{"usage": {"input_tokens": 1, "output_tokens": 1}}}'))
     else:
+        start_usage = '{"input_tokens": %s, "output_tokens": 1}' % counts[0]
+        if "cache" in q:
+            start_usage = usage_json(shape, q, (counts[0], 1))
         ev.append(("message_start", '{"type": "message_start", "message": {"id": "m1", '
-                                    '"usage": {"input_tokens": %s, "output_tokens": 1}}}'
-                   % counts[0]))
+                                    '"usage": %s}}' % start_usage))
         ev.append(("content_block_delta", '{"type": "content_block_delta", "index": 0, '
                                           '"delta": {"type": "text_delta", "text": "hello"}}'))
         ev.append(("message_delta", '{"type": "message_delta", "delta": {"stop_reason": '
@@ -186,8 +200,20 @@ def handle(conn, log, tls):
             head += "Connection: close\r\n"
         conn.sendall((head + "\r\n").encode())
         pieces = [payload[i:i + 1] for i in range(len(payload))] if q.get("slow") == "1" \
+            else [payload[i:i + 65536] for i in range(0, len(payload), 65536)] if "pad" in q \
             else [payload[i:i + 64] for i in range(0, len(payload), 64)]
+        gate = None
+        if "gate" in q and b'"usage": {' in payload:
+            at = payload.index(b'"usage": {')
+            pieces = [payload[:at], None, payload[at:]]
+            gate = os.path.join(os.path.dirname(log), os.path.basename(q["gate"]))
         for p in pieces:
+            if p is None:
+                for _ in range(2000):
+                    if os.path.exists(gate):
+                        break
+                    time.sleep(0.01)
+                continue
             if framing == "chunked":
                 conn.sendall(b"%x\r\n" % len(p) + p + b"\r\n")
             else:

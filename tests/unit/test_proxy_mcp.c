@@ -582,6 +582,45 @@ static void test_config(void **state)
     r.path = "/mcpx";
     assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
     assert_null(sworn_pmcp_server(&conf.mcp, &c));
+    /* Red team rt-A: routers that match paths without case (Express's default, for app.post and
+     * app.use alike; ASP.NET; IIS) and ones that drop path parameters (Tomcat, Jetty, Spring)
+     * run the MCP server for these: they are MCP requests, decided per message, never as
+     * http.request (whose rules know nothing of tools). */
+    {
+        static const char *const also[] = {"/MCP", "/Mcp/x", "/mCp?session=1", "/mcp;jsessionid=1",
+                                           "/MCP;x/y"};
+
+        for (size_t i = 0; i < sizeof(also) / sizeof(also[0]); i++) {
+            r.path = (char *)also[i];
+            assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+            if (sworn_pmcp_server(&conf.mcp, &c) == NULL)
+                fail_msg("%s is not read as a request to the MCP server at /mcp", also[i]);
+        }
+        r.path = "/MCPX";
+        assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+        assert_null(sworn_pmcp_server(&conf.mcp, &c));
+    }
+    /* The same for OAuth token endpoints: a token answer to "/OAuth/Token" (a router without
+     * case) or "/oauth/token;x" must be intercepted, or the real tokens reach the agent. */
+    {
+        static const char oauth[] =
+            MIN "oauth:\n  token_endpoints: [\"http://127.0.0.1:9000/oauth/token\"]\n";
+        static const char *const also[] = {"/oauth/token", "/OAuth/Token", "/oauth/token;x",
+                                           "/OAUTH/TOKEN/x?a=1"};
+        static struct sworn_pconf oc; /* large: not on the stack */
+
+        assert_int_equal(
+            sworn_pconf_load_mem("proxy.yaml", (const uint8_t *)oauth, strlen(oauth), &oc), 0);
+        for (size_t i = 0; i < sizeof(also) / sizeof(also[0]); i++) {
+            r.path = (char *)also[i];
+            assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+            if (!sworn_poauth_is_endpoint(&oc.oauth, &c))
+                fail_msg("%s is not read as the token endpoint /oauth/token", also[i]);
+        }
+        r.path = "/oauth/tokens";
+        assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);
+        assert_false(sworn_poauth_is_endpoint(&oc.oauth, &c));
+    }
     r.port = 9001;
     r.path = "/mcp";
     assert_int_equal(sworn_resource_canon(&r, &c, &why), 0);

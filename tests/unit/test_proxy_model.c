@@ -64,6 +64,11 @@ static const char policy_text[] = "rules:\n"
                                   "    operations: [model.call]\n"
                                   "    resource: {models: [\"replay-*\"]}\n"
                                   "    tokens: {max: 100, window: 1h}\n"
+                                  "  - id: gone-c\n"
+                                  "    effect: allow\n"
+                                  "    operations: [model.call]\n"
+                                  "    resource: {models: [\"gone-*\"]}\n"
+                                  "    tokens: {max: 100, window: 1h}\n"
                                   "  - id: free\n"
                                   "    effect: allow\n"
                                   "    operations: [model.call]\n"
@@ -325,6 +330,7 @@ static int setup(void **state)
              (unsigned)T.up_port, (unsigned)T.up_port, (unsigned)T.tls_port);
     po.extra = extra;
     po.upstream_ca = T.ca_pem;
+    po.upstream = "  response_timeout: 5s\n";
     return sworn_pfx_start(&T.p, T.s.decision, &po);
 }
 
@@ -556,6 +562,125 @@ static void test_hostile_usage(void **state)
     }
 }
 
+/* ---- red team (issue 16, rt-A) ---- */
+
+/* The agent reads a streamed answer up to its text and closes its connection before the usage
+ * comes (every token was spent by then). The proxy used to drop the upstream and leave the
+ * reservation (the ceiling, 1 token) standing: input tokens were never charged, so calls of
+ * max_tokens 1 with a long prompt spent a budget of 100 tokens without end. The proxy now reads
+ * the rest of the answer without the agent and reports the usage (1000 + 1): the next call is
+ * denied. */
+static void test_rt16_a_agent_leaves_before_usage(void **state)
+{
+    char body[512], req[2048], buf[16384], gate[1200], resp[8192];
+    size_t have = 0;
+    struct usage_seen u;
+    int fd, n;
+
+    (void)state;
+    chat(body, sizeof(body), "gone-x", 1, 1);
+    n = snprintf(req, sizeof(req),
+                 "POST http://127.0.0.1:%u/v1/chat/completions?in=1000&out=1&gate=gone-open "
+                 "HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                 "Content-Length: %zu\r\n\r\n%s",
+                 (unsigned)T.up_port, (unsigned)T.up_port, strlen(body), body);
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    /* The answer's text has come: the agent has what it wanted and goes. */
+    assert_int_equal(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\"lo\"", 20000), 1);
+    close(fd);
+    assert_int_equal(sworn_pfx_wait_log(&T.p, "the agent closed the connection", 20000), 0);
+    snprintf(gate, sizeof(gate), "%s/gone-open", T.dir);
+    sworn_test_write_file(gate, "", 0, 0600);
+    wait_report();
+    u = newest_usage();
+    T.usage_entries++;
+    assert_true(u.linked);
+    if (!u.reported)
+        fail_msg("the usage was not reported (\"%s\"): charged %llu for 1001 spent", u.missing,
+                 (unsigned long long)u.charged);
+    assert_int_equal(u.in, 1000);
+    assert_int_equal(u.out, 1);
+    assert_int_equal(u.charged, 1001);
+    /* The budget of 100 is spent: the next call is denied. */
+    chat(body, sizeof(body), "gone-x", 1, 0);
+    assert_int_equal(post("/v1/chat/completions?in=1000&out=1", body, resp, sizeof(resp)), 403);
+}
+
+/* Anthropic's prompt cache: input the cache wrote or read is reported apart from input_tokens
+ * (cache_creation_input_tokens, cache_read_input_tokens), and is spent (and billed) all the same.
+ * The proxy read input_tokens alone: an agent that marks its long prompt cache_control charged
+ * a few tokens for it. The input now is the sum of the three. */
+static void test_rt16_a_anthropic_cache_tokens(void **state)
+{
+    char body[512];
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-claude-cache\", \"max_tokens\": 10, \"messages\": []}");
+    /* 4 + 5000 + 5001 */
+    expect_usage("/anthropic/v1/messages?in=4&out=3&cache=5000", body, 1, 10005, 3, NULL);
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-claude-cache\", \"max_tokens\": 10, \"messages\": [], "
+             "\"stream\": true}");
+    expect_usage("/anthropic/v1/messages?in=4&out=3&cache=5000", body, 1, 10005, 3, NULL);
+}
+
+/* Red team rt-A: an answer the agent makes larger than the usage reader's bound (4 MiB: logprobs
+ * with top_logprobs, n choices, audio or images in base64) was "not reported", and only the
+ * reservation (the output ceiling) was charged: the input tokens of such calls never were. Past
+ * the bound the body is now scanned for its top-level usage as it passes. */
+static void test_rt16_a_large_answer_hides_input(void **state)
+{
+    char body[512];
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-large\", \"max_tokens\": 1, \"logprobs\": true, "
+             "\"top_logprobs\": 20, \"messages\": []}");
+    expect_usage("/v1/chat/completions?in=100000&out=1&pad=5000000", body, 1, 100000, 1, NULL);
+}
+
+/* Red team rt-A: the agent reads the head of a large answer and then stops reading, its
+ * connection open. The proxy stopped reading upstream (backpressure) and the usage never came:
+ * no report, so only the reservation counted, and decisiond refuses a report after 60 minutes.
+ * An agent that takes no byte for upstream.response_timeout now counts as gone: the rest is read
+ * from upstream for its usage, which is reported. */
+static void test_rt16_a_agent_stops_reading(void **state)
+{
+    char body[512], req[2048], buf[4096];
+    size_t have = 0;
+    struct usage_seen u;
+    int fd, n;
+
+    (void)state;
+    snprintf(body, sizeof(body),
+             "{\"model\": \"free-stall\", \"max_tokens\": 1, \"logprobs\": true, "
+             "\"top_logprobs\": 20, \"messages\": []}");
+    n = snprintf(req, sizeof(req),
+                 "POST http://127.0.0.1:%u/v1/chat/completions?in=1000&out=1&pad=48000000 "
+                 "HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: application/json\r\n"
+                 "Content-Length: %zu\r\n\r\n%s",
+                 (unsigned)T.up_port, (unsigned)T.up_port, strlen(body), body);
+    fd = sworn_pfx_dial(T.p.port);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    assert_int_equal(sworn_pfx_read_until(fd, buf, sizeof(buf), &have, "\r\n\r\n", 20000), 1);
+    /* ... and reads no more. */
+    assert_int_equal(
+        sworn_pfx_wait_log(&T.p, "the agent read nothing for upstream.response_timeout", 20000), 0);
+    wait_report();
+    u = newest_usage();
+    T.usage_entries++;
+    assert_true(u.linked);
+    if (!u.reported)
+        fail_msg("the usage was not reported (\"%s\")", u.missing);
+    assert_int_equal(u.in, 1000);
+    assert_int_equal(u.out, 1);
+    close(fd);
+}
+
 /* ---- a hostile agent ---- */
 
 static void expect_refused(const char *path, const char *body, int status, const char *reason)
@@ -751,6 +876,10 @@ int main(void)
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_hostile_usage),
         cmocka_unit_test(test_hostile_requests),
+        cmocka_unit_test(test_rt16_a_agent_leaves_before_usage),
+        cmocka_unit_test(test_rt16_a_anthropic_cache_tokens),
+        cmocka_unit_test(test_rt16_a_large_answer_hides_input),
+        cmocka_unit_test(test_rt16_a_agent_stops_reading),
         cmocka_unit_test(test_reports_refused),
         cmocka_unit_test(test_record_verifies),
     };

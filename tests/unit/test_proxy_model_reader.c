@@ -98,6 +98,14 @@ static void test_conf_and_classify(void **state)
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
     canon("https", "api.example.com", 443, "/claude/v1/chat/completions", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
+    /* Red team rt-A: a destination's path is matched without case and with or without path
+     * parameters (routers that ignore case or drop ";x" send these to the same handler). */
+    canon("https", "api.example.com", 443, "/Claude/v1/messages", &res);
+    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
+    canon("https", "api.example.com", 443, "/claude;x/v1/messages", &res);
+    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
+    canon("https", "api.example.com", 443, "/CLAUDE/v1/Messages/", &res);
+    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
     canon("https", "api.example.com", 443, "/v1/embeddings", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
     canon("https", "other.example.com", 443, "/v1/chat/completions", &res);
@@ -387,6 +395,46 @@ static void test_usage_bounds(void **state)
     assert_int_equal(sworn_pmusage_feed(&u, junk, big), 0);
     assert_int_equal(sworn_pmusage_finish(&u, 1, &in, &out, &missing), 0);
     assert_string_equal(missing, "the response body is larger than the usage reader's bound");
+    /* Red team rt-A: a JSON body over the bound (logprobs, n choices, audio) is scanned for its
+     * top-level usage as it passes; what a model wrote inside a string never counts, two
+     * top-level usage members (or an escaped name) are not strict JSON. */
+    {
+        static const char head[] = "{\"id\": \"c1\", \"text\": \"\\\"usage\\\": {\\\"prompt_tokens"
+                                   "\\\": 1, \\\"completion_tokens\\\": 1}}, \\\\\", \"pad\": \"";
+        static const char end[] = "\", \"nested\": {\"usage\": {\"prompt_tokens\": 2}}, "
+                                  "\"usage\": {\"prompt_tokens\": 7000, \"completion_tokens\": 9}, "
+                                  "\"z\": [1, {\"a\": \"}\"}]}";
+        static const char twice[] =
+            "\", \"usage\": {\"prompt_tokens\": 1, \"completion_tokens\": 1}, "
+            "\"usage\": {\"prompt_tokens\": 7000, \"completion_tokens\": 9}}";
+        static const char escaped[] =
+            "\", \"us\\u0061ge\": {\"prompt_tokens\": 1, "
+            "\"completion_tokens\": 1}, \"usage\": {\"prompt_tokens\": 7000, "
+            "\"completion_tokens\": 9}}";
+        const char *ends[] = {end, twice, escaped};
+
+        for (size_t k = 0; k < 3; k++) {
+            sworn_pmusage_init(&u, SWORN_PMODEL_OPENAI_CHAT, JSON, strlen(JSON), NULL, 0);
+            assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)head, strlen(head)), 0);
+            assert_int_equal(sworn_pmusage_feed(&u, junk, big), 0);
+            assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)ends[k], strlen(ends[k])), 0);
+            if (k == 0) {
+                assert_int_equal(sworn_pmusage_finish(&u, 1, &in, &out, &missing), 1);
+                assert_int_equal(in, 7000);
+                assert_int_equal(out, 9);
+            } else {
+                assert_int_equal(sworn_pmusage_finish(&u, 1, &in, &out, &missing), 0);
+                assert_string_equal(missing, "the response body is not strict JSON");
+            }
+        }
+        /* Cut short: not reported. */
+        sworn_pmusage_init(&u, SWORN_PMODEL_OPENAI_CHAT, JSON, strlen(JSON), NULL, 0);
+        assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)head, strlen(head)), 0);
+        assert_int_equal(sworn_pmusage_feed(&u, junk, big), 0);
+        assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)end, strlen(end)), 0);
+        assert_int_equal(sworn_pmusage_finish(&u, 0, &in, &out, &missing), 0);
+        assert_string_equal(missing, "the response ended before its end");
+    }
     /* An SSE event over the bound is skipped; a later one is read. */
     sworn_pmusage_init(&u, SWORN_PMODEL_OPENAI_CHAT, SSE, strlen(SSE), NULL, 0);
     assert_int_equal(sworn_pmusage_feed(&u, (const uint8_t *)"data: ", 6), 0);

@@ -557,6 +557,38 @@ static void test_second_exchange_refused(void **state)
     no_real_token_reached_the_agent(1);
 }
 
+/* Red team rt-A: the minted refresh token inherits the destinations of the client credential,
+ * which list the APIs too (for the access token). The agent posted a form body with the symbolic
+ * refresh token to an API path: the proxy put the real refresh token into it and sent it to the
+ * resource server (which may store it and hand it back later, unmasked, to another request). A
+ * refresh token now goes to a configured token endpoint only (RFC 6749 6, 10.4): elsewhere 502. */
+static void test_rt16_a_refresh_token_only_to_token_endpoint(void **state)
+{
+    char out[16384], at[128], rt[128], body[512], hdr[256];
+    int rc;
+
+    (void)state;
+    assert_int_equal(post("/token/json", NULL,
+                          "grant_type=client_credentials&client_id=app&client_secret=" SYM, out,
+                          sizeof(out)),
+                     200);
+    json_member(out, "access_token", at, sizeof(at));
+    json_member(out, "refresh_token", rt, sizeof(rt));
+    assert_true(is_symbolic(rt));
+    /* Outside a token endpoint a form body is not read for tokens: the agent names the minted
+     * refresh credential by a header presentation and sends a form body to put it in. */
+    snprintf(hdr, sizeof(hdr), "X-Note-Key: %s", rt);
+    rc = post("/api/notes", hdr, "note=keep", out, sizeof(out));
+    if (up_line_has("/api/notes", "RT-"))
+        fail_msg("the real refresh token reached the API (status %d)", rc);
+    assert_int_equal(rc, 502);
+    assert_non_null(strstr(out, "a refresh token goes to a token endpoint only"));
+    /* At the token endpoint it still works. */
+    snprintf(body, sizeof(body), "grant_type=refresh_token&client_id=app&refresh_token=%s", rt);
+    assert_int_equal(post("/token/json", NULL, body, out, sizeof(out)), 200);
+    no_real_token_reached_the_agent(2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_request_attacks),
         cmocka_unit_test(test_pipelined_token_requests),
         cmocka_unit_test(test_second_exchange_refused),
+        cmocka_unit_test(test_rt16_a_refresh_token_only_to_token_endpoint),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
