@@ -81,13 +81,26 @@ static int exchange_matches(const struct sworn_pdecide *d, const Sworn__V1__Deci
     return 1;
 }
 
-/* A whole answer body came. */
+/* Is m the final decision of the request in flight? (An ESCALATE answer is never final:
+ * decisiond sends the final one after the operator.) */
+static int decision_matches(const struct sworn_pdecide *d, const Sworn__V1__DecisionReply *m)
+{
+    return m->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
+           strcmp(m->decision->request_id, d->request_id) == 0 &&
+           (m->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW ||
+            m->decision->effect == SWORN__V1__EFFECT__EFFECT_DENY);
+}
+
+/* A whole answer body came: the answer to the request in flight goes to its callback; any other
+ * fails the connection (fail). Either way the reply is wiped before it is freed. */
 static void on_answer(struct sworn_pdecide *d, const uint8_t *body, size_t len)
 {
     Sworn__V1__DecisionReply *m = sworn_frame_unpack_reply(body, len);
     struct sworn_pdecide_result r = {0};
     sworn_pdecide_cb cb = d->cb;
     void *arg = d->cb_arg;
+    const char *wrong = NULL;
+    enum sworn_pmetrics_failure metric = SWORN_PMETRICS_OUT_OF_STEP;
 
     sworn_frame_dec_release(&d->dec); /* the body may hold a credential: wiped now */
     if (m == NULL) {
@@ -95,51 +108,31 @@ static void on_answer(struct sworn_pdecide *d, const uint8_t *body, size_t len)
         return;
     }
     if (!d->in_flight) {
-        wipe_decision(m);
-        sworn__v1__decision_reply__free_unpacked(m, NULL);
-        fail(d, SWORN_PMETRICS_OUT_OF_STEP, "decisiond answered a request not asked");
-        return;
+        wrong = "decisiond answered a request not asked";
+    } else if (m->body_case == SWORN__V1__DECISION_REPLY__BODY_ERROR) {
+        wrong = "decisiond refused the request";
+        metric = SWORN_PMETRICS_ERROR_FRAME;
+    } else if (d->exchanging) {
+        if (exchange_matches(d, m))
+            r.exchange = m->token_exchange;
+        else
+            wrong = "decisiond's answer is not this exchange's result";
+    } else if (decision_matches(d, m)) {
+        r.decision = m->decision;
+    } else {
+        wrong = "decisiond's answer is not this request's decision";
     }
-    if (m->body_case == SWORN__V1__DECISION_REPLY__BODY_ERROR) {
-        sworn__v1__decision_reply__free_unpacked(m, NULL);
-        fail(d, SWORN_PMETRICS_ERROR_FRAME, "decisiond refused the request");
-        return;
-    }
-    if (d->exchanging) {
-        if (!exchange_matches(d, m)) {
-            wipe_decision(m);
-            sworn__v1__decision_reply__free_unpacked(m, NULL);
-            fail(d, SWORN_PMETRICS_OUT_OF_STEP, "decisiond's answer is not this exchange's result");
-            return;
-        }
+    if (wrong == NULL) {
         evtimer_del(d->timer);
         d->in_flight = 0;
         r.outcome = SWORN_PDECIDE_ANSWER;
-        r.exchange = m->token_exchange;
         r.seconds = now_seconds() - d->started;
         cb(arg, &r);
-        wipe_decision(m);
-        sworn__v1__decision_reply__free_unpacked(m, NULL);
-        return;
     }
-    if (m->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION ||
-        strcmp(m->decision->request_id, d->request_id) != 0 ||
-        (m->decision->effect != SWORN__V1__EFFECT__EFFECT_ALLOW &&
-         m->decision->effect != SWORN__V1__EFFECT__EFFECT_DENY)) {
-        /* An ESCALATE answer is never final: decisiond sends the final one after the operator. */
-        wipe_decision(m);
-        sworn__v1__decision_reply__free_unpacked(m, NULL);
-        fail(d, SWORN_PMETRICS_OUT_OF_STEP, "decisiond's answer is not this request's decision");
-        return;
-    }
-    evtimer_del(d->timer);
-    d->in_flight = 0;
-    r.outcome = SWORN_PDECIDE_ANSWER;
-    r.decision = m->decision;
-    r.seconds = now_seconds() - d->started;
-    cb(arg, &r);
     wipe_decision(m);
     sworn__v1__decision_reply__free_unpacked(m, NULL);
+    if (wrong != NULL)
+        fail(d, metric, wrong);
 }
 
 static void on_read(struct bufferevent *bev, void *arg)

@@ -43,6 +43,7 @@
 #include <openssl/x509.h>
 
 #include "logstore.h"
+#include "record_fixture.h"
 #include "sig_base.h"
 #include "sv_util.h"
 #include "sworn.pb-c.h"
@@ -51,7 +52,6 @@
 
 #define ORIGIN "httpsig.sworn.example/log"
 #define KEY_NAME "httpsig.sworn.example"
-#define MAX_ENTRIES 16
 #define T0 1764633600000ull /* 2025-12-02 */
 
 static const char *log_bin, *verify_bin;
@@ -66,14 +66,6 @@ struct fx {
     uint8_t digest[32]; /* the policy loaded */
 };
 
-struct built {
-    uint8_t *e[MAX_ENTRIES];
-    size_t len[MAX_ENTRIES];
-    uint8_t *r[MAX_ENTRIES];
-    size_t rlen[MAX_ENTRIES];
-    size_t n;
-};
-
 /* One decided request, as an entry holds it (canonical form). */
 struct req {
     const char *operation, *method, *scheme, *host, *path;
@@ -85,38 +77,7 @@ struct req {
 static const uint8_t body_sha_a[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
 static const uint8_t body_sha_b[32] = {9, 8, 7, 6, 5, 4, 3, 2, 1};
 
-static void built_free(struct built *b)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->e[i]);
-        free(b->r[i]);
-    }
-    memset(b, 0, sizeof(*b));
-}
-
-static void add_entry(struct built *b, const Sworn__V1__Entry *m)
-{
-    size_t n = sworn__v1__entry__get_packed_size(m);
-
-    assert_true(b->n < MAX_ENTRIES);
-    b->e[b->n] = malloc(n);
-    sworn__v1__entry__pack(m, b->e[b->n]);
-    b->len[b->n] = n;
-    b->n++;
-}
-
-static void leaf_of(const struct built *b, size_t i, uint8_t out[32])
-{
-    uint8_t *in = malloc(1 + b->len[i]);
-
-    assert_non_null(in);
-    in[0] = 0;
-    memcpy(in + 1, b->e[i], b->len[i]);
-    sv_sha256(in, 1 + b->len[i], out);
-    free(in);
-}
-
-static void policy_loaded(const struct fx *f, struct built *b)
+static void policy_loaded(const struct fx *f, struct sworn_record *b)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
@@ -128,13 +89,13 @@ static void policy_loaded(const struct fx *f, struct built *b)
     pl.version = 1;
     e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
     e.policy_loaded = &pl;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* A DecisionRecord of q as decisiond writes it (the request already in canonical form, so the
  * canonical_resource is the request's resource). */
-static void decision(const struct fx *f, struct built *b, const char *id, Sworn__V1__Effect effect,
-                     const struct req *q, uint64_t t_ms)
+static void decision(const struct fx *f, struct sworn_record *b, const char *id,
+                     Sworn__V1__Effect effect, const struct req *q, uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__DecisionRecord d = SWORN__V1__DECISION_RECORD__INIT;
@@ -176,16 +137,16 @@ static void decision(const struct fx *f, struct built *b, const char *id, Sworn_
     d.raw_target_sha256.len = 32;
     e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
     e.decision = &d;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
-static void resolution(struct built *b, const char *id, size_t of, uint64_t t_ms)
+static void resolution(struct sworn_record *b, const char *id, size_t of, uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__EscalationResolved r = SWORN__V1__ESCALATION_RESOLVED__INIT;
     uint8_t leaf[32];
 
-    leaf_of(b, of, leaf);
+    sworn_record_leaf(b, of, leaf);
     r.request_id = (char *)id;
     r.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
     r.operator_ = "alice";
@@ -196,15 +157,7 @@ static void resolution(struct built *b, const char *id, size_t of, uint64_t t_ms
     r.escalation_hash.len = 32;
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &r;
-    add_entry(b, &e);
-}
-
-static void put_receipt(struct built *b, size_t i, const Sworn__V1__Receipt *r)
-{
-    free(b->r[i]);
-    b->rlen[i] = sworn__v1__receipt__get_packed_size(r);
-    b->r[i] = malloc(b->rlen[i]);
-    sworn__v1__receipt__pack(r, b->r[i]);
+    sworn_record_add(b, &e);
 }
 
 /* ECDSA P-256 over msg: DER into der (*der_len) and r||s into raw. */
@@ -239,7 +192,7 @@ struct twist {
 };
 
 /* The http-message receipt of entry i (whose request is q, time t_ms) with twist w. */
-static void http_receipt(const struct fx *f, struct built *b, size_t i, const struct req *q,
+static void http_receipt(const struct fx *f, struct sworn_record *b, size_t i, const struct req *q,
                          uint64_t t_ms, const struct twist *w)
 {
     static const struct twist none;
@@ -255,7 +208,7 @@ static void http_receipt(const struct fx *f, struct built *b, size_t i, const st
     if (w == NULL)
         w = &none;
     as = w->as != NULL ? w->as : q;
-    leaf_of(b, w->leaf_of != 0 ? w->leaf_of : i, leaf);
+    sworn_record_leaf(b, w->leaf_of != 0 ? w->leaf_of : i, leaf);
     created = (int64_t)(t_ms / 1000) + w->created_delta;
     h = (struct sworn_httpsig_request){as->method, as->scheme, as->host,
                                        as->port,   as->path,   as->has_body ? as->body_sha : NULL,
@@ -272,11 +225,11 @@ static void http_receipt(const struct fx *f, struct built *b, size_t i, const st
     r.signature_params = (char *)(w->params != NULL ? w->params : params);
     r.signature.data = w->der ? der : raw;
     r.signature.len = w->der ? der_len : 64;
-    put_receipt(b, i, &r);
+    sworn_record_put_receipt(b, i, &r);
 }
 
 /* A digest receipt (form 0) of entry i. */
-static void digest_receipt(const struct fx *f, struct built *b, size_t i)
+static void digest_receipt(const struct fx *f, struct sworn_record *b, size_t i)
 {
     uint8_t tbs[18 + 32], der[80], raw[64];
     size_t der_len;
@@ -284,14 +237,14 @@ static void digest_receipt(const struct fx *f, struct built *b, size_t i)
 
     memcpy(tbs, "\xffsworn/v1 receipt", 17);
     tbs[17] = 0;
-    leaf_of(b, i, tbs + 18);
+    sworn_record_leaf(b, i, tbs + 18);
     sign_p256(f, tbs, sizeof(tbs), der, &der_len, raw);
     r.key_id.data = (uint8_t *)f->key_id;
     r.key_id.len = 32;
     r.alg = 1;
     r.signature.data = der;
     r.signature.len = der_len;
-    put_receipt(b, i, &r);
+    sworn_record_put_receipt(b, i, &r);
 }
 
 /* The genuine requests of the record. */
@@ -310,7 +263,7 @@ enum { E_POLICY, E_GET, E_POST, E_DENY, E_ESC, E_APPROVE, E_TCP, E_COUNT };
 
 /* The genuine record: a policy, a GET allow, a POST allow with a body, a deny, an escalated PUT
  * and its approval, a tcp.connect allow with a digest receipt. */
-static void good(const struct fx *f, struct built *b)
+static void good(const struct fx *f, struct sworn_record *b)
 {
     memcpy(post_q.body_sha, body_sha_a, 32);
     policy_loaded(f, b);
@@ -326,48 +279,11 @@ static void good(const struct fx *f, struct built *b)
     digest_receipt(f, b, E_TCP);
 }
 
-static char *P(const struct fx *f, const char *name)
+static void make_record(const struct fx *f, const char *name, const struct sworn_record *b)
 {
-    return sworn_test_path(f->dir, name);
-}
+    const struct sworn_record_log where = {log_bin, f->dir, ORIGIN, KEY_NAME, f->spki_b64};
 
-static void make_record(const struct fx *f, const char *name, const struct built *b)
-{
-    char dbn[128], keyn[128], pn[128], text[2048], *db, *key, *out, *pp;
-    struct sworn_log *log;
-    struct sworn_test_run r;
-    uint64_t first;
-
-    snprintf(dbn, sizeof(dbn), "%s.db", name);
-    snprintf(keyn, sizeof(keyn), "%s.key", name);
-    db = P(f, dbn);
-    key = P(f, keyn);
-    out = P(f, name);
-    sworn_test_run_ok("keygen", NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", key, NULL);
-    sworn_test_run_ok("init", NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key,
-                      "--key-name", KEY_NAME, NULL);
-    if (sworn_log_open(db, &log) != 0)
-        fail_msg("open %s", db);
-    if (sworn_log_append_receipts(log, (const uint8_t *const *)b->e, b->len,
-                                  (const uint8_t *const *)b->r, b->rlen, b->n, &first) != 0)
-        fail_msg("append_receipts failed");
-    sworn_log_close(log);
-    sworn_test_run_ok("checkpoint", NULL, log_bin, "checkpoint", "--db", db, NULL);
-    sworn_test_run_ok("export-tiles", NULL, log_bin, "export-tiles", "--db", db, out, NULL);
-    sworn_test_runv(&r, NULL, log_bin, "vkey", "--db", db, NULL);
-    sworn_test_run_must(&r, "vkey");
-    r.out[strcspn(r.out, "\n")] = '\0';
-    snprintf(pn, sizeof(pn), "%s.policy", name);
-    pp = P(f, pn);
-    snprintf(text, sizeof(text),
-             "origin %s\nlog %s\nentries sworn\nreceipt-key %s\nquotes ignore\n", ORIGIN, r.out,
-             f->spki_b64);
-    sworn_test_write_file(pp, text, strlen(text), 0600);
-    sworn_test_run_free(&r);
-    free(pp);
-    free(db);
-    free(key);
-    free(out);
+    sworn_record_make(&where, name, b, NULL);
 }
 
 static json_object *verify(const struct fx *f, const char *name, int want)
@@ -380,10 +296,11 @@ static json_object *verify(const struct fx *f, const char *name, int want)
 
 /* Build the genuine record, let change() twist it, and expect receipts to fail with reason at
  * entry item (NULL reason: expect a pass). */
-static void expect(struct fx *f, const char *name, void (*change)(struct fx *, struct built *),
-                   const char *reason, const char *item)
+static void expect(struct fx *f, const char *name,
+                   void (*change)(struct fx *, struct sworn_record *), const char *reason,
+                   const char *item)
 {
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
 
     good(f, &b);
@@ -401,7 +318,7 @@ static void expect(struct fx *f, const char *name, void (*change)(struct fx *, s
         sworn_verify_expect_fail(rep, "receipts", reason, item);
     }
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 static int setup(void **state)
@@ -441,10 +358,10 @@ static int teardown(void **state)
 /* --- the changes ----------------------------------------------------------------------------- */
 
 /* Replace entry i by the decision of q (same id, effect and time), keeping every receipt. */
-static void rewrite(struct fx *f, struct built *b, size_t i, const char *id, const struct req *q,
-                    uint64_t t)
+static void rewrite(struct fx *f, struct sworn_record *b, size_t i, const char *id,
+                    const struct req *q, uint64_t t)
 {
-    struct built one = {0};
+    struct sworn_record one = {0};
 
     decision(f, &one, id, SWORN__V1__EFFECT__EFFECT_ALLOW, q, t);
     free(b->e[i]);
@@ -455,7 +372,7 @@ static void rewrite(struct fx *f, struct built *b, size_t i, const char *id, con
 }
 
 /* The entry rewritten after the fact (its receipt kept): another method, path, query, body. */
-static void entry_method(struct fx *f, struct built *b)
+static void entry_method(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -463,7 +380,7 @@ static void entry_method(struct fx *f, struct built *b)
     rewrite(f, b, E_GET, "get-1", &q, T_GET);
 }
 
-static void entry_path(struct fx *f, struct built *b)
+static void entry_path(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -471,7 +388,7 @@ static void entry_path(struct fx *f, struct built *b)
     rewrite(f, b, E_GET, "get-1", &q, T_GET);
 }
 
-static void entry_query(struct fx *f, struct built *b)
+static void entry_query(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -479,7 +396,7 @@ static void entry_query(struct fx *f, struct built *b)
     rewrite(f, b, E_GET, "get-1", &q, T_GET);
 }
 
-static void entry_body(struct fx *f, struct built *b)
+static void entry_body(struct fx *f, struct sworn_record *b)
 {
     struct req q = post_q;
 
@@ -488,8 +405,8 @@ static void entry_body(struct fx *f, struct built *b)
 }
 
 /* Receipts over the entry's own leaf but another request than the entry's. */
-static void base_twisted(struct fx *f, struct built *b, size_t i, const struct req *q, uint64_t t,
-                         const struct req *as)
+static void base_twisted(struct fx *f, struct sworn_record *b, size_t i, const struct req *q,
+                         uint64_t t, const struct req *as)
 {
     struct twist w = {0};
 
@@ -497,7 +414,7 @@ static void base_twisted(struct fx *f, struct built *b, size_t i, const struct r
     http_receipt(f, b, i, q, t, &w);
 }
 
-static void base_method(struct fx *f, struct built *b)
+static void base_method(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -505,7 +422,7 @@ static void base_method(struct fx *f, struct built *b)
     base_twisted(f, b, E_GET, &get_q, T_GET, &q);
 }
 
-static void base_path(struct fx *f, struct built *b)
+static void base_path(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -513,7 +430,7 @@ static void base_path(struct fx *f, struct built *b)
     base_twisted(f, b, E_GET, &get_q, T_GET, &q);
 }
 
-static void base_query(struct fx *f, struct built *b)
+static void base_query(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -521,7 +438,7 @@ static void base_query(struct fx *f, struct built *b)
     base_twisted(f, b, E_GET, &get_q, T_GET, &q);
 }
 
-static void base_authority(struct fx *f, struct built *b)
+static void base_authority(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -529,7 +446,7 @@ static void base_authority(struct fx *f, struct built *b)
     base_twisted(f, b, E_GET, &get_q, T_GET, &q);
 }
 
-static void base_body(struct fx *f, struct built *b)
+static void base_body(struct fx *f, struct sworn_record *b)
 {
     struct req q = post_q;
 
@@ -537,7 +454,7 @@ static void base_body(struct fx *f, struct built *b)
     base_twisted(f, b, E_POST, &post_q, T_POST, &q);
 }
 
-static void base_no_digest(struct fx *f, struct built *b)
+static void base_no_digest(struct fx *f, struct sworn_record *b)
 {
     struct req q = post_q;
 
@@ -545,7 +462,7 @@ static void base_no_digest(struct fx *f, struct built *b)
     base_twisted(f, b, E_POST, &post_q, T_POST, &q);
 }
 
-static void base_extra_digest(struct fx *f, struct built *b)
+static void base_extra_digest(struct fx *f, struct sworn_record *b)
 {
     struct req q = get_q;
 
@@ -554,7 +471,7 @@ static void base_extra_digest(struct fx *f, struct built *b)
     base_twisted(f, b, E_GET, &get_q, T_GET, &q);
 }
 
-static void swapped(struct fx *f, struct built *b)
+static void swapped(struct fx *f, struct sworn_record *b)
 {
     uint8_t *r = b->r[E_GET];
     size_t rl = b->rlen[E_GET];
@@ -566,7 +483,7 @@ static void swapped(struct fx *f, struct built *b)
     b->rlen[E_POST] = rl;
 }
 
-static void created_wrong(struct fx *f, struct built *b)
+static void created_wrong(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
 
@@ -575,7 +492,7 @@ static void created_wrong(struct fx *f, struct built *b)
 }
 
 /* The signature is over the genuine base; only the stored params text differs. */
-static void params_tag(struct fx *f, struct built *b)
+static void params_tag(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
     char params[512];
@@ -588,7 +505,7 @@ static void params_tag(struct fx *f, struct built *b)
     http_receipt(f, b, E_GET, &get_q, T_GET, &w);
 }
 
-static void params_dropped_component(struct fx *f, struct built *b)
+static void params_dropped_component(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
     char params[512];
@@ -601,7 +518,7 @@ static void params_dropped_component(struct fx *f, struct built *b)
     http_receipt(f, b, E_GET, &get_q, T_GET, &w);
 }
 
-static void form1_for_tcp(struct fx *f, struct built *b)
+static void form1_for_tcp(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
 
@@ -609,7 +526,7 @@ static void form1_for_tcp(struct fx *f, struct built *b)
     http_receipt(f, b, E_TCP, &tcp_q, T0 + 10000, &w);
 }
 
-static void der_in_form1(struct fx *f, struct built *b)
+static void der_in_form1(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
 
@@ -617,7 +534,7 @@ static void der_in_form1(struct fx *f, struct built *b)
     http_receipt(f, b, E_GET, &get_q, T_GET, &w);
 }
 
-static void form2(struct fx *f, struct built *b)
+static void form2(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
 
@@ -627,7 +544,7 @@ static void form2(struct fx *f, struct built *b)
 
 /* The approval's receipt over its own leaf, but the base of another request (the GET) than the
  * escalated PUT: the request upstream got would not be the one the operator approved. */
-static void approval_other_request(struct fx *f, struct built *b)
+static void approval_other_request(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
 
@@ -636,7 +553,7 @@ static void approval_other_request(struct fx *f, struct built *b)
 }
 
 /* The approval's receipt made for the escalate entry's leaf (the request is right). */
-static void approval_wrong_leaf(struct fx *f, struct built *b)
+static void approval_wrong_leaf(struct fx *f, struct sworn_record *b)
 {
     struct twist w = {0};
 

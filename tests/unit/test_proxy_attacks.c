@@ -256,19 +256,6 @@ static int ws_message(const char *path, int deflate, char *msg, size_t cap)
 
 /* ---- setup ---- */
 
-/* Has the upstream written its port file (T.up_port read)? */
-static int up_port_read(void *unused)
-{
-    char *text = sworn_test_read_file_opt(T.up_port_file, NULL);
-
-    (void)unused;
-    if (text == NULL)
-        return 0;
-    T.up_port = (uint16_t)atoi(text);
-    free(text);
-    return 1;
-}
-
 static int start_upstream(void)
 {
     char script[1024];
@@ -280,13 +267,9 @@ static int start_upstream(void)
     argv[2] = T.up_port_file;
     argv[3] = T.up_log;
     argv[4] = NULL;
-    T.up_pid = sworn_upstream_spawn(argv, T.up_out);
-    if (T.up_pid <= 0)
-        return -1;
-    if (sworn_test_wait_dir(T.dir, up_port_read, NULL, 20000) == 0)
-        return T.up_port != 0 ? 0 : -1;
-    fprintf(stderr, "attack_upstream.py did not start\n");
-    return -1;
+    T.up_pid = sworn_upstream_spawn_port(argv, T.up_out, T.up_port_file, SWORN_UPSTREAM_START_MS,
+                                         &T.up_port);
+    return T.up_pid > 0 ? 0 : -1;
 }
 
 static int setup(void **state)

@@ -13,19 +13,7 @@
 
 #include "p_dest.h"
 #include "resource.h"
-
-static void canon(const char *scheme, const char *host, uint32_t port, const char *path,
-                  struct sworn_resource *out)
-{
-    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
-    const char *why = NULL;
-
-    r.scheme = (char *)scheme;
-    r.host = (char *)host;
-    r.port = port;
-    r.path = (char *)path;
-    assert_int_equal(sworn_resource_canon(&r, out, &why), 0);
-}
+#include "testutil.h"
 
 static void test_parse_ok(void **state)
 {
@@ -90,27 +78,27 @@ static void test_matches(void **state)
     (void)state;
     assert_int_equal(sworn_pdest_parse("https://mcp.example/mcp", &d[0], &why), 0);
     assert_int_equal(sworn_pdest_parse("http://models.example:8080/v1/", &d[1], &why), 0);
-    canon("https", "MCP.example", 443, "/mcp", &c);
+    sworn_test_canon("https", "MCP.example", 443, "/mcp", &c);
     assert_ptr_equal(sworn_pdest_find(d, 2, &c), &d[0]);
-    canon("https", "mcp.example", 443, "/x/../mcp/", &c);
+    sworn_test_canon("https", "mcp.example", 443, "/x/../mcp/", &c);
     assert_ptr_equal(sworn_pdest_find(d, 2, &c), &d[0]);
-    canon("https", "mcp.example", 443, "/%6Dcp?x=1", &c);
+    sworn_test_canon("https", "mcp.example", 443, "/%6Dcp?x=1", &c);
     assert_ptr_equal(sworn_pdest_find(d, 2, &c), &d[0]);
-    canon("https", "mcp.example", 443, "/mcpx", &c);
+    sworn_test_canon("https", "mcp.example", 443, "/mcpx", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
-    canon("https", "mcp.example", 443, "/mcp;x/y", &c);
+    sworn_test_canon("https", "mcp.example", 443, "/mcp;x/y", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
-    canon("http", "mcp.example", 443, "/mcp", &c);
+    sworn_test_canon("http", "mcp.example", 443, "/mcp", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
-    canon("wss", "mcp.example", 443, "/mcp", &c);
+    sworn_test_canon("wss", "mcp.example", 443, "/mcp", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
-    canon("https", "mcp.example", 8443, "/mcp", &c);
+    sworn_test_canon("https", "mcp.example", 8443, "/mcp", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
-    canon("http", "models.example", 8080, "/v1/chat/completions", &c);
+    sworn_test_canon("http", "models.example", 8080, "/v1/chat/completions", &c);
     assert_ptr_equal(sworn_pdest_find(d, 2, &c), &d[1]);
-    canon("http", "models.example", 8080, "/v1", &c);
+    sworn_test_canon("http", "models.example", 8080, "/v1", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
-    canon("tcp", "models.example", 8080, "", &c);
+    sworn_test_canon("tcp", "models.example", 8080, "", &c);
     assert_null(sworn_pdest_find(d, 2, &c));
 }
 

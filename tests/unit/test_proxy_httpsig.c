@@ -35,6 +35,7 @@
 #include "proxy_fixture.h"
 #include "stack_fixture.h"
 #include "testutil.h"
+#include "upstream_fixture.h"
 
 static const char policy_text[] = "version: 1\n"
                                   "rules:\n"
@@ -56,39 +57,28 @@ static struct {
     unsigned port;
 } T;
 
-/* Start the node upstream; wait for its port file. */
+/* Start the node upstream (SWORN_NODE_MODULES tells it where the npm packages are); wait for
+ * its port file. */
 static int start_upstream(void)
 {
-    const char *nm = sworn_test_node_modules();
-    char script[1024], port_file[1024];
-    char *text = NULL;
+    char script[1024], port_file[1024], out[1024], env[1100];
+    char *argv[7];
+    uint16_t port = 0;
 
     snprintf(script, sizeof(script), "%s/tests/npm/httpsig-upstream.mjs", sworn_test_source_dir());
     snprintf(port_file, sizeof(port_file), "%s/upstream.port", T.dir);
-    T.node = fork();
-    if (T.node < 0)
-        return -1;
-    if (T.node == 0) {
-        setenv("SWORN_NODE_MODULES", nm, 1);
-        execlp("node", "node", script, port_file, T.s.spki_der, (char *)NULL);
-        _exit(127);
-    }
-    /* The upstream writes its port file (by a rename) once it listens. */
-    for (int i = 0; i < 400 && (text = sworn_test_read_file_opt(port_file, NULL)) == NULL; i++) {
-        int st;
-
-        if (waitpid(T.node, &st, WNOHANG) == T.node) {
-            T.node = 0;
-            fprintf(stderr, "the node upstream exited\n");
-            return -1;
-        }
-        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL); /* the next look at the file */
-    }
-    if (text == NULL)
-        return -1;
-    T.port = (unsigned)atoi(text);
-    free(text);
-    return T.port > 0 ? 0 : -1;
+    snprintf(out, sizeof(out), "%s/upstream.out", T.dir);
+    snprintf(env, sizeof(env), "SWORN_NODE_MODULES=%s", sworn_test_node_modules());
+    argv[0] = "/usr/bin/env";
+    argv[1] = env;
+    argv[2] = "node";
+    argv[3] = script;
+    argv[4] = port_file;
+    argv[5] = (char *)T.s.spki_der;
+    argv[6] = NULL;
+    T.node = sworn_upstream_spawn_port(argv, out, port_file, SWORN_UPSTREAM_START_MS, &port);
+    T.port = port;
+    return T.node > 0 ? 0 : -1;
 }
 
 static int setup(void **state)
@@ -112,13 +102,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    int rc = 0, st;
+    int rc = 0;
 
     (void)state;
-    if (T.node > 0) {
-        kill(T.node, SIGTERM);
-        waitpid(T.node, &st, 0);
-    }
+    sworn_upstream_stop_child(&T.node, "the node upstream");
     if (sworn_pfx_stop_with_stack(&T.p, &T.s) != 0)
         rc = -1;
     sworn_test_tmpdir_drop(&T.dir);

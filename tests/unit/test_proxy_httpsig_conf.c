@@ -20,6 +20,7 @@
 #include "p_config.h"
 #include "p_sign.h"
 #include "resource.h"
+#include "testutil.h"
 
 #define NAME "proxy.yaml"
 #define MIN                                                                                        \
@@ -47,19 +48,6 @@ static void refused(const char *text, const char *pos, const char *sub)
         fail_msg("got \"%s\"; want \"%s...%s...\"", sworn_err_msg(), want, sub);
 }
 
-static void canon(const char *scheme, const char *host, uint32_t port, const char *path,
-                  struct sworn_resource *out)
-{
-    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
-    const char *why = NULL;
-
-    r.scheme = (char *)scheme;
-    r.host = (char *)host;
-    r.port = port;
-    r.path = (char *)path;
-    assert_int_equal(sworn_resource_canon(&r, out, &why), 0);
-}
-
 static void test_config(void **state)
 {
     static struct sworn_resource r;
@@ -74,19 +62,21 @@ static void test_config(void **state)
     c = load(MIN "signing:\n  - https://API.example.com/v1/\n  - http://127.0.0.1:8080/s\n", 0);
     assert_int_equal(c->signing.n, 2);
     assert_string_equal(c->signing.dests[0].host, "api.example.com");
-    canon("https", "api.example.com", 443, "/v1/a/../b?x=1", &r);
+    sworn_test_canon("https", "api.example.com", 443, "/v1/a/../b?x=1", &r);
     assert_true(sworn_psign_wants(&c->signing, &r));
-    canon("wss", "api.example.com", 443, "/v1/socket", &r); /* the upgrade of https://.../v1/ */
+    sworn_test_canon("wss", "api.example.com", 443, "/v1/socket",
+                     &r); /* the upgrade of https://.../v1/ */
     assert_true(sworn_psign_wants(&c->signing, &r));
-    canon("ws", "api.example.com", 443, "/v1/socket", &r); /* not the https destination */
+    sworn_test_canon("ws", "api.example.com", 443, "/v1/socket",
+                     &r); /* not the https destination */
     assert_false(sworn_psign_wants(&c->signing, &r));
-    canon("https", "api.example.com", 443, "/v2/x", &r);
+    sworn_test_canon("https", "api.example.com", 443, "/v2/x", &r);
     assert_false(sworn_psign_wants(&c->signing, &r));
-    canon("http", "127.0.0.1", 8080, "/sx", &r); /* "/s" is a segment, not a prefix */
+    sworn_test_canon("http", "127.0.0.1", 8080, "/sx", &r); /* "/s" is a segment, not a prefix */
     assert_false(sworn_psign_wants(&c->signing, &r));
-    canon("http", "127.0.0.1", 8080, "/s/x", &r);
+    sworn_test_canon("http", "127.0.0.1", 8080, "/s/x", &r);
     assert_true(sworn_psign_wants(&c->signing, &r));
-    canon("tcp", "127.0.0.1", 8080, "", &r);
+    sworn_test_canon("tcp", "127.0.0.1", 8080, "", &r);
     assert_false(sworn_psign_wants(&c->signing, &r));
     free(c);
     refused(MIN "signing: https://api.example.com/\n", "4:10: ", "signing must be a list");

@@ -83,19 +83,13 @@ static int teardown(void **state)
     return rc;
 }
 
-static int port_written(void *arg)
-{
-    struct stat st;
-
-    return stat((const char *)arg, &st) == 0 && st.st_size > 0;
-}
-
 /* The node scripts beside a link to the npm packages (ESM resolves bare names from the script's
  * folder up), the server started and its port read. */
 static void start_server(void)
 {
     const char *nm = sworn_test_node_modules();
-    char *port_path, *calls, *log, *text, *link;
+    char *port_path, *calls, *log, *link;
+    uint16_t port = 0;
     char *argv[6];
 
     dir = sworn_test_tmpdir("mcp-sdk");
@@ -124,15 +118,10 @@ static void start_server(void)
     argv[3] = port_path;
     argv[4] = calls;
     argv[5] = NULL;
-    server = sworn_upstream_spawn(argv, log);
-    assert_true(server > 0);
-    if (sworn_test_wait_dir(dir, port_written, port_path, 30000) != 0) {
-        text = sworn_test_read_file_opt(log, NULL);
-        fail_msg("the MCP server wrote no port; its log:\n%s", text != NULL ? text : "");
-    }
-    text = sworn_test_read_file(port_path, NULL);
-    snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d/mcp", atoi(text));
-    free(text);
+    server = sworn_upstream_spawn_port(argv, log, port_path, 30000, &port);
+    if (server <= 0)
+        fail_msg("the MCP server did not start (its output is above)");
+    snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%u/mcp", (unsigned)port);
     free(argv[2]);
     free(port_path);
     free(calls);

@@ -80,18 +80,6 @@ static const char policy_text[] = "rules:\n"
 
 /* ---- helpers ---- */
 
-static int tls_port_read(void *unused)
-{
-    char *text = sworn_test_read_file_opt(T.tls_port_file, NULL);
-
-    (void)unused;
-    if (text == NULL)
-        return 0;
-    T.tls_port = (uint16_t)atoi(text);
-    free(text);
-    return 1;
-}
-
 /* A CA and a certificate for 127.0.0.1 signed by it (the openssl CLI), in T.dir. */
 static int make_certs(void)
 {
@@ -125,7 +113,8 @@ static int make_certs(void)
         argv[4] = leaf;
         argv[5] = leaf_key;
         argv[6] = NULL;
-        T.tls_pid = sworn_upstream_spawn(argv, T.up_out);
+        T.tls_pid = sworn_upstream_spawn_port(argv, T.up_out, T.tls_port_file,
+                                              SWORN_UPSTREAM_START_MS, &T.tls_port);
     }
     free(ca_key);
     free(leaf_key);
@@ -133,21 +122,7 @@ static int make_certs(void)
     free(leaf);
     free(extf);
     free(serial);
-    if (T.tls_pid <= 0 || sworn_test_wait_dir(T.dir, tls_port_read, NULL, 20000) != 0)
-        return -1;
-    return 0;
-}
-
-static int up_port_read(void *unused)
-{
-    char *text = sworn_test_read_file_opt(T.up_port_file, NULL);
-
-    (void)unused;
-    if (text == NULL)
-        return 0;
-    T.up_port = (uint16_t)atoi(text);
-    free(text);
-    return 1;
+    return T.tls_pid > 0 ? 0 : -1;
 }
 
 /* Usage reports answered (recorded or refused) or lost, by the proxy's log. */
@@ -306,11 +281,10 @@ static int setup(void **state)
     argv[2] = T.up_port_file;
     argv[3] = T.up_log;
     argv[4] = NULL;
-    T.up_pid = sworn_upstream_spawn(argv, T.up_out);
-    if (T.up_pid <= 0 || sworn_test_wait_dir(T.dir, up_port_read, NULL, 20000) != 0) {
-        fprintf(stderr, "model_upstream.py did not start\n");
+    T.up_pid = sworn_upstream_spawn_port(argv, T.up_out, T.up_port_file, SWORN_UPSTREAM_START_MS,
+                                         &T.up_port);
+    if (T.up_pid <= 0)
         return -1;
-    }
     if (make_certs() != 0) {
         fprintf(stderr, "model_upstream.py over TLS did not start\n");
         return -1;

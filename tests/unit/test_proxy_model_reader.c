@@ -43,19 +43,6 @@ static int conf_of(const char *yaml, struct sworn_pmodel_conf *c, char *err, siz
     return rc;
 }
 
-static void canon(const char *scheme, const char *host, uint32_t port, const char *path,
-                  struct sworn_resource *out)
-{
-    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
-    const char *why = NULL;
-
-    r.scheme = (char *)scheme;
-    r.host = (char *)host;
-    r.port = port;
-    r.path = (char *)path;
-    assert_int_equal(sworn_resource_canon(&r, out, &why), 0);
-}
-
 static void test_conf_and_classify(void **state)
 {
     struct sworn_pmodel_conf c;
@@ -87,30 +74,30 @@ static void test_conf_and_classify(void **state)
                              &c, err, sizeof(err)),
                      0);
     assert_int_equal(c.n, 2);
-    canon("https", "api.example.com", 443, "/v1/chat/completions", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/v1/chat/completions", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_OPENAI_CHAT);
     assert_int_equal(sworn_pmodel_classify(&c, "GET", &res), SWORN_PMODEL_NONE);
-    canon("https", "API.example.com.", 443, "/x/v1/Responses/?a=1", &res);
+    sworn_test_canon("https", "API.example.com.", 443, "/x/v1/Responses/?a=1", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_OPENAI_RESPONSES);
-    canon("https", "api.example.com", 443, "/v1/chat/completions;x", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/v1/chat/completions;x", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_OPENAI_CHAT);
-    canon("https", "api.example.com", 443, "/claude/v1/messages", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/claude/v1/messages", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    canon("https", "api.example.com", 443, "/claude/v1/chat/completions", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/claude/v1/chat/completions", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
     /* Red team rt-A: a destination's path is matched without case and with or without path
      * parameters (routers that ignore case or drop ";x" send these to the same handler). */
-    canon("https", "api.example.com", 443, "/Claude/v1/messages", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/Claude/v1/messages", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    canon("https", "api.example.com", 443, "/claude;x/v1/messages", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/claude;x/v1/messages", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    canon("https", "api.example.com", 443, "/CLAUDE/v1/Messages/", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/CLAUDE/v1/Messages/", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    canon("https", "api.example.com", 443, "/v1/embeddings", &res);
+    sworn_test_canon("https", "api.example.com", 443, "/v1/embeddings", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
-    canon("https", "other.example.com", 443, "/v1/chat/completions", &res);
+    sworn_test_canon("https", "other.example.com", 443, "/v1/chat/completions", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
-    canon("http", "api.example.com", 443, "/v1/chat/completions", &res);
+    sworn_test_canon("http", "api.example.com", 443, "/v1/chat/completions", &res);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
     assert_int_equal(sworn_pmodel_classify(&c, "POST", NULL), SWORN_PMODEL_NONE);
 }

@@ -62,18 +62,6 @@ static const char policy_text[] =
     "      paths: [\"/btoken/**\", \"/bapi/**\"]\n"
     "    credential: basic\n";
 
-static int up_port_read(void *unused)
-{
-    char *text = sworn_test_read_file_opt(T.up_port_file, NULL);
-
-    (void)unused;
-    if (text == NULL)
-        return 0;
-    T.up_port = (uint16_t)atoi(text);
-    free(text);
-    return 1;
-}
-
 static int setup(void **state)
 {
     char opts[2048], vault[2048], extra[512], script[1024];
@@ -95,12 +83,10 @@ static int setup(void **state)
     argv[2] = T.up_port_file;
     argv[3] = T.up_log;
     argv[4] = NULL;
-    T.up_pid = sworn_upstream_spawn(argv, T.up_out);
-    if (T.up_pid <= 0 || sworn_test_wait_dir(T.dir, up_port_read, NULL, 20000) != 0 ||
-        T.up_port == 0) {
-        fprintf(stderr, "oauth_upstream.py did not start\n");
+    T.up_pid = sworn_upstream_spawn_port(argv, T.up_out, T.up_port_file, SWORN_UPSTREAM_START_MS,
+                                         &T.up_port);
+    if (T.up_pid <= 0)
         return -1;
-    }
     sworn_test_write_file(T.policy, policy_text, strlen(policy_text), 0600);
     n = snprintf(vault, sizeof(vault),
                  "{\"version\": 1, \"credentials\": [\n"

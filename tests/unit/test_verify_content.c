@@ -43,6 +43,7 @@
 #include <openssl/x509.h>
 
 #include "logstore.h"
+#include "record_fixture.h"
 #include "sv_policy.h"
 #include "sv_util.h"
 #include "sworn.pb-c.h"
@@ -51,7 +52,6 @@
 
 #define ORIGIN "content.sworn.example/log"
 #define KEY_NAME "content.sworn.example"
-#define MAX_ENTRIES 16
 
 static const char *log_bin, *verify_bin, *hsm_bin;
 
@@ -72,35 +72,7 @@ static char *P(const struct fx *f, const char *name)
 /* ------------------------------------------------------------------------------------------ */
 /* Entries */
 
-struct built {
-    uint8_t *e[MAX_ENTRIES];
-    size_t len[MAX_ENTRIES];
-    uint8_t *r[MAX_ENTRIES];
-    size_t rlen[MAX_ENTRIES];
-    size_t n;
-};
-
-static void built_free(struct built *b)
-{
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->e[i]);
-        free(b->r[i]);
-    }
-    memset(b, 0, sizeof(*b));
-}
-
-static void add_entry(struct built *b, const Sworn__V1__Entry *m)
-{
-    size_t n = sworn__v1__entry__get_packed_size(m);
-
-    assert_true(b->n < MAX_ENTRIES);
-    b->e[b->n] = malloc(n);
-    sworn__v1__entry__pack(m, b->e[b->n]);
-    b->len[b->n] = n;
-    b->n++;
-}
-
-static void add_raw(struct built *b, const void *data, size_t n)
+static void add_raw(struct sworn_record *b, const void *data, size_t n)
 {
     b->e[b->n] = malloc(n);
     memcpy(b->e[b->n], data, n);
@@ -109,7 +81,7 @@ static void add_raw(struct built *b, const void *data, size_t n)
 }
 
 /* A receipt for entry i (by its leaf hash) with the fixture's key, or for another leaf. */
-static void add_receipt(const struct fx *f, struct built *b, size_t i, size_t for_entry)
+static void add_receipt(const struct fx *f, struct sworn_record *b, size_t i, size_t for_entry)
 {
     uint8_t tbs[18 + 32], sig[64], leaf_in[1 + 65536];
     size_t siglen = sizeof(sig);
@@ -134,7 +106,8 @@ static void add_receipt(const struct fx *f, struct built *b, size_t i, size_t fo
     sworn__v1__receipt__pack(&r, b->r[i]);
 }
 
-static void policy_loaded(const struct fx *f, struct built *b, const uint8_t *digest, uint64_t t_ms)
+static void policy_loaded(const struct fx *f, struct sworn_record *b, const uint8_t *digest,
+                          uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
@@ -147,11 +120,11 @@ static void policy_loaded(const struct fx *f, struct built *b, const uint8_t *di
     pl.version = 3;
     e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
     e.policy_loaded = &pl;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* A PolicyLoaded entry of a refused load (its error set). */
-static void policy_refused(struct built *b, const uint8_t *digest, uint64_t t_ms)
+static void policy_refused(struct sworn_record *b, const uint8_t *digest, uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
@@ -163,7 +136,7 @@ static void policy_refused(struct built *b, const uint8_t *digest, uint64_t t_ms
     pl.error = "policy.yaml:1:1: refused";
     e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
     e.policy_loaded = &pl;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* A decision; omit: 1 drops the reason, 2 drops the principal, 3 drops the rule (as decisiond's
@@ -180,7 +153,7 @@ static uint64_t decision_start_index;
  * issue 16 (test_rt16_b_request_shapes) forge one field at a time. */
 static void (*decision_hook)(Sworn__V1__AuthorizationRequest *rq);
 
-static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
+static void decision(struct sworn_record *b, const char *id, Sworn__V1__Effect effect,
                      const uint8_t *digest, uint64_t t_ms, int omit)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -230,19 +203,7 @@ static void decision(struct built *b, const char *id, Sworn__V1__Effect effect,
         decision_hook(&rq);
     e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
     e.decision = &d;
-    add_entry(b, &e);
-}
-
-/* The leaf hash of built entry i: SHA-256(0x00 || entry). */
-static void leaf_of(const struct built *b, size_t i, uint8_t out[32])
-{
-    uint8_t *in = malloc(1 + b->len[i]);
-
-    assert_non_null(in);
-    in[0] = 0;
-    memcpy(in + 1, b->e[i], b->len[i]);
-    sv_sha256(in, 1 + b->len[i], out);
-    free(in);
+    sworn_record_add(b, &e);
 }
 
 /* The operator of the resolutions built below ("timeout": decisiond's deny at the deadline). */
@@ -254,7 +215,7 @@ static uint64_t escalation_time_ms = 1685577603000ull; /* T2023 + 3000, the esca
 
 /* An EscalationResolved naming the escalate entry at index with hash (NULL: unlinked, as a
  * decisiond older than fields 5 and 6 wrote it). */
-static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect effect,
+static void escalation_link(struct sworn_record *b, const char *id, Sworn__V1__Effect effect,
                             uint64_t index, const uint8_t *hash)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -272,19 +233,19 @@ static void escalation_link(struct built *b, const char *id, Sworn__V1__Effect e
     }
     e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
     e.escalation_resolved = &r;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* The resolution of built entry of (an escalate entry), as decisiond writes it. */
-static void escalation(struct built *b, const char *id, Sworn__V1__Effect effect, size_t of)
+static void escalation(struct sworn_record *b, const char *id, Sworn__V1__Effect effect, size_t of)
 {
     uint8_t leaf[32];
 
-    leaf_of(b, of, leaf);
+    sworn_record_leaf(b, of, leaf);
     escalation_link(b, id, effect, of, leaf);
 }
 
-static void key_event(struct built *b, const char *statement, uint64_t t_ms)
+static void key_event(struct sworn_record *b, const char *statement, uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__KeyEvent k = SWORN__V1__KEY_EVENT__INIT;
@@ -294,7 +255,7 @@ static void key_event(struct built *b, const char *statement, uint64_t t_ms)
     k.time_unix_ms = t_ms;
     e.kind_case = SWORN__V1__ENTRY__KIND_KEY_EVENT;
     e.key_event = &k;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /*
@@ -302,7 +263,7 @@ static void key_event(struct built *b, const char *statement, uint64_t t_ms)
  * binary and, as decisiond does, the policy (policy_sha256, with role policy; NULL: no policy
  * file, as a decisiond older than MeasuredFile.role recorded it).
  */
-static void startup_measuring(struct built *b, uint32_t engine_uid, uint32_t signer_uid,
+static void startup_measuring(struct sworn_record *b, uint32_t engine_uid, uint32_t signer_uid,
                               int development, uint64_t t_ms, const uint8_t *policy_sha256)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -330,15 +291,15 @@ static void startup_measuring(struct built *b, uint32_t engine_uid, uint32_t sig
     sm.development = development != 0;
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* The digest of the policy every start here loads (struct fx's digest, from setup). */
 static uint8_t start_policy[32];
 
 /* A start measuring the policy that good_entries loads. */
-static void startup(struct built *b, uint32_t engine_uid, uint32_t signer_uid, int development,
-                    uint64_t t_ms)
+static void startup(struct sworn_record *b, uint32_t engine_uid, uint32_t signer_uid,
+                    int development, uint64_t t_ms)
 {
     startup_measuring(b, engine_uid, signer_uid, development, t_ms, start_policy);
 }
@@ -348,7 +309,7 @@ static void startup(struct built *b, uint32_t engine_uid, uint32_t signer_uid, i
 
 /* The good sequence: a policy load, an allow with receipt, a deny, an escalation allowed; after
  * the n entries b holds already (a Startup entry), so the allows are entries n + 1 and n + 4. */
-static void good_entries(const struct fx *f, struct built *b)
+static void good_entries(const struct fx *f, struct sworn_record *b)
 {
     size_t n = b->n;
 
@@ -362,52 +323,12 @@ static void good_entries(const struct fx *f, struct built *b)
 }
 
 /* Make a record "name" from built entries: a log with key (PEM path or NULL for Ed25519). */
-static void make_record(const struct fx *f, const char *name, const struct built *b,
+static void make_record(const struct fx *f, const char *name, const struct sworn_record *b,
                         const char *pem_key)
 {
-    char dbn[128], keyn[128], *db, *key, *out;
-    struct sworn_log *log;
-    struct sworn_test_run r;
-    uint64_t first;
+    const struct sworn_record_log where = {log_bin, f->dir, ORIGIN, KEY_NAME, f->receipt_spki_b64};
 
-    snprintf(dbn, sizeof(dbn), "%s.db", name);
-    snprintf(keyn, sizeof(keyn), "%s.key", name);
-    db = P(f, dbn);
-    key = pem_key != NULL ? strdup(pem_key) : P(f, keyn);
-    out = P(f, name);
-    if (pem_key == NULL) {
-        sworn_test_run_ok("keygen", NULL, log_bin, "keygen", "--name", KEY_NAME, "--out", key,
-                          NULL);
-    }
-    sworn_test_run_ok("init", NULL, log_bin, "init", "--db", db, "--origin", ORIGIN, "--key", key,
-                      "--key-name", KEY_NAME, NULL);
-    if (sworn_log_open(db, &log) != 0)
-        fail_msg("open %s", db);
-    if (sworn_log_append_receipts(log, (const uint8_t *const *)b->e, b->len,
-                                  (const uint8_t *const *)b->r, b->rlen, b->n, &first) != 0)
-        fail_msg("append_receipts failed");
-    sworn_log_close(log);
-    sworn_test_run_ok("checkpoint", NULL, log_bin, "checkpoint", "--db", db, NULL);
-    sworn_test_run_ok("export-tiles", NULL, log_bin, "export-tiles", "--db", db, out, NULL);
-    /* The policy for it. */
-    sworn_test_runv(&r, NULL, log_bin, "vkey", "--db", db, NULL);
-    sworn_test_run_must(&r, "vkey");
-    {
-        char pn[128], *pp, text[2048];
-
-        r.out[strcspn(r.out, "\n")] = '\0';
-        snprintf(pn, sizeof(pn), "%s.policy", name);
-        pp = P(f, pn);
-        snprintf(text, sizeof(text),
-                 "origin %s\nlog %s\nentries sworn\nreceipt-key %s\nquotes ignore\n", ORIGIN, r.out,
-                 f->receipt_spki_b64);
-        sworn_test_write_file(pp, text, strlen(text), 0600);
-        free(pp);
-    }
-    sworn_test_run_free(&r);
-    free(db);
-    free(key);
-    free(out);
+    sworn_record_make(&where, name, b, pem_key);
 }
 
 /* `sworn-verify verify --json` of record name with <policy_name or name>.policy. */
@@ -478,7 +399,7 @@ static int teardown(void **state)
 static void test_good_content(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
 
     good_entries(f, &b);
@@ -492,13 +413,13 @@ static void test_good_content(void **state)
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "receipts"), "count")), 2);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 static void test_receipt_of_another_entry(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
 
     good_entries(f, &b);
@@ -510,7 +431,7 @@ static void test_receipt_of_another_entry(void **state)
     rep = verify_json(f, "other", NULL, 1);
     sworn_verify_expect_fail(rep, "receipts", "receipt-invalid", "entry 4");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* An allow without a receipt, and a receipt by a key the auditor does not trust. */
     good_entries(f, &b);
@@ -521,7 +442,7 @@ static void test_receipt_of_another_entry(void **state)
     rep = verify_json(f, "missing", NULL, 1);
     sworn_verify_expect_fail(rep, "receipts", "receipt-missing", "entry 1");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
     {
         struct fx other = *f;
         EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
@@ -538,7 +459,7 @@ static void test_receipt_of_another_entry(void **state)
         rep = verify_json(f, "foreignkey", NULL, 1);
         sworn_verify_expect_fail(rep, "receipts", "receipt-key-unknown", "entry 1");
         json_object_put(rep);
-        built_free(&b);
+        sworn_record_free(&b);
         EVP_PKEY_free(other.receipt_key);
     }
 }
@@ -546,7 +467,7 @@ static void test_receipt_of_another_entry(void **state)
 static void test_entry_content(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
     uint8_t other[32];
 
@@ -560,7 +481,7 @@ static void test_entry_content(void **state)
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 2);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* A policy digest no PolicyLoaded entry announced. */
     sv_sha256("another policy", 14, other);
@@ -571,7 +492,7 @@ static void test_entry_content(void **state)
     sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 1");
     sworn_verify_expect_pass(rep, "entries");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* A policy loaded only after the decision that names it does not count. */
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 0);
@@ -580,7 +501,7 @@ static void test_entry_content(void **state)
     rep = verify_json(f, "late", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 0");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Not canonical: a valid entry with an unknown field appended; a varint padded; not
      * protobuf at all. */
@@ -608,7 +529,7 @@ static void test_entry_content(void **state)
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 3);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* No byte of s (n bytes) is outside printable ASCII but newlines: what a terminal shows as is. */
@@ -630,7 +551,7 @@ static void test_spoofing_strings(void **state)
     static const char name[] = "old\xe2\x80\xaetxt.exe\xc2\x9b"
                                "31m";
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     struct sworn_test_run r;
     char pn[128], *pp, *rec;
     json_object *rep;
@@ -665,14 +586,14 @@ static void test_spoofing_strings(void **state)
     sworn_test_run_free(&r);
     free(pp);
     free(rec);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Escalations: every resolution names one earlier escalate entry, by index and leaf hash. */
 
 /* Verify b as record name: fails check escalations with code at item (the others pass). */
-static void expect_escalation_fail(const struct fx *f, struct built *b, const char *name,
+static void expect_escalation_fail(const struct fx *f, struct sworn_record *b, const char *name,
                                    const char *code, const char *item)
 {
     json_object *rep;
@@ -682,13 +603,13 @@ static void expect_escalation_fail(const struct fx *f, struct built *b, const ch
     sworn_verify_expect_fail(rep, "escalations", code, item);
     sworn_verify_expect_only(rep, "escalations");
     json_object_put(rep);
-    built_free(b);
+    sworn_record_free(b);
 }
 
 static void test_escalation_links(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
     uint8_t leaf[32];
 
@@ -701,7 +622,7 @@ static void test_escalation_links(void **state)
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "escalations"), "count")),
         1);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Resolved twice: a second resolution of entry 3 (a deny, so no receipt is needed). */
     good_entries(f, &b);
@@ -715,18 +636,18 @@ static void test_escalation_links(void **state)
 
     /* An index that is no earlier entry: past the log's end, and the resolution itself. */
     good_entries(f, &b);
-    leaf_of(&b, 3, leaf);
+    sworn_record_leaf(&b, 3, leaf);
     escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 99, leaf);
     expect_escalation_fail(f, &b, "esc-missing", "resolution-index-missing", "entry 5");
     good_entries(f, &b);
-    leaf_of(&b, 3, leaf);
+    sworn_record_leaf(&b, 3, leaf);
     escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 5, leaf);
     expect_escalation_fail(f, &b, "esc-self", "resolution-index-missing", "entry 5");
 
     /* The right index with another hash (the entry's leaf with one bit flipped). */
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
-    leaf_of(&b, 1, leaf);
+    sworn_record_leaf(&b, 1, leaf);
     leaf[0] ^= 0x80;
     escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
     expect_escalation_fail(f, &b, "esc-hash", "resolution-hash-mismatch", "entry 2");
@@ -737,7 +658,7 @@ static void test_escalation_links(void **state)
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
     decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 0);
-    leaf_of(&b, 2, leaf);
+    sworn_record_leaf(&b, 2, leaf);
     escalation_link(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
     /* The second escalation under one id is itself refused now (decisiond refuses a duplicate
      * id; finding 5 of the verifier review), and the swapped hash still counts as a failure. */
@@ -749,12 +670,12 @@ static void test_escalation_links(void **state)
         2);
     sworn_verify_expect_only(rep, "escalations");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
     /* The same swap between two escalations of distinct ids: the hash alone refuses it. */
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 1000, 0);
     decision(&b, "dup-2", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 2000, 0);
-    leaf_of(&b, 2, leaf);
+    sworn_record_leaf(&b, 2, leaf);
     escalation_link(&b, "dup-1", SWORN__V1__EFFECT__EFFECT_DENY, 1, leaf);
     expect_escalation_fail(f, &b, "esc-swap2", "resolution-hash-mismatch", "entry 3");
 
@@ -783,13 +704,13 @@ static void test_escalation_links(void **state)
         r.escalation_index = 1;
         e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
         e.escalation_resolved = &r;
-        add_entry(&b, &e);
+        sworn_record_add(&b, &e);
     }
     make_record(f, "esc-nohash", &b, NULL);
     rep = verify_json(f, "esc-nohash", NULL, 1);
     sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Resolved after a restart: decisiond holds escalations in memory and resolves them (deny,
      * "shutdown") before an orderly stop, so an escalation held when it died can never be
@@ -811,7 +732,7 @@ static void test_escalation_links(void **state)
     sworn_verify_expect_fail(rep, "escalations", "resolution-restarted", "entry 5");
     sworn_verify_expect_only(rep, "escalations");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* A bundle that starts after the escalate entry cannot check a resolution against it, but
      * sees two resolutions of it (a deny, then an allow): resolved twice. One alone is noted. */
@@ -827,7 +748,7 @@ static void test_escalation_links(void **state)
         json_object_get_string(sworn_verify_get(sworn_verify_check(rep, "escalations"), "note")),
         "1 resolution(s) name an escalate entry before this range"));
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -837,12 +758,12 @@ static void test_escalation_links(void **state)
 static void separation_record(const struct fx *f, const char *name, uint32_t engine_uid,
                               uint32_t signer_uid, int development)
 {
-    struct built b = {0};
+    struct sworn_record b = {0};
 
     startup(&b, engine_uid, signer_uid, development, T2023 - 1000);
     good_entries(f, &b);
     make_record(f, name, &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* Append a line to <name>.policy. */
@@ -889,11 +810,11 @@ static void test_separation_pass(void **state)
 
     /* No Startup entry: nothing to check. */
     {
-        struct built b = {0};
+        struct sworn_record b = {0};
 
         good_entries(f, &b);
         make_record(f, "nostart", &b, NULL);
-        built_free(&b);
+        sworn_record_free(&b);
     }
     rep = verify_json(f, "nostart", NULL, 0);
     assert_string_equal(
@@ -967,13 +888,13 @@ static void test_separation_uids(void **state)
 
     /* A later start among good ones is the one that fails, and counts once. */
     {
-        struct built b = {0};
+        struct sworn_record b = {0};
 
         startup(&b, 1001, 1002, 0, T2023 - 2000);
         good_entries(f, &b);
         startup(&b, 1001, 1001, 0, T2023 + 9000);
         make_record(f, "second", &b, NULL);
-        built_free(&b);
+        sworn_record_free(&b);
     }
     rep = verify_json(f, "second", NULL, 1);
     sworn_verify_expect_fail(rep, "separation", "shared-uid", "entry 6");
@@ -1088,7 +1009,7 @@ static void test_keys(void **state)
     char *pem = new_pem(f, "cp.pem"), *pem2 = new_pem(f, "cp2.pem");
     char *der = spki_der_of_pem(f, pem, "cp.der"), *der2 = spki_der_of_pem(f, pem2, "cp2.der");
     char rootv[256], keyid[65], text[4096];
-    struct built b = {0};
+    struct sworn_record b = {0};
     struct sworn_test_run r;
     json_object *rep;
     uint8_t spki[200], id[32];
@@ -1145,7 +1066,7 @@ static void test_keys(void **state)
     rep = verify_json(f, "k", NULL, 0);
     sworn_verify_expect_pass(rep, "keys");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* 2. A decision of 2024-02-01, after the revocation, under a checkpoint by that key. */
     good_entries(f, &b);
@@ -1166,7 +1087,7 @@ static void test_keys(void **state)
     json_object_put(rep);
 
     /* 3. A keyring that does not list the log's key (a log without key events). */
-    built_free(&b);
+    sworn_record_free(&b);
     good_entries(f, &b);
     make_record(f, "plain", &b, pem);
     {
@@ -1207,7 +1128,7 @@ static void test_keys(void **state)
         json_object_put(rep);
         free(v2u);
     }
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* 5. Entries stamped inside the first second of 1970 (500 and 600 ms): a time, not none;
      *    the key, valid from 2020, was not valid then (second 0 is the keyring's "no time"). */
@@ -1225,7 +1146,7 @@ static void test_keys(void **state)
     sworn_verify_expect_fail(rep, "keys", "checkpoint-key", "checkpoint 2");
     sworn_verify_expect_only(rep, "keys");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
     free(basepol);
     free(pp);
     free(statement);
@@ -1332,7 +1253,7 @@ static void test_keys_bundle(void **state)
          *evr = P(f, "kb-revoke-r.event");
     char *v[8], rootv[256], keyid[65], *statement;
     const char *vn[8] = {"kbv1", "kbv2", "kbv3", "kbv4c", "kbv4r", "kbv2x", "kbv4c0", NULL};
-    struct built b = {0};
+    struct sworn_record b = {0};
     struct sworn_test_run r;
     json_object *rep;
     uint8_t id[32];
@@ -1400,7 +1321,7 @@ static void test_keys_bundle(void **state)
     good_entries(f, &b);
     decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2024, 0);
     make_record(f, "kb", &b, pem);
-    built_free(&b);
+    sworn_record_free(&b);
     keyring_policy(f, "kb", "kb-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
     keyring_policy(f, "kb", "kb-cprevoked", rootv,
                    "keyring kbv1\nkeyring kbv2\nkeyring kbv3\nkeyring kbv4c\n");
@@ -1489,7 +1410,7 @@ static void test_keys_bundle(void **state)
      * also fails entries, time-missing). */
     decision(&b, "req-x", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, 0, 0);
     make_record(f, "kbt", &b, pem);
-    built_free(&b);
+    sworn_record_free(&b);
     keyring_policy(f, "kbt", "kbt-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
     rep = verify_with(f, "kbt-ring", "kbt", 1);
     sworn_verify_expect_fail(rep, "keys", "checkpoint-time-unknown", "checkpoint 1");
@@ -1517,7 +1438,7 @@ static void test_keys_bundle(void **state)
     good_entries(f, &b);
     key_event(&b, statement, T2023 + 5000);
     make_record(f, "kbe", &b, pem);
-    built_free(&b);
+    sworn_record_free(&b);
     keyring_policy(f, "kbe", "kbe-ring", rootv, "keyring kbv1\nkeyring kbv2\nkeyring kbv3\n");
     export_bundle(f, "kbe", 5, 1, "kbe-5.bundle");
     rep = verify_with(f, "kbe-ring", "kbe-5.bundle", 1);
@@ -1554,14 +1475,14 @@ static void test_start_policy(void **state)
     struct fx *f = *state;
     uint8_t other[32];
     json_object *rep;
-    struct built b = {0};
+    struct sworn_record b = {0};
 
     sv_sha256("policy: allow everything", 24, other);
     /* The measured policy is the one loaded: the check passes. */
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
     good_entries(f, &b);
     make_record(f, "sp-good", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-good", NULL, 0);
     sworn_verify_expect_pass(rep, "policy-digests");
     json_object_put(rep);
@@ -1570,7 +1491,7 @@ static void test_start_policy(void **state)
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, other);
     good_entries(f, &b);
     make_record(f, "sp-swap", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-swap", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -1580,7 +1501,7 @@ static void test_start_policy(void **state)
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, NULL);
     good_entries(f, &b);
     make_record(f, "sp-none", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-none", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "start-policy-unrecorded", "entry 1");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -1591,7 +1512,7 @@ static void test_start_policy(void **state)
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
     decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023, 0);
     make_record(f, "sp-missing", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-missing", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "start-policy-missing", "entry 2");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -1602,7 +1523,7 @@ static void test_start_policy(void **state)
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, f->digest);
     good_entries(f, &b);
     make_record(f, "sp-crash", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-crash", NULL, 0);
     sworn_verify_expect_pass(rep, "policy-digests");
     json_object_put(rep);
@@ -1612,7 +1533,7 @@ static void test_start_policy(void **state)
     policy_refused(&b, f->digest, T2023 - 500);
     good_entries(f, &b);
     make_record(f, "sp-refused", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-refused", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "start-policy-mismatch", "entry 1");
     json_object_put(rep);
@@ -1623,7 +1544,7 @@ static void test_start_policy(void **state)
     policy_refused(&b, other, T2023 - 800);
     decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
     make_record(f, "sp-refused-decides", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-refused-decides", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 3");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -1641,7 +1562,7 @@ static void test_start_policy(void **state)
     policy_loaded(f, &b, f->digest, T2023 - 900);
     decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
     make_record(f, "sp-old-policy", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-old-policy", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 6");
     assert_int_equal(json_object_get_int64(
@@ -1659,7 +1580,7 @@ static void test_start_policy(void **state)
     startup_measuring(&b, 1001, 1002, 0, T2023 - 1000, other);
     good_entries(f, &b);
     make_record(f, "sp-swap-bundle", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_bundle(f, "sp-swap-bundle", 1, 5, "sp-swap.bundle", 0);
     sworn_verify_expect_pass(rep, "policy-digests");
     assert_non_null(strstr(
@@ -1678,7 +1599,7 @@ static void test_start_policy(void **state)
     decision(&b, "req-8", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 - 700, 0);
     decision(&b, "req-9", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023, 0);
     make_record(f, "sp-reloaded", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "sp-reloaded", NULL, 0);
     sworn_verify_expect_pass(rep, "policy-digests");
     json_object_put(rep);
@@ -1694,7 +1615,7 @@ struct dropped_row {
     uint64_t count;
 };
 
-static void refused(struct built *b, const char *channel, uint32_t uid, uint64_t t_ms)
+static void refused(struct sworn_record *b, const char *channel, uint32_t uid, uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__Refused r = SWORN__V1__REFUSED__INIT;
@@ -1706,11 +1627,11 @@ static void refused(struct built *b, const char *channel, uint32_t uid, uint64_t
     r.time_unix_ms = t_ms;
     e.kind_case = SWORN__V1__ENTRY__KIND_REFUSED;
     e.refused = &r;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* A RefusalsDropped entry of n rows, as given (the recording side's packer, unchecked). */
-static void refusals_dropped(struct built *b, const struct dropped_row *rows, size_t n,
+static void refusals_dropped(struct sworn_record *b, const struct dropped_row *rows, size_t n,
                              uint64_t start, uint64_t end, uint64_t t)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -1732,11 +1653,12 @@ static void refusals_dropped(struct built *b, const struct dropped_row *rows, si
     r.dropped = dp;
     e.kind_case = SWORN__V1__ENTRY__KIND_REFUSALS_DROPPED;
     e.refusals_dropped = &r;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* A TimeMark entry as given (the recording side's packer, unchecked). */
-static void time_mark(struct built *b, uint64_t t, uint64_t high_water, uint64_t behind, int reason)
+static void time_mark(struct sworn_record *b, uint64_t t, uint64_t high_water, uint64_t behind,
+                      int reason)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__TimeMark m = SWORN__V1__TIME_MARK__INIT;
@@ -1747,7 +1669,7 @@ static void time_mark(struct built *b, uint64_t t, uint64_t high_water, uint64_t
     m.reason = (Sworn__V1__TimeMarkReason)reason;
     e.kind_case = SWORN__V1__ENTRY__KIND_TIME_MARK;
     e.time_mark = &m;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /*
@@ -1755,7 +1677,8 @@ static void time_mark(struct built *b, uint64_t t, uint64_t high_water, uint64_t
  * dishonest operator could write one to shorten the budget replay (issue 12, finding 4).
  * good_entries' largest stamp is T2023 + 3000; entry 5 is the first mark.
  */
-static void marks_around_a_step(const struct fx *f, struct built *b, uint64_t second_high_water)
+static void marks_around_a_step(const struct fx *f, struct sworn_record *b,
+                                uint64_t second_high_water)
 {
     time_mark(b, T2023 + 5000, T2023 + 3000, 0, 2);
     /* The clock steps back 100 s: a decision stamped before everything above. */
@@ -1767,7 +1690,7 @@ static void marks_around_a_step(const struct fx *f, struct built *b, uint64_t se
 static void test_time_marks(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
     char item[32];
 
@@ -1789,7 +1712,7 @@ static void test_time_marks(void **state)
     rep = verify_bundle(f, "marks", 5, 3, "marks.bundle", 0);
     sworn_verify_expect_pass(rep, "time-marks");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Lowered to the good entries' largest stamp, below the first mark's own time: refused. */
     good_entries(f, &b);
@@ -1803,7 +1726,7 @@ static void test_time_marks(void **state)
     rep = verify_bundle(f, "marks-low", 5, 3, "marks-low.bundle", 1);
     sworn_verify_expect_fail(rep, "time-marks", "high-water-low", item);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Lowered to the clock that stepped back (what a replay trusting the stamps assumed): the
      * clock_behind_ms then says 0 and agrees with its times, yet the mark is refused. */
@@ -1815,7 +1738,7 @@ static void test_time_marks(void **state)
     sworn_verify_expect_pass(rep, "entries");
     sworn_verify_expect_fail(rep, "time-marks", "high-water-low", item);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* A bundle from a mark whose high water (T2023 + 8000, a stamp before the range) is above
      * every stamp the bundle shows, then a later mark lowered to the largest stamp the bundle
@@ -1836,7 +1759,7 @@ static void test_time_marks(void **state)
     sworn_verify_expect_only(rep, "time-marks");
     json_object_put(rep);
     /* The same bundle with the second mark at the first's high water passes. */
-    built_free(&b);
+    sworn_record_free(&b);
     good_entries(f, &b);
     decision(&b, "req-5", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 8000, 0);
     decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 4000, 0);
@@ -1849,7 +1772,7 @@ static void test_time_marks(void **state)
     rep = verify_bundle(f, "marks-bundle-ok", 7, 3, "marks-bundle-ok.bundle", 0);
     sworn_verify_expect_pass(rep, "time-marks");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Above every earlier stamp: decisiond never writes it. */
     good_entries(f, &b);
@@ -1859,7 +1782,7 @@ static void test_time_marks(void **state)
     snprintf(item, sizeof(item), "entry %zu", b.n - 1);
     sworn_verify_expect_fail(rep, "time-marks", "high-water-high", item);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* clock_behind_ms that is not max(0, high water - time), and a reason of 0: entries fails. */
     for (int i = 0; i < 2; i++) {
@@ -1876,7 +1799,7 @@ static void test_time_marks(void **state)
         snprintf(item, sizeof(item), "entry %zu", b.n - 1);
         sworn_verify_expect_fail(rep, "entries", "bad-field", item);
         json_object_put(rep);
-        built_free(&b);
+        sworn_record_free(&b);
     }
 }
 
@@ -1900,7 +1823,7 @@ static void test_refusals_dropped(void **state)
         {"recorded before it ends", {{"admin", 7, 1}}, 1, 1, 5, 4},
     };
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
 
     /* Good: counted in the report, with the Refused entries. */
@@ -1917,7 +1840,7 @@ static void test_refusals_dropped(void **state)
     assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "refusals_dropped")),
                      2 + 140 + 7 + 140);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Each malformed summary is refused by the entries check. */
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1934,7 +1857,7 @@ static void test_refusals_dropped(void **state)
             fail_msg("a summary with %s was accepted", bad[i].what);
         sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 5");
         json_object_put(rep);
-        built_free(&b);
+        sworn_record_free(&b);
     }
 }
 
@@ -1942,7 +1865,7 @@ static void test_refusals_dropped(void **state)
 /* Token exchanges (finding 9 of issue 11): each CredentialsMinted names its own allow. */
 
 /* The decision b holds last becomes an allow that released credential cred. */
-static void with_credential(struct built *b, const char *cred)
+static void with_credential(struct sworn_record *b, const char *cred)
 {
     Sworn__V1__Entry *m = sworn__v1__entry__unpack(NULL, b->len[b->n - 1], b->e[b->n - 1]);
     uint8_t h[32];
@@ -1954,15 +1877,15 @@ static void with_credential(struct built *b, const char *cred)
     m->decision->credential_sha256.len = 32;
     free(b->e[b->n - 1]);
     b->n--;
-    add_entry(b, m);
+    sworn_record_add(b, m);
     m->decision->credential_id = NULL; /* not protobuf-c's to free */
     m->decision->credential_sha256.data = NULL;
     sworn__v1__entry__free_unpacked(m, NULL);
 }
 
 /* An allow of request id releasing cred at time_ms, with its receipt; returns its index. */
-static uint64_t cred_allow_at(const struct fx *f, struct built *b, const char *id, const char *cred,
-                              uint64_t time_ms)
+static uint64_t cred_allow_at(const struct fx *f, struct sworn_record *b, const char *id,
+                              const char *cred, uint64_t time_ms)
 {
     decision(b, id, SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, time_ms, 0);
     with_credential(b, cred);
@@ -1970,7 +1893,8 @@ static uint64_t cred_allow_at(const struct fx *f, struct built *b, const char *i
     return b->n - 1;
 }
 
-static uint64_t cred_allow(const struct fx *f, struct built *b, const char *id, const char *cred)
+static uint64_t cred_allow(const struct fx *f, struct sworn_record *b, const char *id,
+                           const char *cred)
 {
     return cred_allow_at(f, b, id, cred, T2023 + 1000);
 }
@@ -1978,9 +1902,9 @@ static uint64_t cred_allow(const struct fx *f, struct built *b, const char *id, 
 /* A CredentialsMinted entry of time_ms: two tokens minted from `from` (ids[0] and ids[1], or
  * NULL for fresh ones), backed by the allow at allow_index of allow_id (0: none, an older
  * decisiond), replacing the n_replaced ids of replaced. */
-static void minted_at(struct built *b, const char *id, const char *allow_id, const char *from,
-                      uint64_t allow_index, const char *const *replaced, size_t n_replaced,
-                      uint64_t time_ms, const char *const *new_ids)
+static void minted_at(struct sworn_record *b, const char *id, const char *allow_id,
+                      const char *from, uint64_t allow_index, const char *const *replaced,
+                      size_t n_replaced, uint64_t time_ms, const char *const *new_ids)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__CredentialsMinted cm = SWORN__V1__CREDENTIALS_MINTED__INIT;
@@ -2013,10 +1937,10 @@ static void minted_at(struct built *b, const char *id, const char *allow_id, con
     cm.allow_log_index = allow_index;
     e.kind_case = SWORN__V1__ENTRY__KIND_CREDENTIALS_MINTED;
     e.credentials_minted = &cm;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
-static void minted(struct built *b, const char *id, const char *allow_id, const char *from,
+static void minted(struct sworn_record *b, const char *id, const char *allow_id, const char *from,
                    uint64_t allow_index, const char *const *replaced, size_t n_replaced)
 {
     minted_at(b, id, allow_id, from, allow_index, replaced, n_replaced, T2023 + 5000, NULL);
@@ -2025,7 +1949,7 @@ static void minted(struct built *b, const char *id, const char *allow_id, const 
 static void test_exchanges(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
     uint64_t a, a2;
     char item[32];
@@ -2059,7 +1983,7 @@ static void test_exchanges(void **state)
     sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-reused", item);
     sworn_verify_expect_only(rep, "token-exchanges");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* An exchange naming a deny, an allow of another credential, another request's allow, an
      * index after itself: not an allow that backs it. */
@@ -2079,7 +2003,7 @@ static void test_exchanges(void **state)
                      4);
     sworn_verify_expect_only(rep, "token-exchanges");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* An allow of before a restart, exchanged after it. */
     startup(&b, 990, 991, 0, T2023);
@@ -2091,7 +2015,7 @@ static void test_exchanges(void **state)
     rep = verify_json(f, "restarted", NULL, 1);
     sworn_verify_expect_fail(rep, "token-exchanges", "exchange-allow-restarted", "entry 4");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Replaced ids outside the family, not minted ones, named twice: malformed entries. */
     startup(&b, 990, 991, 0, T2023);
@@ -2105,7 +2029,7 @@ static void test_exchanges(void **state)
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "entries"), "failures")), 3);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* An exchange naming no allow (allow_log_index 0, as a decisiond before the field wrote
      * it): never skipped, since anyone who replays an allow can write 0. Here beside an exchange
@@ -2124,7 +2048,7 @@ static void test_exchanges(void **state)
                      2);
     sworn_verify_expect_only(rep, "token-exchanges");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* A bundle that starts after the allow cannot see it, but sees the start between the two:
      * the exchange is refused there too, not left to a note. */
@@ -2155,7 +2079,7 @@ static void test_exchanges(void **state)
                                sworn_verify_check(rep, "token-exchanges"), "note")),
                            "1 exchange(s) name an allow before this range"));
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /*
@@ -2181,7 +2105,7 @@ static void test_rt16_b_minted_ids(void **state)
                                             {"demo.oauth.2", "demo.oauth.3"}};
 
     for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
-        struct built b = {0};
+        struct sworn_record b = {0};
         json_object *rep;
         char name[32];
         uint64_t a;
@@ -2201,14 +2125,14 @@ static void test_rt16_b_minted_ids(void **state)
             sworn_verify_expect_only(rep, "entries");
         }
         json_object_put(rep);
-        built_free(&b);
+        sworn_record_free(&b);
     }
 }
 
 static void test_released_after_replaced(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
     uint64_t a, a2;
     char item[32];
@@ -2245,7 +2169,7 @@ static void test_released_after_replaced(void **state)
                      1);
     sworn_verify_expect_only(rep, "token-exchanges");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* decisiond names a new credential with the lowest free <root>.oauth.<n>, so a later mint
      * mints demo.oauth.1 again: the new one releases from that mint's time on; between the two
@@ -2283,7 +2207,7 @@ static void test_released_after_replaced(void **state)
                                 sworn_verify_check(rep, "token-exchanges"), "result")),
                             "fail");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2296,7 +2220,7 @@ static void test_released_after_replaced(void **state)
  * program, the configuration and the policy (roles 1 to 4), those of mask (bit r-1 for role r),
  * extended into PCR 23 from 32 zero bytes.
  */
-static void startup_roles(struct built *b, uint64_t t_ms, const uint8_t *policy_sha256,
+static void startup_roles(struct sworn_record *b, uint64_t t_ms, const uint8_t *policy_sha256,
                           unsigned mask)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -2339,7 +2263,7 @@ static void startup_roles(struct built *b, uint64_t t_ms, const uint8_t *policy_
     sm.signer_uid = 1002;
     e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
     e.startup = &sm;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* Add `measured-start record` and the measured-file lines approving the files startup_roles
@@ -2366,12 +2290,13 @@ static void policy_measured(const struct fx *f, const char *name, const uint8_t 
 }
 
 /* Verify record name (made from b) under its policy with the measured-start lines. */
-static json_object *verify_measured(const struct fx *f, const char *name, struct built *b, int want)
+static json_object *verify_measured(const struct fx *f, const char *name, struct sworn_record *b,
+                                    int want)
 {
     json_object *rep;
 
     make_record(f, name, b, NULL);
-    built_free(b);
+    sworn_record_free(b);
     policy_measured(f, name, f->digest);
     rep = verify_json(f, name, NULL, want);
     return rep;
@@ -2385,7 +2310,7 @@ static void test_measured_policy(void **state)
     struct fx *f = *state;
     uint8_t other[32];
     json_object *rep;
-    struct built b = {0};
+    struct sworn_record b = {0};
 
     sv_sha256("policy: allow everything", 24, other);
     /* As decisiond records it: passes. */
@@ -2429,7 +2354,7 @@ static void test_measured_policy(void **state)
         pl.time_unix_ms = T2023 + 5000;
         e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
         e.policy_loaded = &pl;
-        add_entry(&b, &e);
+        sworn_record_add(&b, &e);
     }
     rep = verify_measured(f, "mp-path", &b, 1);
     sworn_verify_expect_fail(rep, "measured-start", "policy-unapproved", "entry 6");
@@ -2475,7 +2400,7 @@ static void test_policy_in_force(void **state)
     struct fx *f = *state;
     uint8_t other[32], third[32], zero[32] = {0};
     json_object *rep;
-    struct built b = {0};
+    struct sworn_record b = {0};
 
     sv_sha256("policy: allow everything", 24, other);
     sv_sha256("policy: allow nothing", 21, third);
@@ -2487,7 +2412,7 @@ static void test_policy_in_force(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, other, T2023 + 200, 0);
     add_receipt(f, &b, 3, 3);
     make_record(f, "pf-refused", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-refused", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "unknown-policy", "entry 3");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -2499,7 +2424,7 @@ static void test_policy_in_force(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, zero, T2023 + 200, 0);
     add_receipt(f, &b, 2, 2);
     make_record(f, "pf-zero", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-zero", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "policy-digest-zero", "entry 1");
     assert_int_equal(json_object_get_int64(
@@ -2512,7 +2437,7 @@ static void test_policy_in_force(void **state)
     policy_loaded(f, &b, f->digest, T2023);
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, zero, T2023 + 200, 0);
     make_record(f, "pf-zero2", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-zero2", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "policy-digest-zero", "entry 2");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -2526,7 +2451,7 @@ static void test_policy_in_force(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 200, 0);
     decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 300, 0);
     make_record(f, "pf-after", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-after", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 4");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -2539,7 +2464,7 @@ static void test_policy_in_force(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 300, 0);
     decision(&b, "req-2", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 200, 0);
     make_record(f, "pf-before", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-before", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 4");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -2551,7 +2476,7 @@ static void test_policy_in_force(void **state)
     policy_loaded(f, &b, third, T2023 + 200);
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 300, 0);
     make_record(f, "pf-twice", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-twice", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 4");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -2573,7 +2498,7 @@ static void test_policy_in_force(void **state)
     decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 500, 0);
     decision(&b, "req-7", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 390, 0);
     make_record(f, "pf-slack", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-slack", NULL, 0);
     sworn_verify_expect_pass(rep, "policy-digests");
     json_object_put(rep);
@@ -2585,7 +2510,7 @@ static void test_policy_in_force(void **state)
     decision(&b, "req-6", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 500, 0);
     decision(&b, "req-7", SWORN__V1__EFFECT__EFFECT_DENY, other, T2023 + 501, 0);
     make_record(f, "pf-back", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "pf-back", NULL, 1);
     sworn_verify_expect_fail(rep, "policy-digests", "policy-superseded", "entry 5");
     sworn_verify_expect_only(rep, "policy-digests");
@@ -2597,7 +2522,7 @@ static void test_request_ids(void **state)
 {
     struct fx *f = *state;
     json_object *rep;
-    struct built b = {0};
+    struct sworn_record b = {0};
 
     /* A deny followed by an EscalationResolved allow of the same request, naming the deny. */
     policy_loaded(f, &b, f->digest, T2023);
@@ -2620,7 +2545,7 @@ static void test_request_ids(void **state)
     escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
     add_receipt(f, &b, 3, 3);
     make_record(f, "ri-dup-refused", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "ri-dup-refused", NULL, 0);
     sworn_verify_expect_pass(rep, "escalations");
     json_object_put(rep);
@@ -2638,7 +2563,7 @@ static void test_request_ids(void **state)
     escalation(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
     add_receipt(f, &b, 3, 3);
     make_record(f, "ri-esc-norule", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "ri-esc-norule", NULL, 1);
     sworn_verify_expect_fail(rep, "entries", "rule-missing", "entry 2");
     json_object_put(rep);
@@ -2655,7 +2580,7 @@ static void test_request_ids(void **state)
 
         policy_loaded(f, &b, f->digest, T2023);
         decision(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, f->digest, T2023 + 1000, 0);
-        leaf_of(&b, 1, leaf);
+        sworn_record_leaf(&b, 1, leaf);
         escalation_link(&b, "req-never", SWORN__V1__EFFECT__EFFECT_ALLOW, 7, leaf);
         add_receipt(f, &b, 2, 2);
         expect_escalation_fail(f, &b, "ri-never2", "resolution-index-missing", "entry 2");
@@ -2672,7 +2597,7 @@ static void test_request_ids(void **state)
     escalation(&b, "req-3", SWORN__V1__EFFECT__EFFECT_ALLOW, 1);
     add_receipt(f, &b, 4, 4);
     make_record(f, "ri-timeout", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "ri-timeout", NULL, 1);
     sworn_verify_expect_fail(rep, "escalations", "resolution-twice", "entry 3");
     assert_int_equal(
@@ -2696,7 +2621,7 @@ static void test_request_ids(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 2000, 3);
     add_receipt(f, &b, 3, 3);
     make_record(f, "ri-norule-allow", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "ri-norule-allow", NULL, 1);
     sworn_verify_expect_fail(rep, "entries", "rule-missing", "entry 3");
     json_object_put(rep);
@@ -2716,7 +2641,7 @@ static void test_request_ids(void **state)
     decision(&b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 3000, 0);
     add_receipt(f, &b, 5, 5);
     make_record(f, "ri-restart", &b, NULL);
-    built_free(&b);
+    sworn_record_free(&b);
     rep = verify_json(f, "ri-restart", NULL, 0);
     json_object_put(rep);
 }
@@ -2731,7 +2656,7 @@ static void test_measured_unseen(void **state)
     struct fx *f = *state;
     uint8_t other[32];
     json_object *rep;
-    struct built b = {0};
+    struct sworn_record b = {0};
 
     sv_sha256("policy: allow everything", 24, other);
     /* An allow, a deny, an escalation allowed, then a measured start: before it, unmeasured. */
@@ -2847,7 +2772,7 @@ static void policy_with_keyring(const struct fx *f, const char *name, const char
 
 /* An escalation allowed by an operator: policy, escalate, resolution (at escalation_time_ms)
  * with its receipt at entry 2, the only allow. */
-static void escalation_only(const struct fx *f, struct built *b)
+static void escalation_only(const struct fx *f, struct sworn_record *b)
 {
     policy_loaded(f, b, f->digest, T2023);
     decision(b, "req-3", SWORN__V1__EFFECT__EFFECT_ESCALATE, f->digest, T2023 + 3000, 0);
@@ -2856,14 +2781,14 @@ static void escalation_only(const struct fx *f, struct built *b)
 }
 
 /* Record name of b, logged with the key pem, verified against keyring kr: its report. */
-static json_object *verify_keyring(const struct fx *f, const char *name, struct built *b,
+static json_object *verify_keyring(const struct fx *f, const char *name, struct sworn_record *b,
                                    const char *pem, const char *rootv, const char *v1,
                                    const char *kr, int want)
 {
     json_object *rep;
 
     make_record(f, name, b, pem);
-    built_free(b);
+    sworn_record_free(b);
     policy_with_keyring(f, name, rootv, v1, kr);
     rep = verify_json(f, name, NULL, want);
     return rep;
@@ -2876,7 +2801,7 @@ static void test_entry_times(void **state)
     char *pem = new_pem(f, "cp.pem"), *der = spki_der_of_pem(f, pem, "cp.der");
     char rootv[256], *retired, *later, *cp_later, *good;
     struct sworn_test_run r;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
 
     sworn_test_runv(&r, NULL, log_bin, "keygen", "--name", "root-a.example", "--out", root, NULL);
@@ -3078,7 +3003,7 @@ static void test_entry_times(void **state)
                 break;
             }
             make_record(f, names[i], &b, NULL);
-            built_free(&b);
+            sworn_record_free(&b);
             rep = verify_json(f, names[i], NULL, 1);
             sworn_verify_expect_fail(rep, "entries", "time-missing", "entry 1");
             json_object_put(rep);
@@ -3164,13 +3089,13 @@ static void dec_init(struct dec *x, const uint8_t *digest)
 
 /* Record name: a policy load, then entry 1 (b's last; an allow with its receipt); entries fails
  * with code at entry 1, or passes when code is NULL (then the verifier exits with want). */
-static void expect_shape(const struct fx *f, struct built *b, const char *name, const char *code,
-                         int want)
+static void expect_shape(const struct fx *f, struct sworn_record *b, const char *name,
+                         const char *code, int want)
 {
     json_object *rep;
 
     make_record(f, name, b, NULL);
-    built_free(b);
+    sworn_record_free(b);
     rep = verify_json(f, name, NULL, code != NULL ? 1 : want);
     if (code != NULL)
         sworn_verify_expect_fail(rep, "entries", code, "entry 1");
@@ -3192,7 +3117,7 @@ static char *filled(char c, size_t n)
 static void test_entry_shapes(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     struct dec x;
     char name[64];
     char *s1025 = filled('e', 1025), *s1024 = filled('e', 1024), *s33 = filled('A', 33),
@@ -3210,7 +3135,7 @@ static void test_entry_shapes(void **state)
             policy_loaded(f, &b, f->digest, T2023);
             dec_init(&x, f->digest);
             x.jn.value = (char *)bad[i];
-            add_entry(&b, &x.e);
+            sworn_record_add(&b, &x.e);
             snprintf(name, sizeof(name), "sh-json-%zu", i);
             expect_shape(f, &b, name, "json-number", 1);
         }
@@ -3218,7 +3143,7 @@ static void test_entry_shapes(void **state)
             policy_loaded(f, &b, f->digest, T2023);
             dec_init(&x, f->digest);
             x.jn.value = (char *)ok[i];
-            add_entry(&b, &x.e);
+            sworn_record_add(&b, &x.e);
             snprintf(name, sizeof(name), "sh-json-ok-%zu", i);
             expect_shape(f, &b, name, NULL, 0);
         }
@@ -3236,11 +3161,11 @@ static void test_entry_shapes(void **state)
         pl.error = s1025;
         e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
         e.policy_loaded = &pl;
-        add_entry(&b, &e);
+        sworn_record_add(&b, &e);
         expect_shape(f, &b, "sh-error-long", "error-too-long", 1);
         policy_loaded(f, &b, f->digest, T2023);
         pl.error = s1024;
-        add_entry(&b, &e);
+        sworn_record_add(&b, &e);
         expect_shape(f, &b, "sh-error-1024", NULL, 0);
     }
     /* A measured file named by a relative path; PCR 23 after without the value before. */
@@ -3265,7 +3190,7 @@ static void test_entry_shapes(void **state)
             e.kind_case = SWORN__V1__ENTRY__KIND_STARTUP;
             e.startup = &sm;
             policy_loaded(f, &b, f->digest, T2023);
-            add_entry(&b, &e);
+            sworn_record_add(&b, &e);
             snprintf(name, sizeof(name), "sh-relpath-%zu", i);
             expect_shape(f, &b, name, "path-relative", 1);
             if (i == 0) {
@@ -3273,7 +3198,7 @@ static void test_entry_shapes(void **state)
                 sm.pcr23.data = f->digest;
                 sm.pcr23.len = 32;
                 policy_loaded(f, &b, f->digest, T2023);
-                add_entry(&b, &e);
+                sworn_record_add(&b, &e);
                 expect_shape(f, &b, "sh-pcr-half", "pcr-half", 1);
             }
         }
@@ -3284,17 +3209,17 @@ static void test_entry_shapes(void **state)
     x.d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
     x.d.rule_id = "";
     x.d.reason = "allowed by rule";
-    add_entry(&b, &x.e);
+    sworn_record_add(&b, &x.e);
     add_receipt(f, &b, 1, 1);
     expect_shape(f, &b, "sh-allow-norule", "rule-missing", 1);
     policy_loaded(f, &b, f->digest, T2023);
     x.d.effect = SWORN__V1__EFFECT__EFFECT_ESCALATE;
-    add_entry(&b, &x.e);
+    sworn_record_add(&b, &x.e);
     expect_shape(f, &b, "sh-escalate-norule", "rule-missing", 1);
     policy_loaded(f, &b, f->digest, T2023);
     x.d.effect = SWORN__V1__EFFECT__EFFECT_DENY;
     x.d.reason = "no rule matched (default deny)";
-    add_entry(&b, &x.e);
+    sworn_record_add(&b, &x.e);
     expect_shape(f, &b, "sh-deny-norule", NULL, 0);
     /* A request the proxy refused itself (ProxyRefusal) is decisiond's deny by no rule, without
      * a credential: an allow, an escalation, a deny naming a rule, or a credential released
@@ -3330,7 +3255,7 @@ static void test_entry_shapes(void **state)
                 x.d.credential_sha256.data = cred;
                 x.d.credential_sha256.len = 32;
             }
-            add_entry(&b, &x.e);
+            sworn_record_add(&b, &x.e);
             if (k <= 1)
                 add_receipt(f, &b, 1, 1);
             expect_shape(f, &b, names[k], "refusal-not-deny", 1);
@@ -3340,7 +3265,7 @@ static void test_entry_shapes(void **state)
         x.rq.refusal = &rf;
         x.d.rule_id = "";
         x.d.reason = "refused by the proxy: obs-fold (a header line continued on the next line)";
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-refusal-deny", NULL, 0);
         /* No readable target: scheme and host empty, port 0 (with its raw target digest). */
         policy_loaded(f, &b, f->digest, T2023);
@@ -3351,12 +3276,12 @@ static void test_entry_shapes(void **state)
         sv_sha256("://:0", 5, raw);
         x.d.raw_target_sha256.data = raw;
         x.d.raw_target_sha256.len = 32;
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-refusal-empty", NULL, 0);
         /* The same resource without a refusal is no request at all. */
         policy_loaded(f, &b, f->digest, T2023);
         x.rq.refusal = NULL;
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-refusal-none-empty", "missing-field", 1);
         /* The refusal's own shape: status 400..599, a reason of 1..256 bytes. */
         policy_loaded(f, &b, f->digest, T2023);
@@ -3364,16 +3289,16 @@ static void test_entry_shapes(void **state)
         x.rq.refusal = &rf;
         x.d.rule_id = "";
         rf.status = 399;
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-refusal-399", "bad-field", 1);
         policy_loaded(f, &b, f->digest, T2023);
         rf.status = 600;
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-refusal-600", "bad-field", 1);
         policy_loaded(f, &b, f->digest, T2023);
         rf.status = 431;
         rf.reason = "";
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-refusal-noreason", "missing-field", 1);
         rf.reason = "request head too large";
     }
@@ -3389,7 +3314,7 @@ static void test_entry_shapes(void **state)
             x.cx.method = (char *)bad[i];
             x.d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
             x.d.reason = "allowed by rule charges";
-            add_entry(&b, &x.e);
+            sworn_record_add(&b, &x.e);
             add_receipt(f, &b, 1, 1);
             snprintf(name, sizeof(name), "sh-method-%zu", i);
             /* a no-break space is not UTF-8 control: the method rule itself refuses it */
@@ -3398,24 +3323,24 @@ static void test_entry_shapes(void **state)
         policy_loaded(f, &b, f->digest, T2023);
         dec_init(&x, f->digest); /* a deny by rule charges of "get" */
         x.cx.method = "get";
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-method-rule-deny", "method-not-token", 1);
         policy_loaded(f, &b, f->digest, T2023);
         x.d.rule_id = "";
         x.d.reason = "the method is refused: a lower-case letter; denied before any rule";
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         expect_shape(f, &b, "sh-method-refused", NULL, 0);
         policy_loaded(f, &b, f->digest, T2023);
         dec_init(&x, f->digest);
         x.cx.method = "";
         x.d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
         x.d.reason = "allowed by rule charges";
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         add_receipt(f, &b, 1, 1);
         expect_shape(f, &b, "sh-method-empty", NULL, 0);
         policy_loaded(f, &b, f->digest, T2023);
         x.rq.context = NULL;
-        add_entry(&b, &x.e);
+        sworn_record_add(&b, &x.e);
         add_receipt(f, &b, 1, 1);
         expect_shape(f, &b, "sh-method-nocontext", NULL, 0);
     }
@@ -3450,7 +3375,7 @@ static void test_entry_shapes(void **state)
                 x.d.rule_id = s129;
                 break;
             }
-            add_entry(&b, &x.e);
+            sworn_record_add(&b, &x.e);
             snprintf(name, sizeof(name), "sh-long-%s", what[i]);
             expect_shape(f, &b, name, "field-too-long", 1);
         }
@@ -3465,7 +3390,7 @@ static void test_entry_shapes(void **state)
         escalation_link(&b, "req-3", SWORN__V1__EFFECT__EFFECT_DENY, 0, NULL);
         escalation_operator = "alice";
         make_record(f, "sh-operator-256", &b, NULL);
-        built_free(&b);
+        sworn_record_free(&b);
         {
             json_object *rep = verify_json(f, "sh-operator-256", NULL, 1);
 
@@ -3488,7 +3413,8 @@ static void test_entry_shapes(void **state)
  * each approval of one, falls inside a running sandbox of its principal and name. */
 
 /* A SandboxStarted entry of principal agent-1, sandbox name sb-7, id tag, by operator_. */
-static void sandbox_started(struct built *b, uint8_t tag, const char *operator_, uint64_t t_ms)
+static void sandbox_started(struct sworn_record *b, uint8_t tag, const char *operator_,
+                            uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__SandboxStarted st = SWORN__V1__SANDBOX_STARTED__INIT;
@@ -3517,12 +3443,12 @@ static void sandbox_started(struct built *b, uint8_t tag, const char *operator_,
     st.time_unix_ms = t_ms;
     e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_STARTED;
     e.sandbox_started = &st;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
 /* A SandboxEnded entry naming the start at start_index, with id tag, by operator_; reason and
  * code as given. */
-static void sandbox_ended_as(struct built *b, uint64_t start_index, uint8_t tag,
+static void sandbox_ended_as(struct sworn_record *b, uint64_t start_index, uint8_t tag,
                              const char *operator_, int reason, uint32_t code, uint64_t t_ms)
 {
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
@@ -3540,11 +3466,11 @@ static void sandbox_ended_as(struct built *b, uint64_t start_index, uint8_t tag,
     en.time_unix_ms = t_ms;
     e.kind_case = SWORN__V1__ENTRY__KIND_SANDBOX_ENDED;
     e.sandbox_ended = &en;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
-static void sandbox_ended(struct built *b, uint64_t start_index, uint8_t tag, const char *operator_,
-                          uint64_t t_ms)
+static void sandbox_ended(struct sworn_record *b, uint64_t start_index, uint8_t tag,
+                          const char *operator_, uint64_t t_ms)
 {
     sandbox_ended_as(b, start_index, tag, operator_, 1, 0, t_ms);
 }
@@ -3554,7 +3480,7 @@ static void sandbox_ended(struct built *b, uint64_t start_index, uint8_t tag, co
 /* The uid sandbox_decision's requests carry: the start's agent_uid unless a case changes it. */
 static uint32_t sandbox_decision_uid = 231072;
 
-static void sandbox_decision(const struct fx *f, struct built *b, const char *id,
+static void sandbox_decision(const struct fx *f, struct sworn_record *b, const char *id,
                              Sworn__V1__Effect effect, uint64_t index, const char *principal,
                              const char *name, uint64_t t_ms)
 {
@@ -3572,7 +3498,7 @@ static void sandbox_decision(const struct fx *f, struct built *b, const char *id
 }
 
 /* Verify b as record name: fails check sandboxes with code at item (the others pass). */
-static void expect_sandbox_fail(const struct fx *f, struct built *b, const char *name,
+static void expect_sandbox_fail(const struct fx *f, struct sworn_record *b, const char *name,
                                 const char *code, const char *item)
 {
     json_object *rep;
@@ -3582,13 +3508,13 @@ static void expect_sandbox_fail(const struct fx *f, struct built *b, const char 
     sworn_verify_expect_fail(rep, "sandboxes", code, item);
     sworn_verify_expect_only(rep, "sandboxes");
     json_object_put(rep);
-    built_free(b);
+    sworn_record_free(b);
 }
 
 static void test_sandboxes(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
 
     /* The good life of a sandbox: started (1), an allow (2), an escalation (3) approved (4), a
@@ -3615,7 +3541,7 @@ static void test_sandboxes(void **state)
     assert_int_equal(
         json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "sandboxes"), "count")), 5);
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* An allow naming an unknown start: an entry that is no start (1), one past the log. */
     policy_loaded(f, &b, f->digest, T2023);
@@ -3693,7 +3619,7 @@ static void test_sandboxes(void **state)
     rep = verify_json(f, "sbx-shape", NULL, 1);
     sworn_verify_expect_fail(rep, "entries", "sandbox-field", "entry 2");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* ---- token usage (issue 16, model APIs) ---- */
@@ -3703,8 +3629,8 @@ static const char *model_ceiling_field = "max_tokens";
 
 /* An allow of operation model.call naming model with a token ceiling (< 0: none) at T2023 +
  * 1000, with its receipt; returns its index. */
-static uint64_t model_allow(const struct fx *f, struct built *b, const char *id, const char *model,
-                            int64_t ceiling)
+static uint64_t model_allow(const struct fx *f, struct sworn_record *b, const char *id,
+                            const char *model, int64_t ceiling)
 {
     Sworn__V1__Entry *m;
     Sworn__V1__TokenCeiling tc = SWORN__V1__TOKEN_CEILING__INIT;
@@ -3723,7 +3649,7 @@ static uint64_t model_allow(const struct fx *f, struct built *b, const char *id,
         m->decision->request->context->token_ceiling = &tc;
     free(b->e[b->n - 1]);
     b->n--;
-    add_entry(b, m);
+    sworn_record_add(b, m);
     m->decision->request->operation = op; /* protobuf-c's own, to free */
     m->decision->request->resource->model = old_model;
     m->decision->request->context->token_ceiling = NULL;
@@ -3734,7 +3660,7 @@ static uint64_t model_allow(const struct fx *f, struct built *b, const char *id,
 
 /* A UsageRecorded entry naming the entry at `at` (hash: its leaf hash when NULL). charged is
  * input + output when reported, else reserved, unless bad_charge (then one more). */
-static void usage_of(struct built *b, const char *id, const char *allow_id, uint64_t at,
+static void usage_of(struct sworn_record *b, const char *id, const char *allow_id, uint64_t at,
                      const uint8_t *hash, const char *model, uint64_t reserved, int reported,
                      uint64_t in, uint64_t out, int bad_charge)
 {
@@ -3743,7 +3669,7 @@ static void usage_of(struct built *b, const char *id, const char *allow_id, uint
     uint8_t leaf[32];
 
     if (hash == NULL && at < b->n)
-        leaf_of(b, at, leaf);
+        sworn_record_leaf(b, at, leaf);
     else if (hash == NULL)
         memset(leaf, 7, sizeof(leaf));
     else
@@ -3763,10 +3689,10 @@ static void usage_of(struct built *b, const char *id, const char *allow_id, uint
     u.time_unix_ms = T2023 + 6000;
     e.kind_case = SWORN__V1__ENTRY__KIND_USAGE_RECORDED;
     e.usage_recorded = &u;
-    add_entry(b, &e);
+    sworn_record_add(b, &e);
 }
 
-static void expect_usage_fail(const struct fx *f, struct built *b, const char *name,
+static void expect_usage_fail(const struct fx *f, struct sworn_record *b, const char *name,
                               const char *check, const char *code)
 {
     json_object *rep;
@@ -3788,7 +3714,7 @@ static void expect_usage_fail(const struct fx *f, struct built *b, const char *n
 static void test_usage(void **state)
 {
     struct fx *f = *state;
-    struct built b = {0};
+    struct sworn_record b = {0};
     json_object *rep;
     uint64_t a, a2, d;
     uint8_t other[32];
@@ -3811,7 +3737,7 @@ static void test_usage(void **state)
     /* A second usage for one allow (a replayed report; the operator adding tokens back). */
     usage_of(&b, "u-3", "m-1", a, NULL, "gpt-4o", 10, 1, 1, 1, 0);
     expect_usage_fail(f, &b, "usage-twice", "token-usage", "usage-twice");
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* Usage naming a deny, an index after itself, another entry's hash, another request or
      * model, a reservation the allow never made. */
@@ -3826,7 +3752,7 @@ static void test_usage(void **state)
     usage_of(&b, "u-1", "m-1", b.n + 5, NULL, "gpt-4o", 10, 1, 5, 5, 0);
     expect_usage_fail(f, &b, "usage-later", "token-usage", "usage-allow-unknown");
     b.n--, free(b.e[b.n]);
-    leaf_of(&b, d, other);
+    sworn_record_leaf(&b, d, other);
     usage_of(&b, "u-1", "m-1", a, other, "gpt-4o", 10, 1, 5, 5, 0);
     expect_usage_fail(f, &b, "usage-hash", "token-usage", "usage-allow-hash");
     b.n--, free(b.e[b.n]);
@@ -3842,7 +3768,7 @@ static void test_usage(void **state)
     /* The arithmetic: charged_tokens that is not input + output. */
     usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 10, 1, 40, 30, 1);
     expect_usage_fail(f, &b, "usage-charged", "entries", "usage-charged");
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* A restart between the allow and its usage: decisiond forgets pending allows. */
     startup(&b, 990, 991, 0, T2023);
@@ -3852,7 +3778,7 @@ static void test_usage(void **state)
     policy_loaded(f, &b, f->digest, T2023 + 3000);
     usage_of(&b, "u-1", "m-1", a, NULL, "gpt-4o", 10, 1, 5, 5, 0);
     expect_usage_fail(f, &b, "usage-restart", "token-usage", "usage-allow-restarted");
-    built_free(&b);
+    sworn_record_free(&b);
 
     /* An allow whose ceiling names no member decisiond reads (a forged request). */
     startup(&b, 990, 991, 0, T2023);
@@ -3864,7 +3790,7 @@ static void test_usage(void **state)
     rep = verify_json(f, "usage-ceiling", NULL, 1);
     sworn_verify_expect_fail(rep, "entries", "bad-field", "entry 2");
     json_object_put(rep);
-    built_free(&b);
+    sworn_record_free(&b);
 }
 
 /* ---- red team of issue 16, B: requests the proxy never sends, recorded as allows ---- */
@@ -3965,7 +3891,7 @@ static void test_rt16_b_request_shapes(void **state)
     struct fx *f = *state;
 
     for (int i = 0; i <= 13; i++) {
-        struct built b = {0};
+        struct sworn_record b = {0};
         json_object *rep;
         char name[32];
 
@@ -3986,7 +3912,7 @@ static void test_rt16_b_request_shapes(void **state)
             sworn_verify_expect_only(rep, "entries");
         }
         json_object_put(rep);
-        built_free(&b);
+        sworn_record_free(&b);
     }
 }
 

@@ -497,6 +497,21 @@ size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *ou
     return len;
 }
 
+void sworn_test_canon(const char *scheme, const char *host, uint32_t port, const char *path,
+                      struct sworn_resource *out)
+{
+    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
+    const char *why = NULL;
+
+    r.scheme = (char *)scheme;
+    r.host = (char *)host;
+    r.port = port;
+    r.path = (char *)path;
+    if (sworn_resource_canon(&r, out, &why) != 0)
+        fail_msg("%s://%s:%u%s refused: %s", scheme, host, (unsigned)port, path,
+                 why != NULL ? why : "?");
+}
+
 int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *receipt,
                               const uint8_t leaf[32], const void *request, uint64_t time_ms)
 {

@@ -171,6 +171,13 @@ void sworn_test_append(struct sworn_log *log, const void *data, size_t len, uint
  */
 size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out);
 
+struct sworn_resource;
+
+/* The canonical form of the resource scheme://host:port path (path with its query), as decisiond
+ * and the proxy make it (resource.h); fails the test when it is refused. */
+void sworn_test_canon(const char *scheme, const char *host, uint32_t port, const char *path,
+                      struct sworn_resource *out);
+
 /*
  * Verify receipt r (a Sworn__V1__Receipt) of an allow of req (a Sworn__V1__AuthorizationRequest)
  * recorded at time_ms with leaf hash leaf, with the key of the DER SPKI spki: a digest receipt

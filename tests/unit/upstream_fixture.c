@@ -213,6 +213,61 @@ pid_t sworn_upstream_spawn(char *const argv[], const char *log_path)
     return pid;
 }
 
+/* Has the server written its port file? (A sworn_test_wait_dir question.) */
+struct port_wait {
+    const char *file;
+    uint16_t port;
+};
+
+static int port_written(void *arg)
+{
+    struct port_wait *w = arg;
+    char *text = sworn_test_read_file_opt(w->file, NULL);
+    long v;
+
+    if (text == NULL)
+        return 0;
+    v = strtol(text, NULL, 10);
+    free(text);
+    if (v <= 0 || v > 65535)
+        return 0; /* still being written */
+    w->port = (uint16_t)v;
+    return 1;
+}
+
+pid_t sworn_upstream_spawn_port(char *const argv[], const char *log_path, const char *port_file,
+                                int timeout_ms, uint16_t *port)
+{
+    struct port_wait w = {port_file, 0};
+    char *dir = strdup(port_file), *slash;
+    pid_t pid;
+    int rc;
+
+    if (dir == NULL || (slash = strrchr(dir, '/')) == NULL) {
+        free(dir);
+        return complain("port file %s is not a path in a folder", port_file);
+    }
+    *slash = '\0';
+    pid = sworn_upstream_spawn(argv, log_path);
+    if (pid < 0) {
+        free(dir);
+        return -1;
+    }
+    rc = sworn_test_wait_dir(dir, port_written, &w, timeout_ms);
+    free(dir);
+    if (rc != 0) {
+        char *out = sworn_test_read_file_opt(log_path, NULL);
+
+        fprintf(stderr, "%s wrote no port to %s in %d ms; its output:\n%s\n", argv[0], port_file,
+                timeout_ms, out != NULL ? out : "");
+        free(out);
+        sworn_upstream_stop_child(&pid, argv[0]);
+        return -1;
+    }
+    *port = w.port;
+    return pid;
+}
+
 /* 1 when our child pid has exited (it is reaped, *status set), 0 while it runs. */
 static int exited(pid_t pid, int *status)
 {

@@ -83,6 +83,15 @@ void sworn_upstream_stop(struct sworn_upstream *u);
  */
 pid_t sworn_upstream_spawn(char *const argv[], const char *log_path);
 
+/*
+ * sworn_upstream_spawn, then wait up to timeout_ms for the server to write the port it listens on
+ * (decimal) to port_file, in a folder the test owns (the folder is watched, never polled). Returns
+ * the pid and sets *port; -1 when it did not start or wrote no port in time (printed, with the
+ * server's output from log_path; a started child is stopped).
+ */
+pid_t sworn_upstream_spawn_port(char *const argv[], const char *log_path, const char *port_file,
+                                int timeout_ms, uint16_t *port);
+
 /* SIGTERM *pid, wait up to 10 s, then SIGKILL; reap it and set *pid to 0. Safe when 0. */
 void sworn_upstream_stop_child(pid_t *pid, const char *what);
 
