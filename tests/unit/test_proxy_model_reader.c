@@ -43,6 +43,34 @@ static int conf_of(const char *yaml, struct sworn_pmodel_conf *c, char *err, siz
     return rc;
 }
 
+/* Which requests are model calls, of which API: any spelling of a destination's URL. */
+static const struct {
+    const char *scheme, *host;
+    uint32_t port;
+    const char *path, *method;
+    enum sworn_pmodel_api want;
+} calls[] = {
+    {"https", "api.example.com", 443, "/v1/chat/completions", "POST", SWORN_PMODEL_OPENAI_CHAT},
+    {"https", "api.example.com", 443, "/v1/chat/completions", "GET", SWORN_PMODEL_NONE},
+    {"https", "API.example.com.", 443, "/x/v1/Responses/?a=1", "POST",
+     SWORN_PMODEL_OPENAI_RESPONSES},
+    {"https", "api.example.com", 443, "/v1/chat/completions;x", "POST", SWORN_PMODEL_OPENAI_CHAT},
+    {"https", "api.example.com", 443, "/claude/v1/messages", "POST",
+     SWORN_PMODEL_ANTHROPIC_MESSAGES},
+    {"https", "api.example.com", 443, "/claude/v1/chat/completions", "POST", SWORN_PMODEL_NONE},
+    /* Red team rt-A: a destination's path is matched without case and with or without path
+     * parameters (routers that ignore case or drop ";x" send these to the same handler). */
+    {"https", "api.example.com", 443, "/Claude/v1/messages", "POST",
+     SWORN_PMODEL_ANTHROPIC_MESSAGES},
+    {"https", "api.example.com", 443, "/claude;x/v1/messages", "POST",
+     SWORN_PMODEL_ANTHROPIC_MESSAGES},
+    {"https", "api.example.com", 443, "/CLAUDE/v1/Messages/", "POST",
+     SWORN_PMODEL_ANTHROPIC_MESSAGES},
+    {"https", "api.example.com", 443, "/v1/embeddings", "POST", SWORN_PMODEL_NONE},
+    {"https", "other.example.com", 443, "/v1/chat/completions", "POST", SWORN_PMODEL_NONE},
+    {"http", "api.example.com", 443, "/v1/chat/completions", "POST", SWORN_PMODEL_NONE},
+};
+
 static void test_conf_and_classify(void **state)
 {
     struct sworn_pmodel_conf c;
@@ -74,31 +102,12 @@ static void test_conf_and_classify(void **state)
                              &c, err, sizeof(err)),
                      0);
     assert_int_equal(c.n, 2);
-    sworn_test_canon("https", "api.example.com", 443, "/v1/chat/completions", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_OPENAI_CHAT);
-    assert_int_equal(sworn_pmodel_classify(&c, "GET", &res), SWORN_PMODEL_NONE);
-    sworn_test_canon("https", "API.example.com.", 443, "/x/v1/Responses/?a=1", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_OPENAI_RESPONSES);
-    sworn_test_canon("https", "api.example.com", 443, "/v1/chat/completions;x", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_OPENAI_CHAT);
-    sworn_test_canon("https", "api.example.com", 443, "/claude/v1/messages", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    sworn_test_canon("https", "api.example.com", 443, "/claude/v1/chat/completions", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
-    /* Red team rt-A: a destination's path is matched without case and with or without path
-     * parameters (routers that ignore case or drop ";x" send these to the same handler). */
-    sworn_test_canon("https", "api.example.com", 443, "/Claude/v1/messages", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    sworn_test_canon("https", "api.example.com", 443, "/claude;x/v1/messages", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    sworn_test_canon("https", "api.example.com", 443, "/CLAUDE/v1/Messages/", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_ANTHROPIC_MESSAGES);
-    sworn_test_canon("https", "api.example.com", 443, "/v1/embeddings", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
-    sworn_test_canon("https", "other.example.com", 443, "/v1/chat/completions", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
-    sworn_test_canon("http", "api.example.com", 443, "/v1/chat/completions", &res);
-    assert_int_equal(sworn_pmodel_classify(&c, "POST", &res), SWORN_PMODEL_NONE);
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        sworn_test_canon(calls[i].scheme, calls[i].host, calls[i].port, calls[i].path, &res);
+        if (sworn_pmodel_classify(&c, calls[i].method, &res) != calls[i].want)
+            fail_msg("%s %s://%s:%u%s is not read as API %d", calls[i].method, calls[i].scheme,
+                     calls[i].host, (unsigned)calls[i].port, calls[i].path, (int)calls[i].want);
+    }
     assert_int_equal(sworn_pmodel_classify(&c, "POST", NULL), SWORN_PMODEL_NONE);
 }
 
