@@ -765,7 +765,7 @@ static void print_commit_targets(const char *what, struct commit_cost c, double 
     snprintf(figure, sizeof(figure), "%s: bytes written / entry bytes", what);
     target_row(figure, c.bytes_ratio, "x", "<= 4x", c.bytes_ratio <= 4.0);
     /* One WAL fdatasync makes a commit durable; sqlite's automatic checkpoint adds two syncs
-     * every ~1000 WAL pages, which 1.1 allows. */
+     * every 256 WAL pages, which 1.1 allows. */
     snprintf(figure, sizeof(figure), "%s: syncs per commit", what);
     target_row(figure, c.syncs_per_commit, "sync/txn", "<= 1.1 (one WAL fdatasync)",
                c.syncs_per_commit <= 1.1);
@@ -1068,7 +1068,7 @@ int main(int argc, char **argv)
     print_commit_targets("8 threads", group8, 5.0);
     printf("  %-58s %.2f\n", "8 threads: entries per transaction", group8.entries_per_txn);
     printf("\n  sqlite runs the WAL with synchronous=FULL: each commit syncs the WAL once; an\n"
-           "  automatic checkpoint (every ~1000 WAL pages) adds a WAL sync and a database sync\n"
+           "  automatic checkpoint (every 256 WAL pages) adds a WAL sync and a database sync\n"
            "  inside the commit that triggers it, and the first commit after the WAL restarts\n"
            "  also syncs the WAL header.\n");
     if (atomic_load(&uncounted_opens) != 0)
