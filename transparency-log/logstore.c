@@ -938,7 +938,6 @@ int sworn_log_open(const char *db_path, struct sworn_log **out)
      * would make the entries and the tiles disagree from one statement to the next. */
     SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
     in_txn = 1;
-    wal_preallocate(log);
     if (meta_get_u64(log, "format", &version) < 0) {
         sworn_err_set(SWORN_ERR_FORMAT, "%s is not a sworn log database", db_path);
         goto fail;
@@ -946,6 +945,7 @@ int sworn_log_open(const char *db_path, struct sworn_log **out)
     SWORN_ENSURE(version == 1 || version == SWORN_LOG_FORMAT_VERSION, SWORN_ERR_FORMAT,
                  "log database %s has format %llu, this build reads 1 (upgraded) and %d", db_path,
                  (unsigned long long)version, SWORN_LOG_FORMAT_VERSION);
+    wal_preallocate(log);
     SWORN_GUARD(meta_get_locked(log, "origin", log->origin, sizeof(log->origin)));
     SWORN_GUARD(exec_sql(log, QUOTES_TABLE_SQL));
     if (version == 1)
