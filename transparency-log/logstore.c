@@ -48,8 +48,6 @@
 #define WAL_CHECKPOINT_PAGES 256
 #define WAL_HEADER_BYTES 32
 #define WAL_FRAME_HEADER_BYTES 24
-/* A checkpoint note read back at open: the size sworn-log and decisiond sign at most. */
-#define OPEN_NOTE_MAX 65536
 
 /* A stored, complete tile, as read from the database. */
 struct tile_slot {
@@ -838,7 +836,7 @@ static int newest_checkpoint(struct sworn_log *log, uint64_t n, int *have,
         size_t len = (size_t)sqlite3_column_bytes(st, 1);
         uint64_t size = (uint64_t)sqlite3_column_int64(st, 0);
 
-        SWORN_ENSURE(text != NULL && len <= OPEN_NOTE_MAX &&
+        SWORN_ENSURE(text != NULL && len <= SWORN_NOTE_MAX_LEN &&
                          sworn_note_parse(text, len, note) == 0 &&
                          sworn_checkpoint_parse(note->text, note->text_len, cp) == 0,
                      SWORN_ERR_CORRUPT, "log database: the checkpoint of size %llu does not parse",
