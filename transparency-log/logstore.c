@@ -2,15 +2,21 @@
  * logstore.c -- the log on sqlite3 (contract and storage layout in logstore.h; the byte layout of
  * each table in docs/formats.md).
  *
- * Tile rows. A tile of width w (1..256) at level L, index t, stores 8 rows of hashes:
- *     row 0: w hashes, the level-8L nodes t*256 .. t*256+w-1 (what tlog-tiles serves)
- *     row r: floor(w / 2^r) hashes, node i of row r = H(row r-1 [2i], row r-1 [2i+1])
- * so every complete subtree of height 8L+r that lies in the tile is stored. The row offsets
- * follow from w alone (row_offset below). The root of a full tile (height 8L+8) is row 0 of the
- * level-L+1 tile, and is not repeated in the level-L tile.
+ * Tile rows. A tile at level L, index t, holds 8 rows of hashes, at the offsets of a full tile:
+ *     row 0: up to 256 hashes, the level-8L nodes t*256 .. (what tlog-tiles serves)
+ *     row r: hash i = H(row r-1 [2i], row r-1 [2i+1]), for as many pairs as row r-1 completes
+ * so every complete subtree of height 8L+r that lies in the tile is held in row r of it. The root
+ * of a full tile (height 8L+8) is row 0 of the level-L+1 tile, and is not repeated in the level-L
+ * tile.
+ *
+ * Where the tree lives. A complete tile (256 hashes in row 0) is final: it is stored once, in the
+ * transaction of the append that completed it, and never rewritten. The rightmost tile of each
+ * level, never complete, lives only in memory (`edge`): sworn_log_open rebuilds it from the last
+ * entries (level 0) and from the stored complete tiles of the level below (level L > 0). So a
+ * commit writes its entries, and a complete tile once per 256 hashes of a level, nothing more.
  *
  * Locking. db_lock serialises every use of the sqlite connection and the fields it guards
- * (next_index, tree_size, the tile cache). q_lock guards the group-commit queue; a thread never
+ * (next_index, the edge, the tile cache). q_lock guards the group-commit queue; a thread never
  * waits for q_lock while it holds db_lock.
  */
 #include "logstore.h"
@@ -28,19 +34,40 @@
 #include "checkpoint.h"
 #include "encoding.h"
 #include "err.h"
+#include "note.h"
 
 /* Hashes in all eight rows of a full tile: 256 + 128 + ... + 2. */
 #define TILE_ALL_ROWS_MAX (2 * SWORN_TILE_WIDTH - 2)
-/* Leaves hashed per step of integration, to bound memory (2 MiB of leaf hashes). */
-#define INTEGRATE_CHUNK 65536
+/* Leaves hashed per step of recovery, to bound memory (2 MiB of leaf hashes). */
+#define RECOVER_CHUNK 65536
 #define TILE_CACHE_SLOTS 64
+/* Levels that can hold a hash: a tree of fewer than 2^64 leaves has n >> 8L > 0 for L < 8 only. */
+#define EDGE_LEVELS (64 / SWORN_TILE_HEIGHT)
+/* WAL pages after which sqlite copies the WAL into the database and starts it over (its default
+ * is 1000): the WAL stays within about 1 MiB, which wal_preallocate writes once. */
+#define WAL_CHECKPOINT_PAGES 256
+#define WAL_HEADER_BYTES 32
+#define WAL_FRAME_HEADER_BYTES 24
 
+/* A stored, complete tile, as read from the database. */
 struct tile_slot {
     int used;
     int level;
     uint64_t index;
-    unsigned width;
     uint8_t hashes[TILE_ALL_ROWS_MAX * SWORN_HASH_LEN];
+};
+
+/* The rightmost tile of one level: never complete, never stored, rebuilt at open. */
+struct edge_tile {
+    uint64_t index; /* its tile number at this level: (tree size >> 8L) / 256 */
+    unsigned width; /* hashes in row 0: (tree size >> 8L) % 256 */
+    uint8_t hashes[TILE_ALL_ROWS_MAX * SWORN_HASH_LEN];
+};
+
+/* What to do with a tile that an edge completes. */
+enum tile_done {
+    TILE_INSERT,         /* an append: insert it; one already stored is a contradiction */
+    TILE_CHECK_OR_STORE, /* recovery: compare with the stored tile, or store a missing one */
 };
 
 /* One caller's batch waiting in the group-commit queue. */
@@ -62,8 +89,8 @@ struct sworn_log {
     sqlite3 *db;
     pthread_mutex_t db_lock;
     char origin[SWORN_CHECKPOINT_ORIGIN_MAX + 1];
-    uint64_t next_index; /* durable entries */
-    uint64_t tree_size;  /* integrated entries */
+    uint64_t next_index; /* durable entries, all of them in the tree */
+    int broken;          /* the edge could not be rebuilt after a failed commit: reopen */
 
     pthread_mutex_t q_lock;
     pthread_cond_t q_cond;
@@ -77,8 +104,8 @@ struct sworn_log {
     sqlite3_stmt *st_entry_range;
     sqlite3_stmt *st_get_tile;
     sqlite3_stmt *st_put_tile;
-    sqlite3_stmt *st_set_integrated;
 
+    struct edge_tile edge[EDGE_LEVELS];
     struct tile_slot cache[TILE_CACHE_SLOTS];
 };
 
@@ -181,33 +208,18 @@ static int meta_get_locked(struct sworn_log *log, const char *key, char *out, si
     return db_error(log, "meta read");
 }
 
-/* Position of the first hash of row r in a tile of width w. */
-static size_t row_offset(unsigned w, unsigned r)
+/* Position of the first hash of row r in a full tile (every tile, stored or edge, uses it). */
+static size_t row_offset(unsigned r)
 {
     size_t off = 0;
 
     for (unsigned j = 0; j < r; j++)
-        off += w >> j;
+        off += SWORN_TILE_WIDTH >> j;
     return off;
 }
 
-static size_t all_rows_len(unsigned w)
-{
-    return row_offset(w, SWORN_TILE_HEIGHT);
-}
-
-/* Fill rows 1..7 of a tile whose row 0 (w hashes) is already at the start of hashes. */
-static void build_rows(uint8_t *hashes, unsigned w)
-{
-    for (unsigned r = 1; r < SWORN_TILE_HEIGHT; r++) {
-        const uint8_t *prev = hashes + row_offset(w, r - 1) * SWORN_HASH_LEN;
-        uint8_t *row = hashes + row_offset(w, r) * SWORN_HASH_LEN;
-
-        for (unsigned i = 0; i < (w >> r); i++)
-            sworn_merkle_node_hash(prev + 2 * i * SWORN_HASH_LEN,
-                                   prev + (2 * i + 1) * SWORN_HASH_LEN, row + i * SWORN_HASH_LEN);
-    }
-}
+/* Bytes of a stored tile's blob: all eight rows of a full tile, 16320. */
+#define TILE_BLOB_LEN (TILE_ALL_ROWS_MAX * SWORN_HASH_LEN)
 
 static struct tile_slot *cache_slot(struct sworn_log *log, int level, uint64_t index)
 {
@@ -215,9 +227,9 @@ static struct tile_slot *cache_slot(struct sworn_log *log, int level, uint64_t i
 }
 
 /*
- * Find tile (level, index) in the cache or the database. OUT: *slot, valid until the next tile
- * load or store. Returns 0, or -1 (SWORN_ERR_NOTFOUND when absent; SWORN_ERR_CORRUPT when the
- * stored blob does not match its width).
+ * Find the stored tile (level, index) in the cache or the database. OUT: *slot, valid until the
+ * next tile load. Returns 0, or -1 (SWORN_ERR_NOTFOUND when absent; SWORN_ERR_CORRUPT when the
+ * stored row is not a complete tile).
  */
 static int load_tile(struct sworn_log *log, int level, uint64_t index, struct tile_slot **slot)
 {
@@ -237,17 +249,16 @@ static int load_tile(struct sworn_log *log, int level, uint64_t index, struct ti
         const void *blob = sqlite3_column_blob(st, 1);
         size_t n = (size_t)sqlite3_column_bytes(st, 1);
 
-        if (w < 1 || w > SWORN_TILE_WIDTH || blob == NULL ||
-            n != all_rows_len((unsigned)w) * SWORN_HASH_LEN) {
+        if (w != SWORN_TILE_WIDTH || blob == NULL || n != TILE_BLOB_LEN) {
             sqlite3_reset(st);
             return sworn_err_set(SWORN_ERR_CORRUPT,
-                                 "log database: tile %d/%llu has %zu bytes for width %lld", level,
-                                 (unsigned long long)index, n, (long long)w);
+                                 "log database: tile %d/%llu has width %lld and %zu bytes; a "
+                                 "stored tile is complete (width 256, %d bytes)",
+                                 level, (unsigned long long)index, (long long)w, n, TILE_BLOB_LEN);
         }
         s->used = 1;
         s->level = level;
         s->index = index;
-        s->width = (unsigned)w;
         memcpy(s->hashes, blob, n);
         sqlite3_reset(st);
         *slot = s;
@@ -260,50 +271,205 @@ static int load_tile(struct sworn_log *log, int level, uint64_t index, struct ti
     return db_error(log, "read tile");
 }
 
-static int store_tile(struct sworn_log *log, int level, uint64_t index, unsigned w,
-                      const uint8_t *hashes)
-{
-    sqlite3_stmt *st = log->st_put_tile;
-    struct tile_slot *s = cache_slot(log, level, index);
-
-    /* The cached copy is dropped rather than updated: a rolled-back transaction must not leave a
-     * tile in the cache that the database does not have. */
-    if (s->used && s->level == level && s->index == index)
-        s->used = 0;
-    sqlite3_bind_int(st, 1, level);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)index);
-    sqlite3_bind_int(st, 3, (int)w);
-    sqlite3_bind_blob(st, 4, hashes, (int)(all_rows_len(w) * SWORN_HASH_LEN), SQLITE_STATIC);
-    return step_done(log, st, "write tile");
-}
-
 static void cache_clear(struct sworn_log *log)
 {
     for (size_t i = 0; i < TILE_CACHE_SLOTS; i++)
         log->cache[i].used = 0;
 }
 
+/* Insert a complete tile, inside the caller's transaction. Not cached here: a rolled-back
+ * transaction must not leave a tile in the cache that the database does not have. */
+static int insert_tile(struct sworn_log *log, unsigned level, uint64_t index, const uint8_t *hashes)
+{
+    sqlite3_stmt *st = log->st_put_tile;
+
+    sqlite3_bind_int(st, 1, (int)level);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)index);
+    sqlite3_bind_int(st, 3, SWORN_TILE_WIDTH);
+    sqlite3_bind_blob(st, 4, hashes, TILE_BLOB_LEN, SQLITE_STATIC);
+    return step_done(log, st, "write tile");
+}
+
 /*
- * The stored hash of the complete subtree of height h whose leftmost leaf is k << h.
- * Requires that subtree to be inside the integrated tree.
+ * A tile the edge of `level` has just completed: insert it (an append), or compare it with the
+ * stored one and store it when missing (recovery).
+ */
+static int tile_completed(struct sworn_log *log, unsigned level, const struct edge_tile *e,
+                          enum tile_done mode)
+{
+    struct tile_slot *s;
+
+    if (mode == TILE_INSERT)
+        return insert_tile(log, level, e->index, e->hashes);
+    if (load_tile(log, (int)level, e->index, &s) == 0) {
+        if (memcmp(s->hashes, e->hashes, TILE_BLOB_LEN) != 0)
+            return sworn_err_set(SWORN_ERR_CORRUPT,
+                                 "log database: stored tile %u/%llu differs from the one its "
+                                 "entries give",
+                                 level, (unsigned long long)e->index);
+        return 0;
+    }
+    if (sworn_err_code() != SWORN_ERR_NOTFOUND)
+        return -1;
+    return insert_tile(log, level, e->index, e->hashes);
+}
+
+/*
+ * Add one hash to the right edge of `level`: compute the nodes it completes in rows 1..7; when it
+ * fills the tile, hand the tile to tile_completed and carry its root to the next level.
+ * `mode` NULL: the tile cannot fill (rebuilding an edge of fewer than 256 hashes).
+ */
+static int edge_push(struct sworn_log *log, unsigned level, const uint8_t hash[SWORN_HASH_LEN],
+                     const enum tile_done *mode)
+{
+    struct edge_tile *e;
+    uint8_t parent[SWORN_HASH_LEN];
+    unsigned w;
+
+    if (level >= EDGE_LEVELS)
+        return sworn_err_set(SWORN_ERR_RANGE, "log tree deeper than 2^64 leaves");
+    e = &log->edge[level];
+    assert(e->width < SWORN_TILE_WIDTH);
+    memcpy(e->hashes + (size_t)e->width * SWORN_HASH_LEN, hash, SWORN_HASH_LEN);
+    w = ++e->width;
+    for (unsigned r = 1; r < SWORN_TILE_HEIGHT && (w & ((1u << r) - 1)) == 0; r++) {
+        size_t i = (w >> r) - 1;
+        const uint8_t *below = e->hashes + (row_offset(r - 1) + 2 * i) * SWORN_HASH_LEN;
+
+        sworn_merkle_node_hash(below, below + SWORN_HASH_LEN,
+                               e->hashes + (row_offset(r) + i) * SWORN_HASH_LEN);
+    }
+    if (w < SWORN_TILE_WIDTH)
+        return 0;
+    if (mode == NULL)
+        return sworn_err_set(SWORN_ERR_CORRUPT, "log: an edge tile filled while rebuilt");
+    {
+        const uint8_t *top = e->hashes + row_offset(SWORN_TILE_HEIGHT - 1) * SWORN_HASH_LEN;
+
+        sworn_merkle_node_hash(top, top + SWORN_HASH_LEN, parent);
+    }
+    if (tile_completed(log, level, e, *mode) < 0)
+        return -1;
+    e->index++;
+    e->width = 0;
+    return edge_push(log, level + 1, parent, mode);
+}
+
+/* The number of hashes at tree level 8L in a tree of n leaves. */
+static uint64_t level_size(uint64_t n, unsigned level)
+{
+    return level * SWORN_TILE_HEIGHT >= 64 ? 0 : n >> (level * SWORN_TILE_HEIGHT);
+}
+
+/* Hash entries [from, to) into a fresh array of leaf hashes. */
+static int hash_entries(struct sworn_log *log, uint64_t from, uint64_t to, uint8_t *leaves)
+{
+    sqlite3_stmt *st = log->st_entry_range;
+    uint64_t expect = from;
+    int rc;
+
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)from);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)to);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        uint64_t idx = (uint64_t)sqlite3_column_int64(st, 0);
+        const void *data = sqlite3_column_blob(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+
+        if (idx != expect || len > SWORN_TILE_ENTRY_MAX) {
+            sqlite3_reset(st);
+            return sworn_err_set(SWORN_ERR_CORRUPT, "log database: entry %llu missing or invalid",
+                                 (unsigned long long)expect);
+        }
+        sworn_merkle_leaf_hash(data, len, leaves + (idx - from) * SWORN_HASH_LEN);
+        expect++;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return db_error(log, "read entries");
+    if (expect != to)
+        return sworn_err_set(SWORN_ERR_CORRUPT, "log database: entry %llu missing",
+                             (unsigned long long)expect);
+    return 0;
+}
+
+/*
+ * Set the edge to that of the tree of `size` entries, from the stored entries (level 0: at most
+ * 255 leaf hashes) and the stored complete tiles of the level below (level L > 0: the roots of at
+ * most 255 tiles). Reads only; every stored tile it needs must be there.
+ */
+static int edge_rebuild(struct sworn_log *log, uint64_t size)
+{
+    uint8_t leaves[(SWORN_TILE_WIDTH - 1) * SWORN_HASH_LEN];
+
+    for (unsigned level = 0; level < EDGE_LEVELS; level++) {
+        struct edge_tile *e = &log->edge[level];
+        uint64_t n = level_size(size, level), first;
+
+        e->index = n / SWORN_TILE_WIDTH;
+        e->width = 0;
+        first = e->index * SWORN_TILE_WIDTH;
+        if (level == 0) {
+            SWORN_GUARD(hash_entries(log, first, n, leaves));
+            for (uint64_t i = first; i < n; i++)
+                SWORN_GUARD(edge_push(log, 0, leaves + (i - first) * SWORN_HASH_LEN, NULL));
+            continue;
+        }
+        for (uint64_t i = first; i < n; i++) {
+            struct tile_slot *s;
+            uint8_t root[SWORN_HASH_LEN];
+            const uint8_t *top;
+
+            if (load_tile(log, (int)level - 1, i, &s) < 0) {
+                if (sworn_err_code() == SWORN_ERR_NOTFOUND)
+                    sworn_err_set(SWORN_ERR_CORRUPT,
+                                  "log database: tile %u/%llu missing inside the tree", level - 1,
+                                  (unsigned long long)i);
+                return -1;
+            }
+            top = s->hashes + row_offset(SWORN_TILE_HEIGHT - 1) * SWORN_HASH_LEN;
+            sworn_merkle_node_hash(top, top + SWORN_HASH_LEN, root);
+            SWORN_GUARD(edge_push(log, level, root, NULL));
+        }
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/*
+ * The hash of the complete subtree of height h whose leftmost leaf is k << h: from a stored tile,
+ * or from the edge. Requires that subtree to be inside the tree.
  */
 static int get_node(struct sworn_log *log, unsigned h, uint64_t k, uint8_t out[SWORN_HASH_LEN])
 {
     unsigned level = h / SWORN_TILE_HEIGHT, r = h % SWORN_TILE_HEIGHT;
     uint64_t tile = k >> (SWORN_TILE_HEIGHT - r);
     uint64_t pos = k & ((SWORN_TILE_WIDTH >> r) - 1);
+    const struct edge_tile *e;
     struct tile_slot *s;
 
+    if (log->broken)
+        return sworn_err_set(SWORN_ERR_IO, "log: the tree was lost after a failed commit; reopen");
+    if (level >= EDGE_LEVELS)
+        return sworn_err_set(SWORN_ERR_RANGE, "log: node above the tree");
+    e = &log->edge[level];
+    if (tile == e->index) {
+        if (pos >= (e->width >> r))
+            return sworn_err_set(SWORN_ERR_RANGE, "log: node %u/%llu is not in the tree", h,
+                                 (unsigned long long)k);
+        memcpy(out, e->hashes + (row_offset(r) + pos) * SWORN_HASH_LEN, SWORN_HASH_LEN);
+        return 0;
+    }
+    if (tile > e->index)
+        return sworn_err_set(SWORN_ERR_RANGE, "log: node %u/%llu is not in the tree", h,
+                             (unsigned long long)k);
     if (load_tile(log, (int)level, tile, &s) < 0) {
         if (sworn_err_code() == SWORN_ERR_NOTFOUND)
             sworn_err_set(SWORN_ERR_CORRUPT, "log database: tile %u/%llu missing inside the tree",
                           level, (unsigned long long)tile);
         return -1;
     }
-    if (pos >= (s->width >> r))
-        return sworn_err_set(SWORN_ERR_CORRUPT, "log database: tile %u/%llu too narrow for node",
-                             level, (unsigned long long)tile);
-    memcpy(out, s->hashes + (row_offset(s->width, r) + pos) * SWORN_HASH_LEN, SWORN_HASH_LEN);
+    memcpy(out, s->hashes + (row_offset(r) + pos) * SWORN_HASH_LEN, SWORN_HASH_LEN);
     return 0;
 }
 
@@ -408,149 +574,6 @@ static int consistency_subproof(struct sworn_log *log, uint64_t m, uint64_t star
     return push_hash(h, out, cap, count);
 }
 
-/*
- * Add n hashes of tree level 8*level, the first being number `start` of that level, to the tiles
- * of `level`, and carry the roots of tiles this fills up to the next level.
- */
-static int add_to_level(struct sworn_log *log, int level, uint64_t start, const uint8_t *hashes,
-                        uint64_t n)
-{
-    uint8_t tile[TILE_ALL_ROWS_MAX * SWORN_HASH_LEN];
-    uint8_t *parents = NULL;
-    uint64_t parent_count = 0, pos = start, i = 0;
-    int rc = -1;
-
-    if (level > SWORN_TILE_MAX_LEVEL)
-        return sworn_err_set(SWORN_ERR_RANGE, "log tree deeper than tiles allow");
-    parents = malloc((size_t)(n / SWORN_TILE_WIDTH + 1) * SWORN_HASH_LEN);
-    if (parents == NULL)
-        return sworn_err_set(SWORN_ERR_NOMEM, "integrate: out of memory");
-    while (i < n) {
-        uint64_t t = pos / SWORN_TILE_WIDTH;
-        unsigned off = (unsigned)(pos % SWORN_TILE_WIDTH);
-        uint64_t k = SWORN_TILE_WIDTH - off;
-        unsigned w;
-
-        if (k > n - i)
-            k = n - i;
-        if (off > 0) {
-            struct tile_slot *s;
-
-            SWORN_GUARD(load_tile(log, level, t, &s));
-            SWORN_ENSURE(s->width == off, SWORN_ERR_CORRUPT,
-                         "log database: tile %d/%llu has width %u, the tree needs %u", level,
-                         (unsigned long long)t, s->width, off);
-            memcpy(tile, s->hashes, (size_t)off * SWORN_HASH_LEN);
-        }
-        memcpy(tile + (size_t)off * SWORN_HASH_LEN, hashes + i * SWORN_HASH_LEN,
-               (size_t)k * SWORN_HASH_LEN);
-        w = off + (unsigned)k;
-        build_rows(tile, w);
-        SWORN_GUARD(store_tile(log, level, t, w, tile));
-        if (w == SWORN_TILE_WIDTH) {
-            const uint8_t *top = tile + row_offset(w, SWORN_TILE_HEIGHT - 1) * SWORN_HASH_LEN;
-            sworn_merkle_node_hash(top, top + SWORN_HASH_LEN,
-                                   parents + parent_count * SWORN_HASH_LEN);
-            parent_count++;
-        }
-        pos += k;
-        i += k;
-    }
-    if (parent_count > 0)
-        SWORN_GUARD(add_to_level(log, level + 1, start / SWORN_TILE_WIDTH, parents, parent_count));
-    rc = 0;
-fail:
-    free(parents);
-    return rc;
-}
-
-/* Hash entries [from, to) into a fresh array of leaf hashes. */
-static int hash_entries(struct sworn_log *log, uint64_t from, uint64_t to, uint8_t *leaves)
-{
-    sqlite3_stmt *st = log->st_entry_range;
-    uint64_t expect = from;
-    int rc;
-
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)from);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)to);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint64_t idx = (uint64_t)sqlite3_column_int64(st, 0);
-        const void *data = sqlite3_column_blob(st, 1);
-        size_t len = (size_t)sqlite3_column_bytes(st, 1);
-
-        if (idx != expect || len > SWORN_TILE_ENTRY_MAX) {
-            sqlite3_reset(st);
-            return sworn_err_set(SWORN_ERR_CORRUPT, "log database: entry %llu missing or invalid",
-                                 (unsigned long long)expect);
-        }
-        sworn_merkle_leaf_hash(data, len, leaves + (idx - from) * SWORN_HASH_LEN);
-        expect++;
-    }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return db_error(log, "read entries");
-    if (expect != to)
-        return sworn_err_set(SWORN_ERR_CORRUPT, "log database: entry %llu missing",
-                             (unsigned long long)expect);
-    return 0;
-}
-
-/* Record the integrated tree size, inside the caller's transaction. */
-static int set_integrated(struct sworn_log *log, uint64_t size)
-{
-    char text[24];
-
-    snprintf(text, sizeof(text), "%llu", (unsigned long long)size);
-    sqlite3_bind_text(log->st_set_integrated, 1, text, -1, SQLITE_TRANSIENT);
-    return step_done(log, log->st_set_integrated, "write integrated size");
-}
-
-/*
- * Hash the stored entries [tree_size, to) into the tiles, inside the caller's transaction. Only
- * recovery needs this: appends integrate their own entries as they commit them.
- */
-static int integrate_stored(struct sworn_log *log, uint64_t to)
-{
-    uint8_t *leaves = malloc((size_t)INTEGRATE_CHUNK * SWORN_HASH_LEN);
-    int rc = -1;
-
-    SWORN_ENSURE(leaves != NULL, SWORN_ERR_NOMEM, "integrate: out of memory");
-    for (uint64_t pos = log->tree_size; pos < to;) {
-        uint64_t n = to - pos < INTEGRATE_CHUNK ? to - pos : INTEGRATE_CHUNK;
-
-        SWORN_GUARD(hash_entries(log, pos, pos + n, leaves));
-        SWORN_GUARD(add_to_level(log, 0, pos, leaves, n));
-        pos += n;
-    }
-    rc = 0;
-fail:
-    free(leaves);
-    return rc;
-}
-
-static int integrate_locked(struct sworn_log *log)
-{
-    uint64_t to = log->next_index;
-    int in_txn = 0;
-
-    /* The tree never runs ahead of the stored entries, and never shrinks. */
-    assert(log->tree_size <= to);
-    if (log->tree_size == to)
-        return 0;
-    SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
-    in_txn = 1;
-    SWORN_GUARD(integrate_stored(log, to));
-    SWORN_GUARD(set_integrated(log, to));
-    SWORN_GUARD(exec_sql(log, "COMMIT"));
-    log->tree_size = to;
-    return 0;
-fail:
-    if (in_txn)
-        (void)sqlite3_exec(log->db, "ROLLBACK", NULL, NULL, NULL);
-    cache_clear(log);
-    return -1;
-}
-
 static int open_db(const char *db_path, int create, struct sworn_log **out)
 {
     struct sworn_log *log = calloc(1, sizeof(*log));
@@ -587,11 +610,57 @@ static int open_db(const char *db_path, int create, struct sworn_log **out)
         SWORN_ENSURE(ok, SWORN_ERR_IO, "log database %s: cannot enable WAL journal", db_path);
     }
     SWORN_GUARD(exec_sql(log, "PRAGMA synchronous=FULL"));
+    {
+        char pragma[64];
+
+        snprintf(pragma, sizeof(pragma), "PRAGMA wal_autocheckpoint=%d", WAL_CHECKPOINT_PAGES);
+        SWORN_GUARD(exec_sql(log, pragma));
+    }
     *out = log;
     return 0;
 fail:
     sworn_log_close(log);
     return -1;
+}
+
+/*
+ * Make the WAL file span what WAL_CHECKPOINT_PAGES frames need, by writing zeros past its end.
+ * While a WAL grows, each commit's fdatasync must also make the file's new size durable (a
+ * journal commit of the filesystem: the "append + fsync" baseline of bench_log, at times half
+ * the rate of an overwrite); a WAL overwritten in place syncs data only, which is what sqlite
+ * does once it starts the WAL over after a checkpoint. sqlite reads a WAL only up to its last
+ * valid frame (a frame carries the header's salts and a running checksum), so zeros are never
+ * taken for frames, and a zero header is a WAL not yet started. Best effort: on failure the WAL
+ * grows as it would have. Caller holds the write lock, so no connection writes past the end.
+ */
+static void wal_preallocate(struct sworn_log *log)
+{
+    static const uint8_t zeros[65536];
+    sqlite3_file *wal = NULL;
+    sqlite3_stmt *st = NULL;
+    sqlite3_int64 size = 0, want, page = 0;
+
+    if (sqlite3_prepare_v2(log->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        page = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (page <= 0 || page > 65536)
+        return;
+    want = WAL_HEADER_BYTES + (WAL_CHECKPOINT_PAGES + 16) * (page + WAL_FRAME_HEADER_BYTES);
+    if (sqlite3_file_control(log->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
+        wal == NULL || wal->pMethods == NULL || wal->pMethods->xFileSize(wal, &size) != SQLITE_OK)
+        return;
+    if (size >= want)
+        return;
+    while (size < want) {
+        int n =
+            want - size < (sqlite3_int64)sizeof(zeros) ? (int)(want - size) : (int)sizeof(zeros);
+
+        if (wal->pMethods->xWrite(wal, zeros, n, size) != SQLITE_OK)
+            return;
+        size += n;
+    }
+    (void)wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
 }
 
 static int prepare_all(struct sworn_log *log)
@@ -606,11 +675,8 @@ static int prepare_all(struct sworn_log *log)
                         &log->st_entry_range));
     SWORN_GUARD(prepare(log, "SELECT width, hashes FROM tiles WHERE level = ? AND idx = ?",
                         &log->st_get_tile));
-    SWORN_GUARD(
-        prepare(log, "INSERT OR REPLACE INTO tiles(level, idx, width, hashes) VALUES(?, ?, ?, ?)",
-                &log->st_put_tile));
-    SWORN_GUARD(prepare(log, "INSERT OR REPLACE INTO meta(key, value) VALUES('integrated', ?)",
-                        &log->st_set_integrated));
+    SWORN_GUARD(prepare(log, "INSERT INTO tiles(level, idx, width, hashes) VALUES(?, ?, ?, ?)",
+                        &log->st_put_tile));
     return 0;
 fail:
     return -1;
@@ -639,7 +705,9 @@ int sworn_log_create(const char *db_path, const char *origin, struct sworn_log *
     SWORN_GUARD(exec_sql(log, schema_sql));
     SWORN_GUARD(meta_set_locked(log, "format", version));
     SWORN_GUARD(meta_set_locked(log, "origin", origin));
-    SWORN_GUARD(meta_set_locked(log, "integrated", "0"));
+    SWORN_GUARD(exec_sql(log, "COMMIT"));
+    SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
+    wal_preallocate(log);
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     SWORN_GUARD(prepare_all(log));
     snprintf(log->origin, sizeof(log->origin), "%s", origin);
@@ -688,32 +756,207 @@ static int count_entries(struct sworn_log *log, uint64_t *count)
     return 0;
 }
 
+/*
+ * Check what the tiles table holds against the n stored entries: at each level, complete tiles
+ * 0 .. c-1 and nothing else, with c no more than the entries fill. OUT: *first_missing, the first
+ * leaf of the first complete tile that is not stored (at any level), n when none is missing
+ * (recovery stores them; a format-1 database may lack some).
+ */
+static int check_tiles_table(struct sworn_log *log, uint64_t n, uint64_t *first_missing)
+{
+    sqlite3_stmt *st = NULL;
+    uint64_t stored[EDGE_LEVELS] = {0};
+    int rc;
+
+    if (sqlite3_prepare_v2(log->db,
+                           "SELECT level, count(*), min(idx), max(idx), min(width), max(width)"
+                           " FROM tiles GROUP BY level",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_error(log, "prepare tile count");
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_int64 level = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+        sqlite3_int64 lo = sqlite3_column_int64(st, 2), hi = sqlite3_column_int64(st, 3);
+        sqlite3_int64 wmin = sqlite3_column_int64(st, 4), wmax = sqlite3_column_int64(st, 5);
+
+        if (level < 0 || level >= EDGE_LEVELS || lo != 0 || hi != c - 1 ||
+            wmin != SWORN_TILE_WIDTH || wmax != SWORN_TILE_WIDTH) {
+            sqlite3_finalize(st);
+            return sworn_err_set(SWORN_ERR_CORRUPT,
+                                 "log database: tiles of level %lld are not complete tiles "
+                                 "0..%lld (indices %lld..%lld, widths %lld..%lld)",
+                                 (long long)level, (long long)c - 1, (long long)lo, (long long)hi,
+                                 (long long)wmin, (long long)wmax);
+        }
+        stored[level] = (uint64_t)c;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_error(log, "count tiles");
+    *first_missing = n;
+    for (unsigned level = 0; level < EDGE_LEVELS; level++) {
+        uint64_t complete = level_size(n, level) / SWORN_TILE_WIDTH;
+
+        if (stored[level] > complete)
+            return sworn_err_set(SWORN_ERR_CORRUPT,
+                                 "log database: %llu tiles stored at level %u, but the %llu "
+                                 "entries fill only %llu",
+                                 (unsigned long long)stored[level], level, (unsigned long long)n,
+                                 (unsigned long long)complete);
+        if (stored[level] < complete) {
+            uint64_t leaf = stored[level] << ((level + 1) * SWORN_TILE_HEIGHT);
+
+            if (leaf < *first_missing)
+                *first_missing = leaf;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The newest stored checkpoint, parsed: *have = 0 when there is none. A note that does not parse,
+ * names another origin, or a size beyond the stored entries is corrupt.
+ */
+static int newest_checkpoint(struct sworn_log *log, uint64_t n, int *have,
+                             struct sworn_checkpoint *cp)
+{
+    sqlite3_stmt *st = NULL;
+    struct sworn_note *note = malloc(sizeof(*note));
+    int rc, ret = -1;
+
+    *have = 0;
+    SWORN_ENSURE(note != NULL, SWORN_ERR_NOMEM, "open: out of memory");
+    if (sqlite3_prepare_v2(log->db, "SELECT size, note FROM checkpoints ORDER BY size DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        db_error(log, "prepare checkpoint read");
+        goto fail;
+    }
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        uint64_t size = (uint64_t)sqlite3_column_int64(st, 0);
+
+        SWORN_ENSURE(text != NULL && len <= SWORN_NOTE_MAX_LEN &&
+                         sworn_note_parse(text, len, note) == 0 &&
+                         sworn_checkpoint_parse(note->text, note->text_len, cp) == 0,
+                     SWORN_ERR_CORRUPT, "log database: the checkpoint of size %llu does not parse",
+                     (unsigned long long)size);
+        SWORN_ENSURE(cp->size == size && strcmp(cp->origin, log->origin) == 0, SWORN_ERR_CORRUPT,
+                     "log database: the checkpoint stored as size %llu is of size %llu for "
+                     "\"%s\"",
+                     (unsigned long long)size, (unsigned long long)cp->size, cp->origin);
+        SWORN_ENSURE(size <= n, SWORN_ERR_CORRUPT,
+                     "log database: a checkpoint of %llu entries, but only %llu are stored",
+                     (unsigned long long)size, (unsigned long long)n);
+        cp->extensions = NULL; /* it pointed into the statement's row */
+        *have = 1;
+    } else if (rc != SQLITE_DONE) {
+        db_error(log, "read checkpoint");
+        goto fail;
+    }
+    ret = 0;
+fail:
+    sqlite3_finalize(st);
+    free(note);
+    return ret;
+}
+
+static int root_locked(struct sworn_log *log, uint64_t size, uint8_t root[SWORN_HASH_LEN]);
+
+/*
+ * Recovery, inside open's transaction: rebuild the edge, and re-derive from the entries every
+ * tile that is missing (stored now) or that no checkpoint covers yet (compared with the stored
+ * one). Below the newest checkpoint the stored tiles are trusted as far as its root, which is
+ * recomputed from them and compared.
+ */
+static int recover_tree(struct sworn_log *log)
+{
+    uint64_t n = log->next_index, from = 0;
+    struct sworn_checkpoint cp;
+    enum tile_done mode = TILE_CHECK_OR_STORE;
+    uint8_t *leaves = NULL, root[SWORN_HASH_LEN];
+    int have_cp;
+
+    SWORN_GUARD(check_tiles_table(log, n, &from));
+    SWORN_GUARD(newest_checkpoint(log, n, &have_cp, &cp));
+    {
+        uint64_t covered = have_cp ? cp.size - cp.size % SWORN_TILE_WIDTH : 0;
+
+        if (covered < from)
+            from = covered;
+    }
+    from -= from % SWORN_TILE_WIDTH;
+    SWORN_GUARD(edge_rebuild(log, from));
+    leaves = malloc((size_t)RECOVER_CHUNK * SWORN_HASH_LEN);
+    SWORN_ENSURE(leaves != NULL, SWORN_ERR_NOMEM, "open: out of memory");
+    while (from < n) {
+        uint64_t k = n - from < RECOVER_CHUNK ? n - from : RECOVER_CHUNK;
+
+        SWORN_GUARD(hash_entries(log, from, from + k, leaves));
+        for (uint64_t i = 0; i < k; i++)
+            SWORN_GUARD(edge_push(log, 0, leaves + i * SWORN_HASH_LEN, &mode));
+        from += k;
+    }
+    if (have_cp) {
+        SWORN_GUARD(root_locked(log, cp.size, root));
+        SWORN_ENSURE(memcmp(root, cp.root, SWORN_HASH_LEN) == 0, SWORN_ERR_CORRUPT,
+                     "log database: the stored tiles give another root for size %llu than its "
+                     "checkpoint",
+                     (unsigned long long)cp.size);
+    }
+    free(leaves);
+    return 0;
+fail:
+    free(leaves);
+    return -1;
+}
+
+/*
+ * Format 1 stored every tile, partial ones too, rewritten on each commit, and the tree size in
+ * meta `integrated`. Its complete tiles are format 2's: keep them, drop the rest (recovery
+ * rebuilds and stores whatever is missing). Inside open's transaction.
+ */
+static int upgrade_from_format_1(struct sworn_log *log)
+{
+    SWORN_GUARD(exec_sql(log, "DELETE FROM tiles WHERE width <> 256;"
+                              "DELETE FROM meta WHERE key = 'integrated';"));
+    return meta_set_locked(log, "format", "2");
+fail:
+    return -1;
+}
+
 int sworn_log_open(const char *db_path, struct sworn_log **out)
 {
     struct sworn_log *log = NULL;
     uint64_t version;
+    int in_txn = 0;
 
     SWORN_GUARD(open_db(db_path, 0, &log));
+    /* One write transaction for the checks and the repairs: another process appending meanwhile
+     * would make the entries and the tiles disagree from one statement to the next. */
+    SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
+    in_txn = 1;
     if (meta_get_u64(log, "format", &version) < 0) {
         sworn_err_set(SWORN_ERR_FORMAT, "%s is not a sworn log database", db_path);
         goto fail;
     }
-    SWORN_ENSURE(version == SWORN_LOG_FORMAT_VERSION, SWORN_ERR_FORMAT,
-                 "log database %s has format %llu, this build reads %d", db_path,
+    SWORN_ENSURE(version == 1 || version == SWORN_LOG_FORMAT_VERSION, SWORN_ERR_FORMAT,
+                 "log database %s has format %llu, this build reads 1 (upgraded) and %d", db_path,
                  (unsigned long long)version, SWORN_LOG_FORMAT_VERSION);
+    wal_preallocate(log);
     SWORN_GUARD(meta_get_locked(log, "origin", log->origin, sizeof(log->origin)));
-    SWORN_GUARD(meta_get_u64(log, "integrated", &log->tree_size));
-    SWORN_GUARD(count_entries(log, &log->next_index));
-    SWORN_ENSURE(log->tree_size <= log->next_index, SWORN_ERR_CORRUPT,
-                 "log database: tree of %llu entries but only %llu stored",
-                 (unsigned long long)log->tree_size, (unsigned long long)log->next_index);
     SWORN_GUARD(exec_sql(log, QUOTES_TABLE_SQL));
+    if (version == 1)
+        SWORN_GUARD(upgrade_from_format_1(log));
+    SWORN_GUARD(count_entries(log, &log->next_index));
     SWORN_GUARD(prepare_all(log));
-    /* Recovery: entries made durable before a crash but not yet integrated join the tree now. */
-    SWORN_GUARD(integrate_locked(log));
+    SWORN_GUARD(recover_tree(log));
+    SWORN_GUARD(exec_sql(log, "COMMIT"));
     *out = log;
     return 0;
 fail:
+    if (in_txn)
+        (void)sqlite3_exec(log->db, "ROLLBACK", NULL, NULL, NULL);
     sworn_log_close(log);
     return -1;
 }
@@ -729,7 +972,6 @@ void sworn_log_close(struct sworn_log *log)
     sqlite3_finalize(log->st_entry_range);
     sqlite3_finalize(log->st_get_tile);
     sqlite3_finalize(log->st_put_tile);
-    sqlite3_finalize(log->st_set_integrated);
     if (log->db != NULL)
         sqlite3_close(log->db);
     pthread_mutex_destroy(&log->db_lock);
@@ -744,30 +986,26 @@ const char *sworn_log_origin(const struct sworn_log *log)
 }
 
 /*
- * Write every entry of a batch of requests, and hash them into the tree, in one transaction: one
- * WAL fsync makes the entries and their tiles durable together, so the tree always describes
- * exactly the durable entries. Caller holds db_lock.
+ * Write every entry of a batch of requests, and hash them into the tree, in one transaction: the
+ * entries, their receipts and the tiles they complete are made durable by one WAL fsync, and the
+ * edge in memory follows the commit, so the tree always describes exactly the durable entries.
+ * On failure the edge is rebuilt from the database as the rollback left it. Caller holds db_lock.
  */
 static int commit_batch(struct sworn_log *log, struct append_req *batch)
 {
-    uint64_t first = log->next_index, next = first, total = 0;
-    uint8_t *leaves = NULL;
+    uint64_t first = log->next_index, next = first;
+    enum tile_done mode = TILE_INSERT;
     int in_txn = 0;
 
-    assert(log->tree_size <= first);
-    for (struct append_req *r = batch; r != NULL; r = r->next)
-        total += r->n;
-    leaves = malloc((size_t)total * SWORN_HASH_LEN);
-    SWORN_ENSURE(leaves != NULL, SWORN_ERR_NOMEM, "append: out of memory");
+    SWORN_ENSURE(!log->broken, SWORN_ERR_IO,
+                 "log: the tree was lost after a failed commit; reopen the log");
     SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
     in_txn = 1;
-    /* Entries left unintegrated by an earlier failure join the tree first, in order. */
-    if (log->tree_size < first)
-        SWORN_GUARD(integrate_stored(log, first));
     for (struct append_req *r = batch; r != NULL; r = r->next) {
         r->first_index = next;
         for (size_t i = 0; i < r->n; i++) {
             sqlite3_stmt *st = log->st_insert_entry;
+            uint8_t leaf[SWORN_HASH_LEN];
 
             sqlite3_bind_int64(st, 1, (sqlite3_int64)next);
             /* A zero-length blob must still be a blob, not NULL: use a static empty buffer. */
@@ -780,24 +1018,26 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
                 sqlite3_bind_blob(st, 2, r->receipts[i], (int)r->receipt_lens[i], SQLITE_STATIC);
                 SWORN_GUARD(step_done(log, st, "insert receipt"));
             }
-            sworn_merkle_leaf_hash(r->entries[i], r->lens[i],
-                                   leaves + (next - first) * SWORN_HASH_LEN);
+            sworn_merkle_leaf_hash(r->entries[i], r->lens[i], leaf);
+            SWORN_GUARD(edge_push(log, 0, leaf, &mode));
             next++;
         }
     }
-    assert(next == first + total);
-    SWORN_GUARD(add_to_level(log, 0, first, leaves, total));
-    SWORN_GUARD(set_integrated(log, next));
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     log->next_index = next;
-    log->tree_size = next;
-    free(leaves);
     return 0;
 fail:
-    if (in_txn)
+    if (in_txn) {
+        char msg[SWORN_ERR_MSG_MAX];
+        enum sworn_err_code code = sworn_err_code();
+
+        snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
         (void)sqlite3_exec(log->db, "ROLLBACK", NULL, NULL, NULL);
-    cache_clear(log);
-    free(leaves);
+        cache_clear(log);
+        if (edge_rebuild(log, first) < 0)
+            log->broken = 1;
+        sworn_err_set(code, "%s", msg);
+    }
     return -1;
 }
 
@@ -886,31 +1126,22 @@ uint64_t sworn_log_size(struct sworn_log *log)
 
 uint64_t sworn_log_tree_size(struct sworn_log *log)
 {
-    uint64_t n;
-
-    pthread_mutex_lock(&log->db_lock);
-    n = log->tree_size;
-    pthread_mutex_unlock(&log->db_lock);
-    return n;
+    /* Every durable entry is in the tree: an append hashes its entries in before it commits. */
+    return sworn_log_size(log);
 }
 
 int sworn_log_integrate(struct sworn_log *log, uint64_t *tree_size)
 {
-    int rc;
-
-    pthread_mutex_lock(&log->db_lock);
-    rc = integrate_locked(log);
-    if (rc == 0 && tree_size != NULL)
-        *tree_size = log->tree_size;
-    pthread_mutex_unlock(&log->db_lock);
-    return rc;
+    if (tree_size != NULL)
+        *tree_size = sworn_log_size(log);
+    return 0;
 }
 
 static int root_locked(struct sworn_log *log, uint64_t size, uint8_t root[SWORN_HASH_LEN])
 {
-    if (size > log->tree_size)
-        return sworn_err_set(SWORN_ERR_RANGE, "tree size %llu is beyond the integrated %llu",
-                             (unsigned long long)size, (unsigned long long)log->tree_size);
+    if (size > log->next_index)
+        return sworn_err_set(SWORN_ERR_RANGE, "tree size %llu is beyond the tree of %llu",
+                             (unsigned long long)size, (unsigned long long)log->next_index);
     if (size == 0) {
         sworn_merkle_empty_root(root);
         return 0;
@@ -937,9 +1168,9 @@ int sworn_log_prove_inclusion(struct sworn_log *log, uint64_t index, uint64_t si
     pthread_mutex_lock(&log->db_lock);
     SWORN_ENSURE(index < size, SWORN_ERR_RANGE, "inclusion: index %llu not below size %llu",
                  (unsigned long long)index, (unsigned long long)size);
-    SWORN_ENSURE(size <= log->tree_size, SWORN_ERR_RANGE,
-                 "inclusion: size %llu is beyond the integrated tree of %llu",
-                 (unsigned long long)size, (unsigned long long)log->tree_size);
+    SWORN_ENSURE(size <= log->next_index, SWORN_ERR_RANGE,
+                 "inclusion: size %llu is beyond the tree of %llu", (unsigned long long)size,
+                 (unsigned long long)log->next_index);
     SWORN_GUARD(inclusion_path(log, index, 0, size, out, cap, &n));
     *count = n;
     rc = 0;
@@ -958,9 +1189,9 @@ int sworn_log_prove_consistency(struct sworn_log *log, uint64_t old_size, uint64
     SWORN_ENSURE(old_size > 0 && old_size <= size, SWORN_ERR_RANGE,
                  "consistency: need 0 < old size (%llu) <= size (%llu)",
                  (unsigned long long)old_size, (unsigned long long)size);
-    SWORN_ENSURE(size <= log->tree_size, SWORN_ERR_RANGE,
-                 "consistency: size %llu is beyond the integrated tree of %llu",
-                 (unsigned long long)size, (unsigned long long)log->tree_size);
+    SWORN_ENSURE(size <= log->next_index, SWORN_ERR_RANGE,
+                 "consistency: size %llu is beyond the tree of %llu", (unsigned long long)size,
+                 (unsigned long long)log->next_index);
     if (old_size < size)
         SWORN_GUARD(consistency_subproof(log, old_size, 0, size, 1, out, cap, &n));
     *count = n;
@@ -1017,26 +1248,32 @@ int sworn_log_read_receipt(struct sworn_log *log, uint64_t index, uint8_t *out, 
 int sworn_log_read_tile(struct sworn_log *log, uint64_t size, int level, uint64_t tile_index,
                         uint8_t *out, unsigned *width)
 {
-    uint64_t level_size, first, w;
+    uint64_t n, first, w;
+    const struct edge_tile *e;
     struct tile_slot *s;
     int rc = -1;
 
     pthread_mutex_lock(&log->db_lock);
-    SWORN_ENSURE(size <= log->tree_size, SWORN_ERR_RANGE, "tile: size beyond the integrated tree");
+    SWORN_ENSURE(!log->broken, SWORN_ERR_IO,
+                 "log: the tree was lost after a failed commit; reopen the log");
+    SWORN_ENSURE(size <= log->next_index, SWORN_ERR_RANGE, "tile: size beyond the tree");
     SWORN_ENSURE(level >= 0 && level <= SWORN_TILE_MAX_LEVEL, SWORN_ERR_ARG, "tile: bad level");
-    level_size = (unsigned)level * SWORN_TILE_HEIGHT >= 64
-                     ? 0
-                     : size >> ((unsigned)level * SWORN_TILE_HEIGHT);
-    SWORN_ENSURE(level_size > 0 && tile_index <= (level_size - 1) / SWORN_TILE_WIDTH,
-                 SWORN_ERR_NOTFOUND, "tile %d/%llu is not in a tree of %llu entries", level,
+    n = level_size(size, (unsigned)level);
+    SWORN_ENSURE(n > 0 && tile_index <= (n - 1) / SWORN_TILE_WIDTH, SWORN_ERR_NOTFOUND,
+                 "tile %d/%llu is not in a tree of %llu entries", level,
                  (unsigned long long)tile_index, (unsigned long long)size);
     first = tile_index * SWORN_TILE_WIDTH;
-    w = level_size - first < SWORN_TILE_WIDTH ? level_size - first : SWORN_TILE_WIDTH;
-    SWORN_GUARD(load_tile(log, level, tile_index, &s));
-    SWORN_ENSURE(s->width >= w, SWORN_ERR_CORRUPT, "log database: tile %d/%llu too narrow", level,
-                 (unsigned long long)tile_index);
-    /* Row 0 of a wider stored tile begins with the narrower tile of the older tree. */
-    memcpy(out, s->hashes, (size_t)w * SWORN_HASH_LEN);
+    w = n - first < SWORN_TILE_WIDTH ? n - first : SWORN_TILE_WIDTH;
+    /* Row 0 of a tile of an older tree is the first hashes of the tile of the current tree: the
+     * stored one if complete by now, else the edge. */
+    e = &log->edge[level];
+    if (tile_index == e->index) {
+        assert(w <= e->width);
+        memcpy(out, e->hashes, (size_t)w * SWORN_HASH_LEN);
+    } else {
+        SWORN_GUARD(load_tile(log, level, tile_index, &s));
+        memcpy(out, s->hashes, (size_t)w * SWORN_HASH_LEN);
+    }
     *width = (unsigned)w;
     rc = 0;
 fail:
@@ -1077,9 +1314,7 @@ int sworn_log_checkpoint(struct sworn_log *log, struct sworn_note_signer *const 
      * other signatures) without it, so that appends are not held up while the key signs. The
      * tree is append-only: the root of tree_size stays what it is. */
     pthread_mutex_lock(&log->db_lock);
-    SWORN_GUARD(integrate_locked(log));
-    tree_size = log->tree_size;
-    assert(tree_size == log->next_index); /* integrated: every stored entry is in the tree */
+    tree_size = log->next_index;
     SWORN_GUARD(root_locked(log, tree_size, root));
     pthread_mutex_unlock(&log->db_lock);
     locked = 0;

@@ -3,32 +3,41 @@
  * proofs, and signed checkpoints.
  *
  * Storage (one sqlite3 database, WAL journal, synchronous=FULL; docs/formats.md gives the schema):
- *   meta(key, value)              format version, origin, integrated tree size, tool settings
+ *   meta(key, value)              format version, origin, tool settings
  *   entries(idx, data)            entry idx, exactly the bytes appended (at most 65535)
- *   tiles(level, idx, width, hashes)  the tree as C2SP tiles of height 8; `hashes` holds all eight
- *                                 rows of the tile: row 0 (width hashes, what tlog-tiles
- *                                 serves), then row r with floor(width / 2^r) hashes, r = 1..7
+ *   tiles(level, idx, width, hashes)  the complete tiles of the tree (C2SP tiles of height 8,
+ *                                 width always 256), each written once: `hashes` holds all eight
+ *                                 rows of the tile: row 0 (the 256 hashes tlog-tiles serves),
+ *                                 then row r with 256 / 2^r hashes, r = 1..7
  *   checkpoints(size, note)       every signed checkpoint note, by tree size
  *   quotes(size, attest, signature)  the TPM quote of the checkpoint of that size: raw TPMS_ATTEST
  *                                 and TPMT_SIGNATURE, stored as the TPM gave them
  *   receipts(idx, data)           the receipt of entry idx, when it has one: opaque bytes
  * (decisiond stores a protobuf sworn.v1.Receipt), written in the same transaction as the entry
+ * The rightmost, partial tile of each level is never stored: it lives in memory, rebuilt by
+ * sworn_log_open from the last entries and the stored complete tiles (at most 255 hashes a level).
  *
- * Life of an entry: sworn_log_append() inserts it and hashes it into the tiles in one transaction,
- * and returns its index once that transaction is durable (one WAL fsync for both). So the tree
- * always describes exactly the durable entries, and sworn_log_checkpoint() signs a root of durable
- * entries only. sworn_log_integrate() is the repair path: should a database ever hold entries
- * that are not in its tree (written by an interrupted older writer), it hashes them in, and
- * sworn_log_open() runs it before anything else.
+ * Life of an entry: sworn_log_append() inserts it (and its receipt) and hashes it into the tree in
+ * one transaction; the only other rows it writes are the tiles it completes (one per 256 hashes of
+ * a level). It returns the entry's index once that transaction is durable (one WAL fsync). So the
+ * tree always describes exactly the durable entries, and sworn_log_checkpoint() signs a root of
+ * durable entries only.
  *
- * Reads (roots, proofs) take O(log n) stored hashes: every complete subtree hash is stored in
- * some tile row, so nothing above the leaves is recomputed.
+ * sworn_log_open() is the recovery: it checks that the entries have no gap and that the stored
+ * tiles are complete tiles inside them, stores any complete tile that is missing (an older
+ * database), recomputes from the entries every tile that the newest checkpoint does not cover and
+ * compares it with the stored one, and checks that the stored tiles give that checkpoint's root.
+ * A format-1 database (partial tiles stored too) is upgraded in place by the first open.
+ *
+ * Reads (roots, proofs) take O(log n) stored or in-memory hashes: every complete subtree hash is
+ * held in some tile row, so nothing above the leaves is recomputed.
  *
  * Thread safety: one struct sworn_log may be shared by threads. sworn_log_append() is the group
  * commit point: concurrent calls are gathered into one transaction (one WAL fsync) and each
  * returns once that transaction is durable. Other calls serialise on the database.
  * Errors: -1 with sworn_err set, as in err.h. A database that contradicts itself (a gap in the
- * entries, a tile of the wrong size, a root that does not match) gives SWORN_ERR_CORRUPT.
+ * entries, a tile of the wrong size or beyond the entries, a tile that its entries do not give, a
+ * root that does not match the newest checkpoint) gives SWORN_ERR_CORRUPT.
  */
 #ifndef SWORN_LOGSTORE_H
 #define SWORN_LOGSTORE_H
@@ -40,7 +49,7 @@
 #include "notesign.h"
 #include "tiles.h"
 
-#define SWORN_LOG_FORMAT_VERSION 1
+#define SWORN_LOG_FORMAT_VERSION 2
 #define SWORN_LOG_META_MAX 4096    /* bytes in one meta value */
 #define SWORN_LOG_RECEIPT_MAX 1024 /* bytes in one receipt */
 
@@ -54,9 +63,10 @@ struct sworn_log;
 int sworn_log_create(const char *db_path, const char *origin, struct sworn_log **out);
 
 /*
- * Open an existing log, check its format version and that its entries have no gap, and integrate
- * every durable entry that is not yet in the tree (the recovery after a crash).
- * OUT: *out. Returns 0 or -1.
+ * Open an existing log (format 2, or format 1, which this upgrades), check it and rebuild the tree
+ * as the header comment says (the recovery after a crash). Takes the database's write lock while
+ * it checks. OUT: *out. Returns 0, or -1 (SWORN_ERR_FORMAT: not a log of a format this reads;
+ * SWORN_ERR_CORRUPT: a database that contradicts itself).
  */
 int sworn_log_open(const char *db_path, struct sworn_log **out);
 
@@ -94,13 +104,13 @@ int sworn_log_read_receipt(struct sworn_log *log, uint64_t index, uint8_t *out, 
 /* The number of durable entries. */
 uint64_t sworn_log_size(struct sworn_log *log);
 
-/* The number of entries in the tree; equal to sworn_log_size() after a successful append. */
+/* The number of entries in the tree: always sworn_log_size() (kept for callers of format 1). */
 uint64_t sworn_log_tree_size(struct sworn_log *log);
 
 /*
- * Hash every durable entry not yet in the tree into the tiles, durably (a no-op when appends
- * integrated everything, as they do). OUT: *tree_size (may be NULL), the tree size afterwards.
- * Returns 0 or -1; on error the tree is as before.
+ * Kept from format 1, where entries could wait outside the tree: now every durable entry is in
+ * the tree as soon as its append returns, so this only reports the tree size.
+ * OUT: *tree_size (may be NULL). Returns 0.
  */
 int sworn_log_integrate(struct sworn_log *log, uint64_t *tree_size);
 
@@ -136,7 +146,7 @@ int sworn_log_read_tile(struct sworn_log *log, uint64_t size, int level, uint64_
                         uint8_t *out, unsigned *width);
 
 /*
- * Integrate, then sign a checkpoint of the whole tree with the n signers (the first one is the
+ * Sign a checkpoint of the whole tree with the n signers (the first one is the
  * log's key), store the note durably and write it into out (capacity cap, NUL-terminated).
  * OUT: *len, and *size (may be NULL), the checkpoint's tree size. Returns 0 or -1.
  */

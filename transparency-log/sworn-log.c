@@ -47,7 +47,7 @@ static const char usage_text[] =
     "        append one entry per line of FILE (default stdin), without its newline; prints\n"
     "        each index once the entry is durable\n"
     "  checkpoint --db PATH\n"
-    "        integrate, sign and print a checkpoint note\n"
+    "        sign and print a checkpoint note of the whole tree\n"
     "  prove-inclusion --db PATH --index I [--size N]\n"
     "  prove-consistency --db PATH --old M [--size N]\n"
     "        print a proof, one base64 hash per line; N defaults to the newest checkpoint\n"

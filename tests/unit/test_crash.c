@@ -6,10 +6,13 @@
  * SIGKILL at a random moment, reopens the log (which recovers it), and checks that every
  * acknowledged entry is there with exactly its bytes, that the tree covers every durable entry,
  * that its root matches a recomputation from the entries, that every stored checkpoint verifies
- * and is consistent with the current tree, and that every acknowledged checkpoint was kept. This
- * repeats many times on one database. Three kills in four are timed from the child's READY report
- * (log and key open), so that they land among appends however slow the start is; the rest are
- * timed from the fork, so that some land in the recovery that sworn_log_open does.
+ * and is consistent with the current tree, that the tiles it serves (the partial ones rebuilt by
+ * open, the complete ones as stored) are those of the entries, and that every acknowledged
+ * checkpoint was kept. This repeats many times on one database (batches of 1..64 entries, so the
+ * kills land on both sides of many tile boundaries). Three kills in four are timed from the
+ * child's READY report (log and key open), so that they land among appends however slow the
+ * start is; the rest are timed from the fork, so that some land in the recovery that
+ * sworn_log_open does.
  *
  * Known limit: SIGKILL ends the process, not the machine, so whatever reached the kernel survives
  * (most kills after the WAL write, during its fsync, leave entries that are durable but were
@@ -435,6 +438,42 @@ static int check_one_checkpoint(void *arg, uint64_t size, const char *note, size
 }
 
 /*
+ * The rightmost two tiles of levels 0 and 1 of the tree of `size` entries, as the log serves them
+ * (the partial ones from the edge that open rebuilt, the complete ones as stored), against the
+ * leaf hashes of the entries.
+ */
+static void check_tiles(struct sworn_log *log, const struct expect *e, uint64_t size,
+                        const char *ctx)
+{
+    static uint8_t tile[SWORN_TILE_WIDTH * SWORN_HASH_LEN];
+
+    for (unsigned level = 0; level < 2; level++) {
+        uint64_t n = size >> (8 * level), span = UINT64_C(1) << (8 * level);
+        uint64_t tiles = (n + SWORN_TILE_WIDTH - 1) / SWORN_TILE_WIDTH;
+
+        for (uint64_t t = tiles > 2 ? tiles - 2 : 0; t < tiles; t++) {
+            uint64_t w = n - t * SWORN_TILE_WIDTH;
+            unsigned width = 0;
+
+            if (w > SWORN_TILE_WIDTH)
+                w = SWORN_TILE_WIDTH;
+            if (sworn_log_read_tile(log, size, (int)level, t, tile, &width) != 0 || width != w)
+                fail_msg("%s: tile %u/%llu of size %llu cannot be read (%s)", ctx, level,
+                         (unsigned long long)t, (unsigned long long)size, sworn_err_msg());
+            for (uint64_t j = 0; j < w; j++) {
+                uint8_t want[SWORN_HASH_LEN];
+
+                sworn_merkle_root_of_leaves(
+                    e->leaves + (t * SWORN_TILE_WIDTH + j) * span * SWORN_HASH_LEN, span, want);
+                if (memcmp(tile + j * SWORN_HASH_LEN, want, SWORN_HASH_LEN) != 0)
+                    fail_msg("%s: hash %llu of tile %u/%llu differs from its entries'", ctx,
+                             (unsigned long long)j, level, (unsigned long long)t);
+            }
+        }
+    }
+}
+
+/*
  * Reopen the log and check everything; `full` rereads every entry, otherwise only those that
  * appeared since the last check. Returns the log size.
  */
@@ -467,6 +506,7 @@ static uint64_t check_log(const char *db, struct expect *e, const char *ctx, int
     if (memcmp(root, w.root, SWORN_HASH_LEN) != 0)
         fail_msg("%s: the stored root of size %llu differs from the recomputed one", ctx,
                  (unsigned long long)size);
+    check_tiles(log, e, size, ctx);
 
     w.log = log;
     w.size = size;

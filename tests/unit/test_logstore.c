@@ -232,12 +232,11 @@ static void damage(const char *db, const char *sql)
     sqlite3_close(h);
 }
 
-/* A database with a gap in its entries, or a tile of the wrong size, is reported as corrupt. */
+/* A database with a gap in its entries, or a tile of the wrong size, is refused as corrupt. */
 static void test_damaged_database_refused(void **state)
 {
     struct sworn_test_log *f = *state;
     struct sworn_log *again = NULL;
-    uint8_t root[SWORN_HASH_LEN];
 
     for (int i = 0; i < 300; i++)
         sworn_test_append(f->log, "entry", 5, (uint64_t)i);
@@ -245,11 +244,12 @@ static void test_damaged_database_refused(void **state)
     sworn_log_close(f->log);
     f->log = NULL;
 
-    damage(f->db, "UPDATE tiles SET hashes = substr(hashes, 1, 64) WHERE level = 0 AND idx = 1");
-    assert_int_equal(sworn_log_open(f->db, &again), 0);
-    assert_int_equal(sworn_log_root(again, 300, root), -1);
+    /* Only complete tiles are stored (format 2): tile 0/1 of 300 entries lives in memory. A
+     * stored tile of the wrong size is found by open, which reads it to rebuild the tree. */
+    damage(f->db, "UPDATE tiles SET hashes = substr(hashes, 1, 64) WHERE level = 0 AND idx = 0");
+    assert_int_equal(sworn_log_open(f->db, &again), -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_CORRUPT);
-    sworn_log_close(again);
+    assert_null(again);
 
     damage(f->db, "DELETE FROM entries WHERE idx = 17");
     assert_int_equal(sworn_log_open(f->db, &again), -1);
