@@ -911,7 +911,9 @@ static void test_hostile_bytes_to_child(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         old = sworn_signer_proc_pid(f->p);
         t0 = now_ms();
-        assert_int_equal(sworn_signer_proc_send_raw(f->p, cases[i].bytes, cases[i].len), -1);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, cases[i].bytes, cases[i].len,
+                                                    SWORN_IPC_HEALTH_RESP, 1),
+                         -1);
         took = now_ms() - t0;
         /* The child closed the socket at once; it was not the deadline that ended the wait. */
         if (sworn_err_code() != SWORN_ERR_IO || took > 1000)
@@ -928,7 +930,8 @@ static void test_hostile_bytes_to_child(void **state)
         size_t n = encode(&m, frame);
 
         old = sworn_signer_proc_pid(f->p);
-        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n), 0);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n, SWORN_IPC_HEALTH_RESP, 1234),
+                         0);
         assert_int_equal(sworn_signer_proc_pid(f->p), old);
     }
     /* A header promising a body that never comes: the child waits, the deadline kills it. */
@@ -941,7 +944,7 @@ static void test_hostile_bytes_to_child(void **state)
         old = sworn_signer_proc_pid(p2);
         hdr(h, SWORN_IPC_SIGN_REQ, 37);
         t0 = now_ms();
-        assert_int_equal(sworn_signer_proc_send_raw(p2, h, sizeof(h)), -1);
+        assert_int_equal(sworn_signer_proc_send_raw(p2, h, sizeof(h), SWORN_IPC_SIGN_RESP, 1), -1);
         took = now_ms() - t0;
         assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
         assert_true(took >= 190 && took < 600);
