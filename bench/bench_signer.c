@@ -362,9 +362,10 @@ struct figure {
     void (*enter)(struct figure *f);
     void (*leave)(struct figure *f);
     const struct sworn_signer_config *cfg; /* what enter opens */
-    /* Summed over the rounds. */
+    /* Summed over the rounds. child_cpu: the signer processes' own CPU time (sign_proc
+     * figures; -1 when the kernel does not tell it). */
     unsigned long count;
-    double seconds, cs, cpu;
+    double seconds, cs, cpu, child_cpu, child_wait;
     double min_rate, max_rate; /* of one slice */
 };
 
@@ -446,6 +447,44 @@ static double rusage_cpu(const struct rusage *r)
            (double)r->ru_stime.tv_sec + (double)r->ru_stime.tv_usec / 1e6;
 }
 
+/* The CPU time (s) that the signer processes behind f's contexts have used so far, each counted
+ * once, from /proc/PID/schedstat (ns on the CPU; the child is single-threaded), and the time they
+ * were ready to run but waited for a CPU (*wait); -1 when the kernel does not tell. *pids sums
+ * their pids, so that a slice in which a child was replaced is seen and not counted. */
+static double child_cpu_now(const struct figure *f, double *wait, long *pids)
+{
+    double total = 0;
+
+    *wait = 0;
+    *pids = 0;
+    if (f->fn != sign_proc)
+        return -1;
+    for (int i = 0; i < f->threads; i++) {
+        char path[64];
+        unsigned long long ns = 0, queued = 0;
+        FILE *in;
+        int seen = 0;
+        pid_t pid;
+
+        for (int k = 0; k < i; k++)
+            seen |= f->ctx[k] == f->ctx[i];
+        if (seen)
+            continue;
+        pid = sworn_signer_proc_pid(f->ctx[i]);
+        *pids += (long)pid;
+        snprintf(path, sizeof(path), "/proc/%ld/schedstat", (long)pid);
+        in = pid > 0 ? fopen(path, "r") : NULL;
+        if (in == NULL)
+            return -1;
+        if (fscanf(in, "%llu %llu", &ns, &queued) != 2)
+            ns = queued = 0;
+        fclose(in);
+        total += (double)ns / 1e9;
+        *wait += (double)queued / 1e9;
+    }
+    return total;
+}
+
 /* One slice of a figure: all its threads start together after their warm-up; the slice's rate is
  * all signatures over the longest thread's time. */
 static void run_slice(struct figure *f, double seconds, int verify)
@@ -455,7 +494,8 @@ static void run_slice(struct figure *f, double seconds, int verify)
     pthread_barrier_t go;
     struct rusage r0, r1;
     unsigned long total = 0;
-    double longest = 0, rate;
+    double longest = 0, rate, child0, child1, wait0, wait1;
+    long pids0, pids1;
     int rc;
 
     bench_check_pt(pthread_barrier_init(&go, NULL, (unsigned)f->threads + 1),
@@ -475,10 +515,12 @@ static void run_slice(struct figure *f, double seconds, int verify)
         bench_check_pt(rc, "pthread_barrier_wait");
     if (getrusage(RUSAGE_SELF, &r0) != 0)
         bench_die_sys("getrusage");
+    child0 = child_cpu_now(f, &wait0, &pids0);
     for (int i = 0; i < f->threads; i++)
         bench_check_pt(pthread_join(t[i], NULL), "pthread_join");
     if (getrusage(RUSAGE_SELF, &r1) != 0)
         bench_die_sys("getrusage");
+    child1 = child_cpu_now(f, &wait1, &pids1);
     bench_check_pt(pthread_barrier_destroy(&go), "pthread_barrier_destroy");
     for (int i = 0; i < f->threads; i++) {
         if (w[i].failed) {
@@ -500,6 +542,11 @@ static void run_slice(struct figure *f, double seconds, int verify)
     f->seconds += longest;
     f->cs += (double)(r1.ru_nvcsw - r0.ru_nvcsw + r1.ru_nivcsw - r0.ru_nivcsw);
     f->cpu += rusage_cpu(&r1) - rusage_cpu(&r0);
+    if (child0 < 0 || child1 < 0 || pids0 != pids1 || f->child_cpu < 0)
+        f->child_cpu = -1;
+    else
+        f->child_cpu += child1 - child0;
+    f->child_wait += wait1 - wait0;
 }
 
 /* Measure figures f[0..n) in turns, FIGURE_SECONDS each in all. */
@@ -909,9 +956,20 @@ static void pipe_row(const struct group *g, const struct figure *proc, const str
     double ratio = rate(proc) / rate(raw);
     char what[64];
 
-    printf("    %d caller%s %8.0f sigs/s = %.2f x raw  target >= %.2f  %s\n", callers,
+    printf("    %d caller%s %8.0f sigs/s = %.2f x raw  target >= %.2f  %-4s", callers,
            callers == 1 ? " " : "s", rate(proc), ratio, TARGET,
-           callers == 1 ? "(one caller: no pipelining)" : verdict(ratio));
+           callers == 1 ? "-" : verdict(ratio));
+    /* Why, on a shared machine: the child's CPU per signature against the raw thread's, and
+     * where its time went: on a CPU, ready but waiting for one (other load), or idle (nothing to
+     * sign: the pipeline ran dry). */
+    if (proc->child_cpu >= 0)
+        printf("  child %.1f us cpu/sig (raw %.1f); %.0f%% on cpu, %.0f%% waiting for one, %.0f%% "
+               "idle\n",
+               1e6 * proc->child_cpu / (double)proc->count, 1e6 * raw->cpu / (double)raw->count,
+               100.0 * proc->child_cpu / proc->seconds, 100.0 * proc->child_wait / proc->seconds,
+               100.0 * (1 - (proc->child_cpu + proc->child_wait) / proc->seconds));
+    else
+        printf("\n");
     if (callers == 1 || !g->target)
         return;
     snprintf(what, sizeof(what), "one signer process, %d callers / raw", callers);

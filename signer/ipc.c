@@ -517,6 +517,7 @@ void sworn_ipc_reader_init(struct sworn_ipc_reader *r)
 {
     r->start = 0;
     r->end = 0;
+    r->waits = 0;
 }
 
 size_t sworn_ipc_reader_buffered(const struct sworn_ipc_reader *r)
@@ -554,10 +555,16 @@ int sworn_ipc_reader_next(struct sworn_ipc_reader *r, int fd, struct sworn_ipc_m
         }
         if (deadline != SWORN_IPC_FOREVER && now_ms() >= deadline)
             return sworn_err_set(SWORN_ERR_IO, "ipc: read: deadline passed");
+        /* A side that usually finds its frames waiting (the child, behind pipelined requests)
+         * reads at once; one that usually waits (the parent, for a signature) polls first
+         * rather than pay a read that finds nothing. */
+        if (r->waits)
+            SWORN_GUARD(wait_fd(fd, POLLIN, deadline, "read"));
         /* As much as has arrived, up to the buffer's end: often several frames in one call. */
         got = recv(fd, r->buf + r->end, sizeof(r->buf) - r->end, MSG_DONTWAIT);
         if (got > 0) {
             r->end += (size_t)got;
+            r->waits = 0;
             continue;
         }
         if (got == 0) {
@@ -567,7 +574,7 @@ int sworn_ipc_reader_next(struct sworn_ipc_reader *r, int fd, struct sworn_ipc_m
                                  avail);
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            SWORN_GUARD(wait_fd(fd, POLLIN, deadline, "read"));
+            r->waits = 1;
             continue;
         }
         if (errno == EINTR)

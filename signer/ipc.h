@@ -175,6 +175,7 @@ int sworn_ipc_send(int fd, const struct sworn_ipc_msg *m, int64_t deadline);
  */
 struct sworn_ipc_reader {
     size_t start, end; /* buf[start..end) is read but not yet decoded */
+    int waits;         /* the last read found nothing: poll before the next one */
     uint8_t buf[2 * SWORN_IPC_FRAME_MAX];
 };
 
