@@ -99,8 +99,13 @@ struct sworn_signer_proc {
     uint32_t last_id;
     /* The pipeline: requests sent and not yet answered, and whether a thread is reading. */
     struct slot slots[SWORN_SIGNER_PROC_INFLIGHT_MAX];
-    unsigned n_inflight;
+    unsigned n_inflight; /* slots in use (waiting, or answered and not yet released) */
+    unsigned n_waiting;  /* of these, requests on the current child still unanswered */
     int leading;
+    /* Since when the child has been free to work on the oldest unanswered request: the time of
+     * its last reply, or of that request's registration when the child had nothing to do. The
+     * child must answer by head_since + timeout_ms (DEADLINES in signerproc.h). */
+    int64_t head_since;
     /* After a failed start: no new attempt before retry_at (CLOCK_MONOTONIC ms). */
     unsigned backoff_ms;
     int64_t retry_at;
@@ -237,6 +242,7 @@ static void retire(struct sworn_signer_proc *p, const char *why)
             struct slot *s = &p->slots[i];
 
             if (s->state == SLOT_WAITING && s->conn == c) {
+                p->n_waiting--;
                 s->state = SLOT_FAILED;
                 s->code = SWORN_ERR_IO;
                 snprintf(s->why, sizeof(s->why), "%s", msg);
@@ -304,10 +310,12 @@ static void pass_lead(struct sworn_signer_proc *p)
  * As the leader (lock held on entry and exit, released while reading): read one reply from c and
  * give it to the request it answers. A reply that answers no outstanding request on c (an id
  * never sent or already answered, a type that does not answer its request), a malformed frame,
- * an end of stream, an error or the deadline retire the child.
+ * an end of stream, an error, or no reply by head_since + timeout_ms retire the child. Only the
+ * leader moves head_since while it reads (its own request is unanswered), so the deadline holds.
  */
-static void lead_once(struct sworn_signer_proc *p, struct conn *c, int64_t deadline)
+static void lead_once(struct sworn_signer_proc *p, struct conn *c)
 {
+    int64_t deadline = p->head_since + (int64_t)p->timeout_ms;
     struct sworn_ipc_msg m;
     struct slot *s;
     int rc;
@@ -345,6 +353,9 @@ static void lead_once(struct sworn_signer_proc *p, struct conn *c, int64_t deadl
     memcpy(s->data, m.data, m.data_len);
     s->reply.data = s->data;
     s->state = SLOT_DONE;
+    /* The child answers one request at a time: from now on it works on the next one. */
+    p->n_waiting--;
+    p->head_since = sworn_ipc_deadline(0);
     (void)pthread_cond_signal(&s->wake);
 }
 
@@ -369,29 +380,40 @@ static void put_be32(uint8_t *b, uint32_t v)
 static int ensure_child(struct sworn_signer_proc *p);
 
 /*
+ * How long a thread may wait, from now, for something that depends on the child working through
+ * the requests ahead of it, each within its own timeout_ms: a bound that a slow but healthy child
+ * never reaches (the leader's head_since deadline catches a stalled one first).
+ */
+static int64_t queue_deadline(const struct sworn_signer_proc *p)
+{
+    return sworn_ipc_deadline(0) + (int64_t)(p->n_waiting + 1) * p->timeout_ms;
+}
+
+/*
  * One request through the pipeline (lock held on entry and exit). out[0..out_len) is the frame;
  * when id is 0 a fresh id is written into its header, else the frame already carries id (for
  * sworn_signer_proc_send_raw). Waits for a free slot, registers the request, writes the frame,
- * then waits for its reply, leading the reading when nobody else does. Everything before
- * deadline. OUT: *reply (data into *slot's buffer, which stays the caller's until release).
- * Returns 0, or -1 with sworn_err set (the slot is released then).
+ * then waits for its reply, leading the reading when nobody else does. OUT: *slot, the request's
+ * slot with its reply or its failure, when one was taken (the caller releases it). Returns 0, or
+ * -1 with sworn_err set.
  */
 static int pipeline(struct sworn_signer_proc *p, uint8_t *out, size_t out_len,
-                    enum sworn_ipc_type want, uint32_t id, int64_t deadline, struct slot **slot)
+                    enum sworn_ipc_type want, uint32_t id, struct slot **slot)
 {
     struct slot *s = NULL;
     struct conn *c;
+    int64_t limit;
     int rc;
 
-    for (;;) {
+    if (ensure_child(p) < 0)
+        return -1;
+    /* Full: the places free up as the child answers, or all at once when it is retired. */
+    while (p->n_inflight == SWORN_SIGNER_PROC_INFLIGHT_MAX) {
+        if (wait_until(p, &p->room, queue_deadline(p)) &&
+            p->n_inflight == SWORN_SIGNER_PROC_INFLIGHT_MAX)
+            return retire_err(p, "no place in the pipeline came free");
         if (ensure_child(p) < 0)
             return -1;
-        if (p->n_inflight < SWORN_SIGNER_PROC_INFLIGHT_MAX)
-            break;
-        /* Full: the requests ahead have earlier deadlines, so this wait ends by their replies,
-         * or by their deadline that retires the child. */
-        if (wait_until(p, &p->room, deadline) && p->n_inflight == SWORN_SIGNER_PROC_INFLIGHT_MAX)
-            return retire_err(p, "deadline passed waiting for a place in the pipeline");
     }
     c = p->conn;
     if (id == 0) {
@@ -409,22 +431,28 @@ static int pipeline(struct sworn_signer_proc *p, uint8_t *out, size_t out_len,
     s->want = want;
     s->conn = c;
     p->n_inflight++;
-    /* Write without the lock, so that replies keep flowing while a large frame waits for room. */
+    if (p->n_waiting++ == 0)
+        p->head_since = sworn_ipc_deadline(0); /* an idle child starts on this one */
+    /* Write without the lock, so that replies keep flowing while a large frame waits for room:
+     * the socket fills only while the child signs what is ahead. */
+    limit = queue_deadline(p);
     c->users++;
     (void)pthread_mutex_unlock(&p->lock);
     (void)pthread_mutex_lock(&p->wlock);
-    rc = c->dead ? 0 : sworn_ipc_write_all(c->fd, out, out_len, deadline);
+    rc = c->dead ? 0 : sworn_ipc_write_all(c->fd, out, out_len, limit);
     (void)pthread_mutex_unlock(&p->wlock);
     (void)pthread_mutex_lock(&p->lock);
     if (rc < 0 && !c->dead)
         (void)retire_err(p, sworn_err_msg()); /* fails s too: a partial frame ends the stream */
     conn_put(c);
-    /* Wait for the reply; read when nobody else does. */
+    /* Wait for the reply; read when nobody else does. A follower's own bound is a safety net:
+     * the leader's deadline retires a stalled child first. */
+    limit = queue_deadline(p);
     while (s->state == SLOT_WAITING) {
         if (!p->leading)
-            lead_once(p, c, deadline);
-        else if (wait_until(p, &s->wake, deadline) && s->state == SLOT_WAITING)
-            (void)retire_err(p, "deadline passed");
+            lead_once(p, c);
+        else if (wait_until(p, &s->wake, limit) && s->state == SLOT_WAITING)
+            (void)retire_err(p, "no reply within the deadlines of the requests ahead");
     }
     if (!p->leading)
         pass_lead(p);
@@ -446,7 +474,7 @@ static void release(struct sworn_signer_proc *p, struct slot *s)
 
 /* Encode req with id 0 (pipeline sets it) and run it. As pipeline. */
 static int request(struct sworn_signer_proc *p, const struct sworn_ipc_msg *req,
-                   enum sworn_ipc_type want, int64_t deadline, struct slot **slot)
+                   enum sworn_ipc_type want, struct slot **slot)
 {
     uint8_t out[SWORN_IPC_FRAME_MAX];
     struct sworn_ipc_msg m = *req;
@@ -457,7 +485,7 @@ static int request(struct sworn_signer_proc *p, const struct sworn_ipc_msg *req,
     if (n < 0)
         return -1;
     put_be32(out + 4, 0);
-    return pipeline(p, out, (size_t)n, want, 0, deadline, slot);
+    return pipeline(p, out, (size_t)n, want, 0, slot);
 }
 
 /*
@@ -767,8 +795,7 @@ int sworn_signer_proc_sign(struct sworn_signer_proc *p, enum sworn_sign_purpose 
     req.data_len = len;
     if (lock(p) < 0)
         return -1;
-    if (request(p, &req, SWORN_IPC_SIGN_RESP, sworn_ipc_deadline((int)p->timeout_ms), &s) < 0 ||
-        child_error(p, s) < 0)
+    if (request(p, &req, SWORN_IPC_SIGN_RESP, &s) < 0 || child_error(p, s) < 0)
         goto out;
     if (s->reply.data_len > cap) {
         sworn_err_set(SWORN_ERR_RANGE, "signer process: a %zu-byte signature for %zu bytes of room",
@@ -793,8 +820,7 @@ int sworn_signer_proc_health(struct sworn_signer_proc *p)
 
     if (lock(p) < 0)
         return -1;
-    if (request(p, &req, SWORN_IPC_HEALTH_RESP, sworn_ipc_deadline((int)p->timeout_ms), &s) == 0 &&
-        child_error(p, s) == 0)
+    if (request(p, &req, SWORN_IPC_HEALTH_RESP, &s) == 0 && child_error(p, s) == 0)
         rc = 0;
     if (s != NULL)
         release(p, s);
@@ -821,7 +847,7 @@ int sworn_signer_proc_send_raw(struct sworn_signer_proc *p, const uint8_t *bytes
         free(copy);
         return -1;
     }
-    if (pipeline(p, copy, len, want, id, sworn_ipc_deadline((int)p->timeout_ms), &s) == 0)
+    if (pipeline(p, copy, len, want, id, &s) == 0)
         rc = 0;
     if (s != NULL)
         release(p, s);

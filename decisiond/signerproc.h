@@ -35,10 +35,14 @@
  * single caller). A reply that answers nothing outstanding (an id never sent or already answered,
  * a duplicate) or that is of the wrong type for its id is as fatal as a malformed frame.
  *
- * DEADLINES AND RESTARTS: every request has a deadline (opts->timeout_ms) covering the wait for a
- * place, the write of the request and the read of its reply. When the child misses a deadline,
- * closes the socket, resets it, or sends anything malformed or unexpected (above), the child is
- * killed (SIGKILL) and reaped, and EVERY request outstanding on it fails at once with -1 and
+ * DEADLINES AND RESTARTS: the child has opts->timeout_ms for each request, counted from the
+ * moment it is free to work on it: from its previous reply, or from the request's sending when
+ * nothing was outstanding (what one request alone would have had; the time a request waits
+ * behind others in the pipeline is not held against the child, so a slow device with many callers
+ * is not taken for a stalled one). A request's whole wait, for a place, the write of its frame
+ * and its reply, is thus at most (requests ahead of it + 1) x timeout_ms. When the child misses
+ * its deadline, closes the socket, resets it, or sends anything malformed or unexpected (above),
+ * it is killed (SIGKILL) and reaped, and EVERY request outstanding on it fails at once with -1 and
  * SWORN_ERR_IO ("signer process stalled/died (pid N, killed): ..."): the socket is shut down, so
  * a thread in the middle of a write or a read returns at once too, and no reply read from that
  * child afterwards is given to anyone. Fail closed: the callers deny. Failing calls do not wait
@@ -112,8 +116,9 @@ struct sworn_signer_proc_opts {
     uid_t uid;
     gid_t gid;
     const char *chroot_dir; /* with a uid switch: chroot here first (NULL: no chroot) */
-    /* Per request; 0 means SWORN_SIGNER_PROC_TIMEOUT_MS. This deadline is what bounds a request:
-     * the child's device watchdog (cfg->timeout_ms) only acts first when it is set shorter. */
+    /* The child's time for one request (DEADLINES above); 0 means SWORN_SIGNER_PROC_TIMEOUT_MS.
+     * This deadline is what bounds a device call: the child's device watchdog (cfg->timeout_ms)
+     * only acts first when it is set shorter. */
     unsigned timeout_ms;
     unsigned start_timeout_ms; /* per child start; 0 means SWORN_SIGNER_PROC_START_TIMEOUT_MS */
     const char *program;       /* the sworn-signer binary; NULL: SWORN_SIGNER_PROGRAM */

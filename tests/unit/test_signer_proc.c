@@ -1312,8 +1312,11 @@ enum rogue_mode {
     ROGUE_WRONG_ID,   /* a sign reply with an id never sent */
     ROGUE_WRONG_TYPE, /* a HEALTH_RESP for a SIGN_REQ, with the right id */
     ROGUE_DUPLICATE,  /* holds the first sign request, then answers it twice, never the second */
-    ROGUE_UNASKED     /* answers a sign request, and sends an extra reply nobody asked for */
+    ROGUE_UNASKED,    /* answers a sign request, and sends an extra reply nobody asked for */
+    ROGUE_SLOW        /* honest, but every signature takes ROGUE_SLOW_MS, like a slow device */
 };
+
+#define ROGUE_SLOW_MS 400
 
 struct rogue {
     struct fixture *f;
@@ -1383,6 +1386,8 @@ static void *rogue_main(void *arg)
         resp.type = SWORN_IPC_SIGN_RESP;
         resp.data = sig;
         resp.data_len = sig_len;
+        if (mode == ROGUE_SLOW)
+            sleep_ms(ROGUE_SLOW_MS); /* the device's own time, not a wait for an event */
         if (mode == ROGUE_WRONG_ID) {
             resp.id = req.id + 1000;
         } else if (mode == ROGUE_WRONG_TYPE) {
@@ -1440,7 +1445,8 @@ static void rogue_stop(void *arg)
     r->stops++;
 }
 
-static void rogue_open(struct fixture *f, struct rogue *r, struct sworn_signer_launcher *l)
+static void rogue_open(struct fixture *f, struct rogue *r, struct sworn_signer_launcher *l,
+                       unsigned timeout_ms)
 {
     memset(r, 0, sizeof(*r));
     r->f = f;
@@ -1448,7 +1454,7 @@ static void rogue_open(struct fixture *f, struct rogue *r, struct sworn_signer_l
     r->mode = ROGUE_HONEST;
     assert_int_equal(sworn_signer_open(&f->cfg, &r->key), 0);
     *l = (struct sworn_signer_launcher){.start = rogue_start, .stop = rogue_stop, .arg = r};
-    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = 60000, .launcher = l});
+    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = timeout_ms, .launcher = l});
     assert_int_equal(r->starts, 1);
 }
 
@@ -1483,7 +1489,7 @@ static void test_rogue_replies(void **state)
     struct rogue r;
     int ok = 0, refused = 0;
 
-    rogue_open(f, &r, &l);
+    rogue_open(f, &r, &l, 60000);
     sign_receipt_ok(f);
     /* A reply with an id that was never sent: the child is stopped, the call fails. */
     r.mode = ROGUE_WRONG_ID;
@@ -1528,6 +1534,30 @@ static void test_rogue_replies(void **state)
     sign_receipt_ok(f);
     assert_int_equal(r.stops, 4);
     assert_int_equal(r.starts, 5);
+    rogue_close(f, &r);
+}
+
+/* A slow but healthy device: each signature takes 0.4 s against a 1 s deadline, and 4 callers
+ * queue behind each other, so the last waits about 1.6 s in all. Each request is held to the
+ * deadline from when the child is free to work on it, not from its sending: all succeed, and the
+ * child is not taken for a stalled one. */
+static void test_slow_device_queue(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_launcher l;
+    struct attempt a[4];
+    struct rogue r;
+
+    rogue_open(f, &r, &l, 1000);
+    r.mode = ROGUE_SLOW;
+    start_attempts(f, a, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(a[i].thread, NULL), 0);
+        if (a[i].rc != 0)
+            fail_msg("request %u: rc %d, %s", i, a[i].rc, a[i].msg);
+    }
+    assert_int_equal(r.starts, 1);
+    assert_int_equal(r.stops, 0);
     rogue_close(f, &r);
 }
 
@@ -1652,6 +1682,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_killed_with_outstanding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline_with_outstanding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rogue_replies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_device_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_hygiene, setup, teardown),
         cmocka_unit_test_setup_teardown(test_privilege_drop, setup, teardown),
     };
