@@ -439,7 +439,9 @@ static int pipeline(struct sworn_signer_proc *p, uint8_t *out, size_t out_len,
     c->users++;
     (void)pthread_mutex_unlock(&p->lock);
     (void)pthread_mutex_lock(&p->wlock);
-    rc = c->dead ? 0 : sworn_ipc_write_all(c->fd, out, out_len, limit);
+    /* Retired meanwhile, the socket is shut down: the write fails at once (EPIPE), and the
+     * descriptor stays open while this thread holds a use of it. */
+    rc = sworn_ipc_write_all(c->fd, out, out_len, limit);
     (void)pthread_mutex_unlock(&p->wlock);
     (void)pthread_mutex_lock(&p->lock);
     if (rc < 0 && !c->dead)

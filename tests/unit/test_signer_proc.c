@@ -1199,6 +1199,55 @@ static void test_threads(void **state)
     assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
 }
 
+/* More callers than the pipeline has places: the extra ones wait for a place, and all succeed. */
+#define CROWD (SWORN_SIGNER_PROC_INFLIGHT_MAX + 8)
+#define CROWD_EACH 5
+
+struct crowd_member {
+    struct fixture *f;
+    unsigned id;
+    int ok;
+};
+
+static void *crowd_sign(void *arg)
+{
+    struct crowd_member *m = arg;
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    for (int i = 0; i < CROWD_EACH; i++) {
+        worker_digest(m->id, i, digest);
+        if (sworn_signer_proc_sign(m->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
+                                   sizeof(sig), &sig_len) != 0 ||
+            sworn_signature_verify(m->f->spki, m->f->spki_len, SWORN_PURPOSE_RECEIPT, digest,
+                                   sizeof(digest), sig, sig_len) != 0)
+            return NULL;
+        m->ok++;
+    }
+    return NULL;
+}
+
+static void test_more_callers_than_places(void **state)
+{
+    struct fixture *f = *state;
+    struct crowd_member m[CROWD];
+    pthread_t t[CROWD];
+    pid_t pid;
+
+    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = 60000});
+    pid = sworn_signer_proc_pid(f->p);
+    for (unsigned i = 0; i < CROWD; i++) {
+        m[i] = (struct crowd_member){.f = f, .id = 1000 + i};
+        assert_int_equal(pthread_create(&t[i], NULL, crowd_sign, &m[i]), 0);
+    }
+    for (unsigned i = 0; i < CROWD; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(m[i].ok, CROWD_EACH);
+    }
+    assert_int_equal(sworn_signer_proc_pid(f->p), pid);
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+}
+
 /* One signature by a thread of its own; the outcome and error are kept for the test. */
 struct attempt {
     struct fixture *f;
@@ -1298,6 +1347,105 @@ static void test_deadline_with_outstanding(void **state)
     assert_int_equal(sworn_signer_proc_pid(f->p), -1);
     sign_receipt_ok(f);
     assert_true(sworn_signer_proc_pid(f->p) != old);
+}
+
+/* Children killed again and again while 8 threads sign: every call either returns a signature
+ * of its own message or fails with SWORN_ERR_IO; nothing hangs, crashes or crosses; afterwards a
+ * call succeeds. The kills follow the signatures (every KILL_EVERY successes), not a clock. */
+#define STORM_THREADS 8
+#define STORM_EACH 40
+#define KILL_EVERY 25
+#define KILLS 6
+
+struct storm {
+    struct fixture *f;
+    pthread_mutex_t lock;
+    pthread_cond_t progress;
+    unsigned successes, failures, bad, done;
+};
+
+struct storm_member {
+    struct storm *st;
+    unsigned id;
+};
+
+static void *storm_sign(void *arg)
+{
+    struct storm_member *m = arg;
+    struct storm *st = m->st;
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    for (int i = 0; i < STORM_EACH; i++) {
+        int rc;
+        int bad = 0;
+
+        worker_digest(m->id, i, digest);
+        rc = sworn_signer_proc_sign(st->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
+                                    sizeof(sig), &sig_len);
+        if (rc == 0)
+            bad = sworn_signature_verify(st->f->spki, st->f->spki_len, SWORN_PURPOSE_RECEIPT,
+                                         digest, sizeof(digest), sig, sig_len) != 0;
+        else
+            bad = sworn_err_code() != SWORN_ERR_IO;
+        pthread_mutex_lock(&st->lock);
+        if (bad)
+            st->bad++;
+        else if (rc == 0)
+            st->successes++;
+        else
+            st->failures++;
+        pthread_cond_signal(&st->progress);
+        pthread_mutex_unlock(&st->lock);
+    }
+    pthread_mutex_lock(&st->lock);
+    st->done++;
+    pthread_cond_signal(&st->progress);
+    pthread_mutex_unlock(&st->lock);
+    return NULL;
+}
+
+static void test_kill_storm(void **state)
+{
+    struct fixture *f = *state;
+    struct storm st = {.f = f};
+    struct storm_member m[STORM_THREADS];
+    pthread_t t[STORM_THREADS];
+    unsigned kills = 0;
+
+    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = 60000});
+    assert_int_equal(pthread_mutex_init(&st.lock, NULL), 0);
+    assert_int_equal(pthread_cond_init(&st.progress, NULL), 0);
+    for (unsigned i = 0; i < STORM_THREADS; i++) {
+        m[i] = (struct storm_member){.st = &st, .id = 2000 + i};
+        assert_int_equal(pthread_create(&t[i], NULL, storm_sign, &m[i]), 0);
+    }
+    pthread_mutex_lock(&st.lock);
+    while (st.done < STORM_THREADS) {
+        if (kills < KILLS && st.successes >= (kills + 1) * KILL_EVERY) {
+            pid_t pid;
+
+            pthread_mutex_unlock(&st.lock);
+            pid = sworn_signer_proc_pid(f->p);
+            if (pid > 0 && kill(pid, SIGKILL) == 0)
+                kills++;
+            pthread_mutex_lock(&st.lock);
+            continue;
+        }
+        pthread_cond_wait(&st.progress, &st.lock);
+    }
+    pthread_mutex_unlock(&st.lock);
+    for (unsigned i = 0; i < STORM_THREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    print_message("    %u kills: %u signatures, %u failed with SWORN_ERR_IO\n", kills, st.successes,
+                  st.failures);
+    assert_int_equal(st.bad, 0);
+    assert_int_equal(st.successes + st.failures, STORM_THREADS * STORM_EACH);
+    assert_true(kills > 0);
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+    sign_receipt_ok(f);
+    pthread_cond_destroy(&st.progress);
+    pthread_mutex_destroy(&st.lock);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1679,6 +1827,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_backoff_and_key_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_more_callers_than_places, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_storm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_with_outstanding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deadline_with_outstanding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rogue_replies, setup, teardown),
