@@ -12,9 +12,17 @@
  * killed while idle (replaced transparently by the next request), stopped mid-request (error
  * after the deadline, killed and reaped, next request on a new child), killed mid-request (error
  * at once); hostile bytes sent to the real child; restarts that fail (backoff) or present another
- * key (refused); several threads at once; the child's descriptors and core limit; and, when run
- * as root, the switch to nobody with a root-only key file, and the chroot. Every test ends with
- * no child of this process left, running or zombie.
+ * key (refused); the child's descriptors and core limit; and, when run as root, the switch to
+ * nobody with a root-only key file, and the chroot.
+ *
+ * Pipelining (several threads on one child): 8 threads x 40 signatures, each checked against its
+ * own message; more callers than the pipeline has places; the child killed again and again under
+ * 8 signing threads; a child killed, or stalled past the deadline, with 6 requests outstanding
+ * (all 6 fail with SWORN_ERR_IO, the next call succeeds on a new child); a slow but healthy device
+ * with requests queued past one deadline (all succeed). A rogue signer (a thread behind the
+ * launcher interface, signing with the real key) answers with an id never sent, the wrong type,
+ * a duplicate, or an extra reply nobody asked for: each stops it and fails what was outstanding.
+ * Every test ends with no child of this process left, running or zombie.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
