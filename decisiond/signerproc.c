@@ -456,6 +456,10 @@ static int pipeline(struct sworn_signer_proc *p, uint8_t *out, size_t out_len,
         else if (wait_until(p, &s->wake, limit) && s->state == SLOT_WAITING)
             (void)retire_err(p, "no reply within the deadlines of the requests ahead");
     }
+    /* Replies already read and buffered go to their callers now, before the reading is handed
+     * on: no thread is woken just to find them. */
+    while (!p->leading && p->conn == c && sworn_ipc_reader_ready(&c->in))
+        lead_once(p, c);
     if (!p->leading)
         pass_lead(p);
     *slot = s;

@@ -525,6 +525,20 @@ size_t sworn_ipc_reader_buffered(const struct sworn_ipc_reader *r)
     return r->end - r->start;
 }
 
+int sworn_ipc_reader_ready(const struct sworn_ipc_reader *r)
+{
+    size_t avail = r->end - r->start;
+    enum sworn_ipc_type type;
+    uint32_t id = 0, body_len = 0;
+
+    if (avail < SWORN_IPC_HDR_LEN)
+        return 0;
+    /* A refused header is ready too: the next call reports it without reading. */
+    if (sworn_ipc_hdr_decode(r->buf + r->start, &type, &id, &body_len) < 0)
+        return 1;
+    return avail >= SWORN_IPC_HDR_LEN + (size_t)body_len;
+}
+
 int sworn_ipc_reader_next(struct sworn_ipc_reader *r, int fd, struct sworn_ipc_msg *m,
                           int64_t deadline)
 {

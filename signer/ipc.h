@@ -185,6 +185,13 @@ void sworn_ipc_reader_init(struct sworn_ipc_reader *r);
 size_t sworn_ipc_reader_buffered(const struct sworn_ipc_reader *r);
 
 /*
+ * 1 when the next sworn_ipc_reader_next returns without reading from the socket (a whole frame
+ * is buffered, or a header that it refuses), else 0. A refused header also sets this thread's
+ * error, as the next call will.
+ */
+int sworn_ipc_reader_ready(const struct sworn_ipc_reader *r);
+
+/*
  * The next frame on fd, from r's buffer or read before deadline. OUT: *m, only on success;
  * m->data points into r and is valid until the next call on r. Returns as sworn_ipc_recv: 0; 1
  * at a clean end of stream (nothing buffered); -1 with sworn_err set (SWORN_ERR_IO: read error,

@@ -598,11 +598,14 @@ static void test_ipc_reader(void **state)
         n += encode(&m, out + n);
     }
     assert_int_equal(sworn_ipc_write_all(sv[0], out, n, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_reader_ready(&r), 0);
     for (uint32_t id = 1; id <= 3; id++) {
         assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(5000)), 0);
         assert_int_equal(d.id, id);
         assert_int_equal(d.data_len, id == 2 ? sizeof(big) : id);
         assert_memory_equal(d.data, big, d.data_len);
+        /* The first read took all three (they were written before it): the rest are ready. */
+        assert_int_equal(sworn_ipc_reader_ready(&r), id < 3);
     }
     assert_int_equal(sworn_ipc_reader_buffered(&r), 0);
     /* One frame in two writes, the split inside its header. */
@@ -610,6 +613,9 @@ static void test_ipc_reader(void **state)
     m.data_len = 32;
     n = encode(&m, out);
     assert_int_equal(sworn_ipc_write_all(sv[0], out, 7, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(20)), -1);
+    assert_int_equal(sworn_ipc_reader_buffered(&r), 7); /* a partial header: not ready */
+    assert_int_equal(sworn_ipc_reader_ready(&r), 0);
     assert_int_equal(sworn_ipc_write_all(sv[0], out + 7, n - 7, SWORN_IPC_FOREVER), 0);
     assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(5000)), 0);
     assert_int_equal(d.id, 4);
@@ -620,6 +626,7 @@ static void test_ipc_reader(void **state)
     hdr(out, SWORN_IPC_SIGN_REQ, 0x7fffffff);
     assert_int_equal(sworn_ipc_write_all(sv[0], out, SWORN_IPC_HDR_LEN, SWORN_IPC_FOREVER), 0);
     assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, SWORN_IPC_FOREVER), -1);
+    assert_int_equal(sworn_ipc_reader_ready(&r), 1); /* refused without reading, again */
     assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
     /* A new reader: the end of the stream inside a frame is an error, at a boundary a clean end. */
     sworn_ipc_reader_init(&r);
