@@ -21,7 +21,8 @@
  * (all 6 fail with SWORN_ERR_IO, the next call succeeds on a new child); a slow but healthy device
  * with requests queued past one deadline (all succeed). A rogue signer (a thread behind the
  * launcher interface, signing with the real key) answers with an id never sent, the wrong type,
- * a duplicate, or an extra reply nobody asked for: each stops it and fails what was outstanding.
+ * a malformed frame, a duplicate, or an extra reply nobody asked for: each stops it and fails
+ * what was outstanding.
  * Every test ends with no child of this process left, running or zombie.
  */
 #define _GNU_SOURCE
@@ -1476,7 +1477,8 @@ enum rogue_mode {
     ROGUE_WRONG_TYPE, /* a HEALTH_RESP for a SIGN_REQ, with the right id */
     ROGUE_DUPLICATE,  /* holds the first sign request, then answers it twice, never the second */
     ROGUE_UNASKED,    /* answers a sign request, and sends an extra reply nobody asked for */
-    ROGUE_SLOW        /* honest, but every signature takes ROGUE_SLOW_MS, like a slow device */
+    ROGUE_SLOW,       /* honest, but every signature takes ROGUE_SLOW_MS, like a slow device */
+    ROGUE_MALFORMED   /* a sign reply whose header has a reserved flag set */
 };
 
 #define ROGUE_SLOW_MS 400
@@ -1567,6 +1569,13 @@ static void *rogue_main(void *arg)
             resp.data = held_sig;
             resp.data_len = held_len;
             rogue_send(fd, &resp, &resp);
+            continue;
+        } else if (mode == ROGUE_MALFORMED) {
+            uint8_t out[SWORN_IPC_FRAME_MAX];
+            size_t n = encode(&resp, out);
+
+            out[2] = 0x80; /* flags must be 0 */
+            (void)sworn_ipc_write_all(fd, out, n, SWORN_IPC_FOREVER);
             continue;
         } else if (mode == ROGUE_UNASKED) {
             struct sworn_ipc_msg extra = {.type = SWORN_IPC_HEALTH_RESP, .id = 999999};
@@ -1664,10 +1673,15 @@ static void test_rogue_replies(void **state)
     sign_refused(f, "the wrong type");
     assert_int_equal(r.starts, 2);
     assert_int_equal(r.stops, 2);
+    /* A malformed frame: refused by the decoder, the child stopped. */
+    r.mode = ROGUE_MALFORMED;
+    sign_refused(f, "flags");
+    assert_int_equal(r.starts, 3);
+    assert_int_equal(r.stops, 3);
     /* Honest again: the next call starts a new "child" and succeeds. */
     r.mode = ROGUE_HONEST;
     sign_receipt_ok(f);
-    assert_int_equal(r.starts, 3);
+    assert_int_equal(r.starts, 4);
     /* Two requests outstanding; the first is answered twice, the second never. The first
      * caller has its (valid) reply; the duplicate answers nothing outstanding any more, which
      * stops the child and fails the second caller at once, without its deadline (60 s). */
@@ -1686,17 +1700,17 @@ static void test_rogue_replies(void **state)
     }
     assert_int_equal(ok, 1);
     assert_int_equal(refused, 1);
-    assert_int_equal(r.stops, 3);
+    assert_int_equal(r.stops, 4);
     assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
     /* A reply nobody asked for, right behind a valid one: that call succeeds, and the next one
      * finds the extra frame and replaces the child before it sends anything. */
     r.mode = ROGUE_UNASKED;
     sign_receipt_ok(f);
-    assert_int_equal(r.starts, 4);
+    assert_int_equal(r.starts, 5);
     r.mode = ROGUE_HONEST;
     sign_receipt_ok(f);
-    assert_int_equal(r.stops, 4);
-    assert_int_equal(r.starts, 5);
+    assert_int_equal(r.stops, 5);
+    assert_int_equal(r.starts, 6);
     rogue_close(f, &r);
 }
 
