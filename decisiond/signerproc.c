@@ -457,9 +457,10 @@ static int pipeline(struct sworn_signer_proc *p, uint8_t *out, size_t out_len,
             (void)retire_err(p, "no reply within the deadlines of the requests ahead");
     }
     /* Replies already read and buffered go to their callers now, before the reading is handed
-     * on: no thread is woken just to find them. */
-    while (!p->leading && p->conn == c && sworn_ipc_reader_ready(&c->in))
-        lead_once(p, c);
+     * on: no thread is woken just to find them. (c itself may be gone by now: once s was
+     * answered this thread held no use of it, and the child may have been retired since.) */
+    while (!p->leading && p->conn != NULL && sworn_ipc_reader_ready(&p->conn->in))
+        lead_once(p, p->conn);
     if (!p->leading)
         pass_lead(p);
     *slot = s;
