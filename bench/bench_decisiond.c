@@ -35,6 +35,10 @@
  *              does for every allow, and the daemon has one signer process); and 4 KiB pwrite +
  *              fdatasync on a preallocated file in the stack's folder (how the log's sqlite
  *              syncs its WAL)
+ *   signer     once per stack, with the daemon idle: the key's raw signing rate (as above) and
+ *              its rate through one signer process shared by 1, 2, 4 and 8 calling threads
+ *              (pipelined requests, signerproc.h), each as a ratio to raw; PIPE_ROUNDS rounds of
+ *              BASE_SECONDS per figure, taking turns. Target: 2+ callers >= TARGET_PROC_RATIO x raw
  *   closed loop  N = 1, 2, 4, 8, 16, 32 client threads, each with its own persistent connection:
  *              send an AuthorizationRequest, wait for its DecisionReply, repeat. Decisions/s, and
  *              p50, p99, p99.9 latency (send to answer). Every reply must be an ALLOW with a
@@ -91,6 +95,8 @@
 #define MEM_STEPS 10       /* RSS samples: one per tenth of the growth */
 #define TARGET_SIGN_RATIO 0.8
 #define TARGET_P99_MS 2.0
+#define TARGET_PROC_RATIO 0.9 /* signer process with 2+ callers / raw signing (issue 17) */
+#define PIPE_ROUNDS 3         /* rounds of the signer-process figures, taking turns */
 #define MEM_FLAT_FACTOR 2.0
 #define MAX_CLIENTS 32
 #define FSYNC_FILE_BYTES (4u * 1024u * 1024u)
@@ -377,6 +383,77 @@ static void baselines_close(struct baselines *b)
     sworn_signer_close(b->raw);
     sworn_signer_proc_stop(b->proc);
     close(b->fsync_fd);
+}
+
+/* One thread of a signer-process figure: signs new digests for BASE_SECONDS. */
+struct pipe_caller {
+    struct sworn_signer_proc *proc;
+    unsigned id;
+    unsigned long n;
+    double seconds;
+    pthread_t thread;
+};
+
+static void *pipe_caller_main(void *arg)
+{
+    struct pipe_caller *c = arg;
+    uint8_t d[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len;
+    double t0 = bench_now(), t;
+
+    do {
+        digest_of(((uint64_t)c->id << 48) | c->n, d);
+        if (sworn_signer_proc_sign(c->proc, SWORN_PURPOSE_RECEIPT, d, 32, sig, sizeof(sig),
+                                   &sig_len) < 0)
+            bench_die_lib("sworn_signer_proc_sign");
+        c->n++;
+        t = bench_now();
+    } while (t - t0 < BASE_SECONDS);
+    c->seconds = t - t0;
+    return NULL;
+}
+
+/* Signatures/s through b's signer process with callers threads at once. */
+static double proc_rate(struct baselines *b, int callers, unsigned round)
+{
+    struct pipe_caller c[8];
+    unsigned long n = 0;
+    double longest = 0;
+
+    for (int i = 0; i < callers; i++) {
+        c[i] = (struct pipe_caller){.proc = b->proc, .id = round * 8 + (unsigned)i + 1};
+        bench_check_pt(pthread_create(&c[i].thread, NULL, pipe_caller_main, &c[i]),
+                       "pthread_create");
+    }
+    for (int i = 0; i < callers; i++) {
+        bench_check_pt(pthread_join(c[i].thread, NULL), "pthread_join");
+        n += c[i].n;
+        if (c[i].seconds > longest)
+            longest = c[i].seconds;
+    }
+    return (double)n / longest;
+}
+
+/* Issue 17's row "rate through the signer process vs raw signing": 1, 2, 4 and 8 callers on one
+ * signer process, each against the raw rate of the same key, measured in turns. */
+static void signer_rows(struct baselines *b, const struct stack *s)
+{
+    static const int callers[] = {1, 2, 4, 8};
+    double raw = 0, proc[4] = {0};
+
+    for (unsigned r = 0; r < PIPE_ROUNDS; r++) {
+        raw += sign_rate(b, 0, s) / PIPE_ROUNDS;
+        for (int i = 0; i < 4; i++)
+            proc[i] += proc_rate(b, callers[i], r) / PIPE_ROUNDS;
+    }
+    printf("\n== Signer process vs raw signing (daemon idle; %d rounds of %.1f s per figure)\n",
+           PIPE_ROUNDS, BASE_SECONDS);
+    printf("  raw sign, 1 thread: %.0f sigs/s\n", raw);
+    for (int i = 0; i < 4; i++)
+        printf("  signer process, %d caller%s %8.0f sigs/s = %.2f x raw  target >= %.2f  %s\n",
+               callers[i], callers[i] == 1 ? ": " : "s:", proc[i], proc[i] / raw, TARGET_PROC_RATIO,
+               callers[i] == 1 ? "(one caller: no pipelining)"
+                               : (proc[i] / raw >= TARGET_PROC_RATIO ? "PASS" : "MISS"));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -814,13 +891,14 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
            "checkpoint every %s, allow-all policy): %.1f s\n",
            tpm ? "tpm" : "notpm", s.dir, tpm ? "swtpm quoting every checkpoint" : "--no-tpm",
            workers, checkpoint_interval, bench_now() - t0);
+    signer_rows(&b, &s);
 
     printf("\n== Closed loop: N clients, one connection each, one request in flight each\n");
     printf("  each point: %.1f s warm-up, %.1f s measured; before it, with the daemon idle, "
            "%.1f s of each baseline\n",
            WARMUP_SECONDS, seconds, BASE_SECONDS);
     printf("  raw sign: sworn_signer_sign on the stack's key (same token), 1 thread; proc: "
-           "through a signer process\n");
+           "through a signer process, 1 caller\n");
     printf("  dec/fsync: decisions/s / fdatasync/s (above 1: several decisions share a sync)\n\n");
     printf("  %7s %9s %7s %7s %8s | %8s %6s | %8s %6s | %8s %9s\n", "clients", "dec/s", "p50 ms",
            "p99 ms", "p99.9 ms", "raw sign", "x raw", "proc", "x proc", "fsync/s", "dec/fsync");

@@ -23,26 +23,47 @@
  * SIGPIPE: nothing here touches signal dispositions in the parent. Every write on the socket is a
  * send(..., MSG_NOSIGNAL), so a dead child shows up as EPIPE, never as a signal.
  *
- * DEADLINES AND RESTARTS: every request has a deadline (opts->timeout_ms) covering the write of
- * the request and the read of the reply. When the child misses it, closes the socket, resets it,
- * or sends anything malformed or unexpected (wrong type or id), the call kills the child
- * (SIGKILL), reaps it, and returns -1 with SWORN_ERR_IO ("signer process stalled/died: ...") at
- * once; the caller denies. The call does not wait for a new child. The next call starts one
- * (lazily), and a reply carrying SWORN_ERR_IO likewise retires the child, as the device context
- * is suspect. The child makes its device calls inline (cfg->inline_device_calls is set in the
- * child): a hung device call is bounded by this deadline, whose SIGKILL ends the call with the
- * child, and no watchdog thread handoff slows every signature. A child that died while idle
- * (seen before a request is sent) is replaced transparently by that request. When starting a new
- * child fails, further calls fail at once with that error until a backoff passes (100 ms, doubling
- * to 5 s, reset by a success). A new child must present the same SPKI as the first one, or it is
- * killed and the call fails with SWORN_ERR_VERIFY. Reaping: after SIGKILL the call waits up to 200
- * ms for the child to exit; a child stuck longer (uninterruptible sleep in a driver) is reaped by a
- * later call or by stop.
+ * PIPELINING: requests from several threads share the one socket without waiting for each
+ * other. Each call registers its request (up to SWORN_SIGNER_PROC_INFLIGHT_MAX outstanding; a
+ * call beyond waits for a place, within its own deadline), writes its frame with a fresh id (one
+ * frame at a time: a write lock), and waits for the reply with that id. The child reads requests
+ * as they arrive and answers them one at a time, so while it signs the next requests already wait
+ * in its socket and it never idles between signatures while callers are waiting. Replies are
+ * matched to requests by id, not by order. One caller at a time reads the socket (the leader);
+ * it hands each reply to its caller's condition variable and, once its own reply has come, passes
+ * the reading on to a caller still waiting (leader/follower: no extra thread, no extra hop for a
+ * single caller). A reply that answers nothing outstanding (an id never sent or already answered,
+ * a duplicate) or that is of the wrong type for its id is as fatal as a malformed frame.
  *
- * Thread safety: every call on one struct sworn_signer_proc takes its mutex, so decisiond may call
- * from several threads; requests are served one at a time, and a stalled child holds the others
- * up for at most one deadline. stop must not race with other calls. spki/alg/software_held read
- * data fixed at start and take no lock.
+ * DEADLINES AND RESTARTS: the child has opts->timeout_ms for each request, counted from the
+ * moment it is free to work on it: from its previous reply, or from the request's sending when
+ * nothing was outstanding (what one request alone would have had; the time a request waits
+ * behind others in the pipeline is not held against the child, so a slow device with many callers
+ * is not taken for a stalled one). A request's whole wait, for a place, the write of its frame
+ * and its reply, is thus at most (requests ahead of it + 1) x timeout_ms. When the child misses
+ * its deadline, closes the socket, resets it, or sends anything malformed or unexpected (above),
+ * it is killed (SIGKILL) and reaped, and EVERY request outstanding on it fails at once with -1 and
+ * SWORN_ERR_IO ("signer process stalled/died (pid N, killed): ..."): the socket is shut down, so
+ * a thread in the middle of a write or a read returns at once too, and no reply read from that
+ * child afterwards is given to anyone. Fail closed: the callers deny. Failing calls do not wait
+ * for a new child. The next call starts one (lazily), and a reply carrying SWORN_ERR_IO likewise
+ * retires the child (and fails what else was outstanding on it), as the device context is
+ * suspect. The child makes its device calls inline (cfg->inline_device_calls is set in the
+ * child): a hung device call is bounded by this deadline, whose SIGKILL ends the call with the
+ * child, and no watchdog thread handoff slows every signature. A child that died, or wrote
+ * anything, while nothing was outstanding (seen before a request is sent) is replaced
+ * transparently by that request. When starting a new child fails, further calls fail at once
+ * with that error until a backoff passes (100 ms, doubling to 5 s, reset by a success). A new
+ * child must present the same SPKI as the first one, or it is killed and the call fails with
+ * SWORN_ERR_VERIFY. Reaping: after SIGKILL the call waits up to 200 ms for the child to exit; a
+ * child stuck longer (uninterruptible sleep in a driver) is reaped by a later call or by stop.
+ *
+ * Thread safety: every call on one struct sworn_signer_proc may run from any thread at the same
+ * time as the others but stop. The state is under one mutex, released while a thread writes or
+ * reads the socket. Starting a child (the first call after a failure) holds the mutex, so calls
+ * wait for it, up to start_timeout_ms. A stalled child holds callers up for at most one deadline.
+ * stop must not race with other calls. spki/alg/software_held read data fixed at start and take
+ * no lock.
  *
  * Reaping (default launcher): the owner should not reap children with waitpid(-1) or set
  * SIGCHLD to SIG_IGN: the reaping here copes (ECHILD counts as reaped), and the child is killed
@@ -60,11 +81,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ipc.h" /* enum sworn_ipc_type, for sworn_signer_proc_send_raw */
 #include "notesign.h"
 #include "sigscheme.h"
 #include "signer.h" /* struct sworn_signer_config: what the signer opens */
 
 #define SWORN_SIGNER_PROC_TIMEOUT_MS 2000        /* default deadline of one request */
+#define SWORN_SIGNER_PROC_INFLIGHT_MAX 32        /* requests outstanding on one child at most */
 #define SWORN_SIGNER_PROC_START_TIMEOUT_MS 10000 /* default deadline of a child's key opening */
 
 /* The build's sworn-signer, for callers that name none (tests, benchmarks). */
@@ -93,8 +116,9 @@ struct sworn_signer_proc_opts {
     uid_t uid;
     gid_t gid;
     const char *chroot_dir; /* with a uid switch: chroot here first (NULL: no chroot) */
-    /* Per request; 0 means SWORN_SIGNER_PROC_TIMEOUT_MS. This deadline is what bounds a request:
-     * the child's device watchdog (cfg->timeout_ms) only acts first when it is set shorter. */
+    /* The child's time for one request (DEADLINES above); 0 means SWORN_SIGNER_PROC_TIMEOUT_MS.
+     * This deadline is what bounds a device call: the child's device watchdog (cfg->timeout_ms)
+     * only acts first when it is set shorter. */
     unsigned timeout_ms;
     unsigned start_timeout_ms; /* per child start; 0 means SWORN_SIGNER_PROC_START_TIMEOUT_MS */
     const char *program;       /* the sworn-signer binary; NULL: SWORN_SIGNER_PROGRAM */
@@ -147,12 +171,19 @@ int sworn_signer_proc_software_held(const struct sworn_signer_proc *p);
 pid_t sworn_signer_proc_pid(struct sworn_signer_proc *p);
 
 /*
- * FOR TESTS: write len raw bytes onto the child's socket, then wait for a reply frame as a
- * request would (same deadline, same kill-and-reap on failure). Returns 0 when a valid reply of
- * any type came back (it is discarded), or -1 with sworn_err set; a child that closes the socket
- * on the bytes gives SWORN_ERR_IO. Lets tests feed hostile frames to the real child.
+ * FOR TESTS: write len raw bytes onto the child's socket as one request whose reply is of type
+ * want with id (which the bytes should ask for; id must not be outstanding), then wait for that
+ * reply as a request would (same deadline, pipeline, kill-and-reap on failure). Returns 0 when
+ * the reply came back (it is discarded), or -1 with sworn_err set: SWORN_ERR_ARG (want is not a
+ * reply type, id is 0 or outstanding), SWORN_ERR_IO (the child closed the socket on the bytes,
+ * missed the deadline, or answered with anything else). Lets tests feed hostile frames to the
+ * real child, or make it answer a request that was not sent.
  */
-int sworn_signer_proc_send_raw(struct sworn_signer_proc *p, const uint8_t *bytes, size_t len);
+int sworn_signer_proc_send_raw(struct sworn_signer_proc *p, const uint8_t *bytes, size_t len,
+                               enum sworn_ipc_type want, uint32_t id);
+
+/* The requests outstanding now (sent or being sent, not yet answered): for tests and metrics. */
+unsigned sworn_signer_proc_outstanding(struct sworn_signer_proc *p);
 
 /*
  * Stop the child and free p (NULL is allowed): close the socket, so that the child closes its

@@ -415,15 +415,21 @@ int sworn_ipc_write_all(int fd, const void *p, size_t n, int64_t deadline)
     while (off < n) {
         ssize_t w;
 
-        SWORN_GUARD(wait_fd(fd, POLLOUT, deadline, "write"));
-        /* MSG_DONTWAIT: poll said there is room, but maybe not for all of it, and a blocking
-         * send would then wait past the deadline. */
+        /* The socket usually has room: try first, and poll only when it is full (one system
+         * call per frame, not two). The deadline is checked before each try all the same. */
+        if (deadline != SWORN_IPC_FOREVER && now_ms() >= deadline)
+            return sworn_err_set(SWORN_ERR_IO, "ipc: write: deadline passed");
+        /* MSG_DONTWAIT: a blocking send could wait past the deadline. */
         w = send(fd, src + off, n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w >= 0) {
             off += (size_t)w;
             continue;
         }
-        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            SWORN_GUARD(wait_fd(fd, POLLOUT, deadline, "write"));
+            continue;
+        }
+        if (errno == EINTR)
             continue;
         if (errno == EPIPE || errno == ECONNRESET)
             return sworn_err_set(SWORN_ERR_IO, "ipc: write: the peer closed the socket");
@@ -503,4 +509,94 @@ int sworn_ipc_recv(int fd, uint8_t frame[SWORN_IPC_FRAME_MAX], struct sworn_ipc_
         return sworn_err_set(SWORN_ERR_IO, "ipc: the stream ended inside a %lu-byte body",
                              (unsigned long)body_len);
     return sworn_ipc_decode(frame, SWORN_IPC_HDR_LEN + body_len, m);
+}
+
+/* --- the buffered reader ---------------------------------------------------------------------- */
+
+void sworn_ipc_reader_init(struct sworn_ipc_reader *r)
+{
+    r->start = 0;
+    r->end = 0;
+    r->waits = 0;
+}
+
+size_t sworn_ipc_reader_buffered(const struct sworn_ipc_reader *r)
+{
+    return r->end - r->start;
+}
+
+int sworn_ipc_reader_ready(const struct sworn_ipc_reader *r)
+{
+    size_t avail = r->end - r->start;
+    enum sworn_ipc_type type;
+    uint32_t id = 0, body_len = 0;
+
+    if (avail < SWORN_IPC_HDR_LEN)
+        return 0;
+    /* A refused header is ready too: the next call reports it without reading. */
+    if (sworn_ipc_hdr_decode(r->buf + r->start, &type, &id, &body_len) < 0)
+        return 1;
+    return avail >= SWORN_IPC_HDR_LEN + (size_t)body_len;
+}
+
+int sworn_ipc_reader_next(struct sworn_ipc_reader *r, int fd, struct sworn_ipc_msg *m,
+                          int64_t deadline)
+{
+    for (;;) {
+        size_t avail = r->end - r->start;
+        ssize_t got;
+
+        if (avail >= SWORN_IPC_HDR_LEN) {
+            enum sworn_ipc_type type;
+            uint32_t id = 0, body_len = 0;
+
+            /* The header first: a hostile length is refused before we wait for its body. */
+            if (sworn_ipc_hdr_decode(r->buf + r->start, &type, &id, &body_len) < 0)
+                return -1;
+            if (avail >= SWORN_IPC_HDR_LEN + (size_t)body_len) {
+                const uint8_t *frame = r->buf + r->start;
+
+                r->start += SWORN_IPC_HDR_LEN + (size_t)body_len;
+                return sworn_ipc_decode(frame, SWORN_IPC_HDR_LEN + (size_t)body_len, m);
+            }
+        }
+        /* No whole frame: keep the partial one at the front, so that the rest of it (at most
+         * SWORN_IPC_FRAME_MAX bytes in all) always fits behind it. */
+        if (r->start > 0) {
+            memmove(r->buf, r->buf + r->start, avail);
+            r->start = 0;
+            r->end = avail;
+        }
+        if (deadline != SWORN_IPC_FOREVER && now_ms() >= deadline)
+            return sworn_err_set(SWORN_ERR_IO, "ipc: read: deadline passed");
+        /* A side that usually finds its frames waiting (the child, behind pipelined requests)
+         * reads at once; one that usually waits (the parent, for a signature) polls first
+         * rather than pay a read that finds nothing. */
+        if (r->waits)
+            SWORN_GUARD(wait_fd(fd, POLLIN, deadline, "read"));
+        /* As much as has arrived, up to the buffer's end: often several frames in one call. */
+        got = recv(fd, r->buf + r->end, sizeof(r->buf) - r->end, MSG_DONTWAIT);
+        if (got > 0) {
+            r->end += (size_t)got;
+            r->waits = 0;
+            continue;
+        }
+        if (got == 0) {
+            if (avail == 0)
+                return 1;
+            return sworn_err_set(SWORN_ERR_IO, "ipc: the stream ended inside a frame (%zu bytes)",
+                                 avail);
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            r->waits = 1;
+            continue;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == ECONNRESET)
+            return sworn_err_set(SWORN_ERR_IO, "ipc: read: the peer reset the connection");
+        return sworn_err_set(SWORN_ERR_IO, "ipc: read: %s", strerror(errno));
+    }
+fail:
+    return -1;
 }

@@ -47,13 +47,22 @@
  * A frame is valid only when every rule above holds. The decoder checks the header first, so a
  * huge len or an unknown type is refused before any body byte is read. Which side may send which
  * type is the caller's rule (decisiond/signerproc.c, signer/sworn-signer.c): the child accepts only
- * *_REQ, the parent only the *_RESP it waits for, with the id it sent. Whoever receives a frame
- * that is not valid, or not expected, closes the peer: the child exits, the parent kills the child
- * (imsg style: a message no handler accepts is fatal). Nothing is ever resynchronised.
+ * *_REQ, the parent only a *_RESP that answers a request it has outstanding: the id of a request
+ * sent and not yet answered, and the reply type of that request.
+ *
+ * PIPELINING. The parent may send further requests before the replies to the earlier ones have
+ * come (signerproc.h bounds how many: SWORN_SIGNER_PROC_INFLIGHT_MAX); ids of outstanding
+ * requests are distinct and never 0. The child answers every request exactly once, one at a time,
+ * in the order they arrived; the parent matches replies by id, not by their order. Whoever
+ * receives a frame that is not valid, or not expected (a reply with an id not outstanding, one
+ * already answered, or the wrong type for its id), closes the peer: the child exits, the parent
+ * kills the child and fails every request outstanding on it (imsg style: a message no handler
+ * accepts is fatal). Nothing is ever resynchronised.
  *
  * Thread safety: the codec is pure (no allocation, no globals). The I/O helpers touch only the fd
- * they are given; one fd is used by one thread at a time. Nothing here is secret: digests,
- * checkpoint bodies, signatures and public keys cross this socket, never a PIN or a key.
+ * they are given; on one fd at most one thread writes frames and one reads them at a time (the
+ * parent serialises its writers and has one reader). Nothing here is secret: digests, checkpoint
+ * bodies, signatures and public keys cross this socket, never a PIN or a key.
  */
 #ifndef SWORN_IPC_H
 #define SWORN_IPC_H
@@ -154,6 +163,42 @@ int sworn_ipc_read_all(int fd, void *p, size_t n, int64_t deadline, size_t *got)
 
 /* Encode m and write it to fd (sworn_ipc_encode, sworn_ipc_write_all). Returns 0 or -1. */
 int sworn_ipc_send(int fd, const struct sworn_ipc_msg *m, int64_t deadline);
+
+/*
+ * A buffered reader of frames on one socket: each read takes whatever has arrived (up to the
+ * buffer's size), so that frames that arrive together -- the parent's pipelined requests, the
+ * child's replies to them -- cost one system call between them instead of two each. It applies
+ * every rule of sworn_ipc_recv: the header is checked as soon as it is buffered, before any wait
+ * for its body, and a frame is decoded only whole. The buffer holds two frames of the largest
+ * size, so the rest of a partial frame always fits. One reader belongs to one fd and is used by
+ * one thread at a time; after an error it is of no further use (the caller closes the peer).
+ */
+struct sworn_ipc_reader {
+    size_t start, end; /* buf[start..end) is read but not yet decoded */
+    int waits;         /* the last read found nothing: poll before the next one */
+    uint8_t buf[2 * SWORN_IPC_FRAME_MAX];
+};
+
+void sworn_ipc_reader_init(struct sworn_ipc_reader *r);
+
+/* The bytes read from the socket and not yet returned as frames. */
+size_t sworn_ipc_reader_buffered(const struct sworn_ipc_reader *r);
+
+/*
+ * 1 when the next sworn_ipc_reader_next returns without reading from the socket (a whole frame
+ * is buffered, or a header that it refuses), else 0. A refused header also sets this thread's
+ * error, as the next call will.
+ */
+int sworn_ipc_reader_ready(const struct sworn_ipc_reader *r);
+
+/*
+ * The next frame on fd, from r's buffer or read before deadline. OUT: *m, only on success;
+ * m->data points into r and is valid until the next call on r. Returns as sworn_ipc_recv: 0; 1
+ * at a clean end of stream (nothing buffered); -1 with sworn_err set (SWORN_ERR_IO: read error,
+ * deadline passed, or the stream ended inside a frame; SWORN_ERR_FORMAT: an invalid frame).
+ */
+int sworn_ipc_reader_next(struct sworn_ipc_reader *r, int fd, struct sworn_ipc_msg *m,
+                          int64_t deadline);
 
 /*
  * Read one frame from fd into frame (capacity SWORN_IPC_FRAME_MAX) and decode it. The header is

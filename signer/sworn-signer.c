@@ -21,7 +21,9 @@
  *      bind or accept from here on;
  *   6. answers the first request, INFO_REQ, with the key's algorithm and SPKI, or with the error of
  *      steps 2-5 (and then exits), and serves sign and health requests (ipc.h) until the socket
- *      closes.
+ *      closes. The engine may send several requests before the first reply (it pipelines them);
+ *      they are read as they arrive and answered one at a time, in order, each reply with its
+ *      request's id.
  * It never reads anything else: no vault, no policy, no log, no configuration file.
  *
  * Exit status (seen only by the monitor): 0 at end of stream, 1 when the key could not be opened
@@ -230,17 +232,22 @@ static _Noreturn void signer_exit(struct sworn_signer *s, int status)
 static _Noreturn void serve(int fd, struct sworn_signer *s, enum sworn_err_code code,
                             const char *msg)
 {
-    uint8_t frame[SWORN_IPC_FRAME_MAX];
+    /* Static: two frames of the largest size (33 KiB) are kept off the stack. */
+    static struct sworn_ipc_reader in;
     uint8_t sig[SWORN_SIGNER_SIG_MAX];
     char err[SWORN_IPC_ERRMSG_MAX + 1];
     int first = 1;
 
+    sworn_ipc_reader_init(&in);
     for (;;) {
         struct sworn_ipc_msg req, resp;
         size_t len = 0;
         int rc;
 
-        rc = sworn_ipc_recv(fd, frame, &req, SWORN_IPC_FOREVER);
+        /* The engine pipelines its requests (signerproc.h): while we sign, the next ones queue
+         * in the socket, and one read takes all that has arrived. They are answered one at a
+         * time, in the order they came, each with its own id. */
+        rc = sworn_ipc_reader_next(&in, fd, &req, SWORN_IPC_FOREVER);
         if (rc == 1)
             signer_exit(s, SIGNER_EXIT_EOF);
         /* The engine always opens with INFO_REQ; anything else there is as fatal as garbage. */

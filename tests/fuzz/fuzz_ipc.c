@@ -9,6 +9,8 @@
  *   - the header decoder agrees with the frame decoder on type, id and body length;
  *   - reading the input as a stream yields only frames that re-encode to their own bytes, and
  *     ends in a clean end, an I/O error or a format error, never anything else;
+ *   - the buffered reader (sworn_ipc_reader_next), which may take several frames in one read,
+ *     yields exactly the same frames and the same end as sworn_ipc_recv on the same stream;
  *   - a cleaned error message is valid UTF-8 without control characters, and fits the limit.
  * A broken property aborts, which libFuzzer reports as a crash.
  *
@@ -53,34 +55,58 @@ static void check_frame(const uint8_t *data, size_t size)
         abort();
 }
 
-static void check_stream(const uint8_t *data, size_t size)
+/* A socket from which data can be read, then the end of the stream; -1 when none could be made. */
+static int stream_of(const uint8_t *data, size_t size, int sv[2])
 {
-    uint8_t frame[SWORN_IPC_FRAME_MAX], again[SWORN_IPC_FRAME_MAX];
-    int sv[2];
-
-    if (size > STREAM_MAX || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-        return;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return -1;
     if (sworn_ipc_write_all(sv[0], data, size, SWORN_IPC_FOREVER) != 0 ||
         shutdown(sv[0], SHUT_WR) != 0)
         abort();
-    for (;;) {
-        struct sworn_ipc_msg m;
-        int rc = sworn_ipc_recv(sv[1], frame, &m, SWORN_IPC_FOREVER);
-        long n;
+    return 0;
+}
 
+static void check_stream(const uint8_t *data, size_t size)
+{
+    static struct sworn_ipc_reader r;
+    uint8_t frame[SWORN_IPC_FRAME_MAX], again[SWORN_IPC_FRAME_MAX], again2[SWORN_IPC_FRAME_MAX];
+    int sv[2], sv2[2];
+
+    if (size > STREAM_MAX || stream_of(data, size, sv) != 0)
+        return;
+    if (stream_of(data, size, sv2) != 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return;
+    }
+    sworn_ipc_reader_init(&r);
+    for (;;) {
+        struct sworn_ipc_msg m, m2;
+        int rc = sworn_ipc_recv(sv[1], frame, &m, SWORN_IPC_FOREVER);
+        enum sworn_err_code code = sworn_err_code();
+        int rc2 = sworn_ipc_reader_next(&r, sv2[1], &m2, SWORN_IPC_FOREVER);
+        long n, n2;
+
+        if (rc2 != rc || (rc < 0 && sworn_err_code() != code))
+            abort();
         if (rc == 1)
             break;
         if (rc < 0) {
-            if (sworn_err_code() != SWORN_ERR_IO && sworn_err_code() != SWORN_ERR_FORMAT)
+            if (code != SWORN_ERR_IO && code != SWORN_ERR_FORMAT)
                 abort();
             break;
         }
         n = sworn_ipc_encode(&m, again, sizeof(again));
         if (n < SWORN_IPC_HDR_LEN || memcmp(again, frame, (size_t)n) != 0)
             abort();
+        n2 = sworn_ipc_encode(&m2, again2, sizeof(again2));
+        if (n2 != n || memcmp(again2, again, (size_t)n) != 0)
+            abort();
     }
     close(sv[0]);
     close(sv[1]);
+    close(sv2[0]);
+    close(sv2[1]);
 }
 
 static void check_errmsg(const uint8_t *data, size_t size)

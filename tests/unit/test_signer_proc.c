@@ -12,9 +12,18 @@
  * killed while idle (replaced transparently by the next request), stopped mid-request (error
  * after the deadline, killed and reaped, next request on a new child), killed mid-request (error
  * at once); hostile bytes sent to the real child; restarts that fail (backoff) or present another
- * key (refused); several threads at once; the child's descriptors and core limit; and, when run
- * as root, the switch to nobody with a root-only key file, and the chroot. Every test ends with
- * no child of this process left, running or zombie.
+ * key (refused); the child's descriptors and core limit; and, when run as root, the switch to
+ * nobody with a root-only key file, and the chroot.
+ *
+ * Pipelining (several threads on one child): 8 threads x 40 signatures, each checked against its
+ * own message; more callers than the pipeline has places; the child killed again and again under
+ * 8 signing threads; a child killed, or stalled past the deadline, with 6 requests outstanding
+ * (all 6 fail with SWORN_ERR_IO, the next call succeeds on a new child); a slow but healthy device
+ * with requests queued past one deadline (all succeed). A rogue signer (a thread behind the
+ * launcher interface, signing with the real key) answers with an id never sent, the wrong type,
+ * a malformed frame, a duplicate, or an extra reply nobody asked for: each stops it and fails
+ * what was outstanding.
+ * Every test ends with no child of this process left, running or zombie.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -568,6 +577,75 @@ static void test_ipc_io(void **state)
     close(sv[0]);
 }
 
+/* The buffered reader: frames that arrive together come out one by one, a frame split across
+ * writes comes out whole, and it keeps every rule of sworn_ipc_recv. */
+static void test_ipc_reader(void **state)
+{
+    static struct sworn_ipc_reader r;
+    uint8_t out[4 * SWORN_IPC_FRAME_MAX], big[SWORN_SIGNER_MSG_MAX];
+    struct sworn_ipc_msg m = {.type = SWORN_IPC_SIGN_REQ, .purpose = SWORN_PURPOSE_CHECKPOINT}, d;
+    size_t n = 0;
+    int sv[2];
+
+    (void)state;
+    memset(big, 'x', sizeof(big));
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    sworn_ipc_reader_init(&r);
+    /* Three frames in one write, the middle one of the largest size. */
+    for (uint32_t id = 1; id <= 3; id++) {
+        m.id = id;
+        m.data = big;
+        m.data_len = id == 2 ? sizeof(big) : id;
+        n += encode(&m, out + n);
+    }
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, n, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_reader_ready(&r), 0);
+    for (uint32_t id = 1; id <= 3; id++) {
+        assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(5000)), 0);
+        assert_int_equal(d.id, id);
+        assert_int_equal(d.data_len, id == 2 ? sizeof(big) : id);
+        assert_memory_equal(d.data, big, d.data_len);
+        /* The first read took all three (they were written before it): the rest are ready. */
+        assert_int_equal(sworn_ipc_reader_ready(&r), id < 3);
+    }
+    assert_int_equal(sworn_ipc_reader_buffered(&r), 0);
+    /* One frame in two writes, the split inside its header. */
+    m.id = 4;
+    m.data_len = 32;
+    n = encode(&m, out);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, 7, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(20)), -1);
+    assert_int_equal(sworn_ipc_reader_buffered(&r), 7); /* a partial header: not ready */
+    assert_int_equal(sworn_ipc_reader_ready(&r), 0);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out + 7, n - 7, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(5000)), 0);
+    assert_int_equal(d.id, 4);
+    /* Nothing more: the deadline ends the wait with an error. */
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, sworn_ipc_deadline(50)), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    /* A hostile length is refused at the header, though its body never comes. */
+    hdr(out, SWORN_IPC_SIGN_REQ, 0x7fffffff);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, SWORN_IPC_HDR_LEN, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, SWORN_IPC_FOREVER), -1);
+    assert_int_equal(sworn_ipc_reader_ready(&r), 1); /* refused without reading, again */
+    assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    /* A new reader: the end of the stream inside a frame is an error, at a boundary a clean end. */
+    sworn_ipc_reader_init(&r);
+    m.id = 5;
+    n = encode(&m, out);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, n, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(sworn_ipc_write_all(sv[0], out, 3, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(shutdown(sv[0], SHUT_WR), 0);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, SWORN_IPC_FOREVER), 0);
+    assert_int_equal(d.id, 5);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, SWORN_IPC_FOREVER), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    sworn_ipc_reader_init(&r);
+    assert_int_equal(sworn_ipc_reader_next(&r, sv[1], &d, SWORN_IPC_FOREVER), 1);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The process.
  */
@@ -911,7 +989,9 @@ static void test_hostile_bytes_to_child(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         old = sworn_signer_proc_pid(f->p);
         t0 = now_ms();
-        assert_int_equal(sworn_signer_proc_send_raw(f->p, cases[i].bytes, cases[i].len), -1);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, cases[i].bytes, cases[i].len,
+                                                    SWORN_IPC_HEALTH_RESP, 1),
+                         -1);
         took = now_ms() - t0;
         /* The child closed the socket at once; it was not the deadline that ended the wait. */
         if (sworn_err_code() != SWORN_ERR_IO || took > 1000)
@@ -928,8 +1008,31 @@ static void test_hostile_bytes_to_child(void **state)
         size_t n = encode(&m, frame);
 
         old = sworn_signer_proc_pid(f->p);
-        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n), 0);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n, SWORN_IPC_HEALTH_RESP, 1234),
+                         0);
         assert_int_equal(sworn_signer_proc_pid(f->p), old);
+    }
+    /* The real child made to answer a request the parent never registered: two requests in one
+     * write, only the second one expected. The reply to the first answers nothing outstanding. */
+    {
+        struct sworn_ipc_msg m = {.type = SWORN_IPC_HEALTH_REQ, .id = 77};
+        size_t n = encode(&m, frame);
+
+        m.id = 78;
+        n += encode(&m, frame + n);
+        old = sworn_signer_proc_pid(f->p);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n, SWORN_IPC_HEALTH_RESP, 78), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+        assert_non_null(strstr(sworn_err_msg(), "id 77: no request with that id is outstanding"));
+        assert_gone(old);
+        sign_receipt_ok(f);
+        /* (A duplicate reply from the real child would come at no fixed moment; the rogue
+         * signer below sends one deterministically.) */
+        /* Refused before anything is written: a request type as the reply, id 0. */
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n, SWORN_IPC_HEALTH_REQ, 80), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
+        assert_int_equal(sworn_signer_proc_send_raw(f->p, frame, n, SWORN_IPC_HEALTH_RESP, 0), -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);
     }
     /* A header promising a body that never comes: the child waits, the deadline kills it. */
     {
@@ -941,7 +1044,7 @@ static void test_hostile_bytes_to_child(void **state)
         old = sworn_signer_proc_pid(p2);
         hdr(h, SWORN_IPC_SIGN_REQ, 37);
         t0 = now_ms();
-        assert_int_equal(sworn_signer_proc_send_raw(p2, h, sizeof(h)), -1);
+        assert_int_equal(sworn_signer_proc_send_raw(p2, h, sizeof(h), SWORN_IPC_SIGN_RESP, 1), -1);
         took = now_ms() - t0;
         assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
         assert_true(took >= 190 && took < 600);
@@ -1042,14 +1145,30 @@ static void test_restart_backoff_and_key_change(void **state)
     assert_int_equal(sworn_signer_proc_pid(f->p), -1);
 }
 
-#define THREADS 4
-#define PER_THREAD 25
+/* ---------------------------------------------------------------------------------------------
+ * Pipelining: several threads on one signer process.
+ */
+
+#define THREADS 8
+#define PER_THREAD 40
 
 struct worker {
     struct fixture *f;
+    unsigned id;
     int ok;
 };
 
+/* The message of thread id's i-th signature: distinct for every thread and signature. */
+static void worker_digest(unsigned id, int i, uint8_t out[32])
+{
+    char text[64];
+
+    snprintf(text, sizeof(text), "thread %u, signature %d", id, i);
+    digest_of(text, out);
+}
+
+/* PER_THREAD signatures, each checked against its own message: a reply that went to the wrong
+ * caller would carry another message's signature and fail here. */
 static void *sign_many(void *arg)
 {
     struct worker *w = arg;
@@ -1057,8 +1176,7 @@ static void *sign_many(void *arg)
     size_t sig_len = 0;
 
     for (int i = 0; i < PER_THREAD; i++) {
-        memset(digest, i, sizeof(digest));
-        digest[0] = (uint8_t)(uintptr_t)w;
+        worker_digest(w->id, i, digest);
         if (sworn_signer_proc_sign(w->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
                                    sizeof(sig), &sig_len) != 0 ||
             sworn_signature_verify(w->f->spki, w->f->spki_len, SWORN_PURPOSE_RECEIPT, digest,
@@ -1081,16 +1199,543 @@ static void test_threads(void **state)
     pid = sworn_signer_proc_pid(f->p);
     t0 = now_ms();
     for (int i = 0; i < THREADS; i++) {
-        w[i] = (struct worker){.f = f, .ok = 0};
+        w[i] = (struct worker){.f = f, .id = (unsigned)i, .ok = 0};
         assert_int_equal(pthread_create(&t[i], NULL, sign_many, &w[i]), 0);
     }
+    /* A health check in the middle of the signatures is answered in turn. */
+    assert_int_equal(sworn_signer_proc_health(f->p), 0);
     for (int i = 0; i < THREADS; i++) {
         assert_int_equal(pthread_join(t[i], NULL), 0);
         assert_int_equal(w[i].ok, PER_THREAD);
     }
     print_message("    %d signatures from %d threads in %lld ms\n", THREADS * PER_THREAD, THREADS,
                   (long long)(now_ms() - t0));
+    /* One child served them all, and nothing is left outstanding. */
     assert_int_equal(sworn_signer_proc_pid(f->p), pid);
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+}
+
+/* More callers than the pipeline has places: the extra ones wait for a place, and all succeed. */
+#define CROWD (SWORN_SIGNER_PROC_INFLIGHT_MAX + 8)
+#define CROWD_EACH 5
+
+struct crowd_member {
+    struct fixture *f;
+    unsigned id;
+    int ok;
+};
+
+static void *crowd_sign(void *arg)
+{
+    struct crowd_member *m = arg;
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    for (int i = 0; i < CROWD_EACH; i++) {
+        worker_digest(m->id, i, digest);
+        if (sworn_signer_proc_sign(m->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
+                                   sizeof(sig), &sig_len) != 0 ||
+            sworn_signature_verify(m->f->spki, m->f->spki_len, SWORN_PURPOSE_RECEIPT, digest,
+                                   sizeof(digest), sig, sig_len) != 0)
+            return NULL;
+        m->ok++;
+    }
+    return NULL;
+}
+
+static void test_more_callers_than_places(void **state)
+{
+    struct fixture *f = *state;
+    struct crowd_member m[CROWD];
+    pthread_t t[CROWD];
+    pid_t pid;
+
+    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = 60000});
+    pid = sworn_signer_proc_pid(f->p);
+    for (unsigned i = 0; i < CROWD; i++) {
+        m[i] = (struct crowd_member){.f = f, .id = 1000 + i};
+        assert_int_equal(pthread_create(&t[i], NULL, crowd_sign, &m[i]), 0);
+    }
+    for (unsigned i = 0; i < CROWD; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(m[i].ok, CROWD_EACH);
+    }
+    assert_int_equal(sworn_signer_proc_pid(f->p), pid);
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+}
+
+/* One signature by a thread of its own; the outcome and error are kept for the test. */
+struct attempt {
+    struct fixture *f;
+    unsigned id;
+    pthread_t thread;
+    int rc;
+    enum sworn_err_code code;
+    char msg[SWORN_ERR_MSG_MAX];
+    uint8_t digest[32];
+};
+
+static void *sign_once(void *arg)
+{
+    struct attempt *a = arg;
+    uint8_t sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    worker_digest(a->id, 0, a->digest);
+    a->rc = sworn_signer_proc_sign(a->f->p, SWORN_PURPOSE_RECEIPT, a->digest, sizeof(a->digest),
+                                   sig, sizeof(sig), &sig_len);
+    a->code = sworn_err_code();
+    snprintf(a->msg, sizeof(a->msg), "%s", sworn_err_msg());
+    /* A success must be a signature of this thread's own message. */
+    if (a->rc == 0 && sworn_signature_verify(a->f->spki, a->f->spki_len, SWORN_PURPOSE_RECEIPT,
+                                             a->digest, sizeof(a->digest), sig, sig_len) != 0)
+        a->rc = 2;
+    return NULL;
+}
+
+static void start_attempts(struct fixture *f, struct attempt *a, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        a[i] = (struct attempt){.f = f, .id = 100 + i, .rc = 9};
+        assert_int_equal(pthread_create(&a[i].thread, NULL, sign_once, &a[i]), 0);
+    }
+}
+
+/* Wait until n requests are outstanding (each thread has sent its own). */
+static void wait_outstanding(struct sworn_signer_proc *p, unsigned n)
+{
+    for (int i = 0; i < 10000 && sworn_signer_proc_outstanding(p) != n; i++)
+        sleep_ms(1);
+    assert_int_equal(sworn_signer_proc_outstanding(p), n);
+}
+
+#define OUTSTANDING 6
+
+static void test_killed_with_outstanding(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_proc_opts opts = {.timeout_ms = 60000}; /* no deadline ends this test */
+    struct attempt a[OUTSTANDING];
+    pid_t old, now;
+
+    start(f, &opts);
+    sign_receipt_ok(f);
+    old = sworn_signer_proc_pid(f->p);
+    /* Stopped, the child answers nothing: every request stays outstanding. */
+    assert_int_equal(kill(old, SIGSTOP), 0);
+    start_attempts(f, a, OUTSTANDING);
+    wait_outstanding(f->p, OUTSTANDING);
+    /* Killed with all of them outstanding: every one fails with SWORN_ERR_IO, none succeeds. */
+    assert_int_equal(kill(old, SIGKILL), 0);
+    for (unsigned i = 0; i < OUTSTANDING; i++) {
+        assert_int_equal(pthread_join(a[i].thread, NULL), 0);
+        if (a[i].rc != -1 || a[i].code != SWORN_ERR_IO || strstr(a[i].msg, "stalled/died") == NULL)
+            fail_msg("request %u: rc %d, %s", i, a[i].rc, a[i].msg);
+    }
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+    assert_gone(old);
+    /* The next call succeeds, on a new child. */
+    sign_receipt_ok(f);
+    now = sworn_signer_proc_pid(f->p);
+    assert_true(now > 0 && now != old);
+}
+
+static void test_deadline_with_outstanding(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_proc_opts opts = {.timeout_ms = 300};
+    struct attempt a[OUTSTANDING];
+    pid_t old;
+
+    start(f, &opts);
+    sign_receipt_ok(f);
+    old = sworn_signer_proc_pid(f->p);
+    assert_int_equal(kill(old, SIGSTOP), 0);
+    /* Every request misses its deadline: the first one to do so kills the child, and all fail. */
+    start_attempts(f, a, OUTSTANDING);
+    for (unsigned i = 0; i < OUTSTANDING; i++) {
+        assert_int_equal(pthread_join(a[i].thread, NULL), 0);
+        if (a[i].rc != -1 || a[i].code != SWORN_ERR_IO || strstr(a[i].msg, "stalled/died") == NULL)
+            fail_msg("request %u: rc %d, %s", i, a[i].rc, a[i].msg);
+    }
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+    assert_gone(old);
+    assert_int_equal(sworn_signer_proc_pid(f->p), -1);
+    sign_receipt_ok(f);
+    assert_true(sworn_signer_proc_pid(f->p) != old);
+}
+
+/* Children killed again and again while 8 threads sign: every call either returns a signature
+ * of its own message or fails with SWORN_ERR_IO; nothing hangs, crashes or crosses; afterwards a
+ * call succeeds. The kills follow the signatures (every KILL_EVERY successes), not a clock. */
+#define STORM_THREADS 8
+#define STORM_EACH 40
+#define KILL_EVERY 25
+#define KILLS 6
+
+struct storm {
+    struct fixture *f;
+    pthread_mutex_t lock;
+    pthread_cond_t progress;
+    unsigned successes, failures, bad, done;
+};
+
+struct storm_member {
+    struct storm *st;
+    unsigned id;
+};
+
+static void *storm_sign(void *arg)
+{
+    struct storm_member *m = arg;
+    struct storm *st = m->st;
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    for (int i = 0; i < STORM_EACH; i++) {
+        int rc;
+        int bad = 0;
+
+        worker_digest(m->id, i, digest);
+        rc = sworn_signer_proc_sign(st->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
+                                    sizeof(sig), &sig_len);
+        if (rc == 0)
+            bad = sworn_signature_verify(st->f->spki, st->f->spki_len, SWORN_PURPOSE_RECEIPT,
+                                         digest, sizeof(digest), sig, sig_len) != 0;
+        else
+            bad = sworn_err_code() != SWORN_ERR_IO;
+        pthread_mutex_lock(&st->lock);
+        if (bad)
+            st->bad++;
+        else if (rc == 0)
+            st->successes++;
+        else
+            st->failures++;
+        pthread_cond_signal(&st->progress);
+        pthread_mutex_unlock(&st->lock);
+    }
+    pthread_mutex_lock(&st->lock);
+    st->done++;
+    pthread_cond_signal(&st->progress);
+    pthread_mutex_unlock(&st->lock);
+    return NULL;
+}
+
+static void test_kill_storm(void **state)
+{
+    struct fixture *f = *state;
+    struct storm st = {.f = f};
+    struct storm_member m[STORM_THREADS];
+    pthread_t t[STORM_THREADS];
+    unsigned kills = 0;
+
+    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = 60000});
+    assert_int_equal(pthread_mutex_init(&st.lock, NULL), 0);
+    assert_int_equal(pthread_cond_init(&st.progress, NULL), 0);
+    for (unsigned i = 0; i < STORM_THREADS; i++) {
+        m[i] = (struct storm_member){.st = &st, .id = 2000 + i};
+        assert_int_equal(pthread_create(&t[i], NULL, storm_sign, &m[i]), 0);
+    }
+    pthread_mutex_lock(&st.lock);
+    while (st.done < STORM_THREADS) {
+        if (kills < KILLS && st.successes >= (kills + 1) * KILL_EVERY) {
+            pid_t pid;
+
+            pthread_mutex_unlock(&st.lock);
+            pid = sworn_signer_proc_pid(f->p);
+            if (pid > 0 && kill(pid, SIGKILL) == 0)
+                kills++;
+            pthread_mutex_lock(&st.lock);
+            continue;
+        }
+        pthread_cond_wait(&st.progress, &st.lock);
+    }
+    pthread_mutex_unlock(&st.lock);
+    for (unsigned i = 0; i < STORM_THREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    print_message("    %u kills: %u signatures, %u failed with SWORN_ERR_IO\n", kills, st.successes,
+                  st.failures);
+    assert_int_equal(st.bad, 0);
+    assert_int_equal(st.successes + st.failures, STORM_THREADS * STORM_EACH);
+    assert_true(kills > 0);
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+    sign_receipt_ok(f);
+    pthread_cond_destroy(&st.progress);
+    pthread_mutex_destroy(&st.lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * A rogue signer: a thread of this test behind the launcher interface, which signs with the
+ * fixture's real key (signer.h) and answers like sworn-signer, until it is told to misbehave in
+ * one of the ways the parent must refuse. Each start of a "child" is a new thread on a new
+ * socketpair; stopping it shuts its socket and joins the thread.
+ */
+
+enum rogue_mode {
+    ROGUE_HONEST,
+    ROGUE_WRONG_ID,   /* a sign reply with an id never sent */
+    ROGUE_WRONG_TYPE, /* a HEALTH_RESP for a SIGN_REQ, with the right id */
+    ROGUE_DUPLICATE,  /* holds the first sign request, then answers it twice, never the second */
+    ROGUE_UNASKED,    /* answers a sign request, and sends an extra reply nobody asked for */
+    ROGUE_SLOW,       /* honest, but every signature takes ROGUE_SLOW_MS, like a slow device */
+    ROGUE_MALFORMED   /* a sign reply whose header has a reserved flag set */
+};
+
+#define ROGUE_SLOW_MS 400
+
+struct rogue {
+    struct fixture *f;
+    struct sworn_signer *key; /* used by one rogue thread at a time */
+    _Atomic int mode;
+    _Atomic unsigned starts, stops;
+    int fd; /* the rogue's end; -1 when none runs */
+    pthread_t thread;
+};
+
+/* cmocka's assertions belong to the test's thread: the rogue's own failures abort. */
+static void rogue_check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "rogue signer: %s failed: %s\n", what, sworn_err_msg());
+        abort();
+    }
+}
+
+static void rogue_send(int fd, const struct sworn_ipc_msg *m, const struct sworn_ipc_msg *m2)
+{
+    uint8_t out[2 * SWORN_IPC_FRAME_MAX];
+    size_t n = encode(m, out);
+
+    /* Two frames in one write: they reach the parent together. */
+    if (m2 != NULL)
+        n += encode(m2, out + n);
+    /* The parent may have shut the socket already (it stopped this rogue): then nobody reads. */
+    (void)sworn_ipc_write_all(fd, out, n, SWORN_IPC_FOREVER);
+}
+
+static void *rogue_main(void *arg)
+{
+    struct rogue *r = arg;
+    static struct sworn_ipc_reader in; /* one rogue thread at a time */
+    uint8_t sig[SWORN_SIGNER_SIG_MAX], held_sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0, held_len = 0;
+    uint32_t held_id = 0;
+    int fd = r->fd;
+
+    sworn_ipc_reader_init(&in);
+    for (;;) {
+        struct sworn_ipc_msg req, resp = {0};
+        int mode;
+
+        if (sworn_ipc_reader_next(&in, fd, &req, SWORN_IPC_FOREVER) != 0)
+            break;      /* the parent closed or shut down the socket */
+        mode = r->mode; /* as the test set it before this request */
+        resp.id = req.id;
+        if (req.type == SWORN_IPC_INFO_REQ) {
+            resp.type = SWORN_IPC_INFO_RESP;
+            resp.alg = sworn_signer_alg(r->key);
+            resp.software_held = 1;
+            resp.data = sworn_signer_spki(r->key, &resp.data_len);
+            rogue_send(fd, &resp, NULL);
+            continue;
+        }
+        if (req.type == SWORN_IPC_HEALTH_REQ) {
+            resp.type = SWORN_IPC_HEALTH_RESP;
+            rogue_send(fd, &resp, NULL);
+            continue;
+        }
+        rogue_check(req.type == SWORN_IPC_SIGN_REQ, "a request of an unknown type");
+        rogue_check(sworn_signer_sign(r->key, req.purpose, req.data, req.data_len, sig, sizeof(sig),
+                                      &sig_len) == 0,
+                    "signing");
+        resp.type = SWORN_IPC_SIGN_RESP;
+        resp.data = sig;
+        resp.data_len = sig_len;
+        if (mode == ROGUE_SLOW)
+            sleep_ms(ROGUE_SLOW_MS); /* the device's own time, not a wait for an event */
+        if (mode == ROGUE_WRONG_ID) {
+            resp.id = req.id + 1000;
+        } else if (mode == ROGUE_WRONG_TYPE) {
+            resp.type = SWORN_IPC_HEALTH_RESP;
+            resp.data = NULL;
+            resp.data_len = 0;
+        } else if (mode == ROGUE_DUPLICATE && held_id == 0) {
+            held_id = req.id;
+            memcpy(held_sig, sig, sig_len);
+            held_len = sig_len;
+            continue;
+        } else if (mode == ROGUE_DUPLICATE) {
+            resp.id = held_id;
+            resp.data = held_sig;
+            resp.data_len = held_len;
+            rogue_send(fd, &resp, &resp);
+            continue;
+        } else if (mode == ROGUE_MALFORMED) {
+            uint8_t out[SWORN_IPC_FRAME_MAX];
+            size_t n = encode(&resp, out);
+
+            out[2] = 0x80; /* flags must be 0 */
+            (void)sworn_ipc_write_all(fd, out, n, SWORN_IPC_FOREVER);
+            continue;
+        } else if (mode == ROGUE_UNASKED) {
+            struct sworn_ipc_msg extra = {.type = SWORN_IPC_HEALTH_RESP, .id = 999999};
+
+            rogue_send(fd, &resp, &extra);
+            continue;
+        }
+        rogue_send(fd, &resp, NULL);
+    }
+    return NULL;
+}
+
+static int rogue_start(void *arg, int *fd, pid_t *pid)
+{
+    struct rogue *r = arg;
+    int sv[2];
+
+    assert_int_equal(r->fd, -1);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    r->fd = sv[1];
+    assert_int_equal(pthread_create(&r->thread, NULL, rogue_main, r), 0);
+    r->starts++;
+    *fd = sv[0];
+    *pid = getpid(); /* not our child: the library leaves it to rogue_stop */
+    return 0;
+}
+
+/* Stop the running rogue, if any: it sees the socket shut and returns. */
+static void rogue_stop(void *arg)
+{
+    struct rogue *r = arg;
+
+    if (r->fd < 0)
+        return;
+    (void)shutdown(r->fd, SHUT_RDWR);
+    assert_int_equal(pthread_join(r->thread, NULL), 0);
+    close(r->fd);
+    r->fd = -1;
+    r->stops++;
+}
+
+static void rogue_open(struct fixture *f, struct rogue *r, struct sworn_signer_launcher *l,
+                       unsigned timeout_ms)
+{
+    memset(r, 0, sizeof(*r));
+    r->f = f;
+    r->fd = -1;
+    r->mode = ROGUE_HONEST;
+    assert_int_equal(sworn_signer_open(&f->cfg, &r->key), 0);
+    *l = (struct sworn_signer_launcher){.start = rogue_start, .stop = rogue_stop, .arg = r};
+    start(f, &(struct sworn_signer_proc_opts){.timeout_ms = timeout_ms, .launcher = l});
+    assert_int_equal(r->starts, 1);
+}
+
+static void rogue_close(struct fixture *f, struct rogue *r)
+{
+    sworn_signer_proc_stop(f->p);
+    f->p = NULL;
+    rogue_stop(r);
+    sworn_signer_close(r->key);
+}
+
+/* Sign once in this thread and expect the pipeline to refuse the reply: -1, SWORN_ERR_IO. */
+static void sign_refused(struct fixture *f, const char *why)
+{
+    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
+    size_t sig_len = 0;
+
+    digest_of("refused", digest);
+    assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest),
+                                            sig, sizeof(sig), &sig_len),
+                     -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_IO);
+    if (strstr(sworn_err_msg(), why) == NULL)
+        fail_msg("expected \"%s\" in: %s", why, sworn_err_msg());
+}
+
+static void test_rogue_replies(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_launcher l;
+    struct attempt a[2];
+    struct rogue r;
+    int ok = 0, refused = 0;
+
+    rogue_open(f, &r, &l, 60000);
+    sign_receipt_ok(f);
+    /* A reply with an id that was never sent: the child is stopped, the call fails. */
+    r.mode = ROGUE_WRONG_ID;
+    sign_refused(f, "no request with that id is outstanding");
+    assert_int_equal(r.stops, 1);
+    assert_int_equal(sworn_signer_proc_pid(f->p), -1);
+    /* The right id with the wrong type. */
+    r.mode = ROGUE_WRONG_TYPE;
+    sign_refused(f, "the wrong type");
+    assert_int_equal(r.starts, 2);
+    assert_int_equal(r.stops, 2);
+    /* A malformed frame: refused by the decoder, the child stopped. */
+    r.mode = ROGUE_MALFORMED;
+    sign_refused(f, "flags");
+    assert_int_equal(r.starts, 3);
+    assert_int_equal(r.stops, 3);
+    /* Honest again: the next call starts a new "child" and succeeds. */
+    r.mode = ROGUE_HONEST;
+    sign_receipt_ok(f);
+    assert_int_equal(r.starts, 4);
+    /* Two requests outstanding; the first is answered twice, the second never. The first
+     * caller has its (valid) reply; the duplicate answers nothing outstanding any more, which
+     * stops the child and fails the second caller at once, without its deadline (60 s). */
+    r.mode = ROGUE_DUPLICATE;
+    start_attempts(f, a, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        assert_int_equal(pthread_join(a[i].thread, NULL), 0);
+        if (a[i].rc == 0) {
+            ok++;
+        } else if (a[i].rc == -1 && a[i].code == SWORN_ERR_IO &&
+                   strstr(a[i].msg, "no request with that id is outstanding") != NULL) {
+            refused++;
+        } else {
+            fail_msg("request %u: rc %d, %s", i, a[i].rc, a[i].msg);
+        }
+    }
+    assert_int_equal(ok, 1);
+    assert_int_equal(refused, 1);
+    assert_int_equal(r.stops, 4);
+    assert_int_equal(sworn_signer_proc_outstanding(f->p), 0);
+    /* A reply nobody asked for, right behind a valid one: that call succeeds, and the next one
+     * finds the extra frame and replaces the child before it sends anything. */
+    r.mode = ROGUE_UNASKED;
+    sign_receipt_ok(f);
+    assert_int_equal(r.starts, 5);
+    r.mode = ROGUE_HONEST;
+    sign_receipt_ok(f);
+    assert_int_equal(r.stops, 5);
+    assert_int_equal(r.starts, 6);
+    rogue_close(f, &r);
+}
+
+/* A slow but healthy device: each signature takes 0.4 s against a 1 s deadline, and 4 callers
+ * queue behind each other, so the last waits about 1.6 s in all. Each request is held to the
+ * deadline from when the child is free to work on it, not from its sending: all succeed, and the
+ * child is not taken for a stalled one. */
+static void test_slow_device_queue(void **state)
+{
+    struct fixture *f = *state;
+    struct sworn_signer_launcher l;
+    struct attempt a[4];
+    struct rogue r;
+
+    rogue_open(f, &r, &l, 1000);
+    r.mode = ROGUE_SLOW;
+    start_attempts(f, a, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(a[i].thread, NULL), 0);
+        if (a[i].rc != 0)
+            fail_msg("request %u: rc %d, %s", i, a[i].rc, a[i].msg);
+    }
+    assert_int_equal(r.starts, 1);
+    assert_int_equal(r.stops, 0);
+    rogue_close(f, &r);
 }
 
 static void test_child_hygiene(void **state)
@@ -1201,6 +1846,7 @@ int main(void)
         cmocka_unit_test(test_ipc_encode_refuses),
         cmocka_unit_test(test_ipc_errmsg_clean),
         cmocka_unit_test(test_ipc_io),
+        cmocka_unit_test(test_ipc_reader),
         cmocka_unit_test_setup_teardown(test_start_and_info, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sign_purposes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_while_idle, setup, teardown),
@@ -1210,6 +1856,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_backoff_and_key_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_more_callers_than_places, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill_storm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_with_outstanding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_with_outstanding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rogue_replies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_device_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_hygiene, setup, teardown),
         cmocka_unit_test_setup_teardown(test_privilege_drop, setup, teardown),
     };
