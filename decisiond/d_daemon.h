@@ -60,6 +60,7 @@
 #include "tpmattest.h"
 #include "vault.h"
 
+struct d_batch;
 struct d_escalations;
 struct d_sandboxes;
 struct d_checkpointer;
@@ -78,6 +79,7 @@ struct d_daemon {
     int signer_program_fd;
     struct event_base *base;
     struct d_workq *workq;
+    struct d_batch *batch; /* `receipts: batch`: the commit groups (d_batch.h); else NULL */
     struct sworn_log *log;
     struct sworn_signer_proc *signer;
     uint8_t key_id[SWORN_KEY_ID_LEN];

@@ -16,6 +16,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/sha.h>
 
+#include "d_batchtree.h"
 #include "d_daemon.h"
 #include "d_jlog.h"
 #include "d_refusals.h"
@@ -132,6 +133,55 @@ int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
         return sworn_err_set(SWORN_ERR_RANGE, "receipt out of its bounds");
     *out_len = protobuf_c_message_pack(&r.base, out);
     return 0;
+}
+
+int d_record_batch_sign(struct d_daemon *d, uint32_t n, const uint8_t root[32], uint8_t *sig,
+                        size_t *sig_len)
+{
+    uint8_t msg[SWORN_BATCH_MSG_LEN];
+    enum sworn_sig_alg alg = sworn_signer_proc_alg(d->signer);
+
+    if (alg != SWORN_SIG_ED25519 && alg != SWORN_SIG_ECDSA_P256_SHA256)
+        return sworn_err_set(SWORN_ERR_ARG, "receipts need an ECDSA P-256 or Ed25519 key");
+    d_batchtree_message(n, root, msg);
+    if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_BATCH, msg, sizeof(msg), sig,
+                               SWORN_SIGNER_SIG_MAX, sig_len) < 0) {
+        atomic_store(&d->metrics.signer_up, 0);
+        return sworn_err_set(SWORN_ERR_IO, "receipt signing failed: %s", sworn_err_msg());
+    }
+    atomic_store(&d->metrics.signer_up, 1);
+    return 0;
+}
+
+int d_record_batch_receipt(struct d_daemon *d, const uint8_t *sig, size_t sig_len, uint32_t index,
+                           uint32_t n, const uint8_t (*path)[32], size_t path_n, uint8_t *out,
+                           size_t *len)
+{
+    Sworn__V1__Receipt r = SWORN__V1__RECEIPT__INIT;
+
+    r.key_id.data = d->key_id;
+    r.key_id.len = sizeof(d->key_id);
+    r.signature.data = (uint8_t *)sig;
+    r.signature.len = sig_len;
+    r.alg = sworn_signer_proc_alg(d->signer) == SWORN_SIG_ED25519 ? 2 : 1;
+    r.form = 2;
+    r.batch_index = index;
+    r.batch_size = n;
+    r.batch_path.data = (uint8_t *)path;
+    r.batch_path.len = 32 * path_n;
+    if (sworn_frame_check_receipt(&r) < 0 ||
+        protobuf_c_message_get_packed_size(&r.base) > SWORN_LOG_RECEIPT_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE, "batch receipt out of its bounds: %s",
+                             sworn_err_msg());
+    *len = protobuf_c_message_pack(&r.base, out);
+    return 0;
+}
+
+int d_record_append_group(struct d_daemon *d, const uint8_t *const *entries, const size_t *lens,
+                          const uint8_t *const *receipts, const size_t *receipt_lens, size_t n,
+                          uint64_t *first_index)
+{
+    return d_timemark_append_entries(d, entries, lens, receipts, receipt_lens, n, first_index);
 }
 
 int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const uint8_t *receipt,

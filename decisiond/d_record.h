@@ -54,6 +54,30 @@ int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
                      uint64_t time_ms, const uint8_t leaf[32], uint8_t *out, size_t *len);
 
 /*
+ * Batch receipts (docs/formats.md section 14). d_record_batch_sign: have the signer sign, once,
+ * the root of a commit group's tree of n items (purpose BATCH over u32 n || root). OUT: sig
+ * (SWORN_SIGNER_SIG_MAX bytes of room), *sig_len. 0, or -1 with sworn_err set (SWORN_ERR_IO when
+ * the signer failed): the caller records the group's allows as denies.
+ * d_record_batch_receipt: the receipt (form 2) of item index of that group: the signature, the
+ * index, n and the item's inclusion path (path_n hashes), packed into out
+ * (SWORN_LOG_RECEIPT_MAX bytes). OUT: *len. 0 or -1.
+ */
+int d_record_batch_sign(struct d_daemon *d, uint32_t n, const uint8_t root[32], uint8_t *sig,
+                        size_t *sig_len);
+int d_record_batch_receipt(struct d_daemon *d, const uint8_t *sig, size_t sig_len, uint32_t index,
+                           uint32_t n, const uint8_t (*path)[32], size_t path_n, uint8_t *out,
+                           size_t *len);
+
+/*
+ * Append n packed entries, each with its packed receipt (or NULL), in ONE durable transaction:
+ * a batch-receipt commit group. OUT: *first_index (the others follow). 0, or -1 when nothing of
+ * them was recorded.
+ */
+int d_record_append_group(struct d_daemon *d, const uint8_t *const *entries, const size_t *lens,
+                          const uint8_t *const *receipts, const size_t *receipt_lens, size_t n,
+                          uint64_t *first_index);
+
+/*
  * Append one packed entry, with its packed receipt (or NULL), in one durable transaction.
  * OUT: *index. Returns 0, or -1 when nothing was recorded.
  */

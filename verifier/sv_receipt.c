@@ -14,6 +14,7 @@
 
 #include "sig_base.h"
 #include "sv_keyring.h"
+#include "sv_merkle.h"
 #include "sv_note.h"
 #include "sv_sworn.pb-c.h"
 
@@ -135,6 +136,46 @@ static int verify_http(const Svpb__V1__Receipt *m, EVP_PKEY *key, int ed,
     return 0;
 }
 
+/*
+ * Form 2: the item is this entry's leaf hash; its batch leaf SHA-256(00 || item), the path gives
+ * the group's root, and the signature must verify over FF "sworn/v1 batch" 00 || u32 size ||
+ * root (docs/formats.md section 14).
+ */
+static int verify_batch(const Svpb__V1__Receipt *m, EVP_PKEY *key, int ed,
+                        const uint8_t leaf[SV_HASH], char *code, char *why)
+{
+    static const uint8_t prefix[16] = "\xffsworn/v1 batch";
+    uint8_t item_leaf[SV_HASH], root[SV_HASH], tbs[16 + 4 + SV_HASH];
+    char w[SV_WHY];
+
+    sv_leaf_hash(leaf, SV_HASH, item_leaf);
+    if (sv_inclusion_root(m->batch_index, m->batch_size, item_leaf,
+                          (const uint8_t(*)[SV_HASH])m->batch_path.data,
+                          m->batch_path.len / SV_HASH, root, w) < 0) {
+        snprintf(code, 32, "receipt-malformed");
+        return sv_fail(why,
+                       "the batch receipt's path is not an inclusion path of item %u of %u: %s",
+                       (unsigned)m->batch_index, (unsigned)m->batch_size, w);
+    }
+    memcpy(tbs, prefix, 15);
+    tbs[15] = 0;
+    tbs[16] = (uint8_t)(m->batch_size >> 24);
+    tbs[17] = (uint8_t)(m->batch_size >> 16);
+    tbs[18] = (uint8_t)(m->batch_size >> 8);
+    tbs[19] = (uint8_t)m->batch_size;
+    memcpy(tbs + 20, root, SV_HASH);
+    if (!sv_sig_verify(key, ed, tbs, sizeof(tbs), m->signature.data, m->signature.len)) {
+        snprintf(code, 32, "receipt-invalid");
+        return sv_fail(why,
+                       "the batch receipt's signature does not verify over the root that its "
+                       "path gives for this entry's leaf hash at item %u of %u (a path of "
+                       "another entry, a root of another group, a changed index or size, "
+                       "or forged)",
+                       (unsigned)m->batch_index, (unsigned)m->batch_size);
+    }
+    return 0;
+}
+
 int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t len,
                       const uint8_t leaf[SV_HASH], uint64_t time_ms, const struct sv_http_req *http,
                       char *code, char *why)
@@ -158,10 +199,20 @@ int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t 
     if (m->key_id.len != SV_HASH || m->signature.len < 1 || m->signature.len > 512 ||
         (m->alg != 1 && m->alg != 2))
         BAD("receipt-malformed", "receipt key_id, signature or alg out of range");
-    if (m->form > 1 || (m->form == 0 && (m->created != 0 || m->signature_params[0] != '\0')) ||
+    if (m->form > 2 || (m->form != 1 && (m->created != 0 || m->signature_params[0] != '\0')) ||
         (m->form == 1 && (m->created == 0 || strlen(m->signature_params) < 1 ||
                           strlen(m->signature_params) > SWORN_SIGBASE_PARAMS_TEXT_MAX)))
         BAD("receipt-malformed", "receipt form, created or signature_params out of range");
+    if (m->form != 2 && (m->batch_index != 0 || m->batch_size != 0 || m->batch_path.len != 0))
+        BAD("receipt-malformed", "a receipt of form %u with batch fields (only form 2 has them)",
+            (unsigned)m->form);
+    if (m->form == 2 &&
+        (m->batch_size < 1 || m->batch_size > 256 || m->batch_index >= m->batch_size ||
+         m->batch_path.len % SV_HASH != 0 || m->batch_path.len > 8 * SV_HASH))
+        BAD("receipt-malformed",
+            "batch receipt index %u, size %u or path of %zu bytes out of "
+            "range (index < size <= 256, 0..8 hashes of 32 bytes)",
+            (unsigned)m->batch_index, (unsigned)m->batch_size, m->batch_path.len);
     for (size_t i = 0; i < k->p->nreceipt_keys; i++)
         if (memcmp(k->p->receipt_keys[i].spki_hash, m->key_id.data, SV_HASH) == 0) {
             key = k->p->receipt_keys[i].pkey;
@@ -180,6 +231,10 @@ int sv_receipt_verify(const struct sv_receipt_keys *k, const uint8_t *r, size_t 
         BAD("receipt-invalid", "the receipt's alg is not its key's algorithm");
     if (m->form == 1) {
         rc = verify_http(m, key, ed, leaf, time_ms, http, code, why);
+        goto out;
+    }
+    if (m->form == 2) {
+        rc = verify_batch(m, key, ed, leaf, code, why);
         goto out;
     }
     memcpy(tbs, prefix, 17);

@@ -20,7 +20,9 @@
  *   crash under load            SIGKILL at random moments, 20 times (and 5 times while starting):
  *                               every acknowledged decision is in the log at its index with its
  *                               leaf hash, every checkpoint's root is recomputed from the stored
- *                               entries and is consistent with the newest
+ *                               entries and is consistent with the newest; the same with
+ *                               `receipts: batch` (one signature per commit group: every
+ *                               acknowledged allow's batch receipt is stored and verifies)
  *   crash with a TPM            (issue 11, finding 14) SIGKILL of the monitor, the engine or both,
  *                               20 times under load with swtpm: every start's first checkpoint
  *                               and the final one are quoted, every quote verifies under the one
@@ -78,6 +80,7 @@
 #include "sig_base.h"
 #include "sigscheme.h"
 #include "stack_fixture.h"
+#include "sv_merkle.h"
 #include "testutil.h"
 #include "tiledir.h"
 
@@ -275,8 +278,31 @@ static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1
     EVP_MD_CTX *ctx;
     int ok;
 
+    static const char batch_prefix[] = "\xffsworn/v1 batch";
+    uint8_t batch_tbs[sizeof(batch_prefix) + 4 + 32];
+
     memcpy(tbs, prefix, sizeof(prefix)); /* with the NUL that ends the prefix */
     memcpy(tbs + sizeof(prefix), leaf, 32);
+    if (r->form == 2) {
+        /* A batch receipt: the leaf's place in its group's tree gives the root that the one
+         * signature of the group covers, with the group's size (section 14). */
+        uint8_t item_leaf[32], *root = batch_tbs + sizeof(batch_prefix) + 4;
+        char why[256];
+
+        sworn_merkle_leaf_hash(leaf, 32, item_leaf);
+        if (r->batch_path.len % 32 != 0 ||
+            sv_inclusion_root(r->batch_index, r->batch_size, item_leaf,
+                              (const uint8_t(*)[32])r->batch_path.data, r->batch_path.len / 32,
+                              root, why) < 0)
+            return -1;
+        memcpy(batch_tbs, batch_prefix, sizeof(batch_prefix));
+        batch_tbs[sizeof(batch_prefix)] = (uint8_t)(r->batch_size >> 24);
+        batch_tbs[sizeof(batch_prefix) + 1] = (uint8_t)(r->batch_size >> 16);
+        batch_tbs[sizeof(batch_prefix) + 2] = (uint8_t)(r->batch_size >> 8);
+        batch_tbs[sizeof(batch_prefix) + 3] = (uint8_t)r->batch_size;
+        msg = batch_tbs;
+        msg_len = sizeof(batch_tbs);
+    }
     if (r->form == 1) {
         char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
         size_t plen;
@@ -1263,7 +1289,25 @@ static int crash_teardown(void **state)
  * The kill moments come from the seed (printed; SWORN_CRASH_SEED repeats them), though the
  * daemon's progress at each moment still varies with the machine.
  */
+static void crash_under_load(const char *options, int threads);
+
 static void test_crash_under_load(void **state)
+{
+    (void)state;
+    crash_test = "test_crash_under_load";
+    crash_under_load("--no-tpm --checkpoint-interval 100ms", CRASH_THREADS);
+}
+
+/* The same with `receipts: batch`: allows share a signature per commit group; more clients, so
+ * that groups hold several allows when the kill comes (docs/formats.md section 14). */
+static void test_crash_under_load_batch(void **state)
+{
+    (void)state;
+    crash_test = "test_crash_under_load_batch";
+    crash_under_load("--no-tpm --checkpoint-interval 100ms --receipts batch", 2 * CRASH_THREADS);
+}
+
+static void crash_under_load(const char *options, int threads)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
@@ -1272,25 +1316,24 @@ static void test_crash_under_load(void **state)
     size_t checkpoints = 0;
     struct sworn_log *log;
 
-    (void)state;
-    printf("test_crash_under_load: seed %u (SWORN_CRASH_SEED)\n", seed);
-    crash_test = "test_crash_under_load";
+    printf("%s: seed %u (SWORN_CRASH_SEED)\n", crash_test, seed);
     crash_running = 1;
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 100ms"), 0);
+    assert_int_equal(sworn_stack_up(sp, options), 0);
     for (int it = 0; it < CRASH_ITERATIONS; it++) {
-        struct load loads[CRASH_THREADS];
-        pthread_t th[CRASH_THREADS];
+        struct load loads[2 * CRASH_THREADS];
+        pthread_t th[2 * CRASH_THREADS];
 
+        assert_true(threads <= 2 * CRASH_THREADS);
         snprintf(tag[it], sizeof(tag[it]), "c%d", it);
-        for (int t = 0; t < CRASH_THREADS; t++) {
+        for (int t = 0; t < threads; t++) {
             loads[t] =
                 (struct load){.s = sp, .a = &a, .tag = tag[it], .thread = t, .stop_on_silence = 1};
             assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
         }
         sworn_test_sleep_ms((long)(rand_r(&seed) % 600));
         sworn_stack_kill_daemon(sp);
-        for (int t = 0; t < CRASH_THREADS; t++) {
+        for (int t = 0; t < threads; t++) {
             atomic_store(&loads[t].stop, 1);
             pthread_join(th[t], NULL);
         }
@@ -1311,9 +1354,10 @@ static void test_crash_under_load(void **state)
     assert_int_equal(sworn_log_open(sp->log_db, &log), 0);
     check_checkpoints(log, &checkpoints);
     sworn_log_close(log);
-    printf("test_crash_under_load: %d crashes, %zu decisions acknowledged (%u allows, %u denies, "
+    printf("%s: %d crashes, %zu decisions acknowledged (%u allows, %u denies, "
            "%u errors, %u unanswered), %zu checkpoints checked\n",
-           CRASH_ITERATIONS, a.n, a.allows, a.denies, a.errors, a.unanswered, checkpoints);
+           crash_test, CRASH_ITERATIONS, a.n, a.allows, a.denies, a.errors, a.unanswered,
+           checkpoints);
     acks_free(&a);
     assert_int_equal(sworn_stack_down(sp), 0);
     crash_running = 0;
@@ -1690,6 +1734,7 @@ int main(void)
         cmocka_unit_test_teardown(test_log_write_fails, stack_teardown),
         cmocka_unit_test_teardown(test_log_locked, stack_teardown),
         cmocka_unit_test_teardown(test_crash_under_load, crash_teardown),
+        cmocka_unit_test_teardown(test_crash_under_load_batch, crash_teardown),
         cmocka_unit_test_teardown(test_crash_keeps_quoting, crash_teardown),
         cmocka_unit_test_teardown(test_foreign_object_at_ak_handle, stack_teardown),
     };

@@ -32,6 +32,8 @@
 #include "sigscheme.h"
 #include "sworn.pb-c.h"
 #include "logstore.h"
+#include "merkle.h"
+#include "sv_merkle.h"
 
 static void die(const char *what, const char *path)
 {
@@ -528,6 +530,26 @@ int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *
     if (r->form == 0)
         return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, leaf, 32,
                                       r->signature.data, r->signature.len);
+    if (r->form == 2) {
+        /* A batch receipt: leaf -> the group's tree (its item is the leaf hash) -> root ->
+         * one signature over u32 size || root (docs/formats.md section 14). */
+        uint8_t item_leaf[32], msg[36];
+        char w[256];
+
+        if (r->batch_size < 1 || r->batch_size > 256 || r->batch_path.len % 32 != 0)
+            return -1;
+        sworn_merkle_leaf_hash(leaf, 32, item_leaf);
+        if (sv_inclusion_root(r->batch_index, r->batch_size, item_leaf,
+                              (const uint8_t(*)[32])r->batch_path.data, r->batch_path.len / 32,
+                              msg + 4, w) < 0)
+            return -1;
+        msg[0] = (uint8_t)(r->batch_size >> 24);
+        msg[1] = (uint8_t)(r->batch_size >> 16);
+        msg[2] = (uint8_t)(r->batch_size >> 8);
+        msg[3] = (uint8_t)r->batch_size;
+        return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_BATCH, msg, sizeof(msg),
+                                      r->signature.data, r->signature.len);
+    }
     SHA256(spki, spki_len, id);
     if (r->form != 1 || r->signature.len != 64 || r->key_id.len != 32 ||
         memcmp(r->key_id.data, id, 32) != 0 || r->created != time_ms / 1000 || q->context == NULL ||
