@@ -83,6 +83,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include "benchutil.h"
 #include "err.h"
 #include "dclient.h"
@@ -519,16 +521,19 @@ static void send_request(struct client *c)
 
 /*
  * The receipt of an allow of the bench's request (GET http://127.0.0.1:8080/allowed/bench, no
- * body) verifies with the stack's key: a digest receipt over the entry hash, or an http-message
- * receipt over sworn's RFC 9421 base of that request (docs/formats.md section 13). 0 or -1.
+ * body) verifies with the stack's key: a digest receipt over the entry hash, an http-message
+ * receipt over sworn's RFC 9421 base of that request (docs/formats.md section 13), or a batch
+ * receipt (section 14) whose item (the entry hash, form 2, or SHA-256 of that base, form 3) leads
+ * by its path to the root its group's one signature covers. 0 or -1.
  */
 static int receipt_ok(const uint8_t *spki, size_t spki_len, const Sworn__V1__Decision *d)
 {
     const Sworn__V1__Receipt *r = d->receipt;
     static uint8_t base[SWORN_SIGBASE_MAX];
     char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
-    uint8_t der[80];
-    size_t base_len = 0, plen = 0, der_len = 0;
+    uint8_t der[80], msg[36], *root = msg + 4;
+    const uint8_t *sig = r->signature.data;
+    size_t base_len = 0, plen = 0, der_len = 0, sig_len = r->signature.len;
     const char *why = NULL;
     struct sworn_httpsig_request h = {
         "GET", "http", "127.0.0.1", 8080, "/allowed/bench", NULL, d->entry_hash.data};
@@ -536,16 +541,35 @@ static int receipt_ok(const uint8_t *spki, size_t spki_len, const Sworn__V1__Dec
     if (r->form == 0)
         return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, d->entry_hash.data, 32,
                                       r->signature.data, r->signature.len);
-    if (r->form == 2) {
-        /* A batch receipt: the entry's leaf hash up its path to the group's root, which the one
-         * signature covers with the group's size (docs/formats.md section 14). */
-        uint8_t msg[36], *root = msg + 4;
+    if (r->form == 1 || r->form == 3) {
+        if (r->signature.len != 64 || r->key_id.len != 32)
+            return -1;
+        for (int i = 0; i < 32; i++)
+            snprintf(keyid + 2 * i, 3, "%02x", r->key_id.data[i]);
+        if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &base_len,
+                               params, sizeof(params), &plen, &why) != 0 ||
+            strcmp(params, r->signature_params) != 0 ||
+            sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der,
+                                  sizeof(der), &der_len) != 0)
+            return -1;
+        if (r->form == 1)
+            return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_HTTP_MESSAGE, base,
+                                          base_len, der, der_len);
+        sig = der;
+        sig_len = der_len;
+    }
+    {
         uint64_t fn = r->batch_index, sn = (uint64_t)r->batch_size - 1;
         size_t k = r->batch_path.len / 32;
+        uint8_t item[32];
 
         if (r->batch_size < 1 || r->batch_index >= r->batch_size || r->batch_path.len % 32 != 0)
             return -1;
-        sworn_merkle_leaf_hash(d->entry_hash.data, 32, root);
+        if (r->form == 3)
+            SHA256(base, base_len, item);
+        else
+            memcpy(item, d->entry_hash.data, 32);
+        sworn_merkle_leaf_hash(item, 32, root);
         for (size_t i = 0; i < k; i++) { /* RFC 9162 2.1.3.2 */
             const uint8_t *p = r->batch_path.data + 32 * i;
 
@@ -565,25 +589,13 @@ static int receipt_ok(const uint8_t *spki, size_t spki_len, const Sworn__V1__Dec
         }
         if (sn != 0)
             return -1;
-        msg[0] = (uint8_t)(r->batch_size >> 24);
-        msg[1] = (uint8_t)(r->batch_size >> 16);
-        msg[2] = (uint8_t)(r->batch_size >> 8);
-        msg[3] = (uint8_t)r->batch_size;
-        return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_BATCH, msg, sizeof(msg),
-                                      r->signature.data, r->signature.len);
     }
-    if (r->signature.len != 64 || r->key_id.len != 32)
-        return -1;
-    for (int i = 0; i < 32; i++)
-        snprintf(keyid + 2 * i, 3, "%02x", r->key_id.data[i]);
-    if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &base_len, params,
-                           sizeof(params), &plen, &why) != 0 ||
-        strcmp(params, r->signature_params) != 0 ||
-        sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der, sizeof(der),
-                              &der_len) != 0)
-        return -1;
-    return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len, der,
-                                  der_len);
+    msg[0] = (uint8_t)(r->batch_size >> 24);
+    msg[1] = (uint8_t)(r->batch_size >> 16);
+    msg[2] = (uint8_t)(r->batch_size >> 8);
+    msg[3] = (uint8_t)r->batch_size;
+    return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_BATCH, msg, sizeof(msg), sig,
+                                  sig_len);
 }
 
 /* Read the answer to the request just sent and check it: an ALLOW with a receipt, for our id. */

@@ -134,10 +134,24 @@ void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree
     uint32_t m = 0;
     int signed_ok;
 
-    /* The group's tree holds its allows only (a deny has no receipt), in group order. */
-    for (size_t i = 0; i < n; i++)
-        if (g[i]->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW)
-            memcpy(items[m++], g[i]->leaf, 32);
+    /* The group's tree holds its allows only (a deny has no receipt), in group order; an allow's
+     * item is its leaf hash (form 2) or the hash of sworn's RFC 9421 base of it (form 3). */
+    for (size_t i = 0; i < n; i++) {
+        struct d_commit *c = g[i];
+
+        if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
+            continue;
+        if (d_record_batch_item(c->d, c->req, c->time_ms, c->leaf, items[m], &c->batch_form,
+                                c->batch_params, sizeof(c->batch_params)) == 0) {
+            m++;
+            continue;
+        }
+        /* No base, no allow (as in per-request mode): it is recorded as a deny. */
+        if (downgrade(c, &c->entry, &c->entry_len) < 0) {
+            free(c->entry);
+            c->entry = NULL;
+        }
+    }
     if (m == 0)
         return;
     signed_ok = d_batchtree_build(t, (const uint8_t(*)[32])items, m) == 0;
@@ -155,7 +169,8 @@ void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree
         if (signed_ok) {
             /* Its place in the tree is its rank among the allows, as built above. */
             k = d_batchtree_path(t, m, path);
-            if (d_record_batch_receipt(c->d, sig, sig_len, m++, t->n, (const uint8_t(*)[32])path, k,
+            if (d_record_batch_receipt(c->d, c->batch_form, c->batch_params, c->time_ms, sig,
+                                       sig_len, m++, t->n, (const uint8_t(*)[32])path, k,
                                        c->receipt, &c->receipt_len) == 0)
                 continue;
         }

@@ -79,6 +79,8 @@ struct d_commit {
     uint8_t *entry;
     size_t entry_len;
     struct d_commit *batch_next;
+    unsigned batch_form;                           /* 2 or 3 (docs/formats.md section 14) */
+    char batch_params[SWORN_FRAME_PARAMS_MAX + 1]; /* form 3: the base's @signature-params */
 };
 
 /*

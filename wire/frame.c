@@ -619,18 +619,14 @@ int sworn_frame_check_receipt(const Sworn__V1__Receipt *r)
                  SWORN_FRAME_SIG_MAX);
     SWORN_ENSURE(r->alg == 1 || r->alg == 2, SWORN_ERR_FORMAT, "receipt.alg %u is unknown",
                  (unsigned)r->alg);
-    SWORN_ENSURE(r->form <= 2, SWORN_ERR_FORMAT, "receipt.form %u is unknown", (unsigned)r->form);
-    if (r->form != 2)
+    SWORN_ENSURE(r->form <= 3, SWORN_ERR_FORMAT, "receipt.form %u is unknown", (unsigned)r->form);
+    if (r->form < 2)
         SWORN_ENSURE(r->batch_index == 0 && r->batch_size == 0 && r->batch_path.len == 0,
                      SWORN_ERR_FORMAT,
-                     "only a batch receipt (form 2) has batch_index, batch_size or batch_path");
-    if (r->form == 0 || r->form == 2) {
-        SWORN_ENSURE(r->created == 0 && r->signature_params[0] == '\0', SWORN_ERR_FORMAT,
-                     "a digest receipt (form %u) has no created or signature_params",
-                     (unsigned)r->form);
-        if (r->form == 0)
-            return 0;
-        /* form 2: one signature over a group's tree, and this item's place in it */
+                     "only a batch receipt (form 2 or 3) has batch_index, batch_size or "
+                     "batch_path");
+    if (r->form >= 2) {
+        /* one signature over a group's tree, and this item's place in it */
         SWORN_ENSURE(r->batch_size >= 1 && r->batch_size <= SWORN_FRAME_BATCH_MAX, SWORN_ERR_RANGE,
                      "receipt.batch_size %u is not 1..%u", (unsigned)r->batch_size,
                      SWORN_FRAME_BATCH_MAX);
@@ -644,11 +640,17 @@ int sworn_frame_check_receipt(const Sworn__V1__Receipt *r)
                      "of item %u of %u",
                      r->batch_path.len, sworn_frame_batch_path_len(r->batch_index, r->batch_size),
                      (unsigned)r->batch_index, (unsigned)r->batch_size);
+    }
+    if (r->form == 0 || r->form == 2) {
+        SWORN_ENSURE(r->created == 0 && r->signature_params[0] == '\0', SWORN_ERR_FORMAT,
+                     "a digest receipt (form %u) has no created or signature_params",
+                     (unsigned)r->form);
         return 0;
     }
-    /* form 1: an RFC 9421 ecdsa-p256-sha256 signature, r||s */
+    /* forms 1 and 3: an ecdsa-p256-sha256 signature, r||s, with its RFC 9421 parameters */
     SWORN_ENSURE(r->alg == 1 && r->signature.len == 64, SWORN_ERR_FORMAT,
-                 "an http-message receipt (form 1) is ECDSA P-256 (alg 1), 64 bytes r||s");
+                 "an http-message receipt (form %u) is ECDSA P-256 (alg 1), 64 bytes r||s",
+                 (unsigned)r->form);
     SWORN_ENSURE(r->created >= 1 && r->created <= SWORN_FRAME_CREATED_MAX, SWORN_ERR_RANGE,
                  "receipt.created is out of range");
     SWORN_ENSURE(r->signature_params[0] == '(', SWORN_ERR_FORMAT,

@@ -230,7 +230,8 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m);
  * no created, no signature_params) or form 1 (http-message receipt: alg 1, a 64-byte r||s,
  * created 1..999999999999999, signature_params 1..1024 bytes of printable ASCII starting with
  * '(') or form 2 (batch digest receipt: as form 0, and batch_index < batch_size <= 256 with a
- * batch_path of exactly the inclusion path's length for them); only form 2 has batch fields.
+ * batch_path of exactly the inclusion path's length for them) or form 3 (batch http-message
+ * receipt: as form 1, with form 2's batch fields); only forms 2 and 3 have batch fields.
  * Whether it verifies is the verifier's business. */
 int sworn_frame_check_receipt(const Sworn__V1__Receipt *r);
 

@@ -32,8 +32,11 @@
 
 #include <cmocka.h>
 #include <json-c/json.h>
+#include <openssl/bn.h>
 #include <openssl/ec.h>
+#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 
 #include "d_batchtree.h"
@@ -42,6 +45,7 @@
 #include "frame.h"
 #include "merkle.h"
 #include "record_fixture.h"
+#include "sig_base.h"
 #include "sigscheme.h"
 #include "sv_util.h"
 #include "sworn.pb-c.h"
@@ -121,6 +125,35 @@ static void test_worked_example(void **state)
     assert_string_equal(hex, "ff73776f726e2f763120626174636800"
                              "00000003"
                              "5637f26ba780a8da762393735ccdd7206d5e198a33dec95e4dec4b6c98a9d6c8");
+    /* Form 3's item: SHA-256 of section 13's worked example base (428 bytes). */
+    {
+        static uint8_t base[SWORN_SIGBASE_MAX];
+        uint8_t leaf[32], body[32], item[32];
+        char params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+        size_t base_len = 0, plen = 0;
+        const char *why = NULL;
+        struct sworn_httpsig_request h = {"POST",      "https", "api.example", 443,
+                                          "/v1/x?a=b", body,    leaf};
+
+        for (int i = 0; i < 32; i++) {
+            body[i] = (uint8_t)i;
+            leaf[i] = (uint8_t)(0x80 + i);
+        }
+        assert_int_equal(
+            sworn_httpsig_base(&h, 1764633600,
+                               "c3a1b2d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccddeeff00",
+                               base, sizeof(base), &base_len, params, sizeof(params), &plen, &why),
+            0);
+        assert_int_equal(base_len, 428);
+        SHA256(base, base_len, item);
+        sworn_hex_encode(item, 32, hex, sizeof(hex));
+        assert_string_equal(hex,
+                            "3a15036674b8753ebbe918c3ea47d944ed2060c0af6f454820e934f7c821c4f2");
+        sworn_merkle_leaf_hash(item, 32, item);
+        sworn_hex_encode(item, 32, hex, sizeof(hex));
+        assert_string_equal(hex,
+                            "e2e109ed99615f98821a9ebf018ba515669f2c0950cd1620cd96bbe4a25a4279");
+    }
 }
 
 /* Purpose 5: exactly u32 size (1..256) || 32-byte root, under its own prefix. */
@@ -211,7 +244,22 @@ static void test_wire_bounds(void **state)
     wire_receipt(&r, key_id, sig, path);
     r.form = 0; /* batch fields in a digest receipt */
     assert_int_equal(sworn_frame_check_receipt(&r), -1);
+    r.form = 4; /* no such form */
+    assert_int_equal(sworn_frame_check_receipt(&r), -1);
+    /* form 3: form 2's batch fields with form 1's r||s, created and params */
+    wire_receipt(&r, key_id, sig, path);
     r.form = 3;
+    r.signature.len = 64;
+    r.created = 1764633600;
+    r.signature_params = "(\"@method\");created=1764633600";
+    assert_int_equal(sworn_frame_check_receipt(&r), 0);
+    r.signature.len = 70; /* DER */
+    assert_int_equal(sworn_frame_check_receipt(&r), -1);
+    r.signature.len = 64;
+    r.created = 0;
+    assert_int_equal(sworn_frame_check_receipt(&r), -1);
+    r.created = 1764633600;
+    r.batch_path.len += 32;
     assert_int_equal(sworn_frame_check_receipt(&r), -1);
 }
 
@@ -543,6 +591,246 @@ static void batch_prefix_without_size(struct fx *f, struct sworn_record *b)
     batch_receipt(f, b, &g, 1, NULL);
 }
 
+/* --- form 3: batch http-message receipts ------------------------------------------------------ */
+
+/* A GET https://api.example.com<path> decision, as decisiond writes it. */
+static void http_decision(const struct fx *f, struct sworn_record *b, const char *id,
+                          const char *path, uint64_t t_ms)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__DecisionRecord d = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__AuthorizationRequest rq = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
+    Sworn__V1__Principal pr = SWORN__V1__PRINCIPAL__INIT;
+    Sworn__V1__Resource rs = SWORN__V1__RESOURCE__INIT;
+    Sworn__V1__Context cx = SWORN__V1__CONTEXT__INIT;
+    char raw[256];
+    uint8_t raw_sha[32];
+
+    pr.id = "agent-1";
+    rs.scheme = "https";
+    rs.host = "api.example.com";
+    rs.port = 443;
+    rs.path = (char *)path;
+    snprintf(raw, sizeof(raw), "https://api.example.com:443%s", path);
+    sv_sha256(raw, strlen(raw), raw_sha);
+    cx.method = "GET";
+    rq.request_id = (char *)id;
+    rq.principal = &pr;
+    rq.operation = "http.request";
+    rq.resource = &rs;
+    rq.context = &cx;
+    rq.time_unix_ms = t_ms;
+    d.request = &rq;
+    d.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    d.rule_id = "r";
+    d.reason = "rule r matched";
+    d.policy_digest.data = (uint8_t *)f->digest;
+    d.policy_digest.len = 32;
+    d.time_unix_ms = t_ms;
+    d.canonical_resource = &rs;
+    d.raw_target_sha256.data = raw_sha;
+    d.raw_target_sha256.len = 32;
+    e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    e.decision = &d;
+    sworn_record_add(b, &e);
+}
+
+enum { H_POLICY, H_A, H_B, H_TCP, H_C, H_COUNT };
+static const char *const h_path[H_COUNT] = {"", "/v1/a?x=1", "/v1/b", "", "/v1/c"};
+#define H_T(i) (T0 + 1000 * (i) + 250)
+
+/* sworn's base of entry i (a GET of h_path[i], created its time in seconds) and its params. */
+static size_t h_base(const struct fx *f, const struct sworn_record *b, size_t i, uint8_t *base,
+                     char *params)
+{
+    uint8_t leaf[32];
+    char keyid[65];
+    size_t base_len = 0, plen = 0;
+    const char *why = NULL;
+    struct sworn_httpsig_request h;
+
+    for (int k = 0; k < 32; k++)
+        snprintf(keyid + 2 * k, 3, "%02x", f->key_id[k]);
+    sworn_record_leaf(b, i, leaf);
+    h = (struct sworn_httpsig_request){"GET", "https", "api.example.com", 443, h_path[i],
+                                       NULL,  leaf};
+    if (sworn_httpsig_base(&h, (int64_t)(H_T(i) / 1000), keyid, base, SWORN_SIGBASE_MAX, &base_len,
+                           params, SWORN_SIGBASE_PARAMS_TEXT_MAX + 1, &plen, &why) != 0)
+        fail_msg("base: %s", why);
+    return base_len;
+}
+
+/* How a form-3 receipt is to be made wrong (all zero: the genuine one). */
+struct twist3 {
+    int leaf_items;     /* the tree over the leaf hashes (form 2's items) instead */
+    int der;            /* store the DER signature, not r||s */
+    int created_delta;  /* added to the stored created */
+    const char *params; /* store these params */
+    int form1_sig;      /* store the form-1 signature over the base (a group of one) */
+};
+
+/* The receipts of the allows entries[0..n) as one group of form-3 items, twisted by w. */
+static void group3(const struct fx *f, struct sworn_record *b, const size_t *entries, uint32_t n,
+                   const struct twist3 *w)
+{
+    static uint8_t base[SWORN_SIGBASE_MAX];
+    static struct d_batchtree t;
+    static const struct twist3 none;
+    uint8_t items[8][32], root[32], tbs[52], der[80], raw[64], path[D_BATCHTREE_PATH_MAX][32];
+    char params[8][SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t der_len, base_len = 0;
+
+    if (w == NULL)
+        w = &none;
+    for (uint32_t i = 0; i < n; i++) {
+        base_len = h_base(f, b, entries[i], base, params[i]);
+        if (w->leaf_items)
+            sworn_record_leaf(b, entries[i], items[i]);
+        else
+            sv_sha256(base, base_len, items[i]);
+    }
+    assert_int_equal(d_batchtree_build(&t, (const uint8_t(*)[32])items, n), 0);
+    d_batchtree_root(&t, root);
+    memcpy(tbs, "\xffsworn/v1 batch\0", 16);
+    d_batchtree_message(n, root, tbs + 16);
+    if (w->form1_sig)
+        sign_p256(f, base, base_len, der, &der_len); /* the last entry's base itself */
+    else
+        sign_p256(f, tbs, sizeof(tbs), der, &der_len);
+    {
+        const unsigned char *p = der;
+        ECDSA_SIG *es = d2i_ECDSA_SIG(NULL, &p, (long)der_len);
+        const BIGNUM *r = NULL, *sv = NULL;
+
+        assert_non_null(es);
+        ECDSA_SIG_get0(es, &r, &sv);
+        assert_int_equal(BN_bn2binpad(r, raw, 32), 32);
+        assert_int_equal(BN_bn2binpad(sv, raw + 32, 32), 32);
+        ECDSA_SIG_free(es);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        Sworn__V1__Receipt rc = SWORN__V1__RECEIPT__INIT;
+        size_t k = d_batchtree_path(&t, i, path);
+
+        rc.key_id.data = (uint8_t *)f->key_id;
+        rc.key_id.len = 32;
+        rc.alg = 1;
+        rc.form = 3;
+        rc.signature.data = w->der ? der : raw;
+        rc.signature.len = w->der ? der_len : 64;
+        rc.created = (uint64_t)((int64_t)(H_T(entries[i]) / 1000) + w->created_delta);
+        rc.signature_params = (char *)(w->params != NULL ? w->params : params[i]);
+        rc.batch_index = i;
+        rc.batch_size = n;
+        rc.batch_path.data = &path[0][0];
+        rc.batch_path.len = 32 * k;
+        sworn_record_put_receipt(b, entries[i], &rc);
+    }
+}
+
+static const size_t h_group[3] = {H_A, H_B, H_C};
+
+/* The genuine record: three GETs in one group (form 3) and a tcp.connect alone (form 2). */
+static void good3(const struct fx *f, struct sworn_record *b, const struct twist3 *w)
+{
+    struct group g = {.entry = {H_TCP}, .n = 1};
+
+    policy_loaded(f, b);
+    for (size_t i = H_A; i < H_COUNT; i++) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "h-%zu", i);
+        if (i == H_TCP)
+            decision(f, b, id, SWORN__V1__EFFECT__EFFECT_ALLOW, 5432, H_T(i));
+        else
+            http_decision(f, b, id, h_path[i], H_T(i));
+    }
+    group3(f, b, h_group, 3, w);
+    seal(f, b, &g);
+    batch_receipt(f, b, &g, 0, NULL);
+}
+
+static void expect3(struct fx *f, const char *name, const struct twist3 *w,
+                    void (*change)(struct fx *, struct sworn_record *), const char *reason,
+                    const char *item)
+{
+    const struct sworn_record_log where = {log_bin, f->dir, ORIGIN, KEY_NAME, f->spki_b64};
+    struct sworn_record b = {0};
+    char pn[128];
+    json_object *rep;
+
+    good3(f, &b, w);
+    if (change != NULL)
+        change(f, &b);
+    sworn_record_make(&where, name, &b, NULL);
+    snprintf(pn, sizeof(pn), "%s.policy", name);
+    rep = sworn_verify_json(verify_bin, f->dir, pn, name, NULL, reason == NULL ? 0 : 1, 0);
+    if (reason == NULL) {
+        sworn_verify_expect_pass(rep, "receipts");
+        sworn_verify_expect_pass(rep, "entries");
+        assert_int_equal(
+            json_object_get_int64(sworn_verify_get(sworn_verify_check(rep, "receipts"), "count")),
+            4);
+    } else {
+        sworn_verify_expect_fail(rep, "receipts", reason, item);
+    }
+    json_object_put(rep);
+    sworn_record_free(&b);
+}
+
+/* Entry B rewritten after the fact (another path), its receipt kept. */
+static void h_entry_changed(struct fx *f, struct sworn_record *b)
+{
+    struct sworn_record one = {0};
+
+    http_decision(f, &one, "h-2", "/v1/admin", H_T(H_B));
+    free(b->e[H_B]);
+    b->e[H_B] = one.e[0];
+    b->len[H_B] = one.len[0];
+    one.e[0] = NULL;
+    one.n = 0;
+}
+
+/* A form-3 receipt on the tcp.connect entry (which has no base): B's receipt moved there. */
+static void h_form3_on_tcp(struct fx *f, struct sworn_record *b)
+{
+    (void)f;
+    free(b->r[H_TCP]);
+    b->r[H_TCP] = malloc(b->rlen[H_B]);
+    assert_non_null(b->r[H_TCP]);
+    memcpy(b->r[H_TCP], b->r[H_B], b->rlen[H_B]);
+    b->rlen[H_TCP] = b->rlen[H_B];
+}
+
+static void test_form3(void **state)
+{
+    struct fx *f = *state;
+    char params[512];
+    struct twist3 w = {0};
+
+    expect3(f, "h-good", NULL, NULL, NULL, NULL);
+    /* the request or the entry changed after the fact */
+    expect3(f, "h-entry", NULL, h_entry_changed, "receipt-invalid", "entry 2");
+    /* a tree of leaf hashes (form 2's items) presented as form 3 */
+    w.leaf_items = 1;
+    expect3(f, "h-leafitems", &w, NULL, "receipt-invalid", "entry 1");
+    /* the form-1 signature over the last base, presented as the group's batch signature */
+    w = (struct twist3){.form1_sig = 1};
+    expect3(f, "h-form1sig", &w, NULL, "receipt-invalid", "entry 1");
+    /* fields: created, params, the signature's encoding */
+    w = (struct twist3){.created_delta = 1};
+    expect3(f, "h-created", &w, NULL, "receipt-created", "entry 1");
+    snprintf(params, sizeof(params),
+             "(\"@method\" \"@authority\" \"@path\" \"@query\" \"sworn-entry\");created=%llu;"
+             "keyid=\"x\";alg=\"ecdsa-p256-sha256\";tag=\"other\"",
+             (unsigned long long)(H_T(H_A) / 1000));
+    w = (struct twist3){.params = params};
+    expect3(f, "h-params", &w, NULL, "receipt-params", "entry 1");
+    w = (struct twist3){.der = 1};
+    expect3(f, "h-der", &w, NULL, "receipt-malformed", "entry 1");
+    expect3(f, "h-tcp", NULL, h_form3_on_tcp, "receipt-form", "entry 3");
+}
+
 /* --- tests ------------------------------------------------------------------------------------ */
 
 static void test_genuine_record(void **state)
@@ -622,6 +910,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_another_entry_or_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_size_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_purposes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_form3, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");

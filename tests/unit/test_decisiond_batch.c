@@ -3,12 +3,14 @@
  * on a real stack (scripts/dev-stack --receipts batch: a PEM signing key, the signer process, the
  * daemon), driven through the real decision socket by concurrent clients.
  *
- *   Client threads send allows and denies at once, round after round, until a round shows a
- *   group of more than one allow (an event the test waits for, bounded by a number of rounds,
- *   never by time). Every allow carries a batch receipt (form 2) that verifies with the signer's
- *   public key (leaf -> path -> root -> one signature, tests/unit/testutil.c, independent of the
- *   daemon's tree code); allows that share a signature share a group size and have distinct
- *   indexes; a deny carries none. Then the stopped stack's record passes the auditor's
+ *   Client threads send allows (GET requests and tcp.connect) and denies at once, round after
+ *   round, until a round shows a group of more than one allow (an event the test waits for,
+ *   bounded by a number of rounds, never by time). Every allow carries a batch receipt that
+ *   verifies with the signer's public key (tests/unit/testutil.c, independent of the daemon's
+ *   tree code): a GET a batch http-message receipt (form 3: SHA-256 of sworn's RFC 9421 base of
+ *   the request -> path -> root -> one signature), a tcp.connect a batch digest receipt (form 2:
+ *   the leaf hash -> path -> root); allows that share a signature share a group size and have
+ *   distinct indexes; a deny carries none. Then the stopped stack's record passes the auditor's
  *   sworn-verify, every check, receipts counted.
  *   A configuration with `receipts: sometimes` is refused at load with the sentence that names
  *   the two values.
@@ -40,8 +42,40 @@
 #define ROUNDS_MAX 50
 #define ANSWERS_MAX (THREADS * PER_ROUND * ROUNDS_MAX)
 
+/* The stack's policy: GETs under /allowed/ and tcp.connect to port 5432 allowed, /denied denied. */
+static const char policy[] = "version: 1\n"
+                             "rules:\n"
+                             "  - id: get\n"
+                             "    effect: allow\n"
+                             "    operations: [\"http.request\"]\n"
+                             "    resource: { schemes: [http], paths: [\"/allowed/**\"] }\n"
+                             "    methods: [GET]\n"
+                             "  - id: db\n"
+                             "    effect: allow\n"
+                             "    operations: [\"tcp.connect\"]\n"
+                             "    resource: { schemes: [tcp], ports: [5432] }\n"
+                             "  - id: no\n"
+                             "    effect: deny\n"
+                             "    resource: { paths: [\"/denied\", \"/denied/**\"] }\n";
+
+enum kind { K_GET, K_TCP, K_DENY };
+
+/* Request id of kind k. */
+static void request_of(struct sworn_stack_req *q, const char *id, enum kind k)
+{
+    sworn_stack_req_init(q, id, "agent-1", k == K_DENY ? "/denied/x" : "/allowed/x");
+    if (k == K_TCP) {
+        q->req.operation = "tcp.connect";
+        q->resource.scheme = "tcp";
+        q->resource.port = 5432;
+        q->resource.path = "";
+        q->req.context = NULL;
+    }
+}
+
 struct answer {
     char id[64];
+    enum kind kind;
     int allow;
     uint8_t leaf[32];
     uint8_t *receipt; /* packed, NULL for a deny */
@@ -69,10 +103,9 @@ static void *client(void *arg)
         struct sworn_stack_req q;
         Sworn__V1__DecisionReply *r;
         struct answer a = {0};
-        int deny = (c->thread + k) % 3 == 2;
-
         snprintf(a.id, sizeof(a.id), "b-%d-%d-%d", c->round, c->thread, k);
-        sworn_stack_req_init(&q, a.id, "agent-1", deny ? "/denied/x" : "/allowed/x");
+        a.kind = (enum kind)((c->thread + k) % 3);
+        request_of(&q, a.id, a.kind);
         r = sworn_stack_decide(c->s, &q);
         if (r != NULL && r->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
             r->decision->entry_hash.len == 32) {
@@ -137,8 +170,13 @@ static void test_batch_receipts_verify(void **state)
     uint8_t *spki;
     json_object *rep;
 
+    char *pdir = sworn_test_tmpdir("batch-policy"), *ppath = sworn_test_path(pdir, "policy.yaml"),
+         opts[1024];
+
     (void)state;
-    assert_int_equal(sworn_stack_up(&s, "--no-tpm --file-key --receipts batch"), 0);
+    sworn_test_write_file(ppath, policy, strlen(policy), 0644);
+    snprintf(opts, sizeof(opts), "--no-tpm --file-key --receipts batch --policy %s", ppath);
+    assert_int_equal(sworn_stack_up(&s, opts), 0);
     assert_int_equal(sworn_stack_sh(&s, "grep -qx 'receipts: batch' decisiond.yaml"), 0);
     while (biggest < 2 && rounds < ROUNDS_MAX)
         biggest = round_of(&s, rounds++);
@@ -153,21 +191,26 @@ static void test_batch_receipts_verify(void **state)
     spki = (uint8_t *)sworn_test_read_file(spki_path, &spki_len);
     for (size_t i = 0; i < n_answers; i++) {
         struct answer *a = &answers[i];
+        struct sworn_stack_req q;
         Sworn__V1__Receipt *r;
 
         if (a->id[0] == '!')
             fail_msg("a request got no decision");
         if (!a->allow) {
+            assert_int_equal(a->kind, K_DENY);
             assert_null(a->receipt);
             continue;
         }
+        assert_int_not_equal(a->kind, K_DENY);
         allows++;
         assert_non_null(a->receipt);
         r = sworn__v1__receipt__unpack(NULL, a->receipt_len, a->receipt);
         assert_non_null(r);
-        assert_int_equal(r->form, 2);
+        assert_int_equal(r->form, a->kind == K_GET ? 3 : 2);
         assert_int_equal(sworn_frame_check_receipt(r), 0);
-        if (sworn_test_receipt_verify(spki, spki_len, r, a->leaf, NULL, 0) != 0)
+        request_of(&q, a->id, a->kind);
+        /* created is checked against the entry's time by sworn-verify below */
+        if (sworn_test_receipt_verify(spki, spki_len, r, a->leaf, &q.req, r->created * 1000) != 0)
             fail_msg("%s: its batch receipt (item %u of %u) does not verify", a->id, r->batch_index,
                      r->batch_size);
         sworn__v1__receipt__free_unpacked(r, NULL);
@@ -192,6 +235,9 @@ static void test_batch_receipts_verify(void **state)
     free(spki);
     free(spki_path);
     assert_int_equal(sworn_stack_down(&s), 0);
+    sworn_test_rmtree(pdir);
+    free(ppath);
+    free(pdir);
 }
 
 /* An unknown receipts mode is refused at load, with the sentence. */

@@ -22,7 +22,8 @@
  *                               leaf hash, every checkpoint's root is recomputed from the stored
  *                               entries and is consistent with the newest; the same with
  *                               `receipts: batch` (one signature per commit group: every
- *                               acknowledged allow's batch receipt is stored and verifies)
+ *                               acknowledged allow's batch receipt, form 3 for these GETs, is
+ *                               stored and verifies)
  *   crash with a TPM            (issue 11, finding 14) SIGKILL of the monitor, the engine or both,
  *                               20 times under load with swtpm: every start's first checkpoint
  *                               and the final one are quoted, every quote verifies under the one
@@ -264,8 +265,9 @@ static EVP_PKEY *stack_pubkey(struct sworn_stack *s)
 /*
  * A receipt r of the decision entry d with leaf hash leaf, by key k (docs/formats.md): a digest
  * receipt (form 0) signs FF "sworn/v1 receipt" 00 || leaf; an http-message receipt (form 1,
- * section 13) signs sworn's RFC 9421 base of the entry's request and leaf, its signature r||s.
- * 0 = verified.
+ * section 13) signs sworn's RFC 9421 base of the entry's request and leaf, its signature r||s; a
+ * batch receipt (form 2 or 3, section 14) signs its group's root, reached from its item (the leaf
+ * or SHA-256 of that base) by its path. 0 = verified.
  */
 static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1__Receipt *r,
                             const Sworn__V1__DecisionRecord *d)
@@ -279,31 +281,11 @@ static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1
     int ok;
 
     static const char batch_prefix[] = "\xffsworn/v1 batch";
-    uint8_t batch_tbs[sizeof(batch_prefix) + 4 + 32];
+    uint8_t batch_tbs[sizeof(batch_prefix) + 4 + 32], item[32];
 
     memcpy(tbs, prefix, sizeof(prefix)); /* with the NUL that ends the prefix */
     memcpy(tbs + sizeof(prefix), leaf, 32);
-    if (r->form == 2) {
-        /* A batch receipt: the leaf's place in its group's tree gives the root that the one
-         * signature of the group covers, with the group's size (section 14). */
-        uint8_t item_leaf[32], *root = batch_tbs + sizeof(batch_prefix) + 4;
-        char why[256];
-
-        sworn_merkle_leaf_hash(leaf, 32, item_leaf);
-        if (r->batch_path.len % 32 != 0 ||
-            sv_inclusion_root(r->batch_index, r->batch_size, item_leaf,
-                              (const uint8_t(*)[32])r->batch_path.data, r->batch_path.len / 32,
-                              root, why) < 0)
-            return -1;
-        memcpy(batch_tbs, batch_prefix, sizeof(batch_prefix));
-        batch_tbs[sizeof(batch_prefix)] = (uint8_t)(r->batch_size >> 24);
-        batch_tbs[sizeof(batch_prefix) + 1] = (uint8_t)(r->batch_size >> 16);
-        batch_tbs[sizeof(batch_prefix) + 2] = (uint8_t)(r->batch_size >> 8);
-        batch_tbs[sizeof(batch_prefix) + 3] = (uint8_t)r->batch_size;
-        msg = batch_tbs;
-        msg_len = sizeof(batch_tbs);
-    }
-    if (r->form == 1) {
+    if (r->form == 1 || r->form == 3) {
         char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
         size_t plen;
         const char *why = NULL;
@@ -327,6 +309,31 @@ static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1
             return -1;
         msg = base;
         sig = der;
+    }
+    if (r->form == 2 || r->form == 3) {
+        /* A batch receipt: the item's place in its group's tree gives the root that the one
+         * signature of the group covers, with the group's size (section 14); the item is the
+         * leaf hash (form 2) or SHA-256 of the base just built (form 3). */
+        uint8_t item_leaf[32], *root = batch_tbs + sizeof(batch_prefix) + 4;
+        char why[256];
+
+        if (r->form == 3)
+            SHA256(base, msg_len, item);
+        else
+            memcpy(item, leaf, 32);
+        sworn_merkle_leaf_hash(item, 32, item_leaf);
+        if (r->batch_path.len % 32 != 0 ||
+            sv_inclusion_root(r->batch_index, r->batch_size, item_leaf,
+                              (const uint8_t(*)[32])r->batch_path.data, r->batch_path.len / 32,
+                              root, why) < 0)
+            return -1;
+        memcpy(batch_tbs, batch_prefix, sizeof(batch_prefix));
+        batch_tbs[sizeof(batch_prefix)] = (uint8_t)(r->batch_size >> 24);
+        batch_tbs[sizeof(batch_prefix) + 1] = (uint8_t)(r->batch_size >> 16);
+        batch_tbs[sizeof(batch_prefix) + 2] = (uint8_t)(r->batch_size >> 8);
+        batch_tbs[sizeof(batch_prefix) + 3] = (uint8_t)r->batch_size;
+        msg = batch_tbs;
+        msg_len = sizeof(batch_tbs);
     }
     ctx = EVP_MD_CTX_new();
     ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) == 1 &&
