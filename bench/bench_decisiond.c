@@ -529,7 +529,7 @@ static void send_request(struct client *c)
 static int receipt_ok(const uint8_t *spki, size_t spki_len, const Sworn__V1__Decision *d)
 {
     const Sworn__V1__Receipt *r = d->receipt;
-    static uint8_t base[SWORN_SIGBASE_MAX];
+    static _Thread_local uint8_t base[SWORN_SIGBASE_MAX]; /* clients verify at once */
     char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
     uint8_t der[80], msg[36], *root = msg + 4;
     const uint8_t *sig = r->signature.data;

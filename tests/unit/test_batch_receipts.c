@@ -263,6 +263,42 @@ static void test_wire_bounds(void **state)
     assert_int_equal(sworn_frame_check_receipt(&r), -1);
 }
 
+/* The fuzz seeds of the batch fields (tests/fuzz/corpus/frame/): the allows decode, the others
+ * are refused by the strict decoder, as their names say. */
+static void test_fuzz_seeds(void **state)
+{
+    static const struct {
+        const char *name;
+        int ok;
+    } seeds[] = {{"reply-allow-batch-form2", 1},
+                 {"reply-allow-batch-form3", 1},
+                 {"bad-reply-allow-batch-path-short", 0},
+                 {"bad-reply-allow-batch-index-size", 0},
+                 {"bad-reply-allow-batch-size-257", 0}};
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+        char path[1024];
+        size_t len = 0;
+        uint8_t *b;
+        Sworn__V1__DecisionReply *r;
+
+        snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/frame/%s", sworn_test_source_dir(),
+                 seeds[i].name);
+        b = (uint8_t *)sworn_test_read_file(path, &len);
+        assert_true(len > 4);
+        r = sworn_frame_unpack_reply(b + 4, len - 4);
+        if ((r != NULL) != seeds[i].ok)
+            fail_msg("%s: %s", seeds[i].name, r != NULL ? "decoded" : sworn_err_msg());
+        if (r != NULL) {
+            assert_non_null(r->decision->receipt);
+            assert_true(r->decision->receipt->form >= 2);
+            sworn__v1__decision_reply__free_unpacked(r, NULL);
+        }
+        free(b);
+    }
+}
+
 /* --- records for sworn-verify ------------------------------------------------------------------
  */
 
@@ -906,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_signer_purpose),
         cmocka_unit_test(test_wire_bounds),
+        cmocka_unit_test(test_fuzz_seeds),
         cmocka_unit_test_setup_teardown(test_genuine_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_another_entry_or_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_index_size_path, setup, teardown),

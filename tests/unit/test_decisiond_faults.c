@@ -5,7 +5,9 @@
  * log's own reader.
  *
  *   signer child killed         answers are a recorded deny or an ErrorFrame, never an allow
- *                               without a receipt; later allows carry receipts that verify
+ *                               without a receipt; later allows carry receipts that verify;
+ *                               the same with `receipts: batch` (a failed group signature: every
+ *                               allow of the group a recorded deny)
  *   HSM stalls (C_Sign hangs)   allows become recorded denies naming the signer; recovery
  *   HSM token gone              likewise, through the signer's restart backoff
  *   TPM stopped                 checkpoints go on unquoted (metrics, no stored quote); with
@@ -697,7 +699,23 @@ static void *one_request_thread(void *arg)
  * the shim): that request is a recorded deny naming the signer. Allows come back, with receipts
  * from a new child that verify.
  */
+static void signer_child_killed(const char *options);
+
 static void test_signer_child_killed(void **state)
+{
+    (void)state;
+    signer_child_killed("--no-tpm --checkpoint-interval 200ms");
+}
+
+/* The same with `receipts: batch`: a signature that fails turns every allow of its group into
+ * a recorded deny naming the signer (docs/formats.md section 14). */
+static void test_signer_child_killed_batch(void **state)
+{
+    (void)state;
+    signer_child_killed("--no-tpm --checkpoint-interval 200ms --receipts batch");
+}
+
+static void signer_child_killed(const char *options)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
@@ -708,9 +726,8 @@ static void test_signer_child_killed(void **state)
     struct one_request inflight;
     pthread_t ith;
 
-    (void)state;
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 200ms"), 0);
+    assert_int_equal(sworn_stack_up(sp, options), 0);
     flag = sworn_test_path(sp->dir, "hang");
     /* A deadline well above the test's pauses: the in-flight request is ended by the kill. */
     use_hang_module(sp, flag, "3s");
@@ -1734,6 +1751,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_signer_child_killed, stack_teardown),
+        cmocka_unit_test_teardown(test_signer_child_killed_batch, stack_teardown),
         cmocka_unit_test_teardown(test_hsm_stalls, stack_teardown),
         cmocka_unit_test_teardown(test_hsm_token_gone, stack_teardown),
         cmocka_unit_test_teardown(test_tpm_stopped, stack_teardown),
