@@ -10,7 +10,9 @@
  *   tree code): a GET a batch http-message receipt (form 3: SHA-256 of sworn's RFC 9421 base of
  *   the request -> path -> root -> one signature), a tcp.connect a batch digest receipt (form 2:
  *   the leaf hash -> path -> root); allows that share a signature share a group size and have
- *   distinct indexes; a deny carries none. Then the stopped stack's record passes the auditor's
+ *   distinct indexes; a deny carries none. An escalated GET approved by the operator gets its
+ *   allow through the same batcher: a form-3 receipt over the escalated request, at the
+ *   resolution's time. Then the stopped stack's record passes the auditor's
  *   sworn-verify, every check, receipts counted.
  *   A configuration with `receipts: sometimes` is refused at load with the sentence that names
  *   the two values.
@@ -54,16 +56,23 @@ static const char policy[] = "version: 1\n"
                              "    effect: allow\n"
                              "    operations: [\"tcp.connect\"]\n"
                              "    resource: { schemes: [tcp], ports: [5432] }\n"
+                             "  - id: held\n"
+                             "    effect: escalate\n"
+                             "    operations: [\"http.request\"]\n"
+                             "    resource: { schemes: [http], paths: [\"/escalate/**\"] }\n"
                              "  - id: no\n"
                              "    effect: deny\n"
                              "    resource: { paths: [\"/denied\", \"/denied/**\"] }\n";
 
-enum kind { K_GET, K_TCP, K_DENY };
+enum kind { K_GET, K_TCP, K_DENY, K_APPROVED };
 
 /* Request id of kind k. */
 static void request_of(struct sworn_stack_req *q, const char *id, enum kind k)
 {
-    sworn_stack_req_init(q, id, "agent-1", k == K_DENY ? "/denied/x" : "/allowed/x");
+    sworn_stack_req_init(q, id, "agent-1",
+                         k == K_DENY       ? "/denied/x"
+                         : k == K_APPROVED ? "/escalate/x"
+                                           : "/allowed/x");
     if (k == K_TCP) {
         q->req.operation = "tcp.connect";
         q->resource.scheme = "tcp";
@@ -94,6 +103,42 @@ struct client {
     int round, thread;
 };
 
+/* Keep the answer to request id of kind k (r may be NULL). */
+static void keep(const char *id, enum kind k, Sworn__V1__DecisionReply *r)
+{
+    struct answer a = {0};
+
+    snprintf(a.id, sizeof(a.id), "%s", id);
+    a.kind = k;
+    if (r != NULL && r->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
+        r->decision->entry_hash.len == 32) {
+        const Sworn__V1__Decision *d = r->decision;
+
+        a.allow = d->effect == SWORN__V1__EFFECT__EFFECT_ALLOW;
+        memcpy(a.leaf, d->entry_hash.data, 32);
+        if (d->receipt != NULL) {
+            a.receipt_len = sworn__v1__receipt__get_packed_size(d->receipt);
+            a.receipt = malloc(a.receipt_len);
+            if (a.receipt != NULL)
+                sworn__v1__receipt__pack(d->receipt, a.receipt);
+            a.size = d->receipt->batch_size;
+            a.index = d->receipt->batch_index;
+            if (d->receipt->signature.len <= sizeof(a.sig)) {
+                memcpy(a.sig, d->receipt->signature.data, d->receipt->signature.len);
+                a.sig_len = d->receipt->signature.len;
+            }
+        }
+    } else {
+        snprintf(a.id, sizeof(a.id), "!no decision");
+    }
+    pthread_mutex_lock(&answers_lock);
+    if (n_answers < ANSWERS_MAX)
+        answers[n_answers++] = a;
+    else
+        free(a.receipt);
+    pthread_mutex_unlock(&answers_lock);
+}
+
 /* A client thread: PER_ROUND requests, one connection each; every third a deny. */
 static void *client(void *arg)
 {
@@ -102,40 +147,15 @@ static void *client(void *arg)
     for (int k = 0; k < PER_ROUND; k++) {
         struct sworn_stack_req q;
         Sworn__V1__DecisionReply *r;
-        struct answer a = {0};
-        snprintf(a.id, sizeof(a.id), "b-%d-%d-%d", c->round, c->thread, k);
-        a.kind = (enum kind)((c->thread + k) % 3);
-        request_of(&q, a.id, a.kind);
-        r = sworn_stack_decide(c->s, &q);
-        if (r != NULL && r->body_case == SWORN__V1__DECISION_REPLY__BODY_DECISION &&
-            r->decision->entry_hash.len == 32) {
-            const Sworn__V1__Decision *d = r->decision;
+        enum kind kind = (enum kind)((c->thread + k) % 3);
+        char id[64];
 
-            a.allow = d->effect == SWORN__V1__EFFECT__EFFECT_ALLOW;
-            memcpy(a.leaf, d->entry_hash.data, 32);
-            if (d->receipt != NULL) {
-                a.receipt_len = sworn__v1__receipt__get_packed_size(d->receipt);
-                a.receipt = malloc(a.receipt_len);
-                if (a.receipt != NULL)
-                    sworn__v1__receipt__pack(d->receipt, a.receipt);
-                a.size = d->receipt->batch_size;
-                a.index = d->receipt->batch_index;
-                if (d->receipt->signature.len <= sizeof(a.sig)) {
-                    memcpy(a.sig, d->receipt->signature.data, d->receipt->signature.len);
-                    a.sig_len = d->receipt->signature.len;
-                }
-            }
-        } else {
-            snprintf(a.id, sizeof(a.id), "!no decision");
-        }
+        snprintf(id, sizeof(id), "b-%d-%d-%d", c->round, c->thread, k);
+        request_of(&q, id, kind);
+        r = sworn_stack_decide(c->s, &q);
+        keep(id, kind, r);
         if (r != NULL)
             sworn__v1__decision_reply__free_unpacked(r, NULL);
-        pthread_mutex_lock(&answers_lock);
-        if (n_answers < ANSWERS_MAX)
-            answers[n_answers++] = a;
-        else
-            free(a.receipt);
-        pthread_mutex_unlock(&answers_lock);
     }
     return NULL;
 }
@@ -178,6 +198,22 @@ static void test_batch_receipts_verify(void **state)
     snprintf(opts, sizeof(opts), "--no-tpm --file-key --receipts batch --policy %s", ppath);
     assert_int_equal(sworn_stack_up(&s, opts), 0);
     assert_int_equal(sworn_stack_sh(&s, "grep -qx 'receipts: batch' decisiond.yaml"), 0);
+    /* An escalated GET, approved: its allow goes through the batcher too. */
+    {
+        int fd = sworn_stack_send_only(&s, "esc-1", "/escalate/x");
+        Sworn__V1__AdminResponse *ar;
+        Sworn__V1__DecisionReply *r;
+
+        for (int i = 0; i < 500 && sworn_stack_pending(&s) < 1; i++)
+            sworn_test_sleep_ms(20); /* polls the admin socket for the held request */
+        ar = sworn_stack_resolve(&s, "esc-1", 1);
+        assert_int_equal(ar->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_RESOLVE);
+        sworn__v1__admin_response__free_unpacked(ar, NULL);
+        r = sworn_stack_read_reply(fd);
+        assert_non_null(sworn_stack_expect_decision(r, SWORN__V1__EFFECT__EFFECT_ALLOW));
+        keep("esc-1", K_APPROVED, r);
+        sworn__v1__decision_reply__free_unpacked(r, NULL);
+    }
     while (biggest < 2 && rounds < ROUNDS_MAX)
         biggest = round_of(&s, rounds++);
     printf("test_batch_receipts_verify: %zu answers in %d rounds, largest group %u\n", n_answers,
@@ -206,7 +242,7 @@ static void test_batch_receipts_verify(void **state)
         assert_non_null(a->receipt);
         r = sworn__v1__receipt__unpack(NULL, a->receipt_len, a->receipt);
         assert_non_null(r);
-        assert_int_equal(r->form, a->kind == K_GET ? 3 : 2);
+        assert_int_equal(r->form, a->kind == K_TCP ? 2 : 3);
         assert_int_equal(sworn_frame_check_receipt(r), 0);
         request_of(&q, a->id, a->kind);
         /* created is checked against the entry's time by sworn-verify below */
