@@ -8,7 +8,8 @@
  *                               without a receipt; later allows carry receipts that verify;
  *                               the same with `receipts: batch` (a failed group signature: every
  *                               allow of the group a recorded deny)
- *   HSM stalls (C_Sign hangs)   allows become recorded denies naming the signer; recovery
+ *   HSM stalls (C_Sign hangs)   allows become recorded denies naming the signer; recovery (in
+ *                               both receipt modes)
  *   HSM token gone              likewise, through the signer's restart backoff
  *   TPM stopped                 checkpoints go on unquoted (metrics, no stored quote); with
  *                               tpm.required allows are denies naming the TPM; a restart meanwhile
@@ -800,15 +801,30 @@ static void signer_child_killed(const char *options)
  * within the signer deadline, denies go on as before, sworn_signer_up drops to 0; when the device
  * answers again, allows come back with receipts and sworn_signer_up is 1.
  */
+static void hsm_stalls(const char *options);
+
 static void test_hsm_stalls(void **state)
+{
+    (void)state;
+    hsm_stalls("--no-tpm");
+}
+
+/* The same with `receipts: batch`: the group's one signature stalls past the deadline, and every
+ * allow of the group is a recorded deny naming the signer. */
+static void test_hsm_stalls_batch(void **state)
+{
+    (void)state;
+    hsm_stalls("--no-tpm --receipts batch");
+}
+
+static void hsm_stalls(const char *options)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
     char *flag, reason[1100], id[32];
 
-    (void)state;
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, "--no-tpm"), 0);
+    assert_int_equal(sworn_stack_up(sp, options), 0);
     flag = sworn_test_path(sp->dir, "hang");
     use_hang_module(sp, flag, "500ms");
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
@@ -1753,6 +1769,7 @@ int main(void)
         cmocka_unit_test_teardown(test_signer_child_killed, stack_teardown),
         cmocka_unit_test_teardown(test_signer_child_killed_batch, stack_teardown),
         cmocka_unit_test_teardown(test_hsm_stalls, stack_teardown),
+        cmocka_unit_test_teardown(test_hsm_stalls_batch, stack_teardown),
         cmocka_unit_test_teardown(test_hsm_token_gone, stack_teardown),
         cmocka_unit_test_teardown(test_tpm_stopped, stack_teardown),
         cmocka_unit_test_teardown(test_tpm_stopped_required, stack_teardown),
