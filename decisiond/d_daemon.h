@@ -12,6 +12,8 @@
  *   d_escalate.c    requests held for an operator, with deadlines, and their resolution; the
  *                   request ids taken (d_seen.c), so that a duplicate id is denied
  *   d_commit.c      the one commit step: pack, receipt, append (worker), refunds, answer
+ *   d_batch.c       `receipts: batch`: commit groups, one signature and one append each (its
+ *                   sealer and appender threads); d_batchtree.c: a group's Merkle tree
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
  *   d_recent.c      the allows that released a credential (each backs one TokenExchange)
  *   d_usage.c       model.call allows awaiting their token usage (UsageReport, UsageRecorded)
