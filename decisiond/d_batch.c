@@ -28,7 +28,11 @@ struct d_batch {
     struct d_daemon *d;
     struct event *wake;
     pthread_mutex_t lock;
-    pthread_cond_t cond; /* pending or sealed changed, or stopping */
+    /* Each thread waits on its own condition, and is woken only when it waits: a busy sealer is
+     * not woken for every commit submitted while it signs. */
+    pthread_cond_t sealer_cond;   /* pending grew, room in sealed, or stopping */
+    pthread_cond_t appender_cond; /* sealed grew, or the sealer ended */
+    int sealer_waiting;
     struct d_commit *pending_head, *pending_tail;
     struct group *sealed_head, *sealed_tail;
     unsigned n_sealed;
@@ -93,8 +97,11 @@ static void *sealer_main(void *arg)
     for (;;) {
         struct group *g;
 
-        while (b->pending_head == NULL && !b->stopping)
-            pthread_cond_wait(&b->cond, &b->lock);
+        while (b->pending_head == NULL && !b->stopping) {
+            b->sealer_waiting = 1;
+            pthread_cond_wait(&b->sealer_cond, &b->lock);
+            b->sealer_waiting = 0;
+        }
         if (b->pending_head == NULL)
             break; /* stopping and nothing left */
         pthread_mutex_unlock(&b->lock);
@@ -120,8 +127,11 @@ static void *sealer_main(void *arg)
         pthread_mutex_unlock(&b->lock);
         d_commit_group_seal(g->c, g->n, &b->tree);
         pthread_mutex_lock(&b->lock);
-        while (b->n_sealed >= D_BATCH_SEALED_MAX)
-            pthread_cond_wait(&b->cond, &b->lock);
+        while (b->n_sealed >= D_BATCH_SEALED_MAX) {
+            b->sealer_waiting = 1;
+            pthread_cond_wait(&b->sealer_cond, &b->lock);
+            b->sealer_waiting = 0;
+        }
         g->next = NULL;
         if (b->sealed_tail != NULL)
             b->sealed_tail->next = g;
@@ -129,10 +139,10 @@ static void *sealer_main(void *arg)
             b->sealed_head = g;
         b->sealed_tail = g;
         b->n_sealed++;
-        pthread_cond_broadcast(&b->cond);
+        pthread_cond_signal(&b->appender_cond);
     }
     b->sealer_done = 1;
-    pthread_cond_broadcast(&b->cond);
+    pthread_cond_signal(&b->appender_cond);
     pthread_mutex_unlock(&b->lock);
     return NULL;
 }
@@ -146,7 +156,7 @@ static void *appender_main(void *arg)
         struct group *g;
 
         while (b->sealed_head == NULL && !b->sealer_done)
-            pthread_cond_wait(&b->cond, &b->lock);
+            pthread_cond_wait(&b->appender_cond, &b->lock);
         g = b->sealed_head;
         if (g == NULL)
             break; /* the sealer ended and every group is appended */
@@ -154,7 +164,8 @@ static void *appender_main(void *arg)
         if (b->sealed_head == NULL)
             b->sealed_tail = NULL;
         b->n_sealed--;
-        pthread_cond_broadcast(&b->cond); /* room for the sealer */
+        if (b->sealer_waiting)
+            pthread_cond_signal(&b->sealer_cond); /* room for the sealer */
         pthread_mutex_unlock(&b->lock);
         d_commit_group_append(g->c, g->n);
         pthread_mutex_lock(&b->lock);
@@ -202,7 +213,8 @@ int d_batch_start(struct d_daemon *d, struct d_batch **out)
         return sworn_err_set(SWORN_ERR_NOMEM, "batch receipts: out of memory");
     b->d = d;
     pthread_mutex_init(&b->lock, NULL);
-    pthread_cond_init(&b->cond, NULL);
+    pthread_cond_init(&b->sealer_cond, NULL);
+    pthread_cond_init(&b->appender_cond, NULL);
     b->wake = event_new(d->base, -1, 0, on_wake, b);
     if (b->wake == NULL) {
         d_batch_stop(b);
@@ -231,7 +243,8 @@ int d_batch_submit(struct d_batch *b, struct d_commit *c)
     }
     push_commit(&b->pending_head, &b->pending_tail, c);
     b->busy++;
-    pthread_cond_broadcast(&b->cond);
+    if (b->sealer_waiting)
+        pthread_cond_signal(&b->sealer_cond);
     pthread_mutex_unlock(&b->lock);
     return 0;
 }
@@ -256,7 +269,8 @@ void d_batch_stop(struct d_batch *b)
     b->stopping = 1;
     if (!b->started_sealer)
         b->sealer_done = 1;
-    pthread_cond_broadcast(&b->cond);
+    pthread_cond_signal(&b->sealer_cond);
+    pthread_cond_signal(&b->appender_cond);
     pthread_mutex_unlock(&b->lock);
     if (b->started_sealer)
         pthread_join(b->sealer, NULL);
@@ -267,6 +281,7 @@ void d_batch_stop(struct d_batch *b)
         event_free(b->wake);
     }
     pthread_mutex_destroy(&b->lock);
-    pthread_cond_destroy(&b->cond);
+    pthread_cond_destroy(&b->sealer_cond);
+    pthread_cond_destroy(&b->appender_cond);
     free(b);
 }
