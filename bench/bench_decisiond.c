@@ -50,7 +50,8 @@
  *   cpu        per closed-loop point, the CPU time per decision of the daemon (all threads), its
  *              children (the signer process) and this program (the clients), and how busy the
  *              whole machine was (/proc/stat, other work included): what bounds the rate
- *   open loop  at half the peak closed-loop rate: OPEN_SENDERS paced senders, each with its own
+ *   open loop  at half the peak closed-loop rate: as many paced senders as the peak had clients
+ *              (at least OPEN_SENDERS), each with its own
  *              connection, each sending on a fixed schedule (its share of the rate); latency is
  *              counted from the scheduled send time, so a late answer also delays (and counts in)
  *              the next request (no coordinated omission).
@@ -99,7 +100,7 @@
 #define BASE_SECONDS 0.3   /* each baseline, before every closed-loop point */
 #define WARMUP_SECONDS 0.3 /* untimed load before every measured window */
 #define OPEN_SECONDS 4.0   /* the measured open-loop window */
-#define OPEN_SENDERS 16    /* paced senders (connections) of the open loop */
+#define OPEN_SENDERS 16    /* the fewest paced senders (connections) of the open loop */
 #define MEM_CLIENTS 16     /* closed-loop clients while the log grows */
 #define MEM_STEPS 10       /* RSS samples: one per tenth of the growth */
 #define TARGET_SIGN_RATIO 0.8
@@ -469,6 +470,7 @@ struct run {
     int open_loop;
     int record;                       /* keep latencies */
     double interval;                  /* open loop: seconds between one sender's requests */
+    int senders;                      /* open loop: how many */
     double t_start, t_measure, t_end; /* open loop: schedule start, measured window */
 };
 
@@ -697,7 +699,7 @@ static void *open_loop(void *arg)
 {
     struct client *c = arg;
     struct run *r = c->run;
-    double phase = r->interval * c->id / OPEN_SENDERS;
+    double phase = r->interval * c->id / r->senders;
 
     for (uint64_t k = 0;; k++) {
         double due = r->t_start + phase + (double)k * r->interval, t1;
@@ -835,22 +837,23 @@ static double closed_point(const struct stack *s, int n, double seconds, struct 
     return (double)counted / (t1 - t0);
 }
 
-static double open_point(const struct stack *s, double rate, struct lat_stats *lat)
+/* The open loop at rate from n senders (OPEN_SENDERS..MAX_CLIENTS), each one connection. */
+static double open_point(const struct stack *s, double rate, int n, struct lat_stats *lat)
 {
-    struct client cs[OPEN_SENDERS];
-    struct run r = {.st = s, .record = 1, .open_loop = 1};
+    struct client cs[MAX_CLIENTS];
+    struct run r = {.st = s, .record = 1, .open_loop = 1, .senders = n};
     uint64_t counted = 0;
 
-    r.interval = OPEN_SENDERS / rate;
+    r.interval = n / rate;
     r.t_start = bench_now() + 0.05; /* after every sender has connected and started */
     r.t_measure = r.t_start + WARMUP_SECONDS;
     r.t_end = r.t_measure + OPEN_SECONDS;
-    clients_start(&r, cs, OPEN_SENDERS);
-    clients_join(cs, OPEN_SENDERS);
-    for (int i = 0; i < OPEN_SENDERS; i++)
+    clients_start(&r, cs, n);
+    clients_join(cs, n);
+    for (int i = 0; i < n; i++)
         counted += cs[i].counted;
-    lat_stats(cs, OPEN_SENDERS, lat);
-    clients_free(cs, OPEN_SENDERS);
+    lat_stats(cs, n, lat);
+    clients_free(cs, n);
     return (double)counted / OPEN_SECONDS;
 }
 
@@ -927,6 +930,7 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
     struct mem_result mem = {0};
     size_t peak = 0;
     double t0 = bench_now(), open_rate, open_target, log_rate[2];
+    int open_senders;
 
     bench_signals_install();
 
@@ -985,11 +989,14 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
     }
 
     open_target = pts[peak].rate / 2;
+    /* As many connections as the peak had: half its rate through fewer connections, each with
+     * one request in flight, would measure the connections' own limit, not the daemon's. */
+    open_senders = pts[peak].clients > OPEN_SENDERS ? pts[peak].clients : OPEN_SENDERS;
     printf("\n== Open loop at half the peak: %.0f requests/s from %d paced senders, %.1f s "
            "measured\n",
-           open_target, OPEN_SENDERS, OPEN_SECONDS);
+           open_target, open_senders, OPEN_SECONDS);
     printf("  latency from each request's scheduled send time to its answer\n");
-    open_rate = open_point(&s, open_target, &open_lat);
+    open_rate = open_point(&s, open_target, open_senders, &open_lat);
     printf("  answered %.0f/s (%.2f of the schedule): p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, "
            "max %.2f ms (%llu requests)\n",
            open_rate, open_rate / open_target, open_lat.p50, open_lat.p99, open_lat.p999,
