@@ -591,6 +591,28 @@ fail:
     return -1;
 }
 
+/* receipts: per-request | batch (docs/configuration.md; formats.md sections 13 and 14). */
+static int read_receipts(struct ctx *x)
+{
+    const struct sworn_yaml_node *n = sworn_yaml_get(sworn_yaml_root(x->d), "receipts");
+    const char *s;
+
+    x->c->receipts_mode = SWORN_DCONFIG_RECEIPTS_PER_REQUEST;
+    if (n == NULL)
+        return 0;
+    if (sworn_yaml_str(x->d, n, &s) < 0)
+        return -1;
+    if (strcmp(s, "per-request") == 0)
+        return 0;
+    if (strcmp(s, "batch") == 0) {
+        x->c->receipts_mode = SWORN_DCONFIG_RECEIPTS_BATCH;
+        return 0;
+    }
+    return sworn_yaml_error(x->d, n,
+                            "receipts must be per-request (one signature per allow) or batch "
+                            "(one signature per commit group)");
+}
+
 /* hardening: { seccomp: enforce | log | off } (decisiond/d_seccomp.h). */
 static int read_hardening(struct ctx *x)
 {
@@ -841,9 +863,9 @@ static int read_socket_modes(struct ctx *x)
 
 static int read_all(struct ctx *x)
 {
-    static const char *const top[] = {"log",     "signer",     "keyring", "tpm",   "policy",
-                                      "vault",   "escalation", "sockets", "peers", "run_as",
-                                      "workers", "hardening",  "budgets", NULL};
+    static const char *const top[] = {"log",     "signer",     "keyring", "tpm",      "policy",
+                                      "vault",   "escalation", "sockets", "peers",    "run_as",
+                                      "workers", "hardening",  "budgets", "receipts", NULL};
     const struct sworn_yaml_node *root = sworn_yaml_root(x->d);
     struct sworn_dconfig *c = x->c;
 
@@ -869,6 +891,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_socket_modes(x));
     SWORN_GUARD(get_user(x, root, "run_as", &c->run_as_user));
     SWORN_GUARD(get_u32(x, root, "workers", 1, 64, &c->workers));
+    SWORN_GUARD(read_receipts(x));
     SWORN_GUARD(read_hardening(x));
     SWORN_GUARD(read_budgets(x));
     return 0;

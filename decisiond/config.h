@@ -11,7 +11,7 @@
  * [23, 0, 7], quote_min_interval: 1s, ak_handle: 0x8153574E, measure: [PATH, ...] } policy: PATH
  * vault: PATH escalation: { timeout: 5m, max_pending: 1000 } sockets: { decision: PATH, admin:
  * PATH, decision_group: NAME, admin_group: NAME } peers:  { proxy_uids: [1001], operator_uids: [0]
- * } run_as: NAME workers: 4 hardening: { seccomp: enforce|log|off }
+ * } run_as: NAME workers: 4 receipts: per-request|batch hardening: { seccomp: enforce|log|off }
  *
  * Loading (sworn_dconfig_load) is syntax and shape only, plus what must be resolved once at start:
  * unknown keys anywhere are errors (a misspelt key must never be silently ignored), values are
@@ -108,7 +108,10 @@ struct sworn_dconfig {
     size_t n_operator_uids; /* required, >= 1 */
     char *run_as_user;      /* drop to this user after opening sockets; NULL = stay */
     uint32_t workers;       /* recording threads, default 4, 1..64 */
-    char *signer_program;   /* signer.program: the sworn-signer binary; default: the build's */
+    /* receipts: per-request (one signature per allow, the default) or batch (one signature per
+     * commit group, docs/formats.md section 14): SWORN_DCONFIG_RECEIPTS_* */
+    int receipts_mode;
+    char *signer_program; /* signer.program: the sworn-signer binary; default: the build's */
     /* budgets.replay_max_entries: the most log entries the budget replay at start may read
      * (the allows of the policy's longest budget window); a window holding more refuses the
      * start instead of under-counting. 0 (the default): no bound, the whole window. */
@@ -160,6 +163,10 @@ struct sworn_dconfig_sockmode {
 };
 int sworn_dconfig_socket_mode(const struct sworn_dconfig *c, int admin, uid_t self_uid,
                               gid_t self_gid, struct sworn_dconfig_sockmode *out);
+
+/* receipts: */
+#define SWORN_DCONFIG_RECEIPTS_PER_REQUEST 0
+#define SWORN_DCONFIG_RECEIPTS_BATCH 1
 
 /* hardening.seccomp: the values of enum d_seccomp_mode (d_seccomp.h). */
 #define SWORN_DCONFIG_SECCOMP_OFF 0

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "d_batch.h"
+#include "d_batchtree.h"
 #include "d_conn.h"
 #include "d_daemon.h"
 #include "d_record.h"
@@ -58,6 +60,26 @@ static void fail_commit(struct d_commit *c)
     snprintf(c->msg, sizeof(c->msg), "%s", sworn_err_msg());
 }
 
+/*
+ * No receipt, no allow: turn c into the deny that actually happens, and repack it (*entry, *len
+ * and c->leaf replaced). The reason says why (sworn_err's message). 0, or -1 with c failed.
+ */
+static int downgrade(struct d_commit *c, uint8_t **entry, size_t *len)
+{
+    c->downgraded = 1;
+    c->receipt_len = 0;
+    c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
+    snprintf(c->res.reason, sizeof(c->res.reason), "denied: %s", sworn_err_msg());
+    free(*entry);
+    *entry = NULL;
+    if (c->kind->pack(c, entry, len) < 0) {
+        fail_commit(c);
+        return -1;
+    }
+    sworn_merkle_leaf_hash(*entry, *len, c->leaf);
+    return 0;
+}
+
 /* Worker: sign (for an allow), then append; a failed signature becomes a recorded deny. */
 static void commit_work(void *arg)
 {
@@ -74,17 +96,8 @@ static void commit_work(void *arg)
     sworn_merkle_leaf_hash(entry, len, c->leaf);
     if (allow &&
         d_record_receipt(c->d, c->req, c->time_ms, c->leaf, c->receipt, &c->receipt_len) < 0) {
-        /* No receipt, no allow: record the deny that actually happens. */
-        c->downgraded = 1;
-        c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
-        snprintf(c->res.reason, sizeof(c->res.reason), "denied: %s", sworn_err_msg());
-        free(entry);
-        entry = NULL;
-        if (c->kind->pack(c, &entry, &len) < 0) {
-            fail_commit(c);
+        if (downgrade(c, &entry, &len) < 0)
             return;
-        }
-        sworn_merkle_leaf_hash(entry, len, c->leaf);
         allow = 0;
     }
     if (d_record_append(c->d, entry, len, allow ? c->receipt : NULL, c->receipt_len, &c->index) < 0)
@@ -92,6 +105,115 @@ static void commit_work(void *arg)
     else
         c->rc = 0;
     free(entry);
+}
+
+/* --- batch receipts (d_batch.h) ---------------------------------------------------------- */
+
+int d_commit_group_pack(struct d_commit *c)
+{
+    c->receipt_len = 0;
+    c->entry = NULL;
+    if (c->kind->pack(c, &c->entry, &c->entry_len) < 0) {
+        fail_commit(c);
+        return -1;
+    }
+    sworn_merkle_leaf_hash(c->entry, c->entry_len, c->leaf);
+    return 0;
+}
+
+void d_commit_group_fail(struct d_commit *c)
+{
+    fail_commit(c);
+}
+
+void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree *t)
+{
+    static _Thread_local uint8_t items[SWORN_BATCH_ITEMS_MAX][32];
+    uint8_t root[32], sig[SWORN_SIGNER_SIG_MAX], path[D_BATCHTREE_PATH_MAX][32];
+    size_t sig_len = 0;
+    uint32_t m = 0;
+    int signed_ok;
+
+    /* The group's tree holds its allows only (a deny has no receipt), in group order; an allow's
+     * item is its leaf hash (form 2) or the hash of sworn's RFC 9421 base of it (form 3). */
+    for (size_t i = 0; i < n; i++) {
+        struct d_commit *c = g[i];
+
+        if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
+            continue;
+        if (d_record_batch_item(c->d, c->req, c->time_ms, c->leaf, items[m], &c->batch_form,
+                                c->batch_params, sizeof(c->batch_params)) == 0) {
+            m++;
+            continue;
+        }
+        /* No base, no allow (as in per-request mode): it is recorded as a deny. */
+        if (downgrade(c, &c->entry, &c->entry_len) < 0) {
+            free(c->entry);
+            c->entry = NULL;
+        }
+    }
+    if (m == 0)
+        return;
+    signed_ok = d_batchtree_build(t, (const uint8_t(*)[32])items, m) == 0;
+    if (signed_ok) {
+        d_batchtree_root(t, root);
+        signed_ok = d_record_batch_sign(g[0]->d, m, root, sig, &sig_len) == 0;
+    }
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct d_commit *c = g[i];
+        size_t k;
+
+        if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
+            continue;
+        if (signed_ok) {
+            /* Its place in the tree is its rank among the allows, as built above. */
+            k = d_batchtree_path(t, m, path);
+            if (d_record_batch_receipt(c->d, c->batch_form, c->batch_params, c->time_ms, sig,
+                                       sig_len, m++, t->n, (const uint8_t(*)[32])path, k,
+                                       c->receipt, &c->receipt_len) == 0)
+                continue;
+        }
+        if (downgrade(c, &c->entry, &c->entry_len) < 0) {
+            free(c->entry);
+            c->entry = NULL;
+        }
+    }
+}
+
+void d_commit_group_append(struct d_commit *const *g, size_t n)
+{
+    static _Thread_local const uint8_t *entries[SWORN_BATCH_ITEMS_MAX],
+        *receipts[SWORN_BATCH_ITEMS_MAX];
+    static _Thread_local size_t lens[SWORN_BATCH_ITEMS_MAX], rlens[SWORN_BATCH_ITEMS_MAX];
+    static _Thread_local struct d_commit *live[SWORN_BATCH_ITEMS_MAX];
+    size_t k = 0;
+    uint64_t first = 0;
+
+    /* A commit whose downgrade could not be packed failed already: not in the transaction. */
+    for (size_t i = 0; i < n; i++) {
+        if (g[i]->entry == NULL)
+            continue;
+        live[k] = g[i];
+        entries[k] = g[i]->entry;
+        lens[k] = g[i]->entry_len;
+        receipts[k] = g[i]->receipt_len > 0 ? g[i]->receipt : NULL;
+        rlens[k] = g[i]->receipt_len;
+        k++;
+    }
+    if (k > 0 && d_record_append_group(g[0]->d, entries, lens, receipts, rlens, k, &first) < 0) {
+        for (size_t i = 0; i < k; i++)
+            fail_commit(live[i]);
+    } else {
+        for (size_t i = 0; i < k; i++) {
+            live[i]->rc = 0;
+            live[i]->index = first + i;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(g[i]->entry);
+        g[i]->entry = NULL;
+    }
 }
 
 static void log_commit(struct d_commit *c)
@@ -145,11 +267,22 @@ static void commit_done(void *arg)
     c->kind->done(c, 1);
 }
 
+void d_commit_group_done(struct d_commit *c)
+{
+    commit_done(c);
+}
+
 void d_commit_submit(struct d_commit *c)
 {
+    int rc;
+
     if (c->charged == NULL)
         c->charged = &c->res;
-    if (d_workq_submit(c->d->workq, commit_work, commit_done, c) < 0) {
+    if (c->d->batch != NULL)
+        rc = d_batch_submit(c->d->batch, c);
+    else
+        rc = d_workq_submit(c->d->workq, commit_work, commit_done, c);
+    if (rc < 0) {
         c->rc = -1;
         c->code = SWORN_ERR_IO;
         snprintf(c->msg, sizeof(c->msg), "%s", sworn_err_msg());

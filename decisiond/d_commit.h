@@ -6,7 +6,9 @@
  *                 released credential) and calls d_commit_submit
  *   worker:       pack the entry (the kind's pack), leaf hash, receipt signature for an allow,
  *                 append entry + receipt in one durable transaction. A receipt that cannot be
- *                 signed turns the allow into a recorded deny (the allow was never written)
+ *                 signed turns the allow into a recorded deny (the allow was never written).
+ *                 With `receipts: batch` the batcher does this for a whole group instead: one
+ *                 signature, one transaction (d_batch.h)
  *   loop thread:  unpin the request's sandbox (d_sandboxes.h: its end may now be appended);
  *                 refund the budgets an allow charged when it did not happen; on a failure,
  *                 answer with an ErrorFrame (the proxy treats it as a deny); log the line; then
@@ -71,6 +73,14 @@ struct d_commit {
     uint8_t leaf[32];
     uint8_t receipt[SWORN_LOG_RECEIPT_MAX];
     size_t receipt_len;
+
+    /* Batch receipts only (d_batch.h): the packed entry from its group's packing to its append,
+     * and the next commit in d_batch's lists. */
+    uint8_t *entry;
+    size_t entry_len;
+    struct d_commit *batch_next;
+    unsigned batch_form;                           /* 2 or 3 (docs/formats.md section 14) */
+    char batch_params[SWORN_FRAME_PARAMS_MAX + 1]; /* form 3: the base's @signature-params */
 };
 
 /*
@@ -84,6 +94,26 @@ void d_commit_release_credential(struct d_commit *c);
  * loop thread, or now when the workers are stopping (then after an ErrorFrame answer).
  */
 void d_commit_submit(struct d_commit *c);
+
+/*
+ * Batch receipts (`receipts: batch`; d_batch.h runs these, each on its own thread):
+ *   d_commit_group_pack    sealer: pack c's entry (into c->entry) and its leaf hash. 0, or -1
+ *                          with c failed (its ErrorFrame follows).
+ *   d_commit_group_seal    sealer: the receipts of the group's allows: the tree of their leaf
+ *                          hashes (t: scratch), one signature over its root (purpose 5), each
+ *                          allow's receipt (form 2). If the signature fails, each allow becomes
+ *                          a deny (repacked), as in per-request mode.
+ *   d_commit_group_append  appender: append the group in one transaction (each c's rc and index
+ *                          set; on failure every c failed) and free the packed entries.
+ *   d_commit_group_fail    any thread: c failed with sworn_err's error (nothing recorded).
+ *   d_commit_group_done    loop thread: the end of c, as for a per-request commit.
+ */
+struct d_batchtree;
+int d_commit_group_pack(struct d_commit *c);
+void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree *t);
+void d_commit_group_append(struct d_commit *const *g, size_t n);
+void d_commit_group_fail(struct d_commit *c);
+void d_commit_group_done(struct d_commit *c);
 
 /*
  * Send c's Decision (effect, rule, reason, index, entry hash, receipt and credential for an

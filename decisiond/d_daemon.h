@@ -12,6 +12,8 @@
  *   d_escalate.c    requests held for an operator, with deadlines, and their resolution; the
  *                   request ids taken (d_seen.c), so that a duplicate id is denied
  *   d_commit.c      the one commit step: pack, receipt, append (worker), refunds, answer
+ *   d_batch.c       `receipts: batch`: commit groups, one signature and one append each (its
+ *                   sealer and appender threads); d_batchtree.c: a group's Merkle tree
  *   d_exchange.c    OAuth token interception (TokenExchange): vault, CredentialsMinted
  *   d_recent.c      the allows that released a credential (each backs one TokenExchange)
  *   d_usage.c       model.call allows awaiting their token usage (UsageReport, UsageRecorded)
@@ -60,6 +62,7 @@
 #include "tpmattest.h"
 #include "vault.h"
 
+struct d_batch;
 struct d_escalations;
 struct d_sandboxes;
 struct d_checkpointer;
@@ -78,6 +81,7 @@ struct d_daemon {
     int signer_program_fd;
     struct event_base *base;
     struct d_workq *workq;
+    struct d_batch *batch; /* `receipts: batch`: the commit groups (d_batch.h); else NULL */
     struct sworn_log *log;
     struct sworn_signer_proc *signer;
     uint8_t key_id[SWORN_KEY_ID_LEN];

@@ -16,6 +16,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/sha.h>
 
+#include "d_batchtree.h"
 #include "d_daemon.h"
 #include "d_jlog.h"
 #include "d_refusals.h"
@@ -48,19 +49,21 @@ static int ecdsa_der_to_raw(const uint8_t *der, size_t len, uint8_t raw[64])
     return ok ? 0 : sworn_err_set(SWORN_ERR_CRYPTO, "the signer's ECDSA signature is too long");
 }
 
-/* The http-message receipt's signature and fields (d_record.h); 1 when the request has none. */
-static int http_message_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                                uint64_t time_ms, const uint8_t leaf[32], Sworn__V1__Receipt *r,
-                                uint8_t raw[64], char *params, size_t params_cap)
+/*
+ * sworn's RFC 9421 base of req decided at time_ms with leaf hash leaf (section 13), into base
+ * (SWORN_SIGBASE_MAX bytes) and its params text; 1 when the request gets none (no method, not
+ * http, https, ws or wss, or a key that is not P-256), 0, or -1 (a base out of its bounds).
+ */
+static int http_base(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                     uint64_t time_ms, const uint8_t leaf[32], uint8_t *base, size_t *base_len,
+                     char *params, size_t params_cap)
 {
     static _Thread_local struct sworn_resource canon; /* 16 KiB: off the worker's stack */
-    static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
     const Sworn__V1__Context *ctx = req->context;
     const char *method = ctx != NULL ? ctx->method : "", *why = NULL;
     struct sworn_httpsig_request h;
     char keyid[2 * SWORN_KEY_ID_LEN + 1];
-    uint8_t der[SWORN_SIGNER_SIG_MAX];
-    size_t base_len = 0, params_len = 0, der_len = 0;
+    size_t params_len = 0;
 
     if (sworn_signer_proc_alg(d->signer) != SWORN_SIG_ECDSA_P256_SHA256 ||
         sworn_resource_canon(req->resource, &canon, &why) != 0 ||
@@ -77,9 +80,24 @@ static int http_message_receipt(struct d_daemon *d, const Sworn__V1__Authorizati
         .body_sha256 = ctx->body_sha256.len == 32 ? ctx->body_sha256.data : NULL,
         .leaf = leaf,
     };
-    if (sworn_httpsig_base(&h, (int64_t)(time_ms / 1000), keyid, base, sizeof(base), &base_len,
+    if (sworn_httpsig_base(&h, (int64_t)(time_ms / 1000), keyid, base, SWORN_SIGBASE_MAX, base_len,
                            params, params_cap, &params_len, &why) != 0)
         return sworn_err_set(SWORN_ERR_ARG, "no signature base: %s", why);
+    return 0;
+}
+
+/* The http-message receipt's signature and fields (d_record.h); 1 when the request has none. */
+static int http_message_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                                uint64_t time_ms, const uint8_t leaf[32], Sworn__V1__Receipt *r,
+                                uint8_t raw[64], char *params, size_t params_cap)
+{
+    static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
+    uint8_t der[SWORN_SIGNER_SIG_MAX];
+    size_t base_len = 0, der_len = 0;
+    int rc = http_base(d, req, time_ms, leaf, base, &base_len, params, params_cap);
+
+    if (rc != 0)
+        return rc;
     if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len, der,
                                sizeof(der), &der_len) < 0) {
         atomic_store(&d->metrics.signer_up, 0);
@@ -132,6 +150,88 @@ int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
         return sworn_err_set(SWORN_ERR_RANGE, "receipt out of its bounds");
     *out_len = protobuf_c_message_pack(&r.base, out);
     return 0;
+}
+
+int d_record_batch_sign(struct d_daemon *d, uint32_t n, const uint8_t root[32], uint8_t *sig,
+                        size_t *sig_len)
+{
+    uint8_t msg[SWORN_BATCH_MSG_LEN];
+    enum sworn_sig_alg alg = sworn_signer_proc_alg(d->signer);
+
+    if (alg != SWORN_SIG_ED25519 && alg != SWORN_SIG_ECDSA_P256_SHA256)
+        return sworn_err_set(SWORN_ERR_ARG, "receipts need an ECDSA P-256 or Ed25519 key");
+    d_batchtree_message(n, root, msg);
+    if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_BATCH, msg, sizeof(msg), sig,
+                               SWORN_SIGNER_SIG_MAX, sig_len) < 0) {
+        atomic_store(&d->metrics.signer_up, 0);
+        return sworn_err_set(SWORN_ERR_IO, "receipt signing failed: %s", sworn_err_msg());
+    }
+    atomic_store(&d->metrics.signer_up, 1);
+    return 0;
+}
+
+int d_record_batch_item(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                        uint64_t time_ms, const uint8_t leaf[32], uint8_t item[32], unsigned *form,
+                        char *params, size_t params_cap)
+{
+    static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
+    size_t base_len = 0;
+    int rc =
+        req != NULL ? http_base(d, req, time_ms, leaf, base, &base_len, params, params_cap) : 1;
+
+    if (rc < 0)
+        return -1;
+    if (rc == 1) {
+        memcpy(item, leaf, 32);
+        *form = 2;
+        params[0] = '\0';
+        return 0;
+    }
+    SHA256(base, base_len, item);
+    *form = 3;
+    return 0;
+}
+
+int d_record_batch_receipt(struct d_daemon *d, unsigned form, const char *params, uint64_t time_ms,
+                           const uint8_t *sig, size_t sig_len, uint32_t index, uint32_t n,
+                           const uint8_t (*path)[32], size_t path_n, uint8_t *out, size_t *len)
+{
+    Sworn__V1__Receipt r = SWORN__V1__RECEIPT__INIT;
+    uint8_t raw[64];
+
+    r.key_id.data = d->key_id;
+    r.key_id.len = sizeof(d->key_id);
+    r.signature.data = (uint8_t *)sig;
+    r.signature.len = sig_len;
+    r.alg = sworn_signer_proc_alg(d->signer) == SWORN_SIG_ED25519 ? 2 : 1;
+    r.form = form;
+    if (form == 3) {
+        /* As form 1: the signature r||s (RFC 9421 section 3.3.4) and the base's params. */
+        SWORN_GUARD(ecdsa_der_to_raw(sig, sig_len, raw));
+        r.signature.data = raw;
+        r.signature.len = 64;
+        r.created = time_ms / 1000;
+        r.signature_params = (char *)params;
+    }
+    r.batch_index = index;
+    r.batch_size = n;
+    r.batch_path.data = (uint8_t *)path;
+    r.batch_path.len = 32 * path_n;
+    if (sworn_frame_check_receipt(&r) < 0 ||
+        protobuf_c_message_get_packed_size(&r.base) > SWORN_LOG_RECEIPT_MAX)
+        return sworn_err_set(SWORN_ERR_RANGE, "batch receipt out of its bounds: %s",
+                             sworn_err_msg());
+    *len = protobuf_c_message_pack(&r.base, out);
+    return 0;
+fail:
+    return -1;
+}
+
+int d_record_append_group(struct d_daemon *d, const uint8_t *const *entries, const size_t *lens,
+                          const uint8_t *const *receipts, const size_t *receipt_lens, size_t n,
+                          uint64_t *first_index)
+{
+    return d_timemark_append_entries(d, entries, lens, receipts, receipt_lens, n, first_index);
 }
 
 int d_record_append(struct d_daemon *d, const uint8_t *entry, size_t len, const uint8_t *receipt,

@@ -54,6 +54,43 @@ int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
                      uint64_t time_ms, const uint8_t leaf[32], uint8_t *out, size_t *len);
 
 /*
+ * Batch receipts (docs/formats.md section 14). d_record_batch_sign: have the signer sign, once,
+ * the root of a commit group's tree of n items (purpose BATCH over u32 n || root). OUT: sig
+ * (SWORN_SIGNER_SIG_MAX bytes of room), *sig_len. 0, or -1 with sworn_err set (SWORN_ERR_IO when
+ * the signer failed): the caller records the group's allows as denies.
+ * d_record_batch_receipt: the receipt of item index of that group: form 2 (a batch digest
+ * receipt) or 3 (a batch http-message receipt: the signature as r||s, created = time_ms / 1000 and
+ * the base's params), the signature, the index, n and the item's inclusion path (path_n hashes),
+ * packed into out (SWORN_LOG_RECEIPT_MAX bytes). OUT: *len. 0 or -1.
+ */
+int d_record_batch_sign(struct d_daemon *d, uint32_t n, const uint8_t root[32], uint8_t *sig,
+                        size_t *sig_len);
+int d_record_batch_receipt(struct d_daemon *d, unsigned form, const char *params, uint64_t time_ms,
+                           const uint8_t *sig, size_t sig_len, uint32_t index, uint32_t n,
+                           const uint8_t (*path)[32], size_t path_n, uint8_t *out, size_t *len);
+
+/*
+ * The item of an allow of req recorded at time_ms with leaf hash leaf in its group's tree
+ * (docs/formats.md section 14): for a request that would get an http-message receipt in
+ * per-request mode (a method, an http, https, ws or wss resource, a P-256 key), SHA-256 of
+ * sworn's RFC 9421 base of it (section 13, created = time_ms / 1000), *form 3 and its params text
+ * into params (params_cap bytes); else the leaf hash itself, *form 2 and params "". 0, or -1
+ * with sworn_err set (a base out of its bounds: the allow becomes a deny).
+ */
+int d_record_batch_item(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
+                        uint64_t time_ms, const uint8_t leaf[32], uint8_t item[32], unsigned *form,
+                        char *params, size_t params_cap);
+
+/*
+ * Append n packed entries, each with its packed receipt (or NULL), in ONE durable transaction:
+ * a batch-receipt commit group. OUT: *first_index (the others follow). 0, or -1 when nothing of
+ * them was recorded.
+ */
+int d_record_append_group(struct d_daemon *d, const uint8_t *const *entries, const size_t *lens,
+                          const uint8_t *const *receipts, const size_t *receipt_lens, size_t n,
+                          uint64_t *first_index);
+
+/*
  * Append one packed entry, with its packed receipt (or NULL), in one durable transaction.
  * OUT: *index. Returns 0, or -1 when nothing was recorded.
  */

@@ -138,6 +138,40 @@ int d_timemark_append_entry(struct d_daemon *d, const uint8_t *entry, size_t len
     return rc;
 }
 
+int d_timemark_append_entries(struct d_daemon *d, const uint8_t *const *entries, const size_t *lens,
+                              const uint8_t *const *receipts, const size_t *receipt_lens, size_t n,
+                              uint64_t *first_index)
+{
+    uint64_t latest = 0;
+    int rc;
+
+    if (!d->tm.ready)
+        return sworn_err_set(SWORN_ERR_ARG, "append: the time marks are not initialised");
+    for (size_t i = 0; i < n; i++) {
+        /* Each entry's own stamp, read back from its bytes (as d_timemark_append_entry). */
+        Sworn__V1__Entry *e = sworn__v1__entry__unpack(NULL, lens[i], entries[i]);
+        uint64_t t = 0;
+
+        if (e == NULL)
+            return sworn_err_set(SWORN_ERR_FORMAT, "append: entry %zu does not unpack", i);
+        if (d_entry_time(e, &t) && t > latest)
+            latest = t;
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
+    pthread_rwlock_rdlock(&d->tm.order);
+    rc = sworn_log_append_receipts(d->log, entries, lens, receipts, receipt_lens, n, first_index);
+    if (rc == 0) {
+        atomic_store(&d->metrics.log_entries, *first_index + n);
+        pthread_mutex_lock(&d->tm.mu);
+        if (latest > d->tm.high_water)
+            d->tm.high_water = latest;
+        d->tm.since_mark += n;
+        pthread_mutex_unlock(&d->tm.mu);
+    }
+    pthread_rwlock_unlock(&d->tm.order);
+    return rc;
+}
+
 int d_timemark_append(struct d_daemon *d, Sworn__V1__TimeMarkReason reason, uint64_t *index,
                       uint64_t *behind_ms)
 {

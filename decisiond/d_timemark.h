@@ -66,6 +66,16 @@ int d_timemark_append_entry(struct d_daemon *d, const uint8_t *entry, size_t len
                             const uint8_t *receipt, size_t receipt_len, uint64_t *index);
 
 /*
+ * As d_timemark_append_entry for n >= 1 entries in ONE transaction (a batch-receipt commit
+ * group, d_batch.h): receipts[i] NULL (or receipt_lens[i] 0) for an entry without one. The high
+ * water rises by the latest of their stamps. OUT: *first_index, the index of entries[0]; the
+ * others follow it. 0 or -1 (nothing of them recorded).
+ */
+int d_timemark_append_entries(struct d_daemon *d, const uint8_t *const *entries, const size_t *lens,
+                              const uint8_t *const *receipts, const size_t *receipt_lens, size_t n,
+                              uint64_t *first_index);
+
+/*
  * Append a TimeMark for reason (SWORN__V1__TIME_MARK_REASON__TIME_MARK_REASON_START or _PERIODIC)
  * with the high water of every entry before it; log a `time_mark` line, and a `clock_behind`
  * warning when the clock is behind the high water. OUT: *index, *behind_ms (either may be NULL).

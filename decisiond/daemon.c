@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 
 #include "d_admin.h"
+#include "d_batch.h"
 #include "d_daemon.h"
 #include "d_escalate.h"
 #include "d_jlog.h"
@@ -164,11 +165,11 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     /* Two quiet ticks in a row: every answer is recorded and written out. */
-    if (d_workq_busy(d->workq) == 0 && ++quiet_ticks >= 2) {
+    if (d_workq_busy(d->workq) == 0 && d_batch_busy(d->batch) == 0 && ++quiet_ticks >= 2) {
         event_base_loopexit(d->base, NULL);
         return;
     }
-    if (d_workq_busy(d->workq) != 0)
+    if (d_workq_busy(d->workq) != 0 || d_batch_busy(d->batch) != 0)
         quiet_ticks = 0;
     evtimer_add(drain_timer, &tick);
 }
@@ -209,7 +210,9 @@ static void shutdown_all(struct d_daemon *d)
     if (d->sig_hup != NULL)
         event_free(d->sig_hup);
     d_server_close_listeners(d);
-    d_timemark_stop(d); /* no new periodic mark; a queued one is written as the workers drain */
+    d_timemark_stop(d);     /* no new periodic mark; a queued one is written as the workers drain */
+    d_batch_stop(d->batch); /* every gathered commit recorded (or failed) and answered */
+    d->batch = NULL;
     d_workq_stop(d->workq);
     d->workq = NULL;
     if (d->esc != NULL)
@@ -395,8 +398,10 @@ int main(int argc, char **argv)
         fail("sockets");
         goto out;
     }
-    if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 || d_checkpointer_start(d) < 0 ||
-        d_record_refusals_start(d) < 0 || d_timemark_start(d) < 0) {
+    if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 ||
+        (d->cfg->receipts_mode == SWORN_DCONFIG_RECEIPTS_BATCH &&
+         d_batch_start(d, &d->batch) < 0) ||
+        d_checkpointer_start(d) < 0 || d_record_refusals_start(d) < 0 || d_timemark_start(d) < 0) {
         fail("threads");
         goto out;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "frame.h"
 #include "sig_base.h"
 #include "yamldoc.h"
 
@@ -76,7 +77,7 @@ static int reads_as(const char *name, size_t len, const char *lower)
 
 int sworn_psign_field_dropped(const char *name, size_t len, int signing)
 {
-    if (reads_as(name, len, "sworn-entry"))
+    if (reads_as(name, len, "sworn-entry") || reads_as(name, len, "sworn-batch"))
         return 1;
     return signing && (reads_as(name, len, "signature") || reads_as(name, len, "signature-input") ||
                        reads_as(name, len, "content-digest"));
@@ -86,11 +87,13 @@ int sworn_psign_headers(const Sworn__V1__Decision *d, const uint8_t *body_sha256
                         int changes_signed, char *out, size_t cap, size_t *len, const char **why)
 {
     const Sworn__V1__Receipt *r = d->receipt;
-    char sig[96], digest[64], entry[64];
+    char sig[96], digest[64], entry[64], path[4 * (SWORN_FRAME_BATCH_PATH_MAX * 32 + 2) / 3 + 1],
+        batch[sizeof(path) + 64] = "";
     int n;
 
-    if (r == NULL || r->form != 1 || r->signature.len != 64 || r->signature_params == NULL ||
-        r->signature_params[0] != '(' || d->entry_hash.len != 32) {
+    if (r == NULL || (r->form != 1 && r->form != 3) || r->signature.len != 64 ||
+        r->signature_params == NULL || r->signature_params[0] != '(' || d->entry_hash.len != 32 ||
+        (r->form == 3 && r->batch_path.len > SWORN_FRAME_BATCH_PATH_MAX * 32)) {
         *why = "this destination is signed and the decision carries no RFC 9421 signature";
         return 1;
     }
@@ -103,13 +106,23 @@ int sworn_psign_headers(const Sworn__V1__Decision *d, const uint8_t *body_sha256
     sworn_httpsig_entry_value(d->entry_hash.data, entry);
     if (body_sha256 != NULL)
         sworn_httpsig_content_digest(body_sha256, digest);
+    if (r->form == 3) {
+        /* A batch signature (docs/formats.md section 14): the item's place in its group's tree,
+         * an RFC 8941 dictionary; the receiver hashes the base and walks the path to the root
+         * the Signature covers (docs/api-owners.md). */
+        sworn_httpsig_base64(r->batch_path.data, r->batch_path.len, path);
+        snprintf(batch, sizeof(batch), "Sworn-Batch: i=%u, n=%u, path=:%s:\r\n",
+                 (unsigned)r->batch_index, (unsigned)r->batch_size, path);
+    }
     n = snprintf(out, cap,
                  "Signature-Input: " SWORN_HTTPSIG_LABEL "=%s\r\n"
                  "Signature: " SWORN_HTTPSIG_LABEL "=:%s:\r\n"
                  "%s%s%s"
-                 "Sworn-Entry: %s\r\n",
+                 "Sworn-Entry: %s\r\n"
+                 "%s",
                  r->signature_params, sig, body_sha256 != NULL ? "Content-Digest: " : "",
-                 body_sha256 != NULL ? digest : "", body_sha256 != NULL ? "\r\n" : "", entry);
+                 body_sha256 != NULL ? digest : "", body_sha256 != NULL ? "\r\n" : "", entry,
+                 batch);
     if (n < 0 || (size_t)n >= cap) {
         *why = "the signature header fields are too long";
         return 1;

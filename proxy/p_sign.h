@@ -11,16 +11,20 @@
  *     Signature: sworn=:<base64 of Receipt.signature>:
  *     Content-Digest: sha-256=:<base64 of the body's SHA-256>:    (only with a body: RFC 9530)
  *     Sworn-Entry: :<base64 of Decision.entry_hash>:
+ *     Sworn-Batch: i=<batch_index>, n=<batch_size>, path=:<base64 of batch_path>:
+ *                                          (only for a batch http-message receipt, form 3: the
+ *                                          Signature then covers the root of the group's tree,
+ *                                          docs/formats.md section 14)
  *
  * and sends exactly the method, canonical path and query, Host and body that decisiond decided
  * on (p_conn.c's send_request writes those for every request). The agent's own Signature,
  * Signature-Input, Content-Digest and Sworn-Entry fields (any case, '_' for '-') are dropped for
- * a signing destination; Sworn-Entry is dropped for every destination (only the proxy names the
- * log entry).
+ * a signing destination; Sworn-Entry and Sworn-Batch are dropped for every destination (only the
+ * proxy names the log entry and its batch).
  *
  * Fail closed: an allow to a signing destination that cannot carry its signature (a Decision
- * without an http-message receipt, e.g. a decisiond with an Ed25519 key or an older one; a
- * credential that goes into the query, which decisiond's base does not hold) is not sent
+ * without an http-message receipt (form 1 or 3), e.g. a decisiond with an Ed25519 key or an older
+ * one; a credential that goes into the query, which decisiond's base does not hold) is not sent
  * upstream: the agent gets 502 with the sentence below.
  *
  * Configuration (docs/proxy.md, "Signatures upstream"): the top-level key `signing:` is a list of
@@ -39,8 +43,9 @@
 #include "sworn.pb-c.h"
 
 #define SWORN_PSIGN_DESTS_MAX 32
-/* Signature-Input (label, params up to 1024), Signature, Content-Digest, Sworn-Entry lines */
-#define SWORN_PSIGN_HEADERS_MAX 1400
+/* Signature-Input (label, params up to 1024), Signature, Content-Digest, Sworn-Entry and
+ * Sworn-Batch (a path of up to 8 hashes: 344 base64 characters) lines */
+#define SWORN_PSIGN_HEADERS_MAX 1900
 
 struct sworn_psign_conf {
     struct sworn_pdest dests[SWORN_PSIGN_DESTS_MAX];
@@ -56,9 +61,9 @@ int sworn_psign_read(const struct sworn_yaml_doc *d, struct sworn_psign_conf *ou
 /* Does the canonical resource lie under a signing destination? 1 or 0. */
 int sworn_psign_wants(const struct sworn_psign_conf *conf, const struct sworn_resource *c);
 
-/* Is this request field the agent's own Signature, Signature-Input, Content-Digest or
- * Sworn-Entry (as a server would read the name: any case, '_' as '-')? signing: 1 for a signing
- * destination (all four), 0 otherwise (Sworn-Entry only). 1 drop, 0 keep. */
+/* Is this request field the agent's own Signature, Signature-Input, Content-Digest, Sworn-Entry
+ * or Sworn-Batch (as a server would read the name: any case, '_' as '-')? signing: 1 for a signing
+ * destination (all five), 0 otherwise (Sworn-Entry and Sworn-Batch only). 1 drop, 0 keep. */
 int sworn_psign_field_dropped(const char *name, size_t len, int signing);
 
 /*

@@ -21,10 +21,10 @@
  *
  *   1 SIGN_REQ     parent -> child     len == 5 + msg_len
  *       u8  purpose   enum sworn_sign_purpose (1 checkpoint, 2 receipt, 3 key event, 4
- *                     http-message); any other value is malformed
+ *                     http-message, 5 batch root); any other value is malformed
  *       u32 msg_len   1 .. SWORN_SIGNER_MSG_MAX (16384)
  *       msg_len bytes the message of that purpose (sigscheme.h): a checkpoint body, a 32-byte
- *                     digest or an RFC 9421 signature base. Its form is checked by
+ *                     digest, an RFC 9421 signature base or a batch root. Its form is checked by
  *                     sworn_signer_sign, not here.
  *   2 SIGN_RESP    child -> parent     len == 3 + data_len
  *       u8  status

@@ -15,6 +15,7 @@
 
 #define RECEIPT_PREFIX "\xffsworn/v1 receipt"
 #define KEY_EVENT_PREFIX "\xffsworn/v1 key-event"
+#define BATCH_PREFIX "\xffsworn/v1 batch"
 #define DIGEST_LEN 32
 
 int sworn_sign_purpose_known(unsigned purpose)
@@ -24,6 +25,7 @@ int sworn_sign_purpose_known(unsigned purpose)
     case SWORN_PURPOSE_RECEIPT:
     case SWORN_PURPOSE_KEY_EVENT:
     case SWORN_PURPOSE_HTTP_MESSAGE:
+    case SWORN_PURPOSE_BATCH:
         return 1;
     default:
         return 0;
@@ -57,6 +59,24 @@ int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t
             return sworn_err_set(SWORN_ERR_FORMAT, "signer: not an http-message base: %s", why);
         memcpy(out, msg, len);
         *out_len = len;
+        return 0;
+    }
+    case SWORN_PURPOSE_BATCH: {
+        uint32_t n;
+
+        if (len != SWORN_BATCH_MSG_LEN)
+            return sworn_err_set(SWORN_ERR_FORMAT,
+                                 "signer: a batch root is a u32 group size and a 32-byte root "
+                                 "(36 bytes), not %zu bytes",
+                                 len);
+        n = (uint32_t)msg[0] << 24 | (uint32_t)msg[1] << 16 | (uint32_t)msg[2] << 8 | msg[3];
+        if (n < 1 || n > SWORN_BATCH_ITEMS_MAX)
+            return sworn_err_set(SWORN_ERR_FORMAT, "signer: a batch of %u items is not 1..%d", n,
+                                 SWORN_BATCH_ITEMS_MAX);
+        prefix_len = strlen(BATCH_PREFIX) + 1;
+        memcpy(out, BATCH_PREFIX, prefix_len);
+        memcpy(out + prefix_len, msg, len);
+        *out_len = prefix_len + len;
         return 0;
     }
     case SWORN_PURPOSE_RECEIPT:

@@ -18,6 +18,12 @@
  *                               end, no NUL, CR or 0xFF); TBS = msg. The signature is then an
  *                               RFC 9421 signature (ECDSA P-256: section 3.3.4 once converted to
  *                               r||s), so one signature serves as receipt and upstream header.
+ *     SWORN_PURPOSE_BATCH       msg is u32 big-endian group size (1..256) || a 32-byte Merkle
+ *                               root, 36 bytes, checked before signing;
+ *                               TBS = "\xffsworn/v1 batch\0" || msg. One signature over the root
+ *                               of a commit group's tree of items: each item's batch receipt
+ *                               is that signature plus the item's inclusion path
+ *                               (docs/formats.md section 14).
  * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
  * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
  * A base has neither 0xFF nor NUL (so it is no receipt or key-event TBS) and does not end with LF
@@ -47,8 +53,12 @@ enum sworn_sign_purpose {
     SWORN_PURPOSE_CHECKPOINT = 1,
     SWORN_PURPOSE_RECEIPT = 2,
     SWORN_PURPOSE_KEY_EVENT = 3,
-    SWORN_PURPOSE_HTTP_MESSAGE = 4
+    SWORN_PURPOSE_HTTP_MESSAGE = 4,
+    SWORN_PURPOSE_BATCH = 5
 };
+
+#define SWORN_BATCH_ITEMS_MAX 256 /* items under one batch signature (purpose 5's group size) */
+#define SWORN_BATCH_MSG_LEN 36    /* purpose 5's msg: u32 group size || root */
 
 /* Whether purpose is one of enum sworn_sign_purpose's (a number from a caller or a frame may be
  * any). Returns 1 or 0. */

@@ -143,9 +143,8 @@ static unsigned ctz64(uint64_t x)
     return n;
 }
 
-int sv_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[SV_HASH],
-                        const uint8_t (*proof)[SV_HASH], size_t n, const uint8_t root[SV_HASH],
-                        char *why)
+int sv_inclusion_root(uint64_t index, uint64_t size, const uint8_t leaf[SV_HASH],
+                      const uint8_t (*proof)[SV_HASH], size_t n, uint8_t out[SV_HASH], char *why)
 {
     uint64_t fn = index, sn = size - 1;
     uint8_t r[SV_HASH];
@@ -182,6 +181,18 @@ int sv_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[SV_HAS
     }
     if (sn != 0)
         return sv_fail(why, "inclusion proof too short");
+    memcpy(out, r, SV_HASH);
+    return 0;
+}
+
+int sv_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[SV_HASH],
+                        const uint8_t (*proof)[SV_HASH], size_t n, const uint8_t root[SV_HASH],
+                        char *why)
+{
+    uint8_t r[SV_HASH];
+
+    if (sv_inclusion_root(index, size, leaf, proof, n, r, why) < 0)
+        return -1;
     if (memcmp(r, root, SV_HASH) != 0)
         return sv_fail(why, "inclusion proof gives another root");
     return 0;

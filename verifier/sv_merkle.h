@@ -47,6 +47,13 @@ int sv_verify_inclusion(uint64_t index, uint64_t size, const uint8_t leaf[SV_HAS
                         char *why);
 
 /*
+ * The root an inclusion proof gives for leaf at index in a tree of size (the proof's length
+ * checked first). OUT: out. Returns 0, or -1 with why when the proof has the wrong length.
+ */
+int sv_inclusion_root(uint64_t index, uint64_t size, const uint8_t leaf[SV_HASH],
+                      const uint8_t (*proof)[SV_HASH], size_t n, uint8_t out[SV_HASH], char *why);
+
+/*
  * Verify a consistency proof between (size1, root1) and (size2, root2). 0 or -1 with why.
  */
 int sv_verify_consistency(uint64_t size1, uint64_t size2, const uint8_t root1[SV_HASH],

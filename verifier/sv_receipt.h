@@ -6,6 +6,10 @@
  * the verified keyring that was valid at the entry's time). The receipt must be canonical
  * protobuf (as every stored message), key_id 32 bytes, signature 1..512 bytes, alg 1 (ECDSA
  * P-256) or 2 (Ed25519) and the key's own algorithm. Thread-safe once built.
+ * Forms: 0 as above; 1 an http-message receipt (section 13: sworn's RFC 9421 base rebuilt from
+ * the entry); 2 a batch receipt (section 14: SHA-256(00 || leaf hash) walked up its inclusion
+ * path to a root, and the one signature of its group over FF "sworn/v1 batch" 00 || u32 size ||
+ * root). Batch fields in another form, or a path of the wrong length: receipt-malformed.
  */
 #ifndef SV_RECEIPT_H
 #define SV_RECEIPT_H

@@ -592,6 +592,24 @@ fail:
     return -1;
 }
 
+size_t sworn_frame_batch_path_len(uint32_t index, uint32_t size)
+{
+    /* RFC 9162 2.1.3: the path climbs from the leaf through the levels where index and size - 1
+     * differ (inner), then through the right borders above them (border). */
+    uint32_t x = index ^ (size - 1);
+    size_t inner = 0, border = 0;
+
+    if (index >= size)
+        return 0;
+    while (x != 0) {
+        inner++;
+        x >>= 1;
+    }
+    for (uint32_t b = index >> inner; b != 0; b >>= 1)
+        border += b & 1;
+    return inner + border;
+}
+
 int sworn_frame_check_receipt(const Sworn__V1__Receipt *r)
 {
     SWORN_ENSURE(r != NULL, SWORN_ERR_ARG, "Receipt is NULL");
@@ -601,15 +619,38 @@ int sworn_frame_check_receipt(const Sworn__V1__Receipt *r)
                  SWORN_FRAME_SIG_MAX);
     SWORN_ENSURE(r->alg == 1 || r->alg == 2, SWORN_ERR_FORMAT, "receipt.alg %u is unknown",
                  (unsigned)r->alg);
-    SWORN_ENSURE(r->form <= 1, SWORN_ERR_FORMAT, "receipt.form %u is unknown", (unsigned)r->form);
-    if (r->form == 0) {
+    SWORN_ENSURE(r->form <= 3, SWORN_ERR_FORMAT, "receipt.form %u is unknown", (unsigned)r->form);
+    if (r->form < 2)
+        SWORN_ENSURE(r->batch_index == 0 && r->batch_size == 0 && r->batch_path.len == 0,
+                     SWORN_ERR_FORMAT,
+                     "only a batch receipt (form 2 or 3) has batch_index, batch_size or "
+                     "batch_path");
+    if (r->form >= 2) {
+        /* one signature over a group's tree, and this item's place in it */
+        SWORN_ENSURE(r->batch_size >= 1 && r->batch_size <= SWORN_FRAME_BATCH_MAX, SWORN_ERR_RANGE,
+                     "receipt.batch_size %u is not 1..%u", (unsigned)r->batch_size,
+                     SWORN_FRAME_BATCH_MAX);
+        SWORN_ENSURE(r->batch_index < r->batch_size, SWORN_ERR_RANGE,
+                     "receipt.batch_index %u is not below batch_size %u", (unsigned)r->batch_index,
+                     (unsigned)r->batch_size);
+        SWORN_ENSURE(r->batch_path.len ==
+                         32 * sworn_frame_batch_path_len(r->batch_index, r->batch_size),
+                     SWORN_ERR_FORMAT,
+                     "receipt.batch_path is %zu bytes, not the %zu hashes of the inclusion path "
+                     "of item %u of %u",
+                     r->batch_path.len, sworn_frame_batch_path_len(r->batch_index, r->batch_size),
+                     (unsigned)r->batch_index, (unsigned)r->batch_size);
+    }
+    if (r->form == 0 || r->form == 2) {
         SWORN_ENSURE(r->created == 0 && r->signature_params[0] == '\0', SWORN_ERR_FORMAT,
-                     "a digest receipt (form 0) has no created or signature_params");
+                     "a digest receipt (form %u) has no created or signature_params",
+                     (unsigned)r->form);
         return 0;
     }
-    /* form 1: an RFC 9421 ecdsa-p256-sha256 signature, r||s */
+    /* forms 1 and 3: an ecdsa-p256-sha256 signature, r||s, with its RFC 9421 parameters */
     SWORN_ENSURE(r->alg == 1 && r->signature.len == 64, SWORN_ERR_FORMAT,
-                 "an http-message receipt (form 1) is ECDSA P-256 (alg 1), 64 bytes r||s");
+                 "an http-message receipt (form %u) is ECDSA P-256 (alg 1), 64 bytes r||s",
+                 (unsigned)r->form);
     SWORN_ENSURE(r->created >= 1 && r->created <= SWORN_FRAME_CREATED_MAX, SWORN_ERR_RANGE,
                  "receipt.created is out of range");
     SWORN_ENSURE(r->signature_params[0] == '(', SWORN_ERR_FORMAT,

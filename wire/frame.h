@@ -51,14 +51,16 @@
 #define SWORN_FRAME_SIG_MAX 512u                   /* Receipt.signature */
 #define SWORN_FRAME_PARAMS_MAX 1024                /* Receipt.signature_params (form 1) */
 #define SWORN_FRAME_CREATED_MAX 999999999999999ULL /* Receipt.created: an RFC 8941 sf-integer */
-#define SWORN_FRAME_CRED_MAX 16384u                /* Credential.value */
-#define SWORN_FRAME_NUMBERS_MAX 64u                /* Context.json_numbers */
-#define SWORN_FRAME_TAIL_MAX 1000u                 /* TailRequest.count */
-#define SWORN_FRAME_EXCHANGE_MAX 8u                /* TokenExchange.tokens */
-#define SWORN_FRAME_DROPPED_MAX 256u               /* RefusalsDropped.dropped */
-#define SWORN_FRAME_REPLACED_MAX 16u               /* CredentialsMinted.replaced_credential_ids */
-#define SWORN_FRAME_TOOL_MAX 256u                  /* Resource.tool */
-#define SWORN_FRAME_URI_MAX 2048u                  /* Resource.uri (an MCP resource URI) */
+#define SWORN_FRAME_BATCH_MAX 256u      /* Receipt.batch_size (form 2): items in one group's tree */
+#define SWORN_FRAME_BATCH_PATH_MAX 8    /* hashes in an inclusion path of a tree of <= 256 items */
+#define SWORN_FRAME_CRED_MAX 16384u     /* Credential.value */
+#define SWORN_FRAME_NUMBERS_MAX 64u     /* Context.json_numbers */
+#define SWORN_FRAME_TAIL_MAX 1000u      /* TailRequest.count */
+#define SWORN_FRAME_EXCHANGE_MAX 8u     /* TokenExchange.tokens */
+#define SWORN_FRAME_DROPPED_MAX 256u    /* RefusalsDropped.dropped */
+#define SWORN_FRAME_REPLACED_MAX 16u    /* CredentialsMinted.replaced_credential_ids */
+#define SWORN_FRAME_TOOL_MAX 256u       /* Resource.tool */
+#define SWORN_FRAME_URI_MAX 2048u       /* Resource.uri (an MCP resource URI) */
 #define SWORN_FRAME_CANON_SCHEME_MAX 5u /* DecisionRecord.canonical_resource.scheme ("https") */
 #define SWORN_FRAME_CANON_HOST_MAX 253u /* DecisionRecord.canonical_resource.host */
 #define SWORN_FRAME_SANDBOX_ID_LEN 16u  /* SandboxStarted/SandboxEnded.sandbox_id */
@@ -227,8 +229,15 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m);
 /* A Receipt's shape (sworn.proto): key id, signature length, alg, and form 0 (digest receipt:
  * no created, no signature_params) or form 1 (http-message receipt: alg 1, a 64-byte r||s,
  * created 1..999999999999999, signature_params 1..1024 bytes of printable ASCII starting with
- * '('). Whether it verifies is the verifier's business. */
+ * '(') or form 2 (batch digest receipt: as form 0, and batch_index < batch_size <= 256 with a
+ * batch_path of exactly the inclusion path's length for them) or form 3 (batch http-message
+ * receipt: as form 1, with form 2's batch fields); only forms 2 and 3 have batch fields.
+ * Whether it verifies is the verifier's business. */
 int sworn_frame_check_receipt(const Sworn__V1__Receipt *r);
+
+/* The number of hashes in the RFC 9162 inclusion path of item index in a tree of size items
+ * (0 when index >= size): what a batch receipt's batch_path holds, 32 bytes each. */
+size_t sworn_frame_batch_path_len(uint32_t index, uint32_t size);
 int sworn_frame_check_error(const Sworn__V1__ErrorFrame *m);
 int sworn_frame_check_reply(const Sworn__V1__DecisionReply *m);
 int sworn_frame_check_entry(const Sworn__V1__Entry *m);

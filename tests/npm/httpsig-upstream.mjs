@@ -22,7 +22,14 @@
 //                a zero-padded port (red team of issue 16, B); each is true when rejected.
 //                RT16B_OLD_RECIPE=1 in the environment checks as docs/api-owners.md did before
 //                (no target check, no replay memory): then those six verify
-//   counts       how often each of signature, signature-input, content-digest, sworn-entry came
+//                With a Sworn-Batch field (decisiond's `receipts: batch`, docs/formats.md section
+//                14), the Signature covers the root of a commit group's tree, not the base: the
+//                key's verify function given to the library hashes the base the library built,
+//                walks the path from it to the root and checks the signature over the batch TBS
+//                (docs/api-owners.md, "Batch signatures"); and tampered.batch (the group size
+//                changed) must be rejected too
+//   counts       how often each of signature, signature-input, content-digest, sworn-entry,
+//                sworn-batch came
 //                (field names compared as a server reads them: any case, '_' as '-')
 //   method, url, body_len, sworn_entry, log_index, created, keyid, tag
 // A WebSocket upgrade gets the 101 and then the same verdict as one text frame.
@@ -41,6 +48,43 @@ const spki = fs.readFileSync(spkiPath);
 const publicKey = crypto.createPublicKey({ key: spki, format: 'der', type: 'spki' });
 const keyid = crypto.createHash('sha256').update(spki).digest('hex');
 const verify = createVerifier(publicKey, 'ecdsa-p256-sha256');
+
+// docs/api-owners.md, "Batch signatures": Sworn-Batch: i=<index>, n=<size>, path=:<base64>:.
+// The verify function for the library: SHA-256 of the base it built is the item; the item's
+// leaf SHA-256(00 || item) up the RFC 9162 path gives the root; the signature (r||s) must verify
+// over FF "sworn/v1 batch" 00 || u32 size || root with the operator's key. null: not a batch.
+function batchVerifier(field) {
+  const m = /^i=(\d{1,3}), n=(\d{1,3}), path=:([A-Za-z0-9+/=]*):$/.exec(field ?? '');
+  if (m === null) return null;
+  const index = Number(m[1]);
+  const size = Number(m[2]);
+  const path = Buffer.from(m[3], 'base64');
+  const H = (...parts) => crypto.createHash('sha256').update(Buffer.concat(parts)).digest();
+  return async (data, signature) => {
+    if (!(size >= 1 && size <= 256 && index < size && path.length % 32 === 0)) return false;
+    let r = H(Buffer.from([0]), H(Buffer.from(data)));
+    let fn = index;
+    let sn = size - 1;
+    for (let k = 0; k < path.length; k += 32) {
+      const p = path.subarray(k, k + 32);
+      if (sn === 0) return false;
+      if ((fn & 1) === 1 || fn === sn) {
+        r = H(Buffer.from([1]), p, r);
+        while ((fn & 1) === 0 && fn !== 0) { fn >>= 1; sn >>= 1; }
+      } else {
+        r = H(Buffer.from([1]), r, p);
+      }
+      fn >>= 1;
+      sn >>= 1;
+    }
+    if (sn !== 0) return false;
+    const n = Buffer.alloc(4);
+    n.writeUInt32BE(size);
+    const prefix = Buffer.concat([Buffer.from([0xff]), Buffer.from('sworn/v1 batch'), Buffer.from([0])]);
+    const tbs = Buffer.concat([prefix, n, r]);
+    return crypto.verify('sha256', tbs, { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature);
+  };
+}
 
 function fold(name) {
   return name.toLowerCase().replace(/_/g, '-');
@@ -69,7 +113,8 @@ async function verdict(message, hasBody, seen) {
         keyLookup: async (params) => {
           if (seen) Object.assign(seen, params);
           if (params.keyid !== keyid || params.tag !== 'sworn') return null;
-          return { id: keyid, algs: ['ecdsa-p256-sha256'], verify };
+          const batch = batchVerifier(message.headers['sworn-batch']);
+          return { id: keyid, algs: ['ecdsa-p256-sha256'], verify: batch ?? verify };
         },
       },
       message,
@@ -118,7 +163,9 @@ async function check(req, body) {
   const url = `http://${req.headers.host}${req.url}`;
   const message = { method: req.method, url, headers };
   const hasBody = body.length > 0 || headers['content-length'] !== undefined;
-  const counts = { 'signature': 0, 'signature-input': 0, 'content-digest': 0, 'sworn-entry': 0 };
+  const counts = {
+    'signature': 0, 'signature-input': 0, 'content-digest': 0, 'sworn-entry': 0, 'sworn-batch': 0,
+  };
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const n = fold(req.rawHeaders[i]);
     if (n in counts) counts[n]++;
@@ -174,6 +221,11 @@ async function check(req, body) {
     authority_port: !(await spelt(`${u.hostname}:0${u.port || '80'}`, req.url)),
     sworn_entry: !(await verdict(
       other({ headers: { ...headers, 'sworn-entry': `:${Buffer.alloc(32).toString('base64')}:` } }),
+      hasBody,
+    )),
+    // a batch signature with its group size changed (null: not a batch)
+    batch: headers['sworn-batch'] === undefined ? null : !(await verdict(
+      other({ headers: { ...headers, 'sworn-batch': headers['sworn-batch'].replace(/n=(\d+)/, (x, v) => `n=${Number(v) + 1}`) } }),
       hasBody,
     )),
   };

@@ -5,8 +5,11 @@
  * log's own reader.
  *
  *   signer child killed         answers are a recorded deny or an ErrorFrame, never an allow
- *                               without a receipt; later allows carry receipts that verify
- *   HSM stalls (C_Sign hangs)   allows become recorded denies naming the signer; recovery
+ *                               without a receipt; later allows carry receipts that verify;
+ *                               the same with `receipts: batch` (a failed group signature: every
+ *                               allow of the group a recorded deny)
+ *   HSM stalls (C_Sign hangs)   allows become recorded denies naming the signer; recovery (in
+ *                               both receipt modes)
  *   HSM token gone              likewise, through the signer's restart backoff
  *   TPM stopped                 checkpoints go on unquoted (metrics, no stored quote); with
  *                               tpm.required allows are denies naming the TPM; a restart meanwhile
@@ -20,7 +23,10 @@
  *   crash under load            SIGKILL at random moments, 20 times (and 5 times while starting):
  *                               every acknowledged decision is in the log at its index with its
  *                               leaf hash, every checkpoint's root is recomputed from the stored
- *                               entries and is consistent with the newest
+ *                               entries and is consistent with the newest; the same with
+ *                               `receipts: batch` (one signature per commit group: every
+ *                               acknowledged allow's batch receipt, form 3 for these GETs, is
+ *                               stored and verifies)
  *   crash with a TPM            (issue 11, finding 14) SIGKILL of the monitor, the engine or both,
  *                               20 times under load with swtpm: every start's first checkpoint
  *                               and the final one are quoted, every quote verifies under the one
@@ -78,6 +84,7 @@
 #include "sig_base.h"
 #include "sigscheme.h"
 #include "stack_fixture.h"
+#include "sv_merkle.h"
 #include "testutil.h"
 #include "tiledir.h"
 
@@ -261,8 +268,9 @@ static EVP_PKEY *stack_pubkey(struct sworn_stack *s)
 /*
  * A receipt r of the decision entry d with leaf hash leaf, by key k (docs/formats.md): a digest
  * receipt (form 0) signs FF "sworn/v1 receipt" 00 || leaf; an http-message receipt (form 1,
- * section 13) signs sworn's RFC 9421 base of the entry's request and leaf, its signature r||s.
- * 0 = verified.
+ * section 13) signs sworn's RFC 9421 base of the entry's request and leaf, its signature r||s; a
+ * batch receipt (form 2 or 3, section 14) signs its group's root, reached from its item (the leaf
+ * or SHA-256 of that base) by its path. 0 = verified.
  */
 static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1__Receipt *r,
                             const Sworn__V1__DecisionRecord *d)
@@ -275,9 +283,12 @@ static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1
     EVP_MD_CTX *ctx;
     int ok;
 
+    static const char batch_prefix[] = "\xffsworn/v1 batch";
+    uint8_t batch_tbs[sizeof(batch_prefix) + 4 + 32], item[32];
+
     memcpy(tbs, prefix, sizeof(prefix)); /* with the NUL that ends the prefix */
     memcpy(tbs + sizeof(prefix), leaf, 32);
-    if (r->form == 1) {
+    if (r->form == 1 || r->form == 3) {
         char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
         size_t plen;
         const char *why = NULL;
@@ -301,6 +312,31 @@ static int receipt_verifies(EVP_PKEY *k, const uint8_t leaf[32], const Sworn__V1
             return -1;
         msg = base;
         sig = der;
+    }
+    if (r->form == 2 || r->form == 3) {
+        /* A batch receipt: the item's place in its group's tree gives the root that the one
+         * signature of the group covers, with the group's size (section 14); the item is the
+         * leaf hash (form 2) or SHA-256 of the base just built (form 3). */
+        uint8_t item_leaf[32], *root = batch_tbs + sizeof(batch_prefix) + 4;
+        char why[256];
+
+        if (r->form == 3)
+            SHA256(base, msg_len, item);
+        else
+            memcpy(item, leaf, 32);
+        sworn_merkle_leaf_hash(item, 32, item_leaf);
+        if (r->batch_path.len % 32 != 0 ||
+            sv_inclusion_root(r->batch_index, r->batch_size, item_leaf,
+                              (const uint8_t(*)[32])r->batch_path.data, r->batch_path.len / 32,
+                              root, why) < 0)
+            return -1;
+        memcpy(batch_tbs, batch_prefix, sizeof(batch_prefix));
+        batch_tbs[sizeof(batch_prefix)] = (uint8_t)(r->batch_size >> 24);
+        batch_tbs[sizeof(batch_prefix) + 1] = (uint8_t)(r->batch_size >> 16);
+        batch_tbs[sizeof(batch_prefix) + 2] = (uint8_t)(r->batch_size >> 8);
+        batch_tbs[sizeof(batch_prefix) + 3] = (uint8_t)r->batch_size;
+        msg = batch_tbs;
+        msg_len = sizeof(batch_tbs);
     }
     ctx = EVP_MD_CTX_new();
     ok = ctx != NULL && EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) == 1 &&
@@ -664,7 +700,23 @@ static void *one_request_thread(void *arg)
  * the shim): that request is a recorded deny naming the signer. Allows come back, with receipts
  * from a new child that verify.
  */
+static void signer_child_killed(const char *options);
+
 static void test_signer_child_killed(void **state)
+{
+    (void)state;
+    signer_child_killed("--no-tpm --checkpoint-interval 200ms");
+}
+
+/* The same with `receipts: batch`: a signature that fails turns every allow of its group into
+ * a recorded deny naming the signer (docs/formats.md section 14). */
+static void test_signer_child_killed_batch(void **state)
+{
+    (void)state;
+    signer_child_killed("--no-tpm --checkpoint-interval 200ms --receipts batch");
+}
+
+static void signer_child_killed(const char *options)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
@@ -675,9 +727,8 @@ static void test_signer_child_killed(void **state)
     struct one_request inflight;
     pthread_t ith;
 
-    (void)state;
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 200ms"), 0);
+    assert_int_equal(sworn_stack_up(sp, options), 0);
     flag = sworn_test_path(sp->dir, "hang");
     /* A deadline well above the test's pauses: the in-flight request is ended by the kill. */
     use_hang_module(sp, flag, "3s");
@@ -750,15 +801,30 @@ static void test_signer_child_killed(void **state)
  * within the signer deadline, denies go on as before, sworn_signer_up drops to 0; when the device
  * answers again, allows come back with receipts and sworn_signer_up is 1.
  */
+static void hsm_stalls(const char *options);
+
 static void test_hsm_stalls(void **state)
+{
+    (void)state;
+    hsm_stalls("--no-tpm");
+}
+
+/* The same with `receipts: batch`: the group's one signature stalls past the deadline, and every
+ * allow of the group is a recorded deny naming the signer. */
+static void test_hsm_stalls_batch(void **state)
+{
+    (void)state;
+    hsm_stalls("--no-tpm --receipts batch");
+}
+
+static void hsm_stalls(const char *options)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
     char *flag, reason[1100], id[32];
 
-    (void)state;
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, "--no-tpm"), 0);
+    assert_int_equal(sworn_stack_up(sp, options), 0);
     flag = sworn_test_path(sp->dir, "hang");
     use_hang_module(sp, flag, "500ms");
     assert_int_equal(ask(sp, &a, "before", "/allowed/a", NULL, 0), OUT_ALLOW);
@@ -1263,7 +1329,25 @@ static int crash_teardown(void **state)
  * The kill moments come from the seed (printed; SWORN_CRASH_SEED repeats them), though the
  * daemon's progress at each moment still varies with the machine.
  */
+static void crash_under_load(const char *options, int threads);
+
 static void test_crash_under_load(void **state)
+{
+    (void)state;
+    crash_test = "test_crash_under_load";
+    crash_under_load("--no-tpm --checkpoint-interval 100ms", CRASH_THREADS);
+}
+
+/* The same with `receipts: batch`: allows share a signature per commit group; more clients, so
+ * that groups hold several allows when the kill comes (docs/formats.md section 14). */
+static void test_crash_under_load_batch(void **state)
+{
+    (void)state;
+    crash_test = "test_crash_under_load_batch";
+    crash_under_load("--no-tpm --checkpoint-interval 100ms --receipts batch", 2 * CRASH_THREADS);
+}
+
+static void crash_under_load(const char *options, int threads)
 {
     struct sworn_stack *const sp = &the_stack;
     struct acks a;
@@ -1272,25 +1356,24 @@ static void test_crash_under_load(void **state)
     size_t checkpoints = 0;
     struct sworn_log *log;
 
-    (void)state;
-    printf("test_crash_under_load: seed %u (SWORN_CRASH_SEED)\n", seed);
-    crash_test = "test_crash_under_load";
+    printf("%s: seed %u (SWORN_CRASH_SEED)\n", crash_test, seed);
     crash_running = 1;
     acks_init(&a);
-    assert_int_equal(sworn_stack_up(sp, "--no-tpm --checkpoint-interval 100ms"), 0);
+    assert_int_equal(sworn_stack_up(sp, options), 0);
     for (int it = 0; it < CRASH_ITERATIONS; it++) {
-        struct load loads[CRASH_THREADS];
-        pthread_t th[CRASH_THREADS];
+        struct load loads[2 * CRASH_THREADS];
+        pthread_t th[2 * CRASH_THREADS];
 
+        assert_true(threads <= 2 * CRASH_THREADS);
         snprintf(tag[it], sizeof(tag[it]), "c%d", it);
-        for (int t = 0; t < CRASH_THREADS; t++) {
+        for (int t = 0; t < threads; t++) {
             loads[t] =
                 (struct load){.s = sp, .a = &a, .tag = tag[it], .thread = t, .stop_on_silence = 1};
             assert_int_equal(pthread_create(&th[t], NULL, load_thread, &loads[t]), 0);
         }
         sworn_test_sleep_ms((long)(rand_r(&seed) % 600));
         sworn_stack_kill_daemon(sp);
-        for (int t = 0; t < CRASH_THREADS; t++) {
+        for (int t = 0; t < threads; t++) {
             atomic_store(&loads[t].stop, 1);
             pthread_join(th[t], NULL);
         }
@@ -1311,9 +1394,10 @@ static void test_crash_under_load(void **state)
     assert_int_equal(sworn_log_open(sp->log_db, &log), 0);
     check_checkpoints(log, &checkpoints);
     sworn_log_close(log);
-    printf("test_crash_under_load: %d crashes, %zu decisions acknowledged (%u allows, %u denies, "
+    printf("%s: %d crashes, %zu decisions acknowledged (%u allows, %u denies, "
            "%u errors, %u unanswered), %zu checkpoints checked\n",
-           CRASH_ITERATIONS, a.n, a.allows, a.denies, a.errors, a.unanswered, checkpoints);
+           crash_test, CRASH_ITERATIONS, a.n, a.allows, a.denies, a.errors, a.unanswered,
+           checkpoints);
     acks_free(&a);
     assert_int_equal(sworn_stack_down(sp), 0);
     crash_running = 0;
@@ -1683,13 +1767,16 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_signer_child_killed, stack_teardown),
+        cmocka_unit_test_teardown(test_signer_child_killed_batch, stack_teardown),
         cmocka_unit_test_teardown(test_hsm_stalls, stack_teardown),
+        cmocka_unit_test_teardown(test_hsm_stalls_batch, stack_teardown),
         cmocka_unit_test_teardown(test_hsm_token_gone, stack_teardown),
         cmocka_unit_test_teardown(test_tpm_stopped, stack_teardown),
         cmocka_unit_test_teardown(test_tpm_stopped_required, stack_teardown),
         cmocka_unit_test_teardown(test_log_write_fails, stack_teardown),
         cmocka_unit_test_teardown(test_log_locked, stack_teardown),
         cmocka_unit_test_teardown(test_crash_under_load, crash_teardown),
+        cmocka_unit_test_teardown(test_crash_under_load_batch, crash_teardown),
         cmocka_unit_test_teardown(test_crash_keeps_quoting, crash_teardown),
         cmocka_unit_test_teardown(test_foreign_object_at_ak_handle, stack_teardown),
     };

@@ -16,6 +16,14 @@
  * proxy's; a path spelt with dot segments and escapes goes upstream in the canonical form that was
  * signed; a chunked body is signed as the bytes sent. A destination not listed keeps the agent's
  * own Signature but never an agent's Sworn-Entry.
+ *
+ * Every test runs twice: with decisiond's `receipts: per-request` (the Signature is an RFC 9421
+ * signature over the base) and with `receipts: batch` (docs/formats.md section 14: the Signature
+ * covers the root of a commit group's tree, the Sworn-Batch field carries the request's place in
+ * it; the upstream gives the library a verify function that hashes the base the library built and
+ * walks the path, docs/api-owners.md "Batch signatures"). In batch mode the verdict must also
+ * reject the request with its Sworn-Batch group size changed, and an agent's Sworn-Batch never
+ * reaches upstream.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,6 +58,7 @@ static const char policy_text[] = "version: 1\n"
                                   "    methods: [GET, POST, PUT, DELETE, PATCH]\n";
 
 static struct {
+    int batch; /* decisiond runs with receipts: batch */
     struct sworn_stack s;
     struct sworn_pfx p;
     char *dir;
@@ -81,23 +90,36 @@ static int start_upstream(void)
     return T.node > 0 ? 0 : -1;
 }
 
-static int setup(void **state)
+static int setup_mode(int batch)
 {
     char policy[1024], opts[2048], extra[512];
     struct sworn_pfx_opts po = {0};
 
-    (void)state;
     memset(&T, 0, sizeof(T));
+    T.batch = batch;
     (void)sworn_test_node_modules(); /* skips (77) outside CI when the npm clients are missing */
     T.dir = sworn_test_tmpdir("httpsig");
     snprintf(policy, sizeof(policy), "%s/policy.yaml", T.dir);
     sworn_test_write_file(policy, policy_text, sizeof(policy_text) - 1, 0600);
-    snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s", policy);
+    snprintf(opts, sizeof(opts), "--no-proxy --no-tpm --policy %s --receipts %s", policy,
+             batch ? "batch" : "per-request");
     if (sworn_stack_up(&T.s, opts) != 0 || start_upstream() != 0)
         return -1;
     snprintf(extra, sizeof(extra), "signing:\n  - http://127.0.0.1:%u/signed/\n", T.port);
     po.extra = extra;
     return sworn_pfx_start(&T.p, T.s.decision, &po);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return setup_mode(0);
+}
+
+static int setup_batch(void **state)
+{
+    (void)state;
+    return setup_mode(1);
 }
 
 static int teardown(void **state)
@@ -196,6 +218,10 @@ static void expect_signed(json_object *v, int with_body)
     assert_int_equal(count(v, "signature"), 1);
     assert_int_equal(count(v, "signature-input"), 1);
     assert_int_equal(count(v, "sworn-entry"), 1);
+    assert_int_equal(count(v, "sworn-batch"), T.batch ? 1 : 0);
+    if (T.batch && !truth(v, "tampered.batch"))
+        fail_msg("a batch signature with its group size changed still verifies: %s",
+                 json_object_to_json_string(v));
     assert_int_equal(count(v, "content-digest"), with_body ? 1 : 0);
     if (with_body)
         assert_true(truth(v, "digest_ok"));
@@ -262,6 +288,12 @@ static void test_forged_fields_dropped(void **state)
                    "Content-Digest: sha-256=:AAAA:", "-H", "content_digest: sha-256=:AAAA:", "-H",
                    "Sworn-Entry: :AAAA:", "-H", "SWORN_ENTRY: :AAAA:", "-H", "sworn-log-index: 1",
                    url, NULL);
+    expect_signed(v, 0);
+    json_object_put(v);
+    /* A forged Sworn-Batch (a batch of one, no path) never reaches upstream, in either mode: in
+     * batch mode the only one is the proxy's (expect_signed counts it). */
+    v = verdict_of(200, "-H", "Sworn-Batch: i=0, n=1, path=::", "-H",
+                   "sworn_batch: i=0, n=1, path=::", url, NULL);
     expect_signed(v, 0);
     json_object_put(v);
     /* ... with a body too: the only Content-Digest upstream is the proxy's, of the real body. */
@@ -350,5 +382,7 @@ int main(void)
         cmocka_unit_test(test_websocket_upgrade_signed),
     };
 
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int failed = cmocka_run_group_tests_name("per-request receipts", tests, setup, teardown);
+
+    return failed + cmocka_run_group_tests_name("batch receipts", tests, setup_batch, teardown);
 }

@@ -373,8 +373,8 @@ static void test_ipc_hostile(void **state)
     sworn_put_u32be(f + 13, 32);
     f[12] = 0;
     refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 0");
-    f[12] = 5;
-    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 5");
+    f[12] = SWORN_PURPOSE_BATCH + 1; /* the first unknown one */
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 6");
     hdr(f, SWORN_IPC_SIGN_REQ, 5);
     f[12] = SWORN_PURPOSE_CHECKPOINT;
     sworn_put_u32be(f + 13, 0);
@@ -831,8 +831,34 @@ static void test_sign_purposes(void **state)
                          -1);
     }
 
+    /* Purpose 5 (a batch root, docs/formats.md section 14): the child signs u32 size || root
+     * (36 bytes, size 1..256) under its own prefix, and refuses any other message. */
+    {
+        uint8_t batch[SWORN_BATCH_MSG_LEN] = {0, 0, 0, 7};
+
+        memcpy(batch + 4, digest, 32);
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_BATCH, batch, sizeof(batch),
+                                                sig, sizeof(sig), &sig_len),
+                         0);
+        assert_int_equal(sworn_signature_verify(f->spki, f->spki_len, SWORN_PURPOSE_BATCH, batch,
+                                                sizeof(batch), sig, sig_len),
+                         0);
+        assert_int_equal(sworn_signature_verify(f->spki, f->spki_len, SWORN_PURPOSE_RECEIPT,
+                                                batch + 4, 32, sig, sig_len),
+                         -1);
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_BATCH, digest, sizeof(digest),
+                                                sig, sizeof(sig), &sig_len),
+                         -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+        batch[3] = 0; /* a group of no item */
+        assert_int_equal(sworn_signer_proc_sign(f->p, SWORN_PURPOSE_BATCH, batch, sizeof(batch),
+                                                sig, sizeof(sig), &sig_len),
+                         -1);
+        assert_int_equal(sworn_err_code(), SWORN_ERR_FORMAT);
+    }
+
     /* Refused in the parent, before the child sees anything. */
-    assert_int_equal(sworn_signer_proc_sign(f->p, (enum sworn_sign_purpose)5, digest,
+    assert_int_equal(sworn_signer_proc_sign(f->p, (enum sworn_sign_purpose)6, digest,
                                             sizeof(digest), sig, sizeof(sig), &sig_len),
                      -1);
     assert_int_equal(sworn_err_code(), SWORN_ERR_ARG);

@@ -32,6 +32,8 @@
 #include "sigscheme.h"
 #include "sworn.pb-c.h"
 #include "logstore.h"
+#include "merkle.h"
+#include "sv_merkle.h"
 
 static void die(const char *what, const char *path)
 {
@@ -529,6 +531,55 @@ int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *
         return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, leaf, 32,
                                       r->signature.data, r->signature.len);
     SHA256(spki, spki_len, id);
+    if (r->form == 2 || r->form == 3) {
+        /* A batch receipt: the item (the leaf hash, or for form 3 SHA-256 of sworn's RFC 9421
+         * base of the request) -> the group's tree -> root -> one signature over u32 size ||
+         * root (docs/formats.md section 14). */
+        uint8_t item[32], item_leaf[32], msg[36];
+        const uint8_t *sig = r->signature.data;
+        size_t sig_len = r->signature.len;
+        char w[256];
+
+        if (r->batch_size < 1 || r->batch_size > 256 || r->batch_path.len % 32 != 0 ||
+            r->key_id.len != 32 || memcmp(r->key_id.data, id, 32) != 0)
+            return -1;
+        memcpy(item, leaf, 32);
+        if (r->form == 3) {
+            if (r->signature.len != 64 || r->created != time_ms / 1000 || q == NULL ||
+                q->context == NULL || sworn_resource_canon(q->resource, &canon, &why) != 0)
+                return -1;
+            for (int i = 0; i < 32; i++)
+                snprintf(keyid + 2 * i, 3, "%02x", id[i]);
+            h = (struct sworn_httpsig_request){
+                q->context->method,
+                canon.scheme,
+                canon.host,
+                canon.port,
+                canon.path,
+                q->context->body_sha256.len == 32 ? q->context->body_sha256.data : NULL,
+                leaf};
+            if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &base_len,
+                                   params, sizeof(params), &plen, &why) != 0 ||
+                strcmp(params, r->signature_params) != 0 ||
+                sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der,
+                                      sizeof(der), &der_len) != 0)
+                return -1;
+            SHA256(base, base_len, item);
+            sig = der;
+            sig_len = der_len;
+        }
+        sworn_merkle_leaf_hash(item, 32, item_leaf);
+        if (sv_inclusion_root(r->batch_index, r->batch_size, item_leaf,
+                              (const uint8_t(*)[32])r->batch_path.data, r->batch_path.len / 32,
+                              msg + 4, w) < 0)
+            return -1;
+        msg[0] = (uint8_t)(r->batch_size >> 24);
+        msg[1] = (uint8_t)(r->batch_size >> 16);
+        msg[2] = (uint8_t)(r->batch_size >> 8);
+        msg[3] = (uint8_t)r->batch_size;
+        return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_BATCH, msg, sizeof(msg), sig,
+                                      sig_len);
+    }
     if (r->form != 1 || r->signature.len != 64 || r->key_id.len != 32 ||
         memcmp(r->key_id.data, id, 32) != 0 || r->created != time_ms / 1000 || q->context == NULL ||
         sworn_resource_canon(q->resource, &canon, &why) != 0)

@@ -183,7 +183,9 @@ void sworn_test_canon(const char *scheme, const char *host, uint32_t port, const
  * recorded at time_ms with leaf hash leaf, with the key of the DER SPKI spki: a digest receipt
  * (form 0) over the leaf, or an http-message receipt (form 1) over sworn's RFC 9421 base rebuilt
  * here from req (canonicalised as decisiond does), the leaf, created (which must be time_ms /
- * 1000) and the key id (docs/formats.md sections 10 and 13). Returns 0 when it verifies.
+ * 1000) and the key id (docs/formats.md sections 10 and 13); a batch receipt by walking its path
+ * from its item (form 2: the leaf; form 3: SHA-256 of that base) to the root its signature covers
+ * (section 14). Returns 0 when it verifies.
  */
 int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *r,
                               const uint8_t leaf[32], const void *req, uint64_t time_ms);
