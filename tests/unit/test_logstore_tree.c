@@ -508,6 +508,68 @@ static void test_tampered_tiles(void **state)
     free(copy);
 }
 
+/*
+ * Red team of issue 17: entries rewritten in the database. Above the newest checkpoint (and with
+ * no checkpoint) every entry is re-derived at open, so a changed entry is refused. Below it the
+ * stored tiles are trusted as far as the checkpoint's root: open serves the log, but the export's
+ * entry bundle no longer gives the tiles and checkpoint, and whoever reads the folder refuses it.
+ * A newest checkpoint row that is not a note of this log (another size, another origin, text) is
+ * refused; open does not check its signature (docs/formats.md section 8, step 4): an operator
+ * who writes one only gets what deleting every checkpoint gives, and the log key's later
+ * checkpoints are checked against the published ones by whoever holds them.
+ */
+static void test_rt17_entries_rewritten(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    struct sworn_note_verifier verifier;
+    char vkey[SWORN_NOTE_VKEY_MAX + 1];
+    char *tiles = sworn_test_path(f->dir, "tiles"), *copy = sworn_test_path(f->dir, "copy.db");
+    struct sworn_log *imported = NULL;
+
+    make_key(f, &signer, vkey);
+    assert_int_equal(sworn_note_verifier_parse(vkey, strlen(vkey), &verifier), 0);
+
+    /* No checkpoint: an entry of a stored tile, and one of the edge. */
+    fresh_log(f, &signer, 0);
+    damage(f->db, "UPDATE entries SET data = X'00' WHERE idx = 3");
+    open_refused(f->db, "an entry rewritten under a stored tile");
+    fresh_log(f, &signer, 0);
+    damage(f->db, "UPDATE entries SET data = X'00' WHERE idx = 590");
+    reopen(f); /* the edge is the entries' own: nothing to contradict, the tree is the new one */
+    sworn_log_close(f->log);
+    f->log = NULL;
+
+    /* A checkpoint of 600: an entry above its last complete tile changes its root. */
+    fresh_log(f, &signer, 1);
+    damage(f->db, "UPDATE entries SET data = X'00' WHERE idx = 590");
+    open_refused(f->db, "an entry rewritten above the newest checkpoint's last tile");
+
+    /* Below it: open trusts the stored tile, the export does not read back. */
+    fresh_log(f, &signer, 1);
+    damage(f->db, "UPDATE entries SET data = X'00' WHERE idx = 3");
+    assert_int_equal(sworn_log_open(f->db, &f->log), 0);
+    assert_int_equal(sworn_tiledir_export(f->log, UINT64_MAX, tiles, NULL), 0);
+    assert_int_equal(sworn_tiledir_import(tiles, &verifier, 1, copy, &imported), -1);
+    assert_int_equal(sworn_err_code(), SWORN_ERR_VERIFY);
+    sworn_test_rmtree(tiles);
+    sworn_log_close(f->log);
+    f->log = NULL;
+
+    /* A newest checkpoint row that is not this log's note of that size. */
+    fresh_log(f, &signer, 1);
+    damage(f->db, "INSERT INTO checkpoints SELECT 599, note FROM checkpoints WHERE size = 600");
+    damage(f->db, "DELETE FROM checkpoints WHERE size = 600");
+    open_refused(f->db, "a checkpoint stored under another size");
+    fresh_log(f, &signer, 1);
+    damage(f->db, "UPDATE checkpoints SET note = 'not a note' WHERE size = 600");
+    open_refused(f->db, "a checkpoint that is no note");
+
+    sworn_note_signer_close(&signer);
+    free(tiles);
+    free(copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +578,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_format1_upgraded, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_tampered_tiles, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_rt17_entries_rewritten, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
     };
 
