@@ -46,6 +46,7 @@
 #include "merkle.h"
 #include "record_fixture.h"
 #include "sig_base.h"
+#include "sv_merkle.h"
 #include "sigscheme.h"
 #include "sv_util.h"
 #include "sworn.pb-c.h"
@@ -91,6 +92,49 @@ static void test_tree_matches_rfc9162(void **state)
     }
     assert_int_equal(d_batchtree_build(&t, (const uint8_t(*)[32])items, 0), -1);
     assert_int_equal(d_batchtree_build(&t, (const uint8_t(*)[32])items, 257), -1);
+}
+
+/* Red team of issue 17: no inclusion path of a group's tree is valid for two places. For every
+ * size up to 96 (and, beyond, the neighbours and the ends), item i's genuine path, walked by the
+ * verifier's own code (verifier/sv_merkle.c) from any other index, or from another item's leaf at
+ * index i, never gives the root. A walk at another size may give it (index 0 of 3 and of 4 walk
+ * alike): that is why the size is in the signed message (test_index_size_path). */
+static void test_rt17_no_path_aliasing(void **state)
+{
+    static struct d_batchtree t;
+    static uint8_t items[SWORN_BATCH_ITEMS_MAX][32], leaves[SWORN_BATCH_ITEMS_MAX][32];
+    uint8_t root[32], got[32], path[D_BATCHTREE_PATH_MAX][32];
+    char why[SV_WHY];
+
+    (void)state;
+    for (unsigned i = 0; i < SWORN_BATCH_ITEMS_MAX; i++) {
+        sv_sha256(&i, sizeof(i), items[i]);
+        sworn_merkle_leaf_hash(items[i], 32, leaves[i]);
+    }
+    for (uint32_t n = 1; n <= SWORN_BATCH_ITEMS_MAX; n++) {
+        assert_int_equal(d_batchtree_build(&t, (const uint8_t(*)[32])items, n), 0);
+        d_batchtree_root(&t, root);
+        for (uint32_t i = 0; i < n; i++) {
+            size_t k = d_batchtree_path(&t, i, path);
+
+            assert_int_equal(
+                sv_inclusion_root(i, n, leaves[i], (const uint8_t(*)[SV_HASH])path, k, got, why),
+                0);
+            assert_memory_equal(got, root, 32);
+            for (uint32_t j = 0; j < n; j++) {
+                if (j == i || (n > 96 && j != 0 && j != n - 1 && j + 1 != i && j != i + 1))
+                    continue;
+                if (sv_inclusion_root(j, n, leaves[i], (const uint8_t(*)[SV_HASH])path, k, got,
+                                      why) == 0 &&
+                    memcmp(got, root, 32) == 0)
+                    fail_msg("item %u's path of a group of %u also proves index %u", i, n, j);
+                if (sv_inclusion_root(i, n, leaves[j], (const uint8_t(*)[SV_HASH])path, k, got,
+                                      why) == 0 &&
+                    memcmp(got, root, 32) == 0)
+                    fail_msg("item %u's path of a group of %u also proves item %u", i, n, j);
+            }
+        }
+    }
 }
 
 /* docs/formats.md section 14's worked example, byte for byte: three items (the bytes 00..1f,
@@ -940,6 +984,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_matches_rfc9162),
         cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_rt17_no_path_aliasing),
         cmocka_unit_test(test_signer_purpose),
         cmocka_unit_test(test_wire_bounds),
         cmocka_unit_test(test_fuzz_seeds),
