@@ -758,7 +758,8 @@ static int count_entries(struct sworn_log *log, uint64_t *count)
 
 /*
  * Check what the tiles table holds against the n stored entries: at each level, complete tiles
- * 0 .. c-1 and nothing else, with c no more than the entries fill. OUT: *first_missing, the first
+ * 0 .. c-1 (width 256, a blob of TILE_BLOB_LEN bytes: every row, read by this open or not) and
+ * nothing else, with c no more than the entries fill. OUT: *first_missing, the first
  * leaf of the first complete tile that is not stored (at any level), n when none is missing
  * (recovery stores them; a format-1 database may lack some).
  */
@@ -768,24 +769,32 @@ static int check_tiles_table(struct sworn_log *log, uint64_t n, uint64_t *first_
     uint64_t stored[EDGE_LEVELS] = {0};
     int rc;
 
-    if (sqlite3_prepare_v2(log->db,
-                           "SELECT level, count(*), min(idx), max(idx), min(width), max(width)"
-                           " FROM tiles GROUP BY level",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            log->db,
+            "SELECT level, count(*), min(idx), max(idx), min(width), max(width),"
+            " min(length(hashes)), max(length(hashes)), max(typeof(hashes) <> 'blob')"
+            " FROM tiles GROUP BY level",
+            -1, &st, NULL) != SQLITE_OK)
         return db_error(log, "prepare tile count");
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         sqlite3_int64 level = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
         sqlite3_int64 lo = sqlite3_column_int64(st, 2), hi = sqlite3_column_int64(st, 3);
         sqlite3_int64 wmin = sqlite3_column_int64(st, 4), wmax = sqlite3_column_int64(st, 5);
+        sqlite3_int64 bmin = sqlite3_column_int64(st, 6), bmax = sqlite3_column_int64(st, 7);
+        sqlite3_int64 not_blob = sqlite3_column_int64(st, 8);
 
+        /* Every tile's blob too, not only those this open reads (red team of issue 17). */
         if (level < 0 || level >= EDGE_LEVELS || lo != 0 || hi != c - 1 ||
-            wmin != SWORN_TILE_WIDTH || wmax != SWORN_TILE_WIDTH) {
+            wmin != SWORN_TILE_WIDTH || wmax != SWORN_TILE_WIDTH || bmin != TILE_BLOB_LEN ||
+            bmax != TILE_BLOB_LEN || not_blob != 0) {
             sqlite3_finalize(st);
             return sworn_err_set(SWORN_ERR_CORRUPT,
                                  "log database: tiles of level %lld are not complete tiles "
-                                 "0..%lld (indices %lld..%lld, widths %lld..%lld)",
+                                 "0..%lld (indices %lld..%lld, widths %lld..%lld, %lld..%lld "
+                                 "bytes)",
                                  (long long)level, (long long)c - 1, (long long)lo, (long long)hi,
-                                 (long long)wmin, (long long)wmax);
+                                 (long long)wmin, (long long)wmax, (long long)bmin,
+                                 (long long)bmax);
         }
         stored[level] = (uint64_t)c;
     }

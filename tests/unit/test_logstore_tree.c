@@ -570,6 +570,38 @@ static void test_rt17_entries_rewritten(void **state)
     free(copy);
 }
 
+/*
+ * Red team of issue 17: open checks every stored tile's blob (docs/formats.md section 8, step 3),
+ * not only the tiles it reads. With a checkpoint of 65600 entries, open reads level-1 tile 0 and
+ * none of the level-0 tiles under it: a truncated or lengthened level-0 tile there passed open and
+ * failed only when a reader (an export, a proof) came to it.
+ */
+static void test_rt17_tile_blobs_checked(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    char vkey[SWORN_NOTE_VKEY_MAX + 1];
+    static const char *const edits[] = {
+        "UPDATE tiles SET hashes = substr(hashes, 1, 16288) WHERE level = 0 AND idx = 5",
+        "UPDATE tiles SET hashes = hashes || zeroblob(32) WHERE level = 0 AND idx = 200",
+    };
+
+    make_key(f, &signer, vkey);
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        sworn_log_close(f->log);
+        f->log = NULL;
+        remove_db(f->db);
+        assert_int_equal(sworn_log_create(f->db, ORIGIN, &f->log), 0);
+        append_range(f->log, 0, MAX_ENTRIES);
+        checkpoint(f->log, &signer);
+        sworn_log_close(f->log);
+        f->log = NULL;
+        damage(f->db, edits[i]);
+        open_refused(f->db, edits[i]);
+    }
+    sworn_note_signer_close(&signer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +612,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tampered_tiles, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_rt17_entries_rewritten, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_rt17_tile_blobs_checked, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
     };
 
