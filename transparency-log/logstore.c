@@ -730,6 +730,60 @@ static int meta_get_u64(struct sworn_log *log, const char *key, uint64_t *v)
     return 0;
 }
 
+/*
+ * The tables' primary keys as the schema makes them (red team of issue 17): the checks of open
+ * (count, min and max of the indices, tiles 0..c-1 per level) and the reads by key rely on them,
+ * and a database whose tables were made again without them could hold a duplicate index in the
+ * place of a missing one. Each table's key columns, in key order, declared INTEGER (meta: TEXT):
+ * a lone INTEGER PRIMARY KEY is the rowid (never NULL, unique), and the tiles' two are NOT NULL.
+ */
+static int check_keys(struct sworn_log *log)
+{
+    static const struct {
+        const char *table, *cols[2], *type;
+    } want[] = {
+        {"meta", {"key", NULL}, "TEXT"},        {"entries", {"idx", NULL}, "INTEGER"},
+        {"tiles", {"level", "idx"}, "INTEGER"}, {"checkpoints", {"size", NULL}, "INTEGER"},
+        {"quotes", {"size", NULL}, "INTEGER"},  {"receipts", {"idx", NULL}, "INTEGER"},
+    };
+    sqlite3_stmt *st = NULL;
+
+    if (sqlite3_prepare_v2(log->db,
+                           "SELECT name, upper(type), \"notnull\", pk FROM pragma_table_info(?)"
+                           " WHERE pk > 0 ORDER BY pk",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_error(log, "prepare key check");
+    for (size_t t = 0; t < sizeof(want) / sizeof(want[0]); t++) {
+        size_t k = 0, ncols = want[t].cols[1] != NULL ? 2 : 1;
+        int rc, ok = 1;
+
+        sqlite3_bind_text(st, 1, want[t].table, -1, SQLITE_STATIC);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(st, 0);
+            const char *type = (const char *)sqlite3_column_text(st, 1);
+            int notnull = sqlite3_column_int(st, 2);
+
+            if (k >= ncols || name == NULL || type == NULL || strcmp(name, want[t].cols[k]) != 0 ||
+                strcmp(type, want[t].type) != 0 || (!notnull && ncols > 1))
+                ok = 0;
+            k++;
+        }
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return db_error(log, "key check");
+        }
+        if (!ok || k != ncols) {
+            sqlite3_finalize(st);
+            return sworn_err_set(SWORN_ERR_CORRUPT,
+                                 "log database: table %s has not the primary key of a sworn log",
+                                 want[t].table);
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
 /* Count the durable entries and check that they are exactly 0 .. count-1. */
 static int count_entries(struct sworn_log *log, uint64_t *count)
 {
@@ -957,6 +1011,7 @@ int sworn_log_open(const char *db_path, struct sworn_log **out)
     SWORN_GUARD(exec_sql(log, QUOTES_TABLE_SQL));
     if (version == 1)
         SWORN_GUARD(upgrade_from_format_1(log));
+    SWORN_GUARD(check_keys(log));
     SWORN_GUARD(count_entries(log, &log->next_index));
     SWORN_GUARD(prepare_all(log));
     SWORN_GUARD(recover_tree(log));

@@ -66,7 +66,8 @@ int sworn_log_create(const char *db_path, const char *origin, struct sworn_log *
  * Open an existing log (format 2, or format 1, which this upgrades), check it and rebuild the tree
  * as the header comment says (the recovery after a crash). Takes the database's write lock while
  * it checks. OUT: *out. Returns 0, or -1 (SWORN_ERR_FORMAT: not a log of a format this reads;
- * SWORN_ERR_CORRUPT: a database that contradicts itself).
+ * SWORN_ERR_CORRUPT: a database that contradicts itself, a stored tile whose blob is not a complete
+ * tile's, or a table without the schema's primary key).
  */
 int sworn_log_open(const char *db_path, struct sworn_log **out);
 

@@ -602,6 +602,39 @@ static void test_rt17_tile_blobs_checked(void **state)
     sworn_note_signer_close(&signer);
 }
 
+/*
+ * Red team of issue 17: a database whose tables were made again without their keys. Open checks
+ * the entries' indices with count, max and min, and the tiles' likewise, and trusts the stored
+ * tiles under the newest checkpoint; without the primary key a duplicate index could stand in for
+ * a missing one (entry 101 gone, 100 twice, under a checkpoint), and the log opened and failed
+ * later. Open now requires each table's primary key as the schema has it (the entries', the
+ * tiles', the checkpoints').
+ */
+static void test_rt17_keys_required(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    char vkey[SWORN_NOTE_VKEY_MAX + 1];
+    static const char *const edits[] = {
+        "ALTER TABLE entries RENAME TO e0; CREATE TABLE entries(idx INTEGER, data BLOB);"
+        "INSERT INTO entries SELECT * FROM e0; DROP TABLE e0;"
+        "UPDATE entries SET idx = 100 WHERE idx = 101",
+        "ALTER TABLE tiles RENAME TO t0;"
+        "CREATE TABLE tiles(level INTEGER, idx INTEGER, width INTEGER, hashes BLOB);"
+        "INSERT INTO tiles SELECT * FROM t0; DROP TABLE t0",
+        "ALTER TABLE checkpoints RENAME TO c0; CREATE TABLE checkpoints(size INTEGER, note TEXT);"
+        "INSERT INTO checkpoints SELECT * FROM c0; DROP TABLE c0",
+    };
+
+    make_key(f, &signer, vkey);
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        fresh_log(f, &signer, 1);
+        damage(f->db, edits[i]);
+        open_refused(f->db, edits[i]);
+    }
+    sworn_note_signer_close(&signer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +647,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt17_entries_rewritten, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_rt17_tile_blobs_checked, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_rt17_keys_required, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
     };
 
