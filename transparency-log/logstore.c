@@ -811,6 +811,38 @@ static int count_entries(struct sworn_log *log, uint64_t *count)
 }
 
 /*
+ * A receipt is written in the transaction of its entry: none lies outside 0 .. n-1. One beyond
+ * would be taken over by the next entry appended without a receipt (red team of issue 17).
+ * O(log n): the key's ends only.
+ */
+static int check_receipts(struct sworn_log *log, uint64_t n)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_int64 lo, hi;
+    int rc, have;
+
+    if (sqlite3_prepare_v2(
+            log->db, "SELECT (SELECT min(idx) FROM receipts), (SELECT max(idx) FROM receipts)", -1,
+            &st, NULL) != SQLITE_OK)
+        return db_error(log, "prepare receipt check");
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return db_error(log, "receipt check");
+    }
+    lo = sqlite3_column_int64(st, 0);
+    hi = sqlite3_column_int64(st, 1);
+    have = sqlite3_column_type(st, 0) != SQLITE_NULL;
+    sqlite3_finalize(st);
+    if (have && (lo < 0 || (uint64_t)hi >= n))
+        return sworn_err_set(SWORN_ERR_CORRUPT,
+                             "log database: receipts of entries %lld..%lld, but the entries are "
+                             "0..%lld",
+                             (long long)lo, (long long)hi, (long long)n - 1);
+    return 0;
+}
+
+/*
  * Check what the tiles table holds against the n stored entries: at each level, complete tiles
  * 0 .. c-1 (width 256, a blob of TILE_BLOB_LEN bytes: every row, read by this open or not) and
  * nothing else, with c no more than the entries fill. OUT: *first_missing, the first
@@ -1013,6 +1045,7 @@ int sworn_log_open(const char *db_path, struct sworn_log **out)
         SWORN_GUARD(upgrade_from_format_1(log));
     SWORN_GUARD(check_keys(log));
     SWORN_GUARD(count_entries(log, &log->next_index));
+    SWORN_GUARD(check_receipts(log, log->next_index));
     SWORN_GUARD(prepare_all(log));
     SWORN_GUARD(recover_tree(log));
     SWORN_GUARD(exec_sql(log, "COMMIT"));

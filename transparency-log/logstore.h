@@ -67,7 +67,7 @@ int sworn_log_create(const char *db_path, const char *origin, struct sworn_log *
  * as the header comment says (the recovery after a crash). Takes the database's write lock while
  * it checks. OUT: *out. Returns 0, or -1 (SWORN_ERR_FORMAT: not a log of a format this reads;
  * SWORN_ERR_CORRUPT: a database that contradicts itself, a stored tile whose blob is not a complete
- * tile's, or a table without the schema's primary key).
+ * tile's, a receipt of no stored entry, or a table without the schema's primary key).
  */
 int sworn_log_open(const char *db_path, struct sworn_log **out);
 

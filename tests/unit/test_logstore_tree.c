@@ -635,6 +635,31 @@ static void test_rt17_keys_required(void **state)
     sworn_note_signer_close(&signer);
 }
 
+/*
+ * Red team of issue 17: a receipt is written in the transaction of its entry, so none lies beyond
+ * the entries. One planted there (idx 600 of a log of 600) opened, and the next append of an
+ * entry without a receipt (a deny) took it over: its receipt read back as the planted bytes.
+ * Open refuses a receipt beyond the entries (or before the first).
+ */
+static void test_rt17_receipts_inside(void **state)
+{
+    struct sworn_test_log *f = *state;
+    struct sworn_note_signer signer = {0};
+    char vkey[SWORN_NOTE_VKEY_MAX + 1];
+    static const char *const edits[] = {
+        "INSERT INTO receipts(idx, data) VALUES(600, X'0a20')",
+        "INSERT INTO receipts(idx, data) VALUES(-1, X'0a20')",
+    };
+
+    make_key(f, &signer, vkey);
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        fresh_log(f, &signer, 1);
+        damage(f->db, edits[i]);
+        open_refused(f->db, edits[i]);
+    }
+    sworn_note_signer_close(&signer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +674,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt17_tile_blobs_checked, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
         cmocka_unit_test_setup_teardown(test_rt17_keys_required, sworn_test_log_setup_empty,
+                                        sworn_test_log_teardown),
+        cmocka_unit_test_setup_teardown(test_rt17_receipts_inside, sworn_test_log_setup_empty,
                                         sworn_test_log_teardown),
     };
 
