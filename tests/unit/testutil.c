@@ -514,23 +514,61 @@ void sworn_test_canon(const char *scheme, const char *host, uint32_t port, const
                  why != NULL ? why : "?");
 }
 
+/*
+ * For an http-message receipt r (form 1 or 3) of the key id, of the entry with leaf hash leaf
+ * decided at time_ms: sworn's RFC 9421 base of request q (canonicalised as decisiond does) into
+ * base (cap bytes, *base_len), with r's created (the entry's time in seconds) and r's params
+ * text; and r's r||s signature as DER into der (*der_len). 0, or -1 when anything differs.
+ */
+static int http_receipt_base(const Sworn__V1__Receipt *r, const Sworn__V1__AuthorizationRequest *q,
+                             const uint8_t id[32], const uint8_t leaf[32], uint64_t time_ms,
+                             uint8_t *base, size_t cap, size_t *base_len, uint8_t der[80],
+                             size_t *der_len)
+{
+    static struct sworn_resource canon;
+    char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
+    size_t plen = 0;
+    const char *why = NULL;
+    struct sworn_httpsig_request h;
+
+    if (r->signature.len != 64 || r->created != time_ms / 1000 || q == NULL || q->context == NULL ||
+        sworn_resource_canon(q->resource, &canon, &why) != 0)
+        return -1;
+    for (int i = 0; i < 32; i++)
+        snprintf(keyid + 2 * i, 3, "%02x", id[i]);
+    h = (struct sworn_httpsig_request){
+        q->context->method,
+        canon.scheme,
+        canon.host,
+        canon.port,
+        canon.path,
+        q->context->body_sha256.len == 32 ? q->context->body_sha256.data : NULL,
+        leaf};
+    if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, cap, base_len, params,
+                           sizeof(params), &plen, &why) != 0 ||
+        strcmp(params, r->signature_params) != 0)
+        return -1;
+    return sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der, 80,
+                                 der_len) == 0
+               ? 0
+               : -1;
+}
+
 int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *receipt,
                               const uint8_t leaf[32], const void *request, uint64_t time_ms)
 {
     const Sworn__V1__Receipt *r = receipt;
     const Sworn__V1__AuthorizationRequest *q = request;
-    static struct sworn_resource canon;
     static uint8_t base[SWORN_SIGBASE_MAX];
     uint8_t der[80], id[32];
-    char keyid[65], params[SWORN_SIGBASE_PARAMS_TEXT_MAX + 1];
-    size_t base_len = 0, plen = 0, der_len = 0;
-    const char *why = NULL;
-    struct sworn_httpsig_request h;
+    size_t base_len = 0, der_len = 0;
 
     if (r->form == 0)
         return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, leaf, 32,
                                       r->signature.data, r->signature.len);
     SHA256(spki, spki_len, id);
+    if (r->key_id.len != 32 || memcmp(r->key_id.data, id, 32) != 0)
+        return -1;
     if (r->form == 2 || r->form == 3) {
         /* A batch receipt: the item (the leaf hash, or for form 3 SHA-256 of sworn's RFC 9421
          * base of the request) -> the group's tree -> root -> one signature over u32 size ||
@@ -540,29 +578,12 @@ int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *
         size_t sig_len = r->signature.len;
         char w[256];
 
-        if (r->batch_size < 1 || r->batch_size > 256 || r->batch_path.len % 32 != 0 ||
-            r->key_id.len != 32 || memcmp(r->key_id.data, id, 32) != 0)
+        if (r->batch_size < 1 || r->batch_size > 256 || r->batch_path.len % 32 != 0)
             return -1;
         memcpy(item, leaf, 32);
         if (r->form == 3) {
-            if (r->signature.len != 64 || r->created != time_ms / 1000 || q == NULL ||
-                q->context == NULL || sworn_resource_canon(q->resource, &canon, &why) != 0)
-                return -1;
-            for (int i = 0; i < 32; i++)
-                snprintf(keyid + 2 * i, 3, "%02x", id[i]);
-            h = (struct sworn_httpsig_request){
-                q->context->method,
-                canon.scheme,
-                canon.host,
-                canon.port,
-                canon.path,
-                q->context->body_sha256.len == 32 ? q->context->body_sha256.data : NULL,
-                leaf};
-            if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &base_len,
-                                   params, sizeof(params), &plen, &why) != 0 ||
-                strcmp(params, r->signature_params) != 0 ||
-                sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der,
-                                      sizeof(der), &der_len) != 0)
+            if (http_receipt_base(r, q, id, leaf, time_ms, base, sizeof(base), &base_len, der,
+                                  &der_len) != 0)
                 return -1;
             SHA256(base, base_len, item);
             sig = der;
@@ -580,25 +601,8 @@ int sworn_test_receipt_verify(const uint8_t *spki, size_t spki_len, const void *
         return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_BATCH, msg, sizeof(msg), sig,
                                       sig_len);
     }
-    if (r->form != 1 || r->signature.len != 64 || r->key_id.len != 32 ||
-        memcmp(r->key_id.data, id, 32) != 0 || r->created != time_ms / 1000 || q->context == NULL ||
-        sworn_resource_canon(q->resource, &canon, &why) != 0)
-        return -1;
-    for (int i = 0; i < 32; i++)
-        snprintf(keyid + 2 * i, 3, "%02x", id[i]);
-    h = (struct sworn_httpsig_request){
-        q->context->method,
-        canon.scheme,
-        canon.host,
-        canon.port,
-        canon.path,
-        q->context->body_sha256.len == 32 ? q->context->body_sha256.data : NULL,
-        leaf};
-    if (sworn_httpsig_base(&h, (int64_t)r->created, keyid, base, sizeof(base), &base_len, params,
-                           sizeof(params), &plen, &why) != 0 ||
-        strcmp(params, r->signature_params) != 0 ||
-        sworn_ecdsa_rs_to_der(r->signature.data, 32, r->signature.data + 32, 32, der, sizeof(der),
-                              &der_len) != 0)
+    if (r->form != 1 || http_receipt_base(r, q, id, leaf, time_ms, base, sizeof(base), &base_len,
+                                          der, &der_len) != 0)
         return -1;
     return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_HTTP_MESSAGE, base, base_len, der,
                                   der_len);
