@@ -616,14 +616,15 @@ static void test_rt17_keys_required(void **state)
     struct sworn_note_signer signer = {0};
     char vkey[SWORN_NOTE_VKEY_MAX + 1];
     static const char *const edits[] = {
-        "ALTER TABLE entries RENAME TO e0; CREATE TABLE entries(idx INTEGER, data BLOB);"
-        "INSERT INTO entries SELECT * FROM e0; DROP TABLE e0;"
-        "UPDATE entries SET idx = 100 WHERE idx = 101",
-        "ALTER TABLE tiles RENAME TO t0;"
-        "CREATE TABLE tiles(level INTEGER, idx INTEGER, width INTEGER, hashes BLOB);"
-        "INSERT INTO tiles SELECT * FROM t0; DROP TABLE t0",
-        "ALTER TABLE checkpoints RENAME TO c0; CREATE TABLE checkpoints(size INTEGER, note TEXT);"
-        "INSERT INTO checkpoints SELECT * FROM c0; DROP TABLE c0",
+        ("ALTER TABLE entries RENAME TO e0; CREATE TABLE entries(idx INTEGER, data BLOB);"
+         "INSERT INTO entries SELECT * FROM e0; DROP TABLE e0;"
+         "UPDATE entries SET idx = 100 WHERE idx = 101"),
+        ("ALTER TABLE tiles RENAME TO t0;"
+         "CREATE TABLE tiles(level INTEGER, idx INTEGER, width INTEGER, hashes BLOB);"
+         "INSERT INTO tiles SELECT * FROM t0; DROP TABLE t0"),
+        ("ALTER TABLE checkpoints RENAME TO c0; CREATE TABLE checkpoints(size INTEGER, note "
+         "TEXT);"
+         "INSERT INTO checkpoints SELECT * FROM c0; DROP TABLE c0"),
     };
 
     make_key(f, &signer, vkey);
