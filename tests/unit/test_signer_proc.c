@@ -1181,7 +1181,8 @@ static void test_restart_backoff_and_key_change(void **state)
 struct worker {
     struct fixture *f;
     unsigned id;
-    int ok;
+    int count; /* signatures to make */
+    int ok;    /* made and verified */
 };
 
 /* The message of thread id's i-th signature: distinct for every thread and signature. */
@@ -1193,7 +1194,7 @@ static void worker_digest(unsigned id, int i, uint8_t out[32])
     digest_of(text, out);
 }
 
-/* PER_THREAD signatures, each checked against its own message: a reply that went to the wrong
+/* w->count signatures, each checked against its own message: a reply that went to the wrong
  * caller would carry another message's signature and fail here. */
 static void *sign_many(void *arg)
 {
@@ -1201,7 +1202,7 @@ static void *sign_many(void *arg)
     uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
     size_t sig_len = 0;
 
-    for (int i = 0; i < PER_THREAD; i++) {
+    for (int i = 0; i < w->count; i++) {
         worker_digest(w->id, i, digest);
         if (sworn_signer_proc_sign(w->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
                                    sizeof(sig), &sig_len) != 0 ||
@@ -1225,7 +1226,7 @@ static void test_threads(void **state)
     pid = sworn_signer_proc_pid(f->p);
     t0 = now_ms();
     for (int i = 0; i < THREADS; i++) {
-        w[i] = (struct worker){.f = f, .id = (unsigned)i, .ok = 0};
+        w[i] = (struct worker){.f = f, .id = (unsigned)i, .count = PER_THREAD};
         assert_int_equal(pthread_create(&t[i], NULL, sign_many, &w[i]), 0);
     }
     /* A health check in the middle of the signatures is answered in turn. */
@@ -1245,42 +1246,18 @@ static void test_threads(void **state)
 #define CROWD (SWORN_SIGNER_PROC_INFLIGHT_MAX + 8)
 #define CROWD_EACH 5
 
-struct crowd_member {
-    struct fixture *f;
-    unsigned id;
-    int ok;
-};
-
-static void *crowd_sign(void *arg)
-{
-    struct crowd_member *m = arg;
-    uint8_t digest[32], sig[SWORN_SIGNER_SIG_MAX];
-    size_t sig_len = 0;
-
-    for (int i = 0; i < CROWD_EACH; i++) {
-        worker_digest(m->id, i, digest);
-        if (sworn_signer_proc_sign(m->f->p, SWORN_PURPOSE_RECEIPT, digest, sizeof(digest), sig,
-                                   sizeof(sig), &sig_len) != 0 ||
-            sworn_signature_verify(m->f->spki, m->f->spki_len, SWORN_PURPOSE_RECEIPT, digest,
-                                   sizeof(digest), sig, sig_len) != 0)
-            return NULL;
-        m->ok++;
-    }
-    return NULL;
-}
-
 static void test_more_callers_than_places(void **state)
 {
     struct fixture *f = *state;
-    struct crowd_member m[CROWD];
+    struct worker m[CROWD];
     pthread_t t[CROWD];
     pid_t pid;
 
     start(f, &(struct sworn_signer_proc_opts){.timeout_ms = 60000});
     pid = sworn_signer_proc_pid(f->p);
     for (unsigned i = 0; i < CROWD; i++) {
-        m[i] = (struct crowd_member){.f = f, .id = 1000 + i};
-        assert_int_equal(pthread_create(&t[i], NULL, crowd_sign, &m[i]), 0);
+        m[i] = (struct worker){.f = f, .id = 1000 + i, .count = CROWD_EACH};
+        assert_int_equal(pthread_create(&t[i], NULL, sign_many, &m[i]), 0);
     }
     for (unsigned i = 0; i < CROWD; i++) {
         assert_int_equal(pthread_join(t[i], NULL), 0);
