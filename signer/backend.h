@@ -49,6 +49,10 @@ struct sworn_signer_backend {
     void (*close)(void *ctx);
 };
 
+/* The watchdogs cfg asks for: one device call, and opening or rebuilding (signer.h's defaults). */
+unsigned sworn_signer_call_timeout(const struct sworn_signer_config *cfg);
+unsigned sworn_signer_open_timeout(const struct sworn_signer_config *cfg);
+
 extern const struct sworn_signer_backend sworn_signer_backend_file;
 extern const struct sworn_signer_backend sworn_signer_backend_pkcs11;
 extern const struct sworn_signer_backend sworn_signer_backend_tpm;

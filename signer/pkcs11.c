@@ -58,7 +58,8 @@ struct p11 {
     struct sworn_pkcs11_uri uri;
     char module_path[PATH_MAX];
     char pin_file[PATH_MAX];
-    unsigned timeout_ms;
+    unsigned timeout_ms;      /* one device call */
+    unsigned open_timeout_ms; /* build and rebuild_call: many device calls */
     struct sworn_watchdog *wd;
 
     struct sworn_p11_module mod;
@@ -385,10 +386,11 @@ static int p11_open(const struct sworn_signer_config *cfg, void **ctx, uint8_t *
                  SWORN_ERR_ARG, "pkcs11: path too long");
     strcpy(p->module_path, cfg->module_path);
     strcpy(p->pin_file, cfg->pin_file);
-    p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : SWORN_SIGNER_TIMEOUT_MS;
+    p->timeout_ms = sworn_signer_call_timeout(cfg);
+    p->open_timeout_ms = sworn_signer_open_timeout(cfg);
     SWORN_GUARD(sworn_watchdog_new(&p->wd));
     sworn_watchdog_set_inline(p->wd, cfg->inline_device_calls);
-    if (sworn_watchdog_run(p->wd, build, p, p->timeout_ms) < 0)
+    if (sworn_watchdog_run(p->wd, build, p, p->open_timeout_ms) < 0)
         goto fail;
     memcpy(spki, p->spki, p->spki_len);
     *spki_len = p->spki_len;
@@ -489,7 +491,7 @@ static int p11_reset(void *ctx)
     if (sworn_watchdog_busy(p->wd))
         return sworn_err_set(SWORN_ERR_IO,
                              "pkcs11: a call is still hung inside the module; cannot rebuild");
-    return sworn_watchdog_run(p->wd, rebuild_call, p, p->timeout_ms);
+    return sworn_watchdog_run(p->wd, rebuild_call, p, p->open_timeout_ms);
 }
 
 static void p11_close(void *ctx)

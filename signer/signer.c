@@ -49,6 +49,20 @@ static const struct sworn_signer_backend *backend_for(const char *uri)
     return NULL;
 }
 
+unsigned sworn_signer_call_timeout(const struct sworn_signer_config *cfg)
+{
+    return cfg->timeout_ms != 0 ? cfg->timeout_ms : SWORN_SIGNER_TIMEOUT_MS;
+}
+
+unsigned sworn_signer_open_timeout(const struct sworn_signer_config *cfg)
+{
+    unsigned call = sworn_signer_call_timeout(cfg);
+
+    if (cfg->open_timeout_ms != 0)
+        return cfg->open_timeout_ms;
+    return call > SWORN_SIGNER_OPEN_TIMEOUT_MS ? call : SWORN_SIGNER_OPEN_TIMEOUT_MS;
+}
+
 int sworn_signer_open(const struct sworn_signer_config *cfg, struct sworn_signer **out)
 {
     struct sworn_signer *s = NULL;

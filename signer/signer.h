@@ -31,6 +31,13 @@
 #include "sigscheme.h"
 
 #define SWORN_SIGNER_TIMEOUT_MS 5000 /* default watchdog for one device call */
+/*
+ * Default watchdog for opening or rebuilding the device context (load the module, initialise, open
+ * a session, log in, find and check the key; or connect to the TPM and read the key). That is many
+ * device calls, and a slow but working device must not be abandoned in the middle of it: the same
+ * deadline as the signer process's start (decisiond/signerproc.h).
+ */
+#define SWORN_SIGNER_OPEN_TIMEOUT_MS 10000
 
 struct sworn_signer_config {
     const char *uri;         /* pkcs11:..., tpm:..., file:... (required) */
@@ -40,6 +47,9 @@ struct sworn_signer_config {
     const uint8_t *pinned_spki; /* pkcs11:, tpm: the DER SPKI the key must have (required) */
     size_t pinned_spki_len;
     unsigned timeout_ms; /* watchdog for one device call; 0 means SWORN_SIGNER_TIMEOUT_MS */
+    /* Watchdog for opening or rebuilding the device context; 0 means the larger of timeout_ms
+     * and SWORN_SIGNER_OPEN_TIMEOUT_MS. */
+    unsigned open_timeout_ms;
     /*
      * 1: make device calls in the caller's thread, without the watchdog. Only where something else
      * bounds a hung call: the signer process sets it, since its parent kills a stalled child.

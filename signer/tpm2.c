@@ -16,7 +16,8 @@
  * the receive timeout and blocks in read() (with Esys_SetTimeout(1000), Esys_Sign against a
  * SIGSTOPped swtpm returned only when swtpm was continued, seconds later), and the synchronous
  * Esys_* calls retry TRY_AGAIN for ever anyway. So every call into the TSS runs on a watchdog
- * worker thread (watchdog.h) and the caller stops waiting after timeout_ms. An abandoned call
+ * worker thread (watchdog.h) and the caller stops waiting after timeout_ms (open_timeout_ms for
+ * connecting and reading the key). An abandoned call
  * still uses the device context, so reset refuses to tear it down until that call has returned
  * (the rebuild fails at once, and signer.c backs off: nothing piles up on a hung TPM, at most one
  * abandoned call per signer exists), and close hands the context over to the abandoned call,
@@ -96,9 +97,10 @@ struct tpm_dev {
 struct tpm_key {
     struct tpm_dev *dev;
     struct sworn_watchdog *wd;
-    unsigned timeout_ms;
-    int connected; /* dev holds a working ESYS context for the checked key */
-    EVP_PKEY *pub; /* the key found at open, which verifies every signature */
+    unsigned timeout_ms;      /* one device call (a signature) */
+    unsigned open_timeout_ms; /* connecting to the TPM and reading the key */
+    int connected;            /* dev holds a working ESYS context for the checked key */
+    EVP_PKEY *pub;            /* the key found at open, which verifies every signature */
     uint8_t spki[SWORN_SIGNER_SPKI_MAX];
     size_t spki_len;
 };
@@ -347,12 +349,14 @@ static int check_key(const TPMT_PUBLIC *p, TPM2_HANDLE handle, uint8_t *spki, si
 /* Run op on the device under the watchdog, naming the call when the deadline passes. */
 static int dev_call(struct tpm_key *k, enum dev_op op, const char *what)
 {
+    unsigned deadline = op == OP_CONNECT ? k->open_timeout_ms : k->timeout_ms;
+
     /* No call runs on k->dev now (reset and sign make sure of it): it is ours to hand over. */
     k->dev->op = op;
     pthread_mutex_lock(&k->dev->lock);
     k->dev->call_done = 0;
     pthread_mutex_unlock(&k->dev->lock);
-    if (sworn_watchdog_run(k->wd, dev_worker, k->dev, k->timeout_ms) == 0)
+    if (sworn_watchdog_run(k->wd, dev_worker, k->dev, deadline) == 0)
         return 0;
     if (dev_busy(k->dev))
         return sworn_err_set(SWORN_ERR_IO, "tpm signer: %s at handle 0x%08x: %s", what,
@@ -421,7 +425,8 @@ static int tpm_open(const struct sworn_signer_config *cfg, void **ctx, uint8_t *
     SWORN_ENSURE(strlen(cfg->tcti) < sizeof(k->dev->tcti_conf), SWORN_ERR_ARG,
                  "tpm signer: the TCTI configuration is longer than %d bytes", TCTI_CONF_MAX - 1);
     memcpy(k->dev->tcti_conf, cfg->tcti, strlen(cfg->tcti) + 1);
-    k->timeout_ms = cfg->timeout_ms != 0 ? cfg->timeout_ms : SWORN_SIGNER_TIMEOUT_MS;
+    k->timeout_ms = sworn_signer_call_timeout(cfg);
+    k->open_timeout_ms = sworn_signer_open_timeout(cfg);
     SWORN_GUARD(sworn_watchdog_new(&k->wd));
     sworn_watchdog_set_inline(k->wd, cfg->inline_device_calls);
     SWORN_GUARD(connect_key(k, k->spki, &k->spki_len));
@@ -502,9 +507,8 @@ static int tpm_reset(void *ctx)
      * so that no caller waits on a device that is still hung. */
     if (dev_busy(k->dev))
         return sworn_err_set(SWORN_ERR_IO,
-                             "tpm signer: the TPM has not yet answered a call abandoned after %u "
-                             "ms; not rebuilding yet",
-                             k->timeout_ms);
+                             "tpm signer: the TPM has not yet answered a call abandoned after "
+                             "its deadline; not rebuilding yet");
     dev_teardown(k->dev);
     if (connect_key(k, spki, &spki_len) < 0)
         return -1;

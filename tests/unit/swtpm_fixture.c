@@ -203,6 +203,10 @@ static int run_status(struct sworn_test_swtpm *t, char *const argv[])
     int status = -1;
     pid_t pid;
 
+    /* A test that failed while swtpm was paused left it so: continue it first, or this command
+     * (and every later test of the group) would wait for ever instead of failing. */
+    if (t->paused && sworn_test_swtpm_resume(t) != 0)
+        goto out;
     if (env == NULL) {
         fail("out of memory");
         goto out;
@@ -445,6 +449,7 @@ int sworn_test_swtpm_kill(struct sworn_test_swtpm *t)
         return fail("kill %d: %s", (int)t->pid, strerror(errno));
     waitpid(t->pid, NULL, 0);
     t->pid = 0;
+    t->paused = 0;
     return 0;
 }
 
@@ -470,6 +475,7 @@ int sworn_test_swtpm_pause(struct sworn_test_swtpm *t)
     /* Wait until it has really stopped, so the next command surely goes unanswered. */
     if (waitpid(t->pid, &status, WUNTRACED) != t->pid || !WIFSTOPPED(status))
         return fail("swtpm did not stop");
+    t->paused = 1;
     return 0;
 }
 
@@ -481,6 +487,7 @@ int sworn_test_swtpm_resume(struct sworn_test_swtpm *t)
         return fail("cannot continue swtpm");
     if (waitpid(t->pid, &status, WCONTINUED) != t->pid || !WIFCONTINUED(status))
         return fail("swtpm did not continue");
+    t->paused = 0;
     return 0;
 }
 

@@ -32,6 +32,7 @@ struct sworn_test_swtpm {
     char *state; /* <dir>/state: the TPM state, kept across kill and restart */
     int port;    /* the TPM command port; the control port is port + 1 */
     pid_t pid;   /* the running swtpm, or 0 */
+    int paused;  /* stopped by sworn_test_swtpm_pause and not yet continued */
     char tcti[SWORN_TEST_SWTPM_TCTI_MAX];
 };
 

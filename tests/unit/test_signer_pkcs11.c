@@ -502,7 +502,10 @@ static void test_hung_call_becomes_an_error(void **state)
 
     c.module_path = getenv("SWORN_HANG_MODULE");
     assert_non_null(c.module_path);
+    /* One signature gets 300 ms; the opening (module load, login, key search: slower than 300 ms
+     * under ASan on a loaded machine) keeps its own deadline, open_timeout_ms's default. */
     c.timeout_ms = 300;
+    assert_int_equal(c.open_timeout_ms, 0);
     setenv("SWORN_HANG_FILE", flag, 1);
     s = open_ok(c);
     assert_int_equal(try_sign(s), 0);
