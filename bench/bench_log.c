@@ -20,11 +20,12 @@
  *   the spec   append + integrate after every batch of 256 (the 100,000 entries/s target), then
  *              the same with every sync skipped, to split the gap between CPU and disk
  *
- * fsyncs are counted, not inferred: a sqlite3 VFS shim, registered as the default before any log
- * is opened, counts every xSync on the WAL and on the database file and every byte written, and
- * recognises each commit by the WAL frame header that carries a database size (only commit
- * frames do). Each append figure also gives the process CPU time per batch, so that a rate below
- * target can be told apart as CPU-bound or disk-bound.
+ * fsyncs are counted, not inferred: a sqlite3 VFS shim (benchutil.c, shared with
+ * bench_decisiond), registered as the default before any log is opened, counts every xSync on
+ * the WAL and on the database file and every byte written, and recognises each commit by the
+ * WAL frame header that carries a database size (only commit frames do). Each append figure also
+ * gives the process CPU time per batch, so that a rate below target can be told apart as CPU-bound
+ * or disk-bound.
  *
  * The last part sets the costs of one-entry commits and of the 8-thread group commit against
  * the targets of issue 17 ("a cheap commit"): bytes written per entry, syncs per commit, and the
@@ -35,10 +36,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +50,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include "benchutil.h"
 #include "err.h"
 #include "logstore.h"
 #include "merkle.h"
@@ -126,156 +126,6 @@ static uint64_t rng_next(void)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * The counting VFS. It wraps the default VFS's xOpen and gives each opened file a copy of its
- * io_methods in which xSync and xWrite count before calling the original. The copy is found back
- * from the file (its pMethods points at it), so no per-file state is needed. One copy is made per
- * (original methods, file kind) pair; the unix VFS has only a handful of method tables.
- */
-
-enum file_kind { KIND_DB, KIND_WAL, KIND_OTHER, KIND_COUNT };
-
-struct method_copy {
-    sqlite3_io_methods m; /* first: a file's pMethods is cast back to the copy */
-    const sqlite3_io_methods *orig;
-    enum file_kind kind;
-};
-
-#define METHOD_COPIES 16
-static struct method_copy copies[METHOD_COPIES];
-static int copy_count;
-static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
-static sqlite3_vfs *base_vfs;
-static sqlite3_vfs counting_vfs;
-
-static atomic_ulong syncs[KIND_COUNT];
-static atomic_ullong written[KIND_COUNT]; /* bytes handed to xWrite */
-static atomic_ulong commits;              /* WAL syncs that made a transaction durable */
-static atomic_int commit_pending;         /* a commit frame was written and not yet synced */
-static atomic_int uncounted_opens;        /* files the shim could not wrap (should stay 0) */
-static atomic_int elide_syncs; /* what-if runs only: count syncs but do not perform them */
-
-/* WAL frame headers are 24 bytes written on their own after the 32-byte WAL header; bytes 4..7
- * hold the database size in pages for a commit frame and zero for every other frame. */
-#define WAL_HEADER_LEN 32
-#define WAL_FRAME_HEADER_LEN 24
-
-static int counting_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
-{
-    const struct method_copy *c = (const struct method_copy *)f->pMethods;
-
-    atomic_fetch_add(&written[c->kind], (unsigned long long)amt);
-    if (c->kind == KIND_WAL && amt == WAL_FRAME_HEADER_LEN && off >= WAL_HEADER_LEN) {
-        const unsigned char *h = buf;
-        if ((h[4] | h[5] | h[6] | h[7]) != 0)
-            atomic_store(&commit_pending, 1);
-    }
-    return c->orig->xWrite(f, buf, amt, off);
-}
-
-static int counting_sync(sqlite3_file *f, int flags)
-{
-    const struct method_copy *c = (const struct method_copy *)f->pMethods;
-
-    atomic_fetch_add(&syncs[c->kind], 1);
-    /* The sync right after a commit frame is the commit's; WAL syncs without one are the
-     * checkpointer's or the WAL header's after a reset. */
-    if (c->kind == KIND_WAL && atomic_exchange(&commit_pending, 0))
-        atomic_fetch_add(&commits, 1);
-    if (atomic_load(&elide_syncs))
-        return SQLITE_OK;
-    return c->orig->xSync(f, flags);
-}
-
-static const struct method_copy *copy_for(const sqlite3_io_methods *orig, enum file_kind kind)
-{
-    const struct method_copy *found = NULL;
-
-    if (pthread_mutex_lock(&copies_lock) != 0)
-        return NULL;
-    for (int i = 0; i < copy_count && found == NULL; i++)
-        if (copies[i].orig == orig && copies[i].kind == kind)
-            found = &copies[i];
-    if (found == NULL && copy_count < METHOD_COPIES) {
-        struct method_copy *c = &copies[copy_count++];
-
-        c->m = *orig;
-        c->m.xWrite = counting_write;
-        c->m.xSync = counting_sync;
-        c->orig = orig;
-        c->kind = kind;
-        found = c;
-    }
-    (void)pthread_mutex_unlock(&copies_lock);
-    return found;
-}
-
-static int counting_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
-                         int *out_flags)
-{
-    enum file_kind kind = (flags & SQLITE_OPEN_WAL)       ? KIND_WAL
-                          : (flags & SQLITE_OPEN_MAIN_DB) ? KIND_DB
-                                                          : KIND_OTHER;
-    const struct method_copy *c;
-    int rc;
-
-    (void)vfs;
-    rc = base_vfs->xOpen(base_vfs, name, f, flags, out_flags);
-    if (rc != SQLITE_OK || f->pMethods == NULL)
-        return rc;
-    c = copy_for(f->pMethods, kind);
-    if (c == NULL)
-        atomic_fetch_add(&uncounted_opens, 1);
-    else
-        f->pMethods = &c->m;
-    return rc;
-}
-
-static void install_counting_vfs(void)
-{
-    base_vfs = sqlite3_vfs_find(NULL);
-    if (base_vfs == NULL)
-        die_msg("sqlite3 has no default VFS");
-    /* Everything but xOpen (and the name) is the base VFS's own: the unix VFS methods only read
-     * fields of the struct that the copy shares (szOsFile, mxPathname, pAppData). */
-    counting_vfs = *base_vfs;
-    counting_vfs.zName = "counting";
-    counting_vfs.pNext = NULL;
-    counting_vfs.xOpen = counting_open;
-    if (sqlite3_vfs_register(&counting_vfs, 1) != SQLITE_OK)
-        die_msg("sqlite3_vfs_register failed");
-}
-
-struct sync_snap {
-    unsigned long db, wal, other, commits;
-    unsigned long long bytes;     /* written to every sqlite file */
-    unsigned long long wal_bytes; /* of which to the WAL (the rest: checkpoints into the db) */
-};
-
-static struct sync_snap sync_snap(void)
-{
-    struct sync_snap s = {atomic_load(&syncs[KIND_DB]),
-                          atomic_load(&syncs[KIND_WAL]),
-                          atomic_load(&syncs[KIND_OTHER]),
-                          atomic_load(&commits),
-                          atomic_load(&written[KIND_DB]) + atomic_load(&written[KIND_WAL]) +
-                              atomic_load(&written[KIND_OTHER]),
-                          atomic_load(&written[KIND_WAL])};
-    return s;
-}
-
-static unsigned long snap_total(struct sync_snap s)
-{
-    return s.db + s.wal + s.other;
-}
-
-static struct sync_snap snap_diff(struct sync_snap a, struct sync_snap b)
-{
-    struct sync_snap d = {b.db - a.db,           b.wal - a.wal,     b.other - a.other,
-                          b.commits - a.commits, b.bytes - a.bytes, b.wal_bytes - a.wal_bytes};
-    return d;
-}
-
-/* ---------------------------------------------------------------------------------------------
  * Output: one row per figure, printed as soon as it is measured.
  */
 
@@ -313,13 +163,13 @@ static void target_row(const char *figure, double value, const char *unit, const
     fflush(stdout);
 }
 
-static void sync_breakdown(const char *what, struct sync_snap d, unsigned long count,
+static void sync_breakdown(const char *what, struct bench_sync_snap d, unsigned long count,
                            const char *per)
 {
     printf("  %-44s %lu commits; syncs: %lu WAL (%lu for commits, %lu checkpoint or header),"
            " %lu db, %lu other = %.3f per %s\n",
            what, d.commits, d.wal, d.commits, d.wal - d.commits, d.db, d.other,
-           count ? (double)snap_total(d) / (double)count : 0.0, per);
+           count ? (double)bench_sync_total(d) / (double)count : 0.0, per);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -581,7 +431,7 @@ struct append_result {
     unsigned long batches;
     double seconds;
     double cpu; /* process CPU seconds */
-    struct sync_snap syncs;
+    struct bench_sync_snap syncs;
     unsigned long max_syncs;  /* the most syncs any one batch needed */
     unsigned long long bytes; /* entry bytes appended */
     double fsync_rate;        /* fdatasync/s measured just before (0: syncs skipped) */
@@ -591,23 +441,23 @@ static struct append_result run_appends(struct sworn_log *log, size_t n, unsigne
                                         double seconds, int integrate_each)
 {
     struct append_result r = {0};
-    struct sync_snap before = sync_snap();
+    struct bench_sync_snap before = bench_sync_snap();
     double t0 = now(), c0 = cpu_now();
 
     do {
-        unsigned long s0 = snap_total(sync_snap()), used;
+        unsigned long s0 = bench_sync_total(bench_sync_snap()), used;
 
         r.bytes += append(log, r.batches, n);
         if (integrate_each && sworn_log_integrate(log, NULL) < 0)
             die_lib("sworn_log_integrate");
-        used = snap_total(sync_snap()) - s0;
+        used = bench_sync_total(bench_sync_snap()) - s0;
         if (used > r.max_syncs)
             r.max_syncs = used;
         r.batches++;
         r.seconds = now() - t0;
     } while (r.batches < max_batches && r.seconds < seconds);
     r.cpu = cpu_now() - c0;
-    r.syncs = snap_diff(before, sync_snap());
+    r.syncs = bench_sync_diff(before, bench_sync_snap());
     return r;
 }
 
@@ -619,7 +469,7 @@ static struct append_result appends_phase(const char *figure, struct sworn_log *
                                           const char *dir, size_t n, unsigned long max_batches,
                                           double seconds, int integrate_each)
 {
-    double fs = atomic_load(&elide_syncs) ? 0.0 : fsync_near(dir);
+    double fs = bench_sqlite_eliding() ? 0.0 : fsync_near(dir);
     struct append_result r = run_appends(log, n, max_batches, seconds, integrate_each);
     double batch_rate = (double)r.batches / r.seconds;
 
@@ -653,45 +503,6 @@ static struct append_result appends_phase(const char *figure, struct sworn_log *
 
 #define GROUP_SECONDS 1.5
 #define GROUP_MAX_PER_THREAD 6000ul
-#define GROUP_MAX_THREADS 8
-
-struct group_thread {
-    struct sworn_log *log;
-    pthread_barrier_t *start;
-    unsigned id;
-    unsigned long appended;
-    unsigned long long bytes; /* entry bytes appended */
-    int failed;
-    char msg[SWORN_ERR_MSG_MAX];
-};
-
-static void *group_main(void *arg)
-{
-    struct group_thread *g = arg;
-    int brc = pthread_barrier_wait(g->start);
-    double deadline;
-
-    if (brc != 0 && brc != PTHREAD_BARRIER_SERIAL_THREAD) {
-        g->failed = 1;
-        snprintf(g->msg, sizeof(g->msg), "pthread_barrier_wait failed");
-        return NULL;
-    }
-    deadline = now() + GROUP_SECONDS;
-    while (g->appended < GROUP_MAX_PER_THREAD && now() < deadline) {
-        size_t at = pool_at(g->appended * GROUP_MAX_THREADS + g->id, 1);
-        uint64_t first;
-
-        if (sworn_log_append(g->log, pool_ptrs + at, pool_lens + at, 1, &first) < 0) {
-            /* sworn_err is per thread: carry the message back to main. */
-            g->failed = 1;
-            snprintf(g->msg, sizeof(g->msg), "%s", sworn_err_msg());
-            return NULL;
-        }
-        g->appended++;
-        g->bytes += pool_lens[at];
-    }
-    return NULL;
-}
 
 /* What issue 17 measures of commits of one entry each: against its targets at the end. */
 struct commit_cost {
@@ -704,43 +515,18 @@ struct commit_cost {
 static struct commit_cost run_group(struct sworn_log *log, const char *dir, unsigned threads)
 {
     struct commit_cost cost;
-    unsigned long long bytes = 0;
-    struct group_thread g[GROUP_MAX_THREADS];
-    pthread_t tid[GROUP_MAX_THREADS];
-    pthread_barrier_t start;
-    struct sync_snap before, d;
-    unsigned long total = 0;
-    double fs = fsync_near(dir), t0, t;
+    struct bench_commits c;
+    struct bench_sync_snap d;
+    unsigned long total;
+    double fs = fsync_near(dir), t;
     char name[64];
-    int brc;
 
-    if (pthread_barrier_init(&start, NULL, threads + 1) != 0)
-        die_msg("pthread_barrier_init failed");
-    for (unsigned i = 0; i < threads; i++) {
-        g[i] = (struct group_thread){.log = log, .start = &start, .id = i};
-        if (pthread_create(&tid[i], NULL, group_main, &g[i]) != 0)
-            die_msg("pthread_create failed");
-    }
-    before = sync_snap();
-    brc = pthread_barrier_wait(&start);
-    if (brc != 0 && brc != PTHREAD_BARRIER_SERIAL_THREAD)
-        die_msg("pthread_barrier_wait failed");
-    t0 = now();
-    for (unsigned i = 0; i < threads; i++)
-        if (pthread_join(tid[i], NULL) != 0)
-            die_msg("pthread_join failed");
-    t = now() - t0;
-    d = snap_diff(before, sync_snap());
-    if (pthread_barrier_destroy(&start) != 0)
-        die_msg("pthread_barrier_destroy failed");
-    for (unsigned i = 0; i < threads; i++) {
-        if (g[i].failed) {
-            fprintf(stderr, "bench_log: group commit thread %u: %s\n", i, g[i].msg);
-            exit(1);
-        }
-        total += g[i].appended;
-        bytes += g[i].bytes;
-    }
+    /* benchutil.c: the measurement bench_decisiond makes of the stack's filesystem too. */
+    bench_log_commits(log, threads, GROUP_SECONDS, GROUP_MAX_PER_THREAD, pool_ptrs, pool_lens,
+                      ENTRY_POOL, &c);
+    d = c.syncs;
+    total = c.entries;
+    t = c.seconds;
     snprintf(name, sizeof(name), "group commit, %u threads x batch of 1", threads);
     row(name, (double)total / t, "entries/s", "%.2f x fdatasync/s (%.0f)", (double)total / t / fs,
         fs);
@@ -748,10 +534,11 @@ static struct commit_cost run_group(struct sworn_log *log, const char *dir, unsi
         (double)d.commits / t / fs, d.commits ? (double)total / (double)d.commits : 0.0);
     sync_breakdown("  fsyncs", d, d.commits, "transaction");
     row("  sqlite bytes written per entry", (double)d.bytes / (double)total, "B",
-        "%.1f x the entry bytes (%.1f x WAL, %.1f x checkpoints)", (double)d.bytes / (double)bytes,
-        (double)d.wal_bytes / (double)bytes, (double)(d.bytes - d.wal_bytes) / (double)bytes);
-    cost.bytes_ratio = (double)d.bytes / (double)bytes;
-    cost.syncs_per_commit = d.commits ? (double)snap_total(d) / (double)d.commits : 0.0;
+        "%.1f x the entry bytes (%.1f x WAL, %.1f x checkpoints)",
+        (double)d.bytes / (double)c.entry_bytes, (double)d.wal_bytes / (double)c.entry_bytes,
+        (double)(d.bytes - d.wal_bytes) / (double)c.entry_bytes);
+    cost.bytes_ratio = (double)d.bytes / (double)c.entry_bytes;
+    cost.syncs_per_commit = d.commits ? (double)bench_sync_total(d) / (double)d.commits : 0.0;
     cost.rate_ratio = (double)total / t / fs;
     cost.entries_per_txn = d.commits ? (double)total / (double)d.commits : 0.0;
     return cost;
@@ -849,7 +636,7 @@ static void run_checkpoints(struct sworn_log *log, const char *dir, double ed_ra
     char key_path[PATH_MAX_LEN], vkey[SWORN_NOTE_VKEY_MAX + 1], note[8192];
     struct sworn_note_signer signer;
     struct sworn_note_signer *signers[1] = {&signer};
-    struct sync_snap before, d;
+    struct bench_sync_snap before, d;
     unsigned long ops = 0;
     double fs, t0, t;
     size_t len;
@@ -861,7 +648,7 @@ static void run_checkpoints(struct sworn_log *log, const char *dir, double ed_ra
     if (sworn_note_signer_open_file(key_path, NULL, &signer) < 0)
         die_lib("sworn_note_signer_open_file");
     fs = fsync_near(dir);
-    before = sync_snap();
+    before = bench_sync_snap();
     t0 = now();
     do {
         if (sworn_log_checkpoint(log, signers, 1, note, sizeof(note), &len, NULL) < 0)
@@ -869,7 +656,7 @@ static void run_checkpoints(struct sworn_log *log, const char *dir, double ed_ra
         ops++;
         t = now() - t0;
     } while (t < CHECKPOINT_SECONDS && ops < CHECKPOINT_MAX_OPS);
-    d = snap_diff(before, sync_snap());
+    d = bench_sync_diff(before, bench_sync_snap());
     sworn_note_signer_close(&signer);
     row("checkpoints signed and stored (Ed25519 file)", (double)ops / t, "ckpt/s",
         "%.3f x raw Ed25519/s; %.2f x fdatasync/s (%.0f)", (double)ops / t / ed_rate,
@@ -926,7 +713,7 @@ static void strip_tiles(const char *db_path)
 
 static double per_batch(struct append_result r)
 {
-    return (double)snap_total(r.syncs) / (double)r.batches;
+    return (double)bench_sync_total(r.syncs) / (double)r.batches;
 }
 
 int main(int argc, char **argv)
@@ -938,7 +725,7 @@ int main(int argc, char **argv)
     const char *dir;
     uint64_t size = 0;
     double t0, t, c0, cpu, integrate_rate, both_rate;
-    struct sync_snap before, d;
+    struct bench_sync_snap before, d;
     struct stat st;
     char db_path[PATH_MAX_LEN];
 
@@ -952,8 +739,9 @@ int main(int argc, char **argv)
         die_sys(dir);
     if (!S_ISDIR(st.st_mode))
         die_msg("the argument must be a folder");
+    bench_init("bench_log");
     /* Before any log is opened: every sqlite file opened from here on is counted. */
-    install_counting_vfs();
+    bench_sqlite_count_install();
     make_entries();
 
     printf("bench_log: sworn transparency log, sqlite %s, %s\n", sqlite3_libversion(),
@@ -988,7 +776,7 @@ int main(int argc, char **argv)
     one = appends_phase("append, batch of 1", log, dir, 1, 2000, 2.0, 0);
     one_cost.bytes_ratio = (double)one.syncs.bytes / (double)one.bytes;
     one_cost.syncs_per_commit =
-        one.syncs.commits ? (double)snap_total(one.syncs) / (double)one.syncs.commits : 0.0;
+        one.syncs.commits ? (double)bench_sync_total(one.syncs) / (double)one.syncs.commits : 0.0;
     one_cost.rate_ratio = (double)one.batches / one.seconds / one.fsync_rate;
     one_cost.entries_per_txn = 1.0;
     (void)run_group(log, dir, 2);
@@ -1009,14 +797,14 @@ int main(int argc, char **argv)
     sworn_log_close(log);
     join_path(db_path, dir, "batch256.db");
     strip_tiles(db_path);
-    before = sync_snap();
+    before = bench_sync_snap();
     t0 = now();
     c0 = cpu_now();
     if (sworn_log_open(db_path, &log) < 0)
         die_lib("sworn_log_open");
     cpu = cpu_now() - c0;
     t = now() - t0;
-    d = snap_diff(before, sync_snap());
+    d = bench_sync_diff(before, bench_sync_snap());
     size = sworn_log_tree_size(log);
     integrate_rate = (double)size / t;
     /* Each entry costs one leaf hash and, amortised, one interior node hash (a tree of n leaves
@@ -1043,10 +831,10 @@ int main(int argc, char **argv)
     /* The same work with every sync counted but skipped: the wall-clock ceiling the CPU allows,
      * and so how much of the gap to the target is the disk's. Not durable; a what-if only. */
     log = new_log(dir, "nosync.db");
-    atomic_store(&elide_syncs, 1);
+    bench_sqlite_elide_syncs(1);
     free_run = appends_phase("the same with syncs skipped (what-if)", log, dir, BIG_BATCH,
                              BIG_BATCHES, 30.0, 1);
-    atomic_store(&elide_syncs, 0);
+    bench_sqlite_elide_syncs(0);
     sworn_log_close(log);
 
     header("Against the spec (information, not an exit status)");
@@ -1071,8 +859,8 @@ int main(int argc, char **argv)
            "  automatic checkpoint (every 256 WAL pages) adds a WAL sync and a database sync\n"
            "  inside the commit that triggers it, and the first commit after the WAL restarts\n"
            "  also syncs the WAL header.\n");
-    if (atomic_load(&uncounted_opens) != 0)
+    if (bench_sqlite_uncounted() != 0)
         printf("  warning: %d sqlite files were opened without sync counting\n",
-               atomic_load(&uncounted_opens));
+               bench_sqlite_uncounted());
     return 0;
 }

@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "logstore.h"
 
 #define TPM_START_ATTEMPTS 5 /* fresh port pairs to try when another process takes ours */
 #define TPM_READY_MS 5000    /* how long swtpm may take to accept connections */
@@ -780,4 +784,245 @@ void bench_signals_install(void)
     if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
         sigaction(SIGHUP, &sa, NULL) != 0)
         bench_die_sys("sigaction");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The log's commits: the counting VFS, and appends of one entry per call from many threads.
+ * Moved here from bench_log.c, so that bench_decisiond measures the log the same way.
+ *
+ * The counting VFS wraps the default VFS's xOpen and gives each opened file a copy of its
+ * io_methods in which xSync and xWrite count before calling the original. The copy is found back
+ * from the file (its pMethods points at it), so no per-file state is needed. One copy is made per
+ * (original methods, file kind) pair; the unix VFS has only a handful of method tables.
+ */
+
+enum file_kind { KIND_DB, KIND_WAL, KIND_OTHER, KIND_COUNT };
+
+struct method_copy {
+    sqlite3_io_methods m; /* first: a file's pMethods is cast back to the copy */
+    const sqlite3_io_methods *orig;
+    enum file_kind kind;
+};
+
+#define METHOD_COPIES 16
+static struct method_copy copies[METHOD_COPIES];
+static int copy_count;
+static pthread_mutex_t copies_lock = PTHREAD_MUTEX_INITIALIZER;
+static sqlite3_vfs *base_vfs;
+static sqlite3_vfs counting_vfs;
+
+static atomic_ulong syncs[KIND_COUNT];
+static atomic_ullong written[KIND_COUNT]; /* bytes handed to xWrite */
+static atomic_ulong commits;              /* WAL syncs that made a transaction durable */
+static atomic_int commit_pending;         /* a commit frame was written and not yet synced */
+static atomic_int uncounted_opens;        /* files the shim could not wrap (should stay 0) */
+static atomic_int elide_syncs; /* what-if runs only: count syncs but do not perform them */
+
+/* WAL frame headers are 24 bytes written on their own after the 32-byte WAL header; bytes 4..7
+ * hold the database size in pages for a commit frame and zero for every other frame. */
+#define WAL_HEADER_LEN 32
+#define WAL_FRAME_HEADER_LEN 24
+
+static int counting_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
+{
+    const struct method_copy *c = (const struct method_copy *)f->pMethods;
+
+    atomic_fetch_add(&written[c->kind], (unsigned long long)amt);
+    if (c->kind == KIND_WAL && amt == WAL_FRAME_HEADER_LEN && off >= WAL_HEADER_LEN) {
+        const unsigned char *h = buf;
+        if ((h[4] | h[5] | h[6] | h[7]) != 0)
+            atomic_store(&commit_pending, 1);
+    }
+    return c->orig->xWrite(f, buf, amt, off);
+}
+
+static int counting_sync(sqlite3_file *f, int flags)
+{
+    const struct method_copy *c = (const struct method_copy *)f->pMethods;
+
+    atomic_fetch_add(&syncs[c->kind], 1);
+    /* The sync right after a commit frame is the commit's; WAL syncs without one are the
+     * checkpointer's or the WAL header's after a reset. */
+    if (c->kind == KIND_WAL && atomic_exchange(&commit_pending, 0))
+        atomic_fetch_add(&commits, 1);
+    if (atomic_load(&elide_syncs))
+        return SQLITE_OK;
+    return c->orig->xSync(f, flags);
+}
+
+static const struct method_copy *copy_for(const sqlite3_io_methods *orig, enum file_kind kind)
+{
+    const struct method_copy *found = NULL;
+
+    if (pthread_mutex_lock(&copies_lock) != 0)
+        return NULL;
+    for (int i = 0; i < copy_count && found == NULL; i++)
+        if (copies[i].orig == orig && copies[i].kind == kind)
+            found = &copies[i];
+    if (found == NULL && copy_count < METHOD_COPIES) {
+        struct method_copy *c = &copies[copy_count++];
+
+        c->m = *orig;
+        c->m.xWrite = counting_write;
+        c->m.xSync = counting_sync;
+        c->orig = orig;
+        c->kind = kind;
+        found = c;
+    }
+    (void)pthread_mutex_unlock(&copies_lock);
+    return found;
+}
+
+static int counting_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
+                         int *out_flags)
+{
+    enum file_kind kind = (flags & SQLITE_OPEN_WAL)       ? KIND_WAL
+                          : (flags & SQLITE_OPEN_MAIN_DB) ? KIND_DB
+                                                          : KIND_OTHER;
+    const struct method_copy *c;
+    int rc;
+
+    (void)vfs;
+    rc = base_vfs->xOpen(base_vfs, name, f, flags, out_flags);
+    if (rc != SQLITE_OK || f->pMethods == NULL)
+        return rc;
+    c = copy_for(f->pMethods, kind);
+    if (c == NULL)
+        atomic_fetch_add(&uncounted_opens, 1);
+    else
+        f->pMethods = &c->m;
+    return rc;
+}
+
+void bench_sqlite_count_install(void)
+{
+    base_vfs = sqlite3_vfs_find(NULL);
+    if (base_vfs == NULL)
+        bench_die_msg("sqlite3 has no default VFS");
+    /* Everything but xOpen (and the name) is the base VFS's own: the unix VFS methods only read
+     * fields of the struct that the copy shares (szOsFile, mxPathname, pAppData). */
+    counting_vfs = *base_vfs;
+    counting_vfs.zName = "counting";
+    counting_vfs.pNext = NULL;
+    counting_vfs.xOpen = counting_open;
+    if (sqlite3_vfs_register(&counting_vfs, 1) != SQLITE_OK)
+        bench_die_msg("sqlite3_vfs_register failed");
+}
+
+void bench_sqlite_elide_syncs(int on)
+{
+    atomic_store(&elide_syncs, on);
+}
+
+int bench_sqlite_eliding(void)
+{
+    return atomic_load(&elide_syncs);
+}
+
+int bench_sqlite_uncounted(void)
+{
+    return atomic_load(&uncounted_opens);
+}
+
+struct bench_sync_snap bench_sync_snap(void)
+{
+    struct bench_sync_snap s = {atomic_load(&syncs[KIND_DB]),
+                                atomic_load(&syncs[KIND_WAL]),
+                                atomic_load(&syncs[KIND_OTHER]),
+                                atomic_load(&commits),
+                                atomic_load(&written[KIND_DB]) + atomic_load(&written[KIND_WAL]) +
+                                    atomic_load(&written[KIND_OTHER]),
+                                atomic_load(&written[KIND_WAL])};
+    return s;
+}
+
+unsigned long bench_sync_total(struct bench_sync_snap s)
+{
+    return s.db + s.wal + s.other;
+}
+
+struct bench_sync_snap bench_sync_diff(struct bench_sync_snap a, struct bench_sync_snap b)
+{
+    struct bench_sync_snap d = {b.db - a.db,       b.wal - a.wal,
+                                b.other - a.other, b.commits - a.commits,
+                                b.bytes - a.bytes, b.wal_bytes - a.wal_bytes};
+    return d;
+}
+
+/* One thread of bench_log_commits. */
+struct commit_thread {
+    struct sworn_log *log;
+    pthread_barrier_t *start;
+    const uint8_t *const *entries;
+    const size_t *lens;
+    size_t n_entries;
+    unsigned id, threads;
+    unsigned long max, appended;
+    unsigned long long bytes; /* entry bytes appended */
+    double seconds;
+};
+
+static void *commit_main(void *arg)
+{
+    struct commit_thread *t = arg;
+    int brc = pthread_barrier_wait(t->start);
+    double deadline;
+
+    if (brc != 0 && brc != PTHREAD_BARRIER_SERIAL_THREAD)
+        bench_die_msg("pthread_barrier_wait failed");
+    deadline = bench_now() + t->seconds;
+    while (t->appended < t->max && bench_now() < deadline) {
+        size_t at = (size_t)((t->appended * t->threads + t->id) % t->n_entries);
+        uint64_t first;
+
+        if (sworn_log_append(t->log, t->entries + at, t->lens + at, 1, &first) < 0)
+            bench_die_lib("sworn_log_append"); /* sworn_err is this thread's */
+        t->appended++;
+        t->bytes += t->lens[at];
+    }
+    return NULL;
+}
+
+void bench_log_commits(struct sworn_log *log, unsigned threads, double seconds,
+                       unsigned long max_per_thread, const uint8_t *const *entries,
+                       const size_t *lens, size_t n_entries, struct bench_commits *out)
+{
+    struct commit_thread t[BENCH_COMMIT_THREADS_MAX];
+    pthread_t tid[BENCH_COMMIT_THREADS_MAX];
+    pthread_barrier_t start;
+    struct bench_sync_snap before;
+    double t0;
+    int brc;
+
+    if (threads < 1 || threads > BENCH_COMMIT_THREADS_MAX || n_entries == 0)
+        bench_die_msg("bench_log_commits: bad arguments");
+    memset(out, 0, sizeof(*out));
+    out->threads = threads;
+    bench_check_pt(pthread_barrier_init(&start, NULL, threads + 1), "pthread_barrier_init");
+    for (unsigned i = 0; i < threads; i++) {
+        t[i] = (struct commit_thread){.log = log,
+                                      .start = &start,
+                                      .entries = entries,
+                                      .lens = lens,
+                                      .n_entries = n_entries,
+                                      .id = i,
+                                      .threads = threads,
+                                      .max = max_per_thread,
+                                      .seconds = seconds};
+        bench_check_pt(pthread_create(&tid[i], NULL, commit_main, &t[i]), "pthread_create");
+    }
+    before = bench_sync_snap();
+    brc = pthread_barrier_wait(&start);
+    if (brc != 0 && brc != PTHREAD_BARRIER_SERIAL_THREAD)
+        bench_die_msg("pthread_barrier_wait failed");
+    t0 = bench_now();
+    for (unsigned i = 0; i < threads; i++)
+        bench_check_pt(pthread_join(tid[i], NULL), "pthread_join");
+    out->seconds = bench_now() - t0;
+    out->syncs = bench_sync_diff(before, bench_sync_snap());
+    bench_check_pt(pthread_barrier_destroy(&start), "pthread_barrier_destroy");
+    for (unsigned i = 0; i < threads; i++) {
+        out->entries += t[i].appended;
+        out->entry_bytes += t[i].bytes;
+    }
 }

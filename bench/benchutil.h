@@ -1,18 +1,20 @@
 /*
  * benchutil.h -- what the benchmarks share: failing loudly, the clock, paths, starting external
- * tools and swtpm, probing loopback ports, CPU time from /proc, small files, and (bench_decisiond,
+ * tools and swtpm, probing loopback ports, CPU time from /proc, small files, (bench_decisiond,
  * bench_proxy, bench_run) starting a dev stack (scripts/dev-stack), reading its stack.env and
- * stopping it at exit. Benchmarks are standalone programs (they cannot link the test fixtures), and
- * every failure here prints "<program>: <why>" to stderr and exits 1; the atexit handler bench_init
- * installs (bench_stop_all) stops the dev stack, the servers and the swtpm the bench started, on
- * every exit.
+ * stopping it at exit, and (bench_log, bench_decisiond) measuring the log's commits: sqlite's
+ * syncs and bytes through a counting VFS, and appends of one entry per call from many threads.
+ * Benchmarks are standalone programs (they cannot link the test fixtures), and every failure here
+ * prints "<program>: <why>" to stderr and exits 1; the atexit handler bench_init installs
+ * (bench_stop_all) stops the dev stack, the servers and the swtpm the bench started, on every exit.
  *
  * Processes are started with fork + execvp while the bench runs no other thread (setup comes
  * first), so the child may call anything before exec. A child dies with the bench
  * (PR_SET_PDEATHSIG): a killed bench must not leave a swtpm holding its ports. Not thread-safe
  * except the die_* functions, bench_check_pt, bench_now, bench_sleep_ms, bench_port_open,
  * bench_free_port, bench_wait, bench_put_text, bench_make_dir, bench_last_line, bench_self_dir,
- * bench_proc_cpu and bench_env_value (no state of their own).
+ * bench_proc_cpu and bench_env_value (no state of their own), and the counting VFS's counters
+ * (atomics).
  */
 #ifndef SWORN_BENCHUTIL_H
 #define SWORN_BENCHUTIL_H
@@ -20,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+struct sworn_log;
 
 #define BENCH_PATH_MAX 4096
 
@@ -220,5 +224,59 @@ void bench_stop_all(void);
  * down does not run). Dies when sigaction fails.
  */
 void bench_signals_install(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * The log's commits (bench_log, bench_decisiond).
+ */
+
+/*
+ * Register a counting sqlite3 VFS as the default: every sqlite file opened from then on (in this
+ * process) counts its syncs by kind (main database, WAL, other), the bytes handed to xWrite, and
+ * the commits (a WAL sync right after a WAL frame header that carries a database size: only
+ * commit frames do). Call once, before any log is opened; dies when sqlite refuses.
+ */
+void bench_sqlite_count_install(void);
+
+/* What-if runs only: 1 makes the counting VFS count syncs without performing them; 0 undoes it.
+ * bench_sqlite_eliding says which is in force. */
+void bench_sqlite_elide_syncs(int on);
+int bench_sqlite_eliding(void);
+
+/* Files opened that the counting VFS could not wrap (its method copies ran out): should be 0. */
+int bench_sqlite_uncounted(void);
+
+/* The counting VFS's counters (all zero before bench_sqlite_count_install). */
+struct bench_sync_snap {
+    unsigned long db, wal, other, commits; /* syncs by file kind; commits: WAL syncs of commits */
+    unsigned long long bytes;              /* written to every sqlite file */
+    unsigned long long wal_bytes;          /* of which to the WAL (the rest: checkpoints) */
+};
+struct bench_sync_snap bench_sync_snap(void);
+/* b - a, field by field. */
+struct bench_sync_snap bench_sync_diff(struct bench_sync_snap a, struct bench_sync_snap b);
+/* Every sync: db + wal + other. */
+unsigned long bench_sync_total(struct bench_sync_snap s);
+
+#define BENCH_COMMIT_THREADS_MAX 64
+
+/* What bench_log_commits measured. */
+struct bench_commits {
+    unsigned threads;
+    unsigned long entries;          /* appended, by all threads */
+    unsigned long long entry_bytes; /* their bytes */
+    double seconds;                 /* wall time from the common start to the last thread's end */
+    struct bench_sync_snap syncs;   /* what sqlite did meanwhile (zeros without the counting VFS) */
+};
+
+/*
+ * The log's group commit: threads threads (1..BENCH_COMMIT_THREADS_MAX) start together and each
+ * appends one entry per sworn_log_append call (a durable commit each, which the log may group
+ * with other threads' into one transaction) to log, until seconds have passed or it has appended
+ * max_per_thread. Thread i's k-th entry is entries[(k * threads + i) % n_entries] (lens: their
+ * lengths). OUT: *out. Dies when a call fails.
+ */
+void bench_log_commits(struct sworn_log *log, unsigned threads, double seconds,
+                       unsigned long max_per_thread, const uint8_t *const *entries,
+                       const size_t *lens, size_t n_entries, struct bench_commits *out);
 
 #endif

@@ -159,6 +159,8 @@ void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree
         d_batchtree_root(t, root);
         signed_ok = d_record_batch_sign(g[0]->d, m, root, sig, &sig_len) == 0;
     }
+    if (signed_ok)
+        d_metrics_batch_group(&g[0]->d->metrics, m);
     m = 0;
     for (size_t i = 0; i < n; i++) {
         struct d_commit *c = g[i];

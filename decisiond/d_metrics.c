@@ -14,6 +14,9 @@
 static const uint64_t bucket_us[D_METRICS_BUCKETS] = {100,   250,   500,   1000,   2000,   5000,
                                                       10000, 25000, 50000, 100000, 250000, 1000000};
 
+/* Batch group size bucket upper bounds: powers of two up to SWORN_BATCH_ITEMS_MAX (256). */
+static const uint64_t group_le[D_METRICS_GROUP_BUCKETS] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
 void d_metrics_init(struct d_metrics *m)
 {
     memset(m, 0, sizeof(*m));
@@ -32,6 +35,22 @@ void d_metrics_decision(struct d_metrics *m, int effect, uint64_t latency_us)
     atomic_fetch_add(&m->latency_bucket[i], 1);
     atomic_fetch_add(&m->latency_count, 1);
     atomic_fetch_add(&m->latency_sum_us, latency_us);
+}
+
+void d_metrics_batch_group(struct d_metrics *m, uint64_t items)
+{
+    uint64_t max = atomic_load(&m->batch_size_max);
+    size_t i;
+
+    for (i = 0; i < D_METRICS_GROUP_BUCKETS && items > group_le[i]; i++)
+        ;
+    /* The counters before the bucket: a scrape reads the buckets first, so its _count is never
+     * below its +Inf bucket. */
+    atomic_fetch_add(&m->batch_entries, items);
+    atomic_fetch_add(&m->batch_groups, 1);
+    atomic_fetch_add(&m->batch_size_bucket[i], 1);
+    while (items > max && !atomic_compare_exchange_weak(&m->batch_size_max, &max, items))
+        ;
 }
 
 struct text {
@@ -156,6 +175,28 @@ int d_metrics_render(struct d_metrics *m, uint64_t now_unix_ms, char **out, size
     counter(&t, "frame_deadline_total",
             "Connections closed because a frame was not complete in time after its first byte.",
             atomic_load(&m->frame_deadline));
+    counter(&t, "batch_groups_total", "Batch-receipt groups sealed, one signature each.",
+            atomic_load(&m->batch_groups));
+    counter(&t, "batch_entries_total",
+            "Allows covered by the sealed groups' signatures (mean group size: / groups).",
+            atomic_load(&m->batch_entries));
+    put(&t, "# HELP sworn_batch_group_size Allows per sealed batch-receipt group.\n"
+            "# TYPE sworn_batch_group_size histogram\n");
+    cum = 0;
+    for (i = 0; i < D_METRICS_GROUP_BUCKETS; i++) {
+        cum += atomic_load(&m->batch_size_bucket[i]);
+        put(&t, "sworn_batch_group_size_bucket{le=\"%llu\"} %llu\n",
+            (unsigned long long)group_le[i], (unsigned long long)cum);
+    }
+    cum += atomic_load(&m->batch_size_bucket[D_METRICS_GROUP_BUCKETS]);
+    put(&t,
+        "sworn_batch_group_size_bucket{le=\"+Inf\"} %llu\n"
+        "sworn_batch_group_size_sum %llu\n"
+        "sworn_batch_group_size_count %llu\n",
+        (unsigned long long)cum, (unsigned long long)atomic_load(&m->batch_entries),
+        (unsigned long long)atomic_load(&m->batch_groups));
+    gauge(&t, "batch_group_size_max", "The most allows one sealed batch-receipt group held.",
+          (double)atomic_load(&m->batch_size_max));
     if (t.failed) {
         free(t.p);
         return sworn_err_set(SWORN_ERR_NOMEM, "metrics: out of memory");

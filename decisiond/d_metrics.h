@@ -22,6 +22,11 @@
  *   frame_buffer_full_total                          connections closed: the cap had no room
  *   frame_deadline_total                             connections closed: a frame not complete
  *                                                    D_FRAME_DEADLINE_S after its first byte
+ *   batch_groups_total                               batch-receipt groups sealed (one signature
+ *                                                    each; receipts: batch only)
+ *   batch_entries_total                              allows those signatures cover (the items
+ *                                                    of the groups' trees): / groups = mean size
+ *   batch_group_size (histogram), batch_group_size_max   allows per sealed group
  */
 #ifndef SWORN_D_METRICS_H
 #define SWORN_D_METRICS_H
@@ -31,8 +36,9 @@
 #include <stdint.h>
 
 #define D_METRICS_BUCKETS 12
-#define D_METRICS_EFFECTS 3  /* allow, deny, escalate: Effect - 1 */
-#define D_METRICS_CHANNELS 2 /* decision, admin: enum d_channel */
+#define D_METRICS_EFFECTS 3       /* allow, deny, escalate: Effect - 1 */
+#define D_METRICS_CHANNELS 2      /* decision, admin: enum d_channel */
+#define D_METRICS_GROUP_BUCKETS 9 /* batch group sizes 1, 2, 4 .. 256 (SWORN_BATCH_ITEMS_MAX) */
 
 struct d_metrics {
     atomic_uint_fast64_t decisions[D_METRICS_EFFECTS]; /* allow, deny, escalate */
@@ -56,6 +62,10 @@ struct d_metrics {
     atomic_uint_fast64_t frame_buffered_peak; /* and its peak */
     atomic_uint_fast64_t frame_buffer_full;
     atomic_uint_fast64_t frame_deadline;
+    atomic_uint_fast64_t batch_groups;
+    atomic_uint_fast64_t batch_entries;
+    atomic_uint_fast64_t batch_size_bucket[D_METRICS_GROUP_BUCKETS + 1]; /* last: +Inf */
+    atomic_uint_fast64_t batch_size_max;
 };
 
 /* Zero every metric. */
@@ -63,6 +73,9 @@ void d_metrics_init(struct d_metrics *m);
 
 /* Count one answered decision (effect 1..3 as in sworn.proto) and its latency. */
 void d_metrics_decision(struct d_metrics *m, int effect, uint64_t latency_us);
+
+/* Count one batch-receipt group sealed: its one signature covers items allows (1..). */
+void d_metrics_batch_group(struct d_metrics *m, uint64_t items);
 
 /*
  * Render the metrics as Prometheus text into a new buffer. OUT: *out (free it), *len.

@@ -26,7 +26,7 @@ struct sworn_stack {
     char log_db[512];    /* the log database */
     char tiles[512];     /* the exported tiles folder */
     char tcti[128];      /* swtpm's TCTI, or "" with --no-tpm */
-    char spki_der[512];  /* the SoftHSM key's DER SPKI file, or "" with --file-key */
+    char spki_der[512];  /* the SoftHSM (or --tpm-key TPM) key's DER SPKI, "" with --file-key */
     char clock[512];     /* the test clock's file with --test-clock, else "" */
     pid_t decisiond_pid; /* the current daemon */
     pid_t swtpm_pid;     /* 0 with --no-tpm */
@@ -313,7 +313,8 @@ void sworn_stack_expect_final_checkpoint(struct sworn_log *log);
  * Write the development trust policy of the stack's record for sworn-verify into DIR/trust.txt
  * (and the signer's DER public key into DIR/signer.spki): the origin of tiles/checkpoint, its
  * log's vkey, entries sworn, quotes ignore, development allowed, the receipt key. The stack must
- * use --file-key (DIR/signer.pem) and have exported its tiles. Fails the test when it cannot.
+ * use --file-key (DIR/signer.pem) or --tpm-key (SPKI_DER, the TPM key's) and have exported its
+ * tiles. Fails the test when it cannot.
  */
 void sworn_stack_dev_trust(struct sworn_stack *s);
 

@@ -1,7 +1,8 @@
 /*
  * test_decisiond_batch.c -- sworn-decisiond with `receipts: batch` (docs/formats.md section 14),
- * on a real stack (scripts/dev-stack --receipts batch: a PEM signing key, the signer process, the
- * daemon), driven through the real decision socket by concurrent clients.
+ * on a real stack (scripts/dev-stack --receipts batch: the signer process and the daemon, with a
+ * PEM signing key, and again with a TPM key on the stack's swtpm, --tpm-key), driven through the
+ * real decision socket by concurrent clients.
  *
  *   Client threads send allows (GET requests and tcp.connect) and denies at once, round after
  *   round, until a round shows a group of more than one allow (an event the test waits for,
@@ -14,6 +15,10 @@
  *   allow through the same batcher: a form-3 receipt over the escalated request, at the
  *   resolution's time. Then the stopped stack's record passes the auditor's
  *   sworn-verify, every check, receipts counted.
+ *   Before the stop, a scrape of the metrics must add up to the decisions made: the entries of
+ *   the sealed groups (sworn_batch_entries_total, the histogram's _sum) are the allows answered,
+ *   the groups (sworn_batch_groups_total, _count, the +Inf bucket) the distinct signatures among
+ *   them, and sworn_batch_group_size_max the largest group size a receipt carried.
  *   A configuration with `receipts: sometimes` is refused at load with the sentence that names
  *   the two values.
  *
@@ -35,6 +40,8 @@
 #include "config.h"
 #include "err.h"
 #include "frame.h"
+#include "sigscheme.h"
+#include "signer.h"
 #include "stack_fixture.h"
 #include "testutil.h"
 #include "verify_fixture.h"
@@ -180,7 +187,64 @@ static uint32_t round_of(struct sworn_stack *s, int round)
     return biggest;
 }
 
-static void test_batch_receipts_verify(void **state)
+/* The group signature of allow a as DER: a form-2 receipt carries it so, a form-3 one as r || s
+ * (one group of GETs and tcp.connects has both). OUT: der, *len. */
+static void group_sig(const struct answer *a, uint8_t der[SWORN_SIGNER_SIG_MAX], size_t *len)
+{
+    if (a->kind == K_TCP) {
+        memcpy(der, a->sig, a->sig_len);
+        *len = a->sig_len;
+        return;
+    }
+    assert_int_equal(a->sig_len, 64);
+    assert_int_equal(
+        sworn_ecdsa_rs_to_der(a->sig, 32, a->sig + 32, 32, der, SWORN_SIGNER_SIG_MAX, len), 0);
+}
+
+/* The batch metrics of a scrape taken after every answer came: they add up to the answers. */
+static void metrics_add_up(struct sworn_stack *s, uint32_t biggest)
+{
+    char *text = sworn_stack_scrape(s);
+    double groups = sworn_stack_metric_in(text, "sworn_batch_groups_total"),
+           entries = sworn_stack_metric_in(text, "sworn_batch_entries_total");
+    size_t allows = 0, signatures = 0;
+
+    for (size_t i = 0; i < n_answers; i++) {
+        uint8_t a[SWORN_SIGNER_SIG_MAX], b[SWORN_SIGNER_SIG_MAX];
+        size_t alen, blen;
+        int seen = 0;
+
+        if (!answers[i].allow)
+            continue;
+        allows++;
+        group_sig(&answers[i], a, &alen);
+        for (size_t j = 0; j < i && !seen; j++) {
+            if (!answers[j].allow)
+                continue;
+            group_sig(&answers[j], b, &blen);
+            seen = alen == blen && memcmp(a, b, alen) == 0;
+        }
+        signatures += !seen;
+    }
+    printf("metrics: %.0f groups, %.0f entries (mean %.2f), max %.0f; %zu allows, %zu signatures\n",
+           groups, entries, groups > 0 ? entries / groups : 0.0,
+           sworn_stack_metric_in(text, "sworn_batch_group_size_max"), allows, signatures);
+    assert_true(entries == (double)allows);
+    assert_true(sworn_stack_metric_in(text, "sworn_decisions_total{effect=\"allow\"}") ==
+                (double)allows);
+    assert_true(groups == (double)signatures);
+    assert_true(sworn_stack_metric_in(text, "sworn_batch_group_size_sum") == entries);
+    assert_true(sworn_stack_metric_in(text, "sworn_batch_group_size_count") == groups);
+    assert_true(sworn_stack_metric_in(text, "sworn_batch_group_size_bucket{le=\"+Inf\"}") ==
+                groups);
+    /* Groups of one are the smallest bucket; groups of 2 or more are above it. */
+    assert_true(sworn_stack_metric_in(text, "sworn_batch_group_size_bucket{le=\"1\"}") < groups);
+    assert_true(sworn_stack_metric_in(text, "sworn_batch_group_size_max") == (double)biggest);
+    free(text);
+}
+
+/* The whole run on a stack with the signing key key_opts names (dev-stack options). */
+static void batch_receipts_verify(const char *key_opts)
 {
     struct sworn_stack s;
     uint32_t biggest = 0;
@@ -193,9 +257,9 @@ static void test_batch_receipts_verify(void **state)
     char *pdir = sworn_test_tmpdir("batch-policy"), *ppath = sworn_test_path(pdir, "policy.yaml"),
          opts[1024];
 
-    (void)state;
+    n_answers = 0;
     sworn_test_write_file(ppath, policy, strlen(policy), 0644);
-    snprintf(opts, sizeof(opts), "--no-tpm --file-key --receipts batch --policy %s", ppath);
+    snprintf(opts, sizeof(opts), "%s --receipts batch --policy %s", key_opts, ppath);
     assert_int_equal(sworn_stack_up(&s, opts), 0);
     assert_int_equal(sworn_stack_sh(&s, "grep -qx 'receipts: batch' decisiond.yaml"), 0);
     /* An escalated GET, approved: its allow goes through the batcher too. */
@@ -216,11 +280,12 @@ static void test_batch_receipts_verify(void **state)
     }
     while (biggest < 2 && rounds < ROUNDS_MAX)
         biggest = round_of(&s, rounds++);
-    printf("test_batch_receipts_verify: %zu answers in %d rounds, largest group %u\n", n_answers,
-           rounds, biggest);
+    printf("%s: %zu answers in %d rounds, largest group %u\n", key_opts, n_answers, rounds,
+           biggest);
     if (biggest < 2)
         fail_msg("no two allows shared a group in %d rounds of %d concurrent clients", rounds,
                  THREADS);
+    metrics_add_up(&s, biggest);
     assert_int_equal(sworn_stack_stop_daemon(&s), 0);
     sworn_stack_dev_trust(&s);
     spki_path = sworn_test_path(s.dir, "signer.spki");
@@ -276,6 +341,21 @@ static void test_batch_receipts_verify(void **state)
     free(pdir);
 }
 
+static void test_batch_receipts_verify(void **state)
+{
+    (void)state;
+    batch_receipts_verify("--no-tpm --file-key");
+}
+
+/* The same with the signing key a TPM key on swtpm (scripts/dev-stack --tpm-key): the signer
+ * process signs each group's root with the TPM, and sworn-verify checks the receipts against the
+ * key's SPKI as tpm2_readpublic gave it. */
+static void test_batch_receipts_verify_tpm_key(void **state)
+{
+    (void)state;
+    batch_receipts_verify("--tpm-key");
+}
+
 /* An unknown receipts mode is refused at load, with the sentence. */
 static void test_unknown_mode_refused(void **state)
 {
@@ -308,6 +388,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unknown_mode_refused),
         cmocka_unit_test(test_batch_receipts_verify),
+        cmocka_unit_test(test_batch_receipts_verify_tpm_key),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
