@@ -7,12 +7,16 @@
  * Usage: bench_decisiond DIR [options]
  *   DIR              an existing folder (absolute); each stack goes into DIR/<variant>
  *                    (scripts/bench makes DIR and removes it afterwards)
- *   --stacks LIST    notpm, tpm or both (default both): the dev stack without swtpm, and with
- *                    swtpm quoting every checkpoint (the decision path is the same; the quotes
- *                    run on the checkpoint thread and compete for the CPU)
+ *   --stacks LIST    a comma-separated list of notpm, tpm and tpmkey, or both (notpm,tpm) or all
+ *                    (the default): the dev stack with its SoftHSM key without swtpm (notpm) and
+ *                    with swtpm quoting every checkpoint (tpm: the decision path is the same; the
+ *                    quotes run on the checkpoint thread and compete for the CPU), and the stack
+ *                    whose signing key is a TPM key on swtpm (tpmkey: dev-stack --tpm-key; its
+ *                    checkpoints are not quoted)
  *   --entries N      grow the log by N decisions and print the daemon's RSS at every tenth of the
  *                    way (default 30000; 1000000 for the issue's "a million entries"); 0: skip.
- *                    Only on the notpm stack.
+ *                    On the notpm stack, and on the tpmkey stack with batch receipts (one TPM
+ *                    signature per allow would take minutes).
  *   --seconds S      measured time per closed-loop point (default 1.5)
  *   --workers N      decisiond's worker threads (default 4, the dev stack's default)
  *   --receipts MODE  per-request, batch or both (default both): decisiond's `receipts:` (one
@@ -25,10 +29,11 @@
  *   --source DIR     the source folder holding scripts/dev-stack (default: this bench's source)
  *
  * Each stack is started with scripts/dev-stack (SoftHSM token with a generated P-256 key, as an
- * operator's dev stack) and a policy that allows every request, and each stack is measured by a
- * new process of this program (`--variant V DIR/V`): SoftHSM reads its configuration once per
- * process, and the two stacks have two tokens. The stack is stopped (`dev-stack down`) at the end,
- * after an error too (atexit), and on SIGINT, SIGTERM or SIGHUP the daemon and swtpm are killed.
+ * operator's dev stack, or with --tpm-key a P-256 key persisted in swtpm) and a policy that allows
+ * every request, and each stack is measured by a new process of this program (`--variant V
+ * DIR/V`): SoftHSM reads its configuration once per process, and the stacks have a token each. The
+ * stack is stopped (`dev-stack down`) at the end, after an error too (atexit), and on SIGINT,
+ * SIGTERM or SIGHUP the daemon and swtpm are killed.
  *
  * What is measured, per stack:
  *   baselines  before every closed-loop point, each for BASE_SECONDS, with the daemon idle: the
@@ -37,15 +42,24 @@
  *              key through a signer process (sworn_signer_proc_sign, one caller: what the daemon
  *              does for every allow, and the daemon has one signer process); and 4 KiB pwrite +
  *              fdatasync on a preallocated file in the stack's folder (how the log's sqlite
- *              syncs its WAL)
+ *              syncs its WAL). A TPM key on swtpm is the exception: swtpm serves one connection
+ *              at a time and the daemon's signer process holds it, so the bench stops the daemon
+ *              (`dev-stack stop`), measures the signer figures below with the raw signer and the
+ *              signer process taking turns on the key, and starts the daemon again (`dev-stack
+ *              start`); every point then uses those raw and signer-process rates, and after the
+ *              run the daemon is stopped again and the raw rate measured once more (printed, to
+ *              show the drift). The fsync baseline is still taken before every point.
  *   signer     once per stack, with the daemon idle: the key's raw signing rate (as above) and
  *              its rate through one signer process shared by 1, 2, 4 and 8 calling threads
  *              (pipelined requests, signerproc.h), each as a ratio to raw; PIPE_ROUNDS rounds of
  *              BASE_SECONDS per figure, taking turns. Target: 2+ callers >= TARGET_PROC_RATIO x raw
- *   log group commit  once per stack, after the closed loop, with the daemon idle: LOG_THREADS
- *              and MAX_CLIENTS threads appending 120-byte entries to a new log database in the
+ *   log commits  once per stack, after the closed loop, with the daemon idle: 1, LOG_THREADS and
+ *              MAX_CLIENTS threads appending one entry per call to a new log database in the
  *              stack's folder through the log library (sworn_log_append, its group commit) for
- *              LOG_SECONDS each: entries/s, the larger of the two is the log's own rate
+ *              LOG_SECONDS each, each after an fdatasync baseline (bench_log_commits in
+ *              benchutil.c, the measurement bench_log prints too): entries/s, and with one
+ *              thread the bytes sqlite wrote per entry byte (benchutil's counting VFS). The larger
+ *              rate of LOG_THREADS and MAX_CLIENTS threads is the log's own group-commit rate
  *   closed loop  N = 1, 2, 4, 8, 16, 32 client threads, each with its own persistent connection:
  *              send an AuthorizationRequest, wait for its DecisionReply, repeat. Decisions/s, and
  *              p50, p99, p99.9 latency (send to answer). Every reply must be an ALLOW with a
@@ -59,13 +73,25 @@
  *              connection, each sending on a fixed schedule (its share of the rate); latency is
  *              counted from the scheduled send time, so a late answer also delays (and counts in)
  *              the next request (no coordinated omission).
- *   memory     (notpm) the closed loop with MEM_CLIENTS clients until the log has grown by
- *              --entries; VmRSS of the daemon (/proc/PID/status) at every tenth.
- * Targets (issue text): the peak decisions/s at least TARGET_SIGN_RATIO of the raw signing rate
- * with one signature per allow, and with batch receipts at least TARGET_BATCH_SIGN_RATIO of it and
- * TARGET_BATCH_LOG_RATIO of the log's own group-commit rate;
- * p99 at most TARGET_P99_MS at half the peak rate; memory flat as the log grows, defined here as
- * the final RSS below MEM_FLAT_FACTOR x the RSS at the first tenth of the growth.
+ *   memory     (notpm; tpmkey with batch receipts) the closed loop with MEM_CLIENTS clients
+ *              until the log has grown by --entries; VmRSS of the daemon (/proc/PID/status of the
+ *              monitor and its engine, the signer process apart) at every tenth.
+ * Targets (issue 17's table), printed at the end in one summary table, per stack and receipt
+ * mode, each row with its figure, its target and met or MISSED (each variant writes its rows to
+ * DIR/<variant>/summary.tsv; the parent prints them all):
+ *   peak decisions/s, one signature per allow       >= TARGET_SIGN_RATIO x raw signing
+ *   signer process, 2, 4 and 8 callers (the lowest) >= TARGET_PROC_RATIO x raw signing
+ *   daemon CPU per decision at the peak             <= TARGET_CPU_US (monitor and engine; the
+ *                                                      signer process apart: it holds the key)
+ *   p99 at half the peak rate, open loop            <= TARGET_P99_MS
+ *   log, one entry per commit                       <= TARGET_LOG_BYTES x the entry bytes
+ *                                                      written, >= TARGET_LOG_ONE x fdatasync/s
+ *   log, LOG_THREADS threads group commit           >= TARGET_LOG_GROUP x fdatasync/s
+ *   memory as the log grows                         flat: the final RSS below MEM_FLAT_FACTOR x
+ *                                                      the RSS at the first tenth of the growth
+ *   batch receipts decisions/s                      >= TARGET_BATCH_SIGN_RATIO x raw signing and
+ *                                                      >= TARGET_BATCH_LOG_RATIO x the log's own
+ *                                                      group-commit rate
  *
  * Exit status: 0, or 1 when a library or system call fails, the stack does not start, or a reply
  * is not the expected allow. A missed target is information, not a failure.
@@ -75,12 +101,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <limits.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -113,7 +141,12 @@
 #define LOG_THREADS 8   /* the issue's "log, 8 threads group commit" */
 #define LOG_SECONDS 0.5 /* each log group-commit baseline */
 #define LOG_ENTRY_BYTES 120
+#define LOG_POOL 64 /* distinct entries the log-commit threads cycle through */
 #define TARGET_P99_MS 2.0
+#define TARGET_CPU_US 60.0    /* daemon CPU per decision */
+#define TARGET_LOG_BYTES 4.0  /* one entry per commit: bytes written / entry bytes */
+#define TARGET_LOG_ONE 0.9    /* one entry per commit: entries/s / fdatasync/s */
+#define TARGET_LOG_GROUP 5.0  /* LOG_THREADS threads: entries/s / fdatasync/s */
 #define TARGET_PROC_RATIO 0.9 /* signer process with 2+ callers / raw signing (issue 17) */
 #define PIPE_ROUNDS 3         /* rounds of the signer-process figures, taking turns */
 #define MEM_FLAT_FACTOR 2.0
@@ -138,16 +171,25 @@ static const char allow_all_policy[] =
  * The stack: scripts/dev-stack up / down, and what stack.env says.
  */
 
+/* The stack variants (--stacks): which key signs, and whether swtpm quotes checkpoints. */
+enum variant { V_NOTPM, V_TPM, V_TPMKEY, N_VARIANTS };
+static const char *const variant_names[N_VARIANTS] = {"notpm", "tpm", "tpmkey"};
+static const char *const variant_what[N_VARIANTS] = {
+    "SoftHSM P-256 key, --no-tpm", "SoftHSM P-256 key, swtpm quoting every checkpoint",
+    "TPM P-256 key on swtpm (--tpm-key), checkpoints unquoted"};
+
 struct stack {
     char dir[BENCH_PATH_MAX];
     char sock[BENCH_PATH_MAX];
-    char softhsm_conf[BENCH_PATH_MAX];
-    char uri[ENV_VALUE_MAX];
-    char pin_file[BENCH_PATH_MAX];
+    char softhsm_conf[BENCH_PATH_MAX]; /* SoftHSM keys only */
+    char uri[ENV_VALUE_MAX];           /* HSM_URI, or TPM_KEY_URI */
+    char pin_file[BENCH_PATH_MAX];     /* SoftHSM keys only */
+    char tcti[ENV_VALUE_MAX];          /* the TPM key's (tpmkey only) */
     uint8_t spki[SWORN_SIGNER_SPKI_MAX];
     size_t spki_len;
     pid_t daemon_pid;
-    int tpm;
+    enum variant v;
+    int tpm_key; /* swtpm holds the key: one connection at a time (dev-stack stop first) */
 };
 
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
@@ -157,7 +199,7 @@ static pid_t main_pid;
 /* The largest log index any reply carried, + 1: the log's size as the clients saw it. */
 static atomic_uint_least64_t log_size_seen;
 
-static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers)
+static void stack_up(struct stack *s, const char *dir, enum variant v, unsigned workers)
 {
     char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX],
         spki_path[BENCH_PATH_MAX], w[16], env[8192];
@@ -166,7 +208,8 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
     int n = 0, status;
 
     memset(s, 0, sizeof(*s));
-    s->tpm = tpm;
+    s->v = v;
+    s->tpm_key = v == V_TPMKEY;
     snprintf(s->dir, sizeof(s->dir), "%s", dir);
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         bench_die_sys(dir);
@@ -176,8 +219,10 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
     bench_join_path(out, dir, "up.log");
     bench_join_path(log, dir, "cmd.log");
     bench_join_path(s->dir, dir, "stack");
-    if (!tpm)
+    if (v == V_NOTPM)
         opts[n++] = "--no-tpm";
+    if (v == V_TPMKEY)
+        opts[n++] = "--tpm-key";
     opts[n++] = "--no-proxy"; /* decisiond alone is measured */
     opts[n++] = "--policy";
     opts[n++] = policy;
@@ -196,17 +241,44 @@ static void stack_up(struct stack *s, const char *dir, int tpm, unsigned workers
     s->daemon_pid = bench_stack_daemon(env, "DECISIOND_PID");
     (void)bench_stack_daemon(env, "SWTPM_PID");
     bench_env_value(env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
-    bench_env_value(env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
-    bench_env_value(env, "HSM_URI", s->uri, sizeof(s->uri));
-    bench_env_value(env, "PIN_FILE", s->pin_file, sizeof(s->pin_file));
     bench_env_value(env, "SPKI_DER", spki_path, sizeof(spki_path));
-    if (s->daemon_pid <= 0 || s->sock[0] == '\0' || s->softhsm_conf[0] == '\0' ||
-        s->uri[0] == '\0' || s->pin_file[0] == '\0' || spki_path[0] == '\0')
-        bench_die_msg("stack.env lacks the daemon's pid, socket or SoftHSM key");
+    if (s->tpm_key) {
+        bench_env_value(env, "TPM_KEY_URI", s->uri, sizeof(s->uri));
+        bench_env_value(env, "TCTI", s->tcti, sizeof(s->tcti));
+        if (s->tcti[0] == '\0')
+            bench_die_msg("stack.env lacks the TPM key's TCTI");
+    } else {
+        bench_env_value(env, "SOFTHSM2_CONF", s->softhsm_conf, sizeof(s->softhsm_conf));
+        bench_env_value(env, "HSM_URI", s->uri, sizeof(s->uri));
+        bench_env_value(env, "PIN_FILE", s->pin_file, sizeof(s->pin_file));
+        if (s->softhsm_conf[0] == '\0' || s->pin_file[0] == '\0')
+            bench_die_msg("stack.env lacks the SoftHSM token's configuration or PIN file");
+    }
+    if (s->daemon_pid <= 0 || s->sock[0] == '\0' || s->uri[0] == '\0' || spki_path[0] == '\0')
+        bench_die_msg("stack.env lacks the daemon's pid, socket or key");
     bench_read_small(spki_path, spki, sizeof(spki), &s->spki_len);
     if (s->spki_len == 0)
         bench_die_msg("the stack's SPKI file is empty");
     memcpy(s->spki, spki, s->spki_len);
+}
+
+/* `dev-stack stop` (stop=1) or `dev-stack start` on the stack: the daemon alone, so that a TPM key
+ * on swtpm is free for this program's signers meanwhile. After a start, the new daemon's pid. */
+static void stack_daemon(struct stack *s, int stop)
+{
+    char script[BENCH_PATH_MAX], env[8192];
+    char *argv[] = {script, stop ? "stop" : "start", s->dir, NULL};
+
+    bench_join_path(script, source_dir, "scripts/dev-stack");
+    bench_run(s->dir, argv, NULL);
+    if (stop) {
+        s->daemon_pid = 0;
+        return;
+    }
+    bench_stack_env(s->dir, env, sizeof(env));
+    s->daemon_pid = bench_stack_daemon(env, "DECISIOND_PID");
+    if (s->daemon_pid <= 0)
+        bench_die_msg("stack.env lacks the restarted daemon's pid");
 }
 
 /* VmRSS (or VmHWM) of a process in KiB. */
@@ -236,9 +308,25 @@ static long proc_kib(pid_t pid, const char *field)
  */
 
 struct cpu_snap {
-    double daemon, children, bench; /* seconds of CPU */
+    double daemon, children, bench; /* seconds of CPU; daemon: the monitor and its engine */
     uint64_t busy, total;           /* /proc/stat jiffies, all CPUs */
 };
+
+/* 1 when pid's command is sworn-signer (/proc/PID/comm). */
+static int is_signer(pid_t pid)
+{
+    char path[64], comm[32] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(comm, sizeof(comm), f) == NULL)
+        comm[0] = '\0';
+    fclose(f);
+    return strcmp(comm, "sworn-signer\n") == 0;
+}
 
 static void cpu_snap(pid_t daemon, struct cpu_snap *c)
 {
@@ -250,7 +338,8 @@ static void cpu_snap(pid_t daemon, struct cpu_snap *c)
 
     memset(c, 0, sizeof(*c));
     c->daemon = bench_proc_cpu(daemon, NULL);
-    /* The daemon's children: its signer process (a restarted one too). */
+    /* The daemon's children: its engine, counted as the daemon, and its signer process (a
+     * restarted one too), which holds the key: SoftHSM's signing runs in it. */
     dir = opendir("/proc");
     if (dir == NULL)
         bench_die_sys("/proc");
@@ -258,8 +347,12 @@ static void cpu_snap(pid_t daemon, struct cpu_snap *c)
         pid_t pid = (pid_t)atol(e->d_name), ppid = 0;
         double t;
 
-        if (pid > 0 && (t = bench_proc_cpu(pid, &ppid)) >= 0 && ppid == daemon)
-            c->children += t;
+        if (pid > 0 && (t = bench_proc_cpu(pid, &ppid)) >= 0 && ppid == daemon) {
+            if (is_signer(pid))
+                c->children += t;
+            else
+                c->daemon += t;
+        }
     }
     closedir(dir);
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
@@ -301,10 +394,12 @@ static void cpu_use(const struct cpu_snap *a, const struct cpu_snap *b, uint64_t
  */
 
 struct baselines {
-    struct sworn_signer *raw;
-    struct sworn_signer_proc *proc;
+    struct sworn_signer *raw;       /* NULL while closed (a TPM key: while the daemon runs) */
+    struct sworn_signer_proc *proc; /* likewise */
     int fsync_fd;
-    uint64_t counter; /* makes every digest new */
+    uint64_t counter;  /* makes every digest new */
+    double fixed_raw;  /* a TPM key: the rates signer_rows measured with the daemon stopped, */
+    double fixed_proc; /* which every point uses */
 };
 
 struct base_rates {
@@ -363,32 +458,74 @@ static double fsync_rate(struct baselines *b)
 static void baselines_measure(struct baselines *b, const struct stack *s, struct base_rates *r)
 {
     r->fsync = fsync_rate(b);
-    r->raw = sign_rate(b, 0, s);
-    r->proc = sign_rate(b, 1, s);
+    r->raw = b->raw != NULL ? sign_rate(b, 0, s) : b->fixed_raw;
+    r->proc = b->proc != NULL ? sign_rate(b, 1, s) : b->fixed_proc;
+}
+
+/* The stack's key as a signer config: the SoftHSM token's, or the TPM key's through its TCTI. */
+static struct sworn_signer_config key_config(const struct stack *s)
+{
+    struct sworn_signer_config cfg = {
+        .uri = s->uri, .pinned_spki = s->spki, .pinned_spki_len = s->spki_len};
+
+    if (s->tpm_key) {
+        cfg.tcti = s->tcti;
+    } else {
+        cfg.module_path = P11_MODULE;
+        cfg.pin_file = s->pin_file;
+    }
+    return cfg;
+}
+
+/* The signer process on the stack's key (it forks: call it while this process runs no other
+ * thread). */
+static void open_proc(struct baselines *b, const struct stack *s)
+{
+    struct sworn_signer_config cfg = key_config(s);
+
+    if (sworn_signer_proc_start(&cfg, NULL, &b->proc) < 0)
+        bench_die_lib("sworn_signer_proc_start");
+}
+
+/* The raw signer: device calls in this thread, no watchdog handoff. */
+static void open_raw(struct baselines *b, const struct stack *s)
+{
+    struct sworn_signer_config cfg = key_config(s);
+
+    cfg.inline_device_calls = 1;
+    if (sworn_signer_open(&cfg, &b->raw) < 0)
+        bench_die_lib("sworn_signer_open");
+}
+
+static void close_raw(struct baselines *b)
+{
+    sworn_signer_close(b->raw);
+    b->raw = NULL;
+}
+
+static void close_proc(struct baselines *b)
+{
+    if (b->proc != NULL)
+        sworn_signer_proc_stop(b->proc);
+    b->proc = NULL;
 }
 
 /* Open both signers on the stack's key (the process first: it forks, and nothing is loaded or
- * running in this process yet), and the fsync probe file in the stack's folder. */
+ * running in this process yet), and the fsync probe file in the stack's folder. A TPM key's
+ * signers are opened by signer_rows only, one at a time, while the daemon is stopped. */
 static void baselines_open(struct baselines *b, const struct stack *s)
 {
-    struct sworn_signer_config cfg = {.uri = s->uri,
-                                      .module_path = P11_MODULE,
-                                      .pin_file = s->pin_file,
-                                      .pinned_spki = s->spki,
-                                      .pinned_spki_len = s->spki_len};
     char path[BENCH_PATH_MAX];
     static const uint8_t zero[FSYNC_BLOCK];
 
     memset(b, 0, sizeof(*b));
     /* SoftHSM finds the stack's token through this, here and in the signer process. */
-    if (setenv("SOFTHSM2_CONF", s->softhsm_conf, 1) != 0)
+    if (!s->tpm_key && setenv("SOFTHSM2_CONF", s->softhsm_conf, 1) != 0)
         bench_die_sys("setenv");
-    if (sworn_signer_proc_start(&cfg, NULL, &b->proc) < 0)
-        bench_die_lib("sworn_signer_proc_start");
-    /* Raw: device calls in this thread, no watchdog handoff. */
-    cfg.inline_device_calls = 1;
-    if (sworn_signer_open(&cfg, &b->raw) < 0)
-        bench_die_lib("sworn_signer_open");
+    if (!s->tpm_key) {
+        open_proc(b, s);
+        open_raw(b, s);
+    }
     bench_join_path(path, s->dir, "fsync-probe");
     b->fsync_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (b->fsync_fd < 0)
@@ -400,66 +537,47 @@ static void baselines_open(struct baselines *b, const struct stack *s)
         bench_die_sys("fsync");
 }
 
-/* The log's own group commit: n threads appending LOG_ENTRY_BYTES entries to a new log in the
- * stack's folder for LOG_SECONDS. */
-struct log_appender {
-    struct sworn_log *log;
-    const double *t_end;
-    unsigned long n;
+/* The log's commits, measured as bench_log measures them (benchutil.c, bench_log_commits). */
+struct log_figure {
+    double rate;        /* entries/s */
+    double fsync;       /* fdatasync/s measured just before */
+    double bytes_ratio; /* bytes sqlite wrote / entry bytes (benchutil's counting VFS) */
 };
 
-static void *log_appender_main(void *arg)
+/* threads threads appending one LOG_ENTRY_BYTES entry per call (a commit each, grouped by the
+ * log) to a new log in the stack's folder for LOG_SECONDS, after an fdatasync baseline. */
+static struct log_figure log_commits(struct baselines *b, const struct stack *s, unsigned threads)
 {
-    struct log_appender *a = arg;
-    uint8_t entry[LOG_ENTRY_BYTES];
-
-    memset(entry, 0x5a, sizeof(entry));
-    while (bench_now() < *a->t_end) {
-        const uint8_t *e[1] = {entry};
-        size_t len[1] = {sizeof(entry)};
-        uint64_t index;
-
-        memcpy(entry, &a->n, sizeof(a->n)); /* every entry new */
-        if (sworn_log_append(a->log, e, len, 1, &index) < 0)
-            bench_die_lib("sworn_log_append");
-        a->n++;
-    }
-    return NULL;
-}
-
-static double log_group_rate(const struct stack *s, int threads)
-{
+    static uint8_t pool[LOG_POOL][LOG_ENTRY_BYTES];
+    static const uint8_t *ptrs[LOG_POOL];
+    static size_t lens[LOG_POOL];
     char path[BENCH_PATH_MAX], name[64];
-    struct log_appender a[MAX_CLIENTS];
-    pthread_t th[MAX_CLIENTS];
+    struct bench_commits c;
+    struct log_figure f;
     struct sworn_log *log;
-    unsigned long n = 0;
-    double t0, t_end;
 
-    snprintf(name, sizeof(name), "group-commit-%d.db", threads);
+    for (unsigned i = 0; i < LOG_POOL; i++) { /* distinct entries, as decisions are */
+        memset(pool[i], 0x5a, LOG_ENTRY_BYTES);
+        memcpy(pool[i], &i, sizeof(i));
+        ptrs[i] = pool[i];
+        lens[i] = LOG_ENTRY_BYTES;
+    }
+    snprintf(name, sizeof(name), "commits-%u.db", threads);
     bench_join_path(path, s->dir, name);
     if (sworn_log_create(path, "bench.sworn.example/log", &log) < 0)
         bench_die_lib("sworn_log_create");
-    t0 = bench_now();
-    t_end = t0 + LOG_SECONDS;
-    for (int i = 0; i < threads; i++) {
-        a[i] = (struct log_appender){log, &t_end, 0};
-        if (pthread_create(&th[i], NULL, log_appender_main, &a[i]) != 0)
-            bench_die_msg("pthread_create failed");
-    }
-    for (int i = 0; i < threads; i++) {
-        pthread_join(th[i], NULL);
-        n += a[i].n;
-    }
-    t_end = bench_now();
+    f.fsync = fsync_rate(b);
+    bench_log_commits(log, threads, LOG_SECONDS, ULONG_MAX, ptrs, lens, LOG_POOL, &c);
     sworn_log_close(log);
-    return (double)n / (t_end - t0);
+    f.rate = (double)c.entries / c.seconds;
+    f.bytes_ratio = c.entry_bytes > 0 ? (double)c.syncs.bytes / (double)c.entry_bytes : 0;
+    return f;
 }
 
 static void baselines_close(struct baselines *b)
 {
-    sworn_signer_close(b->raw);
-    sworn_signer_proc_stop(b->proc);
+    close_raw(b);
+    close_proc(b);
     close(b->fsync_fd);
 }
 
@@ -512,26 +630,46 @@ static double proc_rate(struct baselines *b, int callers, unsigned round)
     return (double)n / longest;
 }
 
-/* Issue 17's row "rate through the signer process vs raw signing": 1, 2, 4 and 8 callers on one
- * signer process, each against the raw rate of the same key, measured in turns. */
-static void signer_rows(struct baselines *b, const struct stack *s)
+/*
+ * Issue 17's row "rate through the signer process vs raw signing": 1, 2, 4 and 8 callers on one
+ * signer process, each against the raw rate of the same key, measured in turns. A TPM key on
+ * swtpm serves one connection at a time: each round opens the raw signer, measures it and closes
+ * it, then does the same with a signer process; the caller has stopped the daemon (whose signer
+ * holds the connection otherwise), and the rates are kept for every point (fixed_raw, fixed_proc).
+ * Returns the lowest ratio of 2, 4 and 8 callers to raw (the summary's row).
+ */
+static double signer_rows(struct baselines *b, const struct stack *s)
 {
     static const int callers[] = {1, 2, 4, 8};
-    double raw = 0, proc[4] = {0};
+    double raw = 0, proc[4] = {0}, lowest = 0;
 
     for (unsigned r = 0; r < PIPE_ROUNDS; r++) {
+        if (s->tpm_key)
+            open_raw(b, s);
         raw += sign_rate(b, 0, s) / PIPE_ROUNDS;
+        if (s->tpm_key) {
+            close_raw(b);
+            open_proc(b, s);
+        }
         for (int i = 0; i < 4; i++)
             proc[i] += proc_rate(b, callers[i], r) / PIPE_ROUNDS;
+        if (s->tpm_key)
+            close_proc(b);
     }
-    printf("\n== Signer process vs raw signing (daemon idle; %d rounds of %.1f s per figure)\n",
-           PIPE_ROUNDS, BASE_SECONDS);
+    printf("\n== Signer process vs raw signing (daemon %s; %d rounds of %.1f s per figure)\n",
+           s->tpm_key ? "stopped: swtpm serves one connection" : "idle", PIPE_ROUNDS, BASE_SECONDS);
     printf("  raw sign, 1 thread: %.0f sigs/s\n", raw);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
         printf("  signer process, %d caller%s %8.0f sigs/s = %.2f x raw  target >= %.2f  %s\n",
                callers[i], callers[i] == 1 ? ": " : "s:", proc[i], proc[i] / raw, TARGET_PROC_RATIO,
                callers[i] == 1 ? "(one caller: no pipelining)"
                                : (proc[i] / raw >= TARGET_PROC_RATIO ? "PASS" : "MISS"));
+        if (i > 0 && (i == 1 || proc[i] / raw < lowest))
+            lowest = proc[i] / raw;
+    }
+    b->fixed_raw = raw;
+    b->fixed_proc = proc[0];
+    return lowest;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -934,6 +1072,29 @@ static double open_point(const struct stack *s, double rate, int n, struct lat_s
     return (double)counted / OPEN_SECONDS;
 }
 
+/*
+ * A field of /proc/PID/status (KiB) of the daemon without its signer process: the monitor and
+ * its engine, which holds the log, the connections and the tables (the signer holds only the
+ * key). Counted across every child, so a restarted engine is found too.
+ */
+static long daemon_kib(pid_t daemon, const char *field)
+{
+    long kib = proc_kib(daemon, field);
+    DIR *dir = opendir("/proc");
+    struct dirent *e;
+
+    if (dir == NULL)
+        bench_die_sys("/proc");
+    while ((e = readdir(dir)) != NULL) {
+        pid_t pid = (pid_t)atol(e->d_name), ppid = 0;
+
+        if (pid > 0 && bench_proc_cpu(pid, &ppid) >= 0 && ppid == daemon && !is_signer(pid))
+            kib += proc_kib(pid, field);
+    }
+    closedir(dir);
+    return kib;
+}
+
 struct mem_result {
     int done;
     long rss_first, rss_last; /* KiB */
@@ -945,7 +1106,7 @@ static void memory_growth(const struct stack *s, uint64_t entries, struct mem_re
     struct run r = {.st = s};
     uint64_t start_size = atomic_load(&log_size_seen), step = entries / MEM_STEPS, prev = 0;
     double t0, t_prev;
-    long rss0 = proc_kib(s->daemon_pid, "VmRSS");
+    long rss0 = daemon_kib(s->daemon_pid, "VmRSS");
     int k = 1;
 
     memset(m, 0, sizeof(*m));
@@ -954,11 +1115,12 @@ static void memory_growth(const struct stack *s, uint64_t entries, struct mem_re
     printf("\n== Memory as the log grows by %llu decisions (%d clients, closed loop; daemon pid "
            "%ld)\n",
            (unsigned long long)entries, MEM_CLIENTS, (long)s->daemon_pid);
-    printf("  VmLck: memory the daemon locked (mlockall when it runs as root), part of its RSS\n");
+    printf("  RSS: the monitor's and its engine's (the daemon without its signer process); VmLck: "
+           "memory\n  they locked (mlockall when they run as root), part of their RSS\n");
     printf("  %-10s %12s %10s %10s %10s %12s\n", "step", "log size", "RSS MiB", "x step 1",
            "VmLck MiB", "decisions/s");
     printf("  %-10s %12s %10.1f %10s %10.1f %12s\n", "start", "", rss0 / 1024.0, "",
-           proc_kib(s->daemon_pid, "VmLck") / 1024.0, "");
+           daemon_kib(s->daemon_pid, "VmLck") / 1024.0, "");
     clients_start(&r, cs, MEM_CLIENTS);
     t0 = t_prev = bench_now();
     while (k <= MEM_STEPS) {
@@ -966,14 +1128,14 @@ static void memory_growth(const struct stack *s, uint64_t entries, struct mem_re
 
         if (done >= (k == MEM_STEPS ? entries : (uint64_t)k * step)) {
             double t = bench_now();
-            long rss = proc_kib(s->daemon_pid, "VmRSS");
+            long rss = daemon_kib(s->daemon_pid, "VmRSS");
 
             if (k == 1)
                 m->rss_first = rss;
             m->rss_last = rss;
             printf("  %3d%% %5s %12llu %10.1f %10.2f %10.1f %12.0f\n", k * 100 / MEM_STEPS, "",
                    (unsigned long long)atomic_load(&log_size_seen), rss / 1024.0,
-                   (double)rss / (double)m->rss_first, proc_kib(s->daemon_pid, "VmLck") / 1024.0,
+                   (double)rss / (double)m->rss_first, daemon_kib(s->daemon_pid, "VmLck") / 1024.0,
                    (double)(done - prev) / (t - t_prev));
             prev = done;
             t_prev = t;
@@ -989,7 +1151,7 @@ static void memory_growth(const struct stack *s, uint64_t entries, struct mem_re
            "%.1f MiB\n",
            (unsigned long long)atomic_load(&r.answered), bench_now() - t0,
            (unsigned long long)atomic_load(&log_size_seen), (unsigned long long)start_size,
-           proc_kib(s->daemon_pid, "VmHWM") / 1024.0);
+           daemon_kib(s->daemon_pid, "VmHWM") / 1024.0);
     m->done = 1;
 }
 
@@ -998,35 +1160,132 @@ static const char *verdict(int ok)
     return ok ? "PASS" : "MISS";
 }
 
-static int run_variant(const char *dir, int tpm, uint64_t entries, double seconds, unsigned workers)
+/* ---------------------------------------------------------------------------------------------
+ * The summary: each variant writes its rows of issue 17's table to DIR/<variant>/summary.tsv
+ * (stack, receipts, row, figure, target, verdict: tab-separated, one row per line); the parent
+ * prints the rows of every variant in one table at the end.
+ */
+
+#define SUMMARY_FILE "summary.tsv"
+#define SUMMARY_LINE_MAX 512
+
+static FILE *summary;
+
+static void summary_open(const char *dir)
+{
+    char path[BENCH_PATH_MAX];
+
+    bench_join_path(path, dir, SUMMARY_FILE);
+    summary = fopen(path, "w");
+    if (summary == NULL)
+        bench_die_sys(path);
+}
+
+/* One row; met: 1 met, 0 missed, -1 not measured on this stack (figure says why). */
+static void summary_row(const struct stack *s, const char *row, const char *target, int met,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void summary_row(const struct stack *s, const char *row, const char *target, int met,
+                        const char *fmt, ...)
+{
+    char figure[128];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(figure, sizeof(figure), fmt, ap);
+    va_end(ap);
+    if (fprintf(summary, "%s\t%s\t%s\t%s\t%s\t%s\n", variant_names[s->v],
+                batch_mode ? "batch" : "per-request", row, figure, target,
+                met < 0 ? "-" : (met ? "met" : "MISSED")) < 0)
+        bench_die_sys("writing the summary");
+}
+
+static void summary_close(void)
+{
+    if (fclose(summary) != 0)
+        bench_die_sys("writing the summary");
+    summary = NULL;
+}
+
+/* The parent: every variant's rows, in the order they ran, as one table. */
+static void summary_print(const char *dir, char subs[][64], int n)
+{
+    printf("\n== Summary: issue 17's targets, per stack and receipt mode (figures of this run, "
+           "each ratio against\n   a baseline measured in the same run; information, not an "
+           "exit status)\n");
+    printf("  %-7s %-11s %-46s %-40s %-22s %s\n", "stack", "receipts", "row", "figure", "target",
+           "");
+    for (int i = 0; i < n; i++) {
+        char path[BENCH_PATH_MAX], sub[BENCH_PATH_MAX], line[SUMMARY_LINE_MAX];
+        FILE *f;
+
+        bench_join_path(sub, dir, subs[i]);
+        bench_join_path(path, sub, SUMMARY_FILE);
+        f = fopen(path, "r");
+        if (f == NULL) {
+            printf("  %-19s (no rows: the variant failed)\n", subs[i]);
+            continue;
+        }
+        while (fgets(line, sizeof(line), f) != NULL) {
+            char *col[6], *save = NULL, *p = line;
+            int k = 0;
+
+            line[strcspn(line, "\n")] = '\0';
+            while (k < 6 && (col[k] = strtok_r(p, "\t", &save)) != NULL) {
+                p = NULL;
+                k++;
+            }
+            if (k == 6)
+                printf("  %-7s %-11s %-46s %-40s %-22s %s\n", col[0], col[1], col[2], col[3],
+                       col[4], col[5]);
+        }
+        fclose(f);
+    }
+    printf("  The log rows are measured by bench_decisiond on each stack's folder with "
+           "bench_log's own measurement\n  (benchutil.c, bench_log_commits); bench_log prints "
+           "them too, with the syncs per commit.\n");
+}
+
+static int run_variant(const char *dir, enum variant v, uint64_t entries, double seconds,
+                       unsigned workers)
 {
     struct stack s;
     struct baselines b;
     struct point pts[N_POINTS];
     struct lat_stats open_lat;
     struct mem_result mem = {0};
+    struct log_figure one, group, most;
     size_t peak = 0;
-    double t0 = bench_now(), open_rate, open_target, log_rate[2];
-    int open_senders;
+    double t0 = bench_now(), open_rate, open_target, log_rate, proc_lowest, raw_after = 0;
+    int open_senders, memory = entries > 0 && (v == V_NOTPM || (v == V_TPMKEY && batch_mode));
 
     bench_signals_install();
+    /* Before any log is opened here: the log rows count sqlite's bytes (benchutil.h). */
+    bench_sqlite_count_install();
 
     /* Setup, while this process runs no other thread (it forks dev-stack and a signer). */
-    stack_up(&s, dir, tpm, workers);
+    stack_up(&s, dir, v, workers);
     baselines_open(&b, &s);
-    printf("\n#### stack %s, receipts: %s: scripts/dev-stack up %s (SoftHSM P-256 key, %s, %u "
-           "workers, checkpoint every %s, allow-all policy): %.1f s\n",
-           tpm ? "tpm" : "notpm", batch_mode ? "batch" : "per-request", s.dir,
-           tpm ? "swtpm quoting every checkpoint" : "--no-tpm", workers, checkpoint_interval,
-           bench_now() - t0);
-    signer_rows(&b, &s);
+    printf("\n#### stack %s, receipts: %s: scripts/dev-stack up %s (%s, %u workers, checkpoint "
+           "every %s, allow-all policy): %.1f s\n",
+           variant_names[v], batch_mode ? "batch" : "per-request", s.dir, variant_what[v], workers,
+           checkpoint_interval, bench_now() - t0);
+    if (s.tpm_key)
+        stack_daemon(&s, 1); /* its signer holds swtpm's one connection */
+    proc_lowest = signer_rows(&b, &s);
+    if (s.tpm_key) {
+        stack_daemon(&s, 0);
+        printf("  (a TPM key: these raw and signer-process rates, measured with the daemon "
+               "stopped, are every point's)\n");
+    }
 
     printf("\n== Closed loop: N clients, one connection each, one request in flight each\n");
     printf("  each point: %.1f s warm-up, %.1f s measured; before it, with the daemon idle, "
            "%.1f s of each baseline\n",
            WARMUP_SECONDS, seconds, BASE_SECONDS);
-    printf("  raw sign: sworn_signer_sign on the stack's key (same token), 1 thread; proc: "
-           "through a signer process, 1 caller\n");
+    printf("  raw sign: sworn_signer_sign on the stack's key (same %s), 1 thread; proc: "
+           "through a signer process, 1 caller\n",
+           s.tpm_key ? "TPM" : "token");
     printf("  dec/fsync: decisions/s / fdatasync/s (above 1: several decisions share a sync)\n\n");
     printf("  %7s %9s %7s %7s %8s | %8s %6s | %8s %6s | %8s %9s\n", "clients", "dec/s", "p50 ms",
            "p99 ms", "p99.9 ms", "raw sign", "x raw", "proc", "x proc", "fsync/s", "dec/fsync");
@@ -1044,17 +1303,22 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
             peak = i;
     }
     printf("  peak: %.0f decisions/s with %d clients\n", pts[peak].rate, pts[peak].clients);
-    /* The log's own group commit, with the daemon idle: what batch receipts aim at. */
-    log_rate[0] = log_group_rate(&s, LOG_THREADS);
-    log_rate[1] = log_group_rate(&s, MAX_CLIENTS);
-    printf("  log group commit (sworn_log_append, 120-byte entries, a new log): %.0f entries/s "
-           "with %d threads, %.0f with %d\n",
-           log_rate[0], LOG_THREADS, log_rate[1], MAX_CLIENTS);
-    if (log_rate[1] > log_rate[0])
-        log_rate[0] = log_rate[1];
+    /* The log's own commits, with the daemon idle: what batch receipts aim at. */
+    one = log_commits(&b, &s, 1);
+    group = log_commits(&b, &s, LOG_THREADS);
+    most = log_commits(&b, &s, MAX_CLIENTS);
+    log_rate = most.rate > group.rate ? most.rate : group.rate;
+    printf("  log commits (sworn_log_append, one %d-byte entry per call, a new log each, "
+           "bench_log's measurement):\n"
+           "    1 thread %.0f entries/s = %.2f x fdatasync/s (%.0f), %.1f x the entry bytes "
+           "written; %d threads %.0f = %.2f x (%.0f); %d threads %.0f = %.2f x (%.0f)\n",
+           LOG_ENTRY_BYTES, one.rate, one.rate / one.fsync, one.fsync, one.bytes_ratio, LOG_THREADS,
+           group.rate, group.rate / group.fsync, group.fsync, MAX_CLIENTS, most.rate,
+           most.rate / most.fsync, most.fsync);
     printf("\n  CPU in the measured windows, per decision (us), and how busy the whole machine "
-           "was\n  (other work on it included); cores x 1e6 / (daemon + signer + clients) is the "
-           "CPU-only ceiling\n\n");
+           "was\n  (other work on it included); daemon: the monitor and its engine; signer: "
+           "the signer process\n  (with SoftHSM inside it; a TPM's work is swtpm's, not "
+           "counted); cores x 1e6 / (daemon + signer +\n  clients) is the CPU-only ceiling\n\n");
     printf("  %7s %9s %9s %9s %9s %10s %12s\n", "clients", "dec/s", "daemon", "signer", "clients",
            "machine", "CPU ceiling");
     for (size_t i = 0; i < N_POINTS; i++) {
@@ -1080,14 +1344,23 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
            open_rate, open_rate / open_target, open_lat.p50, open_lat.p99, open_lat.p999,
            open_lat.max, (unsigned long long)open_lat.n);
 
-    if (!tpm && entries > 0)
+    if (memory)
         memory_growth(&s, entries, &mem);
+    if (s.tpm_key) { /* the raw rate once more, to show how far it drifted over the run */
+        stack_daemon(&s, 1);
+        open_raw(&b, &s);
+        raw_after = sign_rate(&b, 0, &s);
+        close_raw(&b);
+        printf("\n  TPM key, raw sign after the run (daemon stopped): %.0f sigs/s (%.2f x the "
+               "rate before, which the ratios use)\n",
+               raw_after, raw_after / b.fixed_raw);
+    }
 
     baselines_close(&b);
     bench_stack_down();
 
     printf("\n== Against the spec, stack %s, receipts: %s (information, not an exit status)\n",
-           tpm ? "tpm" : "notpm", batch_mode ? "batch" : "per-request");
+           variant_names[v], batch_mode ? "batch" : "per-request");
     {
         const struct point *p = &pts[peak];
         double ratio = p->rate / p->base.raw;
@@ -1102,12 +1375,12 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
                    verdict(ratio >= TARGET_BATCH_SIGN_RATIO), ratio, TARGET_BATCH_SIGN_RATIO);
             printf("  %-62s %s (%.2f; target >= %.2f)\n",
                    "peak decisions/s / the log's own group-commit rate (batch)",
-                   verdict(p->rate / log_rate[0] >= TARGET_BATCH_LOG_RATIO), p->rate / log_rate[0],
+                   verdict(p->rate / log_rate >= TARGET_BATCH_LOG_RATIO), p->rate / log_rate,
                    TARGET_BATCH_LOG_RATIO);
         }
         printf("  %-62s %.2f (%.0f / %.0f entries/s)\n",
-               "peak decisions/s / the log's own group-commit rate", p->rate / log_rate[0], p->rate,
-               log_rate[0]);
+               "peak decisions/s / the log's own group-commit rate", p->rate / log_rate, p->rate,
+               log_rate);
         printf("  %-62s %s (%.2f ms; target <= %.1f ms)\n", "p99 latency at half the peak rate",
                verdict(open_lat.p99 <= TARGET_P99_MS), open_lat.p99, TARGET_P99_MS);
         if (mem.done)
@@ -1117,6 +1390,46 @@ static int run_variant(const char *dir, int tpm, uint64_t entries, double second
                    (double)mem.rss_last / (double)mem.rss_first, MEM_FLAT_FACTOR);
         printf("  at the peak: %.2f of the signer process's rate, %.2f decisions per fdatasync\n",
                p->rate / p->base.proc, p->rate / p->base.fsync);
+
+        /* Issue 17's table, for the parent's summary. */
+        summary_open(dir);
+        if (!batch_mode)
+            summary_row(&s, "peak decisions/s, one signature per allow", ">= 0.80 x raw sign",
+                        ratio >= TARGET_SIGN_RATIO, "%.0f/s = %.2f x raw (%.0f/s)", p->rate, ratio,
+                        p->base.raw);
+        summary_row(&s, "signer process, 2/4/8 callers vs raw signing", ">= 0.90 x raw sign",
+                    proc_lowest >= TARGET_PROC_RATIO, "lowest %.2f x raw (%.0f/s)", proc_lowest,
+                    b.fixed_raw);
+        summary_row(&s, "daemon CPU per decision, at the peak", "<= 60 us",
+                    p->cpu.daemon_us <= TARGET_CPU_US, "%.0f us (signer process %.0f us)",
+                    p->cpu.daemon_us, p->cpu.signer_us);
+        summary_row(&s, "p99 at half the peak rate, open loop", "<= 2.0 ms",
+                    open_lat.p99 <= TARGET_P99_MS, "%.2f ms at %.0f/s", open_lat.p99, open_rate);
+        summary_row(&s, "log, 1 entry per commit: bytes written", "<= 4 x entry bytes",
+                    one.bytes_ratio <= TARGET_LOG_BYTES, "%.1f x the entry bytes", one.bytes_ratio);
+        summary_row(&s, "log, 1 entry per commit: entries/s", ">= 0.9 x fdatasync/s",
+                    one.rate / one.fsync >= TARGET_LOG_ONE, "%.2f x fdatasync/s (%.0f/s)",
+                    one.rate / one.fsync, one.rate);
+        summary_row(&s, "log, 8 threads group commit: entries/s", ">= 5 x fdatasync/s",
+                    group.rate / group.fsync >= TARGET_LOG_GROUP, "%.2f x fdatasync/s (%.0f/s)",
+                    group.rate / group.fsync, group.rate);
+        if (mem.done)
+            summary_row(&s, "memory as the log grows (daemon RSS)", "flat: < 2 x",
+                        (double)mem.rss_last < MEM_FLAT_FACTOR * (double)mem.rss_first,
+                        "+%llu entries: %.2f x the first tenth's", (unsigned long long)entries,
+                        (double)mem.rss_last / (double)mem.rss_first);
+        else
+            summary_row(&s, "memory as the log grows (daemon RSS)", "flat: < 2 x", -1, "%s",
+                        entries == 0 ? "not measured (--entries 0)" : "not measured on this stack");
+        if (batch_mode) {
+            summary_row(&s, "batch receipts: peak decisions/s vs raw sign", ">= 3 x raw sign",
+                        ratio >= TARGET_BATCH_SIGN_RATIO, "%.0f/s = %.2f x raw (%.0f/s)", p->rate,
+                        ratio, p->base.raw);
+            summary_row(&s, "batch receipts: peak vs the log's group commit", ">= 0.5 x log",
+                        p->rate / log_rate >= TARGET_BATCH_LOG_RATIO, "%.2f x the log (%.0f/s)",
+                        p->rate / log_rate, log_rate);
+        }
+        summary_close();
     }
     return 0;
 }
@@ -1145,15 +1458,50 @@ static int run_child(char *const argv[])
 
 static _Noreturn void usage(void)
 {
-    fprintf(stderr, "usage: bench_decisiond DIR [--stacks notpm|tpm|both] [--entries N] "
+    fprintf(stderr, "usage: bench_decisiond DIR [--stacks notpm,tpm,tpmkey|both|all] [--entries N] "
                     "[--seconds S] [--workers N] [--receipts per-request|batch|both] "
                     "[--checkpoint-interval D] [--build DIR] [--source DIR]   (DIR absolute)\n");
     exit(1);
 }
 
+/* The variant named name, or -1. */
+static int variant_of(const char *name, size_t len)
+{
+    for (int v = 0; v < N_VARIANTS; v++)
+        if (strlen(variant_names[v]) == len && strncmp(variant_names[v], name, len) == 0)
+            return v;
+    return -1;
+}
+
+/* --stacks: a comma-separated list of variants, "both" (notpm,tpm, as before tpmkey) or "all".
+ * Returns the set as a bit mask, 0 when the list is bad. */
+static unsigned stacks_of(const char *list)
+{
+    unsigned mask = 0;
+
+    if (strcmp(list, "all") == 0)
+        return (1u << N_VARIANTS) - 1;
+    if (strcmp(list, "both") == 0)
+        return (1u << V_NOTPM) | (1u << V_TPM);
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ",");
+        int v = variant_of(p, len);
+
+        if (v < 0)
+            return 0;
+        mask |= 1u << v;
+        if (p[len] == '\0')
+            return mask;
+        p += len + 1;
+    }
+}
+
 int main(int argc, char **argv)
 {
-    const char *dir = NULL, *stacks = "both", *variant = NULL, *receipts = "both";
+    const char *dir = NULL, *stacks = "all", *variant = NULL, *receipts = "both";
+    char subs[2 * N_VARIANTS][64];
+    int n_subs = 0;
+    unsigned mask;
     char entries_s[32] = "30000", seconds_s[32] = "1.5", workers_s[16] = "4";
     uint64_t entries;
     double seconds;
@@ -1197,25 +1545,28 @@ int main(int argc, char **argv)
     entries = strtoull(entries_s, NULL, 10);
     seconds = strtod(seconds_s, NULL);
     workers = strtol(workers_s, NULL, 10);
+    mask = stacks_of(stacks);
     if (dir == NULL || dir[0] != '/' || !(seconds >= 0.1 && seconds <= 600) || workers < 1 ||
-        workers > 64 ||
-        (strcmp(stacks, "notpm") != 0 && strcmp(stacks, "tpm") != 0 &&
-         strcmp(stacks, "both") != 0) ||
+        workers > 64 || mask == 0 ||
         (strcmp(receipts, "per-request") != 0 && strcmp(receipts, "batch") != 0 &&
          strcmp(receipts, "both") != 0))
         usage();
 
     batch_mode = strcmp(receipts, "batch") == 0;
-    if (variant != NULL)
-        return run_variant(dir, strcmp(variant, "tpm") == 0, entries, seconds, (unsigned)workers);
+    if (variant != NULL) {
+        int v = variant_of(variant, strlen(variant));
+
+        if (v < 0)
+            usage();
+        return run_variant(dir, (enum variant)v, entries, seconds, (unsigned)workers);
+    }
 
     printf("bench_decisiond: build %s, source %s; %ld CPUs online", build_dir, source_dir,
            sysconf(_SC_NPROCESSORS_ONLN));
     bench_print_load();
     printf("\nthe clients, the daemon, its signer process and sqlite share these CPUs\n");
-    for (int v = 0; v < 4; v++) {
-        const char *name = v / 2 == 0 ? "notpm" : "tpm",
-                   *mode = v % 2 == 0 ? "per-request" : "batch";
+    for (int v = 0; v < 2 * N_VARIANTS; v++) {
+        const char *name = variant_names[v / 2], *mode = v % 2 == 0 ? "per-request" : "batch";
         char sub[BENCH_PATH_MAX], subname[64];
         char *args[] = {"bench_decisiond",
                         sub,
@@ -1237,15 +1588,17 @@ int main(int argc, char **argv)
                         (char *)mode,
                         NULL};
 
-        if ((strcmp(stacks, "both") != 0 && strcmp(stacks, name) != 0) ||
+        if (!(mask & (1u << (v / 2))) ||
             (strcmp(receipts, "both") != 0 && strcmp(receipts, mode) != 0))
             continue;
         snprintf(subname, sizeof(subname), "%s-%s", name, mode);
+        snprintf(subs[n_subs++], sizeof(subs[0]), "%s", subname);
         bench_join_path(sub, dir, subname);
         if (run_child(args) < 0) {
             fprintf(stderr, "bench_decisiond: the %s stack (receipts: %s) failed\n", name, mode);
             failed = 1;
         }
     }
+    summary_print(dir, subs, n_subs);
     return failed;
 }
