@@ -6,8 +6,8 @@
  * to squid; the same over HTTPS through CONNECT (sworn-proxy terminates TLS, squid and tinyproxy
  * only tunnel it); and the CPU time per request of each proxy and of decisiond.
  *
- * Usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--no-decisiond] [--build DIR]
- *                    [--source DIR]
+ * Usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--no-decisiond]
+ *                    [--receipts per-request|batch] [--build DIR] [--source DIR]
  *   DIR              an existing, empty folder (absolute); scripts/bench makes it and removes it
  *   --seconds S      measured time per case (default 10, or $SWORN_BENCH_SECONDS); each case
  *                    also runs WARMUP_SECONDS untimed first
@@ -16,6 +16,9 @@
  *   --no-decisiond   when the target is missed, do not run bench_decisiond (built beside this
  *                    program, on a stack of its own, after this one's is down) for decisiond's
  *                    decisions/s alone
+ *   --receipts MODE  decisiond's `receipts:` (dev-stack up --receipts MODE, and bench_decisiond's
+ *                    run in the same mode): per-request (the default: one signature per allow)
+ *                    or batch (one per commit group, docs/formats.md section 14)
  *   --build DIR      the build holding decisiond/sworn-decisiond, proxy/sworn-proxy and
  *                    hsm/sworn-hsm (default: the one this bench was built in)
  *   --source DIR     the source folder holding scripts/dev-stack (default: this bench's source)
@@ -117,6 +120,7 @@
     "\"arguments\":{\"to\":\"bob\",\"amount\":1.25}}}"
 
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR, *build_dir = SWORN_BENCH_BUILD_DIR;
+static const char *receipts = "per-request"; /* --receipts: decisiond's receipts: */
 
 /* ---------------------------------------------------------------------------------------------
  * The certificates and nginx.
@@ -457,7 +461,8 @@ static void stack_up(struct stack *s, const char *dir, const struct upstream *u,
 {
     char policy[BENCH_PATH_MAX], out[BENCH_PATH_MAX], log[BENCH_PATH_MAX], value[ENV_VALUE_MAX],
         text[4096], reason[256], env[16384];
-    char *opts[] = {"--no-tpm", "--policy", policy, "--upstream-ca", (char *)u->ca_cert, NULL};
+    char *opts[] = {"--no-tpm",         "--policy",   policy,           "--upstream-ca",
+                    (char *)u->ca_cert, "--receipts", (char *)receipts, NULL};
     int status, n;
 
     memset(s, 0, sizeof(*s));
@@ -1490,9 +1495,14 @@ static int decisiond_alone(const char *dir, double seconds, struct alone *a)
 {
     char self[BENCH_PATH_MAX], prog[BENCH_PATH_MAX + 32], sub[BENCH_PATH_MAX], out[BENCH_PATH_MAX],
         log[BENCH_PATH_MAX], secs[32], text[65536];
-    char *argv[] = {
-        prog, sub,       "--stacks",        "notpm",    "--entries",        "0", "--seconds",
-        secs, "--build", (char *)build_dir, "--source", (char *)source_dir, NULL};
+    char *argv[] = {prog,         sub,
+                    "--stacks",   "notpm",
+                    "--entries",  "0",
+                    "--seconds",  secs,
+                    "--receipts", (char *)receipts,
+                    "--build",    (char *)build_dir,
+                    "--source",   (char *)source_dir,
+                    NULL};
     const char *p;
     size_t len;
     int status;
@@ -1532,7 +1542,8 @@ static int decisiond_alone(const char *dir, double seconds, struct alone *a)
 static _Noreturn void usage(void)
 {
     fprintf(stderr, "usage: bench_proxy DIR [--seconds S] [--tls-host NAME] [--no-decisiond] "
-                    "[--build DIR] [--source DIR]   (DIR absolute)\n");
+                    "[--receipts per-request|batch] [--build DIR] [--source DIR]   (DIR "
+                    "absolute)\n");
     exit(1);
 }
 
@@ -1639,11 +1650,14 @@ int main(int argc, char **argv)
             build_dir = argv[++i];
         else if (strcmp(argv[i], "--source") == 0)
             source_dir = argv[++i];
+        else if (strcmp(argv[i], "--receipts") == 0)
+            receipts = argv[++i];
         else
             usage();
     }
     if (dir == NULL || dir[0] != '/' || !(seconds >= 1 && seconds <= 600) || tls_host[0] == '\0' ||
-        strlen(tls_host) > 200)
+        strlen(tls_host) > 200 ||
+        (strcmp(receipts, "per-request") != 0 && strcmp(receipts, "batch") != 0))
         usage();
 
     bench_signals_install();
@@ -1652,7 +1666,8 @@ int main(int argc, char **argv)
     if (geteuid() == 0 && chmod(dir, 0755) != 0)
         bench_die_sys(dir);
 
-    printf("bench_proxy: build %s, source %s; %ld CPUs online", build_dir, source_dir, cpus);
+    printf("bench_proxy: build %s, source %s, decisiond receipts: %s; %ld CPUs online", build_dir,
+           source_dir, receipts, cpus);
     bench_print_load();
     printf("\nwrk (or the HTTPS client), nginx, the proxy and decisiond share these CPUs\n");
 
