@@ -65,9 +65,10 @@
  *              p50, p99, p99.9 latency (send to answer). Every reply must be an ALLOW with a
  *              receipt and the request's id; the first reply of every connection is also decoded
  *              strictly (frame.h) and its receipt verified against the pinned SPKI.
- *   cpu        per closed-loop point, the CPU time per decision of the daemon (all threads), its
- *              children (the signer process) and this program (the clients), and how busy the
- *              whole machine was (/proc/stat, other work included): what bounds the rate
+ *   cpu        per closed-loop point, the CPU time per decision of the daemon (the monitor and
+ *              its engine, all threads), its signer process and this program (the clients), and
+ *              how busy the whole machine was (/proc/stat, other work included): what bounds the
+ *              rate
  *   open loop  at half the peak closed-loop rate: as many paced senders as the peak had clients
  *              (at least OPEN_SENDERS), each with its own
  *              connection, each sending on a fixed schedule (its share of the rate); latency is
@@ -89,6 +90,7 @@
  *   log, LOG_THREADS threads group commit           >= TARGET_LOG_GROUP x fdatasync/s
  *   memory as the log grows                         flat: the final RSS below MEM_FLAT_FACTOR x
  *                                                      the RSS at the first tenth of the growth
+ *                                                      (`-` on a stack where it is not measured)
  *   batch receipts decisions/s                      >= TARGET_BATCH_SIGN_RATIO x raw signing and
  *                                                      >= TARGET_BATCH_LOG_RATIO x the log's own
  *                                                      group-commit rate
