@@ -2,7 +2,8 @@
  * w_config.h -- the configuration of sworn-witness: a YAML file (libyaml through yamldoc.h),
  * docs/witness.md "Configuration" is the reference. The shape:
  *
- *     listen: 127.0.0.1:7380            host:port ([v6]:port); port 0 picks a free one
+ *     listen: 127.0.0.1:7380            host:port ([v6]:port); port 0 picks a free one; the
+ *                                       host is an address (a name is resolved once, at start)
  *     state: /var/lib/sworn-witness/state.db
  *     key:
  *       uri: pkcs11:token=w;object=cosign | file:/etc/sworn-witness/key.pem (a 0600 file)
@@ -48,7 +49,7 @@ struct sworn_witness_log {
 };
 
 struct sworn_witness_config {
-    char *listen_host; /* an address literal: the witness does not resolve names */
+    char *listen_host; /* an address, or a name resolved once when binding */
     uint16_t listen_port;
     char *state_path;
     char *key_uri; /* file:<absolute path> or pkcs11:... */

@@ -8,7 +8,7 @@
  *       4xx/500 Content-Type text/plain; charset=utf-8, body one line saying why
  *   any other method on /add-checkpoint: 405 with "Allow: POST"; any other path: 404.
  *   Limits: a body over limits.body_bytes is refused by evhttp with 413 before it is read
- *   whole; headers over 8 KiB likewise (431/400); a client address over its token bucket
+ *   whole; headers over 8 KiB are refused by evhttp too; a client address over its token bucket
  *   (limits.requests_per_second, limits.burst) gets 429 with "Retry-After: 1"; a connection
  *   idle past limits.timeout is closed.
  *
