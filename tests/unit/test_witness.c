@@ -26,9 +26,10 @@
  *   file readable by others and a P-256 key refused; signer purpose 6's form.
  * test_pkcs11_key: the witness key on a SoftHSMv2 token (CKM_EDDSA), pinned by its SPKI.
  *
- * No independent tlog-witness client (Go's sumdb/note or torchwood, the npm packages) is
- * available offline on this machine; the openssl command is the independent check of the
- * signature, and the message it checks is rebuilt here from the spec, not by witness code.
+ * Every cosignature is checked three ways: transparency-log/note.h (type 0x04), sworn-verify's
+ * own note code (verifier/sv_note.h, written apart from it), and the openssl command over the
+ * message rebuilt here from the spec. No independent tlog-witness implementation (Go's
+ * sumdb/note or torchwood, litewitness, an npm package) is available offline on this machine.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +60,7 @@
 #include "proof.h"
 #include "sigscheme.h"
 #include "softhsm_fixture.h"
+#include "sv_note.h"
 #include "testutil.h"
 #include "tiledir.h"
 
@@ -526,6 +528,22 @@ static void check_cosignature(struct wfix *f, const char *note, size_t note_len,
     assert_int_equal(times[1], t);
     assert_true(t >= t0 && t <= (uint64_t)time(NULL));
     assert_int_equal(parsed.text_len, (size_t)(strstr(note, "\n\n") - note) + 1);
+    /* sworn-verify's own note code (verifier/, written apart from transparency-log/). */
+    {
+        static struct sv_note svn;
+        struct sv_vkey wk;
+        static struct sv_note_result res;
+        char why[512] = "";
+
+        memset(&res, 0, sizeof(res));
+        if (sv_vkey_parse(f->wvkey, strlen(f->wvkey), &wk, why) < 0 ||
+            sv_note_parse(both, note_len + line_len, &svn, why) < 0 ||
+            sv_note_verify(&svn, &wk, 1, &res, why) < 0)
+            fail_msg("sworn-verify's note code refuses the cosignature: %s", why);
+        assert_int_equal(res.verified[0], 1);
+        assert_int_equal(res.cosig_time[0], t);
+        sv_vkey_free(&wk);
+    }
     /* openssl: Ed25519 over "cosignature/v1\ntime <t>\n" || text, with the key of the vkey. */
     split = strstr(note, "\n\n");
     text_len = (size_t)(split - note) + 1;
@@ -1085,6 +1103,9 @@ static void test_pkcs11_key(void **state)
     sworn_test_run_must(&r, "--print-vkey with a pkcs11: key");
     assert_true(r.out_len > 1);
     assert_int_equal(sworn_note_verifier_parse(r.out, r.out_len - 1, &f->wv), 0);
+    assert_true(r.out_len - 1 < sizeof(f->wvkey));
+    memcpy(f->wvkey, r.out, r.out_len - 1);
+    f->wvkey[r.out_len - 1] = '\0';
     sworn_test_run_free(&r);
     start_witness(f, NULL);
     body = log_body(f, f->honest, "p11", 0, 4);
