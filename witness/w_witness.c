@@ -115,6 +115,16 @@ int sworn_witness_add(const struct sworn_witness_config *c, struct sworn_witness
                       sworn_err_msg());
     if (cp.size > SWORN_WITNESS_SIZE_MAX)
         return decide(r, 400, "malformed", "a size over 2^63 - 1");
+    if (cp.size == 0) {
+        uint8_t empty[SWORN_HASH_LEN];
+
+        /* No proof can speak for a tree of no entries: its root is fixed (merkle.h). */
+        sworn_merkle_empty_root(empty);
+        if (memcmp(empty, cp.root, SWORN_HASH_LEN) != 0)
+            return decide(r, 400, "malformed",
+                          "a checkpoint of size 0 with another root than "
+                          "the empty tree's");
+    }
     if (b.old_size > cp.size)
         return decide(r, 400, "malformed", "old size %llu is past the checkpoint's %llu",
                       (unsigned long long)b.old_size, (unsigned long long)cp.size);

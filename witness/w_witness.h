@@ -6,7 +6,8 @@
  *
  * The checks, in this order, and the status of the first that fails:
  *   400 the body is malformed (w_body.h), the note is not a signed note, its text is not a
- *       checkpoint, its size is over 2^63 - 1, or old > the checkpoint's size
+ *       checkpoint (checked before the origin and the signatures); after them: its size is over
+ *       2^63 - 1, a size of 0 comes with a root other than the empty tree's, or old > size
  *   404 the origin is not a log of the configuration
  *   403 no signature of the log's keys verifies (or one of them fails)
  *   then, inside one BEGIN IMMEDIATE transaction:

@@ -751,6 +751,21 @@ static void test_status_codes(void **state)
     body = body_file(f, "badsig", 0, NULL, 0, note, len);
     expect(f, body, 403, 0, "damaged signature");
     free(body);
+    /* A size-0 checkpoint with another root than the empty tree's: 400. */
+    {
+        uint8_t root[SWORN_HASH_LEN];
+        char text[SWORN_CHECKPOINT_BODY_MAX + 1];
+        struct sworn_note_signer *signers[1] = {&f->tsig};
+        long n;
+
+        memset(root, 0x5a, sizeof(root));
+        n = sworn_checkpoint_format(TEST_ORIGIN, 0, root, text, sizeof(text));
+        assert_true(n > 0);
+        assert_int_equal(sworn_note_sign(text, (size_t)n, signers, 1, note, NOTE_CAP, &len), 0);
+        body = body_file(f, "zero", 0, NULL, 0, note, len);
+        expect(f, body, 400, 0, "size 0 with a non-empty root");
+        free(body);
+    }
     assert_int_equal(state_rows(f, "latest", TEST_ORIGIN), 0);
 
     /* The honest first checkpoint: 200. */
