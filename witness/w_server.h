@@ -12,8 +12,9 @@
  *   (limits.requests_per_second, limits.burst) gets 429 with "Retry-After: 1"; a connection
  *   idle past limits.timeout is closed.
  *
- * Every request gets one JSON log line on stderr (docs/witness.md "Log lines"), and the start
- * one {"event":"listening",...} line with the bound port (tests bind port 0 and read it).
+ * Every request that evhttp hands over gets one JSON log line on stderr (docs/witness.md "Log
+ * lines"; what evhttp refuses itself, a 413 or broken HTTP, gets none), and the start one
+ * {"event":"listening",...} line with the bound port (tests bind port 0 and read it).
  *
  * Runs until SIGTERM or SIGINT. Errors: -1 with sworn_err set, at start only.
  */
