@@ -1071,6 +1071,17 @@ static void test_config_and_key(void **state)
     free(text);
     free(p256);
 
+    /* The fault point is armed only in the test build: sworn-witness has no trace of it. */
+    {
+        size_t blen = 0, tlen = 0;
+        char *bin = sworn_test_read_file(sworn_test_bin("SWORN_WITNESS_BIN"), &blen);
+        char *tbin = sworn_test_read_file(sworn_test_bin("SWORN_WITNESS_TESTFAULT_BIN"), &tlen);
+
+        assert_null(memmem(bin, blen, "SWORN_WITNESS_FAULT", 19));
+        assert_non_null(memmem(tbin, tlen, "SWORN_WITNESS_FAULT", 19));
+        free(bin);
+        free(tbin);
+    }
     /* Signer purpose 6's form (sigscheme.h). */
     n = snprintf((char *)msg, sizeof(msg),
                  "cosignature/v1\ntime 1700000000\na.example/log\n3\n"
