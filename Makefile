@@ -9,10 +9,11 @@ TSAN_BUILD ?= build-tsan
 # The tests that run threads, run in the ThreadSanitizer build: the log's group commit, the
 # budgets, the signer process and its watchdog, the verifier's workers, and every test that runs
 # decisiond (its workers, its checkpoint thread, the batch receipts' sealer and appender; the
-# fault tests' client threads too), except
+# fault tests' client threads too), sworn-witness (its key's device calls run on the signer's
+# watchdog thread), except
 # test_decisiond_frames: its thousand peers take longer under TSan than the 30 s a frame may stay
 # partial (real time), so its memory test would measure the deadline instead of the frame pool.
-TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_vault|test_verify|test_decisiond|test_decisiond_oauth|test_decisiond_escalate|test_decisiond_sockets|test_decisiond_faults|test_decisiond_seccomp|test_decisiond_sandbox|test_decisiond_batch|test_verify_stack
+TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_vault|test_verify|test_decisiond|test_decisiond_oauth|test_decisiond_escalate|test_decisiond_sockets|test_decisiond_faults|test_decisiond_seccomp|test_decisiond_sandbox|test_decisiond_batch|test_verify_stack|test_witness
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 

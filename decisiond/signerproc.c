@@ -792,7 +792,7 @@ int sworn_signer_proc_sign(struct sworn_signer_proc *p, enum sworn_sign_purpose 
     struct slot *s = NULL;
     int rc = -1;
 
-    if (!sworn_sign_purpose_known((unsigned)purpose))
+    if (!sworn_ipc_purpose_allowed((unsigned)purpose))
         return sworn_err_set(SWORN_ERR_ARG, "signer process: unknown purpose %d", (int)purpose);
     if (msg == NULL || len == 0 || len > SWORN_SIGNER_MSG_MAX)
         return sworn_err_set(SWORN_ERR_ARG, "signer process: message of %zu bytes (1..%d)", len,

@@ -140,13 +140,20 @@ fail:
     return -1;
 }
 
+int sworn_ipc_purpose_allowed(unsigned purpose)
+{
+    /* Cosignatures are the witness's (witness/), which holds its own key: decisiond never
+     * cosigns, so its signer process cannot be asked for one. */
+    return sworn_sign_purpose_known(purpose) && purpose != SWORN_PURPOSE_COSIGNATURE;
+}
+
 static int decode_sign_req(struct sworn_buf *b, struct sworn_ipc_msg *m)
 {
     uint8_t purpose = 0;
     uint32_t len = 0;
 
     SWORN_GUARD(sworn_buf_get_u8(b, &purpose));
-    if (!sworn_sign_purpose_known(purpose))
+    if (!sworn_ipc_purpose_allowed(purpose))
         return sworn_err_set(SWORN_ERR_FORMAT, "ipc: SIGN_REQ for unknown purpose %u",
                              (unsigned)purpose);
     SWORN_GUARD(sworn_buf_get_u32be(b, &len));
@@ -279,6 +286,9 @@ long sworn_ipc_encode(const struct sworn_ipc_msg *m, uint8_t *out, size_t cap)
     sworn_put_u32be(out + 8, (uint32_t)body);
     switch (m->type) {
     case SWORN_IPC_SIGN_REQ:
+        if (!sworn_ipc_purpose_allowed((unsigned)m->purpose))
+            return sworn_err_set(SWORN_ERR_ARG, "ipc: SIGN_REQ for purpose %d, not decisiond's",
+                                 (int)m->purpose);
         out[at++] = (uint8_t)m->purpose;
         sworn_put_u32be(out + at, (uint32_t)m->data_len);
         at += 4;

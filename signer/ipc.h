@@ -21,7 +21,9 @@
  *
  *   1 SIGN_REQ     parent -> child     len == 5 + msg_len
  *       u8  purpose   enum sworn_sign_purpose (1 checkpoint, 2 receipt, 3 key event, 4
- *                     http-message, 5 batch root); any other value is malformed
+ *                     http-message, 5 batch root); any other value is malformed, 6
+ *                     (cosignature) included: only the witness cosigns, with its own key
+ *                     (docs/witness.md), never decisiond's signer process
  *       u32 msg_len   1 .. SWORN_SIGNER_MSG_MAX (16384)
  *       msg_len bytes the message of that purpose (sigscheme.h): a checkpoint body, a 32-byte
  *                     digest, an RFC 9421 signature base or a batch root. Its form is checked by
@@ -106,6 +108,12 @@ struct sworn_ipc_msg {
     const uint8_t *data;             /* SIGN_REQ: msg; *_RESP: signature, SPKI or error message */
     size_t data_len;
 };
+
+/*
+ * Whether a SIGN_REQ may carry purpose: one sigscheme.h knows, and not SWORN_PURPOSE_COSIGNATURE
+ * (above). Returns 1 or 0. Both ends check it: the encoder refuses to send, the decoder to read.
+ */
+int sworn_ipc_purpose_allowed(unsigned purpose);
 
 /*
  * Check a frame header and the body length its type allows. IN: hdr (SWORN_IPC_HDR_LEN bytes).

@@ -181,6 +181,9 @@ int sworn_signer_sign(struct sworn_signer *s, enum sworn_sign_purpose purpose, c
 
     if (sworn_signer_tbs(purpose, msg, len, tbs, &tbs_len) < 0)
         return -1;
+    if (purpose == SWORN_PURPOSE_COSIGNATURE && s->alg != SWORN_SIG_ED25519)
+        return sworn_err_set(SWORN_ERR_ARG,
+                             "signer: a cosignature is made with an Ed25519 key only");
     if (purpose == SWORN_PURPOSE_HTTP_MESSAGE) {
         /* On top of the shape: sworn's own base, under this key's id (sig_base.h). */
         uint8_t id[SWORN_KEY_ID_LEN];

@@ -10,6 +10,7 @@
 #include <openssl/x509.h>
 
 #include "checkpoint.h"
+#include "encoding.h"
 #include "err.h"
 #include "sig_base.h"
 
@@ -26,10 +27,43 @@ int sworn_sign_purpose_known(unsigned purpose)
     case SWORN_PURPOSE_KEY_EVENT:
     case SWORN_PURPOSE_HTTP_MESSAGE:
     case SWORN_PURPOSE_BATCH:
+    case SWORN_PURPOSE_COSIGNATURE:
         return 1;
     default:
         return 0;
     }
+}
+
+/*
+ * Purpose 6's form: the header line, a "time <canonical decimal>" line, and a checkpoint body of
+ * at most SWORN_SIGNER_CHECKPOINT_MAX bytes.
+ */
+static int cosignature_check(const uint8_t *msg, size_t len)
+{
+    const char *p = (const char *)msg;
+    size_t hlen = strlen(SWORN_COSIGNATURE_HEADER), at, end;
+    struct sworn_checkpoint cp;
+    uint64_t t;
+
+    if (len > SWORN_COSIGNATURE_MSG_MAX || len < hlen + 7 ||
+        memcmp(p, SWORN_COSIGNATURE_HEADER, hlen) != 0 || memcmp(p + hlen, "time ", 5) != 0)
+        return sworn_err_set(
+            SWORN_ERR_FORMAT,
+            "signer: a cosignature message starts with \"cosignature/v1\\ntime \"");
+    at = hlen + 5;
+    for (end = at; end < len && p[end] != '\n'; end++)
+        ;
+    if (end == len || sworn_parse_u64(p + at, end - at, &t) < 0)
+        return sworn_err_set(SWORN_ERR_FORMAT, "signer: a cosignature's time is not a decimal");
+    end++;
+    if (len - end > SWORN_SIGNER_CHECKPOINT_MAX)
+        return sworn_err_set(SWORN_ERR_FORMAT, "signer: checkpoint longer than %d bytes",
+                             SWORN_SIGNER_CHECKPOINT_MAX);
+    if (sworn_checkpoint_parse(p + end, len - end, &cp) < 0)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "signer: a cosignature covers no checkpoint body: %s",
+                             sworn_err_msg());
+    return 0;
 }
 
 int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t len, uint8_t *out,
@@ -52,6 +86,12 @@ int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t
         *out_len = len;
         return 0;
     }
+    case SWORN_PURPOSE_COSIGNATURE:
+        if (cosignature_check(msg, len) < 0)
+            return -1;
+        memcpy(out, msg, len);
+        *out_len = len;
+        return 0;
     case SWORN_PURPOSE_HTTP_MESSAGE: {
         const char *why = NULL;
 
@@ -117,6 +157,8 @@ int sworn_signature_verify(const uint8_t *spki, size_t spki_len, enum sworn_sign
     md = EVP_MD_CTX_new();
     SWORN_ENSURE(md != NULL, SWORN_ERR_NOMEM, "signature: out of memory");
     id = EVP_PKEY_get_base_id(key);
+    SWORN_ENSURE(purpose != SWORN_PURPOSE_COSIGNATURE || id == EVP_PKEY_ED25519, SWORN_ERR_FORMAT,
+                 "signature: a cosignature is made with an Ed25519 key only");
     if (id == EVP_PKEY_ED25519) {
         SWORN_ENSURE(EVP_DigestVerifyInit(md, NULL, NULL, NULL, key) == 1, SWORN_ERR_CRYPTO,
                      "signature: Ed25519 init failed");

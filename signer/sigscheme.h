@@ -24,10 +24,21 @@
  *                               of a commit group's tree of items: each item's batch receipt
  *                               is that signature plus the item's inclusion path
  *                               (docs/formats.md section 14).
+ *     SWORN_PURPOSE_COSIGNATURE msg is "cosignature/v1\ntime <decimal>\n" || a checkpoint body
+ *                               (the time canonical decimal, the body checked with checkpoint.h,
+ *                               at most SWORN_SIGNER_CHECKPOINT_MAX bytes); TBS = msg. With an
+ *                               Ed25519 key only (refused for any other): the signature is then
+ *                               a standard C2SP tlog-cosignature/v1 signature (note type 0x04),
+ *                               as the witness (witness/) makes it.
  * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
  * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
  * A base has neither 0xFF nor NUL (so it is no receipt or key-event TBS) and does not end with LF
  * (a checkpoint body always does), so no base is another purpose's TBS either.
+ * A cosignature TBS has neither 0xFF nor NUL either, ends with LF (so it is no base), and is never
+ * a checkpoint body: its second line, "time <decimal>", is not a canonical decimal size. A
+ * checkpoint body is never a cosignature TBS: its second line is a bare decimal, never
+ * "time ...". (C2SP chose the "cosignature/v1" header for the same reason: a cosignature never
+ * verifies as a log's signature of another text, even under the same key.)
  *
  * Signature encodings: ECDSA P-256 with SHA-256 over the TBS, DER-encoded (what note type 0x02
  * and openssl use); Ed25519 over the TBS, 64 bytes; RSA-PSS with SHA-256, MGF1-SHA-256 and a
@@ -54,8 +65,13 @@ enum sworn_sign_purpose {
     SWORN_PURPOSE_RECEIPT = 2,
     SWORN_PURPOSE_KEY_EVENT = 3,
     SWORN_PURPOSE_HTTP_MESSAGE = 4,
-    SWORN_PURPOSE_BATCH = 5
+    SWORN_PURPOSE_BATCH = 5,
+    SWORN_PURPOSE_COSIGNATURE = 6
 };
+
+#define SWORN_COSIGNATURE_HEADER "cosignature/v1\n" /* purpose 6's first line */
+/* purpose 6's msg: the header, "time " and 20 digits and LF, and a checkpoint body */
+#define SWORN_COSIGNATURE_MSG_MAX (15 + 26 + SWORN_SIGNER_CHECKPOINT_MAX)
 
 #define SWORN_BATCH_ITEMS_MAX 256 /* items under one batch signature (purpose 5's group size) */
 #define SWORN_BATCH_MSG_LEN 36    /* purpose 5's msg: u32 group size || root */
@@ -79,7 +95,8 @@ int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t
 
 /*
  * Verify a signature made by sworn_signer_sign with the key of the DER SPKI (its algorithm is
- * taken from the key: EC P-256 is ECDSA-SHA256, Ed25519, RSA is RSA-PSS-SHA256).
+ * taken from the key: EC P-256 is ECDSA-SHA256, Ed25519, RSA is RSA-PSS-SHA256; purpose 6 only
+ * with an Ed25519 key).
  * Returns 0 when it verifies; -1 otherwise (SWORN_ERR_VERIFY, SWORN_ERR_FORMAT).
  */
 int sworn_signature_verify(const uint8_t *spki, size_t spki_len, enum sworn_sign_purpose purpose,

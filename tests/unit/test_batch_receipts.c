@@ -50,6 +50,7 @@
 #include "sigscheme.h"
 #include "sv_util.h"
 #include "sworn.pb-c.h"
+#include "ipc.h"
 #include "testutil.h"
 #include "verify_fixture.h"
 
@@ -227,7 +228,11 @@ static void test_signer_purpose(void **state)
     /* a receipt (purpose 2) of the same 32 bytes is another TBS */
     assert_int_equal(sworn_signer_tbs(SWORN_PURPOSE_RECEIPT, msg + 4, 32, tbs, &len), 0);
     assert_int_equal(len, 50);
-    assert_int_equal(sworn_sign_purpose_known(6), 0);
+    assert_int_equal(sworn_sign_purpose_known(7), 0);
+    /* 6 (cosignature) is known, but decisiond's signer process is never asked for it. */
+    assert_int_equal(sworn_sign_purpose_known(6), 1);
+    assert_int_equal(sworn_ipc_purpose_allowed(6), 0);
+    assert_int_equal(sworn_ipc_purpose_allowed(SWORN_PURPOSE_BATCH), 1);
 }
 
 static void wire_receipt(Sworn__V1__Receipt *r, uint8_t *key_id, uint8_t *sig, uint8_t *path)

@@ -1,0 +1,319 @@
+/*
+ * w_server.c -- the witness's HTTP server (contract in w_server.h).
+ */
+#include "w_server.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <json-c/json.h>
+
+#include "err.h"
+#include "w_witness.h"
+
+#define PATH_ADD "/add-checkpoint"
+#define HEADERS_MAX 8192
+#define RATE_SLOTS 4096 /* client addresses tracked at once (direct-mapped, see rate_allow) */
+#define ADDR_MAX 64
+
+struct bucket {
+    char addr[ADDR_MAX]; /* empty: a free slot */
+    double tokens;
+    struct timespec last;
+};
+
+struct server {
+    const struct sworn_witness_config *c;
+    struct sworn_witness_state *st;
+    struct sworn_witness_cosigner *cs;
+    struct event_base *base;
+    struct bucket *buckets; /* RATE_SLOTS */
+};
+
+/* --- log lines ---------------------------------------------------------------------------- */
+
+static void log_line(struct json_object *o)
+{
+    char ts[64];
+    struct timespec now;
+    struct tm tm;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000L);
+    json_object_object_add(o, "time", json_object_new_string(ts));
+    fprintf(
+        stderr, "%s\n",
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    fflush(stderr);
+    json_object_put(o);
+}
+
+static struct json_object *event_object(const char *event)
+{
+    struct json_object *o = json_object_new_object();
+
+    json_object_object_add(o, "event", json_object_new_string(event));
+    return o;
+}
+
+/* --- rate limit ----------------------------------------------------------------------------- */
+
+static uint32_t fnv1a(const char *s)
+{
+    uint32_t h = 2166136261u;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/*
+ * A token bucket per client address: rate_per_sec tokens a second, at most burst. The table is
+ * direct-mapped by a hash of the address: two addresses that share a slot take it from each
+ * other, which resets the bucket (a known limit: with more than RATE_SLOTS active clients, or
+ * many addresses, a client can get more than its rate; the limit is against a misbehaving log or
+ * a casual flood, not a distributed attack, which a front proxy or firewall must absorb).
+ * Returns 1 when the request may go on.
+ */
+static int rate_allow(struct server *s, const char *addr)
+{
+    struct bucket *b = &s->buckets[fnv1a(addr) % RATE_SLOTS];
+    struct timespec now;
+    double dt;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (strcmp(b->addr, addr) != 0) {
+        snprintf(b->addr, sizeof(b->addr), "%s", addr);
+        b->tokens = s->c->burst;
+        b->last = now;
+    }
+    dt = (double)(now.tv_sec - b->last.tv_sec) + (double)(now.tv_nsec - b->last.tv_nsec) / 1e9;
+    b->last = now;
+    b->tokens += dt * s->c->rate_per_sec;
+    if (b->tokens > s->c->burst)
+        b->tokens = s->c->burst;
+    if (b->tokens < 1.0)
+        return 0;
+    b->tokens -= 1.0;
+    return 1;
+}
+
+/* --- requests ------------------------------------------------------------------------------- */
+
+static void reply(struct evhttp_request *req, int status, const char *ctype, const char *body,
+                  size_t len)
+{
+    struct evbuffer *out = evbuffer_new();
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+    if (out == NULL) {
+        evhttp_send_error(req, 500, NULL);
+        return;
+    }
+    evhttp_add_header(h, "Content-Type", ctype);
+    evhttp_add_header(h, "Cache-Control", "no-store");
+    evbuffer_add(out, body, len);
+    evhttp_send_reply(req, status, NULL, out);
+    evbuffer_free(out);
+}
+
+static void reply_text(struct evhttp_request *req, int status, const char *text)
+{
+    char line[SWORN_ERR_MSG_MAX + 2];
+    int n = snprintf(line, sizeof(line), "%s\n", text);
+
+    reply(req, status, "text/plain; charset=utf-8", line,
+          n < 0 ? 0 : ((size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1));
+}
+
+static const char *method_name(enum evhttp_cmd_type m)
+{
+    switch (m) {
+    case EVHTTP_REQ_GET:
+        return "GET";
+    case EVHTTP_REQ_POST:
+        return "POST";
+    case EVHTTP_REQ_HEAD:
+        return "HEAD";
+    case EVHTTP_REQ_PUT:
+        return "PUT";
+    case EVHTTP_REQ_DELETE:
+        return "DELETE";
+    default:
+        return "OTHER";
+    }
+}
+
+static void handle(struct evhttp_request *req, void *arg)
+{
+    struct server *s = arg;
+    static struct sworn_witness_result r;
+    static char body[SWORN_WITNESS_BODY_MAX];
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+    const char *uri = evhttp_request_get_uri(req);
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    struct json_object *o = event_object("request");
+    char *peer = NULL;
+    char addr[ADDR_MAX] = "";
+    ev_uint16_t port = 0;
+    size_t len;
+    uint64_t now;
+
+    if (conn != NULL) {
+        evhttp_connection_get_peer(conn, &peer, &port);
+        if (peer != NULL)
+            snprintf(addr, sizeof(addr), "%s", peer);
+    }
+    json_object_object_add(o, "client", json_object_new_string(addr));
+    json_object_object_add(o, "method",
+                           json_object_new_string(method_name(evhttp_request_get_command(req))));
+    json_object_object_add(o, "path", json_object_new_string(uri != NULL ? uri : ""));
+    if (uri == NULL || strcmp(uri, PATH_ADD) != 0) {
+        reply_text(req, 404, "not found: this witness serves POST " PATH_ADD " only");
+        json_object_object_add(o, "status", json_object_new_int(404));
+        json_object_object_add(o, "outcome", json_object_new_string("no-such-path"));
+        log_line(o);
+        return;
+    }
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
+        reply_text(req, 405, "method not allowed: POST only");
+        json_object_object_add(o, "status", json_object_new_int(405));
+        json_object_object_add(o, "outcome", json_object_new_string("bad-method"));
+        log_line(o);
+        return;
+    }
+    if (!rate_allow(s, addr)) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+        reply_text(req, 429, "too many requests");
+        json_object_object_add(o, "status", json_object_new_int(429));
+        json_object_object_add(o, "outcome", json_object_new_string("rate-limited"));
+        log_line(o);
+        return;
+    }
+    /* evhttp has already refused bodies over body_bytes (413); this only copies. */
+    len = evbuffer_get_length(in);
+    if (len > s->c->body_bytes || len > sizeof(body)) {
+        reply_text(req, 413, "body too large");
+        json_object_object_add(o, "status", json_object_new_int(413));
+        json_object_object_add(o, "outcome", json_object_new_string("too-large"));
+        log_line(o);
+        return;
+    }
+    evbuffer_copyout(in, body, len);
+    now = (uint64_t)time(NULL);
+    sworn_witness_add(s->c, s->st, s->cs, body, len, now, &r);
+    if (r.status == 200) {
+        reply(req, 200, "text/plain; charset=utf-8", r.line, r.line_len);
+    } else if (r.status == 409) {
+        char size[32];
+        int n = snprintf(size, sizeof(size), "%llu\n", (unsigned long long)r.latest_size);
+
+        reply(req, 409, "text/x.tlog.size", size, (size_t)n);
+    } else {
+        reply_text(req, r.status, r.reason);
+    }
+    json_object_object_add(o, "status", json_object_new_int(r.status));
+    json_object_object_add(o, "outcome", json_object_new_string(r.outcome));
+    if (r.origin[0] != '\0')
+        json_object_object_add(o, "origin", json_object_new_string(r.origin));
+    if (r.status != 400 || r.size != 0) {
+        json_object_object_add(o, "old", json_object_new_uint64(r.old_size));
+        json_object_object_add(o, "size", json_object_new_uint64(r.size));
+    }
+    if (r.status == 409)
+        json_object_object_add(o, "latest", json_object_new_uint64(r.latest_size));
+    if (r.status != 200)
+        json_object_object_add(o, "reason", json_object_new_string(r.reason));
+    log_line(o);
+}
+
+static void on_signal(evutil_socket_t fd, short what, void *arg)
+{
+    struct server *s = arg;
+
+    (void)fd;
+    (void)what;
+    event_base_loopexit(s->base, NULL);
+}
+
+/* Log the bound address and port (the port may have been 0 in the configuration). */
+static int log_listening(struct evhttp_bound_socket *bound, const char *host)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int port;
+    struct json_object *o;
+
+    if (getsockname(evhttp_bound_socket_get_fd(bound), (struct sockaddr *)&ss, &sl) < 0)
+        return sworn_err_set(SWORN_ERR_IO, "witness: getsockname failed");
+    if (ss.ss_family == AF_INET)
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    else
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    o = event_object("listening");
+    json_object_object_add(o, "address", json_object_new_string(host));
+    json_object_object_add(o, "port", json_object_new_int(port));
+    log_line(o);
+    return 0;
+}
+
+int sworn_witness_serve(const struct sworn_witness_config *c, struct sworn_witness_state *st,
+                        struct sworn_witness_cosigner *cs)
+{
+    struct server s = {.c = c, .st = st, .cs = cs};
+    struct evhttp *http = NULL;
+    struct evhttp_bound_socket *bound;
+    struct event *sigterm = NULL, *sigint = NULL;
+    struct timeval tv = {.tv_sec = (time_t)(c->timeout_ms / 1000),
+                         .tv_usec = (suseconds_t)(c->timeout_ms % 1000) * 1000};
+    int rc = -1;
+
+    signal(SIGPIPE, SIG_IGN);
+    s.buckets = calloc(RATE_SLOTS, sizeof(*s.buckets));
+    s.base = event_base_new();
+    SWORN_ENSURE(s.buckets != NULL && s.base != NULL, SWORN_ERR_NOMEM, "witness: out of memory");
+    http = evhttp_new(s.base);
+    SWORN_ENSURE(http != NULL, SWORN_ERR_NOMEM, "witness: out of memory");
+    evhttp_set_max_body_size(http, (ev_ssize_t)c->body_bytes);
+    evhttp_set_max_headers_size(http, HEADERS_MAX);
+    evhttp_set_timeout_tv(http, &tv);
+    evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+                                         EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                                         EVHTTP_REQ_PATCH);
+    evhttp_set_gencb(http, handle, &s);
+    bound = evhttp_bind_socket_with_handle(http, c->listen_host, c->listen_port);
+    SWORN_ENSURE(bound != NULL, SWORN_ERR_IO, "witness: cannot listen on %s port %u",
+                 c->listen_host, (unsigned)c->listen_port);
+    SWORN_GUARD(log_listening(bound, c->listen_host));
+    sigterm = evsignal_new(s.base, SIGTERM, on_signal, &s);
+    sigint = evsignal_new(s.base, SIGINT, on_signal, &s);
+    SWORN_ENSURE(sigterm != NULL && sigint != NULL && event_add(sigterm, NULL) == 0 &&
+                     event_add(sigint, NULL) == 0,
+                 SWORN_ERR_IO, "witness: cannot watch signals");
+    SWORN_ENSURE(event_base_dispatch(s.base) >= 0, SWORN_ERR_IO, "witness: event loop failed");
+    log_line(event_object("stopped"));
+    rc = 0;
+fail:
+    if (sigterm != NULL)
+        event_free(sigterm);
+    if (sigint != NULL)
+        event_free(sigint);
+    if (http != NULL)
+        evhttp_free(http);
+    if (s.base != NULL)
+        event_base_free(s.base);
+    free(s.buckets);
+    return rc;
+}
