@@ -710,6 +710,7 @@ static void conclude(int supervise_rc)
 {
     int msg[2];
     ssize_t n = recv(R.ctl[0], msg, sizeof(msg), MSG_DONTWAIT);
+    int recv_errno = errno;
 
     if (R.reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_TIMEOUT) {
         R.exit_status = EXIT_TIMEOUT;
@@ -741,6 +742,12 @@ static void conclude(int supervise_rc)
         R.exit_status = 128 + (int)R.code;
         return;
     }
+    /* Say why: the exit status alone (125) would not tell a failed set-up from a lost report. */
+    if (supervise_rc == 0)
+        say("pid 1 ended without the agent's status (pid 1's wait status 0x%x; its report: %zd "
+            "bytes%s)",
+            (unsigned)R.pid1_status, n,
+            n < 0 ? (recv_errno == EAGAIN ? ", none" : ", unreadable") : "");
     R.reason = SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_FAILED;
     R.code = 0;
     R.exit_status = EXIT_FAILURE_RUN;
