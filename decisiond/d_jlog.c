@@ -21,12 +21,22 @@ void d_log_set_level(enum d_log_level level)
     atomic_store(&min_level, (int)level);
 }
 
+/* Only bytes 0x20..0x7e: text the JSON escaper (utf8.h) leaves as it is. */
+static int printable_ascii(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+            return 0;
+    return 1;
+}
+
 void d_log(enum d_log_level level, const char *event, json_object *fields)
 {
     json_object *line;
     struct timespec now;
     struct tm tm;
     char ts[40];
+    const char *raw, *out;
     char *text;
     size_t len;
 
@@ -66,24 +76,32 @@ void d_log(enum d_log_level level, const char *event, json_object *fields)
     /* json-c escapes C0, '"' and '\\' only and copies every other byte: the escaper makes the line
      * valid UTF-8 JSON without control, bidi or invisible characters (utf8.h), whatever bytes a
      * message quotes. */
-    text = sworn_utf8_escape_dup(json_object_to_json_string_ext(
-                                     line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                                 SWORN_UTF8_ESCAPE_JSON);
-    if (text == NULL) {
-        json_object_put(line);
-        return;
+    raw = json_object_to_json_string_ext(line,
+                                         JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    /* A line of printable ASCII only (every decision's line, as a rule) is what the escaper
+     * would return unchanged: it is written as it is, without the escaper's copy (issue 17). */
+    if (raw != NULL && printable_ascii(raw)) {
+        text = NULL;
+        out = raw;
+    } else {
+        text = raw != NULL ? sworn_utf8_escape_dup(raw, SWORN_UTF8_ESCAPE_JSON) : NULL;
+        if (text == NULL) {
+            json_object_put(line);
+            return;
+        }
+        out = text;
     }
-    len = strlen(text);
+    len = strlen(out);
     {
         /* One write per line, so concurrent lines never interleave. */
         char buf[8192];
 
         if (len + 1 <= sizeof(buf)) {
-            memcpy(buf, text, len);
+            memcpy(buf, out, len);
             buf[len] = '\n';
             (void)!write(STDERR_FILENO, buf, len + 1);
         } else {
-            (void)!write(STDERR_FILENO, text, len);
+            (void)!write(STDERR_FILENO, out, len);
             (void)!write(STDERR_FILENO, "\n", 1);
         }
     }
