@@ -220,20 +220,23 @@ void d_commit_group_append(struct d_commit *const *g, size_t n)
 
 static void log_commit(struct d_commit *c)
 {
-    json_object *f = json_object_new_object();
+    /* The fields given straight to the line writer: one line per decision, no JSON objects. */
+    struct d_log_field f[7] = {
+        {"request_id", c->req->request_id, 0},
+        {"principal", c->req->principal->id, 0},
+        {"effect", sworn_frame_effect_name(c->res.effect), 0},
+        {"rule", c->res.rule_id, 0},
+        {"reason", c->res.reason, 0},
+        {"index", NULL, (int64_t)c->index},
+        {"credential", NULL, 0},
+    };
+    size_t n = 6;
 
-    if (f == NULL)
-        return;
-    json_object_object_add(f, "request_id", json_object_new_string(c->req->request_id));
-    json_object_object_add(f, "principal", json_object_new_string(c->req->principal->id));
-    json_object_object_add(f, "effect",
-                           json_object_new_string(sworn_frame_effect_name(c->res.effect)));
-    json_object_object_add(f, "rule", json_object_new_string(c->res.rule_id));
-    json_object_object_add(f, "reason", json_object_new_string(c->res.reason));
-    json_object_object_add(f, "index", json_object_new_int64((int64_t)c->index));
-    if (c->has_cred && c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW)
-        json_object_object_add(f, "credential", json_object_new_string(c->cred.id));
-    d_log(D_LOG_INFO, c->kind->log_event, f);
+    if (c->has_cred && c->res.effect == SWORN__V1__EFFECT__EFFECT_ALLOW) {
+        f[6].str = c->cred.id;
+        n = 7;
+    }
+    d_log_fields(D_LOG_INFO, c->kind->log_event, f, n);
 }
 
 /* Not recorded: give back what the allow charged, answer with an ErrorFrame. */

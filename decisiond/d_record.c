@@ -20,6 +20,7 @@
 #include "d_daemon.h"
 #include "d_jlog.h"
 #include "d_refusals.h"
+#include "encoding.h"
 #include "err.h"
 #include "merkle.h"
 #include "resource.h"
@@ -69,8 +70,7 @@ static int http_base(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
         sworn_resource_canon(req->resource, &canon, &why) != 0 ||
         !sworn_httpsig_applies(canon.scheme, method))
         return 1;
-    for (size_t i = 0; i < SWORN_KEY_ID_LEN; i++)
-        snprintf(keyid + 2 * i, 3, "%02x", d->key_id[i]);
+    (void)sworn_hex_encode(d->key_id, SWORN_KEY_ID_LEN, keyid, sizeof(keyid)); /* it fits */
     h = (struct sworn_httpsig_request){
         .method = method,
         .scheme = canon.scheme,

@@ -257,6 +257,9 @@ static int engine_inputs(struct d_daemon *d, const char *config_sha256)
                              "%s changed between the monitor's reading and the engine's: "
                              "refusing to run on a configuration the monitor did not read",
                              d->cfg->path);
+    /* The image the monitor exec'd this engine through (inherited: monitor.c says why); the
+     * engine measures its own descriptor of /proc/self/exe (d->exe_fd). */
+    (void)close(D_ENGINE_FD_EXE);
     if (fstat(D_ENGINE_FD_SIGNER_PROGRAM, &st) != 0 || !S_ISREG(st.st_mode) ||
         fcntl(D_ENGINE_FD_SIGNER_PROGRAM, F_SETFD, FD_CLOEXEC) != 0)
         return sworn_err_set(SWORN_ERR_IO, "the monitor passed no signer program descriptor");

@@ -383,8 +383,10 @@ static int start_engine(struct monitor *m, const char *config, const char *log_l
     pid_t pid;
 
     /* The engine is this very image, through the descriptor opened at start (its number in the
-     * child, D_ENGINE_FD_EXE, close-on-exec); the configuration's digest lets the engine refuse
-     * to run on other bytes than the monitor read. */
+     * child, D_ENGINE_FD_EXE); the configuration's digest lets the engine refuse to run on other
+     * bytes than the monitor read. The descriptor is inherited, not close-on-exec, so that a
+     * program that execs its path again (valgrind --trace-children, bench/bench_cpu.c) still
+     * finds the file there; the engine closes it first thing (engine_inputs). */
     snprintf(exe_path, sizeof(exe_path), "/proc/self/fd/%d", D_ENGINE_FD_EXE);
     if (sworn_hex_encode(m->cfg->digest, SWORN_DCONFIG_HASH_LEN, config_hex, sizeof(config_hex)) <
         0)
@@ -417,7 +419,7 @@ static int start_engine(struct monitor *m, const char *config, const char *log_l
 
         if (ch < 0 || d < 0 || a < 0 || sp < 0 || ex < 0 || place(ch, D_ENGINE_FD_MONITOR) < 0 ||
             place(d, D_ENGINE_FD_DECISION) < 0 || place(a, D_ENGINE_FD_ADMIN) < 0 ||
-            place(sp, D_ENGINE_FD_SIGNER_PROGRAM) < 0 || dup3(ex, D_ENGINE_FD_EXE, O_CLOEXEC) < 0 ||
+            place(sp, D_ENGINE_FD_SIGNER_PROGRAM) < 0 || dup2(ex, D_ENGINE_FD_EXE) < 0 ||
             close_range(D_ENGINE_FD_EXE + 1, ~0U, 0) != 0)
             _exit(126);
         if (geteuid() == 0 && m->users.engine_uid != 0 &&

@@ -576,11 +576,23 @@ static size_t remove_dots(char *p, size_t n)
     return o;
 }
 
+/*
+ * sworn_resource_canon_path; clear_tail 0 when out is all zero already (sworn_resource_canon has
+ * just cleared the struct: clearing its 8 KiB again, on every decision, is waste).
+ */
+static int canon_path(const char *in, char *out, size_t *path_len, const char **why,
+                      int clear_tail);
+
 int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const char **why)
+{
+    return canon_path(in, out, path_len, why, 1);
+}
+
+static int canon_path(const char *in, char *out, size_t *path_len, const char **why, int clear_tail)
 {
     size_t n = in == NULL ? 0 : strlen(in), pn;
     const char *q;
-    long w, qw = 0;
+    long w, qw = 0, written;
     int has_params = 0;
 
     out[0] = '\0';
@@ -610,6 +622,7 @@ int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const
         }
     if (check_params(out, (size_t)w, &has_params, why) != 0)
         goto refused;
+    written = w; /* remove_dots may shorten it: the bytes it let go are cleared below */
     w = (long)remove_dots(out, (size_t)w);
     *path_len = (size_t)w;
     if (q != NULL) {
@@ -621,7 +634,10 @@ int sworn_resource_canon_path(const char *in, char *out, size_t *path_len, const
     }
     out[w + qw] = '\0';
     /* No bytes of the input linger after the NUL (the form can be compared with memcmp). */
-    memset(out + w + qw + 1, 0, SWORN_RESOURCE_PATH_MAX - (size_t)(w + qw));
+    if (clear_tail)
+        memset(out + w + qw + 1, 0, SWORN_RESOURCE_PATH_MAX - (size_t)(w + qw));
+    else if (written > w + qw + 1)
+        memset(out + w + qw + 1, 0, (size_t)(written - (w + qw + 1)));
     for (long i = 0; i + 4 < w + qw; i++)
         if (out[i] == '%' && out[i + 1] == '2' && out[i + 2] == '5' &&
             hex_val((unsigned char)out[i + 3]) >= 0 && hex_val((unsigned char)out[i + 4]) >= 0) {
@@ -774,7 +790,7 @@ int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *ou
             goto refused;
         }
     } else {
-        if (sworn_resource_canon_path(r->path, out->path, &out->path_len, why) != 0)
+        if (canon_path(r->path, out->path, &out->path_len, why, 0) != 0)
             goto refused;
         out->path_params = memchr(out->path, ';', out->path_len) != NULL;
         out->bare_len = strip_params(out->path, out->path_len, out->bare);

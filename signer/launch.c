@@ -118,8 +118,10 @@ static _Noreturn void child(int sock, const struct sworn_signer_launch_opts *opt
                             char *const argv[], char *const envp[])
 {
     int nul = open("/dev/null", O_RDWR | O_CLOEXEC), prog = -1, first_free = SWORN_SIGNER_FD + 1;
-    /* The program's descriptor, when given, goes to SWORN_SIGNER_FD + 1, close-on-exec: the
-     * exec opens the file through /proc/self/fd before it closes it. */
+    /* The program's descriptor, when given, goes to SWORN_SIGNER_FD + 1, and the exec opens the
+     * file through /proc/self/fd. It is inherited, not close-on-exec, so that a program that
+     * execs that path again (valgrind --trace-children, bench/bench_cpu.c) still finds the file
+     * there; the signer closes every descriptor above SWORN_SIGNER_FD first thing. */
     static const char prog_path[] = "/proc/self/fd/4";
     _Static_assert(SWORN_SIGNER_FD + 1 == 4, "prog_path names SWORN_SIGNER_FD + 1");
 
@@ -136,7 +138,7 @@ static _Noreturn void child(int sock, const struct sworn_signer_launch_opts *opt
     if (dup2(sock, SWORN_SIGNER_FD) < 0)
         _exit(126);
     if (prog >= 0) {
-        if (dup3(prog, SWORN_SIGNER_FD + 1, O_CLOEXEC) < 0)
+        if (dup2(prog, SWORN_SIGNER_FD + 1) < 0)
             _exit(126);
         first_free = SWORN_SIGNER_FD + 2;
     }

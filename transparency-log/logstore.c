@@ -99,6 +99,7 @@ struct sworn_log {
 
     sqlite3_stmt *st_insert_entry;
     sqlite3_stmt *st_insert_receipt;
+    sqlite3_stmt *st_begin, *st_commit; /* commit_batch's, prepared once (not parsed per commit) */
     sqlite3_stmt *st_get_receipt;
     sqlite3_stmt *st_get_entry;
     sqlite3_stmt *st_entry_range;
@@ -677,6 +678,8 @@ static int prepare_all(struct sworn_log *log)
                         &log->st_get_tile));
     SWORN_GUARD(prepare(log, "INSERT INTO tiles(level, idx, width, hashes) VALUES(?, ?, ?, ?)",
                         &log->st_put_tile));
+    SWORN_GUARD(prepare(log, "BEGIN IMMEDIATE", &log->st_begin));
+    SWORN_GUARD(prepare(log, "COMMIT", &log->st_commit));
     return 0;
 fail:
     return -1;
@@ -1069,6 +1072,8 @@ void sworn_log_close(struct sworn_log *log)
     sqlite3_finalize(log->st_entry_range);
     sqlite3_finalize(log->st_get_tile);
     sqlite3_finalize(log->st_put_tile);
+    sqlite3_finalize(log->st_begin);
+    sqlite3_finalize(log->st_commit);
     if (log->db != NULL)
         sqlite3_close(log->db);
     pthread_mutex_destroy(&log->db_lock);
@@ -1096,7 +1101,7 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
 
     SWORN_ENSURE(!log->broken, SWORN_ERR_IO,
                  "log: the tree was lost after a failed commit; reopen the log");
-    SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
+    SWORN_GUARD(step_done(log, log->st_begin, "BEGIN IMMEDIATE"));
     in_txn = 1;
     for (struct append_req *r = batch; r != NULL; r = r->next) {
         r->first_index = next;
@@ -1120,7 +1125,7 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
             next++;
         }
     }
-    SWORN_GUARD(exec_sql(log, "COMMIT"));
+    SWORN_GUARD(step_done(log, log->st_commit, "COMMIT"));
     log->next_index = next;
     return 0;
 fail:
