@@ -48,10 +48,11 @@
 /* WAL pages after which sqlite copies the WAL into the database and starts it over (its default
  * is 1000): the WAL stays within about 1 MiB, which wal_preallocate writes once. */
 #define WAL_CHECKPOINT_PAGES 256
-/* sworn_log_wal_offload: the checkpointer thread is woken once per WAL_WAKE_PAGES new pages past
- * WAL_CHECKPOINT_PAGES, and copies the rest of the WAL with the log's lock held once the WAL holds
- * WAL_FORCE_PAGES (about 4 MiB) without having started over. */
-#define WAL_WAKE_PAGES 32
+/* sworn_log_wal_offload: the checkpointer thread is woken once per WAL_WAKE_PAGES new pages from
+ * WAL_CHECKPOINT_PAGES on (as often as sqlite's own checkpoints ran: each one syncs two files,
+ * which the commits' syncs then queue behind on the disk), and copies the rest of the WAL with
+ * the log's lock held once the WAL holds WAL_FORCE_PAGES (about 4 MiB). */
+#define WAL_WAKE_PAGES WAL_CHECKPOINT_PAGES
 #define WAL_FORCE_PAGES (4 * WAL_CHECKPOINT_PAGES)
 #define WAL_HEADER_BYTES 32
 #define WAL_FRAME_HEADER_BYTES 24
@@ -1091,8 +1092,8 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
     if (pages < WAL_CHECKPOINT_PAGES)
         return SQLITE_OK;
     pthread_mutex_lock(&log->wal_mu);
-    /* Once per WAL_WAKE_PAGES new pages: a checkpoint that a commit overtook copies the rest
-     * at the next wake, rather than at every commit (each checkpoint syncs two files). */
+    /* Once per WAL_WAKE_PAGES new pages: what commits added during a copy waits for the next
+     * wake, rather than waking the thread at every commit. */
     if (pages < log->wal_signalled || pages >= log->wal_signalled + WAL_WAKE_PAGES) {
         log->wal_signalled = pages;
         log->wal_due = 1;
