@@ -5,7 +5,8 @@
  * the log grew: sign a checkpoint with the signer process's key (C2SP note, type 0x02 for ECDSA
  * P-256), store it, then have the TPM quote it (qualifying data = SHA-256 of the note text
  * without signatures; PCRs = tpm.pcrs, always including 23), store the quote beside it, and
- * refresh the tiles folder when log.export_dir is set.
+ * refresh the tiles folder when log.export_dir is set (with what the log grew by since the last
+ * export: export_tiles).
  *
  * This thread is the only user of the TPM once the daemon runs, and nothing on the decision path
  * waits for it: decisions go on while it signs and quotes. When the TPM fails, checkpoints go on
