@@ -18,8 +18,8 @@
  * Locking. db_lock serialises every use of the sqlite connection and the fields it guards
  * (next_index, the edge, the tile cache). q_lock guards the group-commit queue; a thread never
  * waits for q_lock while it holds db_lock. wal_mu (sworn_log_wal_offload) is taken inside
- * db_lock and nothing is taken inside it; the checkpointer thread's connection is its own, used
- * under db_lock only to copy the rest of a WAL that has grown to WAL_FORCE_PAGES.
+ * db_lock and nothing is taken inside it; the checkpointer thread's connection is its own, and
+ * that thread never takes db_lock.
  */
 #include "logstore.h"
 
@@ -54,6 +54,9 @@
  * the log's lock held once the WAL holds WAL_FORCE_PAGES (about 4 MiB). */
 #define WAL_WAKE_PAGES WAL_CHECKPOINT_PAGES
 #define WAL_FORCE_PAGES (4 * WAL_CHECKPOINT_PAGES)
+/* Before that copy, passes without the lock until one copies fewer than WAL_CATCH_UP_PAGES. */
+#define WAL_CATCH_UP_PAGES 32
+#define WAL_CATCH_UP_PASSES 8
 #define WAL_HEADER_BYTES 32
 #define WAL_FRAME_HEADER_BYTES 24
 
@@ -125,6 +128,7 @@ struct sworn_log {
     pthread_cond_t wal_cond;
     int wal_due, wal_stop;
     int wal_signalled; /* the WAL's pages when the hook last woke the thread */
+    int wal_finish;    /* the thread asks the next commit to copy the rest (wal_finish_copy) */
 };
 
 /*
@@ -1108,20 +1112,71 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
  * the WAL is due. PASSIVE copies what is committed and waits for no one: a commit running at the
  * same time goes on. sqlite starts the WAL over only at a transaction that begins when the WAL is
  * wholly copied; under a steady stream of commits the next one has always begun before the copy
- * ends, so the WAL would grow without end. So once it holds WAL_FORCE_PAGES, the thread copies
- * the rest (the pages of the commits that overtook the copy) with db_lock held, when no commit
- * runs, and the next commit starts the WAL over: one short hold (two syncs of a few pages) per
- * WAL_FORCE_PAGES pages, where sqlite's own checkpoint held every commit for a copy of
- * WAL_CHECKPOINT_PAGES pages and the same syncs, four times as often. A failed checkpoint is
+ * ends, so the WAL would grow without end. So once it holds WAL_FORCE_PAGES, the thread catches
+ * up and asks the next commit to copy the rest (wal_finish_copy): one short hold (two syncs of a
+ * few pages) per WAL_FORCE_PAGES pages, where sqlite's own checkpoint held every commit for a
+ * copy of WAL_CHECKPOINT_PAGES pages and its syncs, four times as often. A failed checkpoint is
  * tried again at the next wake; meanwhile the WAL only grows.
  */
+/* fdatasync the database file of db (best effort: a failure shows again at the next checkpoint,
+ * whose own sync sqlite checks). */
+static void db_file_sync(sqlite3 *db)
+{
+    sqlite3_file *f = NULL;
+
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f != NULL &&
+        f->pMethods != NULL)
+        (void)f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
+}
+
+/* One PASSIVE checkpoint of the thread's connection, then a sync of the database file: a copy
+ * that a commit overtook leaves the database unsynced (sqlite syncs it only when a copy reaches
+ * the end of the WAL), and the copy under the lock would then sync all of it. OUT: *in_wal, the
+ * WAL's pages, *copied, how many of them are copied (0 and 0 on failure). */
+static void wal_copy(struct sworn_log *log, int *in_wal, int *copied)
+{
+    if (sqlite3_wal_checkpoint_v2(log->wal_db, "main", SQLITE_CHECKPOINT_PASSIVE, in_wal, copied) !=
+        SQLITE_OK) {
+        *in_wal = *copied = 0;
+        return;
+    }
+    if (*in_wal > 0)
+        db_file_sync(log->wal_db);
+}
+
+/*
+ * Called by a commit, with db_lock held, right after it is durable: when the checkpointer thread
+ * asked, copy the rest of the WAL on the main connection (no other commit can run now, so the
+ * copy reaches the end of the WAL and the next commit starts it over). The thread copied and
+ * synced the rest just before, so this is the pages of the last few commits and two short
+ * syncs. A copy that fails (the thread is copying at this moment: SQLITE_BUSY) is asked of the
+ * next commit again. Why the commit and not the thread under db_lock: the commits retake db_lock
+ * at once, one after the other, and a thread waiting for it was kept out for tens of
+ * milliseconds while the WAL grew by as much again, then held every commit up to copy that.
+ */
+static void wal_finish_copy(struct sworn_log *log)
+{
+    int asked;
+
+    pthread_mutex_lock(&log->wal_mu);
+    asked = log->wal_finish;
+    log->wal_finish = 0;
+    pthread_mutex_unlock(&log->wal_mu);
+    if (asked && sqlite3_wal_checkpoint_v2(log->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL,
+                                           NULL) != SQLITE_OK) {
+        pthread_mutex_lock(&log->wal_mu);
+        log->wal_finish = 1;
+        pthread_mutex_unlock(&log->wal_mu);
+    }
+}
+
 static void *wal_thread_main(void *arg)
 {
     struct sworn_log *log = arg;
 
     pthread_mutex_lock(&log->wal_mu);
     for (;;) {
-        int in_wal = 0;
+        int in_wal = 0, copied = 0;
 
         while (!log->wal_due && !log->wal_stop)
             pthread_cond_wait(&log->wal_cond, &log->wal_mu);
@@ -1129,13 +1184,20 @@ static void *wal_thread_main(void *arg)
             break;
         log->wal_due = 0;
         pthread_mutex_unlock(&log->wal_mu);
-        if (sqlite3_wal_checkpoint_v2(log->wal_db, "main", SQLITE_CHECKPOINT_PASSIVE, &in_wal,
-                                      NULL) == SQLITE_OK &&
-            in_wal >= WAL_FORCE_PAGES) {
-            pthread_mutex_lock(&log->db_lock);
-            (void)sqlite3_wal_checkpoint_v2(log->wal_db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL,
-                                            NULL);
-            pthread_mutex_unlock(&log->db_lock);
+        wal_copy(log, &in_wal, &copied);
+        if (in_wal >= WAL_FORCE_PAGES) {
+            /* Catch up without the lock until a pass finds little new (large commits add many
+             * pages during one copy), so that the copy under the lock is of a few pages. */
+            for (int i = 0; i < WAL_CATCH_UP_PASSES; i++) {
+                int before = copied;
+
+                wal_copy(log, &in_wal, &copied);
+                if (in_wal == 0 || copied - before < WAL_CATCH_UP_PAGES)
+                    break;
+            }
+            pthread_mutex_lock(&log->wal_mu);
+            log->wal_finish = 1;
+            continue;
         }
         pthread_mutex_lock(&log->wal_mu);
     }
@@ -1263,6 +1325,8 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
     }
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     log->next_index = next;
+    if (log->wal_started)
+        wal_finish_copy(log);
     return 0;
 fail:
     if (in_txn) {
