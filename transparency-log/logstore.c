@@ -50,11 +50,11 @@
 #define WAL_CHECKPOINT_PAGES 256
 /* sworn_log_wal_offload: the checkpointer thread is woken once per WAL_WAKE_PAGES new pages from
  * WAL_CHECKPOINT_PAGES on (as often as sqlite's own checkpoints ran: each one syncs two files,
- * which the commits' syncs then queue behind on the disk), and copies the rest of the WAL with
- * the log's lock held once the WAL holds WAL_FORCE_PAGES (about 4 MiB). */
+ * which the commits' syncs then queue behind on the disk), and once the WAL holds WAL_FORCE_PAGES
+ * (about 4 MiB) it has the next commit copy the rest, so that the WAL starts over. */
 #define WAL_WAKE_PAGES WAL_CHECKPOINT_PAGES
 #define WAL_FORCE_PAGES (4 * WAL_CHECKPOINT_PAGES)
-/* Before that copy, passes without the lock until one copies fewer than WAL_CATCH_UP_PAGES. */
+/* Before that copy, passes of the thread until one copies fewer than WAL_CATCH_UP_PAGES. */
 #define WAL_CATCH_UP_PAGES 32
 #define WAL_CATCH_UP_PASSES 8
 #define WAL_HEADER_BYTES 32
@@ -1107,17 +1107,6 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
-/*
- * The checkpointer thread: a PASSIVE checkpoint on its own connection each time the hook says
- * the WAL is due. PASSIVE copies what is committed and waits for no one: a commit running at the
- * same time goes on. sqlite starts the WAL over only at a transaction that begins when the WAL is
- * wholly copied; under a steady stream of commits the next one has always begun before the copy
- * ends, so the WAL would grow without end. So once it holds WAL_FORCE_PAGES, the thread catches
- * up and asks the next commit to copy the rest (wal_finish_copy): one short hold (two syncs of a
- * few pages) per WAL_FORCE_PAGES pages, where sqlite's own checkpoint held every commit for a
- * copy of WAL_CHECKPOINT_PAGES pages and its syncs, four times as often. A failed checkpoint is
- * tried again at the next wake; meanwhile the WAL only grows.
- */
 /* fdatasync the database file of db (best effort: a failure shows again at the next checkpoint,
  * whose own sync sqlite checks). */
 static void db_file_sync(sqlite3 *db)
@@ -1131,7 +1120,7 @@ static void db_file_sync(sqlite3 *db)
 
 /* One PASSIVE checkpoint of the thread's connection, then a sync of the database file: a copy
  * that a commit overtook leaves the database unsynced (sqlite syncs it only when a copy reaches
- * the end of the WAL), and the copy under the lock would then sync all of it. OUT: *in_wal, the
+ * the end of the WAL), and the commit's copy would then sync all of it. OUT: *in_wal, the
  * WAL's pages, *copied, how many of them are copied (0 and 0 on failure). */
 static void wal_copy(struct sworn_log *log, int *in_wal, int *copied)
 {
@@ -1170,6 +1159,17 @@ static void wal_finish_copy(struct sworn_log *log)
     }
 }
 
+/*
+ * The checkpointer thread: a PASSIVE checkpoint on its own connection each time the hook says
+ * the WAL is due. PASSIVE copies what is committed and waits for no one: a commit running at the
+ * same time goes on. sqlite starts the WAL over only at a transaction that begins when the WAL is
+ * wholly copied; under a steady stream of commits the next one has always begun before the copy
+ * ends, so the WAL would grow without end. So once it holds WAL_FORCE_PAGES, the thread catches
+ * up and asks the next commit to copy the rest (wal_finish_copy): one short hold (two syncs of a
+ * few pages) per WAL_FORCE_PAGES pages, where sqlite's own checkpoint held every commit for a
+ * copy of WAL_CHECKPOINT_PAGES pages and its syncs, four times as often. A failed checkpoint is
+ * tried again at the next wake; meanwhile the WAL only grows.
+ */
 static void *wal_thread_main(void *arg)
 {
     struct sworn_log *log = arg;
@@ -1186,8 +1186,8 @@ static void *wal_thread_main(void *arg)
         pthread_mutex_unlock(&log->wal_mu);
         wal_copy(log, &in_wal, &copied);
         if (in_wal >= WAL_FORCE_PAGES) {
-            /* Catch up without the lock until a pass finds little new (large commits add many
-             * pages during one copy), so that the copy under the lock is of a few pages. */
+            /* Catch up until a pass finds little new (large commits add many pages during one
+             * copy), so that the commit's copy is of a few pages. */
             for (int i = 0; i < WAL_CATCH_UP_PASSES; i++) {
                 int before = copied;
 
