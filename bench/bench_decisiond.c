@@ -27,6 +27,11 @@
  *   --build DIR      the build folder holding decisiond/sworn-decisiond and hsm/sworn-hsm
  *                    (default: the one this bench was built in)
  *   --source DIR     the source folder holding scripts/dev-stack (default: this bench's source)
+ *   --before-build DIR   instead of all of the above, the tail before and after: another build
+ *                    folder (an older daemon, e.g. a build of main) against --build, measured in
+ *                    one run (below, "tail"), per stack and receipts mode selected
+ *   --tail-age S     with --before-build: seconds of closed loop on each stack before it is
+ *                    measured (default 20, about what the sweep above puts on a stack)
  *
  * Each stack is started with scripts/dev-stack (SoftHSM token with a generated P-256 key, as an
  * operator's dev stack, or with --tpm-key a P-256 key persisted in swtpm) and a policy that allows
@@ -77,6 +82,14 @@
  *   memory     (notpm; tpmkey with batch receipts) the closed loop with MEM_CLIENTS clients
  *              until the log has grown by --entries; VmRSS of the daemon (/proc/PID/status of the
  *              monitor and its engine, the signer process apart) at every tenth.
+ *   tail       (--before-build only) four stacks up at once: the --before-build daemon and this
+ *              build's, each with checkpoints every --checkpoint-interval and with checkpoints
+ *              effectively off (TAIL_OFF_INTERVAL); each stack is held up by a process of its
+ *              own (`--variant keep-...`). The rate is half the lower of the two daemons' closed-
+ *              loop peaks (16 and 32 clients, checkpoints on); the open loop (as above) runs on
+ *              the four in turns, TAIL_ROUNDS rounds with the order rotated, and p50/p99/p99.9 are
+ *              printed per turn and over all rounds, with after / before and the checkpoints'
+ *              share of p99 (on minus off) for each daemon.
  * Targets (issue 17's table), printed at the end in one summary table, per stack and receipt
  * mode, each row with its figure, its target and met or MISSED (each variant writes its rows to
  * DIR/<variant>/summary.tsv; the parent prints them all):
@@ -105,6 +118,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1054,8 +1068,13 @@ static double closed_point(const struct stack *s, int n, double seconds, struct 
     return (double)counted / (t1 - t0);
 }
 
-/* The open loop at rate from n senders (OPEN_SENDERS..MAX_CLIENTS), each one connection. */
-static double open_point(const struct stack *s, double rate, int n, struct lat_stats *lat)
+struct lat_pool;
+static void pool_add(struct lat_pool *p, const struct client *cs, int n);
+
+/* The open loop at rate from n senders (OPEN_SENDERS..MAX_CLIENTS), each one connection. Every
+ * latency is also added to pool, when not NULL. */
+static double open_point(const struct stack *s, double rate, int n, struct lat_stats *lat,
+                         struct lat_pool *pool)
 {
     struct client cs[MAX_CLIENTS];
     struct run r = {.st = s, .record = 1, .open_loop = 1, .senders = n};
@@ -1070,6 +1089,8 @@ static double open_point(const struct stack *s, double rate, int n, struct lat_s
     for (int i = 0; i < n; i++)
         counted += cs[i].counted;
     lat_stats(cs, n, lat);
+    if (pool != NULL)
+        pool_add(pool, cs, n);
     clients_free(cs, n);
     return (double)counted / OPEN_SECONDS;
 }
@@ -1340,7 +1361,7 @@ static int run_variant(const char *dir, enum variant v, uint64_t entries, double
            "measured\n",
            open_target, open_senders, OPEN_SECONDS);
     printf("  latency from each request's scheduled send time to its answer\n");
-    open_rate = open_point(&s, open_target, open_senders, &open_lat);
+    open_rate = open_point(&s, open_target, open_senders, &open_lat, NULL);
     printf("  answered %.0f/s (%.2f of the schedule): p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, "
            "max %.2f ms (%llu requests)\n",
            open_rate, open_rate / open_target, open_lat.p50, open_lat.p99, open_lat.p999,
@@ -1437,6 +1458,317 @@ static int run_variant(const char *dir, enum variant v, uint64_t entries, double
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * The tail, before and after (--before-build): the open loop at half the peak on four stacks up
+ * at once, the daemon of --before-build and this build's, each with checkpoints every
+ * --checkpoint-interval and with checkpoints effectively off (TAIL_OFF_INTERVAL), measured in
+ * turns (TAIL_ROUNDS rounds, the order rotated every round), so that one run compares them on
+ * the same machine at the same time and shows the checkpoint's own share of the tail.
+ */
+
+#define TAIL_ROUNDS 4
+#define TAIL_OFF_INTERVAL "1h" /* no checkpoint inside the run but the start's */
+#define TAIL_CONFIGS 4
+
+/* Every latency of one configuration over all its rounds. */
+struct lat_pool {
+    uint32_t *v;
+    size_t n, cap;
+};
+
+static void pool_add(struct lat_pool *p, const struct client *cs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (p->n + cs[i].n_lat > p->cap) {
+            size_t cap = p->cap ? p->cap : 65536;
+            uint32_t *v;
+
+            while (cap < p->n + cs[i].n_lat)
+                cap *= 2;
+            v = realloc(p->v, cap * sizeof(*v));
+            if (v == NULL)
+                bench_die_msg("out of memory");
+            p->v = v;
+            p->cap = cap;
+        }
+        if (cs[i].n_lat > 0)
+            memcpy(p->v + p->n, cs[i].lat, cs[i].n_lat * sizeof(*p->v));
+        p->n += cs[i].n_lat;
+    }
+}
+
+static void pool_stats(const struct lat_pool *p, struct lat_stats *out)
+{
+    struct client c = {.lat = p->v, .n_lat = p->n};
+
+    lat_stats(&c, 1, out);
+}
+
+/* One of the four: a daemon (build folder) and a checkpoint interval, on a stack of its own. */
+struct tail_cfg {
+    const char *daemon; /* "before" or "after" */
+    const char *build;
+    const char *interval;
+    char dir[BENCH_PATH_MAX];
+    pid_t keeper; /* the process that holds the stack up (--variant keep) */
+    int hold_fd;  /* closing it brings the stack down */
+    struct stack st;
+    double peak;
+    int peak_clients;
+    struct lat_pool pool;
+    double answered;                    /* requests answered over all rounds */
+    struct lat_stats turn[TAIL_ROUNDS]; /* each round's own figures */
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The median over the rounds of one figure of the turns (offset: which field of lat_stats):
+ * a turn that met a burst of other work on the machine moves it less than the pooled figure. */
+static double turn_median(const struct tail_cfg *c, size_t offset)
+{
+    double v[TAIL_ROUNDS];
+
+    for (int i = 0; i < TAIL_ROUNDS; i++)
+        memcpy(&v[i], (const char *)&c->turn[i] + offset, sizeof(double));
+    qsort(v, TAIL_ROUNDS, sizeof(v[0]), cmp_double);
+    return TAIL_ROUNDS % 2 ? v[TAIL_ROUNDS / 2] : (v[TAIL_ROUNDS / 2 - 1] + v[TAIL_ROUNDS / 2]) / 2;
+}
+
+/*
+ * --variant keep: bring a stack up (this process's build_dir and checkpoint_interval), write one
+ * byte on ready_fd, and hold it up until hold_fd reads end of file (the measuring process closed
+ * it or died); then dev-stack down. One process per stack: benchutil watches one stack a process.
+ */
+static int keep_stack(const char *dir, int tpm, unsigned workers, int ready_fd, int hold_fd)
+{
+    struct stack s;
+    char c;
+
+    bench_signals_install();
+    stack_up(&s, dir, tpm ? V_TPM : V_NOTPM, workers);
+    if (write(ready_fd, "1", 1) != 1)
+        bench_die_sys("keep: ready");
+    close(ready_fd);
+    for (;;) {
+        ssize_t n = read(hold_fd, &c, 1);
+
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+    }
+    bench_stack_down();
+    return 0;
+}
+
+/* Start the keeper of c's stack and wait until it is up. */
+static void tail_keeper_start(struct tail_cfg *c, int tpm, const char *workers)
+{
+    int ready[2], hold[2];
+    char rfd[16], hfd[16];
+    ssize_t got;
+    char b;
+    pid_t pid;
+
+    if (pipe(ready) != 0 || pipe(hold) != 0)
+        bench_die_sys("pipe");
+    snprintf(rfd, sizeof(rfd), "%d", ready[1]);
+    snprintf(hfd, sizeof(hfd), "%d", hold[0]);
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bench_die_sys("fork");
+    if (pid == 0) {
+        char *args[] = {"bench_decisiond",
+                        c->dir,
+                        "--variant",
+                        tpm ? "keep-tpm" : "keep-notpm",
+                        "--workers",
+                        (char *)workers,
+                        "--build",
+                        (char *)c->build,
+                        "--source",
+                        (char *)source_dir,
+                        "--checkpoint-interval",
+                        (char *)c->interval,
+                        "--receipts",
+                        batch_mode ? "batch" : "per-request",
+                        "--ready-fd",
+                        rfd,
+                        "--hold-fd",
+                        hfd,
+                        NULL};
+
+        close(ready[0]);
+        close(hold[1]);
+        execv("/proc/self/exe", args);
+        _exit(127);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    c->keeper = pid;
+    c->hold_fd = hold[1];
+    (void)fcntl(c->hold_fd, F_SETFD, FD_CLOEXEC); /* the later keepers must not hold it open */
+    do
+        got = read(ready[0], &b, 1);
+    while (got < 0 && errno == EINTR);
+    close(ready[0]);
+    if (got != 1)
+        bench_die_msg("a stack of the before/after comparison did not come up (its up.log "
+                      "says why)");
+}
+
+/* The stack a keeper holds up, from its stack.env (as stack_up reads it). */
+static void tail_attach(struct tail_cfg *c)
+{
+    char env[8192], spki_path[BENCH_PATH_MAX], pid[32];
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX + 1];
+    struct stack *s = &c->st;
+
+    memset(s, 0, sizeof(*s));
+    bench_join_path(s->dir, c->dir, "stack");
+    bench_stack_env(s->dir, env, sizeof(env));
+    bench_env_value(env, "DECISIOND_PID", pid, sizeof(pid));
+    bench_env_value(env, "DECISION_SOCKET", s->sock, sizeof(s->sock));
+    bench_env_value(env, "SPKI_DER", spki_path, sizeof(spki_path));
+    s->daemon_pid = (pid_t)strtol(pid, NULL, 10);
+    if (s->daemon_pid <= 0 || s->sock[0] == '\0' || spki_path[0] == '\0')
+        bench_die_msg("stack.env lacks the daemon's pid, socket or SPKI");
+    bench_read_small(spki_path, spki, sizeof(spki), &s->spki_len);
+    if (s->spki_len == 0)
+        bench_die_msg("the stack's SPKI file is empty");
+    memcpy(s->spki, spki, s->spki_len);
+}
+
+static void print_tail_row(const struct tail_cfg *c, const struct lat_stats *l, double rate)
+{
+    printf("  %-7s %-12s %8.0f %8.2f %8.2f %8.2f %8.2f %9llu\n", c->daemon, c->interval, rate,
+           l->p50, l->p99, l->p999, l->max, (unsigned long long)l->n);
+}
+
+static int run_tail(const char *dir, int tpm, double seconds, const char *workers,
+                    const char *before_build, double tail_age)
+{
+    struct tail_cfg cfg[TAIL_CONFIGS] = {
+        {.daemon = "before", .build = before_build, .interval = checkpoint_interval},
+        {.daemon = "after", .build = build_dir, .interval = checkpoint_interval},
+        {.daemon = "before", .build = before_build, .interval = TAIL_OFF_INTERVAL},
+        {.daemon = "after", .build = build_dir, .interval = TAIL_OFF_INTERVAL},
+    };
+    static const int peak_clients[] = {16, 32};
+    struct lat_stats l[TAIL_CONFIGS];
+    double rate, t0 = bench_now();
+    int senders = OPEN_SENDERS;
+
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        bench_die_sys(dir);
+    for (int i = 0; i < TAIL_CONFIGS; i++) {
+        char name[64];
+
+        snprintf(name, sizeof(name), "%s-%s", cfg[i].daemon, i < 2 ? "on" : "off");
+        bench_join_path(cfg[i].dir, dir, name);
+        tail_keeper_start(&cfg[i], tpm, workers);
+        tail_attach(&cfg[i]);
+    }
+    printf("\n#### the tail before and after, stack %s, receipts: %s: four dev stacks up at "
+           "once (%.1f s)\n",
+           tpm ? "tpm" : "notpm", batch_mode ? "batch" : "per-request", bench_now() - t0);
+    printf("  before: %s\n  after:  %s\n", before_build, build_dir);
+    printf("  each daemon with checkpoints every %s (tiles exported to the stack's tiles "
+           "folder%s) and every %s (none in the run)\n",
+           checkpoint_interval, tpm ? ", quoted by swtpm" : "", TAIL_OFF_INTERVAL);
+
+    /* The rate: half the lower of the two daemons' peaks, so that neither is past its own. */
+    /* Age: a daemon that has run a while holds a larger log and more checkpoints (the bench
+     * above measures its open loop after its whole closed-loop sweep, about 20 s of load). */
+    if (tail_age > 0) {
+        for (int i = 0; i < TAIL_CONFIGS; i++) {
+            struct lat_stats lat;
+            struct cpu_use cpu;
+
+            (void)closed_point(&cfg[i].st, 16, tail_age, &lat, &cpu);
+        }
+        printf("\n  aged: %.0f s of closed loop (16 clients) on each stack first; the logs now "
+               "hold %llu entries or so\n",
+               tail_age, (unsigned long long)atomic_load(&log_size_seen));
+    }
+    printf("\n  closed-loop peak (checkpoints every %s), %.1f s per point:", checkpoint_interval,
+           seconds);
+    for (int i = 0; i < 2; i++) {
+        for (size_t k = 0; k < sizeof(peak_clients) / sizeof(peak_clients[0]); k++) {
+            struct lat_stats lat;
+            struct cpu_use cpu;
+            double r = closed_point(&cfg[i].st, peak_clients[k], seconds, &lat, &cpu);
+
+            if (r > cfg[i].peak) {
+                cfg[i].peak = r;
+                cfg[i].peak_clients = peak_clients[k];
+            }
+        }
+        printf(" %s %.0f/s (%d clients);", cfg[i].daemon, cfg[i].peak, cfg[i].peak_clients);
+        if (cfg[i].peak_clients > senders)
+            senders = cfg[i].peak_clients;
+    }
+    rate = (cfg[0].peak < cfg[1].peak ? cfg[0].peak : cfg[1].peak) / 2;
+    printf("\n  open loop: %.0f requests/s (half the lower peak) from %d paced senders, %.1f s "
+           "measured per turn, %d rounds, latency from each request's scheduled send time\n\n",
+           rate, senders, OPEN_SECONDS, TAIL_ROUNDS);
+    printf("  %-7s %-7s %-12s %8s %8s %8s %8s %8s %9s\n", "round", "daemon", "checkpoints",
+           "answ/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "requests");
+    for (int round = 0; round < TAIL_ROUNDS; round++) {
+        for (int j = 0; j < TAIL_CONFIGS; j++) {
+            struct tail_cfg *c = &cfg[(j + round) % TAIL_CONFIGS];
+            struct lat_stats one;
+            double got = open_point(&c->st, rate, senders, &one, &c->pool);
+
+            c->turn[round] = one;
+            c->answered += got * OPEN_SECONDS;
+            printf("  %-7d", round + 1);
+            print_tail_row(c, &one, got);
+        }
+    }
+    printf("\n  all rounds together:\n  %-7s %-12s %8s %8s %8s %8s %8s %9s\n", "daemon",
+           "checkpoints", "answ/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "requests");
+    for (int i = 0; i < TAIL_CONFIGS; i++) {
+        pool_stats(&cfg[i].pool, &l[i]);
+        print_tail_row(&cfg[i], &l[i], cfg[i].answered / (TAIL_ROUNDS * OPEN_SECONDS));
+    }
+    printf("\n  the median of the %d turns (a turn that met a burst of other work moves it "
+           "less):\n  %-7s %-12s %8s %8s %8s\n",
+           TAIL_ROUNDS, "daemon", "checkpoints", "p50 ms", "p99 ms", "p99.9 ms");
+    for (int i = 0; i < TAIL_CONFIGS; i++)
+        printf("  %-7s %-12s %8.2f %8.2f %8.2f\n", cfg[i].daemon, cfg[i].interval,
+               turn_median(&cfg[i], offsetof(struct lat_stats, p50)),
+               turn_median(&cfg[i], offsetof(struct lat_stats, p99)),
+               turn_median(&cfg[i], offsetof(struct lat_stats, p999)));
+    printf("\n  after / before, checkpoints every %s: p50 %.2f, p99 %.2f, p99.9 %.2f (all rounds); "
+           "p99 %.2f (median of the turns)\n",
+           checkpoint_interval, l[1].p50 / l[0].p50, l[1].p99 / l[0].p99, l[1].p999 / l[0].p999,
+           turn_median(&cfg[1], offsetof(struct lat_stats, p99)) /
+               turn_median(&cfg[0], offsetof(struct lat_stats, p99)));
+    printf("  the checkpoints' share of p99 (every %s minus none): before %.2f ms, after %.2f "
+           "ms (all rounds); before %.2f ms, after %.2f ms (medians of the turns)\n",
+           checkpoint_interval, l[0].p99 - l[2].p99, l[1].p99 - l[3].p99,
+           turn_median(&cfg[0], offsetof(struct lat_stats, p99)) -
+               turn_median(&cfg[2], offsetof(struct lat_stats, p99)),
+           turn_median(&cfg[1], offsetof(struct lat_stats, p99)) -
+               turn_median(&cfg[3], offsetof(struct lat_stats, p99)));
+    printf("  %-62s %s (%.2f ms; target <= %.1f ms)\n",
+           "after: p99 at half the peak, checkpoints on", verdict(l[1].p99 <= TARGET_P99_MS),
+           l[1].p99, TARGET_P99_MS);
+
+    for (int i = 0; i < TAIL_CONFIGS; i++)
+        close(cfg[i].hold_fd);
+    for (int i = 0; i < TAIL_CONFIGS; i++) {
+        (void)bench_wait(cfg[i].keeper, "waitpid");
+        free(cfg[i].pool.v);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * The parent: one child process per stack.
  */
 
@@ -1462,7 +1794,8 @@ static _Noreturn void usage(void)
 {
     fprintf(stderr, "usage: bench_decisiond DIR [--stacks notpm,tpm,tpmkey|both|all] [--entries N] "
                     "[--seconds S] [--workers N] [--receipts per-request|batch|both] "
-                    "[--checkpoint-interval D] [--build DIR] [--source DIR]   (DIR absolute)\n");
+                    "[--checkpoint-interval D] [--build DIR] [--source DIR] "
+                    "[--before-build DIR [--tail-age S]]   (DIR absolute)\n");
     exit(1);
 }
 
@@ -1500,11 +1833,12 @@ static unsigned stacks_of(const char *list)
 
 int main(int argc, char **argv)
 {
-    const char *dir = NULL, *stacks = "all", *variant = NULL, *receipts = "both";
+    const char *dir = NULL, *stacks = "all", *variant = NULL, *receipts = "both",
+               *before_build = NULL;
     char subs[2 * N_VARIANTS][64];
-    int n_subs = 0;
+    int n_subs = 0, ready_fd = -1, hold_fd = -1;
     unsigned mask;
-    char entries_s[32] = "30000", seconds_s[32] = "1.5", workers_s[16] = "4";
+    char entries_s[32] = "30000", seconds_s[32] = "1.5", workers_s[16] = "4", tail_age_s[32] = "20";
     uint64_t entries;
     double seconds;
     long workers;
@@ -1541,6 +1875,14 @@ int main(int argc, char **argv)
             checkpoint_interval = argv[++i];
         else if (strcmp(argv[i], "--receipts") == 0)
             receipts = argv[++i];
+        else if (strcmp(argv[i], "--before-build") == 0)
+            before_build = argv[++i];
+        else if (strcmp(argv[i], "--tail-age") == 0)
+            snprintf(tail_age_s, sizeof(tail_age_s), "%s", argv[++i]);
+        else if (strcmp(argv[i], "--ready-fd") == 0)
+            ready_fd = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--hold-fd") == 0)
+            hold_fd = atoi(argv[++i]);
         else
             usage();
     }
@@ -1555,6 +1897,18 @@ int main(int argc, char **argv)
         usage();
 
     batch_mode = strcmp(receipts, "batch") == 0;
+    if (variant != NULL && strncmp(variant, "keep-", 5) == 0) {
+        if (ready_fd < 0 || hold_fd < 0)
+            usage();
+        return keep_stack(dir, strcmp(variant, "keep-tpm") == 0, (unsigned)workers, ready_fd,
+                          hold_fd);
+    }
+    if (variant != NULL && strncmp(variant, "tail-", 5) == 0) {
+        if (before_build == NULL)
+            usage();
+        return run_tail(dir, strcmp(variant, "tail-tpm") == 0, seconds, workers_s, before_build,
+                        strtod(tail_age_s, NULL));
+    }
     if (variant != NULL) {
         int v = variant_of(variant, strlen(variant));
 
@@ -1567,7 +1921,46 @@ int main(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN));
     bench_print_load();
     printf("\nthe clients, the daemon, its signer process and sqlite share these CPUs\n");
-    for (int v = 0; v < 2 * N_VARIANTS; v++) {
+    /* --before-build: the tail of both daemons instead of the whole bench (run_tail). */
+    for (int v = 0; before_build != NULL && v < 4; v++) {
+        const char *name = v / 2 == 0 ? "notpm" : "tpm",
+                   *mode = v % 2 == 0 ? "per-request" : "batch";
+        char sub[BENCH_PATH_MAX], subname[64], tail_variant[16];
+        char *args[] = {"bench_decisiond",
+                        sub,
+                        "--variant",
+                        tail_variant,
+                        "--seconds",
+                        seconds_s,
+                        "--workers",
+                        workers_s,
+                        "--build",
+                        (char *)build_dir,
+                        "--source",
+                        (char *)source_dir,
+                        "--checkpoint-interval",
+                        (char *)checkpoint_interval,
+                        "--receipts",
+                        (char *)mode,
+                        "--before-build",
+                        (char *)before_build,
+                        "--tail-age",
+                        tail_age_s,
+                        NULL};
+
+        if (!(mask & (1u << (v / 2))) ||
+            (strcmp(receipts, "both") != 0 && strcmp(receipts, mode) != 0))
+            continue;
+        snprintf(tail_variant, sizeof(tail_variant), "tail-%s", name);
+        snprintf(subname, sizeof(subname), "tail-%s-%s", name, mode);
+        bench_join_path(sub, dir, subname);
+        if (run_child(args) < 0) {
+            fprintf(stderr, "bench_decisiond: the tail comparison (%s, receipts: %s) failed\n",
+                    name, mode);
+            failed = 1;
+        }
+    }
+    for (int v = 0; before_build == NULL && v < 2 * N_VARIANTS; v++) {
         const char *name = variant_names[v / 2], *mode = v % 2 == 0 ? "per-request" : "batch";
         char sub[BENCH_PATH_MAX], subname[64];
         char *args[] = {"bench_decisiond",

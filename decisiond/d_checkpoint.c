@@ -5,7 +5,8 @@
  * the log grew: sign a checkpoint with the signer process's key (C2SP note, type 0x02 for ECDSA
  * P-256), store it, then have the TPM quote it (qualifying data = SHA-256 of the note text
  * without signatures; PCRs = tpm.pcrs, always including 23), store the quote beside it, and
- * refresh the tiles folder when log.export_dir is set.
+ * refresh the tiles folder when log.export_dir is set (with what the log grew by since the last
+ * export: export_tiles).
  *
  * This thread is the only user of the TPM once the daemon runs, and nothing on the decision path
  * waits for it: decisions go on while it signs and quotes. When the TPM fails, checkpoints go on
@@ -65,6 +66,8 @@ struct d_checkpointer {
     uint64_t exported;                  /* the tree size export_dir holds (0: none yet) */
     uint64_t last_health_ms;            /* the signer's last health check (monotonic) */
     int have_health;
+    uint64_t last_sign_ms; /* the last checkpoint the key signed (monotonic) */
+    int have_sign;
     int quote_failed;                /* the last round's quote was tried and failed */
     char tpm_err[SWORN_ERR_MSG_MAX]; /* why, then */
 };
@@ -144,6 +147,26 @@ out:
 }
 
 /*
+ * Refresh export_dir to the checkpoint of tree size `size`. Incremental: only what the tree grew
+ * by since the last export of this run (the tiles and bundles from the one that held entry
+ * cp->exported on, and the checkpoints and quotes from that size on), so a round costs what the
+ * log grew by, not what it holds. The first export of a run is a full one (the folder may be of
+ * an older run, or new). A failed export is logged and the next round starts again from the
+ * last export that succeeded.
+ */
+static void export_tiles(struct d_checkpointer *cp, uint64_t size)
+{
+    struct d_daemon *d = cp->d;
+    uint64_t since = cp->exported <= size ? cp->exported : 0, done = 0;
+
+    if (sworn_tiledir_export_since(d->log, size, d->cfg->export_dir, since, &done) < 0) {
+        d_log_msg(D_LOG_ERROR, "export_failed", sworn_err_msg());
+        return;
+    }
+    cp->exported = done;
+}
+
+/*
  * One round: checkpoint when the log grew (or force), quote, export. Returns 0 when the newest
  * stored checkpoint (cp->last_size) now covers the log as it was when the round began (signed
  * now, or earlier when the log did not grow), or -1 when it could not be signed or stored
@@ -198,9 +221,10 @@ static int round_once(struct d_checkpointer *cp, int force)
     if (!quoted)
         atomic_fetch_add(&d->metrics.checkpoints_unquoted, 1);
     cp->last_quoted = quoted;
-    if (d->cfg->export_dir != NULL &&
-        sworn_tiledir_export(d->log, size, d->cfg->export_dir, NULL) < 0)
-        d_log_msg(D_LOG_ERROR, "export_failed", sworn_err_msg());
+    cp->last_sign_ms = now;
+    cp->have_sign = 1;
+    if (d->cfg->export_dir != NULL)
+        export_tiles(cp, size);
     f = json_object_new_object();
     if (f != NULL) {
         json_object_object_add(f, "size", json_object_new_int64((int64_t)size));
@@ -226,7 +250,10 @@ static void answer(struct d_checkpointer *cp, uint64_t gen, int rc, const char *
  * The signer's health check (DESIGN section 5): sign a fixed digest and verify it, at most every
  * D_HEALTH_INTERVAL_MS, so that a key that failed while idle shows in sworn_signer_up before
  * traffic finds it. One signature per interval adds nothing that matters to the key's exposure
- * (TPM-Fail needs thousands of samples; firmware-notes/README.md).
+ * (TPM-Fail needs thousands of samples; firmware-notes/README.md). Only when the key was idle:
+ * a checkpoint signed inside the interval has shown the key working (round_once sets
+ * sworn_signer_up then), and a health check would only queue a signature and a verification in
+ * the signer process in front of the decisions' signatures.
  */
 #define D_HEALTH_INTERVAL_MS 10000u
 
@@ -235,6 +262,8 @@ static void health(struct d_checkpointer *cp)
     uint64_t now = mono_ms();
 
     if (cp->have_health && now - cp->last_health_ms < D_HEALTH_INTERVAL_MS)
+        return;
+    if (cp->have_sign && now - cp->last_sign_ms < D_HEALTH_INTERVAL_MS)
         return;
     cp->have_health = 1;
     cp->last_health_ms = now;

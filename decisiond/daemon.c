@@ -139,17 +139,22 @@ static int start_signer(struct d_daemon *d)
     return sworn_signer_proc_as_note_signer(d->signer, c->origin, &d->note_signer);
 }
 
+/* Open or create the log, and have its WAL copied back by a thread of its own rather than by a
+ * committing worker while the others wait (logstore.h, sworn_log_wal_offload). */
 static int open_log(struct d_daemon *d)
 {
-    if (access(d->cfg->log_db, F_OK) != 0)
-        return sworn_log_create(d->cfg->log_db, d->cfg->origin, &d->log);
+    if (access(d->cfg->log_db, F_OK) != 0) {
+        if (sworn_log_create(d->cfg->log_db, d->cfg->origin, &d->log) < 0)
+            return -1;
+        return sworn_log_wal_offload(d->log);
+    }
     if (sworn_log_open(d->cfg->log_db, &d->log) < 0)
         return -1;
     if (strcmp(sworn_log_origin(d->log), d->cfg->origin) != 0)
         return sworn_err_set(SWORN_ERR_ARG, "log %s has origin \"%s\", the config says \"%s\"",
                              d->cfg->log_db, sworn_log_origin(d->log), d->cfg->origin);
     atomic_store(&d->metrics.log_entries, sworn_log_size(d->log));
-    return 0;
+    return sworn_log_wal_offload(d->log);
 }
 
 /* --- stopping ----------------------------------------------------------------------------- */

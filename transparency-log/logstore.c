@@ -17,7 +17,9 @@
  *
  * Locking. db_lock serialises every use of the sqlite connection and the fields it guards
  * (next_index, the edge, the tile cache). q_lock guards the group-commit queue; a thread never
- * waits for q_lock while it holds db_lock.
+ * waits for q_lock while it holds db_lock. wal_mu (sworn_log_wal_offload) is taken inside
+ * db_lock and nothing is taken inside it; the checkpointer thread's connection is its own, and
+ * that thread never takes db_lock.
  */
 #include "logstore.h"
 
@@ -46,6 +48,15 @@
 /* WAL pages after which sqlite copies the WAL into the database and starts it over (its default
  * is 1000): the WAL stays within about 1 MiB, which wal_preallocate writes once. */
 #define WAL_CHECKPOINT_PAGES 256
+/* sworn_log_wal_offload: the checkpointer thread is woken once per WAL_WAKE_PAGES new pages from
+ * WAL_CHECKPOINT_PAGES on (as often as sqlite's own checkpoints ran: each one syncs two files,
+ * which the commits' syncs then queue behind on the disk), and once the WAL holds WAL_FORCE_PAGES
+ * (about 4 MiB) it has the next commit copy the rest, so that the WAL starts over. */
+#define WAL_WAKE_PAGES WAL_CHECKPOINT_PAGES
+#define WAL_FORCE_PAGES (4 * WAL_CHECKPOINT_PAGES)
+/* Before that copy, passes of the thread until one copies fewer than WAL_CATCH_UP_PAGES. */
+#define WAL_CATCH_UP_PAGES 32
+#define WAL_CATCH_UP_PASSES 8
 #define WAL_HEADER_BYTES 32
 #define WAL_FRAME_HEADER_BYTES 24
 
@@ -108,6 +119,17 @@ struct sworn_log {
 
     struct edge_tile edge[EDGE_LEVELS];
     struct tile_slot cache[TILE_CACHE_SLOTS];
+
+    /* sworn_log_wal_offload: the WAL checkpointer thread, its own connection, and its signal
+     * (wal_mu is a leaf lock: the commit's WAL hook takes it with db_lock held). */
+    sqlite3 *wal_db;
+    pthread_t wal_thread;
+    int wal_started;
+    pthread_mutex_t wal_mu;
+    pthread_cond_t wal_cond;
+    int wal_due, wal_stop;
+    int wal_signalled; /* the WAL's pages when the hook last woke the thread */
+    int wal_finish;    /* the thread asks the next commit to copy the rest (wal_finish_copy) */
 };
 
 /*
@@ -586,6 +608,8 @@ static int open_db(const char *db_path, int create, struct sworn_log **out)
     pthread_mutex_init(&log->db_lock, NULL);
     pthread_mutex_init(&log->q_lock, NULL);
     pthread_cond_init(&log->q_cond, NULL);
+    pthread_mutex_init(&log->wal_mu, NULL);
+    pthread_cond_init(&log->wal_cond, NULL);
     if (create)
         flags |= SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(db_path, &log->db, flags, NULL) != SQLITE_OK) {
@@ -625,7 +649,7 @@ fail:
 }
 
 /*
- * Make the WAL file span what WAL_CHECKPOINT_PAGES frames need, by writing zeros past its end.
+ * Make the WAL file span what `pages` frames need, by writing zeros past its end.
  * While a WAL grows, each commit's fdatasync must also make the file's new size durable (a
  * journal commit of the filesystem: the "append + fsync" baseline of bench_log, at times half
  * the rate of an overwrite); a WAL overwritten in place syncs data only, which is what sqlite
@@ -634,7 +658,7 @@ fail:
  * taken for frames, and a zero header is a WAL not yet started. Best effort: on failure the WAL
  * grows as it would have. Caller holds the write lock, so no connection writes past the end.
  */
-static void wal_preallocate(struct sworn_log *log)
+static void wal_preallocate(struct sworn_log *log, sqlite3_int64 pages)
 {
     static const uint8_t zeros[65536];
     sqlite3_file *wal = NULL;
@@ -647,7 +671,7 @@ static void wal_preallocate(struct sworn_log *log)
     sqlite3_finalize(st);
     if (page <= 0 || page > 65536)
         return;
-    want = WAL_HEADER_BYTES + (WAL_CHECKPOINT_PAGES + 16) * (page + WAL_FRAME_HEADER_BYTES);
+    want = WAL_HEADER_BYTES + (pages + 16) * (page + WAL_FRAME_HEADER_BYTES);
     if (sqlite3_file_control(log->db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
         wal == NULL || wal->pMethods == NULL || wal->pMethods->xFileSize(wal, &size) != SQLITE_OK)
         return;
@@ -710,7 +734,7 @@ int sworn_log_create(const char *db_path, const char *origin, struct sworn_log *
     SWORN_GUARD(meta_set_locked(log, "origin", origin));
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     SWORN_GUARD(exec_sql(log, "BEGIN IMMEDIATE"));
-    wal_preallocate(log);
+    wal_preallocate(log, WAL_CHECKPOINT_PAGES);
     SWORN_GUARD(exec_sql(log, "COMMIT"));
     SWORN_GUARD(prepare_all(log));
     snprintf(log->origin, sizeof(log->origin), "%s", origin);
@@ -1041,7 +1065,7 @@ int sworn_log_open(const char *db_path, struct sworn_log **out)
     SWORN_ENSURE(version == 1 || version == SWORN_LOG_FORMAT_VERSION, SWORN_ERR_FORMAT,
                  "log database %s has format %llu, this build reads 1 (upgraded) and %d", db_path,
                  (unsigned long long)version, SWORN_LOG_FORMAT_VERSION);
-    wal_preallocate(log);
+    wal_preallocate(log, WAL_CHECKPOINT_PAGES);
     SWORN_GUARD(meta_get_locked(log, "origin", log->origin, sizeof(log->origin)));
     SWORN_GUARD(exec_sql(log, QUOTES_TABLE_SQL));
     if (version == 1)
@@ -1061,10 +1085,187 @@ fail:
     return -1;
 }
 
+/*
+ * The WAL hook of the main connection once the WAL is offloaded (it replaces sqlite's
+ * wal_autocheckpoint): called by the committing thread, with db_lock held, after each commit with
+ * the pages now in the WAL. It only wakes the checkpointer thread.
+ */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    struct sworn_log *log = arg;
+
+    (void)db;
+    (void)name;
+    if (pages < WAL_CHECKPOINT_PAGES)
+        return SQLITE_OK;
+    pthread_mutex_lock(&log->wal_mu);
+    /* Once per WAL_WAKE_PAGES new pages: what commits added during a copy waits for the next
+     * wake, rather than waking the thread at every commit. */
+    if (pages < log->wal_signalled || pages >= log->wal_signalled + WAL_WAKE_PAGES) {
+        log->wal_signalled = pages;
+        log->wal_due = 1;
+        pthread_cond_signal(&log->wal_cond);
+    }
+    pthread_mutex_unlock(&log->wal_mu);
+    return SQLITE_OK;
+}
+
+/* fdatasync the database file of db (best effort: a failure shows again at the next checkpoint,
+ * whose own sync sqlite checks). */
+static void db_file_sync(sqlite3 *db)
+{
+    sqlite3_file *f = NULL;
+
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f != NULL &&
+        f->pMethods != NULL)
+        (void)f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
+}
+
+/* One PASSIVE checkpoint of the thread's connection, then a sync of the database file: a copy
+ * that a commit overtook leaves the database unsynced (sqlite syncs it only when a copy reaches
+ * the end of the WAL), and the commit's copy would then sync all of it. OUT: *in_wal, the
+ * WAL's pages, *copied, how many of them are copied (0 and 0 on failure). */
+static void wal_copy(struct sworn_log *log, int *in_wal, int *copied)
+{
+    if (sqlite3_wal_checkpoint_v2(log->wal_db, "main", SQLITE_CHECKPOINT_PASSIVE, in_wal, copied) !=
+        SQLITE_OK) {
+        *in_wal = *copied = 0;
+        return;
+    }
+    if (*in_wal > 0)
+        db_file_sync(log->wal_db);
+}
+
+/*
+ * Called by a commit, with db_lock held, right after it is durable: when the checkpointer thread
+ * asked, copy the rest of the WAL on the main connection (no other commit can run now, so the
+ * copy reaches the end of the WAL and the next commit starts it over). The thread copied and
+ * synced the rest just before, so this is the pages of the last few commits and two short
+ * syncs. A copy that fails (the thread is copying at this moment: SQLITE_BUSY) is asked of the
+ * next commit again. Why the commit and not the thread under db_lock: the commits retake db_lock
+ * at once, one after the other, and a thread waiting for it was kept out for tens of
+ * milliseconds while the WAL grew by as much again, then held every commit up to copy that.
+ */
+static void wal_finish_copy(struct sworn_log *log)
+{
+    int asked;
+
+    pthread_mutex_lock(&log->wal_mu);
+    asked = log->wal_finish;
+    log->wal_finish = 0;
+    pthread_mutex_unlock(&log->wal_mu);
+    if (asked && sqlite3_wal_checkpoint_v2(log->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL,
+                                           NULL) != SQLITE_OK) {
+        pthread_mutex_lock(&log->wal_mu);
+        log->wal_finish = 1;
+        pthread_mutex_unlock(&log->wal_mu);
+    }
+}
+
+/*
+ * The checkpointer thread: a PASSIVE checkpoint on its own connection each time the hook says
+ * the WAL is due. PASSIVE copies what is committed and waits for no one: a commit running at the
+ * same time goes on. sqlite starts the WAL over only at a transaction that begins when the WAL is
+ * wholly copied; under a steady stream of commits the next one has always begun before the copy
+ * ends, so the WAL would grow without end. So once it holds WAL_FORCE_PAGES, the thread catches
+ * up and asks the next commit to copy the rest (wal_finish_copy): one short hold (two syncs of a
+ * few pages) per WAL_FORCE_PAGES pages, where sqlite's own checkpoint held every commit for a
+ * copy of WAL_CHECKPOINT_PAGES pages and its syncs, four times as often. A failed checkpoint is
+ * tried again at the next wake; meanwhile the WAL only grows.
+ */
+static void *wal_thread_main(void *arg)
+{
+    struct sworn_log *log = arg;
+
+    pthread_mutex_lock(&log->wal_mu);
+    for (;;) {
+        int in_wal = 0, copied = 0;
+
+        while (!log->wal_due && !log->wal_stop)
+            pthread_cond_wait(&log->wal_cond, &log->wal_mu);
+        if (log->wal_stop)
+            break;
+        log->wal_due = 0;
+        pthread_mutex_unlock(&log->wal_mu);
+        wal_copy(log, &in_wal, &copied);
+        if (in_wal >= WAL_FORCE_PAGES) {
+            /* Catch up until a pass finds little new (large commits add many pages during one
+             * copy), so that the commit's copy is of a few pages. */
+            for (int i = 0; i < WAL_CATCH_UP_PASSES; i++) {
+                int before = copied;
+
+                wal_copy(log, &in_wal, &copied);
+                if (in_wal == 0 || copied - before < WAL_CATCH_UP_PAGES)
+                    break;
+            }
+            pthread_mutex_lock(&log->wal_mu);
+            log->wal_finish = 1;
+            continue;
+        }
+        pthread_mutex_lock(&log->wal_mu);
+    }
+    pthread_mutex_unlock(&log->wal_mu);
+    return NULL;
+}
+
+int sworn_log_wal_offload(struct sworn_log *log)
+{
+    const char *path = sqlite3_db_filename(log->db, "main");
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+
+    if (log->wal_started)
+        return 0;
+    if (path == NULL || path[0] == '\0')
+        return sworn_err_set(SWORN_ERR_ARG, "log: no database file to checkpoint");
+    if (sqlite3_open_v2(path, &log->wal_db, flags, NULL) != SQLITE_OK) {
+        sworn_err_set(SWORN_ERR_IO, "log database %s: checkpointer connection: %s", path,
+                      log->wal_db ? sqlite3_errmsg(log->wal_db) : "cannot open");
+        goto fail;
+    }
+    sqlite3_extended_result_codes(log->wal_db, 1);
+    sqlite3_busy_timeout(log->wal_db, 10000);
+    /* The checkpoint syncs the WAL before it copies and the database after, as the main
+     * connection's own checkpoints did. */
+    if (sqlite3_exec(log->wal_db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK) {
+        sworn_err_set(SWORN_ERR_IO, "log database %s: checkpointer connection: %s", path,
+                      sqlite3_errmsg(log->wal_db));
+        goto fail;
+    }
+    if (pthread_create(&log->wal_thread, NULL, wal_thread_main, log) != 0) {
+        sworn_err_set(SWORN_ERR_IO, "log: cannot start the WAL checkpointer thread");
+        goto fail;
+    }
+    log->wal_started = 1;
+    pthread_mutex_lock(&log->db_lock);
+    /* The WAL now spans up to WAL_FORCE_PAGES and a commit's pages past it (best effort). */
+    if (exec_sql(log, "BEGIN IMMEDIATE") == 0) {
+        wal_preallocate(log, WAL_FORCE_PAGES + WAL_WAKE_PAGES);
+        (void)exec_sql(log, "COMMIT");
+    }
+    sqlite3_wal_hook(log->db, wal_hook, log);
+    pthread_mutex_unlock(&log->db_lock);
+    return 0;
+fail:
+    sqlite3_close(log->wal_db);
+    log->wal_db = NULL;
+    return -1;
+}
+
 void sworn_log_close(struct sworn_log *log)
 {
     if (log == NULL)
         return;
+    if (log->wal_started) {
+        pthread_mutex_lock(&log->wal_mu);
+        log->wal_stop = 1;
+        pthread_cond_signal(&log->wal_cond);
+        pthread_mutex_unlock(&log->wal_mu);
+        pthread_join(log->wal_thread, NULL);
+    }
+    /* Before the main connection: the last connection to close copies the WAL back and
+     * removes it. */
+    if (log->wal_db != NULL)
+        sqlite3_close(log->wal_db);
     sqlite3_finalize(log->st_insert_entry);
     sqlite3_finalize(log->st_get_entry);
     sqlite3_finalize(log->st_insert_receipt);
@@ -1079,6 +1280,8 @@ void sworn_log_close(struct sworn_log *log)
     pthread_mutex_destroy(&log->db_lock);
     pthread_mutex_destroy(&log->q_lock);
     pthread_cond_destroy(&log->q_cond);
+    pthread_mutex_destroy(&log->wal_mu);
+    pthread_cond_destroy(&log->wal_cond);
     free(log);
 }
 
@@ -1127,6 +1330,8 @@ static int commit_batch(struct sworn_log *log, struct append_req *batch)
     }
     SWORN_GUARD(step_done(log, log->st_commit, "COMMIT"));
     log->next_index = next;
+    if (log->wal_started)
+        wal_finish_copy(log);
     return 0;
 fail:
     if (in_txn) {

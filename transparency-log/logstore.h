@@ -71,6 +71,23 @@ int sworn_log_create(const char *db_path, const char *origin, struct sworn_log *
  */
 int sworn_log_open(const char *db_path, struct sworn_log **out);
 
+/*
+ * Take sqlite's WAL checkpoints off the committing thread. Without this call, sqlite's
+ * wal_autocheckpoint copies the WAL into the database inside the commit that leaves 256 or more
+ * pages in it, with the log's lock held: that append, and every one queued behind it, waits for
+ * the copy and its fsyncs of the database file. From this call on, that commit only wakes a
+ * thread of the log's own, which has a second connection to the database and runs a PASSIVE
+ * checkpoint there (one that waits for no writer and that no writer waits for), then syncs the
+ * database file. When commits kept overtaking it until the WAL holds about 4 MiB, the thread
+ * catches up and the next commit copies the rest (a few commits' pages), so that the WAL starts
+ * over and stays bounded. Durability is
+ * unchanged: a commit is durable in the WAL, and a checkpoint only copies durable frames. Call it
+ * once, from the thread that opened the log, before appends run; sworn_log_close stops the
+ * thread. Returns 0, or -1 (SWORN_ERR_IO: the connection or the thread could not be made; the
+ * log then checkpoints in its commits as before).
+ */
+int sworn_log_wal_offload(struct sworn_log *log);
+
 /* Close a log; NULL is allowed. Pending appends must have returned. */
 void sworn_log_close(struct sworn_log *log);
 
