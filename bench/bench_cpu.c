@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "benchreq.h"
 #include "benchutil.h"
 #include "dclient.h"
 #include "err.h"
@@ -198,28 +199,13 @@ static void client_open(struct client *c, const struct stack *s, int id)
 
 static void decide_one(struct client *c)
 {
-    Sworn__V1__AuthorizationRequest req = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
-    Sworn__V1__Principal pr = SWORN__V1__PRINCIPAL__INIT;
-    Sworn__V1__Resource res = SWORN__V1__RESOURCE__INIT;
-    Sworn__V1__Context ctx = SWORN__V1__CONTEXT__INIT;
+    struct bench_request b;
     Sworn__V1__DecisionReply *r = NULL;
     char id[64];
 
     snprintf(id, sizeof(id), "bench-%u-%d-%llu", c->st->run, c->id, (unsigned long long)c->seq++);
-    req.request_id = id;
-    pr.id = "bench-agent";
-    pr.sandbox = "bench";
-    req.principal = &pr;
-    req.operation = "http.request";
-    res.scheme = "http";
-    res.host = "127.0.0.1";
-    res.port = 8080;
-    res.path = "/allowed/bench";
-    req.resource = &res;
-    ctx.method = "GET";
-    req.context = &ctx;
-    req.time_unix_ms = 1;
-    if (sworn_dclient_decide(&c->dc, &req, SWORN_DCLIENT_FOREVER, &r) < 0)
+    bench_request_init(&b, id);
+    if (sworn_dclient_decide(&c->dc, &b.req, SWORN_DCLIENT_FOREVER, &r) < 0)
         bench_die_lib("a decision");
     if (r->body_case != SWORN__V1__DECISION_REPLY__BODY_DECISION ||
         r->decision->effect != SWORN__V1__EFFECT__EFFECT_ALLOW || r->decision->receipt == NULL ||

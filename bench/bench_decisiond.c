@@ -134,6 +134,7 @@
 
 #include <openssl/sha.h>
 
+#include "benchreq.h"
 #include "benchutil.h"
 #include "err.h"
 #include "dclient.h"
@@ -723,29 +724,14 @@ static void request_id(const struct client *c, char *id, size_t cap)
 
 static void send_request(struct client *c)
 {
-    Sworn__V1__AuthorizationRequest req = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
-    Sworn__V1__Principal pr = SWORN__V1__PRINCIPAL__INIT;
-    Sworn__V1__Resource res = SWORN__V1__RESOURCE__INIT;
-    Sworn__V1__Context ctx = SWORN__V1__CONTEXT__INIT;
+    struct bench_request b;
     char id[64];
     uint8_t *frame;
     size_t len;
 
     request_id(c, id, sizeof(id));
-    req.request_id = id;
-    pr.id = "bench-agent";
-    pr.sandbox = "bench";
-    req.principal = &pr;
-    req.operation = "http.request";
-    res.scheme = "http";
-    res.host = "127.0.0.1";
-    res.port = 8080;
-    res.path = "/allowed/bench";
-    req.resource = &res;
-    ctx.method = "GET";
-    req.context = &ctx;
-    req.time_unix_ms = 1;
-    if (sworn_frame_pack_authorize(&req, &frame, &len) < 0)
+    bench_request_init(&b, id);
+    if (sworn_frame_pack_authorize(&b.req, &frame, &len) < 0)
         bench_die_lib("sworn_frame_pack_authorize");
     if (sworn_dclient_send(&c->dc, frame, len, SWORN_DCLIENT_FOREVER) < 0)
         bench_die_lib("send to the decision socket");
@@ -768,8 +754,9 @@ static int receipt_ok(const uint8_t *spki, size_t spki_len, const Sworn__V1__Dec
     const uint8_t *sig = r->signature.data;
     size_t base_len = 0, plen = 0, der_len = 0, sig_len = r->signature.len;
     const char *why = NULL;
-    struct sworn_httpsig_request h = {
-        "GET", "http", "127.0.0.1", 8080, "/allowed/bench", NULL, d->entry_hash.data};
+    struct sworn_httpsig_request h = {BENCH_REQ_METHOD,  BENCH_REQ_SCHEME, BENCH_REQ_HOST,
+                                      BENCH_REQ_PORT,    BENCH_REQ_PATH,   NULL,
+                                      d->entry_hash.data};
 
     if (r->form == 0)
         return sworn_signature_verify(spki, spki_len, SWORN_PURPOSE_RECEIPT, d->entry_hash.data, 32,
@@ -1921,52 +1908,16 @@ int main(int argc, char **argv)
            sysconf(_SC_NPROCESSORS_ONLN));
     bench_print_load();
     printf("\nthe clients, the daemon, its signer process and sqlite share these CPUs\n");
-    /* --before-build: the tail of both daemons instead of the whole bench (run_tail). */
-    for (int v = 0; before_build != NULL && v < 4; v++) {
-        const char *name = v / 2 == 0 ? "notpm" : "tpm",
-                   *mode = v % 2 == 0 ? "per-request" : "batch";
-        char sub[BENCH_PATH_MAX], subname[64], tail_variant[16];
-        char *args[] = {"bench_decisiond",
-                        sub,
-                        "--variant",
-                        tail_variant,
-                        "--seconds",
-                        seconds_s,
-                        "--workers",
-                        workers_s,
-                        "--build",
-                        (char *)build_dir,
-                        "--source",
-                        (char *)source_dir,
-                        "--checkpoint-interval",
-                        (char *)checkpoint_interval,
-                        "--receipts",
-                        (char *)mode,
-                        "--before-build",
-                        (char *)before_build,
-                        "--tail-age",
-                        tail_age_s,
-                        NULL};
-
-        if (!(mask & (1u << (v / 2))) ||
-            (strcmp(receipts, "both") != 0 && strcmp(receipts, mode) != 0))
-            continue;
-        snprintf(tail_variant, sizeof(tail_variant), "tail-%s", name);
-        snprintf(subname, sizeof(subname), "tail-%s-%s", name, mode);
-        bench_join_path(sub, dir, subname);
-        if (run_child(args) < 0) {
-            fprintf(stderr, "bench_decisiond: the tail comparison (%s, receipts: %s) failed\n",
-                    name, mode);
-            failed = 1;
-        }
-    }
-    for (int v = 0; before_build == NULL && v < 2 * N_VARIANTS; v++) {
+    /* One child per stack and receipt mode; with --before-build, the tail of both daemons instead
+     * of the whole bench (run_tail: notpm and tpm only). */
+    for (int v = 0; v < 2 * N_VARIANTS; v++) {
         const char *name = variant_names[v / 2], *mode = v % 2 == 0 ? "per-request" : "batch";
-        char sub[BENCH_PATH_MAX], subname[64];
+        const char *prefix = before_build != NULL ? "tail-" : "";
+        char sub[BENCH_PATH_MAX], subname[64], child_variant[16];
         char *args[] = {"bench_decisiond",
                         sub,
                         "--variant",
-                        (char *)name,
+                        child_variant,
                         "--entries",
                         entries_s,
                         "--seconds",
@@ -1981,19 +1932,29 @@ int main(int argc, char **argv)
                         (char *)checkpoint_interval,
                         "--receipts",
                         (char *)mode,
+                        before_build != NULL ? "--before-build" : NULL,
+                        (char *)before_build,
+                        "--tail-age",
+                        tail_age_s,
                         NULL};
 
         if (!(mask & (1u << (v / 2))) ||
-            (strcmp(receipts, "both") != 0 && strcmp(receipts, mode) != 0))
+            (strcmp(receipts, "both") != 0 && strcmp(receipts, mode) != 0) ||
+            (before_build != NULL && v / 2 == V_TPMKEY))
             continue;
-        snprintf(subname, sizeof(subname), "%s-%s", name, mode);
-        snprintf(subs[n_subs++], sizeof(subs[0]), "%s", subname);
+        snprintf(child_variant, sizeof(child_variant), "%s%s", prefix, name);
+        snprintf(subname, sizeof(subname), "%s%s-%s", prefix, name, mode);
+        if (before_build == NULL)
+            snprintf(subs[n_subs++], sizeof(subs[0]), "%s", subname);
         bench_join_path(sub, dir, subname);
         if (run_child(args) < 0) {
-            fprintf(stderr, "bench_decisiond: the %s stack (receipts: %s) failed\n", name, mode);
+            fprintf(stderr, "bench_decisiond: the %s%s stack (receipts: %s) failed\n",
+                    before_build != NULL ? "tail comparison on the " : "", name, mode);
             failed = 1;
         }
     }
+    if (before_build != NULL)
+        return failed;
     summary_print(dir, subs, n_subs);
     return failed;
 }
