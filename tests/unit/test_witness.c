@@ -42,6 +42,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,6 +67,7 @@
 #include "sv_note.h"
 #include "testutil.h"
 #include "tiledir.h"
+#include "w_state.h"
 
 #define TESSERA_ORIGIN "example.com/log/testdata"
 #define TEST_ORIGIN "fork.test/log"
@@ -239,6 +244,9 @@ static int listening_port(const char *log)
     return port;
 }
 
+/* The descriptor limit of the next witness started (0: inherited). */
+static rlim_t child_nofile;
+
 /* Start bin (the witness, or its fault build with fault armed) on f's configuration and wait
  * for its "listening" line. Returns the pid. */
 static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char **log_out,
@@ -258,6 +266,12 @@ static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char 
 
         if (fd < 0 || dup2(fd, 2) < 0)
             _exit(126);
+        if (child_nofile != 0) {
+            struct rlimit rl = {.rlim_cur = child_nofile, .rlim_max = child_nofile};
+
+            if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                _exit(125);
+        }
         if (fault != NULL)
             setenv("SWORN_WITNESS_FAULT", fault, 1);
         else
@@ -1148,6 +1162,211 @@ static void test_pkcs11_key(void **state)
     unsetenv("SOFTHSM2_CONF");
 }
 
+/* --- red team of the witness (docs/threat-model.md, "Red team of the witness") ------------- */
+
+/* One raw HTTP exchange on a new connection to port: send req, read until the peer closes. */
+static char *raw_exchange(int port, const char *req, size_t req_len)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    char *out = calloc(1, 65536);
+    size_t got = 0;
+    ssize_t n;
+
+    assert_true(fd >= 0 && out != NULL);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(write(fd, req, req_len), (ssize_t)req_len);
+    while (got < 65535 && (n = read(fd, out + got, 65535 - got)) > 0)
+        got += (size_t)n;
+    close(fd);
+    return out;
+}
+
+/* Every line of the witness's log is one JSON object: no byte outside printable ASCII. */
+static void log_is_json_lines(const char *log)
+{
+    size_t len = 0;
+    char *text = sworn_test_read_file(log, &len);
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+
+        if ((i == 0 || text[i - 1] == '\n') && strncmp(text + i, "{\"event\":", 9) != 0)
+            fail_msg("a log line that is not a JSON event: %.80s", text + i);
+        if (ch != '\n' && (ch < 0x20 || ch >= 0x7f))
+            fail_msg("byte 0x%02x in the log at %zu: %.80s", ch, i, text + (i > 40 ? i - 40 : 0));
+    }
+    free(text);
+}
+
+/* An outsider's request path of invalid UTF-8, DEL and a quote: the log line stays valid JSON
+ * (the bytes are written %XX). Before the fix the 0xFF byte went into the line as it was. */
+static void test_attack_log_path_bytes(void **state)
+{
+    struct wfix *f = *state;
+    static const char req[] = "POST /x\"\x7f\xff\xfe\x1b[31m HTTP/1.1\r\nHost: w\r\n"
+                              "Content-Length: 1\r\nConnection: close\r\n\r\nx";
+    char *ans;
+
+    start_witness(f, NULL);
+    ans = raw_exchange(f->port, req, sizeof(req) - 1);
+    assert_non_null(strstr(ans, " 404 "));
+    free(ans);
+    assert_true(sworn_test_file_has_line(f->errlog, "\"path\":\"/x\\\"%7F%FF%FE%1B[31m\""));
+    stop_witness(f);
+    log_is_json_lines(f->errlog);
+}
+
+/* An outsider holding more connections than the witness has descriptors: the witness pauses
+ * accept() and logs one JSON line instead of spinning on accept() and writing a libevent
+ * warning per try; once the connections go, it serves again. */
+static void test_attack_connection_flood(void **state)
+{
+    struct wfix *f = *state;
+    enum { CONNS = 96 };
+    int fds[CONNS];
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char *body;
+
+    child_nofile = 48;
+    start_witness(f, NULL);
+    child_nofile = 0;
+    sa.sin_port = htons((uint16_t)f->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < CONNS; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+    }
+    if (sworn_test_wait_file_has(f->errlog, "\"event\":\"accept-paused\"", WAIT_MS) < 0)
+        fail_msg("no accept-paused line with %d connections and 48 descriptors", CONNS);
+    for (int i = 0; i < CONNS; i++)
+        close(fds[i]);
+    body = log_body(f, f->honest, "flood3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3 after the flood");
+    free(body);
+    stop_witness(f);
+    log_is_json_lines(f->errlog);
+}
+
+/* Two client addresses that shared a rate slot under the former unkeyed hash (FNV-1a of
+ * "127.0.0.2" and "127.0.0.147" mod 4096): alternating, each request reset the bucket to a full
+ * burst, so the pair was never limited. Now a slot's bucket is shared and never refilled by a
+ * change of address, and the hash is keyed: some of the twenty requests get 429. */
+static void test_attack_rate_slot_collision(void **state)
+{
+    struct wfix *f = *state;
+    char url[128], *path = sworn_test_path(f->dir, "tiny"), data[4200];
+    int limited = 0;
+
+    write_config(f, NULL, "limits:\n  requests_per_second: 1\n  burst: 1\n");
+    start_witness(f, NULL);
+    sworn_test_write_file(path, "x", 1, 0600);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/add-checkpoint", f->port);
+    snprintf(data, sizeof(data), "@%s", path);
+    for (int k = 0; k < 20; k++) {
+        struct sworn_test_run r = {0};
+
+        sworn_test_runv(&r, NULL, "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                        "--interface", k % 2 == 0 ? "127.0.0.2" : "127.0.0.147", "--data-binary",
+                        data, url, NULL);
+        sworn_test_run_must(&r, "curl");
+        if (atoi(r.out) == 429)
+            limited++;
+        else
+            assert_int_equal(atoi(r.out), 400);
+        sworn_test_run_free(&r);
+    }
+    if (limited == 0)
+        fail_msg("twenty requests from two addresses at 1/s, burst 1: none limited");
+    stop_witness(f);
+    free(path);
+}
+
+/* The cosignature time of the 200 line (its bytes 4..12, big-endian). */
+static uint64_t cosignature_time(const char *line)
+{
+    const char *sp = strrchr(line, ' ');
+    uint8_t raw[128];
+    size_t n = 0;
+    uint64_t t = 0;
+
+    assert_non_null(sp);
+    assert_int_equal(sworn_base64_decode(sp + 1, strcspn(sp + 1, "\n"), raw, sizeof(raw), &n), 0);
+    assert_int_equal(n, 4 + 8 + 64);
+    for (int i = 0; i < 8; i++)
+        t = (t << 8) | raw[4 + i];
+    return t;
+}
+
+/* The witness's clock set back (the state says it cosigned later than its clock's now): the
+ * next cosignature of that origin is not dated before the stored one. Before the fix a
+ * cosignature of size 6 could carry an older time than the one of size 3. */
+static void test_attack_clock_back(void **state)
+{
+    struct wfix *f = *state;
+    struct answer a;
+    char *body, sql[160];
+    uint64_t later = (uint64_t)time(NULL) + 100000;
+    sqlite3 *db = NULL;
+
+    start_witness(f, NULL);
+    body = log_body(f, f->honest, "t3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3");
+    free(body);
+    /* As if the clock had read `later` at that cosignature and was then set back. */
+    snprintf(sql, sizeof(sql), "UPDATE latest SET cosigned_at = %llu WHERE origin = '%s'",
+             (unsigned long long)later, TEST_ORIGIN);
+    assert_int_equal(sqlite3_open(f->state, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_busy_timeout(db, WAIT_MS), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    body = log_body(f, f->honest, "t6", 3, 6);
+    post(f, body, &a);
+    assert_int_equal(a.status, 200);
+    if (cosignature_time(a.body) < later)
+        fail_msg("cosignature of size 6 dated %llu, before the stored %llu",
+                 (unsigned long long)cosignature_time(a.body), (unsigned long long)later);
+    answer_free(&a);
+    free(body);
+    stop_witness(f);
+}
+
+/* A log that holds its key sends fork after fork (each another root at the stored size): every
+ * one is refused with 409 and logged, but only the first SWORN_WITNESS_FORKS_MAX notes are kept,
+ * so the forks table cannot fill the disk. */
+static void test_attack_fork_flood(void **state)
+{
+    struct wfix *f = *state;
+    char *body;
+    enum { N = SWORN_WITNESS_FORKS_MAX + 4 };
+
+    write_config(f, NULL, "limits:\n  requests_per_second: 100000\n  burst: 100000\n");
+    start_witness(f, NULL);
+    body = log_body(f, f->honest, "ff3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3");
+    free(body);
+    for (int i = 0; i < N; i++) {
+        uint8_t root[SWORN_HASH_LEN];
+        char text[SWORN_CHECKPOINT_BODY_MAX + 1], note[NOTE_CAP], tag[16];
+        struct sworn_note_signer *signers[1] = {&f->tsig};
+        size_t len = 0;
+        long n;
+
+        memset(root, 0xA0 + i, sizeof(root));
+        n = sworn_checkpoint_format(TEST_ORIGIN, 3, root, text, sizeof(text));
+        assert_true(n > 0);
+        assert_int_equal(sworn_note_sign(text, (size_t)n, signers, 1, note, NOTE_CAP, &len), 0);
+        snprintf(tag, sizeof(tag), "ff%d", i);
+        body = body_file(f, tag, 3, NULL, 0, note, len);
+        expect(f, body, 409, 3, "a fork at size 3");
+        free(body);
+    }
+    assert_int_equal(state_rows(f, "forks", TEST_ORIGIN), SWORN_WITNESS_FORKS_MAX);
+    stop_witness(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1158,6 +1377,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_and_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pkcs11_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_log_path_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_connection_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_rate_slot_collision, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_clock_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_fork_flood, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
