@@ -10,6 +10,7 @@
 #include "err.h"
 #include "merkle.h"
 #include "note.h"
+#include "sigscheme.h"
 #include "w_body.h"
 #include "w_fault.h"
 
@@ -111,6 +112,12 @@ int sworn_witness_add(const struct sworn_witness_config *c, struct sworn_witness
         return decide(r, 400, "malformed", "not a signed note: %s", sworn_err_msg());
     if (sworn_checkpoint_parse(note.text, note.text_len, &cp) < 0)
         return decide(r, 400, "malformed", "not a checkpoint: %s", sworn_err_msg());
+    /* The signer cosigns a checkpoint of at most this many bytes (purpose 6): refuse a longer
+     * one here, as the malformed request it is for this witness, rather than fail later as a
+     * "sign-error" that points at the key (red team 2026-12). */
+    if (note.text_len > SWORN_SIGNER_CHECKPOINT_MAX)
+        return decide(r, 400, "malformed", "a checkpoint of %zu bytes, over the %d cosigned here",
+                      note.text_len, SWORN_SIGNER_CHECKPOINT_MAX);
     memcpy(r->origin, cp.origin, sizeof(r->origin));
     r->size = cp.size;
     log = sworn_witness_config_log(c, cp.origin, strlen(cp.origin));

@@ -1367,6 +1367,42 @@ static void test_attack_fork_flood(void **state)
     stop_witness(f);
 }
 
+/* A checkpoint with extension lines that make its text longer than the signer's 4096 bytes
+ * (purpose 6): a validly signed request the witness cannot cosign. It got 500 "sign-error" (an
+ * alert about the key, raised at will by any log) after the proof check; now 400 "malformed",
+ * decided before the state is read, and the state is unchanged. */
+static void test_attack_long_checkpoint(void **state)
+{
+    struct wfix *f = *state;
+    uint8_t root[SWORN_HASH_LEN];
+    char *text = malloc(8192), *note = malloc(16384), *body;
+    struct sworn_note_signer *signers[1] = {&f->tsig};
+    struct answer a;
+    size_t len = 0;
+    long n;
+
+    assert_true(text != NULL && note != NULL);
+    start_witness(f, NULL);
+    assert_int_equal(sworn_log_root(f->honest, 3, root), 0);
+    n = sworn_checkpoint_format(TEST_ORIGIN, 3, root, text, 8192);
+    assert_true(n > 0);
+    memset(text + n, 'x', 5000);
+    text[n + 5000] = '\n';
+    assert_int_equal(sworn_note_sign(text, (size_t)n + 5001, signers, 1, note, 16384, &len), 0);
+    body = body_file(f, "long", 0, NULL, 0, note, len);
+    post(f, body, &a);
+    if (a.status != 400)
+        fail_msg("a 5 KB checkpoint: status %d (%s), want 400", a.status, a.body);
+    answer_free(&a);
+    assert_true(sworn_test_file_has_line(f->errlog, "\"outcome\":\"malformed\""));
+    assert_false(sworn_test_file_has_line(f->errlog, "\"outcome\":\"sign-error\""));
+    assert_int_equal(state_rows(f, "latest", TEST_ORIGIN), 0);
+    free(body);
+    free(note);
+    free(text);
+    stop_witness(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1382,6 +1418,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attack_rate_slot_collision, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_clock_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_fork_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_long_checkpoint, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
