@@ -20,6 +20,7 @@
 #include <sys/random.h>
 
 #include "err.h"
+#include "w_conns.h"
 #include "w_witness.h"
 
 #define PATH_ADD "/add-checkpoint"
@@ -43,7 +44,8 @@ struct server {
     struct bucket *buckets; /* RATE_SLOTS */
     uint32_t hash_key;      /* random per process: slots cannot be aimed at from outside */
     struct evconnlistener *listener;
-    struct event *resume; /* re-enables the listener after an accept() failure */
+    struct sworn_witness_conns *conns; /* the deadline on each connection (w_conns.h) */
+    struct event *resume;              /* re-enables the listener after an accept() failure */
     unsigned long accept_errors;
 };
 
@@ -211,6 +213,7 @@ static void handle(struct evhttp_request *req, void *arg)
     uint64_t now;
 
     if (conn != NULL) {
+        sworn_witness_conns_request(s->conns, conn);
         evhttp_connection_get_peer(conn, &peer, &port);
         if (peer != NULL)
             snprintf(addr, sizeof(addr), "%s", peer);
@@ -304,6 +307,18 @@ static void libevent_log(int severity, const char *msg)
     log_line(o);
 }
 
+static void log_cut(size_t count, void *arg)
+{
+    struct json_object *o = event_object("connections-cut");
+
+    (void)arg;
+    json_object_object_add(o, "count", json_object_new_uint64(count));
+    json_object_object_add(o, "reason",
+                           json_object_new_string("no whole request, or the answer not taken, "
+                                                  "within limits.timeout"));
+    log_line(o);
+}
+
 static void resume_accept(evutil_socket_t fd, short what, void *arg)
 {
     struct server *s = arg;
@@ -390,6 +405,8 @@ int sworn_witness_serve(const struct sworn_witness_config *c, struct sworn_witne
     evhttp_set_max_body_size(http, (ev_ssize_t)c->body_bytes);
     evhttp_set_max_headers_size(http, HEADERS_MAX);
     evhttp_set_timeout_tv(http, &tv);
+    s.conns = sworn_witness_conns_new(s.base, http, c->timeout_ms, log_cut, &s);
+    SWORN_GUARD(s.conns != NULL ? 0 : -1);
     evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
                                          EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
                                          EVHTTP_REQ_PATCH);
@@ -419,6 +436,7 @@ fail:
         event_free(s.resume);
     if (http != NULL)
         evhttp_free(http);
+    sworn_witness_conns_free(s.conns);
     if (s.base != NULL)
         event_base_free(s.base);
     free(s.buckets);

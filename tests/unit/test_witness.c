@@ -44,6 +44,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1403,6 +1404,50 @@ static void test_attack_long_checkpoint(void **state)
     stop_witness(f);
 }
 
+/* Slow loris: a client sends its headers one byte at a time, each within the idle timeout
+ * (limits.timeout 200ms; a byte every 100 ms at most). evhttp's timeout restarts at each byte,
+ * so the connection (and its descriptor) was held as long as the client wished; now the whole
+ * request must arrive within limits.timeout of the connection's opening, and the witness shuts
+ * the connection down and logs "connections-cut". The pacing is a wait for the close (poll). */
+static void test_attack_slow_loris(void **state)
+{
+    struct wfix *f = *state;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    static const char head[] = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nX-Slow: ";
+    int fd, closed = 0, sent = 0;
+    char *body;
+
+    write_config(f, NULL, "limits:\n  timeout: 200ms\n");
+    start_witness(f, NULL);
+    sa.sin_port = htons((uint16_t)f->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    for (sent = 0; sent < 300 && !closed; sent++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        char ch = (size_t)sent < sizeof(head) - 1 ? head[sent] : 'a';
+
+        if (send(fd, &ch, 1, MSG_NOSIGNAL) != 1)
+            closed = 1;
+        else if (poll(&p, 1, 100) == 1) {
+            char buf[256];
+
+            closed = recv(fd, buf, sizeof(buf), 0) <= 0;
+        }
+    }
+    close(fd);
+    if (!closed)
+        fail_msg("a client sending a byte every 100 ms still connected after %d bytes", sent);
+    assert_int_equal(sworn_test_wait_file_has(f->errlog, "\"event\":\"connections-cut\"", WAIT_MS),
+                     0);
+    body = log_body(f, f->honest, "slow3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3 after the slow client");
+    free(body);
+    stop_witness(f);
+    log_is_json_lines(f->errlog);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1419,6 +1464,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attack_clock_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_fork_flood, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_long_checkpoint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_slow_loris, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
