@@ -336,7 +336,8 @@ static void log_cut(size_t count, void *arg)
     json_object_object_add(o, "count", json_object_new_uint64(count));
     json_object_object_add(o, "reason",
                            json_object_new_string("no whole request, or the answer not taken, "
-                                                  "within limits.timeout"));
+                                                  "within limits.timeout; or over "
+                                                  "limits.connections_per_address"));
     log_line(o);
 }
 
@@ -350,7 +351,8 @@ static void resume_accept(evutil_socket_t fd, short what, void *arg)
     json_object_object_add(o, "failures", json_object_new_uint64(s->accept_errors));
     log_line(o);
     s->accept_errors = 0;
-    evconnlistener_enable(s->listener);
+    if (!sworn_witness_conns_full(s->conns)) /* else w_conns enables it when one closes */
+        evconnlistener_enable(s->listener);
 }
 
 /*
@@ -426,7 +428,13 @@ int sworn_witness_serve(const struct sworn_witness_config *c, struct sworn_witne
     evhttp_set_max_body_size(http, (ev_ssize_t)c->body_bytes);
     evhttp_set_max_headers_size(http, HEADERS_MAX);
     evhttp_set_timeout_tv(http, &tv);
-    s.conns = sworn_witness_conns_new(s.base, http, c->timeout_ms, log_cut, &s);
+    {
+        struct sworn_witness_conns_limits lim = {.deadline_ms = c->timeout_ms,
+                                                 .max_total = c->connections,
+                                                 .max_per_addr = c->connections_per_address};
+
+        s.conns = sworn_witness_conns_new(s.base, http, &lim, log_cut, &s);
+    }
     SWORN_GUARD(s.conns != NULL ? 0 : -1);
     evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
                                          EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
@@ -438,6 +446,7 @@ int sworn_witness_serve(const struct sworn_witness_config *c, struct sworn_witne
     s.listener = evhttp_bound_socket_get_listener(bound);
     accepting = &s;
     evconnlistener_set_error_cb(s.listener, accept_error);
+    sworn_witness_conns_set_listener(s.conns, s.listener);
     SWORN_GUARD(log_listening(bound, c->listen_host));
     sigterm = evsignal_new(s.base, SIGTERM, on_signal, &s);
     sigint = evsignal_new(s.base, SIGINT, on_signal, &s);

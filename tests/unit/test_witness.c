@@ -1490,6 +1490,76 @@ static void test_attack_log_flood(void **state)
     log_is_json_lines(f->errlog);
 }
 
+/* One client address opens more connections than its share (connections_per_address: 4) and
+ * sends no whole request: the witness shuts down its newest ones at the next sweep, logs
+ * "connections-cut", and serves another address. Before, nothing bounded one address's
+ * connections but the descriptor limit (and they held connections x body_bytes of memory:
+ * 210 MB for 3000 unfinished 64 KB bodies). */
+static void test_attack_connections_per_address(void **state)
+{
+    struct wfix *f = *state;
+    enum { CONNS = 12, SHARE = 4 };
+    int fds[CONNS], closed = 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET}, me = {.sin_family = AF_INET};
+    static const char part[] = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nContent-Length: 9";
+    char *body;
+
+    /* The bounds of the two settings. */
+    {
+        char *text = NULL;
+
+        if (asprintf(&text,
+                     "listen: 127.0.0.1:0\nstate: s.db\nkey:\n  uri: file:witness.pem\n"
+                     "  name: w\nlimits:\n  connections: 15\nlogs:\n  - origin: a\n"
+                     "    keys: [\"%s\"]\n",
+                     f->tvkey) < 0)
+            fail_msg("asprintf");
+        check_config(f, text, 1, "witness.yaml:7:");
+        free(text);
+    }
+    write_config(f, NULL, "limits:\n  connections_per_address: 4\n  timeout: 10m\n");
+    start_witness(f, NULL);
+    sa.sin_port = htons((uint16_t)f->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(inet_pton(AF_INET, "127.0.0.2", &me.sin_addr), 1);
+    for (int i = 0; i < CONNS; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(bind(fds[i], (struct sockaddr *)&me, sizeof(me)), 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(send(fds[i], part, sizeof(part) - 1, MSG_NOSIGNAL),
+                         (ssize_t)sizeof(part) - 1);
+    }
+    if (sworn_test_wait_file_has(f->errlog, "\"event\":\"connections-cut\"", WAIT_MS) < 0)
+        fail_msg("%d connections from one address with a share of %d: none cut", CONNS, SHARE);
+    /* Wait for the closes themselves: CONNS - SHARE of the sockets read end of file. */
+    while (closed < CONNS - SHARE) {
+        struct pollfd p[CONNS];
+        char buf[64];
+
+        for (int i = 0; i < CONNS; i++)
+            p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+        assert_true(poll(p, CONNS, WAIT_MS) > 0);
+        for (int i = 0; i < CONNS; i++)
+            if (fds[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0 &&
+                recv(fds[i], buf, sizeof(buf), 0) <= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+                closed++;
+            }
+    }
+    body = log_body(f, f->honest, "share3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3 from another address");
+    free(body);
+    for (int i = 0; i < CONNS; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            closed++;
+        }
+    assert_int_equal(closed, CONNS);
+    stop_witness(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1508,6 +1578,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attack_long_checkpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_slow_loris, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_log_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_connections_per_address, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
