@@ -18,6 +18,8 @@
 #define DEFAULT_RATE 20u
 #define DEFAULT_BURST 40u
 #define DEFAULT_TIMEOUT_MS 10000u
+#define DEFAULT_CONNECTIONS 1024u
+#define DEFAULT_CONNECTIONS_PER_ADDRESS 64u
 #define PATH_MAX_LEN 4096u
 #define URI_MAX 1024u
 #define SPKI_MAX 1024u
@@ -209,10 +211,11 @@ static int get_u64(const struct ctx *x, const struct sworn_yaml_node *m, const c
 
 static int read_limits(struct ctx *x, const struct sworn_yaml_node *m)
 {
-    static const char *const keys[] = {"body_bytes", "requests_per_second", "burst", "timeout",
-                                       NULL};
+    static const char *const keys[] = {"body_bytes",  "requests_per_second",     "burst", "timeout",
+                                       "connections", "connections_per_address", NULL};
     const struct sworn_yaml_node *n;
-    uint64_t rate = x->c->rate_per_sec, burst = x->c->burst;
+    uint64_t rate = x->c->rate_per_sec, burst = x->c->burst, conns = x->c->connections,
+             per_addr = x->c->connections_per_address;
 
     SWORN_GUARD(sworn_yaml_only_keys(x->d, m, keys));
     SWORN_GUARD(get_u64(x, m, "body_bytes", 256, SWORN_WITNESS_BODY_MAX, &x->c->body_bytes));
@@ -220,6 +223,10 @@ static int read_limits(struct ctx *x, const struct sworn_yaml_node *m)
     SWORN_GUARD(get_u64(x, m, "burst", 1, 100000, &burst));
     x->c->rate_per_sec = (uint32_t)rate;
     x->c->burst = (uint32_t)burst;
+    SWORN_GUARD(get_u64(x, m, "connections", 16, 100000, &conns));
+    SWORN_GUARD(get_u64(x, m, "connections_per_address", 1, 100000, &per_addr));
+    x->c->connections = (uint32_t)conns;
+    x->c->connections_per_address = (uint32_t)per_addr;
     n = sworn_yaml_get(m, "timeout");
     if (n != NULL) {
         SWORN_GUARD(sworn_yaml_duration_ms(x->d, n, &x->c->timeout_ms));
@@ -379,6 +386,8 @@ int sworn_witness_config_load(const char *path, struct sworn_witness_config **ou
     x.c->rate_per_sec = DEFAULT_RATE;
     x.c->burst = DEFAULT_BURST;
     x.c->timeout_ms = DEFAULT_TIMEOUT_MS;
+    x.c->connections = DEFAULT_CONNECTIONS;
+    x.c->connections_per_address = DEFAULT_CONNECTIONS_PER_ADDRESS;
     if (read_all(&x) < 0)
         goto done;
     *out = x.c;

@@ -16,6 +16,8 @@
  *       requests_per_second: 20                    per client address, refilled continuously
  *       burst: 40                                  requests a client may make at once
  *       timeout: 10s                               to read a request, or to write an answer
+ *       connections: 1024                          open at once (16 .. 100000; w_conns.h)
+ *       connections_per_address: 64                open at once from one client address
  *     logs:                                        1 .. SWORN_WITNESS_LOGS_MAX
  *       - origin: example.com/log
  *         keys: [<vkey>, ...]                      C2SP verifier keys of type 0x01 or 0x02
@@ -60,6 +62,7 @@ struct sworn_witness_config {
     uint64_t body_bytes;
     uint32_t rate_per_sec, burst;
     uint64_t timeout_ms;
+    uint32_t connections, connections_per_address;
     struct sworn_witness_log *logs;
     size_t nlogs;
 };

@@ -96,15 +96,20 @@ int sworn_witness_state_open(const char *path, unsigned busy_ms, struct sworn_wi
         exec(st, "ROLLBACK");
         goto fail;
     }
-    SWORN_GUARD(prepare(st, "SELECT size, root FROM latest WHERE origin = ?1", &st->get));
+    SWORN_GUARD(
+        prepare(st, "SELECT size, root, cosigned_at FROM latest WHERE origin = ?1", &st->get));
     SWORN_GUARD(prepare(st,
                         "INSERT INTO latest (origin, size, root, checkpoint, cosigned_at) "
                         "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(origin) DO UPDATE SET "
                         "size = excluded.size, root = excluded.root, "
                         "checkpoint = excluded.checkpoint, cosigned_at = excluded.cosigned_at",
                         &st->put));
-    SWORN_GUARD(prepare(
-        st, "INSERT INTO forks (origin, size, note, seen_at) VALUES (?1, ?2, ?3, ?4)", &st->fork));
+    /* At most SWORN_WITNESS_FORKS_MAX rows per origin: the first ones are the evidence; a log
+     * that holds its key must not be able to fill the disk with more (red team 2026-12). */
+    SWORN_GUARD(prepare(st,
+                        "INSERT INTO forks (origin, size, note, seen_at) SELECT ?1, ?2, ?3, ?4 "
+                        "WHERE (SELECT count(*) FROM forks WHERE origin = ?1) < ?5",
+                        &st->fork));
     *out = st;
     return 0;
 fail:
@@ -129,12 +134,13 @@ int sworn_witness_state_begin(struct sworn_witness_state *st)
 }
 
 int sworn_witness_state_get(struct sworn_witness_state *st, const char *origin, int *found,
-                            uint64_t *size, uint8_t root[SWORN_HASH_LEN])
+                            uint64_t *size, uint8_t root[SWORN_HASH_LEN], uint64_t *cosigned_at)
 {
     int rc;
 
     *found = 0;
     *size = 0;
+    *cosigned_at = 0;
     memset(root, 0, SWORN_HASH_LEN);
     sqlite3_reset(st->get);
     sqlite3_bind_text(st->get, 1, origin, -1, SQLITE_STATIC);
@@ -142,14 +148,16 @@ int sworn_witness_state_get(struct sworn_witness_state *st, const char *origin, 
     if (rc == SQLITE_ROW) {
         sqlite3_int64 s = sqlite3_column_int64(st->get, 0);
         const void *r = sqlite3_column_blob(st->get, 1);
+        sqlite3_int64 at = sqlite3_column_int64(st->get, 2);
 
-        if (s < 0 || r == NULL || sqlite3_column_bytes(st->get, 1) != SWORN_HASH_LEN) {
+        if (s < 0 || at < 0 || r == NULL || sqlite3_column_bytes(st->get, 1) != SWORN_HASH_LEN) {
             sqlite3_reset(st->get);
             return sworn_err_set(SWORN_ERR_CORRUPT, "witness state: bad row for %s", origin);
         }
         *found = 1;
         *size = (uint64_t)s;
         memcpy(root, r, SWORN_HASH_LEN);
+        *cosigned_at = (uint64_t)at;
         rc = sqlite3_step(st->get);
     }
     sqlite3_reset(st->get);
@@ -191,6 +199,7 @@ int sworn_witness_state_record_fork(struct sworn_witness_state *st, const char *
     sqlite3_bind_int64(st->fork, 2, (sqlite3_int64)size);
     sqlite3_bind_blob(st->fork, 3, note, (int)note_len, SQLITE_STATIC);
     sqlite3_bind_int64(st->fork, 4, (sqlite3_int64)time);
+    sqlite3_bind_int(st->fork, 5, SWORN_WITNESS_FORKS_MAX);
     rc = sqlite3_step(st->fork);
     sqlite3_reset(st->fork);
     if (rc != SQLITE_DONE)

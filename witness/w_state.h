@@ -25,6 +25,8 @@
 #include "merkle.h"
 
 #define SWORN_WITNESS_SIZE_MAX ((uint64_t)INT64_MAX)
+/* Fork notes kept per origin; later ones are not stored (their log line still says "fork"). */
+#define SWORN_WITNESS_FORKS_MAX 16
 
 struct sworn_witness_state;
 
@@ -38,11 +40,12 @@ void sworn_witness_state_close(struct sworn_witness_state *st);
 int sworn_witness_state_begin(struct sworn_witness_state *st);
 
 /*
- * Inside a transaction: the latest cosigned (size, root) of origin. OUT: *found (0: never
- * cosigned, then *size is 0 and root is zeroed), *size, root. Returns 0 or -1.
+ * Inside a transaction: the latest cosigned (size, root) of origin and the time of its latest
+ * cosignature. OUT: *found (0: never cosigned, then *size and *cosigned_at are 0 and root is
+ * zeroed), *size, root, *cosigned_at. Returns 0 or -1.
  */
 int sworn_witness_state_get(struct sworn_witness_state *st, const char *origin, int *found,
-                            uint64_t *size, uint8_t root[SWORN_HASH_LEN]);
+                            uint64_t *size, uint8_t root[SWORN_HASH_LEN], uint64_t *cosigned_at);
 
 /*
  * Inside a transaction: make (size, root, checkpoint text) origin's latest, cosigned at time
@@ -56,7 +59,8 @@ int sworn_witness_state_put(struct sworn_witness_state *st, const char *origin, 
 /*
  * Keep a signed note that contradicts the state (a fork: same size, another root, or a
  * consistency proof that fails against a validly signed checkpoint) as evidence, outside any
- * transaction of the caller. Returns 0 or -1.
+ * transaction of the caller. Once origin has SWORN_WITNESS_FORKS_MAX rows, stores nothing and
+ * returns 0. Returns 0 or -1.
  */
 int sworn_witness_state_record_fork(struct sworn_witness_state *st, const char *origin,
                                     uint64_t size, const char *note, size_t note_len,

@@ -10,6 +10,7 @@
 #include "err.h"
 #include "merkle.h"
 #include "note.h"
+#include "sigscheme.h"
 #include "w_body.h"
 #include "w_fault.h"
 
@@ -34,13 +35,13 @@ static int decide_stored(struct sworn_witness_state *st, struct sworn_witness_co
                          struct sworn_witness_result *r)
 {
     uint8_t root[SWORN_HASH_LEN];
-    uint64_t latest = 0;
+    uint64_t latest = 0, last_time = 0;
     int found = 0;
     long n;
 
     if (sworn_witness_state_begin(st) < 0)
         return decide(r, 500, "state-error", "%s", sworn_err_msg());
-    if (sworn_witness_state_get(st, cp->origin, &found, &latest, root) < 0) {
+    if (sworn_witness_state_get(st, cp->origin, &found, &latest, root, &last_time) < 0) {
         sworn_witness_state_rollback(st);
         return decide(r, 500, "state-error", "%s", sworn_err_msg());
     }
@@ -70,6 +71,12 @@ static int decide_stored(struct sworn_witness_state *st, struct sworn_witness_co
         sworn_witness_state_rollback(st);
         return decide(r, 422, "bad-proof", "consistency proof: %s", sworn_err_msg());
     }
+    /* A cosignature says "as of t, the largest consistent tree I saw is this one" (C2SP
+     * tlog-cosignature): t must never go back for an origin, or a clock set back (by NTP from
+     * the network, or by hand) would make a cosignature of a larger tree older than one of a
+     * smaller tree (red team 2026-12). So t is the later of the clock and the stored time. */
+    if (last_time > now)
+        now = last_time;
     n = sworn_witness_cosign(cs, note->text, note->text_len, now, r->line, sizeof(r->line));
     if (n < 0) {
         sworn_witness_state_rollback(st);
@@ -105,6 +112,12 @@ int sworn_witness_add(const struct sworn_witness_config *c, struct sworn_witness
         return decide(r, 400, "malformed", "not a signed note: %s", sworn_err_msg());
     if (sworn_checkpoint_parse(note.text, note.text_len, &cp) < 0)
         return decide(r, 400, "malformed", "not a checkpoint: %s", sworn_err_msg());
+    /* The signer cosigns a checkpoint of at most this many bytes (purpose 6): refuse a longer
+     * one here, as the malformed request it is for this witness, rather than fail later as a
+     * "sign-error" that points at the key (red team 2026-12). */
+    if (note.text_len > SWORN_SIGNER_CHECKPOINT_MAX)
+        return decide(r, 400, "malformed", "a checkpoint of %zu bytes, over the %d cosigned here",
+                      note.text_len, SWORN_SIGNER_CHECKPOINT_MAX);
     memcpy(r->origin, cp.origin, sizeof(r->origin));
     r->size = cp.size;
     log = sworn_witness_config_log(c, cp.origin, strlen(cp.origin));

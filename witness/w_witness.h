@@ -50,8 +50,10 @@ struct sworn_witness_result {
 };
 
 /*
- * Decide one request: body[0..len), at time now (seconds since the epoch). OUT: *r (always
- * filled). Returns 0 (whatever the status: the decision is in *r).
+ * Decide one request: body[0..len), at time now (seconds since the epoch). The cosignature's
+ * time is the later of now and the time stored with the origin's latest cosignature, so it
+ * never goes back for an origin whatever the clock does. OUT: *r (always filled). Returns 0
+ * (whatever the status: the decision is in *r).
  */
 int sworn_witness_add(const struct sworn_witness_config *c, struct sworn_witness_state *st,
                       struct sworn_witness_cosigner *cs, const char *body, size_t len, uint64_t now,

@@ -42,6 +42,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -63,6 +68,7 @@
 #include "sv_note.h"
 #include "testutil.h"
 #include "tiledir.h"
+#include "w_state.h"
 
 #define TESSERA_ORIGIN "example.com/log/testdata"
 #define TEST_ORIGIN "fork.test/log"
@@ -239,6 +245,9 @@ static int listening_port(const char *log)
     return port;
 }
 
+/* The descriptor limit of the next witness started (0: inherited). */
+static rlim_t child_nofile;
+
 /* Start bin (the witness, or its fault build with fault armed) on f's configuration and wait
  * for its "listening" line. Returns the pid. */
 static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char **log_out,
@@ -258,6 +267,12 @@ static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char 
 
         if (fd < 0 || dup2(fd, 2) < 0)
             _exit(126);
+        if (child_nofile != 0) {
+            struct rlimit rl = {.rlim_cur = child_nofile, .rlim_max = child_nofile};
+
+            if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                _exit(125);
+        }
         if (fault != NULL)
             setenv("SWORN_WITNESS_FAULT", fault, 1);
         else
@@ -1148,6 +1163,403 @@ static void test_pkcs11_key(void **state)
     unsetenv("SOFTHSM2_CONF");
 }
 
+/* --- red team of the witness (docs/threat-model.md, "Red team of the witness") ------------- */
+
+/* One raw HTTP exchange on a new connection to port: send req, read until the peer closes. */
+static char *raw_exchange(int port, const char *req, size_t req_len)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    char *out = calloc(1, 65536);
+    size_t got = 0;
+    ssize_t n;
+
+    assert_true(fd >= 0 && out != NULL);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(write(fd, req, req_len), (ssize_t)req_len);
+    while (got < 65535 && (n = read(fd, out + got, 65535 - got)) > 0)
+        got += (size_t)n;
+    close(fd);
+    return out;
+}
+
+/* Every line of the witness's log is one JSON object: no byte outside printable ASCII. */
+static void log_is_json_lines(const char *log)
+{
+    size_t len = 0;
+    char *text = sworn_test_read_file(log, &len);
+
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+
+        if ((i == 0 || text[i - 1] == '\n') && strncmp(text + i, "{\"event\":", 9) != 0)
+            fail_msg("a log line that is not a JSON event: %.80s", text + i);
+        if (ch != '\n' && (ch < 0x20 || ch >= 0x7f))
+            fail_msg("byte 0x%02x in the log at %zu: %.80s", ch, i, text + (i > 40 ? i - 40 : 0));
+    }
+    free(text);
+}
+
+/* An outsider's request path of invalid UTF-8, DEL and a quote: the log line stays valid JSON
+ * (the bytes are written %XX). Before the fix the 0xFF byte went into the line as it was. */
+static void test_attack_log_path_bytes(void **state)
+{
+    struct wfix *f = *state;
+    static const char req[] = "POST /x\"\x7f\xff\xfe\x1b[31m HTTP/1.1\r\nHost: w\r\n"
+                              "Content-Length: 1\r\nConnection: close\r\n\r\nx";
+    char *ans;
+
+    start_witness(f, NULL);
+    ans = raw_exchange(f->port, req, sizeof(req) - 1);
+    assert_non_null(strstr(ans, " 404 "));
+    free(ans);
+    assert_true(sworn_test_file_has_line(f->errlog, "\"path\":\"/x\\\"%7F%FF%FE%1B[31m\""));
+    stop_witness(f);
+    log_is_json_lines(f->errlog);
+}
+
+/* An outsider holding more connections than the witness has descriptors: the witness pauses
+ * accept() and logs one JSON line instead of spinning on accept() and writing a libevent
+ * warning per try; once the connections go, it serves again. */
+static void test_attack_connection_flood(void **state)
+{
+    struct wfix *f = *state;
+    enum { CONNS = 96 };
+    int fds[CONNS];
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char *body;
+
+    child_nofile = 48;
+    start_witness(f, NULL);
+    child_nofile = 0;
+    sa.sin_port = htons((uint16_t)f->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < CONNS; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+    }
+    if (sworn_test_wait_file_has(f->errlog, "\"event\":\"accept-paused\"", WAIT_MS) < 0)
+        fail_msg("no accept-paused line with %d connections and 48 descriptors", CONNS);
+    for (int i = 0; i < CONNS; i++)
+        close(fds[i]);
+    body = log_body(f, f->honest, "flood3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3 after the flood");
+    free(body);
+    stop_witness(f);
+    log_is_json_lines(f->errlog);
+}
+
+/* Two client addresses that shared a rate slot under the former unkeyed hash (FNV-1a of
+ * "127.0.0.2" and "127.0.0.147" mod 4096): alternating, each request reset the bucket to a full
+ * burst, so the pair was never limited. Now a slot's bucket is shared and never refilled by a
+ * change of address, and the hash is keyed: some of the twenty requests get 429. */
+static void test_attack_rate_slot_collision(void **state)
+{
+    struct wfix *f = *state;
+    char url[128], *path = sworn_test_path(f->dir, "tiny"), data[4200];
+    int limited = 0;
+
+    write_config(f, NULL, "limits:\n  requests_per_second: 1\n  burst: 1\n");
+    start_witness(f, NULL);
+    sworn_test_write_file(path, "x", 1, 0600);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/add-checkpoint", f->port);
+    snprintf(data, sizeof(data), "@%s", path);
+    for (int k = 0; k < 20; k++) {
+        struct sworn_test_run r = {0};
+
+        sworn_test_runv(&r, NULL, "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                        "--interface", k % 2 == 0 ? "127.0.0.2" : "127.0.0.147", "--data-binary",
+                        data, url, NULL);
+        sworn_test_run_must(&r, "curl");
+        if (atoi(r.out) == 429)
+            limited++;
+        else
+            assert_int_equal(atoi(r.out), 400);
+        sworn_test_run_free(&r);
+    }
+    if (limited == 0)
+        fail_msg("twenty requests from two addresses at 1/s, burst 1: none limited");
+    stop_witness(f);
+    free(path);
+}
+
+/* The cosignature time of the 200 line (its bytes 4..12, big-endian). */
+static uint64_t cosignature_time(const char *line)
+{
+    const char *sp = strrchr(line, ' ');
+    uint8_t raw[128];
+    size_t n = 0;
+    uint64_t t = 0;
+
+    assert_non_null(sp);
+    assert_int_equal(sworn_base64_decode(sp + 1, strcspn(sp + 1, "\n"), raw, sizeof(raw), &n), 0);
+    assert_int_equal(n, 4 + 8 + 64);
+    for (int i = 0; i < 8; i++)
+        t = (t << 8) | raw[4 + i];
+    return t;
+}
+
+/* The witness's clock set back (the state says it cosigned later than its clock's now): the
+ * next cosignature of that origin is not dated before the stored one. Before the fix a
+ * cosignature of size 6 could carry an older time than the one of size 3. */
+static void test_attack_clock_back(void **state)
+{
+    struct wfix *f = *state;
+    struct answer a;
+    char *body, sql[160];
+    uint64_t later = (uint64_t)time(NULL) + 100000;
+    sqlite3 *db = NULL;
+
+    start_witness(f, NULL);
+    body = log_body(f, f->honest, "t3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3");
+    free(body);
+    /* As if the clock had read `later` at that cosignature and was then set back. */
+    snprintf(sql, sizeof(sql), "UPDATE latest SET cosigned_at = %llu WHERE origin = '%s'",
+             (unsigned long long)later, TEST_ORIGIN);
+    assert_int_equal(sqlite3_open(f->state, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_busy_timeout(db, WAIT_MS), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    body = log_body(f, f->honest, "t6", 3, 6);
+    post(f, body, &a);
+    assert_int_equal(a.status, 200);
+    if (cosignature_time(a.body) < later)
+        fail_msg("cosignature of size 6 dated %llu, before the stored %llu",
+                 (unsigned long long)cosignature_time(a.body), (unsigned long long)later);
+    answer_free(&a);
+    free(body);
+    stop_witness(f);
+}
+
+/* A log that holds its key sends fork after fork (each another root at the stored size): every
+ * one is refused with 409 and logged, but only the first SWORN_WITNESS_FORKS_MAX notes are kept,
+ * so the forks table cannot fill the disk. */
+static void test_attack_fork_flood(void **state)
+{
+    struct wfix *f = *state;
+    char *body;
+    enum { N = SWORN_WITNESS_FORKS_MAX + 4 };
+
+    write_config(f, NULL, "limits:\n  requests_per_second: 100000\n  burst: 100000\n");
+    start_witness(f, NULL);
+    body = log_body(f, f->honest, "ff3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3");
+    free(body);
+    for (int i = 0; i < N; i++) {
+        uint8_t root[SWORN_HASH_LEN];
+        char text[SWORN_CHECKPOINT_BODY_MAX + 1], note[NOTE_CAP], tag[16];
+        struct sworn_note_signer *signers[1] = {&f->tsig};
+        size_t len = 0;
+        long n;
+
+        memset(root, 0xA0 + i, sizeof(root));
+        n = sworn_checkpoint_format(TEST_ORIGIN, 3, root, text, sizeof(text));
+        assert_true(n > 0);
+        assert_int_equal(sworn_note_sign(text, (size_t)n, signers, 1, note, NOTE_CAP, &len), 0);
+        snprintf(tag, sizeof(tag), "ff%d", i);
+        body = body_file(f, tag, 3, NULL, 0, note, len);
+        expect(f, body, 409, 3, "a fork at size 3");
+        free(body);
+    }
+    assert_int_equal(state_rows(f, "forks", TEST_ORIGIN), SWORN_WITNESS_FORKS_MAX);
+    stop_witness(f);
+}
+
+/* A checkpoint with extension lines that make its text longer than the signer's 4096 bytes
+ * (purpose 6): a validly signed request the witness cannot cosign. It got 500 "sign-error" (an
+ * alert about the key, raised at will by any log) after the proof check; now 400 "malformed",
+ * decided before the state is read, and the state is unchanged. */
+static void test_attack_long_checkpoint(void **state)
+{
+    struct wfix *f = *state;
+    uint8_t root[SWORN_HASH_LEN];
+    char *text = malloc(8192), *note = malloc(16384), *body;
+    struct sworn_note_signer *signers[1] = {&f->tsig};
+    struct answer a;
+    size_t len = 0;
+    long n;
+
+    assert_true(text != NULL && note != NULL);
+    start_witness(f, NULL);
+    assert_int_equal(sworn_log_root(f->honest, 3, root), 0);
+    n = sworn_checkpoint_format(TEST_ORIGIN, 3, root, text, 8192);
+    assert_true(n > 0);
+    memset(text + n, 'x', 5000);
+    text[n + 5000] = '\n';
+    assert_int_equal(sworn_note_sign(text, (size_t)n + 5001, signers, 1, note, 16384, &len), 0);
+    body = body_file(f, "long", 0, NULL, 0, note, len);
+    post(f, body, &a);
+    if (a.status != 400)
+        fail_msg("a 5 KB checkpoint: status %d (%s), want 400", a.status, a.body);
+    answer_free(&a);
+    assert_true(sworn_test_file_has_line(f->errlog, "\"outcome\":\"malformed\""));
+    assert_false(sworn_test_file_has_line(f->errlog, "\"outcome\":\"sign-error\""));
+    assert_int_equal(state_rows(f, "latest", TEST_ORIGIN), 0);
+    free(body);
+    free(note);
+    free(text);
+    stop_witness(f);
+}
+
+/* Slow loris: a client sends its headers one byte at a time, each within the idle timeout
+ * (limits.timeout 200ms; a byte every 100 ms at most). evhttp's timeout restarts at each byte,
+ * so the connection (and its descriptor) was held as long as the client wished; now the whole
+ * request must arrive within limits.timeout of the connection's opening, and the witness shuts
+ * the connection down and logs "connections-cut". The pacing is a wait for the close (poll). */
+static void test_attack_slow_loris(void **state)
+{
+    struct wfix *f = *state;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    static const char head[] = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nX-Slow: ";
+    int fd, closed = 0, sent = 0;
+    char *body;
+
+    write_config(f, NULL, "limits:\n  timeout: 200ms\n");
+    start_witness(f, NULL);
+    sa.sin_port = htons((uint16_t)f->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    for (sent = 0; sent < 300 && !closed; sent++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        char ch = (size_t)sent < sizeof(head) - 1 ? head[sent] : 'a';
+
+        if (send(fd, &ch, 1, MSG_NOSIGNAL) != 1)
+            closed = 1;
+        else if (poll(&p, 1, 100) == 1) {
+            char buf[256];
+
+            closed = recv(fd, buf, sizeof(buf), 0) <= 0;
+        }
+    }
+    close(fd);
+    if (!closed)
+        fail_msg("a client sending a byte every 100 ms still connected after %d bytes", sent);
+    assert_int_equal(sworn_test_wait_file_has(f->errlog, "\"event\":\"connections-cut\"", WAIT_MS),
+                     0);
+    body = log_body(f, f->honest, "slow3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3 after the slow client");
+    free(body);
+    stop_witness(f);
+    log_is_json_lines(f->errlog);
+}
+
+/* One client floods on one kept-alive connection, at a path the witness does not serve: every
+ * 404 was logged, outside the rate limit, and every 429 of /add-checkpoint was logged too (11000
+ * lines a second measured). Now the limit holds for every path and only the first 429 of a run
+ * is logged. */
+static void test_attack_log_flood(void **state)
+{
+    struct wfix *f = *state;
+    struct sworn_test_run r = {0};
+    char url[128];
+    const char *argv[220];
+    int i = 0, lines = 0;
+    char *text, *p;
+
+    write_config(f, NULL, "limits:\n  requests_per_second: 1\n  burst: 1\n");
+    start_witness(f, NULL);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/nope", f->port);
+    argv[i++] = "curl";
+    argv[i++] = "-sS";
+    argv[i++] = "-o";
+    argv[i++] = "/dev/null";
+    argv[i++] = "-w";
+    argv[i++] = " %{http_code}";
+    for (int k = 0; k < 200; k++)
+        argv[i++] = url;
+    argv[i] = NULL;
+    sworn_test_run(argv, NULL, &r);
+    sworn_test_run_must(&r, "curl");
+    if (strstr(r.out, " 429") == NULL)
+        fail_msg("200 requests for /nope at 1/s, burst 1: no 429 among %s", r.out);
+    sworn_test_run_free(&r);
+    stop_witness(f);
+    text = sworn_test_read_file(f->errlog, NULL);
+    for (p = text; (p = strstr(p, "\"event\":\"request\"")) != NULL; p++)
+        lines++;
+    free(text);
+    /* One line per request let through (a few: the bucket refills at 1/s) and one per run of
+     * 429s; far fewer than the 200 requests. */
+    if (lines > 40)
+        fail_msg("%d request lines logged for 200 requests of one rate-limited client", lines);
+    log_is_json_lines(f->errlog);
+}
+
+/* One client address opens more connections than its share (connections_per_address: 4) and
+ * sends no whole request: the witness shuts down its newest ones at the next sweep, logs
+ * "connections-cut", and serves another address. Before, nothing bounded one address's
+ * connections but the descriptor limit (and they held connections x body_bytes of memory:
+ * 210 MB for 3000 unfinished 64 KB bodies). */
+static void test_attack_connections_per_address(void **state)
+{
+    struct wfix *f = *state;
+    enum { CONNS = 12, SHARE = 4 };
+    int fds[CONNS], closed = 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET}, me = {.sin_family = AF_INET};
+    static const char part[] = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nContent-Length: 9";
+    char *body;
+
+    /* The bounds of the two settings. */
+    {
+        char *text = NULL;
+
+        if (asprintf(&text,
+                     "listen: 127.0.0.1:0\nstate: s.db\nkey:\n  uri: file:witness.pem\n"
+                     "  name: w\nlimits:\n  connections: 15\nlogs:\n  - origin: a\n"
+                     "    keys: [\"%s\"]\n",
+                     f->tvkey) < 0)
+            fail_msg("asprintf");
+        check_config(f, text, 1, "witness.yaml:7:");
+        free(text);
+    }
+    write_config(f, NULL, "limits:\n  connections_per_address: 4\n  timeout: 10m\n");
+    start_witness(f, NULL);
+    sa.sin_port = htons((uint16_t)f->port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(inet_pton(AF_INET, "127.0.0.2", &me.sin_addr), 1);
+    for (int i = 0; i < CONNS; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fds[i] >= 0);
+        assert_int_equal(bind(fds[i], (struct sockaddr *)&me, sizeof(me)), 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(send(fds[i], part, sizeof(part) - 1, MSG_NOSIGNAL),
+                         (ssize_t)sizeof(part) - 1);
+    }
+    if (sworn_test_wait_file_has(f->errlog, "\"event\":\"connections-cut\"", WAIT_MS) < 0)
+        fail_msg("%d connections from one address with a share of %d: none cut", CONNS, SHARE);
+    /* Wait for the closes themselves: CONNS - SHARE of the sockets read end of file. */
+    while (closed < CONNS - SHARE) {
+        struct pollfd p[CONNS];
+        char buf[64];
+
+        for (int i = 0; i < CONNS; i++)
+            p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+        assert_true(poll(p, CONNS, WAIT_MS) > 0);
+        for (int i = 0; i < CONNS; i++)
+            if (fds[i] >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0 &&
+                recv(fds[i], buf, sizeof(buf), 0) <= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+                closed++;
+            }
+    }
+    body = log_body(f, f->honest, "share3", 0, 3);
+    expect(f, body, 200, 0, "honest 0 -> 3 from another address");
+    free(body);
+    for (int i = 0; i < CONNS; i++)
+        if (fds[i] >= 0) {
+            close(fds[i]);
+            closed++;
+        }
+    assert_int_equal(closed, CONNS);
+    stop_witness(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1158,6 +1570,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_and_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pkcs11_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_log_path_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_connection_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_rate_slot_collision, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_clock_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_fork_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_long_checkpoint, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_slow_loris, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_log_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attack_connections_per_address, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
