@@ -57,10 +57,10 @@ int sworn_witness_state_put(struct sworn_witness_state *st, const char *origin, 
                             uint64_t time);
 
 /*
- * Keep a signed note that contradicts the state (a fork: same size, another root, or a
- * consistency proof that fails against a validly signed checkpoint) as evidence, outside any
- * transaction of the caller. Once origin has SWORN_WITNESS_FORKS_MAX rows, stores nothing and
- * returns 0. Returns 0 or -1.
+ * Keep a signed note that contradicts the state (a fork: the size the witness holds, another
+ * root) as evidence, outside any transaction of the caller. A consistency proof that fails is not
+ * kept: it may be an honest log's bug, not a second history. Once origin has
+ * SWORN_WITNESS_FORKS_MAX rows, stores nothing and returns 0. Returns 0 or -1.
  */
 int sworn_witness_state_record_fork(struct sworn_witness_state *st, const char *origin,
                                     uint64_t size, const char *note, size_t note_len,
