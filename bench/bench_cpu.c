@@ -76,14 +76,6 @@
 #define ENV_MAX 8192
 #define MAX_VARIANTS 4
 
-static const char allow_all_policy[] =
-    "# bench_cpu: every request is allowed, so every decision carries a receipt.\n"
-    "version: 1\n"
-    "rules:\n"
-    "  - id: bench-allow-all\n"
-    "    effect: allow\n"
-    "    reason: \"bench: every request is allowed\"\n";
-
 static const char *source_dir = SWORN_BENCH_SOURCE_DIR;
 
 /* ---------------------------------------------------------------------------------------------
@@ -142,7 +134,7 @@ static void stack_up(struct stack *s, const char *dir, const char *build, int ba
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         bench_die_sys(dir);
     bench_join_path(policy, dir, "allow-all.yaml");
-    bench_put_text(policy, allow_all_policy, 0600);
+    bench_put_text(policy, bench_allow_all_policy, 0600);
     snprintf(w, sizeof(w), "%u", workers);
     bench_join_path(out, dir, "up.log");
     bench_join_path(log, dir, "cmd.log");

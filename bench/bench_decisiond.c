@@ -176,14 +176,6 @@ static const int client_counts[] = {1, 2, 4, 8, 16, 32, 64};
 #define N_POINTS (sizeof(client_counts) / sizeof(client_counts[0]))
 
 /* The policy of the bench: every request is allowed (and so signed). */
-static const char allow_all_policy[] =
-    "# bench_decisiond: every request is allowed, so every decision carries a receipt.\n"
-    "version: 1\n"
-    "rules:\n"
-    "  - id: bench-allow-all\n"
-    "    effect: allow\n"
-    "    reason: \"bench: every request is allowed\"\n";
-
 /* ---------------------------------------------------------------------------------------------
  * The stack: scripts/dev-stack up / down, and what stack.env says.
  */
@@ -231,7 +223,7 @@ static void stack_up(struct stack *s, const char *dir, enum variant v, unsigned 
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         bench_die_sys(dir);
     bench_join_path(policy, dir, "allow-all.yaml");
-    bench_put_text(policy, allow_all_policy, 0600);
+    bench_put_text(policy, bench_allow_all_policy, 0600);
     snprintf(w, sizeof(w), "%u", workers);
     bench_join_path(out, dir, "up.log");
     bench_join_path(log, dir, "cmd.log");

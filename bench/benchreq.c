@@ -3,6 +3,14 @@
  */
 #include "benchreq.h"
 
+const char bench_allow_all_policy[] =
+    "# the decisiond benches: every request is allowed, so every decision carries a receipt.\n"
+    "version: 1\n"
+    "rules:\n"
+    "  - id: bench-allow-all\n"
+    "    effect: allow\n"
+    "    reason: \"bench: every request is allowed\"\n";
+
 void bench_request_init(struct bench_request *b, char *id)
 {
     Sworn__V1__AuthorizationRequest req = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
