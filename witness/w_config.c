@@ -54,6 +54,21 @@ fail:
 }
 
 /* A path, absolute, or made so against the configuration's folder (not resolved further). */
+/*
+ * A setting of pkcs11: keys only, `name` in the key map m: required when the key is pkcs11
+ * (`missing_msg` names it), refused when it is not. OUT: *n, the node or NULL. Returns 0 or -1.
+ */
+static int pkcs11_setting(const struct ctx *x, const struct sworn_yaml_node *m, const char *name,
+                          int pkcs11, const char *missing_msg, const struct sworn_yaml_node **n)
+{
+    *n = sworn_yaml_get(m, name);
+    if (*n != NULL && !pkcs11)
+        return sworn_yaml_error(x->d, *n, "%s applies only to pkcs11: keys", name);
+    if (*n == NULL && pkcs11)
+        return missing(x, m, missing_msg);
+    return 0;
+}
+
 static int get_path(const struct ctx *x, const struct sworn_yaml_node *n, const char *key,
                     char **out)
 {
@@ -167,25 +182,14 @@ static int read_key(struct ctx *x, const struct sworn_yaml_node *m)
                                 "Ed25519 key a cosignature needs)");
     }
     /* Settings of a pkcs11: key are refused for a file key: they would be silently unused. */
-    n = sworn_yaml_get(m, "module");
-    if (n != NULL && !pkcs11)
-        return sworn_yaml_error(x->d, n, "module applies only to pkcs11: keys");
-    if (n == NULL && pkcs11)
-        return missing(x, m, "key.module");
+    SWORN_GUARD(pkcs11_setting(x, m, "module", pkcs11, "key.module", &n));
     if (n != NULL)
         SWORN_GUARD(get_path(x, n, "key.module", &x->c->key_module));
-    n = sworn_yaml_get(m, "pin_file");
-    if (n != NULL && !pkcs11)
-        return sworn_yaml_error(x->d, n, "pin_file applies only to pkcs11: keys");
-    if (n == NULL && pkcs11)
-        return missing(x, m, "key.pin_file");
+    SWORN_GUARD(pkcs11_setting(x, m, "pin_file", pkcs11, "key.pin_file", &n));
     if (n != NULL)
         SWORN_GUARD(get_path(x, n, "key.pin_file", &x->c->key_pin_file));
-    n = sworn_yaml_get(m, "pinned_spki");
-    if (n != NULL && !pkcs11)
-        return sworn_yaml_error(x->d, n, "pinned_spki applies only to pkcs11: keys");
-    if (n == NULL && pkcs11)
-        return missing(x, m, "key.pinned_spki (hardware keys are always pinned)");
+    SWORN_GUARD(pkcs11_setting(x, m, "pinned_spki", pkcs11,
+                               "key.pinned_spki (hardware keys are always pinned)", &n));
     if (n != NULL)
         SWORN_GUARD(read_spki(x, n));
     n = sworn_yaml_get(m, "name");

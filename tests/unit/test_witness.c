@@ -1184,6 +1184,15 @@ static char *raw_exchange(int port, const char *req, size_t req_len)
     return out;
 }
 
+/* The honest log's first cosignature (0 -> 3) succeeds: the witness still serves after an attack.
+ */
+static void cosign_honest_0_to_3(struct wfix *f, const char *tag, const char *what)
+{
+    char *body = log_body(f, f->honest, tag, 0, 3);
+
+    expect(f, body, 200, 0, what);
+    free(body);
+}
 /* Every line of the witness's log is one JSON object: no byte outside printable ASCII. */
 static void log_is_json_lines(const char *log)
 {
@@ -1228,7 +1237,6 @@ static void test_attack_connection_flood(void **state)
     enum { CONNS = 96 };
     int fds[CONNS];
     struct sockaddr_in sa = {.sin_family = AF_INET};
-    char *body;
 
     child_nofile = 48;
     start_witness(f, NULL);
@@ -1244,9 +1252,7 @@ static void test_attack_connection_flood(void **state)
         fail_msg("no accept-paused line with %d connections and 48 descriptors", CONNS);
     for (int i = 0; i < CONNS; i++)
         close(fds[i]);
-    body = log_body(f, f->honest, "flood3", 0, 3);
-    expect(f, body, 200, 0, "honest 0 -> 3 after the flood");
-    free(body);
+    cosign_honest_0_to_3(f, "flood3", "honest 0 -> 3 after the flood");
     stop_witness(f);
     log_is_json_lines(f->errlog);
 }
@@ -1313,9 +1319,7 @@ static void test_attack_clock_back(void **state)
     sqlite3 *db = NULL;
 
     start_witness(f, NULL);
-    body = log_body(f, f->honest, "t3", 0, 3);
-    expect(f, body, 200, 0, "honest 0 -> 3");
-    free(body);
+    cosign_honest_0_to_3(f, "t3", "honest 0 -> 3");
     /* As if the clock had read `later` at that cosignature and was then set back. */
     snprintf(sql, sizeof(sql), "UPDATE latest SET cosigned_at = %llu WHERE origin = '%s'",
              (unsigned long long)later, TEST_ORIGIN);
@@ -1345,9 +1349,7 @@ static void test_attack_fork_flood(void **state)
 
     write_config(f, NULL, "limits:\n  requests_per_second: 100000\n  burst: 100000\n");
     start_witness(f, NULL);
-    body = log_body(f, f->honest, "ff3", 0, 3);
-    expect(f, body, 200, 0, "honest 0 -> 3");
-    free(body);
+    cosign_honest_0_to_3(f, "ff3", "honest 0 -> 3");
     for (int i = 0; i < N; i++) {
         uint8_t root[SWORN_HASH_LEN];
         char text[SWORN_CHECKPOINT_BODY_MAX + 1], note[NOTE_CAP], tag[16];
@@ -1415,7 +1417,6 @@ static void test_attack_slow_loris(void **state)
     struct sockaddr_in sa = {.sin_family = AF_INET};
     static const char head[] = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nX-Slow: ";
     int fd, closed = 0, sent = 0;
-    char *body;
 
     write_config(f, NULL, "limits:\n  timeout: 200ms\n");
     start_witness(f, NULL);
@@ -1441,9 +1442,7 @@ static void test_attack_slow_loris(void **state)
         fail_msg("a client sending a byte every 100 ms still connected after %d bytes", sent);
     assert_int_equal(sworn_test_wait_file_has(f->errlog, "\"event\":\"connections-cut\"", WAIT_MS),
                      0);
-    body = log_body(f, f->honest, "slow3", 0, 3);
-    expect(f, body, 200, 0, "honest 0 -> 3 after the slow client");
-    free(body);
+    cosign_honest_0_to_3(f, "slow3", "honest 0 -> 3 after the slow client");
     stop_witness(f);
     log_is_json_lines(f->errlog);
 }
@@ -1502,7 +1501,6 @@ static void test_attack_connections_per_address(void **state)
     int fds[CONNS], closed = 0;
     struct sockaddr_in sa = {.sin_family = AF_INET}, me = {.sin_family = AF_INET};
     static const char part[] = "POST /add-checkpoint HTTP/1.1\r\nHost: w\r\nContent-Length: 9";
-    char *body;
 
     /* The bounds of the two settings. */
     {
@@ -1548,9 +1546,7 @@ static void test_attack_connections_per_address(void **state)
                 closed++;
             }
     }
-    body = log_body(f, f->honest, "share3", 0, 3);
-    expect(f, body, 200, 0, "honest 0 -> 3 from another address");
-    free(body);
+    cosign_honest_0_to_3(f, "share3", "honest 0 -> 3 from another address");
     for (int i = 0; i < CONNS; i++)
         if (fds[i] >= 0) {
             close(fds[i]);
