@@ -142,7 +142,10 @@ static void sweep(evutil_socket_t fd, short what, void *arg)
     for (i = 0; i < t->n; i++)
         if (!t->v[i].cut && t->v[i].addr[0] != '\0')
             t->order[m++] = &t->v[i];
-    qsort(t->order, m, sizeof(*t->order), by_addr);
+    /* Not before the first connection: order is NULL then, and qsort's pointer must not be, even
+     * for no elements (C11 7.22.5). */
+    if (m > 1)
+        qsort(t->order, m, sizeof(*t->order), by_addr);
     for (i = 0; i < m;) {
         size_t j = i;
 

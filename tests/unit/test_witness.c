@@ -86,6 +86,10 @@ struct wfix {
     pid_t pid;
     int port;
     int starts;
+    /* every witness process started and not yet waited for: teardown kills what a failed test
+     * left running (a live witness would hold ctest's output open until its timeout) */
+    pid_t children[8];
+    size_t nchildren;
     char wvkey[SWORN_NOTE_VKEY_MAX + 1];
     struct sworn_note_verifier wv;
     /* the test log: an honest one and a fork of it, same origin and key */
@@ -219,6 +223,10 @@ static int teardown(void **state)
 
     if (f->pid > 0)
         stop_witness(f);
+    for (size_t i = 0; i < f->nchildren; i++) {
+        kill(f->children[i], SIGKILL);
+        waitpid(f->children[i], NULL, 0);
+    }
     sworn_log_close(f->honest);
     sworn_log_close(f->fork);
     sworn_note_signer_close(&f->tsig);
@@ -265,7 +273,7 @@ static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char 
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-        if (fd < 0 || dup2(fd, 2) < 0)
+        if (fd < 0 || dup2(fd, 2) < 0 || dup2(fd, 1) < 0)
             _exit(126);
         if (child_nofile != 0) {
             struct rlimit rl = {.rlim_cur = child_nofile, .rlim_max = child_nofile};
@@ -280,11 +288,12 @@ static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char 
         execl(bin, bin, "--config", f->conf, (char *)NULL);
         _exit(127);
     }
+    assert_true(f->nchildren < sizeof(f->children) / sizeof(f->children[0]));
+    f->children[f->nchildren++] = pid;
     if (sworn_test_wait_file_has(log, "\"event\":\"listening\"", WAIT_MS) < 0) {
         char *text = sworn_test_read_file_opt(log, NULL);
 
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        /* teardown kills it (it is in f->children) */
         fail_msg("the witness did not start: %s", text != NULL ? text : "(no log)");
     }
     *port = listening_port(log);
@@ -303,14 +312,25 @@ static void start_witness(struct wfix *f, const char *fault)
     f->pid = start_bin(f, bin, fault, &f->errlog, &f->port);
 }
 
+/* pid was waited for: teardown must not signal it (the number may be reused). */
+static void forget_child(struct wfix *f, pid_t pid)
+{
+    for (size_t i = 0; i < f->nchildren; i++)
+        if (f->children[i] == pid) {
+            f->children[i] = f->children[--f->nchildren];
+            return;
+        }
+}
+
 /* SIGTERM and a clean exit (status 0, no sanitizer report in its log). */
-static void stop_pid(pid_t pid, const char *log)
+static void stop_pid(struct wfix *f, pid_t pid, const char *log)
 {
     int st = 0;
     char *text;
 
     assert_int_equal(kill(pid, SIGTERM), 0);
     assert_int_equal(waitpid(pid, &st, 0), pid);
+    forget_child(f, pid);
     text = sworn_test_read_file_opt(log, NULL);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
         (text != NULL && strstr(text, "Sanitizer") != NULL))
@@ -323,7 +343,7 @@ static void stop_witness(struct wfix *f)
     pid_t pid = f->pid;
 
     f->pid = 0;
-    stop_pid(pid, f->errlog);
+    stop_pid(f, pid, f->errlog);
 }
 
 /* --- requests ------------------------------------------------------------------------------- */
@@ -925,7 +945,7 @@ static void test_concurrent(void **state)
     assert_int_equal(ok, 1);
     assert_int_equal(conflict, N - 1);
     free(body);
-    stop_pid(w2, log2);
+    stop_pid(f, w2, log2);
     free(log2);
     stop_witness(f);
 }
@@ -946,6 +966,7 @@ static void test_crash_after_commit(void **state)
     assert_true(WIFSTOPPED(st));
     assert_int_equal(kill(f->pid, SIGKILL), 0);
     assert_int_equal(waitpid(f->pid, &st, 0), f->pid);
+    forget_child(f, f->pid);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     f->pid = 0;
     /* curl got no answer (the connection was closed without one). */
