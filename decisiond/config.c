@@ -10,6 +10,7 @@
 #define _DEFAULT_SOURCE /* realpath, S_ISVTX */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
 #include <libgen.h>
@@ -28,6 +29,7 @@
 #include <openssl/x509.h>
 
 #include "encoding.h"
+#include "note.h"
 #include "err.h"
 #include "safefile.h"
 #include "secretfile.h"
@@ -861,11 +863,130 @@ static int read_socket_modes(struct ctx *x)
     return 0;
 }
 
+/*
+ * A witness's url: "http://" ADDRESS [":" PORT] [PREFIX], ADDRESS a numeric IPv4 address or an
+ * IPv6 one in brackets, PREFIX "" or "/..." (a trailing '/' dropped) of printable bytes without
+ * '?', '#' or white space. https and names are refused with the reason (config.h).
+ */
+static int parse_witness_url(const struct ctx *x, const struct sworn_yaml_node *n,
+                             struct sworn_dconfig_witness *w)
+{
+    const char *u = w->url, *host, *end, *rest;
+    size_t hlen, plen;
+    unsigned char buf[sizeof(struct in6_addr)];
+    int v6 = 0;
+
+    if (strncmp(u, "http://", 7) != 0)
+        return sworn_yaml_error(x->d, n,
+                                "witnesses: url must start with http:// (a cosignature is "
+                                "checked against the witness's key, so TLS adds nothing to it)");
+    host = u + 7;
+    if (*host == '[') {
+        end = strchr(host, ']');
+        if (end == NULL)
+            return sworn_yaml_error(x->d, n, "witnesses: url: no ']' after the IPv6 address");
+        host++;
+        hlen = (size_t)(end - host);
+        rest = end + 1;
+        v6 = 1;
+    } else {
+        hlen = strcspn(host, ":/");
+        rest = host + hlen;
+    }
+    if (hlen == 0 || hlen >= sizeof(w->host))
+        return sworn_yaml_error(x->d, n, "witnesses: url: no address, or one too long");
+    memcpy(w->host, host, hlen);
+    w->host[hlen] = '\0';
+    if (inet_pton(v6 ? AF_INET6 : AF_INET, w->host, buf) != 1)
+        return sworn_yaml_error(x->d, n,
+                                "witnesses: url: \"%s\" is not a numeric %s address (decisiond "
+                                "resolves no names)",
+                                w->host, v6 ? "IPv6" : "IPv4");
+    w->port = 80;
+    if (*rest == ':') {
+        uint64_t port = 0;
+        size_t digits = strspn(rest + 1, "0123456789");
+
+        if (digits == 0 || digits > 5)
+            return sworn_yaml_error(x->d, n, "witnesses: url: a bad port");
+        for (size_t i = 0; i < digits; i++)
+            port = port * 10 + (uint64_t)(rest[1 + i] - '0');
+        if (port == 0 || port > 65535)
+            return sworn_yaml_error(x->d, n, "witnesses: url: port outside 1..65535");
+        w->port = (uint16_t)port;
+        rest += 1 + digits;
+    }
+    if (*rest != '\0' && *rest != '/')
+        return sworn_yaml_error(x->d, n, "witnesses: url: unexpected text after the address");
+    plen = strlen(rest);
+    while (plen > 0 && rest[plen - 1] == '/')
+        plen--;
+    if (plen > SWORN_DCONFIG_WITNESS_PREFIX_MAX)
+        return sworn_yaml_error(x->d, n, "witnesses: url: path longer than %d bytes",
+                                SWORN_DCONFIG_WITNESS_PREFIX_MAX);
+    for (size_t i = 0; i < plen; i++)
+        if ((unsigned char)rest[i] <= 0x20 || (unsigned char)rest[i] >= 0x7f || rest[i] == '?' ||
+            rest[i] == '#')
+            return sworn_yaml_error(x->d, n,
+                                    "witnesses: url: the path must be printable ASCII without "
+                                    "'?', '#' or spaces");
+    w->prefix = strndup(rest, plen);
+    if (w->prefix == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    return 0;
+}
+
+/* witnesses: a list of {url, key, timeout}; distinct keys and key names (docs/configuration.md). */
+static int read_witnesses(struct ctx *x)
+{
+    static const char *const keys[] = {"url", "key", "timeout", NULL};
+    const struct sworn_yaml_node *n = sworn_yaml_get(sworn_yaml_root(x->d), "witnesses");
+    struct sworn_dconfig *c = x->c;
+    struct sworn_note_verifier v[SWORN_DCONFIG_WITNESSES_MAX];
+    size_t count;
+
+    if (n == NULL)
+        return 0;
+    SWORN_GUARD(need_seq(x, n, "witnesses", SWORN_DCONFIG_WITNESSES_MAX));
+    count = sworn_yaml_len(n);
+    c->witnesses = calloc(count ? count : 1, sizeof(*c->witnesses));
+    if (c->witnesses == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < count; i++) {
+        const struct sworn_yaml_node *it = sworn_yaml_item(n, i);
+        struct sworn_dconfig_witness *w = &c->witnesses[i];
+
+        if (sworn_yaml_kind(it) != SWORN_YAML_MAP)
+            return sworn_yaml_error(x->d, it, "witnesses: each item is a map {url, key}");
+        SWORN_GUARD(sworn_yaml_only_keys(x->d, it, keys));
+        c->n_witnesses++;
+        w->timeout_ms = 5000;
+        SWORN_GUARD(get_str(x, it, "witnesses", "url", 1, &w->url));
+        SWORN_GUARD(parse_witness_url(x, sworn_yaml_get(it, "url"), w));
+        SWORN_GUARD(get_str(x, it, "witnesses", "key", 1, &w->key));
+        if (sworn_note_verifier_parse(w->key, strlen(w->key), &v[i]) < 0 ||
+            v[i].alg != SWORN_NOTE_ALG_COSIGNATURE_V1)
+            return sworn_yaml_error(x->d, sworn_yaml_get(it, "key"),
+                                    "witnesses: key is not a cosignature/v1 verifier key "
+                                    "(name+id+base64, type 0x04)");
+        SWORN_GUARD(get_duration(x, it, "timeout", 100, 60000, &w->timeout_ms));
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(v[j].name, v[i].name) == 0 ||
+                (v[j].key_len == v[i].key_len && memcmp(v[j].key, v[i].key, v[i].key_len) == 0))
+                return sworn_yaml_error(x->d, it,
+                                        "witnesses: item %zu has the key or key name of item %zu",
+                                        i + 1, j + 1);
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 static int read_all(struct ctx *x)
 {
-    static const char *const top[] = {"log",     "signer",     "keyring", "tpm",      "policy",
-                                      "vault",   "escalation", "sockets", "peers",    "run_as",
-                                      "workers", "hardening",  "budgets", "receipts", NULL};
+    static const char *const top[] = {
+        "log",   "signer", "keyring", "tpm",       "policy",  "vault",    "escalation", "sockets",
+        "peers", "run_as", "workers", "hardening", "budgets", "receipts", "witnesses",  NULL};
     const struct sworn_yaml_node *root = sworn_yaml_root(x->d);
     struct sworn_dconfig *c = x->c;
 
@@ -894,6 +1015,7 @@ static int read_all(struct ctx *x)
     SWORN_GUARD(read_receipts(x));
     SWORN_GUARD(read_hardening(x));
     SWORN_GUARD(read_budgets(x));
+    SWORN_GUARD(read_witnesses(x));
     return 0;
 fail:
     return -1;
@@ -990,6 +1112,12 @@ void sworn_dconfig_free(struct sworn_dconfig *c)
     for (size_t i = 0; i < c->n_measure; i++)
         free(c->measure[i]);
     free(c->measure);
+    for (size_t i = 0; i < c->n_witnesses; i++) {
+        free(c->witnesses[i].url);
+        free(c->witnesses[i].prefix);
+        free(c->witnesses[i].key);
+    }
+    free(c->witnesses);
     free(c->policy_path);
     free(c->vault_path);
     free(c->decision_socket);

@@ -42,13 +42,31 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SWORN_DCONFIG_ORIGIN_MAX 255  /* as SWORN_CHECKPOINT_ORIGIN_MAX (checkpoint.h) */
-#define SWORN_DCONFIG_SPKI_MAX 1024   /* as SWORN_SIGNER_SPKI_MAX (signer.h) */
-#define SWORN_DCONFIG_PATH_MAX 4096   /* a resolved path, with its NUL */
-#define SWORN_DCONFIG_HASH_LEN 32     /* SHA-256 of a measured file */
-#define SWORN_DCONFIG_MAX_MEASURE 250 /* StartupMeasurement holds <= 256 files in all */
-#define SWORN_DCONFIG_MAX_UIDS 64     /* per peers list */
-#define SWORN_DCONFIG_PCR_ALWAYS 23   /* the PCR sworn measures into; always quoted */
+#define SWORN_DCONFIG_ORIGIN_MAX 255         /* as SWORN_CHECKPOINT_ORIGIN_MAX (checkpoint.h) */
+#define SWORN_DCONFIG_SPKI_MAX 1024          /* as SWORN_SIGNER_SPKI_MAX (signer.h) */
+#define SWORN_DCONFIG_PATH_MAX 4096          /* a resolved path, with its NUL */
+#define SWORN_DCONFIG_HASH_LEN 32            /* SHA-256 of a measured file */
+#define SWORN_DCONFIG_MAX_MEASURE 250        /* StartupMeasurement holds <= 256 files in all */
+#define SWORN_DCONFIG_WITNESSES_MAX 16       /* witnesses: list items */
+#define SWORN_DCONFIG_WITNESS_PREFIX_MAX 512 /* bytes of a witness URL's path prefix */
+
+/*
+ * One witness decisiond submits its checkpoints to (docs/witness.md, "decisiond's submissions"):
+ * `url: http://ADDRESS:PORT[/PREFIX]`, a numeric IPv4 address or a bracketed IPv6 one (decisiond
+ * resolves no names: its engine is confined, and the record must not depend on DNS); requests go
+ * to PREFIX/add-checkpoint. `key:` its verifier key (C2SP signed-note, type 0x04
+ * cosignature/v1). `timeout:` for one exchange, default 5s, 100ms..60s.
+ */
+struct sworn_dconfig_witness {
+    char *url;           /* as written */
+    char host[64];       /* the numeric address, without brackets */
+    uint16_t port;       /* 1..65535 (default 80) */
+    char *prefix;        /* "" or "/..." without a trailing '/' */
+    char *key;           /* the verifier key text */
+    uint64_t timeout_ms; /* default 5000 */
+};
+#define SWORN_DCONFIG_MAX_UIDS 64   /* per peers list */
+#define SWORN_DCONFIG_PCR_ALWAYS 23 /* the PCR sworn measures into; always quoted */
 /* tpm.ak_handle: its default and range, as SWORN_TPM_AK_HANDLE_* (tpmattest.h; d_checkpoint.c
  * checks at compile time that they agree). */
 #define SWORN_DCONFIG_AK_HANDLE_DEFAULT 0x8153574Eu
@@ -118,7 +136,10 @@ struct sworn_dconfig {
     uint64_t replay_max_entries;
     /* hardening: */
     int seccomp_mode; /* SWORN_DCONFIG_SECCOMP_*, default ENFORCE (decisiond/d_seccomp.h) */
-    int development;  /* hardening.development: true permits a root or shared-uid signer */
+    /* witnesses: every checkpoint is submitted to each (d_witness.h); none by default */
+    struct sworn_dconfig_witness *witnesses;
+    size_t n_witnesses;
+    int development; /* hardening.development: true permits a root or shared-uid signer */
 };
 
 /*

@@ -24,6 +24,8 @@ static int tcti_is_device(const char *tcti)
 
 unsigned d_seccomp_flags(const struct sworn_dconfig *cfg)
 {
+    if (cfg->n_witnesses > 0)
+        return D_SECCOMP_INET; /* the checkpoint thread posts to the witnesses */
     if (cfg->signer_module != NULL || strncmp(cfg->signer_key, "pkcs11:", 7) == 0)
         return D_SECCOMP_INET;
     if (!tcti_is_device(cfg->tpm_tcti) || !tcti_is_device(cfg->signer_tcti))

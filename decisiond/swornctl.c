@@ -324,6 +324,24 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)t->time_unix_ms));
         break;
     }
+    case SWORN__V1__ENTRY__KIND_WITNESS_EVENT: {
+        const Sworn__V1__WitnessEvent *w = e->witness_event;
+        static const char *const kinds[] = {"?", "failing", "recovered", "consistency"};
+
+        json_object_object_add(o, "kind", json_object_new_string("witness_event"));
+        json_object_object_add(o, "witness", json_object_new_string(w->witness));
+        json_object_object_add(o, "key_id", hex_json(w->key_id.data, w->key_id.len));
+        json_object_object_add(o, "event",
+                               json_object_new_string(kinds[w->kind <= 3 ? w->kind : 0]));
+        json_object_object_add(o, "status", json_object_new_int64(w->status));
+        json_object_object_add(o, "checkpoint_size",
+                               json_object_new_int64((int64_t)w->checkpoint_size));
+        json_object_object_add(o, "old_size", json_object_new_int64((int64_t)w->old_size));
+        json_object_object_add(o, "witness_size", json_object_new_int64((int64_t)w->witness_size));
+        json_object_object_add(o, "reason", json_object_new_string(w->reason));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)w->time_unix_ms));
+        break;
+    }
     case SWORN__V1__ENTRY__KIND_USAGE_RECORDED: {
         const Sworn__V1__UsageRecorded *t = e->usage_recorded;
 

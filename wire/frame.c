@@ -923,6 +923,36 @@ fail:
     return -1;
 }
 
+/* A witness event (docs/formats.md section 1, "Witness events"): a named witness (its note key
+ * name: 1..256 bytes 0x21..0x7e, no '+'), its 4-byte key ID, a known kind, the checkpoint it was
+ * about, a size it holds only with a 409, and a reason. */
+static int check_witness_event(const Sworn__V1__WitnessEvent *w)
+{
+    size_t n;
+
+    SWORN_ENSURE(w != NULL, SWORN_ERR_ARG, "entry.witness_event is NULL");
+    n = w->witness == NULL ? 0 : strlen(w->witness);
+    SWORN_ENSURE(n >= 1 && n <= 256, SWORN_ERR_FORMAT, "witness_event.witness is not 1..256 bytes");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)w->witness[i];
+
+        SWORN_ENSURE(c >= 0x21 && c <= 0x7e && c != '+', SWORN_ERR_FORMAT,
+                     "witness_event.witness is not a key name");
+    }
+    SWORN_ENSURE(w->key_id.len == 4, SWORN_ERR_FORMAT, "witness_event.key_id is not 4 bytes");
+    SWORN_ENSURE(w->kind >= SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_FAILING &&
+                     w->kind <= SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY,
+                 SWORN_ERR_FORMAT, "witness_event.kind %d is not 1..3", (int)w->kind);
+    SWORN_ENSURE(w->status <= 599, SWORN_ERR_FORMAT, "witness_event.status is above 599");
+    SWORN_ENSURE(w->checkpoint_size != 0, SWORN_ERR_FORMAT, "witness_event.checkpoint_size is 0");
+    SWORN_ENSURE(w->witness_size == 0 || w->status == 409, SWORN_ERR_FORMAT,
+                 "witness_event.witness_size is set without a 409");
+    SWORN_GUARD(check_str(w->reason, 256, 1, "witness_event.reason"));
+    return 0;
+fail:
+    return -1;
+}
+
 /*
  * The entry's time stamp (docs/formats.md, "Time stamps of entries"): every kind carries
  * decisiond's clock, and decisiond never writes 0 (writing). Read back, an EscalationResolved
@@ -972,6 +1002,9 @@ static int check_entry_time(const Sworn__V1__Entry *m, int writing)
         break;
     case SWORN__V1__ENTRY__KIND_USAGE_RECORDED:
         t = m->usage_recorded->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_WITNESS_EVENT:
+        t = m->witness_event->time_unix_ms;
         break;
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
@@ -1210,6 +1243,8 @@ static int check_entry_shape(const Sworn__V1__Entry *m)
         return check_sandbox_ended(m->sandbox_ended, 1, "sandbox_ended");
     case SWORN__V1__ENTRY__KIND_USAGE_RECORDED:
         return check_usage_recorded(m->usage_recorded);
+    case SWORN__V1__ENTRY__KIND_WITNESS_EVENT:
+        return check_witness_event(m->witness_event);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }
