@@ -40,6 +40,7 @@
 
 #include "d_daemon.h"
 #include "d_jlog.h"
+#include "d_witness.h"
 #include "err.h"
 #include "note.h"
 #include "tiledir.h"
@@ -68,6 +69,7 @@ struct d_checkpointer {
     int have_health;
     uint64_t last_sign_ms; /* the last checkpoint the key signed (monotonic) */
     int have_sign;
+    struct d_witnesses *witnesses;   /* NULL: none configured (d_witness.h) */
     int quote_failed;                /* the last round's quote was tried and failed */
     char tpm_err[SWORN_ERR_MSG_MAX]; /* why, then */
 };
@@ -166,20 +168,27 @@ static void export_tiles(struct d_checkpointer *cp, uint64_t size)
     cp->exported = done;
 }
 
+/* Round kinds: the first at start (no witness yet: it must not hold the start up to their
+ * timeouts; the first round of the thread, a checkpoint interval later, submits), the thread's,
+ * and the final one at stop (submitted, but a witness's change of state is not recorded: the
+ * final checkpoint stays the log's last word). */
+enum round_kind { ROUND_START, ROUND_RUN, ROUND_FINAL };
+
 /*
- * One round: checkpoint when the log grew (or force), quote, export. Returns 0 when the newest
- * stored checkpoint (cp->last_size) now covers the log as it was when the round began (signed
- * now, or earlier when the log did not grow), or -1 when it could not be signed or stored
- * (sworn_err says why). An unquoted checkpoint or a failed export still returns 0: the
+ * One round: checkpoint when the log grew (or force), quote, have the witnesses cosign, export.
+ * Returns 0 when the newest stored checkpoint (cp->last_size) now covers the log as it was when the
+ * round began (signed now, or earlier when the log did not grow), or -1 when it could not be signed
+ * or stored (sworn_err says why). An unquoted checkpoint or a failed export still returns 0: the
  * checkpoint is stored, and the failure is counted and logged.
  */
-static int round_once(struct d_checkpointer *cp, int force)
+static int round_once(struct d_checkpointer *cp, int force, enum round_kind kind)
 {
     struct d_daemon *d = cp->d;
     struct sworn_note_signer *signers[1] = {&d->note_signer};
     char *note = NULL;
     size_t len = 0;
     uint64_t size = 0, now = mono_ms();
+    size_t cosigned = 0;
     int quoted = 0;
     json_object *f;
 
@@ -223,12 +232,19 @@ static int round_once(struct d_checkpointer *cp, int force)
     cp->last_quoted = quoted;
     cp->last_sign_ms = now;
     cp->have_sign = 1;
+    /* Before the export, so that the export holds the cosigned note. A cosigned note that could
+     * not be stored leaves the note as signed: logged, and the next round tries again. */
+    if (cp->witnesses != NULL && kind != ROUND_START &&
+        d_witnesses_submit(cp->witnesses, note, len, size, kind == ROUND_RUN, &cosigned) < 0)
+        d_log_msg(D_LOG_ERROR, "cosignatures_not_stored", sworn_err_msg());
     if (d->cfg->export_dir != NULL)
         export_tiles(cp, size);
     f = json_object_new_object();
     if (f != NULL) {
         json_object_object_add(f, "size", json_object_new_int64((int64_t)size));
         json_object_object_add(f, "quoted", json_object_new_boolean(quoted));
+        if (cp->witnesses != NULL)
+            json_object_object_add(f, "cosigned", json_object_new_int64((int64_t)cosigned));
     }
     d_log(D_LOG_INFO, "checkpoint", f);
     free(note);
@@ -301,7 +317,7 @@ static void *checkpoint_thread(void *arg)
         cp->kick = 0;
         gen = cp->asked;
         pthread_mutex_unlock(&cp->lock);
-        rc = round_once(cp, 0);
+        rc = round_once(cp, 0, ROUND_RUN);
         snprintf(err, sizeof(err), "%s", rc < 0 ? sworn_err_msg() : "");
         health(cp);
         pthread_mutex_lock(&cp->lock);
@@ -314,6 +330,7 @@ static void *checkpoint_thread(void *arg)
 /* Free a checkpointer whose thread is not running (or was joined). */
 static void checkpointer_free(struct d_checkpointer *cp)
 {
+    d_witnesses_free(cp->witnesses);
     pthread_mutex_destroy(&cp->lock);
     pthread_cond_destroy(&cp->cond);
     pthread_cond_destroy(&cp->done);
@@ -335,6 +352,10 @@ int d_checkpointer_start(struct d_daemon *d)
     pthread_cond_init(&cp->cond, &ca);
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&cp->done, NULL);
+    if (d_witnesses_new(d, &cp->witnesses) < 0) {
+        checkpointer_free(cp);
+        return -1;
+    }
     atomic_store(&d->tpm_ok, d->tpm != NULL);
     atomic_store(&d->metrics.tpm_up, d->tpm != NULL);
     /* The first checkpoint covers the startup entries, before any decision is served. When it
@@ -342,7 +363,7 @@ int d_checkpointer_start(struct d_daemon *d)
      * quote must succeed: a start that cannot quote (the object at tpm.ak_handle is not our AK,
      * the AK cannot be persisted, the TPM went away since the measured start) fails, as a start
      * without the TPM does, instead of running on to deny every request. */
-    (void)round_once(cp, 1);
+    (void)round_once(cp, 1, ROUND_START);
     if (d->cfg->tpm_required && cp->quote_failed) {
         sworn_err_set(SWORN_ERR_IO,
                       "tpm.required, but the start's checkpoint could not be quoted: %s",
@@ -407,7 +428,8 @@ void d_checkpointer_stop(struct d_daemon *d)
      * log did not grow since a checkpoint whose quote the interval held back, that checkpoint is
      * signed again so that the last word is quoted too. */
     cp->limiter.have_last = 0;
-    (void)round_once(cp, d->cfg->tpm_tcti != NULL && !cp->last_quoted); /* logged when it fails */
+    (void)round_once(cp, d->cfg->tpm_tcti != NULL && !cp->last_quoted,
+                     ROUND_FINAL); /* logged when it fails */
     if (cp->have_ak && d->tpm != NULL)
         sworn_tpm_ak_flush(d->tpm, &cp->ak);
     checkpointer_free(cp);

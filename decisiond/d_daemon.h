@@ -24,6 +24,7 @@
  *   d_refusals.c    the quotas of recorded refusals and their log lines per (channel, uid), and
  *                   what they dropped or suppressed
  *   d_checkpoint.c  the checkpoint thread: sign, quote with the TPM, export; off the decision path
+ *   d_witness.c     submitting each checkpoint to the witnesses, from the checkpoint thread
  *   d_startup.c     measured start (PCR 23), the startup and policy entries, budget replay
  *   d_timemark.c    the log's time high water, where log order is decided; TimeMark entries
  *   d_harden.c      no core dumps

@@ -37,6 +37,13 @@ void d_metrics_decision(struct d_metrics *m, int effect, uint64_t latency_us)
     atomic_fetch_add(&m->latency_sum_us, latency_us);
 }
 
+void d_metrics_witnesses(struct d_metrics *m, size_t n, const char *const *names)
+{
+    m->n_witnesses = n < D_METRICS_WITNESSES ? n : D_METRICS_WITNESSES;
+    for (size_t i = 0; i < m->n_witnesses; i++)
+        snprintf(m->witness_names[i], sizeof(m->witness_names[i]), "%s", names[i]);
+}
+
 void d_metrics_batch_group(struct d_metrics *m, uint64_t items)
 {
     uint64_t max = atomic_load(&m->batch_size_max);
@@ -101,6 +108,52 @@ static void gauge(struct text *t, const char *name, const char *help, double v)
 {
     put(t, "# HELP sworn_%s %s\n# TYPE sworn_%s gauge\nsworn_%s %.17g\n", name, help, name, name,
         v);
+}
+
+/* A witness's key name as a Prometheus label value: '"' and '\\' escaped (a key name has no
+ * line breaks or spaces; note.h). */
+static void label(char *out, size_t cap, const char *name)
+{
+    size_t o = 0;
+
+    for (; *name != '\0' && o + 3 < cap; name++) {
+        if (*name == '"' || *name == '\\')
+            out[o++] = '\\';
+        out[o++] = *name;
+    }
+    out[o] = '\0';
+}
+
+static void witness_metrics(struct text *t, struct d_metrics *m)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } families[4] = {
+        {"witness_cosignatures_total", "counter", "Checkpoints each witness cosigned."},
+        {"witness_failures_total", "counter",
+         "Checkpoint rounds a witness gave no cosignature in (unreachable, or it refused)."},
+        {"witness_alarms_total", "counter",
+         "Consistency failures a witness reported: another tree of this log's origin."},
+        {"witness_up", "gauge", "1 when the witness's last round gave a cosignature."},
+    };
+    char name[2 * 256];
+
+    if (m->n_witnesses == 0)
+        return;
+    for (size_t k = 0; k < 4; k++) {
+        put(t, "# HELP sworn_%s %s\n# TYPE sworn_%s %s\n", families[k].name, families[k].help,
+            families[k].name, families[k].type);
+        for (size_t i = 0; i < m->n_witnesses; i++) {
+            uint64_t v = k == 0   ? atomic_load(&m->witness_cosigned[i])
+                         : k == 1 ? atomic_load(&m->witness_failed[i])
+                         : k == 2 ? atomic_load(&m->witness_alarms[i])
+                                  : (uint64_t)atomic_load(&m->witness_up[i]);
+
+            label(name, sizeof(name), m->witness_names[i]);
+            put(t, "sworn_%s{witness=\"%s\"} %llu\n", families[k].name, name,
+                (unsigned long long)v);
+        }
+    }
 }
 
 int d_metrics_render(struct d_metrics *m, uint64_t now_unix_ms, char **out, size_t *len)
@@ -197,6 +250,7 @@ int d_metrics_render(struct d_metrics *m, uint64_t now_unix_ms, char **out, size
         (unsigned long long)atomic_load(&m->batch_groups));
     gauge(&t, "batch_group_size_max", "The most allows one sealed batch-receipt group held.",
           (double)atomic_load(&m->batch_size_max));
+    witness_metrics(&t, m);
     if (t.failed) {
         free(t.p);
         return sworn_err_set(SWORN_ERR_NOMEM, "metrics: out of memory");

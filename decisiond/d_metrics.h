@@ -27,6 +27,11 @@
  *   batch_entries_total                              allows those signatures cover (the items
  *                                                    of the groups' trees): / groups = mean size
  *   batch_group_size (histogram), batch_group_size_max   allows per sealed group
+ *   witness_cosignatures_total{witness="NAME"}       checkpoints each witness cosigned
+ *   witness_failures_total{witness="NAME"}           rounds it gave no cosignature (unreachable,
+ *                                                    refused)
+ *   witness_alarms_total{witness="NAME"}             consistency failures it reported (d_witness.h)
+ *   witness_up{witness="NAME"}                       1 when its last round gave a cosignature
  */
 #ifndef SWORN_D_METRICS_H
 #define SWORN_D_METRICS_H
@@ -38,6 +43,7 @@
 #define D_METRICS_BUCKETS 12
 #define D_METRICS_EFFECTS 3       /* allow, deny, escalate: Effect - 1 */
 #define D_METRICS_CHANNELS 2      /* decision, admin: enum d_channel */
+#define D_METRICS_WITNESSES 16    /* SWORN_DCONFIG_WITNESSES_MAX */
 #define D_METRICS_GROUP_BUCKETS 9 /* batch group sizes 1, 2, 4 .. 256 (SWORN_BATCH_ITEMS_MAX) */
 
 struct d_metrics {
@@ -66,6 +72,14 @@ struct d_metrics {
     atomic_uint_fast64_t batch_entries;
     atomic_uint_fast64_t batch_size_bucket[D_METRICS_GROUP_BUCKETS + 1]; /* last: +Inf */
     atomic_uint_fast64_t batch_size_max;
+    /* the witnesses (d_witness.h), by their index in the configuration; names set once at start,
+     * before any thread renders (d_metrics_witnesses) */
+    size_t n_witnesses;
+    char witness_names[D_METRICS_WITNESSES][256]; /* note key names: at most 255 bytes */
+    atomic_uint_fast64_t witness_cosigned[D_METRICS_WITNESSES];
+    atomic_uint_fast64_t witness_failed[D_METRICS_WITNESSES];
+    atomic_uint_fast64_t witness_alarms[D_METRICS_WITNESSES];
+    atomic_int witness_up[D_METRICS_WITNESSES];
 };
 
 /* Zero every metric. */
@@ -73,6 +87,10 @@ void d_metrics_init(struct d_metrics *m);
 
 /* Count one answered decision (effect 1..3 as in sworn.proto) and its latency. */
 void d_metrics_decision(struct d_metrics *m, int effect, uint64_t latency_us);
+
+/* Name the witnesses' metrics: witness i (i < n <= D_METRICS_WITNESSES) is labelled names[i], its
+ * key name (copied). Once, before any thread counts or renders them. */
+void d_metrics_witnesses(struct d_metrics *m, size_t n, const char *const *names);
 
 /* Count one batch-receipt group sealed: its one signature covers items allows (1..). */
 void d_metrics_batch_group(struct d_metrics *m, uint64_t items);

@@ -520,6 +520,68 @@ static void test_refusals(void **state)
                "5:22: ", "expected a string");
 }
 
+/* witnesses: (issue 18): the URL's parts, the key, the timeout, and every refusal. */
+#define WVKEY "witness.example.org/w1+7f6c1329+BEA9S7A9Fr6XTVtC3bNrxizwhNYL97pFQZTSNWmZV06H"
+#define WVKEY2 "witness.example.org/w2+3f2b08b2+BNCCFw3JNbl//iIaELS8RV+AP1spnQCs3kR0BV7kCeGB"
+
+static void test_witnesses(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_dconfig *c;
+    static const struct bad bad[] = {
+        {"witnesses: {url: x}\n", "6:12: ", "must be a list"},
+        {"witnesses: [x]\n", "6:13: ", "each item is a map"},
+        {"witnesses: [{url: \"http://127.0.0.1\"}]\n", "6:13: ", "witnesses.key"},
+        {"witnesses: [{url: \"https://127.0.0.1\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "must start with http://"},
+        {"witnesses: [{url: \"http://witness.example.org\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "resolves no names"},
+        {"witnesses: [{url: \"http://[::1\", key: \"" WVKEY "\"}]\n", "6:19: ", "no ']'"},
+        {"witnesses: [{url: \"http://[127.0.0.1]\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "numeric IPv6"},
+        {"witnesses: [{url: \"http://127.0.0.1:0\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "port outside"},
+        {"witnesses: [{url: \"http://127.0.0.1:65536\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "port outside"},
+        {"witnesses: [{url: \"http://127.0.0.1:80x\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "unexpected text"},
+        {"witnesses: [{url: \"http://127.0.0.1/a?b\", key: \"" WVKEY "\"}]\n",
+         "6:19: ", "without '?'"},
+        {"witnesses: [{url: \"http://127.0.0.1\", key: \"w+7f6c1329+AAAA\"}]\n",
+         "6:44: ", "not a cosignature/v1"},
+        {"witnesses: [{url: \"http://127.0.0.1\", key: \"" WVKEY "\", timeout: 50ms}]\n",
+         "6:133: ", "between 100ms"},
+        {"witnesses: [{url: \"http://127.0.0.1\", key: \"" WVKEY "\", port: 1}]\n",
+         "6:", "unknown key \"port\""},
+        {"witnesses: [{url: \"http://127.0.0.1\", key: \"" WVKEY "\"}, "
+         "{url: \"http://127.0.0.2\", key: \"" WVKEY "\"}]\n",
+         "6:", "the key or key name of item 1"},
+    };
+
+    c = load_text(f, minimal_plus("witnesses:\n"
+                                  "  - url: http://192.0.2.10:7380/w/\n"
+                                  "    key: \"" WVKEY "\"\n"
+                                  "    timeout: 3s\n"
+                                  "  - url: \"http://[2001:db8::1]\"\n"
+                                  "    key: \"" WVKEY2 "\"\n"));
+    assert_int_equal(c->n_witnesses, 2);
+    assert_string_equal(c->witnesses[0].host, "192.0.2.10");
+    assert_int_equal(c->witnesses[0].port, 7380);
+    assert_string_equal(c->witnesses[0].prefix, "/w");
+    assert_string_equal(c->witnesses[0].key, WVKEY);
+    assert_int_equal(c->witnesses[0].timeout_ms, 3000);
+    assert_string_equal(c->witnesses[1].host, "2001:db8::1");
+    assert_int_equal(c->witnesses[1].port, 80);
+    assert_string_equal(c->witnesses[1].prefix, "");
+    assert_int_equal(c->witnesses[1].timeout_ms, 5000);
+    sworn_dconfig_free(c);
+    c = load_text(f, minimal_fmt);
+    assert_int_equal(c->n_witnesses, 0);
+    sworn_dconfig_free(c);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        load_fails(f, minimal_plus(bad[i].extra), bad[i].pos, bad[i].sub);
+}
+
 static void signer_fails(const struct fx *f, const char *signer, const char *pos, const char *sub)
 {
     char text[4096];
@@ -844,6 +906,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_witnesses, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1207,6 +1207,93 @@ static void test_time_mark_entries(void **state)
     }
 }
 
+/* WitnessEvent entries (issue 18): docs/formats.md section 1's example byte for byte, and every
+ * field outside its bounds refused by the packer and the decoder. */
+static void test_witness_event_entries(void **state)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__WitnessEvent m = SWORN__V1__WITNESS_EVENT__INIT;
+    static uint8_t kid[4] = {0x7f, 0x6c, 0x13, 0x29}, kid3[3] = {1, 2, 3};
+    static const uint8_t example[] = {
+        0x6a, 0x31, 0x0a, 0x0f, 0x77, 0x31, 0x2e, 0x74, 0x65, 0x73, 0x74, 0x2f, 0x77,
+        0x69, 0x74, 0x6e, 0x65, 0x73, 0x73, 0x12, 0x04, 0x7f, 0x6c, 0x13, 0x29, 0x18,
+        0x01, 0x20, 0xf7, 0x03, 0x28, 0x0c, 0x30, 0x08, 0x42, 0x08, 0x48, 0x54, 0x54,
+        0x50, 0x20, 0x35, 0x30, 0x33, 0x48, 0x80, 0xc0, 0xef, 0xe2, 0xad, 0x33};
+    uint8_t *b;
+    size_t blen;
+
+    (void)state;
+    e.kind_case = SWORN__V1__ENTRY__KIND_WITNESS_EVENT;
+    e.witness_event = &m;
+    m.witness = "w1.test/witness";
+    m.key_id.data = kid;
+    m.key_id.len = 4;
+    m.kind = SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_FAILING;
+    m.status = 503;
+    m.checkpoint_size = 12;
+    m.old_size = 8;
+    m.reason = "HTTP 503";
+    m.time_unix_ms = 1764633600000ull;
+    assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), 0);
+    assert_int_equal(blen, sizeof(example));
+    assert_memory_equal(b, example, sizeof(example));
+    free(b);
+    entry_round_trip(&e);
+    /* A 409 may name the witness's size; the alarm and the recovery are kinds 3 and 2. */
+    m.status = 409;
+    m.witness_size = 17;
+    m.kind = SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY;
+    entry_round_trip(&e);
+    m.kind = SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_RECOVERED;
+    entry_round_trip(&e);
+    for (int bad = 0; bad < 11; bad++) {
+        Sworn__V1__WitnessEvent w = m;
+
+        switch (bad) {
+        case 0:
+            w.witness = "";
+            break;
+        case 1:
+            w.witness = "w1+x";
+            break;
+        case 2:
+            w.witness = "w 1";
+            break;
+        case 3:
+            w.key_id.data = kid3;
+            w.key_id.len = 3;
+            break;
+        case 4:
+            w.kind = 0;
+            break;
+        case 5:
+            w.kind = 4;
+            break;
+        case 6:
+            w.status = 600;
+            break;
+        case 7:
+            w.checkpoint_size = 0;
+            break;
+        case 8:
+            w.status = 200;
+            break; /* witness_size 17 without a 409 */
+        case 9:
+            w.reason = "";
+            break;
+        case 10:
+            w.time_unix_ms = 0;
+            break;
+        }
+        e.witness_event = &w;
+        assert_int_equal(sworn_frame_pack_entry(&e, &b, &blen), -1);
+        b = raw_pack(&e.base, &blen);
+        assert_null(sworn_frame_unpack_entry(b, blen));
+        free(b);
+        e.witness_event = &m;
+    }
+}
+
 static void test_envelopes(void **state)
 {
     struct req_parts q;
@@ -1867,15 +1954,25 @@ static void test_sandbox_messages(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_request_round_trip),       cmocka_unit_test(test_request_refusal),
-        cmocka_unit_test(test_rt16_b_operation_fields),  cmocka_unit_test(test_reply_round_trip),
-        cmocka_unit_test(test_entry_round_trips),        cmocka_unit_test(test_receipt_forms),
-        cmocka_unit_test(test_hostile_headers),          cmocka_unit_test(test_encode_limits),
-        cmocka_unit_test(test_two_frames_in_one_buffer), cmocka_unit_test(test_hostile_bodies),
-        cmocka_unit_test(test_hostile_entries),          cmocka_unit_test(test_envelopes),
-        cmocka_unit_test(test_resolve_by_index),         cmocka_unit_test(test_minted_entries),
-        cmocka_unit_test(test_time_mark_entries),        cmocka_unit_test(test_escalation_pages),
-        cmocka_unit_test(test_hostlink_hello),           cmocka_unit_test(test_sandbox_messages),
+        cmocka_unit_test(test_request_round_trip),
+        cmocka_unit_test(test_request_refusal),
+        cmocka_unit_test(test_rt16_b_operation_fields),
+        cmocka_unit_test(test_reply_round_trip),
+        cmocka_unit_test(test_entry_round_trips),
+        cmocka_unit_test(test_receipt_forms),
+        cmocka_unit_test(test_hostile_headers),
+        cmocka_unit_test(test_encode_limits),
+        cmocka_unit_test(test_two_frames_in_one_buffer),
+        cmocka_unit_test(test_hostile_bodies),
+        cmocka_unit_test(test_hostile_entries),
+        cmocka_unit_test(test_envelopes),
+        cmocka_unit_test(test_resolve_by_index),
+        cmocka_unit_test(test_minted_entries),
+        cmocka_unit_test(test_time_mark_entries),
+        cmocka_unit_test(test_witness_event_entries),
+        cmocka_unit_test(test_escalation_pages),
+        cmocka_unit_test(test_hostlink_hello),
+        cmocka_unit_test(test_sandbox_messages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
