@@ -168,6 +168,31 @@ static void export_tiles(struct d_checkpointer *cp, uint64_t size)
     cp->exported = done;
 }
 
+/*
+ * The log did not grow, but a witness has not cosigned the newest checkpoint (it was down, or
+ * the checkpoint is the start's, which is not submitted): submit the stored note again, and
+ * publish it when a cosignature came back. Failures are the witnesses' (counted, logged).
+ */
+static void resubmit(struct d_checkpointer *cp)
+{
+    struct d_daemon *d = cp->d;
+    char *note = malloc(SWORN_NOTE_MAX_LEN + 1);
+    size_t len = 0, added = 0;
+    uint64_t size = 0;
+
+    if (note == NULL)
+        return;
+    if (sworn_log_get_checkpoint(d->log, cp->last_size, note, SWORN_NOTE_MAX_LEN + 1, &len, &size) <
+        0) {
+        d_log_msg(D_LOG_ERROR, "checkpoint_read_failed", sworn_err_msg());
+    } else if (d_witnesses_submit(cp->witnesses, note, len, size, 1, NULL, &added) < 0) {
+        d_log_msg(D_LOG_ERROR, "cosignatures_not_stored", sworn_err_msg());
+    } else if (added && d->cfg->export_dir != NULL) {
+        export_tiles(cp, size);
+    }
+    free(note);
+}
+
 /* Round kinds: the first at start (no witness yet: it must not hold the start up to their
  * timeouts; the first round of the thread, a checkpoint interval later, submits), the thread's,
  * and the final one at stop (submitted, but a witness's change of state is not recorded: the
@@ -192,8 +217,11 @@ static int round_once(struct d_checkpointer *cp, int force, enum round_kind kind
     int quoted = 0;
     json_object *f;
 
-    if (cp->have_last && sworn_log_size(d->log) == cp->last_size && !force)
+    if (cp->have_last && sworn_log_size(d->log) == cp->last_size && !force) {
+        if (kind == ROUND_RUN && d_witnesses_pending(cp->witnesses, cp->last_size))
+            resubmit(cp);
         return 0;
+    }
     note = malloc(SWORN_NOTE_MAX_LEN + 1);
     if (note == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "checkpoint: out of memory");
@@ -235,7 +263,7 @@ static int round_once(struct d_checkpointer *cp, int force, enum round_kind kind
     /* Before the export, so that the export holds the cosigned note. A cosigned note that could
      * not be stored leaves the note as signed: logged, and the next round tries again. */
     if (cp->witnesses != NULL && kind != ROUND_START &&
-        d_witnesses_submit(cp->witnesses, note, len, size, kind == ROUND_RUN, &cosigned) < 0)
+        d_witnesses_submit(cp->witnesses, note, len, size, kind == ROUND_RUN, &cosigned, NULL) < 0)
         d_log_msg(D_LOG_ERROR, "cosignatures_not_stored", sworn_err_msg());
     if (d->cfg->export_dir != NULL)
         export_tiles(cp, size);

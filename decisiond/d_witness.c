@@ -392,10 +392,30 @@ static void settle(struct d_witnesses *ws, struct d_witness *w, const struct out
     }
 }
 
+/* Whether note already carries a cosignature of w that verifies. */
+static int carries(const struct d_witness *w, const char *note, size_t len)
+{
+    struct sworn_note parsed;
+    uint8_t by[1] = {0};
+
+    return sworn_note_parse(note, len, &parsed) == 0 &&
+           sworn_note_verify(&parsed, &w->key, 1, NULL, by, NULL) == 0 && by[0];
+}
+
+int d_witnesses_pending(const struct d_witnesses *ws, uint64_t size)
+{
+    if (ws == NULL)
+        return 0;
+    for (size_t i = 0; i < ws->n; i++)
+        if (ws->w[i].state != W_COSIGNING || ws->w[i].size != size)
+            return 1;
+    return 0;
+}
+
 /*
  * Submit to one witness: once, and once more after a 409 naming a size this log can prove from.
- * Its verified cosignature lines are appended to *cosigs. Returns 1 cosigned, 0 not, -1 out of
- * memory.
+ * Its verified cosignature lines are appended to *cosigs. Returns 1 cosigned now, 2 the note
+ * carried its cosignature already, 0 not cosigned, -1 out of memory.
  */
 static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *note, size_t len,
                       uint64_t size, char **cosigs, size_t *cosigs_len)
@@ -404,6 +424,12 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
     uint64_t old = w->size <= size ? w->size : 0;
     int rc = 0;
 
+    if (carries(w, note, len)) {
+        /* stored with its cosignature in an earlier round (or an earlier run) */
+        w->state = W_COSIGNING;
+        w->size = size;
+        return 2;
+    }
     for (int attempt = 0; attempt < 2; attempt++) {
         struct answer a;
         size_t blen = 0;
@@ -476,7 +502,7 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
 }
 
 int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uint64_t size,
-                       int record, size_t *cosigned)
+                       int record, size_t *cosigned, size_t *added)
 {
     char *cosigs = NULL, *cosigned_note;
     size_t cosigs_len = 0, n = 0;
@@ -484,6 +510,8 @@ int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uin
 
     if (cosigned != NULL)
         *cosigned = 0;
+    if (added != NULL)
+        *added = 0;
     if (ws == NULL)
         return 0;
     ws->record = record;
@@ -494,7 +522,7 @@ int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uin
             free(cosigs);
             return -1;
         }
-        n += (size_t)r;
+        n += r > 0;
     }
     if (cosigs_len > 0) {
         cosigned_note = malloc(len + cosigs_len);
@@ -510,5 +538,7 @@ int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uin
     free(cosigs);
     if (rc == 0 && cosigned != NULL)
         *cosigned = n;
+    if (rc == 0 && added != NULL)
+        *added = cosigs_len > 0;
     return rc;
 }

@@ -43,16 +43,23 @@ int d_witnesses_new(struct d_daemon *d, struct d_witnesses **out);
 void d_witnesses_free(struct d_witnesses *w);
 
 /*
- * Submit the stored checkpoint note (len bytes, the log's signature only) of tree size `size` to
- * every witness, and store the note with the cosignatures that verified. record 0: a change of
- * state is logged and counted but not recorded (the final round at stop, whose checkpoint is the
- * log's last word: an entry after it would be outside every checkpoint until the next start,
- * whose first rounds find the same state again). OUT: *cosigned, how many witnesses cosigned
- * (may be NULL). Returns 0, or -1 when the cosigned note could not be
- * stored (sworn_err says why; the note as signed stays stored). A witness's failure is not an
- * error of this call.
+ * Submit the stored checkpoint note (len bytes) of tree size `size` to every witness whose
+ * cosignature it does not carry yet, and store the note with the cosignatures that verified. record
+ * 0: a change of state is logged and counted but not recorded (the final round at stop, whose
+ * checkpoint is the log's last word: an entry after it would be outside every checkpoint until the
+ * next start, whose first rounds find the same state again). OUT: *cosigned, how many witnesses
+ * cosigned (may be NULL). Returns 0, or -1 when the cosigned note could not be stored (sworn_err
+ * says why; the note as signed stays stored). A witness's failure is not an error of this call.
  */
 int d_witnesses_submit(struct d_witnesses *w, const char *note, size_t len, uint64_t size,
-                       int record, size_t *cosigned);
+                       int record, size_t *cosigned, size_t *added);
+
+/*
+ * Whether a witness lacks a cosignature of the checkpoint of tree size `size` as far as this run
+ * knows (it failed, raised the alarm, or has not been asked): the checkpoint thread then submits
+ * the stored note again in a round where the log did not grow, so a quiet log still gets its
+ * newest checkpoint cosigned, and a witness that was down is retried every round.
+ */
+int d_witnesses_pending(const struct d_witnesses *w, uint64_t size);
 
 #endif
