@@ -9,7 +9,6 @@
  * goes into the record or the log but its status, a size it gives as a number, and cosignature
  * lines that verified under its key.
  */
-#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +26,11 @@
 #include "merkle.h"
 #include "note.h"
 #include "proof.h"
+#include "witness_answer.h"
 
-#define ANSWER_MAX 65536u   /* bytes of an answer's body: one cosignature line is ~130 */
-#define HEADERS_MAX 8192u   /* bytes of its headers */
-#define COSIG_LINE_MAX 1024 /* a longer line of a 200 answer is not looked at */
-#define REASON_MAX 256      /* WitnessEvent.reason */
+#define ANSWER_MAX 65536u /* bytes of an answer's body: one cosignature line is ~130 */
+#define HEADERS_MAX 8192u /* bytes of its headers */
+#define REASON_MAX 256    /* WitnessEvent.reason */
 
 enum w_state { W_UNKNOWN = 0, W_COSIGNING, W_FAILING, W_CONSISTENCY };
 enum w_outcome { W_COSIGNED, W_FAILED, W_ALARM };
@@ -233,73 +232,6 @@ static char *request_body(struct sworn_log *log, uint64_t old, uint64_t size, co
     return b;
 }
 
-/*
- * The lines of a 200 answer that are w's cosignatures of note, each checked by verifying note
- * with that line added under w's key alone; appended to *out (grown as needed) unless already
- * there. Returns how many were appended, or -1 out of memory.
- */
-static int take_cosignatures(const struct d_witness *w, const char *note, size_t len,
-                             const char *body, size_t body_len, char **out, size_t *out_len)
-{
-    char *cand = malloc(len + COSIG_LINE_MAX + 2);
-    const char *p = body, *end = body + body_len;
-    int taken = 0;
-
-    if (cand == NULL)
-        return sworn_err_set(SWORN_ERR_NOMEM, "witness: out of memory");
-    memcpy(cand, note, len);
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t line = nl != NULL ? (size_t)(nl - p) + 1 : 0;
-        struct sworn_note parsed;
-        uint8_t by[1] = {0};
-        char *grown;
-
-        if (nl == NULL)
-            break; /* an unfinished last line is not a signature line */
-        if (line > COSIG_LINE_MAX) {
-            p = nl + 1;
-            continue;
-        }
-        memcpy(cand + len, p, line);
-        if (sworn_note_parse(cand, len + line, &parsed) == 0 &&
-            sworn_note_verify(&parsed, &w->key, 1, NULL, by, NULL) == 0 && by[0] &&
-            (*out == NULL || memmem(*out, *out_len, p, line) == NULL)) {
-            grown = realloc(*out, *out_len + line + 1);
-            if (grown == NULL) {
-                free(cand);
-                return sworn_err_set(SWORN_ERR_NOMEM, "witness: out of memory");
-            }
-            memcpy(grown + *out_len, p, line);
-            *out_len += line;
-            grown[*out_len] = '\0';
-            *out = grown;
-            taken++;
-        }
-        p = nl + 1;
-    }
-    free(cand);
-    return taken;
-}
-
-/* A 409's body: text/x.tlog.size, one canonical decimal and "\n". 0 or -1. */
-static int tlog_size(const struct answer *a, uint64_t *size)
-{
-    uint64_t v = 0;
-    size_t i;
-
-    if (strncmp(a->ctype, "text/x.tlog.size", 16) != 0 || a->body == NULL || a->len < 2 ||
-        a->len > 21 || a->body[a->len - 1] != '\n' || (a->body[0] == '0' && a->len > 2))
-        return -1;
-    for (i = 0; i + 1 < a->len; i++) {
-        if (a->body[i] < '0' || a->body[i] > '9' || v > (UINT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(a->body[i] - '0');
-    }
-    *size = v;
-    return 0;
-}
-
 /* --- outcomes -------------------------------------------------------------------------------- */
 
 struct outcome {
@@ -453,7 +385,8 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
                      "no answer: refused, reset, malformed or later than %llu ms",
                      (unsigned long long)w->cfg->timeout_ms);
         } else if (a.status == 200) {
-            taken = take_cosignatures(w, note, len, a.body, a.len, cosigs, cosigs_len);
+            taken = sworn_witness_answer_cosignatures(&w->key, note, len, a.body, a.len, cosigs,
+                                                      cosigs_len);
             if (taken < 0) {
                 free(a.body);
                 return -1;
@@ -464,7 +397,8 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
             } else
                 snprintf(o.reason, sizeof(o.reason),
                          "200 without a cosignature that verifies under its key");
-        } else if (a.status == 409 && tlog_size(&a, &held) == 0) {
+        } else if (a.status == 409 &&
+                   sworn_witness_answer_size(a.ctype, a.body, a.len, &held) == 0) {
             o.witness_size = held;
             if (held > size) {
                 o.what = W_ALARM;
