@@ -24,6 +24,7 @@
 #define OPERATOR_MAX 256
 #define CANON_SCHEME_MAX 5
 #define REFUSAL_REASON_MAX 256 /* ProxyRefusal.reason: 1..256 bytes */
+#define WITNESS_REASON_MAX 256 /* WitnessEvent.reason: 1..256 bytes */
 
 /* A failure with a fixed message naming one field. */
 static int fail_code(char *code, const char *c, char *why, const char *what, const char *name)
@@ -850,6 +851,48 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         snprintf(info->model, sizeof(info->model), "%s", u->model);
         info->reserved_tokens = u->reserved_tokens;
         info->time_unix_ms = u->time_unix_ms;
+        return 0;
+    }
+    case SVPB__V1__ENTRY__KIND_WITNESS_EVENT: {
+        /* What decisiond saw of a witness it submits its checkpoints to (issue 18): the rules
+         * of wire/frame.c's check_witness_event, in the verifier's own words. The reason's
+         * characters are walk()'s (bad-string); time_unix_ms 0 is time-missing below. */
+        const Svpb__V1__WitnessEvent *w = e->witness_event;
+        size_t wl = strlen(w->witness), rl = strlen(w->reason);
+
+        if (wl == 0)
+            BAD("missing-field", "witness_event: no witness");
+        if (wl > SV_WITNESS_NAME_MAX)
+            BAD("field-too-long", "witness_event: witness longer than %d bytes",
+                SV_WITNESS_NAME_MAX);
+        for (size_t i = 0; i < wl; i++) {
+            unsigned char c = (unsigned char)w->witness[i];
+
+            if (c < 0x21 || c > 0x7e || c == '+')
+                BAD("bad-field",
+                    "witness_event: witness is not a key name (bytes 0x21..0x7e without '+')");
+        }
+        if (w->key_id.len == 0)
+            BAD("missing-field", "witness_event: no key_id");
+        if (w->key_id.len != 4)
+            BAD("bad-field", "witness_event: key_id is %zu bytes, not 4", w->key_id.len);
+        if (w->kind < SVPB__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_FAILING ||
+            w->kind > SVPB__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY)
+            BAD("bad-field", "witness_event: kind %d is not 1..3", (int)w->kind);
+        if (w->status > 599)
+            BAD("bad-field", "witness_event: status %u is above 599", (unsigned)w->status);
+        if (w->checkpoint_size == 0)
+            BAD("missing-field", "witness_event: checkpoint_size is 0");
+        if (w->witness_size != 0 && w->status != 409)
+            BAD("bad-field", "witness_event: witness_size is set without a 409");
+        if (rl == 0)
+            BAD("missing-field", "witness_event: no reason");
+        if (rl > WITNESS_REASON_MAX)
+            BAD("field-too-long", "witness_event: reason longer than %d bytes", WITNESS_REASON_MAX);
+        snprintf(info->witness, sizeof(info->witness), "%s", w->witness);
+        info->witness_kind = (int)w->kind;
+        info->witness_checkpoint_size = w->checkpoint_size;
+        info->time_unix_ms = w->time_unix_ms;
         return 0;
     }
     default:

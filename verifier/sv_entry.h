@@ -26,7 +26,11 @@
  * "cgroup1" or "rlimit", a 32-byte config_sha256, isolation "root" or "unprivileged" and an
  * operator of 1..256 bytes; a SandboxEnded entry a start_index that is not 0, a 16-byte
  * sandbox_id, a reason 1..5 with its code in range (EXITED 0..255, SIGNALED and STOPPED 1..64,
- * TIMEOUT and FAILED 0) and an operator (code sandbox-field). Every entry has a time_unix_ms that
+ * TIMEOUT and FAILED 0) and an operator (code sandbox-field). A WitnessEvent entry (issue 18) is
+ * held to wire/frame.c's rules: a witness key name of 1..256 bytes 0x21..0x7e without '+', a
+ * 4-byte key_id, a kind 1..3 (FAILING, RECOVERED, CONSISTENCY), a status of at most 599, a
+ * checkpoint_size that is not 0, a witness_size only with status 409, and a reason of 1..256
+ * bytes (missing-field, bad-field, field-too-long). Every entry has a time_unix_ms that
  * is not 0 (time-missing: issue 13, finding 6). The verifier's own copy of docs/protocol.md section
  * 3's bounds and shapes (finding 8) has its own codes: json-number (a JsonNumber value not one RFC
  * 8259 number), error-too-long (a PolicyLoaded error over 1024 bytes), path-relative (a measured
@@ -62,7 +66,11 @@ enum sv_entry_kind {
     SV_ENTRY_SANDBOX_STARTED = 10,
     SV_ENTRY_SANDBOX_ENDED = 11,
     SV_ENTRY_USAGE_RECORDED = 12,
+    SV_ENTRY_WITNESS_EVENT = 13,
 };
+
+#define SV_WITNESS_NAME_MAX 256  /* sworn.proto: WitnessEvent.witness, 1..256 bytes */
+#define SV_WITNESS_CONSISTENCY 3 /* WitnessEventKind WITNESS_EVENT_CONSISTENCY: the alarm */
 
 #define SV_MODEL_MAX 256 /* sworn.proto: Resource.model, UsageRecorded.model */
 
@@ -141,6 +149,10 @@ struct sv_entry_info {
     uint64_t token_ceiling;
     uint64_t reserved_tokens;
     uint8_t allow_hash[SV_HASH];
+    /* witness_event: the witness's key name, its kind (1..3) and the checkpoint size submitted */
+    char witness[SV_WITNESS_NAME_MAX + 1];
+    int witness_kind;
+    uint64_t witness_checkpoint_size;
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

@@ -20,7 +20,8 @@ static int check_note(const struct sv_policy *p, const uint8_t *note, size_t len
     enum sv_check_id failed;
     char code[32], w[SV_WHY];
 
-    if (sv_verify_checkpoint_note(p, (const char *)note, len, cp, NULL, &failed, code, w) != 0)
+    if (sv_verify_checkpoint_note(p, (const char *)note, len, SV_QUORUM_REQUIRED, NULL, cp, NULL,
+                                  &failed, code, w) != 0)
         return sv_fail(why, "%s (%s)", w, code);
     return 0;
 }

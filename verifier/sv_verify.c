@@ -101,15 +101,17 @@ struct cp_rec {
 };
 
 int sv_verify_checkpoint_note(const struct sv_policy *p, const char *note, size_t len,
-                              struct sv_checkpoint *cp, uint64_t *signers, enum sv_check_id *failed,
-                              char *code, char *why)
+                              enum sv_quorum_rule rule, int *below_quorum, struct sv_checkpoint *cp,
+                              uint64_t *signers, enum sv_check_id *failed, char *code, char *why)
 {
     struct sv_note n;
     struct sv_note_result res;
-    int witness_ok[SV_POLICY_KEYS] = {0}, logs = 0;
+    int witness_ok[SV_POLICY_KEYS] = {0}, logs = 0, met;
     char w[SV_WHY];
 
     *failed = SV_CHECK_CHECKPOINTS;
+    if (below_quorum != NULL)
+        *below_quorum = 0;
     if (sv_note_parse(note, len, &n, w) != 0) {
         snprintf(code, 32, "note-malformed");
         return sv_fail(why, "%s", w);
@@ -145,33 +147,44 @@ int sv_verify_checkpoint_note(const struct sv_policy *p, const char *note, size_
         }
         for (size_t i = 0; i < p->nwitnesses; i++)
             witness_ok[i] = res.verified[i] > 0;
-        if (!sv_policy_quorum_met(p, witness_ok)) {
+        met = sv_policy_quorum_met(p, witness_ok);
+        if (!met && rule == SV_QUORUM_REQUIRED) {
             *failed = SV_CHECK_WITNESSES;
             snprintf(code, 32, "quorum-not-met");
             return sv_fail(why, "the witness cosignatures do not meet the policy's quorum");
         }
+        /* A history checkpoint below the quorum: its cosignatures verified above, its root is
+         * recomputed from the entries, and the newest checkpoint (which must meet the quorum)
+         * extends it; one a witness missed while down can never be cosigned later. Counted. */
+        if (!met && below_quorum != NULL)
+            *below_quorum = 1;
     }
     return 0;
 }
 
-/* Check a note and record it; failures go to the report. 0 accepted, -1 refused. */
+/* Check a note and record it; failures go to the report. 0 accepted, -1 refused. rule: the
+ * newest checkpoint needs the quorum, a history checkpoint below it is counted (below_quorum). */
 static int take_checkpoint(const struct sv_policy *p, struct sv_report *rep, const char *item,
-                           const uint8_t *data, size_t len, struct cp_rec *out)
+                           const uint8_t *data, size_t len, enum sv_quorum_rule rule,
+                           struct cp_rec *out)
 {
     struct sv_checkpoint cp;
     struct sv_note n;
     enum sv_check_id failed;
+    int below = 0;
     char code[32], why[SV_WHY];
 
     memset(out, 0, sizeof(*out));
-    if (sv_verify_checkpoint_note(p, (const char *)data, len, &cp, &out->signers, &failed, code,
-                                  why) != 0) {
+    if (sv_verify_checkpoint_note(p, (const char *)data, len, rule, &below, &cp, &out->signers,
+                                  &failed, code, why) != 0) {
         sv_report_fail(rep, failed, item, code, why);
         return -1;
     }
     pass(rep, SV_CHECK_CHECKPOINTS);
     if (p->nwitnesses > 0)
-        pass(rep, SV_CHECK_WITNESSES);
+        pass(rep, SV_CHECK_WITNESSES); /* its cosignature lines verified */
+    if (below)
+        rep->below_quorum++;
     (void)sv_note_parse((const char *)data, len, &n, why);
     out->size = cp.size;
     memcpy(out->root, cp.root, SV_HASH);
@@ -229,7 +242,7 @@ static int load_checkpoints(const struct sv_policy *p, struct sv_report *rep, co
     }
     *newest = NULL;
     *newest_len = 0;
-    if (take_checkpoint(p, rep, "checkpoint", data, len, &cps[0]) == 0) {
+    if (take_checkpoint(p, rep, "checkpoint", data, len, SV_QUORUM_REQUIRED, &cps[0]) == 0) {
         cps[0].newest = 1;
         n = 1;
         *newest = data;
@@ -262,7 +275,7 @@ static int load_checkpoints(const struct sv_policy *p, struct sv_report *rep, co
             continue;
         }
         free(f);
-        if (take_checkpoint(p, rep, item, data, len, &rec) == 0) {
+        if (take_checkpoint(p, rep, item, data, len, SV_QUORUM_COUNTED, &rec) == 0) {
             if (rec.size != size) {
                 snprintf(why, sizeof(why), "holds a checkpoint of size %llu",
                          (unsigned long long)rec.size);
@@ -450,6 +463,11 @@ struct stream {
     struct sbx_rec *sbxs;
     size_t nsbxs, cap_sbxs;
     uint64_t unseen_sandboxes;
+    /* The first WitnessEvent of kind CONSISTENCY (rep->witness_alarms counts them): its witness
+     * (over 67 bytes: its first 64 and "..."), the checkpoint size submitted and its entry's
+     * index. */
+    char alarm_witness[68];
+    uint64_t alarm_size, alarm_index;
 };
 
 struct unseen_ref {
@@ -1822,6 +1840,21 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
     case SV_ENTRY_USAGE_RECORDED:
         check_usage(s, index, &info);
         break;
+    case SV_ENTRY_WITNESS_EVENT:
+        /* The honest log's alarm (issue 18): a witness holds a tree of this origin and key that
+         * the log does not extend. Not a failure of the record, which says so itself; the
+         * report must show it (witness_note). */
+        if (info.witness_kind == SV_WITNESS_CONSISTENCY && s->rep->witness_alarms++ == 0) {
+            size_t wl = strlen(info.witness), cap = sizeof(s->alarm_witness);
+
+            if (wl < cap)
+                memcpy(s->alarm_witness, info.witness, wl + 1);
+            else
+                snprintf(s->alarm_witness, cap, "%.*s...", (int)(cap - 4), info.witness);
+            s->alarm_size = info.witness_checkpoint_size;
+            s->alarm_index = index;
+        }
+        break;
     case SV_ENTRY_CREDENTIALS_MINTED:
         check_exchange(s, index, &info);
         if (note_replaced(s, &info) != 0)
@@ -1924,6 +1957,30 @@ static void usage_note(struct stream *s)
     snprintf(s->rep->checks[SV_CHECK_USAGE].note, sizeof(s->rep->checks[0].note),
              "%llu usage entr(ies) name an allow before this range",
              (unsigned long long)s->unseen_usage);
+}
+
+/* The witness-quorum note: the witnesses' consistency alarms the entries recorded, and the
+ * history checkpoints below the quorum (docs/verifier.md, `witness-quorum`). */
+static void witness_note(struct stream *s)
+{
+    struct sv_report *rep = s->rep;
+    char *note = rep->checks[SV_CHECK_WITNESSES].note;
+    size_t cap = sizeof(rep->checks[0].note), used = 0;
+
+    if (rep->witness_alarms > 0)
+        used = (size_t)snprintf(note, cap,
+                                "witness %s reported a consistency failure at checkpoint size "
+                                "%llu (entry %llu)",
+                                s->alarm_witness, (unsigned long long)s->alarm_size,
+                                (unsigned long long)s->alarm_index);
+    if (rep->witness_alarms > 1 && used < cap)
+        used += (size_t)snprintf(note + used, cap - used, ", and %llu more such alarm(s)",
+                                 (unsigned long long)(rep->witness_alarms - 1));
+    if (rep->below_quorum > 0 && used < cap)
+        snprintf(note + used, cap - used,
+                 "%s%llu older checkpoint(s) below the witness quorum (required of the newest "
+                 "only)",
+                 used > 0 ? "; " : "", (unsigned long long)rep->below_quorum);
 }
 
 /* The token-exchanges note: exchanges that could not be checked (a bundle's), and why. */
@@ -2315,8 +2372,8 @@ static int load_state(const struct sv_policy *p, const char *path, struct state_
             return 0; /* the first run: no state yet */
         return sv_fail(why, "state: %s", w);
     }
-    if (sv_verify_checkpoint_note(p, (const char *)data, len, &st->cp, NULL, &failed, code, w) !=
-        0) {
+    if (sv_verify_checkpoint_note(p, (const char *)data, len, SV_QUORUM_REQUIRED, NULL, &st->cp,
+                                  NULL, &failed, code, w) != 0) {
         free(data);
         return sv_fail(why, "state file is not a checkpoint this policy accepts: %s", w);
     }
@@ -2366,8 +2423,8 @@ static int store_state(const struct sv_verify_opts *o, struct sv_report *rep,
         /* Changed during the run: check it as a state is checked at the start. */
         size_t i;
 
-        if (sv_verify_checkpoint_note(p, (const char *)now, now_len, &cur, NULL, &failed, code,
-                                      w) != 0) {
+        if (sv_verify_checkpoint_note(p, (const char *)now, now_len, SV_QUORUM_REQUIRED, NULL, &cur,
+                                      NULL, &failed, code, w) != 0) {
             free(now);
             rep->unreadable = 1;
             snprintf(rep->unreadable_why, sizeof(rep->unreadable_why),
@@ -2507,7 +2564,8 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
         bad = "the header (sworn bundle v1, checkpoint, start, count 1..65536) is malformed";
         goto malformed;
     }
-    if (take_checkpoint(p, rep, "bundle checkpoint", note, note_len, &cp) != 0) {
+    if (take_checkpoint(p, rep, "bundle checkpoint", note, note_len, SV_QUORUM_REQUIRED, &cp) !=
+        0) {
         rc = 1;
         goto out;
     }
@@ -2666,6 +2724,7 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
     exchanges_note(&s);
     receipts_note(&s);
     usage_note(&s);
+    witness_note(&s);
     /* The root of the first `end` leaves, then the checkpoint's root from it and the proof. */
     sv_range_root(&s.range, root_m);
     snprintf(item, sizeof(item), "checkpoint %llu", (unsigned long long)cp.size);
@@ -2962,6 +3021,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     exchanges_note(&s);
     receipts_note(&s);
     usage_note(&s);
+    witness_note(&s);
     rc = sv_report_failed(rep) ? 1 : 0;
     if (rc == 0 && o->state_path != NULL) {
         /* Accept the newest checkpoint: store the very note verified above, from memory. A
@@ -3047,6 +3107,8 @@ void sv_report_print_json(const struct sv_report *r, FILE *out)
             (unsigned long long)r->refused, (unsigned long long)r->refusals_dropped,
             (unsigned long long)r->refusal_summaries);
     fprintf(out, ",\"clock_behind\":%llu", (unsigned long long)r->clock_behind);
+    fprintf(out, ",\"checkpoints_below_quorum\":%llu,\"witness_alarms\":%llu",
+            (unsigned long long)r->below_quorum, (unsigned long long)r->witness_alarms);
     fprintf(out, ",\"checks\":[");
     for (int i = 0; i < SV_CHECK_COUNT; i++) {
         const struct sv_check *c = &r->checks[i];
@@ -3131,6 +3193,12 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
                 "clock   %llu time mark(s) show decisiond's clock behind the record (an NTP step "
                 "or a VM restore): time stamps are not in log order there\n",
                 (unsigned long long)r->clock_behind);
+    if (r->witness_alarms > 0)
+        fprintf(out,
+                "witness %llu consistency alarm(s) recorded: a witness holds a tree of this log's "
+                "origin that the log does not extend (a fork or a rollback; see the "
+                "witness-quorum note)\n",
+                (unsigned long long)r->witness_alarms);
     if (r->state_size > 0 || r->state_updated)
         fprintf(out, "state   previously accepted size %llu%s\n", (unsigned long long)r->state_size,
                 r->state_updated ? "; updated to this record's newest checkpoint" : "");

@@ -3,16 +3,17 @@
  * 7) against a trust policy, and the report it produces (docs/verifier.md).
  *
  * sv_verify_record reads the newest checkpoint and every checkpoint under sworn/checkpoint/,
- * checks each one's signatures and witness quorum, then streams the entry bundles once, from the
- * first entry to the newest checkpoint's size, recomputing every leaf hash, every hash tile
- * (compared byte for byte with the record's) and the root at every checkpoint's size (so all
- * checkpoints are consistent with one another by construction), the root at the saved state's
- * size (a fork against what this auditor accepted before), and, per the policy, each entry's
- * content, its receipt, the policy digests, quotes and key events. Memory is bounded by a few
- * tiles plus one small record per checkpoint; nothing the record claims about a hash is
- * trusted before it is recomputed. A passing run with a state path stores, as the new state,
- * the very `checkpoint` note it verified, kept in memory (never a second read of the record),
- * and never moves the state backwards (docs/verifier.md section 4).
+ * checks each one's signatures and witness cosignatures (the quorum is required of the newest;
+ * history checkpoints below it are counted: docs/verifier.md, `witness-quorum`), then streams the
+ * entry bundles once, from the first entry to the newest checkpoint's size, recomputing every leaf
+ * hash, every hash tile (compared byte for byte with the record's) and the root at every
+ * checkpoint's size (so all checkpoints are consistent with one another by construction), the root
+ * at the saved state's size (a fork against what this auditor accepted before), and, per the
+ * policy, each entry's content, its receipt, the policy digests, quotes and key events. Memory is
+ * bounded by a few tiles plus one small record per checkpoint; nothing the record claims about a
+ * hash is trusted before it is recomputed. A passing run with a state path stores, as the new
+ * state, the very `checkpoint` note it verified, kept in memory (never a second read of the
+ * record), and never moves the state backwards (docs/verifier.md section 4).
  *
  * Results: every check gets a status, a count and its first failure (item, stable reason code,
  * message). Thread-safe for distinct reports; the policy is only read.
@@ -30,7 +31,7 @@
 
 enum sv_check_id {
     SV_CHECK_CHECKPOINTS, /* log signatures and origin of every checkpoint */
-    SV_CHECK_WITNESSES,   /* witness cosignature quorum of every checkpoint */
+    SV_CHECK_WITNESSES,   /* witness cosignatures of every checkpoint; quorum of the newest */
     SV_CHECK_BUNDLES,     /* every entry bundle present and well formed */
     SV_CHECK_TILES,       /* every hash tile equals the one recomputed from the entries */
     SV_CHECK_ROOTS,       /* every checkpoint's root recomputed (hence their consistency) */
@@ -55,7 +56,7 @@ enum sv_status { SV_SKIP = 0, SV_PASS = 1, SV_FAIL = 2 };
 /* Room for the report's strings, each with its NUL (longer values are cut). */
 #define SV_CHECK_ITEM_MAX 160
 #define SV_CHECK_CODE_MAX 32
-#define SV_CHECK_NOTE_MAX 256
+#define SV_CHECK_NOTE_MAX 320 /* witness-quorum's note holds an alarm and a count */
 #define SV_RECORD_PATH_MAX 1024
 
 struct sv_check {
@@ -81,6 +82,9 @@ struct sv_report {
     uint64_t refusals_dropped;  /* refusals the RefusalsDropped entries count (saturating) */
     uint64_t refusal_summaries; /* RefusalsDropped entries checked */
     uint64_t clock_behind;      /* TimeMark entries whose clock was behind the record */
+    uint64_t below_quorum;      /* history checkpoints (sworn/checkpoint/<size>) whose valid
+                                   cosignatures do not meet the quorum (not a failure) */
+    uint64_t witness_alarms;    /* WitnessEvent entries of kind CONSISTENCY (not a failure) */
     int unreadable;             /* the record could not be read at all (exit 2) */
     char unreadable_why[SV_WHY];
     struct sv_check checks[SV_CHECK_COUNT];
@@ -103,12 +107,23 @@ struct sv_verify_opts {
 /* Verify a record. Returns 0 all passed, 1 a check failed, 2 unreadable input (rep says why). */
 int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep);
 
-/* Verify one checkpoint note against the policy (signatures, origin, quorum); *signers (may
- * be NULL) gets bit i set when log key i signed. On failure returns -1 with which check failed in
- * *failed_check, a code and why. */
+/* What a checkpoint's witness cosignatures must show (docs/verifier.md, `witness-quorum`). */
+enum sv_quorum_rule {
+    /* the newest checkpoint, a bundle's, a state, both sides of compare and a fork proof */
+    SV_QUORUM_REQUIRED,
+    /* a history checkpoint (sworn/checkpoint/<size>): every cosignature line of a policy
+     * witness must verify, but falling short of the quorum is only counted (*below_quorum) */
+    SV_QUORUM_COUNTED,
+};
+
+/* Verify one checkpoint note against the policy (signatures, origin, witness cosignatures and,
+ * by rule, the quorum); *below_quorum (may be NULL) is set to 1 when rule is SV_QUORUM_COUNTED
+ * and the quorum is not met, else 0; *signers (may be NULL) gets bit i set when log key i
+ * signed. On failure returns -1 with which check failed in *failed_check, a code and why. */
 int sv_verify_checkpoint_note(const struct sv_policy *p, const char *note, size_t len,
-                              struct sv_checkpoint *cp, uint64_t *signers,
-                              enum sv_check_id *failed_check, char *code, char *why);
+                              enum sv_quorum_rule rule, int *below_quorum, struct sv_checkpoint *cp,
+                              uint64_t *signers, enum sv_check_id *failed_check, char *code,
+                              char *why);
 
 /* Print the report: human text or JSON. */
 void sv_report_print_text(const struct sv_report *r, FILE *out);

@@ -10,7 +10,9 @@
  * canonical form with an empty path; sandbox-* SandboxStarted and SandboxEnded entries, kinds 10
  * and 11, accepted and refused for an end code out of its reason's range, no operator, and limits
  * of no known kind; usage-* UsageRecorded entries, kind 12, accepted, and refused for arithmetic
- * that does not add up or a reported usage with a missing reason); a receipt is never accepted
+ * that does not add up or a reported usage with a missing reason; witness-event-* WitnessEvent
+ * entries, kind 13, accepted, and refused for kind 0 and a witness_size without a 409); a
+ * receipt is never accepted
  * (its signature cannot verify over a fixed leaf without the private key, short of a forgery).
  */
 #include <stdint.h>
@@ -44,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (sv_entry_check(data, size, &info, code, why) == 0 &&
         (size < 1 || size > 65535 || info.kind < SV_ENTRY_DECISION ||
-         info.kind > SV_ENTRY_USAGE_RECORDED))
+         info.kind > SV_ENTRY_WITNESS_EVENT))
         abort();
     if (sv_receipt_verify(keys, data, size, leaf, 0, &info.http, code, why) == 0)
         abort();

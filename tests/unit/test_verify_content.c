@@ -23,7 +23,10 @@
  * which would end decisiond's budget replay before allows still in their window, fails
  * `time-marks` with high-water-low (in a bundle too, below an earlier mark's high water in the
  * bundle included), one above every earlier stamp with
- * high-water-high, and a clock_behind_ms or reason out of form fails `entries`.
+ * high-water-high, and a clock_behind_ms or reason out of form fails `entries`. WitnessEvent
+ * entries (test_witness_events, issue 18) pass in each kind decisiond writes, the consistency
+ * alarm named in the witness-quorum note and counted in witness_alarms, and each field out of
+ * wire/frame.c's rules, which the recording side's packer refuses too, fails `entries`.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -42,6 +45,8 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include "err.h"
+#include "frame.h"
 #include "logstore.h"
 #include "record_fixture.h"
 #include "sv_policy.h"
@@ -3916,6 +3921,220 @@ static void test_rt16_b_request_shapes(void **state)
     }
 }
 
+/* ---- witness events (issue 18) ---- */
+
+/* A WitnessEvent of kind as decisiond writes it: FAILING without an answer, RECOVERED with a
+ * 200, CONSISTENCY with a 409 naming a size larger than the log. */
+static void witness_good(Sworn__V1__WitnessEvent *w, Sworn__V1__WitnessEventKind kind)
+{
+    static uint8_t key_id[4] = {0x1c, 0x2d, 0x3e, 0x4f};
+
+    sworn__v1__witness_event__init(w);
+    w->witness = "alice.example/witness";
+    w->key_id.data = key_id;
+    w->key_id.len = 4;
+    w->kind = kind;
+    w->checkpoint_size = 600;
+    w->old_size = 300;
+    w->time_unix_ms = T2023 + 4000;
+    switch (kind) {
+    case SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_FAILING:
+        w->reason = "connect: connection refused";
+        break;
+    case SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_RECOVERED:
+        w->status = 200;
+        w->reason = "cosigned again";
+        break;
+    default:
+        w->status = 409;
+        w->witness_size = 900;
+        w->reason = "the witness holds size 900, larger than this log";
+        break;
+    }
+}
+
+/* Append w: packed by the recording side's packer when it is one decisiond writes
+ * (sworn_frame_pack_entry accepts it), else by protobuf-c directly after checking that the
+ * packer refuses it, so the verifier is held to exactly the recording side's rules. */
+static void witness_event(struct sworn_record *b, const Sworn__V1__WitnessEvent *w, int writable)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    uint8_t *out = NULL;
+    size_t n = 0;
+
+    e.kind_case = SWORN__V1__ENTRY__KIND_WITNESS_EVENT;
+    e.witness_event = (Sworn__V1__WitnessEvent *)w;
+    if (writable) {
+        if (sworn_frame_pack_entry(&e, &out, &n) != 0)
+            fail_msg("the recording side refuses a good witness event: %s", sworn_err_msg());
+        add_raw(b, out, n);
+        free(out);
+        return;
+    }
+    assert_int_equal(sworn_frame_pack_entry(&e, &out, &n), -1);
+    sworn_record_add(b, &e);
+}
+
+static const char *witness_note_of(json_object *rep)
+{
+    json_object *wq = sworn_verify_check(rep, "witness-quorum"), *note;
+
+    if (!json_object_object_get_ex(wq, "note", &note))
+        fail_msg("the witness-quorum check has no note");
+    return json_object_get_string(note);
+}
+
+static void test_witness_events(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_record b = {0};
+    Sworn__V1__WitnessEvent w;
+    json_object *rep;
+    struct sworn_test_run r;
+    char *pp, *rec, long_name[258];
+    static const struct {
+        const char *name, *code;
+    } bad[] = {
+        {"wit-key-id-3", "bad-field"},      {"wit-key-id-0", "missing-field"},
+        {"wit-kind-0", "bad-field"},        {"wit-kind-4", "bad-field"},
+        {"wit-plus", "bad-field"},          {"wit-space", "bad-field"},
+        {"wit-empty", "missing-field"},     {"wit-long", "field-too-long"},
+        {"wit-reason-0", "missing-field"},  {"wit-reason-257", "field-too-long"},
+        {"wit-reason-bidi", "bad-string"},  {"wit-size-no-409", "bad-field"},
+        {"wit-status-600", "bad-field"},    {"wit-time-0", "time-missing"},
+        {"wit-cp-size-0", "missing-field"},
+    };
+    char reason257[258];
+
+    /* One of each kind (and a second alarm, of a 422): they pass; the first alarm is the
+     * witness-quorum note in both reports, and both are counted in witness_alarms. */
+    good_entries(f, &b);
+    witness_good(&w, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_FAILING);
+    witness_event(&b, &w, 1); /* 5 */
+    witness_good(&w, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_RECOVERED);
+    witness_event(&b, &w, 1); /* 6 */
+    witness_good(&w, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY);
+    witness_event(&b, &w, 1); /* 7 */
+    witness_good(&w, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY);
+    w.witness = "bob.example/witness";
+    w.status = 422;
+    w.witness_size = 0;
+    w.checkpoint_size = 700;
+    w.reason = "the consistency proof does not join the witness's tree";
+    witness_event(&b, &w, 1); /* 8 */
+    make_record(f, "wit-good", &b, NULL);
+    rep = verify_json(f, "wit-good", NULL, 0);
+    sworn_verify_expect_pass(rep, "entries");
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "witness_alarms")), 2);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "checkpoints_below_quorum")), 0);
+    assert_string_equal(witness_note_of(rep),
+                        "witness alice.example/witness reported a consistency failure at "
+                        "checkpoint size 600 (entry 7), and 1 more such alarm(s)");
+    json_object_put(rep);
+    pp = P(f, "wit-good.policy");
+    rec = P(f, "wit-good");
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--no-progress", "--policy", pp, rec, NULL);
+    if (r.status != 0 ||
+        strstr(r.out, "note: witness alice.example/witness reported a consistency failure at "
+                      "checkpoint size 600 (entry 7)") == NULL ||
+        strstr(r.out, "witness 2 consistency alarm(s) recorded") == NULL)
+        fail_msg("text report: exit %d:\n%s%s", r.status, r.out, r.err);
+    sworn_test_run_free(&r);
+    free(pp);
+    free(rec);
+    /* A bundle holding the alarm says so too, at the entry's index in the log. */
+    rep = verify_bundle(f, "wit-good", 6, 3, "wit-good.bundle", 0);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "witness_alarms")), 2);
+    assert_non_null(strstr(witness_note_of(rep), "at checkpoint size 600 (entry 7)"));
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* A witness name of 256 bytes is cut in the note, which still names the size and entry. */
+    memset(long_name, 'w', 256);
+    long_name[256] = '\0';
+    good_entries(f, &b);
+    witness_good(&w, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY);
+    w.witness = long_name;
+    witness_event(&b, &w, 1);
+    make_record(f, "wit-long-name", &b, NULL);
+    rep = verify_json(f, "wit-long-name", NULL, 0);
+    assert_non_null(strstr(witness_note_of(rep), "www... reported a consistency failure at "
+                                                 "checkpoint size 600 (entry 5)"));
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* Each field out of its rule: refused by the recording side's packer, and by the verifier
+     * with its own code. */
+    memset(reason257, 'r', 257);
+    reason257[257] = '\0';
+    long_name[256] = 'w';
+    long_name[257] = '\0';
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char item[32];
+
+        good_entries(f, &b);
+        witness_good(&w, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY);
+        switch (i) {
+        case 0:
+            w.key_id.len = 3;
+            break;
+        case 1:
+            w.key_id.len = 0;
+            break;
+        case 2:
+            w.kind = SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_KIND_UNSPECIFIED;
+            break;
+        case 3:
+            w.kind = (Sworn__V1__WitnessEventKind)4;
+            break;
+        case 4:
+            w.witness = "alice.example/witness+1c2d3e4f";
+            break;
+        case 5:
+            w.witness = "alice example";
+            break;
+        case 6:
+            w.witness = "";
+            break;
+        case 7:
+            w.witness = long_name;
+            break;
+        case 8:
+            w.reason = "";
+            break;
+        case 9:
+            w.reason = reason257;
+            break;
+        case 10:
+            w.reason = "proof \xe2\x80\xae"
+                       "fine"; /* U+202E RIGHT-TO-LEFT OVERRIDE */
+            break;
+        case 11:
+            w.status = 422; /* a size the witness holds only comes with a 409 */
+            break;
+        case 12:
+            w.status = 600;
+            w.witness_size = 0;
+            break;
+        case 13:
+            w.time_unix_ms = 0;
+            break;
+        default:
+            w.checkpoint_size = 0;
+            break;
+        }
+        witness_event(&b, &w, 0);
+        make_record(f, bad[i].name, &b, NULL);
+        rep = verify_json(f, bad[i].name, NULL, 1);
+        snprintf(item, sizeof(item), "entry %zu", b.n - 1);
+        sworn_verify_expect_fail(rep, "entries", bad[i].code, item);
+        sworn_verify_expect_only(rep, "entries");
+        assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "witness_alarms")), 0);
+        json_object_put(rep);
+        sworn_record_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3946,6 +4165,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_entry_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sandboxes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_witness_events, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");

@@ -937,6 +937,122 @@ static void cosign_record(const struct fx *f, const char *rec, EVP_PKEY *k, cons
     }
 }
 
+/*
+ * Issue 18: the quorum is required of the newest checkpoint, of the --state checkpoint and of
+ * both sides of compare; a history checkpoint (sworn/checkpoint/<size>) a witness missed while
+ * it was down is counted, not failed, but a cosignature line of a policy witness on it must
+ * still verify. Checkpoints: `checkpoint` (600) and history 100, 300, 600.
+ */
+static void test_witness_quorum_newest(void **state)
+{
+    struct fx *f = *state;
+    EVP_PKEY *k = ed_keygen();
+    const char *name = "witness.example";
+    char vk[300], extra[600];
+    char *pol = P(f, "wq"), *wn = NULL, *good = P(f, "good"), *st = P(f, "wq-state");
+    uint32_t id;
+    json_object *rep, *wq;
+    struct sworn_test_run r;
+    uint8_t *cp;
+    size_t len;
+
+    ed_vkey(k, name, 0x04, vk, sizeof(vk), &id);
+    snprintf(extra, sizeof(extra), "witness w1 %s\nquorum w1\n", vk);
+    write_policy(f, "wq", f->vkey, extra);
+
+    /* (a) Only the newest cosigned: it passes; the three history checkpoints are counted, in
+     * the JSON report's field and in the witness-quorum note of both reports. */
+    wn = copy_record(f, "good", "wn");
+    cosign_file(f, "wn/checkpoint", k, name, id, 0);
+    rep = verify_json(f, "wq", "wn", NULL, 0);
+    sworn_verify_expect_pass(rep, "witness-quorum");
+    wq = sworn_verify_check(rep, "witness-quorum");
+    assert_int_equal(json_object_get_int64(sworn_verify_get(wq, "count")), 4);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "checkpoints_below_quorum")), 3);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "witness_alarms")), 0);
+    assert_non_null(strstr(json_object_get_string(sworn_verify_get(wq, "note")),
+                           "3 older checkpoint(s) below the witness quorum"));
+    json_object_put(rep);
+    sworn_test_runv(&r, NULL, verify_bin, "verify", "--policy", pol, wn, NULL);
+    if (r.status != 0 ||
+        strstr(r.out, "note: 3 older checkpoint(s) below the witness quorum") == NULL ||
+        strstr(r.out, "all checks passed") == NULL)
+        fail_msg("text report: exit %d:\n%s%s", r.status, r.out, r.err);
+    sworn_test_run_free(&r);
+    /* One more cosigned: one fewer counted. */
+    cosign_file(f, "wn/sworn/checkpoint/300", k, name, id, 0);
+    rep = verify_json(f, "wq", "wn", NULL, 0);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "checkpoints_below_quorum")), 2);
+    json_object_put(rep);
+
+    /* (b) Every history checkpoint cosigned and the newest not: quorum-not-met at the newest. */
+    free(copy_record(f, "good", "wh"));
+    cosign_file(f, "wh/sworn/checkpoint/100", k, name, id, 0);
+    cosign_file(f, "wh/sworn/checkpoint/300", k, name, id, 0);
+    cosign_file(f, "wh/sworn/checkpoint/600", k, name, id, 0);
+    rep = verify_json(f, "wq", "wh", NULL, 1);
+    sworn_verify_expect_fail(rep, "witness-quorum", "quorum-not-met", "checkpoint");
+    json_object_put(rep);
+
+    /* (c) The newest cosigned, and a history checkpoint whose only cosignature line, under the
+     * policy witness's name and key id, does not verify: bad-cosignature, though the quorum is
+     * not required there. */
+    for (int i = 0; i < 2; i++) {
+        const char *rel = i == 0 ? "wf/sworn/checkpoint/100" : "wf/sworn/checkpoint/600";
+
+        char *wf = copy_record(f, "good", "wf");
+
+        cosign_file(f, "wf/checkpoint", k, name, id, 0);
+        cosign_file(f, rel, k, name, id, 1);
+        rep = verify_json(f, "wq", "wf", NULL, 1);
+        sworn_verify_expect_fail(rep, "witness-quorum", "bad-cosignature", rel + 3);
+        json_object_put(rep);
+        sworn_test_rmtree(wf);
+        free(wf);
+    }
+
+    /* (d) A state the quorum does not meet is refused (exit 2): the record's own uncosigned
+     * newest, and an uncosigned history checkpoint, though the history of a record passes
+     * without its cosignatures. A passing run stores the cosigned newest. */
+    for (int i = 0; i < 2; i++) {
+        cp = sworn_verify_read_rel(f->dir, i == 0 ? "good/checkpoint" : "wn/sworn/checkpoint/100",
+                                   &len);
+        sworn_test_write_file(st, cp, len, 0600);
+        free(cp);
+        rep = verify_json(f, "wq", "wn", "wq-state", 2);
+        assert_string_equal(json_object_get_string(sworn_verify_get(rep, "result")), "unreadable");
+        assert_non_null(strstr(json_object_get_string(sworn_verify_get(rep, "error")), "quorum"));
+        json_object_put(rep);
+    }
+    unlink(st);
+    rep = verify_json(f, "wq", "wn", "wq-state", 0);
+    assert_true(json_object_get_boolean(sworn_verify_get(rep, "state_updated")));
+    json_object_put(rep);
+    rep = verify_json(f, "wq", "wn", "wq-state", 0);
+    sworn_verify_expect_pass(rep, "state");
+    json_object_put(rep);
+
+    /* compare: both newest checkpoints must meet the quorum; the history is not read. */
+    {
+        char *wn2 = copy_record(f, "wn", "wn2");
+
+        sworn_test_runv(&r, NULL, verify_bin, "compare", "--policy", pol, wn, wn2, NULL);
+        if (r.status != 0)
+            fail_msg("compare of two cosigned records: exit %d: %s%s", r.status, r.out, r.err);
+        sworn_test_run_free(&r);
+        sworn_test_runv(&r, NULL, verify_bin, "compare", "--policy", pol, wn, good, NULL);
+        if (r.status != 2 || strstr(r.out, "quorum-not-met") == NULL)
+            fail_msg("compare with an uncosigned record: exit %d: %s%s", r.status, r.out, r.err);
+        sworn_test_run_free(&r);
+        free(wn2);
+    }
+    free(wn);
+    free(good);
+    free(pol);
+    free(st);
+    EVP_PKEY_free(k);
+}
+
 /* sworn-verify with policy `name` must refuse the policy (exit 2) naming line `line` and saying
  * `needle`. */
 static void expect_policy_refused(const struct fx *f, const char *name, const char *record,
@@ -1217,6 +1333,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compare_and_fork_proof, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tiles_not_trusted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness_quorum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_witness_quorum_newest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keyring_no_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_is_the_verified_note, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_changed_during_run, setup, teardown),
