@@ -1184,6 +1184,59 @@ static void test_pkcs11_key(void **state)
     unsetenv("SOFTHSM2_CONF");
 }
 
+/* A PKCS#11 token that stops answering in C_Sign (tests/pkcs11-hang forwards to SoftHSM and
+ * blocks while a flag file exists): the signer's watchdog (SWORN_SIGNER_TIMEOUT_MS) ends the
+ * call, the witness answers 500 sign-error and rolls the state back, and once the token answers
+ * again it cosigns (the state was not moved by the failed request: old 0 is still right). */
+static void test_token_hang(void **state)
+{
+    struct wfix *f = *state;
+    struct softhsm *h = softhsm_start();
+    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
+    size_t spki_len = 0;
+    char *uri = softhsm_keygen(h, "checkpoint", "ed25519", "20261207", spki, &spki_len);
+    char hex[2 * SWORN_SIGNER_SPKI_MAX + 1], *block = NULL, *flag, *entered, *body;
+    struct answer a;
+
+    setenv("SOFTHSM2_CONF", h->conf, 1);
+    flag = sworn_test_path(f->dir, "hang");
+    entered = sworn_test_path(f->dir, "hang.entered");
+    setenv("SWORN_HANG_FILE", flag, 1);
+    sworn_test_hex(spki, spki_len, hex);
+    if (asprintf(&block,
+                 "key:\n  uri: \"%s\"\n  module: %s\n  pin_file: %s\n  pinned_spki: %s\n"
+                 "  name: " WITNESS_NAME "\n",
+                 uri, sworn_test_bin("SWORN_HANG_MODULE"), h->pin_file, hex) < 0)
+        fail_msg("asprintf");
+    write_config(f, block, NULL);
+    start_witness(f, NULL);
+    sworn_test_write_file(flag, "", 0, 0600);
+    body = log_body(f, f->honest, "hang", 0, 4);
+    post(f, body, &a);
+    if (a.status != 500)
+        fail_msg("a hung token: status %d (%s), want 500", a.status, a.body);
+    answer_free(&a);
+    /* The signature was in flight (the module saw it), and the failure is logged as the key's. */
+    assert_int_equal(access(entered, F_OK), 0);
+    assert_true(sworn_test_file_has_line(f->errlog, "\"outcome\":\"sign-error\""));
+    assert_int_equal(state_rows(f, "latest", TEST_ORIGIN), 0);
+    /* The token answers again: the same request is cosigned. */
+    assert_int_equal(unlink(flag), 0);
+    post(f, body, &a);
+    if (a.status != 200)
+        fail_msg("after the token came back: status %d (%s), want 200", a.status, a.body);
+    answer_free(&a);
+    free(body);
+    stop_witness(f);
+    unsetenv("SWORN_HANG_FILE");
+    unsetenv("SOFTHSM2_CONF");
+    free(flag);
+    free(entered);
+    free(block);
+    free(uri);
+    softhsm_stop(h);
+}
+
 /* --- red team of the witness (docs/threat-model.md, "Red team of the witness") ------------- */
 
 /* One raw HTTP exchange on a new connection to port: send req, read until the peer closes. */
@@ -1587,6 +1640,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_and_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pkcs11_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_hang, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_log_path_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_connection_flood, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attack_rate_slot_collision, setup, teardown),
