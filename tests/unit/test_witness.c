@@ -69,6 +69,7 @@
 #include "testutil.h"
 #include "tiledir.h"
 #include "w_state.h"
+#include "witness_fixture.h"
 
 #define TESSERA_ORIGIN "example.com/log/testdata"
 #define TEST_ORIGIN "fork.test/log"
@@ -240,19 +241,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The port of the "listening" line of log (the witness binds port 0). */
-static int listening_port(const char *log)
-{
-    char *text = sworn_test_read_file(log, NULL);
-    const char *p = strstr(text, "\"event\":\"listening\"");
-    int port = 0;
-
-    if (p != NULL && (p = strstr(p, "\"port\":")) != NULL)
-        port = atoi(p + 7);
-    free(text);
-    return port;
-}
-
 /* The descriptor limit of the next witness started (0: inherited). */
 static rlim_t child_nofile;
 
@@ -296,7 +284,7 @@ static pid_t start_bin(struct wfix *f, const char *bin, const char *fault, char 
         /* teardown kills it (it is in f->children) */
         fail_msg("the witness did not start: %s", text != NULL ? text : "(no log)");
     }
-    *port = listening_port(log);
+    *port = sworn_wfx_listening_port(log);
     assert_true(*port > 0);
     *log_out = log;
     return pid;
@@ -1139,26 +1127,37 @@ static void test_config_and_key(void **state)
     assert_int_equal(sworn_signer_tbs(SWORN_PURPOSE_CHECKPOINT, msg, (size_t)n, tbs, &tbs_len), -1);
 }
 
-static void test_pkcs11_key(void **state)
+/* A SoftHSM token with an Ed25519 key (SOFTHSM2_CONF set to it, for the witness child), and the
+ * configuration's key block naming it through module (SoftHSM's, or the hanging shim). */
+static struct softhsm *token_key(const char *module, char **block)
 {
-    struct wfix *f = *state;
     struct softhsm *h = softhsm_start();
     uint8_t spki[SWORN_SIGNER_SPKI_MAX];
     size_t spki_len = 0;
     char *uri = softhsm_keygen(h, "checkpoint", "ed25519", "20261207", spki, &spki_len);
-    char hex[2 * SWORN_SIGNER_SPKI_MAX + 1], *block = NULL, note[NOTE_CAP], *body;
-    struct sworn_test_run r = {0};
-    struct answer a;
-    size_t len;
+    char hex[2 * SWORN_SIGNER_SPKI_MAX + 1];
 
     /* A path, no secret: the witness (a child) finds the fixture's token through it. */
     setenv("SOFTHSM2_CONF", h->conf, 1);
     sworn_test_hex(spki, spki_len, hex);
-    if (asprintf(&block,
+    if (asprintf(block,
                  "key:\n  uri: \"%s\"\n  module: %s\n  pin_file: %s\n  pinned_spki: %s\n"
                  "  name: " WITNESS_NAME "\n",
-                 uri, SOFTHSM_MODULE_PATH, h->pin_file, hex) < 0)
+                 uri, module, h->pin_file, hex) < 0)
         fail_msg("asprintf");
+    free(uri);
+    return h;
+}
+
+static void test_pkcs11_key(void **state)
+{
+    struct wfix *f = *state;
+    char *block = NULL, note[NOTE_CAP], *body;
+    struct softhsm *h = token_key(SOFTHSM_MODULE_PATH, &block);
+    struct sworn_test_run r = {0};
+    struct answer a;
+    size_t len;
+
     write_config(f, block, NULL);
     sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_WITNESS_BIN"), "--config", f->conf,
                     "--print-vkey", NULL);
@@ -1179,7 +1178,6 @@ static void test_pkcs11_key(void **state)
     free(body);
     stop_witness(f);
     free(block);
-    free(uri);
     softhsm_stop(h);
     unsetenv("SOFTHSM2_CONF");
 }
@@ -1191,23 +1189,13 @@ static void test_pkcs11_key(void **state)
 static void test_token_hang(void **state)
 {
     struct wfix *f = *state;
-    struct softhsm *h = softhsm_start();
-    uint8_t spki[SWORN_SIGNER_SPKI_MAX];
-    size_t spki_len = 0;
-    char *uri = softhsm_keygen(h, "checkpoint", "ed25519", "20261207", spki, &spki_len);
-    char hex[2 * SWORN_SIGNER_SPKI_MAX + 1], *block = NULL, *flag, *entered, *body;
+    char *block = NULL, *flag, *entered, *body;
+    struct softhsm *h = token_key(sworn_test_bin("SWORN_HANG_MODULE"), &block);
     struct answer a;
 
-    setenv("SOFTHSM2_CONF", h->conf, 1);
     flag = sworn_test_path(f->dir, "hang");
     entered = sworn_test_path(f->dir, "hang.entered");
     setenv("SWORN_HANG_FILE", flag, 1);
-    sworn_test_hex(spki, spki_len, hex);
-    if (asprintf(&block,
-                 "key:\n  uri: \"%s\"\n  module: %s\n  pin_file: %s\n  pinned_spki: %s\n"
-                 "  name: " WITNESS_NAME "\n",
-                 uri, sworn_test_bin("SWORN_HANG_MODULE"), h->pin_file, hex) < 0)
-        fail_msg("asprintf");
     write_config(f, block, NULL);
     start_witness(f, NULL);
     sworn_test_write_file(flag, "", 0, 0600);
@@ -1233,7 +1221,6 @@ static void test_token_hang(void **state)
     free(flag);
     free(entered);
     free(block);
-    free(uri);
     softhsm_stop(h);
 }
 

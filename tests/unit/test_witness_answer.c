@@ -16,16 +16,11 @@
 #include "note.h"
 #include "witness_answer.h"
 
-static const char note[] =
-    "dev.sworn.example/ds2\n3\npZAZvDrSwqZnnX1JfcublXDodJE8cJERmXS+UevH0IE=\n\n"
-    "\xe2\x80\x94 dev.sworn.example/ds2 H+yw6jBFAiApa0nAgu/gD2wMn3+iyyE1d5ththLcGA8eX5tEvrXYbQIhAL9"
-    "Ker5IKt60hOrnLU8dEYZV06TuSP9lkfntpTl1+QG7\n";
-static const char vkey[] =
-    "witness.dev.sworn.example/ds2+cdbc17a9+BIn+UqL8Iq0sAcYDhmSX2jr/xbktO3EcnWLTdKJYy/u8";
-#define COSIG                                                                                      \
-    "\xe2\x80\x94 witness.dev.sworn.example/ds2 "                                                  \
-    "zbwXqQAAAABrFvTv5KPwBvonr4liZBitEjb5agRhq65qVjMywI"                                           \
-    "Rc3Ga4MhmF98n9sofyGb3Bh3P4IX+r1L/b+73ULQdArQq/17rsAg==\n"
+#include "../fuzz/witness_answer_vector.h"
+
+static const char note[] = WAV_NOTE;
+static const char vkey[] = WAV_VKEY;
+#define COSIG WAV_COSIG
 
 static void test_sizes(void **state)
 {

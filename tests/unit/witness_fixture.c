@@ -69,8 +69,7 @@ void sworn_wfx_init(struct sworn_wfx *w, char *dir, const char *name, const char
     sworn_test_run_free(&r);
 }
 
-/* The port of the newest "listening" line of the log. */
-static int listening_port(const char *log)
+int sworn_wfx_listening_port(const char *log)
 {
     char *text = sworn_test_read_file(log, NULL);
     const char *p = strstr(text, "\"event\":\"listening\"");
@@ -109,7 +108,7 @@ void sworn_wfx_start(struct sworn_wfx *w)
 
         fail_msg("the witness did not start: %s", text != NULL ? text : "(no log)");
     }
-    w->port = listening_port(w->log);
+    w->port = sworn_wfx_listening_port(w->log);
     assert_true(w->port > 0);
     snprintf(w->url, sizeof(w->url), "http://127.0.0.1:%d", w->port);
 }

@@ -37,6 +37,9 @@ void sworn_wfx_start(struct sworn_wfx *w);
 /* SIGTERM, and fail the test unless it exits 0 without a sanitizer report in its log. */
 void sworn_wfx_stop(struct sworn_wfx *w);
 
+/* The port of the first "listening" line of a witness's log (0 when there is none). */
+int sworn_wfx_listening_port(const char *log);
+
 /* A teardown's end: SIGKILL it when it still runs. */
 void sworn_wfx_kill(struct sworn_wfx *w);
 
