@@ -26,7 +26,7 @@
 #include "frame.h"
 #include "testutil.h"
 
-#define ENGINE_WAIT_MS 30000
+#define ENGINE_WAIT_MS 60000
 
 static int engine_fail(struct sworn_engine *e, const char *what)
 {

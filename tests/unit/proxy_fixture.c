@@ -22,7 +22,7 @@
 #include "stack_fixture.h"
 #include "upstream_fixture.h"
 
-#define START_WAIT_MS 20000
+#define START_WAIT_MS 60000
 
 static int64_t mono_ms(void)
 {

@@ -56,7 +56,7 @@ struct sworn_pfx {
 };
 
 /* Make the folder, the CA and the configuration, and start the proxy; waits until its port file
- * is there (20 s at most). Returns 0, or -1 (the proxy's error output is printed). */
+ * is there (60 s at most). Returns 0, or -1 (the proxy's error output is printed). */
 SWORN_TEST_MUST_CHECK
 int sworn_pfx_start(struct sworn_pfx *p, const char *decision_socket,
                     const struct sworn_pfx_opts *opts);

@@ -91,7 +91,7 @@
 #define RELAY_TRIED 100 /* connections the agent opens to show it */
 /* How long the relay may take to close what is over its bound: well within the proxy's own
  * timeouts.idle (60 s in the dev stack), after which the proxy closes every held connection. */
-#define RELAY_WAIT_MS 20000
+#define RELAY_WAIT_MS 60000
 #define DEEP_LEVELS 40000 /* finding 6 */
 #define PRINCIPAL "agent-1"
 
@@ -1566,7 +1566,7 @@ static int r2_late_start_settled(void *arg)
     return settled;
 }
 
-#define R2_LATE_WAIT_MS 20000 /* after the engine goes on: its queued work, the end's append */
+#define R2_LATE_WAIT_MS 60000 /* after the engine goes on: its queued work, the end's append */
 
 static void test_r2_start_answered_late(void **state)
 {
