@@ -13,7 +13,7 @@ TSAN_BUILD ?= build-tsan
 # watchdog thread), except
 # test_decisiond_frames: its thousand peers take longer under TSan than the 30 s a frame may stay
 # partial (real time), so its memory test would measure the deadline instead of the frame pool.
-TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_vault|test_verify|test_decisiond|test_decisiond_oauth|test_decisiond_escalate|test_decisiond_sockets|test_decisiond_faults|test_decisiond_seccomp|test_decisiond_sandbox|test_decisiond_batch|test_verify_stack|test_witness|test_decisiond_witness
+TSAN_TESTS ?= test_logstore|test_policy|test_signer_proc|test_vault|test_verify|test_decisiond|test_decisiond_oauth|test_decisiond_escalate|test_decisiond_sockets|test_decisiond_faults|test_decisiond_seccomp|test_decisiond_sandbox|test_decisiond_batch|test_verify_stack|test_witness|test_decisiond_witness|test_decisiond_witness_attacks
 JOBS       ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 

@@ -18,6 +18,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
+#include "d_clock.h"
 #include "d_daemon.h"
 #include "d_jlog.h"
 #include "d_record.h"
@@ -140,21 +141,31 @@ static void on_answer(struct evhttp_request *req, void *arg)
     a->body[a->len] = '\0';
 }
 
+/* The exchange's whole deadline passed: stop waiting (a->done stays 0: no answer). */
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    struct answer *a = arg;
+
+    (void)fd;
+    (void)what;
+    event_base_loopbreak(a->base);
+}
+
 /*
  * POST body to the witness's add-checkpoint path and wait for its answer, at most its timeout
- * for each step (connect, write, read) and twice its timeout plus a second in all. OUT: *a (free
- * a->body). Returns 0 (a->status 0 when no answer came), or -1 when no request could be made
- * here (out of memory).
+ * for each step (connect, write, read) and left_ms in all. OUT: *a (free a->body). Returns 0
+ * (a->status 0 when no answer came), or -1 when no request could be made here (out of memory).
  */
 static int exchange(struct event_base *base, const struct sworn_dconfig_witness *c,
-                    const char *body, size_t len, struct answer *a)
+                    const char *body, size_t len, uint64_t left_ms, struct answer *a)
 {
     struct timeval step = {.tv_sec = (time_t)(c->timeout_ms / 1000),
                            .tv_usec = (suseconds_t)(c->timeout_ms % 1000) * 1000};
-    struct timeval all = {.tv_sec = (time_t)(2 * c->timeout_ms / 1000 + 1),
-                          .tv_usec = (suseconds_t)(2 * c->timeout_ms % 1000) * 1000};
+    struct timeval all = {.tv_sec = (time_t)(left_ms / 1000),
+                          .tv_usec = (suseconds_t)(left_ms % 1000) * 1000};
     struct evhttp_connection *conn = NULL;
-    struct evhttp_request *req;
+    struct evhttp_request *req = NULL;
+    struct event *deadline = NULL;
     struct evkeyvalq *h;
     char path[SWORN_DCONFIG_WITNESS_PREFIX_MAX + 32], host[sizeof(c->host) + 16];
     int v6 = strchr(c->host, ':') != NULL, rc = -1;
@@ -187,13 +198,20 @@ static int exchange(struct event_base *base, const struct sworn_dconfig_witness 
         goto out;
     }
     snprintf(path, sizeof(path), "%s/add-checkpoint", c->prefix);
-    /* On failure libevent frees req and answers nothing: a->status stays 0 (no answer). */
-    if (evhttp_make_request(conn, req, EVHTTP_REQ_POST, path) == 0) {
-        event_base_loopexit(a->base, &all);
-        event_base_dispatch(a->base);
+    /* On failure libevent frees req and answers nothing: a->status stays 0 (no answer). The
+     * deadline is a timer of this exchange, freed with it: the base serves every exchange, so a
+     * loopexit left pending would end the next one early. */
+    deadline = evtimer_new(a->base, on_deadline, a);
+    if (deadline == NULL || evtimer_add(deadline, &all) < 0) {
+        sworn_err_set(SWORN_ERR_NOMEM, "witness: no timer");
+        goto out;
     }
+    if (evhttp_make_request(conn, req, EVHTTP_REQ_POST, path) == 0)
+        event_base_dispatch(a->base);
     rc = 0;
 out:
+    if (deadline != NULL)
+        event_free(deadline);
     if (conn != NULL)
         evhttp_connection_free(conn);
     a->base = NULL;
@@ -354,6 +372,9 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
 {
     struct outcome o = {.what = W_FAILED, .size = size};
     uint64_t old = w->size <= size ? w->size : 0;
+    /* One deadline for the witness's whole round, both requests: twice its timeout plus a
+     * second (a witness that trickles a 409 cannot buy a second full exchange). */
+    uint64_t until = d_now_mono_us() / 1000 + 2 * w->cfg->timeout_ms + 1000;
     int rc = 0;
 
     if (carries(w, note, len)) {
@@ -365,27 +386,39 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
     for (int attempt = 0; attempt < 2; attempt++) {
         struct answer a;
         size_t blen = 0;
-        char *body = request_body(ws->d->log, old, size, note, len, &blen);
-        uint64_t held = 0;
+        char *body;
+        uint64_t held = 0, now = d_now_mono_us() / 1000;
         int taken;
 
+        if (now >= until) {
+            snprintf(o.reason, sizeof(o.reason),
+                     "no time left in the round for the request with old %llu",
+                     (unsigned long long)old);
+            break;
+        }
+        body = request_body(ws->d->log, old, size, note, len, &blen);
         if (body == NULL) {
             snprintf(o.reason, sizeof(o.reason), "no request could be made: %.200s",
                      sworn_err_msg());
             break;
         }
         o.old = old;
-        rc = exchange(ws->base, w->cfg, body, blen, &a);
+        rc = exchange(ws->base, w->cfg, body, blen, until - now, &a);
         free(body);
         if (rc < 0)
             return -1;
-        o.status = a.status;
-        if (a.status == 0) {
+        /* libevent takes any number in the status line; a WitnessEvent holds 0..599 (a status
+         * outside 100..599 is recorded as 0, no answer, and named in the reason) */
+        o.status = a.status >= 100 && a.status <= 599 ? a.status : 0;
+        if (a.status != 0 && o.status == 0) {
+            snprintf(o.reason, sizeof(o.reason), "a status line of %d, outside 100..599", a.status);
+        } else if (a.status == 0) {
             snprintf(o.reason, sizeof(o.reason),
                      "no answer: refused, reset, malformed or later than %llu ms",
                      (unsigned long long)w->cfg->timeout_ms);
         } else if (a.status == 200) {
-            taken = sworn_witness_answer_cosignatures(&w->key, note, len, a.body, a.len, cosigs,
+            /* one line a witness: its newest is all a verifier needs */
+            taken = sworn_witness_answer_cosignatures(&w->key, note, len, a.body, a.len, 1, cosigs,
                                                       cosigs_len);
             if (taken < 0) {
                 free(a.body);
@@ -403,7 +436,8 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
             if (held > size) {
                 o.what = W_ALARM;
                 snprintf(o.reason, sizeof(o.reason),
-                         "it holds size %llu of this origin, larger than this log's %llu",
+                         "unauthenticated answer: it holds size %llu of this origin, larger than "
+                         "this log's %llu",
                          (unsigned long long)held, (unsigned long long)size);
             } else if (held == old && held == size) {
                 o.what = W_ALARM;
@@ -423,7 +457,8 @@ static int submit_one(struct d_witnesses *ws, struct d_witness *w, const char *n
         } else if (a.status == 422) {
             o.what = W_ALARM;
             snprintf(o.reason, sizeof(o.reason),
-                     "422: the proof from size %llu does not join the tree it holds",
+                     "unauthenticated answer 422: the proof from size %llu does not join the tree "
+                     "it holds",
                      (unsigned long long)old);
         } else {
             snprintf(o.reason, sizeof(o.reason), "HTTP %d", a.status);
@@ -440,7 +475,7 @@ int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uin
 {
     char *cosigs = NULL, *cosigned_note;
     size_t cosigs_len = 0, n = 0;
-    int rc = 0;
+    int rc = 0, fresh[SWORN_DCONFIG_WITNESSES_MAX] = {0};
 
     if (cosigned != NULL)
         *cosigned = 0;
@@ -457,6 +492,7 @@ int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uin
             return -1;
         }
         n += r > 0;
+        fresh[i] = r == 1;
     }
     if (cosigs_len > 0) {
         cosigned_note = malloc(len + cosigs_len);
@@ -468,6 +504,11 @@ int d_witnesses_submit(struct d_witnesses *ws, const char *note, size_t len, uin
         memcpy(cosigned_note + len, cosigs, cosigs_len);
         rc = sworn_log_put_checkpoint(ws->d->log, cosigned_note, len + cosigs_len);
         free(cosigned_note);
+        /* Not stored: the witnesses that cosigned this round are asked again next round (a
+         * quiet log's round submits to those not known to hold it: d_witnesses_pending). */
+        for (size_t i = 0; rc < 0 && i < ws->n; i++)
+            if (fresh[i])
+                ws->w[i].state = W_UNKNOWN;
     }
     free(cosigs);
     if (rc == 0 && cosigned != NULL)

@@ -36,8 +36,8 @@ int sworn_witness_answer_size(const char *ctype, const char *body, size_t len, u
 }
 
 int sworn_witness_answer_cosignatures(const struct sworn_note_verifier *key, const char *note,
-                                      size_t len, const char *body, size_t body_len, char **out,
-                                      size_t *out_len)
+                                      size_t len, const char *body, size_t body_len, size_t max,
+                                      char **out, size_t *out_len)
 {
     char *cand;
     const char *p = body, *end = body + body_len;
@@ -49,7 +49,7 @@ int sworn_witness_answer_cosignatures(const struct sworn_note_verifier *key, con
     if (cand == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "witness answer: out of memory");
     memcpy(cand, note, len);
-    while (p < end) {
+    while (p < end && (size_t)taken < max) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t line;
         struct sworn_note parsed;

@@ -24,12 +24,15 @@ int sworn_witness_answer_size(const char *ctype, const char *body, size_t len, u
  * The lines of a 200 answer's body (each ending in "\n"; an unfinished last line and lines
  * longer than SWORN_WITNESS_ANSWER_LINE_MAX are skipped) that are key's cosignatures of note
  * (len bytes, a signed note): a line is kept when note with that line appended verifies under key
- * alone, and not already in *out. Kept lines are appended to *out (malloc'd and grown, NUL-
- * terminated; *out may be NULL at first), *out_len updated. Returns how many were kept, or -1
- * out of memory (sworn_err set; *out keeps what it held).
+ * alone, and not already in *out; at most max lines are kept (the first ones), so that a witness,
+ * which can make as many valid cosignatures of its own as it likes (one a time), cannot fill the
+ * note past its signature lines' bound and make it unstorable for every witness (red team of
+ * decisiond's submissions, finding 2). Kept lines are appended to *out (malloc'd and grown,
+ * NUL-terminated; *out may be NULL at first), *out_len updated. Returns how many were kept, or
+ * -1 out of memory (sworn_err set; *out keeps what it held).
  */
 int sworn_witness_answer_cosignatures(const struct sworn_note_verifier *key, const char *note,
-                                      size_t len, const char *body, size_t body_len, char **out,
-                                      size_t *out_len);
+                                      size_t len, const char *body, size_t body_len, size_t max,
+                                      char **out, size_t *out_len);
 
 #endif

@@ -63,7 +63,7 @@ static int take(const char *body, char **out, size_t *out_len)
     struct sworn_note_verifier key;
 
     assert_int_equal(sworn_note_verifier_parse(vkey, strlen(vkey), &key), 0);
-    return sworn_witness_answer_cosignatures(&key, note, strlen(note), body, strlen(body), out,
+    return sworn_witness_answer_cosignatures(&key, note, strlen(note), body, strlen(body), 8, out,
                                              out_len);
 }
 
@@ -90,6 +90,16 @@ static void test_cosignatures(void **state)
     free(out);
     out = NULL;
     out_len = 0;
+    /* At most max lines are kept: none with 0. */
+    {
+        struct sworn_note_verifier key;
+
+        assert_int_equal(sworn_note_verifier_parse(vkey, strlen(vkey), &key), 0);
+        assert_int_equal(sworn_witness_answer_cosignatures(&key, note, strlen(note), COSIG,
+                                                           strlen(COSIG), 0, &out, &out_len),
+                         0);
+        assert_null(out);
+    }
     /* One bit of the signature changed, the line without its "\n", the log's own line: none. */
     other[strlen(other) - 4] ^= 1;
     assert_int_equal(take(other, &out, &out_len), 0);
