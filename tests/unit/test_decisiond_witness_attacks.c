@@ -289,9 +289,22 @@ static void serve(struct fake *f, int fd)
         answer_200(fd, out, olen);
         break;
     }
-    case F_RAW:
-        (void)send_all(fd, f->raw, f->raw_len);
+    case F_RAW: {
+        /* a copy taken under the lock: the test thread sets the next answer with fake_raw */
+        size_t n;
+        char *raw;
+
+        pthread_mutex_lock(&f->mu);
+        n = f->raw_len;
+        raw = malloc(n + 1);
+        if (raw != NULL)
+            memcpy(raw, f->raw, n);
+        pthread_mutex_unlock(&f->mu);
+        if (raw != NULL)
+            (void)send_all(fd, raw, n);
+        free(raw);
         break;
+    }
     case F_SLOW409:
         if (old == 0) {
             static const char head[] = "HTTP/1.1 409 Conflict\r\nContent-Type: text/x.tlog.size\r\n"
