@@ -9,7 +9,6 @@
 
 #include "d_daemon.h"
 #include "d_jlog.h"
-#include "d_record.h"
 #include "err.h"
 
 int d_timemark_init(struct d_timemark *t)
@@ -200,7 +199,7 @@ int d_timemark_append(struct d_daemon *d, Sworn__V1__TimeMarkReason reason, uint
     m.reason = reason;
     e.kind_case = SWORN__V1__ENTRY__KIND_TIME_MARK;
     e.time_mark = &m;
-    rc = d_entry_pack(&e, &bytes, &len);
+    rc = sworn_frame_pack_entry(&e, &bytes, &len);
     if (rc == 0)
         rc = log_append(d, bytes, len, NULL, 0, &at);
     if (rc == 0)
