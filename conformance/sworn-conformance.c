@@ -1,0 +1,127 @@
+/*
+ * sworn-conformance -- probe a running deployment for the tiers of DESIGN section 1 and report
+ * what was tested, when, by whom, against what, with which result (docs/conformance.md).
+ *
+ *   sworn-conformance run --deployment FILE [--tier T1..T5] [--only ID]... [--json OUT]
+ *                         [--html OUT]
+ *   sworn-conformance list [--json]
+ *
+ * Exit status: 0 when no probe failed or ended in an error (skipped probes are listed, not
+ * failures), 1 when one did, 2 on a usage error, a deployment file that does not load, or a
+ * report that cannot be written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c_deploy.h"
+#include "c_registry.h"
+#include "c_report.h"
+#include "c_runner.h"
+#include "err.h"
+#include "fileio.h"
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: sworn-conformance run --deployment FILE [--tier T1..T5] [--only ID]...\n"
+            "                             [--json OUT] [--html OUT]\n"
+            "       sworn-conformance list [--json]\n");
+    return 2;
+}
+
+static int write_html(const struct c_run *run, const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc;
+
+    if (f == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "out of memory");
+    rc = c_report_html(run, f);
+    if (fclose(f) != 0)
+        rc = sworn_err_set(SWORN_ERR_IO, "the HTML report could not be written");
+    if (rc == 0)
+        rc = sworn_file_replace(path, buf, len, 0644);
+    free(buf);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *deployment = NULL, *json_out = NULL, *html_out = NULL;
+    static struct c_deploy dep;
+    struct c_run run;
+    int rc;
+
+    memset(&run, 0, sizeof(run));
+    run.max_tier = C_T5;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v == NULL)
+            return usage();
+        if (strcmp(a, "--deployment") == 0)
+            deployment = v;
+        else if (strcmp(a, "--json") == 0)
+            json_out = v;
+        else if (strcmp(a, "--html") == 0)
+            html_out = v;
+        else if (strcmp(a, "--tier") == 0) {
+            if (c_tier_parse(v, &run.max_tier) < 0) {
+                fprintf(stderr, "sworn-conformance: --tier takes T1..T5\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--only") == 0) {
+            if (run.nonly == C_ONLY_MAX)
+                return usage();
+            run.only[run.nonly++] = v;
+        } else
+            return usage();
+        i++;
+    }
+    if (deployment == NULL)
+        return usage();
+    if (c_run_check_selection(&run) < 0) {
+        fprintf(stderr, "sworn-conformance: %s\n", sworn_err_msg());
+        return 2;
+    }
+    if (c_deploy_load(&dep, deployment) < 0) {
+        fprintf(stderr, "sworn-conformance: %s\n", sworn_err_msg());
+        return 2;
+    }
+    if (c_run_probes(&run, &dep) < 0) {
+        fprintf(stderr, "sworn-conformance: %s\n", sworn_err_msg());
+        c_run_free(&run);
+        return 2;
+    }
+    rc = c_run_clean(&run) ? 0 : 1;
+    if (c_report_text(&run, stdout) < 0 || fflush(stdout) != 0)
+        rc = 2;
+    if (json_out != NULL) {
+        char *j = c_report_json(&run);
+        if (j == NULL || sworn_file_replace(json_out, j, strlen(j), 0644) < 0) {
+            fprintf(stderr, "sworn-conformance: %s: %s\n", json_out, sworn_err_msg());
+            rc = 2;
+        }
+        free(j);
+    }
+    if (html_out != NULL && write_html(&run, html_out) < 0) {
+        fprintf(stderr, "sworn-conformance: %s: %s\n", html_out, sworn_err_msg());
+        rc = 2;
+    }
+    c_run_free(&run);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "run") == 0)
+        return cmd_run(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "list") == 0) {
+        if (argc > 3 || (argc == 3 && strcmp(argv[2], "--json") != 0))
+            return usage();
+        return c_report_list(stdout, argc == 3) < 0 ? 2 : 0;
+    }
+    return usage();
+}

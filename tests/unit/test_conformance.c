@@ -1,0 +1,448 @@
+/*
+ * test_conformance.c -- sworn-conformance against a real development stack (scripts/dev-stack
+ * with sworn-proxy, through stack_fixture.h) and the real sworn-verify: every probe of the first
+ * step passes on the good deployment, and each catches what it must on a deployment broken on
+ * purpose (a trust policy with another log key, a world-writable record, the agent owning the
+ * record, a verifier that accepts anything, a record that is not the exported one). Also the
+ * deployment file's refusals (in process and as the program's exit status 2) and the JSON
+ * report's fields, read with json-c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "c_deploy.h"
+#include "err.h"
+#include "fileio.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+
+static struct sworn_stack stack;
+static int stack_up;
+
+struct opts {
+    const char *trust;  /* NULL: DIR/trust.txt */
+    const char *verify; /* NULL: the real sworn-verify */
+    const char *record; /* NULL: DIR/tiles */
+    long agent_uid;     /* the agent's uid */
+    int fail_closed;    /* with the fail_closed section */
+};
+
+static char *deployment(const char *name, const struct opts *o)
+{
+    char *path = sworn_test_path(stack.dir, name), *tiles = sworn_test_path(stack.dir, "tiles"),
+         *trust = sworn_test_path(stack.dir, "trust.txt");
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fprintf(f, "operator: \"Test <Operator> & co\"\n");
+    fprintf(f, "record: %s\n", o->record != NULL ? o->record : tiles);
+    fprintf(f, "trust_policy: %s\n", o->trust != NULL ? o->trust : trust);
+    fprintf(f, "sworn_verify: %s\n",
+            o->verify != NULL ? o->verify : sworn_test_bin("SWORN_VERIFY_BIN"));
+    fprintf(f, "admin_socket: %s\ndecision_socket: %s\nlog_db: %s\n", stack.admin, stack.decision,
+            stack.log_db);
+    fprintf(f, "agent:\n  uid: %ld\n  gids: [65534]\n", o->agent_uid);
+    fprintf(f, "requests:\n  principal: agent-1\n  count: 3\n"
+               "  allowed: http://127.0.0.1:8080/allowed/conformance\n"
+               "  denied: http://127.0.0.1:8080/denied/conformance\n");
+    if (o->fail_closed)
+        fprintf(f,
+                "fail_closed:\n  proxy: %s\n  stop: \"%s/scripts/dev-stack stop %s >&2\"\n"
+                "  start: \"%s/scripts/dev-stack start %s >&2\"\n",
+                stack.proxy_url, sworn_test_source_dir(), stack.dir, sworn_test_source_dir(),
+                stack.dir);
+    fclose(f);
+    free(tiles);
+    free(trust);
+    return path;
+}
+
+/* Run sworn-conformance run with the deployment and extra arguments (NULL-terminated); returns
+ * the exit status and the JSON report (NULL when none was written). */
+static int run(const char *dep, json_object **report, ...)
+{
+    const char *argv[32];
+    size_t n = 0;
+    char *json = sworn_test_path(stack.dir, "report.json");
+    struct sworn_test_run r;
+    va_list ap;
+    const char *a;
+    int status;
+
+    remove(json);
+    argv[n++] = sworn_test_bin("SWORN_CONFORMANCE_BIN");
+    argv[n++] = "run";
+    argv[n++] = "--deployment";
+    argv[n++] = dep;
+    argv[n++] = "--json";
+    argv[n++] = json;
+    va_start(ap, report);
+    while ((a = va_arg(ap, const char *)) != NULL && n < 30)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    sworn_test_run(argv, NULL, &r);
+    status = r.status;
+    if (status > 1)
+        print_message("sworn-conformance exit %d:\n%s\n%s\n", status, r.out, r.err);
+    sworn_test_run_free(&r);
+    *report = json_object_from_file(json);
+    free(json);
+    return status;
+}
+
+static json_object *get(json_object *o, const char *k)
+{
+    json_object *v = NULL;
+
+    if (!json_object_object_get_ex(o, k, &v))
+        fail_msg("no \"%s\" in the report", k);
+    return v;
+}
+
+static const char *str(json_object *o, const char *k)
+{
+    return json_object_get_string(get(o, k));
+}
+
+/* The result of probe id in the report (fails the test when it did not run). */
+static const char *result_of(json_object *rep, const char *id)
+{
+    json_object *probes = get(rep, "probes");
+
+    for (size_t i = 0; i < json_object_array_length(probes); i++) {
+        json_object *p = json_object_array_get_idx(probes, i);
+        if (strcmp(str(p, "id"), id) == 0)
+            return str(p, "result");
+    }
+    fail_msg("probe %s did not run", id);
+    return NULL;
+}
+
+static void expect_result(json_object *rep, const char *id, const char *want)
+{
+    const char *got = result_of(rep, id);
+
+    if (strcmp(got, want) != 0) {
+        print_message("%s\n", json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PRETTY));
+        fail_msg("probe %s: %s, expected %s", id, got, want);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (sworn_stack_up(&stack, "--no-tpm --proxy") < 0)
+        return -1;
+    stack_up = 1;
+    (void)sworn_stack_checkpoint_now(&stack);
+    sworn_stack_dev_trust(&stack);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return stack_up ? sworn_stack_down(&stack) : 0;
+}
+
+static const struct opts good = {NULL, NULL, NULL, 65534, 1};
+
+static void test_good_deployment(void **state)
+{
+    char *dep = deployment("good.yaml", &good), *html = sworn_test_path(stack.dir, "r.html");
+    static const char *const ids[] = {
+        "T4.no-write-path",   "T4.decisions-recorded",          "T5.verify",
+        "T5.sufficiency",     "T5.tamper-entry-changed",        "T5.tamper-entry-deleted",
+        "T5.tamper-rollback", "T5.tamper-checkpoint-signature", "T3.fail-closed"};
+    json_object *rep = NULL, *d, *p0;
+    struct sworn_test_run l;
+    json_object *list;
+    char *text = NULL;
+    size_t len;
+
+    (void)state;
+    assert_int_equal(run(dep, &rep, "--html", html, NULL), 0);
+    assert_non_null(rep);
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+        expect_result(rep, ids[i], "pass");
+    /* The report's fields: who, when, against what, with which probe set. */
+    assert_string_equal(str(rep, "tool"), "sworn-conformance");
+    assert_string_equal(str(rep, "claim"), "no failure found under these probes");
+    assert_string_equal(str(get(rep, "operator"), "name"), "Test <Operator> & co");
+    assert_int_equal(json_object_get_int64(get(get(rep, "operator"), "uid")), (int64_t)getuid());
+    assert_int_equal(strlen(str(rep, "started")), 24);
+    assert_int_equal(strlen(str(rep, "ended")), 24);
+    d = get(rep, "deployment");
+    assert_true(strlen(str(d, "origin")) > 0);
+    assert_true(json_object_get_int64(get(get(d, "checkpoint_end"), "size")) >
+                json_object_get_int64(get(get(d, "checkpoint_start"), "size")));
+    assert_int_equal(strlen(str(get(d, "checkpoint_start"), "root")), 44);
+    assert_int_equal(strlen(str(d, "policy_digest")), 64);
+    assert_int_equal(json_object_get_int(get(get(rep, "summary"), "pass")), 9);
+    p0 = json_object_array_get_idx(get(rep, "probes"), 0);
+    assert_true(json_object_array_length(get(p0, "evidence")) > 0);
+    assert_non_null(get(p0, "technique"));
+    assert_non_null(get(p0, "expected"));
+    assert_non_null(get(p0, "observed"));
+    assert_non_null(get(p0, "duration_ms"));
+    /* The probe set's digest is the one `list` prints. */
+    sworn_test_runv(&l, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "list", "--json", NULL);
+    sworn_test_run_must(&l, "list --json");
+    list = json_tokener_parse(l.out);
+    assert_non_null(list);
+    assert_string_equal(str(list, "probe_set_digest"), str(get(rep, "probe_set"), "digest"));
+    json_object_put(list);
+    sworn_test_run_free(&l);
+    /* The HTML page: one table per tier, the operator's name escaped. */
+    assert_int_equal(sworn_file_read(html, 1u << 20, &text, &len), 0);
+    assert_non_null(strstr(text, "<h2>T5</h2>"));
+    assert_non_null(strstr(text, "<h2>T4</h2>"));
+    assert_non_null(strstr(text, "Test &lt;Operator&gt; &amp; co"));
+    assert_null(strstr(text, "<Operator>"));
+    assert_null(strstr(text, "<script"));
+    free(text);
+    json_object_put(rep);
+    free(html);
+    free(dep);
+}
+
+/* A trust policy whose log key is another key: T5.verify fails, and the tamper probes cannot
+ * conclude (their baseline is rejected too). */
+static void test_other_log_key(void **state)
+{
+    struct opts o = good;
+    char *trust = sworn_test_path(stack.dir, "other-trust.txt"), *dep;
+    json_object *rep = NULL;
+
+    (void)state;
+    assert_int_equal(
+        sworn_stack_sh(&stack,
+                       "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
+                       "-out other.pem 2>/dev/null && openssl pkey -in other.pem -pubout "
+                       "-outform DER -out other.spki && origin=$(head -n 1 tiles/checkpoint) && "
+                       "{ echo \"origin $origin\"; echo \"log $(\"%s\" vkey --name \"$origin\" "
+                       "--spki other.spki)\"; echo 'entries sworn'; echo 'quotes ignore'; "
+                       "echo 'development allowed'; } > other-trust.txt",
+                       sworn_test_bin("SWORN_LOG_BIN")),
+        0);
+    o.trust = trust;
+    dep = deployment("other-key.yaml", &o);
+    assert_int_equal(
+        run(dep, &rep, "--only", "T5.verify", "--only", "T5.tamper-entry-changed", NULL), 1);
+    expect_result(rep, "T5.verify", "fail");
+    expect_result(rep, "T5.tamper-entry-changed", "error");
+    assert_string_equal(str(rep, "claim"), "FAILURES FOUND under these probes");
+    json_object_put(rep);
+    free(dep);
+    free(trust);
+}
+
+/* The record folder world-writable, then owned by the agent: T4.no-write-path fails. */
+static void test_write_path(void **state)
+{
+    struct opts o = good;
+    char *tiles = sworn_test_path(stack.dir, "tiles"), *dep;
+    json_object *rep = NULL;
+    struct stat st;
+
+    (void)state;
+    assert_int_equal(stat(tiles, &st), 0);
+    assert_int_equal(chmod(tiles, 0777), 0);
+    dep = deployment("writable.yaml", &o);
+    assert_int_equal(run(dep, &rep, "--only", "T4.no-write-path", NULL), 1);
+    expect_result(rep, "T4.no-write-path", "fail");
+    json_object_put(rep);
+    assert_int_equal(chmod(tiles, st.st_mode & 07777), 0);
+    free(dep);
+
+    /* The agent's uid is the record's owner (an owner can chmod). */
+    o.agent_uid = (long)st.st_uid;
+    dep = deployment("owner.yaml", &o);
+    assert_int_equal(run(dep, &rep, "--only", "T4.no-write-path", NULL), 1);
+    expect_result(rep, "T4.no-write-path", "fail");
+    json_object_put(rep);
+    free(dep);
+    free(tiles);
+}
+
+/* A "verifier" that accepts anything: every tamper probe fails. */
+static void test_verifier_accepts_anything(void **state)
+{
+    struct opts o = good;
+    char *fake = sworn_test_path(stack.dir, "fake-verify"), *dep;
+    FILE *f = fopen(fake, "w");
+    json_object *rep = NULL;
+
+    (void)state;
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho '{\"tool\":\"sworn-verify\",\"result\":\"pass\",\"tree_size\":1,"
+               "\"checks\":[]}'\nexit 0\n");
+    fclose(f);
+    assert_int_equal(chmod(fake, 0755), 0);
+    o.verify = fake;
+    dep = deployment("fake.yaml", &o);
+    assert_int_equal(run(dep, &rep, "--tier", "T5", "--only", "T5.tamper-entry-changed", "--only",
+                         "T5.tamper-entry-deleted", "--only", "T5.tamper-rollback", "--only",
+                         "T5.tamper-checkpoint-signature", NULL),
+                     1);
+    expect_result(rep, "T5.tamper-entry-changed", "fail");
+    expect_result(rep, "T5.tamper-entry-deleted", "fail");
+    expect_result(rep, "T5.tamper-rollback", "fail");
+    expect_result(rep, "T5.tamper-checkpoint-signature", "fail");
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* A record that is not the one decisiond exports (a stale copy): the decisions are not in it. */
+static void test_stale_record(void **state)
+{
+    struct opts o = good;
+    char *copy = sworn_test_path(stack.dir, "stale-tiles"), *dep;
+    json_object *rep = NULL;
+
+    (void)state;
+    assert_int_equal(sworn_stack_sh(&stack, "cp -a tiles stale-tiles"), 0);
+    o.record = copy;
+    dep = deployment("stale.yaml", &o);
+    assert_int_equal(run(dep, &rep, "--only", "T4.decisions-recorded", NULL), 1);
+    expect_result(rep, "T4.decisions-recorded", "fail");
+    json_object_put(rep);
+    free(dep);
+    free(copy);
+}
+
+/* --tier T3 runs only probes of tiers up to T3; skipped probes say why and fail nothing. */
+static void test_tier_and_skips(void **state)
+{
+    char *path = sworn_test_path(stack.dir, "minimal.yaml"),
+         *tiles = sworn_test_path(stack.dir, "tiles"),
+         *trust = sworn_test_path(stack.dir, "trust.txt");
+    FILE *f = fopen(path, "w");
+    json_object *rep = NULL;
+
+    (void)state;
+    assert_non_null(f);
+    fprintf(f, "operator: t\nrecord: %s\ntrust_policy: %s\nsworn_verify: %s\nagent: {uid: 65534}\n",
+            tiles, trust, sworn_test_bin("SWORN_VERIFY_BIN"));
+    fclose(f);
+    assert_int_equal(run(path, &rep, "--tier", "T4", NULL), 0);
+    expect_result(rep, "T4.decisions-recorded", "skipped");
+    expect_result(rep, "T3.fail-closed", "skipped");
+    expect_result(rep, "T4.no-write-path", "pass");
+    assert_int_equal(json_object_array_length(get(rep, "probes")), 3);
+    json_object_put(rep);
+    free(path);
+    free(tiles);
+    free(trust);
+}
+
+/* The deployment file's refusals, in process. */
+static void expect_refused(const char *yaml, const char *needle)
+{
+    struct c_deploy d;
+
+    sworn_err_clear();
+    if (c_deploy_load_mem(&d, "dep.yaml", (const uint8_t *)yaml, strlen(yaml)) == 0)
+        fail_msg("accepted:\n%s", yaml);
+    if (strstr(sworn_err_msg(), needle) == NULL)
+        fail_msg("refused with \"%s\", expected \"%s\"", sworn_err_msg(), needle);
+}
+
+#define BASE "operator: o\nrecord: /r\ntrust_policy: /t\nsworn_verify: /v\n"
+
+static void test_deployment_refusals(void **state)
+{
+    struct c_deploy d;
+    const char *ok = BASE "agent: {uid: 1000}\n";
+
+    (void)state;
+    assert_int_equal(c_deploy_load_mem(&d, "ok.yaml", (const uint8_t *)ok, strlen(ok)), 0);
+    assert_int_equal(d.agent_uid, 1000);
+    assert_int_equal(d.has_requests, 0);
+    expect_refused(BASE "agent: {uid: 1}\nrecrod: /x\n", "dep.yaml:6:1: ");
+    expect_refused(BASE "agent: {uid: 1}\nrecrod: /x\n", "recrod");
+    expect_refused("operator: o\ntrust_policy: /t\nsworn_verify: /v\nagent: {uid: 1}\n",
+                   "record is required");
+    expect_refused(BASE, "agent is required");
+    expect_refused(BASE "agent: {uid: abc}\n", "dep.yaml:5:");
+    expect_refused(BASE "agent: {uid: [1]}\n", "dep.yaml:5:");
+    expect_refused(BASE "agent: 7\n", "agent must be a mapping");
+    expect_refused(BASE "agent: {uid: 1, gid: 2}\n", "gid");
+    expect_refused("operator: o\nrecord: tiles\ntrust_policy: /t\nsworn_verify: /v\n"
+                   "agent: {uid: 1}\n",
+                   "record must be an absolute path");
+    expect_refused("operator: [o]\nrecord: /r\ntrust_policy: /t\nsworn_verify: /v\n"
+                   "agent: {uid: 1}\n",
+                   "operator must be a string");
+    expect_refused(BASE "agent: {uid: 1}\nrequests:\n  principal: a\n  allowed: ftp://x/\n"
+                        "  denied: http://x/d\ndecision_socket: /s\n",
+                   "allowed: must start with http");
+    expect_refused(BASE "agent: {uid: 1}\nrequests:\n  principal: a\n  allowed: http://x:0/\n"
+                        "  denied: http://x/d\ndecision_socket: /s\n",
+                   "port");
+    expect_refused(BASE "agent: {uid: 1}\nrequests:\n  principal: a\n  allowed: http://x/a\n"
+                        "  denied: http://x/d\n",
+                   "needs decision_socket");
+    expect_refused(BASE "agent: {uid: 1}\nrequests:\n  principal: a\n  count: 0\n"
+                        "  allowed: http://x/a\n  denied: http://x/d\ndecision_socket: /s\n",
+                   "dep.yaml:");
+}
+
+/* The program: a bad deployment file, an unknown probe and bad usage are exit 2. */
+static void test_exit_two(void **state)
+{
+    char *bad = sworn_test_path(stack.dir, "bad.yaml"), *good_dep = deployment("g2.yaml", &good);
+    FILE *f = fopen(bad, "w");
+    struct sworn_test_run r;
+
+    (void)state;
+    assert_non_null(f);
+    fprintf(f, BASE "agent: {uid: 1}\nextra: 1\n");
+    fclose(f);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--deployment", bad,
+                    NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, ":6:1: "));
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--deployment",
+                    good_dep, "--only", "T9.nothing", NULL);
+    assert_int_equal(r.status, 2);
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--deployment",
+                    good_dep, "--tier", "T6", NULL);
+    assert_int_equal(r.status, 2);
+    sworn_test_run_free(&r);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "frobnicate", NULL);
+    assert_int_equal(r.status, 2);
+    sworn_test_run_free(&r);
+    free(bad);
+    free(good_dep);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deployment_refusals),
+        cmocka_unit_test(test_good_deployment),
+        cmocka_unit_test(test_other_log_key),
+        cmocka_unit_test(test_write_path),
+        cmocka_unit_test(test_verifier_accepts_anything),
+        cmocka_unit_test(test_stale_record),
+        cmocka_unit_test(test_tier_and_skips),
+        cmocka_unit_test(test_exit_two),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
