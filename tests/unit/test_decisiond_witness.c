@@ -35,6 +35,7 @@
 #define WITNESS_NAME "w1.test/witness"
 
 struct wtest {
+    int stack_up; /* the stack is up: teardown takes it down when a test failed first */
     struct sworn_stack s;
     struct sworn_wfx w;
     char origin[256];
@@ -65,6 +66,7 @@ static void wtest_up(struct wtest *t)
 
     memset(t, 0, sizeof(*t));
     assert_int_equal(sworn_stack_up(&t->s, "--no-tpm"), 0);
+    t->stack_up = 1;
     sworn_stack_dev_trust(&t->s);
     trust = (char *)sworn_verify_read_rel(t->s.dir, "trust.txt", NULL);
     line_value(trust, "origin", t->origin, sizeof(t->origin));
@@ -89,8 +91,31 @@ static void wtest_down(struct wtest *t)
 
     if (t->w.pid > 0)
         sworn_wfx_stop(&t->w);
+    t->stack_up = 0;
+    t->w.dir = NULL;
     assert_int_equal(sworn_stack_down(&t->s), 0);
     free(wdir);
+}
+
+static int setup(void **state)
+{
+    *state = calloc(1, sizeof(struct wtest));
+    return *state == NULL ? -1 : 0;
+}
+
+/* After a failed test too: nothing it started stays running (a live daemon or witness would
+ * outlive the test run). */
+static int teardown(void **state)
+{
+    struct wtest *t = *state;
+    int rc = 0;
+
+    sworn_wfx_kill(&t->w);
+    if (t->stack_up && sworn_stack_down(&t->s) != 0)
+        rc = -1; /* a sanitizer report in the daemon's log: printed */
+    free(t->w.dir);
+    free(t);
+    return rc;
 }
 
 /* Whether DIR/rel (a checkpoint note) carries a cosignature of w that verifies. */
@@ -168,164 +193,161 @@ static void allow(struct sworn_stack *s, const char *tag, int i)
 
 static void test_cosigned(void **state)
 {
-    struct wtest t;
+    struct wtest *t = *state;
     json_object *rep;
 
-    (void)state;
-    wtest_up(&t);
+    wtest_up(t);
     for (int i = 0; i < 3; i++)
-        allow(&t.s, "c", i);
-    assert_true(sworn_stack_checkpoint_now(&t.s) >= 3);
-    assert_true(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
-    assert_true(witness_metric(&t.s, "witness_cosignatures_total") >= 1);
-    assert_true(witness_metric(&t.s, "witness_up") == 1);
-    assert_true(witness_metric(&t.s, "witness_alarms_total") == 0);
-    assert_int_equal(witness_events(&t.s, NULL, 0), 0);
-    assert_true(sworn_test_file_has_line(t.w.log, "\"outcome\":\"cosigned\""));
+        allow(&t->s, "c", i);
+    assert_true(sworn_stack_checkpoint_now(&t->s) >= 3);
+    assert_true(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
+    assert_true(witness_metric(&t->s, "witness_cosignatures_total") >= 1);
+    assert_true(witness_metric(&t->s, "witness_up") == 1);
+    assert_true(witness_metric(&t->s, "witness_alarms_total") == 0);
+    assert_int_equal(witness_events(&t->s, NULL, 0), 0);
+    assert_true(sworn_test_file_has_line(t->w.log, "\"outcome\":\"cosigned\""));
     /* The auditor requires the witness: sworn-verify checks the cosignature and the quorum. */
-    assert_int_equal(witness_trust(&t), 0);
-    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t.s.dir, "trust-w.txt", "tiles",
+    assert_int_equal(witness_trust(t), 0);
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t->s.dir, "trust-w.txt", "tiles",
                             NULL, 0, SWORN_VERIFY_NO_PROGRESS);
     sworn_verify_expect_pass(rep, "witness-quorum");
     /* the start's own checkpoints were never submitted: counted, not failed */
     assert_true(json_object_get_int64(sworn_verify_get(rep, "checkpoints_below_quorum")) >= 1);
     json_object_put(rep);
-    wtest_down(&t);
+    wtest_down(t);
 }
 
 static void test_unreachable_then_recovered(void **state)
 {
-    struct wtest t;
+    struct wtest *t = *state;
     struct event ev[4];
     json_object *rep;
 
-    (void)state;
-    wtest_up(&t);
-    allow(&t.s, "u", 0);
-    (void)sworn_stack_checkpoint_now(&t.s);
-    assert_true(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
+    wtest_up(t);
+    allow(&t->s, "u", 0);
+    (void)sworn_stack_checkpoint_now(&t->s);
+    assert_true(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
 
     /* Down: decisions go on, the checkpoint is published without its cosignature. */
-    sworn_wfx_stop(&t.w);
+    sworn_wfx_stop(&t->w);
     for (int round = 0; round < 3; round++) {
-        allow(&t.s, "down", round);
-        (void)sworn_stack_checkpoint_now(&t.s);
-        assert_false(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
+        allow(&t->s, "down", round);
+        (void)sworn_stack_checkpoint_now(&t->s);
+        assert_false(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
     }
     /* One FAILING entry for the three rounds, each counted. */
-    assert_int_equal(witness_events(&t.s, ev, 4), 1);
+    assert_int_equal(witness_events(&t->s, ev, 4), 1);
     assert_int_equal(ev[0].kind, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_FAILING);
     assert_int_equal(ev[0].status, 0);
-    assert_true(witness_metric(&t.s, "witness_failures_total") >= 3);
-    assert_true(witness_metric(&t.s, "witness_up") == 0);
+    assert_true(witness_metric(&t->s, "witness_failures_total") >= 3);
+    assert_true(witness_metric(&t->s, "witness_up") == 0);
     {
-        char *log = sworn_test_path(t.s.dir, "decisiond.log");
+        char *log = sworn_test_path(t->s.dir, "decisiond.log");
 
         assert_true(sworn_test_file_has_line(log, "\"event\":\"witness_failing\""));
         free(log);
     }
 
     /* Back on its port: a RECOVERED entry, and the next checkpoint is cosigned. */
-    sworn_wfx_start(&t.w);
-    allow(&t.s, "up", 0);
-    (void)sworn_stack_checkpoint_now(&t.s);
-    assert_true(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
-    assert_int_equal(witness_events(&t.s, ev, 4), 2);
+    sworn_wfx_start(&t->w);
+    allow(&t->s, "up", 0);
+    (void)sworn_stack_checkpoint_now(&t->s);
+    assert_true(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
+    assert_int_equal(witness_events(&t->s, ev, 4), 2);
     assert_int_equal(ev[1].kind, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_RECOVERED);
     assert_int_equal(ev[1].status, 200);
-    assert_true(witness_metric(&t.s, "witness_up") == 1);
+    assert_true(witness_metric(&t->s, "witness_up") == 1);
     /* The record, with its two WitnessEvent entries, verifies with the witness required: the
      * newest checkpoint is cosigned, the ones of the outage are counted below the quorum. */
-    assert_int_equal(witness_trust(&t), 0);
-    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t.s.dir, "trust-w.txt", "tiles",
+    assert_int_equal(witness_trust(t), 0);
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t->s.dir, "trust-w.txt", "tiles",
                             NULL, 0, SWORN_VERIFY_NO_PROGRESS);
     sworn_verify_expect_pass(rep, "witness-quorum");
     sworn_verify_expect_pass(rep, "entries");
     assert_true(json_object_get_int64(sworn_verify_get(rep, "checkpoints_below_quorum")) >= 3);
     assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "witness_alarms")), 0);
     json_object_put(rep);
-    wtest_down(&t);
+    wtest_down(t);
 }
 
 static void test_split_view(void **state)
 {
-    struct wtest t;
+    struct wtest *t = *state;
     struct event ev[4];
     uint64_t held;
     char *log;
     json_object *rep;
 
-    (void)state;
-    wtest_up(&t);
+    wtest_up(t);
     for (int i = 0; i < 2; i++)
-        allow(&t.s, "a", i);
-    (void)sworn_stack_checkpoint_now(&t.s);
-    assert_true(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
+        allow(&t->s, "a", i);
+    (void)sworn_stack_checkpoint_now(&t->s);
+    assert_true(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
 
     /* The operator keeps a copy of the log as it is now. */
-    assert_int_equal(sworn_stack_stop_daemon(&t.s), 0);
-    assert_int_equal(sworn_stack_sh(&t.s, "cp \"$LOG_DB\" fork.db && "
-                                          "{ [ ! -e \"$LOG_DB-wal\" ] || cp \"$LOG_DB-wal\" "
-                                          "fork.db-wal; }"),
+    assert_int_equal(sworn_stack_stop_daemon(&t->s), 0);
+    assert_int_equal(sworn_stack_sh(&t->s, "cp \"$LOG_DB\" fork.db && "
+                                           "{ [ ! -e \"$LOG_DB-wal\" ] || cp \"$LOG_DB-wal\" "
+                                           "fork.db-wal; }"),
                      0);
     /* The original grows and the witness cosigns it further. */
-    assert_int_equal(sworn_stack_start(&t.s), 0);
+    assert_int_equal(sworn_stack_start(&t->s), 0);
     for (int i = 0; i < 6; i++)
-        allow(&t.s, "b", i);
-    held = sworn_stack_checkpoint_now(&t.s);
-    assert_true(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
+        allow(&t->s, "b", i);
+    held = sworn_stack_checkpoint_now(&t->s);
+    assert_true(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
 
     /* The copy, with the same key and origin, shown to someone else: its first checkpoint is
      * smaller than what the witness holds (409 naming a larger size). */
-    assert_int_equal(sworn_stack_stop_daemon(&t.s), 0);
-    assert_int_equal(sworn_stack_sh(&t.s,
+    assert_int_equal(sworn_stack_stop_daemon(&t->s), 0);
+    assert_int_equal(sworn_stack_sh(&t->s,
                                     "sed -i \"s|database: .*|database: $PWD/fork.db|\" "
                                     "decisiond.yaml && mv tiles tiles.original && mkdir tiles"),
                      0);
-    assert_int_equal(sworn_stack_start(&t.s), 0);
-    allow(&t.s, "f", 0); /* the start's own checkpoint is not submitted: grow past it */
-    assert_true(sworn_stack_checkpoint_now(&t.s) < held);
-    assert_false(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
-    assert_int_equal(witness_events(&t.s, ev, 4), 1);
+    assert_int_equal(sworn_stack_start(&t->s), 0);
+    allow(&t->s, "f", 0); /* the start's own checkpoint is not submitted: grow past it */
+    assert_true(sworn_stack_checkpoint_now(&t->s) < held);
+    assert_false(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
+    assert_int_equal(witness_events(&t->s, ev, 4), 1);
     assert_int_equal(ev[0].kind, SWORN__V1__WITNESS_EVENT_KIND__WITNESS_EVENT_CONSISTENCY);
     assert_int_equal(ev[0].status, 409);
     assert_true(ev[0].witness_size == held);
-    assert_true(witness_metric(&t.s, "witness_alarms_total") >= 1);
-    log = sworn_test_path(t.s.dir, "decisiond.log");
+    assert_true(witness_metric(&t->s, "witness_alarms_total") >= 1);
+    log = sworn_test_path(t->s.dir, "decisiond.log");
     assert_true(sworn_test_file_has_line(log, "\"level\":\"error\",\"event\":\"witness_alarm\""));
 
     /* Grown past that size: the proof from the witness's size does not join its tree (422),
      * refused again, counted and logged (the state did not change: no second entry). */
     for (int i = 1; i < 12; i++)
-        allow(&t.s, "f", i);
-    assert_true(sworn_stack_checkpoint_now(&t.s) > held);
-    assert_false(cosigned_by(t.s.dir, "tiles/checkpoint", &t.w));
+        allow(&t->s, "f", i);
+    assert_true(sworn_stack_checkpoint_now(&t->s) > held);
+    assert_false(cosigned_by(t->s.dir, "tiles/checkpoint", &t->w));
     assert_true(sworn_test_file_has_line(log, "\"status\":422"));
-    assert_true(witness_metric(&t.s, "witness_alarms_total") >= 2);
-    assert_int_equal(witness_events(&t.s, ev, 4), 1);
+    assert_true(witness_metric(&t->s, "witness_alarms_total") >= 2);
+    assert_int_equal(witness_events(&t->s, ev, 4), 1);
     /* The witness kept the original's tree. */
-    assert_true(sworn_test_file_has_line(t.w.log, "\"status\":422"));
+    assert_true(sworn_test_file_has_line(t->w.log, "\"status\":422"));
     free(log);
     /* An auditor who requires the witness refuses the copy: its newest checkpoint has no
      * cosignature. One who does not still sees the copy's own alarm in its record. */
-    assert_int_equal(witness_trust(&t), 0);
-    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t.s.dir, "trust-w.txt", "tiles",
+    assert_int_equal(witness_trust(t), 0);
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t->s.dir, "trust-w.txt", "tiles",
                             NULL, 1, SWORN_VERIFY_NO_PROGRESS);
     sworn_verify_expect_fail(rep, "witness-quorum", "quorum-not-met", "checkpoint");
     json_object_put(rep);
-    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t.s.dir, "trust.txt", "tiles", NULL,
-                            0, SWORN_VERIFY_NO_PROGRESS);
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), t->s.dir, "trust.txt", "tiles",
+                            NULL, 0, SWORN_VERIFY_NO_PROGRESS);
     assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "witness_alarms")), 1);
     json_object_put(rep);
-    wtest_down(&t);
+    wtest_down(t);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cosigned),
-        cmocka_unit_test(test_unreachable_then_recovered),
-        cmocka_unit_test(test_split_view),
+        cmocka_unit_test_setup_teardown(test_cosigned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreachable_then_recovered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_view, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
