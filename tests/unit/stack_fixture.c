@@ -435,6 +435,27 @@ void sworn_stack_dev_trust(struct sworn_stack *s)
         0);
 }
 
+void sworn_stack_trust_value(struct sworn_stack *s, const char *key, char *out, size_t cap)
+{
+    char *path = sworn_test_path(s->dir, "trust.txt");
+    char *text = sworn_test_read_file(path, NULL);
+    size_t klen = strlen(key);
+
+    free(path);
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
+            size_t n = strcspn(p + klen + 1, "\n");
+
+            assert_true(n < cap);
+            memcpy(out, p + klen + 1, n);
+            out[n] = '\0';
+            free(text);
+            return;
+        }
+    free(text);
+    fail_msg("no line %s in trust.txt", key);
+}
+
 Sworn__V1__DecisionReply *sworn_stack_decide_path(struct sworn_stack *s, const char *id,
                                                   const char *path)
 {

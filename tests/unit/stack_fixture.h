@@ -318,6 +318,11 @@ void sworn_stack_expect_final_checkpoint(struct sworn_log *log);
  */
 void sworn_stack_dev_trust(struct sworn_stack *s);
 
+/* The value of the line "<key> VALUE" of DIR/trust.txt (sworn_stack_dev_trust writes it: "origin"
+ * and "log", the log's verifier key, for instance) into out (cap bytes); fails the test when there
+ * is no such line or the value does not fit. */
+void sworn_stack_trust_value(struct sworn_stack *s, const char *key, char *out, size_t cap);
+
 /* Run a shell command with the stack's environment (stack.env sourced); returns its exit status. */
 SWORN_TEST_MUST_CHECK
 int sworn_stack_sh(struct sworn_stack *s, const char *fmt, ...)

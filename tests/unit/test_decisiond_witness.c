@@ -42,36 +42,17 @@ struct wtest {
     char log_vkey[SWORN_NOTE_VKEY_MAX + 1];
 };
 
-/* The value of the line "<key> VALUE" of text. */
-static void line_value(const char *text, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-
-    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
-            size_t n = strcspn(p + klen + 1, "\n");
-
-            assert_true(n < cap);
-            memcpy(out, p + klen + 1, n);
-            out[n] = '\0';
-            return;
-        }
-    fail_msg("no line %s", key);
-}
-
 /* A stack without a TPM, a witness of its log, and decisiond restarted to submit to it. */
 static void wtest_up(struct wtest *t)
 {
-    char *trust, *wdir;
+    char *wdir;
 
     memset(t, 0, sizeof(*t));
     assert_int_equal(sworn_stack_up(&t->s, "--no-tpm"), 0);
     t->stack_up = 1;
     sworn_stack_dev_trust(&t->s);
-    trust = (char *)sworn_verify_read_rel(t->s.dir, "trust.txt", NULL);
-    line_value(trust, "origin", t->origin, sizeof(t->origin));
-    line_value(trust, "log", t->log_vkey, sizeof(t->log_vkey));
-    free(trust);
+    sworn_stack_trust_value(&t->s, "origin", t->origin, sizeof(t->origin));
+    sworn_stack_trust_value(&t->s, "log", t->log_vkey, sizeof(t->log_vkey));
     wdir = sworn_test_path(t->s.dir, "w");
     assert_int_equal(mkdir(wdir, 0700), 0);
     sworn_wfx_init(&t->w, wdir, WITNESS_NAME, t->origin, t->log_vkey);

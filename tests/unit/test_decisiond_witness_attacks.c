@@ -465,37 +465,19 @@ struct atk {
     int seq;
 };
 
-static void line_value(const char *text, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-
-    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, key, klen) == 0 && p[klen] == ' ') {
-            size_t n = strcspn(p + klen + 1, "\n");
-
-            assert_true(n < cap);
-            memcpy(out, p + klen + 1, n);
-            out[n] = '\0';
-            return;
-        }
-    fail_msg("no line %s", key);
-}
-
 /*
  * A stack without a TPM, the fake witness (timeout_ms each step; prefix /pfx) and, with real, a
  * real sworn-witness of the log too (listed first); decisiond restarted to submit to them.
  */
 static void atk_up_opts(struct atk *t, int timeout_ms, int real, const char *options)
 {
-    char *trust, *d;
+    char *d;
 
     assert_int_equal(sworn_stack_up(&t->s, options), 0);
     t->stack_up = 1;
     sworn_stack_dev_trust(&t->s);
-    trust = (char *)sworn_verify_read_rel(t->s.dir, "trust.txt", NULL);
-    line_value(trust, "origin", t->origin, sizeof(t->origin));
-    line_value(trust, "log", t->log_vkey, sizeof(t->log_vkey));
-    free(trust);
+    sworn_stack_trust_value(&t->s, "origin", t->origin, sizeof(t->origin));
+    sworn_stack_trust_value(&t->s, "log", t->log_vkey, sizeof(t->log_vkey));
     d = sworn_test_path(t->s.dir, "fk");
     assert_int_equal(mkdir(d, 0700), 0);
     sworn_wfx_init(&t->kw, d, FAKE_NAME, t->origin, t->log_vkey);
