@@ -273,16 +273,34 @@ static int fresh_copy(struct c_ctx *ctx, struct c_result *r, const char *name, c
     return 0;
 }
 
-/* Read the newest bundle of the copy. OUT: its path relative to the record, bytes, length. */
-static int newest_bundle(const char *dir, uint64_t size, char *rel, size_t cap, char **bytes,
-                         size_t *len, char *path, size_t pcap)
+/* The newest entry bundle of a tampered copy, read and split into its entries. */
+struct bundle {
+    char rel[SWORN_TILE_PATH_MAX]; /* its path relative to the record */
+    char path[4096];
+    char *bytes; /* free it */
+    size_t len;
+    unsigned width; /* its entries */
+    struct sworn_tile_entry e[SWORN_TILE_WIDTH];
+};
+
+/* Read and parse the newest bundle of the copy dir of a tree of size entries. 0 or -1 (bytes
+ * freed). */
+static int newest_bundle(const char *dir, uint64_t size, struct bundle *b)
 {
     uint64_t last = (size - 1) / SWORN_TILE_WIDTH;
 
-    if (c_record_bundle_path(size, last, rel, cap) < 0 ||
-        (size_t)snprintf(path, pcap, "%s/%s", dir, rel) >= pcap)
+    b->bytes = NULL;
+    b->width = (unsigned)((size - 1) % SWORN_TILE_WIDTH) + 1;
+    if (c_record_bundle_path(size, last, b->rel, sizeof(b->rel)) < 0 ||
+        (size_t)snprintf(b->path, sizeof(b->path), "%s/%s", dir, b->rel) >= sizeof(b->path) ||
+        sworn_file_read(b->path, SWORN_TILE_BUNDLE_MAX, &b->bytes, &b->len) < 0)
         return -1;
-    return sworn_file_read(path, SWORN_TILE_BUNDLE_MAX, bytes, len);
+    if (sworn_tile_bundle_parse((uint8_t *)b->bytes, b->len, b->width, b->e) < 0) {
+        free(b->bytes);
+        b->bytes = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 /* Verify the tampered copy: a pass of the probe is a rejection (exit 1) by sworn-verify. */
@@ -308,32 +326,34 @@ static void judge(struct c_ctx *ctx, struct c_result *r, const char *copy, const
 
 void c_probe_tamper_entry(struct c_ctx *ctx, struct c_result *r)
 {
-    char copy[1200], rel[SWORN_TILE_PATH_MAX], path[4096];
+    char copy[1200];
     struct sworn_checkpoint cp;
-    struct sworn_tile_entry e[SWORN_TILE_WIDTH];
-    char *b = NULL;
-    size_t len, off;
-    unsigned width;
+    struct bundle *b = calloc(1, sizeof(*b));
+    size_t off;
 
-    if (fresh_copy(ctx, r, "entry-changed", copy, sizeof(copy), &cp) < 0)
+    if (b == NULL || fresh_copy(ctx, r, "entry-changed", copy, sizeof(copy), &cp) < 0) {
+        if (b == NULL)
+            c_result_set(r, C_ERROR, "out of memory");
+        free(b);
         return;
-    if (newest_bundle(copy, cp.size, rel, sizeof(rel), &b, &len, path, sizeof(path)) < 0)
-        goto unreadable;
-    width = (unsigned)((cp.size - 1) % SWORN_TILE_WIDTH) + 1;
-    if (sworn_tile_bundle_parse((uint8_t *)b, len, width, e) < 0 || e[0].len == 0)
+    }
+    if (newest_bundle(copy, cp.size, b) < 0 || b->e[0].len == 0)
         goto unreadable;
     /* One bit of a byte in the middle of the bundle's first entry: the entry's bytes change,
      * its length and the bundle's shape do not. */
-    off = (size_t)(e[0].data - (uint8_t *)b) + e[0].len / 2;
-    b[off] ^= 0x01;
-    if (sworn_file_replace(path, b, len, 0644) < 0)
+    off = (size_t)(b->e[0].data - (uint8_t *)b->bytes) + b->e[0].len / 2;
+    b->bytes[off] ^= 0x01;
+    if (sworn_file_replace(b->path, b->bytes, b->len, 0644) < 0)
         goto unreadable;
     c_evidence(r, "entry %llu (%s), byte %zu of the bundle: one bit flipped",
-               (unsigned long long)((cp.size - 1) / SWORN_TILE_WIDTH * SWORN_TILE_WIDTH), rel, off);
+               (unsigned long long)((cp.size - 1) / SWORN_TILE_WIDTH * SWORN_TILE_WIDTH), b->rel,
+               off);
+    free(b->bytes);
     free(b);
     judge(ctx, r, copy, NULL, "one entry changed", "tiles", "entry-altered");
     return;
 unreadable:
+    free(b->bytes);
     free(b);
     c_result_set(r, C_ERROR, "the copy's newest entry bundle could not be changed: %s",
                  sworn_err_msg());
@@ -341,30 +361,31 @@ unreadable:
 
 void c_probe_tamper_delete(struct c_ctx *ctx, struct c_result *r)
 {
-    char copy[1200], rel[SWORN_TILE_PATH_MAX], path[4096];
+    char copy[1200];
     struct sworn_checkpoint cp;
-    struct sworn_tile_entry e[SWORN_TILE_WIDTH];
-    char *b = NULL;
-    size_t len, cut;
-    unsigned width;
+    struct bundle *b = calloc(1, sizeof(*b));
+    size_t cut;
 
-    if (fresh_copy(ctx, r, "entry-deleted", copy, sizeof(copy), &cp) < 0)
+    if (b == NULL || fresh_copy(ctx, r, "entry-deleted", copy, sizeof(copy), &cp) < 0) {
+        if (b == NULL)
+            c_result_set(r, C_ERROR, "out of memory");
+        free(b);
         return;
-    if (newest_bundle(copy, cp.size, rel, sizeof(rel), &b, &len, path, sizeof(path)) < 0)
-        goto unreadable;
-    width = (unsigned)((cp.size - 1) % SWORN_TILE_WIDTH) + 1;
-    if (sworn_tile_bundle_parse((uint8_t *)b, len, width, e) < 0)
+    }
+    if (newest_bundle(copy, cp.size, b) < 0)
         goto unreadable;
     /* The bundle's last entry, its length prefix with it: the bundle is shortened by one. */
-    cut = (size_t)(e[width - 1].data - (uint8_t *)b) - 2;
-    if (sworn_file_replace(path, b, cut, 0644) < 0)
+    cut = (size_t)(b->e[b->width - 1].data - (uint8_t *)b->bytes) - 2;
+    if (sworn_file_replace(b->path, b->bytes, cut, 0644) < 0)
         goto unreadable;
     c_evidence(r, "entry %llu deleted from %s (%zu of %zu bytes kept)",
-               (unsigned long long)(cp.size - 1), rel, cut, len);
+               (unsigned long long)(cp.size - 1), b->rel, cut, b->len);
+    free(b->bytes);
     free(b);
     judge(ctx, r, copy, NULL, "one entry deleted", "entry-bundles", "entry-missing");
     return;
 unreadable:
+    free(b->bytes);
     free(b);
     c_result_set(r, C_ERROR, "the copy's newest entry bundle could not be shortened: %s",
                  sworn_err_msg());
