@@ -57,7 +57,8 @@ static int cmd_run(int argc, char **argv)
 
     memset(&run, 0, sizeof(run));
     run.max_tier = C_T5;
-    for (int i = 0; i < argc; i++) {
+    /* every option takes one value */
+    for (int i = 0; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v == NULL)
             return usage();
@@ -78,7 +79,6 @@ static int cmd_run(int argc, char **argv)
             run.only[run.nonly++] = v;
         } else
             return usage();
-        i++;
     }
     if (deployment == NULL)
         return usage();
