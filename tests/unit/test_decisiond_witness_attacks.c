@@ -679,8 +679,8 @@ static void test_fake_cosigns(void **state)
 static void test_nothing_unverified_is_stored(void **state)
 {
     static const char *const raws[] = {
-        "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/add-checkpoint\r\n"
-        "Content-Length: 0\r\n\r\n",
+        ("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/add-checkpoint\r\n"
+         "Content-Length: 0\r\n\r\n"), /* one element, two literals */
         "HTTP/1.1 100 Continue\r\n\r\n",
         "HELLO\r\n\r\n",
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffff\r\nabc",
