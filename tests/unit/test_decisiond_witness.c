@@ -60,7 +60,7 @@ static void wtest_up(struct wtest *t)
     assert_int_equal(sworn_stack_stop_daemon(&t->s), 0);
     assert_int_equal(sworn_stack_sh(&t->s,
                                     "printf 'witnesses:\\n  - url: %s\\n    key: \"%s\"\\n"
-                                    "    timeout: 2s\\n' >> decisiond.yaml",
+                                    "    timeout: 10s\\n' >> decisiond.yaml",
                                     t->w.url, t->w.vkey),
                      0);
     assert_int_equal(sworn_stack_start(&t->s), 0);

@@ -493,7 +493,7 @@ static void atk_up_opts(struct atk *t, int timeout_ms, int real, const char *opt
         t->have_real = 1;
         assert_int_equal(sworn_stack_sh(&t->s,
                                         "printf '  - url: %s\\n    key: \"%s\"\\n"
-                                        "    timeout: 2s\\n' >> decisiond.yaml",
+                                        "    timeout: 10s\\n' >> decisiond.yaml",
                                         t->real.url, t->real.vkey),
                          0);
     }
