@@ -106,7 +106,6 @@ void d_witnesses_free(struct d_witnesses *ws)
 
 struct answer {
     struct event_base *base;
-    int done;
     int status; /* the HTTP status; 0: no answer */
     char *body; /* NUL-terminated; NULL when there was none */
     size_t len;
@@ -120,7 +119,6 @@ static void on_answer(struct evhttp_request *req, void *arg)
     const char *ct;
     size_t n;
 
-    a->done = 1;
     event_base_loopbreak(a->base);
     if (req == NULL || evhttp_request_get_response_code(req) == 0)
         return; /* refused, reset, timed out, or an answer libevent would not parse */
@@ -141,7 +139,7 @@ static void on_answer(struct evhttp_request *req, void *arg)
     a->body[a->len] = '\0';
 }
 
-/* The exchange's whole deadline passed: stop waiting (a->done stays 0: no answer). */
+/* The exchange's whole deadline passed: stop waiting (a->status stays 0: no answer). */
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
     struct answer *a = arg;
