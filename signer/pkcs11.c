@@ -486,9 +486,12 @@ static int p11_reset(void *ctx)
 {
     struct p11 *p = ctx;
 
-    /* A call still hung inside the module would race with C_Finalize: wait for it to return (or
-     * for the signer process to be restarted by its parent). */
-    if (sworn_watchdog_busy(p->wd))
+    /* A call still hung inside the module would race with C_Finalize. A device that has just
+     * come back returns it within moments: wait for it at most one signature's deadline, so that
+     * the first request after the recovery is served; one still hung after that fails this
+     * rebuild (the signer's backoff spaces the next), or the signer process is restarted by its
+     * parent. */
+    if (sworn_watchdog_wait_idle(p->wd, p->timeout_ms))
         return sworn_err_set(SWORN_ERR_IO,
                              "pkcs11: a call is still hung inside the module; cannot rebuild");
     return sworn_watchdog_run(p->wd, rebuild_call, p, p->open_timeout_ms);

@@ -71,8 +71,11 @@ static void *worker_main(void *arg)
         w->code = sworn_err_code();
         snprintf(w->msg, sizeof(w->msg), "%s", sworn_err_msg());
         w->done = 1;
-        if (w->quit)
+        if (w->quit) {
+            /* Abandoned: wake a caller waiting for it to return (sworn_watchdog_wait_idle). */
+            pthread_cond_broadcast(&w->cv);
             break;
+        }
         /* Wake the caller after unlocking, so that it does not wake only to block on the mutex. */
         pthread_mutex_unlock(&w->m);
         pthread_cond_broadcast(&w->cv);
@@ -132,6 +135,18 @@ int sworn_watchdog_new(struct sworn_watchdog **out)
     return 0;
 }
 
+/* OUT: *deadline, timeout_ms from now on the monotonic clock (the condition variables' clock). */
+static void deadline_after(unsigned timeout_ms, struct timespec *deadline)
+{
+    clock_gettime(CLOCK_MONOTONIC, deadline);
+    deadline->tv_sec += timeout_ms / 1000;
+    deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline->tv_nsec >= 1000000000L) {
+        deadline->tv_sec++;
+        deadline->tv_nsec -= 1000000000L;
+    }
+}
+
 /* Tell a worker to quit once it is idle, or once its current call returns. */
 static void worker_quit(struct worker *w)
 {
@@ -154,13 +169,7 @@ int sworn_watchdog_run(struct sworn_watchdog *wd, int (*fn)(void *arg), void *ar
     if (wd->w == NULL && (wd->w = worker_start()) == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "watchdog: cannot start a worker thread");
     w = wd->w;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    deadline_after(timeout_ms, &deadline);
     pthread_mutex_lock(&w->m);
     w->fn = fn;
     w->arg = arg;
@@ -213,6 +222,22 @@ int sworn_watchdog_busy(struct sworn_watchdog *wd)
         wd->abandoned = NULL;
     }
     return busy;
+}
+
+int sworn_watchdog_wait_idle(struct sworn_watchdog *wd, unsigned timeout_ms)
+{
+    struct worker *w = wd->abandoned;
+    struct timespec deadline;
+    int rc = 0;
+
+    if (w == NULL)
+        return 0;
+    deadline_after(timeout_ms, &deadline);
+    pthread_mutex_lock(&w->m);
+    while (!w->done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->cv, &w->m, &deadline);
+    pthread_mutex_unlock(&w->m);
+    return sworn_watchdog_busy(wd);
 }
 
 void sworn_watchdog_free(struct sworn_watchdog *wd)

@@ -36,6 +36,12 @@ void sworn_watchdog_set_inline(struct sworn_watchdog *w, int on);
 /* 1 while a call abandoned after its deadline has not returned yet. */
 int sworn_watchdog_busy(struct sworn_watchdog *w);
 
+/*
+ * Wait at most timeout_ms for an abandoned call to return. Returns what sworn_watchdog_busy
+ * then says: 0 when no abandoned call is left inside the library, 1 when one still is.
+ */
+int sworn_watchdog_wait_idle(struct sworn_watchdog *w, unsigned timeout_ms);
+
 /* Stop the worker; an abandoned worker is left to free itself when its call returns. */
 void sworn_watchdog_free(struct sworn_watchdog *w);
 
