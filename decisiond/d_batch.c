@@ -4,7 +4,8 @@
  *
  * Three lists under one mutex: `pending` (submitted commits, FIFO), `sealed` (groups signed and
  * waiting for the appender, FIFO, at most D_BATCH_SEALED_MAX) and `finished` (commits durable or
- * failed, for the loop, woken through `wake`). A group is a chain of commits through batch_next.
+ * failed, for the loop, woken through `wake`). The lists chain items through their `next`; a
+ * group is an array of items.
  */
 #include "d_batch.h"
 
@@ -13,19 +14,16 @@
 
 #include <event2/event.h>
 
-#include "d_batchtree.h"
-#include "d_commit.h"
-#include "d_daemon.h"
 #include "err.h"
 
 struct group {
-    struct d_commit *c[SWORN_BATCH_ITEMS_MAX];
+    struct d_batch_item *c[SWORN_BATCH_ITEMS_MAX];
     size_t n;
     struct group *next;
 };
 
 struct d_batch {
-    struct d_daemon *d;
+    const struct d_batch_ops *ops;
     struct event *wake;
     pthread_mutex_t lock;
     /* Each thread waits on its own condition, and is woken only when it waits: a busy sealer is
@@ -33,10 +31,10 @@ struct d_batch {
     pthread_cond_t sealer_cond;   /* pending grew, room in sealed, or stopping */
     pthread_cond_t appender_cond; /* sealed grew, or the sealer ended */
     int sealer_waiting;
-    struct d_commit *pending_head, *pending_tail;
+    struct d_batch_item *pending_head, *pending_tail;
     struct group *sealed_head, *sealed_tail;
     unsigned n_sealed;
-    struct d_commit *finished_head, *finished_tail;
+    struct d_batch_item *finished_head, *finished_tail;
     unsigned busy;
     int stopping, sealer_done;
     int started_sealer, started_appender;
@@ -44,20 +42,21 @@ struct d_batch {
     struct d_batchtree tree; /* the sealer's */
 };
 
-static void push_commit(struct d_commit **head, struct d_commit **tail, struct d_commit *c)
+static void push_item(struct d_batch_item **head, struct d_batch_item **tail,
+                      struct d_batch_item *c)
 {
-    c->batch_next = NULL;
+    c->next = NULL;
     if (*tail != NULL)
-        (*tail)->batch_next = c;
+        (*tail)->next = c;
     else
         *head = c;
     *tail = c;
 }
 
-/* Lock held: hand a commit to the loop. */
-static void finish_locked(struct d_batch *b, struct d_commit *c)
+/* Lock held: hand an item to the loop. */
+static void finish_locked(struct d_batch *b, struct d_batch_item *c)
 {
-    push_commit(&b->finished_head, &b->finished_tail, c);
+    push_item(&b->finished_head, &b->finished_tail, c);
     event_active(b->wake, EV_READ, 0);
 }
 
@@ -71,18 +70,18 @@ static void take_group(struct d_batch *b, struct group *g)
     size_t bytes = 0;
 
     while (b->pending_head != NULL && g->n < SWORN_BATCH_ITEMS_MAX && bytes < D_BATCH_BYTES_MAX) {
-        struct d_commit *c = b->pending_head;
+        struct d_batch_item *c = b->pending_head;
         int rc;
 
-        b->pending_head = c->batch_next;
+        b->pending_head = c->next;
         if (b->pending_head == NULL)
             b->pending_tail = NULL;
         pthread_mutex_unlock(&b->lock);
-        rc = d_commit_group_pack(c);
+        rc = b->ops->pack(c);
         pthread_mutex_lock(&b->lock);
         if (rc == 0) {
             g->c[g->n++] = c;
-            bytes += c->entry_len;
+            bytes += c->bytes;
         } else {
             finish_locked(b, c);
         }
@@ -109,13 +108,13 @@ static void *sealer_main(void *arg)
         pthread_mutex_lock(&b->lock);
         if (g == NULL) {
             /* Fail closed, one commit at a time: its ErrorFrame is a deny. */
-            struct d_commit *c = b->pending_head;
+            struct d_batch_item *c = b->pending_head;
 
-            b->pending_head = c->batch_next;
+            b->pending_head = c->next;
             if (b->pending_head == NULL)
                 b->pending_tail = NULL;
             sworn_err_set(SWORN_ERR_NOMEM, "batch receipts: out of memory");
-            d_commit_group_fail(c);
+            b->ops->fail(c);
             finish_locked(b, c);
             continue;
         }
@@ -125,7 +124,7 @@ static void *sealer_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&b->lock);
-        d_commit_group_seal(g->c, g->n, &b->tree);
+        b->ops->seal(g->c, g->n, &b->tree);
         pthread_mutex_lock(&b->lock);
         while (b->n_sealed >= D_BATCH_SEALED_MAX) {
             b->sealer_waiting = 1;
@@ -167,7 +166,7 @@ static void *appender_main(void *arg)
         if (b->sealer_waiting)
             pthread_cond_signal(&b->sealer_cond); /* room for the sealer */
         pthread_mutex_unlock(&b->lock);
-        d_commit_group_append(g->c, g->n);
+        b->ops->append(g->c, g->n);
         pthread_mutex_lock(&b->lock);
         for (size_t i = 0; i < g->n; i++)
             finish_locked(b, g->c[i]);
@@ -181,12 +180,12 @@ static void *appender_main(void *arg)
 static void run_finished(struct d_batch *b)
 {
     for (;;) {
-        struct d_commit *c;
+        struct d_batch_item *c;
 
         pthread_mutex_lock(&b->lock);
         c = b->finished_head;
         if (c != NULL) {
-            b->finished_head = c->batch_next;
+            b->finished_head = c->next;
             if (b->finished_head == NULL)
                 b->finished_tail = NULL;
             b->busy--;
@@ -194,7 +193,7 @@ static void run_finished(struct d_batch *b)
         pthread_mutex_unlock(&b->lock);
         if (c == NULL)
             return;
-        d_commit_group_done(c);
+        b->ops->done(c);
     }
 }
 
@@ -205,17 +204,17 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     run_finished(arg);
 }
 
-int d_batch_start(struct d_daemon *d, struct d_batch **out)
+int d_batch_start(struct event_base *base, const struct d_batch_ops *ops, struct d_batch **out)
 {
     struct d_batch *b = calloc(1, sizeof(*b));
 
     if (b == NULL)
         return sworn_err_set(SWORN_ERR_NOMEM, "batch receipts: out of memory");
-    b->d = d;
+    b->ops = ops;
     pthread_mutex_init(&b->lock, NULL);
     pthread_cond_init(&b->sealer_cond, NULL);
     pthread_cond_init(&b->appender_cond, NULL);
-    b->wake = event_new(d->base, -1, 0, on_wake, b);
+    b->wake = event_new(base, -1, 0, on_wake, b);
     if (b->wake == NULL) {
         d_batch_stop(b);
         return sworn_err_set(SWORN_ERR_NOMEM, "batch receipts: cannot make the wake event");
@@ -234,14 +233,14 @@ int d_batch_start(struct d_daemon *d, struct d_batch **out)
     return 0;
 }
 
-int d_batch_submit(struct d_batch *b, struct d_commit *c)
+int d_batch_submit(struct d_batch *b, struct d_batch_item *c)
 {
     pthread_mutex_lock(&b->lock);
     if (b->stopping) {
         pthread_mutex_unlock(&b->lock);
         return sworn_err_set(SWORN_ERR_ARG, "batch receipts: stopping");
     }
-    push_commit(&b->pending_head, &b->pending_tail, c);
+    push_item(&b->pending_head, &b->pending_tail, c);
     b->busy++;
     if (b->sealer_waiting)
         pthread_cond_signal(&b->sealer_cond);

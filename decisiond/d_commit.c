@@ -8,10 +8,10 @@
  */
 #include "d_commit.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "d_batch.h"
 #include "d_batchtree.h"
 #include "d_conn.h"
 #include "d_daemon.h"
@@ -109,8 +109,16 @@ static void commit_work(void *arg)
 
 /* --- batch receipts (d_batch.h) ---------------------------------------------------------- */
 
-int d_commit_group_pack(struct d_commit *c)
+/* The commit whose d_batch part it is. */
+static struct d_commit *batch_commit(struct d_batch_item *it)
 {
+    return (struct d_commit *)(void *)((char *)it - offsetof(struct d_commit, batch));
+}
+
+static int group_pack(struct d_batch_item *it)
+{
+    struct d_commit *c = batch_commit(it);
+
     c->receipt_len = 0;
     c->entry = NULL;
     if (c->kind->pack(c, &c->entry, &c->entry_len) < 0) {
@@ -118,15 +126,16 @@ int d_commit_group_pack(struct d_commit *c)
         return -1;
     }
     sworn_merkle_leaf_hash(c->entry, c->entry_len, c->leaf);
+    it->bytes = c->entry_len;
     return 0;
 }
 
-void d_commit_group_fail(struct d_commit *c)
+static void group_fail(struct d_batch_item *it)
 {
-    fail_commit(c);
+    fail_commit(batch_commit(it));
 }
 
-void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree *t)
+static void group_seal(struct d_batch_item *const *g, size_t n, struct d_batchtree *t)
 {
     static _Thread_local uint8_t items[SWORN_BATCH_ITEMS_MAX][32];
     uint8_t root[32], sig[SWORN_SIGNER_SIG_MAX], path[D_BATCHTREE_PATH_MAX][32];
@@ -137,7 +146,7 @@ void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree
     /* The group's tree holds its allows only (a deny has no receipt), in group order; an allow's
      * item is its leaf hash (form 2) or the hash of sworn's RFC 9421 base of it (form 3). */
     for (size_t i = 0; i < n; i++) {
-        struct d_commit *c = g[i];
+        struct d_commit *c = batch_commit(g[i]);
 
         if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
             continue;
@@ -157,13 +166,13 @@ void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree
     signed_ok = d_batchtree_build(t, (const uint8_t(*)[32])items, m) == 0;
     if (signed_ok) {
         d_batchtree_root(t, root);
-        signed_ok = d_record_batch_sign(g[0]->d, m, root, sig, &sig_len) == 0;
+        signed_ok = d_record_batch_sign(batch_commit(g[0])->d, m, root, sig, &sig_len) == 0;
     }
     if (signed_ok)
-        d_metrics_batch_group(&g[0]->d->metrics, m);
+        d_metrics_batch_group(&batch_commit(g[0])->d->metrics, m);
     m = 0;
     for (size_t i = 0; i < n; i++) {
-        struct d_commit *c = g[i];
+        struct d_commit *c = batch_commit(g[i]);
         size_t k;
 
         if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
@@ -183,7 +192,7 @@ void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree
     }
 }
 
-void d_commit_group_append(struct d_commit *const *g, size_t n)
+static void group_append(struct d_batch_item *const *g, size_t n)
 {
     static _Thread_local const uint8_t *entries[SWORN_BATCH_ITEMS_MAX],
         *receipts[SWORN_BATCH_ITEMS_MAX];
@@ -194,16 +203,18 @@ void d_commit_group_append(struct d_commit *const *g, size_t n)
 
     /* A commit whose downgrade could not be packed failed already: not in the transaction. */
     for (size_t i = 0; i < n; i++) {
-        if (g[i]->entry == NULL)
+        struct d_commit *c = batch_commit(g[i]);
+
+        if (c->entry == NULL)
             continue;
-        live[k] = g[i];
-        entries[k] = g[i]->entry;
-        lens[k] = g[i]->entry_len;
-        receipts[k] = g[i]->receipt_len > 0 ? g[i]->receipt : NULL;
-        rlens[k] = g[i]->receipt_len;
+        live[k] = c;
+        entries[k] = c->entry;
+        lens[k] = c->entry_len;
+        receipts[k] = c->receipt_len > 0 ? c->receipt : NULL;
+        rlens[k] = c->receipt_len;
         k++;
     }
-    if (k > 0 && d_record_append_group(g[0]->d, entries, lens, receipts, rlens, k, &first) < 0) {
+    if (k > 0 && d_record_append_group(live[0]->d, entries, lens, receipts, rlens, k, &first) < 0) {
         for (size_t i = 0; i < k; i++)
             fail_commit(live[i]);
     } else {
@@ -213,8 +224,10 @@ void d_commit_group_append(struct d_commit *const *g, size_t n)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        free(g[i]->entry);
-        g[i]->entry = NULL;
+        struct d_commit *c = batch_commit(g[i]);
+
+        free(c->entry);
+        c->entry = NULL;
     }
 }
 
@@ -272,10 +285,18 @@ static void commit_done(void *arg)
     c->kind->done(c, 1);
 }
 
-void d_commit_group_done(struct d_commit *c)
+static void group_done(struct d_batch_item *it)
 {
-    commit_done(c);
+    commit_done(batch_commit(it));
 }
+
+const struct d_batch_ops d_commit_batch_ops = {
+    .pack = group_pack,
+    .fail = group_fail,
+    .seal = group_seal,
+    .append = group_append,
+    .done = group_done,
+};
 
 void d_commit_submit(struct d_commit *c)
 {
@@ -284,7 +305,7 @@ void d_commit_submit(struct d_commit *c)
     if (c->charged == NULL)
         c->charged = &c->res;
     if (c->d->batch != NULL)
-        rc = d_batch_submit(c->d->batch, c);
+        rc = d_batch_submit(c->d->batch, &c->batch);
     else
         rc = d_workq_submit(c->d->workq, commit_work, commit_done, c);
     if (rc < 0) {

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "d_batch.h"
 #include "err.h"
 #include "frame.h"
 #include "logstore.h"
@@ -75,10 +76,10 @@ struct d_commit {
     size_t receipt_len;
 
     /* Batch receipts only (d_batch.h): the packed entry from its group's packing to its append,
-     * and the next commit in d_batch's lists. */
+     * and d_batch's own part of the job. */
     uint8_t *entry;
     size_t entry_len;
-    struct d_commit *batch_next;
+    struct d_batch_item batch;
     unsigned batch_form;                           /* 2 or 3 (docs/formats.md section 14) */
     char batch_params[SWORN_FRAME_PARAMS_MAX + 1]; /* form 3: the base's @signature-params */
 };
@@ -96,24 +97,14 @@ void d_commit_release_credential(struct d_commit *c);
 void d_commit_submit(struct d_commit *c);
 
 /*
- * Batch receipts (`receipts: batch`; d_batch.h runs these, each on its own thread):
- *   d_commit_group_pack    sealer: pack c's entry (into c->entry) and its leaf hash. 0, or -1
- *                          with c failed (its ErrorFrame follows).
- *   d_commit_group_seal    sealer: the receipts of the group's allows: the tree of their leaf
- *                          hashes (t: scratch), one signature over its root (purpose 5), each
- *                          allow's receipt (form 2). If the signature fails, each allow becomes
- *                          a deny (repacked), as in per-request mode.
- *   d_commit_group_append  appender: append the group in one transaction (each c's rc and index
- *                          set; on failure every c failed) and free the packed entries.
- *   d_commit_group_fail    any thread: c failed with sworn_err's error (nothing recorded).
- *   d_commit_group_done    loop thread: the end of c, as for a per-request commit.
+ * Batch receipts (`receipts: batch`): the operations d_batch runs on each commit's `batch` item,
+ * for d_batch_start. pack: c's entry (into c->entry) and its leaf hash; seal: the tree of the
+ * group's allows' leaf hashes, one signature over its root (purpose 5), each allow's receipt
+ * (form 2 or 3), and each allow a deny (repacked) if the signature fails, as in per-request mode;
+ * append: the group in one transaction (each c's rc and index set; on failure every c failed),
+ * the packed entries freed; done: the end of c, as for a per-request commit.
  */
-struct d_batchtree;
-int d_commit_group_pack(struct d_commit *c);
-void d_commit_group_seal(struct d_commit *const *g, size_t n, struct d_batchtree *t);
-void d_commit_group_append(struct d_commit *const *g, size_t n);
-void d_commit_group_fail(struct d_commit *c);
-void d_commit_group_done(struct d_commit *c);
+extern const struct d_batch_ops d_commit_batch_ops;
 
 /*
  * Send c's Decision (effect, rule, reason, index, entry hash, receipt and credential for an

@@ -43,6 +43,7 @@
 
 #include "d_admin.h"
 #include "d_batch.h"
+#include "d_commit.h"
 #include "d_daemon.h"
 #include "d_escalate.h"
 #include "d_jlog.h"
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
     }
     if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 ||
         (d->cfg->receipts_mode == SWORN_DCONFIG_RECEIPTS_BATCH &&
-         d_batch_start(d, &d->batch) < 0) ||
+         d_batch_start(d->base, &d_commit_batch_ops, &d->batch) < 0) ||
         d_checkpointer_start(d) < 0 || d_record_refusals_start(d) < 0 || d_timemark_start(d) < 0) {
         fail("threads");
         goto out;
