@@ -5,6 +5,8 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 BENCH_BUILD ?= build-bench
 VERIFIER_BUILD ?= build-verifier
+INSTALL_BUILD ?= build-install
+PREFIX     ?= /usr/local
 TSAN_BUILD ?= build-tsan
 # The tests that run threads, run in the ThreadSanitizer build: the log's group commit, the
 # budgets, the signer process and its watchdog, the verifier's workers, and every test that runs
@@ -21,7 +23,7 @@ SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' 
 
 CHECK_PARTS ?= format-check build-verifier test test-asan test-tsan build-bench fuzz-replay
 
-.PHONY: all deps build build-asan build-bench build-fuzz build-tsan build-verifier check test \
+.PHONY: all deps install build build-asan build-bench build-fuzz build-tsan build-verifier check test \
 	test-asan test-tsan fuzz-replay format format-check demo bench fuzz clean
 
 all: build
@@ -48,6 +50,13 @@ build-tsan: deps
 build-verifier: deps
 	cmake -S verifier -B $(VERIFIER_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(VERIFIER_BUILD) -j$(JOBS)
+
+# Install a Release build under $(PREFIX), into $(DESTDIR) when set (docs/cli.md, "Installing").
+install: deps
+	cmake -S . -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=Release -DSWORN_TESTS=OFF \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(INSTALL_BUILD) -j$(JOBS)
+	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD) --prefix $(PREFIX)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -62,6 +62,7 @@
 
 #include <openssl/evp.h>
 
+#include "cli.h"
 #include "err.h"
 #include "fileio.h"
 #include "note.h"
@@ -98,8 +99,11 @@ static const char usage_text[] =
     "      offline: check the EK certificate's chain (and that it certifies that EK)\n"
     "  activate-credential --tcti T --in FILE --out SECRET\n"
     "      have the TPM recover the secret with its EK and the AK\n"
-    "T is a TCTI configuration, e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.\n"
-    "Exit: 0 ok, 1 TPM or file system failure, 2 usage or input.\n";
+    "T is a TCTI configuration, e.g. device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.\n";
+
+/* The exit statuses --help adds to the shared ones (common/cli.h). */
+static const char own_exits[] =
+    "  (1: the TPM or the file system failed; 2: also an input that does not load)\n";
 
 static const char *command = "";
 
@@ -536,7 +540,7 @@ fail:
     return ret;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     static const struct option longopts[] = {{"tcti", required_argument, NULL, 't'},
                                              {"out-dir", required_argument, NULL, 'd'},
@@ -564,7 +568,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_text, stdout);
+        sworn_cli_print_help(usage_text, own_exits);
         return 0;
     }
     command = argv[1];
@@ -620,7 +624,7 @@ int main(int argc, char **argv)
             o.ca[o.n_ca++] = optarg;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            sworn_cli_print_help(usage_text, own_exits);
             return 0;
         default:
             return usage("unknown or incomplete option");
@@ -645,4 +649,13 @@ int main(int argc, char **argv)
     command = "";
     return usage("unknown command (provision, measure, quote, ek-pub, make-credential, "
                  "verify-ek-cert, activate-credential)");
+}
+
+int main(int argc, char **argv)
+{
+    int status;
+
+    if (sworn_cli_standard(argc, argv, "sworn-tpm", usage_text, own_exits, &status))
+        return status;
+    return run_command(argc, argv);
 }

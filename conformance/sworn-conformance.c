@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "c_deploy.h"
 #include "c_registry.h"
 #include "c_report.h"
@@ -21,13 +22,19 @@
 #include "err.h"
 #include "fileio.h"
 
+static const char usage_text[] =
+    "usage: sworn-conformance run --deployment FILE [--tier T1..T5] [--only ID]...\n"
+    "                             [--json OUT] [--html OUT]\n"
+    "       sworn-conformance list [--json]\n"
+    "       sworn-conformance --help | --version\n"
+    "Probes a running deployment for the tiers T1 to T5 and reports what was tested, how,\n"
+    "and what was seen (docs/conformance.md). A run without failures means \"no failure found\n"
+    "under these probes\", never that a property is proven.\n";
+
 static int usage(void)
 {
-    fprintf(stderr,
-            "usage: sworn-conformance run --deployment FILE [--tier T1..T5] [--only ID]...\n"
-            "                             [--json OUT] [--html OUT]\n"
-            "       sworn-conformance list [--json]\n");
-    return 2;
+    fputs(usage_text, stderr);
+    return SWORN_EXIT_USAGE;
 }
 
 static int write_html(const struct c_run *run, const char *path)
@@ -114,7 +121,12 @@ static int cmd_run(int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The exit statuses --help adds to the shared ones (common/cli.h). */
+static const char own_exits[] =
+    "  (1: a probe failed or ended in an error; skipped probes are not failures)\n  (2: also a "
+    "deployment file that does not load, or a report that cannot be written)\n";
+
+static int run_command(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 2, argv + 2);
@@ -124,4 +136,13 @@ int main(int argc, char **argv)
         return c_report_list(stdout, argc == 3) < 0 ? 2 : 0;
     }
     return usage();
+}
+
+int main(int argc, char **argv)
+{
+    int status;
+
+    if (sworn_cli_standard(argc, argv, "sworn-conformance", usage_text, own_exits, &status))
+        return status;
+    return run_command(argc, argv);
 }

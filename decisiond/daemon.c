@@ -41,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "d_admin.h"
 #include "d_batch.h"
 #include "d_commit.h"
@@ -57,14 +58,22 @@
 
 #define SIGNER_START_ATTEMPTS 5
 
+static const char usage_text[] =
+    "usage: sworn-decisiond --config FILE [--log-level debug|info|warn|error]\n"
+    "       sworn-decisiond --config FILE --check-config\n"
+    "       sworn-decisiond --help | --version\n"
+    "The decision point: policy, vault, budgets, the log and its signer (docs/decisiond.md).\n"
+    "Runs in the foreground until SIGTERM or SIGINT; SIGHUP reloads the policy.\n"
+    "--check-config loads the configuration, the policy and the vault, and exits.\n";
+
+static const char own_exits[] =
+    "  (0 after an orderly stop or a good --check-config; 1 when the start failed or\n"
+    "   the configuration, policy or vault does not load)\n";
+
 static int usage(const char *why)
 {
-    fprintf(stderr,
-            "sworn-decisiond: %s\n"
-            "usage: sworn-decisiond --config FILE [--log-level debug|info|warn|error]\n"
-            "       sworn-decisiond --config FILE --check-config\n",
-            why);
-    return 2;
+    fprintf(stderr, "sworn-decisiond: %s\n%s", why, usage_text);
+    return SWORN_EXIT_USAGE;
 }
 
 static int fail(const char *what)
@@ -291,6 +300,8 @@ int main(int argc, char **argv)
     int check_only = 0, engine = 0, rc = 1;
     char self[PATH_MAX];
 
+    if (sworn_cli_standard(argc, argv, "sworn-decisiond", usage_text, own_exits, &rc))
+        return rc;
     /* The running image, before anything else: measured start hashes this descriptor, the file
      * the kernel runs, never the path, which may name another file by then (d_startup.c). */
     d->exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);

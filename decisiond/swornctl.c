@@ -37,6 +37,7 @@
 #include <json-c/json.h>
 #include <openssl/sha.h>
 
+#include "cli.h"
 #include "config.h"
 #include "dclient.h"
 #include "encoding.h"
@@ -50,17 +51,23 @@
 #define CTL_TIMEOUT_MS 30000
 #define DEFAULT_CONFIG "/etc/sworn/decisiond.yaml"
 
+static const char usage_text[] =
+    "usage: swornctl [--config FILE] [--admin SOCKET] [--decision SOCKET] COMMAND\n"
+    "       swornctl --help | --version\n"
+    "commands: status | escalations | approve INDEX [--hash HEX] [--reason R] |\n"
+    "          deny INDEX [--hash HEX] [--reason R] | reload | checkpoint |\n"
+    "          tail [COUNT] | metrics | decide REQUEST.json\n"
+    "INDEX is the log index of the escalate entry (swornctl escalations lists it).\n"
+    "The operator's tool on decisiond's admin socket (docs/decisiond.md); the configuration\n"
+    "(default " DEFAULT_CONFIG ") names the sockets.\n";
+
+static const char own_exits[] = "  (decide: 0 allow, 1 deny or an error frame)\n"
+                                "  3  decide: the request escalates to a human\n";
+
 static int usage(const char *why)
 {
-    fprintf(stderr,
-            "swornctl: %s\n"
-            "usage: swornctl [--config FILE] [--admin SOCKET] [--decision SOCKET] COMMAND\n"
-            "commands: status | escalations | approve INDEX [--hash HEX] [--reason R] |\n"
-            "          deny INDEX [--hash HEX] [--reason R] | reload | checkpoint |\n"
-            "          tail [COUNT] | metrics | decide REQUEST.json\n"
-            "INDEX is the log index of the escalate entry (swornctl escalations lists it)\n",
-            why);
-    return 2;
+    fprintf(stderr, "swornctl: %s\n%s", why, usage_text);
+    return SWORN_EXIT_USAGE;
 }
 
 /* An error for a person: the message may quote what the daemon or a file said, so it is
@@ -709,6 +716,8 @@ int main(int argc, char **argv)
     struct sworn_dconfig *cfg = NULL;
     int i = 1, rc;
 
+    if (sworn_cli_standard(argc, argv, "swornctl", usage_text, own_exits, &rc))
+        return rc;
     while (i < argc && strncmp(argv[i], "--", 2) == 0) {
         if (i + 1 >= argc)
             return usage("option without a value");

@@ -67,6 +67,7 @@
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 
+#include "cli.h"
 #include "backend.h"
 #include "encoding.h"
 #include "err.h"
@@ -109,8 +110,11 @@ static const char usage_text[] =
     "  revoke --keyring FILE (--key-id HEX | --uri URI) [--effective-from TIME]\n"
     "         --out STATEMENT --keyring-out FILE [--module M --uri URI --pin-file F]\n"
     "  verify-event --statement FILE KEYRING_V1 [KEYRING_V2 ...]\n"
-    "TIME is YYYY-MM-DDTHH:MM:SSZ (UTC). PINs are read from files of mode 0600 or stricter.\n"
-    "Exit: 0 ok, 1 refused or not verified, 2 usage or input.\n";
+    "TIME is YYYY-MM-DDTHH:MM:SSZ (UTC). PINs are read from files of mode 0600 or stricter.\n";
+
+/* The exit statuses --help adds to the shared ones (common/cli.h). */
+static const char own_exits[] =
+    "  (1: refused by the token, or not verified; 2: also an input that does not load)\n";
 
 struct opts {
     const char *dir, *label, *so_pin_file, *pin_file, *module, *token, *purpose, *alg, *date, *uri,
@@ -1465,7 +1469,7 @@ static int cmd_keyring(const struct opts *o, const char *sub)
     return usage("unknown keyring command (init, add, set-roots, sign, verify)");
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     static const struct option longopts[] = {{"dir", required_argument, NULL, 'D'},
                                              {"label", required_argument, NULL, 'L'},
@@ -1503,7 +1507,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return usage("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_text, stdout);
+        sworn_cli_print_help(usage_text, own_exits);
         return 0;
     }
     command = argv[1];
@@ -1599,7 +1603,7 @@ int main(int argc, char **argv)
             o.statement = optarg;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            sworn_cli_print_help(usage_text, own_exits);
             return 0;
         default:
             return usage("unknown or incomplete option");
@@ -1634,4 +1638,13 @@ int main(int argc, char **argv)
         return retire_or_revoke(&o, SWORN_KEYEVENT_REVOKE);
     command = "";
     return usage("unknown command");
+}
+
+int main(int argc, char **argv)
+{
+    int status;
+
+    if (sworn_cli_standard(argc, argv, "sworn-hsm", usage_text, own_exits, &status))
+        return status;
+    return run_command(argc, argv);
 }

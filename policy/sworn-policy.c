@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "civil.h"
+#include "cli.h"
 #include "encoding.h"
 #include "err.h"
 #include "fileio.h"
@@ -40,11 +41,24 @@
 #define EXIT_FAIL 4
 #define MAX_REQUESTS 1000
 
+static const char usage_text[] =
+    "usage: sworn-policy check [--strict] FILE\n"
+    "       sworn-policy eval FILE REQUEST.json [REQUEST.json ...] [--at TIME]\n"
+    "       sworn-policy --help | --version\n"
+    "check: load and lint a policy (docs/policy.md); eval: decide each request in order, one\n"
+    "JSON line each, the exit status the last one's.\n"
+    "TIME: RFC 3339 (2026-03-02T09:30:00Z) or Unix milliseconds\n";
+
+/* check: 1 is a policy that does not load (or, with --strict, lints with findings). */
+static const char own_exits[] =
+    "  (check: 1 the policy does not load; eval: 1 the last request is denied)\n"
+    "  3  eval: the last request escalates to a human\n"
+    "  4  eval could not run: an unreadable or invalid policy or request,\n"
+    "     or an internal failure\n";
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: sworn-policy check [--strict] FILE\n"
-                    "       sworn-policy eval FILE REQUEST.json [REQUEST.json ...] [--at TIME]\n"
-                    "TIME: RFC 3339 (2026-03-02T09:30:00Z) or Unix milliseconds\n");
+    fputs(usage_text, stderr);
 }
 
 /* n decimal digits at s into *v; 0 or -1. */
@@ -239,6 +253,10 @@ out:
 
 int main(int argc, char **argv)
 {
+    int status;
+
+    if (sworn_cli_standard(argc, argv, "sworn-policy", usage_text, own_exits, &status))
+        return status;
     if (argc == 3 && strcmp(argv[1], "check") == 0)
         return cmd_check(argv[2], 0);
     if (argc == 4 && strcmp(argv[1], "check") == 0 && strcmp(argv[2], "--strict") == 0)

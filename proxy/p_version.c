@@ -3,7 +3,10 @@
  */
 #include "p_version.h"
 
+#include "sworn_version.h"
+
 const char *sworn_proxy_version(void)
 {
-    return "sworn-proxy 0.1";
+    /* The same words as every program's --version (common/cli.h). */
+    return "sworn-proxy " SWORN_RELEASE " (commit " SWORN_COMMIT ")";
 }

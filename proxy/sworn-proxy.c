@@ -27,18 +27,26 @@
 
 #include "err.h"
 #include "p_ca.h"
+#include "cli.h"
 #include "p_config.h"
 #include "p_harden.h"
 #include "p_jlog.h"
 #include "p_proxy.h"
 #include "p_version.h"
 
+static const char usage_text[] =
+    "usage: sworn-proxy --config FILE\n"
+    "       sworn-proxy --check-config [--strict] --config FILE\n"
+    "       sworn-proxy ca init DIR [--cn NAME] [--days N]\n"
+    "       sworn-proxy --version | --help\n"
+    "The agent's one route out: every request decided by decisiond (docs/proxy.md).\n";
+
+static const char own_exits[] =
+    "  (1: the proxy could not start or run, or the configuration does not load)\n";
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sworn-proxy --config FILE\n"
-                 "       sworn-proxy --check-config [--strict] --config FILE\n"
-                 "       sworn-proxy ca init DIR [--cn NAME] [--days N]\n"
-                 "       sworn-proxy --version | --help\n");
+    fputs(usage_text, out);
 }
 
 /* The configuration is about 100 KiB, the proxy's state more: kept off the stack. */
@@ -146,8 +154,10 @@ static int serve(void)
 int main(int argc, char **argv)
 {
     const char *path = NULL;
-    int check = 0, strict = 0;
+    int check = 0, strict = 0, status;
 
+    if (sworn_cli_standard(argc, argv, "sworn-proxy", usage_text, own_exits, &status))
+        return status;
     if (argc >= 3 && strcmp(argv[1], "ca") == 0 && strcmp(argv[2], "init") == 0)
         return ca_init(argc, argv);
     for (int i = 1; i < argc; i++) {

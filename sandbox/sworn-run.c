@@ -49,6 +49,7 @@
 #include <openssl/x509.h>
 
 #include "encoding.h"
+#include "cli.h"
 #include "err.h"
 #include "fileio.h"
 #include "frame.h"
@@ -77,8 +78,11 @@ static void usage(FILE *f)
                "                 [--work DIR] [--keep] [--timeout S] [--memory BYTES]\n"
                "                 [--processes N] -- COMMAND ARGS...\n"
                "Runs COMMAND as an agent in an ephemeral sandbox whose only way out is\n"
-               "sworn-proxy (docs/sandbox.md). Exit status: the agent's; 128+N for signal N;\n"
-               "124 on timeout; 125 when sworn-run itself failed.\n");
+               "sworn-proxy (docs/sandbox.md).\n"
+               "\n"
+               "Exit status (a wrapper, like timeout(1)): the agent's own; 128+N when the\n"
+               "agent was killed by signal N; 124 on --timeout; 125 when sworn-run itself\n"
+               "failed or was used wrongly. (--help and --version exit 0.)\n");
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -708,9 +712,19 @@ fail:
 /* From pid 1's report (the agent's wait status) or its absence, the reason and the exit status. */
 static void conclude(int supervise_rc)
 {
-    int msg[2];
-    ssize_t n = recv(R.ctl[0], msg, sizeof(msg), MSG_DONTWAIT);
-    int recv_errno = errno;
+    int msg[2] = {0, 0};
+    ssize_t n = -1;
+    int recv_errno = EAGAIN;
+
+    /* pid 1 has been reaped, so all it sent is queued, the report last. An agent that ended
+     * before the supervisor took the listeners leaves their message (1 byte and descriptors,
+     * which a recv without room for them closes) in front of the report: pass over it. */
+    for (int i = 0; i < 4; i++) {
+        n = recv(R.ctl[0], msg, sizeof(msg), MSG_DONTWAIT);
+        recv_errno = errno;
+        if (n != 1)
+            break;
+    }
 
     if (R.reason == SWORN__V1__SANDBOX_END_REASON__SANDBOX_END_REASON_TIMEOUT) {
         R.exit_status = EXIT_TIMEOUT;
@@ -835,7 +849,7 @@ int main(int argc, char **argv)
         if (rc == 1)
             usage(stdout);
         else
-            printf("sworn-run 0.1\n");
+            sworn_cli_print_version("sworn-run");
         return 0;
     }
     if (rc < 0) {

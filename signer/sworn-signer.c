@@ -26,11 +26,12 @@
  *      request's id.
  * It never reads anything else: no vault, no policy, no log, no configuration file.
  *
- * Exit status (seen only by the monitor): 0 at end of stream, 1 when the key could not be opened
- * or privileges not dropped (told in INFO_RESP), 2 on a malformed or unexpected frame, 3 after a
- * device failure (a fresh signer must open the device again, with privilege), 4 when its setup
- * failed, 5 when the token refused the PIN (SWORN_SIGNER_EXIT_PIN_REFUSED: the monitor starts no
- * other signer until the PIN file changes), 64 on bad usage.
+ * Exit status (seen only by the monitor, except --help and --version, common/cli.h): 0 at end of
+ * stream, 1 when the key could not be opened or privileges not dropped (told in INFO_RESP), 2 on
+ * bad usage, 3 after a device failure (a fresh signer must open the device again, with
+ * privilege), 4 when its setup failed, 5 when the token refused the PIN
+ * (SWORN_SIGNER_EXIT_PIN_REFUSED: the monitor starts no other signer until the PIN file
+ * changes), 6 on a malformed or unexpected frame.
  */
 #define _GNU_SOURCE /* close_range */
 #include <errno.h>
@@ -47,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "encoding.h"
 #include "err.h"
 #include "ipc.h"
@@ -68,14 +70,29 @@
 #endif
 
 enum signer_exit {
-    SIGNER_EXIT_EOF = 0,  /* the engine closed the socket */
-    SIGNER_EXIT_OPEN = 1, /* opening the key or dropping privileges failed (told in INFO_RESP) */
-    SIGNER_EXIT_PROTOCOL = 2, /* a malformed or unexpected frame, or the socket failed */
-    SIGNER_EXIT_DEVICE = 3,   /* a device call failed; a fresh signer must open the device again */
-    SIGNER_EXIT_SETUP = 4,    /* descriptors, signals or limits could not be set up */
+    SIGNER_EXIT_EOF = 0,    /* the engine closed the socket */
+    SIGNER_EXIT_OPEN = 1,   /* opening the key or dropping privileges failed (told in INFO_RESP) */
+    SIGNER_EXIT_USAGE = 2,  /* bad usage: the shared meaning of 2 (common/cli.h) */
+    SIGNER_EXIT_DEVICE = 3, /* a device call failed; a fresh signer must open the device again */
+    SIGNER_EXIT_SETUP = 4,  /* descriptors, signals or limits could not be set up */
     SIGNER_EXIT_PIN = SWORN_SIGNER_EXIT_PIN_REFUSED, /* the token refused the PIN: launch.h */
-    SIGNER_EXIT_USAGE = 64
+    SIGNER_EXIT_PROTOCOL = 6, /* a malformed or unexpected frame, or the socket failed */
 };
+
+static const char usage_text[] =
+    "usage: sworn-signer --uri URI [--module PATH] [--pin-file PATH] [--tcti CONF]\n"
+    "                    [--pinned-spki HEX] [--timeout-ms N] [--uid N --gid N [--chroot DIR]]\n"
+    "                    [--seccomp off|log|enforce] [--inet] [--die-with-parent]\n"
+    "       sworn-signer --help | --version\n"
+    "The process that holds the signing key. It is started by sworn-decisiond's monitor with\n"
+    "its socket on descriptor 3, never by hand (docs/decisiond.md, \"Processes\").\n";
+
+static const char own_exits[] =
+    "  (1: the key could not be opened, or the privileges not dropped)\n"
+    "  3  a device call failed: a fresh signer must open the device again\n"
+    "  4  its setup failed (descriptors, signals, limits)\n"
+    "  5  the token refused the PIN\n"
+    "  6  a malformed or unexpected frame on its socket\n";
 
 struct signer_args {
     struct sworn_signer_config cfg;
@@ -370,17 +387,23 @@ int main(int argc, char **argv)
     struct sworn_signer *s = NULL;
     enum sworn_err_code code = SWORN_OK;
     char msg[SWORN_IPC_ERRMSG_MAX + 1] = "";
+    int status;
 
-    if (sworn_no_dumps() < 0 || setup_signals() < 0 || check_fds() < 0)
+    /* Before the descriptor checks: --help and --version are for a person at a terminal. */
+    if (sworn_cli_standard(argc, argv, "sworn-signer", usage_text, own_exits, &status))
+        return status;
+    if (sworn_no_dumps() < 0 || setup_signals() < 0)
         signer_exit(NULL, SIGNER_EXIT_SETUP);
-    /* The monitor execs this file through /proc/self/fd/4 (the descriptor the engine measured:
-     * signer/launch.h), which leaves "4" as the command name: say what this process is. */
-    (void)prctl(PR_SET_NAME, "sworn-signer", 0, 0, 0);
     if (parse_args(argc, argv, &a) < 0) {
         fprintf(stderr, "sworn-signer: bad usage (it is started by sworn-decisiond's monitor with "
                         "its socket on fd 3; docs/decisiond.md)\n");
         signer_exit(NULL, SIGNER_EXIT_USAGE);
     }
+    if (check_fds() < 0)
+        signer_exit(NULL, SIGNER_EXIT_SETUP);
+    /* The monitor execs this file through /proc/self/fd/4 (the descriptor the engine measured:
+     * signer/launch.h), which leaves "4" as the command name: say what this process is. */
+    (void)prctl(PR_SET_NAME, "sworn-signer", 0, 0, 0);
     /* A hung device call is bounded by the engine's deadline (the monitor kills this process),
      * so device calls run inline, without the watchdog's thread handoff. */
     a.cfg.inline_device_calls = 1;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "checkpoint.h"
 #include "encoding.h"
 #include "err.h"
@@ -72,9 +73,11 @@ static const char usage_text[] =
     "        print the verifier key of the log's signing key\n"
     "  vkey --name NAME --spki DERFILE\n"
     "        print the note verifier key of a P-256 or Ed25519 public key (DER SPKI), e.g.\n"
-    "        an HSM key's from `sworn-hsm pubkey --der`\n"
-    "\n"
-    "Exit status: 0 success, 1 verification failed, 2 bad usage or input.\n";
+    "        an HSM key's from `sworn-hsm pubkey --der`\n";
+
+/* The exit statuses --help adds to the shared ones (common/cli.h). */
+static const char own_exits[] =
+    "  (1: a verification failed; 2: also an input that does not load)\n";
 
 struct opts {
     const char *db, *origin, *key, *key_name, *name, *out, *checkpoint, *entry, *old_note,
@@ -217,7 +220,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->vkeys[o->nvkeys++] = optarg;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            sworn_cli_print_help(usage_text, own_exits);
             exit(0);
         default:
             return fail_usage(optopt ? "unknown or incomplete option" : "unknown option");
@@ -854,7 +857,7 @@ static int cmd_vkey(struct opts *o)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     static const struct {
         const char *name;
@@ -879,7 +882,7 @@ int main(int argc, char **argv)
         return fail_usage("no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
-        fputs(usage_text, stdout);
+        sworn_cli_print_help(usage_text, own_exits);
         return 0;
     }
     command = argv[1];
@@ -894,4 +897,13 @@ int main(int argc, char **argv)
             return commands[i].run(&o);
     command = "";
     return fail_usage("unknown command");
+}
+
+int main(int argc, char **argv)
+{
+    int status;
+
+    if (sworn_cli_standard(argc, argv, "sworn-log", usage_text, own_exits, &status))
+        return status;
+    return run_command(argc, argv);
 }

@@ -14,6 +14,7 @@
 #include "sv_policy.h"
 #include "sv_util.h"
 #include "sv_verify.h"
+#include "sworn_version.h"
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -29,9 +30,14 @@ static const char usage_text[] =
     "        compare two records of one log; on a fork, write a fork proof to OUT\n"
     "  check-fork-proof --policy FILE PROOF\n"
     "        check a fork proof (anyone with the log's verifier key can)\n"
+    "  --help | --version\n"
     "\n"
-    "Exit status: 0 all checks passed, 1 verification failed (or a fork), 2 bad usage or\n"
-    "unreadable input.\n";
+    "Exit status:\n"
+    "  0  done: succeeded, or the answer is yes\n"
+    "  1  failed, or the answer is no\n"
+    "  2  bad usage: an unknown option or command, a missing or malformed argument\n"
+    "  (0: every check passed, the records are consistent, or the fork proof holds;\n"
+    "   1: a verification failed, or a fork was found; 2: also an unreadable input)\n";
 
 struct opts {
     const char *policy, *state, *fork_out;
@@ -240,9 +246,15 @@ int main(int argc, char **argv)
 {
     struct opts o;
 
+    /* The conventions of every sworn program (common/cli.h), kept here in the verifier's own
+     * code: it links nothing of sworn's. */
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(usage_text, stdout);
-        return 0;
+        return fflush(stdout) == 0 ? 0 : EXIT_FAIL;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("sworn-verify %s (commit %s)\n", SWORN_RELEASE, SWORN_COMMIT);
+        return fflush(stdout) == 0 ? 0 : EXIT_FAIL;
     }
     if (argc < 2)
         return usage("no command given");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "err.h"
 #include "privdrop.h"
 #include "signer.h"
@@ -22,10 +23,20 @@
 
 #define STATE_BUSY_MS 5000 /* another process holding the state's write lock: wait this long */
 
+static const char usage_text[] =
+    "usage: sworn-witness --config FILE [--print-vkey | --check]\n"
+    "       sworn-witness --help | --version\n"
+    "A C2SP tlog-witness: cosigns a log's checkpoints that are consistent with the last one it\n"
+    "cosigned (docs/witness.md). --print-vkey prints its cosignature verifier key; --check\n"
+    "loads the configuration, the key and the state, and exits.\n";
+
+static const char own_exits[] =
+    "  (1: the start failed, or the configuration, key or state does not load)\n";
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: sworn-witness --config FILE [--print-vkey | --check]\n");
-    exit(2);
+    fputs(usage_text, stderr);
+    exit(SWORN_EXIT_USAGE);
 }
 
 static int open_key(const struct sworn_witness_config *c, struct sworn_signer **out)
@@ -51,6 +62,9 @@ int main(int argc, char **argv)
     struct sworn_witness_cosigner cs;
     char vkey[SWORN_NOTE_VKEY_MAX + 1];
 
+    if (sworn_cli_standard(argc, argv, "sworn-witness", usage_text, own_exits, &rc))
+        return rc;
+    rc = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
             config = argv[++i];

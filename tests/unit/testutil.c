@@ -479,6 +479,11 @@ const char *sworn_test_source_dir(void)
     return SWORN_SOURCE_DIR;
 }
 
+const char *sworn_test_binary_dir(void)
+{
+    return SWORN_BINARY_DIR;
+}
+
 size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out)
 {
     uint8_t id[32], leaf[32], body[32];

@@ -90,6 +90,9 @@ const char *sworn_test_bin(const char *env);
 /* The project's source folder (the repository root), as the build configured it. */
 const char *sworn_test_source_dir(void);
 
+/* The build folder these tests belong to (CMAKE_BINARY_DIR). */
+const char *sworn_test_binary_dir(void);
+
 /* Lower-case hex of n bytes into out (2n + 1 bytes), NUL-terminated. */
 void sworn_test_hex(const uint8_t *b, size_t n, char *out);
 
