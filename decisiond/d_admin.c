@@ -185,10 +185,10 @@ void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1
 }
 
 /*
- * CheckpointNow answers once the checkpoint is stored (and quoted, when the TPM and
- * tpm.quote_min_interval allow): a worker waits for the checkpoint thread's round, and the
- * answer's tree_size is the stored checkpoint's, which covers every entry appended before the
- * call. A checkpoint that could not be signed or stored is an ErrorFrame.
+ * CheckpointNow answers once the checkpoint is stored (and quoted, when the TPM is up: the
+ * round waits out tpm.quote_min_interval, d_checkpoint.c): a worker waits for the checkpoint
+ * thread's round, and the answer's tree_size is the stored checkpoint's, which covers every entry
+ * appended before the call. A checkpoint that could not be signed or stored is an ErrorFrame.
  */
 struct checkpoint_wait {
     struct admin_wait w; /* first: wait_new and wait_fail see it */

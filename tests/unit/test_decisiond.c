@@ -1461,6 +1461,40 @@ static void test_final_checkpoint_quoted(void **state)
 }
 
 /*
+ * An operator's CheckpointNow is quoted even inside tpm.quote_min_interval: it waits for the
+ * interval's end (real clock). Two in a row, each after a new decision, the second certainly
+ * inside the interval after the first's quote: both sizes have a stored quote while the daemon
+ * runs (not only the final one at stop).
+ */
+static void test_checkpoint_now_quoted(void **state)
+{
+    struct sworn_stack s;
+    uint64_t size[2];
+
+    (void)state;
+    assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1h"), 0);
+    for (int i = 0; i < 2; i++) {
+        char id[16];
+
+        snprintf(id, sizeof(id), "now-%d", i);
+        sworn_stack_expect_path(&s, id, "/allowed/x", SWORN__V1__EFFECT__EFFECT_ALLOW);
+        size[i] = sworn_stack_checkpoint_now(&s);
+    }
+    assert_true(size[1] > size[0]);
+    /* The round exports before CheckpointNow answers: each size's quote is there already. */
+    for (int i = 0; i < 2; i++) {
+        char rel[64], *path;
+
+        snprintf(rel, sizeof(rel), "tiles/sworn/quote/%llu.attest", (unsigned long long)size[i]);
+        path = sworn_test_path(s.dir, rel);
+        if (access(path, F_OK) != 0)
+            fail_msg("the CheckpointNow of size %llu has no quote", (unsigned long long)size[i]);
+        free(path);
+    }
+    assert_int_equal(sworn_stack_down(&s), 0);
+}
+
+/*
  * The keyring pins the key: with a keyring signed by its root that lists the signer's key,
  * decisiond starts and serves; with one that does not list it, or an unsigned one, it refuses
  * to start and says why.
@@ -1733,6 +1767,7 @@ int main(void)
         cmocka_unit_test(test_measured_what_runs),
         cmocka_unit_test(test_token_exchange),
         cmocka_unit_test(test_final_checkpoint_quoted),
+        cmocka_unit_test(test_checkpoint_now_quoted),
         cmocka_unit_test(test_keyring_pins_the_key),
     };
 
