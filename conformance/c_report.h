@@ -19,6 +19,9 @@
 
 #include "c_runner.h"
 
+/* The JSON report's report_version: 2 added selection and deployment.measured_start. */
+#define C_REPORT_VERSION 2
+
 /* The claim sentence of run. */
 const char *c_report_claim(const struct c_run *run);
 

@@ -44,6 +44,40 @@ static json_object *probe(const struct c_probe *p, const struct c_result *r)
     return o;
 }
 
+/* {index, files [{role, path, sha256}]} of the measured start, or {error}. */
+static json_object *measured(const struct c_run *run)
+{
+    json_object *o = json_object_new_object(), *files;
+
+    if (!run->have_startup) {
+        json_object_object_add(o, "error", json_object_new_string(run->startup_error));
+        return o;
+    }
+    files = json_object_new_array();
+    for (size_t i = 0; i < run->nmeasured; i++) {
+        json_object *f = json_object_new_object();
+
+        json_object_object_add(f, "role", json_object_new_string(run->measured[i].role));
+        json_object_object_add(f, "path", json_object_new_string(run->measured[i].path));
+        json_object_object_add(f, "sha256", json_object_new_string(run->measured[i].sha256));
+        json_object_array_add(files, f);
+    }
+    json_object_object_add(o, "index", json_object_new_int64((int64_t)run->startup_index));
+    json_object_object_add(o, "files", files);
+    return o;
+}
+
+static json_object *selection(const struct c_run *run)
+{
+    json_object *o = json_object_new_object(), *only = json_object_new_array();
+
+    json_object_object_add(o, "tier", json_object_new_string(c_tier_name(run->max_tier)));
+    for (size_t i = 0; i < run->nonly; i++)
+        json_object_array_add(only, json_object_new_string(run->only[i]));
+    json_object_object_add(o, "only", only);
+    return o;
+}
+
 char *c_report_json(const struct c_run *run)
 {
     json_object *o = json_object_new_object(), *who = json_object_new_object(),
@@ -52,7 +86,7 @@ char *c_report_json(const struct c_run *run)
     char *s;
 
     json_object_object_add(o, "tool", json_object_new_string("sworn-conformance"));
-    json_object_object_add(o, "report_version", json_object_new_int(1));
+    json_object_object_add(o, "report_version", json_object_new_int(C_REPORT_VERSION));
     json_object_object_add(o, "claim", json_object_new_string(c_report_claim(run)));
     json_object_object_add(o, "result", json_object_new_string(c_run_clean(run) ? "pass" : "fail"));
     json_object_object_add(who, "name", json_object_new_string(run->dep->operator_name));
@@ -72,8 +106,10 @@ char *c_report_json(const struct c_run *run)
     if (run->policy_digest[0] != '\0')
         json_object_object_add(dep, "policy_index",
                                json_object_new_int64((int64_t)run->policy_index));
+    json_object_object_add(dep, "measured_start", measured(run));
     json_object_object_add(dep, "sworn_version", json_object_new_string(run->sworn_version));
     json_object_object_add(o, "deployment", dep);
+    json_object_object_add(o, "selection", selection(run));
     json_object_object_add(set, "digest", json_object_new_string(run->probe_set_digest));
     json_object_object_add(set, "probes", json_object_new_int64((int64_t)run->probe_set_count));
     json_object_object_add(o, "probe_set", set);

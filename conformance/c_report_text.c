@@ -58,6 +58,19 @@ int c_report_text(const struct c_run *run, FILE *out)
                 (unsigned long long)run->policy_index);
     else
         fprintf(out, "policy digest:     (no PolicyLoaded entry found)\n");
+    if (run->have_startup) {
+        fprintf(out, "measured start:    Startup entry at log index %llu\n",
+                (unsigned long long)run->startup_index);
+        for (size_t i = 0; i < run->nmeasured; i++) {
+            fprintf(out, "  %-10s %s ", run->measured[i].role, run->measured[i].sha256);
+            put_text(out, run->measured[i].path);
+            fputc('\n', out);
+        }
+    } else {
+        fprintf(out, "measured start:    (");
+        put_text(out, run->startup_error);
+        fprintf(out, ")\n");
+    }
     fprintf(out, "sworn version:     ");
     put_text(out, run->sworn_version);
     fprintf(out, "\nprobe set:         %s (%zu probes, %zu run)\n\n", run->probe_set_digest,
@@ -80,6 +93,12 @@ int c_report_text(const struct c_run *run, FILE *out)
     }
     fprintf(out, "\n%u passed, %u failed, %u skipped, %u errors: %s\n", run->counts[C_PASS],
             run->counts[C_FAIL], run->counts[C_SKIPPED], run->counts[C_ERROR], c_report_claim(run));
+    if (run->recorded)
+        fprintf(out,
+                "recorded: the JSON report (sha256 %s) is the ConformanceReport entry at log "
+                "index %llu, signed by decisiond%s\n",
+                run->recorded_sha256, (unsigned long long)run->recorded_index,
+                run->recorded_exported ? "; its bytes are beside the record" : "");
     return ferror(out) ? sworn_err_set(SWORN_ERR_IO, "the text report could not be written") : 0;
 }
 

@@ -15,10 +15,7 @@
 #include "encoding.h"
 #include "err.h"
 #include "sworn.pb-c.h"
-
-#ifndef SWORN_VERSION
-#define SWORN_VERSION "unknown"
-#endif
+#include "sworn_version.h"
 
 void c_utc_now(char out[32])
 {
@@ -86,6 +83,79 @@ static void policy_digest(struct c_run *run)
     }
 }
 
+static const char *role_name(Sworn__V1__MeasuredRole r)
+{
+    switch (r) {
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE:
+        return "executable";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER:
+        return "signer";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG:
+        return "config";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY:
+        return "policy";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA:
+        return "extra";
+    default:
+        return "unrecorded";
+    }
+}
+
+/* Take the files of a Startup entry (the measured binaries' digests, configuration, policy). */
+static void take_startup(struct c_run *run, const Sworn__V1__StartupMeasurement *st, uint64_t at)
+{
+    size_t n = st->n_files < C_MEASURED_MAX ? st->n_files : C_MEASURED_MAX;
+
+    run->measured = calloc(n > 0 ? n : 1, sizeof(*run->measured));
+    if (run->measured == NULL) {
+        snprintf(run->startup_error, sizeof(run->startup_error), "out of memory");
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const Sworn__V1__MeasuredFile *f = st->files[k];
+        struct c_measured *m = &run->measured[k];
+
+        snprintf(m->role, sizeof(m->role), "%s", role_name(f->role));
+        snprintf(m->path, sizeof(m->path), "%s", f->path);
+        if (f->sha256.len != 32 ||
+            sworn_hex_encode(f->sha256.data, 32, m->sha256, sizeof(m->sha256)) < 0)
+            snprintf(m->sha256, sizeof(m->sha256), "(not 32 bytes)");
+    }
+    run->nmeasured = n;
+    run->have_startup = 1;
+    run->startup_index = at;
+}
+
+/* The newest Startup entry under the start checkpoint: the deployment's measured start. */
+static void measured_start(struct c_run *run)
+{
+    snprintf(run->startup_error, sizeof(run->startup_error),
+             "no Startup entry in the record's checkpoint");
+    if (!run->cp_start.known || run->cp_start.size == 0)
+        return;
+    for (uint64_t b = (run->cp_start.size - 1) / SWORN_TILE_WIDTH + 1; b-- > 0;) {
+        struct sworn_tile_entry e[SWORN_TILE_WIDTH];
+        uint8_t *data;
+        unsigned n;
+        if (c_record_bundle(run->dep->record, run->cp_start.size, b, &data, e, &n) < 0) {
+            snprintf(run->startup_error, sizeof(run->startup_error), "%s", sworn_err_msg());
+            return;
+        }
+        for (unsigned i = n; i-- > 0;) {
+            Sworn__V1__Entry *en = sworn__v1__entry__unpack(NULL, e[i].len, e[i].data);
+            int found = en != NULL && en->kind_case == SWORN__V1__ENTRY__KIND_STARTUP;
+            if (found)
+                take_startup(run, en->startup, b * SWORN_TILE_WIDTH + i);
+            sworn__v1__entry__free_unpacked(en, NULL);
+            if (found) {
+                free(data);
+                return;
+            }
+        }
+        free(data);
+    }
+}
+
 static int selected(const struct c_run *run, const struct c_probe *p)
 {
     if (run->nonly > 0) {
@@ -118,7 +188,7 @@ int c_run_probes(struct c_run *run, const struct c_deploy *dep)
     run->uid = getuid();
     pw = getpwuid(run->uid);
     snprintf(run->operator_user, sizeof(run->operator_user), "%s", pw != NULL ? pw->pw_name : "");
-    snprintf(run->sworn_version, sizeof(run->sworn_version), "%s", SWORN_VERSION);
+    snprintf(run->sworn_version, sizeof(run->sworn_version), "%s", SWORN_COMMIT);
     if (c_registry_digest(run->probe_set_digest) < 0)
         return sworn_err_set(SWORN_ERR_CRYPTO, "the probe set's digest");
     run->probe_set_count = total;
@@ -137,6 +207,7 @@ int c_run_probes(struct c_run *run, const struct c_deploy *dep)
     c_utc_now(run->started);
     point(run, &run->cp_start);
     policy_digest(run);
+    measured_start(run);
     for (size_t i = 0; i < total; i++) {
         struct c_result *r = &run->results[run->n];
         uint64_t t0;
@@ -165,6 +236,8 @@ void c_run_free(struct c_run *run)
 {
     free(run->probes);
     free(run->results);
+    free(run->measured);
     run->probes = NULL;
     run->results = NULL;
+    run->measured = NULL;
 }

@@ -30,6 +30,15 @@ struct c_point {
     char error[256];
 };
 
+#define C_MEASURED_MAX 256u /* sworn.proto: StartupMeasurement.files */
+
+/* One file of the measured start (the newest Startup entry under the start checkpoint). */
+struct c_measured {
+    char role[12];  /* "executable", "signer", "config", "policy", "extra", "unrecorded" */
+    char path[512]; /* cut when longer */
+    char sha256[65];
+};
+
 struct c_run {
     /* The selection, set by the caller before c_run_probes. */
     enum c_tier max_tier;         /* probes of tiers up to this one (cumulative tiers) */
@@ -44,6 +53,13 @@ struct c_run {
     struct c_point cp_start, cp_end;
     char policy_digest[65]; /* hex, or "" when none was found */
     uint64_t policy_index;
+    /* The measured start: the newest Startup entry under cp_start (have_startup), its index and
+     * its files; else why not in startup_error. */
+    int have_startup;
+    uint64_t startup_index;
+    struct c_measured *measured; /* nmeasured items */
+    size_t nmeasured;
+    char startup_error[256];
     char sworn_version[64];
     char probe_set_digest[65];
     size_t probe_set_count;
@@ -51,6 +67,11 @@ struct c_run {
     struct c_result *results;      /* results[i] is probes[i]'s */
     size_t n;
     unsigned counts[4]; /* per enum c_outcome */
+    /* Set by the caller once the JSON report is recorded (c_submit.h); shown by the text form. */
+    int recorded;
+    uint64_t recorded_index;
+    char recorded_sha256[65];
+    int recorded_exported;
 };
 
 /* Check the selection against the registry: every --only id known. Returns 0, or -1 with

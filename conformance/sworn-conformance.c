@@ -3,12 +3,16 @@
  * what was tested, when, by whom, against what, with which result (docs/conformance.md).
  *
  *   sworn-conformance run --deployment FILE [--tier T1..T5] [--only ID]... [--json OUT]
- *                         [--html OUT]
+ *                         [--html OUT] [--no-record]
  *   sworn-conformance list [--json]
  *
  * Exit status: 0 when no probe failed or ended in an error (skipped probes are listed, not
  * failures), 1 when one did, 2 on a usage error, a deployment file that does not load, or a
- * report that cannot be written.
+ * report that cannot be written or recorded.
+ *
+ * With the deployment file's admin_socket (and without --no-record) the JSON report is recorded
+ * in the deployment's log (c_submit.h) before the text report is printed, which then names the
+ * entry's index.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +23,22 @@
 #include "c_registry.h"
 #include "c_report.h"
 #include "c_runner.h"
+#include "c_submit.h"
 #include "err.h"
 #include "fileio.h"
 
+/* decisiond answers once the entry is signed and durable: a signature and an fsync. */
+#define RECORD_TIMEOUT_MS 30000u
+
 static const char usage_text[] =
     "usage: sworn-conformance run --deployment FILE [--tier T1..T5] [--only ID]...\n"
-    "                             [--json OUT] [--html OUT]\n"
+    "                             [--json OUT] [--html OUT] [--no-record]\n"
     "       sworn-conformance list [--json]\n"
     "       sworn-conformance --help | --version\n"
     "Probes a running deployment for the tiers T1 to T5 and reports what was tested, how,\n"
     "and what was seen (docs/conformance.md). A run without failures means \"no failure found\n"
-    "under these probes\", never that a property is proven.\n";
+    "under these probes\", never that a property is proven. With the deployment's\n"
+    "admin_socket, the report is recorded in the log (--no-record: not).\n";
 
 static int usage(void)
 {
@@ -55,18 +64,41 @@ static int write_html(const struct c_run *run, const char *path)
     return rc;
 }
 
+/* Record the JSON report j in the deployment's log (c_submit.h); 0, or -1 with a message. */
+static int record(struct c_run *run, const struct c_deploy *dep, const char *j)
+{
+    struct c_submitted sub;
+
+    if (c_submit_report(dep->admin_socket, j, strlen(j), RECORD_TIMEOUT_MS, &sub) < 0) {
+        fprintf(stderr, "sworn-conformance: the report was not recorded: %s\n", sworn_err_msg());
+        return -1;
+    }
+    run->recorded = 1;
+    run->recorded_index = sub.log_index;
+    run->recorded_exported = sub.exported;
+    snprintf(run->recorded_sha256, sizeof(run->recorded_sha256), "%s", sub.report_sha256);
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *deployment = NULL, *json_out = NULL, *html_out = NULL;
     static struct c_deploy dep;
     struct c_run run;
-    int rc;
+    char *j = NULL;
+    int rc, no_record = 0;
 
     memset(&run, 0, sizeof(run));
     run.max_tier = C_T5;
-    /* every option takes one value */
-    for (int i = 0; i < argc; i += 2) {
+    /* every option but --no-record takes one value */
+    for (int i = 0, step = 2; i < argc; i += step) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        step = 2;
+        if (strcmp(a, "--no-record") == 0) {
+            no_record = 1;
+            step = 1;
+            continue;
+        }
         if (v == NULL)
             return usage();
         if (strcmp(a, "--deployment") == 0)
@@ -103,16 +135,21 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     rc = c_run_clean(&run) ? 0 : 1;
+    j = c_report_json(&run);
+    if (j == NULL) {
+        fprintf(stderr, "sworn-conformance: the JSON report: %s\n", sworn_err_msg());
+        rc = 2;
+    }
+    /* Written before it is recorded: a file whose digest the entry then names. */
+    if (j != NULL && json_out != NULL && sworn_file_replace(json_out, j, strlen(j), 0644) < 0) {
+        fprintf(stderr, "sworn-conformance: %s: %s\n", json_out, sworn_err_msg());
+        rc = 2;
+    }
+    if (j != NULL && !no_record && dep.admin_socket[0] != '\0' && record(&run, &dep, j) < 0)
+        rc = 2;
+    free(j);
     if (c_report_text(&run, stdout) < 0 || fflush(stdout) != 0)
         rc = 2;
-    if (json_out != NULL) {
-        char *j = c_report_json(&run);
-        if (j == NULL || sworn_file_replace(json_out, j, strlen(j), 0644) < 0) {
-            fprintf(stderr, "sworn-conformance: %s: %s\n", json_out, sworn_err_msg());
-            rc = 2;
-        }
-        free(j);
-    }
     if (html_out != NULL && write_html(&run, html_out) < 0) {
         fprintf(stderr, "sworn-conformance: %s: %s\n", html_out, sworn_err_msg());
         rc = 2;

@@ -4,9 +4,11 @@
  */
 #include "d_admin.h"
 
+#include <errno.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/sha.h>
 
@@ -16,9 +18,12 @@
 #include "d_sandboxes.h"
 #include "d_escalate.h"
 #include "d_jlog.h"
+#include "encoding.h"
 #include "err.h"
 #include "fileio.h"
 #include "lint.h"
+#include "merkle.h"
+#include "report_json.h"
 #include "safefile.h"
 #include "yamldoc.h"
 
@@ -670,5 +675,229 @@ void d_admin_sandbox_end(struct d_daemon *d, struct d_conn *c, const Sworn__V1__
         else
             snprintf(msg, sizeof(msg), "%s", sworn_err_msg());
         wait_fail(w, code, msg, NULL);
+    }
+}
+
+/* --- sworn-conformance's reports ---------------------------------------------------------- */
+
+/*
+ * A report on its way to the log: read on the loop thread (the request is freed when the call
+ * returns, so the bytes are copied), held to the log, signed, appended and exported by a worker.
+ */
+struct report_wait {
+    struct admin_wait w; /* first: wait_new and wait_fail see it */
+    struct sworn_report_summary rs;
+    uint8_t *json;
+    size_t json_len;
+    uid_t peer;
+    char operator_[SWORN_FRAME_OPERATOR_MAX + 1];
+    int rc, code, exported, cfg_export;
+    uint64_t index;
+    uint8_t leaf[32];
+    char err[SWORN_ERR_MSG_MAX - 40]; /* room for "conformance report not recorded: " */
+};
+
+/* The report's start checkpoint and Startup entry must be this log's (it ran against it). */
+static int report_matches_log(struct d_daemon *d, const Sworn__V1__ConformanceSummary *s)
+{
+    static _Thread_local uint8_t entry[SWORN_FRAME_ENTRY_MAX];
+    uint8_t root[32];
+    size_t len = 0;
+    Sworn__V1__Entry *e;
+    int startup;
+
+    if (s->checkpoint_size == 0)
+        return 0;
+    if (s->checkpoint_size > sworn_log_size(d->log))
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "the report's start checkpoint (size %llu) is larger than this log",
+                             (unsigned long long)s->checkpoint_size);
+    if (sworn_log_root(d->log, s->checkpoint_size, root) < 0)
+        return -1;
+    if (memcmp(root, s->checkpoint_root.data, 32) != 0)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "the report's start checkpoint is not this log's tree of size %llu "
+                             "(another log's, or another root)",
+                             (unsigned long long)s->checkpoint_size);
+    if (sworn_log_read_entry(d->log, s->startup_index, entry, sizeof(entry), &len) < 0)
+        return -1;
+    e = sworn_frame_unpack_entry(entry, len);
+    startup = e != NULL && e->kind_case == SWORN__V1__ENTRY__KIND_STARTUP;
+    sworn__v1__entry__free_unpacked(e, NULL);
+    if (!startup)
+        return sworn_err_set(SWORN_ERR_FORMAT,
+                             "the report's measured start (entry %llu) is not a "
+                             "Startup entry",
+                             (unsigned long long)s->startup_index);
+    return 0;
+}
+
+/* Sign SHA-256 of the entry's fields 1..4 (the message without key_id, signature and alg). */
+static int report_sign(struct d_daemon *d, Sworn__V1__ConformanceReport *r, uint8_t *sig,
+                       size_t *sig_len)
+{
+    static _Thread_local uint8_t tbs[SWORN_FRAME_ENTRY_MAX];
+    Sworn__V1__ConformanceReport signed_part = *r;
+    enum sworn_sig_alg alg = sworn_signer_proc_alg(d->signer);
+    uint8_t digest[32];
+    size_t n;
+
+    if (alg != SWORN_SIG_ED25519 && alg != SWORN_SIG_ECDSA_P256_SHA256)
+        return sworn_err_set(SWORN_ERR_ARG, "reports need an ECDSA P-256 or Ed25519 key");
+    signed_part.key_id.len = 0;
+    signed_part.signature.len = 0;
+    signed_part.alg = 0;
+    n = protobuf_c_message_get_packed_size(&signed_part.base);
+    if (n > sizeof(tbs))
+        return sworn_err_set(SWORN_ERR_RANGE, "the report's summary is too large");
+    n = protobuf_c_message_pack(&signed_part.base, tbs);
+    SHA256(tbs, n, digest);
+    if (sworn_signer_proc_sign(d->signer, SWORN_PURPOSE_REPORT, digest, sizeof(digest), sig,
+                               SWORN_SIGNER_SIG_MAX, sig_len) < 0) {
+        atomic_store(&d->metrics.signer_up, 0);
+        return sworn_err_set(SWORN_ERR_IO, "signing failed: %s", sworn_err_msg());
+    }
+    atomic_store(&d->metrics.signer_up, 1);
+    r->key_id.data = d->key_id;
+    r->key_id.len = sizeof(d->key_id);
+    r->signature.data = sig;
+    r->signature.len = *sig_len;
+    r->alg = alg == SWORN_SIG_ED25519 ? 2 : 1;
+    return 0;
+}
+
+/* Write the report's bytes beside the tiles: export_dir/sworn/reports/<index>.json. */
+static int report_export(struct d_daemon *d, const struct report_wait *w)
+{
+    char path[4096];
+    int n;
+
+    n = snprintf(path, sizeof(path), "%s/sworn", d->cfg->export_dir);
+    if (n < 0 || (size_t)n >= sizeof(path) || (mkdir(path, 0755) < 0 && errno != EEXIST))
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
+    n = snprintf(path, sizeof(path), "%s/sworn/reports", d->cfg->export_dir);
+    if (n < 0 || (size_t)n >= sizeof(path) || (mkdir(path, 0755) < 0 && errno != EEXIST))
+        return sworn_err_set(SWORN_ERR_IO, "%s: %s", path, strerror(errno));
+    n = snprintf(path, sizeof(path), "%s/sworn/reports/%llu.json", d->cfg->export_dir,
+                 (unsigned long long)w->index);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return sworn_err_set(SWORN_ERR_RANGE, "the export path is too long");
+    return sworn_file_replace(path, w->json, w->json_len, 0644);
+}
+
+static void report_work(void *arg)
+{
+    struct report_wait *w = arg;
+    struct d_daemon *d = w->w.d;
+    Sworn__V1__ConformanceReport r = SWORN__V1__CONFORMANCE_REPORT__INIT;
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    uint8_t sig[SWORN_SIGNER_SIG_MAX], *entry = NULL;
+    size_t sig_len = 0, len = 0;
+
+    w->rc = -1;
+    r.summary = &w->rs.s;
+    r.peer_uid = (uint32_t)w->peer;
+    r.operator_ = w->operator_;
+    r.time_unix_ms = d_now_unix_ms();
+    e.kind_case = SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT;
+    e.conformance_report = &r;
+    if (report_matches_log(d, &w->rs.s) < 0 || report_sign(d, &r, sig, &sig_len) < 0 ||
+        d_entry_pack(&e, &entry, &len) < 0 ||
+        d_record_append(d, entry, len, NULL, 0, &w->index) < 0) {
+        w->code = sworn_err_code();
+        snprintf(w->err, sizeof(w->err), "%s", sworn_err_msg());
+        free(entry);
+        return;
+    }
+    sworn_merkle_leaf_hash(entry, len, w->leaf);
+    free(entry);
+    w->rc = 0;
+    if (d->cfg->export_dir != NULL) {
+        w->exported = report_export(d, w) == 0;
+        if (!w->exported)
+            snprintf(w->err, sizeof(w->err), "%s", sworn_err_msg());
+    }
+}
+
+static void report_done(void *arg)
+{
+    struct report_wait *w = arg;
+    json_object *f = json_object_new_object();
+    char hex[65];
+
+    (void)sworn_hex_encode(w->rs.report_sha256, 32, hex, sizeof(hex));
+    if (w->rc < 0) {
+        char msg[SWORN_ERR_MSG_MAX];
+
+        snprintf(msg, sizeof(msg), "conformance report not recorded: %s", w->err);
+        d_conn_reply_error(w->w.c, w->code != 0 ? w->code : SWORN_ERR_IO, msg, NULL, 0);
+    } else {
+        Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
+        Sworn__V1__ConformanceReportResponse cr = SWORN__V1__CONFORMANCE_REPORT_RESPONSE__INIT;
+
+        cr.log_index = w->index;
+        cr.entry_hash.data = w->leaf;
+        cr.entry_hash.len = 32;
+        cr.report_sha256.data = w->rs.report_sha256;
+        cr.report_sha256.len = 32;
+        cr.exported = w->exported != 0;
+        r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_CONFORMANCE_REPORT;
+        r.conformance_report = &cr;
+        send_response(w->w.c, &r);
+    }
+    if (f != NULL) {
+        json_object_object_add(f, "ok", json_object_new_boolean(w->rc == 0));
+        if (w->rc == 0)
+            json_object_object_add(f, "index", json_object_new_int64((int64_t)w->index));
+        json_object_object_add(f, "result",
+                               json_object_new_string(w->rs.s.result == 1 ? "pass" : "fail"));
+        json_object_object_add(f, "tier", json_object_new_int((int)w->rs.s.tier));
+        json_object_object_add(f, "operator", json_object_new_string(w->operator_));
+        json_object_object_add(f, "operator_name", json_object_new_string(w->rs.operator_name));
+        json_object_object_add(f, "report_sha256", json_object_new_string(hex));
+        json_object_object_add(f, "exported", json_object_new_boolean(w->exported));
+        if (w->rc < 0 || (w->cfg_export && !w->exported))
+            json_object_object_add(f, "error", json_object_new_string(w->err));
+    }
+    d_log(w->rc == 0 && (!w->cfg_export || w->exported) ? D_LOG_INFO : D_LOG_ERROR,
+          "conformance_report", f);
+    d_conn_release(w->w.c);
+    free(w->json);
+    free(w);
+}
+
+void d_admin_conformance_report(struct d_daemon *d, struct d_conn *c,
+                                const Sworn__V1__AdminRequest *rq)
+{
+    const ProtobufCBinaryData *j = &rq->conformance_report->report_json; /* 1..512 KiB: frame.c */
+    struct report_wait *w = wait_new(d, c, sizeof(*w), NULL);
+
+    if (w == NULL)
+        return;
+    if (sworn_report_json_read(j->data, j->len, &w->rs) < 0) {
+        char msg[SWORN_ERR_MSG_MAX];
+
+        snprintf(msg, sizeof(msg), "conformance report refused: %s", sworn_err_msg());
+        json_object *f = json_object_new_object();
+
+        if (f != NULL)
+            json_object_object_add(f, "error", json_object_new_string(msg));
+        d_log(D_LOG_WARN, "conformance_report_refused", f);
+        wait_fail(w, SWORN_ERR_FORMAT, msg, NULL);
+        return;
+    }
+    w->json = malloc(j->len);
+    if (w->json == NULL) {
+        wait_fail(w, SWORN_ERR_NOMEM, "out of memory", NULL);
+        return;
+    }
+    memcpy(w->json, j->data, j->len);
+    w->json_len = j->len;
+    w->peer = d_conn_uid(c);
+    w->cfg_export = d->cfg->export_dir != NULL;
+    operator_name(w->peer, w->operator_, sizeof(w->operator_));
+    if (d_workq_submit(d->workq, report_work, report_done, w) < 0) {
+        free(w->json);
+        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
     }
 }

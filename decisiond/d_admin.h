@@ -43,6 +43,21 @@ void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__Admi
 void d_admin_sandbox_start(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
 void d_admin_sandbox_end(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
 
+/*
+ * sworn-conformance's call (docs/decisiond.md "Conformance reports", docs/formats.md section 15):
+ * read the JSON report (report_json.h); hold it to this log (its start checkpoint's size no
+ * larger than the log and its root this log's root at that size; its startup index a Startup
+ * entry); fill in the admin peer's uid and user name and decisiond's clock; sign SHA-256 of the
+ * entry's fields 1..4 with signer purpose 7; append the ConformanceReport entry durably; with
+ * log.export_dir write the report's bytes to sworn/reports/<index>.json (0644, replaced
+ * atomically); then answer ConformanceReportResponse. A report that breaks a rule, or that
+ * cannot be signed or appended, is an ErrorFrame and nothing is recorded; one whose bytes could
+ * not be exported is answered with exported false (its entry is durable: the operator still has
+ * the file) and logged.
+ */
+void d_admin_conformance_report(struct d_daemon *d, struct d_conn *c,
+                                const Sworn__V1__AdminRequest *rq);
+
 /* Load the policy file again; on success record PolicyLoaded and switch; on failure record the
  * refusal and keep the old policy. on_done (may be NULL) gets ok and the entry index. 0 or -1
  * (nothing started). */

@@ -116,6 +116,7 @@ static const d_admin_fn admin_calls[] = {
     [SWORN__V1__ADMIN_REQUEST__BODY_METRICS] = d_admin_metrics,
     [SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_START] = d_admin_sandbox_start,
     [SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END] = d_admin_sandbox_end,
+    [SWORN__V1__ADMIN_REQUEST__BODY_CONFORMANCE_REPORT] = d_admin_conformance_report,
 };
 
 static void admin_frame(struct d_daemon *d, struct d_conn *c, const uint8_t *body, size_t len)

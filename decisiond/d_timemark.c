@@ -71,6 +71,9 @@ int d_entry_time(const Sworn__V1__Entry *e, uint64_t *t)
     case SWORN__V1__ENTRY__KIND_WITNESS_EVENT:
         *t = e->witness_event->time_unix_ms;
         return 1;
+    case SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT:
+        *t = e->conformance_report->time_unix_ms;
+        return 1;
     case SWORN__V1__ENTRY__KIND_USAGE_RECORDED:
         *t = e->usage_recorded->time_unix_ms;
         return 1;

@@ -349,6 +349,47 @@ static json_object *entry_json(uint64_t index, const Sworn__V1__Entry *e)
         json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)w->time_unix_ms));
         break;
     }
+    case SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT: {
+        const Sworn__V1__ConformanceReport *r = e->conformance_report;
+        const Sworn__V1__ConformanceSummary *s = r->summary;
+        json_object *only = json_object_new_array();
+        char tier[4];
+
+        snprintf(tier, sizeof(tier), "T%u", (unsigned)s->tier);
+        json_object_object_add(o, "kind", json_object_new_string("conformance_report"));
+        json_object_object_add(o, "result",
+                               json_object_new_string(s->result == 1 ? "pass" : "fail"));
+        json_object_object_add(o, "tier", json_object_new_string(tier));
+        for (size_t i = 0; i < s->n_only; i++)
+            json_object_array_add(only, json_object_new_string(s->only[i]));
+        json_object_object_add(o, "only", only);
+        json_object_object_add(o, "passed", json_object_new_int64(s->passed));
+        json_object_object_add(o, "failed", json_object_new_int64(s->failed));
+        json_object_object_add(o, "skipped", json_object_new_int64(s->skipped));
+        json_object_object_add(o, "errors", json_object_new_int64(s->errors));
+        json_object_object_add(o, "operator_name", json_object_new_string(s->operator_name));
+        json_object_object_add(o, "operator_uid", json_object_new_int64(s->operator_uid));
+        json_object_object_add(o, "operator_user", json_object_new_string(s->operator_user));
+        json_object_object_add(o, "started_unix_ms",
+                               json_object_new_int64((int64_t)s->started_unix_ms));
+        json_object_object_add(o, "ended_unix_ms",
+                               json_object_new_int64((int64_t)s->ended_unix_ms));
+        json_object_object_add(o, "checkpoint_size",
+                               json_object_new_int64((int64_t)s->checkpoint_size));
+        json_object_object_add(o, "startup_index",
+                               json_object_new_int64((int64_t)s->startup_index));
+        json_object_object_add(o, "probe_set_sha256",
+                               hex_json(s->probe_set_sha256.data, s->probe_set_sha256.len));
+        json_object_object_add(o, "report_sha256",
+                               hex_json(s->report_sha256.data, s->report_sha256.len));
+        json_object_object_add(o, "report_length",
+                               json_object_new_int64((int64_t)s->report_length));
+        json_object_object_add(o, "peer_uid", json_object_new_int64(r->peer_uid));
+        json_object_object_add(o, "operator", json_object_new_string(r->operator_));
+        json_object_object_add(o, "key_id", hex_json(r->key_id.data, r->key_id.len));
+        json_object_object_add(o, "time_unix_ms", json_object_new_int64((int64_t)r->time_unix_ms));
+        break;
+    }
     case SWORN__V1__ENTRY__KIND_USAGE_RECORDED: {
         const Sworn__V1__UsageRecorded *t = e->usage_recorded;
 

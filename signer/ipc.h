@@ -21,7 +21,8 @@
  *
  *   1 SIGN_REQ     parent -> child     len == 5 + msg_len
  *       u8  purpose   enum sworn_sign_purpose (1 checkpoint, 2 receipt, 3 key event, 4
- *                     http-message, 5 batch root); any other value is malformed, 6
+ *                     http-message, 5 batch root, 7 conformance report); any other value is
+ *                     malformed, 6
  *                     (cosignature) included: only the witness cosigns, with its own key
  *                     (docs/witness.md), never decisiond's signer process
  *       u32 msg_len   1 .. SWORN_SIGNER_MSG_MAX (16384)

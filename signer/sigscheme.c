@@ -17,6 +17,7 @@
 #define RECEIPT_PREFIX "\xffsworn/v1 receipt"
 #define KEY_EVENT_PREFIX "\xffsworn/v1 key-event"
 #define BATCH_PREFIX "\xffsworn/v1 batch"
+#define REPORT_PREFIX "\xffsworn/v1 conformance-report"
 #define DIGEST_LEN 32
 
 int sworn_sign_purpose_known(unsigned purpose)
@@ -28,6 +29,7 @@ int sworn_sign_purpose_known(unsigned purpose)
     case SWORN_PURPOSE_HTTP_MESSAGE:
     case SWORN_PURPOSE_BATCH:
     case SWORN_PURPOSE_COSIGNATURE:
+    case SWORN_PURPOSE_REPORT:
         return 1;
     default:
         return 0;
@@ -124,6 +126,9 @@ int sworn_signer_tbs(enum sworn_sign_purpose purpose, const uint8_t *msg, size_t
         break;
     case SWORN_PURPOSE_KEY_EVENT:
         prefix = KEY_EVENT_PREFIX;
+        break;
+    case SWORN_PURPOSE_REPORT:
+        prefix = REPORT_PREFIX;
         break;
     default:
         return sworn_err_set(SWORN_ERR_ARG, "signer: unknown purpose %d", (int)purpose);

@@ -30,6 +30,9 @@
  *                               Ed25519 key only (refused for any other): the signature is then
  *                               a standard C2SP tlog-cosignature/v1 signature (note type 0x04),
  *                               as the witness (witness/) makes it.
+ *     SWORN_PURPOSE_REPORT      msg is a 32-byte digest (SHA-256 of a ConformanceReport entry's
+ *                               fields 1..4, docs/formats.md section 15);
+ *                               TBS = "\xffsworn/v1 conformance-report\0" || msg
  * The prefixes start with 0xFF, which is never valid UTF-8, and contain NUL, so no TBS of one
  * purpose is ever a valid checkpoint body (valid UTF-8 without NUL) or the TBS of another purpose.
  * A base has neither 0xFF nor NUL (so it is no receipt or key-event TBS) and does not end with LF
@@ -66,7 +69,8 @@ enum sworn_sign_purpose {
     SWORN_PURPOSE_KEY_EVENT = 3,
     SWORN_PURPOSE_HTTP_MESSAGE = 4,
     SWORN_PURPOSE_BATCH = 5,
-    SWORN_PURPOSE_COSIGNATURE = 6
+    SWORN_PURPOSE_COSIGNATURE = 6,
+    SWORN_PURPOSE_REPORT = 7
 };
 
 #define SWORN_COSIGNATURE_HEADER "cosignature/v1\n" /* purpose 6's first line */

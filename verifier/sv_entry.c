@@ -403,6 +403,115 @@ static int check_canonical(const Svpb__V1__DecisionRecord *d, char *code, char *
     return 0;
 }
 
+/* A ConformanceReport entry's summary (docs/formats.md section 15): the rules of wire/frame.c's
+ * sworn_frame_check_conformance_summary, in the verifier's own words (code report-shape). */
+static int check_conformance_summary(const Svpb__V1__ConformanceSummary *m,
+                                     struct sv_conformance *c, char *code, char *why)
+{
+    uint64_t run;
+    size_t nl, ul;
+
+    if (m == NULL)
+        BAD("report-shape", "conformance_report: no summary");
+    if (m->report_sha256.len != SV_HASH || m->probe_set_sha256.len != SV_HASH)
+        BAD("report-shape", "conformance_report: a digest that is not 32 bytes");
+    if (m->report_length < 1 || m->report_length > SV_REPORT_JSON_MAX)
+        BAD("report-shape", "conformance_report: report_length is not 1..%u", SV_REPORT_JSON_MAX);
+    if (m->probe_set_size < 1 || m->probe_set_size > 1024)
+        BAD("report-shape", "conformance_report: probe_set_size is not 1..1024");
+    if (m->tier < 1 || m->tier > 5)
+        BAD("report-shape", "conformance_report: tier %u is not 1..5", (unsigned)m->tier);
+    if (m->n_only > 64)
+        BAD("report-shape", "conformance_report: more than 64 --only ids");
+    for (size_t i = 0; i < m->n_only; i++) {
+        size_t n = strlen(m->only[i]);
+
+        if (n < 1 || n > 64)
+            BAD("report-shape", "conformance_report: an --only id of %zu bytes (1..64)", n);
+        for (size_t k = 0; k < n; k++)
+            if (m->only[i][k] < 0x21 || m->only[i][k] > 0x7e)
+                BAD("report-shape", "conformance_report: an --only id outside 0x21..0x7e");
+    }
+    run = (uint64_t)m->passed + m->failed + m->skipped + m->errors;
+    if (run < 1 || run > m->probe_set_size)
+        BAD("report-shape", "conformance_report: %llu probes run, not 1..probe_set_size",
+            (unsigned long long)run);
+    if (m->result != (m->failed == 0 && m->errors == 0 ? 1 : 2))
+        BAD("report-shape", "conformance_report: the result is not PASS exactly when no probe "
+                            "failed or ended in an error");
+    nl = strlen(m->operator_name);
+    ul = strlen(m->operator_user);
+    if (nl < 1 || nl > SV_OPERATOR_MAX || ul > SV_USER_MAX)
+        BAD("report-shape", "conformance_report: operator name not 1..256 bytes or user over 64");
+    if (m->started_unix_ms == 0 || m->ended_unix_ms < m->started_unix_ms)
+        BAD("report-shape", "conformance_report: no start, or an end before the start");
+    if ((m->checkpoint_size == 0) != (m->checkpoint_root.len == 0) ||
+        (m->checkpoint_root.len != 0 && m->checkpoint_root.len != SV_HASH))
+        BAD("report-shape", "conformance_report: a root without a checkpoint size, or the "
+                            "reverse, or not 32 bytes");
+    if (m->checkpoint_size == 0 ? m->startup_index != 0 : m->startup_index >= m->checkpoint_size)
+        BAD("report-shape", "conformance_report: startup_index is not below checkpoint_size");
+    memcpy(c->report_sha256, m->report_sha256.data, SV_HASH);
+    memcpy(c->probe_set_sha256, m->probe_set_sha256.data, SV_HASH);
+    c->report_length = m->report_length;
+    c->probe_set_size = m->probe_set_size;
+    c->tier = m->tier;
+    c->n_only = m->n_only;
+    c->passed = m->passed;
+    c->failed = m->failed;
+    c->skipped = m->skipped;
+    c->errors = m->errors;
+    c->pass = m->result == 1;
+    memcpy(c->operator_name, m->operator_name, nl + 1);
+    memcpy(c->operator_user, m->operator_user, ul + 1);
+    c->operator_uid = m->operator_uid;
+    c->started_ms = m->started_unix_ms;
+    c->ended_ms = m->ended_unix_ms;
+    c->checkpoint_size = m->checkpoint_size;
+    c->startup_index = m->startup_index;
+    return 0;
+}
+
+/* A ConformanceReport entry: its summary, decisiond's operator and the signature's shape, and the
+ * digest the signature covers (the message without fields 5..7, packed again: the entry is
+ * canonical, so these are its own bytes up to field 4). */
+static int check_conformance(const Svpb__V1__ConformanceReport *m, struct sv_entry_info *info,
+                             char *code, char *why)
+{
+    struct sv_conformance *c = &info->conformance;
+    Svpb__V1__ConformanceReport part;
+    uint8_t *buf;
+    size_t n, rl = strlen(m->operator_);
+
+    if (check_conformance_summary(m->summary, c, code, why) != 0)
+        return -1;
+    if (rl < 1 || rl > SV_OPERATOR_MAX)
+        BAD("report-shape", "conformance_report: decisiond's operator is not 1..256 bytes");
+    if (m->key_id.len != SV_HASH || m->signature.len < 1 || m->signature.len > SV_REPORT_SIG_MAX ||
+        (m->alg != 1 && m->alg != 2) || (m->alg == 2 && m->signature.len != 64))
+        BAD("report-shape", "conformance_report: key_id, signature or alg out of their rules");
+    memcpy(c->recorded_by, m->operator_, rl + 1);
+    c->peer_uid = m->peer_uid;
+    c->time_ms = m->time_unix_ms;
+    memcpy(c->key_id, m->key_id.data, SV_HASH);
+    memcpy(c->sig, m->signature.data, m->signature.len);
+    c->sig_len = m->signature.len;
+    c->alg = (int)m->alg;
+    part = *m;
+    part.key_id.len = 0;
+    part.signature.len = 0;
+    part.alg = 0;
+    n = svpb__v1__conformance_report__get_packed_size(&part);
+    buf = malloc(n > 0 ? n : 1);
+    if (buf == NULL)
+        BAD("internal", "out of memory");
+    svpb__v1__conformance_report__pack(&part, buf);
+    sv_sha256(buf, n, c->signed_digest);
+    free(buf);
+    info->time_unix_ms = m->time_unix_ms;
+    return 0;
+}
+
 /* What an http-message receipt of this decision covers (sv_entry.h, struct sv_http_req). */
 static void http_request(const Svpb__V1__DecisionRecord *d, struct sv_http_req *h)
 {
@@ -895,6 +1004,8 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         info->time_unix_ms = w->time_unix_ms;
         return 0;
     }
+    case SVPB__V1__ENTRY__KIND_CONFORMANCE_REPORT:
+        return check_conformance(e->conformance_report, info, code, why);
     default:
         BAD("missing-field", "entry: no kind set");
     }

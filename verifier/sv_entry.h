@@ -30,7 +30,14 @@
  * held to wire/frame.c's rules: a witness key name of 1..256 bytes 0x21..0x7e without '+', a
  * 4-byte key_id, a kind 1..3 (FAILING, RECOVERED, CONSISTENCY), a status of at most 599, a
  * checkpoint_size that is not 0, a witness_size only with status 409, and a reason of 1..256
- * bytes (missing-field, bad-field, field-too-long). Every entry has a time_unix_ms that
+ * bytes (missing-field, bad-field, field-too-long). A ConformanceReport entry (issue 19) is held
+ * to wire/frame.c's rules too: both digests, a report length of 1..512 KiB, a probe set of
+ * 1..1024, a tier 1..5, at most 64 --only ids of 1..64 bytes 0x21..0x7e, counts adding up to
+ * 1..probe_set_size, result PASS exactly when failed and errors are 0, an operator name (1..256)
+ * and user (0..64), a start that is not 0 and an end not before it, a root exactly with a
+ * checkpoint size and a startup index below it, decisiond's operator (1..256), a 32-byte key_id,
+ * a signature of 1..512 bytes (64 for alg 2) and alg 1 or 2 (report-shape); whether the
+ * signature verifies is sv_verify.c's check `reports`. Every entry has a time_unix_ms that
  * is not 0 (time-missing: issue 13, finding 6). The verifier's own copy of docs/protocol.md section
  * 3's bounds and shapes (finding 8) has its own codes: json-number (a JsonNumber value not one RFC
  * 8259 number), error-too-long (a PolicyLoaded error over 1024 bytes), path-relative (a measured
@@ -67,6 +74,35 @@ enum sv_entry_kind {
     SV_ENTRY_SANDBOX_ENDED = 11,
     SV_ENTRY_USAGE_RECORDED = 12,
     SV_ENTRY_WITNESS_EVENT = 13,
+    SV_ENTRY_CONFORMANCE_REPORT = 14,
+};
+
+#define SV_REPORT_JSON_MAX 524288u /* ConformanceSummary.report_length: 1..512 KiB */
+#define SV_OPERATOR_MAX 256        /* an operator's name or user name in an entry */
+#define SV_USER_MAX 64             /* ConformanceSummary.operator_user */
+#define SV_REPORT_SIG_MAX 512      /* ConformanceReport.signature */
+
+/* What a ConformanceReport entry says (docs/formats.md section 15), as the report lists it, and
+ * what its signature needs: the digest it covers (SHA-256 of the entry's fields 1..4, the message
+ * packed again without key_id, signature and alg), the key id, the signature and its alg. */
+struct sv_conformance {
+    uint8_t report_sha256[SV_HASH];
+    uint64_t report_length;
+    uint8_t probe_set_sha256[SV_HASH];
+    unsigned tier, passed, failed, skipped, errors, probe_set_size;
+    size_t n_only;
+    int pass;
+    char operator_name[SV_OPERATOR_MAX + 1];
+    unsigned operator_uid;
+    char operator_user[SV_USER_MAX + 1];
+    char recorded_by[SV_OPERATOR_MAX + 1]; /* decisiond's operator: the admin peer's user */
+    unsigned peer_uid;
+    uint64_t started_ms, ended_ms, checkpoint_size, startup_index, time_ms;
+    uint8_t signed_digest[SV_HASH];
+    uint8_t key_id[SV_HASH];
+    uint8_t sig[SV_REPORT_SIG_MAX];
+    size_t sig_len;
+    int alg;
 };
 
 #define SV_WITNESS_NAME_MAX 256  /* sworn.proto: WitnessEvent.witness, 1..256 bytes */
@@ -153,6 +189,7 @@ struct sv_entry_info {
     char witness[SV_WITNESS_NAME_MAX + 1];
     int witness_kind;
     uint64_t witness_checkpoint_size;
+    struct sv_conformance conformance; /* conformance_report */
 };
 
 /* Check one entry; fills info on success. 0, or -1 with code (capacity 32) and why. */

@@ -41,6 +41,7 @@ static const char *const check_names[SV_CHECK_COUNT] = {
     "time-marks",
     "sandboxes",
     "token-usage",
+    "reports",
 };
 
 const char *sv_check_name(enum sv_check_id id)
@@ -423,6 +424,9 @@ struct stream {
     uint64_t unchecked_receipts; /* approvals' http-message receipts of requests before it */
     uint64_t unseen_policies;    /* decisions naming a policy loaded before the range */
     int opens_with_policy;       /* a bundle whose first entry is a PolicyLoaded entry */
+    /* the index of every Startup entry seen, ascending (reports name one) */
+    uint64_t *startup_at;
+    size_t nstartup_at, cap_startup_at;
     /* Startup entries, in log order (policy measured-start record) */
     struct start_rec *starts;
     size_t nstarts, cap_starts;
@@ -1778,6 +1782,164 @@ static void check_request_id(struct stream *s, const char *item, const struct sv
         sv_report_fail(s->rep, SV_CHECK_ESCALATIONS, item, "internal", "out of memory");
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Conformance reports (docs/formats.md section 15) */
+
+static int note_startup_at(struct stream *s, uint64_t index)
+{
+    if (s->nstartup_at == s->cap_startup_at) {
+        size_t cap = s->cap_startup_at ? 2 * s->cap_startup_at : 16;
+        uint64_t *n = realloc(s->startup_at, cap * sizeof(*n));
+
+        if (n == NULL)
+            return -1;
+        s->startup_at = n;
+        s->cap_startup_at = cap;
+    }
+    s->startup_at[s->nstartup_at++] = index;
+    return 0;
+}
+
+static int startup_seen(const struct stream *s, uint64_t index)
+{
+    size_t lo = 0, hi = s->nstartup_at;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->startup_at[mid] == index)
+            return 1;
+        if (s->startup_at[mid] < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+/* The deployment's key that signed the report: with a keyring, a key it knows must have been
+ * valid for purpose checkpoint (decisiond's one key, which its start checks for that purpose) at
+ * the entry's time; else a `log` or `receipt-key` key of the policy with that id. NULL with code
+ * and why. */
+static struct evp_pkey_st *report_key(const struct stream *s, const struct sv_conformance *c,
+                                      int *ed, char *code, char *why)
+{
+    const struct sv_policy *p = s->o->policy;
+    struct evp_pkey_st *key;
+
+    if (s->keys != NULL && sv_keyring_knows(s->keys, c->key_id)) {
+        key = sv_keyring_key(s->keys, c->key_id, "checkpoint", sv_keyring_seconds(c->time_ms), ed,
+                             why);
+        if (key == NULL)
+            snprintf(code, SV_CHECK_CODE_MAX, "report-key-invalid");
+        return key;
+    }
+    for (size_t k = 0; k < p->nlogs; k++)
+        if (p->logs[k].pkey != NULL && memcmp(p->logs[k].spki_hash, c->key_id, SV_HASH) == 0) {
+            *ed = p->logs[k].type == 0x01;
+            return p->logs[k].pkey;
+        }
+    for (size_t k = 0; k < p->nreceipt_keys; k++)
+        if (memcmp(p->receipt_keys[k].spki_hash, c->key_id, SV_HASH) == 0) {
+            *ed = p->receipt_keys[k].type == 0x01;
+            return p->receipt_keys[k].pkey;
+        }
+    snprintf(code, SV_CHECK_CODE_MAX, "report-key-unknown");
+    sv_fail(why, "the report is signed by a key that is neither a log or receipt key of the "
+                 "policy nor a key of its keyring");
+    return NULL;
+}
+
+/* The report's file beside the record (a folder only): 0 none, 1 matches, -1 does not (why). */
+static int report_file(const struct stream *s, uint64_t index, const struct sv_conformance *c,
+                       char *why)
+{
+    char rel[64];
+    char *path;
+    uint8_t *data = NULL, digest[SV_HASH];
+    size_t len = 0;
+    int missing = 0, rc;
+
+    if (s->partial)
+        return 0;
+    snprintf(rel, sizeof(rel), "sworn/reports/%llu.json", (unsigned long long)index);
+    path = join(s->o->record, rel);
+    if (path == NULL)
+        return sv_fail(why, "out of memory");
+    if (sv_read_file(path, SV_REPORT_JSON_MAX, &data, &len, &missing, why) != 0) {
+        free(path);
+        return missing ? 0 : -1;
+    }
+    free(path);
+    sv_sha256(data, len, digest);
+    rc = len == c->report_length && memcmp(digest, c->report_sha256, SV_HASH) == 0;
+    free(data);
+    if (!rc)
+        return sv_fail(why,
+                       "%s is not the report the entry names (%zu bytes; its SHA-256 or "
+                       "length differs)",
+                       rel, len);
+    return 1;
+}
+
+static void check_report(struct stream *s, uint64_t index, const char *item,
+                         const struct sv_conformance *c)
+{
+    static const char prefix[] = "\xffsworn/v1 conformance-report"; /* and its NUL */
+    uint8_t tbs[sizeof(prefix) + SV_HASH];
+    char code[SV_CHECK_CODE_MAX], why[SV_WHY];
+    struct sv_listed_report *l = NULL;
+    struct evp_pkey_st *key;
+    int ed = 0, file = 0, failed = 0;
+
+    if (s->rep->reports < SV_REPORTS_LISTED) {
+        l = &s->rep->report_list[s->rep->reports];
+        l->index = index;
+        l->c = *c;
+    }
+    s->rep->reports++;
+    key = report_key(s, c, &ed, code, why);
+    if (key == NULL) {
+        sv_report_fail(s->rep, SV_CHECK_REPORTS, item, code, why);
+        failed = 1;
+    } else {
+        memcpy(tbs, prefix, sizeof(prefix));
+        memcpy(tbs + sizeof(prefix), c->signed_digest, SV_HASH);
+        if ((c->alg == 2) != ed || !sv_sig_verify(key, ed, tbs, sizeof(tbs), c->sig, c->sig_len)) {
+            sv_report_fail(s->rep, SV_CHECK_REPORTS, item, "report-signature-invalid",
+                           "the report's signature does not verify over its own summary with "
+                           "the conformance-report purpose (a changed summary, or another "
+                           "purpose's signature)");
+            failed = 1;
+        }
+    }
+    /* The run started from a checkpoint this log had before the report, and its measured start
+     * is one of this log's Startup entries (unseen before a bundle's range). */
+    if (c->checkpoint_size > index) {
+        sv_report_fail(s->rep, SV_CHECK_REPORTS, item, "report-checkpoint-ahead",
+                       "the run's start checkpoint is larger than the log before this entry");
+        failed = 1;
+    } else if (c->checkpoint_size > 0 && !(s->partial && c->startup_index < s->first_index) &&
+               !startup_seen(s, c->startup_index)) {
+        snprintf(why, sizeof(why),
+                 "the report's measured start, entry %llu, is not a Startup entry",
+                 (unsigned long long)c->startup_index);
+        sv_report_fail(s->rep, SV_CHECK_REPORTS, item, "report-startup", why);
+        failed = 1;
+    }
+    file = report_file(s, index, c, why);
+    if (file < 0) {
+        sv_report_fail(s->rep, SV_CHECK_REPORTS, item, "report-file-mismatch", why);
+        failed = 1;
+    }
+    if (l != NULL) {
+        l->file = file;
+        l->ok = !failed;
+    }
+    if (!failed)
+        pass(s->rep, SV_CHECK_REPORTS);
+}
+
 static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size_t len,
                         const uint8_t leaf[SV_HASH], const uint8_t *receipt, size_t rlen,
                         int have_receipts)
@@ -1866,6 +2028,8 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         http = approval_http(s, &info, &http_unseen);
         break;
     case SV_ENTRY_STARTUP:
+        if (note_startup_at(s, index) != 0)
+            sv_report_fail(s->rep, SV_CHECK_REPORTS, item, "internal", "out of memory");
         s->have_start = 1;
         s->last_start = index;
         s->ndigests = 0; /* a new start decides only with the policies it loads */
@@ -1879,6 +2043,9 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         break;
     case SV_ENTRY_REFUSED:
         s->rep->refused++;
+        break;
+    case SV_ENTRY_CONFORMANCE_REPORT:
+        check_report(s, index, item, &info.conformance);
         break;
     case SV_ENTRY_REFUSALS_DROPPED:
         s->rep->refusal_summaries++;
@@ -2872,6 +3039,7 @@ out:
     sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
+    free(s.startup_at);
     free_escalations(&s);
     free(s.sbxs);
     sv_ids_free(s.ids);
@@ -3054,6 +3222,7 @@ done:
     sv_keyring_free(s.keys);
     free(s.digests);
     free(s.starts);
+    free(s.startup_at);
     free_escalations(&s);
     free(s.sbxs);
     sv_ids_free(s.ids);
@@ -3079,6 +3248,94 @@ void sv_json_string(FILE *out, const char *s)
 static const char *status_name(enum sv_status s)
 {
     return s == SV_PASS ? "pass" : s == SV_FAIL ? "fail" : "skipped";
+}
+
+/* The conformance reports of the record (docs/verifier.md, "Conformance reports"): who ran what,
+ * when, with which result, at which index. What they claim is the operator's word. */
+static void print_reports_json(const struct sv_report *r, FILE *out)
+{
+    size_t n = r->reports < SV_REPORTS_LISTED ? (size_t)r->reports : SV_REPORTS_LISTED;
+
+    fprintf(out, ",\"reports\":%llu,\"report_list\":[", (unsigned long long)r->reports);
+    for (size_t i = 0; i < n; i++) {
+        const struct sv_listed_report *l = &r->report_list[i];
+        char sha[2 * SV_HASH + 1], set[2 * SV_HASH + 1];
+
+        sv_hex(l->c.report_sha256, SV_HASH, sha);
+        sv_hex(l->c.probe_set_sha256, SV_HASH, set);
+        fprintf(out,
+                "%s{\"index\":%llu,\"result\":\"%s\",\"tier\":\"T%u\",\"only\":%zu,"
+                "\"passed\":%u,\"failed\":%u,\"skipped\":%u,\"errors\":%u,\"operator_name\":",
+                i ? "," : "", (unsigned long long)l->index, l->c.pass ? "pass" : "fail", l->c.tier,
+                l->c.n_only, l->c.passed, l->c.failed, l->c.skipped, l->c.errors);
+        sv_json_string(out, l->c.operator_name);
+        fprintf(out, ",\"operator_uid\":%u,\"operator_user\":", l->c.operator_uid);
+        sv_json_string(out, l->c.operator_user);
+        fprintf(out, ",\"recorded_by\":");
+        sv_json_string(out, l->c.recorded_by);
+        fprintf(out,
+                ",\"peer_uid\":%u,\"started_unix_ms\":%llu,\"ended_unix_ms\":%llu,"
+                "\"recorded_unix_ms\":%llu,\"checkpoint_size\":%llu,\"startup_index\":%llu,"
+                "\"probe_set_sha256\":\"%s\",\"report_sha256\":\"%s\",\"report_length\":%llu,"
+                "\"file\":\"%s\",\"verified\":%s}",
+                l->c.peer_uid, (unsigned long long)l->c.started_ms,
+                (unsigned long long)l->c.ended_ms, (unsigned long long)l->c.time_ms,
+                (unsigned long long)l->c.checkpoint_size, (unsigned long long)l->c.startup_index,
+                set, sha, (unsigned long long)l->c.report_length,
+                l->file == 1  ? "matches"
+                : l->file < 0 ? "mismatch"
+                              : "absent",
+                l->ok ? "true" : "false");
+    }
+    fprintf(out, "]");
+}
+
+/* Text bytes outside printable ASCII as \xNN (names are the operator's). */
+static void put_plain(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+        if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+}
+
+static void print_reports_text(const struct sv_report *r, FILE *out)
+{
+    size_t n = r->reports < SV_REPORTS_LISTED ? (size_t)r->reports : SV_REPORTS_LISTED;
+
+    if (r->reports == 0)
+        return;
+    fprintf(out,
+            "reports %llu conformance report(s) recorded (each the operator's claim, signed by "
+            "the deployment's key only as recorded; a pass means no failure found under those "
+            "probes):\n",
+            (unsigned long long)r->reports);
+    for (size_t i = 0; i < n; i++) {
+        const struct sv_listed_report *l = &r->report_list[i];
+        char sha[2 * SV_HASH + 1];
+
+        sv_hex(l->c.report_sha256, SV_HASH, sha);
+        fprintf(out,
+                "  entry %llu: %s, tier T%u%s, %u passed, %u failed, %u skipped, %u errors; "
+                "run by ",
+                (unsigned long long)l->index, l->c.pass ? "pass" : "FAIL", l->c.tier,
+                l->c.n_only > 0 ? " (--only)" : "", l->c.passed, l->c.failed, l->c.skipped,
+                l->c.errors);
+        put_plain(out, l->c.operator_name);
+        fprintf(out, " (uid %u, user ", l->c.operator_uid);
+        put_plain(out, l->c.operator_user);
+        fprintf(out, "), submitted by ");
+        put_plain(out, l->c.recorded_by);
+        fprintf(out, " (uid %u), from checkpoint %llu; report sha256 %s (%s)%s\n", l->c.peer_uid,
+                (unsigned long long)l->c.checkpoint_size, sha,
+                l->file == 1  ? "file beside the record matches"
+                : l->file < 0 ? "FILE MISMATCH"
+                              : "no file beside the record",
+                l->ok ? "" : "; FAILED its checks");
+    }
+    if (r->reports > n)
+        fprintf(out, "  (%llu more)\n", (unsigned long long)(r->reports - n));
 }
 
 void sv_report_print_json(const struct sv_report *r, FILE *out)
@@ -3109,6 +3366,7 @@ void sv_report_print_json(const struct sv_report *r, FILE *out)
     fprintf(out, ",\"clock_behind\":%llu", (unsigned long long)r->clock_behind);
     fprintf(out, ",\"checkpoints_below_quorum\":%llu,\"witness_alarms\":%llu",
             (unsigned long long)r->below_quorum, (unsigned long long)r->witness_alarms);
+    print_reports_json(r, out);
     fprintf(out, ",\"checks\":[");
     for (int i = 0; i < SV_CHECK_COUNT; i++) {
         const struct sv_check *c = &r->checks[i];
@@ -3199,6 +3457,7 @@ void sv_report_print_text(const struct sv_report *r, FILE *out)
                 "origin that the log does not extend (a fork or a rollback; see the "
                 "witness-quorum note)\n",
                 (unsigned long long)r->witness_alarms);
+    print_reports_text(r, out);
     if (r->state_size > 0 || r->state_updated)
         fprintf(out, "state   previously accepted size %llu%s\n", (unsigned long long)r->state_size,
                 r->state_updated ? "; updated to this record's newest checkpoint" : "");

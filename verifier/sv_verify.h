@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sv_entry.h"
 #include "sv_note.h"
 #include "sv_policy.h"
 #include "sv_util.h"
@@ -48,6 +49,7 @@ enum sv_check_id {
     SV_CHECK_TIME_MARKS,  /* each TimeMark's high water is the largest earlier time stamp */
     SV_CHECK_SANDBOXES,   /* sandbox ends name their start once; sandbox requests run in one */
     SV_CHECK_USAGE,       /* each token usage names its own earlier ALLOW of model.call, once */
+    SV_CHECK_REPORTS,     /* each conformance report signed by the deployment's key, its file */
     SV_CHECK_COUNT
 };
 
@@ -69,6 +71,17 @@ struct sv_check {
     char note[SV_CHECK_NOTE_MAX]; /* a warning that is not a failure (e.g. a possible gap) */
 };
 
+#define SV_REPORTS_LISTED 32 /* conformance reports listed in a report (all are checked) */
+
+/* One conformance report of the record, as the report lists it (docs/verifier.md "reports"). */
+struct sv_listed_report {
+    uint64_t index;
+    struct sv_conformance c;
+    int file; /* 0: no sworn/reports/<index>.json beside the record; 1: there, digest matches;
+                 -1: there, and it does not match (the check failed) */
+    int ok;   /* the entry passed every check of `reports` */
+};
+
 struct sv_report {
     char record[SV_RECORD_PATH_MAX];
     char origin[SV_ORIGIN_MAX + 1];
@@ -85,7 +98,9 @@ struct sv_report {
     uint64_t below_quorum;      /* history checkpoints (sworn/checkpoint/<size>) whose valid
                                    cosignatures do not meet the quorum (not a failure) */
     uint64_t witness_alarms;    /* WitnessEvent entries of kind CONSISTENCY (not a failure) */
-    int unreadable;             /* the record could not be read at all (exit 2) */
+    uint64_t reports;           /* ConformanceReport entries; the first SV_REPORTS_LISTED listed */
+    struct sv_listed_report report_list[SV_REPORTS_LISTED];
+    int unreadable; /* the record could not be read at all (exit 2) */
     char unreadable_why[SV_WHY];
     struct sv_check checks[SV_CHECK_COUNT];
 };

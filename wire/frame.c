@@ -953,6 +953,91 @@ fail:
     return -1;
 }
 
+/* An --only probe id in a conformance summary: 1..64 bytes 0x21..0x7e. */
+static int check_probe_id(const char *id)
+{
+    size_t n = id == NULL ? 0 : strlen(id);
+
+    SWORN_ENSURE(n >= 1 && n <= SWORN_FRAME_PROBE_ID_MAX, SWORN_ERR_FORMAT,
+                 "conformance_report.summary.only holds an id that is not 1..%u bytes",
+                 SWORN_FRAME_PROBE_ID_MAX);
+    for (size_t i = 0; i < n; i++)
+        SWORN_ENSURE(id[i] >= 0x21 && id[i] <= 0x7e, SWORN_ERR_FORMAT,
+                     "conformance_report.summary.only holds an id with a byte outside 0x21..0x7e");
+    return 0;
+fail:
+    return -1;
+}
+
+int sworn_frame_check_conformance_summary(const Sworn__V1__ConformanceSummary *s)
+{
+    uint64_t run;
+
+    SWORN_ENSURE(s != NULL, SWORN_ERR_FORMAT, "conformance_report.summary is missing");
+    SWORN_GUARD(check_hash(s->report_sha256, 1, "conformance_report.summary.report_sha256"));
+    SWORN_ENSURE(s->report_length >= 1 && s->report_length <= SWORN_FRAME_REPORT_MAX,
+                 SWORN_ERR_FORMAT, "conformance_report.summary.report_length is not 1..%u",
+                 SWORN_FRAME_REPORT_MAX);
+    SWORN_GUARD(check_hash(s->probe_set_sha256, 1, "conformance_report.summary.probe_set_sha256"));
+    SWORN_ENSURE(s->probe_set_size >= 1 && s->probe_set_size <= SWORN_FRAME_PROBE_SET_MAX,
+                 SWORN_ERR_FORMAT, "conformance_report.summary.probe_set_size is not 1..%u",
+                 SWORN_FRAME_PROBE_SET_MAX);
+    SWORN_ENSURE(s->tier >= 1 && s->tier <= 5, SWORN_ERR_FORMAT,
+                 "conformance_report.summary.tier %u is not 1..5", (unsigned)s->tier);
+    SWORN_GUARD(check_count(s->n_only, SWORN_FRAME_ONLY_MAX, "conformance_report.summary.only"));
+    for (size_t i = 0; i < s->n_only; i++)
+        SWORN_GUARD(check_probe_id(s->only[i]));
+    run = (uint64_t)s->passed + s->failed + s->skipped + s->errors;
+    SWORN_ENSURE(run >= 1 && run <= s->probe_set_size, SWORN_ERR_FORMAT,
+                 "conformance_report.summary counts %llu probes run, not 1..probe_set_size",
+                 (unsigned long long)run);
+    SWORN_ENSURE(s->result == (s->failed == 0 && s->errors == 0
+                                   ? SWORN__V1__CONFORMANCE_RESULT__CONFORMANCE_RESULT_PASS
+                                   : SWORN__V1__CONFORMANCE_RESULT__CONFORMANCE_RESULT_FAIL),
+                 SWORN_ERR_FORMAT,
+                 "conformance_report.summary.result is not PASS exactly when no probe failed or "
+                 "ended in an error");
+    SWORN_GUARD(check_str(s->operator_name, SWORN_FRAME_OPERATOR_MAX, 1,
+                          "conformance_report.summary.operator_name"));
+    SWORN_GUARD(check_str(s->operator_user, SWORN_FRAME_USER_MAX, 0,
+                          "conformance_report.summary.operator_user"));
+    SWORN_ENSURE(s->started_unix_ms != 0, SWORN_ERR_FORMAT,
+                 "conformance_report.summary.started_unix_ms is 0");
+    SWORN_ENSURE(s->ended_unix_ms >= s->started_unix_ms, SWORN_ERR_FORMAT,
+                 "conformance_report.summary ends before it starts");
+    SWORN_ENSURE((s->checkpoint_size == 0) == (s->checkpoint_root.len == 0), SWORN_ERR_FORMAT,
+                 "conformance_report.summary.checkpoint_root is set exactly when "
+                 "checkpoint_size is not 0");
+    SWORN_GUARD(check_hash(s->checkpoint_root, 0, "conformance_report.summary.checkpoint_root"));
+    SWORN_ENSURE(
+        s->checkpoint_size == 0 ? s->startup_index == 0 : s->startup_index < s->checkpoint_size,
+        SWORN_ERR_FORMAT, "conformance_report.summary.startup_index is not below checkpoint_size");
+    return 0;
+fail:
+    return -1;
+}
+
+/* A recorded conformance report (docs/formats.md section 15): its summary, decisiond's operator
+ * and a signature of its key (key id, 1..512 bytes, alg 1 or 2; whether it verifies is the
+ * verifier's business, as for receipts). */
+static int check_conformance_report(const Sworn__V1__ConformanceReport *r)
+{
+    SWORN_ENSURE(r != NULL, SWORN_ERR_ARG, "entry.conformance_report is NULL");
+    SWORN_GUARD(sworn_frame_check_conformance_summary(r->summary));
+    SWORN_GUARD(
+        check_str(r->operator_, SWORN_FRAME_OPERATOR_MAX, 1, "conformance_report.operator"));
+    SWORN_GUARD(check_hash(r->key_id, 1, "conformance_report.key_id"));
+    SWORN_ENSURE(r->signature.len >= 1 && r->signature.len <= SWORN_FRAME_SIG_MAX, SWORN_ERR_FORMAT,
+                 "conformance_report.signature is not 1..%u bytes", SWORN_FRAME_SIG_MAX);
+    SWORN_ENSURE(r->alg == 1 || r->alg == 2, SWORN_ERR_FORMAT,
+                 "conformance_report.alg %u is not 1 or 2", (unsigned)r->alg);
+    SWORN_ENSURE(r->alg != 2 || r->signature.len == 64, SWORN_ERR_FORMAT,
+                 "conformance_report.signature: an Ed25519 signature is 64 bytes");
+    return 0;
+fail:
+    return -1;
+}
+
 /*
  * The entry's time stamp (docs/formats.md, "Time stamps of entries"): every kind carries
  * decisiond's clock, and decisiond never writes 0 (writing). Read back, an EscalationResolved
@@ -1005,6 +1090,9 @@ static int check_entry_time(const Sworn__V1__Entry *m, int writing)
         break;
     case SWORN__V1__ENTRY__KIND_WITNESS_EVENT:
         t = m->witness_event->time_unix_ms;
+        break;
+    case SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT:
+        t = m->conformance_report->time_unix_ms;
         break;
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
@@ -1245,6 +1333,8 @@ static int check_entry_shape(const Sworn__V1__Entry *m)
         return check_usage_recorded(m->usage_recorded);
     case SWORN__V1__ENTRY__KIND_WITNESS_EVENT:
         return check_witness_event(m->witness_event);
+    case SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT:
+        return check_conformance_report(m->conformance_report);
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "Entry holds no known kind");
     }
@@ -1302,6 +1392,14 @@ int sworn_frame_check_admin_request(const Sworn__V1__AdminRequest *m)
     case SWORN__V1__ADMIN_REQUEST__BODY_SANDBOX_END:
         SWORN_ENSURE(m->sandbox_end != NULL, SWORN_ERR_ARG, "sandbox_end is NULL");
         return check_sandbox_ended(m->sandbox_end->ended, 0, "sandbox_end.ended");
+    case SWORN__V1__ADMIN_REQUEST__BODY_CONFORMANCE_REPORT:
+        /* The report's own rules need a JSON reader: decisiond's (d_report.h). */
+        SWORN_ENSURE(m->conformance_report != NULL, SWORN_ERR_ARG, "conformance_report is NULL");
+        SWORN_ENSURE(m->conformance_report->report_json.len >= 1 &&
+                         m->conformance_report->report_json.len <= SWORN_FRAME_REPORT_MAX,
+                     SWORN_ERR_RANGE, "conformance_report.report_json is %zu bytes, not 1..%u",
+                     m->conformance_report->report_json.len, SWORN_FRAME_REPORT_MAX);
+        return 0;
     default:
         return sworn_err_set(SWORN_ERR_FORMAT, "AdminRequest holds no known request");
     }
@@ -1368,6 +1466,14 @@ int sworn_frame_check_admin_response(const Sworn__V1__AdminResponse *m)
         SWORN_ENSURE(m->sandbox->log_index != 0, SWORN_ERR_FORMAT,
                      "sandbox.log_index is 0 (entry 0 is always a Startup entry)");
         return 0;
+    case SWORN__V1__ADMIN_RESPONSE__BODY_CONFORMANCE_REPORT:
+        SWORN_ENSURE(m->conformance_report != NULL, SWORN_ERR_ARG, "conformance_report is NULL");
+        SWORN_ENSURE(m->conformance_report->log_index != 0, SWORN_ERR_FORMAT,
+                     "conformance_report.log_index is 0 (entry 0 is always a Startup entry)");
+        SWORN_GUARD(
+            check_hash(m->conformance_report->entry_hash, 1, "conformance_report.entry_hash"));
+        return check_hash(m->conformance_report->report_sha256, 1,
+                          "conformance_report.report_sha256");
     case SWORN__V1__ADMIN_RESPONSE__BODY_RELOAD_POLICY:
         SWORN_ENSURE(m->reload_policy != NULL, SWORN_ERR_ARG, "reload_policy is NULL");
         return check_hash(m->reload_policy->digest, 1, "reload_policy.digest");

@@ -66,6 +66,11 @@
 #define SWORN_FRAME_SANDBOX_ID_LEN 16u  /* SandboxStarted/SandboxEnded.sandbox_id */
 #define SWORN_FRAME_COMMAND_MAX 256u    /* SandboxStarted.command: 1..256 items */
 #define SWORN_FRAME_OPERATOR_MAX 256u   /* an operator's user name in an entry */
+#define SWORN_FRAME_REPORT_MAX 524288u  /* ConformanceReportRequest.report_json: 512 KiB */
+#define SWORN_FRAME_PROBE_SET_MAX 1024u /* ConformanceSummary.probe_set_size */
+#define SWORN_FRAME_ONLY_MAX 64u        /* ConformanceSummary.only */
+#define SWORN_FRAME_PROBE_ID_MAX 64u    /* a probe id in ConformanceSummary.only */
+#define SWORN_FRAME_USER_MAX 64u        /* ConformanceSummary.operator_user */
 
 /* Model calls and their token usage (docs/proxy.md, "Model APIs"). */
 #define SWORN_FRAME_MODEL_MAX 256u               /* Resource.model, UsageRecorded.model */
@@ -234,6 +239,14 @@ int sworn_frame_check_decision(const Sworn__V1__Decision *m);
  * receipt: as form 1, with form 2's batch fields); only forms 2 and 3 have batch fields.
  * Whether it verifies is the verifier's business. */
 int sworn_frame_check_receipt(const Sworn__V1__Receipt *r);
+
+/* A ConformanceSummary's shape (sworn.proto; docs/formats.md section 15): both digests, the
+ * report's length 1..SWORN_FRAME_REPORT_MAX, a probe set of 1..1024, a tier 1..5, at most 64
+ * --only ids of 1..64 bytes 0x21..0x7e, counts adding up to 1..probe_set_size, result PASS
+ * exactly when failed and errors are 0, an operator name (1..256) and user (0..64), a start that
+ * is not 0 and an end not before it, a root exactly with a checkpoint size, and a startup index
+ * below that size. Whether the run happened as it says is no wire rule. */
+int sworn_frame_check_conformance_summary(const Sworn__V1__ConformanceSummary *s);
 
 /* The number of hashes in the RFC 9162 inclusion path of item index in a tree of size items
  * (0 when index >= size): what a batch receipt's batch_path holds, 32 bytes each. */

@@ -21,10 +21,12 @@
 #include <json-c/json.h>
 
 #include "c_deploy.h"
+#include "c_submit.h"
 #include "err.h"
 #include "fileio.h"
 #include "stack_fixture.h"
 #include "testutil.h"
+#include "verify_fixture.h"
 
 static struct sworn_stack stack;
 static int stack_up;
@@ -431,6 +433,177 @@ static void test_exit_two(void **state)
     free(good_dep);
 }
 
+/* The newest entries' kinds as swornctl tail prints them (free it). */
+static char *tail_text(unsigned n)
+{
+    struct sworn_test_run t;
+    char count[16], *out;
+
+    snprintf(count, sizeof(count), "%u", n);
+    sworn_test_runv(&t, NULL, sworn_test_bin("SWORNCTL_BIN"), "--config", stack.config, "tail",
+                    count, NULL);
+    sworn_test_run_must(&t, "swornctl tail");
+    out = strdup(t.out);
+    sworn_test_run_free(&t);
+    assert_non_null(out);
+    return out;
+}
+
+/* The report recorded (issue 19): the run names the entry's index; the entry, signed by the
+ * deployment's key, is in the exported record with the report's bytes beside it, and the
+ * auditor's sworn-verify accepts and lists it. */
+static void test_report_recorded(void **state)
+{
+    char *dep = deployment("rec.yaml", &good), *json = sworn_test_path(stack.dir, "rec.json"),
+         rel[64], *exported, *mine = NULL, *theirs = NULL, *tail;
+    static const char needle[] = "is the ConformanceReport entry at log index ";
+    struct sworn_test_run r;
+    const char *at;
+    unsigned long long index;
+    size_t mine_len = 0, theirs_len = 0;
+    json_object *rep, *list, *l = NULL;
+
+    (void)state;
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--deployment", dep,
+                    "--tier", "T5", "--json", json, NULL);
+    if (r.status != 0 || (at = strstr(r.out, needle)) == NULL)
+        fail_msg("sworn-conformance exit %d:\n%s\n%s", r.status, r.out, r.err);
+    index = strtoull(at + strlen(needle), NULL, 10);
+    assert_non_null(strstr(r.out, "its bytes are beside the record"));
+    sworn_test_run_free(&r);
+    tail = tail_text(1);
+    assert_non_null(strstr(tail, "\"kind\":\"conformance_report\""));
+    assert_non_null(strstr(tail, "\"result\":\"pass\""));
+    free(tail);
+    assert_true(sworn_stack_checkpoint_now(&stack) > index);
+    /* The bytes beside the tiles are the JSON report the run wrote. */
+    snprintf(rel, sizeof(rel), "sworn/reports/%llu.json", index);
+    exported = sworn_test_path(stack.tiles, rel);
+    assert_int_equal(sworn_file_read(json, 1u << 20, &mine, &mine_len), 0);
+    assert_int_equal(sworn_file_read(exported, 1u << 20, &theirs, &theirs_len), 0);
+    assert_int_equal(mine_len, theirs_len);
+    assert_memory_equal(mine, theirs, mine_len);
+    /* sworn-verify checks its signature and digest, and lists it. */
+    rep = sworn_verify_json(sworn_test_bin("SWORN_VERIFY_BIN"), stack.dir, "trust.txt", "tiles",
+                            NULL, 0, SWORN_VERIFY_NO_PROGRESS);
+    sworn_verify_expect_pass(rep, "reports");
+    list = sworn_verify_get(rep, "report_list");
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *c = json_object_array_get_idx(list, i);
+
+        if ((unsigned long long)json_object_get_int64(sworn_verify_get(c, "index")) == index)
+            l = c;
+    }
+    assert_non_null(l);
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "result")), "pass");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "tier")), "T5");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "file")), "matches");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "operator_name")),
+                        "Test <Operator> & co");
+    assert_int_equal(json_object_get_int64(sworn_verify_get(l, "peer_uid")), (int64_t)getuid());
+    assert_true(json_object_get_boolean(sworn_verify_get(l, "verified")));
+    json_object_put(rep);
+    free(mine);
+    free(theirs);
+    free(exported);
+    free(json);
+    free(dep);
+}
+
+/* s with the first `from` replaced by `to` (free it); fails the test when from is not in s. */
+static char *replaced(const char *s, const char *from, const char *to)
+{
+    const char *at = strstr(s, from);
+    size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+
+    if (at == NULL)
+        fail_msg("\"%s\" is not in the report", from);
+    assert_non_null(out);
+    snprintf(out, n, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+    return out;
+}
+
+/* Submit report text; it must be refused with a message holding want, and nothing recorded. */
+static void expect_report_refused(const char *path, const char *text, const char *want)
+{
+    struct c_submitted sub;
+    uint64_t before = sworn_stack_checkpoint_now(&stack), after;
+
+    if (c_submit_report(path, text, strlen(text), 30000, &sub) == 0)
+        fail_msg("a report was recorded at %llu that must be refused (%s)",
+                 (unsigned long long)sub.log_index, want);
+    if (strstr(sworn_err_msg(), want) == NULL)
+        fail_msg("refused with \"%s\", not for \"%s\"", sworn_err_msg(), want);
+    after = sworn_stack_checkpoint_now(&stack);
+    if (strcmp(path, stack.admin) == 0)
+        assert_int_equal(after, before); /* an admin peer's bad report: no entry at all */
+}
+
+/* Bad reports on the admin socket are refused and nothing is recorded: the dishonest operator's
+ * claims that the bytes contradict (a pass the probes did not give, a claim of proof, a run
+ * against another log), a report that reads two ways (a repeated key, other spacing). On the
+ * decision socket (the proxy's, in the agent's direction) the call does not exist: refused as a
+ * malformed frame, recorded as a Refused entry, never as a report. */
+static void test_report_refused(void **state)
+{
+    char *dep = deployment("refused.yaml", &good), *json = sworn_test_path(stack.dir, "ref.json"),
+         *text = NULL, *bad, *tail;
+    size_t len = 0;
+    struct sworn_test_run r;
+
+    (void)state;
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--deployment", dep,
+                    "--only", "T5.sufficiency", "--no-record", "--json", json, NULL);
+    if (r.status != 0 || strstr(r.out, "ConformanceReport entry") != NULL)
+        fail_msg("sworn-conformance --no-record: exit %d:\n%s\n%s", r.status, r.out, r.err);
+    sworn_test_run_free(&r);
+    assert_int_equal(sworn_file_read(json, 1u << 20, &text, &len), 0);
+
+    /* A pass the probes did not give: the summary says pass, a probe says fail. */
+    bad = replaced(text, "\"result\":\"pass\",\"evidence\"", "\"result\":\"fail\",\"evidence\"");
+    expect_report_refused(stack.admin, bad, "summary.pass is 1, but 0 probes say pass");
+    free(bad);
+    /* A claim of proof. */
+    bad = replaced(text, "no failure found under these probes", "conformance proven");
+    expect_report_refused(stack.admin, bad, "claim is not");
+    free(bad);
+    /* Another log's checkpoint (a report from another deployment, replayed here). */
+    {
+        const char *root = strstr(text, "\"checkpoint_start\":{\"size\":");
+        char from[64], to[64];
+
+        assert_non_null(root);
+        root = strstr(root, "\"root\":\"");
+        assert_non_null(root);
+        snprintf(from, sizeof(from), "%.53s", root);
+        snprintf(to, sizeof(to), "\"root\":\"%s\"", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
+        bad = replaced(text, from, to);
+        expect_report_refused(stack.admin, bad, "not this log's tree");
+        free(bad);
+    }
+    /* Two results, a second reader's and decisiond's, and spacing: not canonical. */
+    bad = replaced(text, "\"result\":\"pass\"", "\"result\":\"fail\",\"result\":\"pass\"");
+    expect_report_refused(stack.admin, bad, "canonical");
+    free(bad);
+    bad = replaced(text, "{\"tool\"", "{ \"tool\"");
+    expect_report_refused(stack.admin, bad, "canonical");
+    free(bad);
+    /* An older report_version (no selection, no measured start). */
+    bad = replaced(text, "\"report_version\":2", "\"report_version\":1");
+    expect_report_refused(stack.admin, bad, "report_version");
+    free(bad);
+    /* The decision socket has no such call. */
+    expect_report_refused(stack.decision, text, "");
+    tail = tail_text(1);
+    assert_non_null(strstr(tail, "\"kind\":\"refused\""));
+    assert_null(strstr(tail, "conformance_report"));
+    free(tail);
+    free(text);
+    free(json);
+    free(dep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +615,8 @@ int main(void)
         cmocka_unit_test(test_stale_record),
         cmocka_unit_test(test_tier_and_skips),
         cmocka_unit_test(test_exit_two),
+        cmocka_unit_test(test_report_recorded),
+        cmocka_unit_test(test_report_refused),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

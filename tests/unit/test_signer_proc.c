@@ -375,8 +375,8 @@ static void test_ipc_hostile(void **state)
     refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 0");
     f[12] = SWORN_PURPOSE_COSIGNATURE; /* known, but the witness's: never decisiond's signer's */
     refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 6");
-    f[12] = SWORN_PURPOSE_COSIGNATURE + 1; /* the first unknown one */
-    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 7");
+    f[12] = SWORN_PURPOSE_REPORT + 1; /* the first unknown one */
+    refuse(f, SWORN_IPC_HDR_LEN + 37, "purpose 8");
     hdr(f, SWORN_IPC_SIGN_REQ, 5);
     f[12] = SWORN_PURPOSE_CHECKPOINT;
     sworn_put_u32be(f + 13, 0);

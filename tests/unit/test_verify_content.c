@@ -4135,6 +4135,300 @@ static void test_witness_events(void **state)
     }
 }
 
+/* ---- conformance reports (issue 19) ---- */
+
+static const char report_bytes[] = "{\"tool\":\"sworn-conformance\",\"report_version\":2}";
+
+/* A report as decisiond records it after a Startup entry (0) and a policy load (1): run from the
+ * checkpoint of size 2, its measured start entry 0. */
+static void report_good(Sworn__V1__ConformanceReport *r, Sworn__V1__ConformanceSummary *s)
+{
+    static uint8_t sha[32], set[32], root[32];
+
+    sworn__v1__conformance_summary__init(s);
+    sv_sha256(report_bytes, strlen(report_bytes), sha);
+    memset(set, 0x5e, sizeof(set));
+    memset(root, 0x7a, sizeof(root));
+    s->report_sha256.data = sha;
+    s->report_sha256.len = 32;
+    s->report_length = strlen(report_bytes);
+    s->probe_set_sha256.data = set;
+    s->probe_set_sha256.len = 32;
+    s->probe_set_size = 9;
+    s->tier = 5;
+    s->passed = 8;
+    s->skipped = 1;
+    s->result = SWORN__V1__CONFORMANCE_RESULT__CONFORMANCE_RESULT_PASS;
+    s->operator_name = "Alice Auditor";
+    s->operator_uid = 1000;
+    s->operator_user = "alice";
+    s->started_unix_ms = T2023 + 10000;
+    s->ended_unix_ms = T2023 + 20000;
+    s->checkpoint_size = 2;
+    s->checkpoint_root.data = root;
+    s->checkpoint_root.len = 32;
+    s->startup_index = 0;
+    sworn__v1__conformance_report__init(r);
+    r->summary = s;
+    r->peer_uid = 1000;
+    r->operator_ = "alice";
+    r->time_unix_ms = T2023 + 21000;
+}
+
+/* Sign r (fields 1..4) with the fixture's key over the conformance-report TBS into sig. */
+static void report_sign(const struct fx *f, Sworn__V1__ConformanceReport *r, uint8_t sig[64])
+{
+    Sworn__V1__ConformanceReport part = *r;
+    uint8_t buf[4096], tbs[29 + 32];
+    size_t n, siglen = 64;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+    part.key_id.len = 0;
+    part.signature.len = 0;
+    part.alg = 0;
+    n = sworn__v1__conformance_report__get_packed_size(&part);
+    assert_true(n <= sizeof(buf));
+    sworn__v1__conformance_report__pack(&part, buf);
+    memcpy(tbs, "\xffsworn/v1 conformance-report", 28);
+    tbs[28] = 0;
+    sv_sha256(buf, n, tbs + 29);
+    assert_int_equal(EVP_DigestSignInit(c, NULL, NULL, NULL, f->receipt_key), 1);
+    assert_int_equal(EVP_DigestSign(c, sig, &siglen, tbs, sizeof(tbs)), 1);
+    EVP_MD_CTX_free(c);
+    r->key_id.data = (uint8_t *)f->receipt_id;
+    r->key_id.len = 32;
+    r->signature.data = sig;
+    r->signature.len = 64;
+    r->alg = 2;
+}
+
+/* A Startup entry, a policy load, an allow with its receipt (entry 2), then the report (3):
+ * packed by the recording side's packer (which must accept it) when writable. */
+static void report_record(const struct fx *f, struct sworn_record *b,
+                          const Sworn__V1__ConformanceReport *r, int writable)
+{
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    uint8_t *out = NULL;
+    size_t n = 0;
+
+    startup(b, 990, 991, 0, T2023);
+    policy_loaded(f, b, f->digest, T2023);
+    decision(b, "req-1", SWORN__V1__EFFECT__EFFECT_ALLOW, f->digest, T2023 + 1000, 0);
+    add_receipt(f, b, 2, 2);
+    e.kind_case = SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT;
+    e.conformance_report = (Sworn__V1__ConformanceReport *)r;
+    if (writable) {
+        if (sworn_frame_pack_entry(&e, &out, &n) != 0)
+            fail_msg("the recording side refuses a good report: %s", sworn_err_msg());
+        add_raw(b, out, n);
+        free(out);
+        return;
+    }
+    assert_int_equal(sworn_frame_pack_entry(&e, &out, &n), -1);
+    sworn_record_add(b, &e);
+}
+
+static json_object *first_listed(json_object *rep)
+{
+    json_object *l = sworn_verify_get(rep, "report_list");
+
+    assert_int_equal(json_object_array_length(l), 1);
+    return json_object_array_get_idx(l, 0);
+}
+
+static void test_reports(void **state)
+{
+    struct fx *f = *state;
+    struct sworn_record b = {0};
+    Sworn__V1__ConformanceReport r;
+    Sworn__V1__ConformanceSummary sm;
+    uint8_t sig[64], other_id[32];
+    json_object *rep, *l;
+    struct sworn_test_run t;
+    char *pp, *rec;
+
+    /* Good: signed by the deployment's key (a receipt-key of the policy here), listed with who
+     * ran what, when, with which result; no file beside the record is "absent", not a failure. */
+    report_good(&r, &sm);
+    report_sign(f, &r, sig);
+    report_record(f, &b, &r, 1);
+    make_record(f, "rep-good", &b, NULL);
+    rep = verify_json(f, "rep-good", NULL, 0);
+    sworn_verify_expect_pass(rep, "reports");
+    sworn_verify_expect_pass(rep, "entries");
+    assert_int_equal(json_object_get_int64(sworn_verify_get(rep, "reports")), 1);
+    l = first_listed(rep);
+    assert_int_equal(json_object_get_int64(sworn_verify_get(l, "index")), 3);
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "result")), "pass");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "tier")), "T5");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "operator_name")),
+                        "Alice Auditor");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "recorded_by")), "alice");
+    assert_string_equal(json_object_get_string(sworn_verify_get(l, "file")), "absent");
+    assert_true(json_object_get_boolean(sworn_verify_get(l, "verified")));
+    json_object_put(rep);
+    /* The text report lists it too. */
+    pp = P(f, "rep-good.policy");
+    rec = P(f, "rep-good");
+    sworn_test_runv(&t, NULL, verify_bin, "verify", "--no-progress", "--policy", pp, rec, NULL);
+    if (t.status != 0 ||
+        strstr(t.out, "entry 3: pass, tier T5, 8 passed, 0 failed, 1 skipped, "
+                      "0 errors; run by Alice Auditor (uid 1000, user alice)") == NULL)
+        fail_msg("text report: exit %d:\n%s%s", t.status, t.out, t.err);
+    sworn_test_run_free(&t);
+    /* The report's bytes beside the record: their digest must be the entry's. */
+    {
+        char *d = P(f, "rep-good/sworn/reports");
+
+        assert_int_equal(mkdir(d, 0755), 0);
+        free(d);
+    }
+    sworn_verify_write_rel(f->dir, "rep-good/sworn/reports/3.json", report_bytes,
+                           strlen(report_bytes));
+    rep = verify_json(f, "rep-good", NULL, 0);
+    assert_string_equal(json_object_get_string(sworn_verify_get(first_listed(rep), "file")),
+                        "matches");
+    json_object_put(rep);
+    sworn_verify_write_rel(f->dir, "rep-good/sworn/reports/3.json",
+                           "{\"tool\":\"sworn-conformance\",\"report_version\":3}",
+                           strlen(report_bytes));
+    rep = verify_json(f, "rep-good", NULL, 1);
+    sworn_verify_expect_fail(rep, "reports", "report-file-mismatch", "entry 3");
+    sworn_verify_expect_only(rep, "reports");
+    assert_string_equal(json_object_get_string(sworn_verify_get(first_listed(rep), "file")),
+                        "mismatch");
+    json_object_put(rep);
+    free(pp);
+    free(rec);
+    sworn_record_free(&b);
+
+    /* A summary changed after signing (a fail turned into a pass, the counts kept consistent):
+     * the signature no longer verifies. The whole record is re-made, so only the signature can
+     * tell. */
+    report_good(&r, &sm);
+    sm.passed = 7;
+    sm.failed = 1;
+    sm.result = SWORN__V1__CONFORMANCE_RESULT__CONFORMANCE_RESULT_FAIL;
+    report_sign(f, &r, sig);
+    sm.passed = 8;
+    sm.failed = 0;
+    sm.result = SWORN__V1__CONFORMANCE_RESULT__CONFORMANCE_RESULT_PASS;
+    report_record(f, &b, &r, 1);
+    make_record(f, "rep-changed", &b, NULL);
+    rep = verify_json(f, "rep-changed", NULL, 1);
+    sworn_verify_expect_fail(rep, "reports", "report-signature-invalid", "entry 3");
+    sworn_verify_expect_only(rep, "reports");
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* Another purpose's signature by the same key: the allow's receipt signature moved into the
+     * report entry is no report signature. */
+    report_good(&r, &sm);
+    report_sign(f, &r, sig);
+    report_record(f, &b, &r, 1);
+    {
+        Sworn__V1__Receipt *rc = sworn__v1__receipt__unpack(NULL, b.rlen[2], b.r[2]);
+        Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+
+        assert_non_null(rc);
+        assert_int_equal(rc->signature.len, 64);
+        memcpy(sig, rc->signature.data, 64);
+        sworn__v1__receipt__free_unpacked(rc, NULL);
+        free(b.e[3]);
+        b.n = 3;
+        e.kind_case = SWORN__V1__ENTRY__KIND_CONFORMANCE_REPORT;
+        e.conformance_report = &r;
+        sworn_record_add(&b, &e);
+    }
+    make_record(f, "rep-receipt-sig", &b, NULL);
+    rep = verify_json(f, "rep-receipt-sig", NULL, 1);
+    sworn_verify_expect_fail(rep, "reports", "report-signature-invalid", "entry 3");
+    sworn_verify_expect_only(rep, "reports");
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* The reverse: the report's signature as the allow's receipt is no receipt. */
+    report_good(&r, &sm);
+    report_sign(f, &r, sig);
+    report_record(f, &b, &r, 1);
+    {
+        Sworn__V1__Receipt *rc = sworn__v1__receipt__unpack(NULL, b.rlen[2], b.r[2]);
+
+        assert_non_null(rc);
+        memcpy(rc->signature.data, sig, 64);
+        sworn_record_put_receipt(&b, 2, rc);
+        sworn__v1__receipt__free_unpacked(rc, NULL);
+    }
+    make_record(f, "rep-as-receipt", &b, NULL);
+    rep = verify_json(f, "rep-as-receipt", NULL, 1);
+    sworn_verify_expect_fail(rep, "receipts", "receipt-invalid", "entry 2");
+    sworn_verify_expect_only(rep, "receipts");
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* A key the auditor does not trust. */
+    report_good(&r, &sm);
+    report_sign(f, &r, sig);
+    memset(other_id, 0x11, sizeof(other_id));
+    r.key_id.data = other_id;
+    report_record(f, &b, &r, 1);
+    make_record(f, "rep-key", &b, NULL);
+    rep = verify_json(f, "rep-key", NULL, 1);
+    sworn_verify_expect_fail(rep, "reports", "report-key-unknown", "entry 3");
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* A measured start that is not a Startup entry, and a start checkpoint after the entry. */
+    report_good(&r, &sm);
+    sm.startup_index = 1;
+    report_sign(f, &r, sig);
+    report_record(f, &b, &r, 1);
+    make_record(f, "rep-startup", &b, NULL);
+    rep = verify_json(f, "rep-startup", NULL, 1);
+    sworn_verify_expect_fail(rep, "reports", "report-startup", "entry 3");
+    sworn_verify_expect_only(rep, "reports");
+    json_object_put(rep);
+    sworn_record_free(&b);
+    report_good(&r, &sm);
+    sm.checkpoint_size = 4;
+    report_sign(f, &r, sig);
+    report_record(f, &b, &r, 1);
+    make_record(f, "rep-ahead", &b, NULL);
+    rep = verify_json(f, "rep-ahead", NULL, 1);
+    sworn_verify_expect_fail(rep, "reports", "report-checkpoint-ahead", "entry 3");
+    json_object_put(rep);
+    sworn_record_free(&b);
+
+    /* Shapes the recording side never writes: refused by its packer and by the verifier. */
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "rep-shape-%d", i);
+        report_good(&r, &sm);
+        switch (i) {
+        case 0:
+            sm.tier = 6;
+            break;
+        case 1:
+            sm.result = SWORN__V1__CONFORMANCE_RESULT__CONFORMANCE_RESULT_FAIL; /* none failed */
+            break;
+        case 2:
+            sm.checkpoint_root.len = 0;
+            break;
+        default:
+            sm.passed = 10; /* more run than the probe set holds */
+            break;
+        }
+        report_sign(f, &r, sig);
+        report_record(f, &b, &r, 0);
+        make_record(f, name, &b, NULL);
+        rep = verify_json(f, name, NULL, 1);
+        sworn_verify_expect_fail(rep, "entries", "report-shape", "entry 3");
+        json_object_put(rep);
+        sworn_record_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -4166,6 +4460,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sandboxes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_witness_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reports, setup, teardown),
     };
 
     log_bin = sworn_test_bin("SWORN_LOG_BIN");
