@@ -1,8 +1,10 @@
 /*
- * sworn-probe.c -- the adversarial agent of test_sandbox_probes (docs/sandbox.md, "Probes"): one
- * attempt to get out of a sworn-run sandbox per subcommand.
+ * sworn-conformance-probe.c -- the adversarial agent that sworn-conformance starts inside the
+ * deployment's sandbox (docs/conformance.md) and test_sandbox_probes and test_sandbox_attacks run
+ * inside sworn-run (docs/sandbox.md, "Probes"): one attempt to get out of a sandbox per
+ * subcommand.
  *
- *   sworn-probe ATTEMPT ARGS...
+ *   sworn-conformance-probe ATTEMPT ARGS...
  *
  * Each attempt prints exactly one line on standard output and exits with its verdict:
  *   BLOCKED <what> <why>   exit 0: the attempt failed; why is the errno name of the call that
@@ -24,7 +26,7 @@
  *
  * The same binary runs outside the sandbox as the tests' positive control (the canaries must see
  * it there), so it judges only what it sees: an answer from anyone is OPEN. It links libc alone
- * (tests/sandbox/CMakeLists.txt builds it without sanitizers) so that it runs from the work folder
+ * (conformance/CMakeLists.txt builds it without sanitizers) so that it runs from the work folder
  * inside the sandbox, where only the system's /usr and /lib are mounted.
  *
  * The waits (a TCP connect, an answer to a datagram or an echo) last SWORN_PROBE_WAIT_MS
@@ -127,7 +129,10 @@ static int open_(const char *what, const char *detail)
 
 static int usage(const char *msg)
 {
-    fprintf(stderr, "sworn-probe: %s (see the comment at the top of sworn-probe.c)\n", msg);
+    fprintf(
+        stderr,
+        "sworn-conformance-probe: %s (see the comment at the top of sworn-conformance-probe.c)\n",
+        msg);
     return PROBE_USAGE;
 }
 
@@ -976,7 +981,8 @@ static int probe_conns(const char *host, const char *port, const char *count)
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
         if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) != 0) {
-            fprintf(stderr, "sworn-probe conns: connection %ld: %s\n", i, strerror(errno));
+            fprintf(stderr, "sworn-conformance-probe conns: connection %ld: %s\n", i,
+                    strerror(errno));
             return usage("conns: a connection could not be opened");
         }
         p[i] = (struct pollfd){.fd = fd, .events = POLLIN};
@@ -1034,7 +1040,7 @@ static int probe_deep(const char *count)
         return usage("deep N (1..1000000)");
     for (long i = 0; i < n; i++)
         if (mkdir("d", 0700) != 0 || chdir("d") != 0) {
-            fprintf(stderr, "sworn-probe deep: level %ld: %s\n", i, strerror(errno));
+            fprintf(stderr, "sworn-conformance-probe deep: level %ld: %s\n", i, strerror(errno));
             return 1;
         }
     printf("DEEP %ld\n", n);
@@ -1243,7 +1249,7 @@ static int probe_exchange(const char *a, const char *b, const char *ms_text)
     deadline = now_ms() + ms;
     for (;;) {
         if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0) {
-            fprintf(stderr, "sworn-probe exchange %s %s: %s\n", a, b, strerror(errno));
+            fprintf(stderr, "sworn-conformance-probe exchange %s %s: %s\n", a, b, strerror(errno));
             return 1;
         }
         if (++n == 1) {
