@@ -1276,11 +1276,12 @@ static int probe_exchange(const char *a, const char *b, const char *ms_text)
 
 /* ---- the conformance attempts (docs/conformance.md, "The probes from inside the sandbox") ---- */
 
-#define CRED_FILE_MAX (1024 * 1024) /* bytes of one file read by cred-files */
-#define CRED_FILES_MAX 20000        /* files cred-files reads, at most */
-#define CRED_DEPTH_MAX 16           /* folder depth cred-files walks */
-#define HTTP_ANSWER_MAX 65536       /* bytes of an answer http reads */
-#define LINGER_TAG_MAX 11           /* "swc-" and the tag fit a process name (15 bytes) */
+#define CRED_FILE_MAX (256 * 1024)         /* larger files are not read by cred-files */
+#define CRED_FILES_MAX 20000               /* files cred-files reads, at most */
+#define CRED_BYTES_MAX (16L * 1024 * 1024) /* bytes cred-files reads per root, at most */
+#define CRED_DEPTH_MAX 16                  /* folder depth cred-files walks */
+#define HTTP_ANSWER_MAX 65536              /* bytes of an answer http reads */
+#define LINGER_TAG_MAX 11                  /* "swc-" and the tag fit a process name (15 bytes) */
 
 /* Found: "OPEN <what> sha256=<first 8 hex digits of the digest>" (never the value). */
 static int cred_found(const char *what, const struct probe_cred *c, size_t which)
@@ -1344,7 +1345,8 @@ static ssize_t read_some(int fd, char *buf)
 }
 
 /* Scan one file (opened with O_NONBLOCK: a FIFO never blocks us); 1 when found. */
-static int scan_file(int dirfd, const char *name, char *buf, struct probe_cred *c, size_t *which)
+static int scan_file(int dirfd, const char *name, char *buf, struct probe_cred *c, size_t *which,
+                     long *bytes)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     struct stat st;
@@ -1353,8 +1355,11 @@ static int scan_file(int dirfd, const char *name, char *buf, struct probe_cred *
 
     if (fd < 0)
         return 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (n = read_some(fd, buf)) > 0)
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= CRED_FILE_MAX &&
+        (n = read_some(fd, buf)) > 0) {
+        *bytes += n;
         found = probe_cred_scan(c, buf, (size_t)n, which);
+    }
     close(fd);
     return found;
 }
@@ -1362,7 +1367,7 @@ static int scan_file(int dirfd, const char *name, char *buf, struct probe_cred *
 struct walk {
     struct probe_cred *c;
     char *buf;
-    long files;
+    long files, bytes;
     size_t which;
     char where[PATH_MAX];
 };
@@ -1380,7 +1385,8 @@ static int walk(struct walk *w, const char *path, int depth)
     d = opendir(path);
     if (d == NULL)
         return 0;
-    while (!found && w->files < CRED_FILES_MAX && (e = readdir(d)) != NULL) {
+    while (!found && w->files < CRED_FILES_MAX && w->bytes < CRED_BYTES_MAX &&
+           (e = readdir(d)) != NULL) {
         char child[PATH_MAX];
         struct stat st;
 
@@ -1394,7 +1400,7 @@ static int walk(struct walk *w, const char *path, int depth)
             found = walk(w, child, depth + 1);
         } else if (S_ISREG(st.st_mode)) {
             w->files++;
-            if (scan_file(dirfd(d), e->d_name, w->buf, w->c, &w->which)) {
+            if (scan_file(dirfd(d), e->d_name, w->buf, w->c, &w->which, &w->bytes)) {
                 snprintf(w->where, sizeof(w->where), "%s", child);
                 found = 1;
             }
@@ -1404,25 +1410,36 @@ static int walk(struct walk *w, const char *path, int depth)
     return found;
 }
 
-/* cred-files HASHES ROOT...: every regular file readable under the roots. */
+/* cred-files HASHES ROOT...: every regular file readable under the roots (each root at most
+ * CRED_BYTES_MAX bytes, CRED_FILES_MAX files in all); "cut=N" says how many roots the budgets
+ * cut short. */
 static int probe_cred_files(const char *hashes, char **roots, int nroots)
 {
     static char buf[CRED_FILE_MAX];
     struct probe_cred c;
     struct walk w = {.c = &c, .buf = buf};
     char what[WHAT_MAX];
+    long total = 0;
+    int cut = 0; /* roots whose walk ended at a budget: not all of them was looked at */
 
     if (probe_cred_parse(&c, hashes) != 0 || nroots < 1)
         return usage("cred-files HEX64[,HEX64...] ROOT...");
     for (int i = 0; i < nroots; i++) {
         if (roots[i][0] != '/')
             return usage("cred-files: ROOT must be absolute");
-        if (walk(&w, roots[i], 0)) {
+        total += w.bytes;
+        w.bytes = 0; /* each root has its own budget: a big one does not hide the next */
+        if (w.files >= CRED_FILES_MAX)
+            cut++;
+        else if (walk(&w, roots[i], 0)) {
             snprintf(what, sizeof(what), "cred-files:%.500s", w.where);
             return cred_found(what, &c, w.which);
+        } else if (w.bytes >= CRED_BYTES_MAX) {
+            cut++;
         }
     }
-    snprintf(what, sizeof(what), "cred-files:files=%ld", w.files);
+    snprintf(what, sizeof(what), "cred-files:files=%ld:bytes=%ld:cut=%d", w.files, total + w.bytes,
+             cut);
     return cred_none(what, &c);
 }
 
