@@ -190,12 +190,147 @@ static int y_fail_closed(const struct sworn_yaml_doc *d, const struct sworn_yaml
     return 0;
 }
 
+/* A list of strings at key (optional) into the rows of dst, each checked by check. */
+static int y_list(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *map,
+                  const char *key, char *dst, size_t row, size_t max, size_t *n,
+                  const char *(*check)(const char *))
+{
+    const struct sworn_yaml_node *l = sworn_yaml_get(map, key);
+
+    *n = 0;
+    if (l == NULL)
+        return 0;
+    if (sworn_yaml_kind(l) != SWORN_YAML_SEQ)
+        return sworn_yaml_error(d, l, "%s must be a list of strings", key);
+    if (sworn_yaml_len(l) > max)
+        return sworn_yaml_error(d, l, "%s has more than %zu items", key, max);
+    for (size_t i = 0; i < sworn_yaml_len(l); i++) {
+        const struct sworn_yaml_node *it = sworn_yaml_item(l, i);
+        const char *s, *why;
+
+        if (sworn_yaml_kind(it) != SWORN_YAML_SCALAR)
+            return sworn_yaml_error(d, it, "%s items must be strings", key);
+        if (sworn_yaml_str(d, it, &s) < 0)
+            return -1;
+        why = s[0] == '\0' ? "must not be empty" : check(s);
+        if (why != NULL)
+            return sworn_yaml_error(d, it, "%s item %zu %s", key, i + 1, why);
+        if (copy_str(dst + *n * row, row, s) < 0)
+            return sworn_yaml_error(d, it, "%s item %zu is longer than %zu bytes", key, i + 1,
+                                    row - 1);
+        (*n)++;
+    }
+    return 0;
+}
+
+/* A SHA-256 digest in hex (64 digits); kept in lower case by the caller. */
+static const char *check_digest(const char *s)
+{
+    if (strlen(s) != 64)
+        return "must be a SHA-256 digest: 64 hex digits";
+    for (const char *p = s; *p != '\0'; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
+            return "must be a SHA-256 digest: 64 hex digits";
+    return NULL;
+}
+
+/* An argv item: printable, one line (items go to execv as they are, never through a shell). */
+static const char *check_arg(const char *s)
+{
+    return printable(s) ? NULL : "holds a control character";
+}
+
+static int y_opt_url(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *m,
+                     const char *key, struct c_url *u, int *has)
+{
+    *has = sworn_yaml_get(m, key) != NULL;
+    return *has ? y_url(d, m, key, u) : 0;
+}
+
+static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *root,
+                     struct c_deploy *c)
+{
+    static const char *const keys[] = {"command",
+                                       "probe",
+                                       "principal",
+                                       "proxy",
+                                       "allowed",
+                                       "denied",
+                                       "echo",
+                                       "symbolic_tokens",
+                                       "credential_sha256",
+                                       "control_paths",
+                                       "control_sockets",
+                                       "control_binaries",
+                                       NULL};
+    const struct sworn_yaml_node *m = sworn_yaml_get(root, "sandbox"), *cmd;
+    struct c_deploy_sandbox *x = &c->sbx;
+    const char *why = NULL;
+    int has_proxy;
+
+    if (m == NULL)
+        return 0;
+    if (sworn_yaml_kind(m) != SWORN_YAML_MAP)
+        return sworn_yaml_error(d, m, "sandbox must be a mapping");
+    if (sworn_yaml_only_keys(d, m, keys) < 0)
+        return -1;
+    cmd = sworn_yaml_get(m, "command");
+    if (cmd == NULL)
+        return sworn_yaml_error(d, m, "sandbox.command is required (an argv list)");
+    if (y_list(d, m, "command", &x->argv[0][0], sizeof(x->argv[0]), C_DEPLOY_ARGV_MAX, &x->nargv,
+               check_arg) < 0)
+        return -1;
+    if (x->nargv == 0 || check_path(x->argv[0]) != NULL)
+        return sworn_yaml_error(d, cmd, "sandbox.command must start with an absolute path");
+    if (y_str(d, m, "probe", 1, x->probe, sizeof(x->probe), check_path) < 0 ||
+        y_str(d, m, "principal", 1, x->principal, sizeof(x->principal), check_principal) < 0)
+        return -1;
+    if (y_opt_url(d, m, "proxy", &x->proxy, &has_proxy) < 0)
+        return -1;
+    if (!has_proxy)
+        c_url_parse("http://127.0.0.1:3128", &x->proxy, &why);
+    if (strcmp(x->proxy.scheme, "http") != 0)
+        return sworn_yaml_error(d, sworn_yaml_get(m, "proxy"),
+                                "sandbox.proxy must be the proxy's http:// address");
+    if (y_opt_url(d, m, "allowed", &x->allowed, &x->has_allowed) < 0 ||
+        y_opt_url(d, m, "denied", &x->denied, &x->has_denied) < 0 ||
+        y_opt_url(d, m, "echo", &x->echo, &x->has_echo) < 0)
+        return -1;
+    if (y_list(d, m, "symbolic_tokens", &x->symbolic[0][0], sizeof(x->symbolic[0]),
+               C_DEPLOY_LIST_MAX, &x->nsymbolic, check_principal) < 0 ||
+        y_list(d, m, "credential_sha256", &x->credential_sha256[0][0],
+               sizeof(x->credential_sha256[0]), C_DEPLOY_LIST_MAX, &x->ncredential,
+               check_digest) < 0 ||
+        y_list(d, m, "control_paths", &x->control_paths[0][0], sizeof(x->control_paths[0]),
+               C_DEPLOY_LIST_MAX, &x->ncontrol_paths, check_path) < 0 ||
+        y_list(d, m, "control_sockets", &x->control_sockets[0][0], sizeof(x->control_sockets[0]),
+               C_DEPLOY_LIST_MAX, &x->ncontrol_sockets, check_path) < 0 ||
+        y_list(d, m, "control_binaries", &x->control_binaries[0][0], sizeof(x->control_binaries[0]),
+               C_DEPLOY_LIST_MAX, &x->ncontrol_binaries, check_path) < 0)
+        return -1;
+    for (size_t i = 0; i < x->ncredential; i++)
+        for (char *p = x->credential_sha256[i]; *p != '\0'; p++)
+            if (*p >= 'A' && *p <= 'F')
+                *p = (char)(*p - 'A' + 'a');
+    c->has_sandbox = 1;
+    return 0;
+}
+
 static int from_doc(struct c_deploy *c, const struct sworn_yaml_doc *d)
 {
-    static const char *const keys[] = {"operator",        "record",        "trust_policy",
-                                       "sworn_verify",    "auditor_state", "admin_socket",
-                                       "decision_socket", "log_db",        "agent",
-                                       "requests",        "fail_closed",   NULL};
+    static const char *const keys[] = {"operator",
+                                       "record",
+                                       "trust_policy",
+                                       "sworn_verify",
+                                       "auditor_state",
+                                       "admin_socket",
+                                       "decision_socket",
+                                       "log_db",
+                                       "agent",
+                                       "requests",
+                                       "fail_closed",
+                                       "sandbox",
+                                       NULL};
     const struct sworn_yaml_node *r = sworn_yaml_root(d);
 
     SWORN_GUARD(sworn_yaml_only_keys(d, r, keys));
@@ -213,6 +348,7 @@ static int from_doc(struct c_deploy *c, const struct sworn_yaml_doc *d)
     SWORN_GUARD(y_agent(d, r, c));
     SWORN_GUARD(y_requests(d, r, c));
     SWORN_GUARD(y_fail_closed(d, r, c));
+    SWORN_GUARD(y_sandbox(d, r, c));
     if (c->has_requests && c->decision_socket[0] == '\0')
         return sworn_yaml_error(d, sworn_yaml_get(r, "requests"),
                                 "requests needs decision_socket (they are sent there)");

@@ -27,6 +27,10 @@
 #define C_DEPLOY_GIDS_MAX 32u       /* agent_gids items */
 #define C_DEPLOY_COUNT_MAX 500u     /* requests.count: N allowed and N denied, at most */
 
+#define C_DEPLOY_ARGV_MAX 32u   /* sandbox.command items */
+#define C_DEPLOY_LIST_MAX 32u   /* items of each sandbox list */
+#define C_DEPLOY_TOKEN_MAX 256u /* bytes in a symbolic token, with its NUL */
+
 /* One request shape: an absolute http or https URL, split. */
 struct c_url {
     char scheme[8]; /* "http" or "https" */
@@ -58,6 +62,27 @@ struct c_deploy {
     struct c_url proxy;                       /* fail_closed.proxy: http://HOST:PORT (path "/") */
     char stop_command[C_DEPLOY_COMMAND_MAX];  /* fail_closed.stop: a /bin/sh command */
     char start_command[C_DEPLOY_COMMAND_MAX]; /* fail_closed.start: a /bin/sh command */
+    /* sandbox: optional as a whole (has_sandbox 0: the probes from inside are skipped). */
+    int has_sandbox;
+    struct c_deploy_sandbox {
+        char argv[C_DEPLOY_ARGV_MAX][C_DEPLOY_PATH_MAX]; /* command: argv[0] absolute */
+        size_t nargv;
+        char probe[C_DEPLOY_PATH_MAX];          /* probe: sworn-conformance-probe; required */
+        char principal[C_DEPLOY_PRINCIPAL_MAX]; /* principal: required */
+        struct c_url proxy;                     /* proxy: as the agent reaches it inside */
+        int has_allowed, has_denied, has_echo;
+        struct c_url allowed, denied, echo; /* optional URLs, as the agent sends them */
+        char symbolic[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX]; /* symbolic_tokens */
+        size_t nsymbolic;
+        char credential_sha256[C_DEPLOY_LIST_MAX][65]; /* lower-case hex */
+        size_t ncredential;
+        char control_paths[C_DEPLOY_LIST_MAX][C_DEPLOY_PATH_MAX];
+        size_t ncontrol_paths;
+        char control_sockets[C_DEPLOY_LIST_MAX][C_DEPLOY_PATH_MAX];
+        size_t ncontrol_sockets;
+        char control_binaries[C_DEPLOY_LIST_MAX][C_DEPLOY_PATH_MAX];
+        size_t ncontrol_binaries;
+    } sbx;
 };
 
 /* Read the deployment file at path into d (d is cleared first; on failure its content is

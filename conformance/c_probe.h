@@ -36,6 +36,8 @@
 enum c_tier { C_T1 = 1, C_T2, C_T3, C_T4, C_T5 };
 enum c_outcome { C_PASS = 0, C_FAIL, C_SKIPPED, C_ERROR };
 
+struct c_sbx_state;
+
 struct c_result {
     enum c_outcome outcome;
     char observed[C_OBSERVED_MAX];
@@ -52,6 +54,7 @@ struct c_ctx {
     unsigned scratch_seq; /* names inside scratch: one per use */
     int baseline;         /* the untouched record under sworn-verify: 0 not run, 1 pass, -1 not */
     char baseline_why[C_OBSERVED_MAX];
+    struct c_sbx_state *sbx; /* the sandbox probes' canaries and controls (c_probes_sandbox.c) */
 };
 
 typedef void (*c_probe_fn)(struct c_ctx *ctx, struct c_result *r);

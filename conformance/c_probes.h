@@ -6,6 +6,8 @@
  *   sworn-verify (T4 no write path; T5 verify, tampered copies, sufficiency).
  * c_probes_live.c: through decisiond's sockets and the proxy (T4 every decision recorded, T3
  *   fail closed).
+ * c_probes_sandbox.c: from inside the deployment's sandbox, with the runner's canaries (T1
+ *   credentials, T2 escapes and the proxy's refusals, T3 the control plane out of reach).
  */
 #ifndef SWORN_C_PROBES_H
 #define SWORN_C_PROBES_H
@@ -22,5 +24,47 @@ void c_probe_sufficiency(struct c_ctx *ctx, struct c_result *r);
 
 void c_probe_decisions_recorded(struct c_ctx *ctx, struct c_result *r);
 void c_probe_fail_closed(struct c_ctx *ctx, struct c_result *r);
+
+void c_probe_cred_env(struct c_ctx *ctx, struct c_result *r);
+void c_probe_cred_files(struct c_ctx *ctx, struct c_result *r);
+void c_probe_cred_proc(struct c_ctx *ctx, struct c_result *r);
+void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r);
+void c_probe_direct_ipv4(struct c_ctx *ctx, struct c_result *r);
+void c_probe_direct_ipv6(struct c_ctx *ctx, struct c_result *r);
+void c_probe_udp_ipv4(struct c_ctx *ctx, struct c_result *r);
+void c_probe_udp_ipv6(struct c_ctx *ctx, struct c_result *r);
+void c_probe_netns(struct c_ctx *ctx, struct c_result *r);
+void c_probe_noproxy(struct c_ctx *ctx, struct c_result *r);
+void c_probe_abstract_socket(struct c_ctx *ctx, struct c_result *r);
+void c_probe_leaked_fds(struct c_ctx *ctx, struct c_result *r);
+void c_probe_raw4(struct c_ctx *ctx, struct c_result *r);
+void c_probe_raw6(struct c_ctx *ctx, struct c_result *r);
+void c_probe_packet(struct c_ctx *ctx, struct c_result *r);
+void c_probe_vsock(struct c_ctx *ctx, struct c_result *r);
+void c_probe_icmp(struct c_ctx *ctx, struct c_result *r);
+void c_probe_netlink(struct c_ctx *ctx, struct c_result *r);
+void c_probe_dns_lookup(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_file(struct c_ctx *ctx, struct c_result *r);
+void c_probe_proc_root(struct c_ctx *ctx, struct c_result *r);
+void c_probe_ephemeral(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_decimal(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_octal(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_hex(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_mapped(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_trailing_dot(struct c_ctx *ctx, struct c_result *r);
+void c_probe_dot_segments(struct c_ctx *ctx, struct c_result *r);
+void c_probe_host_mismatch(struct c_ctx *ctx, struct c_result *r);
+void c_probe_smuggle_cl_te(struct c_ctx *ctx, struct c_result *r);
+void c_probe_smuggle_double_cl(struct c_ctx *ctx, struct c_result *r);
+void c_probe_websocket_denied(struct c_ctx *ctx, struct c_result *r);
+void c_probe_h2_prior_knowledge(struct c_ctx *ctx, struct c_result *r);
+void c_probe_control_sockets(struct c_ctx *ctx, struct c_result *r);
+void c_probe_control_read(struct c_ctx *ctx, struct c_result *r);
+void c_probe_control_write(struct c_ctx *ctx, struct c_result *r);
+void c_probe_signal(struct c_ctx *ctx, struct c_result *r);
+void c_probe_trace(struct c_ctx *ctx, struct c_result *r);
+
+/* Stop the canaries and free the sandbox probes' state (the runner, once at the end). */
+void c_sbx_state_free(struct c_ctx *ctx);
 
 #endif

@@ -407,6 +407,13 @@ void c_probe_fail_closed(struct c_ctx *ctx, struct c_result *r)
                      "with decisiond stopped the proxy answered an allowed request with %d: it "
                      "fails open",
                      status);
+    else if (strncmp(body, "{\"request_id\":\"px-", 18) != 0)
+        /* docs/proxy.md: the proxy's own answers are one JSON line naming its request id; any
+         * other 4xx or 5xx came from an upstream, so the request went through. */
+        c_result_set(r, C_FAIL,
+                     "with decisiond stopped the allowed request got status %d, not the proxy's "
+                     "own answer: it reached an upstream",
+                     status);
     else
         c_result_set(r, C_PASS,
                      "with decisiond stopped the proxy refused the allowed request (status %d)",

@@ -1,6 +1,6 @@
 /*
  * c_registry.c -- the probe table (c_registry.h). A new probe is one row here and one function
- * in a c_probes_*.c file; the T1/T2/T3 probes run from inside a sworn-run sandbox come next.
+ * in a c_probes_*.c file.
  */
 #include "c_registry.h"
 
@@ -12,6 +12,8 @@
 #include "c_probes.h"
 #include "encoding.h"
 
+#define P1 "P1 zero ambient authority"
+#define P2 "P2 complete, non-bypassable mediation"
 #define P3 "P3 tamper-resistant control plane"
 #define P4 "P4 independent record"
 #define P5 "accountable record"
@@ -56,10 +58,148 @@ static const struct c_probe probes[] = {
      "Copy the record, change the last byte of the first signature of its checkpoint, and run "
      "sworn-verify on the copy with the auditor's trust policy.",
      "sworn-verify rejects the copy", c_probe_tamper_signature},
+    {"T1.credential-env", C_T1, P1,
+     "Inside a sandbox, hash every environment variable of the agent (name=value and value, as "
+     "lines, tokens and token pairs) and compare with sandbox.credential_sha256.",
+     "no candidate hashes to a real credential's digest", c_probe_cred_env},
+    {"T1.credential-files", C_T1, P1,
+     "Inside a sandbox, hash the lines, tokens and token pairs of every readable regular file "
+     "(256 KiB each, 16 MiB per folder, 20000 files at most) under /work, /etc, /home, /root, "
+     "/run, /opt, /srv, /mnt, /tmp and /var; a walk cut short by a budget is an error.",
+     "no candidate hashes to a real credential's digest", c_probe_cred_files},
+    {"T1.credential-proc", C_T1, P1,
+     "Inside a sandbox, hash the environment and command line of every process its /proc lists.",
+     "no candidate hashes to a real credential's digest", c_probe_cred_proc},
+    {"T1.symbolic-unconfigured", C_T1, P1,
+     "Inside a sandbox, send each of sandbox.symbolic_tokens as a bearer token to sandbox.echo "
+     "(allowed, configured for no credential, its upstream echoing the Authorization field) and "
+     "hash the answer.",
+     "each token comes back as sent and no credential comes back", c_probe_symbolic_unconfigured},
+    {"T2.direct-ipv4", C_T2, P2,
+     "Inside a sandbox, connect over TCP to the runner's canary on the host's 127.0.0.1; the "
+     "canary is synced with a marker from the host before and after.",
+     "blocked, and the canary heard nothing", c_probe_direct_ipv4},
+    {"T2.direct-ipv6", C_T2, P2,
+     "Inside a sandbox, connect over TCP to the runner's canary on the host's ::1 (skipped without "
+     "IPv6).",
+     "blocked, and the canary heard nothing", c_probe_direct_ipv6},
+    {"T2.udp-ipv4", C_T2, P2,
+     "Inside a sandbox, send a DNS query over UDP to the runner's canary on the host's 127.0.0.1 "
+     "(the canary answers every datagram).",
+     "no answer, and the canary heard nothing", c_probe_udp_ipv4},
+    {"T2.udp-ipv6", C_T2, P2,
+     "Inside a sandbox, send a DNS query over UDP to the runner's canary on the host's ::1 "
+     "(skipped without IPv6).",
+     "no answer, and the canary heard nothing", c_probe_udp_ipv6},
+    {"T2.other-netns", C_T2, P2,
+     "Inside a sandbox, connect over TCP to the runner's canary in a network namespace of its own, "
+     "reachable from the host through a veth pair (198.19.0.0/16).",
+     "blocked, and the canary heard nothing", c_probe_netns},
+    {"T2.noproxy", C_T2, P2,
+     "Inside a sandbox, send a plain HTTP request straight to the host's loopback canary, as a "
+     "client does with --noproxy or the proxy variables unset.",
+     "blocked, and the canary heard nothing", c_probe_noproxy},
+    {"T2.abstract-socket", C_T2, P2,
+     "Inside a sandbox, connect to the runner's abstract Unix socket canary on the host.",
+     "blocked, and the canary heard nothing", c_probe_abstract_socket},
+    {"T2.leaked-descriptors", C_T2, P2,
+     "Hand the sandbox command a host folder and a connection to a canary as open descriptors, "
+     "then list every descriptor beyond 0, 1 and 2 inside.",
+     "none reaches the agent", c_probe_leaked_fds},
+    {"T2.raw-ipv4", C_T2, P2,
+     "Open a raw IPv4 socket inside a sandbox (after the host could: else skipped).", "refused",
+     c_probe_raw4},
+    {"T2.raw-ipv6", C_T2, P2,
+     "Open a raw IPv6 socket inside a sandbox (after the host could: else skipped).", "refused",
+     c_probe_raw6},
+    {"T2.packet-socket", C_T2, P2,
+     "Open an AF_PACKET socket inside a sandbox (after the host could: else skipped).", "refused",
+     c_probe_packet},
+    {"T2.vsock", C_T2, P2,
+     "Open an AF_VSOCK socket inside a sandbox (after the host could: else skipped, as without the "
+     "vsock module).",
+     "refused", c_probe_vsock},
+    {"T2.icmp", C_T2, P2,
+     "Send an ICMP echo to 127.0.0.1 on a raw socket inside a sandbox (after the host could: else "
+     "skipped).",
+     "refused", c_probe_icmp},
+    {"T2.netlink-interfaces", C_T2, P2,
+     "Dump the network interfaces with route netlink inside a sandbox (after the host listed one "
+     "besides lo: else skipped).",
+     "refused, or lo alone", c_probe_netlink},
+    {"T2.dns-lookup", C_T2, P2,
+     "Resolve example.com with the system resolver inside a sandbox (after the host could: else "
+     "skipped).",
+     "no address", c_probe_dns_lookup},
+    {"T2.host-file", C_T2, P2,
+     "Inside a sandbox, read a host file of the runner's (mode 0644, in a folder the agent may "
+     "pass through).",
+     "out of reach", c_probe_host_file},
+    {"T2.proc-root", C_T2, P2,
+     "Inside a sandbox, read the same host file through /proc/PID/root of every process its /proc "
+     "lists.",
+     "out of reach", c_probe_proc_root},
+    {"T2.ephemeral", C_T2, P2,
+     "Leave a file in /tmp and a detached process from one sandbox, then look for both from the "
+     "next sandbox and on the host.",
+     "neither is found", c_probe_ephemeral},
+    {"T2.host-decimal", C_T2, P2,
+     "From inside a sandbox, after the allowed URL got an upstream's answer through the proxy, "
+     "request the denied URL with its IPv4 host in decimal.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_host_decimal},
+    {"T2.host-octal", C_T2, P2, "The same with the denied IPv4 host in octal (0177.0.0.01).",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_host_octal},
+    {"T2.host-hex", C_T2, P2, "The same with the denied IPv4 host in hex (0x7f.0x0.0x0.0x1).",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_host_hex},
+    {"T2.host-ipv4-mapped", C_T2, P2,
+     "The same with the denied IPv4 host as IPv4-mapped IPv6 ([::ffff:a.b.c.d]).",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_host_mapped},
+    {"T2.host-trailing-dot", C_T2, P2, "The same with the denied host followed by a dot.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_host_trailing_dot},
+    {"T2.path-dot-segments", C_T2, P2,
+     "The same with the denied path reached from the allowed path's first segment through %2e%2e.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_dot_segments},
+    {"T2.host-mismatch", C_T2, P2,
+     "The same with the denied URL in the request line and the allowed URL's host in the Host "
+     "field.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_host_mismatch},
+    {"T2.smuggling-cl-te", C_T2, P2,
+     "The same with a POST to the allowed URL carrying Content-Length and Transfer-Encoding: "
+     "chunked, a request for the denied path after the empty chunk.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_smuggle_cl_te},
+    {"T2.smuggling-double-cl", C_T2, P2,
+     "The same with a POST to the allowed URL carrying two different Content-Length fields, a "
+     "request for the denied path in the body.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_smuggle_double_cl},
+    {"T2.websocket-denied", C_T2, P2,
+     "The same with a WebSocket upgrade request for the denied URL.",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_websocket_denied},
+    {"T2.h2-prior-knowledge", C_T2, P2,
+     "The same with the HTTP/2 connection preface and a SETTINGS frame (prior knowledge).",
+     "the proxy's own refusal, or the connection closed unanswered", c_probe_h2_prior_knowledge},
+    {"T2.control-sockets", C_T2, P2,
+     "Inside a sandbox, connect to each of sandbox.control_sockets (decisiond's sockets, the "
+     "proxy's hostlink and metrics sockets).",
+     "every connection refused", c_probe_control_sockets},
+    {"T3.control-read", C_T3, P3,
+     "Inside a sandbox, read each of sandbox.control_paths (policy, configuration, vault, PIN, CA "
+     "key, binaries, the log).",
+     "none readable", c_probe_control_read},
+    {"T3.control-write", C_T3, P3,
+     "Inside a sandbox, open each of sandbox.control_paths for writing (nothing is written).",
+     "none writable", c_probe_control_write},
+    {"T3.signal-control-plane", C_T3, P3,
+     "Inside a sandbox, send signal 0 to every host process running one of "
+     "sandbox.control_binaries (nothing is delivered).",
+     "refused", c_probe_signal},
+    {"T3.trace-control-plane", C_T3, P3,
+     "Inside a sandbox, PTRACE_SEIZE every host process running one of sandbox.control_binaries "
+     "(detached at once if it succeeds).",
+     "refused", c_probe_trace},
     {"T3.fail-closed", C_T3, P3,
      "Stop decisiond with fail_closed.stop, send the allowed request shape (requests.allowed) "
      "through the proxy (fail_closed.proxy), then start decisiond again with fail_closed.start.",
-     "the proxy refuses the request (status 4xx or 5xx) while decisiond is down",
+     "the proxy's own refusal (its JSON answer, status 4xx or 5xx) while decisiond is down",
      c_probe_fail_closed},
 };
 

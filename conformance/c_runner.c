@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "c_record.h"
+#include "c_probes.h"
 #include "c_registry.h"
 #include "encoding.h"
 #include "err.h"
@@ -223,6 +224,7 @@ int c_run_probes(struct c_run *run, const struct c_deploy *dep)
     }
     point(run, &run->cp_end);
     c_utc_now(run->ended);
+    c_sbx_state_free(&ctx);
     c_record_remove(ctx.scratch);
     return 0;
 }

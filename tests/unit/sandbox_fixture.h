@@ -2,8 +2,9 @@
  * sandbox_fixture.h -- the real sworn-run (SWORN_RUN_BIN) for a test, run as root on a dev stack
  * the test started (stack_fixture.h, with --proxy): its command line; a sandbox run to its end, or
  * kept live on pipes while the test looks at it, or run under a controlling terminal of its own;
- * a work folder holding tests/sandbox/sworn-probe (SWORN_PROBE_BIN); what the log records of a
- * sandbox (its SandboxStarted entry, the newest entry of a kind); and what is left after it
+ * a work folder holding conformance/sworn-conformance-probe (SWORN_PROBE_BIN, copied as
+ * sworn-probe); what the log records of a sandbox (its SandboxStarted entry, the newest entry of a
+ * kind); and what is left after it
  * (processes in its namespaces, run folders in the stack's state folder). Shared by test_sandbox,
  * test_sandbox_probes and test_sandbox_attacks.
  *

@@ -32,12 +32,19 @@ struct program {
 };
 
 static const struct program programs[] = {
-    {"bin", "sworn-conformance", 2}, {"bin", "sworn-hsm", 2},
-    {"bin", "sworn-log", 2},         {"bin", "sworn-policy", 2},
-    {"bin", "sworn-run", 125},       {"bin", "sworn-tpm", 2},
-    {"bin", "sworn-verify", 2},      {"bin", "swornctl", 2},
-    {"sbin", "sworn-decisiond", 2},  {"sbin", "sworn-proxy", 2},
-    {"sbin", "sworn-witness", 2},    {"libexec/sworn", "sworn-signer", 2},
+    {"bin", "sworn-conformance", 2},
+    {"bin", "sworn-hsm", 2},
+    {"bin", "sworn-log", 2},
+    {"bin", "sworn-policy", 2},
+    {"bin", "sworn-run", 125},
+    {"bin", "sworn-tpm", 2},
+    {"bin", "sworn-verify", 2},
+    {"bin", "swornctl", 2},
+    {"sbin", "sworn-decisiond", 2},
+    {"sbin", "sworn-proxy", 2},
+    {"sbin", "sworn-witness", 2},
+    {"libexec/sworn", "sworn-signer", 2},
+    {"libexec/sworn", "sworn-conformance-probe", 2},
 };
 #define N_PROGRAMS (sizeof(programs) / sizeof(programs[0]))
 

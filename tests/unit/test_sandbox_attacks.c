@@ -53,9 +53,10 @@
  *   8  test_r2_socket_families          socket families but AF_UNIX, AF_INET, AF_INET6 and route
  *                                       netlink fail with EPERM; socketpair is AF_UNIX's only
  *
- * The agent is the shell or tests/sandbox/sworn-probe (copied into each work folder). Waits are
- * for events: sworn-run's exit, a line the agent prints, a file; never a sleep. Needs root and
- * sworn-run (SWORN_RUN_BIN): without either it exits 77 (skipped) and says why.
+ * The agent is the shell or conformance/sworn-conformance-probe (copied into each work folder as
+ * sworn-probe). Waits are for events: sworn-run's exit, a line the agent prints, a file; never a
+ * sleep. Needs root and sworn-run (SWORN_RUN_BIN): without either it exits 77 (skipped) and says
+ * why.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,8 +1,10 @@
 /*
- * sworn-probe.c -- the adversarial agent of test_sandbox_probes (docs/sandbox.md, "Probes"): one
- * attempt to get out of a sworn-run sandbox per subcommand.
+ * sworn-conformance-probe.c -- the adversarial agent that sworn-conformance starts inside the
+ * deployment's sandbox (docs/conformance.md) and test_sandbox_probes and test_sandbox_attacks run
+ * inside sworn-run (docs/sandbox.md, "Probes"): one attempt to get out of a sandbox per
+ * subcommand.
  *
- *   sworn-probe ATTEMPT ARGS...
+ *   sworn-conformance-probe ATTEMPT ARGS...
  *
  * Each attempt prints exactly one line on standard output and exits with its verdict:
  *   BLOCKED <what> <why>   exit 0: the attempt failed; why is the errno name of the call that
@@ -24,7 +26,7 @@
  *
  * The same binary runs outside the sandbox as the tests' positive control (the canaries must see
  * it there), so it judges only what it sees: an answer from anyone is OPEN. It links libc alone
- * (tests/sandbox/CMakeLists.txt builds it without sanitizers) so that it runs from the work folder
+ * (conformance/CMakeLists.txt builds it without sanitizers) so that it runs from the work folder
  * inside the sandbox, where only the system's /usr and /lib are mounted.
  *
  * The waits (a TCP connect, an answer to a datagram or an echo) last SWORN_PROBE_WAIT_MS
@@ -43,6 +45,7 @@
 #include <linux/perf_event.h>
 #include <linux/rtnetlink.h>
 #include <linux/vm_sockets.h>
+#include <netdb.h>
 #include <netinet/icmp6.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
@@ -57,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -69,6 +73,9 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "probe_cred.h"
+#include "sworn_version.h"
 
 #define PROBE_BLOCKED 0
 #define PROBE_USAGE 2
@@ -127,7 +134,10 @@ static int open_(const char *what, const char *detail)
 
 static int usage(const char *msg)
 {
-    fprintf(stderr, "sworn-probe: %s (see the comment at the top of sworn-probe.c)\n", msg);
+    fprintf(
+        stderr,
+        "sworn-conformance-probe: %s (see the comment at the top of sworn-conformance-probe.c)\n",
+        msg);
     return PROBE_USAGE;
 }
 
@@ -976,7 +986,8 @@ static int probe_conns(const char *host, const char *port, const char *count)
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
         if (fd < 0 || connect(fd, (struct sockaddr *)&sa, len) != 0) {
-            fprintf(stderr, "sworn-probe conns: connection %ld: %s\n", i, strerror(errno));
+            fprintf(stderr, "sworn-conformance-probe conns: connection %ld: %s\n", i,
+                    strerror(errno));
             return usage("conns: a connection could not be opened");
         }
         p[i] = (struct pollfd){.fd = fd, .events = POLLIN};
@@ -1034,7 +1045,7 @@ static int probe_deep(const char *count)
         return usage("deep N (1..1000000)");
     for (long i = 0; i < n; i++)
         if (mkdir("d", 0700) != 0 || chdir("d") != 0) {
-            fprintf(stderr, "sworn-probe deep: level %ld: %s\n", i, strerror(errno));
+            fprintf(stderr, "sworn-conformance-probe deep: level %ld: %s\n", i, strerror(errno));
             return 1;
         }
     printf("DEEP %ld\n", n);
@@ -1243,7 +1254,7 @@ static int probe_exchange(const char *a, const char *b, const char *ms_text)
     deadline = now_ms() + ms;
     for (;;) {
         if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) != 0) {
-            fprintf(stderr, "sworn-probe exchange %s %s: %s\n", a, b, strerror(errno));
+            fprintf(stderr, "sworn-conformance-probe exchange %s %s: %s\n", a, b, strerror(errno));
             return 1;
         }
         if (++n == 1) {
@@ -1264,6 +1275,538 @@ static int probe_exchange(const char *a, const char *b, const char *ms_text)
     return 0;
 }
 
+/* ---- the conformance attempts (docs/conformance.md, "The probes from inside the sandbox") ---- */
+
+#define CRED_FILE_MAX (256 * 1024)         /* larger files are not read by cred-files */
+#define CRED_FILES_MAX 20000               /* files cred-files reads, at most */
+#define CRED_BYTES_MAX (16L * 1024 * 1024) /* bytes cred-files reads per root, at most */
+#define CRED_DEPTH_MAX 16                  /* folder depth cred-files walks */
+#define HTTP_ANSWER_MAX 65536              /* bytes of an answer http reads */
+#define LINGER_TAG_MAX 11                  /* "swc-" and the tag fit a process name (15 bytes) */
+
+/* Found: "OPEN <what> sha256=<first 8 hex digits of the digest>" (never the value). */
+static int cred_found(const char *what, const struct probe_cred *c, size_t which)
+{
+    char detail[32];
+
+    snprintf(detail, sizeof(detail), "sha256=%02x%02x%02x%02x", c->digest[which][0],
+             c->digest[which][1], c->digest[which][2], c->digest[which][3]);
+    return open_(what, detail);
+}
+
+/* Nothing found: "BLOCKED <what>:scanned=N NONE" (N candidates hashed: 0 means it did not look). */
+static int cred_none(const char *what, const struct probe_cred *c)
+{
+    char w[WHAT_MAX];
+
+    snprintf(w, sizeof(w), "%s:scanned=%lu", what, c->scanned);
+    return blocked_why(w, "NONE");
+}
+
+/* cred-env HASHES: every variable of our environment, name=value as a line. */
+static int probe_cred_env(const char *hashes)
+{
+    extern char **environ;
+    struct probe_cred c;
+    size_t which;
+
+    if (probe_cred_parse(&c, hashes) != 0)
+        return usage("cred-env HEX64[,HEX64...]");
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        const char *eq = strchr(*e, '=');
+
+        if (probe_cred_scan(&c, *e, strlen(*e), &which) ||
+            (eq != NULL && probe_cred_scan(&c, eq + 1, strlen(eq + 1), &which))) {
+            char what[WHAT_MAX];
+
+            snprintf(what, sizeof(what), "cred-env:%.*s", eq != NULL ? (int)(eq - *e) : 0, *e);
+            return cred_found(what, &c, which);
+        }
+    }
+    return cred_none("cred-env", &c);
+}
+
+/* Read at most CRED_FILE_MAX bytes of an open file into buf; returns the count or -1. */
+static ssize_t read_some(int fd, char *buf)
+{
+    size_t got = 0;
+
+    while (got < CRED_FILE_MAX) {
+        ssize_t n = read(fd, buf + got, CRED_FILE_MAX - got);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return got > 0 ? (ssize_t)got : -1;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+/* Scan one file (opened with O_NONBLOCK: a FIFO never blocks us); 1 when found. */
+static int scan_file(int dirfd, const char *name, char *buf, struct probe_cred *c, size_t *which,
+                     long *bytes)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    ssize_t n;
+    int found = 0;
+
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= CRED_FILE_MAX &&
+        (n = read_some(fd, buf)) > 0) {
+        *bytes += n;
+        found = probe_cred_scan(c, buf, (size_t)n, which);
+    }
+    close(fd);
+    return found;
+}
+
+struct walk {
+    struct probe_cred *c;
+    char *buf;
+    long files, bytes;
+    size_t which;
+    char where[PATH_MAX];
+};
+
+/* Walk path (not following links, not into /proc, /sys or /dev); 1 when found (w->where). */
+static int walk(struct walk *w, const char *path, int depth)
+{
+    DIR *d;
+    struct dirent *e;
+    int found = 0;
+
+    if (depth > CRED_DEPTH_MAX || strcmp(path, "/proc") == 0 || strcmp(path, "/sys") == 0 ||
+        strcmp(path, "/dev") == 0)
+        return 0;
+    d = opendir(path);
+    if (d == NULL)
+        return 0;
+    while (!found && w->files < CRED_FILES_MAX && w->bytes < CRED_BYTES_MAX &&
+           (e = readdir(d)) != NULL) {
+        char child[PATH_MAX];
+        struct stat st;
+
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (snprintf(child, sizeof(child), "%s/%s", strcmp(path, "/") == 0 ? "" : path,
+                     e->d_name) >= (int)sizeof(child) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            found = walk(w, child, depth + 1);
+        } else if (S_ISREG(st.st_mode)) {
+            w->files++;
+            if (scan_file(dirfd(d), e->d_name, w->buf, w->c, &w->which, &w->bytes)) {
+                snprintf(w->where, sizeof(w->where), "%s", child);
+                found = 1;
+            }
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* cred-files HASHES ROOT...: every regular file readable under the roots (each root at most
+ * CRED_BYTES_MAX bytes, CRED_FILES_MAX files in all); "cut=N" says how many roots the budgets
+ * cut short. */
+static int probe_cred_files(const char *hashes, char **roots, int nroots)
+{
+    static char buf[CRED_FILE_MAX];
+    struct probe_cred c;
+    struct walk w = {.c = &c, .buf = buf};
+    char what[WHAT_MAX];
+    long total = 0;
+    int cut = 0; /* roots whose walk ended at a budget: not all of them was looked at */
+
+    if (probe_cred_parse(&c, hashes) != 0 || nroots < 1)
+        return usage("cred-files HEX64[,HEX64...] ROOT...");
+    for (int i = 0; i < nroots; i++) {
+        if (roots[i][0] != '/')
+            return usage("cred-files: ROOT must be absolute");
+        total += w.bytes;
+        w.bytes = 0; /* each root has its own budget: a big one does not hide the next */
+        if (w.files >= CRED_FILES_MAX)
+            cut++;
+        else if (walk(&w, roots[i], 0)) {
+            snprintf(what, sizeof(what), "cred-files:%.500s", w.where);
+            return cred_found(what, &c, w.which);
+        } else if (w.bytes >= CRED_BYTES_MAX) {
+            cut++;
+        }
+    }
+    snprintf(what, sizeof(what), "cred-files:files=%ld:bytes=%ld:cut=%d", w.files, total + w.bytes,
+             cut);
+    return cred_none(what, &c);
+}
+
+/* cred-proc HASHES: the environment and command line of every process this /proc lists. */
+static int probe_cred_proc(const char *hashes)
+{
+    static char buf[CRED_FILE_MAX];
+    static const char *const files[] = {"environ", "cmdline"};
+    struct probe_cred c;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t which;
+    long procs = 0;
+    char what[WHAT_MAX];
+
+    if (probe_cred_parse(&c, hashes) != 0)
+        return usage("cred-proc HEX64[,HEX64...]");
+    if (d == NULL)
+        return blocked("cred-proc", errno);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        procs++;
+        for (size_t i = 0; i < 2; i++) {
+            char path[300];
+            int fd;
+            ssize_t n;
+
+            snprintf(path, sizeof(path), "/proc/%s/%s", e->d_name, files[i]);
+            fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue;
+            n = read_some(fd, buf);
+            close(fd);
+            if (n > 0 && probe_cred_scan(&c, buf, (size_t)n, &which)) {
+                closedir(d);
+                snprintf(what, sizeof(what), "cred-proc:%s", path);
+                return cred_found(what, &c, which);
+            }
+        }
+    }
+    closedir(d);
+    snprintf(what, sizeof(what), "cred-proc:procs=%ld", procs);
+    return cred_none(what, &c);
+}
+
+/* Undo the escapes of a request given on the command line: \r, \n, \t, \\ and \xHH. Returns the
+ * length, or -1 on a bad escape. */
+static ssize_t unescape(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+
+    for (const char *p = in; *p != '\0'; p++) {
+        char ch = *p;
+
+        if (n + 1 >= cap)
+            return -1;
+        if (ch == '\\') {
+            p++;
+            if (*p == 'r')
+                ch = '\r';
+            else if (*p == 'n')
+                ch = '\n';
+            else if (*p == 't')
+                ch = '\t';
+            else if (*p == '\\')
+                ch = '\\';
+            else if (*p == 'x' && p[1] != '\0' && p[2] != '\0') {
+                char hex[3] = {p[1], p[2], '\0'}, *end;
+
+                ch = (char)strtol(hex, &end, 16);
+                if (*end != '\0')
+                    return -1;
+                p += 2;
+            } else
+                return -1;
+        }
+        out[n++] = ch;
+    }
+    out[n] = '\0';
+    return (ssize_t)n;
+}
+
+/*
+ * Send the request (escaped, as unescape takes it) to HOST:PORT and read the answer until the
+ * peer closes, HTTP_ANSWER_MAX bytes or wait_ms without a byte. Returns the bytes read (0: the
+ * peer closed without a byte), or -1 with errno (ETIMEDOUT: connected, sent, no byte came).
+ */
+static ssize_t http_exchange(const char *host, const char *port, const char *escaped, char *answer)
+{
+    static char req[16384];
+    struct sockaddr_storage sa;
+    socklen_t len;
+    ssize_t rn = unescape(escaped, req, sizeof(req)), got = 0;
+    int fd, err = 0;
+    socklen_t elen = sizeof(err);
+
+    if (rn < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (parse_addr(strchr(host, ':') != NULL ? AF_INET6 : AF_INET, host, port, &sa, &len) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, len) != 0 && errno != EINPROGRESS)
+        return -1;
+    if (wait_fd(fd, POLLOUT) <= 0) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err != 0) {
+        errno = err != 0 ? err : errno;
+        return -1;
+    }
+    for (ssize_t sent = 0; sent < rn;) {
+        ssize_t w = send(fd, req + sent, (size_t)(rn - sent), MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EAGAIN && wait_fd(fd, POLLOUT) > 0)
+            continue;
+        if (w <= 0)
+            break; /* the peer may answer and close before reading all: read what it said */
+        sent += w;
+    }
+    while (got < HTTP_ANSWER_MAX - 1) {
+        ssize_t n;
+
+        if (wait_fd(fd, POLLIN) <= 0) {
+            if (got == 0) {
+                close(fd);
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            break;
+        }
+        n = recv(fd, answer + got, (size_t)(HTTP_ANSWER_MAX - 1 - got), 0);
+        if (n <= 0)
+            break;
+        got += n;
+    }
+    answer[got] = '\0';
+    close(fd);
+    return got;
+}
+
+/* The status of an HTTP/1.x answer, or 0 when the bytes are not one. */
+static int http_status(const char *a)
+{
+    if (strncmp(a, "HTTP/1.", 7) != 0 || a[8] != ' ' || a[9] < '1' || a[9] > '5')
+        return 0;
+    return atoi(a + 9);
+}
+
+/*
+ * Whether the answer is the proxy's own (docs/proxy.md: Content-Type application/json and one
+ * JSON line {"request_id":"px-...","effect":...}); its effect into effect (a word).
+ */
+static int http_own(const char *a, char *effect, size_t cap)
+{
+    const char *body = strstr(a, "\r\n\r\n"), *e;
+
+    snprintf(effect, cap, "none");
+    if (body == NULL || strncmp(body + 4, "{\"request_id\":\"px-", 18) != 0 ||
+        strcasestr(a, "\r\ncontent-type: application/json") == NULL)
+        return 0;
+    e = strstr(body, "\"effect\":\"");
+    if (e != NULL)
+        snprintf(effect, cap, "%.*s", (int)strcspn(e + 10, "\""), e + 10);
+    return 1;
+}
+
+/*
+ * http HOST PORT REQUEST: one request (escaped: \r \n \t \\ \xHH) to the proxy at HOST:PORT.
+ * The proxy's own answer (a deny or refusal) is "BLOCKED http:...:status=S:effect=E PROXY"; the
+ * connection closed or left silent after the request is "BLOCKED http:... CLOSED" or ETIMEDOUT;
+ * any other answer (an upstream's: the request went through) is "OPEN http:... status=S".
+ * A connection that could not be made is BLOCKED with its errno: the runner takes it as "the
+ * proxy was not reached", never as a refusal.
+ */
+static int probe_http(const char *host, const char *port, const char *request)
+{
+    static char answer[HTTP_ANSWER_MAX];
+    char what[WHAT_MAX], effect[32], detail[64];
+    ssize_t n = http_exchange(host, port, request, answer);
+    int status;
+
+    snprintf(what, sizeof(what), "http:%s:%s", host, port);
+    if (n < 0)
+        return errno == EINVAL ? usage("http HOST PORT REQUEST") : blocked(what, errno);
+    if (n == 0)
+        return blocked_why(what, "CLOSED");
+    status = http_status(answer);
+    if (http_own(answer, effect, sizeof(effect))) {
+        snprintf(what, sizeof(what), "http:%s:%s:status=%d:effect=%s", host, port, status, effect);
+        return blocked_why(what, "PROXY");
+    }
+    snprintf(detail, sizeof(detail), "status=%d bytes=%zd", status, n);
+    return open_(what, detail);
+}
+
+/*
+ * cred-http HASHES HOST PORT REQUEST EXPECT: the request as http sends it, then the whole answer
+ * (head and body) scanned for a credential. Found: OPEN. Else "BLOCKED cred-http:status=S:
+ * own=0|1:seen=0|1:scanned=N NONE", seen saying whether EXPECT (what the upstream must echo,
+ * e.g. the symbolic token sent) is in the answer: without it the runner cannot tell a refusal
+ * from an echo that did not echo.
+ */
+static int probe_cred_http(const char *hashes, const char *host, const char *port,
+                           const char *request, const char *expect)
+{
+    static char answer[HTTP_ANSWER_MAX];
+    struct probe_cred c;
+    char what[WHAT_MAX], effect[32];
+    size_t which;
+    ssize_t n;
+
+    if (probe_cred_parse(&c, hashes) != 0)
+        return usage("cred-http HEX64[,HEX64...] HOST PORT REQUEST EXPECT");
+    n = http_exchange(host, port, request, answer);
+    if (n < 0)
+        return errno == EINVAL ? usage("cred-http: bad request") : blocked("cred-http", errno);
+    if (probe_cred_scan(&c, answer, (size_t)n, &which))
+        return cred_found("cred-http", &c, which);
+    snprintf(what, sizeof(what), "cred-http:status=%d:own=%d:seen=%d", http_status(answer),
+             http_own(answer, effect, sizeof(effect)), strstr(answer, expect) != NULL);
+    return cred_none(what, &c);
+}
+
+/*
+ * linger TAG: leave a file /tmp/sworn-conformance-TAG and a process named swc-TAG behind (the
+ * process detaches: a new session, its outputs closed) and print "LEFT TAG pid=P". Not an
+ * attempt: the next task's "left TAG" looks for them.
+ */
+static int probe_linger(const char *tag)
+{
+    char path[PATH_MAX], name[16];
+    int fd, ready[2];
+    pid_t pid;
+
+    if (strlen(tag) > LINGER_TAG_MAX || strchr(tag, '/') != NULL)
+        return usage("linger TAG (1..11 bytes, no '/')");
+    snprintf(path, sizeof(path), "/tmp/sworn-conformance-%s", tag);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd >= 0)
+        close(fd);
+    if (pipe2(ready, O_CLOEXEC) != 0)
+        return usage("linger: pipe");
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+        setsid();
+        if (fork() != 0)
+            _exit(0);
+        snprintf(name, sizeof(name), "swc-%s", tag);
+        prctl(PR_SET_NAME, name, 0, 0, 0);
+        dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        close(ready[0]);
+        if (write(ready[1], "x", 1) != 1)
+            _exit(1);
+        close(ready[1]);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    char byte;
+    ssize_t got = read(ready[0], &byte, 1);
+
+    close(ready[0]);
+    printf("LEFT %s file=%s process=%s\n", tag, fd >= 0 ? "made" : errno_name(errno),
+           got == 1 ? "running" : "none");
+    return 0;
+}
+
+/* left TAG: the file and the process of a linger TAG; either found is OPEN. */
+static int probe_left(const char *tag)
+{
+    char path[PATH_MAX], name[20], detail[DETAIL_MAX] = "", what[WHAT_MAX];
+    struct stat st;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    long procs = 0;
+
+    if (strlen(tag) > LINGER_TAG_MAX || strchr(tag, '/') != NULL)
+        return usage("left TAG (1..11 bytes, no '/')");
+    snprintf(path, sizeof(path), "/tmp/sworn-conformance-%s", tag);
+    if (lstat(path, &st) == 0)
+        detail_add(detail, "file=%s", path);
+    snprintf(name, sizeof(name), "swc-%s\n", tag);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char comm[300], text[32] = "";
+        int fd;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        procs++;
+        snprintf(comm, sizeof(comm), "/proc/%s/comm", e->d_name);
+        fd = open(comm, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (read(fd, text, sizeof(text) - 1) > 0 && strcmp(text, name) == 0)
+            detail_add(detail, "process=%s", e->d_name);
+        close(fd);
+    }
+    if (d != NULL)
+        closedir(d);
+    snprintf(what, sizeof(what), "left:%s:procs=%ld", tag, procs);
+    return detail[0] != '\0' ? open_(what, detail) : blocked_why(what, "NONE");
+}
+
+/* resolve NAME: the system's resolver (getaddrinfo, as any program asks it); an address is OPEN. */
+static int probe_resolve(const char *name)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    char what[WHAT_MAX], addr[INET6_ADDRSTRLEN] = "?";
+    int rc = getaddrinfo(name, NULL, &hints, &res);
+
+    snprintf(what, sizeof(what), "resolve:%s", name);
+    if (rc != 0) {
+        const char *why = rc == EAI_NONAME   ? "EAI_NONAME"
+                          : rc == EAI_AGAIN  ? "EAI_AGAIN"
+                          : rc == EAI_FAIL   ? "EAI_FAIL"
+                          : rc == EAI_SYSTEM ? errno_name(errno)
+                                             : "EAI_OTHER";
+
+        return blocked_why(what, why);
+    }
+    if (res->ai_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, addr, sizeof(addr));
+    else if (res->ai_family == AF_INET6)
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)res->ai_addr)->sin6_addr, addr, sizeof(addr));
+    freeaddrinfo(res);
+    return open_(what, addr);
+}
+
+/* signal0 PID...: signal 0 to each (nothing is delivered: whether one could be); any is OPEN.
+ * seize PID...: PTRACE_SEIZE (the target is not stopped), detached at once; any is OPEN. Unlike
+ * kill and ptrace, neither disturbs a running deployment's processes when the attempt succeeds. */
+static int probe_touch(int seize, char **args, int nargs)
+{
+    pid_t pids[PIDS_MAX];
+    int n = read_pids(args, nargs, pids), last = ESRCH;
+    char detail[DETAIL_MAX] = "";
+
+    if (n <= 0)
+        return usage("signal0 / seize PID...");
+    for (int i = 0; i < n; i++) {
+        if (pids[i] == getpid())
+            return usage("refusing to aim at the probe itself");
+        if (seize ? ptrace(PTRACE_SEIZE, pids[i], NULL, NULL) == 0 : kill(pids[i], 0) == 0) {
+            detail_add(detail, "%ld", (long)pids[i]);
+            if (seize)
+                ptrace(PTRACE_DETACH, pids[i], NULL, NULL);
+        } else {
+            last = errno;
+        }
+    }
+    return detail[0] != '\0' ? open_(seize ? "seize" : "signal0", detail)
+                             : blocked(seize ? "seize" : "signal0", last);
+}
+
 /* hold: not an attempt. Print "HOLD pid=P uid=U", then wait until standard input ends, so that a
  * test can look at the running sandbox from outside. Exit 0. */
 static int probe_hold(void)
@@ -1277,11 +1820,36 @@ static int probe_hold(void)
     return 0;
 }
 
+/* --help's text: the conventions of every sworn program (common/cli.h), kept here because this
+ * program links libc alone. */
+static const char help_text[] =
+    "usage: sworn-conformance-probe ATTEMPT ARGS...\n"
+    "       sworn-conformance-probe --help | --version\n"
+    "One attempt to get out of a sandbox, as sworn-conformance starts it inside the deployment's\n"
+    "sandbox (the attempts: docs/conformance.md, section 3a). It prints one line, BLOCKED or\n"
+    "OPEN, and exits with its verdict.\n"
+    "\n"
+    "Exit status:\n"
+    "  0  done: succeeded, or the answer is yes\n"
+    "  1  failed, or the answer is no\n"
+    "  2  bad usage: an unknown option or command, a missing or malformed argument\n"
+    "  (0: the attempt was blocked: the sandbox held)\n"
+    "  3  the attempt got through\n";
+
 int main(int argc, char **argv)
 {
     const char *w = getenv("SWORN_PROBE_WAIT_MS");
     const char *cmd;
     int rc;
+
+    if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+        fputs(help_text, stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("sworn-conformance-probe %s (commit %s)\n", SWORN_RELEASE, SWORN_COMMIT);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
 
     if (w != NULL && atoi(w) > 0)
         wait_ms = atoi(w);
@@ -1383,6 +1951,26 @@ int main(int argc, char **argv)
         rc = probe_exchange(argv[0], argv[1], argv[2]);
     else if (strcmp(cmd, "hold") == 0 && argc == 0)
         rc = probe_hold();
+    else if (strcmp(cmd, "cred-env") == 0 && argc == 1)
+        rc = probe_cred_env(argv[0]);
+    else if (strcmp(cmd, "cred-files") == 0 && argc >= 2)
+        rc = probe_cred_files(argv[0], argv + 1, argc - 1);
+    else if (strcmp(cmd, "cred-proc") == 0 && argc == 1)
+        rc = probe_cred_proc(argv[0]);
+    else if (strcmp(cmd, "http") == 0 && argc == 3)
+        rc = probe_http(argv[0], argv[1], argv[2]);
+    else if (strcmp(cmd, "cred-http") == 0 && argc == 5)
+        rc = probe_cred_http(argv[0], argv[1], argv[2], argv[3], argv[4]);
+    else if (strcmp(cmd, "linger") == 0 && argc == 1)
+        rc = probe_linger(argv[0]);
+    else if (strcmp(cmd, "left") == 0 && argc == 1)
+        rc = probe_left(argv[0]);
+    else if (strcmp(cmd, "resolve") == 0 && argc == 1)
+        rc = probe_resolve(argv[0]);
+    else if (strcmp(cmd, "signal0") == 0 && argc >= 1)
+        rc = probe_touch(0, argv, argc);
+    else if (strcmp(cmd, "seize") == 0 && argc >= 1)
+        rc = probe_touch(1, argv, argc);
     else
         rc = usage("unknown attempt or wrong number of arguments");
     fflush(stdout);

@@ -1,0 +1,894 @@
+/*
+ * c_probes_sandbox.c -- the probes run from inside the deployment's sandbox (c_probes.h;
+ * docs/conformance.md, "The probes from inside the sandbox"): sworn-conformance-probe started by
+ * sandbox.command (c_sandbox.h), the runner's canaries (c_canary.h) counting what reached them.
+ *
+ * Three shapes of probe, each guarded against passing when nothing was tried:
+ *   escape   the attempt inside must print BLOCKED and every canary it aims at must have heard
+ *            nothing; each canary is synced (the runner's own marker must arrive) before and
+ *            after, so a canary that hears nothing at all ends the probe in an error;
+ *   socket   a kind of socket or a call: the same attempt runs on the host first, and when the
+ *            host cannot make it either (no vsock module, no IPv6) the probe is skipped, saying
+ *            so, since BLOCKED inside would then mean nothing;
+ *   proxy    a request to the proxy as the agent reaches it: the allowed request must first come
+ *            back with an upstream's answer through the same path (else a proxy that refuses
+ *            everything, or no proxy at all, would pass), then the variant must get the proxy's
+ *            own refusal (docs/proxy.md: its JSON answer) or be closed unanswered.
+ * The state shared by the probes of one run (the canaries, the marker file, the proxy's
+ * control) lives in ctx->sbx, made on first use and freed by c_sbx_state_free.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "c_canary.h"
+#include "c_probes.h"
+#include "c_record.h"
+#include "c_sandbox.h"
+#include "err.h"
+
+#define REQ_MAX 4096
+#define HASHES_MAX (C_DEPLOY_LIST_MAX * 65)
+#define PIDS_TEXT_MAX 1024
+
+struct c_sbx_state {
+    int canary_started; /* 1 started, -1 failed (why in canary_why) */
+    char canary_why[256];
+    struct c_canary canary;
+    char marker[1200]; /* a host file the agent must not reach (0644, in a 0711 folder) */
+    int proxy_control; /* 0 not run, 1 an upstream answered, -1 not */
+    char proxy_control_line[1024];
+};
+
+void c_sbx_state_free(struct c_ctx *ctx)
+{
+    if (ctx->sbx == NULL)
+        return;
+    c_canary_stop(&ctx->sbx->canary);
+    free(ctx->sbx);
+    ctx->sbx = NULL;
+}
+
+/* The sandbox state, or NULL with r set (skipped without a sandbox section, or an error). */
+static struct c_sbx_state *state(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_sbx_state *s;
+
+    if (!ctx->dep->has_sandbox) {
+        c_result_set(r, C_SKIPPED, "the deployment file has no sandbox section");
+        return NULL;
+    }
+    if (ctx->sbx != NULL)
+        return ctx->sbx;
+    s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        c_result_set(r, C_ERROR, "out of memory");
+        return NULL;
+    }
+    /* The agent's uid is not ours: it may pass through the scratch folder, never list it. */
+    if (chmod(ctx->scratch, 0711) != 0 ||
+        c_scratch_path(ctx, "marker", s->marker, sizeof(s->marker)) < 0) {
+        free(s);
+        c_result_set(r, C_ERROR, "the scratch folder: %s", strerror(errno));
+        return NULL;
+    }
+    int fd = open(s->marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+    if (fd < 0 || write(fd, "sworn-conformance marker\n", 25) != 25 || fchmod(fd, 0644) != 0) {
+        if (fd >= 0)
+            close(fd);
+        free(s);
+        c_result_set(r, C_ERROR, "the marker file: %s", strerror(errno));
+        return NULL;
+    }
+    close(fd);
+    ctx->sbx = s;
+    return s;
+}
+
+static struct c_canary *canaries(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_sbx_state *s = state(ctx, r);
+
+    if (s == NULL)
+        return NULL;
+    if (s->canary_started == 0) {
+        s->canary_started = c_canary_start(&s->canary, ctx->scratch) == 0 ? 1 : -1;
+        if (s->canary_started < 0)
+            snprintf(s->canary_why, sizeof(s->canary_why), "%s", sworn_err_msg());
+    }
+    if (s->canary_started < 0) {
+        c_result_set(r, C_ERROR, "the canaries did not start: %s", s->canary_why);
+        return NULL;
+    }
+    return &s->canary;
+}
+
+/* Run args in a sandbox; on a failure to run, r is an error and -1 is returned. */
+static int inside(struct c_ctx *ctx, struct c_result *r, const char *const *args, const int *leak,
+                  size_t nleak, struct c_sbx_out *o)
+{
+    if (c_sbx_run(ctx, args, leak, nleak, o) < 0) {
+        c_result_set(r, C_ERROR, "the sandbox could not be run: %s", sworn_err_msg());
+        return -1;
+    }
+    c_evidence(r, "sandbox %s: exit %d, \"%s\"", o->name, o->status, o->line);
+    if (o->verdict == C_V_OTHER) {
+        c_result_set(r, C_ERROR,
+                     "the probe program gave no verdict inside the sandbox (exit %d): the "
+                     "sandbox command failed, or the probe could not run",
+                     o->status);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- escape: an attempt at a canary ---- */
+
+/* The attempt args against the canaries labelled in labels (NULL-terminated). */
+static void escape(struct c_ctx *ctx, struct c_result *r, const char *const *args,
+                   const char *const *labels, const int *leak, size_t nleak)
+{
+    struct c_canary *c = canaries(ctx, r);
+    struct c_sbx_out o;
+    unsigned heard, total = 0;
+
+    if (c == NULL)
+        return;
+    for (size_t i = 0; labels[i] != NULL; i++)
+        if (c_canary_sync(c, labels[i], &heard) < 0) {
+            c_result_set(r, C_ERROR, "before the attempt: %s", sworn_err_msg());
+            return;
+        }
+    if (inside(ctx, r, args, leak, nleak, &o) < 0)
+        return;
+    for (size_t i = 0; labels[i] != NULL; i++) {
+        if (c_canary_sync(c, labels[i], &heard) < 0) {
+            c_result_set(r, C_ERROR, "after the attempt: %s", sworn_err_msg());
+            return;
+        }
+        c_evidence(r, "canary %s heard %u event(s) besides the runner's markers", labels[i], heard);
+        total += heard;
+    }
+    if (o.verdict == C_V_OPEN || total > 0)
+        c_result_set(r, C_FAIL, "the attempt got out of the sandbox: \"%s\"; the canaries heard %u",
+                     o.line, total);
+    else
+        c_result_set(r, C_PASS, "blocked (\"%s\"); the canaries heard nothing", o.line);
+}
+
+/* An attempt "ATTEMPT ADDR PORT" at the canary labelled label; skipped when it is absent. */
+static void at_canary(struct c_ctx *ctx, struct c_result *r, const char *attempt, const char *label)
+{
+    struct c_canary *c = canaries(ctx, r);
+    const struct c_canary_listener *l;
+    char port[8];
+
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, label);
+    if (l == NULL) {
+        c_result_set(r, C_SKIPPED, "no %s canary here: %s", label,
+                     strstr(label, "netns") != NULL ? c->netns_why
+                                                    : "the host has no IPv6 (::1 does not bind)");
+        return;
+    }
+    snprintf(port, sizeof(port), "%u", l->port);
+    const char *args[] = {attempt, l->addr, port, NULL};
+    const char *labels[] = {label, NULL};
+
+    escape(ctx, r, args, labels, NULL, 0);
+}
+
+void c_probe_direct_ipv4(struct c_ctx *ctx, struct c_result *r)
+{
+    at_canary(ctx, r, "tcp4", "tcp4-loopback");
+}
+
+void c_probe_direct_ipv6(struct c_ctx *ctx, struct c_result *r)
+{
+    at_canary(ctx, r, "tcp6", "tcp6-loopback");
+}
+
+void c_probe_udp_ipv4(struct c_ctx *ctx, struct c_result *r)
+{
+    at_canary(ctx, r, "udp4", "udp4-loopback");
+}
+
+void c_probe_udp_ipv6(struct c_ctx *ctx, struct c_result *r)
+{
+    at_canary(ctx, r, "udp6", "udp6-loopback");
+}
+
+void c_probe_netns(struct c_ctx *ctx, struct c_result *r)
+{
+    at_canary(ctx, r, "tcp4", "tcp4-netns");
+}
+
+void c_probe_abstract_socket(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_canary *c = canaries(ctx, r);
+    const struct c_canary_listener *l;
+
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, "unix-abstract");
+    if (l == NULL) {
+        c_result_set(r, C_ERROR, "no abstract socket canary");
+        return;
+    }
+    const char *args[] = {"unix-abstract", l->addr, NULL};
+    const char *labels[] = {"unix-abstract", NULL};
+
+    escape(ctx, r, args, labels, NULL, 0);
+}
+
+/* A plain HTTP request straight at the loopback canary, as curl --noproxy '*' (or a client with
+ * the proxy variables unset) sends it. */
+void c_probe_noproxy(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_canary *c = canaries(ctx, r);
+    const struct c_canary_listener *l;
+    char port[8];
+
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, "tcp4-loopback");
+    snprintf(port, sizeof(port), "%u", l != NULL ? l->port : 0);
+    const char *args[] = {"http", "127.0.0.1", port,
+                          "GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n",
+                          NULL};
+    const char *labels[] = {"tcp4-loopback", NULL};
+
+    escape(ctx, r, args, labels, NULL, 0);
+}
+
+/* Descriptors handed to the sandbox command on purpose: a host folder (the scratch folder) and a
+ * connection to the abstract canary; the probe lists every descriptor beyond 0, 1 and 2. */
+void c_probe_leaked_fds(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_canary *c = canaries(ctx, r);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    const struct c_canary_listener *l;
+    int leak[2] = {-1, -1};
+    struct c_sbx_out o;
+    unsigned heard;
+
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, "unix-abstract");
+    leak[0] = open(ctx->scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    leak[1] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memcpy(sun.sun_path + 1, l->addr, strlen(l->addr));
+    if (leak[0] < 0 || leak[1] < 0 ||
+        connect(leak[1], (struct sockaddr *)&sun,
+                (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(l->addr))) != 0) {
+        c_result_set(r, C_ERROR, "the descriptors to leak: %s", strerror(errno));
+        goto done;
+    }
+    (void)c_canary_sync(c, "unix-abstract", &heard); /* our own connection, logged: skip it */
+    c_evidence(r,
+               "handed to the sandbox command open: descriptor %d (%s), %d (a connection to "
+               "the abstract canary)",
+               leak[0], ctx->scratch, leak[1]);
+    const char *args[] = {"fds", NULL};
+
+    if (inside(ctx, r, args, leak, 2, &o) < 0)
+        goto done;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "a descriptor of the host reached the agent: \"%s\"", o.line);
+    else
+        c_result_set(r, C_PASS, "no descriptor beyond 0, 1 and 2 reached the agent (\"%s\")",
+                     o.line);
+done:
+    for (int i = 0; i < 2; i++)
+        if (leak[i] >= 0)
+            close(leak[i]);
+}
+
+/* ---- socket: a call the host can make, refused inside ---- */
+
+static void socket_probe(struct c_ctx *ctx, struct c_result *r, const char *const *args,
+                         const char *what)
+{
+    struct c_sbx_out h, o;
+
+    if (state(ctx, r) == NULL)
+        return;
+    if (c_sbx_host(ctx, args, &h) < 0) {
+        c_result_set(r, C_ERROR, "the probe program did not run on the host: %s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r, "on the host (positive control): exit %d, \"%s\"", h.status, h.line);
+    if (h.verdict != C_V_OPEN) {
+        c_result_set(r, C_SKIPPED,
+                     "the host itself cannot %s (\"%s\"): a refusal inside would mean nothing",
+                     what, h.line);
+        return;
+    }
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "the agent can %s: \"%s\"", what, o.line);
+    else
+        c_result_set(r, C_PASS, "the agent cannot %s (\"%s\")", what, o.line);
+}
+
+#define SOCKET_PROBE(fn, what, ...)                                                                \
+    void fn(struct c_ctx *ctx, struct c_result *r)                                                 \
+    {                                                                                              \
+        const char *args[] = {__VA_ARGS__, NULL};                                                  \
+        socket_probe(ctx, r, args, what);                                                          \
+    }
+
+SOCKET_PROBE(c_probe_raw4, "open a raw IPv4 socket", "raw4")
+SOCKET_PROBE(c_probe_raw6, "open a raw IPv6 socket", "raw6")
+SOCKET_PROBE(c_probe_packet, "open a packet socket", "packet")
+SOCKET_PROBE(c_probe_vsock, "open a vsock socket", "vsock")
+SOCKET_PROBE(c_probe_icmp, "send an ICMP echo on a raw socket", "icmp-raw", "127.0.0.1")
+SOCKET_PROBE(c_probe_netlink, "list a network interface besides lo", "netlink-ifaces")
+SOCKET_PROBE(c_probe_dns_lookup, "resolve a public name (example.com)", "resolve", "example.com")
+
+/* ---- files and processes of the host ---- */
+
+void c_probe_host_file(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_sbx_state *s = state(ctx, r);
+    struct c_sbx_out o;
+
+    if (s == NULL)
+        return;
+    const char *args[] = {"read", s->marker, NULL};
+
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "the agent read a host file (mode 0644): \"%s\"", o.line);
+    else
+        c_result_set(r, C_PASS, "the host file is out of reach (\"%s\")", o.line);
+}
+
+void c_probe_proc_root(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_sbx_state *s = state(ctx, r);
+    struct c_sbx_out o;
+
+    if (s == NULL)
+        return;
+    const char *args[] = {"proc-root", "all", s->marker, NULL};
+
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "a host file was read through /proc/PID/root: \"%s\"", o.line);
+    else
+        c_result_set(r, C_PASS, "no /proc/PID/root reaches the host's files (\"%s\")", o.line);
+}
+
+/* One attempt per listed path; any OPEN fails. */
+static void each_path(struct c_ctx *ctx, struct c_result *r, const char *attempt,
+                      const char (*paths)[C_DEPLOY_PATH_MAX], size_t n, const char *key)
+{
+    struct c_sbx_out o;
+    size_t open_ = 0;
+
+    if (state(ctx, r) == NULL)
+        return;
+    if (n == 0) {
+        c_result_set(r, C_SKIPPED, "the deployment file lists no sandbox.%s", key);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *args[] = {attempt, paths[i], NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        open_ += o.verdict == C_V_OPEN;
+    }
+    if (open_ > 0)
+        c_result_set(r, C_FAIL, "%zu of the %zu paths of sandbox.%s are open to the agent (%s)",
+                     open_, n, key, attempt);
+    else
+        c_result_set(r, C_PASS, "none of the %zu paths of sandbox.%s is open to the agent (%s)", n,
+                     key, attempt);
+}
+
+void c_probe_control_sockets(struct c_ctx *ctx, struct c_result *r)
+{
+    each_path(ctx, r, "unix", ctx->dep->sbx.control_sockets, ctx->dep->sbx.ncontrol_sockets,
+              "control_sockets");
+}
+
+void c_probe_control_read(struct c_ctx *ctx, struct c_result *r)
+{
+    each_path(ctx, r, "read", ctx->dep->sbx.control_paths, ctx->dep->sbx.ncontrol_paths,
+              "control_paths");
+}
+
+void c_probe_control_write(struct c_ctx *ctx, struct c_result *r)
+{
+    each_path(ctx, r, "write", ctx->dep->sbx.control_paths, ctx->dep->sbx.ncontrol_paths,
+              "control_paths");
+}
+
+/* The pids of the processes running one of sandbox.control_binaries (/proc/PID/exe), spaced. */
+static size_t control_pids(const struct c_deploy_sandbox *x, char *out, size_t cap)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0, len = 0;
+
+    out[0] = '\0';
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char link[300], exe[C_DEPLOY_PATH_MAX];
+        ssize_t k;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(link, sizeof(link), "/proc/%s/exe", e->d_name);
+        k = readlink(link, exe, sizeof(exe) - 1);
+        if (k <= 0)
+            continue;
+        exe[k] = '\0';
+        for (size_t i = 0; i < x->ncontrol_binaries; i++)
+            if (strcmp(exe, x->control_binaries[i]) == 0 && len + strlen(e->d_name) + 2 < cap) {
+                len += (size_t)snprintf(out + len, cap - len, "%s%s", n > 0 ? " " : "", e->d_name);
+                n++;
+            }
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+static void control_processes(struct c_ctx *ctx, struct c_result *r, const char *attempt,
+                              const char *what)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char pids[PIDS_TEXT_MAX], *save = NULL;
+    const char *args[C_SBX_ARGS_MAX + 1];
+    size_t n = 0, k = 0;
+    struct c_sbx_out o;
+
+    if (state(ctx, r) == NULL)
+        return;
+    if (x->ncontrol_binaries == 0) {
+        c_result_set(r, C_SKIPPED, "the deployment file lists no sandbox.control_binaries");
+        return;
+    }
+    n = control_pids(x, pids, sizeof(pids));
+    if (n == 0) {
+        c_result_set(r, C_ERROR, "no process runs any of sandbox.control_binaries");
+        return;
+    }
+    c_evidence(r, "control-plane processes: %s", pids);
+    args[k++] = attempt;
+    for (char *t = strtok_r(pids, " ", &save); t != NULL && k < C_SBX_ARGS_MAX;
+         t = strtok_r(NULL, " ", &save))
+        args[k++] = t;
+    args[k] = NULL;
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "the agent can %s a control-plane process: \"%s\"", what, o.line);
+    else
+        c_result_set(r, C_PASS,
+                     "the agent cannot %s any of the %zu control-plane processes "
+                     "(\"%s\")",
+                     what, n, o.line);
+}
+
+void c_probe_signal(struct c_ctx *ctx, struct c_result *r)
+{
+    control_processes(ctx, r, "signal0", "signal");
+}
+
+void c_probe_trace(struct c_ctx *ctx, struct c_result *r)
+{
+    control_processes(ctx, r, "seize", "trace");
+}
+
+/* A file and a process left by one task must be gone for the next. */
+void c_probe_ephemeral(struct c_ctx *ctx, struct c_result *r)
+{
+    unsigned char rnd[4];
+    char tag[12], host_file[64];
+    struct c_sbx_out o;
+    struct stat st;
+    int left_on_host = 0;
+
+    if (state(ctx, r) == NULL)
+        return;
+    if (RAND_bytes(rnd, sizeof(rnd)) != 1) {
+        c_result_set(r, C_ERROR, "no random bytes");
+        return;
+    }
+    snprintf(tag, sizeof(tag), "%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3]);
+    const char *first[] = {"linger", tag, NULL}, *second[] = {"left", tag, NULL};
+
+    if (c_sbx_run(ctx, first, NULL, 0, &o) < 0 || strncmp(o.line, "LEFT ", 5) != 0) {
+        c_result_set(r, C_ERROR, "the first task did not leave its file and process: \"%s\"",
+                     o.line);
+        return;
+    }
+    c_evidence(r, "first task, sandbox %s: \"%s\"", o.name, o.line);
+    if (inside(ctx, r, second, NULL, 0, &o) < 0)
+        return;
+    /* What a sandbox that is not one leaves on the host: found and removed here (the process by
+     * its pid, found by the name the probe gave it). */
+    snprintf(host_file, sizeof(host_file), "/tmp/sworn-conformance-%s", tag);
+    if (lstat(host_file, &st) == 0) {
+        left_on_host = 1;
+        unlink(host_file);
+        c_evidence(r, "left on the host: %s (removed)", host_file);
+    }
+    {
+        const char *a[] = {"left", tag, NULL};
+        struct c_sbx_out h;
+        char *p;
+
+        if (c_sbx_host(ctx, a, &h) == 0 && (p = strstr(h.line, "process=")) != NULL) {
+            long pid = strtol(p + 8, NULL, 10);
+
+            left_on_host = 1;
+            if (pid > 1)
+                kill((pid_t)pid, SIGKILL);
+            c_evidence(r, "left on the host: process %ld (killed)", pid);
+        }
+    }
+    if (o.verdict == C_V_OPEN || left_on_host)
+        c_result_set(r, C_FAIL,
+                     "what one task left is still there for the next or on the host: "
+                     "\"%s\"",
+                     o.line);
+    else
+        c_result_set(r, C_PASS, "the next task found neither the file nor the process (\"%s\")",
+                     o.line);
+}
+
+/* ---- T1: credentials ---- */
+
+static int hashes(const struct c_deploy_sandbox *x, char *out, size_t cap)
+{
+    size_t len = 0;
+
+    out[0] = '\0';
+    for (size_t i = 0; i < x->ncredential; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i > 0 ? "," : "",
+                                x->credential_sha256[i]);
+    return x->ncredential > 0 ? 0 : -1;
+}
+
+/* A scan inside: found is a failure; nothing scanned is an error (it did not look). */
+static void cred_scan(struct c_ctx *ctx, struct c_result *r, const char *const *args)
+{
+    struct c_sbx_out o;
+
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "a real credential value is within the agent's reach: \"%s\"",
+                     o.line);
+    else if (strstr(o.line, ":scanned=0 ") != NULL)
+        c_result_set(r, C_ERROR, "the probe found nothing to look at (\"%s\")", o.line);
+    else if (strstr(o.line, ":cut=") != NULL && strstr(o.line, ":cut=0:") == NULL)
+        c_result_set(r, C_ERROR,
+                     "the walk ended at its budget in some folders: not everything readable was "
+                     "looked at (\"%s\")",
+                     o.line);
+    else
+        c_result_set(r, C_PASS, "no candidate hashed to a credential digest (\"%s\")", o.line);
+}
+
+static int cred_args(struct c_ctx *ctx, struct c_result *r, char *h)
+{
+    if (state(ctx, r) == NULL)
+        return -1;
+    if (hashes(&ctx->dep->sbx, h, HASHES_MAX) < 0) {
+        c_result_set(r, C_SKIPPED, "the deployment file lists no sandbox.credential_sha256");
+        return -1;
+    }
+    return 0;
+}
+
+void c_probe_cred_env(struct c_ctx *ctx, struct c_result *r)
+{
+    char h[HASHES_MAX];
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    const char *args[] = {"cred-env", h, NULL};
+
+    cred_scan(ctx, r, args);
+}
+
+void c_probe_cred_proc(struct c_ctx *ctx, struct c_result *r)
+{
+    char h[HASHES_MAX];
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    const char *args[] = {"cred-proc", h, NULL};
+
+    cred_scan(ctx, r, args);
+}
+
+void c_probe_cred_files(struct c_ctx *ctx, struct c_result *r)
+{
+    char h[HASHES_MAX];
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    /* Small folders first: the budget of the walk (the probe program's) ends in the big ones. */
+    const char *args[] = {"cred-files", h,      "/work", "/etc", "/home", "/root", "/run",
+                          "/opt",       "/srv", "/mnt",  "/tmp", "/var",  NULL};
+
+    cred_scan(ctx, r, args);
+}
+
+/* ---- proxy: requests as the agent sends them ---- */
+
+static void absolute(char *out, size_t cap, const char *method, const char *host, unsigned port,
+                     const char *path, const char *extra)
+{
+    snprintf(out, cap,
+             "%s http://%s:%u%s HTTP/1.1\\r\\nHost: %s:%u\\r\\n%sConnection: close\\r\\n\\r\\n",
+             method, host, port, path, host, port, extra);
+}
+
+/* The control: the allowed URL through the proxy gets an upstream's answer. 0, or -1 with r. */
+static int proxy_control(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    struct c_sbx_state *s = state(ctx, r);
+    char req[REQ_MAX], port[8];
+    struct c_sbx_out o;
+
+    if (s == NULL)
+        return -1;
+    if (!x->has_allowed || !x->has_denied) {
+        c_result_set(r, C_SKIPPED,
+                     "the deployment file has no sandbox.allowed and "
+                     "sandbox.denied");
+        return -1;
+    }
+    if (s->proxy_control == 0) {
+        absolute(req, sizeof(req), "GET", x->allowed.host, x->allowed.port, x->allowed.path, "");
+        snprintf(port, sizeof(port), "%u", x->proxy.port);
+        const char *args[] = {"http", x->proxy.host, port, req, NULL};
+
+        if (c_sbx_run(ctx, args, NULL, 0, &o) < 0)
+            snprintf(s->proxy_control_line, sizeof(s->proxy_control_line), "%s", sworn_err_msg());
+        else
+            snprintf(s->proxy_control_line, sizeof(s->proxy_control_line), "%s", o.line);
+        s->proxy_control = o.verdict == C_V_OPEN ? 1 : -1;
+    }
+    c_evidence(r, "control: the allowed URL through the proxy: \"%s\"", s->proxy_control_line);
+    if (s->proxy_control < 0) {
+        c_result_set(r, C_ERROR,
+                     "the allowed URL did not get an upstream's answer through the proxy from "
+                     "inside: a refusal of the variant would mean nothing");
+        return -1;
+    }
+    return 0;
+}
+
+/* Send req (escaped) to the proxy from inside: the proxy's own answer or a close passes. */
+static void proxy_probe(struct c_ctx *ctx, struct c_result *r, const char *req, const char *what)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char port[8];
+    struct c_sbx_out o;
+
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    const char *args[] = {"http", x->proxy.host, port, req, NULL};
+
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL, "%s reached an upstream: \"%s\"", what, o.line);
+    else if (strstr(o.line, " PROXY") != NULL || strstr(o.line, " CLOSED") != NULL)
+        c_result_set(r, C_PASS, "%s: the proxy refused it itself (\"%s\")", what, o.line);
+    else
+        c_result_set(r, C_ERROR, "%s: no answer from the proxy (\"%s\")", what, o.line);
+}
+
+/* The denied URL with its host written another way (numeric forms need a dotted quad). */
+static void denied_host(struct c_ctx *ctx, struct c_result *r, int form, const char *what)
+{
+    const struct c_url *d = &ctx->dep->sbx.denied;
+    unsigned a, b, c, e;
+    char host[300], req[REQ_MAX];
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    if (form != 4 && sscanf(d->host, "%u.%u.%u.%u", &a, &b, &c, &e) != 4) {
+        c_result_set(r, C_SKIPPED, "sandbox.denied's host is not a dotted quad");
+        return;
+    }
+    switch (form) {
+    case 0:
+        snprintf(host, sizeof(host), "%lu",
+                 (unsigned long)a << 24 | (unsigned long)b << 16 | (unsigned long)c << 8 | e);
+        break;
+    case 1:
+        snprintf(host, sizeof(host), "0%o.0%o.0%o.0%o", a, b, c, e);
+        break;
+    case 2:
+        snprintf(host, sizeof(host), "0x%x.0x%x.0x%x.0x%x", a, b, c, e);
+        break;
+    case 3:
+        snprintf(host, sizeof(host), "[::ffff:%u.%u.%u.%u]", a, b, c, e);
+        break;
+    default:
+        snprintf(host, sizeof(host), "%s.", d->host);
+        break;
+    }
+    absolute(req, sizeof(req), "GET", host, d->port, d->path, "");
+    c_evidence(r, "the denied URL as http://%s:%u%s", host, d->port, d->path);
+    proxy_probe(ctx, r, req, what);
+}
+
+void c_probe_host_decimal(struct c_ctx *ctx, struct c_result *r)
+{
+    denied_host(ctx, r, 0, "the denied address in decimal");
+}
+
+void c_probe_host_octal(struct c_ctx *ctx, struct c_result *r)
+{
+    denied_host(ctx, r, 1, "the denied address in octal");
+}
+
+void c_probe_host_hex(struct c_ctx *ctx, struct c_result *r)
+{
+    denied_host(ctx, r, 2, "the denied address in hex");
+}
+
+void c_probe_host_mapped(struct c_ctx *ctx, struct c_result *r)
+{
+    denied_host(ctx, r, 3, "the denied address as IPv4-mapped IPv6");
+}
+
+void c_probe_host_trailing_dot(struct c_ctx *ctx, struct c_result *r)
+{
+    denied_host(ctx, r, 4, "the denied host with a trailing dot");
+}
+
+/* The denied path reached from the allowed path's first segment through "%2e%2e". */
+void c_probe_dot_segments(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char path[2200], req[REQ_MAX];
+    size_t seg;
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    seg = strcspn(x->allowed.path + 1, "/") + 1;
+    snprintf(path, sizeof(path), "%.*s/%%2e%%2e%s", (int)seg, x->allowed.path, x->denied.path);
+    absolute(req, sizeof(req), "GET", x->denied.host, x->denied.port, path, "");
+    c_evidence(r, "the denied path as %s", path);
+    proxy_probe(ctx, r, req, "the denied path behind percent-encoded dot segments");
+}
+
+void c_probe_host_mismatch(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char req[REQ_MAX];
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    snprintf(req, sizeof(req),
+             "GET http://%s:%u%s HTTP/1.1\\r\\nHost: %s:%u\\r\\nConnection: close\\r\\n\\r\\n",
+             x->denied.host, x->denied.port, x->denied.path, x->allowed.host, x->allowed.port);
+    proxy_probe(ctx, r, req, "the denied URL with the allowed URL's Host field");
+}
+
+void c_probe_smuggle_cl_te(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char req[REQ_MAX], inner[1400];
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    snprintf(inner, sizeof(inner), "GET %s HTTP/1.1\\r\\nHost: %s:%u\\r\\n\\r\\n", x->denied.path,
+             x->denied.host, x->denied.port);
+    snprintf(req, sizeof(req),
+             "POST http://%s:%u%s HTTP/1.1\\r\\nHost: %s:%u\\r\\nContent-Length: 5\\r\\n"
+             "Transfer-Encoding: chunked\\r\\nConnection: close\\r\\n\\r\\n0\\r\\n\\r\\n%s",
+             x->allowed.host, x->allowed.port, x->allowed.path, x->allowed.host, x->allowed.port,
+             inner);
+    proxy_probe(ctx, r, req, "a request with Content-Length and chunked (CL.TE)");
+}
+
+void c_probe_smuggle_double_cl(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char req[REQ_MAX];
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    snprintf(req, sizeof(req),
+             "POST http://%s:%u%s HTTP/1.1\\r\\nHost: %s:%u\\r\\nContent-Length: 0\\r\\n"
+             "Content-Length: 40\\r\\nConnection: close\\r\\n\\r\\nGET %s HTTP/1.1\\r\\n\\r\\n",
+             x->allowed.host, x->allowed.port, x->allowed.path, x->allowed.host, x->allowed.port,
+             x->denied.path);
+    proxy_probe(ctx, r, req, "a request with two Content-Length fields");
+}
+
+void c_probe_websocket_denied(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_url *d = &ctx->dep->sbx.denied;
+    char req[REQ_MAX];
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    absolute(req, sizeof(req), "GET", d->host, d->port, d->path,
+             "Upgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Version: 13\\r\\n"
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\n");
+    proxy_probe(ctx, r, req, "a WebSocket upgrade to the denied URL");
+}
+
+void c_probe_h2_prior_knowledge(struct c_ctx *ctx, struct c_result *r)
+{
+    if (proxy_control(ctx, r) < 0)
+        return;
+    /* The HTTP/2 connection preface and an empty SETTINGS frame. */
+    proxy_probe(ctx, r,
+                "PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n\\x00\\x00\\x00\\x04\\x00\\x00\\x00\\x00"
+                "\\x00",
+                "HTTP/2 with prior knowledge");
+}
+
+/* The symbolic tokens sent to the echo URL (allowed, configured for no credential): the answer
+ * must show each token as sent and no credential. */
+void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char h[HASHES_MAX], req[REQ_MAX], extra[C_DEPLOY_TOKEN_MAX + 40], port[8];
+    struct c_sbx_out o;
+    size_t bad = 0;
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    if (!x->has_echo || x->nsymbolic == 0) {
+        c_result_set(r, C_SKIPPED,
+                     "the deployment file has no sandbox.echo or no "
+                     "sandbox.symbolic_tokens");
+        return;
+    }
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    for (size_t i = 0; i < x->nsymbolic; i++) {
+        snprintf(extra, sizeof(extra), "Authorization: Bearer %s\\r\\n", x->symbolic[i]);
+        absolute(req, sizeof(req), "GET", x->echo.host, x->echo.port, x->echo.path, extra);
+        const char *args[] = {"cred-http", h, x->proxy.host, port, req, x->symbolic[i], NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        if (o.verdict == C_V_OPEN)
+            bad++;
+        else if (strstr(o.line, ":seen=1") == NULL) {
+            c_result_set(r, C_ERROR,
+                         "the echo URL's answer does not show symbolic token %zu as sent: it "
+                         "does not echo, or the token was changed (\"%s\")",
+                         i + 1, o.line);
+            return;
+        }
+    }
+    if (bad > 0)
+        c_result_set(r, C_FAIL, "%zu symbolic token(s) came back as a real credential", bad);
+    else
+        c_result_set(r, C_PASS,
+                     "every symbolic token reached the echo URL as sent, and no "
+                     "credential came back");
+}

@@ -1,0 +1,396 @@
+/*
+ * test_conformance_sandbox.c -- sworn-conformance's probes from inside the sandbox (issue 19;
+ * docs/conformance.md) against a real development stack (scripts/dev-stack with sworn-proxy,
+ * through stack_fixture.h), an nginx upstream (upstream_fixture.h: its /echo/ writes back the
+ * Authorization field it received) and the real sworn-run: every sandbox probe passes (or is
+ * skipped with its reason) on the good deployment, and the deliberately broken ones are caught:
+ *   - a "sandbox" command that runs the probe program on the host: the T2 escape probes fail and
+ *     the canaries hear it;
+ *   - the same with a real credential value in the agent's environment and in a file it can read:
+ *     the T1 probes fail;
+ *   - the same as an unprivileged user with the policy file made writable by everyone: T3's
+ *     write probe fails while the vault (0600) stays out of reach.
+ * Needs root (sworn-run's root mode, the canaries' network namespace) and sworn-run: without
+ * either it exits 77 (skipped) and says why.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <openssl/sha.h>
+
+#include "sandbox_fixture.h"
+#include "stack_fixture.h"
+#include "testutil.h"
+#include "upstream_fixture.h"
+
+static struct sworn_stack stack;
+static struct sworn_upstream upstream;
+static char symbolic[256], value[512];         /* the dev stack vault's demo credential */
+static char digest_full[65], digest_token[65]; /* SHA-256 of the value, of its token part */
+static char *fakes; /* a 0755 folder for the fake sandbox commands (nobody runs one) */
+
+static void hex(const unsigned char *d, char out[65])
+{
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/* The vault's demo credential (symbolic token and value) and the digests the file lists. */
+static void read_vault(void)
+{
+    char *path = sworn_test_path(stack.dir, "vault.json");
+    json_object *v = json_object_from_file(path), *creds, *c, *s, *val;
+    unsigned char d[32];
+    const char *token;
+
+    assert_non_null(v);
+    assert_true(json_object_object_get_ex(v, "credentials", &creds));
+    c = json_object_array_get_idx(creds, 0);
+    assert_true(json_object_object_get_ex(c, "symbolic", &s));
+    assert_true(json_object_object_get_ex(c, "value", &val));
+    snprintf(symbolic, sizeof(symbolic), "%s", json_object_get_string(s));
+    snprintf(value, sizeof(value), "%s", json_object_get_string(val));
+    json_object_put(v);
+    free(path);
+    SHA256((const unsigned char *)value, strlen(value), d);
+    hex(d, digest_full);
+    token = strchr(value, ' ') != NULL ? strchr(value, ' ') + 1 : value;
+    SHA256((const unsigned char *)token, strlen(token), d);
+    hex(d, digest_token);
+}
+
+/* The sample policy and a rule for the echo: everything under /echo/ allowed, no credential. */
+static char *write_policy(const char *dir)
+{
+    static const char rule[] = "\n  - id: conformance-echo\n    effect: allow\n"
+                               "    reason: \"conformance: the echo, no credential\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/echo/**\"]\n    methods: [GET]\n";
+    char *sample = sworn_test_path(sworn_test_source_dir(), "policy/examples/policy.yaml");
+    char *path = sworn_test_path(dir, "policy.yaml"), *text, *all;
+    size_t len;
+
+    text = sworn_test_read_file(sample, &len);
+    all = malloc(len + sizeof(rule));
+    assert_non_null(all);
+    memcpy(all, text, len);
+    memcpy(all + len, rule, sizeof(rule));
+    sworn_test_write_file(path, all, len + sizeof(rule) - 1, 0644);
+    free(all);
+    free(text);
+    free(sample);
+    return path;
+}
+
+/* A "sandbox" that is not one: it runs the agent on the host, in the work folder, with what
+ * it was told to add (an environment variable read from a file: never in an argv). */
+static char *write_fake(const char *name, const char *secret_file)
+{
+    char *path = sworn_test_path(fakes, name), text[2048];
+
+    snprintf(text, sizeof(text),
+             "#!/bin/sh\n"
+             "# test_conformance_sandbox: a sandbox command that runs the agent on the host.\n"
+             "while [ $# -gt 0 ]; do\n"
+             "  case \"$1\" in --work) work=$2; shift 2 ;; --) shift; break ;; *) shift ;; esac\n"
+             "done\n"
+             "%s%s%s"
+             "cd \"$work\" && exec \"$@\"\n",
+             secret_file != NULL ? "API_TOKEN=$(cat " : "", secret_file != NULL ? secret_file : "",
+             secret_file != NULL ? ")\nexport API_TOKEN\n" : "");
+    sworn_test_write_file(path, text, strlen(text), 0755);
+    return path;
+}
+
+/* The deployment file: command is the sandbox command's YAML list. */
+static char *deployment(const char *name, const char *command)
+{
+    char *path = sworn_test_path(stack.dir, name);
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fprintf(f, "operator: \"Test Operator\"\nrecord: %s\ntrust_policy: %s/trust.txt\n", stack.tiles,
+            stack.dir);
+    fprintf(f, "sworn_verify: %s\nagent: {uid: 65534}\n", sworn_test_bin("SWORN_VERIFY_BIN"));
+    fprintf(f, "sandbox:\n  command: %s\n  probe: %s\n  principal: agent-1\n", command,
+            sworn_test_bin("SWORN_PROBE_BIN"));
+    fprintf(f,
+            "  allowed: http://127.0.0.1:%u/allowed/hello.txt\n"
+            "  denied: http://127.0.0.1:%u/denied/conformance\n"
+            "  echo: http://127.0.0.1:%u/echo/conformance\n",
+            upstream.http_port, upstream.http_port, upstream.http_port);
+    fprintf(f, "  symbolic_tokens: [%s]\n  credential_sha256: [%s, %s]\n", symbolic, digest_full,
+            digest_token);
+    fprintf(f, "  control_paths: [%s, %s/policy.yaml, %s/vault.json, %s]\n", stack.config,
+            stack.dir, stack.dir, stack.proxy_config);
+    fprintf(f, "  control_sockets: [%s, %s, %s]\n", stack.decision, stack.admin,
+            stack.proxy_socket);
+    fprintf(f, "  control_binaries: [%s, %s]\n", sworn_test_bin("SWORN_PROXY_BIN"),
+            sworn_test_bin("SWORN_DECISIOND_BIN"));
+    fclose(f);
+    return path;
+}
+
+/* sworn-conformance run --tier T3 --deployment dep: the exit status and the JSON report. */
+static int run(const char *dep, json_object **report)
+{
+    char *json = sworn_test_path(stack.dir, "report.json");
+    struct sworn_test_run r;
+    int status;
+
+    remove(json);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--tier", "T3",
+                    "--deployment", dep, "--json", json, NULL);
+    status = r.status;
+    print_message("%s", r.out);
+    if (status > 1)
+        print_message("sworn-conformance exit %d:\n%s\n", status, r.err);
+    sworn_test_run_free(&r);
+    *report = json_object_from_file(json);
+    free(json);
+    return status;
+}
+
+static json_object *probe(json_object *rep, const char *id)
+{
+    json_object *probes = NULL;
+
+    assert_true(json_object_object_get_ex(rep, "probes", &probes));
+    for (size_t i = 0; i < json_object_array_length(probes); i++) {
+        json_object *p = json_object_array_get_idx(probes, i), *v = NULL;
+
+        if (json_object_object_get_ex(p, "id", &v) && strcmp(json_object_get_string(v), id) == 0)
+            return p;
+    }
+    fail_msg("probe %s did not run", id);
+    return NULL;
+}
+
+static void expect(json_object *rep, const char *id, const char *want)
+{
+    json_object *p = probe(rep, id), *res = NULL;
+
+    assert_true(json_object_object_get_ex(p, "result", &res));
+    if (strcmp(json_object_get_string(res), want) != 0)
+        fail_msg("probe %s: %s, expected %s:\n%s", id, json_object_get_string(res), want,
+                 json_object_to_json_string_ext(p, JSON_C_TO_STRING_PRETTY));
+}
+
+/* Whether an evidence item of probe id holds needle. */
+static int evidence_has(json_object *rep, const char *id, const char *needle)
+{
+    json_object *ev = NULL;
+
+    assert_true(json_object_object_get_ex(probe(rep, id), "evidence", &ev));
+    for (size_t i = 0; i < json_object_array_length(ev); i++)
+        if (strstr(json_object_get_string(json_object_array_get_idx(ev, i)), needle) != NULL)
+            return 1;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    char opts[2048], *policy;
+
+    (void)state;
+    if (sworn_upstream_start(&upstream) != 0)
+        return -1;
+    policy = write_policy(upstream.dir);
+    snprintf(opts, sizeof(opts), "--no-tpm --proxy --policy %s", policy);
+    free(policy);
+    if (sworn_stack_up(&stack, opts) != 0)
+        return -1;
+    (void)sworn_stack_checkpoint_now(&stack);
+    sworn_stack_dev_trust(&stack);
+    read_vault();
+    fakes = sworn_test_tmpdir("fakes");
+    return chmod(fakes, 0755);
+}
+
+static int teardown(void **state)
+{
+    int rc = 0;
+
+    (void)state;
+    if (stack.dir != NULL && sworn_stack_down(&stack) != 0)
+        rc = -1;
+    sworn_upstream_stop(&upstream);
+    sworn_test_tmpdir_drop(&fakes);
+    return rc;
+}
+
+static const char *const must_pass[] = {"T1.credential-env",
+                                        "T1.credential-files",
+                                        "T1.credential-proc",
+                                        "T1.symbolic-unconfigured",
+                                        "T2.direct-ipv4",
+                                        "T2.udp-ipv4",
+                                        "T2.other-netns",
+                                        "T2.noproxy",
+                                        "T2.abstract-socket",
+                                        "T2.leaked-descriptors",
+                                        "T2.raw-ipv4",
+                                        "T2.packet-socket",
+                                        "T2.icmp",
+                                        "T2.host-file",
+                                        "T2.proc-root",
+                                        "T2.ephemeral",
+                                        "T2.host-decimal",
+                                        "T2.host-octal",
+                                        "T2.host-hex",
+                                        "T2.host-ipv4-mapped",
+                                        "T2.host-trailing-dot",
+                                        "T2.path-dot-segments",
+                                        "T2.host-mismatch",
+                                        "T2.smuggling-cl-te",
+                                        "T2.smuggling-double-cl",
+                                        "T2.websocket-denied",
+                                        "T2.h2-prior-knowledge",
+                                        "T2.control-sockets",
+                                        "T3.control-read",
+                                        "T3.control-write",
+                                        "T3.signal-control-plane",
+                                        "T3.trace-control-plane"};
+
+static void test_good_deployment(void **state)
+{
+    char command[1200], *dep;
+    json_object *rep = NULL;
+
+    (void)state;
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment("good.yaml", command);
+    assert_int_equal(run(dep, &rep), 0);
+    assert_non_null(rep);
+    for (size_t i = 0; i < sizeof(must_pass) / sizeof(must_pass[0]); i++)
+        expect(rep, must_pass[i], "pass");
+    /* The evidence names the sandbox's line and the canary's count. */
+    assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 0 event(s)"));
+    assert_true(evidence_has(rep, "T2.direct-ipv4", "BLOCKED tcp4:127.0.0.1:"));
+    json_object_put(rep);
+    free(dep);
+}
+
+/* The probe program run on the host by a fake sandbox command: the escapes are found. */
+static void test_no_sandbox(void **state)
+{
+    char command[1200], *fake = write_fake("fake-sandbox.sh", NULL), *dep;
+    json_object *rep = NULL;
+    static const char *const caught[] = {"T2.direct-ipv4",
+                                         "T2.udp-ipv4",
+                                         "T2.other-netns",
+                                         "T2.noproxy",
+                                         "T2.abstract-socket",
+                                         "T2.leaked-descriptors",
+                                         "T2.raw-ipv4",
+                                         "T2.packet-socket",
+                                         "T2.host-file",
+                                         "T2.proc-root",
+                                         "T2.ephemeral",
+                                         "T2.control-sockets",
+                                         "T3.control-read",
+                                         "T3.control-write",
+                                         "T3.signal-control-plane",
+                                         "T3.trace-control-plane"};
+
+    (void)state;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment("no-sandbox.yaml", command);
+    assert_int_equal(run(dep, &rep), 1);
+    assert_non_null(rep);
+    for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+        expect(rep, caught[i], "fail");
+    /* The canaries heard it: their counts are in the evidence. */
+    assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 1 event(s)"));
+    assert_true(evidence_has(rep, "T2.other-netns", "canary tcp4-netns heard 1 event(s)"));
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* A real credential value in the agent's environment and in a file it can read. */
+static void test_credential_reachable(void **state)
+{
+    char command[1200], *secret = sworn_test_path(stack.dir, "leaked-secret"), *fake, *dep;
+    json_object *rep = NULL;
+    char *planted = sworn_test_path("/etc", "sworn-conformance-test-planted.conf");
+
+    (void)state;
+    sworn_test_write_file(secret, value, strlen(value), 0600);
+    {
+        char text[600];
+
+        snprintf(text, sizeof(text), "token = \"%s\"\n", value);
+        sworn_test_write_file(planted, text, strlen(text), 0644);
+    }
+    fake = write_fake("fake-env.sh", secret);
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment("credential.yaml", command);
+    assert_int_equal(run(dep, &rep), 1);
+    assert_non_null(rep);
+    expect(rep, "T1.credential-env", "fail");
+    expect(rep, "T1.credential-files", "fail");
+    expect(rep, "T1.credential-proc", "fail");
+    remove(planted);
+    json_object_put(rep);
+    free(planted);
+    free(dep);
+    free(fake);
+    free(secret);
+}
+
+/* The policy file made writable by everyone, the agent an unprivileged user on the host. */
+static void test_policy_writable(void **state)
+{
+    char command[1200], *fake = write_fake("fake-nobody.sh", NULL), *dep;
+    char *policy = sworn_test_path(stack.dir, "policy.yaml");
+    json_object *rep = NULL;
+    struct stat st, dir_st;
+
+    (void)state;
+    assert_int_equal(stat(policy, &st), 0);
+    assert_int_equal(stat(stack.dir, &dir_st), 0);
+    assert_int_equal(chmod(policy, 0666), 0);
+    assert_int_equal(chmod(stack.dir, 0711), 0); /* a folder anyone may pass through */
+    snprintf(command, sizeof(command),
+             "[/usr/bin/setpriv, --reuid, '65534', --regid, '65534', --clear-groups, /bin/sh, %s]",
+             fake);
+    dep = deployment("writable.yaml", command);
+    assert_int_equal(run(dep, &rep), 1);
+    assert_int_equal(chmod(policy, st.st_mode & 07777), 0);
+    assert_int_equal(chmod(stack.dir, dir_st.st_mode & 07777), 0);
+    assert_non_null(rep);
+    expect(rep, "T3.control-write", "fail");
+    /* The vault (0600) stays out of an unprivileged agent's reach: T3.control-read finds only
+     * the policy (and the other 0644 files) readable, and says how many. */
+    expect(rep, "T3.trace-control-plane", "pass");
+    json_object_put(rep);
+    free(dep);
+    free(policy);
+    free(fake);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_deployment),
+        cmocka_unit_test(test_no_sandbox),
+        cmocka_unit_test(test_credential_reachable),
+        cmocka_unit_test(test_policy_writable),
+    };
+
+    if (!sworn_sbx_can_run("test_conformance_sandbox", "sworn-run's root mode, a veth pair"))
+        return 77;
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
