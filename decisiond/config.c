@@ -657,12 +657,13 @@ fail:
     return -1;
 }
 
-static int socket_path(struct ctx *x, const struct sworn_yaml_node *m, const char *key, char **out)
+static int socket_path(struct ctx *x, const struct sworn_yaml_node *m, const char *key,
+                       int required, char **out)
 {
     struct sockaddr_un sa;
 
-    SWORN_GUARD(get_path(x, m, "sockets", key, 1, out));
-    if (strlen(*out) >= sizeof(sa.sun_path))
+    SWORN_GUARD(get_path(x, m, "sockets", key, required, out));
+    if (*out != NULL && strlen(*out) >= sizeof(sa.sun_path))
         return sworn_yaml_error(x->d, sworn_yaml_get(m, key),
                                 "%s: a Unix socket path is at most %zu bytes (%s)", key,
                                 sizeof(sa.sun_path) - 1, *out);
@@ -706,17 +707,28 @@ fail:
 
 static int read_sockets(struct ctx *x)
 {
-    static const char *const keys[] = {"decision", "admin", "decision_group", "admin_group", NULL};
+    static const char *const keys[] = {
+        "decision", "admin", "decision_group", "admin_group", "metrics", "metrics_group", NULL};
     const struct sworn_yaml_node *m;
+    struct sworn_dconfig *c = x->c;
 
     SWORN_GUARD(section(x, "sockets", 1, keys, &m));
-    SWORN_GUARD(socket_path(x, m, "decision", &x->c->decision_socket));
-    SWORN_GUARD(socket_path(x, m, "admin", &x->c->admin_socket));
-    SWORN_GUARD(read_group(x, m, "decision_group", &x->c->has_decision_group, &x->c->decision_gid));
-    SWORN_GUARD(read_group(x, m, "admin_group", &x->c->has_admin_group, &x->c->admin_gid));
-    if (strcmp(x->c->decision_socket, x->c->admin_socket) == 0)
+    SWORN_GUARD(socket_path(x, m, "decision", 1, &c->decision_socket));
+    SWORN_GUARD(socket_path(x, m, "admin", 1, &c->admin_socket));
+    SWORN_GUARD(socket_path(x, m, "metrics", 0, &c->metrics_socket));
+    SWORN_GUARD(read_group(x, m, "decision_group", &c->has_decision_group, &c->decision_gid));
+    SWORN_GUARD(read_group(x, m, "admin_group", &c->has_admin_group, &c->admin_gid));
+    SWORN_GUARD(read_group(x, m, "metrics_group", &c->has_metrics_group, &c->metrics_gid));
+    if (strcmp(c->decision_socket, c->admin_socket) == 0)
         return sworn_yaml_error(x->d, sworn_yaml_get(m, "admin"),
                                 "admin and decision must be different sockets");
+    if (c->metrics_socket != NULL && (strcmp(c->metrics_socket, c->decision_socket) == 0 ||
+                                      strcmp(c->metrics_socket, c->admin_socket) == 0))
+        return sworn_yaml_error(x->d, sworn_yaml_get(m, "metrics"),
+                                "metrics must be a socket of its own (not decision or admin)");
+    if (c->has_metrics_group && c->metrics_socket == NULL)
+        return sworn_yaml_error(x->d, sworn_yaml_get(m, "metrics_group"),
+                                "metrics_group without metrics");
     return 0;
 fail:
     return -1;
@@ -1122,6 +1134,7 @@ void sworn_dconfig_free(struct sworn_dconfig *c)
     free(c->vault_path);
     free(c->decision_socket);
     free(c->admin_socket);
+    free(c->metrics_socket);
     free(c->proxy_uids);
     free(c->operator_uids);
     free(c->run_as_user);
@@ -1369,6 +1382,8 @@ static int check(const struct sworn_dconfig *c, int signer_files)
         SWORN_GUARD(need_vault(c, users.engine_uid));
     SWORN_GUARD(need_parent(c, "sockets.decision", c->decision_socket, 1));
     SWORN_GUARD(need_parent(c, "sockets.admin", c->admin_socket, 1));
+    if (c->metrics_socket != NULL)
+        SWORN_GUARD(need_parent(c, "sockets.metrics", c->metrics_socket, 1));
     /* Users were resolved at load; check again, since the check may run long after. */
     if (c->signer_user != NULL && getpwnam(c->signer_user) == NULL)
         return sworn_err_set(SWORN_ERR_NOTFOUND, "%s: signer.user: no such user %s", c->path,

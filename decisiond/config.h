@@ -120,6 +120,11 @@ struct sworn_dconfig {
      * whose members may connect (mode 0660); unset (has_*_group 0): mode 0600 (below). */
     int has_decision_group, has_admin_group;
     gid_t decision_gid, admin_gid;
+    /* sockets.metrics: the Prometheus text and the health check (d_mserve.h), or NULL for none;
+     * the monitor's own, mode 0600, or group sockets.metrics_group's, mode 0660. */
+    char *metrics_socket;
+    int has_metrics_group;
+    gid_t metrics_gid;
     uid_t *proxy_uids;
     size_t n_proxy_uids; /* required, >= 1 */
     uid_t *operator_uids;

@@ -64,6 +64,7 @@
 #include "vault.h"
 
 struct d_batch;
+struct sworn_textserve;
 struct d_escalations;
 struct d_sandboxes;
 struct d_checkpointer;
@@ -83,6 +84,7 @@ struct d_daemon {
     struct event_base *base;
     struct d_workq *workq;
     struct d_batch *batch; /* `receipts: batch`: the commit groups (d_batch.h); else NULL */
+    struct sworn_textserve *mserve; /* sockets.metrics (d_mserve.h); else NULL */
     struct sworn_log *log;
     struct sworn_signer_proc *signer;
     uint8_t key_id[SWORN_KEY_ID_LEN];

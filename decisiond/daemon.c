@@ -48,6 +48,7 @@
 #include "d_daemon.h"
 #include "d_escalate.h"
 #include "d_jlog.h"
+#include "d_mserve.h"
 #include "d_record.h"
 #include "d_sandboxes.h"
 #include "d_seccomp.h"
@@ -225,6 +226,7 @@ static void shutdown_all(struct d_daemon *d)
     if (d->sig_hup != NULL)
         event_free(d->sig_hup);
     d_server_close_listeners(d);
+    d_mserve_stop(d);
     d_timemark_stop(d);     /* no new periodic mark; a queued one is written as the workers drain */
     d_batch_stop(d->batch); /* every gathered commit recorded (or failed) and answered */
     d->batch = NULL;
@@ -414,7 +416,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (d_usage_init(&d->usage) < 0 || d_escalations_new(d, &d->esc) < 0 ||
-        d_server_listen(d) < 0) {
+        d_server_listen(d) < 0 ||
+        (d->cfg->metrics_socket != NULL && d_mserve_start(d, D_ENGINE_FD_METRICS) < 0)) {
         fail("sockets");
         goto out;
     }

@@ -376,7 +376,7 @@ static int place(int fd, int want)
 }
 
 static int start_engine(struct monitor *m, const char *config, const char *log_level, int dec,
-                        int adm)
+                        int adm, int met)
 {
     char *argv[10], exe_path[32], config_hex[2 * SWORN_DCONFIG_HASH_LEN + 1];
     int sv[2], argc = 0;
@@ -415,12 +415,13 @@ static int start_engine(struct monitor *m, const char *config, const char *log_l
         /* Above every target number first, so that no dup2 below closes one of them. */
         int ch = fcntl(sv[1], F_DUPFD, 10), d = fcntl(dec, F_DUPFD, 10),
             a = fcntl(adm, F_DUPFD, 10), sp = fcntl(m->signer_fd, F_DUPFD, 10),
-            ex = fcntl(m->exe_fd, F_DUPFD, 10);
+            ex = fcntl(m->exe_fd, F_DUPFD, 10), mt = met >= 0 ? fcntl(met, F_DUPFD, 10) : -1;
 
-        if (ch < 0 || d < 0 || a < 0 || sp < 0 || ex < 0 || place(ch, D_ENGINE_FD_MONITOR) < 0 ||
-            place(d, D_ENGINE_FD_DECISION) < 0 || place(a, D_ENGINE_FD_ADMIN) < 0 ||
-            place(sp, D_ENGINE_FD_SIGNER_PROGRAM) < 0 || dup2(ex, D_ENGINE_FD_EXE) < 0 ||
-            close_range(D_ENGINE_FD_EXE + 1, ~0U, 0) != 0)
+        if (ch < 0 || d < 0 || a < 0 || sp < 0 || ex < 0 || (met >= 0 && mt < 0) ||
+            place(ch, D_ENGINE_FD_MONITOR) < 0 || place(d, D_ENGINE_FD_DECISION) < 0 ||
+            place(a, D_ENGINE_FD_ADMIN) < 0 || place(sp, D_ENGINE_FD_SIGNER_PROGRAM) < 0 ||
+            dup2(ex, D_ENGINE_FD_EXE) < 0 || (mt >= 0 && place(mt, D_ENGINE_FD_METRICS) < 0) ||
+            close_range(D_ENGINE_FD_METRICS + (mt >= 0 ? 1 : 0), ~0U, 0) != 0)
             _exit(126);
         if (geteuid() == 0 && m->users.engine_uid != 0 &&
             sworn_drop_privileges(m->users.engine_uid, m->users.engine_gid, NULL) < 0)
@@ -603,7 +604,7 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
     struct monitor *m = &mon;
     struct sworn_dconfig_sockmode sm[2];
     sigset_t set;
-    int dec = -1, adm = -1, rc = 1;
+    int dec = -1, adm = -1, met = -1, rc = 1;
 
     m->engine = m->signer = -1;
     m->signer_pidfd = m->chan = m->signer_err = -1;
@@ -644,9 +645,13 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
                           LISTEN_BACKLOG, &dec) < 0 ||
         sworn_unix_listen(m->cfg->admin_socket, sm[1].owner, sm[1].group, sm[1].mode,
                           LISTEN_BACKLOG, &adm) < 0 ||
+        (m->cfg->metrics_socket != NULL &&
+         sworn_unix_listen(m->cfg->metrics_socket, geteuid(),
+                           m->cfg->has_metrics_group ? m->cfg->metrics_gid : getegid(),
+                           m->cfg->has_metrics_group ? 0660 : 0600, LISTEN_BACKLOG, &met) < 0) ||
         d_seccomp_install(SWORN_SECCOMP_MONITOR, (enum d_seccomp_mode)m->cfg->seccomp_mode,
                           d_seccomp_flags(m->cfg)) < 0 ||
-        start_engine(m, config, log_level, dec, adm) < 0) {
+        start_engine(m, config, log_level, dec, adm, met) < 0) {
         d_log_msg(D_LOG_ERROR, "start_failed", sworn_err_msg());
         goto out;
     }
@@ -654,7 +659,9 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
      * started, so the engine and every signer start under it (and add their own). */
     (void)close(dec);
     (void)close(adm);
-    dec = adm = -1;
+    if (met >= 0)
+        (void)close(met);
+    dec = adm = met = -1;
     if (run(m) < 0)
         d_log_msg(D_LOG_ERROR, "monitor", sworn_err_msg());
     if (m->engine > 0) {
@@ -679,12 +686,16 @@ int d_monitor_main(const char *config, const char *log_level, int check_only)
     /* The sockets it bound: nobody accepts on them any more (unlink never follows a link). */
     (void)unlink(m->cfg->decision_socket);
     (void)unlink(m->cfg->admin_socket);
+    if (m->cfg->metrics_socket != NULL)
+        (void)unlink(m->cfg->metrics_socket);
     rc = m->engine_status;
 out:
     if (dec >= 0)
         (void)close(dec);
     if (adm >= 0)
         (void)close(adm);
+    if (met >= 0)
+        (void)close(met);
     if (m->exe_fd >= 0)
         (void)close(m->exe_fd);
     if (m->signer_fd >= 0)

@@ -37,6 +37,8 @@
 #define D_ENGINE_FD_SIGNER_PROGRAM 6
 /* The monitor's image in the engine's exec (close-on-exec: gone once the engine runs). */
 #define D_ENGINE_FD_EXE 7
+/* sockets.metrics, listening, when configured (d_mserve.h); not open otherwise. */
+#define D_ENGINE_FD_METRICS 8
 
 #define D_MONITOR_START_SIGNER 'S'
 #define D_MONITOR_STOP_SIGNER 'K'

@@ -32,6 +32,7 @@
 
 struct evdns_base;
 struct evconnlistener;
+struct sworn_textserve;
 struct sworn_proxy_ca;
 
 /* One listener as opened. */
@@ -55,8 +56,8 @@ struct sworn_proxy {
     struct sworn_pmetrics metrics;
     struct sworn_plistener listeners[SWORN_PCONF_LISTENERS_MAX];
     size_t nlisteners;
-    struct evconnlistener *metrics_lev;
-    size_t connections;   /* agent connections open now */
+    struct sworn_textserve *metrics_srv; /* metrics.socket (p_mserve.h), or NULL */
+    size_t connections;                  /* agent connections open now */
     uint64_t bodies_held; /* request body bytes all connections hold now (limits.bodies) */
     char id_prefix[24];   /* random per process: request ids are "<prefix>-<counter>" */
     uint64_t id_counter;

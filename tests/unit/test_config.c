@@ -471,6 +471,22 @@ static void test_refusals(void **state)
                "log: {database: l, origin: o}\nsigner: {key: k}\npolicy: p\n"
                "sockets: {decision: ./s, admin: s}\npeers: {proxy_uids: [1], operator_uids: [0]}\n",
                "4:33: ", "different sockets");
+    /* The metrics socket: a socket of its own, and its group only with it. */
+    load_fails(f,
+               "log: {database: l, origin: o}\nsigner: {key: k}\npolicy: p\n"
+               "sockets: {decision: d, admin: a, metrics: ./d}\n"
+               "peers: {proxy_uids: [1], operator_uids: [0]}\n",
+               "4:43: ", "a socket of its own");
+    load_fails(f,
+               "log: {database: l, origin: o}\nsigner: {key: k}\npolicy: p\n"
+               "sockets: {decision: d, admin: a, metrics: a}\n"
+               "peers: {proxy_uids: [1], operator_uids: [0]}\n",
+               "4:43: ", "a socket of its own");
+    load_fails(f,
+               "log: {database: l, origin: o}\nsigner: {key: k}\npolicy: p\n"
+               "sockets: {decision: d, admin: a, metrics_group: 0}\n"
+               "peers: {proxy_uids: [1], operator_uids: [0]}\n",
+               "4:49: ", "metrics_group without metrics");
     {
         char longp[200];
         memset(longp, 's', 120);

@@ -841,6 +841,18 @@ static void test_metrics_socket(void **state)
     assert_non_null(strstr(body, "sworn_proxy_leaf_certs_minted_total "));
     assert_non_null(strstr(body, "sworn_proxy_upstream_seconds_count "));
     assert_non_null(strstr(body, "sworn_proxy_websockets_total "));
+    /* The health check an orchestrator calls, and what the socket does not serve. */
+    {
+        const char *health[] = {"--unix-socket", T.p.metrics_socket, "http://localhost/health",
+                                NULL};
+        const char *other[] = {"--unix-socket", T.p.metrics_socket, "http://localhost/other", NULL};
+
+        assert_int_equal(sworn_upstream_curl(health, body, sizeof(body), &code), 0);
+        assert_int_equal(code, 200);
+        assert_string_equal(body, "ok\n");
+        assert_int_equal(sworn_upstream_curl(other, body, sizeof(body), &code), 0);
+        assert_int_equal(code, 404);
+    }
 }
 
 int main(void)
