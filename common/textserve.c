@@ -93,9 +93,7 @@ static void answer(struct conn *c, int status, const char *type, const char *bod
         evbuffer_add(out, body, len);
 }
 
-/* The request line: "GET /path[?query] HTTP/1.x". OUT: path (NUL-terminated, at most cap - 1).
- * 0, 400 or 405. */
-static int request_line(const char *line, size_t len, char *path, size_t cap)
+int sworn_textserve_request_line(const char *line, size_t len, char *path, size_t cap)
 {
     const char *sp1 = memchr(line, ' ', len), *sp2, *end;
     size_t plen;
@@ -141,8 +139,9 @@ static void on_read(struct bufferevent *bev, void *arg)
         return;
     }
     head = (const char *)evbuffer_pullup(in, end.pos + 4);
-    rc =
-        head == NULL || eol.pos < 0 ? 400 : request_line(head, (size_t)eol.pos, path, sizeof(path));
+    rc = head == NULL || eol.pos < 0
+             ? 400
+             : sworn_textserve_request_line(head, (size_t)eol.pos, path, sizeof(path));
     if (rc == 405) {
         answer(c, 405, NULL, "GET only\n", 9, "Allow: GET\r\n");
         return;

@@ -44,6 +44,14 @@ typedef int (*sworn_textserve_fn)(void *arg, const char *path, struct sworn_text
 int sworn_textserve_start(struct event_base *base, int fd, sworn_textserve_fn fn, void *arg,
                           struct sworn_textserve **out);
 
+/*
+ * Read a request line (len bytes, without its CRLF): "GET TARGET HTTP/1.0" or "HTTP/1.1", single
+ * spaces, TARGET starting with '/', no control byte or space inside. OUT: path, TARGET up to any
+ * '?', NUL-terminated (at most cap - 1 bytes). Returns 0, 400 (malformed, or a path that does not
+ * fit) or 405 (a well-formed line with another method). Exposed for the fuzz target.
+ */
+int sworn_textserve_request_line(const char *line, size_t len, char *path, size_t cap);
+
 /* Stop listening and close the connections in progress. NULL is allowed. */
 void sworn_textserve_stop(struct sworn_textserve *s);
 
