@@ -85,6 +85,7 @@ struct d_daemon {
     struct d_workq *workq;
     struct d_batch *batch; /* `receipts: batch`: the commit groups (d_batch.h); else NULL */
     struct sworn_textserve *mserve; /* sockets.metrics (d_mserve.h); else NULL */
+    int notify_fd; /* $NOTIFY_SOCKET, connected (common/sdnotify.h), or -1 outside systemd */
     struct sworn_log *log;
     struct sworn_signer_proc *signer;
     uint8_t key_id[SWORN_KEY_ID_LEN];

@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "sdnotify.h"
 #include "d_admin.h"
 #include "d_batch.h"
 #include "d_commit.h"
@@ -200,6 +201,7 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
         return;
     d->stopping = 1;
     d_log_msg(D_LOG_INFO, "stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    (void)sworn_sdnotify_send(d->notify_fd, "STOPPING=1");
     d_server_close_listeners(d);
     d_escalations_deny_all(d, "denied: decisiond is stopping");
     drain_timer = evtimer_new(d->base, on_drain, d);
@@ -308,6 +310,7 @@ int main(int argc, char **argv)
      * the kernel runs, never the path, which may name another file by then (d_startup.c). */
     d->exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     d->signer_program_fd = -1;
+    d->notify_fd = -1;
     if (d_harden_early() < 0)
         return fail("hardening");
     for (int i = 1; i < argc; i++) {
@@ -438,6 +441,12 @@ int main(int argc, char **argv)
         fail("signals");
         goto out;
     }
+    /* The service manager's readiness socket (Type=notify units, docs/operations.md), opened
+     * while socket and connect are still allowed; written once ready. */
+    if (sworn_sdnotify_open(&d->notify_fd) < 0) {
+        fail("NOTIFY_SOCKET");
+        goto out;
+    }
     /* Every thread runs and start-up is over: from here on, only the allow-list (d_seccomp.h). */
     if (d_seccomp_install(SWORN_SECCOMP_ENGINE, (enum d_seccomp_mode)d->cfg->seccomp_mode,
                           d_seccomp_flags(d->cfg)) < 0) {
@@ -457,6 +466,8 @@ int main(int argc, char **argv)
         }
         d_log(D_LOG_INFO, "ready", f);
     }
+    if (sworn_sdnotify_send(d->notify_fd, "READY=1") < 0)
+        d_log_msg(D_LOG_WARN, "notify_failed", sworn_err_msg());
     event_base_dispatch(d->base);
     rc = 0;
 out:

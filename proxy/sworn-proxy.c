@@ -28,6 +28,7 @@
 #include "err.h"
 #include "p_ca.h"
 #include "cli.h"
+#include "sdnotify.h"
 #include "p_config.h"
 #include "p_harden.h"
 #include "p_jlog.h"
@@ -121,6 +122,7 @@ static void print_warning(void *arg, const char *key, const char *message)
 static int serve(void)
 {
     json_object *o;
+    int notify_fd = -1;
 
     /* A peer that resets its connection must cost that connection, not the process: writes to a
      * closed socket fail with EPIPE instead of raising SIGPIPE (libevent and OpenSSL write with
@@ -133,7 +135,8 @@ static int serve(void)
     (void)sworn_pconf_warnings(&config, geteuid(), log_warning, NULL);
     if (sworn_proxy_open(&proxy, &config) != 0)
         return -1;
-    if (sworn_proxy_harden(&proxy) != 0) {
+    /* The service manager's readiness socket (Type=notify), before the filter forbids connect. */
+    if (sworn_sdnotify_open(&notify_fd) != 0 || sworn_proxy_harden(&proxy) != 0) {
         sworn_proxy_close(&proxy);
         return -1;
     }
@@ -142,6 +145,8 @@ static int serve(void)
     json_object_object_add(o, "config", json_object_new_string(config.path));
     json_object_object_add(o, "pid", json_object_new_int64((int64_t)getpid()));
     sworn_plog(SWORN_PLOG_INFO, "ready", o);
+    if (sworn_sdnotify_send(notify_fd, "READY=1") != 0)
+        sworn_plog(SWORN_PLOG_WARN, "notify_failed", NULL);
     if (sworn_proxy_run(&proxy) != 0) {
         sworn_proxy_close(&proxy);
         return -1;

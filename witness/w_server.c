@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include <sys/random.h>
 
 #include "err.h"
+#include "sdnotify.h"
 #include "w_conns.h"
 #include "w_witness.h"
 
@@ -412,7 +414,7 @@ int sworn_witness_serve(const struct sworn_witness_config *c, struct sworn_witne
     struct event *sigterm = NULL, *sigint = NULL;
     struct timeval tv = {.tv_sec = (time_t)(c->timeout_ms / 1000),
                          .tv_usec = (suseconds_t)(c->timeout_ms % 1000) * 1000};
-    int rc = -1;
+    int rc = -1, notify_fd = -1;
 
     signal(SIGPIPE, SIG_IGN);
     event_set_log_callback(libevent_log);
@@ -453,10 +455,15 @@ int sworn_witness_serve(const struct sworn_witness_config *c, struct sworn_witne
     SWORN_ENSURE(sigterm != NULL && sigint != NULL && event_add(sigterm, NULL) == 0 &&
                      event_add(sigint, NULL) == 0,
                  SWORN_ERR_IO, "witness: cannot watch signals");
+    /* Listening: a Type=notify unit's start is over (common/sdnotify.h). */
+    SWORN_GUARD(sworn_sdnotify_open(&notify_fd));
+    SWORN_GUARD(sworn_sdnotify_send(notify_fd, "READY=1"));
     SWORN_ENSURE(event_base_dispatch(s.base) >= 0, SWORN_ERR_IO, "witness: event loop failed");
     log_line(event_object("stopped"));
     rc = 0;
 fail:
+    if (notify_fd >= 0)
+        close(notify_fd);
     accepting = NULL;
     if (sigterm != NULL)
         event_free(sigterm);
