@@ -55,16 +55,9 @@ struct fix {
 static int setup(void **state)
 {
     struct fix *f = calloc(1, sizeof(*f));
-    struct sworn_test_run r = {0};
 
     assert_non_null(f);
-    f->root = sworn_test_tmpdir("conventions");
-    setenv("DESTDIR", f->root, 1);
-    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CMAKE"), "--install", sworn_test_binary_dir(),
-                    "--prefix", "/usr", NULL);
-    unsetenv("DESTDIR");
-    sworn_test_run_must(&r, "cmake --install of this build into a throwaway root");
-    sworn_test_run_free(&r);
+    f->root = sworn_test_install_root("conventions");
     *state = f;
     return 0;
 }

@@ -484,6 +484,20 @@ const char *sworn_test_binary_dir(void)
     return SWORN_BINARY_DIR;
 }
 
+char *sworn_test_install_root(const char *tag)
+{
+    char *root = sworn_test_tmpdir(tag);
+    struct sworn_test_run r = {0};
+
+    setenv("DESTDIR", root, 1);
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CMAKE"), "--install", SWORN_BINARY_DIR,
+                    "--prefix", "/usr", NULL);
+    unsetenv("DESTDIR");
+    sworn_test_run_must(&r, "cmake --install of this build into a throwaway root");
+    sworn_test_run_free(&r);
+    return root;
+}
+
 size_t sworn_test_httpsig_base(const uint8_t *spki, size_t spki_len, uint8_t *out)
 {
     uint8_t id[32], leaf[32], body[32];

@@ -93,6 +93,13 @@ const char *sworn_test_source_dir(void);
 /* The build folder these tests belong to (CMAKE_BINARY_DIR). */
 const char *sworn_test_binary_dir(void);
 
+/*
+ * Install this build (`cmake --install`, cmake from $SWORN_CMAKE) into a new temporary folder,
+ * with prefix /usr and that folder as DESTDIR: the root of a throwaway system. Fails the test
+ * when the install fails. Returns the folder (sworn_test_tmpdir_drop it).
+ */
+char *sworn_test_install_root(const char *tag);
+
 /* Lower-case hex of n bytes into out (2n + 1 bytes), NUL-terminated. */
 void sworn_test_hex(const uint8_t *b, size_t n, char *out);
 
