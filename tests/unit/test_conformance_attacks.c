@@ -222,6 +222,24 @@ static uint64_t recorded_index(Sworn__V1__AdminResponse *r, const char *what)
     return r->conformance_report->log_index;
 }
 
+/* A CheckpointNow on a new connection, sent only: returns the fd. */
+static int checkpoint_send(const char *sock)
+{
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__CheckpointNowRequest c = SWORN__V1__CHECKPOINT_NOW_REQUEST__INIT;
+    size_t n = 0;
+    uint8_t *f;
+    int fd;
+
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_CHECKPOINT_NOW;
+    rq.checkpoint_now = &c;
+    rq.version = SWORN_WIRE_VERSION;
+    f = admin_frame(&rq, &n);
+    fd = send_frame(sock, f, n);
+    free(f);
+    return fd;
+}
+
 /* A Status call answered within timeout_ms? */
 static int status_within(const char *sock, int timeout_ms)
 {
@@ -1166,6 +1184,22 @@ static void test_verify_symlink_other(void **state)
     expect_mismatch("v-link", "rm $A && ln -s \"$PWD/$B\" $A", rep_a);
 }
 
+/*
+ * A FIFO no one writes: the verifier must not wait for it forever. docs/verifier.md (check
+ * `reports`): the file, when present, has exactly report_length bytes hashing to report_sha256,
+ * else report-file-mismatch (exit 1).
+ *
+ * FINDING 1: an outsider who hands the auditor a copy of the record with
+ * sworn/reports/<index>.json replaced by a FIFO makes `sworn-verify verify` hang forever (killed
+ * by timeout(1) after 60 s: exit 124, no report printed) instead of failing report-file-mismatch:
+ * it waits on the FIFO for bytes that never come, and the auditor gets no answer at all.
+ */
+static void test_verify_fifo(void **state)
+{
+    (void)state;
+    expect_mismatch("v-fifo", "rm $A && mkfifo $A", rep_a);
+}
+
 /* A link to /dev/zero (endless): the verifier reads at most what it needs. */
 static void test_verify_dev_zero(void **state)
 {
@@ -1408,6 +1442,111 @@ static void test_report_at_shutdown(void **state)
     free(f);
 }
 
+/* ---- CheckpointNow inside tpm.quote_min_interval ---- */
+
+struct cp_state {
+    struct sworn_stack *s;
+    uint64_t want;
+};
+
+static int cp_covers(void *arg)
+{
+    struct cp_state *c = arg;
+    char root[256];
+    char *p = sworn_test_path(c->s->tiles, "checkpoint");
+    int ok = access(p, R_OK) == 0 && tiles_checkpoint(c->s, root) > c->want;
+
+    free(p);
+    return ok;
+}
+
+/*
+ * An admin peer's CheckpointNow calls, each waiting up to tpm.quote_min_interval for a quote (on a
+ * worker thread, docs/decisiond.md section 11), must not stall decisions ("Nothing on the decision
+ * path waits for this thread"), other admin calls, or the checkpoint thread's timed rounds (every
+ * log.checkpoint_interval; a timed round inside the interval stays unquoted). A TPM stack with
+ * quote_min_interval 30 s, checkpoint_interval 1 s, 4 workers: first a control (a decision, a
+ * Status and a timed checkpoint covering the decision within 10 s with no CheckpointNow in
+ * flight), then n CheckpointNow calls in flight and the same three within 10 s.
+ */
+static void checkpoint_now_stall(unsigned n)
+{
+    struct sworn_stack s;
+    int fds[16];
+    uint64_t index = 0;
+    struct cp_state c;
+    int decided, status_ok, timed;
+
+    assert_true(n <= 16);
+    assert_int_equal(sworn_stack_up(&s, "--file-key --checkpoint-interval 1s"), 0);
+    assert_int_equal(sworn_stack_stop_daemon(&s), 0);
+    assert_int_equal(sworn_stack_sh(&s, "sed -i 's/quote_min_interval: 1s/quote_min_interval: 30s/'"
+                                        " decisiond.yaml && grep -q 'quote_min_interval: 30s'"
+                                        " decisiond.yaml"),
+                     0);
+    assert_int_equal(sworn_stack_start(&s), 0);
+    /* Control, nothing in flight. */
+    c.s = &s;
+    assert_true(decision_within(&s, "cp-control", 10000, &index));
+    assert_true(status_within(s.admin, 10000));
+    c.want = index;
+    assert_int_equal(sworn_test_wait_dir(s.tiles, cp_covers, &c, 10000), 0);
+    /* The start's checkpoint was quoted a moment ago: the next ~30 s are inside the interval. */
+    for (unsigned i = 0; i < n; i++)
+        fds[i] = checkpoint_send(s.admin);
+    decided = decision_within(&s, "cp-1", 10000, &index);
+    status_ok = status_within(s.admin, 10000);
+    c.want = index;
+    timed = decided && sworn_test_wait_dir(s.tiles, cp_covers, &c, 10000) == 0;
+    for (unsigned i = 0; i < n; i++) {
+        Sworn__V1__AdminResponse *r = read_admin(fds[i], 60000);
+
+        assert_non_null(r);
+        assert_int_equal(r->body_case, SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW);
+        sworn__v1__admin_response__free_unpacked(r, NULL);
+        close(fds[i]);
+    }
+    assert_int_equal(sworn_stack_down(&s), 0);
+    print_message("%u CheckpointNow in flight: decision %s, Status %s, timed checkpoint %s\n", n,
+                  decided ? "answered" : "STALLED", status_ok ? "answered" : "STALLED",
+                  timed ? "made" : "MISSED");
+    if (!decided || !status_ok || !timed)
+        fail_msg("with %u CheckpointNow calls waiting for the quote interval: decision %s, "
+                 "Status %s, timed checkpoint %s (within 10 s; the interval is 30 s)",
+                 n, decided ? "answered" : "STALLED", status_ok ? "answered" : "STALLED",
+                 timed ? "made" : "MISSED");
+}
+
+/*
+ * FINDING 2: one CheckpointNow inside tpm.quote_min_interval stops the checkpoint thread's timed
+ * rounds until the interval ends: with checkpoint_interval 1 s and quote_min_interval 30 s, no
+ * checkpoint covers a decision made while the call waits (none within 10 s; the control, without
+ * the call, gets one at once). docs/decisiond.md says the checkpoint an operator asked for waits
+ * (on a worker thread) while timed rounds go on, their checkpoints inside the interval unquoted: an
+ * admin peer calling CheckpointNow in a loop holds the record's checkpoints (and the export an
+ * auditor reads) back by up to quote_min_interval (up to 1 d) at a time.
+ */
+static void test_checkpoint_now_one(void **state)
+{
+    (void)state;
+    checkpoint_now_stall(1);
+}
+
+/*
+ * FINDING 3: 8 CheckpointNow calls in flight (more than the 4 workers) stall every decision until
+ * the quote interval ends: each waiting call holds a worker thread, and a decision's entry needs
+ * one ("A worker thread waits for the checkpoint thread meanwhile"; "Nothing on the decision path
+ * waits for this thread"). A decision sent while they wait gets no answer within 10 s (the
+ * interval is 30 s; configurable up to 1 d): an admin peer stops the deployment's decisions, and
+ * the proxy's requests time out, with nothing but CheckpointNow. Status is still answered. (The
+ * timed checkpoint is missed too: FINDING 2.)
+ */
+static void test_checkpoint_now_many(void **state)
+{
+    (void)state;
+    checkpoint_now_stall(8);
+}
+
 /* ---- command-line conventions (docs/cli.md) ---- */
 
 static const char *const programs[][2] = {
@@ -1503,6 +1642,7 @@ int main(void)
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_appended);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_truncated);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_symlink_other);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_fifo);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_dev_zero);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_folder);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_verify_deleted);
@@ -1516,6 +1656,8 @@ int main(void)
                                                                 (void *)&poison_rows[i]);
         tests[n++].name = poison_rows[i].what;
     }
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_checkpoint_now_one);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_checkpoint_now_many);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_cli_conventions);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_cli_help_not_first);
     if (n > sizeof(tests) / sizeof(tests[0]))
