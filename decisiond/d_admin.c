@@ -190,55 +190,109 @@ void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1
 }
 
 /*
- * CheckpointNow answers once the checkpoint is stored (and quoted, when the TPM is up: the
- * round waits out tpm.quote_min_interval, d_checkpoint.c): a worker waits for the checkpoint
- * thread's round, and the answer's tree_size is the stored checkpoint's, which covers every entry
- * appended before the call. A checkpoint that could not be signed or stored is an ErrorFrame.
+ * CheckpointNow answers once a checkpoint made after the call is stored (and quoted, when the
+ * TPM is up: the round waits out tpm.quote_min_interval, d_checkpoint.c), with its tree size,
+ * which covers every entry appended before the call; a checkpoint that could not be signed or
+ * stored is an ErrorFrame. The call waits in d->checkpoint_waits, not on a worker: an admin peer
+ * asking again and again holds no thread the decisions need (d_admin.h).
  */
-struct checkpoint_wait {
-    struct admin_wait w; /* first: wait_new and wait_fail see it */
-    int rc, code;
-    uint64_t size;
-    char err[SWORN_ERR_MSG_MAX];
+struct d_admin_cpwait {
+    struct d_conn *c;
+    uint64_t ticket;
+    struct d_admin_cpwait *next;
 };
 
-static void checkpoint_work(void *arg)
+static void checkpoint_reply(struct d_admin_cpwait *w, int rc, uint64_t size, const char *err)
 {
-    struct checkpoint_wait *w = arg;
+    if (rc < 0) {
+        char msg[SWORN_ERR_MSG_MAX + 32];
 
-    w->rc = d_checkpointer_now(w->w.d, &w->size);
-    if (w->rc < 0) {
-        w->code = sworn_err_code();
-        snprintf(w->err, sizeof(w->err), "%s", sworn_err_msg());
-    }
-}
-
-static void checkpoint_done(void *arg)
-{
-    struct checkpoint_wait *w = arg;
-
-    if (w->rc < 0) {
-        d_conn_reply_error(w->w.c, w->code, w->err, NULL, 0);
+        snprintf(msg, sizeof(msg), "checkpoint failed: %s", err);
+        d_conn_reply_error(w->c, SWORN_ERR_IO, msg, NULL, 0);
     } else {
         Sworn__V1__AdminResponse r = SWORN__V1__ADMIN_RESPONSE__INIT;
         Sworn__V1__CheckpointNowResponse cr = SWORN__V1__CHECKPOINT_NOW_RESPONSE__INIT;
 
-        cr.tree_size = w->size;
+        cr.tree_size = size;
         r.body_case = SWORN__V1__ADMIN_RESPONSE__BODY_CHECKPOINT_NOW;
         r.checkpoint_now = &cr;
-        send_response(w->w.c, &r);
+        send_response(w->c, &r);
     }
-    d_conn_release(w->w.c);
+    d_conn_release(w->c);
     free(w);
+}
+
+/* Loop thread, when the checkpoint thread finished a round asked for: answer its askers. */
+static void on_checkpoint_answered(evutil_socket_t fd, short what, void *arg)
+{
+    struct d_daemon *d = arg;
+    struct d_admin_cpwait **at = &d->checkpoint_waits;
+
+    (void)fd;
+    (void)what;
+    while (*at != NULL) {
+        struct d_admin_cpwait *w = *at;
+        char err[SWORN_ERR_MSG_MAX];
+        uint64_t size = 0;
+        int rc = -1;
+
+        if (!d_checkpointer_answer(d, w->ticket, &rc, &size, err, sizeof(err))) {
+            at = &w->next;
+            continue;
+        }
+        *at = w->next;
+        d->n_checkpoint_waits--;
+        checkpoint_reply(w, rc, size, err);
+    }
+}
+
+int d_admin_checkpoint_waits_start(struct d_daemon *d)
+{
+    d->checkpoint_answered = event_new(d->base, -1, 0, on_checkpoint_answered, d);
+    if (d->checkpoint_answered == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "checkpoint answers: cannot make the event");
+    return 0;
+}
+
+void d_admin_checkpoint_waits_stop(struct d_daemon *d)
+{
+    while (d->checkpoint_waits != NULL) {
+        struct d_admin_cpwait *w = d->checkpoint_waits;
+
+        d->checkpoint_waits = w->next;
+        d->n_checkpoint_waits--;
+        checkpoint_reply(w, -1, 0, "decisiond is stopping");
+    }
+    if (d->checkpoint_answered != NULL)
+        event_free(d->checkpoint_answered);
+    d->checkpoint_answered = NULL;
 }
 
 void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)
 {
-    struct checkpoint_wait *w = wait_new(d, c, sizeof(*w), NULL);
+    struct d_admin_cpwait *w;
 
     (void)rq;
-    if (w != NULL && d_workq_submit(d->workq, checkpoint_work, checkpoint_done, w) < 0)
-        wait_fail(w, sworn_err_code(), sworn_err_msg(), NULL);
+    if (d->n_checkpoint_waits >= D_ADMIN_CHECKPOINT_WAITS) {
+        d_conn_reply_error(c, SWORN_ERR_IO,
+                           "busy: too many CheckpointNow calls waiting; ask again later", NULL, 0);
+        return;
+    }
+    w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        d_conn_reply_error(c, SWORN_ERR_NOMEM, "out of memory", NULL, 0);
+        return;
+    }
+    if (d_checkpointer_ask(d, &w->ticket) < 0) {
+        d_conn_reply_error(c, sworn_err_code(), sworn_err_msg(), NULL, 0);
+        free(w);
+        return;
+    }
+    w->c = c;
+    d_conn_hold(c);
+    w->next = d->checkpoint_waits;
+    d->checkpoint_waits = w;
+    d->n_checkpoint_waits++;
 }
 
 void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq)

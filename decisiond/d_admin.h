@@ -29,6 +29,18 @@ void d_admin_reload_policy(struct d_daemon *d, struct d_conn *c, const Sworn__V1
 void d_admin_checkpoint_now(struct d_daemon *d, struct d_conn *c,
                             const Sworn__V1__AdminRequest *rq);
 void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
+
+/*
+ * CheckpointNow holds no worker and blocks no thread: the call asks the checkpoint thread
+ * (d_checkpointer_ask) and waits in a list of the loop's until its round has finished. At most
+ * D_ADMIN_CHECKPOINT_WAITS calls wait at once; more are answered "busy" (an ErrorFrame) at once.
+ * d_admin_checkpoint_waits_start makes d->checkpoint_answered (before the checkpoint thread
+ * starts); d_admin_checkpoint_waits_stop answers every call still waiting with an ErrorFrame
+ * ("decisiond is stopping") and frees the event.
+ */
+#define D_ADMIN_CHECKPOINT_WAITS 64
+int d_admin_checkpoint_waits_start(struct d_daemon *d);
+void d_admin_checkpoint_waits_stop(struct d_daemon *d);
 void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
 
 /*

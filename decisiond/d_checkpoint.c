@@ -52,12 +52,10 @@ struct d_checkpointer {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int kick, stop;
-    pthread_cond_t done;               /* broadcast at the end of every round */
-    uint64_t asked, answered;          /* d_checkpointer_now requests: taken, and answered */
+    uint64_t asked, answered;          /* d_checkpointer_ask tickets: given, and answered */
     int round_rc;                      /* the answered round: 0 (stored) or -1 */
     uint64_t round_size;               /* its checkpoint's tree size */
     char round_err[SWORN_ERR_MSG_MAX]; /* its failure, when round_rc is -1 */
-    unsigned waiting;                  /* threads inside d_checkpointer_now */
     struct sworn_tpm_ak ak;
     int have_ak;
     uint64_t last_size;
@@ -287,7 +285,9 @@ static void answer(struct d_checkpointer *cp, uint64_t gen, int rc, const char *
     cp->round_rc = rc;
     cp->round_size = cp->last_size;
     snprintf(cp->round_err, sizeof(cp->round_err), "%s", rc < 0 ? err : "");
-    pthread_cond_broadcast(&cp->done);
+    /* The loop answers the askers (d_admin.c); event_active is safe from this thread. */
+    if (cp->d->checkpoint_answered != NULL)
+        event_active(cp->d->checkpoint_answered, EV_READ, 0);
 }
 
 /*
@@ -320,72 +320,105 @@ static void health(struct d_checkpointer *cp)
 }
 
 /*
- * An operator's CheckpointNow (a kick) inside tpm.quote_min_interval waits for the interval to
- * end, so that the checkpoint it answers with is quoted: an auditor who requires a quote of
- * every checkpoint (sworn-verify's `quotes require`) keeps that when operators and conformance
- * runs ask for checkpoints. At most the interval (1 s by default); the timed rounds do not wait
- * (a checkpoint inside the interval stays unquoted, docs/decisiond.md section 6). Lock held;
- * returns early when the daemon stops.
+ * How long an operator's CheckpointNow (a kick) waits so that its checkpoint is quoted: the time
+ * left of tpm.quote_min_interval since the last quote (on the daemon's clock, the test clock in
+ * its build), 0 when a quote may be made now or none will be (no TPM, the TPM failing, no quote
+ * yet). An auditor who requires a quote of every checkpoint (sworn-verify's `quotes require`)
+ * keeps that when operators and conformance runs ask for checkpoints.
  */
-static void wait_quotable(struct d_checkpointer *cp)
+static uint64_t quotable_in_ms(const struct d_checkpointer *cp)
 {
     uint64_t now = mono_ms(), ready;
-    struct timespec until;
 
     if (cp->d->cfg->tpm_tcti == NULL || cp->quote_failed || !cp->limiter.have_last)
-        return;
+        return 0;
     ready = cp->limiter.last_ms + cp->limiter.min_interval_ms;
-    if (now >= ready)
-        return;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)((ready - now) / 1000);
-    until.tv_nsec += (long)((ready - now) % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    d_log_msg(D_LOG_DEBUG, "checkpoint_waits_for_quote", "inside tpm.quote_min_interval");
-    while (!cp->stop)
-        if (pthread_cond_timedwait(&cp->cond, &cp->lock, &until) == ETIMEDOUT)
-            break;
+    return now >= ready ? 0 : ready - now;
 }
 
+/* t + ms, on the monotonic clock of the condition variables. */
+static struct timespec later(struct timespec t, uint64_t ms)
+{
+    t.tv_sec += (time_t)(ms / 1000);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+static int before_ts(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/*
+ * The thread: a timed round every checkpoint_interval, and a round for the kicks of
+ * d_checkpointer_ask. A kick inside tpm.quote_min_interval waits for the interval's end (once,
+ * at most the time quotable_in_ms gave when it was first seen), so its checkpoint is quoted;
+ * the timed rounds go on meanwhile (unquoted inside the interval, docs/decisiond.md section 6).
+ * Nobody waits on this thread: askers are told through d->checkpoint_answered.
+ */
 static void *checkpoint_thread(void *arg)
 {
     struct d_checkpointer *cp = arg;
     uint64_t interval = cp->d->cfg->checkpoint_interval_ms, gen;
+    struct timespec now, timed, kick_until;
     char err[SWORN_ERR_MSG_MAX];
-    int rc;
+    int rc, kick_seen = 0;
 
     pthread_mutex_lock(&cp->lock);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    timed = later(now, interval);
     for (;;) {
-        struct timespec until;
+        int kicked = 0;
 
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += (time_t)(interval / 1000);
-        until.tv_nsec += (long)(interval % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        while (!cp->kick && !cp->stop)
-            if (pthread_cond_timedwait(&cp->cond, &cp->lock, &until) == ETIMEDOUT)
+        for (;;) {
+            struct timespec until = timed;
+
+            if (cp->stop)
+                goto out; /* the final round is d_checkpointer_stop's */
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (cp->kick) {
+                if (!kick_seen) {
+                    uint64_t left = quotable_in_ms(cp);
+
+                    kick_seen = 1;
+                    kick_until = later(now, left);
+                    if (left > 0)
+                        d_log_msg(D_LOG_DEBUG, "checkpoint_waits_for_quote",
+                                  "inside tpm.quote_min_interval");
+                }
+                if (quotable_in_ms(cp) == 0 || !before_ts(&now, &kick_until)) {
+                    kicked = 1;
+                    break;
+                }
+                if (before_ts(&kick_until, &until))
+                    until = kick_until;
+            }
+            if (!before_ts(&now, &timed))
                 break;
-        if (cp->stop)
-            break; /* the final round is d_checkpointer_stop's */
-        if (cp->kick)
-            wait_quotable(cp);
-        if (cp->stop)
-            break;
-        cp->kick = 0;
-        gen = cp->asked;
+            (void)pthread_cond_timedwait(&cp->cond, &cp->lock, &until);
+        }
+        if (kicked) {
+            cp->kick = 0;
+            kick_seen = 0;
+            gen = cp->asked;
+        } else {
+            gen = cp->answered; /* a timed round answers no ask */
+        }
         pthread_mutex_unlock(&cp->lock);
         rc = round_once(cp, 0, ROUND_RUN);
         snprintf(err, sizeof(err), "%s", rc < 0 ? sworn_err_msg() : "");
         health(cp);
         pthread_mutex_lock(&cp->lock);
-        answer(cp, gen, rc, err);
+        if (kicked)
+            answer(cp, gen, rc, err);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        timed = later(now, interval);
     }
+out:
     pthread_mutex_unlock(&cp->lock);
     return NULL;
 }
@@ -396,7 +429,6 @@ static void checkpointer_free(struct d_checkpointer *cp)
     d_witnesses_free(cp->witnesses);
     pthread_mutex_destroy(&cp->lock);
     pthread_cond_destroy(&cp->cond);
-    pthread_cond_destroy(&cp->done);
     free(cp);
 }
 
@@ -414,7 +446,6 @@ int d_checkpointer_start(struct d_daemon *d)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&cp->cond, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&cp->done, NULL);
     if (d_witnesses_new(d, &cp->witnesses) < 0) {
         checkpointer_free(cp);
         return -1;
@@ -443,33 +474,37 @@ int d_checkpointer_start(struct d_daemon *d)
     return 0;
 }
 
-int d_checkpointer_now(struct d_daemon *d, uint64_t *size)
+int d_checkpointer_ask(struct d_daemon *d, uint64_t *ticket)
 {
     struct d_checkpointer *cp = d->cp;
-    char err[SWORN_ERR_MSG_MAX];
-    uint64_t mine, got = 0;
-    int rc;
 
     if (cp == NULL)
         return sworn_err_set(SWORN_ERR_IO, "checkpoint: the checkpoint thread is not running");
     pthread_mutex_lock(&cp->lock);
-    cp->waiting++;
-    mine = ++cp->asked;
+    *ticket = ++cp->asked;
     cp->kick = 1;
     pthread_cond_signal(&cp->cond);
-    while (cp->answered < mine && !cp->stop)
-        pthread_cond_wait(&cp->done, &cp->lock);
-    rc = cp->answered >= mine ? cp->round_rc : -1;
-    if (cp->answered >= mine)
-        got = cp->round_size;
-    snprintf(err, sizeof(err), "%s",
-             cp->answered >= mine ? cp->round_err : "the daemon is stopping");
-    cp->waiting--;
     pthread_mutex_unlock(&cp->lock);
-    if (rc < 0)
-        return sworn_err_set(SWORN_ERR_IO, "checkpoint failed: %s", err);
-    *size = got;
     return 0;
+}
+
+int d_checkpointer_answer(struct d_daemon *d, uint64_t ticket, int *rc, uint64_t *size, char *err,
+                          size_t cap)
+{
+    struct d_checkpointer *cp = d->cp;
+    int done;
+
+    if (cp == NULL)
+        return 0;
+    pthread_mutex_lock(&cp->lock);
+    done = cp->answered >= ticket;
+    if (done) {
+        *rc = cp->round_rc;
+        *size = cp->round_size;
+        snprintf(err, cap, "%s", cp->round_err);
+    }
+    pthread_mutex_unlock(&cp->lock);
+    return done;
 }
 
 void d_checkpointer_stop(struct d_daemon *d)
@@ -481,9 +516,6 @@ void d_checkpointer_stop(struct d_daemon *d)
     pthread_mutex_lock(&cp->lock);
     cp->stop = 1;
     pthread_cond_signal(&cp->cond);
-    pthread_cond_broadcast(&cp->done);
-    /* The workers, the only callers of d_checkpointer_now, were stopped first (daemon.c). */
-    assert(cp->waiting == 0);
     pthread_mutex_unlock(&cp->lock);
     if (cp->started)
         pthread_join(cp->thread, NULL);

@@ -68,6 +68,7 @@ struct sworn_textserve;
 struct d_escalations;
 struct d_sandboxes;
 struct d_checkpointer;
+struct d_admin_cpwait;
 struct d_conn;
 
 struct d_daemon {
@@ -117,6 +118,11 @@ struct d_daemon {
     struct d_timemark tm;
 
     struct d_checkpointer *cp;
+    /* CheckpointNow calls waiting for their round (d_admin.c), answered on the loop when the
+     * checkpoint thread activates checkpoint_answered. Loop thread only. */
+    struct event *checkpoint_answered;
+    struct d_admin_cpwait *checkpoint_waits;
+    unsigned n_checkpoint_waits;
     /* The TPM: used by d_startup.c before the checkpoint thread starts, then by that thread
      * only. NULL when none is configured or it is down (the thread reopens it). */
     struct sworn_tpm *tpm;
@@ -128,13 +134,19 @@ struct d_daemon {
 
 int d_checkpointer_start(struct d_daemon *d);
 /*
- * Ask for a checkpoint now and wait until a round that began after the call has finished (a
- * worker thread: it blocks for one signature and one quote). OUT: *size, the tree size of the
- * newest stored checkpoint, which covers every entry appended before the call. Returns 0, or -1
- * when that round could not sign or store its checkpoint, or the daemon is stopping (sworn_err
- * says why; *size is then unchanged). Callers must be gone before d_checkpointer_stop.
+ * Ask for a checkpoint now, without waiting: a round that begins after the call makes one (quoted
+ * when the TPM is up: the round first waits out tpm.quote_min_interval, while the timed rounds go
+ * on). OUT: *ticket. When that round has finished, the thread activates d->checkpoint_answered
+ * (if set) on the loop. Returns 0, or -1 when the thread is not running. Any thread.
  */
-int d_checkpointer_now(struct d_daemon *d, uint64_t *size);
+int d_checkpointer_ask(struct d_daemon *d, uint64_t *ticket);
+/*
+ * 1 when the round answering ticket has finished: *rc 0 and *size, the tree size of the newest
+ * stored checkpoint (which covers every entry appended before the ask), or *rc -1 and err (cut
+ * at cap) when the newest round could not sign or store its checkpoint; 0 not yet. Any thread.
+ */
+int d_checkpointer_answer(struct d_daemon *d, uint64_t ticket, int *rc, uint64_t *size, char *err,
+                          size_t cap);
 /* Make a final checkpoint (and quote) and stop the thread. */
 void d_checkpointer_stop(struct d_daemon *d);
 

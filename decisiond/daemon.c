@@ -229,6 +229,7 @@ static void shutdown_all(struct d_daemon *d)
         event_free(d->sig_hup);
     d_server_close_listeners(d);
     d_mserve_stop(d);
+    d_admin_checkpoint_waits_stop(d); /* answered, on their connections, before they go */
     d_timemark_stop(d);     /* no new periodic mark; a queued one is written as the workers drain */
     d_batch_stop(d->batch); /* every gathered commit recorded (or failed) and answered */
     d->batch = NULL;
@@ -427,7 +428,8 @@ int main(int argc, char **argv)
     if (d_workq_start(d->base, d->cfg->workers, &d->workq) < 0 ||
         (d->cfg->receipts_mode == SWORN_DCONFIG_RECEIPTS_BATCH &&
          d_batch_start(d->base, &d_commit_batch_ops, &d->batch) < 0) ||
-        d_checkpointer_start(d) < 0 || d_record_refusals_start(d) < 0 || d_timemark_start(d) < 0) {
+        d_admin_checkpoint_waits_start(d) < 0 || d_checkpointer_start(d) < 0 ||
+        d_record_refusals_start(d) < 0 || d_timemark_start(d) < 0) {
         fail("threads");
         goto out;
     }

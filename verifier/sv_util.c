@@ -178,7 +178,10 @@ int sv_read_file(const char *path, size_t max, uint8_t **data, size_t *len, int 
     *len = 0;
     if (missing != NULL)
         *missing = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO put where a file should be must not hang the open (it waits for a
+     * writer otherwise); what is not a regular file is refused below, and a regular file's reads
+     * ignore the flag. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT && missing != NULL)
             *missing = 1;
