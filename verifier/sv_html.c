@@ -152,8 +152,10 @@ size_t sv_html_escape(const char *s, size_t n, char *out, size_t cap)
             break;
         }
     }
-    if (over)
+    if (over) {
+        out[0] = '\0'; /* nothing usable: not a prefix that may end inside an entity */
         return (size_t)-1;
+    }
     return at;
 }
 

@@ -69,8 +69,8 @@ int sv_html_write_compare(const char *path, const char *origin, const char *reco
  * control, an invisible character) or a byte that is not UTF-8 as the visible text \xNN for each
  * of its bytes in a marked span, since a numeric reference to U+202E would still reverse the
  * text after it and one to U+0001 would show nothing. Returns the length written (without the
- * NUL), or the length needed when out is NULL; writes nothing and returns (size_t)-1 when cap is
- * too small.
+ * NUL), or the length needed when out is NULL; when cap is too small, returns (size_t)-1 with
+ * out the empty string.
  */
 size_t sv_html_escape(const char *s, size_t n, char *out, size_t cap);
 

@@ -469,8 +469,9 @@ static void test_escape(void **state)
         assert_int_equal(need, strlen(v[i].out));
         assert_int_equal(got, need);
         assert_string_equal(out, v[i].out);
-        /* One byte short: nothing usable, and said so. */
+        /* One byte short: nothing usable (the empty string), and said so. */
         assert_true(sv_html_escape(v[i].in, v[i].n, out, need) == (size_t)-1);
+        assert_string_equal(out, "");
     }
 }
 
