@@ -513,6 +513,19 @@ static int check_conformance(const Svpb__V1__ConformanceReport *m, struct sv_ent
 }
 
 /* What an http-message receipt of this decision covers (sv_entry.h, struct sv_http_req). */
+/* A string cut to SV_LABEL_MAX bytes for the report's tables (*cut = 1 when it was longer). The
+ * cut may split a UTF-8 sequence: the page escapes bytes that are not UTF-8 (sv_html.c). */
+static void label(const char *s, char out[SV_LABEL_MAX + 1], int *cut)
+{
+    size_t n = strlen(s);
+
+    *cut = n > SV_LABEL_MAX;
+    if (n > SV_LABEL_MAX)
+        n = SV_LABEL_MAX;
+    memcpy(out, s, n);
+    out[n] = '\0';
+}
+
 static void http_request(const Svpb__V1__DecisionRecord *d, struct sv_http_req *h)
 {
     const Svpb__V1__Resource *c = d->canonical_resource;
@@ -635,6 +648,10 @@ static int check_kind(const Svpb__V1__Entry *e, struct sv_entry_info *info, char
         memcpy(info->digest, d->policy_digest.data, SV_HASH);
         info->time_unix_ms = d->time_unix_ms;
         http_request(d, &info->http);
+        label(d->request->principal->id, info->principal, &info->principal_cut);
+        label(d->canonical_resource != NULL ? d->canonical_resource->host
+                                            : d->request->resource->host,
+              info->host, &info->host_cut);
         snprintf(info->request_id, sizeof(info->request_id), "%s", d->request->request_id);
         snprintf(info->credential_id, sizeof(info->credential_id), "%s", d->credential_id);
         return 0;

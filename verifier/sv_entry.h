@@ -119,6 +119,8 @@ struct sv_conformance {
 
 #define SV_SOURCE_MAX 4096 /* the longest PolicyLoaded source compared with measured-file */
 
+#define SV_LABEL_MAX 256 /* a principal or host as the report's tables keep it */
+
 #define SV_HTTP_PATH_MAX 8192 /* a canonical path and query (policy/resource.h's bound) */
 
 /* The request an http-message receipt covers (docs/formats.md section 13): present when the
@@ -177,6 +179,13 @@ struct sv_entry_info {
     uint8_t sandbox_id[SV_SANDBOX_ID]; /* sandbox_started, sandbox_ended */
     uint8_t operator_digest[SV_HASH];  /* sandbox_started, sandbox_ended: SHA-256(operator) */
     struct sv_http_req http;           /* decision: what an http-message receipt covers */
+    /* decision: who asked and where to, for the report's tables (sv_stats.h): the request's
+     * principal.id and its destination host (canonical_resource's host, else the request's as
+     * received; "" for a refused request without one), each cut to SV_LABEL_MAX bytes (then
+     * *_cut is 1: a principal id may be 8192 bytes, a table row need not be) */
+    char principal[SV_LABEL_MAX + 1];
+    char host[SV_LABEL_MAX + 1];
+    int principal_cut, host_cut;
     /* decision: operation "model.call" (model_call), its canonical model (request.resource.model
      * lower-cased) and its token ceiling (0: none). usage_recorded: model, reserved_tokens, the
      * allow it names (allow_log_index, allow_hash; request_id is its allow_request_id) */

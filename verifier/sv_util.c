@@ -222,6 +222,12 @@ int sv_read_file(const char *path, size_t max, uint8_t **data, size_t *len, int 
 
 int sv_write_file_atomic(const char *path, const void *data, size_t len, char *why)
 {
+    return sv_write_file_atomic_mode(path, data, len, 0600, why);
+}
+
+int sv_write_file_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
+                              char *why)
+{
     char tmp[4096], dir[4096];
     const uint8_t *p = data;
     size_t done = 0;
@@ -252,9 +258,11 @@ int sv_write_file_atomic(const char *path, const void *data, size_t len, char *w
         }
         done += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
+    /* close runs whatever the first two gave, so no descriptor is left open on a failure. */
+    r = fsync(fd) != 0 || fchmod(fd, (mode_t)(mode & 0777)) != 0;
+    if (close(fd) != 0 || r) {
         unlink(tmp);
-        return sv_fail(why, "%s: fsync failed", tmp);
+        return sv_fail(why, "%s: fsync, chmod or close failed", tmp);
     }
     /* The file replaced must be a regular file or absent: a symbolic link there is refused (a
      * rename would replace the link itself, not write through it, but it is not ours). */
@@ -278,8 +286,7 @@ int sv_write_file_atomic(const char *path, const void *data, size_t len, char *w
     return 0;
 }
 
-/* The code point at s[0..n) (n >= 1). OUT: *cp. Returns its length (1..4), or 0 when not UTF-8. */
-static size_t utf8_one(const uint8_t *s, size_t n, uint32_t *cp)
+size_t sv_utf8_next(const uint8_t *s, size_t n, uint32_t *cp)
 {
     uint8_t c = s[0];
     size_t k;
@@ -321,7 +328,7 @@ int sv_utf8_valid(const uint8_t *s, size_t n)
     uint32_t cp;
 
     for (size_t i = 0, k; i < n; i += k)
-        if ((k = utf8_one(s + i, n - i, &cp)) == 0)
+        if ((k = sv_utf8_next(s + i, n - i, &cp)) == 0)
             return 0;
     return 1;
 }
@@ -332,7 +339,7 @@ int sv_utf8_valid(const uint8_t *s, size_t n)
  * Unicode 15.1 (the bidi controls among them) and U+FFF9..U+FFFB. The verifier's own copy of the
  * list, written from the document: it shares no code with the recording side.
  */
-static int unsafe_cp(uint32_t cp)
+int sv_unsafe_cp(uint32_t cp)
 {
     static const uint32_t r[][2] = {
         {0x0000, 0x001F},   {0x007F, 0x009F},   {0x00AD, 0x00AD},   {0x034F, 0x034F},
@@ -353,7 +360,7 @@ int sv_text_clean(const uint8_t *s, size_t n)
     uint32_t cp;
 
     for (size_t i = 0, k; i < n; i += k)
-        if ((k = utf8_one(s + i, n - i, &cp)) == 0 || unsafe_cp(cp))
+        if ((k = sv_utf8_next(s + i, n - i, &cp)) == 0 || sv_unsafe_cp(cp))
             return 0;
     return 1;
 }
@@ -386,7 +393,7 @@ void sv_print_json_string(FILE *out, const char *s)
     for (size_t i = 0, k; i < n; i += k) {
         uint32_t cp = 0xFFFD;
 
-        if ((k = utf8_one(p + i, n - i, &cp)) == 0) {
+        if ((k = sv_utf8_next(p + i, n - i, &cp)) == 0) {
             k = 1;
             cp = 0xFFFD; /* not UTF-8: the replacement character */
         }

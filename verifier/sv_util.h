@@ -57,6 +57,20 @@ int sv_read_file(const char *path, size_t max, uint8_t **data, size_t *len, int 
  */
 int sv_write_file_atomic(const char *path, const void *data, size_t len, char *why);
 
+/* sv_write_file_atomic with the file's mode given (the temporary is made 0600 all the same and
+ * gets mode only after its bytes are written and synced, before the rename): a report meant to be
+ * read by others (sv_html.h, 0644), where the state stays 0600. */
+int sv_write_file_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
+                              char *why);
+
+/* The code point at s[0..n) (n >= 1). OUT: *cp. Returns its length (1..4), or 0 when s does not
+ * start with a well-formed UTF-8 sequence (then *cp is unchanged). */
+size_t sv_utf8_next(const uint8_t *s, size_t n, uint32_t *cp);
+
+/* 1 when cp is one of the unsafe characters of docs/protocol.md section 3 (controls, separators,
+ * bidi controls and the other invisible characters), which sv_text_clean refuses. */
+int sv_unsafe_cp(uint32_t cp);
+
 /* UTF-8 well-formedness (no overlong, no surrogate, <= U+10FFFF); 1 when valid. */
 int sv_utf8_valid(const uint8_t *s, size_t n);
 

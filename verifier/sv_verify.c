@@ -17,6 +17,7 @@
 #include "sv_keyring.h"
 #include "sv_merkle.h"
 #include "sv_receipt.h"
+#include "sv_stats.h"
 #include "sv_tiles.h"
 
 #define CHECKPOINTS_MAX (1u << 22)
@@ -72,6 +73,8 @@ void sv_report_fail(struct sv_report *r, enum sv_check_id id, const char *item, 
         copy_cut(c->why, sizeof(c->why), why);
     }
     c->failures++;
+    if (r->stats != NULL)
+        sv_stats_failure(r->stats, (int)id, item, code, why); /* every failure, for the page */
 }
 
 static void pass(struct sv_report *r, enum sv_check_id id)
@@ -944,6 +947,8 @@ static void check_roots(struct stream *s)
         struct cp_rec *c = &s->cps[s->next_cp++];
         char item[64];
 
+        int first = !have; /* `checkpoint` and its sworn/checkpoint copy: one marker */
+
         c->time_ms = s->last_time_ms;
         if (!have) {
             sv_range_root(&s->range, root);
@@ -955,6 +960,9 @@ static void check_roots(struct stream *s)
                            "the entries do not hash to this signed checkpoint's root");
         else
             pass(s->rep, SV_CHECK_ROOTS);
+        if (first && s->rep->stats != NULL)
+            sv_stats_mark(s->rep->stats, SV_MARK_CHECKPOINT, size, c->time_ms,
+                          memcmp(root, c->root, SV_HASH) == 0);
     }
     if (s->use_state && s->state_size == size && !s->state_checked) {
         char item[64];
@@ -1956,6 +1964,8 @@ static void check_entry(struct stream *s, uint64_t index, const uint8_t *e, size
         return;
     }
     pass(s->rep, SV_CHECK_ENTRIES);
+    if (s->rep->stats != NULL)
+        sv_stats_entry(s->rep->stats, index, &info);
     if (s->start_pending)
         check_start_policy(s, index, &info);
     if (info.kind == SV_ENTRY_TIME_MARK)
@@ -2465,6 +2475,8 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
 
             snprintf(code, sizeof(code), "quote-%s", sv_quote_reason_name(r));
             sv_report_fail(rep, SV_CHECK_QUOTES, item, code, w2);
+            if (rep->stats != NULL)
+                sv_stats_mark(rep->stats, SV_MARK_QUOTE, cps[i].size, cps[i].time_ms, 0);
         } else {
             int gap = 0;
             enum sv_quote_order ord =
@@ -2482,6 +2494,8 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
                              : "back",
                          prev.reset_count, (unsigned long long)prev.clock, res.clock.reset_count,
                          (unsigned long long)res.clock.clock);
+                if (rep->stats != NULL)
+                    sv_stats_mark(rep->stats, SV_MARK_QUOTE, cps[i].size, cps[i].time_ms, 0);
                 sv_report_fail(rep, SV_CHECK_QUOTES, item,
                                ord == SV_ORDER_REPLAY             ? "quote-replay"
                                : ord == SV_ORDER_RESET_CLOCK_BACK ? "quote-reset-clock-back"
@@ -2489,6 +2503,8 @@ static void check_quotes(const struct sv_policy *p, struct sv_report *rep, const
                                why);
             } else {
                 pass(rep, SV_CHECK_QUOTES);
+                if (rep->stats != NULL)
+                    sv_stats_mark(rep->stats, SV_MARK_QUOTE, cps[i].size, cps[i].time_ms, 1);
                 if (p->measured_start) {
                     struct start_rec *st = &starts[k - 1];
 
@@ -2903,6 +2919,10 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                        "checkpoint's root");
     else
         pass(rep, SV_CHECK_ROOTS);
+    /* The checkpoint's time is known only when the range reaches it (cp.time_ms, set above). */
+    if (rep->stats != NULL)
+        sv_stats_mark(rep->stats, SV_MARK_CHECKPOINT, cp.size, end == cp.size ? cp.time_ms : 0,
+                      rep->checks[SV_CHECK_ROOTS].status == SV_PASS);
     /* State: what can be checked against one checkpoint and one prefix. */
     if (have_state) {
         if (st->size > cp.size) {
@@ -2983,6 +3003,11 @@ static int verify_bundle_file(const struct sv_verify_opts *o, struct sv_report *
                 sv_report_fail(rep, SV_CHECK_QUOTES, "bundle quote", code, why);
             } else {
                 pass(rep, SV_CHECK_QUOTES);
+            }
+            if (rep->stats != NULL)
+                sv_stats_mark(rep->stats, SV_MARK_QUOTE, cp.size, end == cp.size ? cp.time_ms : 0,
+                              r == SV_QUOTE_OK);
+            if (r == SV_QUOTE_OK) {
                 if (qp.pcr_values_unknown)
                     snprintf(rep->checks[SV_CHECK_QUOTES].note, sizeof(rep->checks[0].note),
                              "the bundle does not show the start in force at its checkpoint (no "
@@ -3069,6 +3094,7 @@ int sv_verify_record(const struct sv_verify_opts *o, struct sv_report *rep)
     int rc;
 
     memset(rep, 0, sizeof(*rep));
+    rep->stats = o->stats;
     memset(&s, 0, sizeof(s));
     copy_cut(rep->record, sizeof(rep->record), o->record);
     snprintf(rep->origin, sizeof(rep->origin), "%s", p->origin);

@@ -82,6 +82,8 @@ struct sv_listed_report {
     int ok;   /* the entry passed every check of `reports` */
 };
 
+struct sv_stats;
+
 struct sv_report {
     char record[SV_RECORD_PATH_MAX];
     char origin[SV_ORIGIN_MAX + 1];
@@ -103,6 +105,8 @@ struct sv_report {
     int unreadable; /* the record could not be read at all (exit 2) */
     char unreadable_why[SV_WHY];
     struct sv_check checks[SV_CHECK_COUNT];
+    struct sv_stats *stats; /* sv_verify_opts.stats (not owned): where sv_report_fail and the
+                               stream add what the page shows (sv_stats.h); NULL: nothing */
 };
 
 const char *sv_check_name(enum sv_check_id id);
@@ -117,6 +121,9 @@ struct sv_verify_opts {
     sv_progress_fn progress;
     void *progress_arg;
     int threads; /* signature-checking threads (1 or more; 0 means 2) */
+    /* NULL, or where to gather the page's data (sv_stats.h; initialised by the caller, who
+     * frees it): every failure, decisions per hour, markers, principals and hosts */
+    struct sv_stats *stats;
 };
 
 /* Verify a record. Returns 0 all passed, 1 a check failed, 2 unreadable input (rep says why). */

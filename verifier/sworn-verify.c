@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "sv_fork.h"
+#include "sv_html.h"
 #include "sv_policy.h"
+#include "sv_stats.h"
 #include "sv_util.h"
 #include "sv_verify.h"
 #include "sworn_version.h"
@@ -22,11 +24,12 @@
 static const char usage_text[] =
     "usage: sworn-verify COMMAND [OPTIONS]\n"
     "\n"
-    "  verify --policy FILE [--state FILE] [--json] [--no-progress] RECORD\n"
+    "  verify --policy FILE [--state FILE] [--json] [--html OUT] [--no-progress] RECORD\n"
     "        verify a record (a tlog-tiles folder) against the trust policy; with --state,\n"
     "        also against the checkpoint accepted last time (rollback, fork), and store the\n"
-    "        newest checkpoint there when every check passes\n"
-    "  compare --policy FILE [--fork-proof OUT] [--json] RECORD_A RECORD_B\n"
+    "        newest checkpoint there when every check passes; with --html, also write the\n"
+    "        report as one self-contained HTML page (no script, nothing loaded) to OUT\n"
+    "  compare --policy FILE [--fork-proof OUT] [--json] [--html OUT] RECORD_A RECORD_B\n"
     "        compare two records of one log; on a fork, write a fork proof to OUT\n"
     "  check-fork-proof --policy FILE PROOF\n"
     "        check a fork proof (anyone with the log's verifier key can)\n"
@@ -40,7 +43,7 @@ static const char usage_text[] =
     "   1: a verification failed, or a fork was found; 2: also an unreadable input)\n";
 
 struct opts {
-    const char *policy, *state, *fork_out;
+    const char *policy, *state, *fork_out, *html;
     int json, no_progress;
     const char *pos[4];
     int npos;
@@ -66,13 +69,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
         const char *a = argv[i];
 
         if (strcmp(a, "--policy") == 0 || strcmp(a, "--state") == 0 ||
-            strcmp(a, "--fork-proof") == 0) {
+            strcmp(a, "--fork-proof") == 0 || strcmp(a, "--html") == 0) {
             if (i + 1 >= argc)
                 return usage("an option needs a value");
             if (a[2] == 'p')
                 o->policy = argv[++i];
             else if (a[2] == 's')
                 o->state = argv[++i];
+            else if (a[2] == 'h')
+                o->html = argv[++i];
             else
                 o->fork_out = argv[++i];
         } else if (strcmp(a, "--json") == 0) {
@@ -95,6 +100,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->policy == NULL)
         return usage("--policy FILE is required");
+    if (o->html != NULL && (o->html[0] == '\0' || strcmp(argv[1], "check-fork-proof") == 0))
+        return usage(o->html[0] == '\0' ? "--html needs a file name"
+                                        : "--html is for verify and compare");
     return 0;
 }
 
@@ -132,11 +140,22 @@ static int load_policy(const char *path, struct sv_policy *p)
     return 0;
 }
 
+/* The generator line of the page: this tool, its release and commit. */
+static const struct sv_html_meta *html_meta(const struct opts *o)
+{
+    static struct sv_html_meta m;
+
+    m.generator = "sworn-verify " SWORN_RELEASE " (commit " SWORN_COMMIT ")";
+    m.policy = o->policy;
+    return &m;
+}
+
 static int cmd_verify(struct opts *o)
 {
     struct sv_policy p;
     struct sv_verify_opts vo;
     struct sv_report *rep;
+    struct sv_stats *st = NULL;
     int rc;
 
     if (o->npos != 1)
@@ -144,7 +163,12 @@ static int cmd_verify(struct opts *o)
     if (load_policy(o->policy, &p) != 0)
         return EXIT_USAGE;
     rep = calloc(1, sizeof(*rep));
-    if (rep == NULL) {
+    if (o->html != NULL && (st = malloc(sizeof(*st))) != NULL)
+        sv_stats_init(st);
+    if (rep == NULL || (o->html != NULL && st == NULL)) {
+        fputs("sworn-verify: out of memory\n", stderr);
+        free(rep);
+        free(st);
         sv_policy_free(&p);
         return EXIT_USAGE;
     }
@@ -152,6 +176,7 @@ static int cmd_verify(struct opts *o)
     vo.policy = &p;
     vo.record = o->pos[0];
     vo.state_path = o->state;
+    vo.stats = st;
     if (!o->no_progress && isatty(STDERR_FILENO))
         vo.progress = progress;
     rc = sv_verify_record(&vo, rep);
@@ -162,9 +187,28 @@ static int cmd_verify(struct opts *o)
     if (rc == 2 && !o->json)
         fputs("sworn-verify: ", stderr);
     say(stderr, rep->unreadable_why);
+    if (o->html != NULL) {
+        char why[SV_WHY];
+
+        /* The page is written whatever the result, an unreadable record's included: it is the
+         * report. Not being able to write it is exit 2, as a state that cannot be written. */
+        if (sv_html_write_report(o->html, rep, st, html_meta(o), why) != 0) {
+            fputs("sworn-verify: ", stderr);
+            say(stderr, why);
+            rc = EXIT_USAGE;
+        }
+        sv_stats_free(st);
+        free(st);
+    }
     free(rep);
     sv_policy_free(&p);
     return rc;
+}
+
+/* sv_compare's result as a word (JSON and the page). */
+static const char *compare_word(int rc)
+{
+    return rc == 0 ? "consistent" : rc == 1 ? "fork" : rc == 3 ? "fail" : "unreadable";
 }
 
 static int cmd_compare(struct opts *o)
@@ -172,13 +216,14 @@ static int cmd_compare(struct opts *o)
     struct sv_policy p;
     char why[SV_WHY], *proof = NULL;
     size_t proof_len = 0;
-    int rc;
+    int rc, cmp;
 
     if (o->npos != 2)
         return usage("compare needs RECORD_A and RECORD_B");
     if (load_policy(o->policy, &p) != 0)
         return EXIT_USAGE;
     rc = sv_compare(&p, o->pos[0], o->pos[1], o->fork_out ? &proof : NULL, &proof_len, why);
+    cmp = rc;
     if (rc == 1 && o->fork_out != NULL) {
         char w[SV_WHY];
 
@@ -191,10 +236,7 @@ static int cmd_compare(struct opts *o)
     if (o->json) {
         printf("{\"tool\":\"sworn-verify\",\"command\":\"compare\",\"result\":\"%s\","
                "\"message\":",
-               rc == 0   ? "consistent"
-               : rc == 1 ? "fork"
-               : rc == 3 ? "fail"
-                         : "unreadable");
+               compare_word(rc));
         sv_json_string(stdout, why);
         if (rc == 1 && o->fork_out != NULL) {
             printf(",\"fork_proof\":");
@@ -205,6 +247,16 @@ static int cmd_compare(struct opts *o)
         say(stdout, why);
         if (rc == 1 && o->fork_out != NULL)
             printf("fork proof written to %s\n", o->fork_out);
+    }
+    if (o->html != NULL) {
+        char w[SV_WHY];
+
+        if (sv_html_write_compare(o->html, p.origin, o->pos[0], o->pos[1], compare_word(cmp), why,
+                                  rc == 1 ? o->fork_out : NULL, html_meta(o), w) != 0) {
+            fputs("sworn-verify: ", stderr);
+            say(stderr, w);
+            rc = EXIT_USAGE;
+        }
     }
     free(proof);
     sv_policy_free(&p);

@@ -4,7 +4,8 @@
  * temporary file and verified as a record under a policy trusting the tessera test log's key,
  * with sworn entries and a receipt key, so every section parser runs. Without that key's private
  * half no input can pass: a pass is a crash, and so is an "unreadable" verdict for a file that
- * was written.
+ * was written. Every run also gathers the --html page's data and renders the page in memory
+ * (verifier/sv_html.h): whatever the bytes, the page must be printable ASCII without "<script".
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sv_html.h"
 #include "sv_policy.h"
+#include "sv_stats.h"
 #include "sv_verify.h"
 #include "fuzz.h"
 
@@ -29,7 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct sv_report rep;
     char path[64], why[SV_WHY];
     struct sv_verify_opts o;
+    struct sv_stats st;
     FILE *f;
+    char *page;
+    size_t len;
     int fd, rc;
 
     if (!ready) {
@@ -47,11 +53,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     memset(&o, 0, sizeof(o));
+    sv_stats_init(&st);
     o.policy = &p;
     o.record = path;
+    o.stats = &st;
     rc = sv_verify_record(&o, &rep);
     unlink(path);
     if (rc == 0 || rc == 2)
         abort();
+    if (sv_html_render_report(&rep, &st, NULL, &page, &len) == 0) {
+        if (strlen(page) != len || strstr(page, "<script") != NULL)
+            abort();
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)page[i] >= 0x80 || (page[i] < 0x20 && page[i] != '\n'))
+                abort();
+        free(page);
+    }
+    sv_stats_free(&st);
     return 0;
 }

@@ -14,7 +14,7 @@
 
 #include "sworn.pb-c.h"
 
-#define SWORN_RECORD_MAX 16
+#define SWORN_RECORD_MAX 96
 
 /* Entry i is e[i] (len[i] bytes), its receipt r[i] (rlen[i] bytes; NULL: none). */
 struct sworn_record {
