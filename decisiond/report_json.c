@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <openssl/sha.h>
 
+#include "civil.h"
 #include "encoding.h"
 #include "err.h"
 
@@ -82,21 +83,6 @@ static int digits(const char *s, size_t n, unsigned *v)
     return 0;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil): timegm
- * is not POSIX. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    int64_t era;
-    unsigned yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = (unsigned)(y - era * 400);
-    doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 static unsigned month_days(unsigned y, unsigned m)
 {
     static const unsigned days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -122,8 +108,8 @@ static int time_member(json_object *o, const char *key, uint64_t *ms)
         mo > 12 || d < 1 || d > month_days(y, mo) || h > 23 || mi > 59 || se > 59)
         return sworn_err_set(SWORN_ERR_FORMAT, "report: \"%s\" is not YYYY-MM-DDTHH:MM:SS.mmmZ",
                              key);
-    *ms =
-        ((uint64_t)days_from_civil(y, mo, d) * 86400u + h * 3600u + mi * 60u + se) * 1000u + milli;
+    *ms = ((uint64_t)sworn_days_from_civil(y, mo, d) * 86400u + h * 3600u + mi * 60u + se) * 1000u +
+          milli;
     return 0;
 }
 
