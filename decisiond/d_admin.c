@@ -263,6 +263,10 @@ void d_admin_checkpoint_waits_stop(struct d_daemon *d)
         d->n_checkpoint_waits--;
         checkpoint_reply(w, -1, 0, "decisiond is stopping");
     }
+}
+
+void d_admin_checkpoint_waits_free(struct d_daemon *d)
+{
     if (d->checkpoint_answered != NULL)
         event_free(d->checkpoint_answered);
     d->checkpoint_answered = NULL;

@@ -36,11 +36,13 @@ void d_admin_tail(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRe
  * D_ADMIN_CHECKPOINT_WAITS calls wait at once; more are answered "busy" (an ErrorFrame) at once.
  * d_admin_checkpoint_waits_start makes d->checkpoint_answered (before the checkpoint thread
  * starts); d_admin_checkpoint_waits_stop answers every call still waiting with an ErrorFrame
- * ("decisiond is stopping") and frees the event.
+ * ("decisiond is stopping"); d_admin_checkpoint_waits_free frees the event, once the checkpoint
+ * thread (which activates it) has been joined.
  */
 #define D_ADMIN_CHECKPOINT_WAITS 64
 int d_admin_checkpoint_waits_start(struct d_daemon *d);
 void d_admin_checkpoint_waits_stop(struct d_daemon *d);
+void d_admin_checkpoint_waits_free(struct d_daemon *d);
 void d_admin_metrics(struct d_daemon *d, struct d_conn *c, const Sworn__V1__AdminRequest *rq);
 
 /*

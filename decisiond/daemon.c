@@ -243,6 +243,7 @@ static void shutdown_all(struct d_daemon *d)
     d_usage_free(&d->usage);
     d_record_refusals_stop(d); /* the dropped refusals still counted, before the final checkpoint */
     d_checkpointer_stop(d);    /* the final checkpoint, quoted */
+    d_admin_checkpoint_waits_free(d); /* the thread that activated it is joined */
     if (drain_timer != NULL)
         event_free(drain_timer);
     sworn_tpm_close(d->tpm);
