@@ -173,6 +173,11 @@ static void verify_evidence(struct c_result *r, const struct c_verify *v)
     c_evidence(r, "sworn-verify exit %d, result %s, tree size %llu, root %s", v->status, v->result,
                (unsigned long long)v->tree_size, v->root[0] != '\0' ? v->root : "-");
     c_evidence(r, "checks: %u passed of %u", v->passed, v->checks);
+    /* Each check on its own line: what the trust policy had checked (quotes, receipts, keyring,
+     * witness quorum, ...) and how much of it, so a reader need not rerun sworn-verify. */
+    for (unsigned i = 0; i < v->neach; i++)
+        c_evidence(r, "check %s: %s, %llu checked, %llu failed", v->each[i].name, v->each[i].result,
+                   (unsigned long long)v->each[i].count, (unsigned long long)v->each[i].failures);
     for (unsigned i = 0; i < v->nfailed; i++)
         c_evidence(r, "failed check %s", v->failed[i]);
     if (v->error[0] != '\0')

@@ -31,7 +31,20 @@ static void read_checks(json_object *rep, struct c_verify *v)
     for (size_t i = 0; i < json_object_array_length(checks); i++) {
         json_object *c = json_object_array_get_idx(checks, i), *ff;
         const char *name = str_of(c, "name"), *res = str_of(c, "result");
+        json_object *n;
+
         v->checks++;
+        if (v->neach < C_VERIFY_CHECKS_MAX) {
+            struct c_verify_check *e = &v->each[v->neach++];
+
+            snprintf(e->name, sizeof(e->name), "%s", name != NULL ? name : "?");
+            snprintf(e->result, sizeof(e->result), "%s", res != NULL ? res : "?");
+            e->count =
+                json_object_object_get_ex(c, "count", &n) ? (uint64_t)json_object_get_int64(n) : 0;
+            e->failures = json_object_object_get_ex(c, "failures", &n)
+                              ? (uint64_t)json_object_get_int64(n)
+                              : 0;
+        }
         if (res != NULL && strcmp(res, "pass") == 0)
             v->passed++;
         if (res == NULL || strcmp(res, "fail") != 0 || v->nfailed == C_VERIFY_FAILED_MAX)

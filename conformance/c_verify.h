@@ -18,6 +18,15 @@
 
 #define C_VERIFY_REPORT_MAX (4u * 1024u * 1024u)
 #define C_VERIFY_FAILED_MAX 8u
+#define C_VERIFY_CHECKS_MAX 64u
+
+/* One check of the report, as sworn-verify names it: each is reported on its own (T5.verify's
+ * evidence), so a reader sees what quotes, receipts, keyring and witness quorum checked. */
+struct c_verify_check {
+    char name[48];
+    char result[16]; /* "pass", "fail", or "-" (nothing to check) as the report says */
+    uint64_t count, failures;
+};
 
 struct c_verify {
     int status;      /* sworn-verify's exit status: 0 pass, 1 failed, 2 unreadable */
@@ -30,6 +39,9 @@ struct c_verify {
     /* The failed checks, first C_VERIFY_FAILED_MAX: "name: reason (item)". */
     char failed[C_VERIFY_FAILED_MAX][256];
     unsigned nfailed;
+    /* Every check, first C_VERIFY_CHECKS_MAX, in the report's order. */
+    struct c_verify_check each[C_VERIFY_CHECKS_MAX];
+    unsigned neach;
 };
 
 /*

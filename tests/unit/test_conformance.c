@@ -198,6 +198,29 @@ static void test_good_deployment(void **state)
     assert_non_null(get(p0, "expected"));
     assert_non_null(get(p0, "observed"));
     assert_non_null(get(p0, "duration_ms"));
+    /* T5.verify reports each of sworn-verify's checks on its own line (the report's quotes,
+     * receipts, keyring and witness quorum among them), each as sworn-verify counted it. */
+    {
+        json_object *probes = get(rep, "probes"), *v = NULL, *ev;
+        int quotes = 0, receipts = 0, each = 0;
+
+        for (size_t i = 0; i < json_object_array_length(probes); i++)
+            if (strcmp(str(json_object_array_get_idx(probes, i), "id"), "T5.verify") == 0)
+                v = json_object_array_get_idx(probes, i);
+        assert_non_null(v);
+        ev = get(v, "evidence");
+        for (size_t i = 0; i < json_object_array_length(ev); i++) {
+            const char *line = json_object_get_string(json_object_array_get_idx(ev, i));
+
+            each += strncmp(line, "check ", 6) == 0;
+            quotes += strncmp(line, "check quotes: ", 14) == 0;
+            receipts += strncmp(line, "check receipts: pass, ", 22) == 0;
+        }
+        assert_int_equal(quotes, 1);
+        assert_int_equal(receipts, 1);
+        print_message("T5.verify: %d checks listed\n", each);
+        assert_true(each >= 10);
+    }
     /* The probe set's digest is the one `list` prints. */
     sworn_test_runv(&l, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "list", "--json", NULL);
     sworn_test_run_must(&l, "list --json");
