@@ -489,6 +489,7 @@ unreadable:
 
 struct suff {
     uint64_t entries, decisions, allow, deny, escalate, no_context, incomplete;
+    uint64_t delegated, delegated_verified; /* decisions with an RFC 8693 chain, and verified */
     uint64_t first_index;
     const char *first_field;
 };
@@ -515,6 +516,15 @@ static const char *missing_field(const Sworn__V1__DecisionRecord *d)
         return "reason";
     if (d->time_unix_ms == 0)
         return "time";
+    /* The delegation chain, when the request carried one: who delegated to whom. */
+    if (q->delegation != NULL) {
+        if (q->delegation->subject == NULL || q->delegation->subject[0] == '\0')
+            return "delegation subject";
+        for (size_t i = 0; i < q->delegation->n_actors; i++)
+            if (q->delegation->actors[i] == NULL || q->delegation->actors[i]->subject == NULL ||
+                q->delegation->actors[i]->subject[0] == '\0')
+                return "delegation actor";
+    }
     return NULL;
 }
 
@@ -549,6 +559,13 @@ static void suff_entry(struct suff *s, uint64_t index, const uint8_t *p, size_t 
     }
     if (e->decision->request != NULL && e->decision->request->context == NULL)
         s->no_context++;
+    if (e->decision->request != NULL && e->decision->request->delegation != NULL) {
+        const Sworn__V1__DelegationVerification *v = e->decision->request->delegation->verification;
+
+        s->delegated++;
+        s->delegated_verified +=
+            v != NULL && v->result == SWORN__V1__DELEGATION_VERIFICATION__RESULT__RESULT_VERIFIED;
+    }
     miss = missing_field(e->decision);
     if (miss != NULL) {
         s->incomplete++;
@@ -590,6 +607,10 @@ void c_probe_sufficiency(struct c_ctx *ctx, struct c_result *r)
                (unsigned long long)s.deny, (unsigned long long)s.escalate);
     c_evidence(r, "%llu decisions without a context (allowed by the wire)",
                (unsigned long long)s.no_context);
+    c_evidence(r,
+               "%llu decisions with a delegation chain (RFC 8693), %llu of them with the token's "
+               "signature verified by the proxy",
+               (unsigned long long)s.delegated, (unsigned long long)s.delegated_verified);
     if (s.incomplete > 0) {
         c_evidence(r, "first incomplete: entry %llu lacks %s", (unsigned long long)s.first_index,
                    s.first_field);
