@@ -143,7 +143,7 @@ static void wait_report(void)
 {
     size_t want = ++T.reports;
 
-    if (sworn_test_wait_dir(T.p.dir, reports_reach, &want, 20000) != 0)
+    if (sworn_test_wait_dir(T.p.dir, reports_reach, &want, 60000) != 0)
         fail_msg("no usage report answered (%zu of %zu)", reports_done(), want);
 }
 
