@@ -258,6 +258,8 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
                                        "denied",
                                        "echo",
                                        "symbolic_tokens",
+                                       "foreign_tokens",
+                                       "foreign_echo",
                                        "credential_sha256",
                                        "control_paths",
                                        "control_sockets",
@@ -294,10 +296,13 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
                                 "sandbox.proxy must be the proxy's http:// address");
     if (y_opt_url(d, m, "allowed", &x->allowed, &x->has_allowed) < 0 ||
         y_opt_url(d, m, "denied", &x->denied, &x->has_denied) < 0 ||
-        y_opt_url(d, m, "echo", &x->echo, &x->has_echo) < 0)
+        y_opt_url(d, m, "echo", &x->echo, &x->has_echo) < 0 ||
+        y_opt_url(d, m, "foreign_echo", &x->foreign_echo, &x->has_foreign_echo) < 0)
         return -1;
     if (y_list(d, m, "symbolic_tokens", &x->symbolic[0][0], sizeof(x->symbolic[0]),
                C_DEPLOY_LIST_MAX, &x->nsymbolic, check_principal) < 0 ||
+        y_list(d, m, "foreign_tokens", &x->foreign[0][0], sizeof(x->foreign[0]), C_DEPLOY_LIST_MAX,
+               &x->nforeign, check_principal) < 0 ||
         y_list(d, m, "credential_sha256", &x->credential_sha256[0][0],
                sizeof(x->credential_sha256[0]), C_DEPLOY_LIST_MAX, &x->ncredential,
                check_digest) < 0 ||

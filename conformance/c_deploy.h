@@ -70,10 +70,14 @@ struct c_deploy {
         char probe[C_DEPLOY_PATH_MAX];          /* probe: sworn-conformance-probe; required */
         char principal[C_DEPLOY_PRINCIPAL_MAX]; /* principal: required */
         struct c_url proxy;                     /* proxy: as the agent reaches it inside */
-        int has_allowed, has_denied, has_echo;
+        int has_allowed, has_denied, has_echo, has_foreign_echo;
         struct c_url allowed, denied, echo; /* optional URLs, as the agent sends them */
+        struct c_url foreign_echo; /* foreign_echo: inside the foreign tokens' destinations */
         char symbolic[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX]; /* symbolic_tokens */
         size_t nsymbolic;
+        /* foreign_tokens: symbolic tokens of credentials the vault binds to other principals */
+        char foreign[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX];
+        size_t nforeign;
         char credential_sha256[C_DEPLOY_LIST_MAX][65]; /* lower-case hex */
         size_t ncredential;
         char control_paths[C_DEPLOY_LIST_MAX][C_DEPLOY_PATH_MAX];

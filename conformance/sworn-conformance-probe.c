@@ -1647,10 +1647,15 @@ static int probe_http(const char *host, const char *port, const char *request)
 /*
  * cred-http HASHES HOST PORT REQUEST EXPECT: the request as http sends it, then the whole answer
  * (head and body) scanned for a credential. Found: OPEN. Else "BLOCKED cred-http:status=S:
- * own=0|1:seen=0|1:scanned=N NONE", seen saying whether EXPECT (what the upstream must echo,
- * e.g. the symbolic token sent) is in the answer: without it the runner cannot tell a refusal
- * from an echo that did not echo.
+ * own=0|1:seen=0|1:masked=0|1:scanned=N NONE", seen saying whether EXPECT (what the upstream
+ * must echo, e.g. the symbolic token sent) is in the answer: without it the runner cannot tell a
+ * refusal from an echo that did not echo. masked says whether the answer holds a run of
+ * MASK_RUN: sworn-proxy overwrites a released credential that comes back with '*', byte for byte
+ * (docs/proxy.md, "Masking the credential"), so an echo that shows such a run where the token
+ * should be shows a credential was released for the request, masked on its way back.
  */
+#define MASK_RUN "********"
+
 static int probe_cred_http(const char *hashes, const char *host, const char *port,
                            const char *request, const char *expect)
 {
@@ -1667,8 +1672,9 @@ static int probe_cred_http(const char *hashes, const char *host, const char *por
         return errno == EINVAL ? usage("cred-http: bad request") : blocked("cred-http", errno);
     if (probe_cred_scan(&c, answer, (size_t)n, &which))
         return cred_found("cred-http", &c, which);
-    snprintf(what, sizeof(what), "cred-http:status=%d:own=%d:seen=%d", http_status(answer),
-             http_own(answer, effect, sizeof(effect)), strstr(answer, expect) != NULL);
+    snprintf(what, sizeof(what), "cred-http:status=%d:own=%d:seen=%d:masked=%d",
+             http_status(answer), http_own(answer, effect, sizeof(effect)),
+             strstr(answer, expect) != NULL, strstr(answer, MASK_RUN) != NULL);
     return cred_none(what, &c);
 }
 

@@ -35,8 +35,14 @@
 
 static struct sworn_stack stack;
 static struct sworn_upstream upstream;
-static char symbolic[256], value[512];         /* the dev stack vault's demo credential */
-static char digest_full[65], digest_token[65]; /* SHA-256 of the value, of its token part */
+/* The vault (write_vault): credential 0 "demo" as dev-stack makes it, "bound" bound to another
+ * principal (agent-2) and "shared" to every principal ("*"), the last two for the echo's
+ * /echo/bound/ and /echo/shared/ (policy rules naming them). */
+enum { DEMO, BOUND, SHARED, NCRED };
+static const char *const cred_id[NCRED] = {"demo", "bound", "shared"};
+static char sym[NCRED][64], val[NCRED][64];
+static char digests[2 * NCRED][65]; /* SHA-256 of each value, and of its token part */
+
 static char *fakes; /* a 0755 folder for the fake sandbox commands (nobody runs one) */
 
 static void hex(const unsigned char *d, char out[65])
@@ -45,34 +51,80 @@ static void hex(const unsigned char *d, char out[65])
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-/* The vault's demo credential (symbolic token and value) and the digests the file lists. */
-static void read_vault(void)
+static void random_text(char *out, size_t n)
 {
-    char *path = sworn_test_path(stack.dir, "vault.json");
-    json_object *v = json_object_from_file(path), *creds, *c, *s, *val;
-    unsigned char d[32];
-    const char *token;
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char b[64];
+    FILE *f = fopen("/dev/urandom", "rb");
 
-    assert_non_null(v);
-    assert_true(json_object_object_get_ex(v, "credentials", &creds));
-    c = json_object_array_get_idx(creds, 0);
-    assert_true(json_object_object_get_ex(c, "symbolic", &s));
-    assert_true(json_object_object_get_ex(c, "value", &val));
-    snprintf(symbolic, sizeof(symbolic), "%s", json_object_get_string(s));
-    snprintf(value, sizeof(value), "%s", json_object_get_string(val));
-    json_object_put(v);
-    free(path);
-    SHA256((const unsigned char *)value, strlen(value), d);
-    hex(d, digest_full);
-    token = strchr(value, ' ') != NULL ? strchr(value, ' ') + 1 : value;
-    SHA256((const unsigned char *)token, strlen(token), d);
-    hex(d, digest_token);
+    assert_non_null(f);
+    assert_int_equal(fread(b, 1, n, f), n);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+        out[i] = abc[b[i] % (sizeof(abc) - 1)];
+    out[n] = '\0';
 }
 
-/* The sample policy and a rule for the echo: everything under /echo/ allowed, no credential. */
+/* The vault: its credentials' values are the test's own (never in an argv), written 0600. */
+static char *write_vault(const char *dir)
+{
+    char *path = sworn_test_path(dir, "vault.json"), text[4096], rnd[40];
+    size_t len;
+    int n;
+
+    len = (size_t)snprintf(text, sizeof(text), "{\"version\": 1, \"credentials\": [\n");
+    for (int i = 0; i < NCRED; i++) {
+        unsigned char d[32];
+
+        random_text(rnd, 40);
+        snprintf(sym[i], sizeof(sym[i]), "sym_%s", rnd);
+        random_text(rnd, 24);
+        snprintf(val[i], sizeof(val[i]), "Bearer %s-real-token-%s", cred_id[i], rnd);
+        SHA256((const unsigned char *)val[i], strlen(val[i]), d);
+        hex(d, digests[2 * i]);
+        SHA256((const unsigned char *)strchr(val[i], ' ') + 1, strlen(strchr(val[i], ' ') + 1), d);
+        hex(d, digests[2 * i + 1]);
+        if (i == DEMO)
+            n = snprintf(text + len, sizeof(text) - len,
+                         "{\"id\": \"demo\", \"symbolic\": \"%s\", \"value\": \"%s\", "
+                         "\"header\": \"authorization\", \"principals\": [\"*\"], "
+                         "\"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", "
+                         "\"port\": 8080, \"path_prefix\": \"/with-credential/\"}]},\n",
+                         sym[i], val[i]);
+        else
+            n = snprintf(text + len, sizeof(text) - len,
+                         "{\"id\": \"%s\", \"symbolic\": \"%s\", \"value\": \"%s\", "
+                         "\"header\": \"authorization\", \"principals\": [\"%s\"], "
+                         "\"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", "
+                         "\"port\": %u, \"path_prefix\": \"/echo/%s/\"}]}%s\n",
+                         cred_id[i], sym[i], val[i], i == BOUND ? "agent-2" : "*",
+                         upstream.http_port, cred_id[i], i + 1 < NCRED ? "," : "");
+        assert_true(n > 0 && (size_t)n < sizeof(text) - len);
+        len += (size_t)n;
+    }
+    n = snprintf(text + len, sizeof(text) - len, "]}\n");
+    assert_true(n > 0 && (size_t)n < sizeof(text) - len);
+    sworn_test_write_file(path, text, len + (size_t)n, 0600);
+    return path;
+}
+
+/* The sample policy and the echo's rules: /echo/bound/ and /echo/shared/ with their credentials
+ * (first: the first matching allow decides), everything else under /echo/ with none. */
 static char *write_policy(const char *dir)
 {
-    static const char rule[] = "\n  - id: conformance-echo\n    effect: allow\n"
+    static const char rule[] = "\n  - id: conformance-echo-bound\n    effect: allow\n"
+                               "    reason: \"conformance: the echo, agent-2's credential\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/echo/bound/**\"]\n    methods: [GET]\n"
+                               "    credential: bound\n"
+                               "\n  - id: conformance-echo-shared\n    effect: allow\n"
+                               "    reason: \"conformance: the echo, a shared credential\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/echo/shared/**\"]\n    methods: [GET]\n"
+                               "    credential: shared\n"
+                               "\n  - id: conformance-echo\n    effect: allow\n"
                                "    reason: \"conformance: the echo, no credential\"\n"
                                "    operations: [\"http.request\"]\n    resource:\n"
                                "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
@@ -113,8 +165,19 @@ static char *write_fake(const char *name, const char *secret_file)
     return path;
 }
 
+/* What a deployment file may change from the good one. */
+struct dep_opts {
+    const char *proxy;    /* sandbox.proxy (NULL: the default, sworn-run's relay) */
+    const char *echo;     /* the path of sandbox.echo (NULL: /echo/conformance) */
+    int echo_token;       /* the credential whose token symbolic_tokens lists */
+    int foreign_token;    /* the credential whose token foreign_tokens lists */
+    const char *requests; /* lines of a requests and fail_closed section, or NULL */
+};
+
+static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL};
+
 /* The deployment file: command is the sandbox command's YAML list. */
-static char *deployment(const char *name, const char *command)
+static char *deployment_with(const char *name, const char *command, const struct dep_opts *o)
 {
     char *path = sworn_test_path(stack.dir, name);
     FILE *f = fopen(path, "w");
@@ -123,15 +186,26 @@ static char *deployment(const char *name, const char *command)
     fprintf(f, "operator: \"Test Operator\"\nrecord: %s\ntrust_policy: %s/trust.txt\n", stack.tiles,
             stack.dir);
     fprintf(f, "sworn_verify: %s\nagent: {uid: 65534}\n", sworn_test_bin("SWORN_VERIFY_BIN"));
+    fprintf(f, "admin_socket: %s\ndecision_socket: %s\n", stack.admin, stack.decision);
+    if (o->requests != NULL)
+        fputs(o->requests, f);
     fprintf(f, "sandbox:\n  command: %s\n  probe: %s\n  principal: agent-1\n", command,
             sworn_test_bin("SWORN_PROBE_BIN"));
+    if (o->proxy != NULL)
+        fprintf(f, "  proxy: %s\n", o->proxy);
     fprintf(f,
             "  allowed: http://127.0.0.1:%u/allowed/hello.txt\n"
             "  denied: http://127.0.0.1:%u/denied/conformance\n"
-            "  echo: http://127.0.0.1:%u/echo/conformance\n",
-            upstream.http_port, upstream.http_port, upstream.http_port);
-    fprintf(f, "  symbolic_tokens: [%s]\n  credential_sha256: [%s, %s]\n", symbolic, digest_full,
-            digest_token);
+            "  echo: http://127.0.0.1:%u%s\n",
+            upstream.http_port, upstream.http_port, upstream.http_port,
+            o->echo != NULL ? o->echo : "/echo/conformance");
+    fprintf(f, "  foreign_echo: http://127.0.0.1:%u/echo/%s/conformance\n", upstream.http_port,
+            cred_id[o->foreign_token]);
+    fprintf(f, "  symbolic_tokens: [%s]\n  foreign_tokens: [%s]\n  credential_sha256: [",
+            sym[o->echo_token], sym[o->foreign_token]);
+    for (int i = 0; i < 2 * NCRED; i++)
+        fprintf(f, "%s%s", i > 0 ? ", " : "", digests[i]);
+    fprintf(f, "]\n");
     fprintf(f, "  control_paths: [%s, %s/policy.yaml, %s/vault.json, %s]\n", stack.config,
             stack.dir, stack.dir, stack.proxy_config);
     fprintf(f, "  control_sockets: [%s, %s, %s]\n", stack.decision, stack.admin,
@@ -142,24 +216,58 @@ static char *deployment(const char *name, const char *command)
     return path;
 }
 
-/* sworn-conformance run --tier T3 --deployment dep: the exit status and the JSON report. */
-static int run(const char *dep, json_object **report)
+static char *deployment(const char *name, const char *command)
+{
+    return deployment_with(name, command, &good_opts);
+}
+
+/* The probes that failed or ended in an error, with what they observed (the text report is too
+ * long for cmocka's messages). */
+static void print_failures(json_object *rep)
+{
+    json_object *probes = NULL;
+
+    if (rep == NULL || !json_object_object_get_ex(rep, "probes", &probes))
+        return;
+    for (size_t i = 0; i < json_object_array_length(probes); i++) {
+        json_object *p = json_object_array_get_idx(probes, i), *id, *res, *obs;
+
+        if (json_object_object_get_ex(p, "id", &id) &&
+            json_object_object_get_ex(p, "result", &res) &&
+            json_object_object_get_ex(p, "observed", &obs) &&
+            (strcmp(json_object_get_string(res), "fail") == 0 ||
+             strcmp(json_object_get_string(res), "error") == 0))
+            print_message("%s %s: %s\n", json_object_get_string(res), json_object_get_string(id),
+                          json_object_get_string(obs));
+    }
+}
+
+/* sworn-conformance run --deployment dep --no-record and the selection (NULL: --tier T4, every
+ * probe of T1..T4; else the one --only ID): the exit status and the JSON report. The report is
+ * not recorded here (test_conformance records one); T4's probes still ask for checkpoints. */
+static int run_only(const char *dep, const char *only, json_object **report)
 {
     char *json = sworn_test_path(stack.dir, "report.json");
     struct sworn_test_run r;
     int status;
 
     remove(json);
-    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--tier", "T3",
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run",
+                    only != NULL ? "--only" : "--tier", only != NULL ? only : "T4", "--no-record",
                     "--deployment", dep, "--json", json, NULL);
     status = r.status;
-    print_message("%s", r.out);
     if (status > 1)
         print_message("sworn-conformance exit %d:\n%s\n", status, r.err);
     sworn_test_run_free(&r);
     *report = json_object_from_file(json);
     free(json);
+    print_failures(*report);
     return status;
+}
+
+static int run(const char *dep, json_object **report)
+{
+    return run_only(dep, NULL, report);
 }
 
 static json_object *probe(json_object *rep, const char *id)
@@ -187,6 +295,16 @@ static void expect(json_object *rep, const char *id, const char *want)
                  json_object_to_json_string_ext(p, JSON_C_TO_STRING_PRETTY));
 }
 
+static void expect_either(json_object *rep, const char *id, const char *a, const char *b)
+{
+    json_object *p = probe(rep, id), *res = NULL;
+
+    assert_true(json_object_object_get_ex(p, "result", &res));
+    if (strcmp(json_object_get_string(res), a) != 0 && strcmp(json_object_get_string(res), b) != 0)
+        fail_msg("probe %s: %s, expected %s or %s:\n%s", id, json_object_get_string(res), a, b,
+                 json_object_to_json_string_ext(p, JSON_C_TO_STRING_PRETTY));
+}
+
 /* Whether an evidence item of probe id holds needle. */
 static int evidence_has(json_object *rep, const char *id, const char *needle)
 {
@@ -201,19 +319,20 @@ static int evidence_has(json_object *rep, const char *id, const char *needle)
 
 static int setup(void **state)
 {
-    char opts[2048], *policy;
+    char opts[2048], *policy, *vault;
 
     (void)state;
     if (sworn_upstream_start(&upstream) != 0)
         return -1;
     policy = write_policy(upstream.dir);
-    snprintf(opts, sizeof(opts), "--no-tpm --proxy --policy %s", policy);
+    vault = write_vault(upstream.dir);
+    snprintf(opts, sizeof(opts), "--no-tpm --proxy --policy %s --vault %s", policy, vault);
     free(policy);
+    free(vault);
     if (sworn_stack_up(&stack, opts) != 0)
         return -1;
     (void)sworn_stack_checkpoint_now(&stack);
     sworn_stack_dev_trust(&stack);
-    read_vault();
     fakes = sworn_test_tmpdir("fakes");
     return chmod(fakes, 0755);
 }
@@ -261,7 +380,12 @@ static const char *const must_pass[] = {"T1.credential-env",
                                         "T3.control-read",
                                         "T3.control-write",
                                         "T3.signal-control-plane",
-                                        "T3.trace-control-plane"};
+                                        "T3.trace-control-plane",
+                                        "T1.foreign-token",
+                                        "T3.hostlink-admin-frame",
+                                        "T3.measured-start",
+                                        "T4.sandbox-recorded",
+                                        "T4.no-write-path"};
 
 static void test_good_deployment(void **state)
 {
@@ -278,6 +402,9 @@ static void test_good_deployment(void **state)
     /* The evidence names the sandbox's line and the canary's count. */
     assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 0 event(s)"));
     assert_true(evidence_has(rep, "T2.direct-ipv4", "BLOCKED tcp4:127.0.0.1:"));
+    /* Not probed, and saying so; the host's resolver is probed when the host reaches it. */
+    expect(rep, "T2.dns-rebinding", "skipped");
+    expect_either(rep, "T2.resolver-udp", "pass", "skipped");
     json_object_put(rep);
     free(dep);
 }
@@ -327,11 +454,11 @@ static void test_credential_reachable(void **state)
     char *planted = sworn_test_path("/etc", "sworn-conformance-test-planted.conf");
 
     (void)state;
-    sworn_test_write_file(secret, value, strlen(value), 0600);
+    sworn_test_write_file(secret, val[DEMO], strlen(val[DEMO]), 0600);
     {
         char text[600];
 
-        snprintf(text, sizeof(text), "token = \"%s\"\n", value);
+        snprintf(text, sizeof(text), "token = \"%s\"\n", val[DEMO]);
         sworn_test_write_file(planted, text, strlen(text), 0644);
     }
     fake = write_fake("fake-env.sh", secret);
@@ -381,6 +508,107 @@ static void test_policy_writable(void **state)
     free(fake);
 }
 
+/* The route out is the proxy, but not through the sandbox's relay: the "sandbox" runs on the host
+ * and reaches the proxy's plain TCP listener, which names no sandbox. The proxy still decides,
+ * so its refusals pass; the record cannot tie the requests to the sandbox: T4 catches it. */
+static void test_route_without_sandbox(void **state)
+{
+    char command[1200], *fake = write_fake("fake-route.sh", NULL), *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+
+    (void)state;
+    o.proxy = stack.proxy_url;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment_with("route.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T4.sandbox-recorded", &rep), 1);
+    assert_non_null(rep);
+    expect(rep, "T4.sandbox-recorded", "fail");
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* The agent's route out is not the proxy: sandbox.proxy is the upstream itself (a deployment
+ * whose "proxy" forwards everything). The control passes (the upstream answers the allowed URL);
+ * every variant reaches the upstream, and the admin frame gets its answer: all caught. */
+static void test_proxy_bypassed(void **state)
+{
+    char command[1200], proxy[64], *fake = write_fake("fake-bypass.sh", NULL), *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+    static const char *const caught[] = {
+        "T2.host-decimal",       "T2.host-octal",          "T2.host-hex",
+        "T2.host-trailing-dot",  "T2.host-mismatch",       "T2.path-dot-segments",
+        "T2.smuggling-cl-te",    "T2.smuggling-double-cl", "T2.websocket-denied",
+        "T2.h2-prior-knowledge", "T3.hostlink-admin-frame"};
+
+    (void)state;
+    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", upstream.http_port);
+    o.proxy = proxy;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment_with("bypass.yaml", command, &o);
+    assert_int_equal(run(dep, &rep), 1);
+    assert_non_null(rep);
+    for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+        expect(rep, caught[i], "fail");
+    /* No proxy refused the denied URL: T4 cannot find what it needs, and says so. */
+    expect(rep, "T4.sandbox-recorded", "error");
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* A credential bound to every principal ("*", a shared service account): its token, listed as
+ * another principal's, releases the real value to agent-1; listed as unconfigured for the echo,
+ * it comes back as the real value. Both T1 probes catch it. */
+static void test_shared_credential(void **state)
+{
+    char command[1200], *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+
+    (void)state;
+    o.echo = "/echo/shared/conformance";
+    o.echo_token = SHARED;
+    o.foreign_token = SHARED;
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with("shared.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T1.foreign-token", &rep), 1);
+    expect(rep, "T1.foreign-token", "fail");
+    json_object_put(rep);
+    assert_int_equal(run_only(dep, "T1.symbolic-unconfigured", &rep), 1);
+    expect(rep, "T1.symbolic-unconfigured", "fail");
+    json_object_put(rep);
+    free(dep);
+}
+
+/* fail_closed.stop that does not stop decisiond, and an allowed URL whose upstream answers 503:
+ * a 5xx that is not the proxy's own answer went through, and must not pass as a refusal. */
+static void test_fail_closed_upstream_error(void **state)
+{
+    char command[1200], requests[1024], *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL, *obs = NULL;
+
+    (void)state;
+    snprintf(requests, sizeof(requests),
+             "requests:\n  principal: agent-1\n  count: 1\n"
+             "  allowed: http://127.0.0.1:%u/allowed/upstream-503\n"
+             "  denied: http://127.0.0.1:%u/denied/conformance\n"
+             "fail_closed:\n  proxy: %s\n  stop: \"true\"\n  start: \"true\"\n",
+             upstream.http_port, upstream.http_port, stack.proxy_url);
+    o.requests = requests;
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with("fail-open.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T3.fail-closed", &rep), 1);
+    expect(rep, "T3.fail-closed", "fail");
+    assert_true(json_object_object_get_ex(probe(rep, "T3.fail-closed"), "observed", &obs));
+    assert_non_null(strstr(json_object_get_string(obs), "503"));
+    json_object_put(rep);
+    free(dep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +616,10 @@ int main(void)
         cmocka_unit_test(test_no_sandbox),
         cmocka_unit_test(test_credential_reachable),
         cmocka_unit_test(test_policy_writable),
+        cmocka_unit_test(test_route_without_sandbox),
+        cmocka_unit_test(test_proxy_bypassed),
+        cmocka_unit_test(test_shared_credential),
+        cmocka_unit_test(test_fail_closed_upstream_error),
     };
 
     if (!sworn_sbx_can_run("test_conformance_sandbox", "sworn-run's root mode, a veth pair"))
