@@ -240,6 +240,15 @@ static const char *check_arg(const char *s)
     return printable(s) ? NULL : "holds a control character";
 }
 
+/* A form body as the agent sends it: printable ASCII, no space (a form encoder escapes it). */
+static const char *check_form(const char *s)
+{
+    for (const char *p = s; *p != '\0'; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+            return "must be a form body: printable ASCII without spaces";
+    return NULL;
+}
+
 static int y_opt_url(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *m,
                      const char *key, struct c_url *u, int *has)
 {
@@ -250,21 +259,11 @@ static int y_opt_url(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
 static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *root,
                      struct c_deploy *c)
 {
-    static const char *const keys[] = {"command",
-                                       "probe",
-                                       "principal",
-                                       "proxy",
-                                       "allowed",
-                                       "denied",
-                                       "echo",
-                                       "symbolic_tokens",
-                                       "foreign_tokens",
-                                       "foreign_echo",
-                                       "credential_sha256",
-                                       "control_paths",
-                                       "control_sockets",
-                                       "control_binaries",
-                                       NULL};
+    static const char *const keys[] = {
+        "command",          "probe",      "principal",         "proxy",          "allowed",
+        "denied",           "echo",       "symbolic_tokens",   "foreign_tokens", "foreign_echo",
+        "oauth_token",      "oauth_body", "credential_sha256", "control_paths",  "control_sockets",
+        "control_binaries", NULL};
     const struct sworn_yaml_node *m = sworn_yaml_get(root, "sandbox"), *cmd;
     struct c_deploy_sandbox *x = &c->sbx;
     const char *why = NULL;
@@ -297,8 +296,12 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
     if (y_opt_url(d, m, "allowed", &x->allowed, &x->has_allowed) < 0 ||
         y_opt_url(d, m, "denied", &x->denied, &x->has_denied) < 0 ||
         y_opt_url(d, m, "echo", &x->echo, &x->has_echo) < 0 ||
-        y_opt_url(d, m, "foreign_echo", &x->foreign_echo, &x->has_foreign_echo) < 0)
+        y_opt_url(d, m, "foreign_echo", &x->foreign_echo, &x->has_foreign_echo) < 0 ||
+        y_opt_url(d, m, "oauth_token", &x->oauth_token, &x->has_oauth_token) < 0 ||
+        y_str(d, m, "oauth_body", 0, x->oauth_body, sizeof(x->oauth_body), check_form) < 0)
         return -1;
+    if (x->has_oauth_token != (x->oauth_body[0] != '\0'))
+        return sworn_yaml_error(d, m, "sandbox.oauth_token and sandbox.oauth_body go together");
     if (y_list(d, m, "symbolic_tokens", &x->symbolic[0][0], sizeof(x->symbolic[0]),
                C_DEPLOY_LIST_MAX, &x->nsymbolic, check_principal) < 0 ||
         y_list(d, m, "foreign_tokens", &x->foreign[0][0], sizeof(x->foreign[0]), C_DEPLOY_LIST_MAX,

@@ -218,6 +218,51 @@ void c_probe_netns(struct c_ctx *ctx, struct c_result *r)
     at_canary(ctx, r, "tcp4", "tcp4-netns");
 }
 
+/* ICMP echo requests to the namespace canary's address, on a raw socket and on the ping socket
+ * (one fresh sandbox each), counted by the canary's raw ICMP socket there: a sandbox that lets
+ * ICMP out is caught even when no reply comes back. */
+void c_probe_icmp_netns(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_canary *c = canaries(ctx, r);
+    const struct c_canary_listener *l;
+    static const char *const attempts[] = {"icmp-raw", "icmp-ping"};
+    struct c_sbx_out o;
+    unsigned heard;
+    int open_ = 0;
+
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, "icmp4-netns");
+    if (l == NULL) {
+        c_result_set(r, C_SKIPPED, "no icmp4-netns canary here: %s", c->netns_why);
+        return;
+    }
+    if (c_canary_sync(c, "icmp4-netns", &heard) < 0) {
+        c_result_set(r, C_ERROR, "before the attempts: %s", sworn_err_msg());
+        return;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = {attempts[i], l->addr, NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        open_ += o.verdict == C_V_OPEN;
+    }
+    if (c_canary_sync(c, "icmp4-netns", &heard) < 0) {
+        c_result_set(r, C_ERROR, "after the attempts: %s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r, "canary icmp4-netns heard %u echo request(s) besides the runner's markers",
+               heard);
+    if (open_ > 0 || heard > 0)
+        c_result_set(r, C_FAIL,
+                     "ICMP got out of the sandbox: %d attempt(s) open; the canary heard %u", open_,
+                     heard);
+    else
+        c_result_set(r, C_PASS,
+                     "no echo request reached the canary, and both attempts were blocked");
+}
+
 void c_probe_abstract_socket(struct c_ctx *ctx, struct c_result *r)
 {
     struct c_canary *c = canaries(ctx, r);
@@ -903,6 +948,63 @@ static int released_masked(const struct c_sbx_out *o)
            strstr(o->line, ":masked=1") != NULL;
 }
 
+/*
+ * Domain fronting in a tunnel: CONNECT to the allowed URL's host and port, then a TLS ClientHello
+ * naming another server. The control, the same ClientHello without a server_name (accepted:
+ * clients send none for an address), must get the proxy's ServerHello; the mismatch must get an
+ * alert or a close. The name is the denied URL's host when it differs from the allowed one's,
+ * else a name of the reserved .invalid domain (RFC 2606): any name but the CONNECT host's fronts.
+ */
+void c_probe_connect_sni(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char port[8], tport[8], sni[C_DEPLOY_HOST_MAX];
+    struct c_sbx_out o;
+    unsigned a, b, c, d;
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    if (strcmp(x->denied.host, x->allowed.host) != 0 &&
+        sscanf(x->denied.host, "%u.%u.%u.%u", &a, &b, &c, &d) != 4)
+        snprintf(sni, sizeof(sni), "%s", x->denied.host);
+    else
+        snprintf(sni, sizeof(sni), "sworn-conformance-fronted.invalid");
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    snprintf(tport, sizeof(tport), "%u", x->allowed.port);
+    {
+        const char *args[] = {"connect-tls", x->proxy.host, port, x->allowed.host,
+                              tport,         "-",           NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        if (o.verdict != C_V_OPEN) {
+            c_result_set(r, C_ERROR,
+                         "the control, a CONNECT to the allowed host with a ClientHello naming no "
+                         "server, got no ServerHello (\"%s\"): the proxy does not terminate TLS "
+                         "there, so a refusal of the mismatch would mean nothing",
+                         o.line);
+            return;
+        }
+    }
+    {
+        const char *args[] = {"connect-tls", x->proxy.host, port, x->allowed.host,
+                              tport,         sni,           NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+    }
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL,
+                     "a CONNECT to %s whose ClientHello names %s was answered with a ServerHello "
+                     "(\"%s\")",
+                     x->allowed.host, sni, o.line);
+    else if (strstr(o.line, " ALERT") != NULL || strstr(o.line, " CLOSED") != NULL)
+        c_result_set(r, C_PASS, "the ClientHello naming %s was refused (\"%s\")", sni, o.line);
+    else
+        c_result_set(r, C_ERROR, "the ClientHello naming %s got no judgeable answer (\"%s\")", sni,
+                     o.line);
+}
+
 /* The symbolic tokens sent to the echo URL (allowed, configured for no credential): the answer
  * must show each token as sent and no credential. */
 void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r)
@@ -999,6 +1101,64 @@ void c_probe_foreign_token(struct c_ctx *ctx, struct c_result *r)
                      "no token of another principal's credential released a real value to "
                      "principal %s",
                      x->principal);
+}
+
+/*
+ * OAuth interception: the token request of oauth_body POSTed to oauth_token through the proxy, as
+ * the agent sends it; the answer as the agent receives it must hold tokens, every one symbolic,
+ * and no credential (docs/proxy.md, "OAuth token endpoints").
+ */
+void c_probe_oauth(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char h[HASHES_MAX], req[REQ_MAX + 2 * C_DEPLOY_FORM_MAX], body[2 * C_DEPLOY_FORM_MAX], port[8];
+    struct c_sbx_out o;
+    size_t bl = 0;
+    int n;
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    if (!x->has_oauth_token) {
+        c_result_set(r, C_SKIPPED,
+                     "the deployment file has no sandbox.oauth_token and sandbox.oauth_body");
+        return;
+    }
+    for (const char *p = x->oauth_body; *p != '\0'; p++) { /* the probe program unescapes '\\' */
+        if (*p == '\\')
+            body[bl++] = '\\';
+        body[bl++] = *p;
+    }
+    body[bl] = '\0';
+    n = snprintf(req, sizeof(req),
+                 "POST http://%s:%u%s HTTP/1.1\\r\\nHost: %s:%u\\r\\nContent-Type: "
+                 "application/x-www-form-urlencoded\\r\\nContent-Length: %zu\\r\\nConnection: "
+                 "close\\r\\n\\r\\n%s",
+                 x->oauth_token.host, x->oauth_token.port, x->oauth_token.path, x->oauth_token.host,
+                 x->oauth_token.port, strlen(x->oauth_body), body);
+    if (n < 0 || (size_t)n >= sizeof(req)) {
+        c_result_set(r, C_ERROR, "the token request does not fit");
+        return;
+    }
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    const char *args[] = {"oauth", h, x->proxy.host, port, req, NULL};
+
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL,
+                     "the token endpoint's answer reached the agent with a real "
+                     "credential or token in it (\"%s\")",
+                     o.line);
+    else if (strstr(o.line, ":tokens=0:") != NULL)
+        c_result_set(r, C_ERROR,
+                     "the answer holds no token (\"%s\"): the grant failed, or oauth_token is not "
+                     "a token endpoint, so nothing was intercepted to judge",
+                     o.line);
+    else
+        c_result_set(r, C_PASS,
+                     "every token of the token endpoint's answer reached the agent symbolic "
+                     "(\"%s\")",
+                     o.line);
 }
 
 /* ---- T4: the sandbox's requests in the record ---- */

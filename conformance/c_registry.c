@@ -82,6 +82,12 @@ static const struct c_probe probes[] = {
      "field) and hash the answer.",
      "no credential comes back: the proxy's own refusal, or the token echoed as sent",
      c_probe_foreign_token},
+    {"T1.oauth-interception", C_T1, P1,
+     "Inside a sandbox, POST sandbox.oauth_body to the token endpoint sandbox.oauth_token "
+     "through the proxy, and read the answer as the agent receives it: its access_token, "
+     "refresh_token and id_token fields (JSON or form), and every credential digest.",
+     "tokens in the answer, every one a symbolic token (sym_...), and no credential",
+     c_probe_oauth},
     {"T2.direct-ipv4", C_T2, P2,
      "Inside a sandbox, connect over TCP to the runner's canary on the host's 127.0.0.1; the "
      "canary is synced with a marker from the host before and after.",
@@ -102,6 +108,11 @@ static const struct c_probe probes[] = {
      "Inside a sandbox, connect over TCP to the runner's canary in a network namespace of its own, "
      "reachable from the host through a veth pair (198.19.0.0/16).",
      "blocked, and the canary heard nothing", c_probe_netns},
+    {"T2.icmp-netns", C_T2, P2,
+     "Inside a sandbox, send an ICMP echo request on a raw socket, and from another on the ping "
+     "socket, to the runner's canary in a network namespace of its own (198.19.0.0/16), which "
+     "counts the echo requests reaching it.",
+     "both blocked, and the canary heard nothing", c_probe_icmp_netns},
     {"T2.noproxy", C_T2, P2,
      "Inside a sandbox, send a plain HTTP request straight to the host's loopback canary, as a "
      "client does with --noproxy or the proxy variables unset.",
@@ -188,6 +199,11 @@ static const struct c_probe probes[] = {
     {"T2.h2-prior-knowledge", C_T2, P2,
      "The same with the HTTP/2 connection preface and a SETTINGS frame (prior knowledge).",
      "the proxy's own refusal, or the connection closed unanswered", c_probe_h2_prior_knowledge},
+    {"T2.connect-sni-mismatch", C_T2, P2,
+     "From inside a sandbox, CONNECT through the proxy to the allowed URL's host and port and "
+     "send a TLS ClientHello naming another server (the denied host, or a .invalid name), after "
+     "the same ClientHello without a server name got the proxy's ServerHello.",
+     "a TLS alert or the tunnel closed, never a ServerHello", c_probe_connect_sni},
     {"T2.dns-rebinding", C_T2, P2,
      "A name the policy allows that resolves, for the proxy, to an internal address: it needs a "
      "resolver the runner controls answering the proxy's lookups, so it is reported as not "

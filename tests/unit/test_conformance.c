@@ -366,10 +366,10 @@ static void test_tier_and_skips(void **state)
     expect_result(rep, "T4.no-write-path", "pass");
     /* T3.measured-start needs no key: the record and the host's processes. */
     expect_result(rep, "T3.measured-start", "pass");
-    /* The four above and the 43 probes from inside the sandbox, each skipped without a sandbox
+    /* The four above and the 46 probes from inside the sandbox, each skipped without a sandbox
      * section (never passed). */
-    assert_int_equal(json_object_array_length(get(rep, "probes")), 47);
-    for (size_t i = 0; i < 47; i++) {
+    assert_int_equal(json_object_array_length(get(rep, "probes")), 50);
+    for (size_t i = 0; i < 50; i++) {
         json_object *p = json_object_array_get_idx(get(rep, "probes"), i);
 
         if (strcmp(str(p, "id"), "T4.no-write-path") != 0 &&
@@ -432,6 +432,13 @@ static void test_deployment_refusals(void **state)
     expect_refused(BASE "agent: {uid: 1}\nrequests:\n  principal: a\n  count: 0\n"
                         "  allowed: http://x/a\n  denied: http://x/d\ndecision_socket: /s\n",
                    "dep.yaml:");
+    /* The sandbox's token endpoint and its body go together; a body is a form, without spaces. */
+    expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
+                        "  principal: a\n  oauth_token: http://x/token\n",
+                   "sandbox.oauth_token and sandbox.oauth_body go together");
+    expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
+                        "  principal: a\n  oauth_token: http://x/token\n  oauth_body: \"a=b c\"\n",
+                   "must be a form body");
 }
 
 /* The program: a bad deployment file, an unknown probe and bad usage are exit 2. */

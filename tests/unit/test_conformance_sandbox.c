@@ -41,7 +41,14 @@ static struct sworn_upstream upstream;
 enum { DEMO, BOUND, SHARED, NCRED };
 static const char *const cred_id[NCRED] = {"demo", "bound", "shared"};
 static char sym[NCRED][64], val[NCRED][64];
-static char digests[2 * NCRED][65]; /* SHA-256 of each value, and of its token part */
+/* SHA-256 of each value and of its token part, then of the OAuth client's secret ("client", a
+ * form credential: oauth_upstream.py's CLIENT_SECRET, at its token endpoints). */
+#define NDIGESTS (2 * NCRED + 1)
+#define CLIENT_SECRET "cs+5f0c/2a9e=&x"
+static char digests[NDIGESTS][65];
+static char client_sym[64];
+static pid_t oauth_pid; /* oauth_upstream.py: the token endpoints */
+static uint16_t oauth_port;
 
 static char *fakes; /* a 0755 folder for the fake sandbox commands (nobody runs one) */
 
@@ -102,17 +109,38 @@ static char *write_vault(const char *dir)
         assert_true(n > 0 && (size_t)n < sizeof(text) - len);
         len += (size_t)n;
     }
-    n = snprintf(text + len, sizeof(text) - len, "]}\n");
+    {
+        unsigned char d[32];
+
+        random_text(rnd, 40);
+        snprintf(client_sym, sizeof(client_sym), "sym_%s", rnd);
+        SHA256((const unsigned char *)CLIENT_SECRET, strlen(CLIENT_SECRET), d);
+        hex(d, digests[2 * NCRED]);
+    }
+    n = snprintf(text + len, sizeof(text) - len,
+                 ",{\"id\": \"client\", \"symbolic\": \"%s\", \"value\": \"" CLIENT_SECRET
+                 "\", \"form\": \"client_secret\", \"principals\": [\"agent-1\"], "
+                 "\"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", "
+                 "\"port\": %u}]}\n]}\n",
+                 client_sym, oauth_port);
     assert_true(n > 0 && (size_t)n < sizeof(text) - len);
     sworn_test_write_file(path, text, len + (size_t)n, 0600);
     return path;
 }
 
-/* The sample policy and the echo's rules: /echo/bound/ and /echo/shared/ with their credentials
- * (first: the first matching allow decides), everything else under /echo/ with none. */
+/* The sample policy, the token endpoints' rule (the OAuth client's secret) and the echo's rules:
+ * /echo/bound/ and /echo/shared/ with their credentials (first: the first matching allow
+ * decides), everything else under /echo/ with none. */
 static char *write_policy(const char *dir)
 {
-    static const char rule[] = "\n  - id: conformance-echo-bound\n    effect: allow\n"
+    static const char rule[] = "\n  - id: conformance-oauth\n    effect: allow\n"
+                               "    reason: \"conformance: the token endpoints, the client's "
+                               "secret\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/token/**\", \"/btoken/**\"]\n    methods: [POST]\n"
+                               "    credential: client\n"
+                               "\n  - id: conformance-echo-bound\n    effect: allow\n"
                                "    reason: \"conformance: the echo, agent-2's credential\"\n"
                                "    operations: [\"http.request\"]\n    resource:\n"
                                "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
@@ -167,14 +195,15 @@ static char *write_fake(const char *name, const char *secret_file)
 
 /* What a deployment file may change from the good one. */
 struct dep_opts {
-    const char *proxy;    /* sandbox.proxy (NULL: the default, sworn-run's relay) */
-    const char *echo;     /* the path of sandbox.echo (NULL: /echo/conformance) */
-    int echo_token;       /* the credential whose token symbolic_tokens lists */
-    int foreign_token;    /* the credential whose token foreign_tokens lists */
-    const char *requests; /* lines of a requests and fail_closed section, or NULL */
+    const char *proxy;      /* sandbox.proxy (NULL: the default, sworn-run's relay) */
+    const char *echo;       /* the path of sandbox.echo (NULL: /echo/conformance) */
+    int echo_token;         /* the credential whose token symbolic_tokens lists */
+    int foreign_token;      /* the credential whose token foreign_tokens lists */
+    const char *requests;   /* lines of a requests and fail_closed section, or NULL */
+    const char *oauth_path; /* the token endpoint's path (NULL: /token/json, intercepted) */
 };
 
-static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL};
+static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL, NULL};
 
 /* The deployment file: command is the sandbox command's YAML list. */
 static char *deployment_with(const char *name, const char *command, const struct dep_opts *o)
@@ -203,9 +232,13 @@ static char *deployment_with(const char *name, const char *command, const struct
             cred_id[o->foreign_token]);
     fprintf(f, "  symbolic_tokens: [%s]\n  foreign_tokens: [%s]\n  credential_sha256: [",
             sym[o->echo_token], sym[o->foreign_token]);
-    for (int i = 0; i < 2 * NCRED; i++)
+    for (int i = 0; i < NDIGESTS; i++)
         fprintf(f, "%s%s", i > 0 ? ", " : "", digests[i]);
     fprintf(f, "]\n");
+    fprintf(f,
+            "  oauth_token: http://127.0.0.1:%u%s\n"
+            "  oauth_body: grant_type=client_credentials&client_id=app&client_secret=%s\n",
+            oauth_port, o->oauth_path != NULL ? o->oauth_path : "/token/json", client_sym);
     fprintf(f, "  control_paths: [%s, %s/policy.yaml, %s/vault.json, %s]\n", stack.config,
             stack.dir, stack.dir, stack.proxy_config);
     fprintf(f, "  control_sockets: [%s, %s, %s]\n", stack.decision, stack.admin,
@@ -319,10 +352,21 @@ static int evidence_has(json_object *rep, const char *id, const char *needle)
 
 static int setup(void **state)
 {
-    char opts[2048], *policy, *vault;
+    char opts[2048], *policy, *vault, script[1024], port_file[1024], log[1024], out[1024];
+    char extra[256];
+    char *argv[] = {"/usr/bin/python3", script, port_file, log, NULL};
+    FILE *f;
 
     (void)state;
     if (sworn_upstream_start(&upstream) != 0)
+        return -1;
+    snprintf(script, sizeof(script), "%s/tests/unit/oauth_upstream.py", sworn_test_source_dir());
+    snprintf(port_file, sizeof(port_file), "%s/oauth.port", upstream.dir);
+    snprintf(log, sizeof(log), "%s/oauth.log", upstream.dir);
+    snprintf(out, sizeof(out), "%s/oauth.out", upstream.dir);
+    oauth_pid =
+        sworn_upstream_spawn_port(argv, out, port_file, SWORN_UPSTREAM_START_MS, &oauth_port);
+    if (oauth_pid <= 0)
         return -1;
     policy = write_policy(upstream.dir);
     vault = write_vault(upstream.dir);
@@ -330,6 +374,15 @@ static int setup(void **state)
     free(policy);
     free(vault);
     if (sworn_stack_up(&stack, opts) != 0)
+        return -1;
+    /* The token endpoints the proxy intercepts: /token only (/btoken is the one left out, for
+     * test_oauth_endpoint_missed); the proxy is started again to read them. */
+    snprintf(extra, sizeof(extra), "oauth:\n  token_endpoints: [\"http://127.0.0.1:%u/token\"]\n",
+             oauth_port);
+    f = fopen(stack.proxy_config, "a");
+    if (f == NULL || fputs(extra, f) < 0 || fclose(f) != 0)
+        return -1;
+    if (sworn_stack_start_proxy(&stack) != 0)
         return -1;
     (void)sworn_stack_checkpoint_now(&stack);
     sworn_stack_dev_trust(&stack);
@@ -344,6 +397,7 @@ static int teardown(void **state)
     (void)state;
     if (stack.dir != NULL && sworn_stack_down(&stack) != 0)
         rc = -1;
+    sworn_upstream_stop_child(&oauth_pid, "oauth_upstream.py");
     sworn_upstream_stop(&upstream);
     sworn_test_tmpdir_drop(&fakes);
     return rc;
@@ -353,9 +407,11 @@ static const char *const must_pass[] = {"T1.credential-env",
                                         "T1.credential-files",
                                         "T1.credential-proc",
                                         "T1.symbolic-unconfigured",
+                                        "T1.oauth-interception",
                                         "T2.direct-ipv4",
                                         "T2.udp-ipv4",
                                         "T2.other-netns",
+                                        "T2.icmp-netns",
                                         "T2.noproxy",
                                         "T2.abstract-socket",
                                         "T2.leaked-descriptors",
@@ -376,6 +432,7 @@ static const char *const must_pass[] = {"T1.credential-env",
                                         "T2.smuggling-double-cl",
                                         "T2.websocket-denied",
                                         "T2.h2-prior-knowledge",
+                                        "T2.connect-sni-mismatch",
                                         "T2.control-sockets",
                                         "T3.control-read",
                                         "T3.control-write",
@@ -402,6 +459,16 @@ static void test_good_deployment(void **state)
     /* The evidence names the sandbox's line and the canary's count. */
     assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 0 event(s)"));
     assert_true(evidence_has(rep, "T2.direct-ipv4", "BLOCKED tcp4:127.0.0.1:"));
+    /* The new probes passed for their reasons, not for want of trying: the token answer held
+     * tokens (all symbolic); the tunnel's control got the proxy's ServerHello; agent-2's token got
+     * the proxy's own refusal; no policy was loaded after the admin frame; each sandbox's request
+     * is in the record; the ICMP canary was synced. */
+    assert_true(evidence_has(rep, "T1.oauth-interception", ":tokens=2:"));
+    assert_true(evidence_has(rep, "T2.connect-sni-mismatch", "sni=- serverhello"));
+    assert_true(evidence_has(rep, "T1.foreign-token", ":own=1:"));
+    assert_true(evidence_has(rep, "T3.hostlink-admin-frame", ": 0 PolicyLoaded"));
+    assert_true(evidence_has(rep, "T4.sandbox-recorded", "1 decision(s) naming it, 1 as expected"));
+    assert_true(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo request(s)"));
     /* Not probed, and saying so; the host's resolver is probed when the host reaches it. */
     expect(rep, "T2.dns-rebinding", "skipped");
     expect_either(rep, "T2.resolver-udp", "pass", "skipped");
@@ -417,6 +484,7 @@ static void test_no_sandbox(void **state)
     static const char *const caught[] = {"T2.direct-ipv4",
                                          "T2.udp-ipv4",
                                          "T2.other-netns",
+                                         "T2.icmp-netns",
                                          "T2.noproxy",
                                          "T2.abstract-socket",
                                          "T2.leaked-descriptors",
@@ -441,6 +509,8 @@ static void test_no_sandbox(void **state)
     /* The canaries heard it: their counts are in the evidence. */
     assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 1 event(s)"));
     assert_true(evidence_has(rep, "T2.other-netns", "canary tcp4-netns heard 1 event(s)"));
+    /* The raw socket's echo on the host reached the namespace canary, counted there. */
+    assert_false(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo"));
     json_object_put(rep);
     free(dep);
     free(fake);
@@ -559,6 +629,59 @@ static void test_proxy_bypassed(void **state)
     free(fake);
 }
 
+/* A "proxy" that tunnels every CONNECT to the TLS upstream without reading the ClientHello
+ * (tunnel_proxy.py): a ClientHello naming another server gets that server's ServerHello. */
+static void test_tunnel_without_sni_check(void **state)
+{
+    char command[1200], proxy[64], script[1024], port_file[1024], out[1024], http[8], tls[8];
+    char *fake = write_fake("fake-tunnel.sh", NULL), *dep;
+    char *argv[] = {"/usr/bin/python3", script, port_file, http, tls, NULL};
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+    uint16_t port = 0;
+    pid_t pid;
+
+    (void)state;
+    snprintf(script, sizeof(script), "%s/tests/unit/tunnel_proxy.py", sworn_test_source_dir());
+    snprintf(port_file, sizeof(port_file), "%s/tunnel.port", fakes);
+    snprintf(out, sizeof(out), "%s/tunnel.out", fakes);
+    snprintf(http, sizeof(http), "%u", upstream.http_port);
+    snprintf(tls, sizeof(tls), "%u", upstream.https_port);
+    pid = sworn_upstream_spawn_port(argv, out, port_file, SWORN_UPSTREAM_START_MS, &port);
+    assert_true(pid > 0);
+    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", port);
+    o.proxy = proxy;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment_with("tunnel.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T2.connect-sni-mismatch", &rep), 1);
+    sworn_upstream_stop_child(&pid, "tunnel_proxy.py");
+    assert_non_null(rep);
+    expect(rep, "T2.connect-sni-mismatch", "fail");
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* A token endpoint the proxy's oauth.token_endpoints leaves out (/btoken, same server): its answer
+ * reaches the agent with the real tokens in it. */
+static void test_oauth_endpoint_missed(void **state)
+{
+    char command[1200], *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+
+    (void)state;
+    o.oauth_path = "/btoken/json";
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with("oauth-missed.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T1.oauth-interception", &rep), 1);
+    assert_non_null(rep);
+    expect(rep, "T1.oauth-interception", "fail");
+    assert_true(evidence_has(rep, "T1.oauth-interception", "OPEN oauth:access_token real"));
+    json_object_put(rep);
+    free(dep);
+}
+
 /* A credential bound to every principal ("*", a shared service account): its token, listed as
  * another principal's, releases the real value to agent-1; listed as unconfigured for the echo,
  * it comes back as the real value. Both T1 probes catch it. */
@@ -618,6 +741,8 @@ int main(void)
         cmocka_unit_test(test_policy_writable),
         cmocka_unit_test(test_route_without_sandbox),
         cmocka_unit_test(test_proxy_bypassed),
+        cmocka_unit_test(test_tunnel_without_sni_check),
+        cmocka_unit_test(test_oauth_endpoint_missed),
         cmocka_unit_test(test_shared_credential),
         cmocka_unit_test(test_fail_closed_upstream_error),
     };
