@@ -14,6 +14,8 @@
  * either it exits 77 (skipped) and says why.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -629,37 +632,77 @@ static void test_proxy_bypassed(void **state)
     free(fake);
 }
 
-/* A "proxy" that tunnels every CONNECT to the TLS upstream without reading the ClientHello
- * (tunnel_proxy.py): a ClientHello naming another server gets that server's ServerHello. */
-static void test_tunnel_without_sni_check(void **state)
+/* tunnel_proxy.py in front of the upstream (tls: the port its CONNECT tunnels go to; admin: a
+ * Unix socket its frames go to, or NULL): the pid; OUT proxy, its URL. */
+static pid_t start_tunnel(unsigned tls, const char *admin, char *proxy, size_t cap)
 {
-    char command[1200], proxy[64], script[1024], port_file[1024], out[1024], http[8], tls[8];
-    char *fake = write_fake("fake-tunnel.sh", NULL), *dep;
-    char *argv[] = {"/usr/bin/python3", script, port_file, http, tls, NULL};
-    struct dep_opts o = good_opts;
-    json_object *rep = NULL;
+    char script[1024], port_file[1024], out[1024], http[8], tport[8];
+    char *argv[] = {"/usr/bin/python3", script, port_file, http, tport, (char *)admin, NULL};
     uint16_t port = 0;
     pid_t pid;
 
-    (void)state;
     snprintf(script, sizeof(script), "%s/tests/unit/tunnel_proxy.py", sworn_test_source_dir());
-    snprintf(port_file, sizeof(port_file), "%s/tunnel.port", fakes);
-    snprintf(out, sizeof(out), "%s/tunnel.out", fakes);
+    snprintf(port_file, sizeof(port_file), "%s/tunnel-%u.port", fakes, tls);
+    snprintf(out, sizeof(out), "%s/tunnel-%u.out", fakes, tls);
     snprintf(http, sizeof(http), "%u", upstream.http_port);
-    snprintf(tls, sizeof(tls), "%u", upstream.https_port);
+    snprintf(tport, sizeof(tport), "%u", tls);
+    remove(port_file);
     pid = sworn_upstream_spawn_port(argv, out, port_file, SWORN_UPSTREAM_START_MS, &port);
     assert_true(pid > 0);
-    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", port);
+    snprintf(proxy, cap, "http://127.0.0.1:%u", port);
+    return pid;
+}
+
+/* One probe through tunnel_proxy.py: its result must be want. */
+static void through_tunnel(unsigned tls, const char *admin, const char *id, const char *want)
+{
+    char command[1200], proxy[64], *fake = write_fake("fake-tunnel.sh", NULL), *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+    pid_t pid = start_tunnel(tls, admin, proxy, sizeof(proxy));
+
     o.proxy = proxy;
     snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
     dep = deployment_with("tunnel.yaml", command, &o);
-    assert_int_equal(run_only(dep, "T2.connect-sni-mismatch", &rep), 1);
+    assert_int_equal(run_only(dep, id, &rep), 1);
     sworn_upstream_stop_child(&pid, "tunnel_proxy.py");
     assert_non_null(rep);
-    expect(rep, "T2.connect-sni-mismatch", "fail");
+    expect(rep, id, want);
     json_object_put(rep);
     free(dep);
     free(fake);
+}
+
+/* A "proxy" that tunnels every CONNECT to the TLS upstream without reading the ClientHello: a
+ * ClientHello naming another server gets that server's ServerHello. */
+static void test_tunnel_without_sni_check(void **state)
+{
+    (void)state;
+    through_tunnel(upstream.https_port, NULL, "T2.connect-sni-mismatch", "fail");
+}
+
+/* The same tunnel to a listener that never answers: the silence is an error, never a refusal. */
+static void test_tunnel_silent(void **state)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(in);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+    assert_int_equal(listen(fd, 16), 0); /* never accepted: the kernel queues, nobody reads */
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&in, &len), 0);
+    through_tunnel(ntohs(in.sin_port), NULL, "T2.connect-sni-mismatch", "error");
+    close(fd);
+}
+
+/* A route out that hands decisiond's frames to its admin socket: the admin frame gets decisiond's
+ * answer (and reloads the policy, the same file: harmless to the other tests). */
+static void test_route_to_admin_socket(void **state)
+{
+    (void)state;
+    through_tunnel(upstream.https_port, stack.admin, "T3.hostlink-admin-frame", "fail");
 }
 
 /* A token endpoint the proxy's oauth.token_endpoints leaves out (/btoken, same server): its answer
@@ -742,6 +785,8 @@ int main(void)
         cmocka_unit_test(test_route_without_sandbox),
         cmocka_unit_test(test_proxy_bypassed),
         cmocka_unit_test(test_tunnel_without_sni_check),
+        cmocka_unit_test(test_tunnel_silent),
+        cmocka_unit_test(test_route_to_admin_socket),
         cmocka_unit_test(test_oauth_endpoint_missed),
         cmocka_unit_test(test_shared_credential),
         cmocka_unit_test(test_fail_closed_upstream_error),
