@@ -78,7 +78,8 @@ static void random_text(char *out, size_t n)
 /* The vault: its credentials' values are the test's own (never in an argv), written 0600. */
 static char *write_vault(const char *dir)
 {
-    char *path = sworn_test_path(dir, "vault.json"), text[4096], rnd[40];
+    /* rnd: 40 random characters at most, and their NUL. */
+    char *path = sworn_test_path(dir, "vault.json"), text[4096], rnd[41];
     size_t len;
     int n;
 
