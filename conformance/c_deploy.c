@@ -259,11 +259,24 @@ static int y_opt_url(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
 static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *root,
                      struct c_deploy *c)
 {
-    static const char *const keys[] = {
-        "command",          "probe",      "principal",         "proxy",          "allowed",
-        "denied",           "echo",       "symbolic_tokens",   "foreign_tokens", "foreign_echo",
-        "oauth_token",      "oauth_body", "credential_sha256", "control_paths",  "control_sockets",
-        "control_binaries", NULL};
+    static const char *const keys[] = {"command",
+                                       "probe",
+                                       "principal",
+                                       "proxy",
+                                       "allowed",
+                                       "denied",
+                                       "echo",
+                                       "symbolic_tokens",
+                                       "foreign_tokens",
+                                       "foreign_echo",
+                                       "foreign_command",
+                                       "oauth_token",
+                                       "oauth_body",
+                                       "credential_sha256",
+                                       "control_paths",
+                                       "control_sockets",
+                                       "control_binaries",
+                                       NULL};
     const struct sworn_yaml_node *m = sworn_yaml_get(root, "sandbox"), *cmd;
     struct c_deploy_sandbox *x = &c->sbx;
     const char *why = NULL;
@@ -283,6 +296,13 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
         return -1;
     if (x->nargv == 0 || check_path(x->argv[0]) != NULL)
         return sworn_yaml_error(d, cmd, "sandbox.command must start with an absolute path");
+    if (y_list(d, m, "foreign_command", &x->foreign_argv[0][0], sizeof(x->foreign_argv[0]),
+               C_DEPLOY_ARGV_MAX, &x->nforeign_argv, check_arg) < 0)
+        return -1;
+    if (sworn_yaml_get(m, "foreign_command") != NULL &&
+        (x->nforeign_argv == 0 || check_path(x->foreign_argv[0]) != NULL))
+        return sworn_yaml_error(d, sworn_yaml_get(m, "foreign_command"),
+                                "sandbox.foreign_command must start with an absolute path");
     if (y_str(d, m, "probe", 1, x->probe, sizeof(x->probe), check_path) < 0 ||
         y_str(d, m, "principal", 1, x->principal, sizeof(x->principal), check_principal) < 0)
         return -1;

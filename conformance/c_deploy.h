@@ -78,6 +78,10 @@ struct c_deploy {
         struct c_url foreign_echo; /* foreign_echo: inside the foreign tokens' destinations */
         char symbolic[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX]; /* symbolic_tokens */
         size_t nsymbolic;
+        /* foreign_command: the sandbox command of a principal the foreign tokens' credentials are
+         * bound to (the positive control of T1.foreign-token); nforeign_argv 0 without it */
+        char foreign_argv[C_DEPLOY_ARGV_MAX][C_DEPLOY_PATH_MAX];
+        size_t nforeign_argv;
         /* foreign_tokens: symbolic tokens of credentials the vault binds to other principals */
         char foreign[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX];
         size_t nforeign;

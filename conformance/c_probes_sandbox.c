@@ -1073,12 +1073,34 @@ void c_probe_foreign_token(struct c_ctx *ctx, struct c_result *r)
         return;
     }
     snprintf(port, sizeof(port), "%u", x->proxy.port);
+    if (x->nforeign_argv == 0)
+        c_evidence(r, "no positive control: without sandbox.foreign_command a token that releases "
+                      "nothing for anyone passes too");
     for (size_t i = 0; i < x->nforeign; i++) {
         snprintf(extra, sizeof(extra), "Authorization: Bearer %s\\r\\n", x->foreign[i]);
         absolute(req, sizeof(req), "GET", x->foreign_echo.host, x->foreign_echo.port,
                  x->foreign_echo.path, extra);
         const char *args[] = {"cred-http", h, x->proxy.host, port, req, x->foreign[i], NULL};
 
+        /* The control: the token from its own principal's sandbox releases the credential (it
+         * comes back, or masked), else a refusal from ours would mean nothing. */
+        if (x->nforeign_argv > 0) {
+            if (c_sbx_run_cmd(ctx, x->foreign_argv, x->nforeign_argv, args, NULL, 0, &o) < 0) {
+                c_result_set(r, C_ERROR, "sandbox.foreign_command could not be run: %s",
+                             sworn_err_msg());
+                return;
+            }
+            c_evidence(r, "control, sandbox %s of sandbox.foreign_command: exit %d, \"%s\"", o.name,
+                       o.status, o.line);
+            if (o.verdict != C_V_OPEN && !released_masked(&o)) {
+                c_result_set(r, C_ERROR,
+                             "foreign token %zu released no credential even from "
+                             "sandbox.foreign_command's sandbox (\"%s\"): a refusal to "
+                             "sandbox.principal would mean nothing",
+                             i + 1, o.line);
+                return;
+            }
+        }
         if (inside(ctx, r, args, NULL, 0, &o) < 0)
             return;
         if (o.verdict == C_V_OPEN || released_masked(&o))

@@ -51,6 +51,7 @@ static char sym[NCRED][64], val[NCRED][64];
 static char digests[NDIGESTS][65];
 static char client_sym[64];
 static pid_t oauth_pid; /* oauth_upstream.py: the token endpoints */
+static char run2[1024]; /* sworn-run's configuration for agent-2's sandboxes (add_agent2) */
 static uint16_t oauth_port;
 
 static char *fakes; /* a 0755 folder for the fake sandbox commands (nobody runs one) */
@@ -234,6 +235,7 @@ static char *deployment_with(const char *name, const char *command, const struct
             o->echo != NULL ? o->echo : "/echo/conformance");
     fprintf(f, "  foreign_echo: http://127.0.0.1:%u/echo/%s/conformance\n", upstream.http_port,
             cred_id[o->foreign_token]);
+    fprintf(f, "  foreign_command: [%s, --config, %s]\n", sworn_sbx_run_bin(), run2);
     fprintf(f, "  symbolic_tokens: [%s]\n  foreign_tokens: [%s]\n  credential_sha256: [",
             sym[o->echo_token], sym[o->foreign_token]);
     for (int i = 0; i < NDIGESTS; i++)
@@ -354,6 +356,40 @@ static int evidence_has(json_object *rep, const char *id, const char *needle)
     return 0;
 }
 
+/* A second hostlink listener in the proxy's configuration, of principal agent-2, put after the
+ * stack's own (its PROXY_SOCKET stays the first hostlink listener, agent-1's), and sworn-run's
+ * configuration naming it (run2). */
+static int add_agent2(void)
+{
+    size_t len;
+    char *text = sworn_test_read_file(stack.proxy_config, &len), *at, block[1024], yaml[2048];
+    FILE *f;
+    int n;
+
+    at = strstr(text, "  - unix: ");
+    if (at == NULL) {
+        free(text);
+        return -1;
+    }
+    n = snprintf(block, sizeof(block),
+                 "  - hostlink: %s/proxy/hostlink2.sock\n    principal: agent-2\n    uids: [%u]\n",
+                 stack.dir, (unsigned)getuid());
+    f = fopen(stack.proxy_config, "w");
+    if (f == NULL || fwrite(text, 1, (size_t)(at - text), f) != (size_t)(at - text) ||
+        fwrite(block, 1, (size_t)n, f) != (size_t)n || fputs(at, f) < 0 || fclose(f) != 0) {
+        free(text);
+        return -1;
+    }
+    free(text);
+    snprintf(run2, sizeof(run2), "%s/run2.yaml", stack.dir);
+    n = snprintf(yaml, sizeof(yaml),
+                 "principal: agent-2\nhostlink: %s/proxy/hostlink2.sock\nadmin_socket: %s\n"
+                 "proxy_ca: %s\nstate_dir: %s/sandboxes\n",
+                 stack.dir, stack.admin, stack.proxy_ca, stack.dir);
+    sworn_test_write_file(run2, yaml, (size_t)n, 0644);
+    return 0;
+}
+
 static int setup(void **state)
 {
     char opts[2048], *policy, *vault, script[1024], port_file[1024], log[1024], out[1024];
@@ -380,7 +416,11 @@ static int setup(void **state)
     if (sworn_stack_up(&stack, opts) != 0)
         return -1;
     /* The token endpoints the proxy intercepts: /token only (/btoken is the one left out, for
-     * test_oauth_endpoint_missed); the proxy is started again to read them. */
+     * test_oauth_endpoint_missed), and a hostlink listener of agent-2 (the principal "bound" is
+     * bound to: T1.foreign-token's positive control, through sworn-run --config run2.yaml); the
+     * proxy is started again to read them. */
+    if (add_agent2() != 0)
+        return -1;
     snprintf(extra, sizeof(extra), "oauth:\n  token_endpoints: [\"http://127.0.0.1:%u/token\"]\n",
              oauth_port);
     f = fopen(stack.proxy_config, "a");
@@ -470,6 +510,7 @@ static void test_good_deployment(void **state)
     assert_true(evidence_has(rep, "T1.oauth-interception", ":tokens=2:"));
     assert_true(evidence_has(rep, "T2.connect-sni-mismatch", "sni=- serverhello"));
     assert_true(evidence_has(rep, "T1.foreign-token", ":own=1:"));
+    assert_true(evidence_has(rep, "T1.foreign-token", "control, sandbox "));
     assert_true(evidence_has(rep, "T3.hostlink-admin-frame", ": 0 PolicyLoaded"));
     assert_true(evidence_has(rep, "T4.sandbox-recorded", "1 decision(s) naming it, 1 as expected"));
     assert_true(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo request(s)"));
