@@ -439,6 +439,9 @@ static void test_deployment_refusals(void **state)
     expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
                         "  principal: a\n  oauth_token: http://x/token\n  oauth_body: \"a=b c\"\n",
                    "must be a form body");
+    expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
+                        "  principal: a\n  foreign_command: [sworn-run]\n",
+                   "sandbox.foreign_command must start with an absolute path");
 }
 
 /* The program: a bad deployment file, an unknown probe and bad usage are exit 2. */
