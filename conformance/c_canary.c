@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -104,6 +106,26 @@ static void serve(const struct c_canary_listener *l, const int *fds, size_t n, i
 
             if (!(p[i].revents & POLLIN))
                 continue;
+            if (l[i].kind == C_CANARY_ICMP) {
+                ssize_t got = recv(fds[i], buf, sizeof(buf), 0);
+                size_t ihl;
+                const struct icmphdr *ic;
+
+                /* A raw IPv4 socket gets the IP header first; only echo requests count (the
+                 * namespace's own replies leave, and are not read here). */
+                if (got < (ssize_t)sizeof(struct iphdr))
+                    continue;
+                ihl = (size_t)(((const struct iphdr *)buf)->ihl) * 4;
+                if (ihl < sizeof(struct iphdr) || (size_t)got < ihl + sizeof(struct icmphdr))
+                    continue;
+                ic = (const struct icmphdr *)(buf + ihl);
+                if (ic->type != ICMP_ECHO)
+                    continue;
+                snprintf(id, sizeof(id), "%u-%u", ntohs(ic->un.echo.id),
+                         ntohs(ic->un.echo.sequence));
+                log_line(logfd, l[i].label, id);
+                continue;
+            }
             if (l[i].kind == C_CANARY_UDP) {
                 ssize_t got = recvfrom(fds[i], buf, sizeof(buf), 0, (struct sockaddr *)&sa, &len);
 
@@ -220,17 +242,19 @@ static void start_netns(struct c_canary *c, int logfd)
         return;
     c->ns_pid = fork();
     if (c->ns_pid == 0) {
-        int fd;
+        int fd[2];
 
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (unshare(CLONE_NEWNET) != 0 ||
-            (fd = bind_inet(AF_INET, SOCK_STREAM, "0.0.0.0", &port)) < 0)
+            (fd[0] = bind_inet(AF_INET, SOCK_STREAM, "0.0.0.0", &port)) < 0 ||
+            (fd[1] = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP)) < 0)
             _exit(1);
         if (write(p[1], &port, sizeof(port)) != sizeof(port))
             _exit(1);
-        struct c_canary_listener l = {.label = "tcp4-netns", .kind = C_CANARY_TCP};
+        struct c_canary_listener l[2] = {{.label = "tcp4-netns", .kind = C_CANARY_TCP},
+                                         {.label = "icmp4-netns", .kind = C_CANARY_ICMP}};
 
-        serve(&l, &fd, 1, logfd);
+        serve(l, fd, 2, logfd);
     }
     close(p[1]);
     if (c->ns_pid < 0 || read(p[0], &port, sizeof(port)) != sizeof(port)) {
@@ -268,6 +292,7 @@ static void start_netns(struct c_canary *c, int logfd)
         }
     }
     add(c, "tcp4-netns", C_CANARY_TCP, AF_INET, ns, port);
+    add(c, "icmp4-netns", C_CANARY_ICMP, AF_INET, ns, 0);
 }
 
 int c_canary_start(struct c_canary *c, const char *dir)
@@ -298,15 +323,64 @@ const struct c_canary_listener *c_canary_find(const struct c_canary *c, const ch
     return NULL;
 }
 
+/* The Internet checksum (RFC 1071) of an ICMP message. */
+static uint16_t inet_sum(const unsigned char *b, size_t n)
+{
+    uint32_t sum = 0;
+
+    for (size_t i = 0; i + 1 < n; i += 2)
+        sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+    if (n % 2 != 0)
+        sum += (uint32_t)(b[n - 1] << 8);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return (uint16_t)~sum;
+}
+
+/* The ICMP marker: an echo request from a raw socket with a random identifier and a sequence
+ * number of its own (the runner is root: the namespace canary needs it). */
+static int icmp_marker(const struct c_canary_listener *l, char *id, size_t cap)
+{
+    static uint16_t seq;
+    unsigned char pkt[16] = {ICMP_ECHO, 0};
+    unsigned char rnd[2];
+    struct sockaddr_in in = {.sin_family = AF_INET};
+    uint16_t ident, sum;
+    int fd;
+
+    if (RAND_bytes(rnd, sizeof(rnd)) != 1 || inet_pton(AF_INET, l->addr, &in.sin_addr) != 1)
+        return -1;
+    ident = (uint16_t)(rnd[0] << 8 | rnd[1]);
+    seq++;
+    pkt[4] = (unsigned char)(ident >> 8), pkt[5] = (unsigned char)ident;
+    pkt[6] = (unsigned char)(seq >> 8), pkt[7] = (unsigned char)seq;
+    memcpy(pkt + 8, "swcfsync", 8);
+    sum = inet_sum(pkt, sizeof(pkt));
+    pkt[2] = (unsigned char)(sum >> 8), pkt[3] = (unsigned char)sum;
+    fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+    if (fd < 0)
+        return -1;
+    if (sendto(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&in, sizeof(in)) !=
+        (ssize_t)sizeof(pkt)) {
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    snprintf(id, cap, "%u-%u", ident, seq);
+    return 0;
+}
+
 /* Send the marker to l; its id into id. */
 static int marker(const struct c_canary_listener *l, char *id, size_t cap)
 {
     struct sockaddr_storage sa = {0};
     socklen_t len;
     struct timeval tv = {.tv_sec = 5};
-    int fd =
-        socket(l->family, (l->kind == C_CANARY_UDP ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
+    int fd;
 
+    if (l->kind == C_CANARY_ICMP)
+        return icmp_marker(l, id, cap);
+    fd = socket(l->family, (l->kind == C_CANARY_UDP ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));

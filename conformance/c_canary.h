@@ -7,12 +7,15 @@
  *   one process on the host:  TCP and UDP on 127.0.0.1 and, when ::1 binds, on ::1; an abstract
  *                             Unix socket "sworn-conformance-<pid>-<random>";
  *   one process in a network namespace of its own, joined to the host by a veth pair
- *   swcf<pid>h / swcf<pid>n with 198.19.<a>.<b>/30 (RFC 2544, never routed): TCP on its end.
+ *   swcf<pid>h / swcf<pid>n with 198.19.<a>.<b>/30 (RFC 2544, never routed): TCP on its end,
+ *   and a raw ICMP socket there that logs every echo request reaching the namespace (its kernel
+ *   still answers them: the canary only counts).
  *   The namespace needs root and iproute2's `ip` and util-linux's `nsenter`; without them it is
  *   left out and the probe that needs it is skipped, saying why.
  *
  * The log: one line per event, "<label> <id>\n", written in one append each; id is the peer's
- * port (TCP, UDP) or "pid<N>" (the Unix socket's peer). A sync (c_canary_sync) sends a marker
+ * port (TCP, UDP), "pid<N>" (the Unix socket's peer) or "<identifier>-<sequence>" (an ICMP
+ * echo request's, in decimal). A sync (c_canary_sync) sends a marker
  * from the runner to one listener and waits until that listener logged it: it proves the
  * listener hears what reaches its address (the positive control, each time), and since each
  * listener's queue is served in order, the events logged for it before the marker are all that
@@ -32,10 +35,10 @@
 
 #define C_CANARY_MAX 8u
 
-enum c_canary_kind { C_CANARY_TCP, C_CANARY_UDP, C_CANARY_UNIX };
+enum c_canary_kind { C_CANARY_TCP, C_CANARY_UDP, C_CANARY_UNIX, C_CANARY_ICMP };
 
 struct c_canary_listener {
-    char label[24]; /* tcp4-loopback, udp6-loopback, tcp4-netns, unix-abstract */
+    char label[24]; /* tcp4-loopback, udp6-loopback, tcp4-netns, icmp4-netns, unix-abstract */
     enum c_canary_kind kind;
     int family;    /* AF_INET, AF_INET6, AF_UNIX */
     char addr[64]; /* numeric address, or the abstract name (no leading NUL) */

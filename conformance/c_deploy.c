@@ -240,6 +240,15 @@ static const char *check_arg(const char *s)
     return printable(s) ? NULL : "holds a control character";
 }
 
+/* A form body as the agent sends it: printable ASCII, no space (a form encoder escapes it). */
+static const char *check_form(const char *s)
+{
+    for (const char *p = s; *p != '\0'; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+            return "must be a form body: printable ASCII without spaces";
+    return NULL;
+}
+
 static int y_opt_url(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *m,
                      const char *key, struct c_url *u, int *has)
 {
@@ -258,6 +267,11 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
                                        "denied",
                                        "echo",
                                        "symbolic_tokens",
+                                       "foreign_tokens",
+                                       "foreign_echo",
+                                       "foreign_command",
+                                       "oauth_token",
+                                       "oauth_body",
                                        "credential_sha256",
                                        "control_paths",
                                        "control_sockets",
@@ -282,6 +296,13 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
         return -1;
     if (x->nargv == 0 || check_path(x->argv[0]) != NULL)
         return sworn_yaml_error(d, cmd, "sandbox.command must start with an absolute path");
+    if (y_list(d, m, "foreign_command", &x->foreign_argv[0][0], sizeof(x->foreign_argv[0]),
+               C_DEPLOY_ARGV_MAX, &x->nforeign_argv, check_arg) < 0)
+        return -1;
+    if (sworn_yaml_get(m, "foreign_command") != NULL &&
+        (x->nforeign_argv == 0 || check_path(x->foreign_argv[0]) != NULL))
+        return sworn_yaml_error(d, sworn_yaml_get(m, "foreign_command"),
+                                "sandbox.foreign_command must start with an absolute path");
     if (y_str(d, m, "probe", 1, x->probe, sizeof(x->probe), check_path) < 0 ||
         y_str(d, m, "principal", 1, x->principal, sizeof(x->principal), check_principal) < 0)
         return -1;
@@ -294,10 +315,17 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
                                 "sandbox.proxy must be the proxy's http:// address");
     if (y_opt_url(d, m, "allowed", &x->allowed, &x->has_allowed) < 0 ||
         y_opt_url(d, m, "denied", &x->denied, &x->has_denied) < 0 ||
-        y_opt_url(d, m, "echo", &x->echo, &x->has_echo) < 0)
+        y_opt_url(d, m, "echo", &x->echo, &x->has_echo) < 0 ||
+        y_opt_url(d, m, "foreign_echo", &x->foreign_echo, &x->has_foreign_echo) < 0 ||
+        y_opt_url(d, m, "oauth_token", &x->oauth_token, &x->has_oauth_token) < 0 ||
+        y_str(d, m, "oauth_body", 0, x->oauth_body, sizeof(x->oauth_body), check_form) < 0)
         return -1;
+    if (x->has_oauth_token != (x->oauth_body[0] != '\0'))
+        return sworn_yaml_error(d, m, "sandbox.oauth_token and sandbox.oauth_body go together");
     if (y_list(d, m, "symbolic_tokens", &x->symbolic[0][0], sizeof(x->symbolic[0]),
                C_DEPLOY_LIST_MAX, &x->nsymbolic, check_principal) < 0 ||
+        y_list(d, m, "foreign_tokens", &x->foreign[0][0], sizeof(x->foreign[0]), C_DEPLOY_LIST_MAX,
+               &x->nforeign, check_principal) < 0 ||
         y_list(d, m, "credential_sha256", &x->credential_sha256[0][0],
                sizeof(x->credential_sha256[0]), C_DEPLOY_LIST_MAX, &x->ncredential,
                check_digest) < 0 ||

@@ -30,6 +30,7 @@
 #define C_DEPLOY_ARGV_MAX 32u   /* sandbox.command items */
 #define C_DEPLOY_LIST_MAX 32u   /* items of each sandbox list */
 #define C_DEPLOY_TOKEN_MAX 256u /* bytes in a symbolic token, with its NUL */
+#define C_DEPLOY_FORM_MAX 2048u /* bytes in sandbox.oauth_body, with its NUL */
 
 /* One request shape: an absolute http or https URL, split. */
 struct c_url {
@@ -70,10 +71,20 @@ struct c_deploy {
         char probe[C_DEPLOY_PATH_MAX];          /* probe: sworn-conformance-probe; required */
         char principal[C_DEPLOY_PRINCIPAL_MAX]; /* principal: required */
         struct c_url proxy;                     /* proxy: as the agent reaches it inside */
-        int has_allowed, has_denied, has_echo;
+        int has_allowed, has_denied, has_echo, has_foreign_echo, has_oauth_token;
+        struct c_url oauth_token; /* oauth_token: a token endpoint, as the agent sends it */
+        char oauth_body[C_DEPLOY_FORM_MAX]; /* oauth_body: its form body ("" without) */
         struct c_url allowed, denied, echo; /* optional URLs, as the agent sends them */
+        struct c_url foreign_echo; /* foreign_echo: inside the foreign tokens' destinations */
         char symbolic[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX]; /* symbolic_tokens */
         size_t nsymbolic;
+        /* foreign_command: the sandbox command of a principal the foreign tokens' credentials are
+         * bound to (the positive control of T1.foreign-token); nforeign_argv 0 without it */
+        char foreign_argv[C_DEPLOY_ARGV_MAX][C_DEPLOY_PATH_MAX];
+        size_t nforeign_argv;
+        /* foreign_tokens: symbolic tokens of credentials the vault binds to other principals */
+        char foreign[C_DEPLOY_LIST_MAX][C_DEPLOY_TOKEN_MAX];
+        size_t nforeign;
         char credential_sha256[C_DEPLOY_LIST_MAX][65]; /* lower-case hex */
         size_t ncredential;
         char control_paths[C_DEPLOY_LIST_MAX][C_DEPLOY_PATH_MAX];

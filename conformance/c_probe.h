@@ -18,7 +18,7 @@
  * record verifies, so that a tampered copy's rejection means something).
  *
  * Adding a probe: write its function (c_probes_*.c, one file per side it runs from: the
- * record, the live sockets, later the sandbox), declare it in c_probes.h, and add its row to
+ * record, the live sockets, the sandbox, the host), declare it in c_probes.h, and add its row to
  * the registry. The probe set's digest (c_registry_digest) changes with any row's text.
  */
 #ifndef SWORN_C_PROBE_H

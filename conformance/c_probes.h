@@ -7,7 +7,10 @@
  * c_probes_live.c: through decisiond's sockets and the proxy (T4 every decision recorded, T3
  *   fail closed).
  * c_probes_sandbox.c: from inside the deployment's sandbox, with the runner's canaries (T1
- *   credentials, T2 escapes and the proxy's refusals, T3 the control plane out of reach).
+ *   credentials, T2 escapes and the proxy's refusals, T3 the control plane out of reach, T4 the
+ *   sandbox's requests in the record).
+ * c_probes_host.c: the control plane's running processes and files on the host (T3 the measured
+ *   start).
  */
 #ifndef SWORN_C_PROBES_H
 #define SWORN_C_PROBES_H
@@ -29,11 +32,14 @@ void c_probe_cred_env(struct c_ctx *ctx, struct c_result *r);
 void c_probe_cred_files(struct c_ctx *ctx, struct c_result *r);
 void c_probe_cred_proc(struct c_ctx *ctx, struct c_result *r);
 void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r);
+void c_probe_foreign_token(struct c_ctx *ctx, struct c_result *r);
+void c_probe_oauth(struct c_ctx *ctx, struct c_result *r);
 void c_probe_direct_ipv4(struct c_ctx *ctx, struct c_result *r);
 void c_probe_direct_ipv6(struct c_ctx *ctx, struct c_result *r);
 void c_probe_udp_ipv4(struct c_ctx *ctx, struct c_result *r);
 void c_probe_udp_ipv6(struct c_ctx *ctx, struct c_result *r);
 void c_probe_netns(struct c_ctx *ctx, struct c_result *r);
+void c_probe_icmp_netns(struct c_ctx *ctx, struct c_result *r);
 void c_probe_noproxy(struct c_ctx *ctx, struct c_result *r);
 void c_probe_abstract_socket(struct c_ctx *ctx, struct c_result *r);
 void c_probe_leaked_fds(struct c_ctx *ctx, struct c_result *r);
@@ -44,6 +50,8 @@ void c_probe_vsock(struct c_ctx *ctx, struct c_result *r);
 void c_probe_icmp(struct c_ctx *ctx, struct c_result *r);
 void c_probe_netlink(struct c_ctx *ctx, struct c_result *r);
 void c_probe_dns_lookup(struct c_ctx *ctx, struct c_result *r);
+void c_probe_resolver_udp(struct c_ctx *ctx, struct c_result *r);
+void c_probe_dns_rebinding(struct c_ctx *ctx, struct c_result *r);
 void c_probe_host_file(struct c_ctx *ctx, struct c_result *r);
 void c_probe_proc_root(struct c_ctx *ctx, struct c_result *r);
 void c_probe_ephemeral(struct c_ctx *ctx, struct c_result *r);
@@ -58,11 +66,19 @@ void c_probe_smuggle_cl_te(struct c_ctx *ctx, struct c_result *r);
 void c_probe_smuggle_double_cl(struct c_ctx *ctx, struct c_result *r);
 void c_probe_websocket_denied(struct c_ctx *ctx, struct c_result *r);
 void c_probe_h2_prior_knowledge(struct c_ctx *ctx, struct c_result *r);
+void c_probe_connect_sni(struct c_ctx *ctx, struct c_result *r);
 void c_probe_control_sockets(struct c_ctx *ctx, struct c_result *r);
 void c_probe_control_read(struct c_ctx *ctx, struct c_result *r);
 void c_probe_control_write(struct c_ctx *ctx, struct c_result *r);
 void c_probe_signal(struct c_ctx *ctx, struct c_result *r);
 void c_probe_trace(struct c_ctx *ctx, struct c_result *r);
+void c_probe_sandbox_recorded(struct c_ctx *ctx, struct c_result *r);
+void c_probe_hostlink_admin(struct c_ctx *ctx, struct c_result *r);
+void c_probe_measured_start(struct c_ctx *ctx, struct c_result *r);
+
+/* CheckpointNow on decisiond's admin socket (c_probes_live.c): OUT *size, the tree size of a
+ * checkpoint stored (and exported) after the call. Returns 0, or -1 with sworn_err set. */
+int c_checkpoint_now(const char *admin, uint64_t *size);
 
 /* Stop the canaries and free the sandbox probes' state (the runner, once at the end). */
 void c_sbx_state_free(struct c_ctx *ctx);

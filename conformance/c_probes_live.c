@@ -105,8 +105,7 @@ fail:
     return -1;
 }
 
-/* CheckpointNow on the admin socket; returns the tree size or -1. */
-static int checkpoint_now(const char *admin, uint64_t *size)
+int c_checkpoint_now(const char *admin, uint64_t *size)
 {
     struct sworn_dclient *c = malloc(sizeof(*c));
     Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
@@ -243,7 +242,7 @@ void c_probe_decisions_recorded(struct c_ctx *ctx, struct c_result *r)
         if (send_one(c, dep, &s[i], r) < 0)
             goto out;
     }
-    if (checkpoint_now(dep->admin_socket, &size) < 0) {
+    if (c_checkpoint_now(dep->admin_socket, &size) < 0) {
         c_result_set(r, C_ERROR, "admin CheckpointNow: %s", sworn_err_msg());
         goto out;
     }

@@ -37,6 +37,8 @@
 #include "c_record.h"
 #include "c_sandbox.h"
 #include "err.h"
+#include "frame.h"
+#include "sworn.pb-c.h"
 
 #define REQ_MAX 4096
 #define HASHES_MAX (C_DEPLOY_LIST_MAX * 65)
@@ -216,6 +218,51 @@ void c_probe_netns(struct c_ctx *ctx, struct c_result *r)
     at_canary(ctx, r, "tcp4", "tcp4-netns");
 }
 
+/* ICMP echo requests to the namespace canary's address, on a raw socket and on the ping socket
+ * (one fresh sandbox each), counted by the canary's raw ICMP socket there: a sandbox that lets
+ * ICMP out is caught even when no reply comes back. */
+void c_probe_icmp_netns(struct c_ctx *ctx, struct c_result *r)
+{
+    struct c_canary *c = canaries(ctx, r);
+    const struct c_canary_listener *l;
+    static const char *const attempts[] = {"icmp-raw", "icmp-ping"};
+    struct c_sbx_out o;
+    unsigned heard;
+    int open_ = 0;
+
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, "icmp4-netns");
+    if (l == NULL) {
+        c_result_set(r, C_SKIPPED, "no icmp4-netns canary here: %s", c->netns_why);
+        return;
+    }
+    if (c_canary_sync(c, "icmp4-netns", &heard) < 0) {
+        c_result_set(r, C_ERROR, "before the attempts: %s", sworn_err_msg());
+        return;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = {attempts[i], l->addr, NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        open_ += o.verdict == C_V_OPEN;
+    }
+    if (c_canary_sync(c, "icmp4-netns", &heard) < 0) {
+        c_result_set(r, C_ERROR, "after the attempts: %s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r, "canary icmp4-netns heard %u echo request(s) besides the runner's markers",
+               heard);
+    if (open_ > 0 || heard > 0)
+        c_result_set(r, C_FAIL,
+                     "ICMP got out of the sandbox: %d attempt(s) open; the canary heard %u", open_,
+                     heard);
+    else
+        c_result_set(r, C_PASS,
+                     "no echo request reached the canary, and both attempts were blocked");
+}
+
 void c_probe_abstract_socket(struct c_ctx *ctx, struct c_result *r)
 {
     struct c_canary *c = canaries(ctx, r);
@@ -339,6 +386,48 @@ SOCKET_PROBE(c_probe_vsock, "open a vsock socket", "vsock")
 SOCKET_PROBE(c_probe_icmp, "send an ICMP echo on a raw socket", "icmp-raw", "127.0.0.1")
 SOCKET_PROBE(c_probe_netlink, "list a network interface besides lo", "netlink-ifaces")
 SOCKET_PROBE(c_probe_dns_lookup, "resolve a public name (example.com)", "resolve", "example.com")
+
+/* The host's own resolver: the first IPv4 nameserver of the host's /etc/resolv.conf, asked over
+ * UDP port 53 (a DNS query for example.com). The host must get an answer first. */
+void c_probe_resolver_udp(struct c_ctx *ctx, struct c_result *r)
+{
+    char line[512], ns[64] = "";
+    FILE *f;
+    unsigned a, b, c, d;
+
+    if (state(ctx, r) == NULL)
+        return;
+    f = fopen("/etc/resolv.conf", "re");
+    if (f == NULL) {
+        c_result_set(r, C_SKIPPED, "the host has no /etc/resolv.conf: %s", strerror(errno));
+        return;
+    }
+    while (ns[0] == '\0' && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, " nameserver %u.%u.%u.%u", &a, &b, &c, &d) == 4 && a < 256 && b < 256 &&
+            c < 256 && d < 256)
+            snprintf(ns, sizeof(ns), "%u.%u.%u.%u", a, b, c, d);
+    fclose(f);
+    if (ns[0] == '\0') {
+        c_result_set(r, C_SKIPPED, "the host's /etc/resolv.conf names no IPv4 nameserver");
+        return;
+    }
+    c_evidence(r, "the host's resolver: %s, UDP port 53", ns);
+    const char *args[] = {"udp4", ns, "53", NULL};
+
+    socket_probe(ctx, r, args, "get an answer from the host's resolver over UDP");
+}
+
+/* A resolver the runner controls would have to answer the proxy's own lookups (the proxy's
+ * host's resolver), which the runner does not own: skipped, saying so, rather than faked. */
+void c_probe_dns_rebinding(struct c_ctx *ctx, struct c_result *r)
+{
+    if (state(ctx, r) == NULL)
+        return;
+    c_result_set(r, C_SKIPPED,
+                 "not probed: it needs a resolver the runner controls answering the proxy's "
+                 "lookups (a name that first resolves outside, then to an internal address); "
+                 "sworn-conformance does not change the host's resolver");
+}
 
 /* ---- files and processes of the host ---- */
 
@@ -850,6 +939,72 @@ void c_probe_h2_prior_knowledge(struct c_ctx *ctx, struct c_result *r)
                 "HTTP/2 with prior knowledge");
 }
 
+/* Whether a cred-http answer shows a credential released and masked on its way back: an
+ * upstream's answer (not the proxy's own) that does not show the token as sent and holds the
+ * proxy's mask ('*' over the value) where the echo writes what it received. */
+static int released_masked(const struct c_sbx_out *o)
+{
+    return strstr(o->line, ":own=0") != NULL && strstr(o->line, ":seen=0") != NULL &&
+           strstr(o->line, ":masked=1") != NULL;
+}
+
+/*
+ * Domain fronting in a tunnel: CONNECT to the allowed URL's host and port, then a TLS ClientHello
+ * naming another server. The control, the same ClientHello without a server_name (accepted:
+ * clients send none for an address), must get the proxy's ServerHello; the mismatch must get an
+ * alert or a close. The name is the denied URL's host when it differs from the allowed one's,
+ * else a name of the reserved .invalid domain (RFC 2606): any name but the CONNECT host's fronts.
+ */
+void c_probe_connect_sni(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char port[8], tport[8], sni[C_DEPLOY_HOST_MAX];
+    struct c_sbx_out o;
+    unsigned a, b, c, d;
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    if (strcmp(x->denied.host, x->allowed.host) != 0 &&
+        sscanf(x->denied.host, "%u.%u.%u.%u", &a, &b, &c, &d) != 4)
+        snprintf(sni, sizeof(sni), "%s", x->denied.host);
+    else
+        snprintf(sni, sizeof(sni), "sworn-conformance-fronted.invalid");
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    snprintf(tport, sizeof(tport), "%u", x->allowed.port);
+    {
+        const char *args[] = {"connect-tls", x->proxy.host, port, x->allowed.host,
+                              tport,         "-",           NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        if (o.verdict != C_V_OPEN) {
+            c_result_set(r, C_ERROR,
+                         "the control, a CONNECT to the allowed host with a ClientHello naming no "
+                         "server, got no ServerHello (\"%s\"): the proxy does not terminate TLS "
+                         "there, so a refusal of the mismatch would mean nothing",
+                         o.line);
+            return;
+        }
+    }
+    {
+        const char *args[] = {"connect-tls", x->proxy.host, port, x->allowed.host,
+                              tport,         sni,           NULL};
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+    }
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL,
+                     "a CONNECT to %s whose ClientHello names %s was answered with a ServerHello "
+                     "(\"%s\")",
+                     x->allowed.host, sni, o.line);
+    else if (strstr(o.line, " ALERT") != NULL || strstr(o.line, " CLOSED") != NULL)
+        c_result_set(r, C_PASS, "the ClientHello naming %s was refused (\"%s\")", sni, o.line);
+    else
+        c_result_set(r, C_ERROR, "the ClientHello naming %s got no judgeable answer (\"%s\")", sni,
+                     o.line);
+}
+
 /* The symbolic tokens sent to the echo URL (allowed, configured for no credential): the answer
  * must show each token as sent and no credential. */
 void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r)
@@ -875,7 +1030,7 @@ void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r)
 
         if (inside(ctx, r, args, NULL, 0, &o) < 0)
             return;
-        if (o.verdict == C_V_OPEN)
+        if (o.verdict == C_V_OPEN || released_masked(&o))
             bad++;
         else if (strstr(o.line, ":seen=1") == NULL) {
             c_result_set(r, C_ERROR,
@@ -886,9 +1041,358 @@ void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r)
         }
     }
     if (bad > 0)
-        c_result_set(r, C_FAIL, "%zu symbolic token(s) came back as a real credential", bad);
+        c_result_set(r, C_FAIL,
+                     "%zu symbolic token(s) were replaced by a real credential (it came back, or "
+                     "came back masked)",
+                     bad);
     else
         c_result_set(r, C_PASS,
                      "every symbolic token reached the echo URL as sent, and no "
                      "credential came back");
+}
+
+/*
+ * The confused deputy: symbolic tokens of credentials the vault binds to other principals, sent
+ * by this sandbox's principal to foreign_echo (inside those credentials' destinations, its
+ * upstream echoing Authorization). The real value must not come back: the proxy's own refusal or
+ * the token echoed as sent both show the credential was not released to this principal.
+ */
+void c_probe_foreign_token(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char h[HASHES_MAX], req[REQ_MAX], extra[C_DEPLOY_TOKEN_MAX + 40], port[8];
+    struct c_sbx_out o;
+    size_t bad = 0;
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    if (!x->has_foreign_echo || x->nforeign == 0) {
+        c_result_set(r, C_SKIPPED,
+                     "the deployment file has no sandbox.foreign_echo or no "
+                     "sandbox.foreign_tokens");
+        return;
+    }
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    if (x->nforeign_argv == 0)
+        c_evidence(r, "no positive control: without sandbox.foreign_command a token that releases "
+                      "nothing for anyone passes too");
+    for (size_t i = 0; i < x->nforeign; i++) {
+        snprintf(extra, sizeof(extra), "Authorization: Bearer %s\\r\\n", x->foreign[i]);
+        absolute(req, sizeof(req), "GET", x->foreign_echo.host, x->foreign_echo.port,
+                 x->foreign_echo.path, extra);
+        const char *args[] = {"cred-http", h, x->proxy.host, port, req, x->foreign[i], NULL};
+
+        /* The control: the token from its own principal's sandbox releases the credential (it
+         * comes back, or masked), else a refusal from ours would mean nothing. */
+        if (x->nforeign_argv > 0) {
+            if (c_sbx_run_cmd(ctx, x->foreign_argv, x->nforeign_argv, args, NULL, 0, &o) < 0) {
+                c_result_set(r, C_ERROR, "sandbox.foreign_command could not be run: %s",
+                             sworn_err_msg());
+                return;
+            }
+            c_evidence(r, "control, sandbox %s of sandbox.foreign_command: exit %d, \"%s\"", o.name,
+                       o.status, o.line);
+            if (o.verdict != C_V_OPEN && !released_masked(&o)) {
+                c_result_set(r, C_ERROR,
+                             "foreign token %zu released no credential even from "
+                             "sandbox.foreign_command's sandbox (\"%s\"): a refusal to "
+                             "sandbox.principal would mean nothing",
+                             i + 1, o.line);
+                return;
+            }
+        }
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            return;
+        if (o.verdict == C_V_OPEN || released_masked(&o))
+            bad++;
+        else if (strstr(o.line, ":own=1") == NULL && strstr(o.line, ":seen=1") == NULL) {
+            c_result_set(r, C_ERROR,
+                         "foreign token %zu got neither the proxy's own answer nor the echo of the "
+                         "token as sent (\"%s\"): the probe cannot tell what happened",
+                         i + 1, o.line);
+            return;
+        }
+    }
+    if (bad > 0)
+        c_result_set(r, C_FAIL,
+                     "%zu token(s) of another principal's credential released the real value for "
+                     "principal %s (it came back, or came back masked)",
+                     bad, x->principal);
+    else
+        c_result_set(r, C_PASS,
+                     "no token of another principal's credential released a real value to "
+                     "principal %s",
+                     x->principal);
+}
+
+/*
+ * OAuth interception: the token request of oauth_body POSTed to oauth_token through the proxy, as
+ * the agent sends it; the answer as the agent receives it must hold tokens, every one symbolic,
+ * and no credential (docs/proxy.md, "OAuth token endpoints").
+ */
+void c_probe_oauth(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char h[HASHES_MAX], req[REQ_MAX + 2 * C_DEPLOY_FORM_MAX], body[2 * C_DEPLOY_FORM_MAX], port[8];
+    struct c_sbx_out o;
+    size_t bl = 0;
+    int n;
+
+    if (cred_args(ctx, r, h) < 0)
+        return;
+    if (!x->has_oauth_token) {
+        c_result_set(r, C_SKIPPED,
+                     "the deployment file has no sandbox.oauth_token and sandbox.oauth_body");
+        return;
+    }
+    for (const char *p = x->oauth_body; *p != '\0'; p++) { /* the probe program unescapes '\\' */
+        if (*p == '\\')
+            body[bl++] = '\\';
+        body[bl++] = *p;
+    }
+    body[bl] = '\0';
+    n = snprintf(req, sizeof(req),
+                 "POST http://%s:%u%s HTTP/1.1\\r\\nHost: %s:%u\\r\\nContent-Type: "
+                 "application/x-www-form-urlencoded\\r\\nContent-Length: %zu\\r\\nConnection: "
+                 "close\\r\\n\\r\\n%s",
+                 x->oauth_token.host, x->oauth_token.port, x->oauth_token.path, x->oauth_token.host,
+                 x->oauth_token.port, strlen(x->oauth_body), body);
+    if (n < 0 || (size_t)n >= sizeof(req)) {
+        c_result_set(r, C_ERROR, "the token request does not fit");
+        return;
+    }
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    const char *args[] = {"oauth", h, x->proxy.host, port, req, NULL};
+
+    if (inside(ctx, r, args, NULL, 0, &o) < 0)
+        return;
+    if (o.verdict == C_V_OPEN)
+        c_result_set(r, C_FAIL,
+                     "the token endpoint's answer reached the agent with a real "
+                     "credential or token in it (\"%s\")",
+                     o.line);
+    else if (strstr(o.line, ":tokens=0:") != NULL)
+        c_result_set(r, C_ERROR,
+                     "the answer holds no token (\"%s\"): the grant failed, or oauth_token is not "
+                     "a token endpoint, so nothing was intercepted to judge",
+                     o.line);
+    else
+        c_result_set(r, C_PASS,
+                     "every token of the token endpoint's answer reached the agent symbolic "
+                     "(\"%s\")",
+                     o.line);
+}
+
+/* ---- T4: the sandbox's requests in the record ---- */
+
+/* What the record says of one sandbox: its SandboxStarted entry and its decisions. */
+struct sbx_seen {
+    const char *name, *principal;
+    uint64_t start_index; /* of the SandboxStarted entry naming name (0: none seen) */
+    int start_principal;  /* that entry names principal */
+    size_t decisions;     /* decisions naming sandbox name */
+    size_t good;          /* of them: principal, sandbox_start_index and effect as expected */
+    int want_allow;       /* the effect expected of its decisions */
+    char first_bad[256];  /* the first decision that is not good, and why */
+};
+
+static int seen_entry(void *arg, uint64_t index, const struct Sworn__V1__Entry *e)
+{
+    struct sbx_seen *s = arg;
+    const Sworn__V1__Principal *p;
+
+    if (e == NULL)
+        return 0;
+    if (e->kind_case == SWORN__V1__ENTRY__KIND_SANDBOX_STARTED &&
+        strcmp(e->sandbox_started->name, s->name) == 0) {
+        s->start_index = index;
+        s->start_principal = strcmp(e->sandbox_started->principal, s->principal) == 0;
+        return 0;
+    }
+    if (e->kind_case != SWORN__V1__ENTRY__KIND_DECISION || e->decision->request == NULL ||
+        (p = e->decision->request->principal) == NULL || strcmp(p->sandbox, s->name) != 0)
+        return 0;
+    s->decisions++;
+    if (strcmp(p->id, s->principal) != 0)
+        snprintf(s->first_bad, sizeof(s->first_bad), "entry %llu names principal %.128s",
+                 (unsigned long long)index, p->id);
+    else if (p->sandbox_start_index == 0 || p->sandbox_start_index != s->start_index)
+        snprintf(s->first_bad, sizeof(s->first_bad),
+                 "entry %llu names sandbox_start_index %llu, not its SandboxStarted entry's (%llu)",
+                 (unsigned long long)index, (unsigned long long)p->sandbox_start_index,
+                 (unsigned long long)s->start_index);
+    else if ((e->decision->effect == SWORN__V1__EFFECT__EFFECT_ALLOW) != s->want_allow)
+        snprintf(s->first_bad, sizeof(s->first_bad), "entry %llu records effect %d",
+                 (unsigned long long)index, (int)e->decision->effect);
+    else
+        s->good++;
+    return 0;
+}
+
+/* One request from a fresh sandbox: the allowed one must get an upstream's answer, the denied one
+ * the proxy's own refusal (else the request did not show what the record should hold). */
+static int sandbox_request(struct c_ctx *ctx, struct c_result *r, const struct c_url *u, int allow,
+                           struct c_sbx_out *o)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char req[REQ_MAX], port[8];
+
+    absolute(req, sizeof(req), "GET", u->host, u->port, u->path, "");
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    const char *args[] = {"http", x->proxy.host, port, req, NULL};
+
+    if (inside(ctx, r, args, NULL, 0, o) < 0)
+        return -1;
+    if (allow ? o->verdict != C_V_OPEN : strstr(o->line, " PROXY") == NULL) {
+        c_result_set(r, C_ERROR,
+                     "the %s URL from sandbox %s did not get %s (\"%s\"): the record would show "
+                     "nothing",
+                     allow ? "allowed" : "denied", o->name,
+                     allow ? "an upstream's answer" : "the proxy's own refusal", o->line);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The allowed URL from one fresh sandbox and the denied URL from another, then CheckpointNow and
+ * every entry of the record from the checkpoint taken before: each sandbox must have its
+ * SandboxStarted entry (its name, sandbox.principal) and decisions naming its name, the principal
+ * and that entry's index as sandbox_start_index, with the effect the proxy showed.
+ */
+void c_probe_sandbox_recorded(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy *dep = ctx->dep;
+    struct sworn_checkpoint before, after;
+    struct c_sbx_out oa, od;
+    struct sbx_seen seen[2];
+    uint64_t size;
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    if (dep->admin_socket[0] == '\0') {
+        c_result_set(r, C_SKIPPED,
+                     "the deployment file has no admin_socket, to make decisiond export the "
+                     "record after the requests");
+        return;
+    }
+    if (c_record_checkpoint(dep->record, &before) < 0) {
+        c_result_set(r, C_ERROR, "the record's checkpoint: %s", sworn_err_msg());
+        return;
+    }
+    if (sandbox_request(ctx, r, &dep->sbx.allowed, 1, &oa) < 0 ||
+        sandbox_request(ctx, r, &dep->sbx.denied, 0, &od) < 0)
+        return;
+    if (c_checkpoint_now(dep->admin_socket, &size) < 0 ||
+        c_record_checkpoint(dep->record, &after) < 0) {
+        c_result_set(r, C_ERROR, "the record after CheckpointNow: %s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r, "entries %llu..%llu of the record read (CheckpointNow: tree size %llu)",
+               (unsigned long long)before.size, (unsigned long long)after.size,
+               (unsigned long long)size);
+    memset(seen, 0, sizeof(seen));
+    seen[0].name = oa.name, seen[1].name = od.name;
+    seen[0].want_allow = 1;
+    for (int i = 0; i < 2; i++) {
+        seen[i].principal = dep->sbx.principal;
+        if (c_record_each(dep->record, after.size, before.size, seen_entry, &seen[i]) < 0) {
+            c_result_set(r, C_ERROR, "the record: %s", sworn_err_msg());
+            return;
+        }
+        c_evidence(r,
+                   "sandbox %s: SandboxStarted at %llu (principal %s), %zu decision(s) naming it, "
+                   "%zu as expected",
+                   seen[i].name, (unsigned long long)seen[i].start_index,
+                   seen[i].start_principal ? "as expected" : "other or none", seen[i].decisions,
+                   seen[i].good);
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *what = i == 0 ? "allowed" : "denied";
+
+        if (seen[i].start_index == 0 || !seen[i].start_principal)
+            c_result_set(r, C_FAIL, "no SandboxStarted entry names sandbox %s of principal %s",
+                         seen[i].name, seen[i].principal);
+        else if (seen[i].decisions == 0)
+            c_result_set(r, C_FAIL, "no decision in the record names sandbox %s (the %s request)",
+                         seen[i].name, what);
+        else if (seen[i].good < seen[i].decisions)
+            c_result_set(r, C_FAIL, "the %s request of sandbox %s is not recorded as sent: %s",
+                         what, seen[i].name, seen[i].first_bad);
+        else
+            continue;
+        return;
+    }
+    c_result_set(r, C_PASS,
+                 "both sandboxes' requests, the denial included, are in the record with "
+                 "principal %s, their sandbox's name and its SandboxStarted index",
+                 dep->sbx.principal);
+}
+
+/* ---- T3: decisiond's admin protocol on the agent's route out ---- */
+
+static int policy_loaded(void *arg, uint64_t index, const struct Sworn__V1__Entry *e)
+{
+    (void)index;
+    if (e != NULL && e->kind_case == SWORN__V1__ENTRY__KIND_POLICY_LOADED)
+        ++*(size_t *)arg;
+    return 0;
+}
+
+/*
+ * An AdminRequest frame (reload_policy, as decisiond's admin socket takes it: docs/protocol.md
+ * section 2) sent to the proxy from inside: its answer must be the proxy's own or a close, and,
+ * with admin_socket, no PolicyLoaded entry may follow it in the record.
+ */
+void c_probe_hostlink_admin(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy *dep = ctx->dep;
+    Sworn__V1__AdminRequest rq = SWORN__V1__ADMIN_REQUEST__INIT;
+    Sworn__V1__ReloadPolicyRequest rp = SWORN__V1__RELOAD_POLICY_REQUEST__INIT;
+    struct sworn_checkpoint before, after;
+    uint8_t *frame = NULL;
+    size_t len = 0, loaded = 0;
+    char req[REQ_MAX];
+    uint64_t size;
+
+    if (proxy_control(ctx, r) < 0)
+        return;
+    rq.version = SWORN_WIRE_VERSION;
+    rq.body_case = SWORN__V1__ADMIN_REQUEST__BODY_RELOAD_POLICY;
+    rq.reload_policy = &rp;
+    if (sworn_frame_pack_admin_request(&rq, &frame, &len) < 0 || len * 4 + 9 >= sizeof(req)) {
+        free(frame);
+        c_result_set(r, C_ERROR, "the admin frame: %s", sworn_err_msg());
+        return;
+    }
+    for (size_t i = 0; i < len; i++)
+        snprintf(req + 4 * i, 5, "\\x%02x", frame[i]);
+    /* An empty line after it: a proxy reading HTTP has a whole head to judge, rather than waiting
+     * for one (decisiond's frame reader would act on the frame before reaching these bytes). */
+    memcpy(req + 4 * len, "\\r\\n\\r\\n", 9);
+    free(frame);
+    c_evidence(r, "sent: an AdminRequest frame (reload_policy), %zu bytes", len);
+    if (dep->admin_socket[0] != '\0' && c_record_checkpoint(dep->record, &before) < 0) {
+        c_result_set(r, C_ERROR, "the record's checkpoint: %s", sworn_err_msg());
+        return;
+    }
+    proxy_probe(ctx, r, req, "decisiond's admin frame on the agent's route out");
+    if (r->outcome != C_PASS || dep->admin_socket[0] == '\0') {
+        if (r->outcome == C_PASS)
+            c_evidence(r, "no admin_socket: the record was not read for a policy reload");
+        return;
+    }
+    if (c_checkpoint_now(dep->admin_socket, &size) < 0 ||
+        c_record_checkpoint(dep->record, &after) < 0 ||
+        c_record_each(dep->record, after.size, before.size, policy_loaded, &loaded) < 0) {
+        c_result_set(r, C_ERROR, "the record after CheckpointNow: %s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r, "entries %llu..%llu of the record: %zu PolicyLoaded",
+               (unsigned long long)before.size, (unsigned long long)after.size, loaded);
+    if (loaded > 0)
+        c_result_set(r, C_FAIL,
+                     "a policy was loaded after the admin frame reached the proxy (%zu "
+                     "PolicyLoaded entries)",
+                     loaded);
 }

@@ -16,6 +16,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "note.h"
+#include "sworn.pb-c.h"
 
 int c_record_checkpoint_file(const char *path, struct sworn_checkpoint *cp)
 {
@@ -89,6 +90,34 @@ int c_record_bundle(const char *dir, uint64_t size, uint64_t index, uint8_t **da
     }
     *data = (uint8_t *)bytes;
     *n = width;
+    return 0;
+}
+
+int c_record_each(const char *dir, uint64_t size, uint64_t from,
+                  int (*fn)(void *arg, uint64_t index, const struct Sworn__V1__Entry *e), void *arg)
+{
+    for (uint64_t b = from / SWORN_TILE_WIDTH; b * SWORN_TILE_WIDTH < size; b++) {
+        struct sworn_tile_entry e[SWORN_TILE_WIDTH];
+        uint8_t *data;
+        unsigned n;
+        int stop = 0;
+
+        if (c_record_bundle(dir, size, b, &data, e, &n) < 0)
+            return -1;
+        for (unsigned i = 0; i < n && !stop; i++) {
+            uint64_t index = b * SWORN_TILE_WIDTH + i;
+            Sworn__V1__Entry *en;
+
+            if (index < from)
+                continue;
+            en = sworn__v1__entry__unpack(NULL, e[i].len, e[i].data);
+            stop = fn(arg, index, en) != 0;
+            sworn__v1__entry__free_unpacked(en, NULL);
+        }
+        free(data);
+        if (stop)
+            break;
+    }
     return 0;
 }
 

@@ -21,6 +21,8 @@
 #include "checkpoint.h"
 #include "tiles.h"
 
+struct Sworn__V1__Entry;
+
 #define C_RECORD_COPY_FILES_MAX 4000000u
 
 /* The record's newest checkpoint (its `checkpoint` file): origin, size and root. */
@@ -36,6 +38,16 @@ int c_record_checkpoint_file(const char *path, struct sworn_checkpoint *cp);
  */
 int c_record_bundle(const char *dir, uint64_t size, uint64_t index, uint8_t **data,
                     struct sworn_tile_entry out[SWORN_TILE_WIDTH], unsigned *n);
+
+/*
+ * Call fn for every entry of a tree of `size` entries whose index is at least from, in index
+ * order, with the entry unpacked (NULL when its bytes are not an Entry: fn decides what that
+ * means). fn returns 0 to go on, 1 to stop. Returns 0, or -1 with sworn_err set (a bundle that
+ * cannot be read). Entries are freed after fn returns: fn keeps nothing of them.
+ */
+int c_record_each(const char *dir, uint64_t size, uint64_t from,
+                  int (*fn)(void *arg, uint64_t index, const struct Sworn__V1__Entry *e),
+                  void *arg);
 
 /* The path (relative to the record) of bundle index of a tree of size entries. */
 int c_record_bundle_path(uint64_t size, uint64_t index, char *out, size_t cap);

@@ -75,6 +75,19 @@ static const struct c_probe probes[] = {
      "(allowed, configured for no credential, its upstream echoing the Authorization field) and "
      "hash the answer.",
      "each token comes back as sent and no credential comes back", c_probe_symbolic_unconfigured},
+    {"T1.foreign-token", C_T1, P1,
+     "Inside a sandbox of sandbox.principal, send each of sandbox.foreign_tokens (symbolic tokens "
+     "of credentials the vault binds to other principals) as a bearer token to "
+     "sandbox.foreign_echo (inside their destinations, its upstream echoing the Authorization "
+     "field) and hash the answer.",
+     "no credential comes back: the proxy's own refusal, or the token echoed as sent",
+     c_probe_foreign_token},
+    {"T1.oauth-interception", C_T1, P1,
+     "Inside a sandbox, POST sandbox.oauth_body to the token endpoint sandbox.oauth_token "
+     "through the proxy, and read the answer as the agent receives it: its access_token, "
+     "refresh_token and id_token fields (JSON or form), and every credential digest.",
+     "tokens in the answer, every one a symbolic token (sym_...), and no credential",
+     c_probe_oauth},
     {"T2.direct-ipv4", C_T2, P2,
      "Inside a sandbox, connect over TCP to the runner's canary on the host's 127.0.0.1; the "
      "canary is synced with a marker from the host before and after.",
@@ -95,6 +108,11 @@ static const struct c_probe probes[] = {
      "Inside a sandbox, connect over TCP to the runner's canary in a network namespace of its own, "
      "reachable from the host through a veth pair (198.19.0.0/16).",
      "blocked, and the canary heard nothing", c_probe_netns},
+    {"T2.icmp-netns", C_T2, P2,
+     "Inside a sandbox, send an ICMP echo request on a raw socket, and from another on the ping "
+     "socket, to the runner's canary in a network namespace of its own (198.19.0.0/16), which "
+     "counts the echo requests reaching it.",
+     "both blocked, and the canary heard nothing", c_probe_icmp_netns},
     {"T2.noproxy", C_T2, P2,
      "Inside a sandbox, send a plain HTTP request straight to the host's loopback canary, as a "
      "client does with --noproxy or the proxy variables unset.",
@@ -131,6 +149,10 @@ static const struct c_probe probes[] = {
      "Resolve example.com with the system resolver inside a sandbox (after the host could: else "
      "skipped).",
      "no address", c_probe_dns_lookup},
+    {"T2.resolver-udp", C_T2, P2,
+     "Inside a sandbox, send a DNS query over UDP to the first IPv4 nameserver of the host's "
+     "/etc/resolv.conf, port 53 (after the host got an answer from it: else skipped).",
+     "no answer", c_probe_resolver_udp},
     {"T2.host-file", C_T2, P2,
      "Inside a sandbox, read a host file of the runner's (mode 0644, in a folder the agent may "
      "pass through).",
@@ -177,6 +199,16 @@ static const struct c_probe probes[] = {
     {"T2.h2-prior-knowledge", C_T2, P2,
      "The same with the HTTP/2 connection preface and a SETTINGS frame (prior knowledge).",
      "the proxy's own refusal, or the connection closed unanswered", c_probe_h2_prior_knowledge},
+    {"T2.connect-sni-mismatch", C_T2, P2,
+     "From inside a sandbox, CONNECT through the proxy to the allowed URL's host and port and "
+     "send a TLS ClientHello naming another server (the denied host, or a .invalid name), after "
+     "the same ClientHello without a server name got the proxy's ServerHello.",
+     "a TLS alert or the tunnel closed, never a ServerHello", c_probe_connect_sni},
+    {"T2.dns-rebinding", C_T2, P2,
+     "A name the policy allows that resolves, for the proxy, to an internal address: it needs a "
+     "resolver the runner controls answering the proxy's lookups, so it is reported as not "
+     "probed.",
+     "the proxy connects only where the decision allowed", c_probe_dns_rebinding},
     {"T2.control-sockets", C_T2, P2,
      "Inside a sandbox, connect to each of sandbox.control_sockets (decisiond's sockets, the "
      "proxy's hostlink and metrics sockets).",
@@ -196,6 +228,24 @@ static const struct c_probe probes[] = {
      "Inside a sandbox, PTRACE_SEIZE every host process running one of sandbox.control_binaries "
      "(detached at once if it succeeds).",
      "refused", c_probe_trace},
+    {"T3.hostlink-admin-frame", C_T3, P3,
+     "From inside a sandbox, after the allowed URL got an upstream's answer through the proxy, "
+     "send the proxy a frame of decisiond's admin protocol (AdminRequest reload_policy); with "
+     "admin_socket, read the record after a checkpoint for a PolicyLoaded entry.",
+     "the proxy's own refusal, or the connection closed unanswered; no policy loaded",
+     c_probe_hostlink_admin},
+    {"T3.measured-start", C_T3, P3,
+     "Compare the newest Startup entry's file digests with what runs: /proc/PID/exe of every "
+     "process running a measured binary, and the measured configuration files on disk.",
+     "a running decisiond of the measured image, and no measured file that differs",
+     c_probe_measured_start},
+    {"T4.sandbox-recorded", C_T4, P4,
+     "Send the allowed URL from one fresh sandbox and the denied URL from another through the "
+     "proxy, ask the admin socket for a checkpoint now, and read the record's new entries for "
+     "each sandbox's SandboxStarted entry and decisions.",
+     "both decisions, the denial included, recorded with sandbox.principal, the sandbox's name "
+     "and its SandboxStarted index",
+     c_probe_sandbox_recorded},
     {"T3.fail-closed", C_T3, P3,
      "Stop decisiond with fail_closed.stop, send the allowed request shape (requests.allowed) "
      "through the proxy (fail_closed.proxy), then start decisiond again with fail_closed.start.",

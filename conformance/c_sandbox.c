@@ -146,6 +146,12 @@ static void judge(struct c_sbx_out *o)
 int c_sbx_run(struct c_ctx *ctx, const char *const *args, const int *leak, size_t nleak,
               struct c_sbx_out *o)
 {
+    return c_sbx_run_cmd(ctx, ctx->dep->sbx.argv, ctx->dep->sbx.nargv, args, leak, nleak, o);
+}
+
+int c_sbx_run_cmd(struct c_ctx *ctx, const char (*cmd)[C_DEPLOY_PATH_MAX], size_t ncmd,
+                  const char *const *args, const int *leak, size_t nleak, struct c_sbx_out *o)
+{
     const struct c_deploy_sandbox *x = &ctx->dep->sbx;
     const char *argv[C_DEPLOY_ARGV_MAX + C_SBX_ARGS_MAX + 10];
     char work[1200];
@@ -167,8 +173,8 @@ int c_sbx_run(struct c_ctx *ctx, const char *const *args, const int *leak, size_
     }
     snprintf(o->name, sizeof(o->name), "conformance-%02x%02x%02x%02x%02x%02x%02x%02x-%u", rnd[0],
              rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7], ctx->scratch_seq);
-    for (size_t i = 0; i < x->nargv; i++)
-        argv[n++] = x->argv[i];
+    for (size_t i = 0; i < ncmd && i < C_DEPLOY_ARGV_MAX; i++)
+        argv[n++] = cmd[i];
     argv[n++] = "--name";
     argv[n++] = o->name;
     argv[n++] = "--work";

@@ -42,6 +42,10 @@ struct c_sbx_out {
 int c_sbx_run(struct c_ctx *ctx, const char *const *args, const int *leak, size_t nleak,
               struct c_sbx_out *o);
 
+/* The same in the sandbox of another command (argv[0..nargv), as sandbox.command's list). */
+int c_sbx_run_cmd(struct c_ctx *ctx, const char (*argv)[C_DEPLOY_PATH_MAX], size_t nargv,
+                  const char *const *args, const int *leak, size_t nleak, struct c_sbx_out *o);
+
 /* The same attempt on the host, outside any sandbox (the runner's own uid). */
 int c_sbx_host(struct c_ctx *ctx, const char *const *args, struct c_sbx_out *o);
 

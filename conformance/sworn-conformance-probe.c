@@ -1647,10 +1647,15 @@ static int probe_http(const char *host, const char *port, const char *request)
 /*
  * cred-http HASHES HOST PORT REQUEST EXPECT: the request as http sends it, then the whole answer
  * (head and body) scanned for a credential. Found: OPEN. Else "BLOCKED cred-http:status=S:
- * own=0|1:seen=0|1:scanned=N NONE", seen saying whether EXPECT (what the upstream must echo,
- * e.g. the symbolic token sent) is in the answer: without it the runner cannot tell a refusal
- * from an echo that did not echo.
+ * own=0|1:seen=0|1:masked=0|1:scanned=N NONE", seen saying whether EXPECT (what the upstream
+ * must echo, e.g. the symbolic token sent) is in the answer: without it the runner cannot tell a
+ * refusal from an echo that did not echo. masked says whether the answer holds a run of
+ * MASK_RUN: sworn-proxy overwrites a released credential that comes back with '*', byte for byte
+ * (docs/proxy.md, "Masking the credential"), so an echo that shows such a run where the token
+ * should be shows a credential was released for the request, masked on its way back.
  */
+#define MASK_RUN "********"
+
 static int probe_cred_http(const char *hashes, const char *host, const char *port,
                            const char *request, const char *expect)
 {
@@ -1667,9 +1672,253 @@ static int probe_cred_http(const char *hashes, const char *host, const char *por
         return errno == EINVAL ? usage("cred-http: bad request") : blocked("cred-http", errno);
     if (probe_cred_scan(&c, answer, (size_t)n, &which))
         return cred_found("cred-http", &c, which);
-    snprintf(what, sizeof(what), "cred-http:status=%d:own=%d:seen=%d", http_status(answer),
-             http_own(answer, effect, sizeof(effect)), strstr(answer, expect) != NULL);
+    snprintf(what, sizeof(what), "cred-http:status=%d:own=%d:seen=%d:masked=%d",
+             http_status(answer), http_own(answer, effect, sizeof(effect)),
+             strstr(answer, expect) != NULL, strstr(answer, MASK_RUN) != NULL);
     return cred_none(what, &c);
+}
+
+/*
+ * The value of token field name in an answer body, JSON ("name" : "value") or form
+ * (name=value, at the start or after '&'), from *from on: its start and length, or NULL. *from
+ * moves past it, so every occurrence is seen.
+ */
+static const char *token_field(const char *body, const char *name, const char **from, size_t *len)
+{
+    size_t nl = strlen(name);
+
+    for (const char *p = *from; (p = strstr(p, name)) != NULL; p += nl) {
+        const char *v = p + nl;
+
+        if (p > body && p[-1] == '"' && *v == '"') {
+            v++;
+            while (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')
+                v++;
+            if (*v != ':')
+                continue;
+            v++;
+            while (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n')
+                v++;
+            if (*v != '"')
+                continue; /* a number, an object: not a token the agent could present */
+            v++;
+            *len = strcspn(v, "\"");
+        } else if ((p == body || p[-1] == '&') && *v == '=') {
+            v++;
+            *len = strcspn(v, "&\r\n");
+        } else {
+            continue;
+        }
+        *from = v + *len;
+        return v;
+    }
+    return NULL;
+}
+
+/*
+ * oauth HASHES HOST PORT REQUEST: a token request (escaped, as http sends it) to the proxy; the
+ * whole answer scanned for a credential (found: OPEN), then every access_token, refresh_token
+ * and id_token of its body, JSON or form: a value that is not a symbolic token (sym_...) is the
+ * real one, OPEN "oauth:FIELD real". Else "BLOCKED oauth:status=S:tokens=N:scanned=M NONE", N
+ * the tokens seen (all symbolic): 0 means the answer held none, which the runner cannot judge.
+ */
+static int probe_oauth(const char *hashes, const char *host, const char *port, const char *request)
+{
+    static char answer[HTTP_ANSWER_MAX];
+    static const char *const fields[] = {"access_token", "refresh_token", "id_token"};
+    struct probe_cred c;
+    char what[WHAT_MAX];
+    const char *body;
+    size_t which, tokens = 0;
+    ssize_t n;
+
+    if (probe_cred_parse(&c, hashes) != 0)
+        return usage("oauth HEX64[,HEX64...] HOST PORT REQUEST");
+    n = http_exchange(host, port, request, answer);
+    if (n < 0)
+        return errno == EINVAL ? usage("oauth: bad request") : blocked("oauth", errno);
+    if (probe_cred_scan(&c, answer, (size_t)n, &which))
+        return cred_found("oauth", &c, which);
+    body = strstr(answer, "\r\n\r\n");
+    body = body != NULL ? body + 4 : answer + n;
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *from = body, *v;
+        size_t len;
+
+        while ((v = token_field(body, fields[i], &from, &len)) != NULL) {
+            tokens++;
+            if (len < 4 || strncmp(v, "sym_", 4) != 0) {
+                snprintf(what, sizeof(what), "oauth:%s", fields[i]);
+                return open_(what, "real");
+            }
+        }
+    }
+    snprintf(what, sizeof(what), "oauth:status=%d:tokens=%zu", http_status(answer), tokens);
+    return cred_none(what, &c);
+}
+
+/* Append n bytes to b at *len (the caller sized b for the whole hello). */
+static void put(unsigned char *b, size_t *len, const void *p, size_t n)
+{
+    memcpy(b + *len, p, n);
+    *len += n;
+}
+
+static void put16(unsigned char *b, size_t *len, size_t v)
+{
+    unsigned char x[2] = {(unsigned char)(v >> 8), (unsigned char)v};
+
+    put(b, len, x, 2);
+}
+
+/*
+ * A TLS ClientHello as a client offering TLS 1.3 and 1.2 sends it (RFC 8446 section 4.1.2): the
+ * usual suites, groups x25519 and P-256, signature algorithms, ALPN http/1.1, a key share of 32
+ * random bytes (any 32 bytes are an X25519 public key; the handshake goes no further than the
+ * server's first answer), and a server_name of sni unless it is NULL. Returns its length.
+ */
+static size_t client_hello(unsigned char *b, const char *sni)
+{
+    static const unsigned char suites[] = {0x13, 0x01, 0x13, 0x02, 0x13, 0x03, 0xc0,
+                                           0x2b, 0xc0, 0x2f, 0xc0, 0x2c, 0xc0, 0x30};
+    static const unsigned char rest[] = {
+        0x00, 0x0a, 0x00, 0x06, 0x00, 0x04, 0x00, 0x1d, 0x00, 0x17,              /* groups */
+        0x00, 0x0b, 0x00, 0x02, 0x01, 0x00,                                      /* points */
+        0x00, 0x0d, 0x00, 0x0a, 0x00, 0x08, 0x04, 0x03, 0x08, 0x04, 0x04, 0x01,  /* sigalgs */
+        0x05, 0x03, 0x00, 0x10, 0x00, 0x0b, 0x00, 0x09, 0x08, 'h',  't',  't',   /* ALPN */
+        'p',  '/',  '1',  '.',  '1',  0x00, 0x2b, 0x00, 0x05, 0x04, 0x03, 0x04,  /* versions */
+        0x03, 0x03, 0x00, 0x33, 0x00, 0x26, 0x00, 0x24, 0x00, 0x1d, 0x00, 0x20}; /* key share */
+    unsigned char rnd[64];
+    size_t len = 0, hs, ext, sn = sni != NULL ? strlen(sni) : 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd))
+        memset(rnd, 0x5a, sizeof(rnd)); /* not a secret: any bytes serve */
+    if (fd >= 0)
+        close(fd);
+    put(b, &len, "\x16\x03\x01\x00\x00", 5); /* record, its length below */
+    hs = len;
+    put(b, &len, "\x01\x00\x00\x00\x03\x03", 6); /* ClientHello, its length below; legacy 1.2 */
+    put(b, &len, rnd, 32);
+    put(b, &len, "\x00", 1); /* no session id */
+    put16(b, &len, sizeof(suites));
+    put(b, &len, suites, sizeof(suites));
+    put(b, &len, "\x01\x00", 2); /* compression: null */
+    ext = len;
+    put16(b, &len, 0);
+    if (sni != NULL) {
+        put16(b, &len, 0x0000);
+        put16(b, &len, sn + 5);
+        put16(b, &len, sn + 3);
+        put(b, &len, "\x00", 1);
+        put16(b, &len, sn);
+        put(b, &len, sni, sn);
+    }
+    put(b, &len, rest, sizeof(rest));
+    put(b, &len, rnd + 32, 32);
+    b[ext] = (unsigned char)((len - ext - 2) >> 8), b[ext + 1] = (unsigned char)(len - ext - 2);
+    b[hs + 1] = (unsigned char)((len - hs - 4) >> 16);
+    b[hs + 2] = (unsigned char)((len - hs - 4) >> 8), b[hs + 3] = (unsigned char)(len - hs - 4);
+    b[3] = (unsigned char)((len - 5) >> 8), b[4] = (unsigned char)(len - 5);
+    return len;
+}
+
+/* Read until the peer closes, n bytes, or wait_ms without a byte: the bytes read, -1 on error. */
+static ssize_t read_some_wait(int fd, unsigned char *b, size_t n)
+{
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t k;
+
+        if (wait_fd(fd, POLLIN) <= 0)
+            break;
+        k = recv(fd, b + got, n - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+        if (got >= 4 && memmem(b, got, "\r\n\r\n", 4) != NULL)
+            break; /* a CONNECT answer's head is all that is read of it */
+    }
+    return (ssize_t)got;
+}
+
+/*
+ * connect-tls HOST PORT TARGET TPORT SNI: through the proxy at HOST:PORT, CONNECT TARGET:TPORT,
+ * then a TLS ClientHello with server_name SNI ("-": none). The server's first record answering it
+ * is judged: a ServerHello (the proxy terminates the tunnel with this name) is OPEN "serverhello";
+ * an alert is "BLOCKED ... ALERT", a close "CLOSED", silence ETIMEDOUT; a CONNECT answered with
+ * anything but 200 is "BLOCKED ...:connect=S REFUSED". Nothing past the ServerHello is done.
+ */
+static int probe_connect_tls(const char *host, const char *port, const char *target,
+                             const char *tport, const char *sni)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    unsigned char hello[1024], ans[4096];
+    char what[WHAT_MAX], req[1024];
+    ssize_t n;
+    size_t hl;
+    int fd, err = 0;
+    socklen_t elen = sizeof(err);
+
+    snprintf(what, sizeof(what), "connect-tls:%s:%s:sni=%s", target, tport, sni);
+    if (strlen(sni) > 255 ||
+        parse_addr(strchr(host, ':') != NULL ? AF_INET6 : AF_INET, host, port, &sa, &len) != 0)
+        return usage("connect-tls HOST PORT TARGET TPORT SNI");
+    fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return blocked(what, errno);
+    if ((connect(fd, (struct sockaddr *)&sa, len) != 0 && errno != EINPROGRESS) ||
+        wait_fd(fd, POLLOUT) <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 ||
+        err != 0) {
+        int e = err != 0 ? err : errno != 0 ? errno : ETIMEDOUT;
+
+        close(fd);
+        return blocked(what, e);
+    }
+    n = snprintf(req, sizeof(req), "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", target, tport,
+                 target, tport);
+    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+        close(fd);
+        return blocked(what, errno);
+    }
+    n = read_some_wait(fd, ans, sizeof(ans) - 1);
+    ans[n > 0 ? n : 0] = '\0';
+    if (n <= 0 || http_status((char *)ans) != 200) {
+        snprintf(what + strlen(what), sizeof(what) - strlen(what), ":connect=%d",
+                 n > 0 ? http_status((char *)ans) : 0);
+        close(fd);
+        return blocked_why(what, "REFUSED");
+    }
+    hl = client_hello(hello, strcmp(sni, "-") == 0 ? NULL : sni);
+    if (send(fd, hello, hl, MSG_NOSIGNAL) != (ssize_t)hl) {
+        close(fd);
+        return blocked(what, errno);
+    }
+    n = 0;
+    while (n < 6) {
+        ssize_t k;
+
+        if (wait_fd(fd, POLLIN) <= 0) {
+            close(fd);
+            return blocked_why(what, n > 0 ? "SHORT" : "ETIMEDOUT");
+        }
+        k = recv(fd, ans + n, (size_t)(6 - n), 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        n += k;
+    }
+    close(fd);
+    if (n >= 6 && ans[0] == 0x16 && ans[5] == 0x02)
+        return open_(what, "serverhello");
+    if (n >= 1 && ans[0] == 0x15)
+        return blocked_why(what, "ALERT");
+    return blocked_why(what, n == 0 ? "CLOSED" : "OTHER");
 }
 
 /*
@@ -1961,6 +2210,10 @@ int main(int argc, char **argv)
         rc = probe_http(argv[0], argv[1], argv[2]);
     else if (strcmp(cmd, "cred-http") == 0 && argc == 5)
         rc = probe_cred_http(argv[0], argv[1], argv[2], argv[3], argv[4]);
+    else if (strcmp(cmd, "oauth") == 0 && argc == 4)
+        rc = probe_oauth(argv[0], argv[1], argv[2], argv[3]);
+    else if (strcmp(cmd, "connect-tls") == 0 && argc == 5)
+        rc = probe_connect_tls(argv[0], argv[1], argv[2], argv[3], argv[4]);
     else if (strcmp(cmd, "linger") == 0 && argc == 1)
         rc = probe_linger(argv[0]);
     else if (strcmp(cmd, "left") == 0 && argc == 1)

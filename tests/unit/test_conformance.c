@@ -166,7 +166,8 @@ static void test_good_deployment(void **state)
     static const char *const ids[] = {
         "T4.no-write-path",   "T4.decisions-recorded",          "T5.verify",
         "T5.sufficiency",     "T5.tamper-entry-changed",        "T5.tamper-entry-deleted",
-        "T5.tamper-rollback", "T5.tamper-checkpoint-signature", "T3.fail-closed"};
+        "T5.tamper-rollback", "T5.tamper-checkpoint-signature", "T3.fail-closed",
+        "T3.measured-start"};
     json_object *rep = NULL, *d, *p0;
     struct sworn_test_run l;
     json_object *list;
@@ -191,7 +192,7 @@ static void test_good_deployment(void **state)
                 json_object_get_int64(get(get(d, "checkpoint_start"), "size")));
     assert_int_equal(strlen(str(get(d, "checkpoint_start"), "root")), 44);
     assert_int_equal(strlen(str(d, "policy_digest")), 64);
-    assert_int_equal(json_object_get_int(get(get(rep, "summary"), "pass")), 9);
+    assert_int_equal(json_object_get_int(get(get(rep, "summary"), "pass")), 10);
     p0 = json_object_array_get_idx(get(rep, "probes"), 0);
     assert_true(json_object_array_length(get(p0, "evidence")) > 0);
     assert_non_null(get(p0, "technique"));
@@ -348,6 +349,26 @@ static void test_stale_record(void **state)
     free(copy);
 }
 
+/* decisiond's configuration changed on disk after the start the record measured: the record no
+ * longer describes the start a restart (or an auditor reading the host) gets. */
+static void test_measured_start_differs(void **state)
+{
+    char *dep = deployment("measured.yaml", &good);
+    json_object *rep = NULL, *p;
+
+    (void)state;
+    assert_int_equal(sworn_stack_sh(&stack, "cp -p decisiond.yaml decisiond.yaml.orig && "
+                                            "echo '# changed after the start' >> decisiond.yaml"),
+                     0);
+    assert_int_equal(run(dep, &rep, "--only", "T3.measured-start", NULL), 1);
+    assert_int_equal(sworn_stack_sh(&stack, "mv decisiond.yaml.orig decisiond.yaml"), 0);
+    expect_result(rep, "T3.measured-start", "fail");
+    p = json_object_array_get_idx(get(rep, "probes"), 0);
+    assert_non_null(strstr(str(p, "observed"), "config"));
+    json_object_put(rep);
+    free(dep);
+}
+
 /* --tier T3 runs only probes of tiers up to T3; skipped probes say why and fail nothing. */
 static void test_tier_and_skips(void **state)
 {
@@ -366,13 +387,16 @@ static void test_tier_and_skips(void **state)
     expect_result(rep, "T4.decisions-recorded", "skipped");
     expect_result(rep, "T3.fail-closed", "skipped");
     expect_result(rep, "T4.no-write-path", "pass");
-    /* The three above and the 38 probes from inside the sandbox, each skipped without a sandbox
+    /* T3.measured-start needs no key: the record and the host's processes. */
+    expect_result(rep, "T3.measured-start", "pass");
+    /* The four above and the 46 probes from inside the sandbox, each skipped without a sandbox
      * section (never passed). */
-    assert_int_equal(json_object_array_length(get(rep, "probes")), 41);
-    for (size_t i = 0; i < 41; i++) {
+    assert_int_equal(json_object_array_length(get(rep, "probes")), 50);
+    for (size_t i = 0; i < 50; i++) {
         json_object *p = json_object_array_get_idx(get(rep, "probes"), i);
 
-        if (strcmp(str(p, "id"), "T4.no-write-path") != 0)
+        if (strcmp(str(p, "id"), "T4.no-write-path") != 0 &&
+            strcmp(str(p, "id"), "T3.measured-start") != 0)
             assert_string_equal(str(p, "result"), "skipped");
     }
     json_object_put(rep);
@@ -431,6 +455,16 @@ static void test_deployment_refusals(void **state)
     expect_refused(BASE "agent: {uid: 1}\nrequests:\n  principal: a\n  count: 0\n"
                         "  allowed: http://x/a\n  denied: http://x/d\ndecision_socket: /s\n",
                    "dep.yaml:");
+    /* The sandbox's token endpoint and its body go together; a body is a form, without spaces. */
+    expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
+                        "  principal: a\n  oauth_token: http://x/token\n",
+                   "sandbox.oauth_token and sandbox.oauth_body go together");
+    expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
+                        "  principal: a\n  oauth_token: http://x/token\n  oauth_body: \"a=b c\"\n",
+                   "must be a form body");
+    expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
+                        "  principal: a\n  foreign_command: [sworn-run]\n",
+                   "sandbox.foreign_command must start with an absolute path");
 }
 
 /* The program: a bad deployment file, an unknown probe and bad usage are exit 2. */
@@ -489,7 +523,7 @@ static void test_report_recorded(void **state)
          rel[64], *exported, *mine = NULL, *theirs = NULL, *tail;
     static const char needle[] = "is the ConformanceReport entry at log index ";
     struct sworn_test_run r;
-    const char *at;
+    const char *at = NULL;
     unsigned long long index;
     size_t mine_len = 0, theirs_len = 0;
     json_object *rep, *list, *l = NULL;
@@ -648,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_write_path),
         cmocka_unit_test(test_verifier_accepts_anything),
         cmocka_unit_test(test_stale_record),
+        cmocka_unit_test(test_measured_start_differs),
         cmocka_unit_test(test_tier_and_skips),
         cmocka_unit_test(test_exit_two),
         cmocka_unit_test(test_report_recorded),

@@ -14,6 +14,8 @@
  * either it exits 77 (skipped) and says why.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,8 +38,22 @@
 
 static struct sworn_stack stack;
 static struct sworn_upstream upstream;
-static char symbolic[256], value[512];         /* the dev stack vault's demo credential */
-static char digest_full[65], digest_token[65]; /* SHA-256 of the value, of its token part */
+/* The vault (write_vault): credential 0 "demo" as dev-stack makes it, "bound" bound to another
+ * principal (agent-2) and "shared" to every principal ("*"), the last two for the echo's
+ * /echo/bound/ and /echo/shared/ (policy rules naming them). */
+enum { DEMO, BOUND, SHARED, NCRED };
+static const char *const cred_id[NCRED] = {"demo", "bound", "shared"};
+static char sym[NCRED][64], val[NCRED][64];
+/* SHA-256 of each value and of its token part, then of the OAuth client's secret ("client", a
+ * form credential: oauth_upstream.py's CLIENT_SECRET, at its token endpoints). */
+#define NDIGESTS (2 * NCRED + 1)
+#define CLIENT_SECRET "cs+5f0c/2a9e=&x"
+static char digests[NDIGESTS][65];
+static char client_sym[64];
+static pid_t oauth_pid; /* oauth_upstream.py: the token endpoints */
+static char run2[1024]; /* sworn-run's configuration for agent-2's sandboxes (add_agent2) */
+static uint16_t oauth_port;
+
 static char *fakes; /* a 0755 folder for the fake sandbox commands (nobody runs one) */
 
 static void hex(const unsigned char *d, char out[65])
@@ -45,34 +62,102 @@ static void hex(const unsigned char *d, char out[65])
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
-/* The vault's demo credential (symbolic token and value) and the digests the file lists. */
-static void read_vault(void)
+static void random_text(char *out, size_t n)
 {
-    char *path = sworn_test_path(stack.dir, "vault.json");
-    json_object *v = json_object_from_file(path), *creds, *c, *s, *val;
-    unsigned char d[32];
-    const char *token;
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char b[64];
+    FILE *f = fopen("/dev/urandom", "rb");
 
-    assert_non_null(v);
-    assert_true(json_object_object_get_ex(v, "credentials", &creds));
-    c = json_object_array_get_idx(creds, 0);
-    assert_true(json_object_object_get_ex(c, "symbolic", &s));
-    assert_true(json_object_object_get_ex(c, "value", &val));
-    snprintf(symbolic, sizeof(symbolic), "%s", json_object_get_string(s));
-    snprintf(value, sizeof(value), "%s", json_object_get_string(val));
-    json_object_put(v);
-    free(path);
-    SHA256((const unsigned char *)value, strlen(value), d);
-    hex(d, digest_full);
-    token = strchr(value, ' ') != NULL ? strchr(value, ' ') + 1 : value;
-    SHA256((const unsigned char *)token, strlen(token), d);
-    hex(d, digest_token);
+    assert_non_null(f);
+    assert_int_equal(fread(b, 1, n, f), n);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+        out[i] = abc[b[i] % (sizeof(abc) - 1)];
+    out[n] = '\0';
 }
 
-/* The sample policy and a rule for the echo: everything under /echo/ allowed, no credential. */
+/* The vault: its credentials' values are the test's own (never in an argv), written 0600. */
+static char *write_vault(const char *dir)
+{
+    /* rnd: 40 random characters at most, and their NUL. */
+    char *path = sworn_test_path(dir, "vault.json"), text[4096], rnd[41];
+    size_t len;
+    int n;
+
+    len = (size_t)snprintf(text, sizeof(text), "{\"version\": 1, \"credentials\": [\n");
+    for (int i = 0; i < NCRED; i++) {
+        unsigned char d[32];
+
+        random_text(rnd, 40);
+        snprintf(sym[i], sizeof(sym[i]), "sym_%s", rnd);
+        random_text(rnd, 24);
+        snprintf(val[i], sizeof(val[i]), "Bearer %s-real-token-%s", cred_id[i], rnd);
+        SHA256((const unsigned char *)val[i], strlen(val[i]), d);
+        hex(d, digests[2 * i]);
+        SHA256((const unsigned char *)strchr(val[i], ' ') + 1, strlen(strchr(val[i], ' ') + 1), d);
+        hex(d, digests[2 * i + 1]);
+        if (i == DEMO)
+            n = snprintf(text + len, sizeof(text) - len,
+                         "{\"id\": \"demo\", \"symbolic\": \"%s\", \"value\": \"%s\", "
+                         "\"header\": \"authorization\", \"principals\": [\"*\"], "
+                         "\"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", "
+                         "\"port\": 8080, \"path_prefix\": \"/with-credential/\"}]},\n",
+                         sym[i], val[i]);
+        else
+            n = snprintf(text + len, sizeof(text) - len,
+                         "{\"id\": \"%s\", \"symbolic\": \"%s\", \"value\": \"%s\", "
+                         "\"header\": \"authorization\", \"principals\": [\"%s\"], "
+                         "\"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", "
+                         "\"port\": %u, \"path_prefix\": \"/echo/%s/\"}]}%s\n",
+                         cred_id[i], sym[i], val[i], i == BOUND ? "agent-2" : "*",
+                         upstream.http_port, cred_id[i], i + 1 < NCRED ? "," : "");
+        assert_true(n > 0 && (size_t)n < sizeof(text) - len);
+        len += (size_t)n;
+    }
+    {
+        unsigned char d[32];
+
+        random_text(rnd, 40);
+        snprintf(client_sym, sizeof(client_sym), "sym_%s", rnd);
+        SHA256((const unsigned char *)CLIENT_SECRET, strlen(CLIENT_SECRET), d);
+        hex(d, digests[2 * NCRED]);
+    }
+    n = snprintf(text + len, sizeof(text) - len,
+                 ",{\"id\": \"client\", \"symbolic\": \"%s\", \"value\": \"" CLIENT_SECRET
+                 "\", \"form\": \"client_secret\", \"principals\": [\"agent-1\"], "
+                 "\"destinations\": [{\"scheme\": \"http\", \"host\": \"127.0.0.1\", "
+                 "\"port\": %u}]}\n]}\n",
+                 client_sym, oauth_port);
+    assert_true(n > 0 && (size_t)n < sizeof(text) - len);
+    sworn_test_write_file(path, text, len + (size_t)n, 0600);
+    return path;
+}
+
+/* The sample policy, the token endpoints' rule (the OAuth client's secret) and the echo's rules:
+ * /echo/bound/ and /echo/shared/ with their credentials (first: the first matching allow
+ * decides), everything else under /echo/ with none. */
 static char *write_policy(const char *dir)
 {
-    static const char rule[] = "\n  - id: conformance-echo\n    effect: allow\n"
+    static const char rule[] = "\n  - id: conformance-oauth\n    effect: allow\n"
+                               "    reason: \"conformance: the token endpoints, the client's "
+                               "secret\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/token/**\", \"/btoken/**\"]\n    methods: [POST]\n"
+                               "    credential: client\n"
+                               "\n  - id: conformance-echo-bound\n    effect: allow\n"
+                               "    reason: \"conformance: the echo, agent-2's credential\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/echo/bound/**\"]\n    methods: [GET]\n"
+                               "    credential: bound\n"
+                               "\n  - id: conformance-echo-shared\n    effect: allow\n"
+                               "    reason: \"conformance: the echo, a shared credential\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
+                               "      paths: [\"/echo/shared/**\"]\n    methods: [GET]\n"
+                               "    credential: shared\n"
+                               "\n  - id: conformance-echo\n    effect: allow\n"
                                "    reason: \"conformance: the echo, no credential\"\n"
                                "    operations: [\"http.request\"]\n    resource:\n"
                                "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
@@ -113,8 +198,20 @@ static char *write_fake(const char *name, const char *secret_file)
     return path;
 }
 
+/* What a deployment file may change from the good one. */
+struct dep_opts {
+    const char *proxy;      /* sandbox.proxy (NULL: the default, sworn-run's relay) */
+    const char *echo;       /* the path of sandbox.echo (NULL: /echo/conformance) */
+    int echo_token;         /* the credential whose token symbolic_tokens lists */
+    int foreign_token;      /* the credential whose token foreign_tokens lists */
+    const char *requests;   /* lines of a requests and fail_closed section, or NULL */
+    const char *oauth_path; /* the token endpoint's path (NULL: /token/json, intercepted) */
+};
+
+static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL, NULL};
+
 /* The deployment file: command is the sandbox command's YAML list. */
-static char *deployment(const char *name, const char *command)
+static char *deployment_with(const char *name, const char *command, const struct dep_opts *o)
 {
     char *path = sworn_test_path(stack.dir, name);
     FILE *f = fopen(path, "w");
@@ -123,15 +220,31 @@ static char *deployment(const char *name, const char *command)
     fprintf(f, "operator: \"Test Operator\"\nrecord: %s\ntrust_policy: %s/trust.txt\n", stack.tiles,
             stack.dir);
     fprintf(f, "sworn_verify: %s\nagent: {uid: 65534}\n", sworn_test_bin("SWORN_VERIFY_BIN"));
+    fprintf(f, "admin_socket: %s\ndecision_socket: %s\n", stack.admin, stack.decision);
+    if (o->requests != NULL)
+        fputs(o->requests, f);
     fprintf(f, "sandbox:\n  command: %s\n  probe: %s\n  principal: agent-1\n", command,
             sworn_test_bin("SWORN_PROBE_BIN"));
+    if (o->proxy != NULL)
+        fprintf(f, "  proxy: %s\n", o->proxy);
     fprintf(f,
             "  allowed: http://127.0.0.1:%u/allowed/hello.txt\n"
             "  denied: http://127.0.0.1:%u/denied/conformance\n"
-            "  echo: http://127.0.0.1:%u/echo/conformance\n",
-            upstream.http_port, upstream.http_port, upstream.http_port);
-    fprintf(f, "  symbolic_tokens: [%s]\n  credential_sha256: [%s, %s]\n", symbolic, digest_full,
-            digest_token);
+            "  echo: http://127.0.0.1:%u%s\n",
+            upstream.http_port, upstream.http_port, upstream.http_port,
+            o->echo != NULL ? o->echo : "/echo/conformance");
+    fprintf(f, "  foreign_echo: http://127.0.0.1:%u/echo/%s/conformance\n", upstream.http_port,
+            cred_id[o->foreign_token]);
+    fprintf(f, "  foreign_command: [%s, --config, %s]\n", sworn_sbx_run_bin(), run2);
+    fprintf(f, "  symbolic_tokens: [%s]\n  foreign_tokens: [%s]\n  credential_sha256: [",
+            sym[o->echo_token], sym[o->foreign_token]);
+    for (int i = 0; i < NDIGESTS; i++)
+        fprintf(f, "%s%s", i > 0 ? ", " : "", digests[i]);
+    fprintf(f, "]\n");
+    fprintf(f,
+            "  oauth_token: http://127.0.0.1:%u%s\n"
+            "  oauth_body: grant_type=client_credentials&client_id=app&client_secret=%s\n",
+            oauth_port, o->oauth_path != NULL ? o->oauth_path : "/token/json", client_sym);
     fprintf(f, "  control_paths: [%s, %s/policy.yaml, %s/vault.json, %s]\n", stack.config,
             stack.dir, stack.dir, stack.proxy_config);
     fprintf(f, "  control_sockets: [%s, %s, %s]\n", stack.decision, stack.admin,
@@ -142,24 +255,58 @@ static char *deployment(const char *name, const char *command)
     return path;
 }
 
-/* sworn-conformance run --tier T3 --deployment dep: the exit status and the JSON report. */
-static int run(const char *dep, json_object **report)
+static char *deployment(const char *name, const char *command)
+{
+    return deployment_with(name, command, &good_opts);
+}
+
+/* The probes that failed or ended in an error, with what they observed (the text report is too
+ * long for cmocka's messages). */
+static void print_failures(json_object *rep)
+{
+    json_object *probes = NULL;
+
+    if (rep == NULL || !json_object_object_get_ex(rep, "probes", &probes))
+        return;
+    for (size_t i = 0; i < json_object_array_length(probes); i++) {
+        json_object *p = json_object_array_get_idx(probes, i), *id, *res, *obs;
+
+        if (json_object_object_get_ex(p, "id", &id) &&
+            json_object_object_get_ex(p, "result", &res) &&
+            json_object_object_get_ex(p, "observed", &obs) &&
+            (strcmp(json_object_get_string(res), "fail") == 0 ||
+             strcmp(json_object_get_string(res), "error") == 0))
+            print_message("%s %s: %s\n", json_object_get_string(res), json_object_get_string(id),
+                          json_object_get_string(obs));
+    }
+}
+
+/* sworn-conformance run --deployment dep --no-record and the selection (NULL: --tier T4, every
+ * probe of T1..T4; else the one --only ID): the exit status and the JSON report. The report is
+ * not recorded here (test_conformance records one); T4's probes still ask for checkpoints. */
+static int run_only(const char *dep, const char *only, json_object **report)
 {
     char *json = sworn_test_path(stack.dir, "report.json");
     struct sworn_test_run r;
     int status;
 
     remove(json);
-    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run", "--tier", "T3",
+    sworn_test_runv(&r, NULL, sworn_test_bin("SWORN_CONFORMANCE_BIN"), "run",
+                    only != NULL ? "--only" : "--tier", only != NULL ? only : "T4", "--no-record",
                     "--deployment", dep, "--json", json, NULL);
     status = r.status;
-    print_message("%s", r.out);
     if (status > 1)
         print_message("sworn-conformance exit %d:\n%s\n", status, r.err);
     sworn_test_run_free(&r);
     *report = json_object_from_file(json);
     free(json);
+    print_failures(*report);
     return status;
+}
+
+static int run(const char *dep, json_object **report)
+{
+    return run_only(dep, NULL, report);
 }
 
 static json_object *probe(json_object *rep, const char *id)
@@ -187,6 +334,16 @@ static void expect(json_object *rep, const char *id, const char *want)
                  json_object_to_json_string_ext(p, JSON_C_TO_STRING_PRETTY));
 }
 
+static void expect_either(json_object *rep, const char *id, const char *a, const char *b)
+{
+    json_object *p = probe(rep, id), *res = NULL;
+
+    assert_true(json_object_object_get_ex(p, "result", &res));
+    if (strcmp(json_object_get_string(res), a) != 0 && strcmp(json_object_get_string(res), b) != 0)
+        fail_msg("probe %s: %s, expected %s or %s:\n%s", id, json_object_get_string(res), a, b,
+                 json_object_to_json_string_ext(p, JSON_C_TO_STRING_PRETTY));
+}
+
 /* Whether an evidence item of probe id holds needle. */
 static int evidence_has(json_object *rep, const char *id, const char *needle)
 {
@@ -199,21 +356,80 @@ static int evidence_has(json_object *rep, const char *id, const char *needle)
     return 0;
 }
 
+/* A second hostlink listener in the proxy's configuration, of principal agent-2, put after the
+ * stack's own (its PROXY_SOCKET stays the first hostlink listener, agent-1's), and sworn-run's
+ * configuration naming it (run2). */
+static int add_agent2(void)
+{
+    size_t len;
+    char *text = sworn_test_read_file(stack.proxy_config, &len), *at, block[1024], yaml[2048];
+    FILE *f;
+    int n;
+
+    at = strstr(text, "  - unix: ");
+    if (at == NULL) {
+        free(text);
+        return -1;
+    }
+    n = snprintf(block, sizeof(block),
+                 "  - hostlink: %s/proxy/hostlink2.sock\n    principal: agent-2\n    uids: [%u]\n",
+                 stack.dir, (unsigned)getuid());
+    f = fopen(stack.proxy_config, "w");
+    if (f == NULL || fwrite(text, 1, (size_t)(at - text), f) != (size_t)(at - text) ||
+        fwrite(block, 1, (size_t)n, f) != (size_t)n || fputs(at, f) < 0 || fclose(f) != 0) {
+        free(text);
+        return -1;
+    }
+    free(text);
+    snprintf(run2, sizeof(run2), "%s/run2.yaml", stack.dir);
+    n = snprintf(yaml, sizeof(yaml),
+                 "principal: agent-2\nhostlink: %s/proxy/hostlink2.sock\nadmin_socket: %s\n"
+                 "proxy_ca: %s\nstate_dir: %s/sandboxes\n",
+                 stack.dir, stack.admin, stack.proxy_ca, stack.dir);
+    sworn_test_write_file(run2, yaml, (size_t)n, 0644);
+    return 0;
+}
+
 static int setup(void **state)
 {
-    char opts[2048], *policy;
+    char opts[2048], *policy, *vault, script[1024], port_file[1024], log[1024], out[1024];
+    char extra[256];
+    char *argv[] = {"/usr/bin/python3", script, port_file, log, NULL};
+    FILE *f;
 
     (void)state;
     if (sworn_upstream_start(&upstream) != 0)
         return -1;
+    snprintf(script, sizeof(script), "%s/tests/unit/oauth_upstream.py", sworn_test_source_dir());
+    snprintf(port_file, sizeof(port_file), "%s/oauth.port", upstream.dir);
+    snprintf(log, sizeof(log), "%s/oauth.log", upstream.dir);
+    snprintf(out, sizeof(out), "%s/oauth.out", upstream.dir);
+    oauth_pid =
+        sworn_upstream_spawn_port(argv, out, port_file, SWORN_UPSTREAM_START_MS, &oauth_port);
+    if (oauth_pid <= 0)
+        return -1;
     policy = write_policy(upstream.dir);
-    snprintf(opts, sizeof(opts), "--no-tpm --proxy --policy %s", policy);
+    vault = write_vault(upstream.dir);
+    snprintf(opts, sizeof(opts), "--no-tpm --proxy --policy %s --vault %s", policy, vault);
     free(policy);
+    free(vault);
     if (sworn_stack_up(&stack, opts) != 0)
+        return -1;
+    /* The token endpoints the proxy intercepts: /token only (/btoken is the one left out, for
+     * test_oauth_endpoint_missed), and a hostlink listener of agent-2 (the principal "bound" is
+     * bound to: T1.foreign-token's positive control, through sworn-run --config run2.yaml); the
+     * proxy is started again to read them. */
+    if (add_agent2() != 0)
+        return -1;
+    snprintf(extra, sizeof(extra), "oauth:\n  token_endpoints: [\"http://127.0.0.1:%u/token\"]\n",
+             oauth_port);
+    f = fopen(stack.proxy_config, "a");
+    if (f == NULL || fputs(extra, f) < 0 || fclose(f) != 0)
+        return -1;
+    if (sworn_stack_start_proxy(&stack) != 0)
         return -1;
     (void)sworn_stack_checkpoint_now(&stack);
     sworn_stack_dev_trust(&stack);
-    read_vault();
     fakes = sworn_test_tmpdir("fakes");
     return chmod(fakes, 0755);
 }
@@ -225,6 +441,7 @@ static int teardown(void **state)
     (void)state;
     if (stack.dir != NULL && sworn_stack_down(&stack) != 0)
         rc = -1;
+    sworn_upstream_stop_child(&oauth_pid, "oauth_upstream.py");
     sworn_upstream_stop(&upstream);
     sworn_test_tmpdir_drop(&fakes);
     return rc;
@@ -234,9 +451,11 @@ static const char *const must_pass[] = {"T1.credential-env",
                                         "T1.credential-files",
                                         "T1.credential-proc",
                                         "T1.symbolic-unconfigured",
+                                        "T1.oauth-interception",
                                         "T2.direct-ipv4",
                                         "T2.udp-ipv4",
                                         "T2.other-netns",
+                                        "T2.icmp-netns",
                                         "T2.noproxy",
                                         "T2.abstract-socket",
                                         "T2.leaked-descriptors",
@@ -257,11 +476,17 @@ static const char *const must_pass[] = {"T1.credential-env",
                                         "T2.smuggling-double-cl",
                                         "T2.websocket-denied",
                                         "T2.h2-prior-knowledge",
+                                        "T2.connect-sni-mismatch",
                                         "T2.control-sockets",
                                         "T3.control-read",
                                         "T3.control-write",
                                         "T3.signal-control-plane",
-                                        "T3.trace-control-plane"};
+                                        "T3.trace-control-plane",
+                                        "T1.foreign-token",
+                                        "T3.hostlink-admin-frame",
+                                        "T3.measured-start",
+                                        "T4.sandbox-recorded",
+                                        "T4.no-write-path"};
 
 static void test_good_deployment(void **state)
 {
@@ -278,6 +503,20 @@ static void test_good_deployment(void **state)
     /* The evidence names the sandbox's line and the canary's count. */
     assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 0 event(s)"));
     assert_true(evidence_has(rep, "T2.direct-ipv4", "BLOCKED tcp4:127.0.0.1:"));
+    /* The new probes passed for their reasons, not for want of trying: the token answer held
+     * tokens (all symbolic); the tunnel's control got the proxy's ServerHello; agent-2's token got
+     * the proxy's own refusal; no policy was loaded after the admin frame; each sandbox's request
+     * is in the record; the ICMP canary was synced. */
+    assert_true(evidence_has(rep, "T1.oauth-interception", ":tokens=2:"));
+    assert_true(evidence_has(rep, "T2.connect-sni-mismatch", "sni=- serverhello"));
+    assert_true(evidence_has(rep, "T1.foreign-token", ":own=1:"));
+    assert_true(evidence_has(rep, "T1.foreign-token", "control, sandbox "));
+    assert_true(evidence_has(rep, "T3.hostlink-admin-frame", ": 0 PolicyLoaded"));
+    assert_true(evidence_has(rep, "T4.sandbox-recorded", "1 decision(s) naming it, 1 as expected"));
+    assert_true(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo request(s)"));
+    /* Not probed, and saying so; the host's resolver is probed when the host reaches it. */
+    expect(rep, "T2.dns-rebinding", "skipped");
+    expect_either(rep, "T2.resolver-udp", "pass", "skipped");
     json_object_put(rep);
     free(dep);
 }
@@ -290,6 +529,7 @@ static void test_no_sandbox(void **state)
     static const char *const caught[] = {"T2.direct-ipv4",
                                          "T2.udp-ipv4",
                                          "T2.other-netns",
+                                         "T2.icmp-netns",
                                          "T2.noproxy",
                                          "T2.abstract-socket",
                                          "T2.leaked-descriptors",
@@ -314,6 +554,8 @@ static void test_no_sandbox(void **state)
     /* The canaries heard it: their counts are in the evidence. */
     assert_true(evidence_has(rep, "T2.direct-ipv4", "canary tcp4-loopback heard 1 event(s)"));
     assert_true(evidence_has(rep, "T2.other-netns", "canary tcp4-netns heard 1 event(s)"));
+    /* The raw socket's echo on the host reached the namespace canary, counted there. */
+    assert_false(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo"));
     json_object_put(rep);
     free(dep);
     free(fake);
@@ -327,11 +569,11 @@ static void test_credential_reachable(void **state)
     char *planted = sworn_test_path("/etc", "sworn-conformance-test-planted.conf");
 
     (void)state;
-    sworn_test_write_file(secret, value, strlen(value), 0600);
+    sworn_test_write_file(secret, val[DEMO], strlen(val[DEMO]), 0600);
     {
         char text[600];
 
-        snprintf(text, sizeof(text), "token = \"%s\"\n", value);
+        snprintf(text, sizeof(text), "token = \"%s\"\n", val[DEMO]);
         sworn_test_write_file(planted, text, strlen(text), 0644);
     }
     fake = write_fake("fake-env.sh", secret);
@@ -381,6 +623,200 @@ static void test_policy_writable(void **state)
     free(fake);
 }
 
+/* The route out is the proxy, but not through the sandbox's relay: the "sandbox" runs on the host
+ * and reaches the proxy's plain TCP listener, which names no sandbox. The proxy still decides,
+ * so its refusals pass; the record cannot tie the requests to the sandbox: T4 catches it. */
+static void test_route_without_sandbox(void **state)
+{
+    char command[1200], *fake = write_fake("fake-route.sh", NULL), *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+
+    (void)state;
+    o.proxy = stack.proxy_url;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment_with("route.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T4.sandbox-recorded", &rep), 1);
+    assert_non_null(rep);
+    expect(rep, "T4.sandbox-recorded", "fail");
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* The agent's route out is not the proxy: sandbox.proxy is the upstream itself (a deployment
+ * whose "proxy" forwards everything). The control passes (the upstream answers the allowed URL);
+ * every variant reaches the upstream, and the admin frame gets its answer: all caught. */
+static void test_proxy_bypassed(void **state)
+{
+    char command[1200], proxy[64], *fake = write_fake("fake-bypass.sh", NULL), *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+    static const char *const caught[] = {
+        "T2.host-decimal",       "T2.host-octal",          "T2.host-hex",
+        "T2.host-trailing-dot",  "T2.host-mismatch",       "T2.path-dot-segments",
+        "T2.smuggling-cl-te",    "T2.smuggling-double-cl", "T2.websocket-denied",
+        "T2.h2-prior-knowledge", "T3.hostlink-admin-frame"};
+
+    (void)state;
+    snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", upstream.http_port);
+    o.proxy = proxy;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment_with("bypass.yaml", command, &o);
+    assert_int_equal(run(dep, &rep), 1);
+    assert_non_null(rep);
+    for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+        expect(rep, caught[i], "fail");
+    /* No proxy refused the denied URL: T4 cannot find what it needs, and says so. */
+    expect(rep, "T4.sandbox-recorded", "error");
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* tunnel_proxy.py in front of the upstream (tls: the port its CONNECT tunnels go to; admin: a
+ * Unix socket its frames go to, or NULL): the pid; OUT proxy, its URL. */
+static pid_t start_tunnel(unsigned tls, const char *admin, char *proxy, size_t cap)
+{
+    char script[1024], port_file[1024], out[1024], http[8], tport[8];
+    char *argv[] = {"/usr/bin/python3", script, port_file, http, tport, (char *)admin, NULL};
+    uint16_t port = 0;
+    pid_t pid;
+
+    snprintf(script, sizeof(script), "%s/tests/unit/tunnel_proxy.py", sworn_test_source_dir());
+    snprintf(port_file, sizeof(port_file), "%s/tunnel-%u.port", fakes, tls);
+    snprintf(out, sizeof(out), "%s/tunnel-%u.out", fakes, tls);
+    snprintf(http, sizeof(http), "%u", upstream.http_port);
+    snprintf(tport, sizeof(tport), "%u", tls);
+    remove(port_file);
+    pid = sworn_upstream_spawn_port(argv, out, port_file, SWORN_UPSTREAM_START_MS, &port);
+    assert_true(pid > 0);
+    snprintf(proxy, cap, "http://127.0.0.1:%u", port);
+    return pid;
+}
+
+/* One probe through tunnel_proxy.py: its result must be want. */
+static void through_tunnel(unsigned tls, const char *admin, const char *id, const char *want)
+{
+    char command[1200], proxy[64], *fake = write_fake("fake-tunnel.sh", NULL), *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+    pid_t pid = start_tunnel(tls, admin, proxy, sizeof(proxy));
+
+    o.proxy = proxy;
+    snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
+    dep = deployment_with("tunnel.yaml", command, &o);
+    assert_int_equal(run_only(dep, id, &rep), 1);
+    sworn_upstream_stop_child(&pid, "tunnel_proxy.py");
+    assert_non_null(rep);
+    expect(rep, id, want);
+    json_object_put(rep);
+    free(dep);
+    free(fake);
+}
+
+/* A "proxy" that tunnels every CONNECT to the TLS upstream without reading the ClientHello: a
+ * ClientHello naming another server gets that server's ServerHello. */
+static void test_tunnel_without_sni_check(void **state)
+{
+    (void)state;
+    through_tunnel(upstream.https_port, NULL, "T2.connect-sni-mismatch", "fail");
+}
+
+/* The same tunnel to a listener that never answers: the silence is an error, never a refusal. */
+static void test_tunnel_silent(void **state)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(in);
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+    assert_int_equal(listen(fd, 16), 0); /* never accepted: the kernel queues, nobody reads */
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&in, &len), 0);
+    through_tunnel(ntohs(in.sin_port), NULL, "T2.connect-sni-mismatch", "error");
+    close(fd);
+}
+
+/* A route out that hands decisiond's frames to its admin socket: the admin frame gets decisiond's
+ * answer (and reloads the policy, the same file: harmless to the other tests). */
+static void test_route_to_admin_socket(void **state)
+{
+    (void)state;
+    through_tunnel(upstream.https_port, stack.admin, "T3.hostlink-admin-frame", "fail");
+}
+
+/* A token endpoint the proxy's oauth.token_endpoints leaves out (/btoken, same server): its answer
+ * reaches the agent with the real tokens in it. */
+static void test_oauth_endpoint_missed(void **state)
+{
+    char command[1200], *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+
+    (void)state;
+    o.oauth_path = "/btoken/json";
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with("oauth-missed.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T1.oauth-interception", &rep), 1);
+    assert_non_null(rep);
+    expect(rep, "T1.oauth-interception", "fail");
+    assert_true(evidence_has(rep, "T1.oauth-interception", "OPEN oauth:access_token real"));
+    json_object_put(rep);
+    free(dep);
+}
+
+/* A credential bound to every principal ("*", a shared service account): its token, listed as
+ * another principal's, releases the real value to agent-1; listed as unconfigured for the echo,
+ * it comes back as the real value. Both T1 probes catch it. */
+static void test_shared_credential(void **state)
+{
+    char command[1200], *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL;
+
+    (void)state;
+    o.echo = "/echo/shared/conformance";
+    o.echo_token = SHARED;
+    o.foreign_token = SHARED;
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with("shared.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T1.foreign-token", &rep), 1);
+    expect(rep, "T1.foreign-token", "fail");
+    json_object_put(rep);
+    assert_int_equal(run_only(dep, "T1.symbolic-unconfigured", &rep), 1);
+    expect(rep, "T1.symbolic-unconfigured", "fail");
+    json_object_put(rep);
+    free(dep);
+}
+
+/* fail_closed.stop that does not stop decisiond, and an allowed URL whose upstream answers 503:
+ * a 5xx that is not the proxy's own answer went through, and must not pass as a refusal. */
+static void test_fail_closed_upstream_error(void **state)
+{
+    char command[1200], requests[1024], *dep;
+    struct dep_opts o = good_opts;
+    json_object *rep = NULL, *obs = NULL;
+
+    (void)state;
+    snprintf(requests, sizeof(requests),
+             "requests:\n  principal: agent-1\n  count: 1\n"
+             "  allowed: http://127.0.0.1:%u/allowed/upstream-503\n"
+             "  denied: http://127.0.0.1:%u/denied/conformance\n"
+             "fail_closed:\n  proxy: %s\n  stop: \"true\"\n  start: \"true\"\n",
+             upstream.http_port, upstream.http_port, stack.proxy_url);
+    o.requests = requests;
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with("fail-open.yaml", command, &o);
+    assert_int_equal(run_only(dep, "T3.fail-closed", &rep), 1);
+    expect(rep, "T3.fail-closed", "fail");
+    assert_true(json_object_object_get_ex(probe(rep, "T3.fail-closed"), "observed", &obs));
+    assert_non_null(strstr(json_object_get_string(obs), "503"));
+    json_object_put(rep);
+    free(dep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +824,14 @@ int main(void)
         cmocka_unit_test(test_no_sandbox),
         cmocka_unit_test(test_credential_reachable),
         cmocka_unit_test(test_policy_writable),
+        cmocka_unit_test(test_route_without_sandbox),
+        cmocka_unit_test(test_proxy_bypassed),
+        cmocka_unit_test(test_tunnel_without_sni_check),
+        cmocka_unit_test(test_tunnel_silent),
+        cmocka_unit_test(test_route_to_admin_socket),
+        cmocka_unit_test(test_oauth_endpoint_missed),
+        cmocka_unit_test(test_shared_credential),
+        cmocka_unit_test(test_fail_closed_upstream_error),
     };
 
     if (!sworn_sbx_can_run("test_conformance_sandbox", "sworn-run's root mode, a veth pair"))
