@@ -6,6 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 BENCH_BUILD ?= build-bench
 VERIFIER_BUILD ?= build-verifier
 INSTALL_BUILD ?= build-install
+PACKAGE_BUILD ?= build-package
 PREFIX     ?= /usr/local
 TSAN_BUILD ?= build-tsan
 # The tests that run threads, run in the ThreadSanitizer build: the log's group commit, the
@@ -24,7 +25,7 @@ SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' 
 CHECK_PARTS ?= format-check build-verifier test test-asan test-tsan build-bench fuzz-replay
 
 .PHONY: all deps install build build-asan build-bench build-fuzz build-tsan build-verifier check test \
-	test-asan test-tsan fuzz-replay format format-check demo bench fuzz clean
+	test-asan test-tsan fuzz-replay format format-check demo bench fuzz clean package
 
 all: build
 
@@ -57,6 +58,15 @@ install: deps
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(INSTALL_BUILD) -j$(JOBS)
 	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD) --prefix $(PREFIX)
+
+# The Debian packages of a Release build (cmake/package.cmake; docs/operations.md, "Install"):
+# $(PACKAGE_BUILD)/sworn_VERSION_ARCH.deb (everything but the verifier) and
+# $(PACKAGE_BUILD)/sworn-verify_VERSION_ARCH.deb (the verifier alone, for auditors).
+package: deps
+	cmake -S . -B $(PACKAGE_BUILD) -DCMAKE_BUILD_TYPE=Release -DSWORN_TESTS=OFF >/dev/null
+	cmake --build $(PACKAGE_BUILD) -j$(JOBS)
+	cd $(PACKAGE_BUILD) && cpack -G DEB
+	@ls -1 $(PACKAGE_BUILD)/*.deb
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -117,4 +127,5 @@ fuzz: build-fuzz
 	scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD) $(VERIFIER_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(BENCH_BUILD) $(VERIFIER_BUILD) $(TSAN_BUILD) \
+		$(PACKAGE_BUILD)
