@@ -253,22 +253,6 @@ static void running(const struct mfile *m, const struct procs *set, struct c_res
     closedir(d);
 }
 
-static const char *role(Sworn__V1__MeasuredRole x)
-{
-    switch (x) {
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE:
-        return "executable";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER:
-        return "signer";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG:
-        return "config";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY:
-        return "policy";
-    default:
-        return "extra";
-    }
-}
-
 void c_probe_measured_start(struct c_ctx *ctx, struct c_result *r)
 {
     struct sworn_checkpoint cp;
@@ -329,23 +313,24 @@ void c_probe_measured_start(struct c_ctx *ctx, struct c_result *r)
             unknown_links += unknown;
         }
         if (binary && same + other > 0) {
-            c_evidence(r, "%s %s: %zu running process(es) as measured, %zu not", role(m->role),
-                       m->path, same, other);
+            c_evidence(r, "%s %s: %zu running process(es) as measured, %zu not",
+                       c_record_role_name(m->role), m->path, same, other);
             ok = other == 0;
         } else if (hash_path(m->path, got) < 0) {
-            c_evidence(r, "%s %s: not readable (%s)", role(m->role), m->path, strerror(errno));
+            c_evidence(r, "%s %s: not readable (%s)", c_record_role_name(m->role), m->path,
+                       strerror(errno));
             ok = m->role == SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY;
             unreadable += !ok;
             continue;
         } else {
             ok = memcmp(got, m->sha256, 32) == 0;
-            c_evidence(r, "%s %s: the file on disk %s", role(m->role), m->path,
+            c_evidence(r, "%s %s: the file on disk %s", c_record_role_name(m->role), m->path,
                        ok ? "is as measured" : "differs from the measured digest");
             if (m->role == SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY)
                 ok = 1; /* a reload is a PolicyLoaded entry of its own */
         }
         if (!ok && differ++ == 0)
-            snprintf(first, sizeof(first), "%s %.200s", role(m->role), m->path);
+            snprintf(first, sizeof(first), "%s %.200s", c_record_role_name(m->role), m->path);
     }
     if (differ > 0)
         c_result_set(r, C_FAIL,

@@ -297,3 +297,21 @@ int c_record_older_checkpoint(const char *dir, uint64_t below, uint64_t *out)
                  : sworn_err_set(SWORN_ERR_NOTFOUND, "no checkpoint older than size %llu",
                                  (unsigned long long)below);
 }
+
+const char *c_record_role_name(int r)
+{
+    switch (r) {
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE:
+        return "executable";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER:
+        return "signer";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG:
+        return "config";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY:
+        return "policy";
+    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA:
+        return "extra";
+    default:
+        return "unrecorded";
+    }
+}

@@ -67,4 +67,8 @@ void c_record_remove(const char *path);
  */
 int c_record_older_checkpoint(const char *dir, uint64_t below, uint64_t *out);
 
+/* The name of a measured file's role (sworn.proto's MeasuredRole): "executable", "signer",
+ * "config", "policy", "extra"; "unrecorded" for any other value. */
+const char *c_record_role_name(int role);
+
 #endif

@@ -84,24 +84,6 @@ static void policy_digest(struct c_run *run)
     }
 }
 
-static const char *role_name(Sworn__V1__MeasuredRole r)
-{
-    switch (r) {
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXECUTABLE:
-        return "executable";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_SIGNER:
-        return "signer";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_CONFIG:
-        return "config";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_POLICY:
-        return "policy";
-    case SWORN__V1__MEASURED_ROLE__MEASURED_ROLE_EXTRA:
-        return "extra";
-    default:
-        return "unrecorded";
-    }
-}
-
 /* Take the files of a Startup entry (the measured binaries' digests, configuration, policy). */
 static void take_startup(struct c_run *run, const Sworn__V1__StartupMeasurement *st, uint64_t at)
 {
@@ -116,7 +98,7 @@ static void take_startup(struct c_run *run, const Sworn__V1__StartupMeasurement 
         const Sworn__V1__MeasuredFile *f = st->files[k];
         struct c_measured *m = &run->measured[k];
 
-        snprintf(m->role, sizeof(m->role), "%s", role_name(f->role));
+        snprintf(m->role, sizeof(m->role), "%s", c_record_role_name(f->role));
         snprintf(m->path, sizeof(m->path), "%s", f->path);
         if (f->sha256.len != 32 ||
             sworn_hex_encode(f->sha256.data, 32, m->sha256, sizeof(m->sha256)) < 0)
