@@ -572,6 +572,35 @@ int sworn_sbx_processes_in(const char *kind, const char *ns)
     return n;
 }
 
+int sworn_sbx_processes_named(const char *argv0, const char *arg1)
+{
+    size_t l0 = strlen(argv0), l1 = strlen(arg1);
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[300], buf[256];
+        ssize_t got;
+        int fd;
+
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* gone meanwhile */
+        got = read(fd, buf, sizeof(buf));
+        close(fd);
+        if (got == (ssize_t)(l0 + l1 + 2) && memcmp(buf, argv0, l0 + 1) == 0 &&
+            memcmp(buf + l0 + 1, arg1, l1 + 1) == 0)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
 int sworn_sbx_run_folders_left(struct sworn_stack *s)
 {
     char *state = sworn_test_path(s->dir, "sandboxes");

@@ -202,6 +202,14 @@ void sworn_sbx_ns_name(pid_t pid, const char *ns, char *out, size_t cap);
  * /proc/PID/ns/<kind> reads ("pid:[4026532123]"); fails the test unless ns is such a name. */
 int sworn_sbx_processes_in(const char *kind, const char *ns);
 
+/*
+ * How many processes of the host have exactly the command line argv0 arg1 (/proc/PID/cmdline:
+ * "argv0\0arg1\0"). A namespace's inode number is reused once the namespace is gone, so a
+ * sandbox started meanwhile (another test's) can show the same "pid:[N]": a process the agent
+ * started with an argument no one else uses is what names a leftover for sure.
+ */
+int sworn_sbx_processes_named(const char *argv0, const char *arg1);
+
 /* How many entries the stack's state folder (DIR/sandboxes) holds but "uids": the run folders
  * left (each is printed). Fails the test when the folder cannot be read. */
 int sworn_sbx_run_folders_left(struct sworn_stack *s);

@@ -398,22 +398,26 @@ static void test_filesystem(void **state)
 static void test_nothing_left(void **state)
 {
     struct run r;
-    char *work = sworn_test_tmpdir("sandbox-gone");
+    char *work = sworn_test_tmpdir("sandbox-gone"), agent[512], mark[32];
 
     (void)state;
     /* Background processes that would outlive a plain exit, and files in /work: one, and a
-     * chain of 40000 folders (the removal holds one folder open at a time, whatever the depth). */
-    run(&r,
-        "sleep 1000 & sleep 1000 & setsid sleep 1000 & echo data > /work/file; "
-        "python3 -c 'import os; os.chdir(\"/work\"); "
-        "[(os.mkdir(\"d\"), os.chdir(\"d\")) for i in range(40000)]'; "
-        "readlink /proc/self/ns/pid; exit 3",
-        "--stack", T.s.dir, "--work", work, NULL);
+     * chain of 40000 folders (the removal holds one folder open at a time, whatever the depth).
+     * The sleeps' argument is this run's own (a sleep of 1000.PID seconds), so that no other
+     * test's process is taken for one of them. */
+    snprintf(mark, sizeof(mark), "1000.%ld", (long)getpid());
+    snprintf(agent, sizeof(agent),
+             "sleep %s & sleep %s & setsid sleep %s & echo data > /work/file; "
+             "python3 -c 'import os; os.chdir(\"/work\"); "
+             "[(os.mkdir(\"d\"), os.chdir(\"d\")) for i in range(40000)]'; "
+             "exit 3",
+             mark, mark, mark);
+    run(&r, agent, "--stack", T.s.dir, "--work", work, NULL);
     assert_int_equal(r.status, 3);
-    r.out[strcspn(r.out, "\n")] = '\0';
-    /* No process is left in its pid namespace (as the agent read its own /proc/self/ns/pid). Its
-     * uid alone would not do: another sandbox may take the uid as soon as this one let it go. */
-    assert_int_equal(sworn_sbx_processes_in("pid", r.out), 0);
+    /* None of its processes is left. Not by its uid, which another sandbox may take as soon as
+     * this one let it go, nor by its pid namespace's name, whose inode number a sandbox started
+     * meanwhile may be given again (seen in CI): by the command line only this run used. */
+    assert_int_equal(sworn_sbx_processes_named("sleep", mark), 0);
     assert_int_equal(sworn_sbx_run_folders_left(&T.s), 0);
     assert_int_equal(access(work, F_OK), -1); /* no --keep: the work folder is removed */
     /* Its cgroups (named by its sandbox id; other sandboxes may run meanwhile) are gone. */
