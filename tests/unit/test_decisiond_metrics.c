@@ -89,7 +89,7 @@ static char *raw(const char *req, size_t len)
 static void test_metrics_text(void **state)
 {
     struct sworn_test_run r = {0}, py = {0};
-    char *body, *file;
+    char *body, *file, *scrape;
     struct stat st;
 
     (void)state;
@@ -117,7 +117,8 @@ static void test_metrics_text(void **state)
     /* An independent parser: every family parses, and the allow count reads back as 3. */
     body = strndup(r.out, (size_t)(strstr(r.out, "\nSTATUS ") - r.out) + 1);
     assert_non_null(body);
-    sworn_test_write_file(sworn_test_path(stack.dir, "scrape.txt"), body, strlen(body), 0600);
+    scrape = sworn_test_path(stack.dir, "scrape.txt");
+    sworn_test_write_file(scrape, body, strlen(body), 0600);
     sworn_test_runv(&py, NULL, "/usr/bin/python3", "-c",
                     "import sys\n"
                     "from prometheus_client.parser import text_string_to_metric_families as t\n"
@@ -128,11 +129,12 @@ static void test_metrics_text(void **state)
                     "'allow'}:\n"
                     "            n = s.value\n"
                     "print(int(n))\n",
-                    sworn_test_path(stack.dir, "scrape.txt"), NULL);
+                    scrape, NULL);
     sworn_test_run_must(&py, "prometheus_client's parser on the scrape");
     assert_string_equal(py.out, "3\n");
     free(body);
     free(file);
+    free(scrape);
     sworn_test_run_free(&r);
     sworn_test_run_free(&py);
 }
