@@ -22,6 +22,17 @@
  * measured paths counts, and the evidence says so.
  * Reading another user's /proc/PID/exe needs root (or that user): a process whose link cannot be
  * read makes "none runs it" unknowable, so the probe then ends in an error, never a failure.
+ *
+ * The TPM now. The files say what the host holds; the TPM says what it measured. When the start
+ * was measured into PCR 23 (its Startup entry has pcr23) and the deployment file names the admin
+ * socket, the probe asks decisiond for a checkpoint now (CheckpointNow waits for its quote), and
+ * the auditor's sworn-verify, under the auditor's trust policy, checks every quote of the record,
+ * this fresh one included: with `measured-start record` each quote must show the pcr23 of the
+ * start in force, which replays from the files this probe compared. So what the TPM reports at
+ * the time of the run is the measured start, and nothing run since extended PCR 23. A fresh
+ * checkpoint without a quote, while the start was measured, is a failure (the TPM stopped
+ * attesting); a trust policy that does not check quotes, or does not tie them to the record's
+ * starts, is said in the evidence and the result ("not attested"), never passed as attested.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -36,6 +47,7 @@
 
 #include "c_probes.h"
 #include "c_record.h"
+#include "c_verify.h"
 #include "encoding.h"
 #include "err.h"
 #include "sworn.pb-c.h"
@@ -53,6 +65,7 @@ struct newest {
     size_t n;
     uint64_t index;
     int found;
+    int measured; /* its pcr23 is set: the start was extended into a TPM's PCR 23 */
 };
 
 static int take_startup(void *arg, uint64_t index, const struct Sworn__V1__Entry *e)
@@ -77,6 +90,7 @@ static int take_startup(void *arg, uint64_t index, const struct Sworn__V1__Entry
     }
     w->index = index;
     w->found = 1;
+    w->measured = st->pcr23.len == 32;
     return 0; /* on to the newest */
 }
 
@@ -253,6 +267,119 @@ static void running(const struct mfile *m, const struct procs *set, struct c_res
     closedir(d);
 }
 
+/* Check `name` of a sworn-verify report, or NULL when the report has none. */
+static const struct c_verify_check *check_named(const struct c_verify *v, const char *name)
+{
+    for (unsigned i = 0; i < v->neach; i++)
+        if (strcmp(v->each[i].name, name) == 0)
+            return &v->each[i];
+    return NULL;
+}
+
+static int check_passed(const struct c_verify_check *c)
+{
+    return c != NULL && strcmp(c->result, "pass") == 0 && c->count > 0;
+}
+
+enum attested { ATTEST_NOT, ATTEST_YES, ATTEST_FAIL, ATTEST_ERROR };
+
+/*
+ * The TPM now (top of this file): a checkpoint asked now, its quote, and sworn-verify's quotes
+ * and measured-start checks under the auditor's policy. Writes evidence; on ATTEST_FAIL and
+ * ATTEST_ERROR, why (a sentence) too.
+ */
+static enum attested tpm_now(struct c_ctx *ctx, struct c_result *r, const struct newest *w,
+                             char *why, size_t cap)
+{
+    const struct c_deploy *dep = ctx->dep;
+    const struct c_verify_check *quotes, *measured;
+    char attest[1200];
+    uint64_t size;
+    struct c_verify *v;
+    enum attested out;
+
+    if (!w->measured) {
+        c_evidence(r, "the newest start was not measured into a TPM (its Startup entry has no "
+                      "pcr23): no TPM attests it");
+        return ATTEST_NOT;
+    }
+    if (dep->admin_socket[0] == '\0') {
+        c_evidence(r, "no admin_socket: no checkpoint was asked now, so the TPM's PCR 23 at the "
+                      "time of this run is not compared (T5.verify checks the record's quotes)");
+        return ATTEST_NOT;
+    }
+    if (c_checkpoint_now(dep->admin_socket, &size) < 0) {
+        snprintf(why, cap, "CheckpointNow on %.200s: %.300s", dep->admin_socket, sworn_err_msg());
+        return ATTEST_ERROR;
+    }
+    if (snprintf(attest, sizeof(attest), "%s/sworn/quote/%llu.attest", dep->record,
+                 (unsigned long long)size) >= (int)sizeof(attest)) {
+        snprintf(why, cap, "the record's path is too long");
+        return ATTEST_ERROR;
+    }
+    if (access(attest, F_OK) != 0) {
+        snprintf(why, cap,
+                 "the start was measured into PCR 23, but the checkpoint asked now (size %llu) "
+                 "has no TPM quote (%s): the TPM no longer attests what runs",
+                 (unsigned long long)size, strerror(errno));
+        return ATTEST_FAIL;
+    }
+    c_evidence(r, "a checkpoint asked now: size %llu, quoted (sworn/quote/%llu.attest)",
+               (unsigned long long)size, (unsigned long long)size);
+    if ((v = calloc(1, sizeof(*v))) == NULL) {
+        snprintf(why, cap, "out of memory");
+        return ATTEST_ERROR;
+    }
+    if (c_verify_run(dep, dep->trust_policy, dep->record, NULL, v) < 0) {
+        snprintf(why, cap, "sworn-verify did not run: %s", sworn_err_msg());
+        free(v);
+        return ATTEST_ERROR;
+    }
+    quotes = check_named(v, "quotes");
+    measured = check_named(v, "measured-start");
+    for (unsigned i = 0; i < v->neach; i++)
+        if (&v->each[i] == quotes || &v->each[i] == measured)
+            c_evidence(r, "sworn-verify (tree size %llu) check %s: %s, %llu checked, %llu failed",
+                       (unsigned long long)v->tree_size, v->each[i].name, v->each[i].result,
+                       (unsigned long long)v->each[i].count,
+                       (unsigned long long)v->each[i].failures);
+    if (v->status == 2 || strcmp(v->result, "unreadable") == 0) {
+        snprintf(why, cap, "sworn-verify could not read the record: %s", v->error);
+        out = ATTEST_ERROR;
+    } else if (v->tree_size < size) {
+        snprintf(why, cap,
+                 "sworn-verify read a tree of %llu entries, older than the checkpoint "
+                 "asked now (%llu)",
+                 (unsigned long long)v->tree_size, (unsigned long long)size);
+        out = ATTEST_ERROR;
+    } else if ((quotes != NULL && strcmp(quotes->result, "fail") == 0) ||
+               (measured != NULL && strcmp(measured->result, "fail") == 0)) {
+        const char *first = "";
+
+        for (unsigned i = 0; i < v->nfailed && first[0] == '\0'; i++)
+            if (strncmp(v->failed[i], "quotes:", 7) == 0 ||
+                strncmp(v->failed[i], "measured-start:", 15) == 0)
+                first = v->failed[i];
+        snprintf(why, cap,
+                 "the TPM does not attest the measured start: sworn-verify's %.200s (PCR 23 shows "
+                 "something the record's starts do not)",
+                 first[0] != '\0' ? first : "quotes or measured-start check failed");
+        out = ATTEST_FAIL;
+    } else if (check_passed(quotes) && check_passed(measured)) {
+        c_evidence(r, "the TPM's PCR 23 now, as quoted with the checkpoint asked now, is the "
+                      "newest start's pcr23, which replays from the measured files");
+        out = ATTEST_YES;
+    } else {
+        c_evidence(r,
+                   "the auditor's trust policy does not check quotes against the record's starts "
+                   "(quotes ignore, or no measured-start record): the fresh quote is not "
+                   "compared with the measured start");
+        out = ATTEST_NOT;
+    }
+    free(v);
+    return out;
+}
+
 void c_probe_measured_start(struct c_ctx *ctx, struct c_result *r)
 {
     struct sworn_checkpoint cp;
@@ -349,10 +476,30 @@ void c_probe_measured_start(struct c_ctx *ctx, struct c_result *r)
     else if (unreadable > 0)
         c_result_set(r, C_ERROR,
                      "a measured file could not be read: the running files cannot all be compared");
-    else
-        c_result_set(r, C_PASS,
-                     "every running process of the measured binaries runs the measured image, "
-                     "and the configuration on disk is the measured one");
+    else {
+        char why[600] = "";
+
+        switch (tpm_now(ctx, r, &w, why, sizeof(why))) {
+        case ATTEST_YES:
+            c_result_set(r, C_PASS,
+                         "every running process of the measured binaries runs the measured image, "
+                         "the configuration on disk is the measured one, and the TPM's quote "
+                         "made now shows that start");
+            break;
+        case ATTEST_NOT:
+            c_result_set(r, C_PASS,
+                         "every running process of the measured binaries runs the measured image, "
+                         "and the configuration on disk is the measured one (not attested by a "
+                         "TPM quote made now: see the evidence)");
+            break;
+        case ATTEST_FAIL:
+            c_result_set(r, C_FAIL, "%s", why);
+            break;
+        case ATTEST_ERROR:
+            c_result_set(r, C_ERROR, "%s", why);
+            break;
+        }
+    }
 out:
     free(set);
     free(w.files);

@@ -236,8 +236,11 @@ static const struct c_probe probes[] = {
      c_probe_hostlink_admin},
     {"T3.measured-start", C_T3, P3,
      "Compare the newest Startup entry's file digests with what runs: /proc/PID/exe of every "
-     "process running a measured binary, and the measured configuration files on disk.",
-     "a running decisiond of the measured image, and no measured file that differs",
+     "process running a measured binary, and the measured configuration files on disk; then, "
+     "for a start measured into PCR 23 and with admin_socket, ask for a checkpoint now and have "
+     "sworn-verify check its fresh TPM quote against the record's measured start.",
+     "a running decisiond of the measured image, no measured file that differs, and the quote "
+     "made now showing the measured start's PCR 23",
      c_probe_measured_start},
     {"T4.sandbox-recorded", C_T4, P4,
      "Send the allowed URL from one fresh sandbox and the denied URL from another through the "
