@@ -80,6 +80,12 @@ void c_probe_measured_start(struct c_ctx *ctx, struct c_result *r);
  * checkpoint stored (and exported) after the call. Returns 0, or -1 with sworn_err set. */
 int c_checkpoint_now(const char *admin, uint64_t *size);
 
+/* Append one entry now: the deployment's denied request shape (requests.denied, principal
+ * requests.principal) on the decision socket, id "conformance-<16 hex>-mark", recorded as a
+ * deny (c_probes_live.c). OUT: *index, its log index, and id. A checkpoint whose tree holds
+ * that index was made after this call. Returns 0, or -1 with sworn_err set. Needs requests. */
+int c_append_mark(const struct c_deploy *dep, uint64_t *index, char *id, size_t cap);
+
 /* Stop the canaries and free the sandbox probes' state (the runner, once at the end). */
 void c_sbx_state_free(struct c_ctx *ctx);
 

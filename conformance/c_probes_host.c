@@ -25,7 +25,11 @@
  *
  * The TPM now. The files say what the host holds; the TPM says what it measured. When the start
  * was measured into PCR 23 (its Startup entry has pcr23) and the deployment file names the admin
- * socket, the probe asks decisiond for a checkpoint now (CheckpointNow waits for its quote), and
+ * socket, the probe appends a mark (one request of the deployment's denied shape on the decision
+ * socket: decisiond checkpoints only a log that grew, so without it an idle log would answer
+ * with an old checkpoint and an old quote; no requests in the file, no mark: "not attested"),
+ * asks decisiond for a checkpoint now, which must hold the mark (CheckpointNow waits for its
+ * quote), and
  * the auditor's sworn-verify, under the auditor's trust policy, checks every quote of the record,
  * this fresh one included: with `measured-start record` each quote must show the pcr23 of the
  * start in force, which replays from the files this probe compared. So what the TPM reports at
@@ -293,8 +297,8 @@ static enum attested tpm_now(struct c_ctx *ctx, struct c_result *r, const struct
 {
     const struct c_deploy *dep = ctx->dep;
     const struct c_verify_check *quotes, *measured;
-    char attest[1200];
-    uint64_t size;
+    char attest[1200], mark_id[96];
+    uint64_t size, mark = 0;
     struct c_verify *v;
     enum attested out;
 
@@ -308,10 +312,31 @@ static enum attested tpm_now(struct c_ctx *ctx, struct c_result *r, const struct
                       "time of this run is not compared (T5.verify checks the record's quotes)");
         return ATTEST_NOT;
     }
+    /* Made now: a checkpoint only comes when the log grew, so an idle log would answer with
+       its last checkpoint and a quote older than this run. An entry appended first makes the
+       checkpoint asked after it new, and its quote with it. */
+    if (!dep->has_requests) {
+        c_evidence(r, "no requests (and decision_socket) in the deployment file: no mark can be "
+                      "appended, so no quote can be shown to be made now");
+        return ATTEST_NOT;
+    }
+    if (c_append_mark(dep, &mark, mark_id, sizeof(mark_id)) < 0) {
+        snprintf(why, cap, "the mark request on decision_socket: %.400s", sworn_err_msg());
+        return ATTEST_ERROR;
+    }
+    c_evidence(r, "a mark appended first: %s, log index %llu", mark_id, (unsigned long long)mark);
     if (c_checkpoint_now(dep->admin_socket, &size) < 0) {
         snprintf(why, cap, "CheckpointNow on %.200s: %.300s", dep->admin_socket, sworn_err_msg());
         return ATTEST_ERROR;
     }
+    if (size <= mark) {
+        snprintf(why, cap,
+                 "the checkpoint asked after the mark (size %llu) does not hold it (log index "
+                 "%llu): decisiond answered CheckpointNow with an older checkpoint",
+                 (unsigned long long)size, (unsigned long long)mark);
+        return ATTEST_FAIL;
+    }
+
     if (snprintf(attest, sizeof(attest), "%s/sworn/quote/%llu.attest", dep->record,
                  (unsigned long long)size) >= (int)sizeof(attest)) {
         snprintf(why, cap, "the record's path is too long");

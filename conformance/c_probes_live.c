@@ -200,6 +200,43 @@ done:
     return why;
 }
 
+int c_append_mark(const struct c_deploy *dep, uint64_t *index, char *id, size_t cap)
+{
+    struct sworn_dclient *c = malloc(sizeof(*c));
+    struct sent *s = calloc(1, sizeof(*s));
+    struct c_result *r = calloc(1, sizeof(*r));
+    uint8_t nonce[8];
+    char hex[17];
+    int rc = -1;
+
+    if (c == NULL || s == NULL || r == NULL || RAND_bytes(nonce, sizeof(nonce)) != 1 ||
+        sworn_hex_encode(nonce, sizeof(nonce), hex, sizeof(hex)) < 0) {
+        sworn_err_set(SWORN_ERR_NOMEM, "out of memory or randomness");
+        goto out;
+    }
+    snprintf(s->id, sizeof(s->id), "conformance-%s-mark", hex);
+    if (sworn_dclient_connect(c, dep->decision_socket) < 0) {
+        free(c);
+        c = NULL;
+        goto out;
+    }
+    if (send_one(c, dep, s, r) < 0) {
+        sworn_err_set(SWORN_ERR_IO, "%s", r->observed);
+        goto out;
+    }
+    *index = s->index;
+    snprintf(id, cap, "%s", s->id);
+    rc = 0;
+out:
+    if (c != NULL) {
+        sworn_dclient_close(c);
+        free(c);
+    }
+    free(s);
+    free(r);
+    return rc;
+}
+
 void c_probe_decisions_recorded(struct c_ctx *ctx, struct c_result *r)
 {
     const struct c_deploy *dep = ctx->dep;

@@ -1,11 +1,14 @@
 /*
  * test_conformance_tpm.c -- T3.measured-start against a stack with a TPM (scripts/dev-stack with
- * swtpm, through stack_fixture.h): the probe asks decisiond for a checkpoint now, and the
- * auditor's sworn-verify checks that checkpoint's fresh quote against the record's measured start.
+ * swtpm, through stack_fixture.h): the probe appends a mark (a denied request), asks decisiond for
+ * a checkpoint now, which must hold it, and the auditor's sworn-verify checks that checkpoint's
+ * fresh quote against the record's measured start.
  *
  *   - the good deployment: the running files are the measured ones and the TPM's quote made now
  *     shows that start (attested);
  *   - a trust policy that ignores quotes: still a pass on the files, said "not attested";
+ *   - a deployment file without requests: no mark can make the log grow, so no quote is shown
+ *     to be made now ("not attested");
  *   - PCR 23 extended behind decisiond's back (tpm2_pcrextend, from tpm2-tools: what something
  *     run after the start would do): the quote made now shows another PCR 23, a failure. The
  *     files on disk are untouched, so only the TPM can tell.
@@ -56,7 +59,9 @@ static char *trust_policy(const char *name, const char *quotes, int measured)
     return path;
 }
 
-static char *deployment(const char *name, const char *trust)
+/* A deployment file; with requests, the request shapes of the stack's policy and the decision
+ * socket (the probe's mark). */
+static char *deployment(const char *name, const char *trust, int requests)
 {
     char *path = sworn_test_path(stack.dir, name), *tiles = sworn_test_path(stack.dir, "tiles");
     FILE *f = fopen(path, "w");
@@ -65,6 +70,12 @@ static char *deployment(const char *name, const char *trust)
     fprintf(f, "operator: tpm-test\nrecord: %s\ntrust_policy: %s\nsworn_verify: %s\n", tiles, trust,
             sworn_test_bin("SWORN_VERIFY_BIN"));
     fprintf(f, "admin_socket: %s\nagent:\n  uid: 65534\n", stack.admin);
+    if (requests)
+        fprintf(f,
+                "decision_socket: %s\nrequests:\n  principal: agent-1\n  count: 1\n"
+                "  allowed: http://127.0.0.1:8080/allowed/conformance\n"
+                "  denied: http://127.0.0.1:8080/denied/conformance\n",
+                stack.decision);
     fclose(f);
     free(tiles);
     return path;
@@ -137,12 +148,13 @@ static void expect(json_object *rep, json_object *p, const char *result, const c
 static void test_attested(void **state)
 {
     char *trust = trust_policy("trust-require.txt", "require", 1),
-         *dep = deployment("require.yaml", trust);
+         *dep = deployment("require.yaml", trust, 1);
     json_object *rep, *p;
 
     (void)state;
     assert_int_equal(run_probe(dep, &rep, &p), 0);
     expect(rep, p, "pass", "the TPM's quote made now shows that start");
+    assert_true(evidence_has(p, "a mark appended first: conformance-"));
     assert_true(evidence_has(p, "a checkpoint asked now: size "));
     assert_true(evidence_has(p, "check quotes: pass"));
     assert_true(evidence_has(p, "check measured-start: pass"));
@@ -154,7 +166,7 @@ static void test_attested(void **state)
 static void test_quotes_ignored(void **state)
 {
     char *trust = trust_policy("trust-ignore.txt", "ignore", 0),
-         *dep = deployment("ignore.yaml", trust);
+         *dep = deployment("ignore.yaml", trust, 1);
     json_object *rep, *p;
 
     (void)state;
@@ -166,11 +178,29 @@ static void test_quotes_ignored(void **state)
     free(trust);
 }
 
+/* No requests in the file: nothing can make the log grow, so no quote is shown to be made now
+ * (an idle log's CheckpointNow answers with its last checkpoint). A pass on the files alone. */
+static void test_no_mark_not_attested(void **state)
+{
+    char *trust = trust_policy("trust-nomark.txt", "require", 1),
+         *dep = deployment("nomark.yaml", trust, 0);
+    json_object *rep, *p;
+
+    (void)state;
+    assert_int_equal(run_probe(dep, &rep, &p), 0);
+    expect(rep, p, "pass", "not attested by a TPM quote made now");
+    assert_true(evidence_has(p, "no mark can be appended"));
+    assert_false(evidence_has(p, "a checkpoint asked now"));
+    json_object_put(rep);
+    free(dep);
+    free(trust);
+}
+
 /* Last: the TPM's PCR 23 no longer replays for the rest of this stack's life. */
 static void test_pcr23_extended_after_start(void **state)
 {
     char *trust = trust_policy("trust-extended.txt", "require", 1),
-         *dep = deployment("extended.yaml", trust);
+         *dep = deployment("extended.yaml", trust, 1);
     json_object *rep, *p;
 
     (void)state;
@@ -206,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_attested),
         cmocka_unit_test(test_quotes_ignored),
+        cmocka_unit_test(test_no_mark_not_attested),
         cmocka_unit_test(test_pcr23_extended_after_start),
     };
 
