@@ -67,6 +67,7 @@ void c_probe_smuggle_double_cl(struct c_ctx *ctx, struct c_result *r);
 void c_probe_websocket_denied(struct c_ctx *ctx, struct c_result *r);
 void c_probe_h2_prior_knowledge(struct c_ctx *ctx, struct c_result *r);
 void c_probe_connect_sni(struct c_ctx *ctx, struct c_result *r);
+void c_probe_connect_host(struct c_ctx *ctx, struct c_result *r);
 void c_probe_control_sockets(struct c_ctx *ctx, struct c_result *r);
 void c_probe_control_read(struct c_ctx *ctx, struct c_result *r);
 void c_probe_control_write(struct c_ctx *ctx, struct c_result *r);

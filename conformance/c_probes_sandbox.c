@@ -1005,6 +1005,124 @@ void c_probe_connect_sni(struct c_ctx *ctx, struct c_result *r)
                      o.line);
 }
 
+/* The status an answer line of connect-tls-http names ("status=S"), 0 when it names none. */
+static int line_status(const char *line)
+{
+    const char *p = strstr(line, "status=");
+    long v;
+
+    if (p == NULL)
+        return 0;
+    v = strtol(p + 7, NULL, 10);
+    return v > 0 && v < 1000 ? (int)v : 0;
+}
+
+/* One request inside a TLS session in a tunnel to the allowed URL's host and port, its Host
+ * field authority (the denied path in origin-form; for the control, the allowed one's). */
+static int tls_request(struct c_ctx *ctx, struct c_result *r, const char *path,
+                       const char *authority, struct c_sbx_out *o)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    char port[8], tport[8], req[REQ_MAX];
+    unsigned a, b, c, d;
+    /* A client names a host in SNI, never an address (RFC 6066 section 3). */
+    const char *sni =
+        sscanf(x->allowed.host, "%u.%u.%u.%u", &a, &b, &c, &d) == 4 ? "-" : x->allowed.host;
+
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    snprintf(tport, sizeof(tport), "%u", x->allowed.port);
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n",
+             path, authority);
+    const char *args[] = {
+        "connect-tls-http", x->proxy.host, port, x->allowed.host, tport, sni, req, NULL};
+
+    return inside(ctx, r, args, NULL, 0, o);
+}
+
+/*
+ * Domain fronting inside a terminated tunnel: CONNECT to the allowed URL's host and port, a TLS
+ * session with the proxy, then a request for the denied path whose Host field names another
+ * server. The control, the allowed path with the allowed URL's Host in the same kind of tunnel,
+ * must get an HTTP answer inside TLS (the proxy's own or an upstream's: either shows the proxy
+ * terminates TLS there and reads what comes in it). The other servers: the denied URL's host and
+ * port when they are not the allowed one's, then the runner's loopback canary (a proxy that goes
+ * where Host says is heard there, whatever it answers). Each must get the proxy's own refusal or
+ * a close, and the canary, synced before and after, must hear nothing.
+ */
+void c_probe_connect_host(struct c_ctx *ctx, struct c_result *r)
+{
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    struct c_sbx_out o;
+    char allowed[C_DEPLOY_HOST_MAX + 8], hosts[2][C_DEPLOY_HOST_MAX + 8], seen[sizeof(o.line)];
+    const struct c_canary_listener *l;
+    struct c_canary *c;
+    size_t n = 0, open_ = 0, unjudged = 0;
+    unsigned heard;
+
+    if (proxy_control(ctx, r) < 0 || (c = canaries(ctx, r)) == NULL)
+        return;
+    l = c_canary_find(c, "tcp4-loopback");
+    if (l == NULL) {
+        c_result_set(r, C_ERROR, "no tcp4-loopback canary");
+        return;
+    }
+    snprintf(allowed, sizeof(allowed), "%s:%u", x->allowed.host, x->allowed.port);
+    if (strcmp(x->denied.host, x->allowed.host) != 0 || x->denied.port != x->allowed.port)
+        snprintf(hosts[n++], sizeof(hosts[0]), "%s:%u", x->denied.host, x->denied.port);
+    snprintf(hosts[n++], sizeof(hosts[0]), "%s:%u", l->addr, l->port);
+    if (tls_request(ctx, r, x->allowed.path, allowed, &o) < 0)
+        return;
+    if (line_status(o.line) == 0) {
+        c_result_set(r, C_ERROR,
+                     "the control, the allowed path with Host %s in a TLS session through a "
+                     "CONNECT to it, got no HTTP answer (\"%s\"): the proxy does not terminate "
+                     "TLS there, so a refusal of the mismatch would mean nothing",
+                     allowed, o.line);
+        return;
+    }
+    if (c_canary_sync(c, "tcp4-loopback", &heard) < 0) {
+        c_result_set(r, C_ERROR, "before the attempts: %s", sworn_err_msg());
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c_evidence(r, "in the tunnel to %s: GET %s with Host %s", allowed, x->denied.path,
+                   hosts[i]);
+        if (tls_request(ctx, r, x->denied.path, hosts[i], &o) < 0)
+            return;
+        if (o.verdict == C_V_OPEN) {
+            if (open_++ == 0)
+                snprintf(seen, sizeof(seen), "%s", o.line);
+        } else if (strstr(o.line, " PROXY") == NULL && strstr(o.line, " CLOSED") == NULL) {
+            if (open_ == 0 && unjudged == 0)
+                snprintf(seen, sizeof(seen), "%s", o.line);
+            unjudged++;
+        }
+    }
+    if (open_ == 0 && unjudged == 0)
+        snprintf(seen, sizeof(seen), "%s", o.line);
+    if (c_canary_sync(c, "tcp4-loopback", &heard) < 0) {
+        c_result_set(r, C_ERROR, "after the attempts: %s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r, "canary tcp4-loopback heard %u event(s) besides the runner's markers", heard);
+    if (open_ > 0 || heard > 0)
+        c_result_set(r, C_FAIL,
+                     "a request in the tunnel to %s whose Host names another server went "
+                     "through: %zu answered by other than the proxy (\"%s\"); the canary "
+                     "heard %u",
+                     allowed, open_, seen, heard);
+    else if (unjudged > 0)
+        c_result_set(r, C_ERROR,
+                     "%zu request(s) whose Host names another server got no judgeable answer in "
+                     "the tunnel (\"%s\")",
+                     unjudged, seen);
+    else
+        c_result_set(r, C_PASS,
+                     "every request in the tunnel to %s whose Host names another server got the "
+                     "proxy's own refusal or a close (\"%s\"); the canary heard nothing",
+                     allowed, seen);
+}
+
 /* The symbolic tokens sent to the echo URL (allowed, configured for no credential): the answer
  * must show each token as sent and no credential. */
 void c_probe_symbolic_unconfigured(struct c_ctx *ctx, struct c_result *r)

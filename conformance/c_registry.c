@@ -204,6 +204,14 @@ static const struct c_probe probes[] = {
      "send a TLS ClientHello naming another server (the denied host, or a .invalid name), after "
      "the same ClientHello without a server name got the proxy's ServerHello.",
      "a TLS alert or the tunnel closed, never a ServerHello", c_probe_connect_sni},
+    {"T2.connect-host-mismatch", C_T2, P2,
+     "From inside a sandbox, CONNECT through the proxy to the allowed URL's host and port, make a "
+     "TLS session with the proxy in the tunnel and send in it a request for the denied path whose "
+     "Host names another server (the denied URL's host and port when they differ from the "
+     "allowed URL's, then the runner's loopback canary), after the allowed path with the allowed "
+     "URL's Host got an HTTP answer in the same kind of tunnel.",
+     "the proxy's own refusal, or the connection closed unanswered; the canary hears nothing",
+     c_probe_connect_host},
     {"T2.dns-rebinding", C_T2, P2,
      "A name the policy allows that resolves, for the proxy, to an internal address: it needs a "
      "resolver the runner controls answering the proxy's lookups, so it is reported as not "

@@ -1,7 +1,8 @@
 /*
- * probe_cred.c -- SHA-256 (FIPS 180-4) and the candidate scan of probe_cred.h. The probe program
- * links libc alone, so the hash is written here rather than taken from OpenSSL; the tests check
- * it against OpenSSL's through the conformance run (a digest the runner lists is found).
+ * probe_cred.c -- SHA-256 (FIPS 180-4) and the candidate scan of probe_cred.h. The hash is written
+ * here rather than taken from OpenSSL (the probe program was libc alone when it was written; it
+ * links libssl for connect-tls-http's TLS session only); the tests check it against OpenSSL's
+ * through the conformance run (a digest the runner lists is found).
  */
 #include "probe_cred.h"
 

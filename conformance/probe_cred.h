@@ -10,7 +10,7 @@
  * variable, a configuration file, a header or a JSON string holds one. A value cut into pieces,
  * encoded (base64 of a JSON holding it) or compressed is not found: a limit the report states.
  *
- * Part of the probe program (libc alone, no sanitizer): no allocation beyond the caller's
+ * Part of the probe program (no sanitizer): no allocation beyond the caller's
  * buffers, no global state but the digest list the caller owns.
  */
 #ifndef SWORN_PROBE_CRED_H

@@ -25,8 +25,9 @@
  *   NOREPLY    an ICMP echo was sent, and no reply from the target came back
  *
  * The same binary runs outside the sandbox as the tests' positive control (the canaries must see
- * it there), so it judges only what it sees: an answer from anyone is OPEN. It links libc alone
- * (conformance/CMakeLists.txt builds it without sanitizers) so that it runs from the work folder
+ * it there), so it judges only what it sees: an answer from anyone is OPEN. It links libc and
+ * the system's libssl (connect-tls-http's TLS session), nothing of sworn's, and
+ * conformance/CMakeLists.txt builds it without sanitizers, so that it runs from the work folder
  * inside the sandbox, where only the system's /usr and /lib are mounted.
  *
  * The waits (a TCP connect, an answer to a datagram or an echo) last SWORN_PROBE_WAIT_MS
@@ -73,6 +74,9 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
 #include "probe_cred.h"
 #include "sworn_version.h"
@@ -1846,6 +1850,65 @@ static ssize_t read_some_wait(int fd, unsigned char *b, size_t n)
 }
 
 /*
+ * Through the proxy at HOST:PORT, CONNECT TARGET:TPORT and read the answer's head. Returns the
+ * tunnel (a non-blocking socket), or -1 once the verdict is printed (*rc): the errno of a
+ * connection that could not be made, or "BLOCKED <what>:connect=S REFUSED" for an answer other
+ * than 200. what is the attempt's name, extended in place on a refusal (cap bytes).
+ */
+static int tunnel_open(const char *host, const char *port, const char *target, const char *tport,
+                       char *what, size_t cap, int *rc)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    unsigned char ans[4096];
+    char req[1024];
+    ssize_t n;
+    int fd, err = 0;
+    socklen_t elen = sizeof(err);
+
+    if (parse_addr(strchr(host, ':') != NULL ? AF_INET6 : AF_INET, host, port, &sa, &len) != 0) {
+        *rc = usage("bad proxy address or port");
+        return -1;
+    }
+    fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *rc = blocked(what, errno);
+        return -1;
+    }
+    if ((connect(fd, (struct sockaddr *)&sa, len) != 0 && errno != EINPROGRESS) ||
+        wait_fd(fd, POLLOUT) <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 ||
+        err != 0) {
+        int e = err != 0 ? err : errno != 0 ? errno : ETIMEDOUT;
+
+        close(fd);
+        *rc = blocked(what, e);
+        return -1;
+    }
+    n = snprintf(req, sizeof(req), "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", target, tport,
+                 target, tport);
+    if (n <= 0 || (size_t)n >= sizeof(req)) {
+        close(fd);
+        *rc = usage("the CONNECT target is too long");
+        return -1;
+    }
+    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
+        close(fd);
+        *rc = blocked(what, errno);
+        return -1;
+    }
+    n = read_some_wait(fd, ans, sizeof(ans) - 1);
+    ans[n > 0 ? n : 0] = '\0';
+    if (n <= 0 || http_status((char *)ans) != 200) {
+        snprintf(what + strlen(what), cap - strlen(what), ":connect=%d",
+                 n > 0 ? http_status((char *)ans) : 0);
+        close(fd);
+        *rc = blocked_why(what, "REFUSED");
+        return -1;
+    }
+    return fd;
+}
+
+/*
  * connect-tls HOST PORT TARGET TPORT SNI: through the proxy at HOST:PORT, CONNECT TARGET:TPORT,
  * then a TLS ClientHello with server_name SNI ("-": none). The server's first record answering it
  * is judged: a ServerHello (the proxy terminates the tunnel with this name) is OPEN "serverhello";
@@ -1855,44 +1918,18 @@ static ssize_t read_some_wait(int fd, unsigned char *b, size_t n)
 static int probe_connect_tls(const char *host, const char *port, const char *target,
                              const char *tport, const char *sni)
 {
-    struct sockaddr_storage sa;
-    socklen_t len;
-    unsigned char hello[1024], ans[4096];
-    char what[WHAT_MAX], req[1024];
+    unsigned char hello[1024], ans[8];
+    char what[WHAT_MAX];
     ssize_t n;
     size_t hl;
-    int fd, err = 0;
-    socklen_t elen = sizeof(err);
+    int fd, rc;
 
     snprintf(what, sizeof(what), "connect-tls:%s:%s:sni=%s", target, tport, sni);
-    if (strlen(sni) > 255 ||
-        parse_addr(strchr(host, ':') != NULL ? AF_INET6 : AF_INET, host, port, &sa, &len) != 0)
+    if (strlen(sni) > 255)
         return usage("connect-tls HOST PORT TARGET TPORT SNI");
-    fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    fd = tunnel_open(host, port, target, tport, what, sizeof(what), &rc);
     if (fd < 0)
-        return blocked(what, errno);
-    if ((connect(fd, (struct sockaddr *)&sa, len) != 0 && errno != EINPROGRESS) ||
-        wait_fd(fd, POLLOUT) <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 ||
-        err != 0) {
-        int e = err != 0 ? err : errno != 0 ? errno : ETIMEDOUT;
-
-        close(fd);
-        return blocked(what, e);
-    }
-    n = snprintf(req, sizeof(req), "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", target, tport,
-                 target, tport);
-    if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
-        close(fd);
-        return blocked(what, errno);
-    }
-    n = read_some_wait(fd, ans, sizeof(ans) - 1);
-    ans[n > 0 ? n : 0] = '\0';
-    if (n <= 0 || http_status((char *)ans) != 200) {
-        snprintf(what + strlen(what), sizeof(what) - strlen(what), ":connect=%d",
-                 n > 0 ? http_status((char *)ans) : 0);
-        close(fd);
-        return blocked_why(what, "REFUSED");
-    }
+        return rc;
     hl = client_hello(hello, strcmp(sni, "-") == 0 ? NULL : sni);
     if (send(fd, hello, hl, MSG_NOSIGNAL) != (ssize_t)hl) {
         close(fd);
@@ -1919,6 +1956,152 @@ static int probe_connect_tls(const char *host, const char *port, const char *tar
     if (n >= 1 && ans[0] == 0x15)
         return blocked_why(what, "ALERT");
     return blocked_why(what, n == 0 ? "CLOSED" : "OTHER");
+}
+
+/*
+ * Wait, until deadline (now_ms), for what the last TLS call (its return rc) needs from the socket.
+ * Returns 1 to call again, 0 at the deadline, -1 when the call failed for good (a close, an alert,
+ * a bad record).
+ */
+static int tls_wait(SSL *ssl, int rc, int fd, long deadline)
+{
+    int e = SSL_get_error(ssl, rc), r;
+    struct pollfd p = {.fd = fd};
+
+    if (e == SSL_ERROR_WANT_READ)
+        p.events = POLLIN;
+    else if (e == SSL_ERROR_WANT_WRITE)
+        p.events = POLLOUT;
+    else
+        return -1;
+    do {
+        long left = deadline - now_ms();
+
+        if (left <= 0)
+            return 0;
+        r = poll(&p, 1, (int)left);
+    } while (r < 0 && errno == EINTR);
+    return r > 0 ? 1 : r == 0 ? 0 : -1;
+}
+
+/*
+ * One TLS session in a tunnel: the handshake (SNI, none for "-"; ALPN http/1.1), the request
+ * sent, the answer read into answer (NUL-terminated) until the peer closes, HTTP_ANSWER_MAX - 1
+ * bytes, wait_ms without a byte, or 4 * wait_ms in all. The certificate is not required to
+ * verify: whether it did against the default store (SSL_CERT_FILE, SSL_CERT_DIR when set) for
+ * target goes into verify. Returns the bytes read (0: closed unanswered), -1 when no TLS session
+ * was made (the handshake failed or timed out), -2 when it was made and the request could not be
+ * sent, -3 when nothing came back within the wait.
+ */
+static ssize_t tls_exchange(int fd, const char *target, const char *sni, const char *req, size_t rn,
+                            char *answer, char *verify, size_t vcap)
+{
+    static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL *ssl = ctx != NULL ? SSL_new(ctx) : NULL;
+    long deadline = now_ms() + 4L * wait_ms;
+    ssize_t got = -1;
+    size_t sent = 0;
+    int rc, w;
+
+    snprintf(verify, vcap, "none");
+    if (ssl == NULL || SSL_CTX_set_default_verify_paths(ctx) != 1 || SSL_set_fd(ssl, fd) != 1 ||
+        SSL_set_alpn_protos(ssl, alpn, sizeof(alpn)) != 0)
+        goto done;
+    SSL_set_verify(ssl, SSL_VERIFY_NONE, NULL); /* judged after: a refusal must still be read */
+    SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    if (strchr(target, ':') != NULL || strspn(target, "0123456789.") == strlen(target))
+        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), target);
+    else
+        SSL_set1_host(ssl, target);
+    if (strcmp(sni, "-") != 0 && SSL_set_tlsext_host_name(ssl, sni) != 1)
+        goto done;
+    while ((rc = SSL_connect(ssl)) != 1)
+        if (tls_wait(ssl, rc, fd, deadline) <= 0)
+            goto done;
+    {
+        long v = SSL_get_verify_result(ssl);
+
+        snprintf(verify, vcap, "%s:ca=%s", v == X509_V_OK ? "ok" : "no",
+                 getenv("SSL_CERT_FILE") != NULL ? "SSL_CERT_FILE" : "default");
+        if (v != X509_V_OK)
+            snprintf(verify + strlen(verify), vcap - strlen(verify), ":x509=%ld", v);
+    }
+    got = -2;
+    while (sent < rn) {
+        rc = SSL_write(ssl, req + sent, (int)(rn - sent));
+        if (rc > 0)
+            sent += (size_t)rc;
+        else if (tls_wait(ssl, rc, fd, deadline) <= 0)
+            goto done;
+    }
+    got = 0;
+    while (got < HTTP_ANSWER_MAX - 1) {
+        long idle = now_ms() + wait_ms;
+
+        rc = SSL_read(ssl, answer + got, (int)(HTTP_ANSWER_MAX - 1 - got));
+        if (rc > 0) {
+            got += rc;
+            continue;
+        }
+        w = tls_wait(ssl, rc, fd, idle < deadline ? idle : deadline);
+        if (w == 0 && got == 0)
+            got = -3;
+        if (w <= 0)
+            break;
+    }
+done:
+    if (got >= 0)
+        answer[got] = '\0';
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    return got;
+}
+
+/*
+ * connect-tls-http HOST PORT TARGET TPORT SNI REQUEST: through the proxy at HOST:PORT, CONNECT
+ * TARGET:TPORT, make a TLS session in the tunnel (server_name SNI, "-": none) and send REQUEST
+ * (escaped, as http takes it) inside it. <what> is "connect-tls-http:TARGET:TPORT" and, once the
+ * handshake is done, ":verify=ok|no:ca=SSL_CERT_FILE|default[:x509=N]" (whether the certificate
+ * verified for TARGET against the store the sandbox gives, N the X509 error). The answer:
+ *   the proxy's own (as http judges it)  "BLOCKED <what>:status=S:effect=E PROXY"
+ *   closed without a byte, or silence    "BLOCKED <what> CLOSED", "BLOCKED <what> ETIMEDOUT"
+ *   anything else (an upstream's)        "OPEN <what> status=S bytes=N" (S 0: not HTTP)
+ * A CONNECT not answered 200 is "BLOCKED ...:connect=S REFUSED", and a tunnel in which no TLS
+ * session could be made is "BLOCKED <what> NOTLS": neither reached the request.
+ */
+static int probe_connect_tls_http(const char *host, const char *port, const char *target,
+                                  const char *tport, const char *sni, const char *request)
+{
+    static char req[16384], answer[HTTP_ANSWER_MAX];
+    char what[WHAT_MAX], verify[96], effect[32], detail[64];
+    ssize_t rn = unescape(request, req, sizeof(req)), n;
+    int fd, rc;
+
+    snprintf(what, sizeof(what), "connect-tls-http:%s:%s", target, tport);
+    if (rn < 0 || strlen(sni) > 255)
+        return usage("connect-tls-http HOST PORT TARGET TPORT SNI REQUEST");
+    fd = tunnel_open(host, port, target, tport, what, sizeof(what), &rc);
+    if (fd < 0)
+        return rc;
+    n = tls_exchange(fd, target, sni, req, (size_t)rn, answer, verify, sizeof(verify));
+    close(fd);
+    if (n == -1)
+        return blocked_why(what, "NOTLS");
+    snprintf(what + strlen(what), sizeof(what) - strlen(what), ":verify=%s", verify);
+    if (n == -2)
+        return blocked_why(what, "CLOSED"); /* the request was not taken: nothing answered it */
+    if (n == -3)
+        return blocked_why(what, "ETIMEDOUT");
+    if (n == 0)
+        return blocked_why(what, "CLOSED");
+    if (http_own(answer, effect, sizeof(effect))) {
+        snprintf(what + strlen(what), sizeof(what) - strlen(what), ":status=%d:effect=%s",
+                 http_status(answer), effect);
+        return blocked_why(what, "PROXY");
+    }
+    snprintf(detail, sizeof(detail), "status=%d bytes=%zd", http_status(answer), n);
+    return open_(what, detail);
 }
 
 /*
@@ -2070,7 +2253,7 @@ static int probe_hold(void)
 }
 
 /* --help's text: the conventions of every sworn program (common/cli.h), kept here because this
- * program links libc alone. */
+ * program links nothing of sworn's. */
 static const char help_text[] =
     "usage: sworn-conformance-probe ATTEMPT ARGS...\n"
     "       sworn-conformance-probe --help | --version\n"
@@ -2214,6 +2397,8 @@ int main(int argc, char **argv)
         rc = probe_oauth(argv[0], argv[1], argv[2], argv[3]);
     else if (strcmp(cmd, "connect-tls") == 0 && argc == 5)
         rc = probe_connect_tls(argv[0], argv[1], argv[2], argv[3], argv[4]);
+    else if (strcmp(cmd, "connect-tls-http") == 0 && argc == 6)
+        rc = probe_connect_tls_http(argv[0], argv[1], argv[2], argv[3], argv[4], argv[5]);
     else if (strcmp(cmd, "linger") == 0 && argc == 1)
         rc = probe_linger(argv[0]);
     else if (strcmp(cmd, "left") == 0 && argc == 1)

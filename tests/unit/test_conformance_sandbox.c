@@ -9,7 +9,9 @@
  *   - the same with a real credential value in the agent's environment and in a file it can read:
  *     the T1 probes fail;
  *   - the same as an unprivileged user with the policy file made writable by everyone: T3's
- *     write probe fails while the vault (0600) stays out of reach.
+ *     write probe fails while the vault (0600) stays out of reach;
+ *   - tunnel_proxy.py as the proxy: tunnels that do not check the ClientHello's server name, do
+ *     not check the Host field inside a terminated tunnel, or do not terminate TLS at all.
  * Needs root (sworn-run's root mode, the canaries' network namespace) and sworn-run: without
  * either it exits 77 (skipped) and says why.
  */
@@ -206,9 +208,10 @@ struct dep_opts {
     int foreign_token;      /* the credential whose token foreign_tokens lists */
     const char *requests;   /* lines of a requests and fail_closed section, or NULL */
     const char *oauth_path; /* the token endpoint's path (NULL: /token/json, intercepted) */
+    const char *denied;     /* sandbox.denied's host (NULL: 127.0.0.1, the allowed URL's) */
 };
 
-static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL, NULL};
+static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL, NULL, NULL};
 
 /* The deployment file: command is the sandbox command's YAML list. */
 static char *deployment_with(const char *name, const char *command, const struct dep_opts *o)
@@ -229,10 +232,10 @@ static char *deployment_with(const char *name, const char *command, const struct
         fprintf(f, "  proxy: %s\n", o->proxy);
     fprintf(f,
             "  allowed: http://127.0.0.1:%u/allowed/hello.txt\n"
-            "  denied: http://127.0.0.1:%u/denied/conformance\n"
+            "  denied: http://%s:%u/denied/conformance\n"
             "  echo: http://127.0.0.1:%u%s\n",
-            upstream.http_port, upstream.http_port, upstream.http_port,
-            o->echo != NULL ? o->echo : "/echo/conformance");
+            upstream.http_port, o->denied != NULL ? o->denied : "127.0.0.1", upstream.http_port,
+            upstream.http_port, o->echo != NULL ? o->echo : "/echo/conformance");
     fprintf(f, "  foreign_echo: http://127.0.0.1:%u/echo/%s/conformance\n", upstream.http_port,
             cred_id[o->foreign_token]);
     fprintf(f, "  foreign_command: [%s, --config, %s]\n", sworn_sbx_run_bin(), run2);
@@ -477,6 +480,7 @@ static const char *const must_pass[] = {"T1.credential-env",
                                         "T2.websocket-denied",
                                         "T2.h2-prior-knowledge",
                                         "T2.connect-sni-mismatch",
+                                        "T2.connect-host-mismatch",
                                         "T2.control-sockets",
                                         "T3.control-read",
                                         "T3.control-write",
@@ -509,6 +513,13 @@ static void test_good_deployment(void **state)
      * is in the record; the ICMP canary was synced. */
     assert_true(evidence_has(rep, "T1.oauth-interception", ":tokens=2:"));
     assert_true(evidence_has(rep, "T2.connect-sni-mismatch", "sni=- serverhello"));
+    /* The tunnel's control got an HTTP answer in a TLS session verified against the sandbox's CA
+     * bundle; the request whose Host names the canary got the proxy's own refusal, and the
+     * canary heard nothing. */
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", ":verify=ok:ca=SSL_CERT_FILE"));
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", ":status=400:effect="));
+    assert_true(
+        evidence_has(rep, "T2.connect-host-mismatch", "canary tcp4-loopback heard 0 event(s)"));
     assert_true(evidence_has(rep, "T1.foreign-token", ":own=1:"));
     assert_true(evidence_has(rep, "T1.foreign-token", "control, sandbox "));
     assert_true(evidence_has(rep, "T3.hostlink-admin-frame", ": 0 PolicyLoaded"));
@@ -675,11 +686,20 @@ static void test_proxy_bypassed(void **state)
 }
 
 /* tunnel_proxy.py in front of the upstream (tls: the port its CONNECT tunnels go to; admin: a
- * Unix socket its frames go to, or NULL): the pid; OUT proxy, its URL. */
-static pid_t start_tunnel(unsigned tls, const char *admin, char *proxy, size_t cap)
+ * Unix socket its frames go to, or NULL; terminate: its tunnels terminated with the upstream's
+ * certificate, each inner request sent where its Host field says): the pid; OUT proxy, its URL. */
+static pid_t start_tunnel(unsigned tls, const char *admin, int terminate, char *proxy, size_t cap)
 {
     char script[1024], port_file[1024], out[1024], http[8], tport[8];
-    char *argv[] = {"/usr/bin/python3", script, port_file, http, tport, (char *)admin, NULL};
+    char *argv[] = {"/usr/bin/python3",
+                    script,
+                    port_file,
+                    http,
+                    tport,
+                    admin != NULL ? (char *)admin : "-",
+                    terminate ? upstream.cert : NULL,
+                    upstream.key,
+                    NULL};
     uint16_t port = 0;
     pid_t pid;
 
@@ -695,24 +715,35 @@ static pid_t start_tunnel(unsigned tls, const char *admin, char *proxy, size_t c
     return pid;
 }
 
-/* One probe through tunnel_proxy.py: its result must be want. */
-static void through_tunnel(unsigned tls, const char *admin, const char *id, const char *want)
+/* One probe through tunnel_proxy.py (terminate: as start_tunnel; denied: as dep_opts): its result
+ * must be want; OUT *out the report (the caller puts it), unless out is NULL. */
+static void through_tunnel_rep(unsigned tls, const char *admin, int terminate, const char *denied,
+                               const char *id, const char *want, json_object **out)
 {
     char command[1200], proxy[64], *fake = write_fake("fake-tunnel.sh", NULL), *dep;
     struct dep_opts o = good_opts;
     json_object *rep = NULL;
-    pid_t pid = start_tunnel(tls, admin, proxy, sizeof(proxy));
+    pid_t pid = start_tunnel(tls, admin, terminate, proxy, sizeof(proxy));
 
     o.proxy = proxy;
+    o.denied = denied;
     snprintf(command, sizeof(command), "[/bin/sh, %s]", fake);
     dep = deployment_with("tunnel.yaml", command, &o);
     assert_int_equal(run_only(dep, id, &rep), 1);
     sworn_upstream_stop_child(&pid, "tunnel_proxy.py");
     assert_non_null(rep);
     expect(rep, id, want);
-    json_object_put(rep);
+    if (out != NULL)
+        *out = rep;
+    else
+        json_object_put(rep);
     free(dep);
     free(fake);
+}
+
+static void through_tunnel(unsigned tls, const char *admin, const char *id, const char *want)
+{
+    through_tunnel_rep(tls, admin, 0, NULL, id, want, NULL);
 }
 
 /* A "proxy" that tunnels every CONNECT to the TLS upstream without reading the ClientHello: a
@@ -736,7 +767,47 @@ static void test_tunnel_silent(void **state)
     assert_int_equal(listen(fd, 16), 0); /* never accepted: the kernel queues, nobody reads */
     assert_int_equal(getsockname(fd, (struct sockaddr *)&in, &len), 0);
     through_tunnel(ntohs(in.sin_port), NULL, "T2.connect-sni-mismatch", "error");
+    /* No TLS session in the tunnel: T2.connect-host-mismatch's control gets no answer. */
+    through_tunnel(ntohs(in.sin_port), NULL, "T2.connect-host-mismatch", "error");
     close(fd);
+}
+
+/* A "proxy" that terminates its tunnels (with the upstream's certificate) and sends each inner
+ * request where its Host field says, never checking it against the CONNECT: the control gets the
+ * upstream's answer inside TLS, the request whose Host names the loopback canary reaches the
+ * canary; with the denied URL on another host (localhost, the same nginx), that request gets the
+ * upstream's answer (its 404) as well. */
+static void test_tunnel_without_host_check(void **state)
+{
+    json_object *rep = NULL;
+
+    (void)state;
+    through_tunnel_rep(upstream.https_port, NULL, 1, NULL, "T2.connect-host-mismatch", "fail",
+                       &rep);
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", "\"OPEN connect-tls-http:"));
+    assert_true(
+        evidence_has(rep, "T2.connect-host-mismatch", "canary tcp4-loopback heard 1 event(s)"));
+    /* The fake runs on the host, where the upstream's test CA is in no store. */
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", ":verify=no:ca="));
+    json_object_put(rep);
+    through_tunnel_rep(upstream.https_port, NULL, 1, "localhost", "T2.connect-host-mismatch",
+                       "fail", &rep);
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", "with Host localhost:"));
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", " status=404 "));
+    json_object_put(rep);
+}
+
+/* A tunnel without TLS termination: CONNECT goes to the upstream's plain HTTP port, which answers
+ * the ClientHello in HTTP. No TLS session, no answer inside it: an error, never a pass. */
+static void test_tunnel_not_terminated(void **state)
+{
+    json_object *rep = NULL;
+
+    (void)state;
+    through_tunnel_rep(upstream.http_port, NULL, 0, NULL, "T2.connect-host-mismatch", "error",
+                       &rep);
+    assert_true(evidence_has(rep, "T2.connect-host-mismatch", " NOTLS"));
+    json_object_put(rep);
 }
 
 /* A route out that hands decisiond's frames to its admin socket: the admin frame gets decisiond's
@@ -828,6 +899,8 @@ int main(void)
         cmocka_unit_test(test_proxy_bypassed),
         cmocka_unit_test(test_tunnel_without_sni_check),
         cmocka_unit_test(test_tunnel_silent),
+        cmocka_unit_test(test_tunnel_without_host_check),
+        cmocka_unit_test(test_tunnel_not_terminated),
         cmocka_unit_test(test_route_to_admin_socket),
         cmocka_unit_test(test_oauth_endpoint_missed),
         cmocka_unit_test(test_shared_credential),
