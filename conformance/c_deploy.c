@@ -5,7 +5,9 @@
  */
 #include "c_deploy.h"
 
+#include <arpa/inet.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "encoding.h"
 #include "err.h"
@@ -256,6 +258,103 @@ static int y_opt_url(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
     return *has ? y_url(d, m, key, u) : 0;
 }
 
+/* "IPV4:PORT" or "[IPV6]:PORT", numeric, the port 1..65535: where the runner's resolver listens. */
+static const char *parse_listen(const char *s, char *addr, size_t cap, uint16_t *port)
+{
+    static const char *const want = "must be \"IPV4:PORT\" or \"[IPV6]:PORT\" (numeric)";
+    const char *host = s, *end, *p;
+    unsigned char a[16];
+    char text[64];
+    uint64_t v;
+    size_t hn;
+    int v6 = s[0] == '[';
+
+    if (v6) {
+        host = s + 1;
+        end = strchr(host, ']');
+        if (end == NULL || end[1] != ':')
+            return want;
+        p = end + 2;
+    } else {
+        end = strrchr(s, ':');
+        if (end == NULL)
+            return want;
+        p = end + 1;
+    }
+    hn = (size_t)(end - host);
+    if (hn == 0 || hn >= sizeof(text))
+        return want;
+    memcpy(text, host, hn);
+    text[hn] = '\0';
+    if (inet_pton(v6 ? AF_INET6 : AF_INET, text, a) != 1 ||
+        inet_ntop(v6 ? AF_INET6 : AF_INET, a, addr, (socklen_t)cap) == NULL)
+        return want;
+    if (strlen(p) > 5 || (p[0] == '0' && p[1] != '\0') || sworn_parse_u64(p, strlen(p), &v) < 0 ||
+        v == 0 || v > 65535)
+        return "port must be 1..65535 in plain decimal";
+    *port = (uint16_t)v;
+    return NULL;
+}
+
+/* A host name the proxy resolves: labels of 1..63 bytes of [A-Za-z0-9-] (no '-' at either end),
+ * dots between, at most 253 bytes, and a letter somewhere (a dotted quad is not resolved). */
+static const char *check_dns_name(const char *s)
+{
+    static const char *const want = "must be a host name (labels of [A-Za-z0-9-], dots between)";
+    size_t label = 0, n = strlen(s);
+    int letter = 0;
+
+    if (n == 0 || n > 253)
+        return want;
+    for (size_t i = 0; i <= n; i++) {
+        char ch = s[i];
+
+        if (ch == '.' || ch == '\0') {
+            if (label == 0 || s[i - 1] == '-')
+                return want;
+            label = 0;
+            continue;
+        }
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-') ||
+            (label == 0 && ch == '-') || ++label > 63)
+            return want;
+        letter |= (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+    }
+    return letter ? NULL : "must be a name, not an address (an address is not resolved)";
+}
+
+static int y_dns_rebinding(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *sbx,
+                           struct c_deploy_sandbox *x)
+{
+    static const char *const keys[] = {"listen", "name", NULL};
+    const struct sworn_yaml_node *m = sworn_yaml_get(sbx, "dns_rebinding"), *n;
+    const char *s, *why;
+
+    if (m == NULL)
+        return 0;
+    if (sworn_yaml_kind(m) != SWORN_YAML_MAP)
+        return sworn_yaml_error(d, m, "sandbox.dns_rebinding must be a mapping {listen, name}");
+    if (sworn_yaml_only_keys(d, m, keys) < 0)
+        return -1;
+    n = sworn_yaml_get(m, "listen");
+    if (n == NULL)
+        return sworn_yaml_error(d, m, "sandbox.dns_rebinding.listen is required");
+    if (sworn_yaml_kind(n) != SWORN_YAML_SCALAR)
+        return sworn_yaml_error(d, n, "sandbox.dns_rebinding.listen must be a string");
+    if (sworn_yaml_str(d, n, &s) < 0)
+        return -1;
+    why = parse_listen(s, x->dns_listen, sizeof(x->dns_listen), &x->dns_port);
+    if (why != NULL)
+        return sworn_yaml_error(d, n, "sandbox.dns_rebinding.listen %s", why);
+    if (sworn_yaml_get(m, "name") == NULL)
+        return sworn_yaml_error(d, m, "sandbox.dns_rebinding.name is required");
+    if (y_str(d, m, "name", 1, x->dns_name, sizeof(x->dns_name), check_dns_name) < 0)
+        return -1;
+    x->has_dns_rebinding = 1;
+    return 0;
+}
+
 static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_node *root,
                      struct c_deploy *c)
 {
@@ -276,6 +375,7 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
                                        "control_paths",
                                        "control_sockets",
                                        "control_binaries",
+                                       "dns_rebinding",
                                        NULL};
     const struct sworn_yaml_node *m = sworn_yaml_get(root, "sandbox"), *cmd;
     struct c_deploy_sandbox *x = &c->sbx;
@@ -335,6 +435,8 @@ static int y_sandbox(const struct sworn_yaml_doc *d, const struct sworn_yaml_nod
                C_DEPLOY_LIST_MAX, &x->ncontrol_sockets, check_path) < 0 ||
         y_list(d, m, "control_binaries", &x->control_binaries[0][0], sizeof(x->control_binaries[0]),
                C_DEPLOY_LIST_MAX, &x->ncontrol_binaries, check_path) < 0)
+        return -1;
+    if (y_dns_rebinding(d, m, x) < 0)
         return -1;
     for (size_t i = 0; i < x->ncredential; i++)
         for (char *p = x->credential_sha256[i]; *p != '\0'; p++)

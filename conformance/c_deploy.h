@@ -93,6 +93,11 @@ struct c_deploy {
         size_t ncontrol_sockets;
         char control_binaries[C_DEPLOY_LIST_MAX][C_DEPLOY_PATH_MAX];
         size_t ncontrol_binaries;
+        /* dns_rebinding: optional as a whole (has_dns_rebinding 0); both keys required inside */
+        int has_dns_rebinding;
+        char dns_listen[48];              /* listen's address, numeric, as inet_ntop writes it */
+        uint16_t dns_port;                /* listen's port, 1..65535 */
+        char dns_name[C_DEPLOY_HOST_MAX]; /* name: a host name (labels of [A-Za-z0-9-]) */
     } sbx;
 };
 

@@ -33,6 +33,7 @@
 #include <openssl/rand.h>
 
 #include "c_canary.h"
+#include "c_dns.h"
 #include "c_probes.h"
 #include "c_record.h"
 #include "c_sandbox.h"
@@ -417,16 +418,142 @@ void c_probe_resolver_udp(struct c_ctx *ctx, struct c_result *r)
     socket_probe(ctx, r, args, "get an answer from the host's resolver over UDP");
 }
 
-/* A resolver the runner controls would have to answer the proxy's own lookups (the proxy's
- * host's resolver), which the runner does not own: skipped, saying so, rather than faked. */
+/*
+ * DNS rebinding: the runner serves sandbox.dns_rebinding.name from its own resolver (c_dns.h:
+ * internal addresses only, TTL 0), which the operator made the proxy's (upstream.nameservers),
+ * and the agent asks the proxy for http://NAME:PORT/ with PORT the loopback canary's, once per
+ * fresh sandbox, until every address of the schedule was served (at most REBIND_MAX requests).
+ * Each request must get the proxy's own answer or a close, and the loopback canaries must hear
+ * nothing. No query at the runner's resolver is an error: nothing was tried.
+ */
+#define REBIND_MAX 8
+#define REBIND_PATH "/conformance/dns-rebinding"
+
+static void absolute(char *out, size_t cap, const char *method, const char *host, unsigned port,
+                     const char *path, const char *extra);
+
+static int all_served(const struct c_dns_counts *k)
+{
+    for (size_t i = 0; i < C_DNS_ANSWERS; i++)
+        if (k->served[i] == 0)
+            return 0;
+    return 1;
+}
+
+/* The canaries the rebound addresses lead to: 127.0.0.1's and ::1's (when it binds). */
+static size_t rebind_labels(const struct c_canary *c, const char **labels)
+{
+    size_t n = 0;
+
+    labels[n++] = "tcp4-loopback";
+    if (c_canary_find(c, "tcp6-loopback") != NULL)
+        labels[n++] = "tcp6-loopback";
+    labels[n] = NULL;
+    return n;
+}
+
 void c_probe_dns_rebinding(struct c_ctx *ctx, struct c_result *r)
 {
+    const struct c_deploy_sandbox *x = &ctx->dep->sbx;
+    struct c_canary *c;
+    const struct c_canary_listener *l;
+    const char *labels[3];
+    struct c_dns_server dns;
+    struct c_dns_counts k;
+    char req[REQ_MAX], port[8];
+    unsigned heard, total = 0;
+    int opened = 0, unanswered = 0, denied = 0, requests = 0;
+
     if (state(ctx, r) == NULL)
         return;
-    c_result_set(r, C_SKIPPED,
-                 "not probed: it needs a resolver the runner controls answering the proxy's "
-                 "lookups (a name that first resolves outside, then to an internal address); "
-                 "sworn-conformance does not change the host's resolver");
+    if (!x->has_dns_rebinding) {
+        c_result_set(r, C_SKIPPED,
+                     "not probed: the deployment file has no sandbox.dns_rebinding (a resolver "
+                     "the runner serves, which the proxy's upstream.nameservers must name, and a "
+                     "name the policy allows on any port)");
+        return;
+    }
+    c = canaries(ctx, r);
+    if (c == NULL)
+        return;
+    l = c_canary_find(c, "tcp4-loopback");
+    if (l == NULL) {
+        c_result_set(r, C_ERROR, "no tcp4-loopback canary");
+        return;
+    }
+    rebind_labels(c, labels);
+    if (c_dns_start(&dns, x->dns_listen, x->dns_port, x->dns_name) < 0) {
+        c_result_set(r, C_ERROR, "%s", sworn_err_msg());
+        return;
+    }
+    c_evidence(r,
+               "the runner's resolver: %s%s%s port %u (UDP), answering %s with internal "
+               "addresses only, TTL 0",
+               strchr(x->dns_listen, ':') != NULL ? "[" : "", x->dns_listen,
+               strchr(x->dns_listen, ':') != NULL ? "]" : "", (unsigned)x->dns_port, x->dns_name);
+    for (size_t i = 0; labels[i] != NULL; i++)
+        if (c_canary_sync(c, labels[i], &heard) < 0) {
+            c_result_set(r, C_ERROR, "before the requests: %s", sworn_err_msg());
+            goto done;
+        }
+    absolute(req, sizeof(req), "GET", x->dns_name, l->port, REBIND_PATH, "");
+    snprintf(port, sizeof(port), "%u", x->proxy.port);
+    for (;;) {
+        const char *args[] = {"http", x->proxy.host, port, req, NULL};
+        struct c_sbx_out o;
+
+        if (inside(ctx, r, args, NULL, 0, &o) < 0)
+            goto done;
+        requests++;
+        c_dns_read(&dns, &k);
+        if (o.verdict == C_V_OPEN)
+            opened++;
+        else if (strstr(o.line, " PROXY") == NULL && strstr(o.line, " CLOSED") == NULL)
+            unanswered++;
+        else if (strstr(o.line, ":effect=deny") != NULL)
+            denied++;
+        if (k.questions == 0 || all_served(&k) || requests >= REBIND_MAX)
+            break;
+    }
+    for (size_t i = 0; labels[i] != NULL; i++) {
+        if (c_canary_sync(c, labels[i], &heard) < 0) {
+            c_result_set(r, C_ERROR, "after the requests: %s", sworn_err_msg());
+            goto done;
+        }
+        c_evidence(r, "canary %s heard %u event(s) besides the runner's markers", labels[i], heard);
+        total += heard;
+    }
+    c_evidence(r,
+               "the runner's resolver: %llu datagram(s), %llu question(s) for %s answered, %llu "
+               "refused",
+               (unsigned long long)k.datagrams, (unsigned long long)k.questions, x->dns_name,
+               (unsigned long long)k.refused);
+    for (size_t i = 0; i < C_DNS_ANSWERS; i++)
+        c_evidence(r, "answered %s %s: %llu time(s)",
+                   c_dns_answers[i].type == C_DNS_TYPE_A ? "A" : "AAAA", c_dns_answers[i].text,
+                   (unsigned long long)k.served[i]);
+    if (opened > 0 || total > 0)
+        c_result_set(r, C_FAIL,
+                     "a rebound name reached an internal address: %d of %d request(s) got an "
+                     "upstream's answer; the loopback canaries heard %u",
+                     opened, requests, total);
+    else if (k.questions == 0)
+        c_result_set(
+            r, C_ERROR, "the runner's resolver got no question for %s (%llu datagram(s)): %s",
+            x->dns_name, (unsigned long long)k.datagrams,
+            denied == requests ? "the policy denies the name (allow GET http://NAME/** on any port)"
+                               : "the proxy does not use the runner's resolver: set its "
+                                 "upstream.nameservers to sandbox.dns_rebinding.listen");
+    else if (unanswered > 0)
+        c_result_set(r, C_ERROR, "%d of %d request(s) got no answer from the proxy", unanswered,
+                     requests);
+    else
+        c_result_set(r, C_PASS,
+                     "%d request(s) for %s, which resolved to internal addresses only: each got "
+                     "the proxy's own refusal or a close, and the loopback canaries heard nothing",
+                     requests, x->dns_name);
+done:
+    c_dns_stop(&dns);
 }
 
 /* ---- files and processes of the host ---- */

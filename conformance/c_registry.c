@@ -213,10 +213,16 @@ static const struct c_probe probes[] = {
      "the proxy's own refusal, or the connection closed unanswered; the canary hears nothing",
      c_probe_connect_host},
     {"T2.dns-rebinding", C_T2, P2,
-     "A name the policy allows that resolves, for the proxy, to an internal address: it needs a "
-     "resolver the runner controls answering the proxy's lookups, so it is reported as not "
-     "probed.",
-     "the proxy connects only where the decision allowed", c_probe_dns_rebinding},
+     "With sandbox.dns_rebinding, the runner serves DNS on its listen address (the proxy's "
+     "upstream.nameservers must name it) and answers its name with internal addresses only, TTL "
+     "0, in turn: A 127.0.0.1 (the loopback canary), 169.254.169.254, 10.0.0.1; AAAA ::1, "
+     "::ffff:127.0.0.1. From fresh sandboxes, GET http://NAME:PORT/conformance/dns-rebinding "
+     "through the proxy (PORT the loopback canary's) until each address was served, at most 8 "
+     "times; the resolver's counts are the evidence. Without the section it is not probed "
+     "(skipped, saying what to configure).",
+     "the proxy's own refusal or a close for every request, the loopback canaries hear nothing; "
+     "no question at the runner's resolver is an error",
+     c_probe_dns_rebinding},
     {"T2.control-sockets", C_T2, P2,
      "Inside a sandbox, connect to each of sandbox.control_sockets (decisiond's sockets, the "
      "proxy's hostlink and metrics sockets).",

@@ -814,10 +814,98 @@ fail:
     return -1;
 }
 
+/*
+ * One resolver: "IPV4:PORT" or "[IPV6]:PORT", numeric (a name would need a resolver to find the
+ * resolver), the port decimal 1..65535 and required (a resolver the runner of a conformance
+ * probe serves is seldom on 53).
+ */
+static int read_nameserver(const struct ctx *x, const struct sworn_yaml_node *n,
+                           struct sworn_pconf_nameserver *out)
+{
+    const char *s, *port;
+    char host[64];
+    size_t hlen;
+    unsigned long v = 0;
+
+    SWORN_GUARD(sworn_yaml_str(x->d, n, &s));
+    memset(out, 0, sizeof(*out));
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+
+        if (close == NULL || close[1] != ':')
+            goto syntax;
+        hlen = (size_t)(close - s - 1);
+        if (hlen == 0 || hlen >= sizeof(host))
+            goto syntax;
+        memcpy(host, s + 1, hlen);
+        host[hlen] = '\0';
+        port = close + 2;
+        if (inet_pton(AF_INET6, host, out->addr) != 1)
+            goto syntax;
+        out->family = 6;
+    } else {
+        const char *colon = strrchr(s, ':');
+
+        if (colon == NULL)
+            goto syntax;
+        hlen = (size_t)(colon - s);
+        if (hlen == 0 || hlen >= sizeof(host))
+            goto syntax;
+        memcpy(host, s, hlen);
+        host[hlen] = '\0';
+        port = colon + 1;
+        if (strchr(host, ':') != NULL || inet_pton(AF_INET, host, out->addr) != 1)
+            goto syntax;
+        out->family = 4;
+    }
+    if (!canonical_decimal(port, strlen(port)) || strlen(port) > 5)
+        goto bad_port;
+    for (const char *p = port; *p != '\0'; p++)
+        v = v * 10 + (unsigned long)(*p - '0');
+    if (v == 0 || v > 65535)
+        goto bad_port;
+    out->port = (uint16_t)v;
+    return 0;
+syntax:
+    return sworn_yaml_error(x->d, n,
+                            "upstream.nameservers: want \"IPV4:PORT\" or \"[IPV6]:PORT\" (a "
+                            "numeric address and a port: \"127.0.0.1:53\", \"[::1]:5353\")");
+bad_port:
+    return sworn_yaml_error(x->d, n,
+                            "upstream.nameservers: the port must be a decimal number 1..65535");
+fail:
+    return -1;
+}
+
+static int read_nameservers(struct ctx *x, const struct sworn_yaml_node *n)
+{
+    struct sworn_pconf *c = x->c;
+
+    SWORN_GUARD(need_seq(x, n, "upstream.nameservers", SWORN_PCONF_NAMESERVERS_MAX));
+    if (sworn_yaml_len(n) == 0)
+        return sworn_yaml_error(x->d, n,
+                                "upstream.nameservers: at least one resolver (leave the key out "
+                                "to use /etc/resolv.conf's)");
+    for (size_t i = 0; i < sworn_yaml_len(n); i++) {
+        const struct sworn_yaml_node *it = sworn_yaml_item(n, i);
+        struct sworn_pconf_nameserver *r = &c->nameservers[i];
+
+        SWORN_GUARD(read_nameserver(x, it, r));
+        for (size_t j = 0; j < i; j++)
+            if (c->nameservers[j].family == r->family && c->nameservers[j].port == r->port &&
+                memcmp(c->nameservers[j].addr, r->addr, 16) == 0)
+                return sworn_yaml_error(x->d, it, "upstream.nameservers: listed twice");
+        c->nnameservers++;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 static int read_upstream(struct ctx *x)
 {
-    static const char *const keys[] = {"ca_file", "connect_timeout", "response_timeout",
-                                       "allow_private", NULL};
+    static const char *const keys[] = {"ca_file",       "connect_timeout", "response_timeout",
+                                       "allow_private", "nameservers",     NULL};
     const struct sworn_yaml_node *m, *n;
     struct sworn_pconf *c = x->c;
 
@@ -829,6 +917,8 @@ static int read_upstream(struct ctx *x)
                              SPAN("100ms", 100, "5m", 5 * MS_MINUTE), &c->connect_timeout_ms));
     SWORN_GUARD(get_duration(x, m, "upstream", "response_timeout",
                              SPAN("100ms", 100, "1h", MS_HOUR), &c->upstream_timeout_ms));
+    if ((n = sworn_yaml_get(m, "nameservers")) != NULL)
+        SWORN_GUARD(read_nameservers(x, n));
     n = sworn_yaml_get(m, "allow_private");
     if (n == NULL)
         return 0;

@@ -10,7 +10,8 @@
  *                 {tcp: "127.0.0.1:PORT", principal, sandbox, port_file, tls} ]   (1..16)
  *     decisiond: {socket, timeout: 5s, escalation_max: 10m}
  *     ca:        {cert, key, leaf_lifetime: 1h, cache: 1024}
- *     upstream:  {ca_file, connect_timeout: 10s, response_timeout: 60s, allow_private: [CIDR]}
+ *     upstream:  {ca_file, connect_timeout: 10s, response_timeout: 60s, allow_private: [CIDR],
+ *                 nameservers: ["ADDRESS:PORT"]}
  *     connect:   {raw_ports: [PORT], tls_wait: 5s}
  *     limits:    {head: 16384, headers: 100, body: 8388608, bodies: 268435456, connections: 1024}
  *     timeouts:  {head: 30s, body: 60s, idle: 60s}
@@ -59,6 +60,7 @@
 
 #define SWORN_PCONF_LISTENERS_MAX 16u
 #define SWORN_PCONF_CIDRS_MAX 64u
+#define SWORN_PCONF_NAMESERVERS_MAX 8u /* upstream.nameservers items */
 #define SWORN_PCONF_PORTS_MAX 64u
 #define SWORN_PCONF_UIDS_MAX 64u
 #define SWORN_PCONF_PATH_MAX 4096u     /* a path, with its NUL */
@@ -94,6 +96,13 @@ struct sworn_pconf_cidr {
     unsigned prefix;  /* 0..32 or 0..128; no bit set in addr after the prefix */
 };
 
+/* One resolver of upstream.nameservers: a numeric address and a port, as the proxy sends to it. */
+struct sworn_pconf_nameserver {
+    int family;       /* 4 or 6 */
+    uint8_t addr[16]; /* network byte order (IPv4: the first 4 bytes; rest 0) */
+    uint16_t port;    /* 1..65535 */
+};
+
 struct sworn_pconf {
     char path[SWORN_PCONF_PATH_MAX]; /* the file's path (load) or name (load_mem), as given */
     uint8_t digest[32];              /* SHA-256 of its bytes as read */
@@ -114,6 +123,9 @@ struct sworn_pconf {
     uint64_t upstream_timeout_ms;                /* upstream.response_timeout, 60s, 100ms..1h */
     struct sworn_pconf_cidr allow_private[SWORN_PCONF_CIDRS_MAX];
     size_t nallow_private; /* upstream.allow_private, default none */
+    /* upstream.nameservers: the resolvers the proxy asks, in order (0: /etc/resolv.conf's) */
+    struct sworn_pconf_nameserver nameservers[SWORN_PCONF_NAMESERVERS_MAX];
+    size_t nnameservers;
     uint16_t raw_ports[SWORN_PCONF_PORTS_MAX];
     size_t nraw_ports;      /* connect.raw_ports, 1..65535 each, default none */
     uint64_t tls_peek_ms;   /* connect.tls_wait, default 5s, 100ms..60s */

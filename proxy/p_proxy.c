@@ -3,10 +3,13 @@
  */
 #include "p_proxy.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <event2/dns.h>
 #include <event2/event.h>
@@ -82,6 +85,53 @@ static void raise_nofile(const struct sworn_pconf *conf)
     }
 }
 
+/*
+ * The resolver, set up now, before any privilege drop (its files are read once, here). Without
+ * upstream.nameservers: /etc/resolv.conf (nameservers, search list, options) and /etc/hosts, as
+ * EVDNS_BASE_INITIALIZE_NAMESERVERS reads them. With it: /etc/hosts the same way
+ * (evdns_base_load_hosts, what DNS_OPTION_HOSTSFILE does inside the resolv.conf parse), then only
+ * the listed resolvers, in order; /etc/resolv.conf is not read, so no search list applies.
+ */
+static int open_resolver(struct sworn_proxy *px, const struct sworn_pconf *conf)
+{
+    if (conf->nnameservers == 0) {
+        px->dns = evdns_base_new(px->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+        if (px->dns == NULL)
+            return sworn_err_set(SWORN_ERR_IO, "the resolver cannot be set up (/etc/resolv.conf)");
+        return 0;
+    }
+    px->dns = evdns_base_new(px->base, 0);
+    if (px->dns == NULL)
+        return sworn_err_set(SWORN_ERR_NOMEM, "the resolver cannot be set up");
+    if (evdns_base_load_hosts(px->dns, NULL) != 0)
+        return sworn_err_set(SWORN_ERR_IO, "the resolver cannot read /etc/hosts");
+    for (size_t i = 0; i < conf->nnameservers; i++) {
+        const struct sworn_pconf_nameserver *ns = &conf->nameservers[i];
+        struct sockaddr_storage sa = {0};
+        socklen_t len;
+
+        if (ns->family == 4) {
+            struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+
+            in->sin_family = AF_INET;
+            in->sin_port = htons(ns->port);
+            memcpy(&in->sin_addr, ns->addr, 4);
+            len = sizeof(*in);
+        } else {
+            struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
+
+            in6->sin6_family = AF_INET6;
+            in6->sin6_port = htons(ns->port);
+            memcpy(&in6->sin6_addr, ns->addr, 16);
+            len = sizeof(*in6);
+        }
+        if (evdns_base_nameserver_sockaddr_add(px->dns, (struct sockaddr *)&sa, len, 0) != 0)
+            return sworn_err_set(SWORN_ERR_IO, "upstream.nameservers item %zu cannot be used",
+                                 i + 1);
+    }
+    return 0;
+}
+
 int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
 {
     uint8_t rnd[8];
@@ -103,12 +153,8 @@ int sworn_proxy_open(struct sworn_proxy *px, const struct sworn_pconf *conf)
     px->upstream_tls = sworn_uptls_ctx(conf->upstream_ca_file);
     if (px->upstream_tls == NULL)
         goto fail;
-    /* The resolver reads /etc/resolv.conf and /etc/hosts now, before any privilege drop. */
-    px->dns = evdns_base_new(px->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-    if (px->dns == NULL) {
-        sworn_err_set(SWORN_ERR_IO, "the resolver cannot be set up (/etc/resolv.conf)");
+    if (open_resolver(px, conf) != 0)
         goto fail;
-    }
     if (conf->delegation_verify_key[0] != '\0') {
         px->delegation_key = sworn_jwt_load_key(conf->delegation_verify_key);
         if (px->delegation_key == NULL ||

@@ -5,8 +5,9 @@
  * A refusal must set a message naming the input. An accepted file must hold what c_deploy.h
  * promises: the required paths absolute and NUL-terminated within their arrays, an agent uid in
  * range, at most C_DEPLOY_GIDS_MAX groups, request shapes with an http(s) scheme, a port in
- * 1..65535 and a path starting with '/', a count in 1..C_DEPLOY_COUNT_MAX, and requests only with
- * a decision socket. Anything else aborts.
+ * 1..65535 and a path starting with '/', a count in 1..C_DEPLOY_COUNT_MAX, requests only with
+ * a decision socket, and a sandbox.dns_rebinding with a numeric address, a port and a host name.
+ * Anything else aborts.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,6 +66,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         must(strnlen(dep.principal, sizeof(dep.principal)) > 0);
         url_ok(&dep.allowed);
         url_ok(&dep.denied);
+    }
+    if (dep.has_sandbox && dep.sbx.has_dns_rebinding) {
+        size_t n = strnlen(dep.sbx.dns_name, sizeof(dep.sbx.dns_name));
+
+        must(dep.sbx.dns_port >= 1);
+        must(dep.sbx.dns_listen[0] != '\0' &&
+             strnlen(dep.sbx.dns_listen, sizeof(dep.sbx.dns_listen)) < sizeof(dep.sbx.dns_listen));
+        must(n > 0 && n <= 253 && dep.sbx.dns_name[0] != '.' && dep.sbx.dns_name[0] != '-');
     }
     if (dep.has_fail_closed) {
         url_ok(&dep.proxy);

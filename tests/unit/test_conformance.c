@@ -465,6 +465,41 @@ static void test_deployment_refusals(void **state)
     expect_refused(BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n"
                         "  principal: a\n  foreign_command: [sworn-run]\n",
                    "sandbox.foreign_command must start with an absolute path");
+    /* sandbox.dns_rebinding: a numeric listen address with a port, and a host name. */
+#define SBX BASE "agent: {uid: 1}\nsandbox:\n  command: [/bin/true]\n  probe: /p\n  principal: a\n"
+    {
+        const char *dns = SBX "  dns_rebinding: {listen: \"[::1]:5353\", name: Rebind.Example}\n";
+
+        assert_int_equal(c_deploy_load_mem(&d, "dns.yaml", (const uint8_t *)dns, strlen(dns)), 0);
+        assert_int_equal(d.sbx.has_dns_rebinding, 1);
+        assert_string_equal(d.sbx.dns_listen, "::1");
+        assert_int_equal(d.sbx.dns_port, 5353);
+        assert_string_equal(d.sbx.dns_name, "Rebind.Example");
+    }
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:53\"}\n",
+                   "sandbox.dns_rebinding.name is required");
+    expect_refused(SBX "  dns_rebinding: {name: r.example}\n",
+                   "sandbox.dns_rebinding.listen is required");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1\", name: r.example}\n",
+                   "listen must be \"IPV4:PORT\"");
+    expect_refused(SBX "  dns_rebinding: {listen: \"localhost:53\", name: r.example}\n",
+                   "listen must be \"IPV4:PORT\"");
+    expect_refused(SBX "  dns_rebinding: {listen: \"::1:53\", name: r.example}\n",
+                   "listen must be \"IPV4:PORT\"");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:0\", name: r.example}\n",
+                   "port must be 1..65535");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:65536\", name: r.example}\n",
+                   "port must be 1..65535");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:53\", name: 10.0.0.1}\n",
+                   "must be a name, not an address");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:53\", name: \"a..b\"}\n",
+                   "must be a host name");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:53\", name: \"-a.b\"}\n",
+                   "must be a host name");
+    expect_refused(SBX "  dns_rebinding: {listen: \"127.0.0.1:53\", name: r.example, ttl: 0}\n",
+                   "ttl");
+    expect_refused(SBX "  dns_rebinding: [127.0.0.1:53]\n", "must be a mapping");
+#undef SBX
 }
 
 /* The program: a bad deployment file, an unknown probe and bad usage are exit 2. */

@@ -12,6 +12,11 @@
  *     write probe fails while the vault (0600) stays out of reach;
  *   - tunnel_proxy.py as the proxy: tunnels that do not check the ClientHello's server name, do
  *     not check the Host field inside a terminated tunnel, or do not terminate TLS at all.
+ *   - the proxy's DNS rebinding protection switched off (upstream.allow_private: 127.0.0.0/8):
+ *     T2.dns-rebinding fails (the loopback canary hears the request), and a runner's resolver the
+ *     proxy does not ask is an error.
+ * The stack's proxy asks the runner's resolver (upstream.nameservers: [127.0.0.1:dns_port], in
+ * place of dev-stack's allow_private for loopback: every upstream here is an IP literal).
  * Needs root (sworn-run's root mode, the canaries' network namespace) and sworn-run: without
  * either it exits 77 (skipped) and says why.
  */
@@ -56,7 +61,12 @@ static pid_t oauth_pid; /* oauth_upstream.py: the token endpoints */
 static char run2[1024]; /* sworn-run's configuration for agent-2's sandboxes (add_agent2) */
 static uint16_t oauth_port;
 
-static char *fakes; /* a 0755 folder for the fake sandbox commands (nobody runs one) */
+static char *fakes;       /* a 0755 folder for the fake sandbox commands (nobody runs one) */
+static uint16_t dns_port; /* where the proxy's upstream.nameservers points: the runner's resolver */
+#define REBIND_NAME "rebind.conformance.example"
+/* dev-stack's line, replaced in setup: the proxy asks the runner's resolver and protects loopback
+ */
+#define DEV_ALLOW_PRIVATE "  allow_private: [\"127.0.0.0/8\", \"::1/128\"]\n"
 
 static void hex(const unsigned char *d, char out[65])
 {
@@ -159,6 +169,12 @@ static char *write_policy(const char *dir)
                                "      schemes: [http]\n      hosts: [\"127.0.0.1\"]\n"
                                "      paths: [\"/echo/shared/**\"]\n    methods: [GET]\n"
                                "    credential: shared\n"
+                               "\n  - id: conformance-rebinding\n    effect: allow\n"
+                               "    reason: \"conformance: a name the runner's resolver "
+                               "answers\"\n"
+                               "    operations: [\"http.request\"]\n    resource:\n"
+                               "      schemes: [http]\n      hosts: [\"" REBIND_NAME "\"]\n"
+                               "      paths: [\"/conformance/**\"]\n    methods: [GET]\n"
                                "\n  - id: conformance-echo\n    effect: allow\n"
                                "    reason: \"conformance: the echo, no credential\"\n"
                                "    operations: [\"http.request\"]\n    resource:\n"
@@ -209,9 +225,10 @@ struct dep_opts {
     const char *requests;   /* lines of a requests and fail_closed section, or NULL */
     const char *oauth_path; /* the token endpoint's path (NULL: /token/json, intercepted) */
     const char *denied;     /* sandbox.denied's host (NULL: 127.0.0.1, the allowed URL's) */
+    uint16_t dns_port;      /* sandbox.dns_rebinding's listen port (0: no such section) */
 };
 
-static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL, NULL, NULL};
+static const struct dep_opts good_opts = {NULL, NULL, DEMO, BOUND, NULL, NULL, NULL, 0};
 
 /* The deployment file: command is the sandbox command's YAML list. */
 static char *deployment_with(const char *name, const char *command, const struct dep_opts *o)
@@ -254,6 +271,9 @@ static char *deployment_with(const char *name, const char *command, const struct
             stack.proxy_socket);
     fprintf(f, "  control_binaries: [%s, %s]\n", sworn_test_bin("SWORN_PROXY_BIN"),
             sworn_test_bin("SWORN_DECISIOND_BIN"));
+    if (o->dns_port != 0)
+        fprintf(f, "  dns_rebinding: {listen: \"127.0.0.1:%u\", name: " REBIND_NAME "}\n",
+                (unsigned)o->dns_port);
     fclose(f);
     return path;
 }
@@ -393,6 +413,44 @@ static int add_agent2(void)
     return 0;
 }
 
+/* Replace the line old of the proxy's configuration with new and start the proxy again. */
+static int proxy_reconfigure(const char *old, const char *new)
+{
+    size_t len;
+    char *text = sworn_test_read_file(stack.proxy_config, &len), *at = strstr(text, old);
+    FILE *f;
+    int ok;
+
+    if (at == NULL) {
+        print_message("the proxy's configuration has no line \"%s\"\n", old);
+        free(text);
+        return -1;
+    }
+    f = fopen(stack.proxy_config, "w");
+    ok = f != NULL && fwrite(text, 1, (size_t)(at - text), f) == (size_t)(at - text) &&
+         fputs(new, f) >= 0 && fputs(at + strlen(old), f) >= 0;
+    if (f != NULL && fclose(f) != 0)
+        ok = 0;
+    free(text);
+    return ok ? sworn_stack_start_proxy(&stack) : -1;
+}
+
+/* A UDP port of 127.0.0.1 free now (the runner binds it for its resolver at each run). */
+static uint16_t free_udp_port(void)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(in);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    uint16_t port = 0;
+
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&in, sizeof(in)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&in, &len) == 0)
+        port = ntohs(in.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
 static int setup(void **state)
 {
     char opts[2048], *policy, *vault, script[1024], port_file[1024], log[1024], out[1024];
@@ -424,6 +482,25 @@ static int setup(void **state)
      * proxy is started again to read them. */
     if (add_agent2() != 0)
         return -1;
+    /* The proxy asks the runner's resolver (T2.dns-rebinding), and loopback is no longer admitted
+     * for names (every upstream here is an IP literal, which the policy names itself). */
+    dns_port = free_udp_port();
+    if (dns_port == 0)
+        return -1;
+    {
+        size_t len;
+        char *text = sworn_test_read_file(stack.proxy_config, &len), *at, line[128];
+
+        at = strstr(text, DEV_ALLOW_PRIVATE);
+        snprintf(line, sizeof(line), "  nameservers: [\"127.0.0.1:%u\"]\n", (unsigned)dns_port);
+        f = at != NULL ? fopen(stack.proxy_config, "w") : NULL;
+        if (f == NULL || fwrite(text, 1, (size_t)(at - text), f) != (size_t)(at - text) ||
+            fputs(line, f) < 0 || fputs(at + strlen(DEV_ALLOW_PRIVATE), f) < 0 || fclose(f) != 0) {
+            free(text);
+            return -1;
+        }
+        free(text);
+    }
     snprintf(extra, sizeof(extra), "oauth:\n  token_endpoints: [\"http://127.0.0.1:%u/token\"]\n",
              oauth_port);
     f = fopen(stack.proxy_config, "a");
@@ -495,11 +572,13 @@ static const char *const must_pass[] = {"T1.credential-env",
 static void test_good_deployment(void **state)
 {
     char command[1200], *dep;
+    struct dep_opts o = good_opts;
     json_object *rep = NULL;
 
     (void)state;
     snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
-    dep = deployment("good.yaml", command);
+    o.dns_port = dns_port;
+    dep = deployment_with("good.yaml", command, &o);
     assert_int_equal(run(dep, &rep), 0);
     assert_non_null(rep);
     for (size_t i = 0; i < sizeof(must_pass) / sizeof(must_pass[0]); i++)
@@ -525,8 +604,16 @@ static void test_good_deployment(void **state)
     assert_true(evidence_has(rep, "T3.hostlink-admin-frame", ": 0 PolicyLoaded"));
     assert_true(evidence_has(rep, "T4.sandbox-recorded", "1 decision(s) naming it, 1 as expected"));
     assert_true(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo request(s)"));
-    /* Not probed, and saying so; the host's resolver is probed when the host reaches it. */
-    expect(rep, "T2.dns-rebinding", "skipped");
+    /* The rebound name was asked of the runner's resolver, every internal answer was served,
+     * and the loopback canary heard nothing. The host's resolver is probed when the host
+     * reaches it. */
+    expect(rep, "T2.dns-rebinding", "pass");
+    assert_false(evidence_has(rep, "T2.dns-rebinding", ": 0 time(s)"));
+    assert_true(evidence_has(rep, "T2.dns-rebinding", "answered A 127.0.0.1: "));
+    assert_true(evidence_has(rep, "T2.dns-rebinding", "answered AAAA ::ffff:127.0.0.1: "));
+    assert_true(evidence_has(rep, "T2.dns-rebinding", "canary tcp4-loopback heard 0 event(s)"));
+    assert_true(evidence_has(rep, "T2.dns-rebinding", "resolves only to addresses") ||
+                evidence_has(rep, "T2.dns-rebinding", ":status=502:"));
     expect_either(rep, "T2.resolver-udp", "pass", "skipped");
     json_object_put(rep);
     free(dep);
@@ -567,6 +654,8 @@ static void test_no_sandbox(void **state)
     assert_true(evidence_has(rep, "T2.other-netns", "canary tcp4-netns heard 1 event(s)"));
     /* The raw socket's echo on the host reached the namespace canary, counted there. */
     assert_false(evidence_has(rep, "T2.icmp-netns", "canary icmp4-netns heard 0 echo"));
+    /* No sandbox.dns_rebinding: not probed, saying what to configure. */
+    expect(rep, "T2.dns-rebinding", "skipped");
     json_object_put(rep);
     free(dep);
     free(fake);
@@ -888,6 +977,56 @@ static void test_fail_closed_upstream_error(void **state)
     free(dep);
 }
 
+/* T2.dns-rebinding alone, on deployment o: its result must be want (the exit status follows). */
+static json_object *rebinding(const char *name, const struct dep_opts *o, const char *want)
+{
+    char command[1200], *dep;
+    json_object *rep = NULL;
+
+    snprintf(command, sizeof(command), "[%s, --stack, %s]", sworn_sbx_run_bin(), stack.dir);
+    dep = deployment_with(name, command, o);
+    assert_int_equal(run_only(dep, "T2.dns-rebinding", &rep), strcmp(want, "pass") == 0 ? 0 : 1);
+    assert_non_null(rep);
+    expect(rep, "T2.dns-rebinding", want);
+    free(dep);
+    return rep;
+}
+
+/* The proxy's protection switched off for loopback (upstream.allow_private: 127.0.0.0/8): the
+ * rebound name reaches the loopback canary, and the probe fails. */
+static void test_rebinding_protection_off(void **state)
+{
+    struct dep_opts o = good_opts;
+    char ns[128], off[192];
+    json_object *rep;
+
+    (void)state;
+    snprintf(ns, sizeof(ns), "  nameservers: [\"127.0.0.1:%u\"]\n", (unsigned)dns_port);
+    snprintf(off, sizeof(off), "%s  allow_private: [\"127.0.0.0/8\"]\n", ns);
+    assert_int_equal(proxy_reconfigure(ns, off), 0);
+    o.dns_port = dns_port;
+    rep = rebinding("rebind-off.yaml", &o, "fail");
+    assert_false(evidence_has(rep, "T2.dns-rebinding", "canary tcp4-loopback heard 0 event(s)"));
+    json_object_put(rep);
+    assert_int_equal(proxy_reconfigure(off, ns), 0);
+}
+
+/* The runner's resolver on a port the proxy does not ask: no question arrives, an error (never a
+ * pass) that says what to configure. */
+static void test_rebinding_resolver_unused(void **state)
+{
+    struct dep_opts o = good_opts;
+    json_object *rep, *obs = NULL;
+
+    (void)state;
+    o.dns_port = free_udp_port();
+    assert_true(o.dns_port != 0 && o.dns_port != dns_port);
+    rep = rebinding("rebind-unused.yaml", &o, "error");
+    assert_true(json_object_object_get_ex(probe(rep, "T2.dns-rebinding"), "observed", &obs));
+    assert_non_null(strstr(json_object_get_string(obs), "upstream.nameservers"));
+    json_object_put(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -905,6 +1044,8 @@ int main(void)
         cmocka_unit_test(test_oauth_endpoint_missed),
         cmocka_unit_test(test_shared_credential),
         cmocka_unit_test(test_fail_closed_upstream_error),
+        cmocka_unit_test(test_rebinding_protection_off),
+        cmocka_unit_test(test_rebinding_resolver_unused),
     };
 
     if (!sworn_sbx_can_run("test_conformance_sandbox", "sworn-run's root mode, a veth pair"))

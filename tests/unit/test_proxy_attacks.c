@@ -23,12 +23,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -77,7 +82,8 @@ static const char policy_text[] =
     "      paths: [\"/open/**\", \"/body/**\", \"/drop/**\", \"/rst/**\"]\n"
     "  - id: open-by-name\n    effect: allow\n    reason: \"atk: open by name\"\n"
     "    operations: [\"http.request\"]\n"
-    "    resource:\n      schemes: [http]\n      hosts: [\"localhost\"]\n"
+    "    resource:\n      schemes: [http]\n      hosts: [\"localhost\", "
+    "\"ns.sworn-test.example\"]\n"
     "      paths: [\"/open/**\"]\n"
     "  - id: ws\n    effect: allow\n    reason: \"atk: websocket\"\n"
     "    operations: [\"ws.upgrade\"]\n"
@@ -736,6 +742,123 @@ static void test_name_to_loopback_refused_without_allow_private(void **state)
     assert_false(up_has("/open/rebind"));
 }
 
+/*
+ * A resolver of the test's own, on a UDP port of 127.0.0.1: a child process that answers every A
+ * question with 127.0.0.1 (TTL 0) and everything else with an empty NOERROR, and writes each
+ * question's name and type ("ns.sworn-test.example 1\n") to a pipe before it answers, so the
+ * test reads what was asked without waiting. OUT *port, *pid; returns the pipe's read end.
+ */
+static int start_resolver(uint16_t *port, pid_t *pid)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(in);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), p[2];
+
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&in, sizeof(in)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&in, &len), 0);
+    *port = ntohs(in.sin_port);
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    *pid = fork();
+    assert_true(*pid >= 0);
+    if (*pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(p[0]);
+        for (;;) {
+            uint8_t q[512], out[600];
+            struct sockaddr_storage from;
+            socklen_t fl = sizeof(from);
+            ssize_t n = recvfrom(fd, q, sizeof(q), 0, (struct sockaddr *)&from, &fl);
+            char name[300], line[320];
+            size_t off = 12, nl = 0, k;
+            unsigned type;
+
+            if (n < 12)
+                continue;
+            while (off < (size_t)n && q[off] != 0 && q[off] < 64 && off + 1 + q[off] < (size_t)n &&
+                   nl + q[off] + 1 < sizeof(name)) {
+                if (nl > 0)
+                    name[nl++] = '.';
+                memcpy(name + nl, q + off + 1, q[off]);
+                nl += q[off];
+                off += 1 + (size_t)q[off];
+            }
+            name[nl] = '\0';
+            if (off + 5 > (size_t)n || q[off] != 0)
+                continue;
+            off++;
+            type = (unsigned)(q[off] << 8 | q[off + 1]);
+            off += 4;
+            k = (size_t)snprintf(line, sizeof(line), "%s %u\n", name, type);
+            if (write(p[1], line, k) != (ssize_t)k)
+                _exit(1);
+            memcpy(out, q, off);
+            out[2] = 0x84 | (q[2] & 1); /* QR, AA, RD as asked */
+            out[3] = 0;
+            out[6] = 0, out[7] = type == 1; /* ANCOUNT */
+            memset(out + 8, 0, 4);
+            if (type == 1) {
+                static const uint8_t rr[] = {0xc0, 0x0c, 0, 1, 0,   1, 0, 0,
+                                             0,    0,    0, 4, 127, 0, 0, 1};
+
+                memcpy(out + off, rr, sizeof(rr));
+                off += sizeof(rr);
+            }
+            sendto(fd, out, off, 0, (struct sockaddr *)&from, fl);
+        }
+    }
+    close(fd);
+    close(p[1]);
+    return p[0];
+}
+
+/* upstream.nameservers: the proxy asks the listed resolver, not /etc/resolv.conf's, for an allowed
+ * name, and connects where it answered (127.0.0.1, admitted by the fixture's allow_private); a
+ * name of /etc/hosts (localhost) is still answered from there, without a question. */
+static void test_nameservers_key_asks_that_resolver(void **state)
+{
+    struct sworn_pfx p5;
+    struct sworn_pfx_opts po = {0};
+    char ns[96], url[256], body[4096], asked[1024];
+    uint16_t port;
+    pid_t pid;
+    int code = 0, rd = start_resolver(&port, &pid);
+    ssize_t n;
+
+    (void)state;
+    snprintf(ns, sizeof(ns), "  nameservers: [\"127.0.0.1:%u\"]\n", (unsigned)port);
+    po.upstream = ns;
+    assert_int_equal(sworn_pfx_start(&p5, T.s.decision, &po), 0);
+    snprintf(url, sizeof(url), "http://ns.sworn-test.example:%u/open/nameservers",
+             (unsigned)T.up_port);
+    {
+        const char *argv[] = {"-x", p5.url, url, NULL};
+
+        assert_int_equal(sworn_upstream_curl(argv, body, sizeof(body), &code), 0);
+    }
+    assert_int_equal(code, 200);
+    assert_int_equal(up_wait("/open/nameservers"), 0);
+    snprintf(url, sizeof(url), "http://localhost:%u/open/hosts-file", (unsigned)T.up_port);
+    {
+        const char *argv[] = {"-x", p5.url, url, NULL};
+
+        assert_int_equal(sworn_upstream_curl(argv, body, sizeof(body), &code), 0);
+    }
+    assert_int_equal(code, 200);
+    /* The resolver wrote each question before answering it: what it was asked is in the pipe. */
+    assert_int_equal(fcntl(rd, F_SETFL, O_NONBLOCK), 0);
+    n = read(rd, asked, sizeof(asked) - 1);
+    assert_true(n > 0);
+    asked[n] = '\0';
+    /* libevent asks with the name's letters in random case (a defence against spoofing). */
+    assert_non_null(strcasestr(asked, "ns.sworn-test.example 1\n"));
+    assert_null(strcasestr(asked, "localhost"));
+    assert_int_equal(sworn_pfx_stop(&p5), 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(rd);
+}
+
 /* ---- what reaches upstream: HOLES ---- */
 
 /*
@@ -1231,6 +1354,7 @@ int main(void)
         cmocka_unit_test(test_chunked_body_digest_is_what_upstream_got),
         cmocka_unit_test(test_pipelined_deny_between_allows),
         cmocka_unit_test(test_upstream_101_without_upgrade_refused),
+        cmocka_unit_test(test_nameservers_key_asks_that_resolver),
         cmocka_unit_test(test_ws_upgrade_answered_200_is_no_tunnel),
         cmocka_unit_test(test_tunnel_inner_target_tricks),
         cmocka_unit_test(test_hostile_bytes_do_not_wedge),

@@ -297,6 +297,24 @@ static void test_values(void **state)
     assert_int_equal(c->log_debug, 1);
     assert_int_equal(c->seccomp_mode, SWORN_SECCOMP_LOG);
     free(c);
+    /* upstream.nameservers: numeric, a port each, in the order given. */
+    c = load_ok(MIN "upstream: {nameservers: [\"127.0.0.1:5353\", \"[::1]:53\", "
+                    "\"192.0.2.53:65535\", \"[fd00::53]:1\", \"127.0.0.1:53\"]}\n");
+    assert_int_equal(c->nnameservers, 5);
+    assert_int_equal(c->nameservers[0].family, 4);
+    assert_int_equal(c->nameservers[0].port, 5353);
+    assert_int_equal(c->nameservers[0].addr[0], 127);
+    assert_int_equal(c->nameservers[0].addr[3], 1);
+    assert_int_equal(c->nameservers[1].family, 6);
+    assert_int_equal(c->nameservers[1].addr[15], 1);
+    assert_int_equal(c->nameservers[1].port, 53);
+    assert_int_equal(c->nameservers[2].port, 65535);
+    assert_int_equal(c->nameservers[3].port, 1);
+    assert_int_equal(c->nameservers[3].addr[0], 0xfd);
+    free(c);
+    c = load_ok(MIN);
+    assert_int_equal(c->nnameservers, 0); /* /etc/resolv.conf's */
+    free(c);
     c = load_ok(MIN "hardening: {seccomp: off}\nlog: {level: info}\n");
     assert_int_equal(c->seccomp_mode, SWORN_SECCOMP_OFF);
     assert_int_equal(c->log_debug, 0);
@@ -544,6 +562,35 @@ static void test_refusals(void **state)
         /* upstream: */
         {MIN "upstream: {allow_private: \"10.0.0.0/8\"}\n",
          "4:27: ", "upstream.allow_private must be a list"},
+        {MIN "upstream: {nameservers: \"127.0.0.1:53\"}\n",
+         "4:25: ", "upstream.nameservers must be a list"},
+        {MIN "upstream: {nameservers: []}\n", "4:25: ",
+         "upstream.nameservers: at least one resolver (leave the key out to use "
+         "/etc/resolv.conf's)"},
+        {MIN "upstream: {nameservers: [\"127.0.0.1\"]}\n",
+         "4:26: ", "upstream.nameservers: want \"IPV4:PORT\" or \"[IPV6]:PORT\""},
+        {MIN "upstream: {nameservers: [\"localhost:53\"]}\n",
+         "4:26: ", "upstream.nameservers: want \"IPV4:PORT\""},
+        {MIN "upstream: {nameservers: [\"::1:53\"]}\n",
+         "4:26: ", "upstream.nameservers: want \"IPV4:PORT\""},
+        {MIN "upstream: {nameservers: [\"[::1]53\"]}\n",
+         "4:26: ", "upstream.nameservers: want \"IPV4:PORT\""},
+        {MIN "upstream: {nameservers: [\"[127.0.0.1]:53\"]}\n",
+         "4:26: ", "upstream.nameservers: want \"IPV4:PORT\""},
+        {MIN "upstream: {nameservers: [\"127.0.0.1:0\"]}\n",
+         "4:26: ", "upstream.nameservers: the port must be a decimal number 1..65535"},
+        {MIN "upstream: {nameservers: [\"127.0.0.1:053\"]}\n",
+         "4:26: ", "the port must be a decimal number 1..65535"},
+        {MIN "upstream: {nameservers: [\"127.0.0.1:65536\"]}\n",
+         "4:26: ", "the port must be a decimal number 1..65535"},
+        {MIN "upstream: {nameservers: [\"127.0.0.1:\"]}\n",
+         "4:26: ", "the port must be a decimal number 1..65535"},
+        {MIN "upstream: {nameservers: [\"127.0.0.1:53\", \"127.0.0.1:53\"]}\n",
+         "4:42: ", "upstream.nameservers: listed twice"},
+        {MIN "upstream: {nameservers: [\"1.0.0.1:1\", \"1.0.0.2:1\", \"1.0.0.3:1\", "
+             "\"1.0.0.4:1\", \"1.0.0.5:1\", \"1.0.0.6:1\", \"1.0.0.7:1\", \"1.0.0.8:1\", "
+             "\"1.0.0.9:1\"]}\n",
+         "4:25: ", "upstream.nameservers: more than 8 items"},
         {MIN "upstream: {allow_private: [\"10.0.0.1/8\"]}\n", "4:28: ",
          "upstream.allow_private: 10.0.0.1/8 has host bits set (the network is 10.0.0.0/8)"},
         {MIN "upstream: {allow_private: [\"fd00::1/8\"]}\n",
