@@ -815,6 +815,21 @@ refused:
     return 1;
 }
 
+void sworn_resource_canonicalise(const Sworn__V1__Resource *r, struct sworn_resource_canonical *out)
+{
+    out->of = r;
+    out->why = NULL;
+    out->rc = sworn_resource_canon(r, &out->res, &out->why);
+    if (out->rc == 0)
+        out->why = NULL;
+}
+
+int sworn_resource_canonical_is_of(const struct sworn_resource_canonical *c,
+                                   const Sworn__V1__Resource *r)
+{
+    return c != NULL && c->of == r;
+}
+
 int sworn_resource_canon_model(const char *in, char out[SWORN_RESOURCE_MODEL_MAX + 1],
                                const char **why)
 {
