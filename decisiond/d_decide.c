@@ -12,6 +12,11 @@
  *                 (d_escalate.c), whose resolution is a second commit
  *
  * Fail closed: a policy failure is a deny; everything after is the commit step's.
+ *
+ * The request's resource is canonicalised once, first (d_commit.h: the policy, the vault, the
+ * entry and the receipt read that one form), and the policy does not check the request's shape
+ * again: the decoder checked it (sworn_frame_unpack_decision_request), nothing changes it, and
+ * the entry's packing checks it once more with the whole record.
  */
 #include "d_decide.h"
 

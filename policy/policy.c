@@ -1645,11 +1645,14 @@ int sworn_policy_refusal(const Sworn__V1__AuthorizationRequest *req,
     return 1;
 }
 
-/* sworn_policy_eval and sworn_policy_eval_canonical: canon NULL canonicalises here. */
+/*
+ * sworn_policy_eval and sworn_policy_eval_canonical: canon NULL canonicalises here; checked 1
+ * when req has passed sworn_frame_check_request already (it is not run again).
+ */
 static int policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                        const Sworn__V1__AuthorizationRequest *req,
-                       const struct sworn_resource_canonical *canon, uint64_t now_unix_ms,
-                       struct sworn_policy_result *out)
+                       const struct sworn_resource_canonical *canon, int checked,
+                       uint64_t now_unix_ms, struct sworn_policy_result *out)
 {
     const struct prule *deny = NULL, *esc = NULL, *alw = NULL, *unpermitted = NULL;
     /* Every matching allow rule with a budget, in file order (one more than the cap: a deny). */
@@ -1665,7 +1668,7 @@ static int policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     set_reason(out, "internal error (denied)");
     if (p == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no policy");
-    if (sworn_frame_check_request(req) != 0)
+    if (!checked && sworn_frame_check_request(req) != 0)
         return -1;
     if (sworn_policy_refusal(req, out))
         return 0;
@@ -1758,7 +1761,7 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
                       struct sworn_policy_result *out)
 {
-    return policy_eval(p, b, req, NULL, now_unix_ms, out);
+    return policy_eval(p, b, req, NULL, 0, now_unix_ms, out);
 }
 
 int sworn_policy_eval_canonical(const struct sworn_policy *p, struct sworn_budgets *b,
@@ -1766,7 +1769,7 @@ int sworn_policy_eval_canonical(const struct sworn_policy *p, struct sworn_budge
                                 const struct sworn_resource_canonical *canon, uint64_t now_unix_ms,
                                 struct sworn_policy_result *out)
 {
-    return policy_eval(p, b, req, canon, now_unix_ms, out);
+    return policy_eval(p, b, req, canon, req != NULL, now_unix_ms, out);
 }
 
 /* Charge rule r's budgets for the recorded allow rec, without checking limits. 0 or -1. */

@@ -2336,10 +2336,10 @@ static void test_eval_refuses_bad_request(void **state)
 }
 
 /*
- * sworn_policy_eval_canonical (decisiond's call: the resource canonicalised once per decision)
- * decides as sworn_policy_eval does, on an allow, a deny, and a resource with no canonical form
- * (the same reason); a canonical form of another request's resource is an internal failure
- * (-1, a deny), even when its bytes are equal.
+ * sworn_policy_eval_canonical (decisiond's call: the resource canonicalised once per decision, on
+ * a request checked as it was decoded) decides as sworn_policy_eval does, on an allow, a deny,
+ * and a resource with no canonical form (the same reason); a canonical form of another request's
+ * resource is an internal failure (-1, a deny), even when its bytes are equal.
  */
 static void test_eval_canonical(void **state)
 {
