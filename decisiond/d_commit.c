@@ -38,7 +38,8 @@ void d_commit_release_credential(struct d_commit *c)
     if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW || c->res.credential_id[0] == '\0')
         return;
     if (d->vault != NULL)
-        rc = sworn_vault_release(d->vault, c->res.credential_id, c->req, &c->cred, &why);
+        rc = sworn_vault_release_canonical(d->vault, c->res.credential_id, c->req, c->canon,
+                                           &c->cred, &why);
     if (rc == 0) {
         c->has_cred = 1;
         return;
@@ -94,8 +95,8 @@ static void commit_work(void *arg)
         return;
     }
     sworn_merkle_leaf_hash(entry, len, c->leaf);
-    if (allow &&
-        d_record_receipt(c->d, c->req, c->time_ms, c->leaf, c->receipt, &c->receipt_len) < 0) {
+    if (allow && d_record_receipt(c->d, c->req, c->canon, c->time_ms, c->leaf, c->receipt,
+                                  &c->receipt_len) < 0) {
         if (downgrade(c, &entry, &len) < 0)
             return;
         allow = 0;
@@ -150,8 +151,8 @@ static void group_seal(struct d_batch_item *const *g, size_t n, struct d_batchtr
 
         if (c->res.effect != SWORN__V1__EFFECT__EFFECT_ALLOW)
             continue;
-        if (d_record_batch_item(c->d, c->req, c->time_ms, c->leaf, items[m], &c->batch_form,
-                                c->batch_params, sizeof(c->batch_params)) == 0) {
+        if (d_record_batch_item(c->d, c->req, c->canon, c->time_ms, c->leaf, items[m],
+                                &c->batch_form, c->batch_params, sizeof(c->batch_params)) == 0) {
             m++;
             continue;
         }

@@ -17,6 +17,12 @@
  * A kind is a const table (struct d_commit_kind). The caller embeds struct d_commit as the FIRST
  * member of its own job, so the kind's functions get their job back with a cast.
  *
+ * The request's resource is canonicalised once per commit, by the caller, into a struct
+ * sworn_resource_canonical that the job owns like the request (policy/resource.h; `canon`, never
+ * NULL, the canonical form of exactly req->resource, not changed after d_commit_submit): the
+ * policy matched it, and the credential's release, the entry's canonical_resource and the
+ * receipt's signature base read the same one, instead of writing 19 KiB again each.
+ *
  * Loop thread, except the kind's pack, which runs on a worker and must read only the commit.
  */
 #ifndef SWORN_D_COMMIT_H
@@ -30,6 +36,7 @@
 #include "frame.h"
 #include "logstore.h"
 #include "policy.h"
+#include "resource.h"
 #include "vault.h"
 
 struct d_daemon;
@@ -52,11 +59,12 @@ struct d_commit {
     /* IN: set by the caller before d_commit_submit. */
     const struct d_commit_kind *kind;
     struct d_daemon *d;
-    struct d_conn *conn;                        /* where the answer goes (held by the job) */
-    const Sworn__V1__AuthorizationRequest *req; /* the request decided (owned by the job) */
-    struct sworn_policy_result res;             /* effect, rule, reason, charges */
-    const struct sworn_policy_result *charged;  /* refunded when the allow does not happen */
-    uint64_t time_ms;                           /* decisiond's clock when it decided */
+    struct d_conn *conn;                          /* where the answer goes (held by the job) */
+    const Sworn__V1__AuthorizationRequest *req;   /* the request decided (owned by the job) */
+    const struct sworn_resource_canonical *canon; /* of req->resource (above) */
+    struct sworn_policy_result res;               /* effect, rule, reason, charges */
+    const struct sworn_policy_result *charged;    /* refunded when the allow does not happen */
+    uint64_t time_ms;                             /* decisiond's clock when it decided */
     uint64_t sandbox_pin;      /* the sandbox pinned for this request (d_sandboxes_admit), or 0 */
     int usage_admitted;        /* a model.call holding a place in the usage table (d_usage.h) */
     uint8_t policy_digest[32]; /* of the policy that decided */

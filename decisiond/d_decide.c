@@ -12,9 +12,15 @@
  *                 (d_escalate.c), whose resolution is a second commit
  *
  * Fail closed: a policy failure is a deny; everything after is the commit step's.
+ *
+ * The request's resource is canonicalised once, first (d_commit.h: the policy, the vault, the
+ * entry and the receipt read that one form), and the policy does not check the request's shape
+ * again: the decoder checked it (sworn_frame_unpack_decision_request), nothing changes it, and
+ * the entry's packing checks it once more with the whole record.
  */
 #include "d_decide.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +36,10 @@
 struct decide_job {
     struct d_commit c;                    /* first: the commit's callbacks cast back */
     Sworn__V1__AuthorizationRequest *req; /* owned, unless handed to the escalation table */
+    /* The canonical form of req->resource, made once (c.canon points here): the policy, the
+     * vault, the entry and the receipt read it. Last: the job is cleared up to it only, since
+     * sworn_resource_canonicalise writes all of its 19 KiB. */
+    struct sworn_resource_canonical canon;
 };
 
 /* Worker: the DecisionRecord entry for the job as it stands. */
@@ -38,9 +48,7 @@ static int pack_decision(const struct d_commit *c, uint8_t **out, size_t *len)
     Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
     Sworn__V1__DecisionRecord r = SWORN__V1__DECISION_RECORD__INIT;
     Sworn__V1__Resource canon_pb = SWORN__V1__RESOURCE__INIT;
-    struct sworn_resource canon; /* what policy and vault matched (policy/resource.h) */
     uint8_t raw_sha256[SWORN_RESOURCE_SHA256_LEN];
-    const char *why = NULL;
 
     r.request = (Sworn__V1__AuthorizationRequest *)c->req;
     r.effect = c->res.effect;
@@ -52,8 +60,12 @@ static int pack_decision(const struct d_commit *c, uint8_t **out, size_t *len)
     if (sworn_resource_raw_sha256(c->req->resource, raw_sha256) == 0) {
         r.raw_target_sha256.data = raw_sha256;
         r.raw_target_sha256.len = sizeof(raw_sha256);
-        if (sworn_resource_canon(c->req->resource, &canon, &why) == 0) {
-            sworn_resource_to_pb(&canon, &canon_pb);
+        /* What policy and vault matched (policy/resource.h), made once in d_decide_request. */
+        if (!sworn_resource_canonical_is_of(c->canon, c->req->resource))
+            return sworn_err_set(SWORN_ERR_ARG, "the decision's canonical resource is not that "
+                                                "of its request");
+        if (c->canon->rc == 0) {
+            sworn_resource_to_pb(&c->canon->res, &canon_pb);
             r.canonical_resource = &canon_pb;
         }
     }
@@ -116,7 +128,7 @@ static int usage_full(struct d_commit *c)
 
 void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__AuthorizationRequest *req)
 {
-    struct decide_job *j = calloc(1, sizeof(*j));
+    struct decide_job *j = malloc(sizeof(*j));
     struct d_commit *c;
 
     if (j == NULL) {
@@ -124,8 +136,11 @@ void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__Author
         sworn__v1__authorization_request__free_unpacked(req, NULL);
         return;
     }
+    memset(j, 0, offsetof(struct decide_job, canon));
+    sworn_resource_canonicalise(req->resource, &j->canon);
     c = &j->c;
     j->req = req;
+    c->canon = &j->canon;
     c->kind = &decision_kind;
     c->d = d;
     c->conn = conn;
@@ -158,7 +173,8 @@ void d_decide_request(struct d_daemon *d, struct d_conn *conn, Sworn__V1__Author
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
         snprintf(c->res.reason, sizeof(c->res.reason),
                  "denied: the TPM cannot quote and tpm.required is set");
-    } else if (sworn_policy_eval(d->policy, d->budgets, req, c->time_ms, &c->res) < 0) {
+    } else if (sworn_policy_eval_canonical(d->policy, d->budgets, req, c->canon, c->time_ms,
+                                           &c->res) < 0) {
         memset(&c->res, 0, sizeof(c->res));
         c->res.effect = SWORN__V1__EFFECT__EFFECT_DENY;
         snprintf(c->res.reason, sizeof(c->res.reason), "denied: policy evaluation failed: %s",

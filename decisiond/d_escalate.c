@@ -39,6 +39,7 @@ struct d_escalations {
 struct resolve_job {
     struct d_commit c; /* first: the commit's callbacks cast back */
     struct d_held *held;
+    struct sworn_resource_canonical canon; /* of the held request's resource (c.canon) */
     char operator_[D_OPERATOR_MAX + 1];
     d_resolved_fn on_recorded;
     void *arg;
@@ -159,6 +160,8 @@ static void resolve(struct d_daemon *d, struct d_held *h, int approve, const cha
     }
     c = &j->c;
     j->held = h;
+    sworn_resource_canonicalise(h->req->resource, &j->canon);
+    c->canon = &j->canon;
     j->on_recorded = on_recorded;
     j->arg = arg;
     snprintf(j->operator_, sizeof(j->operator_), "%s", operator_);

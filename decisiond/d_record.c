@@ -7,6 +7,9 @@
  * effect: the answer that lets the request through is sent only after the append is durable. If
  * signing fails, nothing was appended, and the caller records a deny in its place.
  */
+/* SHA256() one-shot fetches the algorithm on every call: SHA256_Init/Update/Final for a batch
+ * item's base (as in transparency-log/merkle.c). */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "d_record.h"
 
 #include <stdlib.h>
@@ -56,27 +59,29 @@ static int ecdsa_der_to_raw(const uint8_t *der, size_t len, uint8_t raw[64])
  * http, https, ws or wss, or a key that is not P-256), 0, or -1 (a base out of its bounds).
  */
 static int http_base(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                     uint64_t time_ms, const uint8_t leaf[32], uint8_t *base, size_t *base_len,
-                     char *params, size_t params_cap)
+                     const struct sworn_resource_canonical *canon, uint64_t time_ms,
+                     const uint8_t leaf[32], uint8_t *base, size_t *base_len, char *params,
+                     size_t params_cap)
 {
-    static _Thread_local struct sworn_resource canon; /* 16 KiB: off the worker's stack */
     const Sworn__V1__Context *ctx = req->context;
     const char *method = ctx != NULL ? ctx->method : "", *why = NULL;
     struct sworn_httpsig_request h;
     char keyid[2 * SWORN_KEY_ID_LEN + 1];
     size_t params_len = 0;
 
-    if (sworn_signer_proc_alg(d->signer) != SWORN_SIG_ECDSA_P256_SHA256 ||
-        sworn_resource_canon(req->resource, &canon, &why) != 0 ||
-        !sworn_httpsig_applies(canon.scheme, method))
+    if (!sworn_resource_canonical_is_of(canon, req->resource))
+        return sworn_err_set(SWORN_ERR_ARG, "no signature base: the canonical resource given is "
+                                            "not that of this request");
+    if (sworn_signer_proc_alg(d->signer) != SWORN_SIG_ECDSA_P256_SHA256 || canon->rc != 0 ||
+        !sworn_httpsig_applies(canon->res.scheme, method))
         return 1;
     (void)sworn_hex_encode(d->key_id, SWORN_KEY_ID_LEN, keyid, sizeof(keyid)); /* it fits */
     h = (struct sworn_httpsig_request){
         .method = method,
-        .scheme = canon.scheme,
-        .host = canon.host,
-        .port = canon.port,
-        .path = canon.path,
+        .scheme = canon->res.scheme,
+        .host = canon->res.host,
+        .port = canon->res.port,
+        .path = canon->res.path,
         .body_sha256 = ctx->body_sha256.len == 32 ? ctx->body_sha256.data : NULL,
         .leaf = leaf,
     };
@@ -88,13 +93,14 @@ static int http_base(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
 
 /* The http-message receipt's signature and fields (d_record.h); 1 when the request has none. */
 static int http_message_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                                uint64_t time_ms, const uint8_t leaf[32], Sworn__V1__Receipt *r,
-                                uint8_t raw[64], char *params, size_t params_cap)
+                                const struct sworn_resource_canonical *canon, uint64_t time_ms,
+                                const uint8_t leaf[32], Sworn__V1__Receipt *r, uint8_t raw[64],
+                                char *params, size_t params_cap)
 {
     static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
     uint8_t der[SWORN_SIGNER_SIG_MAX];
     size_t base_len = 0, der_len = 0;
-    int rc = http_base(d, req, time_ms, leaf, base, &base_len, params, params_cap);
+    int rc = http_base(d, req, canon, time_ms, leaf, base, &base_len, params, params_cap);
 
     if (rc != 0)
         return rc;
@@ -117,7 +123,8 @@ fail:
 }
 
 int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                     uint64_t time_ms, const uint8_t leaf[32], uint8_t *out, size_t *out_len)
+                     const struct sworn_resource_canonical *canon, uint64_t time_ms,
+                     const uint8_t leaf[32], uint8_t *out, size_t *out_len)
 {
     Sworn__V1__Receipt r = SWORN__V1__RECEIPT__INIT;
     uint8_t sig[SWORN_SIGNER_SIG_MAX], raw[64];
@@ -130,8 +137,9 @@ int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *
         return sworn_err_set(SWORN_ERR_ARG, "receipts need an ECDSA P-256 or Ed25519 key");
     r.key_id.data = d->key_id;
     r.key_id.len = sizeof(d->key_id);
-    rc = req != NULL ? http_message_receipt(d, req, time_ms, leaf, &r, raw, params, sizeof(params))
-                     : 1;
+    rc = req != NULL
+             ? http_message_receipt(d, req, canon, time_ms, leaf, &r, raw, params, sizeof(params))
+             : 1;
     if (rc < 0)
         return -1;
     if (rc == 1) {
@@ -171,13 +179,16 @@ int d_record_batch_sign(struct d_daemon *d, uint32_t n, const uint8_t root[32], 
 }
 
 int d_record_batch_item(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                        uint64_t time_ms, const uint8_t leaf[32], uint8_t item[32], unsigned *form,
-                        char *params, size_t params_cap)
+                        const struct sworn_resource_canonical *canon, uint64_t time_ms,
+                        const uint8_t leaf[32], uint8_t item[32], unsigned *form, char *params,
+                        size_t params_cap)
 {
     static _Thread_local uint8_t base[SWORN_SIGBASE_MAX];
+    SHA256_CTX ctx;
     size_t base_len = 0;
-    int rc =
-        req != NULL ? http_base(d, req, time_ms, leaf, base, &base_len, params, params_cap) : 1;
+    int rc = req != NULL
+                 ? http_base(d, req, canon, time_ms, leaf, base, &base_len, params, params_cap)
+                 : 1;
 
     if (rc < 0)
         return -1;
@@ -187,7 +198,9 @@ int d_record_batch_item(struct d_daemon *d, const Sworn__V1__AuthorizationReques
         params[0] = '\0';
         return 0;
     }
-    SHA256(base, base_len, item);
+    SHA256_Init(&ctx);
+    SHA256_Update(&ctx, base, base_len);
+    SHA256_Final(item, &ctx);
     *form = 3;
     return 0;
 }

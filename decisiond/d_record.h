@@ -17,6 +17,7 @@
 #include "frame.h"
 
 struct d_daemon;
+struct sworn_resource_canonical; /* policy/resource.h */
 
 /* The two sockets; also the index of metrics.refused[]. */
 enum d_channel { D_CHANNEL_DECISION = 0, D_CHANNEL_ADMIN = 1 };
@@ -47,11 +48,14 @@ int d_policy_entry(const char *source, const uint8_t digest[32], uint64_t versio
  *     created time and the @signature-params value. The proxy sends exactly that upstream, so
  *     the signer never signs bytes the proxy chose.
  *   - Otherwise a digest receipt (form 0): purpose RECEIPT over leaf.
+ * canon is the canonical form of exactly req->resource (policy/resource.h), made once for the
+ * decision by its caller and only read here; one made from another resource is an error (-1).
  * Returns 0, or -1 with sworn_err set (SWORN_ERR_IO when the signer failed): the caller records
  * a deny instead.
  */
 int d_record_receipt(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                     uint64_t time_ms, const uint8_t leaf[32], uint8_t *out, size_t *len);
+                     const struct sworn_resource_canonical *canon, uint64_t time_ms,
+                     const uint8_t leaf[32], uint8_t *out, size_t *len);
 
 /*
  * Batch receipts (docs/formats.md section 14). d_record_batch_sign: have the signer sign, once,
@@ -74,12 +78,14 @@ int d_record_batch_receipt(struct d_daemon *d, unsigned form, const char *params
  * (docs/formats.md section 14): for a request that would get an http-message receipt in
  * per-request mode (a method, an http, https, ws or wss resource, a P-256 key), SHA-256 of
  * sworn's RFC 9421 base of it (section 13, created = time_ms / 1000), *form 3 and its params text
- * into params (params_cap bytes); else the leaf hash itself, *form 2 and params "". 0, or -1
- * with sworn_err set (a base out of its bounds: the allow becomes a deny).
+ * into params (params_cap bytes); else the leaf hash itself, *form 2 and params "". canon as for
+ * d_record_receipt. 0, or -1 with sworn_err set (a base out of its bounds, a canon of another
+ * resource: the allow becomes a deny).
  */
 int d_record_batch_item(struct d_daemon *d, const Sworn__V1__AuthorizationRequest *req,
-                        uint64_t time_ms, const uint8_t leaf[32], uint8_t item[32], unsigned *form,
-                        char *params, size_t params_cap);
+                        const struct sworn_resource_canonical *canon, uint64_t time_ms,
+                        const uint8_t leaf[32], uint8_t item[32], unsigned *form, char *params,
+                        size_t params_cap);
 
 /*
  * Append n packed entries, each with its packed receipt (or NULL), in ONE durable transaction:

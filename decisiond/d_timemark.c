@@ -120,19 +120,97 @@ static int log_append(struct d_daemon *d, const uint8_t *entry, size_t len, cons
     return 0;
 }
 
+/* A varint at *p, before end; 0, or -1 (cut short, or longer than 10 bytes). */
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+
+    for (unsigned shift = 0; shift < 70 && *p < end; shift += 7) {
+        uint8_t b = *(*p)++;
+
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int d_entry_time_bytes(const uint8_t *entry, size_t len, uint64_t *t, int *has)
+{
+    const uint8_t *p = entry, *end = entry + len, *sub;
+    const ProtobufCFieldDescriptor *f;
+    uint64_t key, n, v, time = 0;
+    unsigned kind;
+
+    if (read_varint(&p, end, &key) != 0 || (key & 7) != 2 || read_varint(&p, end, &n) != 0 ||
+        n != (uint64_t)(end - p))
+        return -1; /* not exactly one length-delimited field */
+    kind = (unsigned)(key >> 3);
+    if (kind == SWORN__V1__ENTRY__KIND_DECISION)
+        f = protobuf_c_message_descriptor_get_field_by_name(&sworn__v1__decision_record__descriptor,
+                                                            "time_unix_ms");
+    else if (kind == SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED)
+        f = protobuf_c_message_descriptor_get_field_by_name(
+            &sworn__v1__escalation_resolved__descriptor, "time_unix_ms");
+    else
+        return -1;
+    if (f == NULL || f->type != PROTOBUF_C_TYPE_UINT64)
+        return -1;
+    for (sub = p; sub < end;) {
+        if (read_varint(&sub, end, &key) != 0)
+            return -1;
+        switch (key & 7) {
+        case 0: /* varint */
+            if (read_varint(&sub, end, &v) != 0)
+                return -1;
+            if (key >> 3 == f->id)
+                time = v;
+            break;
+        case 1: /* 64-bit */
+            if (end - sub < 8)
+                return -1;
+            sub += 8;
+            break;
+        case 2: /* length-delimited */
+            if (read_varint(&sub, end, &n) != 0 || n > (uint64_t)(end - sub))
+                return -1;
+            sub += n;
+            break;
+        case 5: /* 32-bit */
+            if (end - sub < 4)
+                return -1;
+            sub += 4;
+            break;
+        default: /* groups and the rest: not written by protobuf-c's pack */
+            return -1;
+        }
+        if (key >> 3 == f->id && (key & 7) != 0)
+            return -1;
+    }
+    *t = time;
+    *has = kind == SWORN__V1__ENTRY__KIND_DECISION || time != 0;
+    return 0;
+}
+
 int d_timemark_append_entry(struct d_daemon *d, const uint8_t *entry, size_t len,
                             const uint8_t *receipt, size_t receipt_len, uint64_t *index)
 {
     /* The entry's own stamp, read back from its bytes: no caller can forget to pass it. Every
-     * entry here was packed (and checked) by this daemon, so it unpacks. */
-    Sworn__V1__Entry *e = sworn__v1__entry__unpack(NULL, len, entry);
+     * entry here was packed (and checked) by this daemon, so it unpacks. A decision's or a
+     * resolution's (every decision) is read without unpacking the whole entry. */
+    Sworn__V1__Entry *e;
     uint64_t t = 0;
-    int has, rc;
+    int has = 0, rc;
 
-    if (e == NULL)
-        return sworn_err_set(SWORN_ERR_FORMAT, "append: the entry does not unpack");
-    has = d_entry_time(e, &t);
-    sworn__v1__entry__free_unpacked(e, NULL);
+    if (d_entry_time_bytes(entry, len, &t, &has) != 0) {
+        e = sworn__v1__entry__unpack(NULL, len, entry);
+        if (e == NULL)
+            return sworn_err_set(SWORN_ERR_FORMAT, "append: the entry does not unpack");
+        has = d_entry_time(e, &t);
+        sworn__v1__entry__free_unpacked(e, NULL);
+    }
     if (!d->tm.ready)
         return sworn_err_set(SWORN_ERR_ARG, "append: the time marks are not initialised");
     pthread_rwlock_rdlock(&d->tm.order);
@@ -154,14 +232,19 @@ int d_timemark_append_entries(struct d_daemon *d, const uint8_t *const *entries,
         return sworn_err_set(SWORN_ERR_ARG, "append: the time marks are not initialised");
     for (size_t i = 0; i < n; i++) {
         /* Each entry's own stamp, read back from its bytes (as d_timemark_append_entry). */
-        Sworn__V1__Entry *e = sworn__v1__entry__unpack(NULL, lens[i], entries[i]);
+        Sworn__V1__Entry *e;
         uint64_t t = 0;
+        int has = 0;
 
-        if (e == NULL)
-            return sworn_err_set(SWORN_ERR_FORMAT, "append: entry %zu does not unpack", i);
-        if (d_entry_time(e, &t) && t > latest)
+        if (d_entry_time_bytes(entries[i], lens[i], &t, &has) != 0) {
+            e = sworn__v1__entry__unpack(NULL, lens[i], entries[i]);
+            if (e == NULL)
+                return sworn_err_set(SWORN_ERR_FORMAT, "append: entry %zu does not unpack", i);
+            has = d_entry_time(e, &t);
+            sworn__v1__entry__free_unpacked(e, NULL);
+        }
+        if (has && t > latest)
             latest = t;
-        sworn__v1__entry__free_unpacked(e, NULL);
     }
     pthread_rwlock_rdlock(&d->tm.order);
     rc = sworn_log_append_receipts(d->log, entries, lens, receipts, receipt_lens, n, first_index);

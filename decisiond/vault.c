@@ -712,18 +712,36 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
                         const Sworn__V1__AuthorizationRequest *req, struct sworn_vault_release *out,
                         const char **why)
 {
-    struct sworn_vault *mv = (struct sworn_vault *)v; /* the mutex only */
-    const struct sworn_vault_cred *c;
-    const char *reason = NULL, *refusal = NULL;
-    uint8_t *val = NULL;
-    int ok = 0, canon_rc;
-    struct sworn_resource res;
+    struct sworn_resource_canonical canon;
 
     if (v == NULL || id == NULL || req == NULL || out == NULL || why == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "vault: NULL argument");
     if (req->principal == NULL || req->principal->id == NULL || req->resource == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "vault: request without principal or resource");
-    canon_rc = sworn_resource_canon(req->resource, &res, &refusal);
+    sworn_resource_canonicalise(req->resource, &canon);
+    return sworn_vault_release_canonical(v, id, req, &canon, out, why);
+}
+
+int sworn_vault_release_canonical(const struct sworn_vault *v, const char *id,
+                                  const Sworn__V1__AuthorizationRequest *req,
+                                  const struct sworn_resource_canonical *canon,
+                                  struct sworn_vault_release *out, const char **why)
+{
+    struct sworn_vault *mv = (struct sworn_vault *)v; /* the mutex only */
+    const struct sworn_vault_cred *c;
+    const char *reason = NULL;
+    uint8_t *val = NULL;
+    int ok = 0;
+    const struct sworn_resource *res;
+
+    if (v == NULL || id == NULL || req == NULL || canon == NULL || out == NULL || why == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "vault: NULL argument");
+    if (req->principal == NULL || req->principal->id == NULL || req->resource == NULL)
+        return sworn_err_set(SWORN_ERR_ARG, "vault: request without principal or resource");
+    if (!sworn_resource_canonical_is_of(canon, req->resource))
+        return sworn_err_set(SWORN_ERR_ARG,
+                             "vault: the canonical resource given is not that of this request");
+    res = &canon->res;
     pthread_mutex_lock(&mv->lock);
     c = find_for_token(v, id,
                        req->context != NULL && req->context->credential_token_sha256.len == 32
@@ -744,11 +762,11 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
         reason = "the principal may not use this credential";
         goto done;
     }
-    if (canon_rc != 0) {
-        reason = refusal; /* a static sentence of resource.c */
+    if (canon->rc != 0) {
+        reason = canon->why; /* a static sentence of resource.c */
         goto done;
     }
-    if (strcmp(res.scheme, SWORN_RESOURCE_SCHEME_TCP) == 0) {
+    if (strcmp(res->scheme, SWORN_RESOURCE_SCHEME_TCP) == 0) {
         /* No destination can name tcp (refused at load); said here too, so that no future
          * destination form could ever put a secret into a raw tunnel. */
         reason = "a credential is never injected into a raw TCP tunnel (scheme tcp)";
@@ -756,7 +774,7 @@ int sworn_vault_release(const struct sworn_vault *v, const char *id,
     }
     ok = 0;
     for (size_t i = 0; i < c->n_dests && !ok; i++)
-        ok = dest_matches(&c->dests[i], &res);
+        ok = dest_matches(&c->dests[i], res);
     if (!ok) {
         reason = "the destination is outside the credential's scope";
         goto done;

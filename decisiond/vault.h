@@ -97,6 +97,7 @@
 
 struct sworn_vault;
 struct sworn_vault_cred;
+struct sworn_resource_canonical; /* policy/resource.h */
 
 struct sworn_vault_release { /* what an allow carries to the proxy */
     char id[SWORN_VAULT_ID_MAX + 1];
@@ -132,6 +133,18 @@ void sworn_vault_free(struct sworn_vault *v);
 int sworn_vault_release(const struct sworn_vault *v, const char *id,
                         const Sworn__V1__AuthorizationRequest *req, struct sworn_vault_release *out,
                         const char **why);
+
+/*
+ * sworn_vault_release on canon, the canonical form of exactly req->resource that the caller made
+ * once for the whole decision (policy/resource.h, struct sworn_resource_canonical: the caller
+ * owns it, this only reads it). The same checks, in the same order; a resource that has no
+ * canonical form is refused with its reason. A canon made from another resource than
+ * req->resource (compared by pointer) is an error: -1 (SWORN_ERR_ARG), out untouched.
+ */
+int sworn_vault_release_canonical(const struct sworn_vault *v, const char *id,
+                                  const Sworn__V1__AuthorizationRequest *req,
+                                  const struct sworn_resource_canonical *canon,
+                                  struct sworn_vault_release *out, const char **why);
 
 /* Wipe and free r->value and zero all of r; safe on a zeroed struct and twice. */
 void sworn_vault_release_wipe(struct sworn_vault_release *r);

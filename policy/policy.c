@@ -1645,16 +1645,21 @@ int sworn_policy_refusal(const Sworn__V1__AuthorizationRequest *req,
     return 1;
 }
 
-int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
-                      const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
-                      struct sworn_policy_result *out)
+/*
+ * sworn_policy_eval and sworn_policy_eval_canonical: canon NULL canonicalises here; checked 1
+ * when req has passed sworn_frame_check_request already (it is not run again).
+ */
+static int policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
+                       const Sworn__V1__AuthorizationRequest *req,
+                       const struct sworn_resource_canonical *canon, int checked,
+                       uint64_t now_unix_ms, struct sworn_policy_result *out)
 {
     const struct prule *deny = NULL, *esc = NULL, *alw = NULL, *unpermitted = NULL;
     /* Every matching allow rule with a budget, in file order (one more than the cap: a deny). */
     const struct prule *budgeted[SWORN_POLICY_BUDGET_RULES_MAX + 1];
     size_t nb = 0;
-    struct sworn_resource res;
-    const char *why = NULL;
+    struct sworn_resource_canonical own;
+    const struct sworn_resource *res;
 
     if (out == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no result");
@@ -1663,15 +1668,23 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
     set_reason(out, "internal error (denied)");
     if (p == NULL)
         return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: no policy");
-    if (sworn_frame_check_request(req) != 0)
+    if (!checked && sworn_frame_check_request(req) != 0)
         return -1;
     if (sworn_policy_refusal(req, out))
         return 0;
-    if (sworn_resource_canon(req->resource, &res, &why) != 0) {
-        set_reason(out, "the resource is refused: %s; denied before any rule", why);
+    if (canon == NULL) {
+        sworn_resource_canonicalise(req->resource, &own);
+        canon = &own;
+    } else if (!sworn_resource_canonical_is_of(canon, req->resource)) {
+        return sworn_err_set(SWORN_ERR_ARG, "sworn_policy_eval: the canonical resource given is "
+                                            "not that of this request");
+    }
+    if (canon->rc != 0) {
+        set_reason(out, "the resource is refused: %s; denied before any rule", canon->why);
         return 0;
     }
-    if (res.path_params && !p->path_params) {
+    res = &canon->res;
+    if (res->path_params && !p->path_params) {
         set_reason(out,
                    "the resource is refused: a ';' in the path (path parameters, which servers "
                    "read differently; no rule of this policy has path_parameters: true); denied "
@@ -1684,18 +1697,18 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         const struct prule *r = &p->rules[i];
 
         /* Once an allow rule decides, a later allow rule matters only for its budgets. */
-        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL && !res.path_params) ||
+        if ((r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE && esc != NULL && !res->path_params) ||
             (r->effect == SWORN__V1__EFFECT__EFFECT_ALLOW && alw != NULL &&
              (!has_budget(r) || nb > SWORN_POLICY_BUDGET_RULES_MAX)))
             continue;
-        if (!rule_matches(r, req, &res, now_unix_ms))
+        if (!rule_matches(r, req, res, now_unix_ms))
             continue;
         /* Path parameters: an allow or escalate rule that does not permit them does not match.
          * An escalate rule that would have matched denies, so that adding ";x" never turns an
          * escalation into a later rule's allow (escalate rules are all looked at then). Such an
          * allow rule cannot decide, but its budgets still bind: a ";x" must not dodge a budget
          * that the path without it would meet. */
-        if (res.path_params && r->effect != SWORN__V1__EFFECT__EFFECT_DENY && !r->path_params) {
+        if (res->path_params && r->effect != SWORN__V1__EFFECT__EFFECT_DENY && !r->path_params) {
             if (unpermitted == NULL || (r->effect == SWORN__V1__EFFECT__EFFECT_ESCALATE &&
                                         unpermitted->effect != SWORN__V1__EFFECT__EFFECT_ESCALATE))
                 unpermitted = r;
@@ -1742,6 +1755,21 @@ int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
         set_reason(out, "no rule matched (default deny)");
     }
     return 0;
+}
+
+int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
+                      const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
+                      struct sworn_policy_result *out)
+{
+    return policy_eval(p, b, req, NULL, 0, now_unix_ms, out);
+}
+
+int sworn_policy_eval_canonical(const struct sworn_policy *p, struct sworn_budgets *b,
+                                const Sworn__V1__AuthorizationRequest *req,
+                                const struct sworn_resource_canonical *canon, uint64_t now_unix_ms,
+                                struct sworn_policy_result *out)
+{
+    return policy_eval(p, b, req, canon, req != NULL, now_unix_ms, out);
 }
 
 /* Charge rule r's budgets for the recorded allow rec, without checking limits. 0 or -1. */

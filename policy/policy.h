@@ -58,6 +58,7 @@
 
 struct sworn_policy;
 struct sworn_budgets;
+struct sworn_resource_canonical; /* resource.h */
 
 /* One budget charge of a decision (private to policy and budgets; do not interpret). */
 struct sworn_policy_charge {
@@ -130,6 +131,22 @@ size_t sworn_budgets_count(struct sworn_budgets *b);
 int sworn_policy_eval(const struct sworn_policy *p, struct sworn_budgets *b,
                       const Sworn__V1__AuthorizationRequest *req, uint64_t now_unix_ms,
                       struct sworn_policy_result *out);
+
+/*
+ * sworn_policy_eval on canon, the canonical form of exactly req->resource that the caller made
+ * once for the whole decision (policy/resource.h, struct sworn_resource_canonical: the caller
+ * owns it, this only reads it), and on a request the caller has checked: req must have passed
+ * sworn_frame_check_request and be unchanged since (decisiond: the decoder checks every request
+ * it hands on, sworn_frame_unpack_decision_request, and the entry's packing checks it again with
+ * the whole record), so that check is not run a second time here. Every other check is the
+ * same, and the resource is not canonicalised again. A canon made from another resource than
+ * req->resource (compared by pointer) is an internal failure: -1 (SWORN_ERR_ARG), and the caller
+ * denies. canon NULL: canonicalised here, as sworn_policy_eval does.
+ */
+int sworn_policy_eval_canonical(const struct sworn_policy *p, struct sworn_budgets *b,
+                                const Sworn__V1__AuthorizationRequest *req,
+                                const struct sworn_resource_canonical *canon, uint64_t now_unix_ms,
+                                struct sworn_policy_result *out);
 
 /*
  * A request the proxy refused itself (req->refusal present: bad framing, an obs-fold, a head

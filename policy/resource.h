@@ -140,6 +140,37 @@ int sworn_resource_canon(const Sworn__V1__Resource *r, struct sworn_resource *ou
                          const char **why);
 
 /*
+ * One request's resource canonicalised once, to be handed on. A decision needs the canonical form
+ * of its request's resource four times (the policy's match, the vault's release, the entry's
+ * canonical_resource and the receipt's signature base), and each sworn_resource_canon writes all
+ * of its 19 KiB result. So decisiond canonicalises once per decision (sworn_resource_canonicalise)
+ * and passes this struct by pointer to each of them.
+ *
+ * Contract: it is the canonical form of exactly the resource `of` points to (that request's own
+ * Resource message, compared by pointer: sworn_resource_canonical_is_of), made from it by
+ * sworn_resource_canon and never changed after; the request must not change while it is used.
+ * rc and why are sworn_resource_canon's return and refusal; on a refusal res is all zero, as
+ * sworn_resource_canon leaves it. Whoever made it owns it (decisiond: the decision's job, until
+ * its entry is recorded and answered); every user only reads it, and checks `of` against the
+ * request it was given, refusing to go on (an error, so a deny) when they differ. Plain data,
+ * like struct sworn_resource: no allocation, nothing to free.
+ */
+struct sworn_resource_canonical {
+    const Sworn__V1__Resource *of; /* the resource it is the canonical form of (may be NULL) */
+    int rc;                        /* 0: res is the canonical form; 1: refused (why) */
+    const char *why;               /* the refusal (a static sentence), or NULL */
+    struct sworn_resource res;     /* all of it written; all zero when refused */
+};
+
+/* Canonicalise r (NULL is refused) into *out, all of it written. Pure; thread-safe. */
+void sworn_resource_canonicalise(const Sworn__V1__Resource *r,
+                                 struct sworn_resource_canonical *out);
+
+/* 1 when c was made from exactly r (the same Resource message), else 0 (c NULL included). */
+int sworn_resource_canonical_is_of(const struct sworn_resource_canonical *c,
+                                   const Sworn__V1__Resource *r);
+
+/*
  * Point the fields of out (initialised by the caller) into c, so the canonical form can be
  * packed (the DecisionRecord's canonical_resource). out is valid while c is.
  */

@@ -41,6 +41,7 @@
 #include "d_daemon.h"
 #include "d_escalate.h"
 #include "d_local.h"
+#include "d_timemark.h"
 #include "engine_fixture.h"
 #include "err.h"
 #include "frame.h"
@@ -448,9 +449,112 @@ static void test_measure_what_is_in_force(void **state)
     free(signer);
 }
 
+/* Pack e (unchecked: the layouts a hostile or older log may hold too). */
+static size_t pack_raw(const Sworn__V1__Entry *e, uint8_t *buf)
+{
+    assert_true(protobuf_c_message_get_packed_size(&e->base) <= 4096);
+    return protobuf_c_message_pack(&e->base, buf);
+}
+
+/* d_entry_time_bytes's answer for buf, against d_entry_time's on the unpacked entry. */
+static void same_time(const uint8_t *buf, size_t len, int read)
+{
+    Sworn__V1__Entry *u = sworn__v1__entry__unpack(NULL, len, buf);
+    uint64_t t = 7, want = 0;
+    int has = 7;
+
+    assert_non_null(u);
+    assert_int_equal(d_entry_time_bytes(buf, len, &t, &has), read ? 0 : -1);
+    if (read) {
+        assert_int_equal(has, d_entry_time(u, &want));
+        assert_true(t == want);
+    }
+    sworn__v1__entry__free_unpacked(u, NULL);
+}
+
+/*
+ * The stamp of a decision's or a resolution's entry read from its bytes (d_entry_time_bytes, the
+ * append's fast path) is d_entry_time's of the unpacked entry: with the time, without it, with
+ * a time of 0 (a resolution from before the field: no stamp), with a large time (a 10-byte
+ * varint) and after nested fields; other kinds, two kinds, and cut or garbled bytes are left to
+ * the unpack (-1).
+ */
+static void test_entry_time_bytes(void **state)
+{
+    static uint8_t buf[4096];
+    Sworn__V1__Entry e = SWORN__V1__ENTRY__INIT;
+    Sworn__V1__DecisionRecord r = SWORN__V1__DECISION_RECORD__INIT;
+    Sworn__V1__EscalationResolved er = SWORN__V1__ESCALATION_RESOLVED__INIT;
+    Sworn__V1__PolicyLoaded pl = SWORN__V1__POLICY_LOADED__INIT;
+    Sworn__V1__AuthorizationRequest req = SWORN__V1__AUTHORIZATION_REQUEST__INIT;
+    Sworn__V1__Principal pr = SWORN__V1__PRINCIPAL__INIT;
+    Sworn__V1__Resource res = SWORN__V1__RESOURCE__INIT;
+    uint8_t digest[32] = {1};
+    uint64_t t;
+    size_t len;
+    int has;
+
+    (void)state;
+    req.request_id = (char *)"r1";
+    req.operation = (char *)"http.request";
+    req.principal = &pr;
+    pr.id = (char *)"agent-1";
+    req.resource = &res;
+    res.scheme = (char *)"https";
+    res.host = (char *)"api.example.com";
+    res.port = 443;
+    res.path = (char *)"/x";
+    e.kind_case = SWORN__V1__ENTRY__KIND_DECISION;
+    e.decision = &r;
+    r.request = &req;
+    r.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    r.rule_id = (char *)"rule";
+    r.reason = (char *)"allowed";
+    r.policy_digest.data = digest;
+    r.policy_digest.len = 32;
+    same_time(buf, pack_raw(&e, buf), 1); /* no time: stamped 0 */
+    r.time_unix_ms = 1772409600123ull;
+    len = pack_raw(&e, buf);
+    same_time(buf, len, 1);
+    assert_int_equal(d_entry_time_bytes(buf, len, &t, &has), 0);
+    assert_true(t == 1772409600123ull && has == 1);
+    r.time_unix_ms = UINT64_MAX;
+    same_time(buf, pack_raw(&e, buf), 1);
+    /* Cut anywhere: never read (the unpack then refuses it). */
+    r.time_unix_ms = 1772409600123ull;
+    len = pack_raw(&e, buf);
+    for (size_t cut = 0; cut < len; cut++)
+        assert_int_equal(d_entry_time_bytes(buf, cut, &t, &has), -1);
+    /* Two fields at the top: left to the unpack. */
+    memcpy(buf + len, buf, len);
+    assert_int_equal(d_entry_time_bytes(buf, 2 * len, &t, &has), -1);
+
+    e.kind_case = SWORN__V1__ENTRY__KIND_ESCALATION_RESOLVED;
+    e.escalation_resolved = &er;
+    er.request_id = (char *)"r1";
+    er.effect = SWORN__V1__EFFECT__EFFECT_ALLOW;
+    er.operator_ = (char *)"op";
+    er.reason = (char *)"approved";
+    er.escalation_hash.data = digest;
+    er.escalation_hash.len = 32;
+    er.escalation_index = 3;
+    same_time(buf, pack_raw(&e, buf), 1); /* time 0: no stamp */
+    er.time_unix_ms = 1772409600456ull;
+    same_time(buf, pack_raw(&e, buf), 1);
+
+    e.kind_case = SWORN__V1__ENTRY__KIND_POLICY_LOADED;
+    e.policy_loaded = &pl;
+    pl.source = (char *)"p.yaml";
+    pl.digest.data = digest;
+    pl.digest.len = 32;
+    pl.time_unix_ms = 5;
+    same_time(buf, pack_raw(&e, buf), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_entry_time_bytes),
         cmocka_unit_test_setup_teardown(test_allow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deny, setup, teardown),
         cmocka_unit_test_setup_teardown(test_budget, setup, teardown),

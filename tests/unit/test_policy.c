@@ -31,6 +31,7 @@
 #include "policy.h"
 #include "policy_fixture.h"
 #include "reqjson.h"
+#include "resource.h"
 #include "testutil.h"
 
 /* 2026-03-02 is a Monday; T0 is that day at 00:00:00Z, in Unix milliseconds. */
@@ -2335,6 +2336,51 @@ static void test_eval_refuses_bad_request(void **state)
 }
 
 /*
+ * sworn_policy_eval_canonical (decisiond's call: the resource canonicalised once per decision, on
+ * a request checked as it was decoded) decides as sworn_policy_eval does, on an allow, a deny,
+ * and a resource with no canonical form (the same reason); a canonical form of another request's
+ * resource is an internal failure (-1, a deny), even when its bytes are equal.
+ */
+static void test_eval_canonical(void **state)
+{
+    struct sworn_policy *p =
+        sworn_pfix_load("rules:\n"
+                        "  - {id: d, effect: deny, resource: {paths: [\"/secret/**\"]}}\n"
+                        "  - {id: a, effect: allow}\n");
+    static const char *const paths[] = {"/x", "/secret/y", "/a/%2e%2e/secret/z", "/%2F"};
+    static struct sworn_resource_canonical canon, other;
+    struct sworn_policy_result want, got;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        Sworn__V1__AuthorizationRequest *r = http("a", "https", "x", 443, paths[i], "GET", "");
+        Sworn__V1__AuthorizationRequest *r2 = http("a", "https", "x", 443, paths[i], "GET", "");
+
+        assert_int_equal(sworn_policy_eval(p, NULL, r, T0, &want), 0);
+        sworn_resource_canonicalise(r->resource, &canon);
+        assert_ptr_equal(canon.of, r->resource);
+        assert_true(sworn_resource_canonical_is_of(&canon, r->resource));
+        assert_int_equal(sworn_policy_eval_canonical(p, NULL, r, &canon, T0, &got), 0);
+        assert_int_equal(got.effect, want.effect);
+        assert_string_equal(got.rule_id, want.rule_id);
+        assert_string_equal(got.reason, want.reason);
+        /* NULL: canonicalised inside, as sworn_policy_eval. */
+        assert_int_equal(sworn_policy_eval_canonical(p, NULL, r, NULL, T0, &got), 0);
+        assert_string_equal(got.reason, want.reason);
+        /* The same bytes, but not this request's resource. */
+        sworn_resource_canonicalise(r2->resource, &other);
+        assert_false(sworn_resource_canonical_is_of(&other, r->resource));
+        assert_int_equal(sworn_policy_eval_canonical(p, NULL, r, &other, T0, &got), -1);
+        assert_int_equal(got.effect, DENY);
+        rfree(r);
+        rfree(r2);
+    }
+    assert_int_equal(want.effect, DENY); /* "/%2F" has no canonical form */
+    assert_non_null(strstr(want.reason, "the resource is refused"));
+    sworn_policy_free(p);
+}
+
+/*
  * A request the proxy refused itself (AuthorizationRequest.refusal): sworn_policy_refusal and
  * sworn_policy_eval deny it by no rule, "refused by the proxy: <reason>", before every rule
  * (an allow-all policy, a credential rule), every resource check (an empty or uncanonical
@@ -2587,6 +2633,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_policy),
+        cmocka_unit_test(test_eval_canonical),
         cmocka_unit_test(test_principal_operation),
         cmocka_unit_test(test_scheme_port_method_tool),
         cmocka_unit_test(test_hosts),

@@ -581,6 +581,57 @@ static void test_resources(void **state)
     assert_int_equal(sworn_resource_canon(NULL, &c, &why), 1);
 }
 
+/*
+ * sworn_resource_canonicalise, the form a decision makes once and hands on: res is byte for byte
+ * what sworn_resource_canon writes (every byte defined, whatever was in the struct before), rc
+ * and why are its return and refusal (why NULL on success), and of is the resource it was made
+ * from, which is all sworn_resource_canonical_is_of looks at.
+ */
+static void test_canonicalise(void **state)
+{
+    static struct sworn_resource_canonical k;
+    static struct sworn_resource want, zero;
+    Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT, r2 = SWORN__V1__RESOURCE__INIT;
+    const char *why = NULL;
+
+    (void)state;
+    r.scheme = (char *)"HTTPS";
+    r.host = (char *)"API.example.com.";
+    r.port = 443;
+    r.path = (char *)"/a;p=1/../b/%7e?q=%2f";
+    r.tool = (char *)"t";
+    r.model = (char *)"GPT-4o";
+    r2 = r;
+    assert_int_equal(sworn_resource_canon(&r, &want, &why), 0);
+    memset(&k, 0xa5, sizeof(k));
+    sworn_resource_canonicalise(&r, &k);
+    assert_int_equal(k.rc, 0);
+    assert_null(k.why);
+    assert_ptr_equal(k.of, &r);
+    assert_memory_equal(&k.res, &want, sizeof(want));
+    assert_string_equal(k.res.model, "gpt-4o");
+    assert_true(sworn_resource_canonical_is_of(&k, &r));
+    assert_false(sworn_resource_canonical_is_of(&k, &r2)); /* equal bytes, another message */
+    assert_false(sworn_resource_canonical_is_of(&k, NULL));
+    assert_false(sworn_resource_canonical_is_of(NULL, &r));
+
+    /* A refusal: rc 1, its reason, res all zero. */
+    r.path = (char *)"/a/%2F";
+    assert_int_equal(sworn_resource_canon(&r, &want, &why), 1);
+    memset(&k, 0xa5, sizeof(k));
+    sworn_resource_canonicalise(&r, &k);
+    assert_int_equal(k.rc, 1);
+    assert_string_equal(k.why, why);
+    assert_memory_equal(&k.res, &zero, sizeof(zero));
+    assert_true(sworn_resource_canonical_is_of(&k, &r));
+    memset(&k, 0xa5, sizeof(k));
+    sworn_resource_canonicalise(NULL, &k);
+    assert_int_equal(k.rc, 1);
+    assert_non_null(k.why);
+    assert_null(k.of);
+    assert_memory_equal(&k.res, &zero, sizeof(zero));
+}
+
 static void test_raw_digest(void **state)
 {
     Sworn__V1__Resource r = SWORN__V1__RESOURCE__INIT;
@@ -1263,6 +1314,7 @@ int main(void)
         cmocka_unit_test(test_no_dodge_policy), cmocka_unit_test(test_refusal_reason),
         cmocka_unit_test(test_no_dodge_vault),  cmocka_unit_test(test_load_refusals),
         cmocka_unit_test(test_path_params),     cmocka_unit_test(test_tcp),
+        cmocka_unit_test(test_canonicalise),
     };
 
     return cmocka_run_group_tests(tests, group_setup, sworn_pfix_teardown);
