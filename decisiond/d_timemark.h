@@ -26,6 +26,7 @@
 
 #include <event2/event.h>
 
+#include "entry_time.h"
 #include "frame.h"
 
 struct d_daemon;
@@ -47,23 +48,6 @@ struct d_timemark {
 /* Initialise t (zeroed before). 0 or -1. */
 int d_timemark_init(struct d_timemark *t);
 void d_timemark_destroy(struct d_timemark *t);
-
-/*
- * The time stamp an entry carries (docs/formats.md, "Time stamps of entries"): the time_unix_ms
- * of every kind. OUT: *t. Returns 1, or 0 for an entry without one (an EscalationResolved
- * written before its field 7 existed).
- */
-int d_entry_time(const Sworn__V1__Entry *e, uint64_t *t);
-
-/*
- * d_entry_time of a decision's or a resolution's packed entry (the commit step's two kinds,
- * d_commit.h: every decision), read from its bytes without unpacking the whole entry: the
- * Entry's only field must be `decision` or `escalation_resolved`, whose last time_unix_ms (a
- * varint; 0 when absent) is the stamp, as protobuf-c would read it. OUT: *t, and *has
- * (d_entry_time's return). 0, or -1 for any other kind or any layout this does not read (then
- * unpack the entry and call d_entry_time).
- */
-int d_entry_time_bytes(const uint8_t *entry, size_t len, uint64_t *t, int *has);
 
 /* Set the high water found by the replay at start (before any append of this run). */
 void d_timemark_set_high_water(struct d_daemon *d, uint64_t high_water);
