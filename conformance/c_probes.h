@@ -87,6 +87,12 @@ int c_checkpoint_now(const char *admin, uint64_t *size);
  * that index was made after this call. Returns 0, or -1 with sworn_err set. Needs requests. */
 int c_append_mark(const struct c_deploy *dep, uint64_t *index, char *id, size_t cap);
 
+/* Whether the record's entry at index (in a tree of size entries) is the mark id: a decision
+ * whose request id is id. Returns NULL when it is, else why not (a sentence in why). The mark's
+ * index is decisiond's answer: only the record shows a checkpoint holds it. */
+const char *c_mark_in_record(const struct c_deploy *dep, uint64_t size, uint64_t index,
+                             const char *id, char *why, size_t cap);
+
 /* Stop the canaries and free the sandbox probes' state (the runner, once at the end). */
 void c_sbx_state_free(struct c_ctx *ctx);
 

@@ -288,6 +288,61 @@ static int check_passed(const struct c_verify_check *c)
 enum attested { ATTEST_NOT, ATTEST_YES, ATTEST_FAIL, ATTEST_ERROR };
 
 /*
+ * Whether the fresh quote is not shown to be sworn-verify's and made after the mark (then why
+ * says what is missing). The mark's index and the checkpoint's size are decisiond's answers, and
+ * the record is the operator's folder: only a checkpoint of that size in the record, verified
+ * (its signature, and its root over the entries), whose entry at the mark's index is the mark,
+ * ties its quote to this run; sworn-verify checks a quote only for a checkpoint it holds, so a
+ * fresh checkpoint taken out of sworn/checkpoint/ (a newer one in `checkpoint`, unquoted: quotes
+ * check does not require one) would leave the fresh quote unchecked and older quotes passing.
+ */
+static int fresh_unbound(const struct c_deploy *dep, const struct c_verify *v, uint64_t size,
+                         uint64_t mark, const char *mark_id, char *why, size_t cap)
+{
+    static const char *const binding[] = {"checkpoint-signatures", "entry-bundles", "tiles",
+                                          "roots"};
+    struct sworn_checkpoint cp;
+    char path[1200];
+    int held = 0;
+
+    for (size_t i = 0; i < sizeof(binding) / sizeof(binding[0]); i++) {
+        const struct c_verify_check *c = check_named(v, binding[i]);
+
+        if (c == NULL || strcmp(c->result, "fail") == 0) {
+            snprintf(why, cap,
+                     "sworn-verify's %s check %s: the record does not tie the checkpoint asked "
+                     "now (size %llu), nor its quote, to the mark",
+                     binding[i], c == NULL ? "is missing" : "failed", (unsigned long long)size);
+            return 1;
+        }
+    }
+    if (c_record_checkpoint(dep->record, &cp) == 0 && cp.size == size)
+        held = 1;
+    else if (snprintf(path, sizeof(path), "%s/sworn/checkpoint/%llu", dep->record,
+                      (unsigned long long)size) < (int)sizeof(path) &&
+             c_record_checkpoint_file(path, &cp) == 0 && cp.size == size)
+        held = 1;
+    if (!held) {
+        snprintf(why, cap,
+                 "the checkpoint asked now (size %llu) is not in the record (neither `checkpoint` "
+                 "nor sworn/checkpoint/%llu): sworn-verify did not check its quote",
+                 (unsigned long long)size, (unsigned long long)size);
+        return 1;
+    }
+    if (c_mark_in_record(dep, v->tree_size, mark, mark_id, why, cap) != NULL) {
+        char what[400];
+
+        snprintf(what, sizeof(what), "%s", why);
+        snprintf(why, cap,
+                 "the mark %s is not at log index %llu, where decisiond said it was appended: "
+                 "%.300s",
+                 mark_id, (unsigned long long)mark, what);
+        return 1;
+    }
+    return 0;
+}
+
+/*
  * The TPM now (top of this file): a checkpoint asked now, its quote, and sworn-verify's quotes
  * and measured-start checks under the auditor's policy. Writes evidence; on ATTEST_FAIL and
  * ATTEST_ERROR, why (a sentence) too.
@@ -377,6 +432,8 @@ static enum attested tpm_now(struct c_ctx *ctx, struct c_result *r, const struct
                  "asked now (%llu)",
                  (unsigned long long)v->tree_size, (unsigned long long)size);
         out = ATTEST_ERROR;
+    } else if (fresh_unbound(dep, v, size, mark, mark_id, why, cap)) {
+        out = ATTEST_FAIL;
     } else if ((quotes != NULL && strcmp(quotes->result, "fail") == 0) ||
                (measured != NULL && strcmp(measured->result, "fail") == 0)) {
         const char *first = "";

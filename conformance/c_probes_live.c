@@ -200,6 +200,45 @@ done:
     return why;
 }
 
+const char *c_mark_in_record(const struct c_deploy *dep, uint64_t size, uint64_t index,
+                             const char *id, char *why, size_t cap)
+{
+    struct sworn_tile_entry e[SWORN_TILE_WIDTH];
+    uint8_t *data = NULL;
+    unsigned n;
+    Sworn__V1__Entry *en = NULL;
+    const struct sworn_tile_entry *it;
+
+    if (index >= size) {
+        snprintf(why, cap, "log index %llu is past the tree sworn-verify read (size %llu)",
+                 (unsigned long long)index, (unsigned long long)size);
+        return why;
+    }
+    if (c_record_bundle(dep->record, size, index / SWORN_TILE_WIDTH, &data, e, &n) < 0) {
+        snprintf(why, cap, "its entry bundle: %.300s", sworn_err_msg());
+        return why;
+    }
+    if (index % SWORN_TILE_WIDTH >= n) {
+        snprintf(why, cap, "its entry bundle does not reach log index %llu",
+                 (unsigned long long)index);
+        free(data);
+        return why;
+    }
+    it = &e[index % SWORN_TILE_WIDTH];
+    en = sworn__v1__entry__unpack(NULL, it->len, it->data);
+    if (en == NULL || en->kind_case != SWORN__V1__ENTRY__KIND_DECISION ||
+        en->decision->request == NULL || en->decision->request->request_id == NULL)
+        snprintf(why, cap, "entry %llu is not a decision", (unsigned long long)index);
+    else if (strcmp(en->decision->request->request_id, id) != 0)
+        snprintf(why, cap, "entry %llu holds request id %.100s, not the mark",
+                 (unsigned long long)index, en->decision->request->request_id);
+    else
+        why = NULL;
+    sworn__v1__entry__free_unpacked(en, NULL);
+    free(data);
+    return why;
+}
+
 int c_append_mark(const struct c_deploy *dep, uint64_t *index, char *id, size_t cap)
 {
     struct sworn_dclient *c = malloc(sizeof(*c));

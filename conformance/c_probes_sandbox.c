@@ -460,9 +460,16 @@ void c_probe_dns_rebinding(struct c_ctx *ctx, struct c_result *r)
     const char *labels[3];
     struct c_dns_server dns;
     struct c_dns_counts k;
-    char req[REQ_MAX], port[8];
+    char req[REQ_MAX], port[8], seen[sizeof(((struct c_sbx_out *)0)->line)] = "";
     unsigned heard, total = 0;
-    int opened = 0, unanswered = 0, denied = 0, requests = 0;
+    /* Each request, judged by what it got: an upstream's answer (opened); the proxy's own
+       refusal of the addresses (refused) or a close (closed); the proxy's own answer after it
+       went, or tried to go, upstream (tried: it kept an internal address); the policy's deny or
+       another answer of the proxy's, or a request that brought the resolver no question (not
+       tested); no answer at all (unanswered). */
+    int opened = 0, refused = 0, closed = 0, tried = 0, denied = 0, untested = 0, unanswered = 0;
+    int requests = 0;
+    uint64_t before = 0;
 
     if (state(ctx, r) == NULL)
         return;
@@ -501,17 +508,35 @@ void c_probe_dns_rebinding(struct c_ctx *ctx, struct c_result *r)
     for (;;) {
         const char *args[] = {"http", x->proxy.host, port, req, NULL};
         struct c_sbx_out o;
+        int asked;
 
         if (inside(ctx, r, args, NULL, 0, &o) < 0)
             goto done;
         requests++;
         c_dns_read(&dns, &k);
+        asked = k.questions > before;
+        before = k.questions;
         if (o.verdict == C_V_OPEN)
             opened++;
-        else if (strstr(o.line, " PROXY") == NULL && strstr(o.line, " CLOSED") == NULL)
-            unanswered++;
-        else if (strstr(o.line, ":effect=deny") != NULL)
+        else if (strstr(o.line, " PROXY") != NULL && strstr(o.line, ":effect=deny") != NULL)
             denied++;
+        else if (strstr(o.line, " PROXY") != NULL &&
+                 (strstr(o.line, ":upstream=connect ") != NULL ||
+                  strstr(o.line, ":upstream=tls ") != NULL)) {
+            tried++;
+            if (tried == 1)
+                snprintf(seen, sizeof(seen), "%s", o.line);
+        } else if (!asked)
+            untested++;
+        else if (strstr(o.line, " PROXY") != NULL &&
+                 strstr(o.line, ":upstream=refused-address ") != NULL)
+            refused++;
+        else if (strstr(o.line, " CLOSED") != NULL)
+            closed++;
+        else if (strstr(o.line, " PROXY") != NULL)
+            untested++;
+        else
+            unanswered++;
         if (k.questions == 0 || all_served(&k) || requests >= REBIND_MAX)
             break;
     }
@@ -532,25 +557,40 @@ void c_probe_dns_rebinding(struct c_ctx *ctx, struct c_result *r)
         c_evidence(r, "answered %s %s: %llu time(s)",
                    c_dns_answers[i].type == C_DNS_TYPE_A ? "A" : "AAAA", c_dns_answers[i].text,
                    (unsigned long long)k.served[i]);
-    if (opened > 0 || total > 0)
+    c_evidence(r,
+               "%d request(s): %d refused by the proxy for their addresses, %d closed, %d "
+               "answered by an upstream, %d answered by the proxy after it went upstream, %d "
+               "denied by the policy, %d not resolved through the runner's resolver, %d "
+               "unanswered",
+               requests, refused, closed, opened, tried, denied, untested, unanswered);
+    if (opened > 0 || total > 0 || tried > 0)
         c_result_set(r, C_FAIL,
                      "a rebound name reached an internal address: %d of %d request(s) got an "
-                     "upstream's answer; the loopback canaries heard %u",
-                     opened, requests, total);
-    else if (k.questions == 0)
+                     "upstream's answer, %d the proxy's answer after it connected or tried to "
+                     "connect to an address the runner's resolver gave (\"%s\"); the loopback "
+                     "canaries heard %u",
+                     opened, requests, tried, seen, total);
+    else if (k.questions == 0 || denied == requests)
         c_result_set(
             r, C_ERROR, "the runner's resolver got no question for %s (%llu datagram(s)): %s",
             x->dns_name, (unsigned long long)k.datagrams,
             denied == requests ? "the policy denies the name (allow GET http://NAME/** on any port)"
                                : "the proxy does not use the runner's resolver: set its "
                                  "upstream.nameservers to sandbox.dns_rebinding.listen");
+    else if (denied + untested > 0)
+        c_result_set(r, C_ERROR,
+                     "%d of %d request(s) were not tried against the runner's answers (%d denied "
+                     "by the policy, %d with no question at the runner's resolver or another "
+                     "answer of the proxy's than its refusal of the addresses)",
+                     denied + untested, requests, denied, untested);
     else if (unanswered > 0)
         c_result_set(r, C_ERROR, "%d of %d request(s) got no answer from the proxy", unanswered,
                      requests);
     else
         c_result_set(r, C_PASS,
                      "%d request(s) for %s, which resolved to internal addresses only: each got "
-                     "the proxy's own refusal or a close, and the loopback canaries heard nothing",
+                     "the proxy's own refusal of those addresses or a close, and the loopback "
+                     "canaries heard nothing",
                      requests, x->dns_name);
 done:
     c_dns_stop(&dns);
@@ -1216,7 +1256,10 @@ void c_probe_connect_host(struct c_ctx *ctx, struct c_result *r)
                    hosts[i]);
         if (tls_request(ctx, r, x->denied.path, hosts[i], &o) < 0)
             return;
-        if (o.verdict == C_V_OPEN) {
+        /* The proxy's own answer to a failure upstream (":upstream=connect", "dns", ...) comes
+           after an allow: the fronted request was let through, wherever it went. */
+        if (o.verdict == C_V_OPEN ||
+            (strstr(o.line, " PROXY") != NULL && strstr(o.line, ":upstream=") != NULL)) {
             if (open_++ == 0)
                 snprintf(seen, sizeof(seen), "%s", o.line);
         } else if (strstr(o.line, " PROXY") == NULL && strstr(o.line, " CLOSED") == NULL) {
@@ -1235,8 +1278,8 @@ void c_probe_connect_host(struct c_ctx *ctx, struct c_result *r)
     if (open_ > 0 || heard > 0)
         c_result_set(r, C_FAIL,
                      "a request in the tunnel to %s whose Host names another server went "
-                     "through: %zu answered by other than the proxy (\"%s\"); the canary "
-                     "heard %u",
+                     "through: %zu answered by other than the proxy, or by the proxy after it "
+                     "went upstream (\"%s\"); the canary heard %u",
                      allowed, open_, seen, heard);
     else if (unjudged > 0)
         c_result_set(r, C_ERROR,

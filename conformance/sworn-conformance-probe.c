@@ -1603,7 +1603,10 @@ static int http_status(const char *a)
 
 /*
  * Whether the answer is the proxy's own (docs/proxy.md: Content-Type application/json and one
- * JSON line {"request_id":"px-...","effect":...}); its effect into effect (a word).
+ * JSON line {"request_id":"px-...","effect":...}); its effect into effect (a word), and after
+ * it, when the reason is one of an upstream failure ("reason":"upstream WORD: ..."; docs/proxy.md
+ * "The request upstream": dns, refused-address, connect, tls), ":upstream=WORD": the request was
+ * allowed and the proxy went (or tried to go) upstream.
  */
 static int http_own(const char *a, char *effect, size_t cap)
 {
@@ -1616,12 +1619,21 @@ static int http_own(const char *a, char *effect, size_t cap)
     e = strstr(body, "\"effect\":\"");
     if (e != NULL)
         snprintf(effect, cap, "%.*s", (int)strcspn(e + 10, "\""), e + 10);
+    e = strstr(body, "\"reason\":\"upstream ");
+    if (e != NULL && strlen(effect) + 27 < cap) {
+        size_t w = strspn(e + 19, "abcdefghijklmnopqrstuvwxyz-");
+
+        if (w > 0 && w < 16 && e[19 + w] == ':')
+            snprintf(effect + strlen(effect), cap - strlen(effect), ":upstream=%.*s", (int)w,
+                     e + 19);
+    }
     return 1;
 }
 
 /*
  * http HOST PORT REQUEST: one request (escaped: \r \n \t \\ \xHH) to the proxy at HOST:PORT.
- * The proxy's own answer (a deny or refusal) is "BLOCKED http:...:status=S:effect=E PROXY"; the
+ * The proxy's own answer (a deny or refusal) is "BLOCKED http:...:status=S:effect=E PROXY" (E
+ * followed by ":upstream=W" when the proxy went upstream and failed there: http_own); the
  * connection closed or left silent after the request is "BLOCKED http:... CLOSED" or ETIMEDOUT;
  * any other answer (an upstream's: the request went through) is "OPEN http:... status=S".
  * A connection that could not be made is BLOCKED with its errno: the runner takes it as "the
@@ -1630,7 +1642,7 @@ static int http_own(const char *a, char *effect, size_t cap)
 static int probe_http(const char *host, const char *port, const char *request)
 {
     static char answer[HTTP_ANSWER_MAX];
-    char what[WHAT_MAX], effect[32], detail[64];
+    char what[WHAT_MAX], effect[64], detail[64];
     ssize_t n = http_exchange(host, port, request, answer);
     int status;
 
@@ -1665,7 +1677,7 @@ static int probe_cred_http(const char *hashes, const char *host, const char *por
 {
     static char answer[HTTP_ANSWER_MAX];
     struct probe_cred c;
-    char what[WHAT_MAX], effect[32];
+    char what[WHAT_MAX], effect[64];
     size_t which;
     ssize_t n;
 
@@ -2064,7 +2076,7 @@ done:
  * (escaped, as http takes it) inside it. <what> is "connect-tls-http:TARGET:TPORT" and, once the
  * handshake is done, ":verify=ok|no:ca=SSL_CERT_FILE|default[:x509=N]" (whether the certificate
  * verified for TARGET against the store the sandbox gives, N the X509 error). The answer:
- *   the proxy's own (as http judges it)  "BLOCKED <what>:status=S:effect=E PROXY"
+ *   the proxy's own (as http judges it)  "BLOCKED <what>:status=S:effect=E[:upstream=W] PROXY"
  *   closed without a byte, or silence    "BLOCKED <what> CLOSED", "BLOCKED <what> ETIMEDOUT"
  *   anything else (an upstream's)        "OPEN <what> status=S bytes=N" (S 0: not HTTP)
  * A CONNECT not answered 200 is "BLOCKED ...:connect=S REFUSED", and a tunnel in which no TLS
@@ -2074,7 +2086,7 @@ static int probe_connect_tls_http(const char *host, const char *port, const char
                                   const char *tport, const char *sni, const char *request)
 {
     static char req[16384], answer[HTTP_ANSWER_MAX];
-    char what[WHAT_MAX], verify[96], effect[32], detail[64];
+    char what[WHAT_MAX], verify[96], effect[64], detail[64];
     ssize_t rn = unescape(request, req, sizeof(req)), n;
     int fd, rc;
 

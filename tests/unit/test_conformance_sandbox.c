@@ -1011,6 +1011,30 @@ static void test_rebinding_protection_off(void **state)
     assert_int_equal(proxy_reconfigure(off, ns), 0);
 }
 
+/* Red team (rt19b): the proxy admits the metadata address and 10/8 (upstream.allow_private)
+ * but not loopback, and gives up on an address after 100 ms: its answer to the rebound name is
+ * then its own 502 ("upstream connect"), after it tried to connect to 169.254.169.254 or
+ * 10.0.0.1. That is the proxy's own answer, but not its refusal of the addresses: the probe
+ * fails (it passed before, taking any answer of the proxy's as the refusal). */
+static void test_rebinding_private_admitted(void **state)
+{
+    struct dep_opts o = good_opts;
+    char ns[128], off[256];
+    json_object *rep;
+
+    (void)state;
+    snprintf(ns, sizeof(ns), "  nameservers: [\"127.0.0.1:%u\"]\n", (unsigned)dns_port);
+    snprintf(off, sizeof(off),
+             "%s  allow_private: [\"169.254.0.0/16\", \"10.0.0.0/8\"]\n  connect_timeout: 100ms\n",
+             ns);
+    assert_int_equal(proxy_reconfigure(ns, off), 0);
+    o.dns_port = dns_port;
+    rep = rebinding("rebind-private.yaml", &o, "fail");
+    assert_true(evidence_has(rep, "T2.dns-rebinding", "canary tcp4-loopback heard 0 event(s)"));
+    json_object_put(rep);
+    assert_int_equal(proxy_reconfigure(off, ns), 0);
+}
+
 /* The runner's resolver on a port the proxy does not ask: no question arrives, an error (never a
  * pass) that says what to configure. */
 static void test_rebinding_resolver_unused(void **state)
@@ -1046,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_fail_closed_upstream_error),
         cmocka_unit_test(test_rebinding_protection_off),
         cmocka_unit_test(test_rebinding_resolver_unused),
+        cmocka_unit_test(test_rebinding_private_admitted),
     };
 
     if (!sworn_sbx_can_run("test_conformance_sandbox", "sworn-run's root mode, a veth pair"))

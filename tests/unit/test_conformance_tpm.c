@@ -12,20 +12,32 @@
  *   - PCR 23 extended behind decisiond's back (tpm2_pcrextend, from tpm2-tools: what something
  *     run after the start would do): the quote made now shows another PCR 23, a failure. The
  *     files on disk are untouched, so only the TPM can tell.
+ *   - red team (rt19b): a decision_socket that answers the mark with log index 0 without
+ *     appending it (the operator's own server in front of decisiond): the log stays idle, so
+ *     CheckpointNow answers with the last checkpoint, made (and quoted) before PCR 23 was
+ *     extended. The record does not hold the mark: a failure, never "made now".
  */
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "frame.h"
 #include "stack_fixture.h"
+#include "sworn.pb-c.h"
 #include "testutil.h"
 
 static struct sworn_stack stack;
@@ -196,6 +208,108 @@ static void test_no_mark_not_attested(void **state)
     free(trust);
 }
 
+/*
+ * A decision socket of the operator's at path: it answers each request with reply (a real
+ * DenyReply taken earlier, its log index set to 0) without passing it on. Returns the server's
+ * pid; it is listening when this returns.
+ */
+static pid_t lying_decision_socket(const char *path, const Sworn__V1__DecisionReply *reply)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    uint8_t *frame;
+    size_t frame_len;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    pid_t pid;
+
+    assert_true(fd >= 0 && strlen(path) < sizeof(sun.sun_path));
+    memcpy(sun.sun_path, path, strlen(path));
+    remove(path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    assert_int_equal(sworn_frame_pack_reply(reply, &frame, &frame_len), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Gone with the test (a failed assertion skips its kill), and holding none of its
+           outputs (ctest waits for them to close). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0);
+        close(STDOUT_FILENO);
+        close(STDERR_FILENO);
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            struct sworn_frame_dec d;
+            const uint8_t *body = NULL;
+            size_t blen;
+            uint8_t buf[4096];
+            ssize_t n;
+
+            if (c < 0)
+                _exit(1);
+            sworn_frame_dec_init(&d);
+            while (body == NULL && (n = read(c, buf, sizeof(buf))) > 0)
+                if (sworn_frame_dec_feed(&d, buf, (size_t)n, &body, &blen) < 0)
+                    break;
+            if (body != NULL && write(c, frame, frame_len) != (ssize_t)frame_len)
+                _exit(1);
+            sworn_frame_dec_free(&d);
+            close(c);
+        }
+    }
+    free(frame);
+    close(fd);
+    return pid;
+}
+
+/* The mark's index is decisiond's word: a socket that answers it without appending anything
+ * leaves the log idle, and CheckpointNow then answers with the last checkpoint, quoted before
+ * PCR 23 was extended. Only the record shows whether the mark is in the checkpoint. */
+static void test_mark_not_appended(void **state)
+{
+    char *trust = trust_policy("trust-lie.txt", "check", 1), *dep, *sock,
+         *path = sworn_test_path(stack.dir, "lie.yaml");
+    Sworn__V1__DecisionReply *reply;
+    json_object *rep, *p;
+    size_t len;
+    char *text, *at;
+    pid_t pid;
+    FILE *f;
+
+    (void)state;
+    reply = sworn_stack_read_reply(sworn_stack_send_only(&stack, "rt19b-captured", "/denied/x"));
+    assert_non_null(reply);
+    assert_int_equal(reply->body_case, SWORN__V1__DECISION_REPLY__BODY_DECISION);
+    reply->decision->log_index = 0;                      /* the Startup entry */
+    assert_true(sworn_stack_checkpoint_now(&stack) > 0); /* the last checkpoint, quoted */
+    assert_int_equal(sworn_stack_sh(&stack, "tpm2_pcrextend -T \"$TCTI\" "
+                                            "23:sha256=$(printf 'run after the last checkpoint' | "
+                                            "sha256sum | cut -d' ' -f1)"),
+                     0);
+    sock = sworn_test_path(stack.dir, "lying-decision.sock");
+    pid = lying_decision_socket(sock, reply);
+    sworn__v1__decision_reply__free_unpacked(reply, NULL);
+    /* The deployment file names the operator's socket as decision_socket. */
+    dep = deployment("lie-base.yaml", trust, 1);
+    text = sworn_test_read_file(dep, &len);
+    at = strstr(text, "decision_socket: ");
+    assert_non_null(at);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*sdecision_socket: %s%s", (int)(at - text), text, sock, strchr(at, '\n'));
+    fclose(f);
+    assert_int_equal(run_probe(path, &rep, &p), 1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    expect(rep, p, "fail", "is not at log index 0");
+    json_object_put(rep);
+    free(text);
+    free(sock);
+    free(path);
+    free(dep);
+    free(trust);
+}
+
 /* Last: the TPM's PCR 23 no longer replays for the rest of this stack's life. */
 static void test_pcr23_extended_after_start(void **state)
 {
@@ -237,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_attested),
         cmocka_unit_test(test_quotes_ignored),
         cmocka_unit_test(test_no_mark_not_attested),
+        cmocka_unit_test(test_mark_not_appended),
         cmocka_unit_test(test_pcr23_extended_after_start),
     };
 
