@@ -968,6 +968,8 @@ int main(int argc, char **argv)
         (strcmp(receipts, "per-request") != 0 && strcmp(receipts, "batch") != 0 &&
          strcmp(receipts, "both") != 0))
         usage();
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) /* DIR itself; each variant's folder in it */
+        bench_die_sys(dir);
     bench_signals_install();
     for (int b = baseline != NULL ? 0 : 1; b < 2; b++)
         for (int m = 0; m < 2; m++) {
