@@ -2367,11 +2367,15 @@ static int pass_body(struct pconn *c, const uint8_t *p, size_t n, int final)
 
 static void backpressure(struct pconn *c, struct bufferevent *from, struct bufferevent *to)
 {
+    /* An agent who is gone writes nothing more: what it left unread stays in its output until
+     * the connection is freed (a socket bufferevent's output cannot be drained from outside:
+     * libevent freezes its start), and must not hold the upstream back. */
+    if (c->agent_gone && to == c->a)
+        return;
     if (evbuffer_get_length(bufferevent_get_output(to)) > OUTPUT_HIGH) {
         bufferevent_disable(from, EV_READ);
         bufferevent_setwatermark(to, EV_WRITE, OUTPUT_HIGH / 2, 0);
     }
-    (void)c;
 }
 
 static void step_response_body(struct pconn *c)
@@ -2809,9 +2813,9 @@ static void on_a_event_in(struct pconn *c, struct bufferevent *bev, short what, 
         if (c->model_allowed && c->u != NULL && !c->oauth_hold &&
             (c->ph == PH_RESPONSE_HEAD || c->ph == PH_RESPONSE_BODY)) {
             c->agent_gone = 1;
+            /* Its unread output stays until the connection is freed (backpressure) and no
+             * longer counts against the upstream. */
             bufferevent_disable(c->a, EV_READ | EV_WRITE);
-            evbuffer_drain(bufferevent_get_output(c->a),
-                           evbuffer_get_length(bufferevent_get_output(c->a)));
             if (c->flush_timer != NULL)
                 evtimer_del(c->flush_timer);
             bufferevent_enable(c->u, EV_READ); /* no backpressure from an agent who is gone */
