@@ -472,60 +472,74 @@ fail:
 }
 
 /*
+ * The address of "IPV4:PORT" or "[IPV6]:PORT" (numeric only: a name would need a lookup and
+ * could name anything; an IPv6 address needs its brackets). OUT: *family (4 or 6), addr (4 or
+ * 16 bytes) and *port, the text after the colon (checked by read_port). 0, or -1: not that form.
+ */
+static int split_addr_port(const char *s, int *family, uint8_t addr[16], const char **port)
+{
+    char host[64];
+    size_t hlen;
+
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+
+        if (close == NULL || close[1] != ':')
+            return -1;
+        hlen = (size_t)(close - s - 1);
+        if (hlen == 0 || hlen >= sizeof(host))
+            return -1;
+        memcpy(host, s + 1, hlen);
+        host[hlen] = '\0';
+        *port = close + 2;
+        *family = 6;
+        return inet_pton(AF_INET6, host, addr) == 1 ? 0 : -1;
+    } else {
+        const char *colon = strrchr(s, ':');
+
+        if (colon == NULL)
+            return -1;
+        hlen = (size_t)(colon - s);
+        if (hlen == 0 || hlen >= sizeof(host))
+            return -1;
+        memcpy(host, s, hlen);
+        host[hlen] = '\0';
+        *port = colon + 1;
+        *family = 4;
+        return strchr(host, ':') == NULL && inet_pton(AF_INET, host, addr) == 1 ? 0 : -1;
+    }
+}
+
+/* A port's text: canonical decimal, 0..65535, in *v. 0, or -1. */
+static int read_port(const char *port, unsigned long *v)
+{
+    *v = 0;
+    if (!canonical_decimal(port, strlen(port)) || strlen(port) > 5)
+        return -1;
+    for (const char *p = port; *p != '\0'; p++)
+        *v = *v * 10 + (unsigned long)(*p - '0');
+    return *v <= 65535 ? 0 : -1;
+}
+
+/*
  * tcp: "ADDRESS:PORT", the address a loopback one (127.0.0.0/8, or ::1 written in brackets:
  * "[::1]:PORT"), the port decimal 0..65535 (0: the kernel picks one).
  */
 static int read_tcp(const struct ctx *x, const struct sworn_yaml_node *n,
                     struct sworn_pconf_listener *l)
 {
-    const char *s, *colon, *port;
-    char host[64];
-    size_t hlen;
+    const char *s, *port;
     uint8_t a[16];
-    unsigned long v = 0;
+    unsigned long v;
+    int family;
 
     SWORN_GUARD(sworn_yaml_str(x->d, n, &s));
-    if (s[0] == '[') {
-        const char *close = strchr(s, ']');
-
-        if (close == NULL || close[1] != ':')
-            goto syntax;
-        hlen = (size_t)(close - s - 1);
-        if (hlen == 0 || hlen >= sizeof(host))
-            goto syntax;
-        memcpy(host, s + 1, hlen);
-        host[hlen] = '\0';
-        port = close + 2;
-        if (inet_pton(AF_INET6, host, a) != 1)
-            goto syntax;
-        if (memcmp(a, &in6addr_loopback, 16) != 0)
-            goto not_loopback;
-        l->family = 6;
-    } else {
-        colon = strrchr(s, ':');
-        if (colon == NULL)
-            goto syntax;
-        hlen = (size_t)(colon - s);
-        if (hlen == 0 || hlen >= sizeof(host))
-            goto syntax;
-        memcpy(host, s, hlen);
-        host[hlen] = '\0';
-        port = colon + 1;
-        if (strchr(host, ':') != NULL) /* an IPv6 address needs its brackets */
-            goto syntax;
-        if (inet_pton(AF_INET, host, a) != 1) {
-            /* A name ("localhost") would need a lookup, and could name anything. */
-            goto syntax;
-        }
-        if (a[0] != 127)
-            goto not_loopback;
-        l->family = 4;
-    }
-    if (!canonical_decimal(port, strlen(port)) || strlen(port) > 5)
-        goto bad_port;
-    for (const char *p = port; *p != '\0'; p++)
-        v = v * 10 + (unsigned long)(*p - '0');
-    if (v > 65535)
+    if (split_addr_port(s, &family, a, &port) != 0)
+        goto syntax;
+    if (family == 6 ? memcmp(a, &in6addr_loopback, 16) != 0 : a[0] != 127)
+        goto not_loopback;
+    l->family = family;
+    if (read_port(port, &v) != 0)
         goto bad_port;
     l->port = (uint16_t)v;
     if (inet_ntop(l->family == 4 ? AF_INET : AF_INET6, a, l->address, sizeof(l->address)) == NULL)
@@ -823,46 +837,15 @@ static int read_nameserver(const struct ctx *x, const struct sworn_yaml_node *n,
                            struct sworn_pconf_nameserver *out)
 {
     const char *s, *port;
-    char host[64];
-    size_t hlen;
-    unsigned long v = 0;
+    unsigned long v;
+    int family;
 
     SWORN_GUARD(sworn_yaml_str(x->d, n, &s));
     memset(out, 0, sizeof(*out));
-    if (s[0] == '[') {
-        const char *close = strchr(s, ']');
-
-        if (close == NULL || close[1] != ':')
-            goto syntax;
-        hlen = (size_t)(close - s - 1);
-        if (hlen == 0 || hlen >= sizeof(host))
-            goto syntax;
-        memcpy(host, s + 1, hlen);
-        host[hlen] = '\0';
-        port = close + 2;
-        if (inet_pton(AF_INET6, host, out->addr) != 1)
-            goto syntax;
-        out->family = 6;
-    } else {
-        const char *colon = strrchr(s, ':');
-
-        if (colon == NULL)
-            goto syntax;
-        hlen = (size_t)(colon - s);
-        if (hlen == 0 || hlen >= sizeof(host))
-            goto syntax;
-        memcpy(host, s, hlen);
-        host[hlen] = '\0';
-        port = colon + 1;
-        if (strchr(host, ':') != NULL || inet_pton(AF_INET, host, out->addr) != 1)
-            goto syntax;
-        out->family = 4;
-    }
-    if (!canonical_decimal(port, strlen(port)) || strlen(port) > 5)
-        goto bad_port;
-    for (const char *p = port; *p != '\0'; p++)
-        v = v * 10 + (unsigned long)(*p - '0');
-    if (v == 0 || v > 65535)
+    if (split_addr_port(s, &family, out->addr, &port) != 0)
+        goto syntax;
+    out->family = family;
+    if (read_port(port, &v) != 0 || v == 0)
         goto bad_port;
     out->port = (uint16_t)v;
     return 0;
